@@ -1,0 +1,32 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// No package dependencies by design: SQLite, ncursesw and libcrypto come in as
+// system library targets, everything else is Foundation.
+let package = Package(
+    name: "subdesk",
+    products: [
+        .library(name: "SubscriptionCore", targets: ["SubscriptionCore"]),
+        .executable(name: "subdesk", targets: ["subdesk"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CNCurses", path: "Sources/CNCurses",
+                       providers: [.apt(["libncurses-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL",
+                       providers: [.apt(["libssl-dev"])]),
+
+        .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL"]),
+        .target(name: "TerminalUI"),
+        .target(name: "Dashboard", dependencies: ["SubscriptionCore", "TerminalUI"]),
+        .executableTarget(name: "subdesk",
+                          dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard", "CNCurses"]),
+
+        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore"]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
+        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore"]),
+        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

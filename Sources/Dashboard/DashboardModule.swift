@@ -1,0 +1,3 @@
+import SubscriptionCore
+import TerminalUI
+public enum DashboardModule {}

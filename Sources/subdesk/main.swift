@@ -1,0 +1,2 @@
+import SubscriptionCore
+print("subdesk \(SubdeskVersion.string)")

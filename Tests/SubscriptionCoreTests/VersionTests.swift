@@ -1,0 +1,3 @@
+import XCTest
+@testable import SubscriptionCore
+final class VersionTests: XCTestCase { func testVersion() { XCTAssertFalse(SubdeskVersion.string.isEmpty) } }

@@ -1,0 +1,3 @@
+import XCTest
+@testable import TerminalUI
+final class PlaceholderTests: XCTestCase { func testModuleLoads() { XCTAssertNotNil(TerminalUIModule.self) } }
