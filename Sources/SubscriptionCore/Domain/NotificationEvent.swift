@@ -1,0 +1,37 @@
+/// What subdesk remembers of one stored notification for state and timelines.
+public struct NotificationEvent: Equatable, Sendable {
+    public var notificationUUID: String
+    /// 1 for legacy JSON notifications, 2 for signed ones.
+    public var version: Int
+    public var type: String
+    public var subtype: String?
+    public var signedDate: Millis
+    public var originalTransactionId: String?
+    public var transactionId: String?
+    public var productId: String?
+    public var environment: String?
+
+    public init(notificationUUID: String, version: Int, type: String, subtype: String?, signedDate: Millis,
+                originalTransactionId: String?, transactionId: String?, productId: String?, environment: String?) {
+        self.notificationUUID = notificationUUID
+        self.version = version
+        self.type = type
+        self.subtype = subtype
+        self.signedDate = signedDate
+        self.originalTransactionId = originalTransactionId
+        self.transactionId = transactionId
+        self.productId = productId
+        self.environment = environment
+    }
+
+    /// `TYPE/SUBTYPE`, or `TYPE` alone.
+    public var typeAndSubtype: String {
+        if let subtype, !subtype.isEmpty { return "\(type)/\(subtype)" }
+        return type
+    }
+
+    /// A stable order: by signing time, then by UUID.
+    public static func chronological(_ a: NotificationEvent, _ b: NotificationEvent) -> Bool {
+        a.signedDate != b.signedDate ? a.signedDate < b.signedDate : a.notificationUUID < b.notificationUUID
+    }
+}

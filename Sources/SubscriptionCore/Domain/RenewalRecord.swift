@@ -1,0 +1,74 @@
+/// The pending renewal information of one subscription (what happens at the next renewal).
+public struct RenewalRecord: Equatable, Sendable {
+    public var originalTransactionId: String
+    public var productId: String?
+    public var autoRenewProductId: String?
+    public var autoRenewStatus: Bool
+    /// 1 voluntary, 2 billing error, 3 declined price increase, 4 not for sale, 5 unknown.
+    public var expirationIntent: Int?
+    public var isInBillingRetryPeriod: Bool
+    public var gracePeriodExpiresDate: Millis?
+    /// 0: customer has not responded to a price increase, 1: consented (or none needed).
+    public var priceIncreaseStatus: Int?
+    public var offerType: Int?
+    public var offerIdentifier: String?
+    public var renewalDate: Millis?
+    public var renewalPrice: Int64?
+    public var currency: String?
+    public var environment: AppStoreEnvironment
+    public var signedDate: Millis
+
+    public init(originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
+                autoRenewStatus: Bool = true, expirationIntent: Int? = nil, isInBillingRetryPeriod: Bool = false,
+                gracePeriodExpiresDate: Millis? = nil, priceIncreaseStatus: Int? = nil,
+                offerType: Int? = nil, offerIdentifier: String? = nil, renewalDate: Millis? = nil,
+                renewalPrice: Int64? = nil, currency: String? = nil,
+                environment: AppStoreEnvironment = .production, signedDate: Millis) {
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.autoRenewProductId = autoRenewProductId
+        self.autoRenewStatus = autoRenewStatus
+        self.expirationIntent = expirationIntent
+        self.isInBillingRetryPeriod = isInBillingRetryPeriod
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.priceIncreaseStatus = priceIncreaseStatus
+        self.offerType = offerType
+        self.offerIdentifier = offerIdentifier
+        self.renewalDate = renewalDate
+        self.renewalPrice = renewalPrice
+        self.currency = currency
+        self.environment = environment
+        self.signedDate = signedDate
+    }
+
+    /// Newer signedDate wins; ties break on content so arrival order never matters.
+    public func supersedes(_ other: RenewalRecord) -> Bool {
+        if signedDate != other.signedDate { return signedDate > other.signedDate }
+        return String(describing: self) > String(describing: other)
+    }
+}
+
+/// Apple's expiration_intent values and what they mean.
+public enum ExpirationIntent {
+    public static func meaning(_ code: Int) -> String {
+        switch code {
+        case 1: return "voluntary (customer canceled)"
+        case 2: return "billing error (payment method no longer valid)"
+        case 3: return "declined price increase"
+        case 4: return "product not for sale at renewal"
+        case 5: return "unknown error"
+        default: return "unrecognised value \(code)"
+        }
+    }
+
+    public static func shortName(_ code: Int) -> String {
+        switch code {
+        case 1: return "voluntary"
+        case 2: return "billing_error"
+        case 3: return "price_increase"
+        case 4: return "product_not_for_sale"
+        case 5: return "unknown"
+        default: return "code_\(code)"
+        }
+    }
+}

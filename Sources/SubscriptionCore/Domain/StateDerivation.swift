@@ -1,0 +1,120 @@
+/// Derives a subscription's state from its stored history.
+///
+/// A pure function of (transactions, renewal info, notifications, now): the store keeps
+/// the newest signed version of each transaction and of the renewal info, so the
+/// result is the same whatever order the notifications arrived in.
+public enum StateDerivation {
+    public static func derive(originalTransactionId: String,
+                              transactions: [TransactionRecord],
+                              renewal: RenewalRecord?,
+                              events: [NotificationEvent],
+                              now: Millis) -> SubscriptionState? {
+        let ordered = transactions.sorted(by: purchaseOrder)
+        guard let newest = ordered.last else {
+            return renewal.map { expiredFromRenewalOnly($0, events: events) }
+        }
+        let superseded = supersededByUpgrade(ordered)
+        let current = ordered.last(where: { !superseded.contains($0.transactionId) }) ?? newest
+        let freshRenewal = renewal.flatMap { $0.signedDate >= current.purchaseDate ? $0 : nil }
+
+        var status: SubscriptionStatus
+        var entitled: Bool
+        if current.isRevoked {
+            status = .revoked
+            entitled = false
+        } else if current.expiresDate.map({ $0 > now }) ?? true {
+            // No expiry means a non-renewing product: entitled until revoked.
+            status = .active
+            entitled = true
+        } else if let r = freshRenewal, let grace = r.gracePeriodExpiresDate, grace > now,
+                  r.isInBillingRetryPeriod || grace > (current.expiresDate ?? 0) {
+            status = .gracePeriod
+            entitled = true
+        } else if let r = freshRenewal, r.isInBillingRetryPeriod {
+            status = .billingRetry
+            entitled = false
+        } else {
+            status = .expired
+            entitled = false
+        }
+
+        let autoRenewProduct = renewal?.autoRenewProductId
+        var pending: SubscriptionState.PendingChange?
+        if let renewal, renewal.autoRenewStatus, let target = autoRenewProduct, target != current.productId,
+           status != .revoked {
+            let lastPrefChange = events.sorted(by: NotificationEvent.chronological).last {
+                ($0.type == "DID_CHANGE_RENEWAL_PREF" || $0.type == "OFFER_REDEEMED") && $0.subtype == "DOWNGRADE"
+            }
+            pending = .init(kind: lastPrefChange != nil ? "downgrade" : "change",
+                            productId: target, effectiveDate: current.expiresDate)
+        }
+        let lastEvent = events.max(by: NotificationEvent.chronological)
+        let notActive = status != .active
+        return SubscriptionState(
+            originalTransactionId: originalTransactionId,
+            productId: current.productId,
+            status: status,
+            entitled: entitled,
+            expiresDate: current.expiresDate,
+            purchaseDate: current.purchaseDate,
+            originalPurchaseDate: ordered.compactMap(\.originalPurchaseDate).min() ?? ordered.first?.purchaseDate,
+            latestTransactionId: current.transactionId,
+            autoRenewStatus: renewal?.autoRenewStatus ?? false,
+            autoRenewProductId: autoRenewProduct,
+            pendingChange: pending,
+            gracePeriodExpiresDate: status == .gracePeriod ? freshRenewal?.gracePeriodExpiresDate : nil,
+            isInBillingRetryPeriod: status == .billingRetry || status == .gracePeriod,
+            expirationIntent: notActive && status != .revoked ? renewal?.expirationIntent : nil,
+            priceIncreaseStatus: renewal?.priceIncreaseStatus,
+            offerType: current.offerType,
+            offerIdentifier: current.offerIdentifier,
+            offerDiscountType: current.offerDiscountType,
+            isTrial: current.isFreeTrial,
+            ownershipType: current.ownershipType,
+            environment: current.environment.rawValue,
+            appAccountToken: ordered.last(where: { $0.appAccountToken != nil })?.appAccountToken,
+            upgradedFrom: ordered.filter { superseded.contains($0.transactionId) }.map(\.transactionId).reversed(),
+            revokedTransactionIds: ordered.filter(\.isRevoked).map(\.transactionId),
+            lastEventDate: lastEvent?.signedDate,
+            lastNotificationType: lastEvent?.typeAndSubtype)
+    }
+
+    /// Purchase order with a total tie-break, so sorting never depends on input order.
+    static func purchaseOrder(_ a: TransactionRecord, _ b: TransactionRecord) -> Bool {
+        if a.purchaseDate != b.purchaseDate { return a.purchaseDate < b.purchaseDate }
+        if (a.expiresDate ?? 0) != (b.expiresDate ?? 0) { return (a.expiresDate ?? 0) < (b.expiresDate ?? 0) }
+        return a.transactionId < b.transactionId
+    }
+
+    /// Transactions an upgrade replaced at once: flagged by Apple (`isUpgraded`), or
+    /// overlapped by a later purchase of another product before they expired.
+    /// A downgrade starts when the old period ends, so it never overlaps.
+    static func supersededByUpgrade(_ ordered: [TransactionRecord]) -> Set<String> {
+        var result = Set<String>()
+        for (index, old) in ordered.enumerated() {
+            if old.isUpgraded { result.insert(old.transactionId); continue }
+            guard let ends = old.expiresDate else { continue }
+            for new in ordered[(index + 1)...] where !new.isRevoked && new.productId != old.productId
+                && new.purchaseDate > old.purchaseDate && new.purchaseDate < ends {
+                result.insert(old.transactionId)
+                break
+            }
+        }
+        return result
+    }
+
+    private static func expiredFromRenewalOnly(_ renewal: RenewalRecord, events: [NotificationEvent]) -> SubscriptionState {
+        let lastEvent = events.max(by: NotificationEvent.chronological)
+        return SubscriptionState(
+            originalTransactionId: renewal.originalTransactionId, productId: renewal.productId ?? "",
+            status: .expired, entitled: false, expiresDate: nil, purchaseDate: nil, originalPurchaseDate: nil,
+            latestTransactionId: nil, autoRenewStatus: renewal.autoRenewStatus,
+            autoRenewProductId: renewal.autoRenewProductId, pendingChange: nil, gracePeriodExpiresDate: nil,
+            isInBillingRetryPeriod: false, expirationIntent: renewal.expirationIntent,
+            priceIncreaseStatus: renewal.priceIncreaseStatus, offerType: nil, offerIdentifier: nil,
+            offerDiscountType: nil, isTrial: false, ownershipType: "PURCHASED",
+            environment: renewal.environment.rawValue, appAccountToken: nil, upgradedFrom: [],
+            revokedTransactionIds: [], lastEventDate: lastEvent?.signedDate,
+            lastNotificationType: lastEvent?.typeAndSubtype)
+    }
+}

@@ -1,0 +1,93 @@
+/// One line of a subscription's timeline.
+public struct TimelineEvent: Equatable, Sendable {
+    public var date: Millis
+    /// purchase, renewal, upgrade, product_change, refund, revoke, notification,
+    /// revalidation, override...
+    public var kind: String
+    public var detail: String
+    /// What the line can expand to: a transaction id, a notification UUID, an audit id.
+    public var reference: String?
+
+    public init(date: Millis, kind: String, detail: String, reference: String? = nil) {
+        self.date = date
+        self.kind = kind
+        self.detail = detail
+        self.reference = reference
+    }
+}
+
+/// Builds a subscription's timeline from its history, oldest first.
+public enum Timeline {
+    public static func build(transactions: [TransactionRecord], events: [NotificationEvent],
+                             extra: [TimelineEvent] = []) -> [TimelineEvent] {
+        let ordered = transactions.sorted(by: StateDerivation.purchaseOrder)
+        let superseded = StateDerivation.supersededByUpgrade(ordered)
+        var lines: [TimelineEvent] = []
+        var previous: TransactionRecord?
+        for t in ordered {
+            let kind: String
+            if let p = previous {
+                if p.productId == t.productId { kind = "renewal" }
+                else if superseded.contains(p.transactionId) { kind = "upgrade" }
+                else { kind = "product_change" }
+            } else {
+                kind = "purchase"
+            }
+            lines.append(TimelineEvent(date: t.purchaseDate, kind: kind, detail: describe(t), reference: t.transactionId))
+            if let revoked = t.revocationDate {
+                let what = t.isFamilyShared ? "revoke" : "refund"
+                let reason = t.revocationReason.map { $0 == 1 ? ", reason: issue in the app" : ", reason: other" } ?? ""
+                lines.append(TimelineEvent(date: revoked, kind: what,
+                                           detail: "transaction \(t.transactionId) \(t.productId)\(reason)",
+                                           reference: t.transactionId))
+            }
+            previous = t
+        }
+        for e in events {
+            var detail = e.typeAndSubtype
+            if let product = e.productId { detail += "  \(product)" }
+            if e.version == 1 { detail += "  (V1)" }
+            lines.append(TimelineEvent(date: e.signedDate, kind: "notification", detail: detail, reference: e.notificationUUID))
+        }
+        lines.append(contentsOf: extra)
+        return lines.enumerated().sorted { a, b in
+            a.element.date != b.element.date ? a.element.date < b.element.date : a.offset < b.offset
+        }.map(\.element)
+    }
+
+    static func describe(_ t: TransactionRecord) -> String {
+        var parts = [t.productId]
+        if let price = t.price, let currency = t.currency {
+            parts.append(Money.format(milliunits: price, currency: currency))
+        }
+        if let offer = offerDescription(type: t.offerType, discount: t.offerDiscountType, identifier: t.offerIdentifier) {
+            parts.append(offer)
+        }
+        if let expires = t.expiresDate { parts.append("until \(DateText.minute(expires))") }
+        if t.isFamilyShared { parts.append("family shared") }
+        if t.environment != .production { parts.append(t.environment.rawValue) }
+        return parts.joined(separator: "  ")
+    }
+
+    /// `free trial`, `intro pay as you go`, `promotional offer X`...
+    public static func offerDescription(type: Int?, discount: String?, identifier: String?) -> String? {
+        guard let type else { return nil }
+        let discountText = discount.map { d -> String in
+            switch d {
+            case "FREE_TRIAL": return "free trial"
+            case "PAY_AS_YOU_GO": return "pay as you go"
+            case "PAY_UP_FRONT": return "pay up front"
+            default: return d.lowercased()
+            }
+        }
+        let name: String
+        switch type {
+        case 1: name = discountText.map { $0 == "free trial" ? $0 : "intro offer, \($0)" } ?? "intro offer"
+        case 2: name = "promotional offer" + (identifier.map { " \($0)" } ?? "")
+        case 3: name = "offer code" + (identifier.map { " \($0)" } ?? "")
+        case 4: name = "win-back offer" + (identifier.map { " \($0)" } ?? "")
+        default: name = "offer type \(type)"
+        }
+        return name
+    }
+}

@@ -1,0 +1,85 @@
+/// One App Store transaction (a purchase, renewal or upgrade) as subdesk keeps it,
+/// whichever wire format it came in.
+public struct TransactionRecord: Equatable, Sendable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var subscriptionGroupIdentifier: String?
+    public var purchaseDate: Millis
+    public var originalPurchaseDate: Millis?
+    public var expiresDate: Millis?
+    public var revocationDate: Millis?
+    /// 0: refunded for another reason, 1: refunded for an issue in the app.
+    public var revocationReason: Int?
+    public var isUpgraded: Bool
+    /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+    public var offerType: Int?
+    public var offerIdentifier: String?
+    /// FREE_TRIAL, PAY_AS_YOU_GO or PAY_UP_FRONT.
+    public var offerDiscountType: String?
+    /// PURCHASED or FAMILY_SHARED.
+    public var ownershipType: String
+    /// PURCHASE or RENEWAL.
+    public var transactionReason: String?
+    /// Price in milliunits of `currency`.
+    public var price: Int64?
+    public var currency: String?
+    public var environment: AppStoreEnvironment
+    public var appAccountToken: String?
+    /// When Apple signed this version of the transaction; newer versions win.
+    public var signedDate: Millis
+    public var webOrderLineItemId: String?
+    public var bundleId: String?
+    public var type: String?
+    public var storefront: String?
+
+    public init(transactionId: String, originalTransactionId: String, productId: String,
+                subscriptionGroupIdentifier: String? = nil, purchaseDate: Millis,
+                originalPurchaseDate: Millis? = nil, expiresDate: Millis? = nil,
+                revocationDate: Millis? = nil, revocationReason: Int? = nil, isUpgraded: Bool = false,
+                offerType: Int? = nil, offerIdentifier: String? = nil, offerDiscountType: String? = nil,
+                ownershipType: String = "PURCHASED", transactionReason: String? = nil,
+                price: Int64? = nil, currency: String? = nil, environment: AppStoreEnvironment = .production,
+                appAccountToken: String? = nil, signedDate: Millis, webOrderLineItemId: String? = nil,
+                bundleId: String? = nil, type: String? = nil, storefront: String? = nil) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+        self.purchaseDate = purchaseDate
+        self.originalPurchaseDate = originalPurchaseDate
+        self.expiresDate = expiresDate
+        self.revocationDate = revocationDate
+        self.revocationReason = revocationReason
+        self.isUpgraded = isUpgraded
+        self.offerType = offerType
+        self.offerIdentifier = offerIdentifier
+        self.offerDiscountType = offerDiscountType
+        self.ownershipType = ownershipType
+        self.transactionReason = transactionReason
+        self.price = price
+        self.currency = currency
+        self.environment = environment
+        self.appAccountToken = appAccountToken
+        self.signedDate = signedDate
+        self.webOrderLineItemId = webOrderLineItemId
+        self.bundleId = bundleId
+        self.type = type
+        self.storefront = storefront
+    }
+
+    public var isRevoked: Bool { revocationDate != nil }
+    public var isFamilyShared: Bool { ownershipType == "FAMILY_SHARED" }
+    public var isFreeTrial: Bool { offerType == 1 && offerDiscountType == "FREE_TRIAL" }
+    public var isIntroductoryOffer: Bool { offerType == 1 }
+
+    /// Whether `self` should replace `other` as the stored version of the same transaction:
+    /// a newer signedDate wins; on a tie the more final version (revoked, then upgraded)
+    /// wins, so the outcome never depends on arrival order.
+    public func supersedes(_ other: TransactionRecord) -> Bool {
+        if signedDate != other.signedDate { return signedDate > other.signedDate }
+        if (revocationDate != nil) != (other.revocationDate != nil) { return revocationDate != nil }
+        if isUpgraded != other.isUpgraded { return isUpgraded }
+        return (expiresDate ?? 0) > (other.expiresDate ?? 0)
+    }
+}

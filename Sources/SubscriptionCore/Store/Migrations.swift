@@ -1,0 +1,144 @@
+/// The schema, as numbered migrations. A migration is never edited once shipped: add one.
+enum Migrations {
+    static let all: [(version: Int, sql: String)] = [
+        (1, """
+        CREATE TABLE subscribers (
+            id INTEGER PRIMARY KEY,
+            user_id TEXT UNIQUE,
+            app_account_token TEXT UNIQUE,
+            created_ms INTEGER NOT NULL
+        );
+        CREATE TABLE subscriptions (
+            original_transaction_id TEXT PRIMARY KEY,
+            subscriber_id INTEGER NOT NULL REFERENCES subscribers(id),
+            product_id TEXT NOT NULL,
+            status INTEGER NOT NULL,
+            entitled INTEGER NOT NULL,
+            expires_ms INTEGER,
+            purchase_ms INTEGER,
+            original_purchase_ms INTEGER,
+            latest_transaction_id TEXT,
+            auto_renew INTEGER NOT NULL,
+            auto_renew_product_id TEXT,
+            pending_change_kind TEXT,
+            pending_change_product_id TEXT,
+            grace_expires_ms INTEGER,
+            billing_retry INTEGER NOT NULL,
+            expiration_intent INTEGER,
+            price_increase_status INTEGER,
+            offer_type INTEGER,
+            offer_identifier TEXT,
+            offer_discount_type TEXT,
+            is_trial INTEGER NOT NULL,
+            ownership TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            app_account_token TEXT,
+            upgraded_from TEXT,
+            revoked_transactions TEXT,
+            last_event_ms INTEGER,
+            last_notification_type TEXT,
+            updated_ms INTEGER NOT NULL
+        );
+        CREATE INDEX subscriptions_subscriber ON subscriptions(subscriber_id);
+        CREATE INDEX subscriptions_product ON subscriptions(product_id, original_transaction_id);
+        CREATE INDEX subscriptions_status_expires ON subscriptions(status, expires_ms, original_transaction_id);
+        CREATE INDEX subscriptions_expires ON subscriptions(expires_ms, original_transaction_id);
+        CREATE INDEX subscriptions_last_event ON subscriptions(last_event_ms, original_transaction_id);
+        CREATE INDEX subscriptions_token ON subscriptions(app_account_token);
+
+        CREATE TABLE transactions (
+            transaction_id TEXT PRIMARY KEY,
+            original_transaction_id TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            subscription_group TEXT,
+            purchase_ms INTEGER NOT NULL,
+            original_purchase_ms INTEGER,
+            expires_ms INTEGER,
+            revocation_ms INTEGER,
+            revocation_reason INTEGER,
+            is_upgraded INTEGER NOT NULL,
+            offer_type INTEGER,
+            offer_identifier TEXT,
+            offer_discount_type TEXT,
+            ownership TEXT NOT NULL,
+            transaction_reason TEXT,
+            price INTEGER,
+            currency TEXT,
+            environment TEXT NOT NULL,
+            app_account_token TEXT,
+            signed_ms INTEGER NOT NULL,
+            web_order_line_item_id TEXT,
+            bundle_id TEXT,
+            type TEXT,
+            storefront TEXT
+        );
+        CREATE INDEX transactions_original ON transactions(original_transaction_id);
+        CREATE INDEX transactions_token ON transactions(app_account_token) WHERE app_account_token IS NOT NULL;
+
+        CREATE TABLE renewal_info (
+            original_transaction_id TEXT PRIMARY KEY,
+            product_id TEXT,
+            auto_renew_product_id TEXT,
+            auto_renew INTEGER NOT NULL,
+            expiration_intent INTEGER,
+            billing_retry INTEGER NOT NULL,
+            grace_expires_ms INTEGER,
+            price_increase_status INTEGER,
+            offer_type INTEGER,
+            offer_identifier TEXT,
+            renewal_ms INTEGER,
+            renewal_price INTEGER,
+            currency TEXT,
+            environment TEXT NOT NULL,
+            signed_ms INTEGER NOT NULL
+        );
+
+        CREATE TABLE notifications (
+            id INTEGER PRIMARY KEY,
+            notification_uuid TEXT NOT NULL UNIQUE,
+            version INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            subtype TEXT,
+            signed_ms INTEGER NOT NULL,
+            received_ms INTEGER NOT NULL,
+            original_transaction_id TEXT,
+            transaction_id TEXT,
+            product_id TEXT,
+            environment TEXT,
+            body_sha256 TEXT NOT NULL,
+            body BLOB NOT NULL,
+            source TEXT
+        );
+        CREATE INDEX notifications_original ON notifications(original_transaction_id, signed_ms);
+        CREATE INDEX notifications_received ON notifications(received_ms);
+        CREATE INDEX notifications_signed ON notifications(signed_ms);
+
+        CREATE TABLE quarantine (
+            id INTEGER PRIMARY KEY,
+            received_ms INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            body BLOB NOT NULL,
+            body_sha256 TEXT NOT NULL,
+            source TEXT
+        );
+        CREATE INDEX quarantine_received ON quarantine(received_ms);
+
+        -- Every body's outcome, in arrival order, for the live feed.
+        CREATE TABLE intake_log (
+            id INTEGER PRIMARY KEY,
+            received_ms INTEGER NOT NULL,
+            result TEXT NOT NULL,
+            notification_uuid TEXT,
+            type TEXT,
+            subtype TEXT,
+            original_transaction_id TEXT,
+            product_id TEXT,
+            environment TEXT,
+            detail TEXT
+        );
+        CREATE INDEX intake_log_received ON intake_log(received_ms);
+        """),
+    ]
+
+    static var latestVersion: Int { all.last?.version ?? 0 }
+}

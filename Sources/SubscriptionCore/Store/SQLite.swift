@@ -1,0 +1,230 @@
+import CSQLite
+import Foundation
+
+/// A store failure that names the operation and SQLite's reason.
+public struct StoreError: Error, CustomStringConvertible {
+    public let operation: String
+    public let message: String
+    public let code: Int32
+
+    public var description: String { "store: \(operation): \(message)" }
+
+    /// Busy, locked, full or read-only: conditions a caller may retry later.
+    public var isTransient: Bool {
+        let primary = code & 0xff
+        return primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_FULL
+            || primary == SQLITE_READONLY || primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN
+    }
+}
+
+/// A value that can be bound to a statement parameter.
+public protocol SQLBindable {
+    func bind(to statement: OpaquePointer, at index: Int32) -> Int32
+}
+
+private let transientDestructor = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+extension Int64: SQLBindable {
+    public func bind(to s: OpaquePointer, at i: Int32) -> Int32 { sqlite3_bind_int64(s, i, self) }
+}
+extension Int: SQLBindable {
+    public func bind(to s: OpaquePointer, at i: Int32) -> Int32 { sqlite3_bind_int64(s, i, Int64(self)) }
+}
+extension Bool: SQLBindable {
+    public func bind(to s: OpaquePointer, at i: Int32) -> Int32 { sqlite3_bind_int64(s, i, self ? 1 : 0) }
+}
+extension Double: SQLBindable {
+    public func bind(to s: OpaquePointer, at i: Int32) -> Int32 { sqlite3_bind_double(s, i, self) }
+}
+extension String: SQLBindable {
+    public func bind(to s: OpaquePointer, at i: Int32) -> Int32 {
+        sqlite3_bind_text(s, i, self, -1, transientDestructor)
+    }
+}
+extension Data: SQLBindable {
+    public func bind(to s: OpaquePointer, at i: Int32) -> Int32 {
+        withUnsafeBytes { raw in
+            sqlite3_bind_blob(s, i, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), transientDestructor)
+        }
+    }
+}
+extension Optional: SQLBindable where Wrapped: SQLBindable {
+    public func bind(to s: OpaquePointer, at i: Int32) -> Int32 {
+        switch self {
+        case .some(let v): return v.bind(to: s, at: i)
+        case .none: return sqlite3_bind_null(s, i)
+        }
+    }
+}
+
+/// One row of a result, read by column index.
+public struct SQLRow {
+    let statement: OpaquePointer
+
+    public func isNull(_ i: Int32) -> Bool { sqlite3_column_type(statement, i) == SQLITE_NULL }
+    public func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(statement, i) }
+    public func int(_ i: Int32) -> Int { Int(sqlite3_column_int64(statement, i)) }
+    public func bool(_ i: Int32) -> Bool { sqlite3_column_int64(statement, i) != 0 }
+    public func double(_ i: Int32) -> Double { sqlite3_column_double(statement, i) }
+    public func optionalInt64(_ i: Int32) -> Int64? { isNull(i) ? nil : int64(i) }
+    public func optionalInt(_ i: Int32) -> Int? { isNull(i) ? nil : int(i) }
+    public func string(_ i: Int32) -> String {
+        guard let p = sqlite3_column_text(statement, i) else { return "" }
+        return String(cString: p)
+    }
+    public func optionalString(_ i: Int32) -> String? { isNull(i) ? nil : string(i) }
+    public func data(_ i: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(statement, i))
+        guard count > 0, let p = sqlite3_column_blob(statement, i) else { return Data() }
+        return Data(bytes: p, count: count)
+    }
+}
+
+/// A SQLite connection with a prepared-statement cache. Not thread-safe: one per thread.
+final class SQLiteConnection {
+    private(set) var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+    let path: String
+
+    init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000) throws {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+            | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        if rc != SQLITE_OK {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(db)
+            throw StoreError(operation: "open \(path)", message: message, code: rc)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMs)
+    }
+
+    deinit { close() }
+
+    func close() {
+        for (_, s) in statements { sqlite3_finalize(s) }
+        statements.removeAll()
+        if let h = handle { sqlite3_close_v2(h) }
+        handle = nil
+    }
+
+    func error(_ operation: String, _ rc: Int32) -> StoreError {
+        var message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        switch rc & 0xff {
+        case SQLITE_BUSY, SQLITE_LOCKED: message = "database is locked by another process for longer than the busy timeout (\(message))"
+        case SQLITE_FULL: message = "disk is full (\(message))"
+        case SQLITE_READONLY: message = "database is read-only (\(message))"
+        default: break
+        }
+        return StoreError(operation: operation, message: message, code: rc)
+    }
+
+    /// Runs one or more statements that take no parameters.
+    func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let text = errorMessage.map { String(cString: $0) } ?? "error \(rc)"
+            sqlite3_free(errorMessage)
+            var e = error(String(sql.prefix(60)), rc)
+            if rc & 0xff != SQLITE_BUSY { e = StoreError(operation: String(sql.prefix(60)), message: text, code: rc) }
+            throw e
+        }
+    }
+
+    private func prepared(_ sql: String) throws -> OpaquePointer {
+        if let s = statements[sql] {
+            sqlite3_reset(s)
+            sqlite3_clear_bindings(s)
+            return s
+        }
+        var s: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &s, nil)
+        guard rc == SQLITE_OK, let statement = s else { throw error("prepare \(sql.prefix(60))", rc) }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func bind(_ s: OpaquePointer, _ values: [SQLBindable?], _ sql: String) throws {
+        for (i, v) in values.enumerated() {
+            let rc = v.map { $0.bind(to: s, at: Int32(i + 1)) } ?? sqlite3_bind_null(s, Int32(i + 1))
+            if rc != SQLITE_OK { throw error("bind \(i + 1) of \(sql.prefix(60))", rc) }
+        }
+    }
+
+    /// Runs a statement with bound parameters; returns the number of changed rows.
+    @discardableResult
+    func run(_ sql: String, _ values: [SQLBindable?] = []) throws -> Int {
+        let s = try prepared(sql)
+        defer { sqlite3_reset(s) }
+        try bind(s, values, sql)
+        let rc = sqlite3_step(s)
+        guard rc == SQLITE_DONE || rc == SQLITE_ROW else { throw error(String(sql.prefix(60)), rc) }
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Calls `body` for each result row.
+    func query(_ sql: String, _ values: [SQLBindable?] = [], _ body: (SQLRow) throws -> Void) throws {
+        let s = try prepared(sql)
+        defer { sqlite3_reset(s) }
+        try bind(s, values, sql)
+        while true {
+            let rc = sqlite3_step(s)
+            if rc == SQLITE_DONE { return }
+            guard rc == SQLITE_ROW else { throw error(String(sql.prefix(60)), rc) }
+            try body(SQLRow(statement: s))
+        }
+    }
+
+    func rows<T>(_ sql: String, _ values: [SQLBindable?] = [], _ map: (SQLRow) throws -> T) throws -> [T] {
+        var result: [T] = []
+        try query(sql, values) { result.append(try map($0)) }
+        return result
+    }
+
+    func first<T>(_ sql: String, _ values: [SQLBindable?] = [], _ map: (SQLRow) throws -> T) throws -> T? {
+        var result: T?
+        try query(sql, values) { row in if result == nil { result = try map(row) } }
+        return result
+    }
+
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Runs `body` in a write transaction taken at once (BEGIN IMMEDIATE), so a
+    /// busy writer waits at the start rather than failing mid-way.
+    func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private var savepointDepth = 0
+
+    /// Runs `body` inside a savepoint: its writes are undone alone if it throws.
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointDepth += 1
+        let name = "sp\(savepointDepth)"
+        defer { savepointDepth -= 1 }
+        try execute("SAVEPOINT \(name)")
+        do {
+            let result = try body()
+            try execute("RELEASE \(name)")
+            return result
+        } catch {
+            try? execute("ROLLBACK TO \(name)")
+            try? execute("RELEASE \(name)")
+            throw error
+        }
+    }
+
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+}

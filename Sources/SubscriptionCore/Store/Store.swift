@@ -1,0 +1,393 @@
+import Foundation
+
+/// The subdesk store: the only place that speaks SQL.
+///
+/// One `Store` wraps one SQLite connection and is used from one thread at a time;
+/// open another `Store` on the same file for another thread or process. WAL mode lets
+/// readers run beside the single writer.
+public final class Store {
+    let db: SQLiteConnection
+    public let path: String
+
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    public init(path: String, busyTimeoutMs: Int32 = 5000) throws {
+        self.path = path
+        if path != ":memory:" {
+            let dir = (path as NSString).deletingLastPathComponent
+            if !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
+                do {
+                    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                } catch {
+                    throw StoreError(operation: "create directory \(dir)", message: "\(error.localizedDescription)", code: 14)
+                }
+            }
+        }
+        db = try SQLiteConnection(path: path, busyTimeoutMs: busyTimeoutMs)
+        try db.execute("PRAGMA journal_mode = WAL")
+        try db.execute("PRAGMA synchronous = NORMAL")
+        try db.execute("PRAGMA foreign_keys = ON")
+        try migrate()
+    }
+
+    /// An in-memory store, for tests.
+    public static func inMemory() throws -> Store { try Store(path: ":memory:") }
+
+    // MARK: Schema
+
+    public var schemaVersion: Int {
+        (try? db.first("PRAGMA user_version") { $0.int(0) }) ?? 0
+    }
+
+    private func migrate() throws {
+        let current = schemaVersion
+        guard current < Migrations.latestVersion else { return }
+        try db.writeTransaction {
+            // Re-read inside the lock: another process may have migrated meanwhile.
+            let version = schemaVersion
+            for m in Migrations.all where m.version > version {
+                try db.execute(m.sql)
+                try db.execute("PRAGMA user_version = \(m.version)")
+            }
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` as one atomic write; nested calls join the outer write.
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        if db.isInTransaction { return try db.savepoint(body) }
+        return try db.writeTransaction(body)
+    }
+
+    /// Runs `body` so that its writes are undone alone if it throws, inside or outside a write.
+    public func savepoint<T>(_ body: () throws -> T) throws -> T { try db.savepoint(body) }
+
+    /// Changes whenever another connection commits to this database.
+    public func dataVersion() throws -> Int {
+        try db.first("PRAGMA data_version") { $0.int(0) } ?? 0
+    }
+
+    // MARK: Notifications
+
+    /// The body digest of the stored notification with this UUID, if one is stored.
+    public func notificationDigest(uuid: String) throws -> String? {
+        try db.first("SELECT body_sha256 FROM notifications WHERE notification_uuid = ?", [uuid]) { $0.string(0) }
+    }
+
+    public func insertNotification(_ n: StoredNotification) throws {
+        let e = n.event
+        try db.run("""
+            INSERT INTO notifications (notification_uuid, version, type, subtype, signed_ms, received_ms,
+                original_transaction_id, transaction_id, product_id, environment, body_sha256, body, source)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+            """, [e.notificationUUID, e.version, e.type, e.subtype, e.signedDate, n.receivedDate,
+                  e.originalTransactionId, e.transactionId, e.productId, e.environment, n.bodySHA256, n.body, n.source])
+    }
+
+    static let eventColumns = "notification_uuid, version, type, subtype, signed_ms, original_transaction_id, transaction_id, product_id, environment"
+
+    static func event(_ r: SQLRow, from i: Int32 = 0) -> NotificationEvent {
+        NotificationEvent(notificationUUID: r.string(i), version: r.int(i + 1), type: r.string(i + 2),
+                          subtype: r.optionalString(i + 3), signedDate: r.int64(i + 4),
+                          originalTransactionId: r.optionalString(i + 5), transactionId: r.optionalString(i + 6),
+                          productId: r.optionalString(i + 7), environment: r.optionalString(i + 8))
+    }
+
+    /// Stored notifications received at or after `since`, newest first.
+    public func notifications(since: Millis? = nil, limit: Int = 100) throws -> [StoredNotification] {
+        try db.rows("""
+            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source FROM notifications
+            WHERE received_ms >= ? ORDER BY received_ms DESC, id DESC LIMIT ?
+            """, [since ?? 0, limit]) { r in
+            StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
+                               body: r.data(11), source: r.optionalString(12))
+        }
+    }
+
+    public func notification(uuid: String) throws -> StoredNotification? {
+        try db.first("""
+            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source FROM notifications
+            WHERE notification_uuid = ?
+            """, [uuid]) { r in
+            StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
+                               body: r.data(11), source: r.optionalString(12))
+        }
+    }
+
+    public func notificationCount() throws -> Int {
+        try db.first("SELECT count(*) FROM notifications") { $0.int(0) } ?? 0
+    }
+
+    // MARK: Quarantine and intake log
+
+    @discardableResult
+    public func quarantine(body: Data, reason: String, source: String?, receivedDate: Millis, bodySHA256: String) throws -> Int64 {
+        try db.run("INSERT INTO quarantine (received_ms, reason, body, body_sha256, source) VALUES (?,?,?,?,?)",
+                   [receivedDate, reason, body, bodySHA256, source])
+        return db.lastInsertRowID
+    }
+
+    public func quarantined(limit: Int = 100) throws -> [QuarantineEntry] {
+        try db.rows("SELECT id, received_ms, reason, body, source FROM quarantine ORDER BY id DESC LIMIT ?", [limit]) { r in
+            QuarantineEntry(id: r.int64(0), receivedDate: r.int64(1), reason: r.string(2), body: r.data(3),
+                            source: r.optionalString(4))
+        }
+    }
+
+    public func quarantineCount() throws -> Int {
+        try db.first("SELECT count(*) FROM quarantine") { $0.int(0) } ?? 0
+    }
+
+    public func logIntake(_ e: IntakeLogEntry) throws {
+        try db.run("""
+            INSERT INTO intake_log (received_ms, result, notification_uuid, type, subtype,
+                original_transaction_id, product_id, environment, detail) VALUES (?,?,?,?,?,?,?,?,?)
+            """, [e.receivedDate, e.result.rawValue, e.notificationUUID, e.type, e.subtype,
+                  e.originalTransactionId, e.productId, e.environment, e.detail])
+    }
+
+    /// Intake outcomes newer than `afterId`, newest first.
+    public func intakeLog(afterId: Int64 = 0, limit: Int = 200) throws -> [IntakeLogEntry] {
+        try db.rows("""
+            SELECT id, received_ms, result, notification_uuid, type, subtype, original_transaction_id,
+                product_id, environment, detail FROM intake_log WHERE id > ? ORDER BY id DESC LIMIT ?
+            """, [afterId, limit]) { r in
+            IntakeLogEntry(id: r.int64(0), receivedDate: r.int64(1),
+                           result: IntakeLogEntry.Result(rawValue: r.string(2)) ?? .rejected,
+                           notificationUUID: r.optionalString(3), type: r.optionalString(4),
+                           subtype: r.optionalString(5), originalTransactionId: r.optionalString(6),
+                           productId: r.optionalString(7), environment: r.optionalString(8), detail: r.optionalString(9))
+        }
+    }
+
+    /// Count of intake outcomes per minute over the last `minutes` minutes ending at `now`, oldest first.
+    public func intakeRate(minutes: Int, now: Millis) throws -> [Int] {
+        let start = now - Millis(minutes) * 60_000
+        var buckets = Array(repeating: 0, count: minutes)
+        try db.query("""
+            SELECT (received_ms - ?) / 60000 AS bucket, count(*) FROM intake_log
+            WHERE received_ms >= ? AND received_ms < ? GROUP BY bucket
+            """, [start, start, now]) { r in
+            let b = r.int(0)
+            if b >= 0 && b < minutes { buckets[b] = r.int(1) }
+        }
+        return buckets
+    }
+
+    // MARK: Transactions and renewal info
+
+    static let transactionColumns = """
+        transaction_id, original_transaction_id, product_id, subscription_group, purchase_ms, original_purchase_ms,
+        expires_ms, revocation_ms, revocation_reason, is_upgraded, offer_type, offer_identifier, offer_discount_type,
+        ownership, transaction_reason, price, currency, environment, app_account_token, signed_ms,
+        web_order_line_item_id, bundle_id, type, storefront
+        """
+
+    static func transaction(_ r: SQLRow) -> TransactionRecord {
+        TransactionRecord(
+            transactionId: r.string(0), originalTransactionId: r.string(1), productId: r.string(2),
+            subscriptionGroupIdentifier: r.optionalString(3), purchaseDate: r.int64(4),
+            originalPurchaseDate: r.optionalInt64(5), expiresDate: r.optionalInt64(6),
+            revocationDate: r.optionalInt64(7), revocationReason: r.optionalInt(8), isUpgraded: r.bool(9),
+            offerType: r.optionalInt(10), offerIdentifier: r.optionalString(11),
+            offerDiscountType: r.optionalString(12), ownershipType: r.string(13),
+            transactionReason: r.optionalString(14), price: r.optionalInt64(15), currency: r.optionalString(16),
+            environment: AppStoreEnvironment(rawValue: r.string(17)), appAccountToken: r.optionalString(18),
+            signedDate: r.int64(19), webOrderLineItemId: r.optionalString(20), bundleId: r.optionalString(21),
+            type: r.optionalString(22), storefront: r.optionalString(23))
+    }
+
+    public func transaction(id: String) throws -> TransactionRecord? {
+        try db.first("SELECT \(Store.transactionColumns) FROM transactions WHERE transaction_id = ?", [id], Store.transaction)
+    }
+
+    /// Inserts or replaces the stored version of a transaction. Callers decide which version wins.
+    public func putTransaction(_ t: TransactionRecord) throws {
+        try db.run("""
+            INSERT OR REPLACE INTO transactions (\(Store.transactionColumns))
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+            """, [t.transactionId, t.originalTransactionId, t.productId, t.subscriptionGroupIdentifier,
+                  t.purchaseDate, t.originalPurchaseDate, t.expiresDate, t.revocationDate, t.revocationReason,
+                  t.isUpgraded, t.offerType, t.offerIdentifier, t.offerDiscountType, t.ownershipType,
+                  t.transactionReason, t.price, t.currency, t.environment.rawValue, t.appAccountToken,
+                  t.signedDate, t.webOrderLineItemId, t.bundleId, t.type, t.storefront])
+    }
+
+    static let renewalColumns = """
+        original_transaction_id, product_id, auto_renew_product_id, auto_renew, expiration_intent, billing_retry,
+        grace_expires_ms, price_increase_status, offer_type, offer_identifier, renewal_ms, renewal_price, currency,
+        environment, signed_ms
+        """
+
+    public func renewal(originalTransactionId: String) throws -> RenewalRecord? {
+        try db.first("SELECT \(Store.renewalColumns) FROM renewal_info WHERE original_transaction_id = ?",
+                     [originalTransactionId]) { r in
+            RenewalRecord(originalTransactionId: r.string(0), productId: r.optionalString(1),
+                          autoRenewProductId: r.optionalString(2), autoRenewStatus: r.bool(3),
+                          expirationIntent: r.optionalInt(4), isInBillingRetryPeriod: r.bool(5),
+                          gracePeriodExpiresDate: r.optionalInt64(6), priceIncreaseStatus: r.optionalInt(7),
+                          offerType: r.optionalInt(8), offerIdentifier: r.optionalString(9),
+                          renewalDate: r.optionalInt64(10), renewalPrice: r.optionalInt64(11),
+                          currency: r.optionalString(12), environment: AppStoreEnvironment(rawValue: r.string(13)),
+                          signedDate: r.int64(14))
+        }
+    }
+
+    public func putRenewal(_ r: RenewalRecord) throws {
+        try db.run("""
+            INSERT OR REPLACE INTO renewal_info (\(Store.renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+            """, [r.originalTransactionId, r.productId, r.autoRenewProductId, r.autoRenewStatus, r.expirationIntent,
+                  r.isInBillingRetryPeriod, r.gracePeriodExpiresDate, r.priceIncreaseStatus, r.offerType,
+                  r.offerIdentifier, r.renewalDate, r.renewalPrice, r.currency, r.environment.rawValue, r.signedDate])
+    }
+
+    /// Everything stored about one subscription.
+    public func history(originalTransactionId otid: String) throws -> SubscriptionHistory {
+        let transactions = try db.rows("SELECT \(Store.transactionColumns) FROM transactions WHERE original_transaction_id = ?",
+                                       [otid], Store.transaction)
+        let events = try db.rows("""
+            SELECT \(Store.eventColumns) FROM notifications WHERE original_transaction_id = ? ORDER BY signed_ms, notification_uuid
+            """, [otid]) { Store.event($0) }
+        return SubscriptionHistory(originalTransactionId: otid, transactions: transactions,
+                                   renewal: try renewal(originalTransactionId: otid), events: events)
+    }
+
+    // MARK: Subscribers
+
+    static func subscriber(_ r: SQLRow, from i: Int32 = 0) -> Subscriber {
+        Subscriber(id: r.int64(i), userId: r.optionalString(i + 1), appAccountToken: r.optionalString(i + 2))
+    }
+
+    public func subscriber(id: Int64) throws -> Subscriber? {
+        try db.first("SELECT id, user_id, app_account_token FROM subscribers WHERE id = ?", [id]) { Store.subscriber($0) }
+    }
+
+    /// The subscriber a subscription belongs to, creating or re-linking as the token says:
+    /// a token names one subscriber; a subscription without one keeps its owner or gets a new one.
+    public func resolveSubscriber(originalTransactionId otid: String, appAccountToken token: String?, now: Millis) throws -> Int64 {
+        let current = try db.first("SELECT subscriber_id FROM subscriptions WHERE original_transaction_id = ?", [otid]) { $0.int64(0) }
+        if let token {
+            if let owner = try db.first("SELECT id FROM subscribers WHERE app_account_token = ?", [token], { $0.int64(0) }) {
+                return owner
+            }
+            if let current, let s = try subscriber(id: current), s.appAccountToken == nil {
+                try db.run("UPDATE subscribers SET app_account_token = ? WHERE id = ?", [token, current])
+                return current
+            }
+            try db.run("INSERT INTO subscribers (app_account_token, created_ms) VALUES (?, ?)", [token, now])
+            return db.lastInsertRowID
+        }
+        if let current { return current }
+        try db.run("INSERT INTO subscribers (created_ms) VALUES (?)", [now])
+        return db.lastInsertRowID
+    }
+
+    /// Links an application user id to the subscriber that owns `originalTransactionId`.
+    public func linkUser(_ userId: String, originalTransactionId otid: String) throws {
+        try write {
+            guard let owner = try db.first("SELECT subscriber_id FROM subscriptions WHERE original_transaction_id = ?", [otid], { $0.int64(0) }) else {
+                throw StoreError(operation: "link user \(userId)", message: "no subscription with originalTransactionId \(otid)", code: 0)
+            }
+            if let other = try db.first("SELECT id FROM subscribers WHERE user_id = ?", [userId], { $0.int64(0) }), other != owner {
+                // The user already has a subscriber: move this subscription to it.
+                try db.run("UPDATE subscriptions SET subscriber_id = ? WHERE subscriber_id = ?", [other, owner])
+                return
+            }
+            try db.run("UPDATE subscribers SET user_id = ? WHERE id = ?", [userId, owner])
+        }
+    }
+
+    // MARK: Derived state
+
+    public func saveState(_ s: SubscriptionState, subscriberId: Int64, now: Millis) throws {
+        try db.run("""
+            INSERT OR REPLACE INTO subscriptions (original_transaction_id, subscriber_id, product_id, status, entitled,
+                expires_ms, purchase_ms, original_purchase_ms, latest_transaction_id, auto_renew, auto_renew_product_id,
+                pending_change_kind, pending_change_product_id, grace_expires_ms, billing_retry, expiration_intent,
+                price_increase_status, offer_type, offer_identifier, offer_discount_type, is_trial, ownership,
+                environment, app_account_token, upgraded_from, revoked_transactions, last_event_ms,
+                last_notification_type, updated_ms)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+            """, [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
+                  s.purchaseDate, s.originalPurchaseDate, s.latestTransactionId, s.autoRenewStatus,
+                  s.autoRenewProductId, s.pendingChange?.kind, s.pendingChange?.productId, s.gracePeriodExpiresDate,
+                  s.isInBillingRetryPeriod, s.expirationIntent, s.priceIncreaseStatus, s.offerType,
+                  s.offerIdentifier, s.offerDiscountType, s.isTrial, s.ownershipType, s.environment,
+                  s.appAccountToken, s.upgradedFrom.joined(separator: ","), s.revokedTransactionIds.joined(separator: ","),
+                  s.lastEventDate, s.lastNotificationType, now])
+    }
+
+    static let stateColumns = """
+        s.original_transaction_id, s.product_id, s.status, s.entitled, s.expires_ms, s.purchase_ms,
+        s.original_purchase_ms, s.latest_transaction_id, s.auto_renew, s.auto_renew_product_id, s.pending_change_kind,
+        s.pending_change_product_id, s.grace_expires_ms, s.billing_retry, s.expiration_intent, s.price_increase_status,
+        s.offer_type, s.offer_identifier, s.offer_discount_type, s.is_trial, s.ownership, s.environment,
+        s.app_account_token, s.upgraded_from, s.revoked_transactions, s.last_event_ms, s.last_notification_type,
+        b.id, b.user_id, b.app_account_token
+        """
+
+    static func row(_ r: SQLRow) -> SubscriptionRow {
+        func list(_ i: Int32) -> [String] { r.string(i).split(separator: ",").map(String.init) }
+        let pending = r.optionalString(10).map {
+            SubscriptionState.PendingChange(kind: $0, productId: r.string(11), effectiveDate: r.optionalInt64(4))
+        }
+        let state = SubscriptionState(
+            originalTransactionId: r.string(0), productId: r.string(1),
+            status: SubscriptionStatus(rawValue: r.int(2)) ?? .expired, entitled: r.bool(3),
+            expiresDate: r.optionalInt64(4), purchaseDate: r.optionalInt64(5), originalPurchaseDate: r.optionalInt64(6),
+            latestTransactionId: r.optionalString(7), autoRenewStatus: r.bool(8), autoRenewProductId: r.optionalString(9),
+            pendingChange: pending, gracePeriodExpiresDate: r.optionalInt64(12), isInBillingRetryPeriod: r.bool(13),
+            expirationIntent: r.optionalInt(14), priceIncreaseStatus: r.optionalInt(15), offerType: r.optionalInt(16),
+            offerIdentifier: r.optionalString(17), offerDiscountType: r.optionalString(18), isTrial: r.bool(19),
+            ownershipType: r.string(20), environment: r.string(21), appAccountToken: r.optionalString(22),
+            upgradedFrom: list(23), revokedTransactionIds: list(24), lastEventDate: r.optionalInt64(25),
+            lastNotificationType: r.optionalString(26))
+        return SubscriptionRow(subscriber: Store.subscriber(r, from: 27), state: state)
+    }
+
+    static let rowSource = "subscriptions s JOIN subscribers b ON b.id = s.subscriber_id"
+
+    public func subscription(originalTransactionId otid: String) throws -> SubscriptionRow? {
+        try db.first("SELECT \(Store.stateColumns) FROM \(Store.rowSource) WHERE s.original_transaction_id = ?", [otid], Store.row)
+    }
+
+    public func subscriptions(subscriberId: Int64) throws -> [SubscriptionRow] {
+        try db.rows("SELECT \(Store.stateColumns) FROM \(Store.rowSource) WHERE s.subscriber_id = ? ORDER BY s.original_purchase_ms",
+                    [subscriberId], Store.row)
+    }
+
+    public func subscriptionCount() throws -> Int {
+        try db.first("SELECT count(*) FROM subscriptions") { $0.int(0) } ?? 0
+    }
+
+    /// Finds the subscriber an id names: a user id, appAccountToken, originalTransactionId or transactionId.
+    public func lookup(_ id: String) throws -> Subscriber? {
+        if let s = try db.first("SELECT id, user_id, app_account_token FROM subscribers WHERE user_id = ? OR app_account_token = ?",
+                                [id, id], { Store.subscriber($0) }) {
+            return s
+        }
+        let otid = try db.first("SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id = ?", [id]) { $0.string(0) }
+            ?? db.first("SELECT original_transaction_id FROM transactions WHERE transaction_id = ?", [id]) { $0.string(0) }
+        guard let otid else { return nil }
+        return try db.first("""
+            SELECT b.id, b.user_id, b.app_account_token FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id
+            WHERE s.original_transaction_id = ?
+            """, [otid]) { Store.subscriber($0) }
+    }
+
+    /// Subscriptions whose ids, token, user id or product start with `text`.
+    public func search(_ text: String, limit: Int = 50) throws -> [SubscriptionRow] {
+        let prefix = text + "%"
+        return try db.rows("""
+            SELECT \(Store.stateColumns) FROM \(Store.rowSource)
+            WHERE s.original_transaction_id IN (
+                SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id LIKE ?1
+                UNION SELECT original_transaction_id FROM transactions WHERE transaction_id LIKE ?1
+                UNION SELECT original_transaction_id FROM subscriptions WHERE product_id LIKE ?1
+                UNION SELECT s2.original_transaction_id FROM subscriptions s2 JOIN subscribers b2 ON b2.id = s2.subscriber_id
+                    WHERE b2.user_id LIKE ?1 OR b2.app_account_token LIKE ?1
+                LIMIT ?2)
+            ORDER BY s.original_transaction_id LIMIT ?2
+            """, [prefix, limit], Store.row)
+    }
+}

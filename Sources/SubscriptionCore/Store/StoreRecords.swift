@@ -1,0 +1,71 @@
+import Foundation
+
+/// A person or account that owns subscriptions: known by the app's user id, by the
+/// appAccountToken the app set at purchase, or only by its subscriptions.
+public struct Subscriber: Equatable, Sendable {
+    public var id: Int64
+    public var userId: String?
+    public var appAccountToken: String?
+}
+
+/// A notification as stored: its summary plus the raw body, byte for byte.
+public struct StoredNotification: Equatable, Sendable {
+    public var event: NotificationEvent
+    public var receivedDate: Millis
+    public var bodySHA256: String
+    public var body: Data
+    public var source: String?
+}
+
+/// A rejected body, kept with the reason it was refused.
+public struct QuarantineEntry: Equatable, Sendable {
+    public var id: Int64
+    public var receivedDate: Millis
+    public var reason: String
+    public var body: Data
+    public var source: String?
+}
+
+/// One body's intake outcome, as the live feed shows it.
+public struct IntakeLogEntry: Equatable, Sendable {
+    public enum Result: String, Sendable { case stored, duplicate, rejected }
+    public var id: Int64
+    public var receivedDate: Millis
+    public var result: Result
+    public var notificationUUID: String?
+    public var type: String?
+    public var subtype: String?
+    public var originalTransactionId: String?
+    public var productId: String?
+    public var environment: String?
+    public var detail: String?
+
+    public init(id: Int64 = 0, receivedDate: Millis, result: Result, notificationUUID: String? = nil,
+                type: String? = nil, subtype: String? = nil, originalTransactionId: String? = nil,
+                productId: String? = nil, environment: String? = nil, detail: String? = nil) {
+        self.id = id
+        self.receivedDate = receivedDate
+        self.result = result
+        self.notificationUUID = notificationUUID
+        self.type = type
+        self.subtype = subtype
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.environment = environment
+        self.detail = detail
+    }
+}
+
+/// Everything stored about one subscription, from which its state is derived.
+public struct SubscriptionHistory: Sendable {
+    public var originalTransactionId: String
+    public var transactions: [TransactionRecord]
+    public var renewal: RenewalRecord?
+    public var events: [NotificationEvent]
+}
+
+/// A row of the subscribers list: one subscription and who owns it.
+public struct SubscriptionRow: Equatable, Sendable {
+    public var subscriber: Subscriber
+    public var state: SubscriptionState
+}

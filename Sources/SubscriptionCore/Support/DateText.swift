@@ -1,0 +1,77 @@
+import Foundation
+
+/// Formats dates for people and for JSON. Every format says or implies UTC unless a zone is given.
+public enum DateText {
+    public static func date(_ millis: Millis) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+    public static func millis(_ date: Date) -> Millis { Millis((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+    public static func nowMillis() -> Millis { millis(Date()) }
+
+    private static func formatter(_ format: String, _ zone: TimeZone) -> DateFormatter {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = zone
+        f.dateFormat = format
+        return f
+    }
+
+    nonisolated(unsafe) private static let isoFormatter = formatter("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", TimeZone(identifier: "UTC")!)
+    nonisolated(unsafe) private static let minuteFormatter = formatter("yyyy-MM-dd HH:mm", TimeZone(identifier: "UTC")!)
+    nonisolated(unsafe) private static let secondFormatter = formatter("yyyy-MM-dd HH:mm:ss", TimeZone(identifier: "UTC")!)
+    private static let lock = NSLock()
+
+    /// ISO 8601 in UTC with milliseconds: `2026-11-16T09:14:00.000Z`.
+    public static func iso(_ millis: Millis) -> String {
+        lock.lock(); defer { lock.unlock() }
+        return isoFormatter.string(from: date(millis))
+    }
+
+    /// `2026-11-16 09:14` in UTC.
+    public static func minute(_ millis: Millis) -> String {
+        lock.lock(); defer { lock.unlock() }
+        return minuteFormatter.string(from: date(millis))
+    }
+
+    /// `2026-11-16 09:14:07` in UTC.
+    public static func second(_ millis: Millis) -> String {
+        lock.lock(); defer { lock.unlock() }
+        return secondFormatter.string(from: date(millis))
+    }
+
+    /// Formats in an arbitrary zone with a DateFormatter pattern.
+    public static func format(_ millis: Millis, _ pattern: String, zone: TimeZone) -> String {
+        formatter(pattern, zone).string(from: date(millis))
+    }
+
+    /// Parses `2026-11-16`, `2026-11-16T09:14`, `2026-11-16T09:14:00Z`, `2026-11-16 09:14:00`,
+    /// or a plain number of milliseconds. Dates without a zone are UTC.
+    public static func parse(_ text: String) -> Millis? {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        if let n = Int64(t), t.count >= 10 { return n }
+        let patterns = ["yyyy-MM-dd'T'HH:mm:ss.SSSXXXXX", "yyyy-MM-dd'T'HH:mm:ssXXXXX", "yyyy-MM-dd'T'HH:mmXXXXX",
+                        "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm",
+                        "yyyy-MM-dd"]
+        for p in patterns {
+            if let d = formatter(p, TimeZone(identifier: "UTC")!).date(from: t) { return millis(d) }
+        }
+        return nil
+    }
+
+    /// `11d 4h`, `3h 12m`, `45m`: a duration for people.
+    public static func duration(_ millis: Millis) -> String {
+        let minutes = max(0, millis) / 60_000
+        let days = minutes / 1440, hours = (minutes % 1440) / 60, mins = minutes % 60
+        if days > 0 { return "\(days)d \(hours)h" }
+        if hours > 0 { return "\(hours)h \(mins)m" }
+        return "\(mins)m"
+    }
+}
+
+/// Prices arrive in milliunits (9990 = 9.99).
+public enum Money {
+    public static func format(milliunits: Int64, currency: String) -> String {
+        let negative = milliunits < 0
+        let v = abs(milliunits)
+        let whole = v / 1000, cents = (v % 1000) / 10
+        return "\(negative ? "-" : "")\(whole).\(cents < 10 ? "0" : "")\(cents) \(currency)"
+    }
+}
