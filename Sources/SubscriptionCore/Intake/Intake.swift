@@ -1,0 +1,258 @@
+import Foundation
+
+/// Turns a verified JWS into its payload bytes; `SignedDataVerifier` is the real one.
+public protocol SignedPayloadVerifier {
+    func verifiedPayload(_ compactJWS: String, field: String) throws -> Data
+}
+
+/// What became of one body.
+public enum IntakeOutcome: Equatable, Sendable {
+    case stored(NotificationEvent)
+    case duplicate(notificationUUID: String)
+    /// Refused and quarantined; `reason` names the fault.
+    case rejected(reason: String, quarantineId: Int64)
+}
+
+/// A body intake refuses, with the reason that names the problem.
+struct Rejection: Error {
+    let reason: String
+}
+
+/// body -> decode -> verify -> dedupe -> apply -> commit, or quarantine.
+///
+/// Every body ends stored, a duplicate, or quarantined with its reason; only a
+/// failure of the store itself is thrown (the caller answers 5xx so Apple retries).
+public final class Intake {
+    public let store: Store
+    let verifier: SignedPayloadVerifier
+    public var policy: IntakePolicy
+
+    public init(store: Store, verifier: SignedPayloadVerifier, policy: IntakePolicy) {
+        self.store = store
+        self.verifier = verifier
+        self.policy = policy
+    }
+
+    /// One notification decoded and verified, ready to apply.
+    struct Decoded {
+        var event: NotificationEvent
+        var transactions: [TransactionRecord]
+        var renewals: [RenewalRecord]
+        var isDuplicate: Bool
+    }
+
+    @discardableResult
+    public func ingest(_ body: Data, source: String? = nil, receivedAt: Millis = DateText.nowMillis()) throws -> IntakeOutcome {
+        let digest = ContentDigest.sha256Hex(body)
+        let decoded: Decoded
+        do {
+            decoded = try decode(body, digest: digest)
+        } catch let r as Rejection {
+            return try reject(body, digest: digest, reason: r.reason, source: source, receivedAt: receivedAt)
+        } catch let f as DecodingFault {
+            return try reject(body, digest: digest, reason: f.description, source: source, receivedAt: receivedAt)
+        } catch let e as StoreError {
+            throw e
+        } catch {
+            return try reject(body, digest: digest, reason: "\(error)", source: source, receivedAt: receivedAt)
+        }
+        if decoded.isDuplicate {
+            try logDuplicate(decoded.event, receivedAt: receivedAt)
+            return .duplicate(notificationUUID: decoded.event.notificationUUID)
+        }
+        return try store.write {
+            // A concurrent writer may have stored the same notification since we looked.
+            if let existing = try store.notificationDigest(uuid: decoded.event.notificationUUID) {
+                if existing == digest {
+                    try logDuplicate(decoded.event, receivedAt: receivedAt)
+                    return .duplicate(notificationUUID: decoded.event.notificationUUID)
+                }
+                return try reject(body, digest: digest, reason: differentContent(decoded.event.notificationUUID),
+                                  source: source, receivedAt: receivedAt)
+            }
+            try apply(decoded, body: body, digest: digest, source: source, receivedAt: receivedAt)
+            return .stored(decoded.event)
+        }
+    }
+
+    private func differentContent(_ uuid: String) -> String {
+        "notificationUUID \(uuid) is already stored with different content"
+    }
+
+    private func reject(_ body: Data, digest: String, reason: String, source: String?, receivedAt: Millis) throws -> IntakeOutcome {
+        try store.write {
+            let id = try store.quarantine(body: body, reason: reason, source: source, receivedDate: receivedAt, bodySHA256: digest)
+            try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: reason))
+            return .rejected(reason: reason, quarantineId: id)
+        }
+    }
+
+    private func logDuplicate(_ e: NotificationEvent, receivedAt: Millis) throws {
+        try store.write {
+            try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .duplicate, notificationUUID: e.notificationUUID,
+                                               type: e.type, subtype: e.subtype, originalTransactionId: e.originalTransactionId,
+                                               productId: e.productId, environment: e.environment))
+        }
+    }
+
+    // MARK: Decoding
+
+    func decode(_ body: Data, digest: String) throws -> Decoded {
+        if body.isEmpty { throw Rejection(reason: "body: empty") }
+        if body.count > policy.maxBodyBytes {
+            throw Rejection(reason: "body: \(body.count) bytes is over the \(policy.maxBodyBytes)-byte limit")
+        }
+        let json = try JSONFields(data: body, path: "body")
+        if json.has("signedPayload") {
+            return try decodeV2(json, digest: digest)
+        }
+        if json.has("notification_type") {
+            return try decodeV1(json, digest: digest)
+        }
+        throw Rejection(reason: "body: neither a V2 notification (signedPayload) nor a V1 notification (notification_type)")
+    }
+
+    private func decodeV2(_ json: JSONFields, digest: String) throws -> Decoded {
+        let jws = try json.requiredString("signedPayload")
+        // A retry of a body we already verified and stored is answered without verifying again.
+        if let peekUUID = Intake.peekNotificationUUID(jws),
+           let existing = try store.notificationDigest(uuid: peekUUID), existing == digest {
+            let stored = try store.notification(uuid: peekUUID)
+            return Decoded(event: stored?.event ?? NotificationEvent(notificationUUID: peekUUID, version: 2, type: "?", subtype: nil,
+                                                                     signedDate: 0, originalTransactionId: nil, transactionId: nil,
+                                                                     productId: nil, environment: nil),
+                           transactions: [], renewals: [], isDuplicate: true)
+        }
+        let payloadBytes = try verifier.verifiedPayload(jws, field: "signedPayload")
+        let payload = try NotificationPayloadV2(json: try JSONFields(data: payloadBytes, path: "signedPayload"))
+        let field = "signedPayload"
+        if payload.notificationType != .test || payload.environment != nil {
+            if let p = policy.environmentProblem(payload.environment, field: field) { throw Rejection(reason: p) }
+        }
+        if let p = policy.bundleProblem(payload.bundleId, field: field) { throw Rejection(reason: p) }
+        if let p = policy.appAppleIdProblem(payload.appAppleId, environment: payload.environment, field: field) {
+            throw Rejection(reason: p)
+        }
+        if let existing = try store.notificationDigest(uuid: payload.notificationUUID), existing != digest {
+            throw Rejection(reason: differentContent(payload.notificationUUID))
+        }
+
+        var transactions: [TransactionRecord] = []
+        var renewals: [RenewalRecord] = []
+        if let signed = payload.data?.signedTransactionInfo {
+            let bytes = try verifier.verifiedPayload(signed, field: "signedTransactionInfo")
+            let t = try TransactionRecord(v2: try JSONFields(data: bytes, path: "signedTransactionInfo"))
+            if let p = policy.bundleProblem(t.bundleId, field: "signedTransactionInfo") { throw Rejection(reason: p) }
+            if let env = payload.environment, t.environment != env {
+                throw Rejection(reason: "signedTransactionInfo: environment \(t.environment) differs from the notification's \(env)")
+            }
+            transactions.append(t)
+        }
+        if let signed = payload.data?.signedRenewalInfo {
+            let bytes = try verifier.verifiedPayload(signed, field: "signedRenewalInfo")
+            let r = try RenewalRecord(v2: try JSONFields(data: bytes, path: "signedRenewalInfo"))
+            if let t = transactions.first, t.originalTransactionId != r.originalTransactionId {
+                throw Rejection(reason: "signedRenewalInfo: originalTransactionId \(r.originalTransactionId) differs from signedTransactionInfo's \(t.originalTransactionId)")
+            }
+            if let env = payload.environment, r.environment != env {
+                throw Rejection(reason: "signedRenewalInfo: environment \(r.environment) differs from the notification's \(env)")
+            }
+            renewals.append(r)
+        }
+        let t = transactions.first
+        let event = NotificationEvent(
+            notificationUUID: payload.notificationUUID, version: 2, type: payload.notificationType.rawValue,
+            subtype: payload.subtype?.rawValue, signedDate: payload.signedDate,
+            originalTransactionId: t?.originalTransactionId ?? renewals.first?.originalTransactionId,
+            transactionId: t?.transactionId, productId: t?.productId ?? payload.summary?.productId,
+            environment: payload.environment?.rawValue)
+        return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false)
+    }
+
+    private func decodeV1(_ json: JSONFields, digest: String) throws -> Decoded {
+        let type = (try? json.string("notification_type")) ?? nil
+        guard policy.allowV1 else {
+            throw Rejection(reason: "body: V1 notification \(type ?? "?") refused: V1 bodies carry no signature (allow them with --allow-v1 or allow_v1 = true)")
+        }
+        let v1 = try NotificationV1(json: json)
+        if let secret = policy.sharedSecret, v1.password != secret {
+            throw Rejection(reason: "body.password: does not match the configured shared secret")
+        }
+        if let p = policy.bundleProblem(v1.bundleId, field: "body.bid") { throw Rejection(reason: p) }
+        if let p = policy.environmentProblem(v1.environment, field: "body") { throw Rejection(reason: p) }
+        let uuid = "v1-" + digest
+        let main = (try json.stringOrNumber("original_transaction_id"))
+            ?? v1.transactions.max(by: StateDerivation.purchaseOrder)?.originalTransactionId
+        let latest = v1.transactions.filter { $0.originalTransactionId == main }.max(by: StateDerivation.purchaseOrder)
+        let event = NotificationEvent(notificationUUID: uuid, version: 1, type: v1.notificationType, subtype: nil,
+                                      signedDate: v1.versionDate, originalTransactionId: main,
+                                      transactionId: latest?.transactionId, productId: latest?.productId,
+                                      environment: v1.environment.rawValue)
+        let duplicate = try store.notificationDigest(uuid: uuid) != nil
+        return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate)
+    }
+
+    /// The notificationUUID of a JWS, read without verifying: used only to find a byte-identical retry.
+    static func peekNotificationUUID(_ jws: String) -> String? {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var b64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while b64.count % 4 != 0 { b64.append("=") }
+        guard let data = Data(base64Encoded: b64),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return object["notificationUUID"] as? String
+    }
+
+    // MARK: Applying
+
+    private func apply(_ d: Decoded, body: Data, digest: String, source: String?, receivedAt: Millis) throws {
+        try store.insertNotification(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
+                                                        body: body, source: source))
+        var touched: [String: String?] = [:]   // originalTransactionId -> appAccountToken
+        for t in d.transactions {
+            if let stored = try store.transaction(id: t.transactionId), !t.supersedes(stored) {
+                // An older signed version never overwrites newer state.
+            } else {
+                try store.putTransaction(t)
+            }
+            if Intake.isSubscription(t) {
+                touched[t.originalTransactionId] = (touched[t.originalTransactionId] ?? nil) ?? t.appAccountToken
+            }
+        }
+        for r in d.renewals {
+            if let stored = try store.renewal(originalTransactionId: r.originalTransactionId), !r.supersedes(stored) {
+            } else {
+                try store.putRenewal(r)
+            }
+            if touched[r.originalTransactionId] == nil { touched[r.originalTransactionId] = .some(nil) }
+        }
+        if let otid = d.event.originalTransactionId, touched[otid] == nil,
+           try store.subscription(originalTransactionId: otid) != nil {
+            touched[otid] = .some(nil)
+        }
+        for (otid, token) in touched.sorted(by: { $0.key < $1.key }) {
+            try rederive(otid, appAccountToken: token, now: receivedAt)
+        }
+        try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .stored, notificationUUID: d.event.notificationUUID,
+                                           type: d.event.type, subtype: d.event.subtype,
+                                           originalTransactionId: d.event.originalTransactionId,
+                                           productId: d.event.productId, environment: d.event.environment))
+    }
+
+    /// Re-derives one subscription from its whole stored history and saves the result.
+    public func rederive(_ otid: String, appAccountToken: String? = nil, now: Millis) throws {
+        let history = try store.history(originalTransactionId: otid)
+        guard let state = StateDerivation.derive(originalTransactionId: otid, transactions: history.transactions,
+                                                 renewal: history.renewal, events: history.events, now: now) else { return }
+        let token = appAccountToken ?? state.appAccountToken
+        let subscriber = try store.resolveSubscriber(originalTransactionId: otid, appAccountToken: token, now: now)
+        try store.saveState(state, subscriberId: subscriber, now: now)
+    }
+
+    static func isSubscription(_ t: TransactionRecord) -> Bool {
+        switch t.type {
+        case "Consumable", "Non-Consumable", "Non-Renewing Subscription": return false
+        default: return true
+        }
+    }
+}
