@@ -1,2 +1,0 @@
-import SubscriptionCore
-print("subdesk \(SubdeskVersion.string)")
