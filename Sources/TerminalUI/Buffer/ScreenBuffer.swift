@@ -66,11 +66,27 @@ public struct ScreenBuffer: Equatable, Sendable {
     }
 
     /// Writes `text` into exactly `width` columns: truncated with "…" or padded with spaces.
+    ///
+    /// The padding is drawn in `padRole` when given, so that a coloured
+    /// badge in a wide column colours only its own text.
     @discardableResult
-    public mutating func put(_ text: String, x: Int, y: Int, width: Int, alignment: Alignment, role: StyleRole = .normal) -> Int {
+    public mutating func put(_ text: String, x: Int, y: Int, width: Int, alignment: Alignment,
+                             role: StyleRole = .normal, padRole: StyleRole? = nil) -> Int {
         guard width > 0 else { return 0 }
-        let fitted = TextWidth.fit(SafeText.sanitize(text), toWidth: width, alignment: alignment)
-        return put(fitted, x: x, y: y, role: role, maxWidth: width)
+        let fitted = TextWidth.truncate(SafeText.sanitize(text), toWidth: width)
+        let missing = width - TextWidth.width(of: fitted)
+        let before: Int
+        switch alignment {
+        case .left: before = 0
+        case .right: before = missing
+        case .center: before = missing / 2
+        }
+        let padding = padRole ?? role
+        let leading = put(String(repeating: " ", count: before), x: x, y: y, role: padding)
+        let written = put(fitted, x: x + before, y: y, role: role, maxWidth: width - before)
+        let trailing = put(String(repeating: " ", count: max(0, width - before - written)),
+                           x: x + before + written, y: y, role: padding)
+        return leading + written + trailing
     }
 
     /// Fills a rectangle (clipped to the buffer) with a character, blank by default.
