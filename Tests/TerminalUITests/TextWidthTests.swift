@@ -1,0 +1,6 @@
+import XCTest
+@testable import TerminalUI
+
+final class TextWidthTests: XCTestCase {
+    func testPlaceholder() {}
+}
