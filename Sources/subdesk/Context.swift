@@ -1,0 +1,94 @@
+import Foundation
+import SubscriptionCore
+
+/// Settings resolved from flags, then the config file, then defaults: flags win.
+struct Context {
+    let arguments: Arguments
+    let config: Configuration
+    let environment: [String: String]
+
+    init(arguments: Arguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        self.arguments = arguments
+        self.environment = environment
+        if let explicit = arguments.value("config") {
+            config = try Configuration.load(path: explicit, required: true)
+        } else {
+            config = try Configuration.load(path: Configuration.defaultPath(environment: environment), required: false)
+        }
+    }
+
+    func setting(_ flag: String, _ key: String) -> String? { arguments.value(flag) ?? config.string(key) }
+
+    var databasePath: String {
+        setting("db", "db") ?? Configuration.defaultDatabasePath(environment: environment)
+    }
+
+    func openStore() throws -> Store { try Store(path: databasePath) }
+
+    func trustRoots() throws -> TrustRoots {
+        let files = arguments.values("root-ca").isEmpty ? config.list("root_ca") : arguments.values("root-ca")
+        return files.isEmpty ? TrustRoots.appleDefault : try TrustRoots(files: files)
+    }
+
+    func intakePolicy() throws -> IntakePolicy {
+        var policy = IntakePolicy()
+        policy.bundleId = setting("bundle-id", "bundle_id")
+        if let text = setting("app-apple-id", "app_apple_id") {
+            guard let id = Int64(text) else { throw UsageError("app Apple id must be a number, got \(text)") }
+            policy.appAppleId = id
+        }
+        if let text = setting("environment", "environment") {
+            guard let env = AppStoreEnvironment.parse(text) else {
+                throw UsageError("environment must be Production or Sandbox, got \(text)")
+            }
+            policy.environment = env
+        }
+        let allowed = arguments.values("allow-environment") + config.list("allow_environments")
+        policy.allowedTestEnvironments = Set(try allowed.map { text in
+            guard let env = AppStoreEnvironment.parse(text) else { throw UsageError("unknown environment \(text)") }
+            return env.rawValue
+        })
+        policy.allowV1 = arguments.has("allow-v1") || (config.bool("allow_v1") ?? false)
+        if let secretFile = setting("shared-secret-file", "shared_secret_file") {
+            policy.sharedSecret = try SecretFile.read(secretFile, what: "shared secret")
+        }
+        return policy
+    }
+
+    func makeIntake(store: Store) throws -> Intake {
+        Intake(store: store, verifier: SignedDataVerifier(roots: try trustRoots()), policy: try intakePolicy())
+    }
+
+    var wantsJSON: Bool { arguments.has("json") }
+}
+
+/// Reads a secret from a file, trimming a trailing newline, warning when others may read it.
+enum SecretFile {
+    static func read(_ path: String, what: String) throws -> String {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw UsageError("\(what) file \(path) does not exist")
+        }
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw UsageError("\(what) file \(path) cannot be read")
+        }
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+           let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
+            Output.warn("\(what) file \(path) is readable by others (mode \(String(mode, radix: 8))); chmod 600 it")
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Where subdesk writes: stdout for results, stderr for diagnostics.
+enum Output {
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data(("subdesk: " + text + "\n").utf8))
+    }
+    static func warn(_ text: String) {
+        FileHandle.standardError.write(Data(("subdesk: warning: " + text + "\n").utf8))
+    }
+    static func json(_ object: Any) { line(JSONText.render(object)) }
+}

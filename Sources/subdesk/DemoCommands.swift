@@ -1,0 +1,78 @@
+import Foundation
+import SubscriptionCore
+
+/// `demo` and `simulate`: a store to explore, and fresh traffic for live views.
+enum DemoCommands {
+    static let demoHelp = """
+    usage: subdesk demo [--db PATH] [--copies N] [--no-dashboard]
+
+    Builds a demo store from sample-data/scenarios (every lifecycle: trials, intro
+    offers, renewals, upgrades, downgrades, grace periods, billing retry, expiries,
+    refunds, family sharing...), signing each notification with the TEST ONLY demo CA
+    and storing it through the real intake path, then opens the dashboard on it.
+    The default store is $XDG_DATA_HOME/subdesk/demo.db; it is rebuilt each time.
+    """
+
+    static let simulateHelp = """
+    usage: subdesk simulate [--db PATH] [--rate N] [--duration SECONDS]
+
+    Feeds freshly signed demo notifications (N per second, default 5) through intake
+    for SECONDS (default 60), for live demos of the feed. The store must be a demo
+    store: the bodies are signed by the TEST ONLY demo CA for the demo app.
+    """
+
+    static func demoPath(_ context: Context) -> String {
+        context.arguments.value("db") ?? (Configuration.dataDirectory(environment: context.environment) + "/demo.db")
+    }
+
+    static func buildDemo(_ context: Context) throws -> String {
+        let path = demoPath(context)
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.removeItem(atPath: path + suffix)
+        }
+        let sample = try SampleData.locate(explicit: context.arguments.value("sample-data"))
+        let store = try Store(path: path)
+        let copies = try context.arguments.int("copies") ?? 6
+        guard copies >= 1 && copies <= 10_000 else { throw UsageError("--copies must be between 1 and 10000") }
+        let started = Date()
+        let summary = try DemoStoreBuilder(sample: sample, copies: copies).build(into: store, anchor: DateText.nowMillis())
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        FileHandle.standardError.write(Data("""
+            demo store \(path): \(summary.scenarios) scenarios x \(copies), \(summary.notifications) notifications, \
+            \(summary.subscriptions) subscriptions in \(String(format: "%.1f", Date().timeIntervalSince(started)))s\
+            \(size.map { ", \($0 / 1024) KiB" } ?? "")\n
+            """.utf8))
+        return path
+    }
+
+    static func simulate(_ context: Context) throws -> Int32 {
+        let rate = try context.arguments.double("rate") ?? 5
+        let duration = try context.arguments.double("duration") ?? 60
+        guard rate > 0 && rate <= 10_000 else { throw UsageError("--rate must be between 0 and 10000 per second") }
+        guard duration > 0 && duration <= 86_400 else { throw UsageError("--duration must be between 0 and 86400 seconds") }
+        let sample = try SampleData.locate(explicit: context.arguments.value("sample-data"))
+        let store = try context.openStore()
+        let intake = Intake(store: store, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: SampleData.demoPolicy)
+        let builder = ScenarioBuilder(signer: try sample.signer())
+        let scenarios = try sample.scenarios()
+        var generator = SystemRandomNumberGenerator()
+        let start = Date()
+        var sent = 0
+        var pending: [Data] = []
+        var instance = 5_000_000 + Int.random(in: 0..<1_000_000, using: &generator) * 10
+        while Date().timeIntervalSince(start) < duration {
+            if pending.isEmpty {
+                let scenario = scenarios[Int.random(in: 0..<scenarios.count, using: &generator)]
+                instance += 1
+                pending = try builder.bodies(for: scenario, instance: instance, anchor: DateText.nowMillis())
+            }
+            _ = try intake.ingest(pending.removeFirst(), source: "simulate")
+            sent += 1
+            let due = start.addingTimeInterval(Double(sent) / rate)
+            let wait = due.timeIntervalSinceNow
+            if wait > 0 { Thread.sleep(forTimeInterval: min(wait, duration)) }
+        }
+        Output.line("simulated \(sent) notifications in \(String(format: "%.1f", Date().timeIntervalSince(start)))s")
+        return 0
+    }
+}

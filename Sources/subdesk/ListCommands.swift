@@ -1,0 +1,128 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+/// `search`, `notifications`, `quarantine` and `link`: read the store, print rows.
+enum ListCommands {
+    static let searchHelp = """
+    usage: subdesk search TEXT [--limit N] [--json]
+
+    Lists subscriptions whose originalTransactionId, transactionId, product, user id or
+    appAccountToken starts with TEXT.
+    """
+
+    static let notificationsHelp = """
+    usage: subdesk notifications [--since DATE] [--limit N] [--json]
+
+    Lists stored notifications, newest first. DATE is 2026-11-16, 2026-11-16T09:14 (UTC),
+    or a relative offset like -2h or -7d.
+    """
+
+    static let quarantineHelp = """
+    usage: subdesk quarantine [--limit N] [--json]
+
+    Lists rejected bodies, newest first, with the reason each was refused.
+    """
+
+    static let linkHelp = """
+    usage: subdesk link USER_ID ID
+
+    Links your application's user id to the subscriber that owns ID (an
+    originalTransactionId or transactionId), so `show USER_ID` finds them.
+    """
+
+    static func row(_ r: SubscriptionRow) -> [String: Any] {
+        var o = r.state.jsonObject()
+        o["subscriber"] = ["id": r.subscriber.id, "userId": r.subscriber.userId as Any? ?? NSNull(),
+                           "appAccountToken": r.subscriber.appAccountToken as Any? ?? NSNull()] as [String: Any]
+        return o
+    }
+
+    static func search(_ context: Context) throws -> Int32 {
+        guard let text = context.arguments.positionals.first else { throw UsageError("search needs TEXT (see subdesk search --help)") }
+        let store = try context.openStore()
+        let rows = try store.search(text, limit: try context.arguments.int("limit") ?? 50)
+        if context.wantsJSON {
+            Output.json(rows.map(row))
+            return 0
+        }
+        if rows.isEmpty { Output.line("no subscriptions match \(SafeText.sanitize(text))"); return 0 }
+        Output.line(pad(["ORIGINAL TX", "USER", "PRODUCT", "STATUS", "EXPIRES (UTC)", "ENV"], [18, 16, 22, 14, 17, 10]))
+        for r in rows {
+            Output.line(pad([r.state.originalTransactionId, r.subscriber.userId ?? "-", r.state.productId, r.state.status.name,
+                             r.state.expiresDate.map(DateText.minute) ?? "-", r.state.environment], [18, 16, 22, 14, 17, 10]))
+        }
+        return 0
+    }
+
+    static func notifications(_ context: Context) throws -> Int32 {
+        let store = try context.openStore()
+        let since = try context.arguments.value("since").map(parseSince)
+        let list = try store.notifications(since: since, limit: try context.arguments.int("limit") ?? 100)
+        if context.wantsJSON {
+            Output.json(list.map { n -> [String: Any] in
+                let e = n.event
+                return ["notificationUUID": e.notificationUUID, "version": e.version, "type": e.type,
+                        "subtype": e.subtype as Any? ?? NSNull(), "signedDate": DateText.iso(e.signedDate),
+                        "receivedDate": DateText.iso(n.receivedDate),
+                        "originalTransactionId": e.originalTransactionId as Any? ?? NSNull(),
+                        "transactionId": e.transactionId as Any? ?? NSNull(),
+                        "productId": e.productId as Any? ?? NSNull(), "environment": e.environment as Any? ?? NSNull(),
+                        "bodyBytes": n.body.count]
+            })
+            return 0
+        }
+        Output.line(pad(["RECEIVED (UTC)", "TYPE/SUBTYPE", "ORIGINAL TX", "PRODUCT", "ENV"], [20, 36, 18, 22, 10]))
+        for n in list {
+            Output.line(pad([DateText.second(n.receivedDate), n.event.typeAndSubtype, n.event.originalTransactionId ?? "-",
+                             n.event.productId ?? "-", n.event.environment ?? "-"], [20, 36, 18, 22, 10]))
+        }
+        return 0
+    }
+
+    static func quarantine(_ context: Context) throws -> Int32 {
+        let store = try context.openStore()
+        let list = try store.quarantined(limit: try context.arguments.int("limit") ?? 100)
+        if context.wantsJSON {
+            Output.json(list.map { q -> [String: Any] in
+                ["id": q.id, "receivedDate": DateText.iso(q.receivedDate), "reason": q.reason,
+                 "source": q.source as Any? ?? NSNull(), "bodyBytes": q.body.count,
+                 "body": String(decoding: q.body.prefix(65_536), as: UTF8.self)]
+            })
+            return 0
+        }
+        if list.isEmpty { Output.line("quarantine is empty"); return 0 }
+        for q in list {
+            Output.line("#\(q.id)  \(DateText.second(q.receivedDate)) UTC  \(q.body.count) bytes  from \(SafeText.sanitize(q.source ?? "-"))")
+            Output.line("    \(SafeText.sanitize(q.reason))")
+        }
+        return 0
+    }
+
+    static func link(_ context: Context) throws -> Int32 {
+        let p = context.arguments.positionals
+        guard p.count == 2 else { throw UsageError("link takes USER_ID and ID (see subdesk link --help)") }
+        let store = try context.openStore()
+        let otid = try store.transaction(id: p[1])?.originalTransactionId ?? p[1]
+        try store.linkUser(p[0], originalTransactionId: otid)
+        Output.line("linked user \(SafeText.sanitize(p[0])) to subscription \(otid)")
+        return 0
+    }
+
+    /// An absolute date or an offset from now such as `-2h` or `-7d`.
+    static func parseSince(_ text: String) throws -> Millis {
+        if let offset = Scenario.parseOffset(text), text.hasPrefix("-") || text.hasPrefix("+") {
+            return DateText.nowMillis() + offset
+        }
+        guard let d = DateText.parse(text) else {
+            throw UsageError("cannot read date \(text): use 2026-11-16, 2026-11-16T09:14 or -2h")
+        }
+        return d
+    }
+
+    static func pad(_ cells: [String], _ widths: [Int]) -> String {
+        zip(cells, widths).map { cell, width in
+            TextWidth.fit(SafeText.sanitize(cell), toWidth: width)
+        }.joined(separator: " ").trimmingCharacters(in: .whitespaces)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+enum ShowCommand {
+    static let help = """
+    usage: subdesk show ID [--json]
+
+    Shows a subscriber and each of their subscriptions as of now: status, entitlement,
+    expiry, renewal preference, grace period, billing retry, expiration intent, offer,
+    ownership, environment, and the transaction timeline. ID is a user id, an
+    appAccountToken, an originalTransactionId or a transactionId. Exits 2 when unknown.
+    """
+
+    static func run(_ context: Context) throws -> Int32 {
+        guard let id = context.arguments.positionals.first, context.arguments.positionals.count == 1 else {
+            throw UsageError("show takes exactly one ID (see subdesk show --help)")
+        }
+        let store = try context.openStore()
+        let now = DateText.nowMillis()
+        guard let report = try SubscriberReport.load(store: store, id: id, now: now) else {
+            Output.error("no subscriber, subscription or transaction matches \(SafeText.sanitize(id))")
+            return 2
+        }
+        if context.wantsJSON {
+            Output.json(report.jsonObject())
+        } else {
+            Output.line(render(report, now: now))
+        }
+        return 0
+    }
+
+    static func render(_ report: SubscriberReport, now: Millis) -> String {
+        let s = report.subscriber
+        var lines: [String] = []
+        var who = ["subscriber #\(s.id)"]
+        if let u = s.userId { who.append("user \(SafeText.sanitize(u))") }
+        if let t = s.appAccountToken { who.append("token \(SafeText.sanitize(t))") }
+        lines.append(who.joined(separator: "  "))
+        for sub in report.subscriptions {
+            lines.append("")
+            lines.append(contentsOf: SubscriptionText.describe(sub.state, now: now).map { "  " + $0 })
+            lines.append("  Timeline (UTC)")
+            for e in sub.timeline {
+                lines.append("    \(DateText.minute(e.date))  \(e.kind.padding(toLength: 15, withPad: " ", startingAt: 0)) \(SafeText.sanitize(e.detail))")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Words for a subscription's state, shared by `show` and the dashboard header.
+enum SubscriptionText {
+    static func describe(_ st: SubscriptionState, now: Millis) -> [String] {
+        func safe(_ s: String) -> String { SafeText.sanitize(s) }
+        var lines: [String] = []
+        lines.append("Subscription \(safe(st.originalTransactionId))")
+        var status = "Status   \(st.status.label)  (\(st.entitled ? "entitled" : "not entitled")"
+        if st.status == .gracePeriod, let g = st.gracePeriodExpiresDate {
+            status += ", \(DateText.duration(g - now)) left, until \(DateText.minute(g)) UTC"
+        }
+        lines.append(status + ")")
+        var product = "Product  \(safe(st.productId))"
+        if let e = st.expiresDate { product += "   \(e > now ? "Expires" : "Expired") \(DateText.minute(e)) UTC" }
+        lines.append(product)
+        var renewal = "Renewal  auto-renew \(st.autoRenewStatus ? "ON" : "OFF")"
+        if let p = st.autoRenewProductId { renewal += " -> \(safe(p))" }
+        if let change = st.pendingChange {
+            renewal += "  (pending \(change.kind) to \(safe(change.productId))"
+            if let d = change.effectiveDate { renewal += " at \(DateText.minute(d)) UTC" }
+            renewal += ")"
+        }
+        lines.append(renewal)
+        if st.isInBillingRetryPeriod { lines.append("Billing  in billing retry") }
+        if let intent = st.expirationIntent {
+            lines.append("Intent   \(intent) · \(ExpirationIntent.meaning(intent))")
+        }
+        if let p = st.priceIncreaseStatus {
+            lines.append("Price    increase \(p == 1 ? "consented" : "awaiting consent")")
+        }
+        if let offer = Timeline.offerDescription(type: st.offerType, discount: st.offerDiscountType, identifier: st.offerIdentifier) {
+            lines.append("Offer    \(safe(offer))")
+        }
+        lines.append("Owner    \(st.ownershipType) · \(safe(st.environment))")
+        if !st.upgradedFrom.isEmpty { lines.append("Upgraded from transaction \(st.upgradedFrom.joined(separator: ", "))") }
+        return lines
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+let usage = """
+usage: subdesk [--db PATH] [--config FILE] [COMMAND] [OPTIONS]
+
+App Store subscription operations: verified notification intake into a local store,
+each subscriber's true state, and a terminal dashboard.
+
+commands:
+  dashboard        open the dashboard on the store (the default with no command)
+  demo             build a demo store from sample-data and open the dashboard on it
+  ingest           verify and store notifications from files, stdin, or CGI (--cgi)
+  show ID          a subscriber's subscriptions, state and timeline
+  search TEXT      subscriptions whose ids, user, token or product start with TEXT
+  notifications    stored notifications, newest first
+  quarantine       rejected bodies and why they were refused
+  link USER ID     link your user id to the subscriber owning a transaction
+  simulate         feed fresh signed demo notifications, for live demos
+
+global options:
+  --db PATH        the store (default $SUBDESK_DB, else $XDG_DATA_HOME/subdesk/subdesk.db)
+  --config FILE    config file (default $SUBDESK_CONFIG, else $XDG_CONFIG_HOME/subdesk/config)
+  --json           machine-readable output where a command prints results
+  --help           this text, or a command's own with `subdesk COMMAND --help`
+  --version        print the version
+
+config file keys (key = value, # comments; flags win): db, bundle_id, app_apple_id,
+environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments.
+"""
+
+struct Command {
+    let help: String
+    let options: Set<String>
+    let run: (Context) throws -> Int32
+}
+
+let commands: [String: Command] = [
+    "ingest": Command(help: IngestCommand.help, options: IngestCommand.options, run: IngestCommand.run),
+    "show": Command(help: ShowCommand.help, options: [], run: ShowCommand.run),
+    "search": Command(help: ListCommands.searchHelp, options: ["limit"], run: ListCommands.search),
+    "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit"], run: ListCommands.notifications),
+    "quarantine": Command(help: ListCommands.quarantineHelp, options: ["limit"], run: ListCommands.quarantine),
+    "link": Command(help: ListCommands.linkHelp, options: [], run: ListCommands.link),
+    "demo": Command(help: DemoCommands.demoHelp, options: ["copies", "no-dashboard", "sample-data", "theme", "tz"], run: { context in
+        let path = try DemoCommands.buildDemo(context)
+        if context.arguments.has("no-dashboard") { return 0 }
+        return try DashboardCommand.open(context, databasePath: path)
+    }),
+    "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], run: DemoCommands.simulate),
+    "dashboard": Command(help: DashboardCommand.help, options: ["theme", "tz"], run: { try DashboardCommand.open($0, databasePath: $0.databasePath) }),
+]
+
+func runMain() -> Int32 {
+    let arguments: Arguments
+    do {
+        arguments = try Arguments.parse(Array(CommandLine.arguments.dropFirst()))
+    } catch {
+        Output.error("\(error)")
+        return 2
+    }
+    if arguments.has("version") && arguments.command == nil {
+        Output.line("subdesk \(SubdeskVersion.string)")
+        return 0
+    }
+    let name = arguments.command ?? "dashboard"
+    if arguments.command == nil && arguments.has("help") {
+        Output.line(usage)
+        return 0
+    }
+    guard let command = commands[name] else {
+        Output.error("unknown command '\(SafeText.sanitize(name))' (see subdesk --help)")
+        return 2
+    }
+    if arguments.has("help") {
+        Output.line(command.help)
+        return 0
+    }
+    do {
+        try arguments.allowOnly(command.options, command: name)
+        let context = try Context(arguments: arguments)
+        return try command.run(context)
+    } catch let e as UsageError {
+        Output.error(e.description)
+        return 2
+    } catch let e as ExitStatus {
+        return e.code
+    } catch {
+        Output.error("\(error)")
+        return 1
+    }
+}
+
+exit(runMain())
