@@ -28,42 +28,70 @@ public enum Base64URL {
     /// Decodes with or without trailing `=` padding; `nil` if `text` is not
     /// valid base64url.
     public static func decode<S: StringProtocol>(_ text: S) -> Data? {
-        var bytes = Array(text.utf8)
-        if bytes.count % 4 == 0, bytes.last == UInt8(ascii: "=") {
-            bytes.removeLast()
-            if bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
-            // Padding is only legitimate when it completes a final group of
-            // two or three characters.
-            if bytes.count % 4 == 0 { return nil }
-        }
-        return decodeUnpadded(bytes)
+        withUTF8(text) { decode(bytes: $0, allowPadding: true) }
     }
 
     /// Decodes only the unpadded form, which is what RFC 7515 prescribes.
     public static func decodeUnpadded<S: StringProtocol>(_ text: S) -> Data? {
-        decodeUnpadded(Array(text.utf8))
+        withUTF8(text) { decode(bytes: $0, allowPadding: false) }
     }
 
-    private static func decodeUnpadded(_ bytes: [UInt8]) -> Data? {
-        if bytes.count % 4 == 1 { return nil }
-        var out = Data()
-        out.reserveCapacity(bytes.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bitCount = 0
-        for byte in bytes {
-            let value = reverse[Int(byte)]
-            if value == invalid { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bitCount += 6
-            if bitCount >= 8 {
-                bitCount -= 8
-                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bitCount)))
-                accumulator &= (1 << UInt32(bitCount)) - 1
+    private static func withUTF8<S: StringProtocol>(_ text: S, _ body: (UnsafeBufferPointer<UInt8>) -> Data?) -> Data? {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer(body)
+    }
+
+    /// Works on raw bytes because JWS headers carry kilobytes of certificates
+    /// and this runs for every notification.
+    static func decode(bytes input: UnsafeBufferPointer<UInt8>, allowPadding: Bool) -> Data? {
+        var count = input.count
+        if allowPadding, count % 4 == 0, count > 0, input[count - 1] == UInt8(ascii: "=") {
+            count -= input[count - 2] == UInt8(ascii: "=") ? 2 : 1
+            // Padding is only legitimate when it completes a final group of
+            // two or three characters.
+            if count % 4 < 2 { return nil }
+        }
+        let tail = count % 4
+        if tail == 1 { return nil }
+        let outputCount = count / 4 * 3 + (tail == 0 ? 0 : tail - 1)
+        guard let base = input.baseAddress else { return Data() }
+        var output = Data(count: outputCount)
+        let valid = reverse.withUnsafeBufferPointer { table -> Bool in
+            output.withUnsafeMutableBytes { raw -> Bool in
+                guard let out = raw.bindMemory(to: UInt8.self).baseAddress else { return outputCount == 0 }
+                var accumulator: UInt32 = 0
+                var pending = 0
+                var written = 0
+                for index in 0..<count {
+                    let value = table[Int(base[index])]
+                    if value == invalid { return false }
+                    accumulator = accumulator << 6 | UInt32(value)
+                    pending += 1
+                    if pending == 4 {
+                        out[written] = UInt8(truncatingIfNeeded: accumulator >> 16)
+                        out[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 8)
+                        out[written + 2] = UInt8(truncatingIfNeeded: accumulator)
+                        written += 3
+                        accumulator = 0
+                        pending = 0
+                    }
+                }
+                // Leftover bits must be zero, otherwise two spellings decode alike.
+                switch pending {
+                case 2:
+                    guard accumulator & 0x0F == 0 else { return false }
+                    out[written] = UInt8(truncatingIfNeeded: accumulator >> 4)
+                case 3:
+                    guard accumulator & 0x03 == 0 else { return false }
+                    out[written] = UInt8(truncatingIfNeeded: accumulator >> 10)
+                    out[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 2)
+                default:
+                    break
+                }
+                return true
             }
         }
-        // Leftover bits must be zero, otherwise two spellings decode alike.
-        if accumulator != 0 { return nil }
-        return out
+        return valid ? output : nil
     }
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)

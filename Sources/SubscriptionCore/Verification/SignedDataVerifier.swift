@@ -106,19 +106,27 @@ public final class SignedDataVerifier: @unchecked Sendable {
             VerificationError(field: field, fault: fault)
         }
 
-        let segments = compactJWS.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
-        guard segments.count == 3 else {
-            let count = compactJWS.utf8.reduce(1) { $1 == UInt8(ascii: ".") ? $0 + 1 : $0 }
-            throw fail(.notCompactJWS(segmentCount: count))
+        // Byte-level from here on: the header segment alone is kilobytes of
+        // certificates, and this runs for every notification.
+        let bytes = Array(compactJWS.utf8)
+        let dots = bytes.withUnsafeBufferPointer { buffer -> [Int] in
+            var found: [Int] = []
+            for offset in 0..<buffer.count where buffer[offset] == UInt8(ascii: ".") { found.append(offset) }
+            return found
+        }
+        guard dots.count == 2 else { throw fail(.notCompactJWS(segmentCount: dots.count + 1)) }
+        let ranges = [0..<dots[0], dots[0] + 1..<dots[1], dots[1] + 1..<bytes.count]
+        let decoded = bytes.withUnsafeBufferPointer { buffer in
+            ranges.map { Base64URL.decode(bytes: UnsafeBufferPointer(rebasing: buffer[$0]), allowPadding: true) }
         }
 
-        guard let headerBytes = Base64URL.decode(segments[0]) else { throw fail(.badBase64URL(segment: 1)) }
+        guard let headerBytes = decoded[0] else { throw fail(.badBase64URL(segment: 1)) }
         let header = try Self.parseHeader(headerBytes, fail: fail)
 
-        guard let payload = Base64URL.decode(segments[1]) else { throw fail(.badBase64URL(segment: 2)) }
+        guard let payload = decoded[1] else { throw fail(.badBase64URL(segment: 2)) }
         let signedDate = try Self.signedDate(in: payload, fail: fail)
 
-        guard let signature = Base64URL.decode(segments[2]) else { throw fail(.badBase64URL(segment: 3)) }
+        guard let signature = decoded[2] else { throw fail(.badBase64URL(segment: 3)) }
         guard signature.count == ES256.signatureLength else { throw fail(.signatureWrongLength(signature.count)) }
 
         let checkTime: VerificationError.CheckTime = signedDate.map { .signedDate($0) } ?? .currentTime(Date())
@@ -126,7 +134,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
         // The signing input is the first two segments exactly as received;
         // base64url decoding above already proved them ASCII.
-        let signingInput = Data(compactJWS.utf8.prefix(segments[0].utf8.count + 1 + segments[1].utf8.count))
+        let signingInput = Data(bytes[0..<dots[1]])
         guard ES256.isValidSignature(signature, of: signingInput, by: chain.key) else {
             throw fail(.signatureMismatch)
         }
