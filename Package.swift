@@ -23,7 +23,8 @@ let package = Package(
         .executableTarget(name: "subdesk",
                           dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard", "CNCurses"]),
 
-        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore"]),
+        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore"],
+                    resources: [.copy("Fixtures")]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore"]),
         .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore"]),

@@ -1,0 +1,104 @@
+import Foundation
+
+/// The URL-safe base64 alphabet of RFC 4648 §5, as JWS uses it.
+///
+/// Decoding is strict: characters outside the alphabet, a length that no
+/// encoding can produce, misplaced padding and non-zero leftover bits are all
+/// refused, so one byte string has exactly one accepted spelling (padded or not).
+public enum Base64URL {
+    /// Encodes without `=` padding, as compact JWS requires.
+    public static func encode(_ data: Data) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity((data.count + 2) / 3 * 4)
+        var index = data.startIndex
+        while index < data.endIndex {
+            let remaining = data.endIndex - index
+            let b0 = data[index]
+            let b1: UInt8 = remaining > 1 ? data[index + 1] : 0
+            let b2: UInt8 = remaining > 2 ? data[index + 2] : 0
+            out.append(alphabet[Int(b0 >> 2)])
+            out.append(alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)])
+            if remaining > 1 { out.append(alphabet[Int((b1 & 0x0F) << 2 | b2 >> 6)]) }
+            if remaining > 2 { out.append(alphabet[Int(b2 & 0x3F)]) }
+            index += min(3, remaining)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes with or without trailing `=` padding; `nil` if `text` is not
+    /// valid base64url.
+    public static func decode<S: StringProtocol>(_ text: S) -> Data? {
+        withUTF8(text) { decode(bytes: $0, allowPadding: true) }
+    }
+
+    /// Decodes only the unpadded form, which is what RFC 7515 prescribes.
+    public static func decodeUnpadded<S: StringProtocol>(_ text: S) -> Data? {
+        withUTF8(text) { decode(bytes: $0, allowPadding: false) }
+    }
+
+    private static func withUTF8<S: StringProtocol>(_ text: S, _ body: (UnsafeBufferPointer<UInt8>) -> Data?) -> Data? {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer(body)
+    }
+
+    /// Works on raw bytes because JWS headers carry kilobytes of certificates
+    /// and this runs for every notification.
+    static func decode(bytes input: UnsafeBufferPointer<UInt8>, allowPadding: Bool) -> Data? {
+        var count = input.count
+        if allowPadding, count % 4 == 0, count > 0, input[count - 1] == UInt8(ascii: "=") {
+            count -= input[count - 2] == UInt8(ascii: "=") ? 2 : 1
+            // Padding is only legitimate when it completes a final group of
+            // two or three characters.
+            if count % 4 < 2 { return nil }
+        }
+        let tail = count % 4
+        if tail == 1 { return nil }
+        let outputCount = count / 4 * 3 + (tail == 0 ? 0 : tail - 1)
+        guard let base = input.baseAddress else { return Data() }
+        var output = Data(count: outputCount)
+        let valid = reverse.withUnsafeBufferPointer { table -> Bool in
+            output.withUnsafeMutableBytes { raw -> Bool in
+                guard let out = raw.bindMemory(to: UInt8.self).baseAddress else { return outputCount == 0 }
+                var accumulator: UInt32 = 0
+                var pending = 0
+                var written = 0
+                for index in 0..<count {
+                    let value = table[Int(base[index])]
+                    if value == invalid { return false }
+                    accumulator = accumulator << 6 | UInt32(value)
+                    pending += 1
+                    if pending == 4 {
+                        out[written] = UInt8(truncatingIfNeeded: accumulator >> 16)
+                        out[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 8)
+                        out[written + 2] = UInt8(truncatingIfNeeded: accumulator)
+                        written += 3
+                        accumulator = 0
+                        pending = 0
+                    }
+                }
+                // Leftover bits must be zero, otherwise two spellings decode alike.
+                switch pending {
+                case 2:
+                    guard accumulator & 0x0F == 0 else { return false }
+                    out[written] = UInt8(truncatingIfNeeded: accumulator >> 4)
+                case 3:
+                    guard accumulator & 0x03 == 0 else { return false }
+                    out[written] = UInt8(truncatingIfNeeded: accumulator >> 10)
+                    out[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 2)
+                default:
+                    break
+                }
+                return true
+            }
+        }
+        return valid ? output : nil
+    }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let invalid: UInt8 = 0xFF
+    private static let reverse: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (value, character) in alphabet.enumerated() { table[Int(character)] = UInt8(value) }
+        return table
+    }()
+}

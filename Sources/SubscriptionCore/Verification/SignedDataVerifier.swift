@@ -1,0 +1,412 @@
+import Foundation
+import COpenSSL
+
+/// What a JWS header declared, once verified.
+public struct JWSHeader: Equatable, Sendable {
+    public let algorithm: String
+    /// Number of `x5c` entries; Apple sends three.
+    public let certificateCount: Int
+    public let keyID: String?
+    public let type: String?
+}
+
+/// A JWS whose chain and signature both checked out.
+public struct VerifiedJWS: Sendable {
+    /// The decoded payload: JSON bytes exactly as signed.
+    public let payload: Data
+    public let header: JWSHeader
+    /// The payload's `signedDate`; the chain was checked at this instant.
+    public let signedDate: Date?
+    /// Lowercase hex SHA-256 of the concatenated x5c DER bytes.
+    public let chainHash: String
+    /// Subject of x5c[0], the certificate whose key signed.
+    public let signerSubject: String
+}
+
+/// A certificate chain that leads to a configured root.
+public struct VerifiedChain: Sendable {
+    /// Lowercase hex SHA-256 of the concatenated DER bytes given.
+    public let chainHash: String
+    /// Subjects from the leaf up to and including the configured root that
+    /// anchored it.
+    public let subjects: [String]
+    /// The instants every certificate of the chain is valid between.
+    public let validFrom: Date
+    public let validUntil: Date
+}
+
+/// Verifies App Store signed data: compact JWS, ES256, with an `x5c` chain
+/// that must lead to one of the configured roots.
+///
+/// Thread-safe: the trust store is read-only after `init`, and the cache of
+/// verified chains sits behind a lock.
+public final class SignedDataVerifier: @unchecked Sendable {
+    /// Marks Apple's WWDR intermediate as entitled to issue App Store signing
+    /// certificates.
+    public static let intermediateMarkerOID = "1.2.840.113635.100.6.2.1"
+    /// Marks a leaf as an App Store signed-data certificate.
+    public static let leafMarkerOID = "1.2.840.113635.100.6.11.1"
+    /// Apple sends three; anything far beyond is not an App Store chain.
+    static let maximumCertificateCount = 5
+
+    /// How often verification reused a cached chain or had to check one.
+    public struct CacheStatistics: Equatable, Sendable {
+        public var hits = 0
+        public var chainChecks = 0
+        public var entries = 0
+    }
+
+    public let roots: TrustRoots
+    private let store: OpaquePointer
+    private let cacheCapacity: Int
+    private let lock = NSLock()
+    private var cache: [Data: CachedChain] = [:]
+    private var cacheOrder: [Data] = []
+    private var statistics = CacheStatistics()
+
+    /// - Parameter cacheCapacity: verified chains kept; Apple rotates its
+    ///   signing leaf rarely, so a handful covers production and sandbox.
+    public init(roots: TrustRoots, cacheCapacity: Int = 32) {
+        guard let store = X509_STORE_new() else {
+            preconditionFailure("libcrypto could not allocate an X509_STORE: \(OpenSSL.takeErrors())")
+        }
+        for root in roots.certificates {
+            // Adding the same root twice is harmless; any other failure is
+            // an allocation failure.
+            if X509_STORE_add_cert(store, root.pointer) != 1 { OpenSSL.clearErrors() }
+        }
+        self.store = store
+        self.roots = roots
+        self.cacheCapacity = max(1, cacheCapacity)
+    }
+
+    deinit { X509_STORE_free(store) }
+
+    public var cacheStatistics: CacheStatistics {
+        lock.lock()
+        defer { lock.unlock() }
+        var snapshot = statistics
+        snapshot.entries = cache.count
+        return snapshot
+    }
+
+    public func clearCache() {
+        lock.lock()
+        defer { lock.unlock() }
+        cache.removeAll()
+        cacheOrder.removeAll()
+    }
+
+    /// Verifies a compact JWS and returns its payload.
+    ///
+    /// - Parameter field: where the JWS came from (`signedPayload`,
+    ///   `signedTransactionInfo`, …); every error names it.
+    public func verify(_ compactJWS: String, field: String) throws -> VerifiedJWS {
+        func fail(_ fault: VerificationError.Fault) -> VerificationError {
+            VerificationError(field: field, fault: fault)
+        }
+
+        // Byte-level from here on: the header segment alone is kilobytes of
+        // certificates, and this runs for every notification.
+        let bytes = Array(compactJWS.utf8)
+        let dots = bytes.withUnsafeBufferPointer { buffer -> [Int] in
+            var found: [Int] = []
+            for offset in 0..<buffer.count where buffer[offset] == UInt8(ascii: ".") { found.append(offset) }
+            return found
+        }
+        guard dots.count == 2 else { throw fail(.notCompactJWS(segmentCount: dots.count + 1)) }
+        let ranges = [0..<dots[0], dots[0] + 1..<dots[1], dots[1] + 1..<bytes.count]
+        let decoded = bytes.withUnsafeBufferPointer { buffer in
+            ranges.map { Base64URL.decode(bytes: UnsafeBufferPointer(rebasing: buffer[$0]), allowPadding: true) }
+        }
+
+        guard let headerBytes = decoded[0] else { throw fail(.badBase64URL(segment: 1)) }
+        let header = try Self.parseHeader(headerBytes, fail: fail)
+
+        guard let payload = decoded[1] else { throw fail(.badBase64URL(segment: 2)) }
+        let signedDate = try Self.signedDate(in: payload, fail: fail)
+
+        guard let signature = decoded[2] else { throw fail(.badBase64URL(segment: 3)) }
+        guard signature.count == ES256.signatureLength else { throw fail(.signatureWrongLength(signature.count)) }
+
+        let checkTime: VerificationError.CheckTime = signedDate.map { .signedDate($0) } ?? .currentTime(Date())
+        let chain = try trustedChain(header.certificates, at: checkTime, field: field)
+
+        // The signing input is the first two segments exactly as received;
+        // base64url decoding above already proved them ASCII.
+        let signingInput = Data(bytes[0..<dots[1]])
+        guard ES256.isValidSignature(signature, of: signingInput, by: chain.key) else {
+            throw fail(.signatureMismatch)
+        }
+        return VerifiedJWS(payload: payload, header: header.info, signedDate: signedDate,
+                           chainHash: chain.hash.lowercaseHex, signerSubject: chain.subjects.first ?? "")
+    }
+
+    /// Checks that `ders` (leaf, intermediate, and optionally the sender's
+    /// idea of the root, which is ignored) carry Apple's marker OIDs and lead
+    /// to a configured root at `date`. Uses and fills the chain cache.
+    public func verifyChain(_ ders: [Data], at date: Date, field: String) throws -> VerifiedChain {
+        let chain = try trustedChain(ders, at: .requested(date), field: field)
+        return VerifiedChain(chainHash: chain.hash.lowercaseHex, subjects: chain.subjects,
+                             validFrom: chain.validFrom, validUntil: chain.validUntil)
+    }
+
+    // MARK: - Chain
+
+    /// What a successful chain check leaves behind; reusable for any instant
+    /// inside `validFrom...validUntil`, as long as the roots do not change
+    /// (and they cannot, for one verifier).
+    private final class CachedChain: @unchecked Sendable {
+        let hash: Data
+        let key: ES256.PublicKey
+        let subjects: [String]
+        let validFrom: Date
+        let validUntil: Date
+
+        init(hash: Data, key: ES256.PublicKey, subjects: [String], validFrom: Date, validUntil: Date) {
+            self.hash = hash
+            self.key = key
+            self.subjects = subjects
+            self.validFrom = validFrom
+            self.validUntil = validUntil
+        }
+    }
+
+    private func trustedChain(_ ders: [Data], at time: VerificationError.CheckTime,
+                              field: String) throws -> CachedChain {
+        func fail(_ fault: VerificationError.Fault) -> VerificationError {
+            VerificationError(field: field, fault: fault)
+        }
+        guard !ders.isEmpty else { throw fail(.x5cEmpty) }
+        guard ders.count >= 2 else { throw fail(.x5cTooShort(count: ders.count)) }
+        guard ders.count <= Self.maximumCertificateCount else { throw fail(.x5cTooLong(count: ders.count)) }
+        guard Self.isCheckable(time.date) else {
+            throw fail(.timeOutOfRange("\(time.date.timeIntervalSince1970) s since 1970"))
+        }
+
+        // DER is self-delimiting, so plain concatenation cannot make two
+        // different chains hash alike.
+        let hash = OpenSSL.sha256(ders.reduce(into: Data()) { $0.append($1) })
+        // libcrypto checks validity in whole seconds; so does the cache.
+        let instant = Date(timeIntervalSince1970: floor(time.date.timeIntervalSince1970))
+
+        lock.lock()
+        if let cached = cache[hash], cached.validFrom <= instant, instant <= cached.validUntil {
+            statistics.hits += 1
+            lock.unlock()
+            return cached
+        }
+        statistics.chainChecks += 1
+        lock.unlock()
+
+        let checked = try checkChain(ders, hash: hash, at: time, instant: instant, fail: fail)
+
+        lock.lock()
+        if cache.updateValue(checked, forKey: hash) == nil {
+            cacheOrder.append(hash)
+            if cacheOrder.count > cacheCapacity {
+                cache.removeValue(forKey: cacheOrder.removeFirst())
+            }
+        }
+        lock.unlock()
+        return checked
+    }
+
+    private func checkChain(_ ders: [Data], hash: Data, at time: VerificationError.CheckTime, instant: Date,
+                            fail: (VerificationError.Fault) -> VerificationError) throws -> CachedChain {
+        // Only the leaf and the intermediate are parsed: trust never comes
+        // from x5c[2], so it is not even read.
+        var certificates: [X509Certificate] = []
+        for (index, der) in ders.prefix(2).enumerated() {
+            do {
+                certificates.append(try X509Certificate(der: der))
+            } catch let error as CertificateParseError {
+                throw fail(.x5cEntryNotCertificate(index: index, reason: error.description))
+            }
+        }
+        let leaf = certificates[0], intermediate = certificates[1]
+        guard intermediate.hasExtension(oid: Self.intermediateMarkerOID) else {
+            throw fail(.missingMarkerOID(index: 1, oid: Self.intermediateMarkerOID))
+        }
+        guard leaf.hasExtension(oid: Self.leafMarkerOID) else {
+            throw fail(.missingMarkerOID(index: 0, oid: Self.leafMarkerOID))
+        }
+
+        let anchoredChain = try verifyPath(leaf: leaf, intermediate: intermediate, time: time,
+                                           instant: instant, fail: fail)
+
+        let key: ES256.PublicKey
+        do {
+            key = try ES256.PublicKey(certificate: leaf)
+        } catch ES256Error.notP256(let found) {
+            throw fail(.leafKeyNotP256(found: found))
+        } catch {
+            throw fail(.x5cEntryNotCertificate(index: 0, reason: String(describing: error)))
+        }
+        return CachedChain(hash: hash, key: key,
+                           subjects: anchoredChain.map(\.subject),
+                           validFrom: anchoredChain.map(\.notBefore).max() ?? instant,
+                           validUntil: anchoredChain.map(\.notAfter).min() ?? instant)
+    }
+
+    private struct ChainLink {
+        let subject: String
+        let notBefore: Date
+        let notAfter: Date
+    }
+
+    /// Runs libcrypto's path validation: leaf, then x5c[1] as the only
+    /// untrusted helper, up to a root in the store, at `instant`.
+    private func verifyPath(leaf: X509Certificate, intermediate: X509Certificate,
+                            time: VerificationError.CheckTime, instant: Date,
+                            fail: (VerificationError.Fault) -> VerificationError) throws -> [ChainLink] {
+        OpenSSL.clearErrors()
+        guard let context = X509_STORE_CTX_new(), let untrusted = OPENSSL_sk_new_null() else {
+            throw fail(.libcrypto(OpenSSL.takeErrors()))
+        }
+        defer {
+            X509_STORE_CTX_free(context)
+            // The stack borrows the certificate; freeing it leaves it alone.
+            OPENSSL_sk_free(untrusted)
+        }
+        guard OPENSSL_sk_push(untrusted, UnsafeRawPointer(intermediate.pointer)) > 0,
+              X509_STORE_CTX_init(context, store, leaf.pointer, untrusted) == 1 else {
+            throw fail(.libcrypto(OpenSSL.takeErrors()))
+        }
+        X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(context), time_t(instant.timeIntervalSince1970))
+
+        let verified = X509_verify_cert(context) == 1
+        OpenSSL.clearErrors()
+        guard verified else {
+            let code = X509_STORE_CTX_get_error(context)
+            let culprit = X509_STORE_CTX_get_current_cert(context)
+            let position = self.position(of: culprit, leaf: leaf, intermediate: intermediate)
+            switch code {
+            case X509_V_ERR_CERT_HAS_EXPIRED:
+                let notAfter = OpenSSL.date(X509_get0_notAfter(culprit)) ?? instant
+                throw fail(.certificateExpired(position, at: time, notAfter: notAfter))
+            case X509_V_ERR_CERT_NOT_YET_VALID:
+                let notBefore = OpenSSL.date(X509_get0_notBefore(culprit)) ?? instant
+                throw fail(.certificateNotYetValid(position, at: time, notBefore: notBefore))
+            default:
+                let reason = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) }
+                    ?? "libcrypto error \(code)"
+                throw fail(.chainUntrusted(reason: "\(reason) at \(position)"))
+            }
+        }
+
+        guard let chain = X509_STORE_CTX_get0_chain(context) else {
+            throw fail(.libcrypto("verified chain not available"))
+        }
+        var links: [ChainLink] = []
+        for index in 0..<OPENSSL_sk_num(chain) {
+            let certificate = OpaquePointer(OPENSSL_sk_value(chain, index))
+            let subject: String
+            if certificate == leaf.pointer {
+                subject = leaf.subjectSummary
+            } else if certificate == intermediate.pointer {
+                subject = intermediate.subjectSummary
+            } else {
+                subject = roots.certificates.first { $0.pointer == certificate }?.subjectSummary ?? "?"
+            }
+            guard let notBefore = OpenSSL.date(X509_get0_notBefore(certificate)),
+                  let notAfter = OpenSSL.date(X509_get0_notAfter(certificate)) else {
+                throw fail(.libcrypto("validity of a verified certificate cannot be read"))
+            }
+            links.append(ChainLink(subject: subject, notBefore: notBefore, notAfter: notAfter))
+        }
+        return links
+    }
+
+    private func position(of certificate: OpaquePointer?, leaf: X509Certificate,
+                          intermediate: X509Certificate) -> VerificationError.CertificatePosition {
+        guard let certificate else { return .x5c(0) }
+        if certificate == leaf.pointer { return .x5c(0) }
+        if certificate == intermediate.pointer { return .x5c(1) }
+        let subject = roots.certificates.first { $0.pointer == certificate }?.subjectSummary ?? "unknown"
+        return .configuredRoot(subject: subject)
+    }
+
+    // MARK: - Header and payload
+
+    private struct ParsedHeader {
+        let info: JWSHeader
+        let certificates: [Data]
+    }
+
+    private static func parseHeader(_ bytes: Data,
+                                    fail: (VerificationError.Fault) -> VerificationError) throws -> ParsedHeader {
+        guard let object = try? JSONSerialization.jsonObject(with: bytes),
+              let header = object as? [String: Any] else {
+            throw fail(.headerNotJSONObject)
+        }
+        guard let algValue = header["alg"] else { throw fail(.algorithmMissing) }
+        guard let alg = algValue as? String, alg == "ES256" else {
+            throw fail(.algorithmNotES256(algValue as? String ?? String(describing: algValue)))
+        }
+        // RFC 7515 §4.1.11: a recipient must refuse crit parameters it does
+        // not implement, and this one implements none.
+        guard header["crit"] == nil else { throw fail(.criticalHeaderParameters) }
+        guard let x5cValue = header["x5c"] else { throw fail(.x5cMissing) }
+        guard let entries = x5cValue as? [Any] else { throw fail(.x5cNotArrayOfStrings) }
+        guard !entries.isEmpty else { throw fail(.x5cEmpty) }
+        guard entries.count <= maximumCertificateCount else { throw fail(.x5cTooLong(count: entries.count)) }
+        var certificates: [Data] = []
+        for (index, entry) in entries.enumerated() {
+            guard let text = entry as? String else { throw fail(.x5cNotArrayOfStrings) }
+            // x5c is standard base64 with padding (RFC 7515 §4.1.6), not base64url.
+            guard let der = Data(base64Encoded: text), !der.isEmpty else {
+                throw fail(.x5cEntryNotBase64(index: index))
+            }
+            certificates.append(der)
+        }
+        let info = JWSHeader(algorithm: alg, certificateCount: certificates.count,
+                             keyID: header["kid"] as? String, type: header["typ"] as? String)
+        return ParsedHeader(info: info, certificates: certificates)
+    }
+
+    /// libcrypto takes a `time_t`, and certificates cannot express years
+    /// past 9999 anyway.
+    private static let latestCheckableSecond: TimeInterval = 253_402_300_799
+
+    static func isCheckable(_ date: Date) -> Bool {
+        let seconds = date.timeIntervalSince1970
+        return seconds.isFinite && seconds >= 0 && seconds <= latestCheckableSecond
+    }
+
+    /// Reads only `signedDate`; the payload's meaning is the caller's business.
+    private struct SignedDateProbe: Decodable {
+        let milliseconds: Double?
+
+        private enum Key: String, CodingKey { case signedDate }
+        struct NotAnObject: Error {}
+        struct NotANumber: Error {}
+
+        init(from decoder: Decoder) throws {
+            guard let container = try? decoder.container(keyedBy: Key.self) else { throw NotAnObject() }
+            do {
+                milliseconds = try container.decodeIfPresent(Double.self, forKey: .signedDate)
+            } catch {
+                throw NotANumber()
+            }
+        }
+    }
+
+    private static func signedDate(in payload: Data,
+                                   fail: (VerificationError.Fault) -> VerificationError) throws -> Date? {
+        let probe: SignedDateProbe
+        do {
+            probe = try JSONDecoder().decode(SignedDateProbe.self, from: payload)
+        } catch is SignedDateProbe.NotAnObject {
+            throw fail(.payloadNotJSONObject)
+        } catch is SignedDateProbe.NotANumber {
+            throw fail(.signedDateNotANumber)
+        } catch {
+            throw fail(.payloadNotJSON)
+        }
+        guard let milliseconds = probe.milliseconds else { return nil }
+        let date = Date(timeIntervalSince1970: milliseconds / 1000)
+        guard isCheckable(date) else { throw fail(.timeOutOfRange("signedDate \(milliseconds)")) }
+        return date
+    }
+}
