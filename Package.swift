@@ -27,7 +27,7 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore"]),
-        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore"]),
+        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "subdesk"]),
     ],
     swiftLanguageModes: [.v5]
 )

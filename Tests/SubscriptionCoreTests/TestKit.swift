@@ -1,0 +1,83 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// Shared set-up for core tests: the project's sample data, signers, and body builders.
+enum TestKit {
+    static let repoRoot: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }()
+    static let sample = SampleData(directory: repoRoot + "/sample-data")
+    static let signer: JWSSigner = try! sample.signer()
+    static let roots: TrustRoots = try! sample.trustRoots()
+    static let fixtures = VerificationTests.fixtureDirectory.path
+
+    /// 2026-06-01T00:00:00Z: the anchor scenario tests run at.
+    static let anchor: Millis = 1_780_272_000_000
+    static let day: Millis = 86_400_000
+
+    static var policy: IntakePolicy { SampleData.demoPolicy }
+
+    static func intake(_ store: Store, policy: IntakePolicy = TestKit.policy) -> Intake {
+        Intake(store: store, verifier: SignedDataVerifier(roots: roots), policy: policy)
+    }
+
+    static func json(_ object: [String: Any]) -> Data {
+        try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    }
+
+    static func transaction(id: String = "2000000900000001", original: String = "2000000900000001",
+                            product: String = "app.monthly", purchase: Millis = anchor - 10 * day,
+                            expires: Millis? = anchor + 20 * day, signed: Millis = anchor - 10 * day,
+                            environment: String = "Production", bundleId: String = ScenarioBuilder.demoBundleId,
+                            extra: [String: Any] = [:]) -> [String: Any] {
+        var t: [String: Any] = [
+            "transactionId": id, "originalTransactionId": original, "productId": product, "bundleId": bundleId,
+            "purchaseDate": purchase, "originalPurchaseDate": purchase, "signedDate": signed,
+            "environment": environment, "inAppOwnershipType": "PURCHASED", "type": "Auto-Renewable Subscription",
+            "price": 9990, "currency": "USD", "transactionReason": "PURCHASE",
+        ]
+        if let expires { t["expiresDate"] = expires }
+        for (k, v) in extra { t[k] = v }
+        return t
+    }
+
+    static func renewal(original: String = "2000000900000001", product: String = "app.monthly",
+                        signed: Millis = anchor - 10 * day, environment: String = "Production",
+                        extra: [String: Any] = [:]) -> [String: Any] {
+        var r: [String: Any] = ["originalTransactionId": original, "productId": product, "autoRenewProductId": product,
+                                "autoRenewStatus": 1, "signedDate": signed, "environment": environment]
+        for (k, v) in extra { r[k] = v }
+        return r
+    }
+
+    /// A V2 notification body signed by `signer` (the test CA unless given).
+    static func body(type: String, subtype: String? = nil, uuid: String = UUID().uuidString.lowercased(),
+                     signed: Millis = anchor - 10 * day, environment: String = "Production",
+                     bundleId: String = ScenarioBuilder.demoBundleId, appAppleId: Int64? = ScenarioBuilder.demoAppAppleId,
+                     transaction: [String: Any]? = transaction(), renewal: [String: Any]? = renewal(),
+                     signer: JWSSigner = TestKit.signer, nestedSigner: JWSSigner? = nil,
+                     extraPayload: [String: Any] = [:]) -> Data {
+        var data: [String: Any] = ["bundleId": bundleId, "environment": environment, "bundleVersion": "1.0"]
+        if let appAppleId { data["appAppleId"] = appAppleId }
+        if let transaction { data["signedTransactionInfo"] = try! (nestedSigner ?? signer).sign(payload: json(transaction)) }
+        if let renewal { data["signedRenewalInfo"] = try! (nestedSigner ?? signer).sign(payload: json(renewal)) }
+        var payload: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "version": "2.0",
+                                      "signedDate": signed, "data": data]
+        if let subtype { payload["subtype"] = subtype }
+        for (k, v) in extraPayload { payload[k] = v }
+        return json(["signedPayload": try! signer.sign(payload: json(payload))])
+    }
+
+    static func fixtureSigner(leaf: String, intermediate: String, root: String = "test-ca/root.der",
+                              key: String = "test-ca/leaf-key.pem") -> JWSSigner {
+        try! JWSSigner(privateKeyPEM: VerificationTests.fixture(key),
+                       chain: [VerificationTests.fixture(leaf), VerificationTests.fixture(intermediate), VerificationTests.fixture(root)])
+    }
+
+    static func state(_ store: Store, _ otid: String, now: Millis = anchor) throws -> SubscriptionState? {
+        let h = try store.history(originalTransactionId: otid)
+        return StateDerivation.derive(originalTransactionId: otid, transactions: h.transactions, renewal: h.renewal,
+                                      events: h.events, now: now)
+    }
+}
