@@ -230,6 +230,12 @@ final class VerificationTests: XCTestCase {
                       "signedRenewalInfo: x5c[0] lacks OID 1.2.840.113635.100.6.11.1")
     }
 
+    func testPathMustGoThroughTheX5cIntermediate() throws {
+        let skipping = try makeSigner(leaf: "leaf-issued-by-root.der", intermediate: "test-ca/intermediate.der")
+        assertRejects(try skipping.sign(payload: Self.payload()), with: .pathBypassesIntermediate,
+                      "signedPayload: x5c[0] leads to a configured root without x5c[1] as its issuer")
+    }
+
     func testCertificateExpiredAtSignedDateIsRejected() throws {
         let expired = try makeSigner(leaf: "leaf-expired-2021.der", intermediate: "test-ca/intermediate.der")
         let signedIn2024: Double = 1_717_200_000_000 // 2024-06-01T00:00:00Z
@@ -246,14 +252,15 @@ final class VerificationTests: XCTestCase {
     }
 
     func testCertificateNotYetValidAtSignedDateIsRejected() throws {
+        // Every test CA certificate starts on 2020-01-01; libcrypto checks from
+        // the root down, so the configured root is the one named.
         let signedIn2019: Double = 1_546_300_800_000 // 2019-01-01T00:00:00Z
-        XCTAssertThrowsError(try verifier.verify(try signer.sign(payload: Self.payload(signedDate: signedIn2019)),
-                                                 field: "signedPayload")) { error in
-            guard case .certificateNotYetValid(_, at: .signedDate(Self.date("2019-01-01T00:00:00Z")),
-                                               notBefore: Self.date("2020-01-01T00:00:00Z"))? = (error as? VerificationError)?.fault else {
-                return XCTFail("unexpected \(error)")
-            }
-        }
+        assertRejects(try signer.sign(payload: Self.payload(signedDate: signedIn2019)),
+                      with: .certificateNotYetValid(
+                        .configuredRoot(subject: "CN=subdesk TEST ONLY Root CA, O=subdesk test CA - not Apple"),
+                        at: .signedDate(Self.date("2019-01-01T00:00:00Z")), notBefore: Self.date("2020-01-01T00:00:00Z")),
+                      "signedPayload: certificate configured root (CN=subdesk TEST ONLY Root CA, O=subdesk test CA - not Apple) "
+                      + "not yet valid at signedDate 2019-01-01T00:00:00Z (notBefore 2020-01-01T00:00:00Z)")
     }
 
     // MARK: Signature

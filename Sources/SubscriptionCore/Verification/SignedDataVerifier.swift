@@ -298,6 +298,13 @@ public final class SignedDataVerifier: @unchecked Sendable {
         guard let chain = X509_STORE_CTX_get0_chain(context) else {
             throw fail(.libcrypto("verified chain not available"))
         }
+        // libcrypto is content with any path to a root. A leaf issued straight
+        // by a root would skip x5c[1], and with it the intermediate marker
+        // OID that was checked there, so the path must go through x5c[1].
+        guard OPENSSL_sk_num(chain) >= 3,
+              X509_cmp(OpaquePointer(OPENSSL_sk_value(chain, 1)), intermediate.pointer) == 0 else {
+            throw fail(.pathBypassesIntermediate)
+        }
         var links: [ChainLink] = []
         for index in 0..<OPENSSL_sk_num(chain) {
             let certificate = OpaquePointer(OPENSSL_sk_value(chain, index))
