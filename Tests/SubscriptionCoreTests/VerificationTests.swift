@@ -315,6 +315,16 @@ final class VerificationTests: XCTestCase {
         XCTAssertEqual(verifier.cacheStatistics.chainChecks, 2)
     }
 
+    func testCachedChainIsNotReusedForDifferentlyCutX5c() throws {
+        _ = try verifier.verify(try signer.sign(payload: Self.payload()), field: "signedPayload")
+        let merged = "\"\((Self.testLeaf + Self.testIntermediate).base64EncodedString())\",\"\(Self.testRoot.base64EncodedString())\""
+        XCTAssertThrowsError(try verifier.verify(try jws(header: "{\"alg\":\"ES256\",\"x5c\":[\(merged)]}"),
+                                                 field: "signedPayload")) { error in
+            XCTAssertEqual((error as? VerificationError)?.fault,
+                           .x5cEntryNotCertificate(index: 0, reason: "DER certificate followed by \(Self.testIntermediate.count) unexpected bytes"))
+        }
+    }
+
     func testFailedChainsAreNotCached() throws {
         let unmarked = try makeSigner(leaf: "leaf-without-oid.der", intermediate: "test-ca/intermediate.der")
         let jws = try unmarked.sign(payload: Self.payload())
