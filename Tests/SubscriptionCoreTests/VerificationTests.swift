@@ -501,6 +501,12 @@ final class VerificationTests: XCTestCase {
         XCTAssertNoThrow(try ES256.PrivateKey.load(Self.testLeafKey))
 
         XCTAssertThrowsError(try ES256.PrivateKey(pem: Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8)))
+        XCTAssertThrowsError(try ES256.PrivateKey(pem: Data("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n".utf8))) { error in
+            XCTAssertEqual(error as? ES256Error, .encryptedPrivateKey)
+        }
+        XCTAssertThrowsError(try ES256.PrivateKey(pem: Self.testLeaf)) { error in
+            XCTAssertEqual(error as? ES256Error, .notAPrivateKey(reason: "no PEM block"))
+        }
         XCTAssertThrowsError(try ES256.PublicKey(certificate: X509Certificate(der: Self.testRoot))) { error in
             XCTAssertEqual(error as? ES256Error, .notP256(found: "an EC key on secp384r1"))
         }
