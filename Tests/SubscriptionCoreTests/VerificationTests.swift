@@ -230,6 +230,12 @@ final class VerificationTests: XCTestCase {
                       "signedRenewalInfo: x5c[0] lacks OID 1.2.840.113635.100.6.11.1")
     }
 
+    func testPathMustGoThroughTheX5cIntermediate() throws {
+        let skipping = try makeSigner(leaf: "leaf-issued-by-root.der", intermediate: "test-ca/intermediate.der")
+        assertRejects(try skipping.sign(payload: Self.payload()), with: .pathBypassesIntermediate,
+                      "signedPayload: x5c[0] leads to a configured root without x5c[1] as its issuer")
+    }
+
     func testCertificateExpiredAtSignedDateIsRejected() throws {
         let expired = try makeSigner(leaf: "leaf-expired-2021.der", intermediate: "test-ca/intermediate.der")
         let signedIn2024: Double = 1_717_200_000_000 // 2024-06-01T00:00:00Z
@@ -246,14 +252,15 @@ final class VerificationTests: XCTestCase {
     }
 
     func testCertificateNotYetValidAtSignedDateIsRejected() throws {
+        // Every test CA certificate starts on 2020-01-01; libcrypto checks from
+        // the root down, so the configured root is the one named.
         let signedIn2019: Double = 1_546_300_800_000 // 2019-01-01T00:00:00Z
-        XCTAssertThrowsError(try verifier.verify(try signer.sign(payload: Self.payload(signedDate: signedIn2019)),
-                                                 field: "signedPayload")) { error in
-            guard case .certificateNotYetValid(_, at: .signedDate(Self.date("2019-01-01T00:00:00Z")),
-                                               notBefore: Self.date("2020-01-01T00:00:00Z"))? = (error as? VerificationError)?.fault else {
-                return XCTFail("unexpected \(error)")
-            }
-        }
+        assertRejects(try signer.sign(payload: Self.payload(signedDate: signedIn2019)),
+                      with: .certificateNotYetValid(
+                        .configuredRoot(subject: "CN=subdesk TEST ONLY Root CA, O=subdesk test CA - not Apple"),
+                        at: .signedDate(Self.date("2019-01-01T00:00:00Z")), notBefore: Self.date("2020-01-01T00:00:00Z")),
+                      "signedPayload: certificate configured root (CN=subdesk TEST ONLY Root CA, O=subdesk test CA - not Apple) "
+                      + "not yet valid at signedDate 2019-01-01T00:00:00Z (notBefore 2020-01-01T00:00:00Z)")
     }
 
     // MARK: Signature
@@ -306,6 +313,16 @@ final class VerificationTests: XCTestCase {
         }
         XCTAssertEqual(verifier.cacheStatistics.hits, 0)
         XCTAssertEqual(verifier.cacheStatistics.chainChecks, 2)
+    }
+
+    func testCachedChainIsNotReusedForDifferentlyCutX5c() throws {
+        _ = try verifier.verify(try signer.sign(payload: Self.payload()), field: "signedPayload")
+        let merged = "\"\((Self.testLeaf + Self.testIntermediate).base64EncodedString())\",\"\(Self.testRoot.base64EncodedString())\""
+        XCTAssertThrowsError(try verifier.verify(try jws(header: "{\"alg\":\"ES256\",\"x5c\":[\(merged)]}"),
+                                                 field: "signedPayload")) { error in
+            XCTAssertEqual((error as? VerificationError)?.fault,
+                           .x5cEntryNotCertificate(index: 0, reason: "DER certificate followed by \(Self.testIntermediate.count) unexpected bytes"))
+        }
     }
 
     func testFailedChainsAreNotCached() throws {
@@ -484,6 +501,12 @@ final class VerificationTests: XCTestCase {
         XCTAssertNoThrow(try ES256.PrivateKey.load(Self.testLeafKey))
 
         XCTAssertThrowsError(try ES256.PrivateKey(pem: Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8)))
+        XCTAssertThrowsError(try ES256.PrivateKey(pem: Data("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n".utf8))) { error in
+            XCTAssertEqual(error as? ES256Error, .encryptedPrivateKey)
+        }
+        XCTAssertThrowsError(try ES256.PrivateKey(pem: Self.testLeaf)) { error in
+            XCTAssertEqual(error as? ES256Error, .notAPrivateKey(reason: "no PEM block"))
+        }
         XCTAssertThrowsError(try ES256.PublicKey(certificate: X509Certificate(der: Self.testRoot))) { error in
             XCTAssertEqual(error as? ES256Error, .notP256(found: "an EC key on secp384r1"))
         }

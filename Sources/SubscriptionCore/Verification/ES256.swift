@@ -21,6 +21,10 @@ public enum ES256 {
         /// out) or SEC 1 `EC PRIVATE KEY`. Encrypted keys are refused rather
         /// than prompting for a passphrase.
         public convenience init(pem: Data) throws {
+            guard pem.range(of: Data("-----BEGIN".utf8)) != nil else {
+                throw ES256Error.notAPrivateKey(reason: "no PEM block")
+            }
+            if pem.range(of: Data("ENCRYPTED".utf8)) != nil { throw ES256Error.encryptedPrivateKey }
             OpenSSL.clearErrors()
             let key = try OpenSSL.withMemoryBIO(pem) { bio in
                 PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in -1 }, nil)
@@ -180,12 +184,14 @@ public enum ES256 {
 public enum ES256Error: Error, CustomStringConvertible, Equatable {
     case notAPrivateKey(reason: String)
     case notAPublicKey(reason: String)
+    case encryptedPrivateKey
     case notP256(found: String)
     case libcrypto(String)
 
     public var description: String {
         switch self {
         case .notAPrivateKey(let reason): return "not an unencrypted PEM or PKCS#8 private key (\(reason))"
+        case .encryptedPrivateKey: return "private key is encrypted; give it unencrypted (PKCS#8 or SEC 1 PEM)"
         case .notAPublicKey(let reason): return "certificate has no usable public key (\(reason))"
         case .notP256(let found): return "ES256 needs a P-256 key, found \(found)"
         case .libcrypto(let reason): return "libcrypto failed to sign (\(reason))"

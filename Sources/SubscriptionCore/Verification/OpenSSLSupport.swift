@@ -20,6 +20,8 @@ enum OpenSSL {
                 messages.append(String(cString: buffer))
             }
         }
+        var seen = Set<String>()
+        messages = messages.filter { seen.insert($0).inserted }
         return messages.isEmpty ? fallback : messages.joined(separator: "; ")
     }
 

@@ -158,13 +158,16 @@ public final class SignedDataVerifier: @unchecked Sendable {
     /// (and they cannot, for one verifier).
     private final class CachedChain: @unchecked Sendable {
         let hash: Data
+        let entryLengths: [Int]
         let key: ES256.PublicKey
         let subjects: [String]
         let validFrom: Date
         let validUntil: Date
 
-        init(hash: Data, key: ES256.PublicKey, subjects: [String], validFrom: Date, validUntil: Date) {
+        init(hash: Data, entryLengths: [Int], key: ES256.PublicKey, subjects: [String],
+             validFrom: Date, validUntil: Date) {
             self.hash = hash
+            self.entryLengths = entryLengths
             self.key = key
             self.subjects = subjects
             self.validFrom = validFrom
@@ -184,14 +187,17 @@ public final class SignedDataVerifier: @unchecked Sendable {
             throw fail(.timeOutOfRange("\(time.date.timeIntervalSince1970) s since 1970"))
         }
 
-        // DER is self-delimiting, so plain concatenation cannot make two
-        // different chains hash alike.
         let hash = OpenSSL.sha256(ders.reduce(into: Data()) { $0.append($1) })
+        // The same bytes cut up differently (x5c[0] and x5c[1] merged into one
+        // entry, say) hash alike but would not parse; on a hit nothing is
+        // parsed, so the cut must match too.
+        let entryLengths = ders.map(\.count)
         // libcrypto checks validity in whole seconds; so does the cache.
         let instant = Date(timeIntervalSince1970: floor(time.date.timeIntervalSince1970))
 
         lock.lock()
-        if let cached = cache[hash], cached.validFrom <= instant, instant <= cached.validUntil {
+        if let cached = cache[hash], cached.entryLengths == entryLengths,
+           cached.validFrom <= instant, instant <= cached.validUntil {
             statistics.hits += 1
             lock.unlock()
             return cached
@@ -243,7 +249,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         } catch {
             throw fail(.x5cEntryNotCertificate(index: 0, reason: String(describing: error)))
         }
-        return CachedChain(hash: hash, key: key,
+        return CachedChain(hash: hash, entryLengths: ders.map(\.count), key: key,
                            subjects: anchoredChain.map(\.subject),
                            validFrom: anchoredChain.map(\.notBefore).max() ?? instant,
                            validUntil: anchoredChain.map(\.notAfter).min() ?? instant)
@@ -297,6 +303,13 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
         guard let chain = X509_STORE_CTX_get0_chain(context) else {
             throw fail(.libcrypto("verified chain not available"))
+        }
+        // libcrypto is content with any path to a root. A leaf issued straight
+        // by a root would skip x5c[1], and with it the intermediate marker
+        // OID that was checked there, so the path must go through x5c[1].
+        guard OPENSSL_sk_num(chain) >= 3,
+              X509_cmp(OpaquePointer(OPENSSL_sk_value(chain, 1)), intermediate.pointer) == 0 else {
+            throw fail(.pathBypassesIntermediate)
         }
         var links: [ChainLink] = []
         for index in 0..<OPENSSL_sk_num(chain) {

@@ -73,6 +73,8 @@ public struct VerificationError: Error, CustomStringConvertible, Equatable, Send
         case missingMarkerOID(index: Int, oid: String)
         case leafKeyNotP256(found: String)
         case chainUntrusted(reason: String)
+        /// The leaf leads to a configured root without x5c[1] being its issuer.
+        case pathBypassesIntermediate
         case certificateExpired(CertificatePosition, at: CheckTime, notAfter: Date)
         case certificateNotYetValid(CertificatePosition, at: CheckTime, notBefore: Date)
         case signatureWrongLength(Int)
@@ -120,6 +122,8 @@ public struct VerificationError: Error, CustomStringConvertible, Equatable, Send
                 return "x5c[0] key is \(found), ES256 needs P-256"
             case .chainUntrusted(let reason):
                 return "certificate chain does not lead to a configured root (\(reason))"
+            case .pathBypassesIntermediate:
+                return "x5c[0] leads to a configured root without x5c[1] as its issuer"
             case .certificateExpired(let position, let time, let notAfter):
                 return "certificate \(position) expired at \(time) (notAfter \(VerificationError.timestamp(notAfter)))"
             case .certificateNotYetValid(let position, let time, let notBefore):

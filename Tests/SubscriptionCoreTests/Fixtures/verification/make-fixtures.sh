@@ -129,6 +129,11 @@ issue "subdesk TEST ONLY App Store Signing expired 2021" "$ca/leaf-key.pem" \
     "$ca/intermediate-key.pem" "$ca/intermediate.der" v3_leaf leaf-expired-2021.der \
     20200101000000Z 20211231235959Z
 
+# A proper leaf (test leaf key) issued straight by the test root: its path to
+# the root skips whatever intermediate the x5c names.
+issue "subdesk TEST ONLY App Store Signing issued by the root" "$ca/leaf-key.pem" \
+    "$ca/root-key.pem" "$ca/root.der" v3_leaf leaf-issued-by-root.der $FROM $UNTIL
+
 # A P-256 key that no certificate certifies, to sign with while presenting the
 # test leaf's x5c.
 p256 other-key.pem
