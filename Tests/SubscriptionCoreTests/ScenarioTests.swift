@@ -1,0 +1,130 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// Each sample-data scenario, signed and ingested, ends in the state it declares;
+/// and the state never depends on the order the notifications arrived in.
+final class ScenarioTests: XCTestCase {
+    static let scenarios: [Scenario] = try! TestKit.sample.scenarios()
+    static let builder = ScenarioBuilder(signer: TestKit.signer)
+
+    func testScenariosCoverEveryLifecycleOfTheReferenceNotes() {
+        let names = Set(Self.scenarios.map(\.name))
+        for required in ["free-trial-then-paid", "intro-pay-as-you-go", "intro-pay-up-front", "renewals", "upgrade",
+                         "downgrade", "crossgrade", "auto-renew-off-then-on", "grace-then-recovery",
+                         "billing-retry-then-expired", "voluntary-expiry", "declined-price-increase",
+                         "product-not-for-sale", "refund", "refund-reversed", "family-sharing-revoked",
+                         "offer-redeemed", "renewal-extended"] {
+            XCTAssertTrue(names.contains(required), "no scenario \(required)")
+        }
+    }
+
+    func testEachScenarioEndsInItsExpectedState() throws {
+        for (index, scenario) in Self.scenarios.enumerated() {
+            let store = try Store.inMemory()
+            let intake = TestKit.intake(store)
+            for body in try Self.builder.bodies(for: scenario, instance: index, anchor: TestKit.anchor) {
+                let outcome = try intake.ingest(body, receivedAt: TestKit.anchor)
+                guard case .stored = outcome else { XCTFail("\(scenario.name): \(outcome)"); continue }
+            }
+            let otid = ScenarioBuilder.originalTransactionId(instance: index)
+            let state = try XCTUnwrap(try TestKit.state(store, otid), scenario.name)
+            assert(state, matches: scenario)
+            // The stored row (derived at intake) agrees with a fresh derivation at the same instant.
+            XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state, state, scenario.name)
+        }
+    }
+
+    func assert(_ state: SubscriptionState, matches scenario: Scenario, file: StaticString = #filePath, line: UInt = #line) {
+        let e = scenario.expect
+        let name = scenario.name
+        XCTAssertEqual(state.status, e.status, "\(name): status", file: file, line: line)
+        XCTAssertEqual(state.entitled, e.entitled, "\(name): entitled", file: file, line: line)
+        if let expires = e.expires {
+            XCTAssertEqual(state.expiresDate, expires.map { TestKit.anchor + $0 }, "\(name): expiresDate", file: file, line: line)
+        }
+        if let intent = e.expirationIntent {
+            XCTAssertEqual(state.expirationIntent, intent, "\(name): expirationIntent", file: file, line: line)
+        }
+        if let autoRenew = e.autoRenew {
+            XCTAssertEqual(state.autoRenewStatus, autoRenew, "\(name): autoRenewStatus", file: file, line: line)
+        }
+        if let pending = e.pendingProduct {
+            XCTAssertEqual(state.pendingChange?.productId, pending, "\(name): pending product", file: file, line: line)
+        }
+    }
+
+    func testScenarioDetailsBeyondStatus() throws {
+        func run(_ name: String) throws -> SubscriptionState {
+            let index = try XCTUnwrap(Self.scenarios.firstIndex { $0.name == name })
+            let store = try Store.inMemory()
+            let intake = TestKit.intake(store)
+            for body in try Self.builder.bodies(for: Self.scenarios[index], instance: index, anchor: TestKit.anchor) {
+                _ = try intake.ingest(body)
+            }
+            return try XCTUnwrap(try TestKit.state(store, ScenarioBuilder.originalTransactionId(instance: index)))
+        }
+        let upgrade = try run("upgrade")
+        XCTAssertEqual(upgrade.productId, "app.premium.monthly")
+        XCTAssertEqual(upgrade.upgradedFrom.count, 1, "the basic transaction is superseded at once")
+        let downgrade = try run("downgrade")
+        XCTAssertEqual(downgrade.productId, "app.premium.monthly", "a downgrade waits for the renewal")
+        XCTAssertEqual(downgrade.pendingChange?.kind, "downgrade")
+        XCTAssertEqual(downgrade.pendingChange?.effectiveDate, downgrade.expiresDate)
+        let trial = try run("in-free-trial")
+        XCTAssertTrue(trial.isTrial)
+        XCTAssertEqual(trial.offerDiscountType, "FREE_TRIAL")
+        let grace = try run("in-grace-period")
+        XCTAssertEqual(grace.gracePeriodExpiresDate, TestKit.anchor + 11 * TestKit.day)
+        XCTAssertTrue(grace.isInBillingRetryPeriod)
+        let family = try run("family-sharing-active")
+        XCTAssertTrue(family.isFamilyShared)
+        let refund = try run("refund")
+        XCTAssertEqual(refund.revokedTransactionIds.count, 1)
+        let priceIncrease = try run("price-increase-accepted")
+        XCTAssertEqual(priceIncrease.priceIncreaseStatus, 1)
+        let promo = try run("offer-redeemed")
+        XCTAssertEqual(promo.offerType, 2)
+        XCTAssertEqual(promo.offerIdentifier, "loyal-50")
+    }
+
+    /// Every permutation of each multi-step scenario's notifications, with a duplicate
+    /// thrown in, derives exactly the state in-order delivery derives.
+    func testEveryArrivalOrderDerivesTheSameState() throws {
+        var checked = 0
+        for (index, scenario) in Self.scenarios.enumerated() where scenario.steps.count >= 2 && scenario.steps.count <= 4 {
+            let bodies = try Self.builder.bodies(for: scenario, instance: index, anchor: TestKit.anchor)
+            let otid = ScenarioBuilder.originalTransactionId(instance: index)
+            var reference: SubscriptionState?
+            for order in permutations(Array(bodies.indices)) {
+                let store = try Store.inMemory()
+                let intake = TestKit.intake(store)
+                for i in order { _ = try intake.ingest(bodies[i]) }
+                XCTAssertEqual(try intake.ingest(bodies[order[0]]), .duplicate(notificationUUID: try XCTUnwrap(Intake.peekNotificationUUID(signedPayload(bodies[order[0]])))))
+                let state = try TestKit.state(store, otid)
+                if let reference {
+                    XCTAssertEqual(state, reference, "\(scenario.name): order \(order) differs")
+                } else {
+                    reference = state
+                    assert(try XCTUnwrap(state), matches: scenario)
+                }
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThan(checked, 100, "permutations actually ran")
+    }
+
+    func signedPayload(_ body: Data) throws -> String {
+        let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        return try XCTUnwrap(object?["signedPayload"] as? String)
+    }
+
+    func permutations(_ items: [Int]) -> [[Int]] {
+        guard items.count > 1 else { return [items] }
+        return items.indices.flatMap { i -> [[Int]] in
+            var rest = items
+            let first = rest.remove(at: i)
+            return permutations(rest).map { [first] + $0 }
+        }
+    }
+}
