@@ -10,7 +10,7 @@ struct Arguments {
         "db", "config", "root-ca", "bundle-id", "app-apple-id", "environment", "allow-environment",
         "shared-secret-file", "since", "limit", "rate", "duration", "copies", "tz", "theme", "from", "to",
         "sample-data", "operator", "until", "reason", "server-api-url", "verify-receipt-url", "subscribers",
-        "seed", "status",
+        "seed", "status", "segment",
     ]
     /// Options that are switches.
     static let switches: Set<String> = [

@@ -17,6 +17,7 @@ commands:
   notifications    stored notifications, newest first
   quarantine       rejected bodies and why they were refused
   link USER ID     link your user id to the subscriber owning a transaction
+  counts           daily counts per day in a time zone (--json, --csv)
   simulate         feed fresh signed demo notifications, for live demos
 
 global options:
@@ -48,6 +49,7 @@ let commands: [String: Command] = [
         if context.arguments.has("no-dashboard") { return 0 }
         return try DashboardCommand.open(context, databasePath: path)
     }),
+    "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv"], run: CountsCommand.run),
     "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], run: DemoCommands.simulate),
     "dashboard": Command(help: DashboardCommand.help, options: ["theme", "tz"], run: { try DashboardCommand.open($0, databasePath: $0.databasePath) }),
 ]

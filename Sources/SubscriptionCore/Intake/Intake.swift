@@ -206,8 +206,9 @@ public final class Intake {
     // MARK: Applying
 
     private func apply(_ d: Decoded, body: Data, digest: String, source: String?, receivedAt: Millis) throws {
+        let ownership = d.transactions.first { $0.transactionId == d.event.transactionId }?.ownershipType
         try store.insertNotification(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
-                                                        body: body, source: source))
+                                                        body: body, source: source, ownership: ownership))
         var touched: [String: String?] = [:]   // originalTransactionId -> appAccountToken
         for t in d.transactions {
             if let stored = try store.transaction(id: t.transactionId), !t.supersedes(stored) {

@@ -42,8 +42,9 @@ enum Migrations {
         CREATE INDEX subscriptions_subscriber ON subscriptions(subscriber_id);
         CREATE INDEX subscriptions_product ON subscriptions(product_id, original_transaction_id);
         CREATE INDEX subscriptions_status_expires ON subscriptions(status, expires_ms, original_transaction_id);
-        CREATE INDEX subscriptions_expires ON subscriptions(expires_ms, original_transaction_id);
-        CREATE INDEX subscriptions_last_event ON subscriptions(last_event_ms, original_transaction_id);
+        CREATE INDEX subscriptions_expires ON subscriptions(IFNULL(expires_ms, 0), original_transaction_id);
+        CREATE INDEX subscriptions_last_event ON subscriptions(IFNULL(last_event_ms, 0), original_transaction_id);
+        CREATE INDEX subscriptions_status_page ON subscriptions(status, IFNULL(expires_ms, 0), original_transaction_id);
         CREATE INDEX subscriptions_token ON subscriptions(app_account_token);
 
         CREATE TABLE transactions (
@@ -74,6 +75,7 @@ enum Migrations {
         );
         CREATE INDEX transactions_original ON transactions(original_transaction_id);
         CREATE INDEX transactions_token ON transactions(app_account_token) WHERE app_account_token IS NOT NULL;
+        CREATE INDEX transactions_purchase ON transactions(purchase_ms);
 
         CREATE TABLE renewal_info (
             original_transaction_id TEXT PRIMARY KEY,
@@ -105,6 +107,7 @@ enum Migrations {
             transaction_id TEXT,
             product_id TEXT,
             environment TEXT,
+            ownership TEXT,
             body_sha256 TEXT NOT NULL,
             body BLOB NOT NULL,
             source TEXT

@@ -78,10 +78,11 @@ public final class Store {
         let e = n.event
         try db.run("""
             INSERT INTO notifications (notification_uuid, version, type, subtype, signed_ms, received_ms,
-                original_transaction_id, transaction_id, product_id, environment, body_sha256, body, source)
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+                original_transaction_id, transaction_id, product_id, environment, ownership, body_sha256, body, source)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
             """, [e.notificationUUID, e.version, e.type, e.subtype, e.signedDate, n.receivedDate,
-                  e.originalTransactionId, e.transactionId, e.productId, e.environment, n.bodySHA256, n.body, n.source])
+                  e.originalTransactionId, e.transactionId, e.productId, e.environment, n.ownership, n.bodySHA256,
+                  n.body, n.source])
     }
 
     static let eventColumns = "notification_uuid, version, type, subtype, signed_ms, original_transaction_id, transaction_id, product_id, environment"

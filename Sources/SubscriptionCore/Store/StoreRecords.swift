@@ -15,6 +15,8 @@ public struct StoredNotification: Equatable, Sendable {
     public var bodySHA256: String
     public var body: Data
     public var source: String?
+    /// The ownership of the notification's transaction (PURCHASED, FAMILY_SHARED), for counting apart.
+    public var ownership: String? = nil
 }
 
 /// A rejected body, kept with the reason it was refused.
