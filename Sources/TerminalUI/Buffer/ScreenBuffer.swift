@@ -54,8 +54,8 @@ public struct ScreenBuffer: Equatable, Sendable {
             }
             if column < 0 {
                 // Only the right half of a wide character is on screen.
-                for visible in max(0, column)..<(column + w) {
-                    write(.blank(role), x: visible, y: y)
+                if column + w > 0 {
+                    for visible in 0..<(column + w) { write(.blank(role), x: visible, y: y) }
                 }
             } else {
                 write(Cell(text: String(character), width: w, role: role), x: column, y: y)
