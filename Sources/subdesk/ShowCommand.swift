@@ -40,6 +40,12 @@ enum ShowCommand {
         for sub in report.subscriptions {
             lines.append("")
             lines.append(contentsOf: SubscriptionText.describe(sub.state, now: now).map { "  " + $0 })
+            if let o = sub.entitlement.override {
+                let until = o.until.map { "until \(DateText.minute($0)) UTC" } ?? "until lifted"
+                lines.append("  Override #\(o.id) \(o.kind.rawValue) \(until) by \(SafeText.sanitize(o.operatorName)): "
+                             + "\(SafeText.sanitize(o.reason))  -> \(sub.entitlement.entitled ? "entitled" : "not entitled")"
+                             + " (Apple: \(sub.entitlement.appleEntitled ? "entitled" : "not entitled"))")
+            }
             lines.append("  Timeline (UTC)")
             for e in sub.timeline {
                 lines.append("    \(DateText.minute(e.date))  \(e.kind.padding(toLength: 15, withPad: " ", startingAt: 0)) \(SafeText.sanitize(e.detail))")

@@ -209,35 +209,48 @@ public final class Intake {
         let ownership = d.transactions.first { $0.transactionId == d.event.transactionId }?.ownershipType
         try store.insertNotification(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
                                                         body: body, source: source, ownership: ownership))
+        try mergeRecords(d.transactions, d.renewals, alsoRederive: d.event.originalTransactionId, now: receivedAt)
+        try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .stored, notificationUUID: d.event.notificationUUID,
+                                           type: d.event.type, subtype: d.event.subtype,
+                                           originalTransactionId: d.event.originalTransactionId,
+                                           productId: d.event.productId, environment: d.event.environment))
+    }
+
+    /// Stores verified transactions and renewal info (the newest signed version of each wins)
+    /// and re-derives every subscription they touch: the one path for notifications and
+    /// for revalidation alike. Returns the touched originalTransactionIds.
+    @discardableResult
+    public func merge(transactions: [TransactionRecord], renewals: [RenewalRecord], now: Millis) throws -> [String] {
+        try store.write { try mergeRecords(transactions, renewals, alsoRederive: nil, now: now) }
+    }
+
+    @discardableResult
+    private func mergeRecords(_ transactions: [TransactionRecord], _ renewals: [RenewalRecord],
+                              alsoRederive extra: String?, now: Millis) throws -> [String] {
         var touched: [String: String?] = [:]   // originalTransactionId -> appAccountToken
-        for t in d.transactions {
-            if let stored = try store.transaction(id: t.transactionId), !t.supersedes(stored) {
-                // An older signed version never overwrites newer state.
-            } else {
+        for t in transactions {
+            // An older signed version never overwrites newer state.
+            if let stored = try store.transaction(id: t.transactionId), !t.supersedes(stored) {} else {
                 try store.putTransaction(t)
             }
             if Intake.isSubscription(t) {
                 touched[t.originalTransactionId] = (touched[t.originalTransactionId] ?? nil) ?? t.appAccountToken
             }
         }
-        for r in d.renewals {
-            if let stored = try store.renewal(originalTransactionId: r.originalTransactionId), !r.supersedes(stored) {
-            } else {
+        for r in renewals {
+            if let stored = try store.renewal(originalTransactionId: r.originalTransactionId), !r.supersedes(stored) {} else {
                 try store.putRenewal(r)
             }
             if touched[r.originalTransactionId] == nil { touched[r.originalTransactionId] = .some(nil) }
         }
-        if let otid = d.event.originalTransactionId, touched[otid] == nil,
-           try store.subscription(originalTransactionId: otid) != nil {
+        if let otid = extra, touched[otid] == nil, try store.subscription(originalTransactionId: otid) != nil {
             touched[otid] = .some(nil)
         }
-        for (otid, token) in touched.sorted(by: { $0.key < $1.key }) {
-            try rederive(otid, appAccountToken: token, now: receivedAt)
+        let ordered = touched.sorted { $0.key < $1.key }
+        for (otid, token) in ordered {
+            try rederive(otid, appAccountToken: token, now: now)
         }
-        try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .stored, notificationUUID: d.event.notificationUUID,
-                                           type: d.event.type, subtype: d.event.subtype,
-                                           originalTransactionId: d.event.originalTransactionId,
-                                           productId: d.event.productId, environment: d.event.environment))
+        return ordered.map(\.key)
     }
 
     /// Re-derives one subscription from its whole stored history and saves the result.

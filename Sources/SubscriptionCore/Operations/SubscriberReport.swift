@@ -7,7 +7,11 @@ public struct SubscriberReport: Sendable {
 }
 
 public struct SubscriptionReport: Sendable {
+    /// Apple-derived state as of the report's `now`.
     public var state: SubscriptionState
+    /// Entitlement after manual overrides, with Apple's beside it.
+    public var entitlement: Entitlement
+    public var overrides: [Override]
     public var history: SubscriptionHistory
     public var timeline: [TimelineEvent]
 }
@@ -15,12 +19,11 @@ public struct SubscriptionReport: Sendable {
 extension SubscriberReport {
     /// The report for whoever `id` names (user id, appAccountToken, originalTransactionId or
     /// transactionId), with state re-derived at `now`; nil when nothing matches.
-    public static func load(store: Store, id: String, now: Millis, extraTimeline: (String) throws -> [TimelineEvent] = { _ in [] }) throws -> SubscriberReport? {
+    public static func load(store: Store, id: String, now: Millis) throws -> SubscriberReport? {
         guard let subscriber = try store.lookup(id) else { return nil }
         var reports: [SubscriptionReport] = []
         for row in try store.subscriptions(subscriberId: subscriber.id) {
-            reports.append(try SubscriptionReport.load(store: store, row: row, now: now,
-                                                       extra: try extraTimeline(row.state.originalTransactionId)))
+            reports.append(try SubscriptionReport.load(store: store, row: row, now: now))
         }
         // The subscription the id names comes first.
         if let i = reports.firstIndex(where: { r in
@@ -33,13 +36,23 @@ extension SubscriberReport {
 }
 
 extension SubscriptionReport {
-    public static func load(store: Store, row: SubscriptionRow, now: Millis, extra: [TimelineEvent] = []) throws -> SubscriptionReport {
-        let history = try store.history(originalTransactionId: row.state.originalTransactionId)
+    public static func load(store: Store, row: SubscriptionRow, now: Millis) throws -> SubscriptionReport {
+        let otid = row.state.originalTransactionId
+        let history = try store.history(originalTransactionId: otid)
         let state = StateDerivation.derive(originalTransactionId: history.originalTransactionId,
                                            transactions: history.transactions, renewal: history.renewal,
                                            events: history.events, now: now) ?? row.state
-        return SubscriptionReport(state: state, history: history,
-                                  timeline: Timeline.build(transactions: history.transactions, events: history.events, extra: extra))
+        let overrides = try store.overrides(originalTransactionIds: [otid])
+        // Operator actions join the timeline: revalidations, overrides, lifts.
+        let actions = try store.audit(targets: [otid]).map { a in
+            TimelineEvent(date: a.at, kind: a.action.hasPrefix("override") ? "override" : a.action,
+                          detail: "\(a.action.replacingOccurrences(of: "_", with: " ")) by \(a.operatorName): \(a.outcome)"
+                              + (a.reason.map { " (\($0))" } ?? ""),
+                          reference: "audit:\(a.id)")
+        }
+        return SubscriptionReport(state: state, entitlement: Entitlement.of(state, overrides: overrides, now: now),
+                                  overrides: overrides, history: history,
+                                  timeline: Timeline.build(transactions: history.transactions, events: history.events, extra: actions))
     }
 }
 
@@ -62,6 +75,9 @@ extension SubscriberReport {
 extension SubscriptionReport {
     public func jsonObject() -> [String: Any] {
         var o = state.jsonObject()
+        o["entitled"] = entitlement.entitled
+        o["appleEntitled"] = entitlement.appleEntitled
+        o["override"] = entitlement.override?.jsonObject() ?? NSNull()
         o["timeline"] = timeline.map { e -> [String: Any] in
             var line: [String: Any] = ["date": DateText.iso(e.date), "kind": e.kind, "detail": e.detail]
             if let r = e.reference { line["reference"] = r }

@@ -141,6 +141,46 @@ enum Migrations {
         );
         CREATE INDEX intake_log_received ON intake_log(received_ms);
         """),
+        (2, """
+        -- Operator actions, append-only: the database itself refuses changes.
+        CREATE TABLE audit_log (
+            id INTEGER PRIMARY KEY,
+            at_ms INTEGER NOT NULL,
+            operator TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT,
+            reason TEXT,
+            outcome TEXT NOT NULL,
+            detail TEXT
+        );
+        CREATE INDEX audit_log_target ON audit_log(target, at_ms);
+        CREATE INDEX audit_log_at ON audit_log(at_ms);
+        CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+            BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+        CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+            BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+
+        CREATE TABLE overrides (
+            id INTEGER PRIMARY KEY,
+            original_transaction_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('grant', 'revoke')),
+            until_ms INTEGER,
+            reason TEXT NOT NULL,
+            operator TEXT NOT NULL,
+            created_ms INTEGER NOT NULL,
+            lifted_ms INTEGER,
+            lifted_by TEXT,
+            lift_reason TEXT
+        );
+        CREATE INDEX overrides_target ON overrides(original_transaction_id, created_ms);
+
+        -- The latest receipt per subscription, for verifyReceipt revalidation.
+        CREATE TABLE receipts (
+            original_transaction_id TEXT PRIMARY KEY,
+            latest_receipt TEXT NOT NULL,
+            updated_ms INTEGER NOT NULL
+        );
+        """),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -1,0 +1,117 @@
+import Foundation
+
+/// An operator action refused before anything was written, with the reason.
+public struct OperationError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Operator actions (overrides now; revalidation and sweeps through `Revalidator`), each
+/// appended to the audit log in the same write as its effect. The dashboard and the
+/// command line share this one implementation.
+public final class Operations {
+    public let store: Store
+    public let operatorName: String
+
+    public init(store: Store, operatorName: String) {
+        self.store = store
+        self.operatorName = operatorName
+    }
+
+    /// The operator name for this process: `--operator`, else the login name.
+    public static func defaultOperator(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["LOGNAME"] ?? ProcessInfo.processInfo.userName
+    }
+
+    /// The one subscription `id` names: an originalTransactionId, a transactionId, or a
+    /// user id / appAccountToken whose subscriber has exactly one subscription.
+    public func resolveSubscription(_ id: String) throws -> String {
+        if try store.subscription(originalTransactionId: id) != nil { return id }
+        if let t = try store.transaction(id: id), try store.subscription(originalTransactionId: t.originalTransactionId) != nil {
+            return t.originalTransactionId
+        }
+        guard let subscriber = try store.lookup(id) else {
+            throw OperationError("no subscriber, subscription or transaction matches \(id)")
+        }
+        let subs = try store.subscriptions(subscriberId: subscriber.id)
+        guard subs.count == 1 else {
+            let ids = subs.map(\.state.originalTransactionId).joined(separator: ", ")
+            throw OperationError("\(id) has \(subs.count) subscriptions (\(ids)); name one by its originalTransactionId")
+        }
+        return subs[0].state.originalTransactionId
+    }
+
+    private func requireReason(_ reason: String) throws -> String {
+        let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw OperationError("a reason is required") }
+        return trimmed
+    }
+
+    /// Grants entitlement until `until`, whatever Apple's state says.
+    public func grant(_ id: String, until: Millis, reason: String, now: Millis = DateText.nowMillis()) throws -> Override {
+        guard until > now else { throw OperationError("--until \(DateText.iso(until)) is not in the future") }
+        return try place(.grant, id, until: until, reason: reason, now: now)
+    }
+
+    /// Withdraws entitlement until `until` (or until lifted), whatever Apple's state says.
+    public func revoke(_ id: String, until: Millis? = nil, reason: String, now: Millis = DateText.nowMillis()) throws -> Override {
+        if let until, until <= now { throw OperationError("--until \(DateText.iso(until)) is not in the future") }
+        return try place(.revoke, id, until: until, reason: reason, now: now)
+    }
+
+    private func place(_ kind: Override.Kind, _ id: String, until: Millis?, reason: String, now: Millis) throws -> Override {
+        let reason = try requireReason(reason)
+        let otid = try resolveSubscription(id)
+        return try store.write {
+            var o = Override(id: 0, originalTransactionId: otid, kind: kind, until: until, reason: reason,
+                             operatorName: operatorName, created: now)
+            o.id = try store.insertOverride(o)
+            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "override_\(kind.rawValue)",
+                                             target: otid, reason: reason, outcome: "override #\(o.id) in force",
+                                             detail: until.map { "until \(DateText.iso($0))" } ?? "until lifted"))
+            return o
+        }
+    }
+
+    /// Ends an override before its time.
+    public func lift(overrideId: Int64, reason: String, now: Millis = DateText.nowMillis()) throws -> Override {
+        let reason = try requireReason(reason)
+        return try store.write {
+            guard let o = try store.override(id: overrideId) else { throw OperationError("no override #\(overrideId)") }
+            guard o.lifted == nil else {
+                throw OperationError("override #\(overrideId) was already lifted by \(o.liftedBy ?? "?") at \(DateText.iso(o.lifted ?? 0))")
+            }
+            _ = try store.liftOverride(id: overrideId, by: operatorName, reason: reason, at: now)
+            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "override_lift",
+                                             target: o.originalTransactionId, reason: reason,
+                                             outcome: "override #\(overrideId) lifted"))
+            return try store.override(id: overrideId) ?? o
+        }
+    }
+
+    /// Overrides for the subscriptions `id` names (every one of a subscriber), or all.
+    public func overrides(for id: String?) throws -> [Override] {
+        guard let id else { return try store.overrides() }
+        return try store.overrides(originalTransactionIds: try subscriptionIds(id))
+    }
+
+    /// Every originalTransactionId `id` names.
+    public func subscriptionIds(_ id: String) throws -> [String] {
+        if let otid = try? resolveSubscription(id) { return [otid] }
+        guard let s = try store.lookup(id) else { throw OperationError("no subscriber, subscription or transaction matches \(id)") }
+        return try store.subscriptions(subscriberId: s.id).map(\.state.originalTransactionId)
+    }
+}
+
+/// Entitlement as support should act on it: Apple's, unless an override is in force.
+public struct Entitlement: Equatable, Sendable {
+    public var entitled: Bool
+    public var appleEntitled: Bool
+    public var override: Override?
+
+    public static func of(_ state: SubscriptionState, overrides: [Override], now: Millis) -> Entitlement {
+        let inForce = overrides.filter { $0.originalTransactionId == state.originalTransactionId && $0.isInForce(at: now) }
+            .max { ($0.created, $0.id) < ($1.created, $1.id) }
+        return Entitlement(entitled: inForce?.entitles ?? state.entitled, appleEntitled: state.entitled, override: inForce)
+    }
+}

@@ -1,0 +1,89 @@
+extension Store {
+    // MARK: Audit log
+
+    @discardableResult
+    public func appendAudit(_ e: AuditEntry) throws -> Int64 {
+        try db.run("""
+            INSERT INTO audit_log (at_ms, operator, action, target, reason, outcome, detail) VALUES (?,?,?,?,?,?,?)
+            """, [e.at, e.operatorName, e.action, e.target, e.reason, e.outcome, e.detail])
+        return db.lastInsertRowID
+    }
+
+    /// Audit entries at or after `since`, for `targets` when given, oldest first.
+    public func audit(since: Millis? = nil, targets: [String]? = nil, limit: Int = 1000) throws -> [AuditEntry] {
+        var sql = "SELECT id, at_ms, operator, action, target, reason, outcome, detail FROM audit_log WHERE at_ms >= ?"
+        var values: [SQLBindable?] = [since ?? 0]
+        if let targets {
+            sql += " AND target IN (\(targets.map { _ in "?" }.joined(separator: ",")))"
+            values += targets.map { $0 as SQLBindable? }
+        }
+        sql += " ORDER BY id DESC LIMIT ?"
+        values.append(limit)
+        return try db.rows(sql, values) { r in
+            AuditEntry(id: r.int64(0), at: r.int64(1), operatorName: r.string(2), action: r.string(3),
+                       target: r.optionalString(4), reason: r.optionalString(5), outcome: r.string(6), detail: r.optionalString(7))
+        }.reversed()
+    }
+
+    /// Runs raw SQL against the audit log; only for tests proving the log refuses changes.
+    func executeForTesting(_ sql: String) throws { try db.execute(sql) }
+
+    // MARK: Overrides
+
+    public func insertOverride(_ o: Override) throws -> Int64 {
+        try db.run("""
+            INSERT INTO overrides (original_transaction_id, kind, until_ms, reason, operator, created_ms) VALUES (?,?,?,?,?,?)
+            """, [o.originalTransactionId, o.kind.rawValue, o.until, o.reason, o.operatorName, o.created])
+        return db.lastInsertRowID
+    }
+
+    public func liftOverride(id: Int64, by: String, reason: String, at: Millis) throws -> Bool {
+        try db.run("UPDATE overrides SET lifted_ms = ?, lifted_by = ?, lift_reason = ? WHERE id = ? AND lifted_ms IS NULL",
+                   [at, by, reason, id]) == 1
+    }
+
+    static let overrideColumns = "id, original_transaction_id, kind, until_ms, reason, operator, created_ms, lifted_ms, lifted_by, lift_reason"
+
+    static func override(_ r: SQLRow) -> Override {
+        Override(id: r.int64(0), originalTransactionId: r.string(1), kind: Override.Kind(rawValue: r.string(2)) ?? .grant,
+                 until: r.optionalInt64(3), reason: r.string(4), operatorName: r.string(5), created: r.int64(6),
+                 lifted: r.optionalInt64(7), liftedBy: r.optionalString(8), liftReason: r.optionalString(9))
+    }
+
+    public func override(id: Int64) throws -> Override? {
+        try db.first("SELECT \(Store.overrideColumns) FROM overrides WHERE id = ?", [id], Store.override)
+    }
+
+    /// Overrides of the given subscriptions (all when nil), newest first.
+    public func overrides(originalTransactionIds: [String]? = nil) throws -> [Override] {
+        var sql = "SELECT \(Store.overrideColumns) FROM overrides"
+        var values: [SQLBindable?] = []
+        if let ids = originalTransactionIds {
+            sql += " WHERE original_transaction_id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
+            values = ids.map { $0 as SQLBindable? }
+        }
+        return try db.rows(sql + " ORDER BY created_ms DESC, id DESC", values, Store.override)
+    }
+
+    // MARK: Receipts
+
+    public func putReceipt(_ receipt: String, originalTransactionId: String, at: Millis) throws {
+        try db.run("INSERT OR REPLACE INTO receipts (original_transaction_id, latest_receipt, updated_ms) VALUES (?,?,?)",
+                   [originalTransactionId, receipt, at])
+    }
+
+    public func receipt(originalTransactionId: String) throws -> String? {
+        try db.first("SELECT latest_receipt FROM receipts WHERE original_transaction_id = ?", [originalTransactionId]) { $0.string(0) }
+    }
+
+    /// Subscriptions an expiry sweep must check: stored expiry passed at `now` while still
+    /// counted active, or in grace or billing retry. Keyset-paged by originalTransactionId.
+    public func sweepCandidates(now: Millis, after: String = "", limit: Int) throws -> [String] {
+        try db.rows("""
+            SELECT original_transaction_id FROM subscriptions
+            WHERE original_transaction_id > ? AND (
+                (status = 1 AND expires_ms IS NOT NULL AND expires_ms <= ?) OR status IN (3, 4))
+            ORDER BY original_transaction_id LIMIT ?
+            """, [after, now, limit]) { $0.string(0) }
+    }
+}
