@@ -12,10 +12,11 @@ enum ListCommands {
     """
 
     static let notificationsHelp = """
-    usage: subdesk notifications [--since DATE] [--limit N] [--json]
+    usage: subdesk notifications [--since DATE] [--limit N] [--json | --ndjson]
 
     Lists stored notifications, newest first. DATE is 2026-11-16, 2026-11-16T09:14 (UTC),
-    or a relative offset like -2h or -7d.
+    or a relative offset like -2h or -7d. --ndjson prints the raw bodies, oldest first,
+    one per line, exactly as received (ready for `subdesk ingest`).
     """
 
     static let quarantineHelp = """
@@ -59,6 +60,13 @@ enum ListCommands {
         let store = try context.openStore()
         let since = try context.arguments.value("since").map(parseSince)
         let list = try store.notifications(since: since, limit: try context.arguments.int("limit") ?? 100)
+        if context.arguments.has("ndjson") {
+            for n in list.reversed() {
+                FileHandle.standardOutput.write(n.body)
+                FileHandle.standardOutput.write(Data("\n".utf8))
+            }
+            return 0
+        }
         if context.wantsJSON {
             Output.json(list.map { n -> [String: Any] in
                 let e = n.event

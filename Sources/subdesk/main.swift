@@ -18,6 +18,8 @@ commands:
   quarantine       rejected bodies and why they were refused
   link USER ID     link your user id to the subscriber owning a transaction
   counts           daily counts per day in a time zone (--json, --csv)
+  override         grant, revoke, lift or list manual entitlement overrides
+  audit            the append-only log of operator actions
   simulate         feed fresh signed demo notifications, for live demos
 
 global options:
@@ -41,7 +43,7 @@ let commands: [String: Command] = [
     "ingest": Command(help: IngestCommand.help, options: IngestCommand.options, run: IngestCommand.run),
     "show": Command(help: ShowCommand.help, options: [], run: ShowCommand.run),
     "search": Command(help: ListCommands.searchHelp, options: ["limit"], run: ListCommands.search),
-    "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit"], run: ListCommands.notifications),
+    "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit", "ndjson"], run: ListCommands.notifications),
     "quarantine": Command(help: ListCommands.quarantineHelp, options: ["limit"], run: ListCommands.quarantine),
     "link": Command(help: ListCommands.linkHelp, options: [], run: ListCommands.link),
     "demo": Command(help: DemoCommands.demoHelp, options: ["copies", "no-dashboard", "sample-data", "theme", "tz"], run: { context in
@@ -50,6 +52,8 @@ let commands: [String: Command] = [
         return try DashboardCommand.open(context, databasePath: path)
     }),
     "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv"], run: CountsCommand.run),
+    "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], run: OperatorCommands.override),
+    "audit": Command(help: OperatorCommands.auditHelp, options: ["since", "limit"], run: OperatorCommands.audit),
     "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], run: DemoCommands.simulate),
     "dashboard": Command(help: DashboardCommand.help, options: ["theme", "tz"], run: { try DashboardCommand.open($0, databasePath: $0.databasePath) }),
 ]
@@ -84,6 +88,9 @@ func runMain() -> Int32 {
         let context = try Context(arguments: arguments)
         return try command.run(context)
     } catch let e as UsageError {
+        Output.error(e.description)
+        return 2
+    } catch let e as ConfigurationError {
         Output.error(e.description)
         return 2
     } catch let e as ExitStatus {
