@@ -20,6 +20,8 @@ commands:
   counts           daily counts per day in a time zone (--json, --csv)
   override         grant, revoke, lift or list manual entitlement overrides
   audit            the append-only log of operator actions
+  doctor           check the store, roots and config
+  backup PATH      consistent online copy of the store
   simulate         feed fresh signed demo notifications, for live demos
 
 global options:
@@ -44,7 +46,9 @@ let commands: [String: Command] = [
     "show": Command(help: ShowCommand.help, options: [], run: ShowCommand.run),
     "search": Command(help: ListCommands.searchHelp, options: ["limit"], run: ListCommands.search),
     "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit", "ndjson"], run: ListCommands.notifications),
-    "quarantine": Command(help: ListCommands.quarantineHelp, options: ["limit"], run: ListCommands.quarantine),
+    "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all"]), run: ListCommands.quarantine),
+    "doctor": Command(help: MaintenanceCommands.doctorHelp, options: IngestCommand.options, run: MaintenanceCommands.doctor),
+    "backup": Command(help: MaintenanceCommands.backupHelp, options: [], run: MaintenanceCommands.backup),
     "link": Command(help: ListCommands.linkHelp, options: [], run: ListCommands.link),
     "demo": Command(help: DemoCommands.demoHelp, options: ["copies", "no-dashboard", "sample-data", "theme", "tz"], run: { context in
         let path = try DemoCommands.buildDemo(context)

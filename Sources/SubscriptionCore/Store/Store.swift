@@ -128,15 +128,29 @@ public final class Store {
         return db.lastInsertRowID
     }
 
-    public func quarantined(limit: Int = 100) throws -> [QuarantineEntry] {
-        try db.rows("SELECT id, received_ms, reason, body, source FROM quarantine ORDER BY id DESC LIMIT ?", [limit]) { r in
+    /// Quarantined bodies, newest first; resolved ones only when asked.
+    public func quarantined(limit: Int = 100, includeResolved: Bool = false, ids: [Int64]? = nil) throws -> [QuarantineEntry] {
+        var sql = "SELECT id, received_ms, reason, body, source, resolved_ms, resolution FROM quarantine WHERE 1"
+        var values: [SQLBindable?] = []
+        if !includeResolved { sql += " AND resolved_ms IS NULL" }
+        if let ids {
+            sql += " AND id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
+            values += ids.map { $0 as SQLBindable? }
+        }
+        values.append(limit)
+        return try db.rows(sql + " ORDER BY id DESC LIMIT ?", values) { r in
             QuarantineEntry(id: r.int64(0), receivedDate: r.int64(1), reason: r.string(2), body: r.data(3),
-                            source: r.optionalString(4))
+                            source: r.optionalString(4), resolved: r.optionalInt64(5), resolution: r.optionalString(6))
         }
     }
 
+    public func resolveQuarantine(id: Int64, resolution: String, at: Millis) throws {
+        try db.run("UPDATE quarantine SET resolved_ms = ?, resolution = ? WHERE id = ?", [at, resolution, id])
+    }
+
+    /// Quarantined bodies not yet resolved by a replay.
     public func quarantineCount() throws -> Int {
-        try db.first("SELECT count(*) FROM quarantine") { $0.int(0) } ?? 0
+        try db.first("SELECT count(*) FROM quarantine WHERE resolved_ms IS NULL") { $0.int(0) } ?? 0
     }
 
     public func logIntake(_ e: IntakeLogEntry) throws {
