@@ -10,7 +10,7 @@ struct Arguments {
         "db", "config", "root-ca", "bundle-id", "app-apple-id", "environment", "allow-environment",
         "shared-secret-file", "since", "limit", "rate", "duration", "copies", "tz", "theme", "from", "to",
         "sample-data", "operator", "until", "reason", "server-api-url", "verify-receipt-url", "subscribers",
-        "seed", "status", "segment",
+        "seed", "status", "segment", "busy-timeout-ms",
     ]
     /// Options that are switches.
     static let switches: Set<String> = [
@@ -73,7 +73,7 @@ struct Arguments {
 
     /// Refuses options the command does not take, so a typo is not silently ignored.
     func allowOnly(_ allowed: Set<String>, command: String) throws {
-        let global: Set<String> = ["db", "config", "help", "json"]
+        let global: Set<String> = ["db", "config", "help", "json", "busy-timeout-ms"]
         for name in Set(options.keys).union(flags) where !allowed.contains(name) && !global.contains(name) {
             throw UsageError("'\(command)' does not take --\(name) (see subdesk \(command) --help)")
         }

@@ -87,21 +87,24 @@ func runMain() -> Int32 {
         Output.line(command.help)
         return 0
     }
+    // A web server in front needs an HTTP answer even when set-up fails, so Apple retries.
+    let cgi = name == "ingest" && arguments.has("cgi")
+    func failed(_ message: String, _ code: Int32) -> Int32 {
+        Output.error(message)
+        return cgi ? CGIIngest.respond(503, "Service Unavailable", "not stored, retry later: \(message)") : code
+    }
     do {
         try arguments.allowOnly(command.options, command: name)
         let context = try Context(arguments: arguments)
         return try command.run(context)
     } catch let e as UsageError {
-        Output.error(e.description)
-        return 2
+        return failed(e.description, 2)
     } catch let e as ConfigurationError {
-        Output.error(e.description)
-        return 2
+        return failed(e.description, 2)
     } catch let e as ExitStatus {
         return e.code
     } catch {
-        Output.error("\(error)")
-        return 1
+        return failed("\(error)", 1)
     }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 
 /// The `subdesk` binary, driven as a user or a script would: exit codes, output, files.
-final class CLITests: XCTestCase {
+class CLITests: XCTestCase {
     static let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
     static let binary: String = {
@@ -17,6 +17,8 @@ final class CLITests: XCTestCase {
     var dir: String!
 
     override func setUpWithError() throws {
+        // A child that exits before reading all its stdin must not take the test runner down.
+        signal(SIGPIPE, SIG_IGN)
         dir = NSTemporaryDirectory() + "subdesk-cli-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     }
@@ -45,10 +47,24 @@ final class CLITests: XCTestCase {
         p.standardError = err
         p.standardInput = input
         try p.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
+        // Feed stdin on its own thread: a child may answer (and exit) before reading it all.
+        let writer = DispatchGroup()
+        writer.enter()
+        DispatchQueue.global().async {
+            if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
+            try? input.fileHandleForWriting.close()
+            writer.leave()
+        }
+        var e = Data()
+        let errReader = DispatchGroup()
+        errReader.enter()
+        DispatchQueue.global().async {
+            e = err.fileHandleForReading.readDataToEndOfFile()
+            errReader.leave()
+        }
         let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
+        errReader.wait()
+        writer.wait()
         p.waitUntilExit()
         return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
     }

@@ -10,7 +10,7 @@ public final class Store {
     public let path: String
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
-    public init(path: String, busyTimeoutMs: Int32 = 5000) throws {
+    public init(path: String, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs) throws {
         self.path = path
         if path != ":memory:" {
             let dir = (path as NSString).deletingLastPathComponent
@@ -22,12 +22,27 @@ public final class Store {
                 }
             }
         }
-        db = try SQLiteConnection(path: path, busyTimeoutMs: busyTimeoutMs)
-        try db.execute("PRAGMA journal_mode = WAL")
-        try db.execute("PRAGMA synchronous = NORMAL")
-        try db.execute("PRAGMA foreign_keys = ON")
-        try migrate()
+        do {
+            db = try SQLiteConnection(path: path, busyTimeoutMs: busyTimeoutMs)
+            try db.execute("PRAGMA journal_mode = WAL")
+            try db.execute("PRAGMA synchronous = NORMAL")
+            try db.execute("PRAGMA foreign_keys = ON")
+            try migrate()
+        } catch let e as StoreError {
+            throw Store.explained(e, path: path)
+        }
     }
+
+    /// SQLite says "disk I/O error" for more than one cause; say which one it is when we can.
+    static func explained(_ e: StoreError, path: String) -> StoreError {
+        let dir = (path as NSString).deletingLastPathComponent
+        guard let attributes = try? FileManager.default.attributesOfFileSystem(forPath: dir.isEmpty ? "." : dir),
+              let free = (attributes[.systemFreeSize] as? NSNumber)?.int64Value, free < 1 << 20 else { return e }
+        return StoreError(operation: e.operation, message: "\(e.message); the disk is full (\(free) bytes free)", code: e.code)
+    }
+
+    /// How long a writer waits for another process's write to finish before giving up.
+    public static let defaultBusyTimeoutMs: Int32 = 10_000
 
     /// An in-memory store, for tests.
     public static func inMemory() throws -> Store { try Store(path: ":memory:") }
