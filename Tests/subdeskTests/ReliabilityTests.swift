@@ -72,24 +72,39 @@ final class ReliabilityTests: CLITests {
         let crashed = dir + "/crashed.db"
         var kills = 0
         var generator = SystemRandomNumberGenerator()
-        for _ in 0..<4 {
+        var killedAt: [Int] = []
+        for round in 0..<4 {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: Self.binary)
             p.arguments = ["ingest", "--db", crashed, "--quiet"] + Self.policyFlags + [file]
             p.standardOutput = FileHandle.nullDevice
             p.standardError = FileHandle.nullDevice
+            let before = round == 0 ? 0 : (Int(try sqlite(crashed, "SELECT count(*) FROM notifications")) ?? 0)
+            // Kill at a random point once this run has committed some new work, so each
+            // kill lands mid-ingest rather than while the file is still being read.
+            let target = before + Int.random(in: 200...max(201, (count - before) / 2), using: &generator)
             try p.run()
-            Thread.sleep(forTimeInterval: Double.random(in: 0.3...3.0, using: &generator))
+            let deadline = Date().addingTimeInterval(120)
+            while p.isRunning && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.05)
+                if FileManager.default.fileExists(atPath: crashed),
+                   let n = Int(try sqlite(crashed, "SELECT count(*) FROM notifications")), n >= target {
+                    Thread.sleep(forTimeInterval: Double.random(in: 0...0.2, using: &generator))
+                    break
+                }
+            }
             if p.isRunning {
                 kill(p.processIdentifier, SIGKILL)
                 kills += 1
+                killedAt.append(Int(try sqlite(crashed, "SELECT count(*) FROM notifications")) ?? -1)
             }
             p.waitUntilExit()
         }
         let finish = try run(["ingest", "--db", crashed, "--quiet"] + Self.policyFlags + [file])
         XCTAssertEqual(finish.status, 0, finish.stderr)
-        print("crash consistency: \(count) bodies, \(kills) SIGKILLs, final run: \(finish.stdout)", terminator: "")
-        XCTAssertGreaterThan(kills, 0, "at least one run was killed mid-way")
+        print("crash consistency: \(count) bodies, \(kills) SIGKILLs with \(killedAt) stored, final run: \(finish.stdout)", terminator: "")
+        XCTAssertGreaterThanOrEqual(kills, 3, "runs were killed mid-way")
+        XCTAssertTrue(killedAt.allSatisfy { $0 > 0 && $0 < count }, "\(killedAt)")
         XCTAssertEqual(try sqlite(crashed, "SELECT count(*), count(DISTINCT notification_uuid) FROM notifications"), "\(count)|\(count)")
         XCTAssertEqual(try sqlite(crashed, "PRAGMA integrity_check"), "ok")
         XCTAssertEqual(try sqlite(crashed, "SELECT count(*) FROM quarantine"), "0")
