@@ -80,13 +80,30 @@ enum IngestCommand {
 
     /// One JSON document, or NDJSON with one body per non-empty line.
     static func splitBodies(_ data: Data) -> [Data] {
-        let newline = UInt8(ascii: "\n")
-        let lines = data.split(separator: newline, omittingEmptySubsequences: true)
-            .map { Data($0) }
-            .filter { !$0.allSatisfy { $0 == 32 || $0 == 9 || $0 == 13 } }
-        if lines.count <= 1 { return data.isEmpty || lines.isEmpty ? [data] : [data] }
-        // A pretty-printed single document spans lines too: it parses whole.
-        if (try? JSONSerialization.jsonObject(with: data)) != nil { return [data] }
-        return lines
+        var lines: [Range<Int>] = []
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var start = 0
+            func flush(_ end: Int) {
+                // Skip lines holding only whitespace.
+                var i = start
+                while i < end, bytes[i] == 32 || bytes[i] == 9 || bytes[i] == 13 { i += 1 }
+                if i < end { lines.append(start..<end) }
+            }
+            for i in 0..<bytes.count where bytes[i] == 10 {
+                flush(i)
+                start = i + 1
+            }
+            flush(bytes.count)
+        }
+        if lines.count <= 1 { return [data] }
+        // A pretty-printed single document spans lines too: its first line is not a whole body.
+        let first = data.subdata(in: lines[0])
+        if (try? JSONSerialization.jsonObject(with: first, options: [.fragmentsAllowed])) == nil,
+           (try? JSONSerialization.jsonObject(with: data)) != nil {
+            return [data]
+        }
+        let base = data.startIndex
+        return lines.map { data[(base + $0.lowerBound)..<(base + $0.upperBound)] }
     }
 }

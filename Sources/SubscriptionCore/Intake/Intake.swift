@@ -1,8 +1,8 @@
 import Foundation
 
-/// Turns a verified JWS into its payload bytes; `SignedDataVerifier` is the real one.
+/// Turns a verified JWS into its parsed payload; `SignedDataVerifier` is the real one.
 public protocol SignedPayloadVerifier {
-    func verifiedPayload(_ compactJWS: String, field: String) throws -> Data
+    func verifiedPayload(_ compactJWS: String, field: String) throws -> [String: Any]
 }
 
 /// What became of one body.
@@ -108,9 +108,12 @@ public final class Intake {
         if body.count > policy.maxBodyBytes {
             throw Rejection(reason: "body: \(body.count) bytes is over the \(policy.maxBodyBytes)-byte limit")
         }
+        if let jws = Intake.signedPayloadFastPath(body) {
+            return try decodeV2(jws: jws, digest: digest)
+        }
         let json = try JSONFields(data: body, path: "body")
         if json.has("signedPayload") {
-            return try decodeV2(json, digest: digest)
+            return try decodeV2(jws: try json.requiredString("signedPayload"), digest: digest)
         }
         if json.has("notification_type") {
             return try decodeV1(json, digest: digest)
@@ -118,19 +121,33 @@ public final class Intake {
         throw Rejection(reason: "body: neither a V2 notification (signedPayload) nor a V1 notification (notification_type)")
     }
 
-    private func decodeV2(_ json: JSONFields, digest: String) throws -> Decoded {
-        let jws = try json.requiredString("signedPayload")
-        // A retry of a body we already verified and stored is answered without verifying again.
-        if let peekUUID = Intake.peekNotificationUUID(jws),
-           let existing = try store.notificationDigest(uuid: peekUUID), existing == digest {
-            let stored = try store.notification(uuid: peekUUID)
-            return Decoded(event: stored?.event ?? NotificationEvent(notificationUUID: peekUUID, version: 2, type: "?", subtype: nil,
-                                                                     signedDate: 0, originalTransactionId: nil, transactionId: nil,
-                                                                     productId: nil, environment: nil),
-                           transactions: [], renewals: [], isDuplicate: true)
+    /// The JWS of a body that is exactly `{"signedPayload":"<base64url and dots>"}` (as Apple
+    /// sends it), found without a JSON parser; nil sends the body down the general path.
+    static func signedPayloadFastPath(_ body: Data) -> String? {
+        let prefix = Array(#"{"signedPayload":""#.utf8)
+        return body.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> String? in
+            let b = raw.bindMemory(to: UInt8.self)
+            var end = b.count
+            while end > 0, b[end - 1] == 10 || b[end - 1] == 13 || b[end - 1] == 32 { end -= 1 }
+            guard end > prefix.count + 2, b[end - 1] == UInt8(ascii: "}"), b[end - 2] == UInt8(ascii: "\""),
+                  prefix.indices.allSatisfy({ b[$0] == prefix[$0] }) else { return nil }
+            let range = prefix.count..<(end - 2)
+            for i in range {
+                let c = b[i]
+                let ok = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95 || c == 46
+                if !ok { return nil }
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: b[range]), as: UTF8.self)
         }
-        let payloadBytes = try verifier.verifiedPayload(jws, field: "signedPayload")
-        let payload = try NotificationPayloadV2(json: try JSONFields(data: payloadBytes, path: "signedPayload"))
+    }
+
+    private func decodeV2(jws: String, digest: String) throws -> Decoded {
+        // A retry of a body we already verified and stored is answered without verifying again.
+        if let uuid = try store.notificationUUID(bodySHA256: digest), let stored = try store.notification(uuid: uuid) {
+            return Decoded(event: stored.event, transactions: [], renewals: [], isDuplicate: true)
+        }
+        let payload = try NotificationPayloadV2(json: JSONFields(dictionary: try verifier.verifiedPayload(jws, field: "signedPayload"),
+                                                                 path: "signedPayload"))
         let field = "signedPayload"
         if payload.notificationType != .test || payload.environment != nil {
             if let p = policy.environmentProblem(payload.environment, field: field) { throw Rejection(reason: p) }
@@ -146,8 +163,8 @@ public final class Intake {
         var transactions: [TransactionRecord] = []
         var renewals: [RenewalRecord] = []
         if let signed = payload.data?.signedTransactionInfo {
-            let bytes = try verifier.verifiedPayload(signed, field: "signedTransactionInfo")
-            let t = try TransactionRecord(v2: try JSONFields(data: bytes, path: "signedTransactionInfo"))
+            let t = try TransactionRecord(v2: JSONFields(dictionary: try verifier.verifiedPayload(signed, field: "signedTransactionInfo"),
+                                                         path: "signedTransactionInfo"))
             if let p = policy.bundleProblem(t.bundleId, field: "signedTransactionInfo") { throw Rejection(reason: p) }
             if let env = payload.environment, t.environment != env {
                 throw Rejection(reason: "signedTransactionInfo: environment \(t.environment) differs from the notification's \(env)")
@@ -155,8 +172,8 @@ public final class Intake {
             transactions.append(t)
         }
         if let signed = payload.data?.signedRenewalInfo {
-            let bytes = try verifier.verifiedPayload(signed, field: "signedRenewalInfo")
-            let r = try RenewalRecord(v2: try JSONFields(data: bytes, path: "signedRenewalInfo"))
+            let r = try RenewalRecord(v2: JSONFields(dictionary: try verifier.verifiedPayload(signed, field: "signedRenewalInfo"),
+                                                     path: "signedRenewalInfo"))
             if let t = transactions.first, t.originalTransactionId != r.originalTransactionId {
                 throw Rejection(reason: "signedRenewalInfo: originalTransactionId \(r.originalTransactionId) differs from signedTransactionInfo's \(t.originalTransactionId)")
             }
@@ -196,17 +213,6 @@ public final class Intake {
                                       environment: v1.environment.rawValue)
         let duplicate = try store.notificationDigest(uuid: uuid) != nil
         return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate)
-    }
-
-    /// The notificationUUID of a JWS, read without verifying: used only to find a byte-identical retry.
-    static func peekNotificationUUID(_ jws: String) -> String? {
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
-        var b64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while b64.count % 4 != 0 { b64.append("=") }
-        guard let data = Data(base64Encoded: b64),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-        return object["notificationUUID"] as? String
     }
 
     // MARK: Applying

@@ -1,7 +1,7 @@
 import Foundation
 
 extension SignedDataVerifier: SignedPayloadVerifier {
-    public func verifiedPayload(_ compactJWS: String, field: String) throws -> Data {
-        try verify(compactJWS, field: field).payload
+    public func verifiedPayload(_ compactJWS: String, field: String) throws -> [String: Any] {
+        try verify(compactJWS, field: field).payloadObject
     }
 }

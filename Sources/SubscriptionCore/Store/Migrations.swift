@@ -115,6 +115,7 @@ enum Migrations {
         CREATE INDEX notifications_original ON notifications(original_transaction_id, signed_ms);
         CREATE INDEX notifications_received ON notifications(received_ms);
         CREATE INDEX notifications_signed ON notifications(signed_ms);
+        CREATE INDEX notifications_digest ON notifications(body_sha256);
 
         CREATE TABLE quarantine (
             id INTEGER PRIMARY KEY,

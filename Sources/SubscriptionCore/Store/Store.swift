@@ -89,6 +89,11 @@ public final class Store {
         try db.first("SELECT body_sha256 FROM notifications WHERE notification_uuid = ?", [uuid]) { $0.string(0) }
     }
 
+    /// The UUID of a stored notification whose body is byte-identical to one with this digest.
+    public func notificationUUID(bodySHA256: String) throws -> String? {
+        try db.first("SELECT notification_uuid FROM notifications WHERE body_sha256 = ? LIMIT 1", [bodySHA256]) { $0.string(0) }
+    }
+
     public func insertNotification(_ n: StoredNotification) throws {
         let e = n.event
         try db.run("""

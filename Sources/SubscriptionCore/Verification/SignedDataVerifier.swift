@@ -11,9 +11,11 @@ public struct JWSHeader: Equatable, Sendable {
 }
 
 /// A JWS whose chain and signature both checked out.
-public struct VerifiedJWS: Sendable {
+public struct VerifiedJWS: @unchecked Sendable {
     /// The decoded payload: JSON bytes exactly as signed.
     public let payload: Data
+    /// The payload parsed once, here, so callers need not parse it again.
+    public let payloadObject: [String: Any]
     public let header: JWSHeader
     /// The payload's `signedDate`; the chain was checked at this instant.
     public let signedDate: Date?
@@ -62,6 +64,9 @@ public final class SignedDataVerifier: @unchecked Sendable {
     private let lock = NSLock()
     private var cache: [Data: CachedChain] = [:]
     private var cacheOrder: [Data] = []
+    /// Parsed headers by their exact base64url text: a signing chain's header is the same
+    /// kilobytes in every JWS it signs, so parsing it once saves most of the work.
+    private var headers: [String: ParsedHeader] = [:]
     private var statistics = CacheStatistics()
 
     /// - Parameter cacheCapacity: verified chains kept; Apple rotates its
@@ -95,6 +100,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         defer { lock.unlock() }
         cache.removeAll()
         cacheOrder.removeAll()
+        headers.removeAll()
     }
 
     /// Verifies a compact JWS and returns its payload.
@@ -117,20 +123,36 @@ public final class SignedDataVerifier: @unchecked Sendable {
         guard dots.count == 2 else { throw fail(.notCompactJWS(segmentCount: dots.count + 1)) }
         let ranges = [0..<dots[0], dots[0] + 1..<dots[1], dots[1] + 1..<bytes.count]
         let decoded = bytes.withUnsafeBufferPointer { buffer in
-            ranges.map { Base64URL.decode(bytes: UnsafeBufferPointer(rebasing: buffer[$0]), allowPadding: true) }
+            ranges.dropFirst().map { Base64URL.decode(bytes: UnsafeBufferPointer(rebasing: buffer[$0]), allowPadding: true) }
         }
 
-        guard let headerBytes = decoded[0] else { throw fail(.badBase64URL(segment: 1)) }
-        let header = try Self.parseHeader(headerBytes, fail: fail)
+        let headerText = String(decoding: bytes[ranges[0]], as: UTF8.self)
+        let header: ParsedHeader
+        lock.lock()
+        let known = headers[headerText]
+        lock.unlock()
+        if let known {
+            header = known
+        } else {
+            guard let headerBytes = bytes.withUnsafeBufferPointer({
+                Base64URL.decode(bytes: UnsafeBufferPointer(rebasing: $0[ranges[0]]), allowPadding: true)
+            }) else { throw fail(.badBase64URL(segment: 1)) }
+            header = try Self.parseHeader(headerBytes, fail: fail)
+            lock.lock()
+            if headers.count >= cacheCapacity * 2 { headers.removeAll() }
+            headers[headerText] = header
+            lock.unlock()
+        }
 
-        guard let payload = decoded[1] else { throw fail(.badBase64URL(segment: 2)) }
-        let signedDate = try Self.signedDate(in: payload, fail: fail)
+        guard let payload = decoded[0] else { throw fail(.badBase64URL(segment: 2)) }
+        let payloadObject = try Self.parsePayload(payload, fail: fail)
+        let signedDate = try Self.signedDate(in: payloadObject, fail: fail)
 
-        guard let signature = decoded[2] else { throw fail(.badBase64URL(segment: 3)) }
+        guard let signature = decoded[1] else { throw fail(.badBase64URL(segment: 3)) }
         guard signature.count == ES256.signatureLength else { throw fail(.signatureWrongLength(signature.count)) }
 
         let checkTime: VerificationError.CheckTime = signedDate.map { .signedDate($0) } ?? .currentTime(Date())
-        let chain = try trustedChain(header.certificates, at: checkTime, field: field)
+        let chain = try trustedChain(header.certificates, hash: header.chainHash, at: checkTime, field: field)
 
         // The signing input is the first two segments exactly as received;
         // base64url decoding above already proved them ASCII.
@@ -138,7 +160,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         guard ES256.isValidSignature(signature, of: signingInput, by: chain.key) else {
             throw fail(.signatureMismatch)
         }
-        return VerifiedJWS(payload: payload, header: header.info, signedDate: signedDate,
+        return VerifiedJWS(payload: payload, payloadObject: payloadObject, header: header.info, signedDate: signedDate,
                            chainHash: chain.hash.lowercaseHex, signerSubject: chain.subjects.first ?? "")
     }
 
@@ -146,7 +168,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
     /// idea of the root, which is ignored) carry Apple's marker OIDs and lead
     /// to a configured root at `date`. Uses and fills the chain cache.
     public func verifyChain(_ ders: [Data], at date: Date, field: String) throws -> VerifiedChain {
-        let chain = try trustedChain(ders, at: .requested(date), field: field)
+        let chain = try trustedChain(ders, hash: nil, at: .requested(date), field: field)
         return VerifiedChain(chainHash: chain.hash.lowercaseHex, subjects: chain.subjects,
                              validFrom: chain.validFrom, validUntil: chain.validUntil)
     }
@@ -175,7 +197,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         }
     }
 
-    private func trustedChain(_ ders: [Data], at time: VerificationError.CheckTime,
+    private func trustedChain(_ ders: [Data], hash knownHash: Data?, at time: VerificationError.CheckTime,
                               field: String) throws -> CachedChain {
         func fail(_ fault: VerificationError.Fault) -> VerificationError {
             VerificationError(field: field, fault: fault)
@@ -187,7 +209,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
             throw fail(.timeOutOfRange("\(time.date.timeIntervalSince1970) s since 1970"))
         }
 
-        let hash = OpenSSL.sha256(ders.reduce(into: Data()) { $0.append($1) })
+        let hash = knownHash ?? Self.chainHash(ders)
         // The same bytes cut up differently (x5c[0] and x5c[1] merged into one
         // entry, say) hash alike but would not parse; on a hit nothing is
         // parsed, so the cut must match too.
@@ -345,6 +367,11 @@ public final class SignedDataVerifier: @unchecked Sendable {
     private struct ParsedHeader {
         let info: JWSHeader
         let certificates: [Data]
+        let chainHash: Data
+    }
+
+    static func chainHash(_ ders: [Data]) -> Data {
+        OpenSSL.sha256(ders.reduce(into: Data()) { $0.append($1) })
     }
 
     private static func parseHeader(_ bytes: Data,
@@ -375,7 +402,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         }
         let info = JWSHeader(algorithm: alg, certificateCount: certificates.count,
                              keyID: header["kid"] as? String, type: header["typ"] as? String)
-        return ParsedHeader(info: info, certificates: certificates)
+        return ParsedHeader(info: info, certificates: certificates, chainHash: chainHash(certificates))
     }
 
     /// libcrypto takes a `time_t`, and certificates cannot express years
@@ -387,37 +414,20 @@ public final class SignedDataVerifier: @unchecked Sendable {
         return seconds.isFinite && seconds >= 0 && seconds <= latestCheckableSecond
     }
 
-    /// Reads only `signedDate`; the payload's meaning is the caller's business.
-    private struct SignedDateProbe: Decodable {
-        let milliseconds: Double?
-
-        private enum Key: String, CodingKey { case signedDate }
-        struct NotAnObject: Error {}
-        struct NotANumber: Error {}
-
-        init(from decoder: Decoder) throws {
-            guard let container = try? decoder.container(keyedBy: Key.self) else { throw NotAnObject() }
-            do {
-                milliseconds = try container.decodeIfPresent(Double.self, forKey: .signedDate)
-            } catch {
-                throw NotANumber()
-            }
-        }
-    }
-
-    private static func signedDate(in payload: Data,
-                                   fail: (VerificationError.Fault) -> VerificationError) throws -> Date? {
-        let probe: SignedDateProbe
-        do {
-            probe = try JSONDecoder().decode(SignedDateProbe.self, from: payload)
-        } catch is SignedDateProbe.NotAnObject {
-            throw fail(.payloadNotJSONObject)
-        } catch is SignedDateProbe.NotANumber {
-            throw fail(.signedDateNotANumber)
-        } catch {
+    private static func parsePayload(_ payload: Data,
+                                     fail: (VerificationError.Fault) -> VerificationError) throws -> [String: Any] {
+        guard let object = try? JSONSerialization.jsonObject(with: payload, options: [.fragmentsAllowed]) else {
             throw fail(.payloadNotJSON)
         }
-        guard let milliseconds = probe.milliseconds else { return nil }
+        guard let dictionary = object as? [String: Any] else { throw fail(.payloadNotJSONObject) }
+        return dictionary
+    }
+
+    private static func signedDate(in payload: [String: Any],
+                                   fail: (VerificationError.Fault) -> VerificationError) throws -> Date? {
+        guard let value = payload["signedDate"], !(value is NSNull) else { return nil }
+        guard let number = value as? NSNumber, !JSONFields.isBool(number) else { throw fail(.signedDateNotANumber) }
+        let milliseconds = number.doubleValue
         let date = Date(timeIntervalSince1970: milliseconds / 1000)
         guard isCheckable(date) else { throw fail(.timeOutOfRange("signedDate \(milliseconds)")) }
         return date
