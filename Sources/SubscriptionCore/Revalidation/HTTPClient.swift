@@ -43,8 +43,8 @@ final class HTTPClient: @unchecked Sendable {
     init(policy: HTTPPolicy, maxConnectionsPerHost: Int = 8) {
         self.policy = policy
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = policy.timeout
-        configuration.timeoutIntervalForResource = policy.timeout
+        configuration.timeoutIntervalForRequest = HTTPClient.sessionTimeout(policy.timeout)
+        configuration.timeoutIntervalForResource = HTTPClient.sessionTimeout(policy.timeout)
         configuration.httpMaximumConnectionsPerHost = max(1, maxConnectionsPerHost)
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -104,10 +104,17 @@ final class HTTPClient: @unchecked Sendable {
         case network(String)
     }
 
-    /// One attempt. The semaphore's own deadline backs up URLSession's timeout, which
-    /// on Linux does not always cover a server that accepts and then says nothing.
+    /// URLSession's own timeout, kept a little beyond ours: on Linux it is truncated to
+    /// whole seconds (0.5 s would time out at once), so the exact deadline is the
+    /// semaphore's in `perform`, and URLSession's only a backstop.
+    static func sessionTimeout(_ timeout: TimeInterval) -> TimeInterval {
+        max(1, timeout.rounded(.up)) + 1
+    }
+
+    /// One attempt, bounded by `policy.timeout` whatever URLSession does.
     private func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportProblem> {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: policy.timeout)
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
+                                    timeoutInterval: HTTPClient.sessionTimeout(policy.timeout))
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
@@ -128,7 +135,7 @@ final class HTTPClient: @unchecked Sendable {
             done.signal()
         }
         task.resume()
-        if done.wait(timeout: .now() + policy.timeout + 1) == .timedOut {
+        if done.wait(timeout: .now() + policy.timeout) == .timedOut {
             task.cancel()
             _ = done.wait(timeout: .now() + 1)
             return .failure(.timedOut)
