@@ -2,7 +2,9 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 
-/// Revalidation against the App Store Server API, played by a local HTTP server.
+/// Revalidation against the App Store Server API and verifyReceipt, both played by a
+/// local HTTP server. One class, its tests spread over `RevalidationTests+*.swift`, so
+/// that `--filter RevalidationTests` runs every one of them.
 final class RevalidationTests: XCTestCase {
     var fixture: RevalidationFixture!
     let day = TestKit.day
