@@ -18,6 +18,8 @@ commands:
   quarantine       rejected bodies and why they were refused
   link USER ID     link your user id to the subscriber owning a transaction
   counts           daily counts per day in a time zone (--json, --csv)
+  revalidate ID    ask Apple for a subscription's state, store it, print what changed
+  sweep            revalidate every subscription whose stored expiry passed (daily, cron)
   simulate         feed fresh signed demo notifications, for live demos
 
 global options:
@@ -28,7 +30,9 @@ global options:
   --version        print the version
 
 config file keys (key = value, # comments; flags win): db, bundle_id, app_apple_id,
-environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments.
+environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments,
+operator, api_key_file, api_key_id, api_issuer_id, server_api_url, server_api_sandbox_url,
+verify_receipt_url, verify_receipt_sandbox_url, revalidation_timeout.
 """
 
 struct Command {
@@ -51,6 +55,8 @@ let commands: [String: Command] = [
     }),
     "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv"], run: CountsCommand.run),
     "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], run: DemoCommands.simulate),
+    "revalidate": Command(help: RevalidateCommand.help, options: RevalidateCommand.options, run: RevalidateCommand.run),
+    "sweep": Command(help: SweepCommand.help, options: SweepCommand.options, run: SweepCommand.run),
     "dashboard": Command(help: DashboardCommand.help, options: ["theme", "tz"], run: { try DashboardCommand.open($0, databasePath: $0.databasePath) }),
 ]
 

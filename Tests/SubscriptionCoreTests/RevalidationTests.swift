@@ -343,7 +343,7 @@ final class RevalidationTests: XCTestCase {
         XCTAssertEqual(result.originalTransactionId, otid)
         XCTAssertNil(result.before)
         XCTAssertEqual(result.after?.status, .active)
-        XCTAssertEqual(result.changes.first, "new to the store: ACTIVE, expires \(DateText.minute(anchor + 20 * day)) UTC")
+        XCTAssertEqual(result.changes.first, "new to the store: ACTIVE, expires \(DateText.second(anchor + 20 * day)) UTC")
     }
 
     func testAnIdThatIsNeitherStoredNorATransactionIdIsRefusedBeforeAnyRequest() throws {

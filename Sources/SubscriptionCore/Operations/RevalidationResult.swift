@@ -46,7 +46,8 @@ public struct RevalidationResult: Sendable {
     }
 
     static func changes(before: SubscriptionState?, after: SubscriptionState?, newTransactionIds: [String]) -> [String] {
-        func date(_ m: Millis?) -> String { m.map { DateText.minute($0) + " UTC" } ?? "none" }
+        // To the second: a change within the minute must not read as "X -> X".
+        func date(_ m: Millis?) -> String { m.map { DateText.second($0) + " UTC" } ?? "none" }
         func yes(_ b: Bool) -> String { b ? "yes" : "no" }
         var out: [String] = []
         switch (before, after) {

@@ -181,6 +181,9 @@ public final class ExpirySweep {
         }
 
         let finishedAt = revalidator.clock()
+        // Workers finish in any order; the report reads the same run after run.
+        results.sort { $0.originalTransactionId < $1.originalTransactionId }
+        failures.sort { $0.originalTransactionId < $1.originalTransactionId }
         var report = SweepReport(counts: counts, results: results, failures: failures, startedAt: startedAt,
                                  finishedAt: finishedAt, dryRun: options.dryRun, auditId: nil)
         if !options.dryRun {
