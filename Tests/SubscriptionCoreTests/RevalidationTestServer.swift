@@ -76,12 +76,11 @@ final class RevalidationTestServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
         }
         port = UInt16(bigEndian: address.sin_port)
-        let thread = Thread { [unowned self] in self.acceptLoop() }
+        // Strong captures: the loop and open connections keep the server alive until `stop()`.
+        let thread = Thread { self.acceptLoop() }
         thread.name = "test-apple-server"
         thread.start()
     }
-
-    deinit { stop() }
 
     /// Answers `method path` with `responses` in turn; the last one repeats.
     func route(_ method: String, _ path: String, _ responses: Response...) {
@@ -137,7 +136,7 @@ final class RevalidationTestServer: @unchecked Sendable {
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             connections.enter()
-            let thread = Thread { [unowned self] in
+            let thread = Thread {
                 self.serve(client)
                 close(client)
                 self.connections.leave()

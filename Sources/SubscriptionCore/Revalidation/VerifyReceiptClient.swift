@@ -55,7 +55,7 @@ public final class VerifyReceiptClient: @unchecked Sendable {
             }
             guard response.status == 200 else {
                 return .fail(.http(request: label, status: response.status, apiErrorCode: nil,
-                                   message: "verifyReceipt answers 200 with a status in the body", attempts: attempt))
+                                   message: "expected 200 with a JSON status (is the verifyReceipt URL right?)", attempts: attempt))
             }
             let parsed: VerifyReceiptResponse
             do {
