@@ -36,7 +36,13 @@ enum SweepCommand {
                                    reason: context.arguments.value("reason") ?? "expiry sweep", limit: limit)
         let sweep = ExpirySweep(revalidator: try context.makeRevalidator(maxConnections: concurrency))
         let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet")
-        let report = try sweep.run(options: options, progress: showProgress ? progressLine : nil)
+        let report: SweepReport
+        do {
+            report = try sweep.run(options: options, progress: showProgress ? progressLine : nil)
+        } catch let error as RevalidationError {
+            if case .notConfigured = error { throw UsageError(error.description) }
+            throw error
+        }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 
         for failure in report.failures where !context.arguments.has("quiet") {

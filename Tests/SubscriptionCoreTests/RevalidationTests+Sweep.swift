@@ -137,6 +137,19 @@ extension RevalidationTests {
         XCTAssertTrue(try fixture.openStore().audit().isEmpty)
     }
 
+    func testASweepWithNoWayToAskAppleRefusesToStart() throws {
+        try seedSweepCandidates()
+        let configuration = RevalidationConfiguration(endpoints: fixture.endpoints, http: RevalidationFixture.fastHTTP)
+        let path = fixture.storePath
+        let revalidator = Revalidator(openStore: { try Store(path: path) }, configuration: configuration,
+                                      verifier: SignedDataVerifier(roots: TestKit.roots), policy: TestKit.policy, operatorName: "cron")
+        XCTAssertThrowsError(try ExpirySweep(revalidator: revalidator).run()) { error in
+            XCTAssertTrue("\(error)".hasPrefix("revalidation is not configured: the sweep needs an App Store Server API key"), "\(error)")
+        }
+        XCTAssertTrue(try fixture.openStore().audit().isEmpty)
+        XCTAssertTrue(fixture.server.requests.isEmpty)
+    }
+
     func testTheSweepLimitBoundsHowManyCandidatesAreChecked() throws {
         try seedSweepCandidates()
         let report = try ExpirySweep(revalidator: try fixture.revalidator()).run(options: SweepOptions(concurrency: 1, limit: 2))

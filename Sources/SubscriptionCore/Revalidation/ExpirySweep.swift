@@ -111,6 +111,13 @@ public final class ExpirySweep {
 
     /// Runs the sweep. `progress` is called on the calling thread after each candidate.
     public func run(options: SweepOptions = SweepOptions(), progress: ((SweepProgress) -> Void)? = nil) throws -> SweepReport {
+        // With neither way to ask Apple, every candidate would fail alike: say so once
+        // instead of auditing the same failure for each of them every day.
+        let configuration = revalidator.configuration
+        guard configuration.apiKey != nil || configuration.sharedSecret != nil else {
+            throw RevalidationError.notConfigured("the sweep needs an App Store Server API key (api_key_file, api_key_id, "
+                                                  + "api_issuer_id) or, for verifyReceipt, the shared secret (shared_secret_file)")
+        }
         let store = try revalidator.openStore()
         let startedAt = revalidator.clock()
         let candidates = try collectCandidates(store: store, now: startedAt, limit: options.limit)
