@@ -10,12 +10,12 @@ struct Arguments {
         "db", "config", "root-ca", "bundle-id", "app-apple-id", "environment", "allow-environment",
         "shared-secret-file", "since", "limit", "rate", "duration", "copies", "tz", "theme", "from", "to",
         "sample-data", "operator", "until", "reason", "server-api-url", "verify-receipt-url", "subscribers",
-        "seed", "status", "segment", "server-api-sandbox-url", "verify-receipt-sandbox-url", "api-key-file",
-        "api-key-id", "api-issuer-id", "timeout", "concurrency", "receipt-file",
+        "seed", "status", "segment", "busy-timeout-ms", "server-api-sandbox-url", "verify-receipt-sandbox-url",
+        "api-key-file", "api-key-id", "api-issuer-id", "timeout", "concurrency", "receipt-file",
     ]
     /// Options that are switches.
     static let switches: Set<String> = [
-        "json", "csv", "help", "version", "allow-v1", "cgi", "no-dashboard", "dry-run", "quiet",
+        "json", "csv", "ndjson", "all", "help", "version", "allow-v1", "cgi", "no-dashboard", "dry-run", "quiet",
     ]
 
     static func parse(_ argv: [String]) throws -> Arguments {
@@ -74,7 +74,7 @@ struct Arguments {
 
     /// Refuses options the command does not take, so a typo is not silently ignored.
     func allowOnly(_ allowed: Set<String>, command: String) throws {
-        let global: Set<String> = ["db", "config", "help", "json"]
+        let global: Set<String> = ["db", "config", "help", "json", "busy-timeout-ms"]
         for name in Set(options.keys).union(flags) where !allowed.contains(name) && !global.contains(name) {
             throw UsageError("'\(command)' does not take --\(name) (see subdesk \(command) --help)")
         }

@@ -54,7 +54,9 @@ extension Context {
     func makeRevalidator(maxConnections: Int = 4) throws -> Revalidator {
         let policy = try intakePolicy()
         let configuration = try revalidationConfiguration(policy: policy)
-        return Revalidator(storePath: databasePath, configuration: configuration,
+        // Each revalidation opens its own connection, with the same busy timeout as every command's.
+        let context = self
+        return Revalidator(openStore: { try context.openStore() }, configuration: configuration,
                            verifier: SignedDataVerifier(roots: try trustRoots()), policy: policy,
                            operatorName: operatorName, maxConnections: maxConnections)
     }
@@ -74,7 +76,7 @@ extension Context {
     static let appleOptions: Set<String> = [
         "server-api-url", "server-api-sandbox-url", "verify-receipt-url", "verify-receipt-sandbox-url", "api-key-file",
         "api-key-id", "api-issuer-id", "timeout", "operator", "bundle-id", "app-apple-id", "environment",
-        "allow-environment", "root-ca", "shared-secret-file", "reason", "dry-run",
+        "allow-environment", "root-ca", "shared-secret-file", "reason", "dry-run", "busy-timeout-ms",
     ]
 
     static let appleOptionsHelp = """

@@ -23,7 +23,14 @@ struct Context {
         setting("db", "db") ?? Configuration.defaultDatabasePath(environment: environment)
     }
 
-    func openStore() throws -> Store { try Store(path: databasePath) }
+    func openStore() throws -> Store {
+        var timeout = Store.defaultBusyTimeoutMs
+        if let text = setting("busy-timeout-ms", "busy_timeout_ms") {
+            guard let ms = Int32(text), ms >= 0 else { throw UsageError("busy timeout must be milliseconds, got \(text)") }
+            timeout = ms
+        }
+        return try Store(path: databasePath, busyTimeoutMs: timeout)
+    }
 
     func trustRoots() throws -> TrustRoots {
         let files = arguments.values("root-ca").isEmpty ? config.list("root_ca") : arguments.values("root-ca")

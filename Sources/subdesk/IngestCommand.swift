@@ -45,13 +45,16 @@ enum IngestCommand {
             }
             let label = path == "-" ? "stdin" : path
             let bodies = splitBodies(data)
-            // Batches share one commit; each body still succeeds or fails alone (a savepoint each).
+            // Bodies share a commit in small batches, each body still succeeding or failing
+            // alone (a savepoint each); a batch ends after 500 bodies or 250 ms so other
+            // writers (a CGI request, another ingest) never wait long for the lock.
             var index = 0
             while index < bodies.count {
-                let batch = bodies[index..<min(index + 500, bodies.count)]
+                let started = DispatchTime.now().uptimeNanoseconds
                 try store.write {
-                    for (offset, body) in batch.enumerated() {
-                        let where_ = bodies.count > 1 ? "\(label):\(index + offset + 1)" : label
+                    repeat {
+                        let body = bodies[index]
+                        let where_ = bodies.count > 1 ? "\(label):\(index + 1)" : label
                         switch try intake.ingest(body, source: where_) {
                         case .stored: counts.stored += 1
                         case .duplicate: counts.duplicates += 1
@@ -61,9 +64,10 @@ enum IngestCommand {
                                 Output.error("rejected \(where_): \(SafeText.sanitize(reason)) (quarantine #\(id))")
                             }
                         }
-                    }
+                        index += 1
+                    } while index < bodies.count && index % 500 != 0
+                        && DispatchTime.now().uptimeNanoseconds - started < 250_000_000
                 }
-                index += batch.count
             }
         }
         if context.wantsJSON {

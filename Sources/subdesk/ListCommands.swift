@@ -12,16 +12,23 @@ enum ListCommands {
     """
 
     static let notificationsHelp = """
-    usage: subdesk notifications [--since DATE] [--limit N] [--json]
+    usage: subdesk notifications [--since DATE] [--limit N] [--json | --ndjson]
 
     Lists stored notifications, newest first. DATE is 2026-11-16, 2026-11-16T09:14 (UTC),
-    or a relative offset like -2h or -7d.
+    or a relative offset like -2h or -7d. --ndjson prints the raw bodies, oldest first,
+    one per line, exactly as received (ready for `subdesk ingest`).
     """
 
     static let quarantineHelp = """
-    usage: subdesk quarantine [--limit N] [--json]
+    usage: subdesk quarantine [--all] [--limit N] [--json]
+           subdesk quarantine show ID
+           subdesk quarantine replay [ID]... [ingest options]
 
-    Lists rejected bodies, newest first, with the reason each was refused.
+    Lists rejected bodies waiting, newest first, with the reason each was refused
+    (--all includes those a replay resolved). `show` prints one body (escaped).
+    `replay` ingests quarantined bodies again under the current configuration (after
+    fixing a missing root or bundle id, say); accepted ones are marked resolved, never
+    deleted.
     """
 
     static let linkHelp = """
@@ -59,6 +66,13 @@ enum ListCommands {
         let store = try context.openStore()
         let since = try context.arguments.value("since").map(parseSince)
         let list = try store.notifications(since: since, limit: try context.arguments.int("limit") ?? 100)
+        if context.arguments.has("ndjson") {
+            for n in list.reversed() {
+                FileHandle.standardOutput.write(n.body)
+                FileHandle.standardOutput.write(Data("\n".utf8))
+            }
+            return 0
+        }
         if context.wantsJSON {
             Output.json(list.map { n -> [String: Any] in
                 let e = n.event
@@ -81,12 +95,30 @@ enum ListCommands {
     }
 
     static func quarantine(_ context: Context) throws -> Int32 {
+        switch context.arguments.positionals.first {
+        case "replay": return try MaintenanceCommands.replay(context)
+        case "show":
+            guard context.arguments.positionals.count == 2,
+                  let id = Int64(context.arguments.positionals[1].trimmingCharacters(in: CharacterSet(charactersIn: "#"))) else {
+                throw UsageError("quarantine show takes one quarantine number")
+            }
+            guard let q = try context.openStore().quarantined(limit: 1, includeResolved: true, ids: [id]).first else {
+                Output.error("no quarantined body #\(id)")
+                return 2
+            }
+            Output.line("#\(q.id)  \(DateText.second(q.receivedDate)) UTC  \(q.body.count) bytes  \(SafeText.sanitize(q.reason))")
+            Output.line(SafeText.sanitize(String(decoding: q.body.prefix(1 << 20), as: UTF8.self)))
+            return 0
+        case nil: break
+        case let other?: throw UsageError("unknown quarantine action \(SafeText.sanitize(other)) (show or replay)")
+        }
         let store = try context.openStore()
-        let list = try store.quarantined(limit: try context.arguments.int("limit") ?? 100)
+        let list = try store.quarantined(limit: try context.arguments.int("limit") ?? 100, includeResolved: context.arguments.has("all"))
         if context.wantsJSON {
             Output.json(list.map { q -> [String: Any] in
                 ["id": q.id, "receivedDate": DateText.iso(q.receivedDate), "reason": q.reason,
                  "source": q.source as Any? ?? NSNull(), "bodyBytes": q.body.count,
+                 "resolution": q.resolution as Any? ?? NSNull(),
                  "body": String(decoding: q.body.prefix(65_536), as: UTF8.self)]
             })
             return 0
@@ -95,6 +127,7 @@ enum ListCommands {
         for q in list {
             Output.line("#\(q.id)  \(DateText.second(q.receivedDate)) UTC  \(q.body.count) bytes  from \(SafeText.sanitize(q.source ?? "-"))")
             Output.line("    \(SafeText.sanitize(q.reason))")
+            if let r = q.resolution { Output.line("    resolved: \(SafeText.sanitize(r))") }
         }
         return 0
     }

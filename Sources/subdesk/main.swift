@@ -18,8 +18,12 @@ commands:
   quarantine       rejected bodies and why they were refused
   link USER ID     link your user id to the subscriber owning a transaction
   counts           daily counts per day in a time zone (--json, --csv)
+  override         grant, revoke, lift or list manual entitlement overrides
+  audit            the append-only log of operator actions
   revalidate ID    ask Apple for a subscription's state, store it, print what changed
   sweep            revalidate every subscription whose stored expiry passed (daily, cron)
+  doctor           check the store, roots and config
+  backup PATH      consistent online copy of the store
   simulate         feed fresh signed demo notifications, for live demos
 
 global options:
@@ -45,8 +49,10 @@ let commands: [String: Command] = [
     "ingest": Command(help: IngestCommand.help, options: IngestCommand.options, run: IngestCommand.run),
     "show": Command(help: ShowCommand.help, options: [], run: ShowCommand.run),
     "search": Command(help: ListCommands.searchHelp, options: ["limit"], run: ListCommands.search),
-    "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit"], run: ListCommands.notifications),
-    "quarantine": Command(help: ListCommands.quarantineHelp, options: ["limit"], run: ListCommands.quarantine),
+    "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit", "ndjson"], run: ListCommands.notifications),
+    "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all"]), run: ListCommands.quarantine),
+    "doctor": Command(help: MaintenanceCommands.doctorHelp, options: IngestCommand.options, run: MaintenanceCommands.doctor),
+    "backup": Command(help: MaintenanceCommands.backupHelp, options: [], run: MaintenanceCommands.backup),
     "link": Command(help: ListCommands.linkHelp, options: [], run: ListCommands.link),
     "demo": Command(help: DemoCommands.demoHelp, options: ["copies", "no-dashboard", "sample-data", "theme", "tz"], run: { context in
         let path = try DemoCommands.buildDemo(context)
@@ -54,6 +60,8 @@ let commands: [String: Command] = [
         return try DashboardCommand.open(context, databasePath: path)
     }),
     "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv"], run: CountsCommand.run),
+    "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], run: OperatorCommands.override),
+    "audit": Command(help: OperatorCommands.auditHelp, options: ["since", "limit"], run: OperatorCommands.audit),
     "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], run: DemoCommands.simulate),
     "revalidate": Command(help: RevalidateCommand.help, options: RevalidateCommand.options, run: RevalidateCommand.run),
     "sweep": Command(help: SweepCommand.help, options: SweepCommand.options, run: SweepCommand.run),
@@ -85,18 +93,24 @@ func runMain() -> Int32 {
         Output.line(command.help)
         return 0
     }
+    // A web server in front needs an HTTP answer even when set-up fails, so Apple retries.
+    let cgi = name == "ingest" && arguments.has("cgi")
+    func failed(_ message: String, _ code: Int32) -> Int32 {
+        Output.error(message)
+        return cgi ? CGIIngest.respond(503, "Service Unavailable", "not stored, retry later: \(message)") : code
+    }
     do {
         try arguments.allowOnly(command.options, command: name)
         let context = try Context(arguments: arguments)
         return try command.run(context)
     } catch let e as UsageError {
-        Output.error(e.description)
-        return 2
+        return failed(e.description, 2)
+    } catch let e as ConfigurationError {
+        return failed(e.description, 2)
     } catch let e as ExitStatus {
         return e.code
     } catch {
-        Output.error("\(error)")
-        return 1
+        return failed("\(error)", 1)
     }
 }
 

@@ -28,7 +28,7 @@ extension RevalidationTests {
 
     func testTheSharedSecretFileIsReadTrimmedAndWarnedAbout() throws {
         let path = directory.appendingPathComponent("shared-secret").path
-        FileManager.default.createFile(atPath: path, contents: Data("abc123\n".utf8), attributes: [.posixPermissions: 0o640])
+        _ = FileManager.default.createFile(atPath: path, contents: Data("abc123\n".utf8), attributes: [.posixPermissions: 0o640])
         var warnings: [String] = []
         XCTAssertEqual(try SecretFile.readText(path, what: "shared secret", warn: { warnings.append($0) }), "abc123")
         XCTAssertEqual(warnings.count, 1)
@@ -38,7 +38,7 @@ extension RevalidationTests {
 
     func testAKeyFileThatIsNotAKeyIsNamedWithoutEchoingIt() throws {
         let path = directory.appendingPathComponent("AuthKey.p8").path
-        FileManager.default.createFile(atPath: path, contents: Data("-----BEGIN PRIVATE KEY-----\nTOPSECRETBYTES\n-----END PRIVATE KEY-----\n".utf8),
+        _ = FileManager.default.createFile(atPath: path, contents: Data("-----BEGIN PRIVATE KEY-----\nTOPSECRETBYTES\n-----END PRIVATE KEY-----\n".utf8),
                                        attributes: [.posixPermissions: 0o600])
         XCTAssertThrowsError(try AppStoreAPIKey.load(file: path, keyId: "K", issuerId: "I", bundleId: "b", warn: { _ in })) { error in
             XCTAssertTrue("\(error)".hasPrefix("revalidation is not configured: API key file \(path): "), "\(error)")

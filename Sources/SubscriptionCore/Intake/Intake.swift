@@ -44,20 +44,24 @@ public final class Intake {
         var latestReceipt: String? = nil
     }
 
+    /// Ingests one body. With `quarantine` false (a replay of an already quarantined body)
+    /// a refusal is reported but not written again.
     @discardableResult
-    public func ingest(_ body: Data, source: String? = nil, receivedAt: Millis = DateText.nowMillis()) throws -> IntakeOutcome {
+    public func ingest(_ body: Data, source: String? = nil, receivedAt: Millis = DateText.nowMillis(),
+                       quarantine: Bool = true) throws -> IntakeOutcome {
+        let keep = quarantine
         let digest = ContentDigest.sha256Hex(body)
         let decoded: Decoded
         do {
             decoded = try decode(body, digest: digest)
         } catch let r as Rejection {
-            return try reject(body, digest: digest, reason: r.reason, source: source, receivedAt: receivedAt)
+            return try reject(body, digest: digest, reason: r.reason, source: source, receivedAt: receivedAt, keep: keep)
         } catch let f as DecodingFault {
-            return try reject(body, digest: digest, reason: f.description, source: source, receivedAt: receivedAt)
+            return try reject(body, digest: digest, reason: f.description, source: source, receivedAt: receivedAt, keep: keep)
         } catch let e as StoreError {
             throw e
         } catch {
-            return try reject(body, digest: digest, reason: "\(error)", source: source, receivedAt: receivedAt)
+            return try reject(body, digest: digest, reason: "\(error)", source: source, receivedAt: receivedAt, keep: keep)
         }
         if decoded.isDuplicate {
             try logDuplicate(decoded.event, receivedAt: receivedAt)
@@ -71,7 +75,7 @@ public final class Intake {
                     return .duplicate(notificationUUID: decoded.event.notificationUUID)
                 }
                 return try reject(body, digest: digest, reason: differentContent(decoded.event.notificationUUID),
-                                  source: source, receivedAt: receivedAt)
+                                  source: source, receivedAt: receivedAt, keep: keep)
             }
             try apply(decoded, body: body, digest: digest, source: source, receivedAt: receivedAt)
             return .stored(decoded.event)
@@ -82,8 +86,10 @@ public final class Intake {
         "notificationUUID \(uuid) is already stored with different content"
     }
 
-    private func reject(_ body: Data, digest: String, reason: String, source: String?, receivedAt: Millis) throws -> IntakeOutcome {
-        try store.write {
+    private func reject(_ body: Data, digest: String, reason: String, source: String?, receivedAt: Millis,
+                        keep: Bool = true) throws -> IntakeOutcome {
+        guard keep else { return .rejected(reason: reason, quarantineId: 0) }
+        return try store.write {
             let id = try store.quarantine(body: body, reason: reason, source: source, receivedDate: receivedAt, bodySHA256: digest)
             try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: reason))
             return .rejected(reason: reason, quarantineId: id)

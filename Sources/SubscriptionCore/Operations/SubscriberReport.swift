@@ -135,6 +135,26 @@ public enum JSONText {
         guard JSONSerialization.isValidJSONObject(object),
               let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),
               let s = String(data: data, encoding: .utf8) else { return "null" }
-        return s
+        return escapeInvisibles(s)
+    }
+
+    /// JSON leaves C1 controls and bidi overrides raw, and a terminal acts on them; written
+    /// as \u escapes they stay the same JSON string.
+    static func escapeInvisibles(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: isInvisible) else { return s }
+        var out = String.UnicodeScalarView()
+        for scalar in s.unicodeScalars {
+            if isInvisible(scalar) {
+                out.append(contentsOf: String(format: "\\u%04x", scalar.value).unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    static func isInvisible(_ c: Unicode.Scalar) -> Bool {
+        (0x80...0x9F).contains(c.value) || (0x202A...0x202E).contains(c.value) || (0x2066...0x2069).contains(c.value)
+            || c.value == 0x2028 || c.value == 0x2029
     }
 }

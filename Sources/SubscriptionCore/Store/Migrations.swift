@@ -181,6 +181,11 @@ enum Migrations {
             updated_ms INTEGER NOT NULL
         );
         """),
+        (3, """
+        -- A quarantined body is never deleted; a successful replay marks it resolved.
+        ALTER TABLE quarantine ADD COLUMN resolved_ms INTEGER;
+        ALTER TABLE quarantine ADD COLUMN resolution TEXT;
+        """),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

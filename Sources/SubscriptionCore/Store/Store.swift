@@ -10,7 +10,7 @@ public final class Store {
     public let path: String
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
-    public init(path: String, busyTimeoutMs: Int32 = 5000) throws {
+    public init(path: String, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs) throws {
         self.path = path
         if path != ":memory:" {
             let dir = (path as NSString).deletingLastPathComponent
@@ -22,12 +22,27 @@ public final class Store {
                 }
             }
         }
-        db = try SQLiteConnection(path: path, busyTimeoutMs: busyTimeoutMs)
-        try db.execute("PRAGMA journal_mode = WAL")
-        try db.execute("PRAGMA synchronous = NORMAL")
-        try db.execute("PRAGMA foreign_keys = ON")
-        try migrate()
+        do {
+            db = try SQLiteConnection(path: path, busyTimeoutMs: busyTimeoutMs)
+            try db.execute("PRAGMA journal_mode = WAL")
+            try db.execute("PRAGMA synchronous = NORMAL")
+            try db.execute("PRAGMA foreign_keys = ON")
+            try migrate()
+        } catch let e as StoreError {
+            throw Store.explained(e, path: path)
+        }
     }
+
+    /// SQLite says "disk I/O error" for more than one cause; say which one it is when we can.
+    static func explained(_ e: StoreError, path: String) -> StoreError {
+        let dir = (path as NSString).deletingLastPathComponent
+        guard let attributes = try? FileManager.default.attributesOfFileSystem(forPath: dir.isEmpty ? "." : dir),
+              let free = (attributes[.systemFreeSize] as? NSNumber)?.int64Value, free < 1 << 20 else { return e }
+        return StoreError(operation: e.operation, message: "\(e.message); the disk is full (\(free) bytes free)", code: e.code)
+    }
+
+    /// How long a writer waits for another process's write to finish before giving up.
+    public static let defaultBusyTimeoutMs: Int32 = 10_000
 
     /// An in-memory store, for tests.
     public static func inMemory() throws -> Store { try Store(path: ":memory:") }
@@ -128,15 +143,29 @@ public final class Store {
         return db.lastInsertRowID
     }
 
-    public func quarantined(limit: Int = 100) throws -> [QuarantineEntry] {
-        try db.rows("SELECT id, received_ms, reason, body, source FROM quarantine ORDER BY id DESC LIMIT ?", [limit]) { r in
+    /// Quarantined bodies, newest first; resolved ones only when asked.
+    public func quarantined(limit: Int = 100, includeResolved: Bool = false, ids: [Int64]? = nil) throws -> [QuarantineEntry] {
+        var sql = "SELECT id, received_ms, reason, body, source, resolved_ms, resolution FROM quarantine WHERE 1"
+        var values: [SQLBindable?] = []
+        if !includeResolved { sql += " AND resolved_ms IS NULL" }
+        if let ids {
+            sql += " AND id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
+            values += ids.map { $0 as SQLBindable? }
+        }
+        values.append(limit)
+        return try db.rows(sql + " ORDER BY id DESC LIMIT ?", values) { r in
             QuarantineEntry(id: r.int64(0), receivedDate: r.int64(1), reason: r.string(2), body: r.data(3),
-                            source: r.optionalString(4))
+                            source: r.optionalString(4), resolved: r.optionalInt64(5), resolution: r.optionalString(6))
         }
     }
 
+    public func resolveQuarantine(id: Int64, resolution: String, at: Millis) throws {
+        try db.run("UPDATE quarantine SET resolved_ms = ?, resolution = ? WHERE id = ?", [at, resolution, id])
+    }
+
+    /// Quarantined bodies not yet resolved by a replay.
     public func quarantineCount() throws -> Int {
-        try db.first("SELECT count(*) FROM quarantine") { $0.int(0) } ?? 0
+        try db.first("SELECT count(*) FROM quarantine WHERE resolved_ms IS NULL") { $0.int(0) } ?? 0
     }
 
     public func logIntake(_ e: IntakeLogEntry) throws {

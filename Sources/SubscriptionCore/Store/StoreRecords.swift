@@ -26,6 +26,9 @@ public struct QuarantineEntry: Equatable, Sendable {
     public var reason: String
     public var body: Data
     public var source: String?
+    /// Set once a replay stored the body or found it a duplicate.
+    public var resolved: Millis? = nil
+    public var resolution: String? = nil
 }
 
 /// One body's intake outcome, as the live feed shows it.

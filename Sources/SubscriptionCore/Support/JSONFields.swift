@@ -32,8 +32,11 @@ public struct JSONFields {
     public init(data: Data, path: String) throws {
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: data, options: [])
+            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
+            if "\(error)".contains("Too many nested") {
+                throw DecodingFault(path: path, problem: "not valid JSON: nested deeper than 512 levels")
+            }
             throw DecodingFault(path: path, problem: "not valid JSON")
         }
         guard let dictionary = object as? [String: Any] else {

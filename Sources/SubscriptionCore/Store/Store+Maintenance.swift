@@ -1,0 +1,53 @@
+import CSQLite
+import Foundation
+
+/// Facts `subdesk doctor` reports about a store.
+public struct StoreHealth: Sendable {
+    public var integrity: [String]
+    public var schemaVersion: Int
+    public var latestSchemaVersion: Int
+    public var walBytes: Int64?
+    public var fileBytes: Int64?
+    public var subscriptions: Int
+    public var notifications: Int
+    public var quarantined: Int
+}
+
+extension Store {
+    /// Runs SQLite's integrity check and gathers the store's vital signs.
+    public func health() throws -> StoreHealth {
+        let integrity = try db.rows("PRAGMA integrity_check") { $0.string(0) }
+        func size(_ p: String) -> Int64? {
+            (try? FileManager.default.attributesOfItem(atPath: p)[.size] as? NSNumber)?.int64Value
+        }
+        return StoreHealth(integrity: integrity, schemaVersion: schemaVersion, latestSchemaVersion: Migrations.latestVersion,
+                           walBytes: size(path + "-wal"), fileBytes: size(path), subscriptions: try subscriptionCount(),
+                           notifications: try notificationCount(), quarantined: try quarantineCount())
+    }
+
+    /// Copies the store to `destination` with SQLite's online backup: consistent, and
+    /// safe while other processes keep writing (it restarts its pass if they do).
+    public func backup(to destination: String) throws {
+        if FileManager.default.fileExists(atPath: destination) {
+            throw StoreError(operation: "backup to \(destination)", message: "file exists; refusing to overwrite it", code: 0)
+        }
+        var target: OpaquePointer?
+        var rc = sqlite3_open_v2(destination, &target, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
+        defer { sqlite3_close_v2(target) }
+        guard rc == SQLITE_OK, let target else {
+            throw StoreError(operation: "backup to \(destination)", message: target.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open", code: rc)
+        }
+        guard let backup = sqlite3_backup_init(target, "main", db.handle, "main") else {
+            throw StoreError(operation: "backup to \(destination)", message: String(cString: sqlite3_errmsg(target)), code: sqlite3_errcode(target))
+        }
+        repeat {
+            rc = sqlite3_backup_step(backup, 256)
+            if rc == SQLITE_BUSY || rc == SQLITE_LOCKED { sqlite3_sleep(20) }
+        } while rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED
+        let finish = sqlite3_backup_finish(backup)
+        guard rc == SQLITE_DONE, finish == SQLITE_OK else {
+            try? FileManager.default.removeItem(atPath: destination)
+            throw StoreError(operation: "backup to \(destination)", message: String(cString: sqlite3_errmsg(target)), code: rc)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+/// `doctor`, `backup` and `quarantine replay`: looking after a store.
+enum MaintenanceCommands {
+    static let doctorHelp = """
+    usage: subdesk doctor [--json]
+
+    Checks the store and the set-up: SQLite integrity, schema version, WAL size,
+    quarantined bodies waiting, the trusted roots and their expiry, and the config
+    (bundle id, app Apple id, secret files). Exits 0 when nothing failed, 1 otherwise.
+    """
+
+    static let backupHelp = """
+    usage: subdesk backup PATH
+
+    Copies the store to PATH with SQLite's online backup: a consistent copy, safe to
+    take while intake keeps writing. Refuses to overwrite an existing file.
+    """
+
+    struct Check { var name: String; var level: String; var detail: String }
+
+    static func doctor(_ context: Context) throws -> Int32 {
+        var checks: [Check] = []
+        func add(_ name: String, _ level: String, _ detail: String) { checks.append(Check(name: name, level: level, detail: detail)) }
+        let path = context.databasePath
+        if !FileManager.default.fileExists(atPath: path) {
+            add("store", "fail", "\(path) does not exist (ingest something or pass --db)")
+        } else {
+            do {
+                let store = try context.openStore()
+                let h = try store.health()
+                add("store", "ok", "\(path), \((h.fileBytes ?? 0) / 1024) KiB")
+                add("integrity", h.integrity == ["ok"] ? "ok" : "fail", h.integrity.prefix(5).joined(separator: "; "))
+                add("schema", h.schemaVersion == h.latestSchemaVersion ? "ok" : "warn", "version \(h.schemaVersion) of \(h.latestSchemaVersion)")
+                let wal = h.walBytes ?? 0
+                add("wal", wal > 256 << 20 ? "warn" : "ok", "\(wal / 1024) KiB" + (wal > 256 << 20 ? " (a long-running reader may be blocking checkpoints)" : ""))
+                add("contents", "ok", "\(h.subscriptions) subscriptions, \(h.notifications) notifications")
+                add("quarantine", h.quarantined > 0 ? "warn" : "ok",
+                    h.quarantined > 0 ? "\(h.quarantined) rejected bodies waiting (subdesk quarantine; replay after a fix)" : "empty")
+            } catch {
+                add("store", "fail", "\(error)")
+            }
+        }
+        do {
+            let roots = try context.trustRoots()
+            let now = Date()
+            for cert in roots.certificates {
+                let days = Int(cert.notAfter.timeIntervalSince(now) / 86_400)
+                add("root", days < 0 ? "fail" : (days < 180 ? "warn" : "ok"),
+                    "\(cert.subjectSummary), expires \(DateText.minute(DateText.millis(cert.notAfter))) UTC (\(days) days)")
+            }
+        } catch {
+            add("root", "fail", "\(error)")
+        }
+        do {
+            let policy = try context.intakePolicy()
+            add("bundle id", policy.bundleId == nil ? "warn" : "ok", policy.bundleId ?? "not set: bundle ids are not checked")
+            if policy.environment != .sandbox {
+                add("app apple id", policy.appAppleId == nil ? "warn" : "ok",
+                    policy.appAppleId.map(String.init) ?? "not set: Production notifications are checked for presence only")
+            }
+            add("environment", "ok", policy.environment?.rawValue ?? "Production and Sandbox accepted")
+            add("v1", policy.allowV1 && policy.sharedSecret == nil ? "warn" : "ok",
+                policy.allowV1 ? (policy.sharedSecret == nil ? "V1 allowed without a shared secret" : "V1 allowed, password checked") : "V1 refused")
+        } catch {
+            add("config", "fail", "\(error)")
+        }
+        add("config file", "ok", context.config.path ?? "none (defaults)")
+        if context.wantsJSON {
+            Output.json(checks.map { ["check": $0.name, "level": $0.level, "detail": $0.detail] })
+        } else {
+            for c in checks {
+                Output.line("\(c.level.uppercased().padding(toLength: 5, withPad: " ", startingAt: 0)) \(c.name.padding(toLength: 13, withPad: " ", startingAt: 0)) \(SafeText.sanitize(c.detail))")
+            }
+        }
+        return checks.contains { $0.level == "fail" } ? 1 : 0
+    }
+
+    static func backup(_ context: Context) throws -> Int32 {
+        guard context.arguments.positionals.count == 1, let destination = context.arguments.positionals.first else {
+            throw UsageError("backup takes one PATH (see subdesk backup --help)")
+        }
+        guard FileManager.default.fileExists(atPath: context.databasePath) else {
+            throw UsageError("store \(context.databasePath) does not exist")
+        }
+        let store = try context.openStore()
+        let started = Date()
+        try store.backup(to: destination)
+        Output.line("backed up \(context.databasePath) to \(destination) in \(String(format: "%.2f", Date().timeIntervalSince(started)))s")
+        return 0
+    }
+
+    /// Re-ingests quarantined bodies under the current configuration; those now accepted are
+    /// marked resolved (never deleted), the others stay with their original reason.
+    static func replay(_ context: Context) throws -> Int32 {
+        let store = try context.openStore()
+        let intake = try context.makeIntake(store: store)
+        let ids = try context.arguments.positionals.dropFirst().map { text -> Int64 in
+            guard let id = Int64(text.trimmingCharacters(in: CharacterSet(charactersIn: "#"))) else {
+                throw UsageError("quarantine replay takes quarantine numbers, got \(text)")
+            }
+            return id
+        }
+        let entries = try store.quarantined(limit: 1_000_000, ids: ids.isEmpty ? nil : ids).reversed()
+        var stored = 0, duplicates = 0, still = 0
+        for q in entries {
+            let outcome = try intake.ingest(q.body, source: "replay:#\(q.id)", quarantine: false)
+            switch outcome {
+            case .stored(let e):
+                try store.resolveQuarantine(id: q.id, resolution: "stored as \(e.notificationUUID) by replay", at: DateText.nowMillis())
+                stored += 1
+            case .duplicate(let uuid):
+                try store.resolveQuarantine(id: q.id, resolution: "duplicate of \(uuid) at replay", at: DateText.nowMillis())
+                duplicates += 1
+            case .rejected(let reason, _):
+                still += 1
+                Output.error("#\(q.id) still refused: \(SafeText.sanitize(reason))")
+            }
+        }
+        Output.line("replayed \(entries.count): stored \(stored), duplicates \(duplicates), still refused \(still)")
+        return still == 0 ? 0 : 1
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// Overrides and the audit log, through the core API.
+final class OperationsTests: XCTestCase {
+    var store: Store!
+    var ops: Operations!
+    let now = TestKit.anchor
+
+    override func setUpWithError() throws {
+        store = try Store.inMemory()
+        let scenarios = try TestKit.sample.scenarios()
+        let intake = TestKit.intake(store)
+        for name in ["voluntary-expiry", "renewals"] {
+            let index = try XCTUnwrap(scenarios.firstIndex { $0.name == name })
+            for body in try ScenarioBuilder(signer: TestKit.signer).bodies(for: scenarios[index], instance: index, anchor: now) {
+                _ = try intake.ingest(body, receivedAt: now)
+            }
+            try store.linkUser(scenarios[index].userId!, originalTransactionId: ScenarioBuilder.originalTransactionId(instance: index))
+        }
+        ops = Operations(store: store, operatorName: "ana")
+    }
+
+    func report(_ id: String, at: Millis) throws -> SubscriptionReport {
+        try XCTUnwrap(try SubscriberReport.load(store: store, id: id, now: at)?.subscriptions.first)
+    }
+
+    func testGrantEntitlesUntilItExpiresWhileAppleStateStaysVisible() throws {
+        let before = try report("user-1013", at: now)
+        XCTAssertFalse(before.entitlement.entitled)
+        let o = try ops.grant("user-1013", until: now + 7 * TestKit.day, reason: "goodwill", now: now)
+        let during = try report("user-1013", at: now + TestKit.day)
+        XCTAssertTrue(during.entitlement.entitled)
+        XCTAssertFalse(during.entitlement.appleEntitled)
+        XCTAssertEqual(during.state.status, .expired, "Apple's status is unchanged")
+        XCTAssertEqual(during.entitlement.override?.id, o.id)
+        XCTAssertEqual(during.timeline.last?.kind, "override")
+        let json = during.jsonObject()
+        XCTAssertEqual(json["entitled"] as? Bool, true)
+        XCTAssertEqual(json["appleEntitled"] as? Bool, false)
+        let after = try report("user-1013", at: now + 8 * TestKit.day)
+        XCTAssertFalse(after.entitlement.entitled, "the grant ran out")
+    }
+
+    func testRevokeAndLift() throws {
+        let o = try ops.revoke("user-1004", reason: "chargeback fraud", now: now)
+        XCTAssertFalse(try report("user-1004", at: now + 1).entitlement.entitled)
+        _ = try ops.lift(overrideId: o.id, reason: "resolved", now: now + 10)
+        XCTAssertTrue(try report("user-1004", at: now + 20).entitlement.entitled)
+        XCTAssertThrowsError(try ops.lift(overrideId: o.id, reason: "again", now: now + 30)) { error in
+            XCTAssertTrue("\(error)".contains("already lifted"), "\(error)")
+        }
+        let actions = try store.audit().map(\.action)
+        XCTAssertEqual(actions, ["override_revoke", "override_lift"])
+    }
+
+    func testAReasonIsRequiredAndNothingIsWrittenWithout() throws {
+        XCTAssertThrowsError(try ops.grant("user-1013", until: now + TestKit.day, reason: "  ", now: now)) { error in
+            XCTAssertEqual("\(error)", "a reason is required")
+        }
+        XCTAssertThrowsError(try ops.grant("nobody", until: now + TestKit.day, reason: "x", now: now)) { error in
+            XCTAssertTrue("\(error)".contains("no subscriber"), "\(error)")
+        }
+        XCTAssertTrue(try store.overrides().isEmpty)
+        XCTAssertTrue(try store.audit().isEmpty)
+    }
+
+    func testTheAuditLogRefusesUpdateAndDelete() throws {
+        _ = try ops.grant("user-1013", until: now + TestKit.day, reason: "goodwill", now: now)
+        XCTAssertThrowsError(try store.executeForTesting("UPDATE audit_log SET operator = 'mallory'")) { error in
+            XCTAssertTrue("\(error)".contains("append-only"), "\(error)")
+        }
+        XCTAssertThrowsError(try store.executeForTesting("DELETE FROM audit_log")) { error in
+            XCTAssertTrue("\(error)".contains("append-only"), "\(error)")
+        }
+        XCTAssertEqual(try store.audit().first?.operatorName, "ana")
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// The store: schema, lookups by every id, keyset paging, and daily counts.
+final class StoreTests: XCTestCase {
+    static let dir = NSTemporaryDirectory() + "subdesk-store-\(UUID().uuidString)"
+
+    /// A store on disk with one instance of every scenario, built at the test anchor.
+    func demoStore(copies: Int = 1) throws -> Store {
+        try FileManager.default.createDirectory(atPath: Self.dir, withIntermediateDirectories: true)
+        let store = try Store(path: Self.dir + "/\(UUID().uuidString).db")
+        _ = try DemoStoreBuilder(sample: TestKit.sample, copies: copies).build(into: store, anchor: TestKit.anchor)
+        return store
+    }
+
+    override class func tearDown() {
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    func testSchemaIsMigratedOnceInWALMode() throws {
+        let store = try demoStore()
+        XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
+        let reopened = try Store(path: store.path)
+        XCTAssertEqual(reopened.schemaVersion, Migrations.latestVersion)
+        XCTAssertEqual(try reopened.db.first("PRAGMA journal_mode") { $0.string(0) }, "wal")
+        XCTAssertEqual(try reopened.subscriptionCount(), try store.subscriptionCount())
+    }
+
+    func testLookupUsesAnIndexForEveryKindOfId() throws {
+        let store = try demoStore()
+        for (sql, arg) in [
+            ("SELECT id FROM subscribers WHERE user_id = ?", "user-1001"),
+            ("SELECT id FROM subscribers WHERE app_account_token = ?", "x"),
+            ("SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id = ?", "x"),
+            ("SELECT original_transaction_id FROM transactions WHERE transaction_id = ?", "x"),
+            ("SELECT original_transaction_id FROM subscriptions WHERE product_id = ?", "x"),
+            ("SELECT original_transaction_id FROM subscriptions WHERE status = ?", "1"),
+        ] {
+            let plan = try store.db.rows("EXPLAIN QUERY PLAN " + sql, [arg]) { $0.string(3) }.joined(separator: " ")
+            XCTAssertTrue(plan.contains("USING") && (plan.contains("INDEX") || plan.contains("PRIMARY KEY")), "\(sql): \(plan)")
+        }
+    }
+
+    func testLookupByEveryKindOfId() throws {
+        let store = try demoStore()
+        let otid = ScenarioBuilder.originalTransactionId(instance: 0)
+        let byUser = try XCTUnwrap(try store.lookup("user-1001"))
+        XCTAssertEqual(try store.lookup(otid), byUser)
+        XCTAssertEqual(try store.lookup(String(Int64(otid)! + 1)), byUser, "a later transaction id")
+        XCTAssertEqual(try store.lookup(ScenarioBuilder.appAccountToken(instance: 0)), byUser)
+        XCTAssertNil(try store.lookup("nobody"))
+        XCTAssertEqual(try store.search("app.legacy").map(\.state.productId), ["app.legacy.monthly"])
+    }
+
+    func testKeysetPagingCoversEveryRowOnceInBothDirections() throws {
+        let store = try demoStore(copies: 3)
+        let total = try store.subscriptionCount()
+        for query in [SubscriptionQuery(sort: .expires), SubscriptionQuery(sort: .lastEvent, descending: true),
+                      SubscriptionQuery(statuses: [.active, .gracePeriod])] {
+            var seen: [String] = []
+            var cursor: PageCursor?
+            while true {
+                let page = try store.page(query, after: cursor, limit: 7)
+                if page.isEmpty { break }
+                seen += page.map(\.state.originalTransactionId)
+                cursor = Store.cursor(for: page.last!, in: query)
+            }
+            XCTAssertEqual(Set(seen).count, seen.count, "no row twice")
+            if query.statuses.isEmpty { XCTAssertEqual(seen.count, total) }
+            // Paging back from the end yields the same rows in the same order.
+            var back: [String] = []
+            cursor = nil
+            while true {
+                let page = try store.page(query, after: cursor, backward: true, limit: 5)
+                if page.isEmpty { break }
+                back = page.map(\.state.originalTransactionId) + back
+                cursor = Store.cursor(for: page.first!, in: query)
+            }
+            XCTAssertEqual(back, seen)
+        }
+        let filtered = try store.page(SubscriptionQuery(text: "user-1010-2"), limit: 50)
+        XCTAssertEqual(filtered.map(\.subscriber.userId), ["user-1010-2"])
+    }
+
+    func testDailyCountsFollowTheScenarios() throws {
+        let store = try demoStore()
+        let utc = TimeZone(identifier: "UTC")!
+        let days = try DailyCountsReport.compute(store: store, from: "2026-04-15", to: "2026-05-31", timeZone: utc)
+        XCTAssertEqual(days.count, 47)
+        func day(_ offset: Millis) -> DayCounts {
+            let name = DateText.format(TestKit.anchor + offset * TestKit.day, "yyyy-MM-dd", zone: utc)
+            return days.first { $0.day == name }!
+        }
+        // voluntary-expiry expired 20 days before the anchor; product-not-for-sale 15 days before.
+        XCTAssertEqual(day(-20)[.expiredVoluntary], 1)
+        XCTAssertEqual(day(-15)[.expiredProductNotForSale], 1)
+        XCTAssertEqual(day(-30)[.expiredPriceIncrease], 1)
+        // in-grace-period failed 5 days before the anchor, in-billing-retry 3 days before.
+        XCTAssertEqual(day(-5)[.gracePeriodEntries], 1)
+        XCTAssertGreaterThanOrEqual(day(-1)[.inGracePeriod], 1)
+        XCTAssertGreaterThanOrEqual(day(-1)[.inBillingRetry], 1)
+        XCTAssertEqual(day(-3)[.trialStarts], 1, "in-free-trial started 3 days before")
+        XCTAssertEqual(day(-33)[.trialConversions], 1, "free-trial-then-paid converted 33 days before")
+        // Family-shared subscriptions are counted apart.
+        let family = try DailyCountsReport.compute(store: store, from: "2026-05-27", to: "2026-05-27", timeZone: utc, segments: [.familyShared])
+        XCTAssertEqual(family[0][.newSubscriptions], 1, "family-sharing-active subscribed 5 days before")
+        XCTAssertEqual(day(-5)[.newSubscriptions], 0, "...and not among paid ones")
+        // Days follow the time zone asked for.
+        let tokyo = try DailyCountsReport.compute(store: store, from: "2026-05-01", to: "2026-05-01", timeZone: TimeZone(identifier: "Asia/Tokyo")!)
+        XCTAssertEqual(tokyo[0].start, DateText.parse("2026-04-30T15:00:00Z"))
+    }
+}

@@ -1,0 +1,243 @@
+import Foundation
+import XCTest
+
+/// The `subdesk` binary, driven as a user or a script would: exit codes, output, files.
+class CLITests: XCTestCase {
+    static let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    static let binary: String = {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for dir in [beside, beside.deletingLastPathComponent(), beside.deletingLastPathComponent().deletingLastPathComponent()] {
+            let candidate = dir.appendingPathComponent("subdesk").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return repoRoot + "/.build/debug/subdesk"
+    }()
+
+    var dir: String!
+
+    override func setUpWithError() throws {
+        // A child that exits before reading all its stdin must not take the test runner down.
+        signal(SIGPIPE, SIG_IGN)
+        dir = NSTemporaryDirectory() + "subdesk-cli-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    @discardableResult
+    func run(_ args: [String], stdin: Data? = nil, env: [String: String] = [:]) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = args
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = dir + "/data"
+        environment["XDG_CONFIG_HOME"] = dir + "/config"
+        environment["SUBDESK_SAMPLE_DATA"] = Self.repoRoot + "/sample-data"
+        environment.removeValue(forKey: "SUBDESK_DB")
+        environment.removeValue(forKey: "SUBDESK_CONFIG")
+        for (k, v) in env { environment[k] = v }
+        p.environment = environment
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = input
+        try p.run()
+        // Feed stdin on its own thread: a child may answer (and exit) before reading it all.
+        let writer = DispatchGroup()
+        writer.enter()
+        DispatchQueue.global().async {
+            if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
+            try? input.fileHandleForWriting.close()
+            writer.leave()
+        }
+        var e = Data()
+        let errReader = DispatchGroup()
+        errReader.enter()
+        DispatchQueue.global().async {
+            e = err.fileHandleForReading.readDataToEndOfFile()
+            errReader.leave()
+        }
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        errReader.wait()
+        writer.wait()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// A demo store with every scenario once.
+    func demoStore() throws -> String {
+        let db = dir + "/demo.db"
+        let r = try run(["demo", "--no-dashboard", "--copies", "1", "--db", db])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return db
+    }
+
+    func json(_ text: String) throws -> Any { try JSONSerialization.jsonObject(with: Data(text.utf8)) }
+
+    func testVersionAndHelp() throws {
+        let v = try run(["--version"])
+        XCTAssertEqual(v.status, 0)
+        XCTAssertTrue(v.stdout.hasPrefix("subdesk "))
+        let h = try run(["--help"])
+        XCTAssertTrue(h.stdout.contains("ingest"))
+        let ih = try run(["ingest", "--help"])
+        XCTAssertTrue(ih.stdout.contains("--cgi"))
+        let bad = try run(["frobnicate"])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.contains("unknown command 'frobnicate'"))
+        let typo = try run(["show", "--jsno", "x"])
+        XCTAssertEqual(typo.status, 2)
+        XCTAssertTrue(typo.stderr.contains("unknown option --jsno"))
+    }
+
+    func testShowJSONHasTheDocumentedFields() throws {
+        let db = try demoStore()
+        let r = try run(["show", "--db", db, "user-1010", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let o = try XCTUnwrap(try json(r.stdout) as? [String: Any])
+        XCTAssertNotNil(o["subscriber"] as? [String: Any])
+        let sub = try XCTUnwrap((o["subscriptions"] as? [[String: Any]])?.first)
+        for key in ["originalTransactionId", "productId", "status", "entitled", "expiresDate", "autoRenewStatus",
+                    "autoRenewProductId", "gracePeriodExpiresDate", "isInBillingRetryPeriod", "expirationIntent",
+                    "environment", "ownershipType", "timeline"] {
+            XCTAssertTrue(sub.keys.contains(key), "missing \(key)")
+        }
+        XCTAssertEqual(sub["status"] as? String, "grace_period")
+        XCTAssertEqual(sub["entitled"] as? Bool, true)
+        XCTAssertEqual(sub["expirationIntent"] as? Int, 2)
+        XCTAssertTrue((sub["expiresDate"] as? String)?.hasSuffix("Z") ?? false, "ISO 8601 UTC")
+        let timeline = try XCTUnwrap(sub["timeline"] as? [[String: Any]])
+        XCTAssertEqual(timeline.last?["detail"] as? String, "DID_FAIL_TO_RENEW/GRACE_PERIOD  app.monthly", "newest last")
+        let text = try run(["show", "--db", db, "user-1010"])
+        XCTAssertTrue(text.stdout.contains("GRACE PERIOD"))
+        XCTAssertTrue(text.stdout.contains("billing error"))
+        let unknown = try run(["show", "--db", db, "no-such-id"])
+        XCTAssertEqual(unknown.status, 2)
+        XCTAssertTrue(unknown.stderr.contains("no subscriber, subscription or transaction matches no-such-id"))
+    }
+
+    func testIngestCountsAndExitStatusAndQuarantine() throws {
+        let demo = try demoStore()
+        // Re-ingesting the demo's stored bodies as NDJSON: all duplicates.
+        let db = dir + "/fresh.db"
+        let bodies = try run(["notifications", "--db", demo, "--json", "--limit", "5"])
+        XCTAssertEqual(bodies.status, 0)
+        let good = try XCTUnwrap(FileManager.default.contents(atPath: Self.repoRoot + "/sample-data/test-ca/root.der"))
+        XCTAssertFalse(good.isEmpty)
+        let ndjson = dir + "/batch.ndjson"
+        try "{\"signedPayload\":\"a.b\"}\nnot json\n{\"x\":1}\n".write(toFile: ndjson, atomically: true, encoding: .utf8)
+        let r = try run(["ingest", "--db", db, ndjson])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.stdout, "ingested 0, duplicates 0, rejected 3\n")
+        XCTAssertTrue(r.stderr.contains("batch.ndjson:1: signedPayload: not a JWS"))
+        let q = try run(["quarantine", "--db", db, "--json"])
+        XCTAssertEqual((try json(q.stdout) as? [Any])?.count, 3)
+    }
+
+    func testIngestFromStdinWithRootAndPolicyFlags() throws {
+        // Build signed bodies with the demo builder, export them, and ingest through the CLI.
+        let demo = try demoStore()
+        let export = try run(["notifications", "--db", demo, "--json", "--limit", "1000"])
+        let count = (try json(export.stdout) as? [Any])?.count ?? 0
+        XCTAssertGreaterThan(count, 40)
+        let db = dir + "/cli.db"
+        let bodies = try rawBodies(demo)
+        let root = Self.repoRoot + "/sample-data/test-ca/root.der"
+        let r = try run(["ingest", "--db", db, "--root-ca", root, "--bundle-id", "com.example.subdesk.demo",
+                         "--app-apple-id", "1234567890", "-"], stdin: bodies)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("ingested \(count), duplicates 0, rejected 0"), r.stdout)
+        let again = try run(["ingest", "--db", db, "--root-ca", root, "--bundle-id", "com.example.subdesk.demo", "-"], stdin: bodies)
+        XCTAssertTrue(again.stdout.hasPrefix("ingested 0, duplicates \(count), rejected 0"), again.stdout)
+        // Without the test root, Apple's root is the default: every body is refused and quarantined.
+        let strict = try run(["ingest", "--db", dir + "/strict.db", "-"], stdin: bodies)
+        XCTAssertEqual(strict.status, 1)
+        XCTAssertTrue(strict.stdout.contains("rejected \(count)"), strict.stdout)
+        XCTAssertTrue(strict.stderr.contains("certificate chain does not lead to a configured root"), strict.stderr)
+        // The config file supplies what flags did; a flag still wins over it.
+        try FileManager.default.createDirectory(atPath: dir + "/config/subdesk", withIntermediateDirectories: true)
+        try "root_ca = \(root)\nbundle_id = com.other.app\n".write(toFile: dir + "/config/subdesk/config", atomically: true, encoding: .utf8)
+        let configured = try run(["ingest", "--db", dir + "/c.db", "-"], stdin: bodies)
+        XCTAssertTrue(configured.stderr.contains("bundleId com.example.subdesk.demo is not the configured com.other.app"), configured.stderr)
+        let flagWins = try run(["ingest", "--db", dir + "/c2.db", "--bundle-id", "com.example.subdesk.demo", "-"], stdin: bodies)
+        XCTAssertEqual(flagWins.status, 0, flagWins.stderr)
+        try "bundle_id com.broken\n".write(toFile: dir + "/config/subdesk/config", atomically: true, encoding: .utf8)
+        let broken = try run(["show", "--db", db, "x"])
+        XCTAssertEqual(broken.status, 2)
+        XCTAssertTrue(broken.stderr.contains("config:1: expected key = value"), broken.stderr)
+    }
+
+    /// NDJSON of every raw body in a store, oldest first.
+    func rawBodies(_ db: String) throws -> Data {
+        let r = try run(["notifications", "--db", db, "--ndjson", "--limit", "100000"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return Data(r.stdout.utf8)
+    }
+
+    func testCGIAnswersPerOutcome() throws {
+        let demo = try demoStore()
+        let body = try XCTUnwrap(String(decoding: try rawBodies(demo), as: UTF8.self).split(separator: "\n").first).data(using: .utf8)!
+        let db = dir + "/cgi.db"
+        let root = Self.repoRoot + "/sample-data/test-ca/root.der"
+        func cgi(_ data: Data, method: String = "POST") throws -> Result {
+            try run(["ingest", "--cgi", "--db", db, "--root-ca", root, "--bundle-id", "com.example.subdesk.demo"], stdin: data,
+                    env: ["REQUEST_METHOD": method, "CONTENT_LENGTH": String(data.count), "GATEWAY_INTERFACE": "CGI/1.1"])
+        }
+        let ok = try cgi(body)
+        XCTAssertTrue(ok.stdout.hasPrefix("Status: 200 OK\r\n"), ok.stdout)
+        XCTAssertTrue(ok.stdout.contains("stored "))
+        let dup = try cgi(body)
+        XCTAssertTrue(dup.stdout.hasPrefix("Status: 200 OK\r\n"))
+        XCTAssertTrue(dup.stdout.contains("duplicate "))
+        let bad = try cgi(Data("{\"signedPayload\":\"x.y.z\"}".utf8))
+        XCTAssertTrue(bad.stdout.hasPrefix("Status: 400 Bad Request\r\n"), bad.stdout)
+        let get = try cgi(Data(), method: "GET")
+        XCTAssertTrue(get.stdout.hasPrefix("Status: 405"), get.stdout)
+        // A store that cannot be written answers 503 so Apple retries.
+        let blocked = dir + "/not-a-dir"
+        try "file".write(toFile: blocked, atomically: true, encoding: .utf8)
+        let down = try run(["ingest", "--cgi", "--db", blocked + "/x.db", "--root-ca", root], stdin: body,
+                           env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)])
+        XCTAssertTrue(down.stdout.hasPrefix("Status: 503"), down.stdout)
+        let q = try run(["quarantine", "--db", db, "--json"])
+        XCTAssertEqual((try json(q.stdout) as? [Any])?.count, 1, "the bad body is quarantined")
+    }
+
+    func testOverridesAndAuditThroughTheCommandLine() throws {
+        let db = try demoStore()
+        let g = try run(["override", "grant", "user-1013", "--until", "+7d", "--reason", "goodwill", "--operator", "ana", "--db", db, "--json"])
+        XCTAssertEqual(g.status, 0, g.stderr)
+        let o = try XCTUnwrap(try json(g.stdout) as? [String: Any])
+        let show = try XCTUnwrap(try json(try run(["show", "user-1013", "--json", "--db", db]).stdout) as? [String: Any])
+        let sub = try XCTUnwrap((show["subscriptions"] as? [[String: Any]])?.first)
+        XCTAssertEqual(sub["entitled"] as? Bool, true)
+        XCTAssertEqual(sub["appleEntitled"] as? Bool, false)
+        XCTAssertEqual(sub["status"] as? String, "expired")
+        let noReason = try run(["override", "revoke", "user-1013", "--db", db])
+        XCTAssertEqual(noReason.status, 2)
+        XCTAssertTrue(noReason.stderr.contains("a reason is required"))
+        let lift = try run(["override", "lift", "\(o["id"]!)", "--reason", "paid", "--operator", "bo", "--db", db])
+        XCTAssertEqual(lift.status, 0, lift.stderr)
+        let audit = try XCTUnwrap(try json(try run(["audit", "user-1013", "--json", "--db", db]).stdout) as? [[String: Any]])
+        XCTAssertEqual(audit.map { $0["action"] as? String }, ["override_grant", "override_lift"])
+        XCTAssertEqual(audit.map { $0["operator"] as? String }, ["ana", "bo"])
+    }
+
+    func testCountsJSONHasOneObjectPerDay() throws {
+        let db = try demoStore()
+        let r = try run(["counts", "--db", db, "--from", "2026-01-01", "--to", "2026-01-03", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let days = try XCTUnwrap(try json(r.stdout) as? [[String: Any]])
+        XCTAssertEqual(days.map { $0["day"] as? String }, ["2026-01-01", "2026-01-02", "2026-01-03"])
+        for key in ["newSubscriptions", "renewals", "expiredVoluntary", "activeSubscriptions", "inGracePeriod", "trialConversions"] {
+            XCTAssertNotNil(days[0][key] as? Int, key)
+        }
+        let bad = try run(["counts", "--db", db, "--from", "2026-02-30x", "--to", "2026-01-01"])
+        XCTAssertEqual(bad.status, 2)
+    }
+}

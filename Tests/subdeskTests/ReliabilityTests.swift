@@ -1,0 +1,293 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// The store under abuse: SIGKILL mid-ingest, concurrent writers and readers, broken
+/// disks and set-ups, and hostile strings on the way to a terminal.
+final class ReliabilityTests: CLITests {
+    static let root = CLITests.repoRoot + "/sample-data/test-ca/root.der"
+    static let policyFlags = ["--root-ca", root, "--bundle-id", ScenarioBuilder.demoBundleId,
+                              "--app-apple-id", String(ScenarioBuilder.demoAppAppleId)]
+
+    /// `count` distinct signed notifications (whole scenario lifecycles), as NDJSON.
+    static func signedBodies(count: Int, firstInstance: Int = 100_000) throws -> Data {
+        let sample = SampleData(directory: repoRoot + "/sample-data")
+        let scenarios = try sample.scenarios()
+        let builder = ScenarioBuilder(signer: try sample.signer())
+        let anchor = DateText.nowMillis()
+        var out = Data()
+        var produced = 0
+        var instance = firstInstance
+        while produced < count {
+            let scenario = scenarios[instance % scenarios.count]
+            for body in try builder.bodies(for: scenario, instance: instance, anchor: anchor) where produced < count {
+                out.append(body)
+                out.append(UInt8(ascii: "\n"))
+                produced += 1
+            }
+            instance += 1
+        }
+        return out
+    }
+
+    func sqlite(_ db: String, _ sql: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["sqlite3", db, sql]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Every subscription's derived state, keyed by originalTransactionId.
+    func states(_ db: String) throws -> [String: String] {
+        let store = try Store(path: db)
+        var result: [String: String] = [:]
+        var cursor: PageCursor?
+        let query = SubscriptionQuery()
+        while true {
+            let page = try store.page(query, after: cursor, limit: 500)
+            guard let last = page.last else { break }
+            for row in page {
+                result[row.state.originalTransactionId] = "\(row.state) \(row.subscriber.userId ?? "") \(row.subscriber.appAccountToken ?? "")"
+            }
+            cursor = Store.cursor(for: last, in: query)
+        }
+        return result
+    }
+
+    func testSIGKILLMidIngestLosesNothingAndDuplicatesNothing() throws {
+        let count = Int(ProcessInfo.processInfo.environment["SUBDESK_CRASH_BODIES"] ?? "") ?? 20_000
+        let file = dir + "/bodies.ndjson"
+        try Self.signedBodies(count: count).write(to: URL(fileURLWithPath: file))
+
+        let clean = dir + "/clean.db"
+        let reference = try run(["ingest", "--db", clean, "--quiet"] + Self.policyFlags + [file])
+        XCTAssertEqual(reference.status, 0, reference.stderr)
+        XCTAssertEqual(reference.stdout, "ingested \(count), duplicates 0, rejected 0\n")
+
+        let crashed = dir + "/crashed.db"
+        var kills = 0
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<4 {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: Self.binary)
+            p.arguments = ["ingest", "--db", crashed, "--quiet"] + Self.policyFlags + [file]
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            Thread.sleep(forTimeInterval: Double.random(in: 0.3...3.0, using: &generator))
+            if p.isRunning {
+                kill(p.processIdentifier, SIGKILL)
+                kills += 1
+            }
+            p.waitUntilExit()
+        }
+        let finish = try run(["ingest", "--db", crashed, "--quiet"] + Self.policyFlags + [file])
+        XCTAssertEqual(finish.status, 0, finish.stderr)
+        print("crash consistency: \(count) bodies, \(kills) SIGKILLs, final run: \(finish.stdout)", terminator: "")
+        XCTAssertGreaterThan(kills, 0, "at least one run was killed mid-way")
+        XCTAssertEqual(try sqlite(crashed, "SELECT count(*), count(DISTINCT notification_uuid) FROM notifications"), "\(count)|\(count)")
+        XCTAssertEqual(try sqlite(crashed, "PRAGMA integrity_check"), "ok")
+        XCTAssertEqual(try sqlite(crashed, "SELECT count(*) FROM quarantine"), "0")
+        XCTAssertEqual(try states(crashed), try states(clean), "derived state identical to a clean run")
+    }
+
+    func testConcurrentWritersCGIAndReadersLoseNothing() throws {
+        let db = dir + "/shared.db"
+        let shards = try (0..<3).map { i -> String in
+            let f = dir + "/shard\(i).ndjson"
+            try Self.signedBodies(count: 400, firstInstance: 200_000 + i * 1000).write(to: URL(fileURLWithPath: f))
+            return f
+        }
+        // A fourth writer replays shard 0: every one of its bodies is a duplicate or stored once.
+        let cgiBodies = String(decoding: try Self.signedBodies(count: 60, firstInstance: 300_000), as: UTF8.self)
+            .split(separator: "\n").map { Data($0.utf8) }
+        _ = try run(["ingest", "--db", db] + Self.policyFlags + [shards[0]].prefix(0))   // create the store first
+        var processes: [(Process, Pipe, String)] = []
+        for f in shards + [shards[0]] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: Self.binary)
+            p.arguments = ["ingest", "--db", db, "--quiet"] + Self.policyFlags + [f]
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            processes.append((p, err, f))
+        }
+        let readerStop = dir + "/stop"
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reader.arguments = ["-c", "n=0; while [ ! -f '\(readerStop)' ]; do '\(Self.binary)' search --db '\(db)' 2000 --limit 20 >/dev/null || echo READER-FAILED; '\(Self.binary)' counts --db '\(db)' --json >/dev/null || echo READER-FAILED; n=$((n+1)); done; echo reads=$n"]
+        let readerOut = Pipe()
+        reader.standardOutput = readerOut
+        reader.standardError = readerOut
+        try reader.run()
+
+        // CGI requests, eight at a time, while the bulk writers run.
+        let statuses = NSMutableArray()
+        let group = DispatchGroup()
+        let limit = DispatchSemaphore(value: 8)
+        for body in cgiBodies {
+            group.enter()
+            limit.wait()
+            DispatchQueue.global().async {
+                defer { limit.signal(); group.leave() }
+                let r = try? self.run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: body,
+                                      env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)])
+                statuses.add(r.map { String($0.stdout.prefix(15)) + ($0.stderr.contains("locked") ? " LOCKED" : "") } ?? "failed")
+            }
+        }
+        group.wait()
+        for (p, err, f) in processes {
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            XCTAssertEqual(p.terminationStatus, 0, "\(f): \(stderr)")
+            XCTAssertFalse(stderr.contains("locked"), stderr)
+        }
+        FileManager.default.createFile(atPath: readerStop, contents: Data())
+        let readerText = String(decoding: readerOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        reader.waitUntilExit()
+        XCTAssertFalse(readerText.contains("READER-FAILED"), readerText)
+        XCTAssertEqual(Set(statuses.compactMap { $0 as? String }), ["Status: 200 OK\r\n"], "every CGI request stored")
+        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "\(3 * 400 + cgiBodies.count)")
+        XCTAssertEqual(try sqlite(db, "PRAGMA integrity_check"), "ok")
+        print("concurrency: 4 bulk writers (1,600 bodies, 400 duplicates), \(cgiBodies.count) CGI requests, reader \(readerText.trimmingCharacters(in: .whitespacesAndNewlines))")
+    }
+
+    func testALockHeldPastTheTimeoutAnswers503AndWritesNothing() throws {
+        let db = dir + "/locked.db"
+        let body = try Self.signedBodies(count: 1, firstInstance: 400_000)
+        _ = try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: Data())
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["sqlite3", db]
+        let input = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = FileHandle.nullDevice
+        try holder.run()
+        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nINSERT INTO subscribers (created_ms) VALUES (1);\n".utf8))
+        Thread.sleep(forTimeInterval: 0.5)
+        let r = try run(["ingest", "--cgi", "--db", db, "--busy-timeout-ms", "300"] + Self.policyFlags, stdin: body,
+                        env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)])
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        XCTAssertTrue(r.stdout.hasPrefix("Status: 503"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("locked"), r.stdout)
+        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "0")
+        let retry = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: body,
+                            env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)])
+        XCTAssertTrue(retry.stdout.hasPrefix("Status: 200"), "Apple's retry succeeds: \(retry.stdout)")
+    }
+
+    func testBrokenSetupsGiveClearMessagesAndCGIAnswers503() throws {
+        let body = try Self.signedBodies(count: 1, firstInstance: 500_000)
+        let cgiEnv = ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)]
+        let missingRoot = try run(["ingest", "--db", dir + "/a.db", "--root-ca", dir + "/nope.der", "-"], stdin: body)
+        XCTAssertNotEqual(missingRoot.status, 0)
+        XCTAssertTrue(missingRoot.stderr.contains("nope.der"), missingRoot.stderr)
+        let missingRootCGI = try run(["ingest", "--cgi", "--db", dir + "/a.db", "--root-ca", dir + "/nope.der"], stdin: body, env: cgiEnv)
+        XCTAssertTrue(missingRootCGI.stdout.hasPrefix("Status: 503"), missingRootCGI.stdout)
+        // A config path that cannot be read (a directory stands in for a file without permission).
+        try FileManager.default.createDirectory(atPath: dir + "/config/subdesk/config", withIntermediateDirectories: true)
+        let badConfig = try run(["ingest", "--cgi", "--db", dir + "/b.db"], stdin: body, env: cgiEnv)
+        XCTAssertTrue(badConfig.stdout.hasPrefix("Status: 503"), badConfig.stdout)
+        XCTAssertTrue(badConfig.stderr.contains("cannot be read"), badConfig.stderr)
+        try FileManager.default.removeItem(atPath: dir + "/config/subdesk/config")
+        // A store in a directory that cannot exist.
+        try "x".write(toFile: dir + "/file", atomically: true, encoding: .utf8)
+        let noDir = try run(["show", "--db", dir + "/file/x.db", "anything"])
+        XCTAssertEqual(noDir.status, 1)
+        XCTAssertTrue(noDir.stderr.contains("store:"), noDir.stderr)
+    }
+
+    /// Mounts a small tmpfs (root only); skips where mounting is not allowed.
+    func mountTmpfs(size: String) throws -> String {
+        let point = dir + "/mnt"
+        try FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/mount")
+        p.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", point]
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw XCTSkip("cannot mount a tmpfs here (needs root)") }
+        addTeardownBlock { _ = try? self.shell("umount '\(point)'") }
+        return point
+    }
+
+    @discardableResult
+    func shell(_ command: String) throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", command]
+        try p.run()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    func testAFullDiskRefusesCleanlyAndLeavesTheStoreIntact() throws {
+        let point = try mountTmpfs(size: "2m")
+        let db = point + "/full.db"
+        let bodies = String(decoding: try Self.signedBodies(count: 400, firstInstance: 600_000), as: UTF8.self)
+            .split(separator: "\n").map { Data($0.utf8) + Data([10]) }
+        XCTAssertEqual(try run(["ingest", "--db", db, "--quiet"] + Self.policyFlags + ["-"], stdin: bodies[0]).status, 0)
+        // Fill what is left of the disk.
+        _ = try shell("dd if=/dev/zero of='\(point)/filler' bs=4k 2>/dev/null")
+        let bulk = try run(["ingest", "--db", db, "--quiet"] + Self.policyFlags + ["-"], stdin: bodies[1...].reduce(Data(), +))
+        XCTAssertNotEqual(bulk.status, 0)
+        XCTAssertTrue(bulk.stderr.contains("store:") && (bulk.stderr.contains("full") || bulk.stderr.contains("unable to open")), bulk.stderr)
+        let cgi = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: bodies[2],
+                          env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(bodies[2].count)])
+        XCTAssertTrue(cgi.stdout.hasPrefix("Status: 503"), cgi.stdout)
+        _ = try shell("rm -f '\(point)/filler'")
+        XCTAssertEqual(try sqlite(db, "PRAGMA integrity_check"), "ok")
+        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "1", "nothing half-written")
+        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM quarantine"), "0", "a full disk is not the body's fault")
+        let retry = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: bodies[2],
+                            env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(bodies[2].count)])
+        XCTAssertTrue(retry.stdout.hasPrefix("Status: 200"), "space freed, the retry is stored: \(retry.stdout)")
+    }
+
+    func testAReadOnlyDiskRefusesWithAClearMessage() throws {
+        let point = try mountTmpfs(size: "8m")
+        let db = point + "/ro.db"
+        let body = try Self.signedBodies(count: 1, firstInstance: 700_000)
+        XCTAssertEqual(try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: Data()).status, 1)
+        XCTAssertEqual(try shell("mount -o remount,ro '\(point)'"), 0)
+        let cgi = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: body,
+                          env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)])
+        XCTAssertTrue(cgi.stdout.hasPrefix("Status: 503"), cgi.stdout)
+        XCTAssertTrue(cgi.stdout.contains("read-only") || cgi.stdout.contains("readonly") || cgi.stdout.contains("unable to open"), cgi.stdout)
+    }
+
+    func testHostileStringsReachPlainTextOutputEscaped() throws {
+        let db = dir + "/hostile.db"
+        let sample = SampleData(directory: Self.repoRoot + "/sample-data")
+        let signer = try sample.signer()
+        let evil = "app.\u{1b}[2J\u{1b}]0;pwned\u{07}\u{202e}monthly\r\n"
+        let now = DateText.nowMillis()
+        let t: [String: Any] = ["transactionId": "9100", "originalTransactionId": "9100", "productId": evil,
+                                "bundleId": ScenarioBuilder.demoBundleId, "purchaseDate": now - 1000, "expiresDate": now + 86_400_000,
+                                "signedDate": now, "environment": "Production", "type": "Auto-Renewable Subscription",
+                                "appAccountToken": "tok-\u{1b}[31m", "offerIdentifier": "\u{9b}31m"]
+        let payload: [String: Any] = ["notificationType": "SUBSCRIBED", "subtype": "INITIAL_BUY\u{1b}[0m", "notificationUUID": "hostile-1",
+                                      "signedDate": now, "data": ["bundleId": ScenarioBuilder.demoBundleId, "environment": "Production",
+                                                                  "appAppleId": ScenarioBuilder.demoAppAppleId,
+                                                                  "signedTransactionInfo": try signer.sign(payload: try JSONSerialization.data(withJSONObject: t))]]
+        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": try signer.sign(payload: try JSONSerialization.data(withJSONObject: payload))])
+        XCTAssertEqual(try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: body).status, 0)
+        for args in [["show", "9100"], ["search", "app."], ["notifications"], ["show", "9100", "--json"]] {
+            let r = try run(args + ["--db", db])
+            XCTAssertEqual(r.status, 0, "\(args): \(r.stderr)")
+            for bad in ["\u{1b}", "\u{07}", "\u{9b}", "\u{202e}", "\r"] {
+                XCTAssertFalse(r.stdout.contains(bad), "\(args) printed a raw \(bad.unicodeScalars.first!.value)")
+            }
+        }
+        let show = try run(["show", "9100", "--db", db])
+        XCTAssertTrue(show.stdout.contains("app.\\e[2J\\e]0;pwned\\x07\\u{202E}monthly"), show.stdout)
+    }
+}
