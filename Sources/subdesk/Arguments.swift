@@ -10,7 +10,8 @@ struct Arguments {
         "db", "config", "root-ca", "bundle-id", "app-apple-id", "environment", "allow-environment",
         "shared-secret-file", "since", "limit", "rate", "duration", "copies", "tz", "theme", "from", "to",
         "sample-data", "operator", "until", "reason", "server-api-url", "verify-receipt-url", "subscribers",
-        "seed", "status", "segment", "busy-timeout-ms",
+        "seed", "status", "segment", "busy-timeout-ms", "server-api-sandbox-url", "verify-receipt-sandbox-url",
+        "api-key-file", "api-key-id", "api-issuer-id", "timeout", "concurrency", "receipt-file",
     ]
     /// Options that are switches.
     static let switches: Set<String> = [

@@ -57,7 +57,11 @@ struct Context {
         })
         policy.allowV1 = arguments.has("allow-v1") || (config.bool("allow_v1") ?? false)
         if let secretFile = setting("shared-secret-file", "shared_secret_file") {
-            policy.sharedSecret = try SecretFile.read(secretFile, what: "shared secret")
+            do {
+                policy.sharedSecret = try SecretFile.readText(secretFile, what: "shared secret", warn: Output.warn)
+            } catch let e as SecretFileError {
+                throw UsageError(e.description)
+            }
         }
         return policy
     }
@@ -67,23 +71,6 @@ struct Context {
     }
 
     var wantsJSON: Bool { arguments.has("json") }
-}
-
-/// Reads a secret from a file, trimming a trailing newline, warning when others may read it.
-enum SecretFile {
-    static func read(_ path: String, what: String) throws -> String {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw UsageError("\(what) file \(path) does not exist")
-        }
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw UsageError("\(what) file \(path) cannot be read")
-        }
-        if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-           let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
-            Output.warn("\(what) file \(path) is readable by others (mode \(String(mode, radix: 8))); chmod 600 it")
-        }
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
 }
 
 /// Where subdesk writes: stdout for results, stderr for diagnostics.

@@ -20,6 +20,8 @@ commands:
   counts           daily counts per day in a time zone (--json, --csv)
   override         grant, revoke, lift or list manual entitlement overrides
   audit            the append-only log of operator actions
+  revalidate ID    ask Apple for a subscription's state, store it, print what changed
+  sweep            revalidate every subscription whose stored expiry passed (daily, cron)
   doctor           check the store, roots and config
   backup PATH      consistent online copy of the store
   simulate         feed fresh signed demo notifications, for live demos
@@ -32,7 +34,9 @@ global options:
   --version        print the version
 
 config file keys (key = value, # comments; flags win): db, bundle_id, app_apple_id,
-environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments.
+environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments,
+operator, api_key_file, api_key_id, api_issuer_id, server_api_url, server_api_sandbox_url,
+verify_receipt_url, verify_receipt_sandbox_url, revalidation_timeout.
 """
 
 struct Command {
@@ -59,6 +63,8 @@ let commands: [String: Command] = [
     "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], run: OperatorCommands.override),
     "audit": Command(help: OperatorCommands.auditHelp, options: ["since", "limit"], run: OperatorCommands.audit),
     "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], run: DemoCommands.simulate),
+    "revalidate": Command(help: RevalidateCommand.help, options: RevalidateCommand.options, run: RevalidateCommand.run),
+    "sweep": Command(help: SweepCommand.help, options: SweepCommand.options, run: SweepCommand.run),
     "dashboard": Command(help: DashboardCommand.help, options: ["theme", "tz"], run: { try DashboardCommand.open($0, databasePath: $0.databasePath) }),
 ]
 

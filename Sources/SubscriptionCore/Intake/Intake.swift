@@ -14,8 +14,9 @@ public enum IntakeOutcome: Equatable, Sendable {
 }
 
 /// A body intake refuses, with the reason that names the problem.
-struct Rejection: Error {
+struct Rejection: Error, CustomStringConvertible {
     let reason: String
+    var description: String { reason }
 }
 
 /// body -> decode -> verify -> dedupe -> apply -> commit, or quarantine.
@@ -39,6 +40,8 @@ public final class Intake {
         var transactions: [TransactionRecord]
         var renewals: [RenewalRecord]
         var isDuplicate: Bool
+        /// A V1 body's `latest_receipt`: kept so verifyReceipt can revalidate without an API key.
+        var latestReceipt: String? = nil
     }
 
     /// Ingests one body. With `quarantine` false (a replay of an already quarantined body)
@@ -162,25 +165,14 @@ public final class Intake {
 
         var transactions: [TransactionRecord] = []
         var renewals: [RenewalRecord] = []
+        let checks = SignedRecordChecks(verifier: verifier, policy: policy)
+        let context = SignedRecordChecks.Context(environment: payload.environment, owner: "the notification's")
         if let signed = payload.data?.signedTransactionInfo {
-            let t = try TransactionRecord(v2: JSONFields(dictionary: try verifier.verifiedPayload(signed, field: "signedTransactionInfo"),
-                                                         path: "signedTransactionInfo"))
-            if let p = policy.bundleProblem(t.bundleId, field: "signedTransactionInfo") { throw Rejection(reason: p) }
-            if let env = payload.environment, t.environment != env {
-                throw Rejection(reason: "signedTransactionInfo: environment \(t.environment) differs from the notification's \(env)")
-            }
-            transactions.append(t)
+            transactions.append(try checks.transaction(signed, field: "signedTransactionInfo", in: context))
         }
         if let signed = payload.data?.signedRenewalInfo {
-            let r = try RenewalRecord(v2: JSONFields(dictionary: try verifier.verifiedPayload(signed, field: "signedRenewalInfo"),
-                                                     path: "signedRenewalInfo"))
-            if let t = transactions.first, t.originalTransactionId != r.originalTransactionId {
-                throw Rejection(reason: "signedRenewalInfo: originalTransactionId \(r.originalTransactionId) differs from signedTransactionInfo's \(t.originalTransactionId)")
-            }
-            if let env = payload.environment, r.environment != env {
-                throw Rejection(reason: "signedRenewalInfo: environment \(r.environment) differs from the notification's \(env)")
-            }
-            renewals.append(r)
+            let expected = transactions.first.map { (id: $0.originalTransactionId, source: "signedTransactionInfo") }
+            renewals.append(try checks.renewal(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected))
         }
         let t = transactions.first
         let event = NotificationEvent(
@@ -212,7 +204,8 @@ public final class Intake {
                                       transactionId: latest?.transactionId, productId: latest?.productId,
                                       environment: v1.environment.rawValue)
         let duplicate = try store.notificationDigest(uuid: uuid) != nil
-        return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate)
+        return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate,
+                       latestReceipt: v1.latestReceipt.flatMap { $0.isEmpty ? nil : $0 })
     }
 
     // MARK: Applying
@@ -222,6 +215,9 @@ public final class Intake {
         try store.insertNotification(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
                                                         body: body, source: source, ownership: ownership))
         try mergeRecords(d.transactions, d.renewals, alsoRederive: d.event.originalTransactionId, now: receivedAt)
+        if let receipt = d.latestReceipt, let otid = d.event.originalTransactionId {
+            try store.putReceipt(receipt, originalTransactionId: otid, at: receivedAt)
+        }
         try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .stored, notificationUUID: d.event.notificationUUID,
                                            type: d.event.type, subtype: d.event.subtype,
                                            originalTransactionId: d.event.originalTransactionId,

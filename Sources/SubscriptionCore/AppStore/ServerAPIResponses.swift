@@ -1,0 +1,101 @@
+import Foundation
+
+/// Get All Subscription Statuses (`GET /inApps/v1/subscriptions/{transactionId}`).
+public struct SubscriptionStatusesResponse: Sendable {
+    public var environment: AppStoreEnvironment?
+    public var bundleId: String?
+    public var appAppleId: Int64?
+    public var groups: [Group]
+
+    /// One subscription group's `lastTransactions`.
+    public struct Group: Sendable {
+        public var subscriptionGroupIdentifier: String?
+        public var lastTransactions: [LastTransaction]
+    }
+
+    /// The newest transaction and renewal info of one subscription, both still signed.
+    public struct LastTransaction: Sendable {
+        public var originalTransactionId: String
+        /// Apple's status: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
+        public var status: Int?
+        public var signedTransactionInfo: String?
+        public var signedRenewalInfo: String?
+    }
+
+    public init(json: JSONFields) throws {
+        environment = try json.string("environment").map(AppStoreEnvironment.init(rawValue:))
+        bundleId = try json.string("bundleId")
+        appAppleId = try json.int64("appAppleId")
+        groups = try (json.objects("data") ?? []).map { group in
+            Group(subscriptionGroupIdentifier: try group.stringOrNumber("subscriptionGroupIdentifier"),
+                  lastTransactions: try (group.objects("lastTransactions") ?? []).map { last in
+                      LastTransaction(
+                          originalTransactionId: try last.stringOrNumber("originalTransactionId")
+                              ?? { throw DecodingFault(path: last.fieldPath("originalTransactionId"), problem: "missing") }(),
+                          status: try last.int("status"),
+                          signedTransactionInfo: try last.string("signedTransactionInfo"),
+                          signedRenewalInfo: try last.string("signedRenewalInfo"))
+                  })
+        }
+    }
+}
+
+/// One page of Get Transaction History (`GET /inApps/v2/history/{transactionId}`).
+public struct TransactionHistoryResponse: Sendable {
+    /// Where the next page starts.
+    public var revision: String?
+    public var hasMore: Bool
+    public var environment: AppStoreEnvironment?
+    public var bundleId: String?
+    public var appAppleId: Int64?
+    public var signedTransactions: [String]
+
+    public init(json: JSONFields) throws {
+        revision = try json.string("revision")
+        hasMore = try json.bool("hasMore") ?? false
+        environment = try json.string("environment").map(AppStoreEnvironment.init(rawValue:))
+        bundleId = try json.string("bundleId")
+        appAppleId = try json.int64("appAppleId")
+        signedTransactions = try json.strings("signedTransactions") ?? []
+    }
+}
+
+/// The error body the App Store Server API sends with a 4xx or 5xx: `{"errorCode", "errorMessage"}`.
+public struct AppStoreAPIErrorBody: Equatable, Sendable {
+    public var errorCode: Int
+    public var errorMessage: String?
+
+    public static let transactionIdNotFound = 4040010
+
+    /// Parses an error body; nil when the body is not one (Apple sends none with a 401).
+    public init?(_ body: Data) {
+        guard !body.isEmpty, let json = try? JSONFields(data: body, path: "error"),
+              let code = try? json.int("errorCode") else { return nil }
+        errorCode = code
+        errorMessage = (try? json.string("errorMessage")) ?? nil
+    }
+
+    /// Apple's message, or what the code means when the message is missing.
+    public var summary: String {
+        let known = Self.meaning(errorCode)
+        let message = errorMessage.map { $0.escapingControlCharacters() }
+        switch (message, known) {
+        case let (m?, _): return m
+        case let (nil, k?): return k
+        default: return "no message"
+        }
+    }
+
+    /// Meanings of the error codes revalidation meets most.
+    public static func meaning(_ code: Int) -> String? {
+        switch code {
+        case 4000006: return "invalid transaction id"
+        case 4040005: return "original transaction id not found"
+        case 4040010: return "transaction id not found"
+        case 4290000: return "rate limit exceeded"
+        case 5000000: return "general internal error"
+        case 5000001: return "general internal error, retryable"
+        default: return nil
+        }
+    }
+}

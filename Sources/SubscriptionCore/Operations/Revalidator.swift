@@ -1,0 +1,201 @@
+import Foundation
+
+/// Revalidates subscriptions against Apple: asks the App Store Server API (or, with no
+/// API key, verifyReceipt with the stored receipt), verifies the answer as intake would,
+/// merges it through `Intake.merge`, and appends an audit entry in the same write.
+/// Failures are audited too.
+///
+/// Safe to call from any thread: each call opens its own `Store` (a store is one
+/// connection, used by one thread), so the dashboard can revalidate from a worker.
+public final class Revalidator: @unchecked Sendable {
+    public let operatorName: String
+    public let configuration: RevalidationConfiguration
+    let openStore: @Sendable () throws -> Store
+    let verifier: SignedPayloadVerifier
+    let policy: IntakePolicy
+    let lookup: AppStoreLookup
+    let clock: @Sendable () -> Millis
+
+    /// - Parameters:
+    ///   - openStore: opens a connection to the store; called once per revalidation or sweep.
+    ///   - verifier: the intake verifier (the same trust roots as notifications).
+    ///   - maxConnections: concurrent connections per Apple host (a sweep's concurrency).
+    public init(openStore: @escaping @Sendable () throws -> Store, configuration: RevalidationConfiguration,
+                verifier: SignedPayloadVerifier, policy: IntakePolicy, operatorName: String,
+                maxConnections: Int = 8, clock: @escaping @Sendable () -> Millis = { DateText.nowMillis() }) {
+        self.openStore = openStore
+        self.configuration = configuration
+        self.verifier = verifier
+        self.policy = policy
+        self.operatorName = operatorName
+        self.clock = clock
+        lookup = AppStoreLookup(configuration: configuration, verifier: verifier, policy: policy, maxConnections: maxConnections)
+    }
+
+    public convenience init(storePath: String, configuration: RevalidationConfiguration, verifier: SignedPayloadVerifier,
+                            policy: IntakePolicy, operatorName: String, maxConnections: Int = 8) {
+        self.init(openStore: { try Store(path: storePath) }, configuration: configuration, verifier: verifier,
+                  policy: policy, operatorName: operatorName, maxConnections: maxConnections)
+    }
+
+    /// Revalidates the subscription `id` names (an originalTransactionId, a transactionId,
+    /// or a user whose subscriber has one subscription; with an API key, also a transaction
+    /// id the store has never seen).
+    ///
+    /// - Parameters:
+    ///   - reason: why, for the audit log.
+    ///   - receipt: a receipt to send to verifyReceipt instead of asking the Server API.
+    ///   - dryRun: merge and compare, then roll back: nothing is stored or audited.
+    public func revalidate(_ id: String, reason: String? = nil, receipt: String? = nil,
+                           dryRun: Bool = false) throws -> RevalidationResult {
+        let store = try openStore()
+        return try revalidate(id, store: store, reason: reason, receipt: receipt, dryRun: dryRun)
+    }
+
+    /// The same on a store the calling thread already owns.
+    public func revalidate(_ id: String, store: Store, reason: String? = nil, receipt: String? = nil,
+                           dryRun: Bool = false) throws -> RevalidationResult {
+        let job: Job
+        do {
+            job = try prepare(id, store: store, receipt: receipt)
+        } catch {
+            if !dryRun { recordFailure(target: id, error: error, reason: reason, store: store) }
+            throw error
+        }
+        let answer: AppleAnswer
+        do {
+            answer = try fetch(job)
+        } catch {
+            if !dryRun { recordFailure(target: job.originalTransactionId ?? id, error: error, reason: reason, store: store) }
+            throw error
+        }
+        return try apply(job, answer, store: store, reason: reason, dryRun: dryRun)
+    }
+
+    // MARK: Phases (the sweep runs `fetch` on workers and the rest on its store thread)
+
+    /// What to ask Apple about one subscription, worked out from the store.
+    struct Job: Sendable {
+        enum Mode: Sendable {
+            case serverAPI
+            case verifyReceipt(receipt: String)
+        }
+        var requestedId: String
+        /// nil when the store does not know the id and Apple must say which subscription it is.
+        var originalTransactionId: String?
+        var queryTransactionId: String
+        var mode: Mode
+    }
+
+    func prepare(_ id: String, store: Store, receipt: String? = nil) throws -> Job {
+        let trimmed = id.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw RevalidationError.unknownSubscription("no id given") }
+        var otid: String?
+        do {
+            otid = try Operations(store: store, operatorName: operatorName).resolveSubscription(trimmed)
+        } catch let error as OperationError {
+            // An id naming a subscriber with several subscriptions is ambiguous; one that names
+            // nothing may still be a transaction Apple knows.
+            if try store.lookup(trimmed) != nil { throw RevalidationError.unknownSubscription(error.description) }
+        }
+        let mode: Job.Mode
+        if let receipt {
+            mode = .verifyReceipt(receipt: receipt)
+        } else if configuration.apiKey != nil {
+            mode = .serverAPI
+        } else if let otid, let stored = try store.receipt(originalTransactionId: otid) {
+            mode = .verifyReceipt(receipt: stored)
+        } else if otid == nil {
+            throw RevalidationError.unknownSubscription("no subscriber, subscription or transaction matches \(trimmed.escapingControlCharacters())")
+        } else {
+            throw RevalidationError.notConfigured(
+                "no App Store Server API key (api_key_file, api_key_id, api_issuer_id) and no stored receipt for \(otid ?? trimmed) to send to verifyReceipt")
+        }
+        return Job(requestedId: trimmed, originalTransactionId: otid, queryTransactionId: otid ?? trimmed, mode: mode)
+    }
+
+    /// The network half: no store, so it may run on any thread.
+    func fetch(_ job: Job) throws -> AppleAnswer {
+        switch job.mode {
+        case .serverAPI: return try lookup.serverAPI(transactionId: job.queryTransactionId)
+        case .verifyReceipt(let receipt): return try lookup.verifyReceipt(receipt)
+        }
+    }
+
+    private struct DryRunRollback: Error {}
+
+    /// Merges a verified answer and audits it, in one write (rolled back for a dry run).
+    func apply(_ job: Job, _ answer: AppleAnswer, store: Store, reason: String?, dryRun: Bool) throws -> RevalidationResult {
+        let target: String
+        do {
+            target = try subscriptionId(job, answer)
+        } catch {
+            if !dryRun { recordFailure(target: job.requestedId, error: error, reason: reason, store: store) }
+            throw error
+        }
+        let now = clock()
+        let body = { () throws -> RevalidationResult in
+            let before = try store.subscription(originalTransactionId: target)?.state
+            let known = Set(try store.history(originalTransactionId: target).transactions.map(\.transactionId))
+            let intake = Intake(store: store, verifier: self.verifier, policy: self.policy)
+            var touched = try intake.merge(transactions: answer.transactions, renewals: answer.renewals, now: now)
+            // Even when Apple has nothing new, re-deriving at `now` is what turns a stored
+            // "active" whose expiry has passed into "expired".
+            if !touched.contains(target) {
+                try intake.rederive(target, now: now)
+                touched.append(target)
+            }
+            for (otid, receipt) in answer.receipts.sorted(by: { $0.key < $1.key }) {
+                try store.putReceipt(receipt, originalTransactionId: otid, at: now)
+            }
+            let after = try store.subscription(originalTransactionId: target)?.state
+            let newIds = Array(Set(answer.transactions.filter { $0.originalTransactionId == target && !known.contains($0.transactionId) }
+                .map(\.transactionId))).sorted()
+            var result = RevalidationResult(
+                requestedId: job.requestedId, originalTransactionId: target, source: answer.source, before: before, after: after,
+                outcome: RevalidationResult.outcome(before: before, after: after),
+                changes: RevalidationResult.changes(before: before, after: after, newTransactionIds: newIds),
+                newTransactionIds: newIds, appleStatus: answer.appleStatuses[target], touched: touched.sorted(),
+                transactionCount: answer.transactions.count, renewalCount: answer.renewals.count, auditId: nil, dryRun: dryRun)
+            if !dryRun {
+                result.auditId = try store.appendAudit(AuditEntry(at: now, operatorName: self.operatorName, action: "revalidate",
+                                                                  target: target, reason: reason, outcome: result.auditOutcome,
+                                                                  detail: result.auditDetail))
+            }
+            return result
+        }
+        guard dryRun else { return try store.write(body) }
+        var captured: RevalidationResult?
+        try store.write {
+            do {
+                try store.savepoint {
+                    captured = try body()
+                    throw DryRunRollback()
+                }
+            } catch is DryRunRollback {}
+        }
+        guard let captured else { throw RevalidationError.refused(reason: "dry run produced no result") }
+        return captured
+    }
+
+    /// The subscription an answer is about: the stored one, else the one Apple's records
+    /// tie to the transaction id that was asked about.
+    private func subscriptionId(_ job: Job, _ answer: AppleAnswer) throws -> String {
+        if let otid = job.originalTransactionId { return otid }
+        let id = job.queryTransactionId
+        if let t = answer.transactions.first(where: { $0.transactionId == id || $0.originalTransactionId == id }) {
+            return t.originalTransactionId
+        }
+        if let r = answer.renewals.first(where: { $0.originalTransactionId == id }) { return r.originalTransactionId }
+        throw RevalidationError.unknownSubscription("Apple's answer for \(id) holds no transaction with that id")
+    }
+
+    /// Audits a failed revalidation. An audit write that itself fails is dropped so the
+    /// caller still sees the failure that matters.
+    func recordFailure(target: String, error: Error, reason: String?, store: Store) {
+        _ = try? store.write {
+            try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: "revalidate", target: target,
+                                             reason: reason, outcome: "failed", detail: "\(error)"))
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+
+/// The two App Store Server API calls revalidation makes, authenticated with the
+/// in-app purchase key. Answers come back still signed: verifying them is the caller's job.
+public final class AppStoreServerAPIClient: @unchecked Sendable {
+    public let key: AppStoreAPIKey
+    public let endpoints: AppStoreEndpoints
+    /// Asked in this order; the next only when the previous does not know the transaction id.
+    public let environments: [AppStoreEnvironment]
+    let http: HTTPClient
+    /// The token clock; tests pin it.
+    var now: () -> Date = { Date() }
+
+    public init(key: AppStoreAPIKey, endpoints: AppStoreEndpoints, policy: HTTPPolicy,
+                environments: [AppStoreEnvironment] = [.production, .sandbox], maxConnections: Int = 8) {
+        self.key = key
+        self.endpoints = endpoints
+        self.environments = environments.isEmpty ? [.production, .sandbox] : environments
+        http = HTTPClient(policy: policy, maxConnectionsPerHost: maxConnections)
+    }
+
+    /// Get All Subscription Statuses, from the first environment that knows `transactionId`.
+    public func subscriptionStatuses(transactionId: String) throws -> SubscriptionStatusesResponse {
+        let id = try Self.checkedTransactionId(transactionId)
+        var tried: [String] = []
+        for environment in environments {
+            tried.append(environment.rawValue)
+            let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/subscriptions/\(id)")
+            guard let json = try get(url, treatingNotFoundAsNil: true) else { continue }
+            return try decode(url) { try SubscriptionStatusesResponse(json: json) }
+        }
+        throw RevalidationError.transactionNotFound(transactionId: id, environments: tried)
+    }
+
+    /// Every page of Get Transaction History in `environment`, following `revision` while
+    /// `hasMore`, at most `pageLimit` pages.
+    public func transactionHistory(transactionId: String, environment: AppStoreEnvironment,
+                                   pageLimit: Int = 100) throws -> [TransactionHistoryResponse] {
+        let id = try Self.checkedTransactionId(transactionId)
+        let base = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v2/history/\(id)")
+        var pages: [TransactionHistoryResponse] = []
+        var revision: String?
+        while true {
+            var components = URLComponents(url: base, resolvingAgainstBaseURL: false)
+            var query = [URLQueryItem(name: "sort", value: "ASCENDING")]
+            if let revision { query.append(URLQueryItem(name: "revision", value: revision)) }
+            components?.queryItems = query
+            guard let url = components?.url else {
+                throw RevalidationError.notConfigured("cannot form a history URL from \(base.absoluteString)")
+            }
+            guard let json = try get(url, treatingNotFoundAsNil: true) else {
+                throw RevalidationError.transactionNotFound(transactionId: id, environments: [environment.rawValue])
+            }
+            let page = try decode(url) { try TransactionHistoryResponse(json: json) }
+            pages.append(page)
+            guard page.hasMore else { return pages }
+            guard let next = page.revision, !next.isEmpty, next != revision else {
+                throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)",
+                                                          problem: "hasMore is true but revision did not advance")
+            }
+            guard pages.count < pageLimit else {
+                throw RevalidationError.malformedResponse(request: "GET \(base.absoluteString)",
+                                                          problem: "history still has more after \(pageLimit) pages")
+            }
+            revision = next
+        }
+    }
+
+    /// Apple's transaction ids are decimal digits; anything else is refused before it can
+    /// bend the request path.
+    static func checkedTransactionId(_ id: String) throws -> String {
+        guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw RevalidationError.unknownSubscription("\(id.escapingControlCharacters()) is not an App Store transaction id (digits only)")
+        }
+        return id
+    }
+
+    /// A GET with a fresh token. A 404 carrying error 4040010 gives nil, so the caller
+    /// can ask the next environment; other non-2xx answers throw, named.
+    private func get(_ url: URL, treatingNotFoundAsNil: Bool) throws -> JSONFields? {
+        let token: String
+        do {
+            token = try key.token(now: now())
+        } catch {
+            throw RevalidationError.notConfigured("cannot sign the App Store Server API token: \(error)")
+        }
+        let request = HTTPRequest(method: "GET", url: url,
+                                  headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"])
+        let response = try http.send(request)
+        let label = request.label
+        if (200..<300).contains(response.status) {
+            do {
+                return try JSONFields(data: response.body, path: "response")
+            } catch let fault as DecodingFault {
+                throw RevalidationError.malformedResponse(request: label, problem: fault.description)
+            }
+        }
+        let error = AppStoreAPIErrorBody(response.body)
+        if treatingNotFoundAsNil, response.status == 404, error?.errorCode == AppStoreAPIErrorBody.transactionIdNotFound {
+            return nil
+        }
+        let message: String
+        switch response.status {
+        case 401: message = "unauthorized: Apple refused the token (check api_key_id, api_issuer_id, bundle_id and the key file)"
+        default: message = error?.summary ?? "no error body"
+        }
+        throw RevalidationError.http(request: label, status: response.status, apiErrorCode: error?.errorCode,
+                                     message: message, attempts: 1)
+    }
+
+    private func decode<T>(_ url: URL, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let fault as DecodingFault {
+            throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: fault.description)
+        }
+    }
+}

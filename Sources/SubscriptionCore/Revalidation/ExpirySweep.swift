@@ -1,0 +1,265 @@
+import Foundation
+
+/// How a sweep runs.
+public struct SweepOptions: Sendable {
+    /// Revalidations in flight at once. Only the network calls run concurrently; every
+    /// store write happens on the sweep's one connection, in turn.
+    public var concurrency: Int
+    /// Ask Apple and compare, but store and audit nothing.
+    public var dryRun: Bool
+    /// The reason recorded with each revalidation and the sweep's own audit entry.
+    public var reason: String
+    /// Check at most this many candidates (the first by originalTransactionId).
+    public var limit: Int?
+
+    public init(concurrency: Int = 4, dryRun: Bool = false, reason: String = "expiry sweep", limit: Int? = nil) {
+        self.concurrency = min(max(1, concurrency), 64)
+        self.dryRun = dryRun
+        self.reason = reason
+        self.limit = limit
+    }
+}
+
+/// Tallies of a sweep. `checked` counts every candidate, failed ones included.
+public struct SweepCounts: Equatable, Sendable {
+    public var checked = 0
+    public var renewed = 0
+    public var expired = 0
+    public var changed = 0
+    public var unchanged = 0
+    public var failed = 0
+
+    public init() {}
+
+    mutating func add(_ outcome: RevalidationResult.Outcome) {
+        checked += 1
+        switch outcome {
+        case .renewed: renewed += 1
+        case .expired: expired += 1
+        case .changed: changed += 1
+        case .unchanged: unchanged += 1
+        }
+    }
+
+    mutating func addFailure() {
+        checked += 1
+        failed += 1
+    }
+
+    public var summary: String {
+        "checked \(checked): renewed \(renewed), expired \(expired), changed \(changed), unchanged \(unchanged), failed \(failed)"
+    }
+
+    public func jsonObject() -> [String: Any] {
+        ["checked": checked, "renewed": renewed, "expired": expired, "changed": changed,
+         "unchanged": unchanged, "failed": failed]
+    }
+}
+
+/// Where a running sweep has got to, for a progress line.
+public struct SweepProgress: Sendable {
+    public var total: Int
+    public var counts: SweepCounts
+    /// The subscription just finished, if any.
+    public var last: String?
+}
+
+/// One candidate the sweep could not revalidate.
+public struct SweepFailure: Equatable, Sendable {
+    public var originalTransactionId: String
+    public var reason: String
+    /// Whether tomorrow's sweep may well succeed (timeouts, 5xx, 429, retryable statuses).
+    public var isTransient: Bool
+}
+
+public struct SweepReport: Sendable {
+    public var counts: SweepCounts
+    public var results: [RevalidationResult]
+    public var failures: [SweepFailure]
+    public var startedAt: Millis
+    public var finishedAt: Millis
+    public var dryRun: Bool
+    /// The sweep's own audit entry; nil for a dry run.
+    public var auditId: Int64?
+
+    public func jsonObject() -> [String: Any] {
+        var o = counts.jsonObject()
+        o["dryRun"] = dryRun
+        o["startedAt"] = DateText.iso(startedAt)
+        o["finishedAt"] = DateText.iso(finishedAt)
+        o["auditId"] = auditId as Any? ?? NSNull()
+        o["results"] = results.filter { $0.outcome != .unchanged }.map { $0.jsonObject() }
+        o["failures"] = failures.map { ["originalTransactionId": $0.originalTransactionId, "reason": $0.reason,
+                                        "transient": $0.isTransient] as [String: Any] }
+        return o
+    }
+}
+
+/// The daily expiry sweep: Apple does not always tell us when a subscription renews
+/// (a renewal that succeeds before expiry sends no V1 notification, and notifications
+/// get lost), so every subscription whose stored expiry has passed while it still counts
+/// as active, and every one in grace or billing retry, is asked about again.
+///
+/// Safe to run daily from cron: a candidate that fails is audited and left for the next
+/// run; re-running merges nothing twice (the newest signed version of a record wins).
+public final class ExpirySweep {
+    public let revalidator: Revalidator
+
+    public init(revalidator: Revalidator) {
+        self.revalidator = revalidator
+    }
+
+    /// Runs the sweep. `progress` is called on the calling thread after each candidate.
+    public func run(options: SweepOptions = SweepOptions(), progress: ((SweepProgress) -> Void)? = nil) throws -> SweepReport {
+        // With neither way to ask Apple, every candidate would fail alike: say so once
+        // instead of auditing the same failure for each of them every day.
+        let configuration = revalidator.configuration
+        guard configuration.apiKey != nil || configuration.sharedSecret != nil else {
+            throw RevalidationError.notConfigured("the sweep needs an App Store Server API key (api_key_file, api_key_id, "
+                                                  + "api_issuer_id) or, for verifyReceipt, the shared secret (shared_secret_file)")
+        }
+        let store = try revalidator.openStore()
+        let startedAt = revalidator.clock()
+        let candidates = try collectCandidates(store: store, now: startedAt, limit: options.limit)
+        var counts = SweepCounts()
+        var results: [RevalidationResult] = []
+        var failures: [SweepFailure] = []
+        let reason = options.reason
+
+        func fail(_ id: String, _ error: Error) {
+            counts.addFailure()
+            failures.append(SweepFailure(originalTransactionId: id, reason: "\(error)",
+                                         isTransient: (error as? RevalidationError)?.isTransient ?? false))
+        }
+        progress?(SweepProgress(total: candidates.count, counts: counts, last: nil))
+
+        // The store is read here, on this thread, before any worker starts.
+        var jobs: [Revalidator.Job] = []
+        for id in candidates {
+            do {
+                jobs.append(try revalidator.prepare(id, store: store))
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                if !options.dryRun { revalidator.recordFailure(target: id, error: error, reason: reason, store: store) }
+                fail(id, error)
+                progress?(SweepProgress(total: candidates.count, counts: counts, last: id))
+            }
+        }
+
+        let answers = Channel<(Int, Result<AppleAnswer, Error>)>()
+        let next = Counter()
+        let revalidator = self.revalidator
+        let workerCount = min(options.concurrency, jobs.count)
+        let sharedJobs = jobs
+        for _ in 0..<workerCount {
+            let worker = Thread {
+                while true {
+                    let index = next.take()
+                    guard index < sharedJobs.count else { return }
+                    answers.push((index, Result { try revalidator.fetch(sharedJobs[index]) }))
+                }
+            }
+            worker.name = "subdesk-sweep"
+            worker.start()
+        }
+
+        for _ in 0..<jobs.count {
+            let (index, answer) = answers.pop()
+            let job = jobs[index]
+            let id = job.originalTransactionId ?? job.requestedId
+            switch answer {
+            case .success(let answer):
+                do {
+                    let result = try revalidator.apply(job, answer, store: store, reason: reason, dryRun: options.dryRun)
+                    counts.add(result.outcome)
+                    results.append(result)
+                } catch let error as StoreError {
+                    next.stop()
+                    throw error
+                } catch {
+                    fail(id, error)
+                }
+            case .failure(let error):
+                if !options.dryRun { revalidator.recordFailure(target: id, error: error, reason: reason, store: store) }
+                fail(id, error)
+            }
+            progress?(SweepProgress(total: candidates.count, counts: counts, last: id))
+        }
+
+        let finishedAt = revalidator.clock()
+        // Workers finish in any order; the report reads the same run after run.
+        results.sort { $0.originalTransactionId < $1.originalTransactionId }
+        failures.sort { $0.originalTransactionId < $1.originalTransactionId }
+        var report = SweepReport(counts: counts, results: results, failures: failures, startedAt: startedAt,
+                                 finishedAt: finishedAt, dryRun: options.dryRun, auditId: nil)
+        if !options.dryRun {
+            var detail = "concurrency \(options.concurrency); \(String(format: "%.1f", Double(finishedAt - startedAt) / 1000)) s"
+            if !failures.isEmpty {
+                let shown = failures.prefix(20).map { "\($0.originalTransactionId): \($0.reason)" }
+                detail += "; failed: " + shown.joined(separator: " | ") + (failures.count > 20 ? " | ..." : "")
+            }
+            report.auditId = try store.write {
+                try store.appendAudit(AuditEntry(at: finishedAt, operatorName: revalidator.operatorName, action: "sweep",
+                                                 target: nil, reason: reason, outcome: counts.summary, detail: detail))
+            }
+        }
+        return report
+    }
+
+    /// Every candidate up front: revalidating moves subscriptions out of the candidate set,
+    /// which must not shift the pages still to be read.
+    private func collectCandidates(store: Store, now: Millis, limit: Int?) throws -> [String] {
+        var all: [String] = []
+        var after = ""
+        let page = 500
+        while true {
+            let ids = try store.sweepCandidates(now: now, after: after, limit: page)
+            all += ids
+            if let limit, all.count >= limit { return Array(all.prefix(limit)) }
+            guard ids.count == page, let last = ids.last else { return all }
+            after = last
+        }
+    }
+}
+
+/// A blocking FIFO between sweep workers and the store thread.
+final class Channel<Element>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [Element] = []
+
+    func push(_ item: Element) {
+        condition.lock()
+        items.append(item)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func pop() -> Element {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.isEmpty { condition.wait() }
+        return items.removeFirst()
+    }
+}
+
+/// Hands out job indexes to workers; `stop` makes every later `take` past the end.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    private var stopped = false
+
+    func take() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        if stopped { return Int.max }
+        value += 1
+        return value - 1
+    }
+
+    func stop() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// Reads secrets (the `.p8` API key, the shared secret) from files, so they never
+/// pass through command lines, config files or logs.
+public enum SecretFile {
+    /// The file's bytes. `warn` hears when the file is readable by group or others,
+    /// since anyone who can read it can act as the app towards Apple.
+    public static func read(_ path: String, what: String, warn: (String) -> Void) throws -> Data {
+        let shown = path.escapingControlCharacters()
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw SecretFileError("\(what) file \(shown) does not exist")
+        }
+        guard !isDirectory.boolValue else { throw SecretFileError("\(what) file \(shown) is a directory") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SecretFileError("\(what) file \(shown) cannot be read (check its permissions)")
+        }
+        if let mode = permissions(path), mode & 0o077 != 0 {
+            warn("\(what) file \(shown) is readable by others (mode \(String(mode, radix: 8))); chmod 600 it")
+        }
+        return data
+    }
+
+    /// The file as text, surrounding whitespace and the trailing newline trimmed.
+    public static func readText(_ path: String, what: String, warn: (String) -> Void) throws -> String {
+        let data = try read(path, what: what, warn: warn)
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw SecretFileError("\(what) file \(path.escapingControlCharacters()) is not UTF-8 text")
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw SecretFileError("\(what) file \(path.escapingControlCharacters()) is empty") }
+        return trimmed
+    }
+
+    static func permissions(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int
+    }
+}
+
+public struct SecretFileError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import SubscriptionCore
+
+/// Revalidation settings: flags, then the config file, then Apple's defaults.
+extension Context {
+    /// Who the audit log says acted: `--operator`, `operator` in the config, else the login name.
+    var operatorName: String {
+        setting("operator", "operator") ?? Operations.defaultOperator(environment: environment)
+    }
+
+    func revalidationConfiguration(policy: IntakePolicy) throws -> RevalidationConfiguration {
+        var endpoints = AppStoreEndpoints.apple
+        let urls: [(flag: String, key: String, path: WritableKeyPath<AppStoreEndpoints, URL>)] = [
+            ("server-api-url", "server_api_url", \.serverAPI),
+            ("server-api-sandbox-url", "server_api_sandbox_url", \.serverAPISandbox),
+            ("verify-receipt-url", "verify_receipt_url", \.verifyReceipt),
+            ("verify-receipt-sandbox-url", "verify_receipt_sandbox_url", \.verifyReceiptSandbox),
+        ]
+        for u in urls {
+            guard let text = setting(u.flag, u.key) else { continue }
+            let source = arguments.value(u.flag) != nil ? "--\(u.flag)" : u.key
+            endpoints[keyPath: u.path] = try wrap { try AppStoreEndpoints.url(text, setting: source) }
+        }
+        var http = HTTPPolicy()
+        if let text = setting("timeout", "revalidation_timeout") {
+            guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 600 else {
+                throw UsageError("timeout must be a number of seconds between 0 and 600, got \(text)")
+            }
+            http.timeout = seconds
+        }
+        return RevalidationConfiguration(endpoints: endpoints, http: http, apiKey: try apiKey(bundleId: policy.bundleId),
+                                         sharedSecret: policy.sharedSecret)
+    }
+
+    /// The in-app purchase key, when all of file, key id and issuer id are set; an error
+    /// naming what is missing when only some are.
+    func apiKey(bundleId: String?) throws -> AppStoreAPIKey? {
+        let parts = [("api-key-file", "api_key_file"), ("api-key-id", "api_key_id"), ("api-issuer-id", "api_issuer_id")]
+        let values = parts.map { setting($0.0, $0.1) }
+        if values.allSatisfy({ $0 == nil }) { return nil }
+        let missing = zip(parts, values).filter { $0.1 == nil }.map { $0.0.1 }
+        guard missing.isEmpty, let file = values[0], let keyId = values[1], let issuer = values[2] else {
+            throw UsageError("the App Store Server API key needs api_key_file, api_key_id and api_issuer_id; missing \(missing.joined(separator: ", "))")
+        }
+        guard let bundleId else {
+            throw UsageError("the App Store Server API token names the app: set bundle_id (or pass --bundle-id)")
+        }
+        return try wrap {
+            try AppStoreAPIKey.load(file: file, keyId: keyId, issuerId: issuer, bundleId: bundleId, warn: Output.warn)
+        }
+    }
+
+    /// A revalidator that opens its own connections to this context's store.
+    func makeRevalidator(maxConnections: Int = 4) throws -> Revalidator {
+        let policy = try intakePolicy()
+        let configuration = try revalidationConfiguration(policy: policy)
+        // Each revalidation opens its own connection, with the same busy timeout as every command's.
+        let context = self
+        return Revalidator(openStore: { try context.openStore() }, configuration: configuration,
+                           verifier: SignedDataVerifier(roots: try trustRoots()), policy: policy,
+                           operatorName: operatorName, maxConnections: maxConnections)
+    }
+
+    /// Setting mistakes are usage errors (exit 2), whichever layer found them.
+    private func wrap<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as RevalidationError {
+            throw UsageError(e.description)
+        } catch let e as SecretFileError {
+            throw UsageError(e.description)
+        }
+    }
+
+    /// Options every command that talks to Apple takes.
+    static let appleOptions: Set<String> = [
+        "server-api-url", "server-api-sandbox-url", "verify-receipt-url", "verify-receipt-sandbox-url", "api-key-file",
+        "api-key-id", "api-issuer-id", "timeout", "operator", "bundle-id", "app-apple-id", "environment",
+        "allow-environment", "root-ca", "shared-secret-file", "reason", "dry-run", "busy-timeout-ms",
+    ]
+
+    static let appleOptionsHelp = """
+    Apple (flags win over config keys):
+      --api-key-file FILE       in-app purchase key (.p8)           api_key_file
+      --api-key-id ID           its key id                           api_key_id
+      --api-issuer-id ID        the issuer id                        api_issuer_id
+      --bundle-id ID            the app (required with an API key)   bundle_id
+      --shared-secret-file FILE verifyReceipt password               shared_secret_file
+      --server-api-url URL      default https://api.storekit.itunes.apple.com               server_api_url
+      --server-api-sandbox-url  default https://api.storekit-sandbox.itunes.apple.com       server_api_sandbox_url
+      --verify-receipt-url URL  default https://buy.itunes.apple.com/verifyReceipt          verify_receipt_url
+      --verify-receipt-sandbox-url  default https://sandbox.itunes.apple.com/verifyReceipt  verify_receipt_sandbox_url
+      --timeout SECONDS         per request, default 30              revalidation_timeout
+      --root-ca FILE            trust roots for signed data (default Apple Root CA - G3)   root_ca
+      --operator NAME           who the audit log names (default: login name)             operator
+    Without an API key, the stored receipt goes to verifyReceipt (needs the shared secret).
+    Key and secret files are never printed; one readable by others draws a warning.
+    """
+}

@@ -1,0 +1,67 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+enum SweepCommand {
+    static let help = """
+    usage: subdesk sweep [--dry-run] [--concurrency N] [--limit N] [--quiet] [--json]
+
+    The daily expiry sweep: revalidates every subscription whose stored expiry has passed
+    while it still counts as active, and every one in grace period or billing retry,
+    because Apple does not announce every renewal. Safe to run from cron once a day:
+    a candidate that fails is audited and simply checked again next run.
+
+      --concurrency N  requests to Apple in flight at once (default 4, at most 64);
+                       store writes stay on one connection, one at a time
+      --limit N        check at most N candidates
+      --dry-run        ask Apple and count, but store and audit nothing
+      --quiet          no progress line (it only shows when stderr is a terminal)
+
+    Prints the counts: checked, renewed, expired, changed, unchanged, failed; one audit
+    entry records the run. Exits 0 when nothing failed, 1 when some candidate failed.
+
+    """ + Context.appleOptionsHelp
+
+    static let options: Set<String> = Context.appleOptions.union(["concurrency", "limit", "quiet"])
+
+    static func run(_ context: Context) throws -> Int32 {
+        guard context.arguments.positionals.isEmpty else {
+            throw UsageError("sweep takes no arguments (see subdesk sweep --help)")
+        }
+        let concurrency = try context.arguments.int("concurrency") ?? 4
+        guard (1...64).contains(concurrency) else { throw UsageError("--concurrency must be between 1 and 64, got \(concurrency)") }
+        let limit = try context.arguments.int("limit")
+        if let limit, limit < 1 { throw UsageError("--limit must be at least 1, got \(limit)") }
+        let options = SweepOptions(concurrency: concurrency, dryRun: context.arguments.has("dry-run"),
+                                   reason: context.arguments.value("reason") ?? "expiry sweep", limit: limit)
+        let sweep = ExpirySweep(revalidator: try context.makeRevalidator(maxConnections: concurrency))
+        let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet")
+        let report: SweepReport
+        do {
+            report = try sweep.run(options: options, progress: showProgress ? progressLine : nil)
+        } catch let error as RevalidationError {
+            if case .notConfigured = error { throw UsageError(error.description) }
+            throw error
+        }
+        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+
+        for failure in report.failures where !context.arguments.has("quiet") {
+            Output.error("sweep: \(SafeText.sanitize(failure.originalTransactionId)): \(SafeText.sanitize(failure.reason))")
+        }
+        if context.wantsJSON {
+            Output.json(report.jsonObject())
+        } else {
+            let seconds = String(format: "%.1f", Double(report.finishedAt - report.startedAt) / 1000)
+            Output.line("sweep\(report.dryRun ? " (dry run, nothing stored)" : ""): \(report.counts.summary) in \(seconds) s"
+                        + (report.auditId.map { "; audit #\($0)" } ?? ""))
+        }
+        return report.counts.failed == 0 ? 0 : 1
+    }
+
+    private static func progressLine(_ p: SweepProgress) {
+        let c = p.counts
+        let text = "\r\u{1B}[Ksweep: \(c.checked)/\(p.total) checked  renewed \(c.renewed)  expired \(c.expired)  "
+            + "changed \(c.changed)  unchanged \(c.unchanged)  failed \(c.failed)"
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// The in-app purchase key, its token, secret files, and the HTTP policy's arithmetic.
+extension RevalidationTests {
+    var directory: URL { fixture.directory }
+
+    func copyOfKey(mode: Int) throws -> String {
+        let path = directory.appendingPathComponent("AuthKey.p8").path
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: RevalidationKeys.privateKeyFile, toPath: path)
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+        return path
+    }
+
+    func testAKeyFileOthersCanReadDrawsAWarning() throws {
+        var warnings: [String] = []
+        let open = try copyOfKey(mode: 0o644)
+        _ = try AppStoreAPIKey.load(file: open, keyId: "K", issuerId: "I", bundleId: "b", warn: { warnings.append($0) })
+        XCTAssertEqual(warnings, ["API key file \(open) is readable by others (mode 644); chmod 600 it"])
+
+        warnings.removeAll()
+        let closed = try copyOfKey(mode: 0o600)
+        _ = try AppStoreAPIKey.load(file: closed, keyId: "K", issuerId: "I", bundleId: "b", warn: { warnings.append($0) })
+        XCTAssertEqual(warnings, [], "a private key file is not warned about")
+    }
+
+    func testTheSharedSecretFileIsReadTrimmedAndWarnedAbout() throws {
+        let path = directory.appendingPathComponent("shared-secret").path
+        _ = FileManager.default.createFile(atPath: path, contents: Data("abc123\n".utf8), attributes: [.posixPermissions: 0o640])
+        var warnings: [String] = []
+        XCTAssertEqual(try SecretFile.readText(path, what: "shared secret", warn: { warnings.append($0) }), "abc123")
+        XCTAssertEqual(warnings.count, 1)
+        XCTAssertTrue(warnings[0].contains("mode 640"))
+        XCTAssertFalse(warnings[0].contains("abc123"), "the secret itself is never echoed")
+    }
+
+    func testAKeyFileThatIsNotAKeyIsNamedWithoutEchoingIt() throws {
+        let path = directory.appendingPathComponent("AuthKey.p8").path
+        _ = FileManager.default.createFile(atPath: path, contents: Data("-----BEGIN PRIVATE KEY-----\nTOPSECRETBYTES\n-----END PRIVATE KEY-----\n".utf8),
+                                       attributes: [.posixPermissions: 0o600])
+        XCTAssertThrowsError(try AppStoreAPIKey.load(file: path, keyId: "K", issuerId: "I", bundleId: "b", warn: { _ in })) { error in
+            XCTAssertTrue("\(error)".hasPrefix("revalidation is not configured: API key file \(path): "), "\(error)")
+            XCTAssertFalse("\(error)".contains("TOPSECRETBYTES"))
+        }
+        XCTAssertThrowsError(try AppStoreAPIKey.load(file: path + ".missing", keyId: "K", issuerId: "I", bundleId: "b", warn: { _ in })) { error in
+            XCTAssertEqual("\(error)", "API key file \(path).missing does not exist")
+        }
+    }
+
+    func testEmptyIdsAreRefused() throws {
+        let key = try ES256.PrivateKey.load(Data(contentsOf: URL(fileURLWithPath: RevalidationKeys.privateKeyFile)))
+        XCTAssertThrowsError(try AppStoreAPIKey(keyId: " ", issuerId: "I", bundleId: "b", privateKey: key)) { error in
+            XCTAssertEqual("\(error)", "revalidation is not configured: api_key_id is empty")
+        }
+    }
+
+    func testTokensNeverLiveLongerThanAnHour() throws {
+        let key = try AppStoreAPIKey.load(file: RevalidationKeys.privateKeyFile, keyId: "K", issuerId: "I", bundleId: "b", warn: { _ in })
+        let now = Date(timeIntervalSince1970: 1_780_272_000)
+        let token = try key.token(now: now, lifetime: 86_400)
+        let claims = try JSONSerialization.jsonObject(with: XCTUnwrap(Base64URL.decode(token.split(separator: ".")[1]))) as? [String: Any]
+        XCTAssertEqual((claims?["iat"] as? NSNumber)?.int64Value, 1_780_272_000)
+        XCTAssertEqual((claims?["exp"] as? NSNumber)?.int64Value, 1_780_272_000 + 3600)
+    }
+
+    func testRetryAfterIsReadAsSecondsOrAnHTTPDate() {
+        let now = Date(timeIntervalSince1970: 1_780_272_000)
+        XCTAssertEqual(HTTPClient.retryAfter("7", now: now), 7)
+        XCTAssertEqual(HTTPClient.retryAfter("Mon, 01 Jun 2026 00:00:30 GMT", now: now), 30)
+        XCTAssertNil(HTTPClient.retryAfter("soon", now: now))
+        XCTAssertNil(HTTPClient.retryAfter(nil, now: now))
+    }
+
+    func testBackoffDoublesAndIsBounded() {
+        let policy = HTTPPolicy(initialBackoff: 0.5, maxBackoff: 3, jitter: 0)
+        XCTAssertEqual((1...5).map { policy.backoff(afterAttempt: $0) }, [0.5, 1, 2, 3, 3])
+    }
+
+    func testConfiguredURLsMustBeHTTP() {
+        XCTAssertThrowsError(try AppStoreEndpoints.url("ftp://example.com", setting: "server_api_url")) { error in
+            XCTAssertEqual("\(error)", "revalidation is not configured: server_api_url: ftp://example.com is not an http(s) URL with a host")
+        }
+        XCTAssertEqual(try AppStoreEndpoints.url("https://api.storekit.itunes.apple.com", setting: "x"), AppStoreEndpoints.apple.serverAPI)
+    }
+}
