@@ -111,3 +111,47 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(tokyo[0].start, DateText.parse("2026-04-30T15:00:00Z"))
     }
 }
+
+/// Raw bodies are kept byte for byte, V2 ones compactly (certificate chains once).
+final class StoredBodyTests: XCTestCase {
+    func testBodiesComeBackByteForByteAndV2BodiesAreSmall() throws {
+        let store = try Store.inMemory()
+        let intake = TestKit.intake(store)
+        let scenarios = try TestKit.sample.scenarios()
+        var bodies: [Data] = []
+        for (i, s) in scenarios.enumerated() {
+            bodies += try ScenarioBuilder(signer: TestKit.signer).bodies(for: s, instance: i, anchor: TestKit.anchor)
+        }
+        // A body with spacing, and one with a non-canonical base64url tail, are kept as they came.
+        let other = try ScenarioBuilder(signer: TestKit.signer).bodies(for: scenarios[0], instance: 999, anchor: TestKit.anchor)[0]
+        let spaced = Data(String(decoding: other, as: UTF8.self).replacingOccurrences(of: "{\"signedPayload\":", with: "{ \"signedPayload\" : ").utf8)
+        let v1 = IntakeTests.v1Body(type: "DID_RENEW")
+        var policy = TestKit.policy
+        policy.allowV1 = true
+        intake.policy = policy
+        for body in bodies + [v1] {
+            guard case .stored = try intake.ingest(body) else { return XCTFail("not stored") }
+        }
+        var duplicateCheck = try intake.ingest(spaced)
+        if case .stored = duplicateCheck {} else { XCTFail("spaced body: \(duplicateCheck)") }
+        duplicateCheck = try intake.ingest(bodies[0])
+        XCTAssertEqual(duplicateCheck, .duplicate(notificationUUID: try XCTUnwrap(try store.notificationUUID(bodySHA256: ContentDigest.sha256Hex(bodies[0])))))
+        let stored = try store.notifications(limit: 10_000)
+        XCTAssertEqual(Set(stored.map(\.body)), Set(bodies + [v1, spaced]), "every body byte for byte")
+        let sizes = try store.db.rows("SELECT body_format, length(body) FROM notifications WHERE version = 2") { ($0.int(0), $0.int(1)) }
+        let compact = sizes.filter { $0.0 == 1 }
+        XCTAssertEqual(compact.count, bodies.count, "every canonical V2 body is compact")
+        XCTAssertEqual(sizes.filter { $0.0 == 0 }.count, 1, "the spaced one is kept raw")
+        let average = Double(compact.map(\.1).reduce(0, +)) / Double(compact.count)
+        XCTAssertLessThan(average, 1536, "average stored V2 body \(average) bytes")
+        XCTAssertEqual(try store.db.first("SELECT count(*) FROM jws_headers") { $0.int(0) }, 1, "one chain, stored once")
+        let original = Double(bodies.map(\.count).reduce(0, +)) / Double(bodies.count)
+        print("stored V2 body: \(Int(average)) bytes on average, from \(Int(original)) as received")
+    }
+
+    func testACorruptCompactBodyIsReportedNotGuessed() throws {
+        XCTAssertThrowsError(try CompactBody.decode(Data([1, 5]), header: { _ in "h" })) { error in
+            XCTAssertTrue("\(error)".contains("stored body is corrupt"), "\(error)")
+        }
+    }
+}

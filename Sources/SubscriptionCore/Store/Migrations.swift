@@ -109,8 +109,15 @@ enum Migrations {
             environment TEXT,
             ownership TEXT,
             body_sha256 TEXT NOT NULL,
+            -- 0: the body as received; 1: CompactBody format 1 (headers in jws_headers).
+            body_format INTEGER NOT NULL DEFAULT 0,
             body BLOB NOT NULL,
             source TEXT
+        );
+        -- JWS headers (alg and certificate chain), stored once however many bodies carry them.
+        CREATE TABLE jws_headers (
+            id INTEGER PRIMARY KEY,
+            segment TEXT NOT NULL UNIQUE
         );
         CREATE INDEX notifications_original ON notifications(original_transaction_id, signed_ms);
         CREATE INDEX notifications_received ON notifications(received_ms);

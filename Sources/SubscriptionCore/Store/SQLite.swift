@@ -193,6 +193,10 @@ final class SQLiteConnection {
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// Counts rollbacks, so caches of rows written inside a transaction can tell when
+    /// those rows may have been undone.
+    private(set) var rollbacks = 0
+
     /// Runs `body` in a write transaction taken at once (BEGIN IMMEDIATE), so a
     /// busy writer waits at the start rather than failing mid-way.
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
@@ -203,6 +207,7 @@ final class SQLiteConnection {
             return result
         } catch {
             try? execute("ROLLBACK")
+            rollbacks += 1
             throw error
         }
     }
@@ -222,6 +227,7 @@ final class SQLiteConnection {
         } catch {
             try? execute("ROLLBACK TO \(name)")
             try? execute("RELEASE \(name)")
+            rollbacks += 1
             throw error
         }
     }

@@ -8,6 +8,10 @@ import Foundation
 public final class Store {
     let db: SQLiteConnection
     public let path: String
+    /// JWS header segment <-> id, both ways; valid while `headerCacheRollbacks` matches.
+    private var headerIds: [String: Int64] = [:]
+    private var headerSegments: [Int64: String] = [:]
+    private var headerCacheRollbacks = 0
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     public init(path: String, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs) throws {
@@ -96,13 +100,66 @@ public final class Store {
 
     public func insertNotification(_ n: StoredNotification) throws {
         let e = n.event
+        var format = 0
+        var stored = n.body
+        // Compact only what decodes back to the very same bytes; the rest is kept as it came.
+        if let compact = try CompactBody.encode(n.body, headerId: headerId),
+           (try? CompactBody.decode(compact, header: headerSegment)) == n.body {
+            format = 1
+            stored = compact
+        }
         try db.run("""
             INSERT INTO notifications (notification_uuid, version, type, subtype, signed_ms, received_ms,
-                original_transaction_id, transaction_id, product_id, environment, ownership, body_sha256, body, source)
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                original_transaction_id, transaction_id, product_id, environment, ownership, body_sha256, body_format,
+                body, source)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
             """, [e.notificationUUID, e.version, e.type, e.subtype, e.signedDate, n.receivedDate,
                   e.originalTransactionId, e.transactionId, e.productId, e.environment, n.ownership, n.bodySHA256,
-                  n.body, n.source])
+                  format, stored, n.source])
+    }
+
+    private func validateHeaderCache() {
+        if headerCacheRollbacks != db.rollbacks {
+            headerIds.removeAll()
+            headerSegments.removeAll()
+            headerCacheRollbacks = db.rollbacks
+        }
+    }
+
+    /// The id of a JWS header segment, stored on first sight.
+    func headerId(_ segment: String) throws -> Int64 {
+        validateHeaderCache()
+        if let id = headerIds[segment] { return id }
+        let id: Int64
+        if let existing = try db.first("SELECT id FROM jws_headers WHERE segment = ?", [segment], { $0.int64(0) }) {
+            id = existing
+        } else {
+            try db.run("INSERT INTO jws_headers (segment) VALUES (?)", [segment])
+            id = db.lastInsertRowID
+        }
+        headerIds[segment] = id
+        headerSegments[id] = segment
+        return id
+    }
+
+    func headerSegment(_ id: Int64) throws -> String {
+        validateHeaderCache()
+        if let s = headerSegments[id] { return s }
+        guard let s = try db.first("SELECT segment FROM jws_headers WHERE id = ?", [id], { $0.string(0) }) else {
+            throw StoreError(operation: "read body", message: "JWS header #\(id) is missing", code: 0)
+        }
+        headerSegments[id] = s
+        headerIds[s] = id
+        return s
+    }
+
+    /// The body exactly as received, whatever form it is stored in.
+    func body(format: Int, stored: Data) throws -> Data {
+        switch format {
+        case 0: return stored
+        case 1: return try CompactBody.decode(stored, header: headerSegment)
+        default: throw StoreError(operation: "read body", message: "unknown body format \(format)", code: 0)
+        }
     }
 
     static let eventColumns = "notification_uuid, version, type, subtype, signed_ms, original_transaction_id, transaction_id, product_id, environment"
@@ -117,21 +174,21 @@ public final class Store {
     /// Stored notifications received at or after `since`, newest first.
     public func notifications(since: Millis? = nil, limit: Int = 100) throws -> [StoredNotification] {
         try db.rows("""
-            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source FROM notifications
+            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format FROM notifications
             WHERE received_ms >= ? ORDER BY received_ms DESC, id DESC LIMIT ?
             """, [since ?? 0, limit]) { r in
             StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
-                               body: r.data(11), source: r.optionalString(12))
+                               body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12))
         }
     }
 
     public func notification(uuid: String) throws -> StoredNotification? {
         try db.first("""
-            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source FROM notifications
+            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format FROM notifications
             WHERE notification_uuid = ?
             """, [uuid]) { r in
             StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
-                               body: r.data(11), source: r.optionalString(12))
+                               body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12))
         }
     }
 

@@ -8,21 +8,35 @@ import Foundation
 public enum Base64URL {
     /// Encodes without `=` padding, as compact JWS requires.
     public static func encode(_ data: Data) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity((data.count + 2) / 3 * 4)
-        var index = data.startIndex
-        while index < data.endIndex {
-            let remaining = data.endIndex - index
-            let b0 = data[index]
-            let b1: UInt8 = remaining > 1 ? data[index + 1] : 0
-            let b2: UInt8 = remaining > 2 ? data[index + 2] : 0
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)])
-            if remaining > 1 { out.append(alphabet[Int((b1 & 0x0F) << 2 | b2 >> 6)]) }
-            if remaining > 2 { out.append(alphabet[Int(b2 & 0x3F)]) }
-            index += min(3, remaining)
+        data.withUnsafeBytes { raw in encode(bytes: raw.bindMemory(to: UInt8.self)) }
+    }
+
+    /// Works on raw bytes: stored bodies are rebuilt through here, kilobytes each.
+    static func encode(bytes input: UnsafeBufferPointer<UInt8>) -> String {
+        let full = input.count / 3, rest = input.count % 3
+        let length = full * 4 + (rest == 0 ? 0 : rest + 1)
+        guard length > 0 else { return "" }
+        return alphabet.withUnsafeBufferPointer { table in
+            String(unsafeUninitializedCapacity: length) { out in
+                var o = 0, i = 0
+                for _ in 0..<full {
+                    let b0 = input[i], b1 = input[i + 1], b2 = input[i + 2]
+                    out[o] = table[Int(b0 >> 2)]
+                    out[o + 1] = table[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                    out[o + 2] = table[Int((b1 & 0x0F) << 2 | b2 >> 6)]
+                    out[o + 3] = table[Int(b2 & 0x3F)]
+                    i += 3
+                    o += 4
+                }
+                if rest > 0 {
+                    let b0 = input[i], b1: UInt8 = rest > 1 ? input[i + 1] : 0
+                    out[o] = table[Int(b0 >> 2)]
+                    out[o + 1] = table[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                    if rest > 1 { out[o + 2] = table[Int((b1 & 0x0F) << 2)] }
+                }
+                return length
+            }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes with or without trailing `=` padding; `nil` if `text` is not

@@ -1,0 +1,231 @@
+import Foundation
+
+/// A byte-exact, compact form of V2 notification bodies.
+///
+/// A V2 body is `{"signedPayload":"H.P.S"}` whose payload P nests two more JWS. Each
+/// header H carries kilobytes of certificates and repeats in every body the same chain
+/// signed, so headers are stored once (by id); payloads are kept as decoded JSON with
+/// Apple's field names replaced by one- or two-byte tokens (bytes that never occur raw in
+/// JSON); signatures as their 64 raw bytes. A body becomes compact only when decoding the
+/// compact form gives back exactly the original bytes; anything else is stored as it came.
+///
+/// Format 1 (the token table below is part of it and must never change; add a format):
+/// `0x01 | jws | varint(n) | n × jws`, where `jws = varint(headerId) | varint(len) | payload | 64-byte signature`,
+/// and the outer payload holds `0x00 (0x80 + k)` where nested JWS k stood (a byte no token uses).
+enum CompactBody {
+    static let format: UInt8 = 1
+
+    /// `"key":` and `"value"` patterns Apple's payloads repeat. Indices are format 1.
+    static let patterns: [String] = {
+        let keys = [
+            "transactionId", "originalTransactionId", "webOrderLineItemId", "bundleId", "productId",
+            "subscriptionGroupIdentifier", "purchaseDate", "originalPurchaseDate", "expiresDate", "quantity", "type",
+            "inAppOwnershipType", "signedDate", "environment", "transactionReason", "storefront", "storefrontId", "price",
+            "currency", "appTransactionId", "offerType", "offerIdentifier", "offerDiscountType", "offerPeriod",
+            "appAccountToken", "revocationDate", "revocationReason", "isUpgraded", "autoRenewProductId", "autoRenewStatus",
+            "renewalDate", "recentSubscriptionStartDate", "expirationIntent", "isInBillingRetryPeriod",
+            "gracePeriodExpiresDate", "priceIncreaseStatus", "renewalPrice", "eligibleWinBackOfferIds",
+            "notificationType", "subtype", "notificationUUID", "version", "data", "appAppleId", "bundleVersion",
+            "signedTransactionInfo", "signedRenewalInfo", "status", "summary", "externalPurchaseToken",
+            "consumptionRequestReason", "advancedCommerceInfo",
+        ].map { "\"\($0)\":" }
+        let values = [
+            "Auto-Renewable Subscription", "Production", "Sandbox", "PURCHASED", "FAMILY_SHARED", "RENEWAL", "PURCHASE",
+            "USD", "EUR", "GBP", "USA", "143441", "2.0", "DID_RENEW", "SUBSCRIBED", "INITIAL_BUY", "RESUBSCRIBE",
+            "DID_CHANGE_RENEWAL_STATUS", "DID_CHANGE_RENEWAL_PREF", "DID_FAIL_TO_RENEW", "EXPIRED", "FREE_TRIAL",
+            "Non-Consumable", "Consumable", "Non-Renewing Subscription",
+        ].map { "\"\($0)\"" }
+        return keys + values
+    }()
+
+    /// Token codes: control bytes JSON never holds raw (not NUL, TAB, LF or CR); the
+    /// last one escapes a second byte for patterns past the single-byte codes.
+    static let singleCodes: [UInt8] = Array(1...8) + [11, 12] + Array(14...30)
+    static let escape: UInt8 = 31
+
+    static let patternBytes: [[UInt8]] = patterns.map { Array($0.utf8) }
+    static let patternIndex: [[UInt8]: Int] = Dictionary(uniqueKeysWithValues: patternBytes.enumerated().map { ($1, $0) })
+    static let codeIndex: [UInt8: Int] = Dictionary(uniqueKeysWithValues: singleCodes.enumerated().map { ($1, $0) })
+
+    // MARK: Encoding
+
+    struct Unsupported: Error {}
+
+    /// The compact form of `body`, or nil when it is not a body this form can hold exactly.
+    static func encode(_ body: Data, headerId: (String) throws -> Int64) rethrows -> Data? {
+        let prefix = Array(#"{"signedPayload":""#.utf8)
+        let bytes = [UInt8](body)
+        guard bytes.count > prefix.count + 2, Array(bytes.prefix(prefix.count)) == prefix,
+              bytes[bytes.count - 2] == UInt8(ascii: "\""), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return nil }
+        let jws = Array(bytes[prefix.count..<(bytes.count - 2)])
+        var out: [UInt8] = [format]
+        guard let outer = try split(jws, headerId: headerId) else { return nil }
+        // Nested JWS inside the outer payload: every JSON string value that is itself a
+        // well-formed JWS with a known-shaped header becomes a placeholder.
+        var payload = outer.payload
+        var nested: [(header: Int64, payload: [UInt8], signature: [UInt8])] = []
+        for value in jwsStringValues(in: payload) where nested.count < 30 {
+            guard let inner = try split(Array(payload[value]), headerId: headerId) else { continue }
+            nested.append((inner.header, tokenize(inner.payload), inner.signature))
+            payload.replaceSubrange(value, with: [0, UInt8(0x80 + nested.count - 1)])
+        }
+        appendJWS(&out, outer.header, tokenize(payload), outer.signature)
+        appendVarint(&out, UInt64(nested.count))
+        for n in nested { appendJWS(&out, n.header, n.payload, n.signature) }
+        return Data(out)
+    }
+
+    /// Header id, decoded payload and signature of a JWS.
+    private static func split(_ jws: [UInt8], headerId: (String) throws -> Int64) rethrows -> (header: Int64, payload: [UInt8], signature: [UInt8])? {
+        guard let d1 = jws.firstIndex(of: UInt8(ascii: ".")),
+              let d2 = jws[(d1 + 1)...].firstIndex(of: UInt8(ascii: ".")),
+              !jws[(d2 + 1)...].contains(UInt8(ascii: ".")) else { return nil }
+        let payloadText = jws[(d1 + 1)..<d2], signatureText = jws[(d2 + 1)...]
+        guard let payload = Base64URL.decodeUnpadded(String(decoding: payloadText, as: UTF8.self)),
+              let signature = Base64URL.decodeUnpadded(String(decoding: signatureText, as: UTF8.self)),
+              signature.count == 64 else { return nil }
+        // Decoding is strict (no padding, zero leftover bits), so encoding gives back these very segments.
+        let id = try headerId(String(decoding: jws[..<d1], as: UTF8.self))
+        return (id, [UInt8](payload), [UInt8](signature))
+    }
+
+    /// Ranges of string contents (without quotes) in `json` that look like a compact JWS.
+    private static func jwsStringValues(in json: [UInt8]) -> [Range<Int>] {
+        var result: [Range<Int>] = []
+        var i = 0
+        while i < json.count {
+            guard json[i] == UInt8(ascii: "\"") else { i += 1; continue }
+            var j = i + 1, dots = 0, plain = true
+            while j < json.count, json[j] != UInt8(ascii: "\"") {
+                let c = json[j]
+                if c == UInt8(ascii: ".") { dots += 1 }
+                else if !((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95) { plain = false }
+                if c == UInt8(ascii: "\\") { j += 1 }
+                j += 1
+            }
+            if plain && dots == 2 && j - i > 200 { result.append((i + 1)..<j) }
+            i = j + 1
+        }
+        // Replace from the end so earlier ranges stay valid.
+        return result.reversed()
+    }
+
+    static func tokenize(_ json: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(json.count)
+        var i = 0
+        while i < json.count {
+            guard json[i] == UInt8(ascii: "\"") else { out.append(json[i]); i += 1; continue }
+            var j = i + 1
+            while j < json.count, json[j] != UInt8(ascii: "\"") { j += json[j] == UInt8(ascii: "\\") ? 2 : 1 }
+            guard j < json.count else { out.append(contentsOf: json[i...]); break }
+            let withColon = j + 1 < json.count && json[j + 1] == UInt8(ascii: ":")
+            if withColon, let index = patternIndex[Array(json[i...(j + 1)])] {
+                appendToken(&out, index)
+                i = j + 2
+            } else if let index = patternIndex[Array(json[i...j])] {
+                appendToken(&out, index)
+                i = j + 1
+            } else {
+                out.append(contentsOf: json[i...j])
+                i = j + 1
+            }
+        }
+        return out
+    }
+
+    private static func appendToken(_ out: inout [UInt8], _ index: Int) {
+        if index < singleCodes.count { out.append(singleCodes[index]) } else { out += [escape, UInt8(index - singleCodes.count)] }
+    }
+
+    private static func appendJWS(_ out: inout [UInt8], _ header: Int64, _ payload: [UInt8], _ signature: [UInt8]) {
+        appendVarint(&out, UInt64(header))
+        appendVarint(&out, UInt64(payload.count))
+        out += payload
+        out += signature
+    }
+
+    static func appendVarint(_ out: inout [UInt8], _ value: UInt64) {
+        var v = value
+        while v >= 0x80 { out.append(UInt8(v & 0x7f) | 0x80); v >>= 7 }
+        out.append(UInt8(v))
+    }
+
+    // MARK: Decoding
+
+    struct Corrupt: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The original body bytes of a compact body.
+    static func decode(_ data: Data, header: (Int64) throws -> String) throws -> Data {
+        let b = [UInt8](data)
+        var i = 0
+        func fail(_ why: String) -> Corrupt { Corrupt(description: "stored body is corrupt: \(why)") }
+        func varint() throws -> UInt64 {
+            var v: UInt64 = 0, shift: UInt64 = 0
+            while true {
+                guard i < b.count, shift < 64 else { throw fail("truncated number") }
+                let byte = b[i]; i += 1
+                v |= UInt64(byte & 0x7f) << shift
+                if byte < 0x80 { return v }
+                shift += 7
+            }
+        }
+        func jws() throws -> (header: String, payload: [UInt8], signature: [UInt8]) {
+            let h = try header(Int64(try varint()))
+            let n = Int(try varint())
+            guard n >= 0, i + n + 64 <= b.count else { throw fail("truncated payload") }
+            let payload = try detokenize(b[i..<(i + n)])
+            let signature = Array(b[(i + n)..<(i + n + 64)])
+            i += n + 64
+            return (h, payload, signature)
+        }
+        guard b.first == format else { throw fail("unknown format \(b.first ?? 0)") }
+        i = 1
+        let outer = try jws()
+        let count = Int(try varint())
+        var nested: [String] = []
+        for _ in 0..<count {
+            let n = try jws()
+            nested.append(n.header + "." + Base64URL.encode(Data(n.payload)) + "." + Base64URL.encode(Data(n.signature)))
+        }
+        var payload: [UInt8] = []
+        var k = 0
+        while k < outer.payload.count {
+            if outer.payload[k] == 0, k + 1 < outer.payload.count, outer.payload[k + 1] >= 0x80,
+               Int(outer.payload[k + 1]) - 0x80 < nested.count {
+                payload += Array(nested[Int(outer.payload[k + 1]) - 0x80].utf8)
+                k += 2
+            } else {
+                payload.append(outer.payload[k])
+                k += 1
+            }
+        }
+        let text = #"{"signedPayload":""# + outer.header + "." + Base64URL.encode(Data(payload)) + "." + Base64URL.encode(Data(outer.signature)) + "\"}"
+        return Data(text.utf8)
+    }
+
+    static func detokenize(_ bytes: ArraySlice<UInt8>) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let c = bytes[i]
+            if c == escape {
+                guard i + 1 < bytes.endIndex else { throw Corrupt(description: "stored body is corrupt: truncated token") }
+                let index = singleCodes.count + Int(bytes[i + 1])
+                guard index < patternBytes.count else { throw Corrupt(description: "stored body is corrupt: unknown token") }
+                out += patternBytes[index]
+                i += 2
+            } else if let index = codeIndex[c] {
+                out += patternBytes[index]
+                i += 1
+            } else {
+                out.append(c)
+                i += 1
+            }
+        }
+        return out
+    }
+}
