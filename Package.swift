@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "SubscriptionCore", targets: ["SubscriptionCore"]),
         .executable(name: "subdesk", targets: ["subdesk"]),
+        .executable(name: "subdesk-bench", targets: ["subdesk-bench"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite",
@@ -22,6 +23,7 @@ let package = Package(
         .target(name: "Dashboard", dependencies: ["SubscriptionCore", "TerminalUI"]),
         .executableTarget(name: "subdesk",
                           dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard", "CNCurses"]),
+        .executableTarget(name: "subdesk-bench", dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard"]),
 
         .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore"],
                     resources: [.copy("Fixtures")]),

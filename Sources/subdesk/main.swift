@@ -25,6 +25,7 @@ commands:
   doctor           check the store, roots and config
   backup PATH      consistent online copy of the store
   simulate         feed fresh signed demo notifications, for live demos
+  generate         build a large generated store for benchmarks
 
 global options:
   --db PATH        the store (default $SUBDESK_DB, else $XDG_DATA_HOME/subdesk/subdesk.db)
@@ -62,6 +63,7 @@ let commands: [String: Command] = [
     "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv"], run: CountsCommand.run),
     "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], run: OperatorCommands.override),
     "audit": Command(help: OperatorCommands.auditHelp, options: ["since", "limit"], run: OperatorCommands.audit),
+    "generate": Command(help: GenerateCommand.help, options: ["subscribers", "seed"], run: GenerateCommand.run),
     "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], run: DemoCommands.simulate),
     "revalidate": Command(help: RevalidateCommand.help, options: RevalidateCommand.options, run: RevalidateCommand.run),
     "sweep": Command(help: SweepCommand.help, options: SweepCommand.options, run: SweepCommand.run),

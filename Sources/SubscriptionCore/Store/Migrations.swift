@@ -74,7 +74,6 @@ enum Migrations {
             storefront TEXT
         );
         CREATE INDEX transactions_original ON transactions(original_transaction_id);
-        CREATE INDEX transactions_token ON transactions(app_account_token) WHERE app_account_token IS NOT NULL;
         CREATE INDEX transactions_purchase ON transactions(purchase_ms);
 
         CREATE TABLE renewal_info (

@@ -51,3 +51,22 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// For one short-lived writer per request (CGI): every commit reaches the disk before
+    /// it returns (so "stored" survives a power cut), and closing does not checkpoint the
+    /// WAL (the next writer's automatic checkpoint does), keeping the answer fast.
+    public func configureForOneShotWrites() throws {
+        try db.execute("PRAGMA synchronous = FULL")
+        _ = subdesk_sqlite_no_checkpoint_on_close(db.handle)
+    }
+
+    /// Stored size of V2 notification bodies against their size as received.
+    public func bodyStatistics() throws -> (count: Int, storedBytes: Int64, jwsHeaders: Int, headerBytes: Int64) {
+        let bodies = try db.first("SELECT count(*), IFNULL(sum(length(body)), 0) FROM notifications WHERE version = 2 AND source IS NOT 'generate'") {
+            ($0.int(0), $0.int64(1))
+        } ?? (0, 0)
+        let headers = try db.first("SELECT count(*), IFNULL(sum(length(segment)), 0) FROM jws_headers") { ($0.int(0), $0.int64(1)) } ?? (0, 0)
+        return (bodies.0, bodies.1, headers.0, headers.1)
+    }
+}

@@ -374,6 +374,22 @@ public final class Store {
         return db.lastInsertRowID
     }
 
+    /// Adds a subscriber as given, for generated stores.
+    public func insertSubscriber(userId: String?, appAccountToken: String?, now: Millis) throws -> Int64 {
+        try db.run("INSERT INTO subscribers (user_id, app_account_token, created_ms) VALUES (?,?,?)", [userId, appAccountToken, now])
+        return db.lastInsertRowID
+    }
+
+    /// Trades durability for speed while bulk-loading a store that can be rebuilt.
+    public func setBulkLoading(_ on: Bool) throws {
+        if on {
+            // No journal and a large page cache: each page is written once, at the end.
+            try db.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -524288")
+        } else {
+            try db.execute("PRAGMA cache_size = -2000; PRAGMA synchronous = NORMAL; PRAGMA journal_mode = WAL")
+        }
+    }
+
     /// Links an application user id to the subscriber that owns `originalTransactionId`.
     public func linkUser(_ userId: String, originalTransactionId otid: String) throws {
         try write {

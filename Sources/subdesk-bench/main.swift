@@ -1,0 +1,368 @@
+import Foundation
+import SubscriptionCore
+
+// subdesk-bench: builds its own data, measures, and prints one table (median of several
+// runs with min and max) beside the machine's own baseline, measured in the same run.
+// Reproduce: swift run -c release subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000]
+
+setvbuf(stdout, nil, _IOLBF, 0)
+
+struct Options {
+    var json = false
+    var runs = 5
+    var scales = [10_000, 100_000, 1_000_000]
+    var dataDirectory: String?
+    var intakeBodies = 4_000
+
+    init(_ args: [String]) {
+        var i = 0
+        while i < args.count {
+            switch args[i] {
+            case "--json": json = true
+            case "--runs": i += 1; runs = max(1, Int(args[i]) ?? runs)
+            case "--scales": i += 1; scales = args[i].split(separator: ",").compactMap { Int($0) }
+            case "--data": i += 1; dataDirectory = args[i]
+            case "--bodies": i += 1; intakeBodies = max(100, Int(args[i]) ?? intakeBodies)
+            case "--help", "-h":
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]")
+                exit(0)
+            default:
+                FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))
+                exit(2)
+            }
+            i += 1
+        }
+    }
+}
+
+let options = Options(Array(CommandLine.arguments.dropFirst()))
+let sample = try SampleData.locate()
+let repoRoot = (sample.directory as NSString).deletingLastPathComponent
+let dataDirectory = options.dataDirectory ?? repoRoot + "/.build/bench-data"
+try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+let executableDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+let subdeskBinary = executableDirectory + "/subdesk"
+
+func log(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+// MARK: Measurement helpers
+
+struct Spread {
+    var median: Double, min: Double, max: Double
+    init(_ values: [Double]) {
+        let sorted = values.sorted()
+        median = sorted.isEmpty ? .nan : (sorted.count % 2 == 1 ? sorted[sorted.count / 2]
+                                                                : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2)
+        min = sorted.first ?? .nan
+        max = sorted.last ?? .nan
+    }
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    return sorted[Swift.min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+}
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+@discardableResult
+func shell(_ launch: String, _ args: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws -> (status: Int32, out: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: launch)
+    p.arguments = args
+    if let environment { p.environment = environment }
+    let out = Pipe(), input = Pipe()
+    p.standardOutput = out
+    p.standardError = FileHandle.nullDevice
+    p.standardInput = input
+    try p.run()
+    if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
+    try? input.fileHandleForWriting.close()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// One line of the result table.
+struct Figure {
+    var section: String
+    var what: String
+    var value: String
+    var target: String
+    var met: Bool?
+    var numbers: [String: Double] = [:]
+}
+var figures: [Figure] = []
+
+func record(_ f: Figure) {
+    figures.append(f)
+    let mark = f.met.map { $0 ? "ok" : "MISSED" } ?? ""
+    log(String(format: "  %-58@ %-34@ %-24@ %@", f.what as NSString, f.value as NSString, f.target as NSString, mark as NSString))
+}
+
+func fmt(_ v: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", v) }
+func spreadText(_ s: Spread, _ digits: Int = 0, unit: String = "") -> String {
+    "\(fmt(s.median, digits))\(unit) (\(fmt(s.min, digits))-\(fmt(s.max, digits)))"
+}
+
+// MARK: Signed bodies
+
+let builder = ScenarioBuilder(signer: try sample.signer())
+let scenarios = try sample.scenarios()
+var nextInstance = 7_000_000 + Int(DateText.nowMillis() % 1_000_000) * 10
+
+func signedBodies(_ count: Int) throws -> [Data] {
+    var out: [Data] = []
+    let anchor = DateText.nowMillis()
+    while out.count < count {
+        nextInstance += 1
+        for body in try builder.bodies(for: scenarios[nextInstance % scenarios.count], instance: nextInstance, anchor: anchor)
+        where out.count < count {
+            out.append(body)
+        }
+    }
+    return out
+}
+
+func makeIntake(_ store: Store) throws -> Intake {
+    Intake(store: store, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: SampleData.demoPolicy)
+}
+
+/// Ingests `bodies` the way `subdesk ingest` does (one commit per batch of 500); notifications per second.
+func ingestRate(_ store: Store, _ bodies: [Data]) throws -> Double {
+    let intake = try makeIntake(store)
+    var stored = 0
+    let elapsed = try seconds {
+        var i = 0
+        while i < bodies.count {
+            let end = Swift.min(bodies.count, i + 500)
+            try store.write {
+                for body in bodies[i..<end] {
+                    if case .stored = try intake.ingest(body) { stored += 1 }
+                }
+            }
+            i = end
+        }
+    }
+    guard stored == bodies.count else {
+        log("subdesk-bench: only \(stored) of \(bodies.count) bodies were stored")
+        exit(1)
+    }
+    return Double(bodies.count) / elapsed
+}
+
+// MARK: 1. Machine baseline
+
+log("subdesk-bench: \(options.runs) runs per figure, medians with (min-max); data in \(dataDirectory)")
+log("== machine baseline")
+var opensslVerify: [Double] = []
+for _ in 0..<3 {
+    let r = try shell("/usr/bin/env", ["openssl", "speed", "-seconds", "2", "ecdsap256"])
+    for line in r.out.split(separator: "\n") where line.contains("ecdsa (nistp256)") {
+        if let v = line.split(separator: " ").compactMap({ Double($0) }).last { opensslVerify.append(v) }
+    }
+}
+let openssl = Spread(opensslVerify)
+let ceiling = openssl.median / 3
+record(Figure(section: "baseline", what: "openssl speed ecdsap256 verify/s", value: spreadText(openssl), target: "(machine ceiling)",
+              met: nil, numbers: ["verifyPerSecond": openssl.median]))
+record(Figure(section: "baseline", what: "ceiling: verify/s / 3 signatures", value: fmt(ceiling), target: "", met: nil,
+              numbers: ["notificationsPerSecond": ceiling]))
+
+// MARK: 2. Batch intake
+
+log("== batch intake (verify 3 x ES256 + decode + store + derive), \(options.intakeBodies) signed V2 bodies per run")
+let intakeBodies = try signedBodies(options.intakeBodies)
+var rates: [Double] = []
+var bodyStats: (count: Int, storedBytes: Int64, jwsHeaders: Int, headerBytes: Int64) = (0, 0, 0, 0)
+for run in 0..<options.runs {
+    let path = dataDirectory + "/intake-\(run).db"
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    let store = try Store(path: path)
+    rates.append(try ingestRate(store, intakeBodies))
+    bodyStats = try store.bodyStatistics()
+}
+let intake = Spread(rates)
+let needed = Swift.max(3500, 0.75 * ceiling)
+record(Figure(section: "intake", what: "batch intake, notifications/s (one core)", value: spreadText(intake),
+              target: ">= 3500 and >= \(fmt(0.75 * ceiling)) (0.75 x ceiling)", met: intake.median >= needed,
+              numbers: ["median": intake.median, "min": intake.min, "max": intake.max]))
+record(Figure(section: "intake", what: "  as a share of the ceiling", value: fmt(intake.median / ceiling, 2), target: ">= 0.75",
+              met: intake.median / ceiling >= 0.75, numbers: ["ratio": intake.median / ceiling]))
+
+let rawAverage = Double(intakeBodies.map(\.count).reduce(0, +)) / Double(intakeBodies.count)
+let storedAverage = Double(bodyStats.storedBytes + bodyStats.headerBytes) / Double(Swift.max(1, bodyStats.count))
+record(Figure(section: "storage", what: "stored V2 body, bytes on average (headers included)",
+              value: "\(fmt(storedAverage)) (received \(fmt(rawAverage)))", target: "<= 1536, byte-exact",
+              met: storedAverage <= 1536, numbers: ["storedAverage": storedAverage, "receivedAverage": rawAverage]))
+
+// MARK: 3. Apple's Python library
+
+log("== the same bodies through Apple's app-store-server-library (Python), when installed")
+let pythonCandidates = [ProcessInfo.processInfo.environment["SUBDESK_BENCH_PYTHON"], repoRoot + "/.build/bench-venv/bin/python", "/usr/bin/python3"].compactMap { $0 }
+var pythonRate: Double?
+for python in pythonCandidates where FileManager.default.isExecutableFile(atPath: python) {
+    guard (try? shell(python, ["-c", "import appstoreserverlibrary"]))?.status == 0 else { continue }
+    let subset = Array(intakeBodies.prefix(300))
+    let file = dataDirectory + "/python-bodies.ndjson"
+    try subset.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+    var pyRates: [Double] = []
+    for _ in 0..<Swift.min(3, options.runs) {
+        let r = try shell(python, [repoRoot + "/bench/apple_library_verify.py", file, sample.testRootPath,
+                                   ScenarioBuilder.demoBundleId, String(ScenarioBuilder.demoAppAppleId)])
+        let parts = r.out.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        if r.status == 0, parts.count == 2, parts[1] > 0 { pyRates.append(parts[0] / parts[1]) }
+    }
+    if !pyRates.isEmpty { pythonRate = Spread(pyRates).median }
+    break
+}
+if let pythonRate {
+    record(Figure(section: "python", what: "Apple's Python library, notifications/s", value: fmt(pythonRate, 1), target: "(peer)", met: nil,
+                  numbers: ["notificationsPerSecond": pythonRate]))
+    record(Figure(section: "python", what: "  subdesk / Python", value: fmt(intake.median / pythonRate, 1) + "x", target: ">= 15x",
+                  met: intake.median / pythonRate >= 15, numbers: ["ratio": intake.median / pythonRate]))
+} else {
+    record(Figure(section: "python", what: "Apple's Python library", value: "not installed", target: ">= 15x", met: nil))
+    log("  (python3 -m venv .build/bench-venv && .build/bench-venv/bin/pip install app-store-server-library)")
+}
+
+// MARK: 4. One notification through CGI
+
+log("== one notification through `subdesk ingest --cgi`, process start to answer")
+if FileManager.default.isExecutableFile(atPath: subdeskBinary) {
+    let cgiStore = dataDirectory + "/cgi.db"
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cgiStore + suffix) }
+    _ = try Store(path: cgiStore)
+    var times: [Double] = []
+    for body in try signedBodies(Swift.max(15, options.runs * 6)) {
+        var env = ProcessInfo.processInfo.environment
+        env["REQUEST_METHOD"] = "POST"
+        env["CONTENT_LENGTH"] = String(body.count)
+        var status = ""
+        let t = try seconds {
+            status = try shell(subdeskBinary, ["ingest", "--cgi", "--db", cgiStore, "--root-ca", sample.testRootPath,
+                                               "--bundle-id", ScenarioBuilder.demoBundleId, "--app-apple-id",
+                                               String(ScenarioBuilder.demoAppAppleId)], stdin: body, environment: env).out
+        }
+        if status.hasPrefix("Status: 200") { times.append(t * 1000) }
+    }
+    let cgi = Spread(times)
+    record(Figure(section: "cgi", what: "CGI request, ms", value: spreadText(cgi, 1), target: "median <= 15 ms",
+                  met: cgi.median <= 15, numbers: ["median": cgi.median, "min": cgi.min, "max": cgi.max]))
+} else {
+    record(Figure(section: "cgi", what: "CGI request", value: "no subdesk binary beside the bench", target: "median <= 15 ms", met: nil))
+}
+
+// MARK: 5. Stores of growing size
+
+log("== growing stores (generated by `subdesk generate`'s generator)")
+var scaleRows: [[String: Double]] = []
+for scale in options.scales {
+    let path = dataDirectory + "/generated-\(scale).db"
+    if !FileManager.default.fileExists(atPath: path) {
+        log("  generating \(scale) subscribers into \(path) ...")
+        let summary = try StoreGenerator(subscribers: scale).generate(into: try Store(path: path))
+        record(Figure(section: "generate", what: "generate \(scale) subscribers, s", value: fmt(summary.seconds, 1),
+                      target: scale >= 1_000_000 ? "< 180 s for 1M" : "", met: scale >= 1_000_000 ? summary.seconds < 180 : nil,
+                      numbers: ["seconds": summary.seconds]))
+    }
+    let store = try Store(path: path)
+    let now = DateText.nowMillis()
+    var rng = SystemRandomNumberGenerator()
+
+    // Lookup by any kind of id, as `subdesk show` does (state re-derived, timeline built).
+    var lookups: [Double] = []
+    for k in 0..<3_000 {
+        let i = Int.random(in: 0..<scale, using: &rng)
+        let ids = StoreGenerator.ids(i)
+        let id: String
+        switch k % 4 {
+        case 0: id = ids.userId
+        case 1: id = ids.token
+        case 2: id = ids.originalTransactionId
+        default: id = String(Int64(ids.originalTransactionId)! + 1)
+        }
+        var found = false
+        lookups.append(try seconds { found = try SubscriberReport.load(store: store, id: id, now: now) != nil } * 1000)
+        if !found && k % 4 != 3 { log("  lookup \(id) found nothing") }
+    }
+    let p99 = percentile(lookups, 0.99), p50 = percentile(lookups, 0.5)
+    record(Figure(section: "lookup", what: "lookup by any id at \(scale), ms p50 / p99", value: "\(fmt(p50, 3)) / \(fmt(p99, 3))",
+                  target: "p99 <= 2 ms", met: p99 <= 2, numbers: ["p50": p50, "p99": p99, "scale": Double(scale)]))
+
+    // Subscribers list: first page, and pages deep in via the keyset cursor.
+    let query = SubscriptionQuery(sort: .expires)
+    var first: [Double] = [], deep: [Double] = []
+    var cursors: [PageCursor] = []
+    var cursor: PageCursor?
+    for _ in 0..<40 {
+        let page = try store.page(query, after: cursor, limit: 200)
+        guard let last = page.last else { break }
+        cursor = Store.cursor(for: last, in: query)
+        cursors.append(cursor!)
+    }
+    // A cursor far down the list: the row at the middle of expiry order.
+    if let middle = try store.page(SubscriptionQuery(sort: .expires, descending: true), limit: 1).first {
+        cursors.append(Store.cursor(for: middle, in: query))
+    }
+    for _ in 0..<(options.runs * 10) {
+        first.append(try seconds { _ = try store.page(query, limit: 50) } * 1000)
+        let c = cursors.randomElement(using: &rng)
+        deep.append(try seconds { _ = try store.page(query, after: c, limit: 50) } * 1000)
+    }
+    let firstSpread = Spread(first), deepSpread = Spread(deep)
+    record(Figure(section: "list", what: "subscribers list first page at \(scale), ms", value: spreadText(firstSpread, 3),
+                  target: "<= 20 ms", met: firstSpread.median <= 20, numbers: ["median": firstSpread.median, "scale": Double(scale)]))
+    record(Figure(section: "list", what: "subscribers list keyset page at \(scale), ms", value: spreadText(deepSpread, 3),
+                  target: "<= 20 ms", met: deepSpread.median <= 20, numbers: ["median": deepSpread.median, "scale": Double(scale)]))
+
+    // Daily counts for a year.
+    let utc = TimeZone(identifier: "UTC")!
+    let to = DailyCountsReport.today(in: utc)
+    let from = DailyCountsReport.day(to, plus: -364, in: utc)
+    var counts: [Double] = []
+    for _ in 0..<options.runs {
+        counts.append(try seconds { _ = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: utc) } * 1000)
+    }
+    let countsSpread = Spread(counts)
+    record(Figure(section: "counts", what: "daily counts, 365 days at \(scale), ms", value: spreadText(countsSpread, 1),
+                  target: "<= 100 ms", met: countsSpread.median <= 100, numbers: ["median": countsSpread.median, "scale": Double(scale)]))
+
+    // Intake into a store of this size.
+    let rate = try ingestRate(store, try signedBodies(1_000))
+    record(Figure(section: "intake", what: "intake into the \(scale) store, notifications/s", value: fmt(rate), target: "", met: nil,
+                  numbers: ["rate": rate, "scale": Double(scale)]))
+    scaleRows.append(["subscribers": Double(scale), "intakePerSecond": rate, "lookupP50Ms": p50, "lookupP99Ms": p99,
+                      "firstPageMs": firstSpread.median, "keysetPageMs": deepSpread.median, "dailyCountsMs": countsSpread.median])
+}
+
+// MARK: Report
+
+if !scaleRows.isEmpty {
+    print("How cost grows with the store (medians; lookup p99):")
+    print(String(format: "%12@ %14@ %12@ %12@ %12@ %12@ %14@", "subscribers", "intake/s", "lookup p50", "lookup p99", "first page", "keyset page", "counts 365d"))
+    for row in scaleRows {
+        print(String(format: "%12.0f %14.0f %10.3fms %10.3fms %10.3fms %10.3fms %12.1fms", row["subscribers"]!, row["intakePerSecond"]!,
+                     row["lookupP50Ms"]!, row["lookupP99Ms"]!, row["firstPageMs"]!, row["keysetPageMs"]!, row["dailyCountsMs"]!))
+    }
+    print("")
+}
+if options.json {
+    let object = figures.map { f -> [String: Any] in
+        ["section": f.section, "what": f.what, "value": f.value, "target": f.target, "met": f.met as Any? ?? NSNull(), "numbers": f.numbers]
+    }
+    print(JSONText.render(object))
+} else {
+    print(String(format: "%-58@ %-34@ %-36@ %@", "figure", "median (min-max)", "target", "met"))
+    for f in figures {
+        print(String(format: "%-58@ %-34@ %-36@ %@", f.what as NSString, f.value as NSString, f.target as NSString,
+                     (f.met.map { $0 ? "yes" : "NO" } ?? "") as NSString))
+    }
+}
