@@ -96,6 +96,7 @@ final class ScenarioTests: XCTestCase {
             let bodies = try Self.builder.bodies(for: scenario, instance: index, anchor: TestKit.anchor)
             let otid = ScenarioBuilder.originalTransactionId(instance: index)
             var reference: SubscriptionState?
+            var referenceMetrics: [String]?
             for order in permutations(Array(bodies.indices)) {
                 let store = try Store.inMemory()
                 let intake = TestKit.intake(store)
@@ -103,6 +104,10 @@ final class ScenarioTests: XCTestCase {
                 XCTAssertEqual(try intake.ingest(bodies[order[0]]),
                                .duplicate(notificationUUID: try XCTUnwrap(try store.notificationUUID(bodySHA256: ContentDigest.sha256Hex(bodies[order[0]])))))
                 let state = try TestKit.state(store, otid)
+                // The daily-count aggregates, too, are the same whatever the order.
+                let metrics = try store.metricBuckets(from: 0, to: Millis.max).map { "\($0.bucketStart) \($0.key) \($0.segment) \($0.count)" }.sorted()
+                if let referenceMetrics { XCTAssertEqual(metrics, referenceMetrics, "\(scenario.name): aggregates for order \(order)") }
+                else { referenceMetrics = metrics }
                 if let reference {
                     XCTAssertEqual(state, reference, "\(scenario.name): order \(order) differs")
                 } else {

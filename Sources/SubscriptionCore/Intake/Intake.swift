@@ -268,7 +268,8 @@ public final class Intake {
                                                  renewal: history.renewal, events: history.events, now: now) else { return }
         let token = appAccountToken ?? state.appAccountToken
         let subscriber = try store.resolveSubscriber(originalTransactionId: otid, appAccountToken: token, now: now)
-        try store.saveState(state, subscriberId: subscriber, now: now)
+        try store.saveState(state, subscriberId: subscriber, now: now,
+                            metrics: MetricContributions.of(transactions: history.transactions, events: history.events))
     }
 
     static func isSubscription(_ t: TransactionRecord) -> Bool {

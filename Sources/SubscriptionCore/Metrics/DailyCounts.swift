@@ -101,63 +101,36 @@ public enum DailyCountsReport {
         }
 
         var metricsByKey: [String: [Metric]] = [:]
-        for m in Metric.allCases { for k in m.notificationKeys { metricsByKey[k, default: []].append(m) } }
-        for b in try store.notificationBuckets(from: first.start, to: end) where segments.contains(b.segment) {
-            guard let i = dayIndex(b.bucketStart), let metrics = metricsByKey[b.key] else { continue }
-            for m in metrics { counts[i].values[m, default: 0] += b.count }
+        for m in Metric.allCases { for k in m.notificationKeys { metricsByKey["n:" + k, default: []].append(m) } }
+        typealias P = MetricContributions.PeriodKey
+        let levelKeys: [P] = [.start, .trialStart, .end, .trialEnd, .graceLevel, .retryLevel]
+        // Levels at the range's start: every start, end and phase change before it.
+        var level: [P: Int] = [:]
+        for row in try store.metricTotals(before: first.start, keys: levelKeys.map(\.name)) where segments.contains(row.segment) {
+            if let key = levelKeys.first(where: { $0.name == row.key }) { level[key, default: 0] += row.total }
         }
-
-        // Levels at each day's end: periods running at the range start, plus starts, minus ends.
-        var active = 0, trials = 0
-        for (segment, running) in try store.periodsRunning(at: first.start) where segments.contains(segment) {
-            active += running.all
-            trials += running.trials
-        }
-        var deltaActive = Array(repeating: 0, count: days.count)
-        var deltaTrials = Array(repeating: 0, count: days.count)
-        for b in try store.periodBuckets(from: first.start, to: end) where segments.contains(b.segment) {
+        var deltas = Array(repeating: [P: Int](), count: days.count)
+        for b in try store.metricBuckets(from: first.start, to: end) where segments.contains(b.segment) {
             guard let i = dayIndex(b.bucketStart) else { continue }
-            switch b.key {
-            case "start": deltaActive[i] += b.count
-            case "trial_start": deltaActive[i] += b.count; deltaTrials[i] += b.count
-                counts[i].values[.trialStarts, default: 0] += b.count
-            case "end": deltaActive[i] -= b.count
-            case "trial_end": deltaActive[i] -= b.count; deltaTrials[i] -= b.count
-            case "conversion": counts[i].values[.trialConversions, default: 0] += b.count
-            default: break
-            }
-        }
-        // Renewals abut (a period ends when the next starts), so a renewed subscription is
-        // counted once; a subscription whose period ended is no longer active.
-        for i in days.indices {
-            active += deltaActive[i]
-            trials += deltaTrials[i]
-            counts[i].values[.activeSubscriptions] = max(0, active)
-            counts[i].values[.activeTrials] = max(0, trials)
-        }
-
-        // Grace and billing retry at each day's end, replayed from billing events.
-        // Billing retry lasts at most 60 days, so events from 60 days before the range suffice.
-        var phase: [String: (key: String, segment: CountSegment)] = [:]
-        let events = try store.billingEvents(from: first.start - 60 * 86_400_000, to: end)
-        var e = 0
-        for i in days.indices {
-            let dayEnd = i + 1 < days.count ? days[i + 1].start : end
-            while e < events.count && events[e].date < dayEnd {
-                let ev = events[e]
-                switch ev.key {
-                case "DID_FAIL_TO_RENEW/GRACE_PERIOD": phase[ev.otid] = ("grace", ev.segment)
-                case "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED": phase[ev.otid] = ("retry", ev.segment)
-                default: phase[ev.otid] = nil
+            if let metrics = metricsByKey[b.key] {
+                for m in metrics { counts[i].values[m, default: 0] += b.count }
+            } else if let key = P.allCases.first(where: { $0.name == b.key }) {
+                switch key {
+                case .trialStart: counts[i].values[.trialStarts, default: 0] += b.count
+                case .conversion: counts[i].values[.trialConversions, default: 0] += b.count
+                default: break
                 }
-                e += 1
+                deltas[i][key, default: 0] += b.count
             }
-            var grace = 0, retry = 0
-            for (_, p) in phase where segments.contains(p.segment) {
-                if p.key == "grace" { grace += 1 } else { retry += 1 }
-            }
-            counts[i].values[.inGracePeriod] = grace
-            counts[i].values[.inBillingRetry] = retry
+        }
+        // A renewal starts as the period before it ends, so a renewed subscription counts once.
+        for i in days.indices {
+            for (k, v) in deltas[i] { level[k, default: 0] += v }
+            let trials = (level[.trialStart] ?? 0) - (level[.trialEnd] ?? 0)
+            counts[i].values[.activeSubscriptions] = max(0, (level[.start] ?? 0) - (level[.end] ?? 0) + trials)
+            counts[i].values[.activeTrials] = max(0, trials)
+            counts[i].values[.inGracePeriod] = max(0, level[.graceLevel] ?? 0)
+            counts[i].values[.inBillingRetry] = max(0, level[.retryLevel] ?? 0)
         }
         return counts
     }

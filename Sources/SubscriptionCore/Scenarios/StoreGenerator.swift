@@ -155,7 +155,8 @@ public struct StoreGenerator {
         }
         if let state = StateDerivation.derive(originalTransactionId: ids.originalTransactionId, transactions: records,
                                               renewal: renewal, events: events, now: now) {
-            try store.saveState(state, subscriberId: subscriber, now: now)
+            try store.saveState(state, subscriberId: subscriber, now: now,
+                                metrics: MetricContributions.of(transactions: records, events: events))
         }
         return (records.count, events.count)
     }

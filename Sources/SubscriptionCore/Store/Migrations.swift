@@ -37,7 +37,9 @@ enum Migrations {
             revoked_transactions TEXT,
             last_event_ms INTEGER,
             last_notification_type TEXT,
-            updated_ms INTEGER NOT NULL
+            updated_ms INTEGER NOT NULL,
+            -- This subscription's share of metric_buckets (MetricContributions, encoded).
+            metrics BLOB
         );
         CREATE INDEX subscriptions_subscriber ON subscriptions(subscriber_id);
         CREATE INDEX subscriptions_product ON subscriptions(product_id, original_transaction_id);
@@ -132,6 +134,16 @@ enum Migrations {
             source TEXT
         );
         CREATE INDEX quarantine_received ON quarantine(received_ms);
+
+        -- Daily counts' aggregates per 15-minute bucket: notification counts (n:TYPE/SUBTYPE)
+        -- and period starts, ends and level changes (p:...), per segment.
+        CREATE TABLE metric_buckets (
+            bucket INTEGER NOT NULL,
+            key TEXT NOT NULL,
+            segment TEXT NOT NULL,
+            delta INTEGER NOT NULL,
+            PRIMARY KEY (bucket, key, segment)
+        ) WITHOUT ROWID;
 
         -- Every body's outcome, in arrival order, for the live feed.
         CREATE TABLE intake_log (

@@ -116,6 +116,15 @@ public final class Store {
             """, [e.notificationUUID, e.version, e.type, e.subtype, e.signedDate, n.receivedDate,
                   e.originalTransactionId, e.transactionId, e.productId, e.environment, n.ownership, n.bodySHA256,
                   format, stored, n.source])
+        let segment = MetricContributions.segment(environment: e.environment ?? "Production", ownership: n.ownership ?? "PURCHASED")
+        try addToMetric(bucket: MetricContributions.bucket(e.signedDate), key: "n:" + e.typeAndSubtype, segment: segment, delta: 1)
+    }
+
+    func addToMetric(bucket: Millis, key: String, segment: CountSegment, delta: Int) throws {
+        try db.run("""
+            INSERT INTO metric_buckets (bucket, key, segment, delta) VALUES (?,?,?,?)
+            ON CONFLICT (bucket, key, segment) DO UPDATE SET delta = delta + excluded.delta
+            """, [bucket, key, segment.rawValue, delta])
     }
 
     private func validateHeaderCache() {
@@ -407,22 +416,30 @@ public final class Store {
 
     // MARK: Derived state
 
-    public func saveState(_ s: SubscriptionState, subscriberId: Int64, now: Millis) throws {
+    /// Saves a subscription's derived state and moves the daily-count aggregates from its
+    /// previous share to `metrics`.
+    public func saveState(_ s: SubscriptionState, subscriberId: Int64, now: Millis, metrics: MetricContributions) throws {
+        let previous = try db.first("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [s.originalTransactionId]) {
+            $0.isNull(0) ? MetricContributions() : MetricContributions(encoded: $0.data(0))
+        } ?? MetricContributions()
+        for (k, delta) in metrics.difference(from: previous) {
+            try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
+        }
         try db.run("""
             INSERT OR REPLACE INTO subscriptions (original_transaction_id, subscriber_id, product_id, status, entitled,
                 expires_ms, purchase_ms, original_purchase_ms, latest_transaction_id, auto_renew, auto_renew_product_id,
                 pending_change_kind, pending_change_product_id, grace_expires_ms, billing_retry, expiration_intent,
                 price_increase_status, offer_type, offer_identifier, offer_discount_type, is_trial, ownership,
                 environment, app_account_token, upgraded_from, revoked_transactions, last_event_ms,
-                last_notification_type, updated_ms)
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                last_notification_type, updated_ms, metrics)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
             """, [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
                   s.purchaseDate, s.originalPurchaseDate, s.latestTransactionId, s.autoRenewStatus,
                   s.autoRenewProductId, s.pendingChange?.kind, s.pendingChange?.productId, s.gracePeriodExpiresDate,
                   s.isInBillingRetryPeriod, s.expirationIntent, s.priceIncreaseStatus, s.offerType,
                   s.offerIdentifier, s.offerDiscountType, s.isTrial, s.ownershipType, s.environment,
                   s.appAccountToken, s.upgradedFrom.joined(separator: ","), s.revokedTransactionIds.joined(separator: ","),
-                  s.lastEventDate, s.lastNotificationType, now])
+                  s.lastEventDate, s.lastNotificationType, now, metrics.encoded()])
     }
 
     static let stateColumns = """

@@ -1,0 +1,147 @@
+import Foundation
+
+/// One subscription's share of the daily counts' running levels and period events,
+/// keyed by 15-minute bucket, metric key and segment.
+///
+/// Computed from the whole stored history (a pure function, like the state), stored with
+/// the subscription, and applied to the store's aggregates as a difference from the
+/// previous share, so daily counts read a few thousand aggregate rows instead of
+/// replaying millions of transactions, and stay independent of arrival order.
+public struct MetricContributions: Equatable, Sendable {
+    public struct Key: Hashable, Sendable {
+        public var bucket: Millis
+        public var key: PeriodKey
+        public var segment: CountSegment
+    }
+
+    /// Period metrics; their raw values are stored, so never renumber them.
+    public enum PeriodKey: UInt8, CaseIterable, Sendable {
+        case start = 1, trialStart, end, trialEnd, conversion, graceLevel, retryLevel
+
+        public var name: String {
+            switch self {
+            case .start: return "p:start"
+            case .trialStart: return "p:trial_start"
+            case .end: return "p:end"
+            case .trialEnd: return "p:trial_end"
+            case .conversion: return "p:conversion"
+            case .graceLevel: return "p:grace"
+            case .retryLevel: return "p:retry"
+            }
+        }
+    }
+
+    public var counts: [Key: Int] = [:]
+
+    public init(counts: [Key: Int] = [:]) { self.counts = counts }
+
+    public static let bucketMs: Millis = 900_000
+
+    static func bucket(_ t: Millis) -> Millis { t >= 0 ? t / bucketMs * bucketMs : ((t - bucketMs + 1) / bucketMs) * bucketMs }
+
+    static func segment(environment: String, ownership: String) -> CountSegment {
+        if environment != "Production" { return .sandbox }
+        return ownership == "FAMILY_SHARED" ? .familyShared : .paid
+    }
+
+    /// The share of a subscription with this history.
+    public static func of(transactions: [TransactionRecord], events: [NotificationEvent]) -> MetricContributions {
+        var c = MetricContributions()
+        func add(_ t: Millis, _ key: PeriodKey, _ segment: CountSegment, _ n: Int = 1) {
+            let k = Key(bucket: bucket(t), key: key, segment: segment)
+            let v = (c.counts[k] ?? 0) + n
+            c.counts[k] = v == 0 ? nil : v
+        }
+        let ordered = transactions.sorted(by: StateDerivation.purchaseOrder)
+        let superseded = StateDerivation.supersededByUpgrade(ordered)
+        var previous: TransactionRecord?
+        for (index, t) in ordered.enumerated() {
+            defer { previous = t }
+            // A refunded or revoked transaction is as if never bought.
+            guard !t.isRevoked, var ends = t.expiresDate else { continue }
+            if superseded.contains(t.transactionId), let next = ordered[(index + 1)...].first(where: { !$0.isRevoked }) {
+                ends = min(ends, next.purchaseDate)
+            }
+            let segment = segment(environment: t.environment.rawValue, ownership: t.ownershipType)
+            add(t.purchaseDate, t.isFreeTrial ? .trialStart : .start, segment)
+            add(ends, t.isFreeTrial ? .trialEnd : .end, segment)
+            if !t.isFreeTrial, let p = previous, p.isFreeTrial, !p.isRevoked, (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
+                add(t.purchaseDate, .conversion, segment)
+            }
+        }
+        // Grace and billing retry as levels: +1 on entering a phase, -1 on leaving it.
+        let current = ordered.last
+        let segment = segment(environment: current?.environment.rawValue ?? "Production", ownership: current?.ownershipType ?? "PURCHASED")
+        var phase: PeriodKey?
+        for e in events.sorted(by: NotificationEvent.chronological) {
+            let next: PeriodKey?
+            switch (e.type, e.subtype) {
+            case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"): next = .graceLevel
+            case ("DID_FAIL_TO_RENEW", _), ("GRACE_PERIOD_EXPIRED", _): next = .retryLevel
+            case ("DID_RENEW", _), ("EXPIRED", _), ("SUBSCRIBED", _), ("REFUND", _), ("REVOKE", _), ("DID_RECOVER", _),
+                 ("INTERACTIVE_RENEWAL", _), ("OFFER_REDEEMED", _), ("CANCEL", _):
+                next = nil
+            default:
+                continue
+            }
+            guard next != phase else { continue }
+            if let p = phase { add(e.signedDate, p, segment, -1) }
+            if let n = next { add(e.signedDate, n, segment) }
+            phase = next
+        }
+        return c
+    }
+
+    /// What must be added to the aggregates to go from `old` to `self`.
+    public func difference(from old: MetricContributions) -> [Key: Int] {
+        var diff = counts
+        for (k, v) in old.counts {
+            let d = (diff[k] ?? 0) - v
+            diff[k] = d == 0 ? nil : d
+        }
+        return diff
+    }
+
+    // MARK: Stored form: varint-packed (bucket delta, key, segment, count) entries.
+
+    public func encoded() -> Data {
+        var out: [UInt8] = [1]
+        var last: Millis = 0
+        for (k, v) in counts.sorted(by: { ($0.key.bucket, $0.key.key.rawValue, $0.key.segment.rawValue) < ($1.key.bucket, $1.key.key.rawValue, $1.key.segment.rawValue) }) {
+            CompactBody.appendVarint(&out, zigzag((k.bucket - last) / MetricContributions.bucketMs))
+            last = k.bucket
+            out.append(k.key.rawValue)
+            out.append(UInt8(CountSegment.allCases.firstIndex(of: k.segment)!))
+            CompactBody.appendVarint(&out, zigzag(Int64(v)))
+        }
+        return Data(out)
+    }
+
+    public init(encoded data: Data) {
+        let b = [UInt8](data)
+        guard b.first == 1 else { return }
+        var i = 1
+        func varint() -> UInt64? {
+            var v: UInt64 = 0, shift: UInt64 = 0
+            while i < b.count, shift < 64 {
+                let byte = b[i]; i += 1
+                v |= UInt64(byte & 0x7f) << shift
+                if byte < 0x80 { return v }
+                shift += 7
+            }
+            return nil
+        }
+        var last: Millis = 0
+        while i < b.count {
+            guard let delta = varint(), i + 2 <= b.count else { return }
+            let keyRaw = b[i], segmentIndex = Int(b[i + 1])
+            i += 2
+            guard let count = varint(), let key = PeriodKey(rawValue: keyRaw), segmentIndex < CountSegment.allCases.count else { return }
+            last += unzigzag(delta) * MetricContributions.bucketMs
+            counts[Key(bucket: last, key: key, segment: CountSegment.allCases[segmentIndex])] = Int(unzigzag(count))
+        }
+    }
+
+    private func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
+    private func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1) }
+}
