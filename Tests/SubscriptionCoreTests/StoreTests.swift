@@ -149,6 +149,35 @@ final class StoredBodyTests: XCTestCase {
         print("stored V2 body: \(Int(average)) bytes on average, from \(Int(original)) as received")
     }
 
+    /// Whatever the body, compacting either declines or gives back exactly the same bytes.
+    func testCompactFormNeverChangesABody() throws {
+        let scenarios = try TestKit.sample.scenarios()
+        let bodies = try ScenarioBuilder(signer: TestKit.signer).bodies(for: scenarios[8], instance: 5, anchor: TestKit.anchor)
+        var headers: [String] = []
+        func id(_ segment: String) -> Int64 {
+            if let i = headers.firstIndex(of: segment) { return Int64(i) }
+            headers.append(segment)
+            return Int64(headers.count - 1)
+        }
+        var rng = StoreGenerator.Random(state: 7)
+        var compacted = 0, declined = 0
+        let alphabet = Array("AZaz09-_.\"{}:\u{1}\u{0}".utf8)
+        for round in 0..<400 {
+            var bytes = [UInt8](bodies[round % bodies.count])
+            if round >= bodies.count {
+                for _ in 0..<(1 + rng.int(0..<3)) {
+                    bytes[rng.int(0..<bytes.count)] = alphabet[rng.int(0..<alphabet.count)]
+                }
+            }
+            let body = Data(bytes)
+            guard let compact = CompactBody.encode(body, headerId: id) else { declined += 1; continue }
+            XCTAssertEqual(try CompactBody.decode(compact) { headers[Int($0)] }, body, "round \(round)")
+            compacted += 1
+        }
+        XCTAssertGreaterThan(compacted, 50)
+        XCTAssertGreaterThan(declined, 10)
+    }
+
     func testACorruptCompactBodyIsReportedNotGuessed() throws {
         XCTAssertThrowsError(try CompactBody.decode(Data([1, 5]), header: { _ in "h" })) { error in
             XCTAssertTrue("\(error)".contains("stored body is corrupt"), "\(error)")

@@ -49,89 +49,122 @@ enum CompactBody {
 
     // MARK: Encoding
 
-    struct Unsupported: Error {}
+    /// Pattern index by a cheap hash of its bytes; candidates are confirmed byte by byte.
+    static let patternByHash: [UInt64: Int] = Dictionary(uniqueKeysWithValues: patternBytes.enumerated().map {
+        (fnv($1.withUnsafeBufferPointer { $0 }[...]), $0)
+    })
+
+    @inline(__always)
+    static func fnv(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h
+    }
 
     /// The compact form of `body`, or nil when it is not a body this form can hold exactly.
+    ///
+    /// Every part is checked to come back exactly (each payload detokenizes to itself,
+    /// and base64url decoding is strict, so re-encoding gives the very segments back).
     static func encode(_ body: Data, headerId: (String) throws -> Int64) rethrows -> Data? {
-        let prefix = Array(#"{"signedPayload":""#.utf8)
-        let bytes = [UInt8](body)
-        guard bytes.count > prefix.count + 2, Array(bytes.prefix(prefix.count)) == prefix,
-              bytes[bytes.count - 2] == UInt8(ascii: "\""), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return nil }
-        let jws = Array(bytes[prefix.count..<(bytes.count - 2)])
-        var out: [UInt8] = [format]
-        guard let outer = try split(jws, headerId: headerId) else { return nil }
-        // Nested JWS inside the outer payload: every JSON string value that is itself a
-        // well-formed JWS with a known-shaped header becomes a placeholder.
-        var payload = outer.payload
-        var nested: [(header: Int64, payload: [UInt8], signature: [UInt8])] = []
-        for value in jwsStringValues(in: payload) where nested.count < 30 {
-            guard let inner = try split(Array(payload[value]), headerId: headerId) else { continue }
-            nested.append((inner.header, tokenize(inner.payload), inner.signature))
-            payload.replaceSubrange(value, with: [0, UInt8(0x80 + nested.count - 1)])
+        try body.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Data? in
+            let b = raw.bindMemory(to: UInt8.self)
+            let prefix = #"{"signedPayload":""#.utf8
+            guard b.count > prefix.count + 2, prefix.elementsEqual(b[0..<prefix.count]),
+                  b[b.count - 2] == UInt8(ascii: "\""), b[b.count - 1] == UInt8(ascii: "}") else { return nil }
+            guard let outer = try split(b[prefix.count..<(b.count - 2)], headerId: headerId) else { return nil }
+            // Nested JWS inside the outer payload become placeholders.
+            var payload = outer.payload
+            var nested: [(header: Int64, payload: [UInt8], signature: [UInt8])] = []
+            for value in jwsStringValues(in: payload) where nested.count < 30 {
+                let inner = try payload.withUnsafeBufferPointer { try split($0[value], headerId: headerId) }
+                guard let inner, let tokens = tokenizeChecked(inner.payload) else { continue }
+                nested.append((inner.header, tokens, inner.signature))
+                payload.replaceSubrange(value, with: [0, UInt8(0x80 + nested.count - 1)])
+            }
+            guard let outerTokens = tokenizeChecked(payload) else { return nil }
+            var out: [UInt8] = [format]
+            out.reserveCapacity(outerTokens.count + nested.reduce(0) { $0 + $1.payload.count + 80 } + 80)
+            appendJWS(&out, outer.header, outerTokens, outer.signature)
+            appendVarint(&out, UInt64(nested.count))
+            for n in nested { appendJWS(&out, n.header, n.payload, n.signature) }
+            return Data(out)
         }
-        appendJWS(&out, outer.header, tokenize(payload), outer.signature)
-        appendVarint(&out, UInt64(nested.count))
-        for n in nested { appendJWS(&out, n.header, n.payload, n.signature) }
-        return Data(out)
     }
 
     /// Header id, decoded payload and signature of a JWS.
-    private static func split(_ jws: [UInt8], headerId: (String) throws -> Int64) rethrows -> (header: Int64, payload: [UInt8], signature: [UInt8])? {
+    private static func split(_ jws: Slice<UnsafeBufferPointer<UInt8>>, headerId: (String) throws -> Int64) rethrows
+        -> (header: Int64, payload: [UInt8], signature: [UInt8])? {
         guard let d1 = jws.firstIndex(of: UInt8(ascii: ".")),
               let d2 = jws[(d1 + 1)...].firstIndex(of: UInt8(ascii: ".")),
-              !jws[(d2 + 1)...].contains(UInt8(ascii: ".")) else { return nil }
-        let payloadText = jws[(d1 + 1)..<d2], signatureText = jws[(d2 + 1)...]
-        guard let payload = Base64URL.decodeUnpadded(String(decoding: payloadText, as: UTF8.self)),
-              let signature = Base64URL.decodeUnpadded(String(decoding: signatureText, as: UTF8.self)),
+              !jws[(d2 + 1)...].contains(UInt8(ascii: ".")),
+              let payload = Base64URL.decode(bytes: UnsafeBufferPointer(rebasing: jws[(d1 + 1)..<d2]), allowPadding: false),
+              let signature = Base64URL.decode(bytes: UnsafeBufferPointer(rebasing: jws[(d2 + 1)...]), allowPadding: false),
               signature.count == 64 else { return nil }
         // Decoding is strict (no padding, zero leftover bits), so encoding gives back these very segments.
-        let id = try headerId(String(decoding: jws[..<d1], as: UTF8.self))
+        let id = try headerId(String(decoding: UnsafeBufferPointer(rebasing: jws[jws.startIndex..<d1]), as: UTF8.self))
         return (id, [UInt8](payload), [UInt8](signature))
     }
 
-    /// Ranges of string contents (without quotes) in `json` that look like a compact JWS.
+    /// Ranges of string contents (without quotes) in `json` that look like a compact JWS,
+    /// last first, so replacing one leaves the earlier ranges valid.
     private static func jwsStringValues(in json: [UInt8]) -> [Range<Int>] {
         var result: [Range<Int>] = []
-        var i = 0
-        while i < json.count {
-            guard json[i] == UInt8(ascii: "\"") else { i += 1; continue }
-            var j = i + 1, dots = 0, plain = true
-            while j < json.count, json[j] != UInt8(ascii: "\"") {
-                let c = json[j]
-                if c == UInt8(ascii: ".") { dots += 1 }
-                else if !((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95) { plain = false }
-                if c == UInt8(ascii: "\\") { j += 1 }
-                j += 1
+        json.withUnsafeBufferPointer { j in
+            var i = 0
+            while i < j.count {
+                guard j[i] == UInt8(ascii: "\"") else { i += 1; continue }
+                var k = i + 1, dots = 0, plain = true
+                while k < j.count, j[k] != UInt8(ascii: "\"") {
+                    let c = j[k]
+                    if c == UInt8(ascii: ".") { dots += 1 }
+                    else if !((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95) { plain = false }
+                    if c == UInt8(ascii: "\\") { k += 1 }
+                    k += 1
+                }
+                if plain && dots == 2 && k - i > 200 { result.append((i + 1)..<k) }
+                i = k + 1
             }
-            if plain && dots == 2 && j - i > 200 { result.append((i + 1)..<j) }
-            i = j + 1
         }
-        // Replace from the end so earlier ranges stay valid.
         return result.reversed()
+    }
+
+    /// Tokenized `json`, or nil when detokenizing would not give it back exactly.
+    static func tokenizeChecked(_ json: [UInt8]) -> [UInt8]? {
+        let tokens = tokenize(json)
+        guard let back = try? detokenize(tokens[...]), back == json else { return nil }
+        return tokens
     }
 
     static func tokenize(_ json: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(json.count)
-        var i = 0
-        while i < json.count {
-            guard json[i] == UInt8(ascii: "\"") else { out.append(json[i]); i += 1; continue }
-            var j = i + 1
-            while j < json.count, json[j] != UInt8(ascii: "\"") { j += json[j] == UInt8(ascii: "\\") ? 2 : 1 }
-            guard j < json.count else { out.append(contentsOf: json[i...]); break }
-            let withColon = j + 1 < json.count && json[j + 1] == UInt8(ascii: ":")
-            if withColon, let index = patternIndex[Array(json[i...(j + 1)])] {
-                appendToken(&out, index)
-                i = j + 2
-            } else if let index = patternIndex[Array(json[i...j])] {
-                appendToken(&out, index)
-                i = j + 1
-            } else {
-                out.append(contentsOf: json[i...j])
-                i = j + 1
+        json.withUnsafeBufferPointer { j in
+            var i = 0
+            while i < j.count {
+                guard j[i] == UInt8(ascii: "\"") else { out.append(j[i]); i += 1; continue }
+                var k = i + 1
+                while k < j.count, j[k] != UInt8(ascii: "\"") { k += j[k] == UInt8(ascii: "\\") ? 2 : 1 }
+                guard k < j.count else { out.append(contentsOf: j[i...]); break }
+                let withColon = k + 1 < j.count && j[k + 1] == UInt8(ascii: ":")
+                if withColon, let index = match(j[i...(k + 1)]) {
+                    appendToken(&out, index)
+                    i = k + 2
+                } else if let index = match(j[i...k]) {
+                    appendToken(&out, index)
+                    i = k + 1
+                } else {
+                    out.append(contentsOf: j[i...k])
+                    i = k + 1
+                }
             }
         }
         return out
+    }
+
+    @inline(__always)
+    private static func match(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+        guard let index = patternByHash[fnv(bytes)], patternBytes[index].elementsEqual(bytes) else { return nil }
+        return index
     }
 
     private static func appendToken(_ out: inout [UInt8], _ index: Int) {
