@@ -32,11 +32,10 @@ public struct JSONFields {
     public init(data: Data, path: String) throws {
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            object = try FastJSON.parse(data)
+        } catch FastJSON.Failure.tooDeep {
+            throw DecodingFault(path: path, problem: "not valid JSON: nested deeper than \(FastJSON.maxDepth) levels")
         } catch {
-            if "\(error)".contains("Too many nested") {
-                throw DecodingFault(path: path, problem: "not valid JSON: nested deeper than 512 levels")
-            }
             throw DecodingFault(path: path, problem: "not valid JSON")
         }
         guard let dictionary = object as? [String: Any] else {
@@ -85,12 +84,23 @@ public struct JSONFields {
     public func stringOrNumber(_ key: String) throws -> String? {
         guard let v = value(key) else { return nil }
         if let s = v as? String { return s }
+        if v is Bool { throw DecodingFault(path: fieldPath(key), problem: "expected a string or number") }
+        if let n = v as? Int { return String(n) }
+        if let d = v as? Double { return String(d) }
         if let n = v as? NSNumber, !JSONFields.isBool(n) { return n.stringValue }
         throw DecodingFault(path: fieldPath(key), problem: "expected a string or number")
     }
 
     public func int(_ key: String) throws -> Int? {
         guard let v = value(key) else { return nil }
+        if v is Bool { throw DecodingFault(path: fieldPath(key), problem: "expected an integer") }
+        if let n = v as? Int { return n }
+        if let d = v as? Double {
+            guard d.rounded() == d, abs(d) < 9.0e15 else {
+                throw DecodingFault(path: fieldPath(key), problem: "expected an integer, found \(d)")
+            }
+            return Int(d)
+        }
         if let n = v as? NSNumber, !JSONFields.isBool(n) {
             let d = n.doubleValue
             guard d.rounded() == d, abs(d) < 9.0e15 else {
@@ -110,7 +120,13 @@ public struct JSONFields {
     public func millis(_ key: String) throws -> Millis? {
         guard let v = value(key) else { return nil }
         let d: Double
-        if let n = v as? NSNumber, !JSONFields.isBool(n) {
+        if v is Bool {
+            throw DecodingFault(path: fieldPath(key), problem: "expected a date in milliseconds")
+        } else if let n = v as? Int {
+            d = Double(n)
+        } else if let x = v as? Double {
+            d = x
+        } else if let n = v as? NSNumber, !JSONFields.isBool(n) {
             d = n.doubleValue
         } else if let s = v as? String, let parsed = Double(s) {
             d = parsed
@@ -126,6 +142,8 @@ public struct JSONFields {
     /// A boolean; V1 sends "true"/"false" and "1"/"0" strings.
     public func bool(_ key: String) throws -> Bool? {
         guard let v = value(key) else { return nil }
+        if let b = v as? Bool { return b }
+        if let n = v as? Int, n == 0 || n == 1 { return n == 1 }
         if let n = v as? NSNumber {
             if JSONFields.isBool(n) { return n.boolValue }
             if n.intValue == 0 || n.intValue == 1 { return n.intValue == 1 }

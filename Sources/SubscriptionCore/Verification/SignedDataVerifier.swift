@@ -376,7 +376,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
     private static func parseHeader(_ bytes: Data,
                                     fail: (VerificationError.Fault) -> VerificationError) throws -> ParsedHeader {
-        guard let object = try? JSONSerialization.jsonObject(with: bytes),
+        guard let object = try? FastJSON.parse(bytes),
               let header = object as? [String: Any] else {
             throw fail(.headerNotJSONObject)
         }
@@ -416,7 +416,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
     private static func parsePayload(_ payload: Data,
                                      fail: (VerificationError.Fault) -> VerificationError) throws -> [String: Any] {
-        guard let object = try? JSONSerialization.jsonObject(with: payload, options: [.fragmentsAllowed]) else {
+        guard let object = try? FastJSON.parse(payload) else {
             throw fail(.payloadNotJSON)
         }
         guard let dictionary = object as? [String: Any] else { throw fail(.payloadNotJSONObject) }
@@ -426,8 +426,11 @@ public final class SignedDataVerifier: @unchecked Sendable {
     private static func signedDate(in payload: [String: Any],
                                    fail: (VerificationError.Fault) -> VerificationError) throws -> Date? {
         guard let value = payload["signedDate"], !(value is NSNull) else { return nil }
-        guard let number = value as? NSNumber, !JSONFields.isBool(number) else { throw fail(.signedDateNotANumber) }
-        let milliseconds = number.doubleValue
+        let milliseconds: Double
+        if value is Bool { throw fail(.signedDateNotANumber) }
+        if let n = value as? Int { milliseconds = Double(n) }
+        else if let d = value as? Double { milliseconds = d }
+        else { throw fail(.signedDateNotANumber) }
         let date = Date(timeIntervalSince1970: milliseconds / 1000)
         guard isCheckable(date) else { throw fail(.timeOutOfRange("signedDate \(milliseconds)")) }
         return date

@@ -1,0 +1,223 @@
+import Foundation
+
+/// A strict RFC 8259 JSON reader for the hot path (three signed payloads per notification).
+///
+/// Produces native values: `String`, `Int` (integers that fit), `Double`, `Bool`, `NSNull`,
+/// `[Any]` and `[String: Any]`, without Foundation's bridging. Refuses what Foundation's
+/// reader refuses: raw control characters in strings, bad escapes, invalid UTF-8, leading
+/// zeros, trailing garbage, and nesting past `maxDepth`.
+public enum FastJSON {
+    public enum Failure: Error, Equatable {
+        case invalid(offset: Int)
+        case tooDeep
+    }
+
+    public static let maxDepth = 512
+
+    public static func parse(_ data: Data) throws -> Any {
+        try data.withUnsafeBytes { raw in
+            try parse(raw.bindMemory(to: UInt8.self))
+        }
+    }
+
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws -> Any {
+        var reader = Reader(b: bytes, i: 0, depth: 0)
+        reader.skipSpace()
+        let value = try reader.value()
+        reader.skipSpace()
+        guard reader.i == bytes.count else { throw Failure.invalid(offset: reader.i) }
+        return value
+    }
+
+    struct Reader {
+        let b: UnsafeBufferPointer<UInt8>
+        var i: Int
+        var depth: Int
+
+        @inline(__always) mutating func skipSpace() {
+            while i < b.count {
+                let c = b[i]
+                if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { i += 1 } else { return }
+            }
+        }
+
+        func fail() -> Failure { .invalid(offset: i) }
+
+        mutating func value() throws -> Any {
+            guard i < b.count else { throw fail() }
+            switch b[i] {
+            case UInt8(ascii: "{"): return try object()
+            case UInt8(ascii: "["): return try array()
+            case UInt8(ascii: "\""): return try string()
+            case UInt8(ascii: "t"): try literal("true"); return true
+            case UInt8(ascii: "f"): try literal("false"); return false
+            case UInt8(ascii: "n"): try literal("null"); return NSNull()
+            default: return try number()
+            }
+        }
+
+        mutating func literal(_ word: StaticString) throws {
+            let n = word.utf8CodeUnitCount
+            guard i + n <= b.count else { throw fail() }
+            let w = word.utf8Start
+            for k in 0..<n where b[i + k] != w[k] { throw fail() }
+            i += n
+        }
+
+        mutating func object() throws -> [String: Any] {
+            depth += 1
+            guard depth <= FastJSON.maxDepth else { throw Failure.tooDeep }
+            defer { depth -= 1 }
+            i += 1
+            var result: [String: Any] = [:]
+            skipSpace()
+            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return result }
+            while true {
+                skipSpace()
+                guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail() }
+                let key = try string()
+                skipSpace()
+                guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail() }
+                i += 1
+                skipSpace()
+                result[key] = try value()
+                skipSpace()
+                guard i < b.count else { throw fail() }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if b[i] == UInt8(ascii: "}") { i += 1; return result }
+                throw fail()
+            }
+        }
+
+        mutating func array() throws -> [Any] {
+            depth += 1
+            guard depth <= FastJSON.maxDepth else { throw Failure.tooDeep }
+            defer { depth -= 1 }
+            i += 1
+            var result: [Any] = []
+            skipSpace()
+            if i < b.count, b[i] == UInt8(ascii: "]") { i += 1; return result }
+            while true {
+                skipSpace()
+                result.append(try value())
+                skipSpace()
+                guard i < b.count else { throw fail() }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if b[i] == UInt8(ascii: "]") { i += 1; return result }
+                throw fail()
+            }
+        }
+
+        mutating func string() throws -> String {
+            i += 1
+            let start = i
+            var ascii = true
+            // Fast path: no escapes.
+            while i < b.count {
+                let c = b[i]
+                if c == UInt8(ascii: "\"") {
+                    let slice = UnsafeBufferPointer(rebasing: b[start..<i])
+                    i += 1
+                    if ascii { return String(decoding: slice, as: UTF8.self) }
+                    guard let s = String(validating: slice, as: UTF8.self) else { throw Failure.invalid(offset: start) }
+                    return s
+                }
+                if c == UInt8(ascii: "\\") { break }
+                if c < 0x20 { throw fail() }
+                if c >= 0x80 { ascii = false }
+                i += 1
+            }
+            guard i < b.count else { throw fail() }
+            // Slow path: unescape into a byte buffer.
+            var bytes = [UInt8](UnsafeBufferPointer(rebasing: b[start..<i]))
+            while i < b.count {
+                let c = b[i]
+                if c == UInt8(ascii: "\"") {
+                    i += 1
+                    guard let s = String(validating: bytes, as: UTF8.self) else { throw Failure.invalid(offset: start) }
+                    return s
+                }
+                if c < 0x20 { throw fail() }
+                if c != UInt8(ascii: "\\") { bytes.append(c); i += 1; continue }
+                i += 1
+                guard i < b.count else { throw fail() }
+                let e = b[i]
+                i += 1
+                switch e {
+                case UInt8(ascii: "\""): bytes.append(0x22)
+                case UInt8(ascii: "\\"): bytes.append(0x5C)
+                case UInt8(ascii: "/"): bytes.append(0x2F)
+                case UInt8(ascii: "b"): bytes.append(0x08)
+                case UInt8(ascii: "f"): bytes.append(0x0C)
+                case UInt8(ascii: "n"): bytes.append(0x0A)
+                case UInt8(ascii: "r"): bytes.append(0x0D)
+                case UInt8(ascii: "t"): bytes.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        guard i + 1 < b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u") else { throw fail() }
+                        i += 2
+                        let low = try hex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw fail() }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw fail()
+                    }
+                    guard let u = Unicode.Scalar(scalar) else { throw fail() }
+                    bytes.append(contentsOf: String(Character(u)).utf8)
+                default:
+                    throw fail()
+                }
+            }
+            throw fail()
+        }
+
+        mutating func hex4() throws -> UInt32 {
+            guard i + 4 <= b.count else { throw fail() }
+            var v: UInt32 = 0
+            for _ in 0..<4 {
+                let c = b[i]
+                let d: UInt32
+                switch c {
+                case 48...57: d = UInt32(c - 48)
+                case 65...70: d = UInt32(c - 55)
+                case 97...102: d = UInt32(c - 87)
+                default: throw fail()
+                }
+                v = v << 4 | d
+                i += 1
+            }
+            return v
+        }
+
+        mutating func number() throws -> Any {
+            let start = i
+            if i < b.count, b[i] == UInt8(ascii: "-") { i += 1 }
+            guard i < b.count, b[i] >= 48, b[i] <= 57 else { throw fail() }
+            if b[i] == 48 {
+                i += 1
+                if i < b.count, b[i] >= 48, b[i] <= 57 { throw fail() }   // leading zero
+            } else {
+                while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1 }
+            }
+            var integral = true
+            if i < b.count, b[i] == UInt8(ascii: ".") {
+                integral = false
+                i += 1
+                guard i < b.count, b[i] >= 48, b[i] <= 57 else { throw fail() }
+                while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1 }
+            }
+            if i < b.count, b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
+                integral = false
+                i += 1
+                if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
+                guard i < b.count, b[i] >= 48, b[i] <= 57 else { throw fail() }
+                while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1 }
+            }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
+            if integral, let n = Int(text) { return n }
+            guard let d = Double(text), d.isFinite else { throw Failure.invalid(offset: start) }
+            return d
+        }
+    }
+}
