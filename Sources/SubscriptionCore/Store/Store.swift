@@ -304,8 +304,9 @@ public final class Store {
     /// Inserts or replaces the stored version of a transaction. Callers decide which version wins.
     public func putTransaction(_ t: TransactionRecord) throws {
         try db.run("""
-            INSERT OR REPLACE INTO transactions (\(Store.transactionColumns))
+            INSERT INTO transactions (\(Store.transactionColumns))
             VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+            ON CONFLICT (transaction_id) DO UPDATE SET \(Store.updateAll(Store.transactionColumns, except: "transaction_id"))
             """, [t.transactionId, t.originalTransactionId, t.productId, t.subscriptionGroupIdentifier,
                   t.purchaseDate, t.originalPurchaseDate, t.expiresDate, t.revocationDate, t.revocationReason,
                   t.isUpgraded, t.offerType, t.offerIdentifier, t.offerDiscountType, t.ownershipType,
@@ -335,7 +336,8 @@ public final class Store {
 
     public func putRenewal(_ r: RenewalRecord) throws {
         try db.run("""
-            INSERT OR REPLACE INTO renewal_info (\(Store.renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+            INSERT INTO renewal_info (\(Store.renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+            ON CONFLICT (original_transaction_id) DO UPDATE SET \(Store.updateAll(Store.renewalColumns, except: "original_transaction_id"))
             """, [r.originalTransactionId, r.productId, r.autoRenewProductId, r.autoRenewStatus, r.expirationIntent,
                   r.isInBillingRetryPeriod, r.gracePeriodExpiresDate, r.priceIncreaseStatus, r.offerType,
                   r.offerIdentifier, r.renewalDate, r.renewalPrice, r.currency, r.environment.rawValue, r.signedDate])
@@ -425,13 +427,9 @@ public final class Store {
             try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
         }
         try db.run("""
-            INSERT OR REPLACE INTO subscriptions (original_transaction_id, subscriber_id, product_id, status, entitled,
-                expires_ms, purchase_ms, original_purchase_ms, latest_transaction_id, auto_renew, auto_renew_product_id,
-                pending_change_kind, pending_change_product_id, grace_expires_ms, billing_retry, expiration_intent,
-                price_increase_status, offer_type, offer_identifier, offer_discount_type, is_trial, ownership,
-                environment, app_account_token, upgraded_from, revoked_transactions, last_event_ms,
-                last_notification_type, updated_ms, metrics)
+            INSERT INTO subscriptions (\(Store.subscriptionColumns))
             VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+            ON CONFLICT (original_transaction_id) DO UPDATE SET \(Store.updateAll(Store.subscriptionColumns, except: "original_transaction_id"))
             """, [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
                   s.purchaseDate, s.originalPurchaseDate, s.latestTransactionId, s.autoRenewStatus,
                   s.autoRenewProductId, s.pendingChange?.kind, s.pendingChange?.productId, s.gracePeriodExpiresDate,
@@ -439,6 +437,21 @@ public final class Store {
                   s.offerIdentifier, s.offerDiscountType, s.isTrial, s.ownershipType, s.environment,
                   s.appAccountToken, s.upgradedFrom.joined(separator: ","), s.revokedTransactionIds.joined(separator: ","),
                   s.lastEventDate, s.lastNotificationType, now, metrics.encoded()])
+    }
+
+    static let subscriptionColumns = """
+        original_transaction_id, subscriber_id, product_id, status, entitled, expires_ms, purchase_ms, original_purchase_ms,
+        latest_transaction_id, auto_renew, auto_renew_product_id, pending_change_kind, pending_change_product_id,
+        grace_expires_ms, billing_retry, expiration_intent, price_increase_status, offer_type, offer_identifier,
+        offer_discount_type, is_trial, ownership, environment, app_account_token, upgraded_from, revoked_transactions,
+        last_event_ms, last_notification_type, updated_ms, metrics
+        """
+
+    /// `a = excluded.a, b = excluded.b, ...` for an upsert that updates a row in place
+    /// (REPLACE would delete and re-insert it, touching every index twice).
+    static func updateAll(_ columns: String, except key: String) -> String {
+        columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { $0 != key }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
     }
 
     static let stateColumns = """

@@ -70,39 +70,43 @@ public enum Base64URL {
         let outputCount = count / 4 * 3 + (tail == 0 ? 0 : tail - 1)
         guard let base = input.baseAddress else { return Data() }
         var output = Data(count: outputCount)
-        let valid = reverse.withUnsafeBufferPointer { table -> Bool in
+        let valid = reverse.withUnsafeBufferPointer { t -> Bool in
             output.withUnsafeMutableBytes { raw -> Bool in
                 guard let out = raw.bindMemory(to: UInt8.self).baseAddress else { return outputCount == 0 }
-                var accumulator: UInt32 = 0
-                var pending = 0
-                var written = 0
-                for index in 0..<count {
-                    let value = table[Int(base[index])]
-                    if value == invalid { return false }
-                    accumulator = accumulator << 6 | UInt32(value)
-                    pending += 1
-                    if pending == 4 {
-                        out[written] = UInt8(truncatingIfNeeded: accumulator >> 16)
-                        out[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 8)
-                        out[written + 2] = UInt8(truncatingIfNeeded: accumulator)
-                        written += 3
-                        accumulator = 0
-                        pending = 0
-                    }
+                // Four characters to three bytes per step; an invalid character's table
+                // entry has its top bit set, caught once per step by the OR.
+                var bad: UInt32 = 0
+                var i = 0, o = 0
+                let whole = count / 4 * 4
+                while i < whole {
+                    let a = UInt32(t[Int(base[i])]), b = UInt32(t[Int(base[i + 1])])
+                    let c = UInt32(t[Int(base[i + 2])]), d = UInt32(t[Int(base[i + 3])])
+                    bad |= a | b | c | d
+                    let v = a << 18 | b << 12 | c << 6 | d
+                    out[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    out[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    out[o + 2] = UInt8(truncatingIfNeeded: v)
+                    i += 4
+                    o += 3
                 }
                 // Leftover bits must be zero, otherwise two spellings decode alike.
-                switch pending {
+                switch count - whole {
                 case 2:
-                    guard accumulator & 0x0F == 0 else { return false }
-                    out[written] = UInt8(truncatingIfNeeded: accumulator >> 4)
+                    let a = UInt32(t[Int(base[i])]), b = UInt32(t[Int(base[i + 1])])
+                    bad |= a | b
+                    guard b & 0x0F == 0 else { return false }
+                    out[o] = UInt8(truncatingIfNeeded: a << 2 | b >> 4)
                 case 3:
-                    guard accumulator & 0x03 == 0 else { return false }
-                    out[written] = UInt8(truncatingIfNeeded: accumulator >> 10)
-                    out[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 2)
+                    let a = UInt32(t[Int(base[i])]), b = UInt32(t[Int(base[i + 1])]), c = UInt32(t[Int(base[i + 2])])
+                    bad |= a | b | c
+                    guard c & 0x03 == 0 else { return false }
+                    let v = a << 12 | b << 6 | c
+                    out[o] = UInt8(truncatingIfNeeded: v >> 10)
+                    out[o + 1] = UInt8(truncatingIfNeeded: v >> 2)
                 default:
                     break
                 }
-                return true
+                return bad & 0x80 == 0
             }
         }
         return valid ? output : nil
