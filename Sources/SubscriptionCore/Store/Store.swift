@@ -306,7 +306,7 @@ public final class Store {
         try db.run("""
             INSERT INTO transactions (\(Store.transactionColumns))
             VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-            ON CONFLICT (transaction_id) DO UPDATE SET \(Store.updateAll(Store.transactionColumns, except: "transaction_id"))
+            ON CONFLICT (transaction_id) DO UPDATE SET \(Store.transactionUpdates)
             """, [t.transactionId, t.originalTransactionId, t.productId, t.subscriptionGroupIdentifier,
                   t.purchaseDate, t.originalPurchaseDate, t.expiresDate, t.revocationDate, t.revocationReason,
                   t.isUpgraded, t.offerType, t.offerIdentifier, t.offerDiscountType, t.ownershipType,
@@ -337,7 +337,7 @@ public final class Store {
     public func putRenewal(_ r: RenewalRecord) throws {
         try db.run("""
             INSERT INTO renewal_info (\(Store.renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-            ON CONFLICT (original_transaction_id) DO UPDATE SET \(Store.updateAll(Store.renewalColumns, except: "original_transaction_id"))
+            ON CONFLICT (original_transaction_id) DO UPDATE SET \(Store.renewalUpdates)
             """, [r.originalTransactionId, r.productId, r.autoRenewProductId, r.autoRenewStatus, r.expirationIntent,
                   r.isInBillingRetryPeriod, r.gracePeriodExpiresDate, r.priceIncreaseStatus, r.offerType,
                   r.offerIdentifier, r.renewalDate, r.renewalPrice, r.currency, r.environment.rawValue, r.signedDate])
@@ -429,7 +429,7 @@ public final class Store {
         try db.run("""
             INSERT INTO subscriptions (\(Store.subscriptionColumns))
             VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-            ON CONFLICT (original_transaction_id) DO UPDATE SET \(Store.updateAll(Store.subscriptionColumns, except: "original_transaction_id"))
+            ON CONFLICT (original_transaction_id) DO UPDATE SET \(Store.subscriptionUpdates)
             """, [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
                   s.purchaseDate, s.originalPurchaseDate, s.latestTransactionId, s.autoRenewStatus,
                   s.autoRenewProductId, s.pendingChange?.kind, s.pendingChange?.productId, s.gracePeriodExpiresDate,
@@ -453,6 +453,10 @@ public final class Store {
         columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             .filter { $0 != key }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
     }
+
+    static let transactionUpdates = updateAll(transactionColumns, except: "transaction_id")
+    static let renewalUpdates = updateAll(renewalColumns, except: "original_transaction_id")
+    static let subscriptionUpdates = updateAll(subscriptionColumns, except: "original_transaction_id")
 
     static let stateColumns = """
         s.original_transaction_id, s.product_id, s.status, s.entitled, s.expires_ms, s.purchase_ms,
