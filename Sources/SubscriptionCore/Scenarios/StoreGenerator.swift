@@ -52,6 +52,7 @@ public struct StoreGenerator {
         var rng = Random(state: seed)
         var transactions = 0, notifications = 0
         try store.setBulkLoading(true)
+        try store.deferMetrics(true)
         defer { try? store.setBulkLoading(false) }
         var i = 0
         while i < subscribers {
@@ -62,10 +63,12 @@ public struct StoreGenerator {
                     transactions += counts.0
                     notifications += counts.1
                 }
+                try store.flushMetrics()
             }
             i = end
             progress?(i)
         }
+        try store.deferMetrics(false)
         return Summary(subscribers: subscribers, transactions: transactions, notifications: notifications,
                        seconds: Date().timeIntervalSince(started))
     }
@@ -135,7 +138,7 @@ public struct StoreGenerator {
         var events: [NotificationEvent] = []
         func event(_ type: String, _ subtype: String?, _ date: Millis, _ t: TransactionRecord) {
             events.append(NotificationEvent(
-                notificationUUID: String(format: "6e000000-%04x-4000-8000-%012x", events.count, n), version: 2, type: type,
+                notificationUUID: String(format: "6e%06x-%04x-4000-8000-%012x", n >> 24, events.count, n & 0xffffff), version: 2, type: type,
                 subtype: subtype, signedDate: date, originalTransactionId: ids.originalTransactionId,
                 transactionId: t.transactionId, productId: t.productId, environment: environment.rawValue))
         }

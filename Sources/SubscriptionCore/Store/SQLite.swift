@@ -38,7 +38,14 @@ extension Double: SQLBindable {
 }
 extension String: SQLBindable {
     public func bind(to s: OpaquePointer, at i: Int32) -> Int32 {
-        sqlite3_bind_text(s, i, self, -1, transientDestructor)
+        // Native strings are contiguous UTF-8: bind them in place, with their length.
+        if let rc = utf8.withContiguousStorageIfAvailable({ buffer in
+            sqlite3_bind_text(s, i, UnsafeRawPointer(buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                                .assumingMemoryBound(to: CChar.self), Int32(buffer.count), transientDestructor)
+        }) {
+            return rc
+        }
+        return sqlite3_bind_text(s, i, self, -1, transientDestructor)
     }
 }
 extension Data: SQLBindable {

@@ -12,6 +12,32 @@ public final class Store {
     private var headerIds: [String: Int64] = [:]
     private var headerSegments: [Int64: String] = [:]
     private var headerCacheRollbacks = 0
+    /// While bulk loading, metric deltas are summed here and written once per flush.
+    private var deferringMetrics = false
+    private var pendingMetrics: [MetricRowKey: Int] = [:]
+
+    struct MetricRowKey: Hashable {
+        var bucket: Millis
+        var key: String
+        var segment: CountSegment
+    }
+
+    /// Sums daily-count deltas in memory until `flushMetrics()`, for bulk loads.
+    public func deferMetrics(_ on: Bool) throws {
+        if !on { try flushMetrics() }
+        deferringMetrics = on
+    }
+
+    public func flushMetrics() throws {
+        let pending = pendingMetrics
+        pendingMetrics.removeAll()
+        let deferred = deferringMetrics
+        deferringMetrics = false
+        defer { deferringMetrics = deferred }
+        for (k, delta) in pending where delta != 0 {
+            try addToMetric(bucket: k.bucket, key: k.key, segment: k.segment, delta: delta)
+        }
+    }
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     public init(path: String, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs) throws {
@@ -120,6 +146,10 @@ public final class Store {
     }
 
     func addToMetric(bucket: Millis, key: String, segment: CountSegment, delta: Int) throws {
+        if deferringMetrics {
+            pendingMetrics[MetricRowKey(bucket: bucket, key: key, segment: segment), default: 0] += delta
+            return
+        }
         try db.run("""
             INSERT INTO metric_buckets (bucket, key, segment, delta) VALUES (?,?,?,?)
             ON CONFLICT (bucket, key, segment) DO UPDATE SET delta = delta + excluded.delta
