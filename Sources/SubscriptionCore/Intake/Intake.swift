@@ -135,13 +135,19 @@ public final class Intake {
             guard end > prefix.count + 2, b[end - 1] == UInt8(ascii: "}"), b[end - 2] == UInt8(ascii: "\""),
                   prefix.indices.allSatisfy({ b[$0] == prefix[$0] }) else { return nil }
             let range = prefix.count..<(end - 2)
-            for i in range {
-                let c = b[i]
-                let ok = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95 || c == 46
-                if !ok { return nil }
+            let ok = Intake.base64URLOrDot.withUnsafeBufferPointer { table -> Bool in
+                var bad: UInt8 = 0
+                for i in range { bad |= table[Int(b[i])] }
+                return bad == 0
             }
+            if !ok { return nil }
             return String(decoding: UnsafeBufferPointer(rebasing: b[range]), as: UTF8.self)
         }
+    }
+
+    /// 0 for base64url characters and `.`, 1 for anything else.
+    static let base64URLOrDot: [UInt8] = (0..<256).map { c in
+        (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95 || c == 46 ? 0 : 1
     }
 
     private func decodeV2(jws: String, digest: String) throws -> Decoded {

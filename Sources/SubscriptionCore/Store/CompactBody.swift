@@ -110,19 +110,22 @@ enum CompactBody {
     private static func jwsStringValues(in json: [UInt8]) -> [Range<Int>] {
         var result: [Range<Int>] = []
         json.withUnsafeBufferPointer { j in
-            var i = 0
-            while i < j.count {
-                guard j[i] == UInt8(ascii: "\"") else { i += 1; continue }
-                var k = i + 1, dots = 0, plain = true
-                while k < j.count, j[k] != UInt8(ascii: "\"") {
-                    let c = j[k]
-                    if c == UInt8(ascii: ".") { dots += 1 }
-                    else if !((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95) { plain = false }
-                    if c == UInt8(ascii: "\\") { k += 1 }
-                    k += 1
+            Intake.base64URLOrDot.withUnsafeBufferPointer { table in
+                var i = 0
+                while i < j.count {
+                    guard j[i] == UInt8(ascii: "\"") else { i += 1; continue }
+                    var k = i + 1, dots = 0
+                    var bad: UInt8 = 0
+                    while k < j.count, j[k] != UInt8(ascii: "\"") {
+                        let c = j[k]
+                        bad |= table[Int(c)]
+                        if c == UInt8(ascii: ".") { dots += 1 }
+                        if c == UInt8(ascii: "\\") { k += 1 }
+                        k += 1
+                    }
+                    if bad == 0 && dots == 2 && k - i > 200 { result.append((i + 1)..<k) }
+                    i = k + 1
                 }
-                if plain && dots == 2 && k - i > 200 { result.append((i + 1)..<k) }
-                i = k + 1
             }
         }
         return result.reversed()

@@ -9,7 +9,7 @@ public final class Store {
     let db: SQLiteConnection
     public let path: String
     /// JWS header segment <-> id, both ways; valid while `headerCacheRollbacks` matches.
-    private var headerIds: [String: Int64] = [:]
+    private var headerIds: [LongTextKey: Int64] = [:]
     private var headerSegments: [Int64: String] = [:]
     private var headerCacheRollbacks = 0
     /// While bulk loading, metric deltas are summed here and written once per flush.
@@ -167,7 +167,7 @@ public final class Store {
     /// The id of a JWS header segment, stored on first sight.
     func headerId(_ segment: String) throws -> Int64 {
         validateHeaderCache()
-        if let id = headerIds[segment] { return id }
+        if let id = headerIds[LongTextKey(text: segment)] { return id }
         let id: Int64
         if let existing = try db.first("SELECT id FROM jws_headers WHERE segment = ?", [segment], { $0.int64(0) }) {
             id = existing
@@ -175,7 +175,7 @@ public final class Store {
             try db.run("INSERT INTO jws_headers (segment) VALUES (?)", [segment])
             id = db.lastInsertRowID
         }
-        headerIds[segment] = id
+        headerIds[LongTextKey(text: segment)] = id
         headerSegments[id] = segment
         return id
     }
@@ -187,7 +187,7 @@ public final class Store {
             throw StoreError(operation: "read body", message: "JWS header #\(id) is missing", code: 0)
         }
         headerSegments[id] = s
-        headerIds[s] = id
+        headerIds[LongTextKey(text: s)] = id
         return s
     }
 

@@ -66,7 +66,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
     private var cacheOrder: [Data] = []
     /// Parsed headers by their exact base64url text: a signing chain's header is the same
     /// kilobytes in every JWS it signs, so parsing it once saves most of the work.
-    private var headers: [String: ParsedHeader] = [:]
+    private var headers: [LongTextKey: ParsedHeader] = [:]
     private var statistics = CacheStatistics()
 
     /// - Parameter cacheCapacity: verified chains kept; Apple rotates its
@@ -129,7 +129,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         let headerText = String(decoding: bytes[ranges[0]], as: UTF8.self)
         let header: ParsedHeader
         lock.lock()
-        let known = headers[headerText]
+        let known = headers[LongTextKey(text: headerText)]
         lock.unlock()
         if let known {
             header = known
@@ -140,7 +140,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
             header = try Self.parseHeader(headerBytes, fail: fail)
             lock.lock()
             if headers.count >= cacheCapacity * 2 { headers.removeAll() }
-            headers[headerText] = header
+            headers[LongTextKey(text: headerText)] = header
             lock.unlock()
         }
 
