@@ -25,7 +25,7 @@ enum FeedView {
         let wide = area.width >= 110
         let columns: [TableColumn] = [
             TableColumn("TIME", width: .fixed(8)),
-            TableColumn("TYPE/SUBTYPE", width: .fixed(wide ? 34 : 24)),
+            TableColumn("TYPE/SUBTYPE", width: .fixed(wide ? 40 : 24)),
             TableColumn("ORIGINAL TX", width: .fixed(16)),
             TableColumn("PRODUCT", width: .flex(wide ? 2 : 1)),
             TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
