@@ -88,42 +88,41 @@ extension KeyTable {
     /// `r` and `o` are left free on the detail screen for the operator
     /// actions (revalidate, override) that arrive as bindings of their own.
     public static let standard = KeyTable(bindings: [
+        // Descriptions stay under 28 columns so the help screen fits two columns at 80x24.
+
         // Subscribers
-        KeyBinding([.enter], .open, "open the subscription's detail", section: "Subscribers",
-                   screens: [.subscribers], hint: "open"),
-        KeyBinding([.char("/")], .filter, "filter by id, transaction, user, token or product prefix", section: "Subscribers",
+        KeyBinding([.enter], .open, "open the subscription", section: "Subscribers", screens: [.subscribers], hint: "open"),
+        KeyBinding([.char("/")], .filter, "filter: id, user, product…", section: "Subscribers",
                    screens: [.subscribers], hint: "filter"),
-        KeyBinding((0...5).map { Key.char(Character(String($0))) }, .statusDigit,
-                   "status: 1 active, 2 grace, 3 billing retry, 4 expired, 5 revoked, 0 all", section: "Subscribers",
-                   screens: [.subscribers], hint: "status", keyLabel: "0-5"),
-        KeyBinding([.tab], .cycleStatus, "cycle the status filter", section: "Subscribers", screens: [.subscribers]),
-        KeyBinding([.char("s")], .toggleSort, "sort by expiry or by last event", section: "Subscribers",
+        KeyBinding((0...5).map { Key.char(Character(String($0))) }, .statusDigit, "status tab (0 all)",
+                   section: "Subscribers", screens: [.subscribers], hint: "status", keyLabel: "0-5"),
+        KeyBinding([.tab], .cycleStatus, "next status tab", section: "Subscribers", screens: [.subscribers]),
+        KeyBinding([.char("s")], .toggleSort, "sort: expiry / last event", section: "Subscribers",
                    screens: [.subscribers], hint: "sort"),
-        KeyBinding([.char("S")], .reverseSort, "reverse the sort order", section: "Subscribers", screens: [.subscribers]),
+        KeyBinding([.char("S")], .reverseSort, "reverse the sort", section: "Subscribers", screens: [.subscribers]),
 
         // Detail
-        KeyBinding([.enter], .open, "expand or fold the selected line (decoded payload)", section: "Subscriber detail",
+        KeyBinding([.enter], .open, "expand/fold decoded payload", section: "Subscriber detail",
                    screens: [.detail], hint: "expand"),
 
         // Feed
-        KeyBinding([.char(" ")], .pause, "pause or resume the feed", section: "Live feed", screens: [.feed], hint: "pause"),
-        KeyBinding([.char("/")], .filter, "filter by notification type", section: "Live feed", screens: [.feed], hint: "filter"),
-        KeyBinding([.enter], .open, "open the row's subscription", section: "Live feed", screens: [.feed], hint: "open"),
+        KeyBinding([.char(" ")], .pause, "pause / resume", section: "Live feed", screens: [.feed], hint: "pause"),
+        KeyBinding([.char("/")], .filter, "filter by type", section: "Live feed", screens: [.feed], hint: "filter"),
+        KeyBinding([.enter], .open, "open the subscription", section: "Live feed", screens: [.feed], hint: "open"),
 
         // Daily counts
         KeyBinding([.char("k"), .up, .left], .previousMetric, "previous metric", section: "Daily counts",
                    screens: [.daily], hint: "metric", hintKey: "j/k"),
         KeyBinding([.char("j"), .down, .right], .nextMetric, "next metric", section: "Daily counts", screens: [.daily]),
-        KeyBinding([.char("[")], .earlierRange, "shift the range a week earlier", section: "Daily counts",
+        KeyBinding([.char("[")], .earlierRange, "range a week earlier", section: "Daily counts",
                    screens: [.daily], hint: "earlier"),
-        KeyBinding([.char("]")], .laterRange, "shift the range a week later", section: "Daily counts",
+        KeyBinding([.char("]")], .laterRange, "range a week later", section: "Daily counts",
                    screens: [.daily], hint: "later"),
-        KeyBinding([.char("f")], .cycleSegment, "segment: paid, family shared, sandbox, all", section: "Daily counts",
+        KeyBinding([.char("f")], .cycleSegment, "paid/family/sandbox/all", section: "Daily counts",
                    screens: [.daily], hint: "segment"),
 
         // Quarantine
-        KeyBinding([.enter], .open, "show the body, sanitized and decoded", section: "Quarantine",
-                   screens: [.quarantine], hint: "show body"),
+        KeyBinding([.enter], .open, "show the body", section: "Quarantine", screens: [.quarantine], hint: "show body"),
 
         // Moving
         KeyBinding([.char("j"), .down], .down, "down", section: "Moving", keyLabel: "j/↓"),
@@ -135,11 +134,10 @@ extension KeyTable {
 
         // Everywhere
         // The hint bar drops pairs from its end when narrow, so the ones nobody can guess come first.
-        KeyBinding([.char(":")], .commandLine, "command: subs, feed, daily, quarantine, theme NAME, tz ZONE, q",
-                   section: "Everywhere", hint: "command"),
+        KeyBinding([.char(":")], .commandLine, "command (Tab completes)", section: "Everywhere", hint: "command"),
         KeyBinding([.char("?")], .help, "this help", section: "Everywhere", hint: "help"),
         KeyBinding([.char("q"), .ctrl("c")], .quit, "quit", section: "Everywhere", hint: "quit", keyLabel: "q"),
-        KeyBinding([.escape], .back, "back (or clear the filter)", section: "Everywhere", hint: "back"),
-        KeyBinding([.char("z")], .cycleZone, "time zone: UTC, local, and a few others", section: "Everywhere"),
+        KeyBinding([.escape], .back, "back / clear the filter", section: "Everywhere", hint: "back"),
+        KeyBinding([.char("z")], .cycleZone, "next time zone", section: "Everywhere"),
     ])
 }

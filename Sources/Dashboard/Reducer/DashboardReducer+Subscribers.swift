@@ -5,9 +5,13 @@ extension DashboardReducer {
     /// The statuses digits 1–5 pick, in order; Tab cycles through them and then all.
     static let statusOrder: [SubscriptionStatus] = [.active, .gracePeriod, .billingRetry, .expired, .revoked]
 
+    static func pageLimit(_ state: DashboardState) -> Int {
+        state.subscribers.pageSize ?? Layout.pageLimit(height: state.height)
+    }
+
     static func firstPage(_ state: DashboardState, target: Int? = 0) -> SubscriberPageRequest {
         SubscriberPageRequest(query: state.subscribers.query, position: .first,
-                              limit: Layout.pageLimit(height: state.height), target: target)
+                              limit: pageLimit(state), target: target)
     }
 
     static func subscribersCommand(_ command: KeyCommand, key: Key, _ state: inout DashboardState) -> [DashboardEffect] {
@@ -22,7 +26,7 @@ extension DashboardReducer {
         case .bottom:
             if list.atEnd { return moveSubscribers(by: list.rows.count - 1 - list.selection, &state) }
             let request = SubscriberPageRequest(query: list.query, position: .last,
-                                                limit: Layout.pageLimit(height: state.height))
+                                                limit: pageLimit(state))
             return [.loadSubscribers(request)]
         case .open:
             guard let row = list.selectedRow else { return [] }
@@ -79,7 +83,7 @@ extension DashboardReducer {
         var list = state.subscribers
         guard !list.rows.isEmpty else { return [] }
         let target = list.selection + delta
-        let limit = Layout.pageLimit(height: state.height)
+        let limit = pageLimit(state)
         if target < 0 && !list.atStart {
             let cursor = Store.cursor(for: list.rows[0], in: list.query)
             return [.loadSubscribers(SubscriberPageRequest(query: list.query, position: .before(cursor), limit: limit, target: target))]
@@ -100,7 +104,7 @@ extension DashboardReducer {
         let list = state.subscribers
         guard list.loaded, let first = list.rows.first, let last = list.rows.last else { return [] }
         let visible = Layout.subscriberRows(height: state.height)
-        let limit = Layout.pageLimit(height: state.height)
+        let limit = pageLimit(state)
         if !list.atEnd && list.scrollOffset + 2 * visible >= list.rows.count {
             return [.loadSubscribers(SubscriberPageRequest(query: list.query, position: .after(Store.cursor(for: last, in: list.query)),
                                                            limit: limit))]
@@ -117,7 +121,7 @@ extension DashboardReducer {
         // A page for a query since replaced is of no use.
         guard request.query == list.query else { return [] }
         let visible = Layout.subscriberRows(height: state.height)
-        let capacity = request.limit * 3
+        let capacity = Layout.windowCapacity(pageLimit: request.limit, height: state.height)
         func clamp(_ index: Int) -> Int { min(max(0, index), max(0, list.rows.count - 1)) }
 
         switch request.position {

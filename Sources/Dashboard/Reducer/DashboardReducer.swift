@@ -178,7 +178,7 @@ public enum DashboardReducer {
             let list = state.subscribers
             guard let row = list.selectedRow else { return [.loadSubscribers(firstPage(state)), .loadStatusCounts] }
             let request = SubscriberPageRequest(query: list.query, position: .around(Store.cursor(for: row, in: list.query)),
-                                                limit: Layout.pageLimit(height: state.height),
+                                                limit: pageLimit(state),
                                                 keep: row.state.originalTransactionId)
             return [.loadSubscribers(request), .loadStatusCounts]
         case .feed:

@@ -85,9 +85,11 @@ enum DetailView {
         }
         renewal.append(("   price increase: " + consent, s.priceIncreaseStatus == 0 ? .warning : .normal))
         if let change = s.pendingChange {
-            var text = "   pending \(change.kind) to \(change.productId)"
-            if let date = change.effectiveDate { text += " at \(time.minute(date))" }
-            // The pending change matters more than the consent line when both do not fit.
+            let when = change.effectiveDate.map { " at " + time.minute($0) } ?? ""
+            var text = "   pending \(change.kind) to \(change.productId)\(when)"
+            let used = renewal.dropLast().map { TextWidth.width(of: $0.0) }.reduce(9, +)
+            // The arrow already names the product; on a narrow screen the date is what must not be lost.
+            if used + TextWidth.width(of: text) > width { text = "   \(change.kind)\(when)" }
             renewal.insert((text, .accent), at: renewal.count - 1)
         }
 

@@ -29,7 +29,7 @@ enum FeedView {
             TableColumn("ORIGINAL TX", width: .fixed(16)),
             TableColumn("PRODUCT", width: .flex(wide ? 2 : 1)),
             TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
-            TableColumn("RESULT", width: .flex(wide ? 3 : 2)),
+            TableColumn("RESULT", width: .flex(wide ? 3 : 1)),
         ]
         let cells: [[TableCell]] = rows.map { entry in
             var result = entry.result == .rejected ? "REJECTED" : entry.result.rawValue

@@ -38,4 +38,11 @@ public enum Layout {
 
     /// Rows to load per page of the subscribers table: a few screens' worth, so paging rarely waits.
     public static func pageLimit(height: Int) -> Int { max(100, subscriberRows(height: height) * 3) }
+
+    /// The most rows the subscribers window keeps before dropping the far end.
+    ///
+    /// Room for three pages plus four screens means a page loaded at one
+    /// edge never trims the other edge close enough to the screen to make it
+    /// load again, so loads cannot chase each other.
+    public static func windowCapacity(pageLimit: Int, height: Int) -> Int { 3 * pageLimit + 4 * subscriberRows(height: height) }
 }
