@@ -309,3 +309,20 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(state.stack, [.subscribers, .feed])
     }
 }
+
+extension ReducerTests {
+    func testStoreChangesReloadAtMostEveryTwoSecondsExceptTheFeed() {
+        state.now = 10_000
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged).count, 2, "the first change reloads at once")
+        XCTAssertTrue(DashboardReducer.reduce(into: &state, .storeChanged).isEmpty)
+        XCTAssertTrue(DashboardReducer.reduce(into: &state, .tick(now: 11_000)).isEmpty)
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .tick(now: 12_000)).count, 2, "the pending change is picked up later")
+        XCTAssertTrue(DashboardReducer.reduce(into: &state, .tick(now: 15_000)).isEmpty, "nothing pending, nothing loaded")
+
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged), [.pollFeed(afterId: 0)])
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged), [.pollFeed(afterId: 0)])
+    }
+}

@@ -12,6 +12,9 @@ public enum DashboardReducer {
     static let flashDuration: Millis = 4000
     /// The feed refreshes at least this often, even when nothing was written, so its rate moves with the clock.
     static let feedRefreshInterval: Millis = 1000
+    /// Other screens reload at most this often while the store keeps changing: their queries
+    /// (status counts, daily counts) scan more than the feed's, and a busy intake writes many times a second.
+    static let refreshInterval: Millis = 2000
 
     public static func reduce(_ state: DashboardState, _ action: DashboardAction) -> (DashboardState, [DashboardEffect]) {
         var next = state
@@ -36,9 +39,12 @@ public enum DashboardReducer {
                 state.feed.lastPoll = now
                 return [.pollFeed(afterId: state.feed.lastId)]
             }
-            return []
+            return refreshIfDue(&state)
         case .storeChanged:
-            return refresh(state.screen, &state)
+            // The feed is the live view: it follows every write, and its query reads only new rows.
+            if state.screen == .feed { return refresh(.feed, &state) }
+            state.refreshPending = true
+            return refreshIfDue(&state)
         case .subscribersLoaded(let request, let page):
             return applyPage(request, page, &state)
         case .statusCountsLoaded(let counts, let total):
@@ -69,6 +75,15 @@ public enum DashboardReducer {
             flash(message, error: true, &state)
             return []
         }
+    }
+
+    static func refreshIfDue(_ state: inout DashboardState) -> [DashboardEffect] {
+        guard state.refreshPending, state.now - state.lastRefresh >= refreshInterval else { return [] }
+        // Under help or a half-typed prompt a reload would only move things the operator cannot see or act on.
+        guard !state.showsHelp, state.prompt == nil else { return [] }
+        state.refreshPending = false
+        state.lastRefresh = state.now
+        return refresh(state.screen, &state)
     }
 
     static func flash(_ text: String, error: Bool = false, _ state: inout DashboardState) {

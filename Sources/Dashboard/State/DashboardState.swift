@@ -29,6 +29,9 @@ public struct DashboardState: Sendable {
     public var flash: FlashMessage?
     public var flashUntil: Millis = 0
     public var quitRequested = false
+    /// Another process wrote to the store and the screen has not been reloaded since.
+    public var refreshPending = false
+    public var lastRefresh: Millis = 0
 
     public var subscribers = SubscriberListState()
     public var detail: DetailState?
