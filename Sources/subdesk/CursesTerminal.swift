@@ -66,11 +66,16 @@ final class CursesTerminal {
 
     // MARK: - Theme
 
-    /// The theme this terminal can show for `requested`: as is, with fewer colours, or monochrome.
+    /// The theme this terminal can show for `requested`: as is, or monochrome.
+    ///
+    /// A 256-colour theme squeezed into 8 colours maps greys to yellow and
+    /// blues to black, which reads worse than attributes alone; so a theme
+    /// needing more colours than the terminal has falls back to mono, while
+    /// the 8-colour default works anywhere with colour.
     func adapt(_ requested: Theme) -> Theme {
         let colors = colorCount
-        if colors < 8 || subdesk_color_pairs() <= StyleRole.allCases.count { return .monochrome }
-        return requested.downgraded(toColors: colors)
+        if colors == 0 || subdesk_color_pairs() <= StyleRole.allCases.count { return .monochrome }
+        return requested.colorsRequired <= colors ? requested : .monochrome
     }
 
     /// Defines one colour pair per role and remembers each role's attributes.

@@ -35,7 +35,6 @@ enum DashboardCommand {
 
         let terminal = CursesTerminal(inputTimeoutMilliseconds: inputTimeoutMilliseconds)
         defer { terminal.stop() }
-        terminal.apply(loaded.theme)
         let size = terminal.size
         let state = DashboardState(width: size.width, height: size.height, now: DateText.nowMillis(), timeZone: zone,
                                    storeName: URL(fileURLWithPath: databasePath).lastPathComponent,
@@ -73,15 +72,19 @@ enum DashboardCommand {
     /// The main loop: paint what changed, wait for a key or the timeout, repeat until quit.
     static func run(_ session: DashboardSession, on terminal: CursesTerminal) -> Int32 {
         var previous: ScreenBuffer?
-        var theme = session.theme
+        var theme: Theme?
         var lastTick = DateText.nowMillis()
         while true {
             let size = terminal.size
             session.resize(width: size.width, height: size.height)
             if session.theme != theme {
                 theme = session.theme
-                terminal.apply(theme)
+                terminal.apply(session.theme)
                 previous = nil
+                if terminal.theme.name != session.theme.name {
+                    session.send(.notice("theme \(session.theme.name) needs \(session.theme.colorsRequired) colours, "
+                                         + "this terminal has \(terminal.colorCount): showing \(terminal.theme.name)"))
+                }
             }
             var frame = ScreenBuffer(width: size.width, height: size.height)
             session.render(into: &frame)

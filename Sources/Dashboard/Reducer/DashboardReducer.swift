@@ -74,6 +74,9 @@ public enum DashboardReducer {
         case .failed(let message):
             flash(message, error: true, &state)
             return []
+        case .notice(let message):
+            flash(message, &state)
+            return []
         }
     }
 

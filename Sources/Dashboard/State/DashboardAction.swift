@@ -21,6 +21,8 @@ public enum DashboardAction: Sendable {
     case themeApplied(name: String, warnings: [String])
     /// A load or command failed; shown as a flash message.
     case failed(String)
+    /// Something the operator should know that is not a failure, such as a theme shown in fewer colours.
+    case notice(String)
 }
 
 /// Work the reducer asks for; the runtime performs it and answers with actions.
