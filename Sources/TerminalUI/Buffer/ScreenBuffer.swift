@@ -54,8 +54,8 @@ public struct ScreenBuffer: Equatable, Sendable {
             }
             if column < 0 {
                 // Only the right half of a wide character is on screen.
-                for visible in max(0, column)..<(column + w) {
-                    write(.blank(role), x: visible, y: y)
+                if column + w > 0 {
+                    for visible in 0..<(column + w) { write(.blank(role), x: visible, y: y) }
                 }
             } else {
                 write(Cell(text: String(character), width: w, role: role), x: column, y: y)
@@ -182,7 +182,8 @@ public struct ScreenBuffer: Equatable, Sendable {
     /// cell is reported so the backend repaints the whole screen. A run never
     /// starts or ends inside a wide character.
     public func changes(since previous: ScreenBuffer?) -> [CellRun] {
-        let full = previous == nil || previous!.width != width || previous!.height != height
+        var previousCells: [Cell]?
+        if let previous, previous.width == width, previous.height == height { previousCells = previous.cells }
         var runs: [CellRun] = []
         for y in 0..<height {
             var current: CellRun?
@@ -191,11 +192,10 @@ public struct ScreenBuffer: Equatable, Sendable {
                 let index = y * width + x
                 let cell = cells[index]
                 let span = max(1, cell.width)
-                var changed = full
-                if !changed, let previous {
-                    for offset in 0..<min(span, width - x) where cells[index + offset] != previous.cells[index + offset] {
-                        changed = true
-                    }
+                var changed = true
+                if let previousCells {
+                    // Both halves count: a wide character can keep its lead cell and lose its continuation.
+                    changed = (0..<min(span, width - x)).contains { cells[index + $0] != previousCells[index + $0] }
                 }
                 if changed {
                     if var run = current, run.role == cell.role, run.x + run.width == x {

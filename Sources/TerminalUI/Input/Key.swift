@@ -41,16 +41,16 @@ public enum Key: Hashable, Sendable, CustomStringConvertible {
     /// Parses a key name as written in key tables and config: the inverse of `description`.
     ///
     /// Accepts the descriptions above case-insensitively, plus a few common
-    /// spellings (`ctrl-c`, `C-c`, `pgdn`, `return`, `space`). A single
-    /// character names itself.
+    /// spellings (`ctrl-c`, `C-c`, `pgdn`, `return`, `space`). Any other
+    /// single character names itself.
     public init?(name: String) {
-        if name.count == 1, let c = name.first {
-            self = .char(c)
-            return
-        }
         let lower = name.lowercased()
         if let key = Key.named[lower] {
             self = key
+            return
+        }
+        if name.count == 1, let c = name.first {
+            self = .char(c)
             return
         }
         for prefix in ["^", "ctrl-", "ctrl+", "c-"] where lower.hasPrefix(prefix) {

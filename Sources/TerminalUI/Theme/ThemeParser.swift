@@ -41,7 +41,8 @@ public struct ThemeWarning: Equatable, Sendable, CustomStringConvertible {
 /// A `#` preceded by whitespace and followed by whitespace or the end of
 /// the line starts a trailing comment, which keeps `#rrggbb` values intact.
 public enum ThemeParser {
-    public struct Result: Sendable {
+    /// A parsed theme and the warnings met on the way.
+    public struct Parsed: Sendable {
         public var theme: Theme
         public var warnings: [ThemeWarning]
     }
@@ -56,7 +57,7 @@ public enum ThemeParser {
     ///   - file: the name used in errors and warnings.
     ///   - name: the theme's name; defaults to `file` without directory or extension.
     /// - Throws: `ThemeError` for the first malformed line, bad colour or bad attribute.
-    public static func parse(_ text: String, file: String, name: String? = nil, base: Theme = .standard) throws -> Result {
+    public static func parse(_ text: String, file: String, name: String? = nil, base: Theme = .standard) throws -> Parsed {
         var theme = base
         theme.name = name ?? defaultName(for: file)
         var warnings: [ThemeWarning] = []
@@ -102,7 +103,7 @@ public enum ThemeParser {
                 theme[role].attributes = try parseAttributes(value, key: key, fail: fail)
             }
         }
-        return Result(theme: theme, warnings: warnings)
+        return Parsed(theme: theme, warnings: warnings)
     }
 
     private static func parseAttributes(_ value: String, key: String, fail: (String) -> ThemeError) throws -> Set<Attr> {

@@ -77,9 +77,9 @@ public struct Dialog: Sendable {
         let innerWidth = max(1, min(natural, maximumWidth, area.width - 4))
 
         var bodyLines = body.flatMap { TextWidth.wrap(SafeText.sanitize($0), toWidth: innerWidth) }
-        let fieldRows = fields.isEmpty ? 0 : fields.count + (bodyLines.isEmpty ? 0 : 1)
         let buttonRows = buttons.isEmpty ? 0 : 2
-        let roomForBody = max(0, area.height - 2 - fieldRows - buttonRows)
+        // A blank row separates the body from the fields.
+        let roomForBody = max(0, area.height - 2 - buttonRows - (fields.isEmpty ? 0 : fields.count + 1))
         if bodyLines.count > roomForBody {
             bodyLines = Array(bodyLines.prefix(roomForBody))
             if let last = bodyLines.indices.last {
@@ -87,6 +87,7 @@ public struct Dialog: Sendable {
             }
         }
 
+        let fieldRows = fields.isEmpty ? 0 : fields.count + (bodyLines.isEmpty ? 0 : 1)
         let frame = area.centered(width: innerWidth + 4, height: 2 + bodyLines.count + fieldRows + buttonRows)
         let inner = Box(title: title, borderRole: .dialogBorder, titleRole: .dialogBorder, fillRole: .dialog)
             .render(in: frame, buffer: &buffer)

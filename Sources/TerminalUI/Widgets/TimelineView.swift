@@ -33,7 +33,7 @@ public struct TimelineView: Sendable {
     public var expandedEntries: Set<Int>
     /// Index of the first screen line shown.
     public var scrollOffset: Int
-    /// Width of the kind column; nil sizes it to the widest kind, up to a third of the width.
+    /// Width of the kind column; nil sizes it to the widest kind, up to half the width after the date.
     public var kindWidth: Int?
     public var columnSpacing: Int
     /// How far expanded lines sit to the right of the kind column.
@@ -84,7 +84,7 @@ public struct TimelineView: Sendable {
 
         let dateWidth = min(area.width, entries.map { TextWidth.width(of: SafeText.sanitize($0.date)) }.max() ?? 0)
         let widestKind = entries.map { TextWidth.width(of: SafeText.sanitize($0.kind)) }.max() ?? 0
-        let kindWidth = self.kindWidth ?? min(widestKind, max(0, area.width - dateWidth) / 3)
+        let kindWidth = self.kindWidth ?? min(widestKind, max(0, area.width - dateWidth) / 2)
         let slots = area.columns([.fixed(dateWidth), .fixed(kindWidth), .flex(1)], spacing: columnSpacing)
 
         for (row, line) in lines[offset..<min(lines.count, offset + area.height)].enumerated() {
