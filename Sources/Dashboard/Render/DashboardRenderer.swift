@@ -18,7 +18,7 @@ public enum DashboardRenderer {
             renderTooSmall(width: buffer.width, height: buffer.height, into: &buffer)
             return
         }
-        header(state).render(in: Rect(x: 0, y: 0, width: buffer.width, height: 1), buffer: &buffer)
+        header(state).render(in: Rect(x: 1, y: 0, width: buffer.width - 2, height: 1), buffer: &buffer)
         let content = Layout.content(width: buffer.width, height: buffer.height)
         switch state.screen {
         case .subscribers: SubscribersView.render(state, in: content, buffer: &buffer)
@@ -46,7 +46,8 @@ public enum DashboardRenderer {
         }
     }
 
-    static func header(_ state: DashboardState) -> HeaderBar {
+    /// Where you are on the left; the store, the time zone every date is in, and whether it is live, on the right.
+    static func header(_ state: DashboardState) -> StatusLine {
         var path = ["subdesk"]
         for screen in state.stack {
             switch screen {
@@ -59,13 +60,13 @@ public enum DashboardRenderer {
             }
         }
         if state.showsHelp { path.append("help") }
-        var items: [(String, StyleRole)] = [("store: " + state.storeName, .dim), (state.time.label, .accent)]
+        var items = [StatusItem("store: " + state.storeName), StatusItem(state.time.label, role: .accent)]
         if state.screen == .feed && state.feed.paused {
-            items.append(("❚❚ paused", .warning))
+            items.append(StatusItem("❚❚ paused", role: .warning))
         } else {
-            items.append(("● live", .success))
+            items.append(StatusItem("● live", role: .success))
         }
-        return HeaderBar(path: path, items: items)
+        return StatusLine(path: path, items: items)
     }
 
     static func bottomLine(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
