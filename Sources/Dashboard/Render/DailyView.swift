@@ -13,8 +13,9 @@ enum DailyView {
         x = DashboardRenderer.fact("days", "\(request.from) … \(request.to)", x: x, y: area.y, maxX: area.maxX, buffer: &buffer)
         x += buffer.put(" (\(zone))", x: x, y: area.y, role: .accent, maxWidth: max(0, area.maxX - x)) + 3
         x = DashboardRenderer.fact("segment", daily.segment.rawValue, x: x, y: area.y, maxX: area.maxX, buffer: &buffer) + 3
-        if area.maxX - x > 30 {
-            buffer.put("(eod) = level at the end of the day", x: x, y: area.y, role: .dim, maxWidth: area.maxX - x)
+        let legend = "eod: at end of day"
+        if area.maxX - 1 - x >= TextWidth.width(of: legend) {
+            buffer.put(legend, x: x, y: area.y, role: .dim)
         }
 
         let (tableRows, chartRows) = Layout.daily(height: area.height + 2)
@@ -34,7 +35,7 @@ enum DailyView {
         let labelWidth = wide ? 30 : 24
         let dayWidth = 5
         let spacing = 1
-        let fittingDays = max(0, (area.width - labelWidth - spacing - 6 - spacing + spacing) / (dayWidth + spacing))
+        let fittingDays = max(0, (area.width - labelWidth - spacing - 6) / (dayWidth + spacing))
         let days = Array(daily.days.suffix(fittingDays))
 
         var columns = [TableColumn("METRIC", width: .fixed(labelWidth)), TableColumn("TOTAL", width: .fixed(6), alignment: .right)]

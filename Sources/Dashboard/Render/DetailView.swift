@@ -76,21 +76,13 @@ enum DetailView {
         var renewal: [(String, StyleRole)] = [("auto-renew ", .normal),
                                               (s.autoRenewStatus ? "ON" : "OFF", s.autoRenewStatus ? .success : .warning)]
         if let next = s.autoRenewProductId { renewal.append((" → " + next, .normal)) }
-        let consent: String
-        switch s.priceIncreaseStatus {
-        case nil: consent = "none"
-        case 0?: consent = "awaiting consent"
-        case 1?: consent = "consented"
-        case let other?: consent = "status \(other)"
-        }
-        renewal.append(("   price increase: " + consent, s.priceIncreaseStatus == 0 ? .warning : .normal))
         if let change = s.pendingChange {
             let when = change.effectiveDate.map { " at " + time.minute($0) } ?? ""
             var text = "   pending \(change.kind) to \(change.productId)\(when)"
-            let used = renewal.dropLast().map { TextWidth.width(of: $0.0) }.reduce(9, +)
+            let used = renewal.map { TextWidth.width(of: $0.0) }.reduce(9, +)
             // The arrow already names the product; on a narrow screen the date is what must not be lost.
             if used + TextWidth.width(of: text) > width { text = "   \(change.kind)\(when)" }
-            renewal.insert((text, .accent), at: renewal.count - 1)
+            renewal.append((text, .accent))
         }
 
         var billing: [(String, StyleRole)] = []
@@ -104,7 +96,14 @@ enum DetailView {
         }
         if billing.isEmpty { billing.append(("no billing problem", .dim)) }
 
-        let intent: [(String, StyleRole)] = s.expirationIntent.map {
+        let consent: String
+        switch s.priceIncreaseStatus {
+        case nil: consent = "none"
+        case 0?: consent = "awaiting consent"
+        case 1?: consent = "consented"
+        case let other?: consent = "status \(other)"
+        }
+        var intent: [(String, StyleRole)] = s.expirationIntent.map {
             [("\($0) · \(ExpirationIntent.meaning($0))", .normal)]
         } ?? [("none", .dim)]
 
@@ -137,6 +136,20 @@ enum DetailView {
         }
         var ownerText = owner(fullToken: true)
         if TextWidth.width(of: ownerText) > width - 9 { ownerText = owner(fullToken: false) }
+
+        // Price-increase consent belongs with renewal; when a pending change fills that line it moves
+        // next to the intent (declining an increase is an intent of its own), then to the offer line.
+        let priceIncrease = ("   price increase: " + consent, s.priceIncreaseStatus == 0 ? StyleRole.warning : .normal)
+        func fits(_ pieces: [(String, StyleRole)]) -> Bool {
+            pieces.map { TextWidth.width(of: $0.0) }.reduce(9, +) + TextWidth.width(of: priceIncrease.0) <= width
+        }
+        if fits(renewal) {
+            renewal.append(priceIncrease)
+        } else if fits(intent) {
+            intent.append(priceIncrease)
+        } else {
+            offer.append(priceIncrease)
+        }
 
         return [
             Line(label: "Status", pieces: status),
