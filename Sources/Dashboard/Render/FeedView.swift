@@ -23,9 +23,10 @@ enum FeedView {
         buffer.put("\(rows.count) rows", x: x, y: y, role: .dim, maxWidth: max(0, area.maxX - x))
 
         let wide = area.width >= 110
+        let timeTitle = "TIME " + state.time.abbreviation(at: state.now)
         let columns: [TableColumn] = [
-            TableColumn("TIME", width: .fixed(8)),
-            TableColumn("TYPE/SUBTYPE", width: .fixed(wide ? 40 : 24)),
+            TableColumn(timeTitle, width: .fixed(max(8, TextWidth.width(of: timeTitle)))),
+            TableColumn("TYPE/SUBTYPE", width: .fixed(wide ? 40 : 22)),
             TableColumn("ORIGINAL TX", width: .fixed(16)),
             TableColumn("PRODUCT", width: .flex(wide ? 2 : 1)),
             TableColumn("ENV", width: .fixed(wide ? 10 : 4)),

@@ -28,6 +28,12 @@ public struct ZonedTime: Equatable, Sendable {
     /// The name shown on screen: `UTC`, or the zone's identifier such as `Europe/Paris`.
     public var label: String { ZonedTime.label(for: zone) }
 
+    /// A short name for column headers at `instant`: `UTC`, `PST`, `CET`, or `GMT+9`.
+    public func abbreviation(at instant: Millis) -> String {
+        if label == "UTC" { return "UTC" }
+        return zone.abbreviation(for: DateText.date(instant)) ?? label
+    }
+
     public static func label(for zone: TimeZone) -> String {
         ["UTC", "GMT", "Etc/UTC", "Etc/GMT", "Universal", "Zulu"].contains(zone.identifier) ? "UTC" : zone.identifier
     }
