@@ -28,7 +28,8 @@ let package = Package(
         .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
-        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore"]),
+        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore"],
+                    exclude: ["Snapshots"]),
         .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "subdesk"]),
     ],
     swiftLanguageModes: [.v5]

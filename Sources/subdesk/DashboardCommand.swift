@@ -1,15 +1,115 @@
 import Foundation
+import Dashboard
 import SubscriptionCore
+import TerminalUI
 
 enum DashboardCommand {
     static let help = """
     usage: subdesk [dashboard] [--db PATH] [--theme NAME] [--tz ZONE]
 
-    Opens the terminal dashboard on the store.
+    Opens the terminal dashboard on the store: subscribers (/ to search, Enter for a
+    subscription's state and timeline), :feed (notifications as they arrive), :daily
+    (counts per day), :quarantine (rejected bodies). ? lists every key, q quits.
+
+    --theme NAME   a theme from themes/ (default, mono, midnight...) or your
+                   $XDG_CONFIG_HOME/subdesk/themes; NO_COLOR=1 selects mono
+    --tz ZONE      the time zone dates and days are shown in (default UTC); z cycles
     """
 
+    /// How long to wait for a key before refreshing live views.
+    static let inputTimeoutMilliseconds: Int32 = 250
+
     static func open(_ context: Context, databasePath: String) throws -> Int32 {
-        Output.error("the dashboard is not available in this build; use show, search, notifications or quarantine on \(databasePath)")
-        return 1
+        guard isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 else {
+            Output.error("the dashboard needs a terminal; for scripts use show, search, notifications, quarantine or counts")
+            return 2
+        }
+        let zoneName = context.setting("tz", "tz") ?? "UTC"
+        guard let zone = TimeZone(identifier: zoneName) else {
+            throw UsageError("unknown time zone \(zoneName) (use e.g. UTC or Europe/Paris)")
+        }
+        let catalog = ThemeCatalog(searchPaths: ThemeCatalog.standardSearchPaths(
+            executablePath: Bundle.main.executablePath ?? CommandLine.arguments.first ?? ""))
+        let loaded = try loadTheme(context, catalog: catalog)
+        let store = try Store(path: databasePath)
+
+        let terminal = CursesTerminal(inputTimeoutMilliseconds: inputTimeoutMilliseconds)
+        defer { terminal.stop() }
+        let size = terminal.size
+        let state = DashboardState(width: size.width, height: size.height, now: DateText.nowMillis(), timeZone: zone,
+                                   storeName: URL(fileURLWithPath: databasePath).lastPathComponent,
+                                   themeName: loaded.theme.name)
+        let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog)
+        session.start()
+        if !loaded.warnings.isEmpty {
+            session.send(.themeApplied(name: loaded.theme.name, warnings: loaded.warnings.map(\.description)))
+        }
+        return run(session, on: terminal)
+    }
+
+    /// `--theme` or the config file's theme; else mono under NO_COLOR; else the default.
+    ///
+    /// An explicit choice wins over NO_COLOR, as no-color.org asks. A theme
+    /// that fails to load stops the program here, before the screen is taken,
+    /// so the error (file and line) stays readable.
+    static func loadTheme(_ context: Context, catalog: ThemeCatalog) throws -> (theme: Theme, warnings: [ThemeWarning]) {
+        if let name = context.setting("theme", "theme") {
+            do {
+                let loaded = try catalog.load(name)
+                return (loaded.theme, loaded.warnings)
+            } catch let error as ThemeError {
+                throw UsageError("theme: \(error)")
+            }
+        }
+        if Theme.prefersMonochrome(environment: context.environment) {
+            return (.monochrome, [])
+        }
+        // The shipped default.theme may be edited; if it is broken the built-in one still works.
+        if let loaded = try? catalog.load("default") { return (loaded.theme, loaded.warnings) }
+        return (.standard, [])
+    }
+
+    /// The main loop: paint what changed, wait for a key or the timeout, repeat until quit.
+    static func run(_ session: DashboardSession, on terminal: CursesTerminal) -> Int32 {
+        var previous: ScreenBuffer?
+        var theme: Theme?
+        var lastTick = DateText.nowMillis()
+        while true {
+            let size = terminal.size
+            session.resize(width: size.width, height: size.height)
+            if session.theme != theme {
+                theme = session.theme
+                terminal.apply(session.theme)
+                previous = nil
+                if terminal.theme.name != session.theme.name {
+                    session.send(.notice("theme \(session.theme.name) needs \(session.theme.colorsRequired) colours, "
+                                         + "this terminal has \(terminal.colorCount): showing \(terminal.theme.name)"))
+                }
+            }
+            var frame = ScreenBuffer(width: size.width, height: size.height)
+            session.render(into: &frame)
+            terminal.paint(frame.changes(since: previous))
+            previous = frame
+            if session.shouldQuit { return 0 }
+
+            switch terminal.read() {
+            case .key(let key):
+                session.send(.key(key))
+            case .resize:
+                terminal.invalidate()
+                previous = nil
+            case .timeout:
+                break
+            case .signal(let number):
+                // 128 + the signal, as shells report a process a signal ended.
+                return 128 + number
+            }
+            // Typing must not starve the live views of their refresh.
+            let now = DateText.nowMillis()
+            if now - lastTick >= Millis(inputTimeoutMilliseconds) {
+                lastTick = now
+                session.tick()
+            }
+        }
     }
 }

@@ -1,3 +1,0 @@
-import SubscriptionCore
-import TerminalUI
-public enum DashboardModule {}

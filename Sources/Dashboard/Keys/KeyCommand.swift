@@ -1,0 +1,34 @@
+import SubscriptionCore
+
+/// What a key asks for, independent of which key it was.
+///
+/// The reducer acts on commands, never on raw keys, so rebinding a key is a
+/// change to the key table alone.
+public enum KeyCommand: Hashable, Sendable {
+    // Moving
+    case up, down, pageUp, pageDown, top, bottom
+    /// Enter: open the selected row, or expand the selected timeline line.
+    case open
+    case back
+    case quit
+    case help
+    case commandLine
+    /// `/`: filter the current list.
+    case filter
+    case cycleZone
+
+    // Subscribers
+    /// A digit key: 1–5 pick a status, 0 shows all.
+    case statusDigit
+    case cycleStatus
+    case toggleSort
+    case reverseSort
+
+    // Feed
+    case pause
+
+    // Daily counts
+    case previousMetric, nextMetric
+    case earlierRange, laterRange
+    case cycleSegment
+}

@@ -1,0 +1,109 @@
+import Foundation
+import TerminalUI
+
+/// The `:` commands: what they are called, how Tab completes them, what they do.
+public enum DashboardCommandLine {
+    /// Command names in the order completions list them.
+    public static let names = ["subs", "feed", "daily", "quarantine", "theme", "tz", "help", "q"]
+
+    /// Other spellings people type out of habit.
+    static let aliases: [String: String] = [
+        "subscribers": "subs", "sub": "subs", "s": "subs", "quit": "q", "q!": "q", "exit": "q",
+        "quar": "quarantine", "counts": "daily",
+    ]
+
+    /// Commands that take an argument, so completing them adds a space.
+    static let takesArgument: Set<String> = ["theme", "tz"]
+
+    /// Everything `text` could become: command names, or for `theme `/`tz ` the values they accept.
+    public static func completions(for text: String, state: DashboardState) -> [String] {
+        let trimmed = text.drop { $0 == " " }
+        if let space = trimmed.firstIndex(of: " ") {
+            let command = String(trimmed[..<space])
+            let argument = trimmed[trimmed.index(after: space)...].trimmingCharacters(in: .whitespaces)
+            let values: [String]
+            switch command {
+            case "theme": values = state.availableThemes
+            case "tz": values = state.zoneChoices
+            default: values = []
+            }
+            return values.filter { $0.lowercased().hasPrefix(argument.lowercased()) }.map { command + " " + $0 }
+        }
+        return names.filter { $0.hasPrefix(trimmed.lowercased()) }
+    }
+
+    /// Tab: the only completion, else the longest common start, else the next completion in turn.
+    static func complete(_ prompt: inout PromptState, backward: Bool) {
+        let options = prompt.completions
+        guard !options.isEmpty else { return }
+        if options.count == 1 {
+            let only = options[0]
+            prompt.setText(takesArgument.contains(only) ? only + " " : only)
+            prompt.completions = []
+            return
+        }
+        let common = commonPrefix(options)
+        if prompt.selectedCompletion == nil && common.count > prompt.text.count {
+            prompt.setText(common)
+            return
+        }
+        let count = options.count
+        let next: Int
+        if let current = prompt.selectedCompletion {
+            next = (current + (backward ? count - 1 : 1)) % count
+        } else {
+            next = backward ? count - 1 : 0
+        }
+        prompt.selectedCompletion = next
+        prompt.setText(options[next])
+    }
+
+    static func commonPrefix(_ words: [String]) -> String {
+        guard var prefix = words.first else { return "" }
+        for word in words.dropFirst() {
+            while !word.hasPrefix(prefix) { prefix.removeLast() }
+        }
+        return prefix
+    }
+
+    /// Runs one command line; unknown commands say what would have worked.
+    static func execute(_ text: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard let first = words.first?.lowercased() else { return [] }
+        let name = aliases[first] ?? first
+        let argument = words.dropFirst().joined(separator: " ")
+        switch name {
+        case "subs":
+            return DashboardReducer.switchTo(.subscribers, &state)
+        case "feed":
+            return DashboardReducer.switchTo(.feed, &state)
+        case "daily":
+            return DashboardReducer.switchTo(.daily, &state)
+        case "quarantine":
+            return DashboardReducer.switchTo(.quarantine, &state)
+        case "help":
+            state.showsHelp = true
+            return []
+        case "q":
+            state.quitRequested = true
+            return []
+        case "theme":
+            guard !argument.isEmpty else {
+                let known = state.availableThemes.isEmpty ? "" : " (\(state.availableThemes.joined(separator: ", ")))"
+                DashboardReducer.flash("theme \(state.themeName); switch with :theme NAME\(known)", &state)
+                return []
+            }
+            return [.applyTheme(argument)]
+        case "tz":
+            guard !argument.isEmpty else {
+                DashboardReducer.flash("time zone \(state.time.label); change with :tz ZONE or z", &state)
+                return []
+            }
+            return DashboardReducer.setZone(argument, &state)
+        default:
+            DashboardReducer.flash("unknown command :\(first) (try :subs :feed :daily :quarantine :theme NAME :tz ZONE :q)",
+                                   error: true, &state)
+            return []
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import SubscriptionCore
+import TerminalUI
+
+// The feed, the daily counts and the quarantine: screens whose rows are all in memory.
+extension DashboardReducer {
+    // MARK: - Feed
+
+    static func feedCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
+        let visible = Layout.listRows(height: state.height)
+        let rows = state.feed.visible
+        if let delta = delta(for: command, visible: visible, count: rows.count) {
+            move(&state.feed.selection, &state.feed.scrollOffset, by: delta, count: rows.count, visible: visible)
+            return []
+        }
+        switch command {
+        case .pause:
+            state.feed.paused.toggle()
+            if !state.feed.paused && !state.feed.held.isEmpty {
+                let held = state.feed.held
+                state.feed.held = []
+                insertFeedEntries(held, &state)
+            }
+            flash(state.feed.paused ? "feed paused" : "feed resumed", &state)
+            return []
+        case .filter:
+            state.prompt = PromptState(kind: .filter, text: state.feed.filter)
+            return []
+        case .open:
+            guard rows.indices.contains(state.feed.selection) else { return [] }
+            guard let id = rows[state.feed.selection].originalTransactionId else {
+                flash("this body never reached a subscription", &state)
+                return []
+            }
+            return openDetail(id, &state)
+        default:
+            return []
+        }
+    }
+
+    static func applyFeed(_ entries: [IntakeLogEntry], rate: [Int], now: Millis, _ state: inout DashboardState) {
+        state.feed.rate = rate
+        state.feed.lastPoll = now
+        state.feed.loaded = true
+        let fresh = entries.filter { $0.id > state.feed.lastId }.sorted { $0.id > $1.id }
+        guard let newest = fresh.first else { return }
+        state.feed.lastId = newest.id
+        if state.feed.paused {
+            state.feed.held = Array((fresh + state.feed.held).prefix(FeedState.capacity))
+        } else {
+            insertFeedEntries(fresh, &state)
+        }
+    }
+
+    /// Puts newer entries on top; a selection away from the top stays on the row it was on.
+    static func insertFeedEntries(_ fresh: [IntakeLogEntry], _ state: inout DashboardState) {
+        var feed = state.feed
+        let following = feed.selection == 0 && feed.scrollOffset == 0
+        let before = feed.visible.count
+        feed.entries = Array((fresh + feed.entries).prefix(FeedState.capacity))
+        let added = max(0, feed.visible.count - before)
+        if !following {
+            feed.selection += added
+            feed.scrollOffset += added
+        }
+        let count = feed.visible.count
+        feed.selection = min(feed.selection, max(0, count - 1))
+        feed.scrollOffset = TableView.scrollOffset(current: feed.scrollOffset, selected: feed.selection,
+                                                   visibleRows: Layout.listRows(height: state.height), rowCount: count)
+        state.feed = feed
+    }
+
+    // MARK: - Daily counts
+
+    static func dailyRequest(_ state: DashboardState) -> DailyRequest {
+        let zone = state.time.zone
+        let today = DailyCountsReport.today(in: zone, now: state.now)
+        let to = DailyCountsReport.day(today, plus: -state.daily.endOffset, in: zone)
+        let from = DailyCountsReport.day(to, plus: -(state.daily.rangeDays - 1), in: zone)
+        return DailyRequest(from: from, to: to, zone: zone, segment: state.daily.segment)
+    }
+
+    static func dailyCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
+        let count = Metric.allCases.count
+        let rows = Layout.daily(height: state.height).tableRows
+        switch command {
+        case .previousMetric, .up: state.daily.metric -= 1
+        case .nextMetric, .down: state.daily.metric += 1
+        case .pageUp: state.daily.metric -= rows
+        case .pageDown: state.daily.metric += rows
+        case .top: state.daily.metric = 0
+        case .bottom: state.daily.metric = count - 1
+        case .earlierRange:
+            state.daily.endOffset += 7
+            return [.loadDaily(dailyRequest(state))]
+        case .laterRange:
+            guard state.daily.endOffset > 0 else {
+                flash("the range already ends today", &state)
+                return []
+            }
+            state.daily.endOffset = max(0, state.daily.endOffset - 7)
+            return [.loadDaily(dailyRequest(state))]
+        case .cycleSegment:
+            let all = DailySegment.allCases
+            state.daily.segment = all[((all.firstIndex(of: state.daily.segment) ?? 0) + 1) % all.count]
+            return [.loadDaily(dailyRequest(state))]
+        default:
+            return []
+        }
+        clampDailyScroll(&state)
+        return []
+    }
+
+    static func clampDailyScroll(_ state: inout DashboardState) {
+        let count = Metric.allCases.count
+        state.daily.metric = min(max(0, state.daily.metric), count - 1)
+        state.daily.scrollOffset = TableView.scrollOffset(current: state.daily.scrollOffset, selected: state.daily.metric,
+                                                          visibleRows: Layout.daily(height: state.height).tableRows,
+                                                          rowCount: count)
+    }
+
+    static func applyDaily(_ request: DailyRequest, _ days: [DayCounts], _ state: inout DashboardState) {
+        // Only the answer for the range, zone and segment now on screen.
+        let current = dailyRequest(state)
+        guard request.zone == current.zone, request.segment == current.segment, request.to == current.to else { return }
+        state.daily.request = request
+        state.daily.days = days
+        state.daily.loaded = true
+    }
+
+    // MARK: - Quarantine
+
+    static func quarantineCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
+        let visible = Layout.listRows(height: state.height)
+        let count = state.quarantine.entries.count
+        if let delta = delta(for: command, visible: visible, count: count) {
+            move(&state.quarantine.selection, &state.quarantine.scrollOffset, by: delta, count: count, visible: visible)
+            return []
+        }
+        guard command == .open, state.quarantine.entries.indices.contains(state.quarantine.selection) else { return [] }
+        let entry = state.quarantine.entries[state.quarantine.selection]
+        state.quarantine.openEntry = entry
+        state.quarantine.bodyLines = bodyLines(entry, time: state.time)
+        state.quarantine.bodyScroll = 0
+        return show(.quarantineBody, &state)
+    }
+
+    static func bodyLines(_ entry: QuarantineEntry, time: ZonedTime) -> [String] {
+        PayloadText.quarantinedLines(entry.body, time: time)
+    }
+
+    /// The body's lines cut to the screen's width, since a body may be one 13 000-character line.
+    /// The reason, which can be long, comes first, wrapped at words.
+    static func wrappedBody(_ state: DashboardState) -> [String] {
+        let width = max(1, state.width - 2)
+        let reason = state.quarantine.openEntry.map { TextWidth.wrap("reason: " + SafeText.sanitize($0.reason), toWidth: width) } ?? []
+        return reason + [""] + state.quarantine.bodyLines.flatMap { TextLayout.hardWrap($0, width: width) }
+    }
+
+    static func quarantineBodyCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
+        let visible = Layout.bodyRows(height: state.height)
+        switch command {
+        case .up: state.quarantine.bodyScroll -= 1
+        case .down: state.quarantine.bodyScroll += 1
+        case .pageUp: state.quarantine.bodyScroll -= visible
+        case .pageDown: state.quarantine.bodyScroll += visible
+        case .top: state.quarantine.bodyScroll = 0
+        case .bottom: state.quarantine.bodyScroll = Int.max / 2
+        default: return []
+        }
+        clampBodyScroll(&state)
+        return []
+    }
+
+    static func clampBodyScroll(_ state: inout DashboardState) {
+        guard state.quarantine.openEntry != nil else { return }
+        let total = wrappedBody(state).count
+        let visible = Layout.bodyRows(height: state.height)
+        state.quarantine.bodyScroll = min(max(0, state.quarantine.bodyScroll), max(0, total - visible))
+    }
+
+    static func applyQuarantine(_ entries: [QuarantineEntry], _ state: inout DashboardState) {
+        let selectedId = state.quarantine.entries.indices.contains(state.quarantine.selection)
+            ? state.quarantine.entries[state.quarantine.selection].id : nil
+        state.quarantine.entries = entries
+        state.quarantine.loaded = true
+        if let selectedId, let index = entries.firstIndex(where: { $0.id == selectedId }) {
+            state.quarantine.selection = index
+        }
+        move(&state.quarantine.selection, &state.quarantine.scrollOffset, by: 0, count: entries.count,
+             visible: Layout.listRows(height: state.height))
+    }
+}

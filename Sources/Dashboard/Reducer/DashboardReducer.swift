@@ -1,0 +1,368 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+/// The dashboard's logic: given a state and an action, the next state and the loads it needs.
+///
+/// Pure: no store, no terminal, no clock but the one in the state. The
+/// runtime performs the effects and feeds their results back as actions, so
+/// every key sequence can be tested by calling `reduce` alone.
+public enum DashboardReducer {
+    /// How long a flash message stays on the hint bar.
+    static let flashDuration: Millis = 4000
+    /// The feed refreshes at least this often, even when nothing was written, so its rate moves with the clock.
+    static let feedRefreshInterval: Millis = 1000
+    /// Other screens reload at most this often while the store keeps changing: their queries
+    /// (status counts, daily counts) scan more than the feed's, and a busy intake writes many times a second.
+    static let refreshInterval: Millis = 2000
+
+    public static func reduce(_ state: DashboardState, _ action: DashboardAction) -> (DashboardState, [DashboardEffect]) {
+        var next = state
+        let effects = reduce(into: &next, action)
+        return (next, effects)
+    }
+
+    public static func reduce(into state: inout DashboardState, _ action: DashboardAction) -> [DashboardEffect] {
+        switch action {
+        case .start:
+            return enter(state.screen, &state)
+        case .key(let key):
+            return handleKey(key, &state)
+        case .resize(let width, let height):
+            state.width = width
+            state.height = height
+            return afterResize(&state)
+        case .tick(let now):
+            state.now = now
+            if state.flash != nil && now >= state.flashUntil { state.flash = nil }
+            if state.screen == .feed && now - state.feed.lastPoll >= feedRefreshInterval {
+                state.feed.lastPoll = now
+                return [.pollFeed(afterId: state.feed.lastId)]
+            }
+            return refreshIfDue(&state)
+        case .storeChanged:
+            // The feed is the live view: it follows every write, and its query reads only new rows.
+            if state.screen == .feed { return refresh(.feed, &state) }
+            state.refreshPending = true
+            return refreshIfDue(&state)
+        case .subscribersLoaded(let request, let page):
+            return applyPage(request, page, &state)
+        case .statusCountsLoaded(let counts, let total):
+            state.subscribers.statusCounts = counts
+            state.subscribers.totalCount = total
+            return []
+        case .detailLoaded(let id, let content):
+            applyDetail(id, content, &state)
+            return []
+        case .payloadLoaded(let id, let key, let lines):
+            applyPayload(id, key, lines, &state)
+            return []
+        case .feedLoaded(let entries, let rate, let now):
+            applyFeed(entries, rate: rate, now: now, &state)
+            return []
+        case .dailyLoaded(let request, let days):
+            applyDaily(request, days, &state)
+            return []
+        case .quarantineLoaded(let entries):
+            applyQuarantine(entries, &state)
+            return []
+        case .themeApplied(let name, let warnings):
+            state.themeName = name
+            flash(warnings.isEmpty ? "theme \(name)" : "theme \(name): \(warnings.joined(separator: "; "))",
+                  error: !warnings.isEmpty, &state)
+            return []
+        case .failed(let message):
+            flash(message, error: true, &state)
+            return []
+        case .notice(let message):
+            flash(message, &state)
+            return []
+        }
+    }
+
+    static func refreshIfDue(_ state: inout DashboardState) -> [DashboardEffect] {
+        guard state.refreshPending, state.now - state.lastRefresh >= refreshInterval else { return [] }
+        // Under help or a half-typed prompt a reload would only move things the operator cannot see or act on.
+        guard !state.showsHelp, state.prompt == nil else { return [] }
+        state.refreshPending = false
+        state.lastRefresh = state.now
+        return refresh(state.screen, &state)
+    }
+
+    static func flash(_ text: String, error: Bool = false, _ state: inout DashboardState) {
+        state.flash = error ? .error(text) : .info(text)
+        state.flashUntil = state.now + flashDuration
+    }
+
+    // MARK: - Keys
+
+    static func handleKey(_ key: Key, _ state: inout DashboardState) -> [DashboardEffect] {
+        if key == .resize { return [] }
+        if state.isTooSmall {
+            // Nothing else can be seen, so nothing else is acted on.
+            if state.keys.command(for: key, on: state.screen) == .quit { state.quitRequested = true }
+            return []
+        }
+        if state.prompt != nil { return handlePromptKey(key, &state) }
+        if state.showsHelp {
+            switch state.keys.command(for: key, on: state.screen) {
+            case .help?, .back?: state.showsHelp = false
+            case .quit?: state.quitRequested = true
+            default: break
+            }
+            return []
+        }
+        guard let command = state.keys.command(for: key, on: state.screen) else { return [] }
+        return perform(command, key: key, &state)
+    }
+
+    static func perform(_ command: KeyCommand, key: Key, _ state: inout DashboardState) -> [DashboardEffect] {
+        switch command {
+        case .quit:
+            state.quitRequested = true
+            return []
+        case .help:
+            state.showsHelp = true
+            return []
+        case .commandLine:
+            var prompt = PromptState(kind: .command)
+            prompt.completions = DashboardCommandLine.completions(for: "", state: state)
+            state.prompt = prompt
+            return []
+        case .back:
+            return back(&state)
+        case .cycleZone:
+            return cycleZone(&state)
+        default:
+            break
+        }
+        switch state.screen {
+        case .subscribers: return subscribersCommand(command, key: key, &state)
+        case .detail: return detailCommand(command, &state)
+        case .feed: return feedCommand(command, &state)
+        case .daily: return dailyCommand(command, &state)
+        case .quarantine: return quarantineCommand(command, &state)
+        case .quarantineBody: return quarantineBodyCommand(command, &state)
+        }
+    }
+
+    // MARK: - Navigation
+
+    /// Shows `screen`: back to it if it is already on the way here, else on top.
+    static func show(_ screen: ScreenID, _ state: inout DashboardState) -> [DashboardEffect] {
+        state.showsHelp = false
+        if let index = state.stack.firstIndex(of: screen) {
+            state.stack.removeSubrange((index + 1)...)
+        } else {
+            state.stack.append(screen)
+        }
+        return enter(screen, &state)
+    }
+
+    /// Switches to a top-level screen, as `:` commands do: the subscribers list stays underneath, so Esc goes home.
+    static func switchTo(_ screen: ScreenID, _ state: inout DashboardState) -> [DashboardEffect] {
+        state.showsHelp = false
+        state.stack = screen == .subscribers ? [.subscribers] : [.subscribers, screen]
+        return enter(screen, &state)
+    }
+
+    /// The loads a screen needs when it comes into view.
+    static func enter(_ screen: ScreenID, _ state: inout DashboardState) -> [DashboardEffect] {
+        switch screen {
+        case .subscribers:
+            if !state.subscribers.loaded {
+                return [.loadSubscribers(firstPage(state)), .loadStatusCounts]
+            }
+            return refresh(.subscribers, &state)
+        case .detail:
+            guard let detail = state.detail else { return [] }
+            return [.loadDetail(originalTransactionId: detail.originalTransactionId)]
+        case .feed:
+            state.feed.lastPoll = state.now
+            return [.pollFeed(afterId: state.feed.lastId)]
+        case .daily:
+            return [.loadDaily(dailyRequest(state))]
+        case .quarantine:
+            return [.loadQuarantine]
+        case .quarantineBody:
+            return []
+        }
+    }
+
+    /// Reloads what `screen` shows after the store changed, keeping the operator's place.
+    static func refresh(_ screen: ScreenID, _ state: inout DashboardState) -> [DashboardEffect] {
+        switch screen {
+        case .subscribers:
+            let list = state.subscribers
+            guard let row = list.selectedRow else { return [.loadSubscribers(firstPage(state)), .loadStatusCounts] }
+            let request = SubscriberPageRequest(query: list.query, position: .around(Store.cursor(for: row, in: list.query)),
+                                                limit: pageLimit(state),
+                                                keep: row.state.originalTransactionId)
+            return [.loadSubscribers(request), .loadStatusCounts]
+        case .feed:
+            state.feed.lastPoll = state.now
+            return [.pollFeed(afterId: state.feed.lastId)]
+        case .detail, .daily, .quarantine:
+            return enter(screen, &state)
+        case .quarantineBody:
+            return []
+        }
+    }
+
+    static func back(_ state: inout DashboardState) -> [DashboardEffect] {
+        switch state.screen {
+        case .subscribers where !state.subscribers.query.text.isEmpty:
+            state.subscribers.query.text = ""
+            return [.loadSubscribers(firstPage(state))]
+        case .feed where !state.feed.filter.isEmpty:
+            state.feed.filter = ""
+            state.feed.selection = 0
+            state.feed.scrollOffset = 0
+            return []
+        default:
+            break
+        }
+        guard state.stack.count > 1 else { return [] }
+        state.stack.removeLast()
+        return enter(state.screen, &state)
+    }
+
+    static func cycleZone(_ state: inout DashboardState) -> [DashboardEffect] {
+        let choices = state.zoneChoices
+        guard !choices.isEmpty else { return [] }
+        let current = choices.firstIndex { TimeZone(identifier: $0).map(ZonedTime.label) == state.time.label } ?? -1
+        let name = choices[(current + 1) % choices.count]
+        return setZone(name, &state)
+    }
+
+    static func setZone(_ name: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        guard let zone = TimeZone(identifier: name) else {
+            flash("unknown time zone \(name) (use e.g. UTC or Europe/Paris)", error: true, &state)
+            return []
+        }
+        state.time = ZonedTime(zone: zone)
+        flash("time zone \(state.time.label)", &state)
+        switch state.screen {
+        case .daily:
+            return [.loadDaily(dailyRequest(state))]
+        case .detail:
+            return reloadExpanded(&state)
+        case .quarantineBody:
+            if let entry = state.quarantine.openEntry {
+                state.quarantine.bodyLines = bodyLines(entry, time: state.time)
+            }
+            return []
+        default:
+            return []
+        }
+    }
+
+    static func afterResize(_ state: inout DashboardState) -> [DashboardEffect] {
+        let rows = Layout.listRows(height: state.height)
+        state.subscribers.scrollOffset = TableView.scrollOffset(current: state.subscribers.scrollOffset,
+                                                                selected: state.subscribers.selection,
+                                                                visibleRows: Layout.subscriberRows(height: state.height), rowCount: state.subscribers.rows.count)
+        state.feed.scrollOffset = TableView.scrollOffset(current: state.feed.scrollOffset, selected: state.feed.selection,
+                                                         visibleRows: rows, rowCount: state.feed.visible.count)
+        state.quarantine.scrollOffset = TableView.scrollOffset(current: state.quarantine.scrollOffset,
+                                                               selected: state.quarantine.selection,
+                                                               visibleRows: rows, rowCount: state.quarantine.entries.count)
+        clampDetailScroll(&state)
+        clampDailyScroll(&state)
+        clampBodyScroll(&state)
+        return prefetchSubscribers(state)
+    }
+
+    // MARK: - Prompt
+
+    static func handlePromptKey(_ key: Key, _ state: inout DashboardState) -> [DashboardEffect] {
+        guard var prompt = state.prompt else { return [] }
+        var edited = false
+        switch key {
+        case .escape:
+            state.prompt = nil
+            return []
+        case .enter:
+            state.prompt = nil
+            return submit(prompt, &state)
+        case .char(let c):
+            prompt.insert(c)
+            edited = true
+        case .backspace:
+            if !prompt.deleteBackward() && prompt.text.isEmpty {
+                state.prompt = nil
+                return []
+            }
+            edited = true
+        case .delete:
+            prompt.deleteForward()
+            edited = true
+        case .ctrl("u"):
+            prompt.setText("")
+            edited = true
+        case .left:
+            prompt.cursor = max(0, prompt.cursor - 1)
+        case .right:
+            prompt.cursor = min(prompt.text.count, prompt.cursor + 1)
+        case .home, .ctrl("a"):
+            prompt.cursor = 0
+        case .end, .ctrl("e"):
+            prompt.cursor = prompt.text.count
+        case .tab, .backTab:
+            if prompt.kind == .command {
+                DashboardCommandLine.complete(&prompt, backward: key == .backTab)
+            }
+        default:
+            break
+        }
+        if edited && prompt.kind == .command {
+            prompt.completions = DashboardCommandLine.completions(for: prompt.text, state: state)
+            prompt.selectedCompletion = nil
+        }
+        state.prompt = prompt
+        return []
+    }
+
+    static func submit(_ prompt: PromptState, _ state: inout DashboardState) -> [DashboardEffect] {
+        switch prompt.kind {
+        case .command:
+            return DashboardCommandLine.execute(prompt.text, &state)
+        case .filter:
+            let text = prompt.text.trimmingCharacters(in: .whitespaces)
+            switch state.screen {
+            case .subscribers:
+                state.subscribers.query.text = text
+                return [.loadSubscribers(firstPage(state))]
+            case .feed:
+                state.feed.filter = text
+                state.feed.selection = 0
+                state.feed.scrollOffset = 0
+                return []
+            default:
+                return []
+            }
+        }
+    }
+
+    // MARK: - Moving in lists held in memory
+
+    /// Moves a selection by `delta` within `count` rows, keeping it on screen.
+    static func move(_ selection: inout Int, _ scroll: inout Int, by delta: Int, count: Int, visible: Int) {
+        guard count > 0 else { selection = 0; scroll = 0; return }
+        selection = min(max(0, selection + delta), count - 1)
+        scroll = TableView.scrollOffset(current: scroll, selected: selection, visibleRows: visible, rowCount: count)
+    }
+
+    /// The row delta a movement command means in a list showing `visible` rows.
+    static func delta(for command: KeyCommand, visible: Int, count: Int) -> Int? {
+        switch command {
+        case .up: return -1
+        case .down: return 1
+        case .pageUp: return -max(1, visible)
+        case .pageDown: return max(1, visible)
+        case .top: return -count
+        case .bottom: return count
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import SubscriptionCore
+import TerminalUI
+
+/// The daily counts: metrics down, days across (the latest that fit), and a chart of one metric over the range.
+enum DailyView {
+    static func render(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
+        guard area.height >= 4 else { return }
+        let daily = state.daily
+        let request = daily.request ?? DashboardReducer.dailyRequest(state)
+        let zone = ZonedTime.label(for: request.zone)
+
+        var x = area.x + 1
+        x = DashboardRenderer.fact("days", "\(request.from) … \(request.to)", x: x, y: area.y, maxX: area.maxX, buffer: &buffer)
+        x += buffer.put(" (\(zone))", x: x, y: area.y, role: .accent, maxWidth: max(0, area.maxX - x)) + 3
+        x = DashboardRenderer.fact("segment", daily.segment.rawValue, x: x, y: area.y, maxX: area.maxX, buffer: &buffer) + 3
+        let legend = "eod: at end of day"
+        if area.maxX - 1 - x >= TextWidth.width(of: legend) {
+            buffer.put(legend, x: x, y: area.y, role: .dim)
+        }
+
+        let (tableRows, chartRows) = Layout.daily(height: area.height + 2)
+        let tableArea = Rect(x: area.x + 1, y: area.y + 1, width: area.width - 2, height: tableRows + 1)
+        renderTable(state, in: tableArea, buffer: &buffer)
+        let chartArea = Rect(x: area.x + 1, y: area.maxY - chartRows, width: area.width - 2, height: chartRows)
+        renderChart(state, request: request, in: chartArea, buffer: &buffer)
+    }
+
+    static func label(_ metric: Metric, wide: Bool) -> String {
+        wide ? metric.label : metric.label.replacingOccurrences(of: " at end of day", with: " (eod)")
+    }
+
+    static func renderTable(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
+        let daily = state.daily
+        let wide = area.width >= 110
+        let labelWidth = wide ? 30 : 24
+        let dayWidth = 5
+        let spacing = 1
+        let fittingDays = max(0, (area.width - labelWidth - spacing - 6) / (dayWidth + spacing))
+        let days = Array(daily.days.suffix(fittingDays))
+
+        var columns = [TableColumn("METRIC", width: .fixed(labelWidth)), TableColumn("TOTAL", width: .fixed(6), alignment: .right)]
+        columns += days.map { TableColumn(String($0.day.dropFirst(5)), width: .fixed(dayWidth), alignment: .right) }
+        let rows: [[TableCell]] = Metric.allCases.map { metric in
+            // Levels (active at end of day) do not add up over days; only events get a total.
+            let total = metric.isEndOfDayLevel ? "" : String(daily.days.reduce(0) { $0 + $1[metric] })
+            return [TableCell(label(metric, wide: wide)), TableCell(total, role: .title)]
+                + days.map { day in
+                    let value = day[metric]
+                    return TableCell(String(value), role: value == 0 ? .dim : nil)
+                }
+        }
+        TableView(columns: columns, rows: daily.loaded ? rows : [], selectedRow: daily.metric,
+                  scrollOffset: daily.scrollOffset, columnSpacing: spacing, emptyText: "loading…")
+            .render(in: area, buffer: &buffer)
+    }
+
+    static func renderChart(_ state: DashboardState, request: DailyRequest, in area: Rect, buffer: inout ScreenBuffer) {
+        guard area.height >= 4 else { return }
+        let daily = state.daily
+        let metric = daily.selectedMetric
+        let zone = ZonedTime.label(for: request.zone)
+        let what = metric.isEndOfDayLevel ? "at the end of each day" : "per day"
+        buffer.put("\(metric.label) \(what), \(request.from) … \(request.to) \(zone), \(daily.segment.rawValue)",
+                   x: area.x, y: area.y, role: .title, maxWidth: area.width)
+        let days = daily.days
+        guard !days.isEmpty else { return }
+
+        let gap = 1
+        let barWidth = max(1, min(3, (area.width + gap) / days.count - gap))
+        let chart = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 2)
+        let bars = days.map { BarChart.Bar(label: "", value: Double($0[metric])) }
+        BarChart(bars: bars, barWidth: barWidth, gap: gap).render(in: chart, buffer: &buffer)
+
+        // Weekly ticks counted back from the last day, which is the one people look for.
+        let shown = min(days.count, max(0, (area.width + gap) / (barWidth + gap)))
+        let first = days.count - shown
+        let axisY = area.maxY - 1
+        var index = days.count - 1
+        var lastLabelX = Int.max
+        while index >= first {
+            let x = area.x + (index - first) * (barWidth + gap)
+            let text = String(days[index].day.dropFirst(5))
+            if x + TextWidth.width(of: text) < lastLabelX {
+                buffer.put(text, x: x, y: axisY, role: .dim, maxWidth: area.maxX - x)
+                lastLabelX = x - 1
+            }
+            index -= 7
+        }
+    }
+}

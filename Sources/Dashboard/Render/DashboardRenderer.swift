@@ -1,0 +1,121 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+/// Draws a `DashboardState` into a `ScreenBuffer`: the same state always gives the same cells.
+public enum DashboardRenderer {
+    /// A buffer the state's size with the state drawn in it.
+    public static func render(_ state: DashboardState) -> ScreenBuffer {
+        var buffer = ScreenBuffer(width: state.width, height: state.height)
+        render(state, into: &buffer)
+        return buffer
+    }
+
+    /// Draws the whole screen: header, the current screen, help if open, and the bottom line.
+    public static func render(_ state: DashboardState, into buffer: inout ScreenBuffer) {
+        buffer.fill(buffer.bounds)
+        if buffer.width < DashboardState.minimumWidth || buffer.height < DashboardState.minimumHeight {
+            renderTooSmall(width: buffer.width, height: buffer.height, into: &buffer)
+            return
+        }
+        header(state).render(in: Rect(x: 1, y: 0, width: buffer.width - 2, height: 1), buffer: &buffer)
+        let content = Layout.content(width: buffer.width, height: buffer.height)
+        switch state.screen {
+        case .subscribers: SubscribersView.render(state, in: content, buffer: &buffer)
+        case .detail: DetailView.render(state, in: content, buffer: &buffer)
+        case .feed: FeedView.render(state, in: content, buffer: &buffer)
+        case .daily: DailyView.render(state, in: content, buffer: &buffer)
+        case .quarantine: QuarantineView.renderList(state, in: content, buffer: &buffer)
+        case .quarantineBody: QuarantineView.renderBody(state, in: content, buffer: &buffer)
+        }
+        if state.showsHelp { renderHelp(state, in: content, buffer: &buffer) }
+        bottomLine(state, in: Rect(x: 0, y: buffer.height - 1, width: buffer.width, height: 1), buffer: &buffer)
+    }
+
+    /// The message shown instead of screens that would not fit.
+    public static func tooSmallMessage(width: Int, height: Int) -> String {
+        "terminal too small: \(width)x\(height), need \(DashboardState.minimumWidth)x\(DashboardState.minimumHeight)"
+    }
+
+    static func renderTooSmall(width: Int, height: Int, into buffer: inout ScreenBuffer) {
+        guard height > 0 else { return }
+        let lines = TextLayout.hardWrap(tooSmallMessage(width: width, height: height), width: max(1, width))
+        let top = max(0, (height - lines.count) / 2)
+        for (index, line) in lines.enumerated() {
+            buffer.put(line, x: 0, y: top + index, width: width, alignment: .center, role: .warning, padRole: .normal)
+        }
+    }
+
+    /// Where you are on the left; the store, the time zone every date is in, and whether it is live, on the right.
+    static func header(_ state: DashboardState) -> StatusLine {
+        var path = ["subdesk"]
+        for screen in state.stack {
+            switch screen {
+            case .subscribers: path.append("subscribers")
+            case .detail: path.append(state.detail?.originalTransactionId ?? "detail")
+            case .feed: path.append("feed")
+            case .daily: path.append("daily")
+            case .quarantine: path.append("quarantine")
+            case .quarantineBody: path.append(state.quarantine.openEntry.map { "#\($0.id)" } ?? "body")
+            }
+        }
+        if state.showsHelp { path.append("help") }
+        var items = [StatusItem("store: " + state.storeName), StatusItem(state.time.label, role: .accent)]
+        if state.screen == .feed && state.feed.paused {
+            items.append(StatusItem("❚❚ paused", role: .warning))
+        } else {
+            items.append(StatusItem("● live", role: .success))
+        }
+        return StatusLine(path: path, items: items)
+    }
+
+    static func bottomLine(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
+        if let prompt = state.prompt {
+            PromptLine(symbol: prompt.symbol, text: prompt.text, cursor: prompt.cursor, completions: prompt.completions,
+                       selectedCompletion: prompt.selectedCompletion).render(in: area, buffer: &buffer)
+        } else if let flash = state.flash {
+            FlashMessage(" " + flash.text, kind: flash.kind).render(in: area, buffer: &buffer)
+        } else {
+            let hints = state.showsHelp ? [Hint(Key.escape, "close help"), Hint("q", "quit")] : state.keys.hints(for: state.screen)
+            buffer.put(" ", x: area.x, y: area.y, role: .hintText)
+            HintBar(hints: hints).render(in: area.inset(left: 1), buffer: &buffer)
+        }
+    }
+
+    static func renderHelp(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
+        let title = "Keys: \(state.screen.helpSection.lowercased()) and everywhere"
+        let inner = Box(title: title).render(in: area, buffer: &buffer)
+        HelpView(entries: state.keys.helpEntries(for: state.screen)).render(in: inner.inset(horizontal: 1, vertical: 0),
+                                                                           buffer: &buffer)
+    }
+
+    // MARK: - Shared bits
+
+    /// One line of `text` after a label, as the summary lines write facts: `label value`.
+    @discardableResult
+    static func fact(_ label: String, _ value: String, x: Int, y: Int, maxX: Int, role: StyleRole = .normal,
+                     buffer: inout ScreenBuffer) -> Int {
+        guard x < maxX else { return x }
+        var column = x
+        column += buffer.put(label, x: column, y: y, role: .dim, maxWidth: maxX - column)
+        column += buffer.put(" ", x: column, y: y, maxWidth: maxX - column)
+        column += buffer.put(value, x: column, y: y, role: role, maxWidth: maxX - column)
+        return column
+    }
+
+    /// `Prod` rather than `Production` where columns are scarce.
+    static func environmentLabel(_ environment: String?, short: Bool) -> String {
+        guard let environment, !environment.isEmpty else { return "-" }
+        guard short else { return environment }
+        switch environment {
+        case "Production", "PROD": return "Prod"
+        case "Sandbox": return "Sbox"
+        default: return String(environment.prefix(5))
+        }
+    }
+
+    /// `in 3d 4h` or `5d 2h ago`.
+    static func relative(_ date: Millis, now: Millis) -> String {
+        date >= now ? "in " + DateText.duration(date - now) : DateText.duration(now - date) + " ago"
+    }
+}

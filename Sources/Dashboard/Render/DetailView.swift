@@ -1,0 +1,198 @@
+import SubscriptionCore
+import TerminalUI
+
+/// The subscription detail: a header of facts support asks about, then the timeline.
+enum DetailView {
+    static func render(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
+        guard let detail = state.detail else { return }
+        let frame = area
+        let inner = Box(title: "Subscription \(detail.originalTransactionId)").render(in: frame, buffer: &buffer)
+        guard let content = detail.content else {
+            let message = detail.missing ?? "loading…"
+            buffer.put(message, x: inner.x + 1, y: inner.y, role: detail.missing == nil ? .dim : .error,
+                       maxWidth: inner.width - 2)
+            return
+        }
+        let text = inner.inset(left: 1, right: 1)
+        let lines = headerLines(content, state: state, width: text.width)
+        for (index, line) in lines.prefix(Layout.detailHeaderLines).enumerated() {
+            draw(line, x: text.x, y: text.y + index, maxX: text.maxX, buffer: &buffer)
+        }
+        let dividerY = inner.y + Layout.detailHeaderLines
+        Box.divider(title: "Timeline (\(state.time.label))", y: dividerY, in: frame, buffer: &buffer)
+        let timelineArea = Rect(x: text.x, y: dividerY + 1, width: text.width, height: frame.maxY - 1 - (dividerY + 1))
+        renderTimeline(detail, state: state, in: timelineArea, buffer: &buffer)
+    }
+
+    /// One header line: a label, then pieces of text each in its own role.
+    struct Line {
+        var label: String
+        var pieces: [(text: String, role: StyleRole)]
+    }
+
+    /// Draws a line; after the first piece, a piece that does not fit whole is left out with all after it,
+    /// since half a date reads as a wrong date.
+    static func draw(_ line: Line, x: Int, y: Int, maxX: Int, buffer: inout ScreenBuffer) {
+        var column = x
+        column += buffer.put(line.label.padding(toLength: 9, withPad: " ", startingAt: 0), x: column, y: y,
+                             role: .title, maxWidth: maxX - column)
+        for (index, piece) in line.pieces.enumerated() where column < maxX {
+            let width = TextWidth.width(of: SafeText.sanitize(piece.text))
+            if index > 0 && column + width > maxX { break }
+            column += buffer.put(piece.text, x: column, y: y, role: piece.role, maxWidth: maxX - column)
+        }
+    }
+
+    static func headerLines(_ content: DetailContent, state: DashboardState, width: Int) -> [Line] {
+        let s = content.report.state
+        let now = state.now
+        let time = state.time
+
+        var facts = [s.entitled ? "entitled" : "not entitled"]
+        switch s.status {
+        case .gracePeriod:
+            if let grace = s.gracePeriodExpiresDate {
+                facts.append("\(DateText.duration(grace - now)) left")
+                facts.append("until \(time.minute(grace))")
+            }
+        case .active:
+            if let expires = s.expiresDate {
+                facts.append((s.autoRenewStatus ? "renews " : "ends ") + DashboardRenderer.relative(expires, now: now))
+            }
+        case .expired, .billingRetry:
+            if let expires = s.expiresDate { facts.append("expired " + DashboardRenderer.relative(expires, now: now)) }
+        case .revoked:
+            facts.append("refunded or revoked")
+        }
+        let status: [(String, StyleRole)] = [(s.status.label, Styling.role(for: s.status)),
+                                             ("  (" + facts.joined(separator: ", ") + ")", .normal)]
+
+        var product: [(String, StyleRole)] = [(s.productId, .normal)]
+        if let expires = s.expiresDate {
+            product.append(("   " + (expires > now ? "expires " : "expired ") + time.minute(expires), .normal))
+        }
+        if let purchased = s.purchaseDate { product.append(("   period began " + time.minute(purchased), .dim)) }
+
+        var renewal: [(String, StyleRole)] = [("auto-renew ", .normal),
+                                              (s.autoRenewStatus ? "ON" : "OFF", s.autoRenewStatus ? .success : .warning)]
+        if let next = s.autoRenewProductId { renewal.append((" → " + next, .normal)) }
+        if let change = s.pendingChange {
+            let when = change.effectiveDate.map { " at " + time.minute($0) } ?? ""
+            var text = "   pending \(change.kind) to \(change.productId)\(when)"
+            let used = renewal.map { TextWidth.width(of: $0.0) }.reduce(9, +)
+            // The arrow already names the product; on a narrow screen the date is what must not be lost.
+            if used + TextWidth.width(of: text) > width { text = "   \(change.kind)\(when)" }
+            renewal.append((text, .accent))
+        }
+
+        var billing: [(String, StyleRole)] = []
+        if s.isInBillingRetryPeriod {
+            billing.append(("in billing retry" + (s.expiresDate.map { " since " + time.minute($0) } ?? ""), .badgeBillingRetry))
+        }
+        if let grace = s.gracePeriodExpiresDate, s.status != .gracePeriod {
+            billing.append(((billing.isEmpty ? "" : " · ") + "grace period ended \(time.minute(grace))", .dim))
+        } else if s.status == .gracePeriod {
+            billing.append(((billing.isEmpty ? "" : " · ") + "grace period", .badgeGrace))
+        }
+        if billing.isEmpty { billing.append(("no billing problem", .dim)) }
+
+        let consent: String
+        switch s.priceIncreaseStatus {
+        case nil: consent = "none"
+        case 0?: consent = "awaiting consent"
+        case 1?: consent = "consented"
+        case let other?: consent = "status \(other)"
+        }
+        var intent: [(String, StyleRole)] = s.expirationIntent.map {
+            [("\($0) · \(ExpirationIntent.meaning($0))", .normal)]
+        } ?? [("none", .dim)]
+
+        var offer: [(String, StyleRole)] = []
+        if let description = Timeline.offerDescription(type: s.offerType, discount: s.offerDiscountType,
+                                                       identifier: s.offerIdentifier) {
+            offer.append((description + (s.isTrial ? " (current period)" : ""), .normal))
+        } else {
+            offer.append(("no offer on the current period", .dim))
+        }
+        if let trial = content.report.history.transactions.filter({ $0.offerDiscountType == "FREE_TRIAL" })
+            .min(by: { $0.purchaseDate < $1.purchaseDate }) {
+            offer.append(("   trial used " + time.day(trial.purchaseDate), .dim))
+        }
+
+        func owner(fullToken: Bool) -> String {
+            var parts: [String] = []
+            if let user = content.subscriber.userId { parts.append("user " + user) }
+            if let token = content.subscriber.appAccountToken {
+                parts.append("token " + (fullToken || token.count <= 12 ? token : token.prefix(4) + "…" + token.suffix(4)))
+            }
+            if parts.isEmpty { parts.append("subscriber #\(content.subscriber.id)") }
+            parts.append(s.isFamilyShared ? "FAMILY SHARED" : "PURCHASED")
+            parts.append(s.environment)
+            if !content.otherSubscriptions.isEmpty {
+                let count = content.otherSubscriptions.count
+                parts.append("\(count) other subscription\(count == 1 ? "" : "s")")
+            }
+            return parts.joined(separator: " · ")
+        }
+        var ownerText = owner(fullToken: true)
+        if TextWidth.width(of: ownerText) > width - 9 { ownerText = owner(fullToken: false) }
+
+        // Price-increase consent belongs with renewal; when a pending change fills that line it moves
+        // next to the intent (declining an increase is an intent of its own), then to the offer line.
+        let priceIncrease = ("   price increase: " + consent, s.priceIncreaseStatus == 0 ? StyleRole.warning : .normal)
+        func fits(_ pieces: [(String, StyleRole)]) -> Bool {
+            pieces.map { TextWidth.width(of: $0.0) }.reduce(9, +) + TextWidth.width(of: priceIncrease.0) <= width
+        }
+        if fits(renewal) {
+            renewal.append(priceIncrease)
+        } else if fits(intent) {
+            intent.append(priceIncrease)
+        } else {
+            offer.append(priceIncrease)
+        }
+
+        return [
+            Line(label: "Status", pieces: status),
+            Line(label: "Product", pieces: product),
+            Line(label: "Renewal", pieces: renewal),
+            Line(label: "Billing", pieces: billing),
+            Line(label: "Intent", pieces: intent),
+            Line(label: "Offer", pieces: offer),
+            Line(label: "Owner", pieces: [(ownerText, s.isFamilyShared ? .accent : .normal)]),
+        ]
+    }
+
+    static func entries(_ detail: DetailState, time: ZonedTime) -> [TimelineEntry] {
+        detail.timeline.map { event in
+            var kind = event.kind
+            var text = event.detail
+            if event.kind == "notification" {
+                // The type is what people scan for; "notification" on every line would hide it.
+                let parts = event.detail.components(separatedBy: "  ")
+                kind = parts.first ?? event.kind
+                text = parts.dropFirst().joined(separator: "  ")
+            }
+            return TimelineEntry(date: time.minute(event.date), kind: kind, detail: text,
+                                 role: Styling.role(forTimelineKind: event.kind, detail: event.detail),
+                                 extraLines: detail.expanded[DetailState.entryKey(event)] ?? [])
+        }
+    }
+
+    static func renderTimeline(_ detail: DetailState, state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
+        guard !area.isEmpty else { return }
+        let entries = entries(detail, time: state.time)
+        let expanded = Set(detail.timeline.indices.filter { detail.expanded[DetailState.entryKey(detail.timeline[$0])] != nil })
+        // The reducer owns the scroll position (it scrolls through long payloads line by line),
+        // so the widget draws no selection of its own and the selected line is restyled here.
+        TimelineView(entries: entries, selectedEntry: nil, expandedEntries: expanded, scrollOffset: detail.scrollOffset,
+                     kindWidth: min(entries.map { TextWidth.width(of: $0.kind) }.max() ?? 0, area.width * 2 / 5), emptyText: "no events")
+            .render(in: area, buffer: &buffer)
+        let starts = DashboardReducer.timelineLines(detail).starts
+        if starts.indices.contains(detail.selection) {
+            let row = starts[detail.selection] - detail.scrollOffset
+            if row >= 0 && row < area.height {
+                buffer.restyle(Rect(x: area.x, y: area.y + row, width: area.width, height: 1), role: .selection)
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import SubscriptionCore
+import TerminalUI
+
+/// The live feed: the intake rate, then every body's outcome as it arrives.
+enum FeedView {
+    static func render(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
+        guard area.height >= 2 else { return }
+        let feed = state.feed
+        let y = area.y
+        var x = area.x + 1
+        let current = feed.rate.last ?? 0
+        x += buffer.put("\(current)/min ", x: x, y: y, role: .title)
+        let minutes = area.width >= 110 ? FeedState.rateMinutes : 20
+        let spark = Sparkline.string(feed.rate.map(Double.init), width: minutes)
+        x += buffer.put(spark, x: x, y: y, role: .sparkline)
+        x += buffer.put(" \(minutes) min", x: x, y: y, role: .dim) + 3
+        let paused = feed.paused ? "yes" + (feed.held.isEmpty ? "" : " (+\(feed.held.count) new)") : "no"
+        x = DashboardRenderer.fact("paused:", paused, x: x, y: y, maxX: area.maxX,
+                                   role: feed.paused ? .warning : .normal, buffer: &buffer) + 3
+        x = DashboardRenderer.fact("filter:", feed.filter.isEmpty ? "-" : feed.filter, x: x, y: y, maxX: area.maxX,
+                                   role: feed.filter.isEmpty ? .normal : .match, buffer: &buffer) + 3
+        let rows = feed.visible
+        buffer.put("\(rows.count) rows", x: x, y: y, role: .dim, maxWidth: max(0, area.maxX - x))
+
+        let wide = area.width >= 110
+        let timeTitle = "TIME " + state.time.abbreviation(at: state.now)
+        let columns: [TableColumn] = [
+            TableColumn(timeTitle, width: .fixed(max(8, TextWidth.width(of: timeTitle)))),
+            TableColumn("TYPE/SUBTYPE", width: .fixed(wide ? 40 : 22)),
+            TableColumn("ORIGINAL TX", width: .fixed(16)),
+            TableColumn("PRODUCT", width: .flex(wide ? 2 : 1)),
+            TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
+            TableColumn("RESULT", width: .flex(wide ? 3 : 1)),
+        ]
+        let cells: [[TableCell]] = rows.map { entry in
+            var result = entry.result == .rejected ? "REJECTED" : entry.result.rawValue
+            if entry.result == .rejected, let detail = entry.detail { result += " " + detail }
+            return [
+                TableCell(state.time.clock(entry.receivedDate)),
+                TableCell(FeedState.typeText(entry), role: Styling.role(forNotificationType: entry.type, subtype: entry.subtype)),
+                TableCell(entry.originalTransactionId ?? "-"),
+                TableCell(entry.productId ?? "-"),
+                TableCell(DashboardRenderer.environmentLabel(entry.environment, short: !wide)),
+                TableCell(result, role: Styling.role(for: entry.result)),
+            ]
+        }
+        let empty: String
+        if !feed.loaded {
+            empty = "loading…"
+        } else if !feed.filter.isEmpty {
+            empty = "no rows match the filter; Esc clears it"
+        } else {
+            empty = "waiting for notifications (try: subdesk simulate)"
+        }
+        TableView(columns: columns, rows: cells, selectedRow: cells.isEmpty ? nil : feed.selection,
+                  scrollOffset: feed.scrollOffset, columnSpacing: wide ? 2 : 1, emptyText: empty)
+            .render(in: area.inset(top: 1, left: 1, right: 1), buffer: &buffer)
+    }
+}

@@ -1,0 +1,48 @@
+import SubscriptionCore
+import TerminalUI
+
+/// Where each screen puts things, shared by the renderer and the reducer.
+///
+/// The reducer needs to know how many rows a table shows to page and
+/// scroll; deriving that from the same arithmetic the renderer uses keeps
+/// the two from drifting apart.
+public enum Layout {
+    /// Row 0 is the header, the last row the hint bar; the screens use what is between.
+    public static func content(width: Int, height: Int) -> Rect {
+        Rect(x: 0, y: 1, width: width, height: height - 2)
+    }
+
+    /// Data rows a list screen shows: the content less its summary line and the table header.
+    public static func listRows(height: Int) -> Int { max(1, height - 4) }
+
+    /// Data rows of the subscribers table, which has a second summary line for its sort and filter.
+    public static func subscriberRows(height: Int) -> Int { max(1, height - 5) }
+
+    /// Lines of the detail header between the frame's top and the timeline divider.
+    public static let detailHeaderLines = 7
+
+    /// Lines the detail timeline shows: the content less the frame, the header and the divider.
+    public static func timelineRows(height: Int) -> Int { max(1, height - 2 - detailHeaderLines - 3) }
+
+    /// Lines of the quarantined body view.
+    public static func bodyRows(height: Int) -> Int { max(1, height - 4) }
+
+    /// Rows of the daily table and of the chart block (its title included) below it.
+    public static func daily(height: Int) -> (tableRows: Int, chartRows: Int) {
+        let area = height - 2
+        let metrics = Metric.allCases.count
+        // Summary, table header and the blank line before the chart take three rows.
+        let chart = max(9, area - 3 - metrics)
+        return (max(1, area - 3 - chart), chart)
+    }
+
+    /// Rows to load per page of the subscribers table: a few screens' worth, so paging rarely waits.
+    public static func pageLimit(height: Int) -> Int { max(100, subscriberRows(height: height) * 3) }
+
+    /// The most rows the subscribers window keeps before dropping the far end.
+    ///
+    /// Room for three pages plus four screens means a page loaded at one
+    /// edge never trims the other edge close enough to the screen to make it
+    /// load again, so loads cannot chase each other.
+    public static func windowCapacity(pageLimit: Int, height: Int) -> Int { 3 * pageLimit + 4 * subscriberRows(height: height) }
+}

@@ -1,0 +1,113 @@
+import SubscriptionCore
+import TerminalUI
+
+/// The subscribers screen: status tabs with counts, sort and filter, and the table.
+enum SubscribersView {
+    static func render(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
+        guard area.height >= 3 else { return }
+        let list = state.subscribers
+        statusTabs(state, x: area.x + 1, y: area.y, maxX: area.maxX, buffer: &buffer)
+
+        var x = area.x + 1
+        let y = area.y + 1
+        let sort = list.query.sort == .expires
+            ? (list.query.descending ? "expiry, latest first" : "expiry, soonest first")
+            : (list.query.descending ? "last event, newest first" : "last event, oldest first")
+        x = DashboardRenderer.fact("sort", sort, x: x, y: y, maxX: area.maxX, buffer: &buffer) + 3
+        x = DashboardRenderer.fact("filter", list.query.text.isEmpty ? "-" : list.query.text, x: x, y: y, maxX: area.maxX,
+                                   role: list.query.text.isEmpty ? .normal : .match, buffer: &buffer) + 3
+        if list.loaded {
+            // Only a count the store gave or the whole list in hand is exact; a window of pages is not.
+            var total: Int?
+            if list.atStart && list.atEnd {
+                total = list.rows.count
+            } else if list.query.text.isEmpty {
+                total = list.statusFilter.map { list.statusCounts[$0] ?? 0 } ?? list.totalCount
+            }
+            let text = total.map { "\($0) subscription" + ($0 == 1 ? "" : "s") } ?? "more than \(list.rows.count) subscriptions"
+            buffer.put(text, x: x, y: y, role: .dim, maxWidth: max(0, area.maxX - x))
+        }
+
+        let tableArea = area.inset(top: 2)
+        let wide = area.width >= 110
+        let columns: [TableColumn] = [
+            TableColumn("USER", width: .flex(1)),
+            TableColumn("ORIGINAL TX", width: .fixed(16)),
+            TableColumn("PRODUCT", width: .flex(1)),
+            TableColumn("STATUS", width: .fixed(wide ? 13 : 7)),
+            TableColumn("EXPIRES (\(state.time.label))", width: .fixed(16)),
+            TableColumn(wide ? "RENEW" : "AUTO", width: .fixed(wide ? 5 : 4)),
+            TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
+        ]
+        let rows: [[TableCell]] = list.rows.map { row in
+            let s = row.state
+            return [
+                TableCell(userLabel(row.subscriber)),
+                TableCell(s.originalTransactionId),
+                TableCell(s.productId),
+                TableCell(wide ? s.status.label : shortLabel(s.status), role: Styling.role(for: s.status)),
+                TableCell(s.expiresDate.map(state.time.minute) ?? "-"),
+                TableCell(s.autoRenewStatus ? "on" : "off", role: s.autoRenewStatus ? nil : .dim),
+                TableCell(DashboardRenderer.environmentLabel(s.environment, short: !wide)),
+            ]
+        }
+        let empty: String
+        if !list.loaded {
+            empty = "loading…"
+        } else if !list.query.text.isEmpty || list.statusFilter != nil {
+            empty = "no subscriptions match; Esc clears the filter, 0 shows every status"
+        } else {
+            empty = "no subscriptions in this store yet"
+        }
+        TableView(columns: columns, rows: rows, selectedRow: list.rows.isEmpty ? nil : list.selection,
+                  scrollOffset: list.scrollOffset, columnSpacing: wide ? 2 : 1, emptyText: empty)
+            .render(in: tableArea.inset(left: 1, right: 1), buffer: &buffer)
+    }
+
+    /// ` 0 all 144  1 active 96  2 grace 6 …`: the digit keys, what they show, and how many.
+    static func statusTabs(_ state: DashboardState, x: Int, y: Int, maxX: Int, buffer: inout ScreenBuffer) {
+        let list = state.subscribers
+        var tabs: [(digit: String, label: String, count: Int?, role: StyleRole, selected: Bool)] = [
+            ("0", "all", list.totalCount, .normal, list.statusFilter == nil),
+        ]
+        for (index, status) in DashboardReducer.statusOrder.enumerated() {
+            tabs.append((String(index + 1), tabLabel(status), list.totalCount == nil ? nil : list.statusCounts[status] ?? 0,
+                         Styling.role(for: status), list.statusFilter == status))
+        }
+        var column = x
+        for tab in tabs where column < maxX {
+            let text = tab.label + (tab.count.map { " \($0)" } ?? "")
+            column += buffer.put(tab.digit, x: column, y: y, role: .hintKey, maxWidth: maxX - column)
+            column += buffer.put(" ", x: column, y: y, maxWidth: maxX - column)
+            column += buffer.put(text, x: column, y: y, role: tab.selected ? .selection : tab.role, maxWidth: maxX - column)
+            column += 2
+        }
+    }
+
+    static func tabLabel(_ status: SubscriptionStatus) -> String {
+        switch status {
+        case .active: return "active"
+        case .gracePeriod: return "grace"
+        case .billingRetry: return "billing retry"
+        case .expired: return "expired"
+        case .revoked: return "revoked"
+        }
+    }
+
+    static func shortLabel(_ status: SubscriptionStatus) -> String {
+        switch status {
+        case .active: return "ACTIVE"
+        case .gracePeriod: return "GRACE"
+        case .billingRetry: return "RETRY"
+        case .expired: return "EXPIRED"
+        case .revoked: return "REVOKED"
+        }
+    }
+
+    /// The user id when the app linked one, else the start of the appAccountToken, else a dash.
+    static func userLabel(_ subscriber: Subscriber) -> String {
+        if let user = subscriber.userId, !user.isEmpty { return user }
+        if let token = subscriber.appAccountToken, !token.isEmpty { return String(token.prefix(8)) + "…" }
+        return "-"
+    }
+}

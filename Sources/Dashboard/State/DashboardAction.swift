@@ -1,0 +1,82 @@
+import SubscriptionCore
+import TerminalUI
+
+/// Something that happened: a key, a resize, the clock, or a load the runtime finished.
+public enum DashboardAction: Sendable {
+    /// The dashboard opened: load the first screen.
+    case start
+    case key(Key)
+    case resize(width: Int, height: Int)
+    case tick(now: Millis)
+    /// Another process committed to the store.
+    case storeChanged
+
+    case subscribersLoaded(SubscriberPageRequest, SubscriberPage)
+    case statusCountsLoaded([SubscriptionStatus: Int], total: Int)
+    case detailLoaded(originalTransactionId: String, DetailContent?)
+    case payloadLoaded(originalTransactionId: String, entryKey: String, lines: [String])
+    case feedLoaded([IntakeLogEntry], rate: [Int], now: Millis)
+    case dailyLoaded(DailyRequest, [DayCounts])
+    case quarantineLoaded([QuarantineEntry])
+    case themeApplied(name: String, warnings: [String])
+    /// A load or command failed; shown as a flash message.
+    case failed(String)
+    /// Something the operator should know that is not a failure, such as a theme shown in fewer colours.
+    case notice(String)
+}
+
+/// Work the reducer asks for; the runtime performs it and answers with actions.
+public enum DashboardEffect: Equatable, Sendable {
+    case loadSubscribers(SubscriberPageRequest)
+    case loadStatusCounts
+    case loadDetail(originalTransactionId: String)
+    /// Decode what a timeline line refers to: a notification body or a transaction.
+    case loadPayload(originalTransactionId: String, entryKey: String, kind: String, reference: String)
+    case pollFeed(afterId: Int64)
+    case loadDaily(DailyRequest)
+    case loadQuarantine
+    case applyTheme(String)
+}
+
+/// A page of the subscribers table to load, and where it goes.
+public struct SubscriberPageRequest: Equatable, Sendable {
+    public enum Position: Equatable, Sendable {
+        case first
+        /// The last page, read with the query reversed.
+        case last
+        case after(PageCursor)
+        case before(PageCursor)
+        /// Rows before and from `cursor`, to refresh the window in place.
+        case around(PageCursor)
+    }
+
+    public var query: SubscriptionQuery
+    public var position: Position
+    public var limit: Int
+    /// The row to select once loaded, counted in the window as it was when asking (may be past either end).
+    public var target: Int?
+    /// The subscription to keep selected, when refreshing.
+    public var keep: String?
+
+    public init(query: SubscriptionQuery, position: Position, limit: Int, target: Int? = nil, keep: String? = nil) {
+        self.query = query
+        self.position = position
+        self.limit = limit
+        self.target = target
+        self.keep = keep
+    }
+}
+
+/// Rows the runtime loaded for a `SubscriberPageRequest`.
+public struct SubscriberPage: Sendable {
+    public var rows: [SubscriptionRow]
+    /// Whether the rows reach the start (or end) of the list; meaningful for the side that was read.
+    public var reachesStart: Bool
+    public var reachesEnd: Bool
+
+    public init(rows: [SubscriptionRow], reachesStart: Bool, reachesEnd: Bool) {
+        self.rows = rows
+        self.reachesStart = reachesStart
+        self.reachesEnd = reachesEnd
+    }
+}

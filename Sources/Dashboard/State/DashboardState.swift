@@ -1,0 +1,76 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+/// Everything the dashboard shows, as a value: the reducer's input and output, the renderer's input.
+public struct DashboardState: Sendable {
+    /// The smallest terminal the screens are laid out for.
+    public static let minimumWidth = 80
+    public static let minimumHeight = 24
+
+    public var width: Int
+    public var height: Int
+    /// The clock the screens read ("11d 4h left"), advanced by ticks so that tests can fix it.
+    public var now: Millis
+    public var time: ZonedTime
+    /// The zones `z` cycles through, by identifier; "local" is whatever the machine's zone is.
+    public var zoneChoices: [String]
+    /// The store's file name, for the header.
+    public var storeName: String
+    public var themeName: String
+    /// Theme names `:theme` completes.
+    public var availableThemes: [String]
+    public var keys: KeyTable
+
+    /// Screens entered, the current one last; never empty.
+    public var stack: [ScreenID] = [.subscribers]
+    public var showsHelp = false
+    public var prompt: PromptState?
+    public var flash: FlashMessage?
+    public var flashUntil: Millis = 0
+    public var quitRequested = false
+    /// Another process wrote to the store and the screen has not been reloaded since.
+    public var refreshPending = false
+    public var lastRefresh: Millis = 0
+
+    public var subscribers = SubscriberListState()
+    public var detail: DetailState?
+    public var feed = FeedState()
+    public var daily = DailyState()
+    public var quarantine = QuarantineState()
+
+    public init(width: Int, height: Int, now: Millis, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
+                storeName: String, themeName: String = "default", availableThemes: [String] = [],
+                localZone: TimeZone = .current, keys: KeyTable = .standard) {
+        self.width = width
+        self.height = height
+        self.now = now
+        self.time = ZonedTime(zone: timeZone)
+        self.storeName = storeName
+        self.themeName = themeName
+        self.availableThemes = availableThemes
+        self.keys = keys
+        self.zoneChoices = DashboardState.zoneChoices(start: timeZone, local: localZone)
+    }
+
+    public var screen: ScreenID { stack.last ?? .subscribers }
+
+    public var isTooSmall: Bool { width < DashboardState.minimumWidth || height < DashboardState.minimumHeight }
+
+    /// The zones `z` offers: UTC, the machine's own, then a few where App Store teams often sit.
+    ///
+    /// A zone given with `--tz` that is not among them joins the list, so
+    /// cycling always comes back to it.
+    static func zoneChoices(start: TimeZone, local: TimeZone) -> [String] {
+        var choices = ["UTC", local.identifier, "America/Los_Angeles", "America/New_York", "Europe/London",
+                       "Europe/Berlin", "Asia/Tokyo", "Australia/Sydney"]
+        if !choices.contains(start.identifier) && ZonedTime.label(for: start) != "UTC" {
+            choices.insert(start.identifier, at: 1)
+        }
+        var seen = Set<String>()
+        return choices.filter { name in
+            guard let zone = TimeZone(identifier: name) else { return false }
+            return seen.insert(ZonedTime.label(for: zone)).inserted
+        }
+    }
+}

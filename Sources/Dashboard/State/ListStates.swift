@@ -1,0 +1,166 @@
+import Foundation
+import SubscriptionCore
+
+/// The subscribers table: a window of rows around the selection, never the whole store.
+///
+/// Rows arrive in keyset pages; `atStart` and `atEnd` say whether the window
+/// touches the ends of the list, so moving past its edge knows whether to
+/// load more or stop.
+public struct SubscriberListState: Sendable {
+    public var query = SubscriptionQuery(sort: .lastEvent, descending: true)
+    public var statusFilter: SubscriptionStatus?
+    public var rows: [SubscriptionRow] = []
+    /// Index into `rows`.
+    public var selection = 0
+    public var scrollOffset = 0
+    public var atStart = true
+    public var atEnd = true
+    public var loaded = false
+    public var totalCount: Int?
+    public var statusCounts: [SubscriptionStatus: Int] = [:]
+    /// Rows per page; nil sizes pages from the screen. Small pages make paging visible in tests.
+    public var pageSize: Int?
+
+    public init() {}
+
+    public var selectedRow: SubscriptionRow? { rows.indices.contains(selection) ? rows[selection] : nil }
+}
+
+/// One subscription opened from the list or the feed.
+public struct DetailState: Sendable {
+    public var originalTransactionId: String
+    public var content: DetailContent?
+    /// Index into the timeline.
+    public var selection = 0
+    /// In screen lines, counting expanded lines.
+    public var scrollOffset = 0
+    /// Expanded timeline lines by `DetailState.entryKey`, with what they expand to.
+    public var expanded: [String: [String]] = [:]
+    /// Set when the subscription could not be loaded.
+    public var missing: String?
+
+    public init(originalTransactionId: String) {
+        self.originalTransactionId = originalTransactionId
+    }
+
+    /// Identifies a timeline line across reloads, when new lines may shift the indexes.
+    public static func entryKey(_ event: TimelineEvent) -> String {
+        "\(event.date)|\(event.kind)|\(event.reference ?? "")|\(event.detail)"
+    }
+
+    public var timeline: [TimelineEvent] { content?.report.timeline ?? [] }
+}
+
+/// What the detail screen shows about one subscription.
+public struct DetailContent: Sendable {
+    public var subscriber: Subscriber
+    public var report: SubscriptionReport
+    /// The subscriber's other subscriptions, by original transaction id.
+    public var otherSubscriptions: [String]
+
+    public init(subscriber: Subscriber, report: SubscriptionReport, otherSubscriptions: [String]) {
+        self.subscriber = subscriber
+        self.report = report
+        self.otherSubscriptions = otherSubscriptions
+    }
+}
+
+/// The live feed: intake outcomes as they arrive, newest first.
+public struct FeedState: Sendable {
+    /// Newest first, at most `FeedState.capacity`.
+    public var entries: [IntakeLogEntry] = []
+    /// Entries that arrived while paused, shown on resume.
+    public var held: [IntakeLogEntry] = []
+    public var lastId: Int64 = 0
+    public var paused = false
+    /// Case-insensitive text the TYPE/SUBTYPE must contain.
+    public var filter = ""
+    /// Intake outcomes per minute, oldest first, the last one the current minute.
+    public var rate: [Int] = []
+    public var selection = 0
+    public var scrollOffset = 0
+    public var lastPoll: Millis = 0
+    public var loaded = false
+
+    public static let capacity = 500
+    /// Minutes of history in the rate sparkline.
+    public static let rateMinutes = 30
+
+    public init() {}
+
+    /// The entries the filter lets through.
+    public var visible: [IntakeLogEntry] {
+        guard !filter.isEmpty else { return entries }
+        return entries.filter { FeedState.typeText($0).localizedCaseInsensitiveContains(filter) }
+    }
+
+    /// `TYPE/SUBTYPE`, or `?` for a body that never got as far as having a type.
+    public static func typeText(_ entry: IntakeLogEntry) -> String {
+        guard let type = entry.type else { return "?" }
+        if let subtype = entry.subtype, !subtype.isEmpty { return type + "/" + subtype }
+        return type
+    }
+}
+
+/// Which subscriptions the daily counts count.
+public enum DailySegment: String, CaseIterable, Sendable {
+    case paid, familyShared = "family shared", sandbox, all
+
+    public var segments: Set<CountSegment> {
+        switch self {
+        case .paid: return [.paid]
+        case .familyShared: return [.familyShared]
+        case .sandbox: return [.sandbox]
+        case .all: return Set(CountSegment.allCases)
+        }
+    }
+}
+
+/// A range of days to count, in one time zone.
+public struct DailyRequest: Equatable, Sendable {
+    public var from: String
+    public var to: String
+    public var zone: TimeZone
+    public var segment: DailySegment
+
+    public init(from: String, to: String, zone: TimeZone, segment: DailySegment) {
+        self.from = from
+        self.to = to
+        self.zone = zone
+        self.segment = segment
+    }
+}
+
+/// The daily counts screen: metrics by day, and a chart of the selected metric.
+public struct DailyState: Sendable {
+    public var rangeDays = 30
+    /// Days the range ends before today: 0 ends today, 7 a week ago.
+    public var endOffset = 0
+    public var segment: DailySegment = .paid
+    /// Index into `Metric.allCases`.
+    public var metric = 0
+    public var scrollOffset = 0
+    public var request: DailyRequest?
+    public var days: [DayCounts] = []
+    public var loaded = false
+
+    public init() {}
+
+    public var selectedMetric: Metric { Metric.allCases[min(max(0, metric), Metric.allCases.count - 1)] }
+}
+
+/// Rejected bodies, newest first, and the one being read.
+public struct QuarantineState: Sendable {
+    public var entries: [QuarantineEntry] = []
+    public var selection = 0
+    public var scrollOffset = 0
+    public var loaded = false
+    /// The body being read: its entry and its lines, decoded and escaped.
+    public var openEntry: QuarantineEntry?
+    public var bodyLines: [String] = []
+    public var bodyScroll = 0
+
+    public static let limit = 200
+
+    public init() {}
+}

@@ -1,0 +1,52 @@
+/// The `:` command line or `/` filter being typed.
+public struct PromptState: Equatable, Sendable {
+    public enum Kind: Equatable, Sendable {
+        case command
+        case filter
+    }
+
+    public var kind: Kind
+    public var text: String
+    /// In characters: 0 before the first, `text.count` at the end.
+    public var cursor: Int
+    public var completions: [String] = []
+    /// The completion Tab last put in the text, when cycling through several.
+    public var selectedCompletion: Int?
+
+    public init(kind: Kind, text: String = "") {
+        self.kind = kind
+        self.text = text
+        self.cursor = text.count
+    }
+
+    public var symbol: Character { kind == .command ? ":" : "/" }
+
+    mutating func insert(_ character: Character) {
+        var characters = Array(text)
+        characters.insert(character, at: min(max(0, cursor), characters.count))
+        text = String(characters)
+        cursor += 1
+    }
+
+    /// Deletes the character before the cursor; false when there was none.
+    mutating func deleteBackward() -> Bool {
+        guard cursor > 0 else { return false }
+        var characters = Array(text)
+        characters.remove(at: cursor - 1)
+        text = String(characters)
+        cursor -= 1
+        return true
+    }
+
+    mutating func deleteForward() {
+        var characters = Array(text)
+        guard cursor < characters.count else { return }
+        characters.remove(at: cursor)
+        text = String(characters)
+    }
+
+    mutating func setText(_ newText: String) {
+        text = newText
+        cursor = newText.count
+    }
+}

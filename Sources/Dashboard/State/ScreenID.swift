@@ -1,0 +1,22 @@
+/// The screens of the dashboard; the key table says which keys work on which.
+public enum ScreenID: String, CaseIterable, Hashable, Sendable {
+    case subscribers
+    case detail
+    case feed
+    case daily
+    case quarantine
+    /// One quarantined body, opened from the quarantine list.
+    case quarantineBody = "quarantine-body"
+
+    /// The section title the help screen gives this screen's keys.
+    public var helpSection: String {
+        switch self {
+        case .subscribers: return "Subscribers"
+        case .detail: return "Subscriber detail"
+        case .feed: return "Live feed"
+        case .daily: return "Daily counts"
+        case .quarantine: return "Quarantine"
+        case .quarantineBody: return "Quarantined body"
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import XCTest
+import SubscriptionCore
+import TerminalUI
+@testable import Dashboard
+
+/// A demo store built from the repository's sample data at a fixed instant, and sessions over it.
+enum DashboardFixture {
+    /// The repository root, found from this file so tests run from any working directory.
+    static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The instant the demo store is built at and the screens are rendered at, so snapshots never drift.
+    static let anchor: Millis = DateText.parse("2026-11-16T12:00:00Z")!
+
+    static func demoStore() throws -> Store {
+        let store = try Store.inMemory()
+        let sample = try SampleData.locate(explicit: repositoryRoot.appendingPathComponent("sample-data").path)
+        _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: store, anchor: anchor)
+        return store
+    }
+
+    static func state(width: Int = 80, height: Int = 24) -> DashboardState {
+        DashboardState(width: width, height: height, now: anchor, storeName: "demo.db",
+                       availableThemes: ["default", "midnight", "mono"], localZone: TimeZone(identifier: "UTC")!)
+    }
+
+    /// A started session over `store` whose clock stands still at `anchor`.
+    static func session(_ store: Store, width: Int = 80, height: Int = 24) -> DashboardSession {
+        let themes = ThemeCatalog(searchPaths: [repositoryRoot.appendingPathComponent("themes").path])
+        let session = DashboardSession(store: store, state: state(width: width, height: height), themes: themes,
+                                       clock: { anchor })
+        session.start()
+        return session
+    }
+}
+
+extension DashboardSession {
+    /// Sends each key in turn; strings are typed character by character.
+    func type(_ keys: Key...) {
+        for key in keys { send(.key(key)) }
+    }
+
+    func type(_ text: String) {
+        for character in text { send(.key(.char(character))) }
+    }
+
+    var screenLines: [String] {
+        var buffer = ScreenBuffer(width: state.width, height: state.height)
+        render(into: &buffer)
+        return buffer.lines()
+    }
+
+    var screenText: String { screenLines.joined(separator: "\n") }
+}

@@ -1,0 +1,64 @@
+import XCTest
+import TerminalUI
+@testable import Dashboard
+
+final class KeyTableTests: XCTestCase {
+    let table = KeyTable.standard
+
+    func testScreenKeysWinOverGeneralOnes() {
+        XCTAssertEqual(table.command(for: .char("j"), on: .daily), .nextMetric)
+        XCTAssertEqual(table.command(for: .char("j"), on: .subscribers), .down)
+        XCTAssertEqual(table.command(for: .enter, on: .detail), .open)
+        XCTAssertEqual(table.command(for: .char("q"), on: .quarantineBody), .quit)
+        XCTAssertNil(table.command(for: .char("x"), on: .feed))
+    }
+
+    func testNoKeyIsBoundTwiceAtTheSameLevel() {
+        for screen in ScreenID.allCases {
+            var specific: [Key: String] = [:]
+            for binding in table.bindings where binding.screens.contains(screen) {
+                for key in binding.keys {
+                    XCTAssertNil(specific[key], "\(key) bound twice on \(screen): \(specific[key] ?? "") and \(binding.description)")
+                    specific[key] = binding.description
+                }
+            }
+        }
+        var general: [Key: String] = [:]
+        for binding in table.bindings where binding.screens.isEmpty {
+            for key in binding.keys {
+                XCTAssertNil(general[key], "\(key) bound twice everywhere")
+                general[key] = binding.description
+            }
+        }
+    }
+
+    func testOperatorActionKeysAreLeftFreeOnTheDetail() {
+        // `r` revalidate and `o` override arrive with the operator actions.
+        XCTAssertNil(table.command(for: .char("r"), on: .detail))
+        XCTAssertNil(table.command(for: .char("o"), on: .detail))
+    }
+
+    func testHelpAndHintsComeFromTheSameEntries() {
+        let help = table.helpEntries(for: .detail)
+        XCTAssertEqual(help.first?.section, "Subscriber detail")
+        XCTAssertTrue(help.contains { $0.keys == "g/Home" && $0.section == "Moving" })
+        XCTAssertFalse(help.contains { $0.section == "Live feed" }, "other screens' keys stay out")
+        XCTAssertEqual(table.hints(for: .detail).map(\.label), ["expand", "command", "help", "quit", "back"])
+        XCTAssertEqual(table.hints(for: .daily).first, Hint("j/k", "metric"))
+    }
+
+    func testHelpDescriptionsFitTwoColumnsAt80x24() {
+        // The help box is 76 columns inside; two columns need keys + 2 + description <= 36.
+        let widest = table.bindings.map { TextWidth.width(of: $0.keysText) }.max() ?? 0
+        for binding in table.bindings {
+            XCTAssertLessThanOrEqual(widest + 2 + TextWidth.width(of: binding.description), 36, binding.description)
+        }
+    }
+
+    func testMarkdownListsEveryBinding() {
+        let lines = table.markdown().components(separatedBy: "\n")
+        XCTAssertEqual(lines.count, table.bindings.count + 2)
+        XCTAssertTrue(lines.contains("| `0-5` | status tab (0 all) | Subscribers |"), lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains("| `q` | quit | everywhere |"))
+    }
+}

@@ -1,3 +1,0 @@
-import XCTest
-@testable import Dashboard
-final class PlaceholderTests: XCTestCase { func testModuleLoads() { XCTAssertNotNil(DashboardModule.self) } }

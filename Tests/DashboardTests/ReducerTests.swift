@@ -1,0 +1,328 @@
+import XCTest
+@testable import SubscriptionCore
+import TerminalUI
+@testable import Dashboard
+
+/// Key sequences through the pure reducer: no store, no terminal; effects are checked, not run.
+final class ReducerTests: XCTestCase {
+    var state = DashboardFixture.state()
+
+    @discardableResult
+    func press(_ keys: Key...) -> [DashboardEffect] {
+        var effects: [DashboardEffect] = []
+        for key in keys { effects += DashboardReducer.reduce(into: &state, .key(key)) }
+        return effects
+    }
+
+    @discardableResult
+    func type(_ text: String) -> [DashboardEffect] {
+        text.flatMap { DashboardReducer.reduce(into: &state, .key(.char($0))) }
+    }
+
+    func testStartLoadsTheFirstPageAndCounts() {
+        let effects = DashboardReducer.reduce(into: &state, .start)
+        XCTAssertEqual(effects.count, 2)
+        guard case .loadSubscribers(let request)? = effects.first else { return XCTFail("\(effects)") }
+        XCTAssertEqual(request.position, .first)
+        XCTAssertEqual(effects.last, .loadStatusCounts)
+    }
+
+    func testFilterIsTypedInThePromptAndAppliedOnEnter() {
+        press(.char("/"))
+        XCTAssertEqual(state.prompt?.kind, .filter)
+        XCTAssertTrue(type("user-10").isEmpty, "typing does not query the store")
+        XCTAssertEqual(state.prompt?.text, "user-10")
+        let effects = press(.enter)
+        XCTAssertNil(state.prompt)
+        XCTAssertEqual(state.subscribers.query.text, "user-10")
+        guard case .loadSubscribers(let request)? = effects.first else { return XCTFail("\(effects)") }
+        XCTAssertEqual(request.query.text, "user-10")
+        XCTAssertEqual(request.position, .first)
+    }
+
+    func testEscapeCancelsThePromptAndKeepsTheFilter() {
+        press(.char("/"))
+        type("abc")
+        XCTAssertTrue(press(.escape).isEmpty)
+        XCTAssertNil(state.prompt)
+        XCTAssertEqual(state.subscribers.query.text, "")
+    }
+
+    func testPromptEditingMovesTheCursor() {
+        press(.char("/"))
+        type("ac")
+        press(.left)
+        type("b")
+        XCTAssertEqual(state.prompt?.text, "abc")
+        press(.home, .delete)
+        XCTAssertEqual(state.prompt?.text, "bc")
+        press(.end, .backspace, .backspace)
+        XCTAssertEqual(state.prompt?.text, "")
+        press(.backspace)
+        XCTAssertNil(state.prompt, "backspace on an empty prompt closes it")
+    }
+
+    func testEscapeClearsAnActiveFilterBeforeGoingBack() {
+        state.subscribers.query.text = "user"
+        let effects = press(.escape)
+        XCTAssertEqual(state.subscribers.query.text, "")
+        XCTAssertEqual(effects.count, 1)
+        XCTAssertEqual(state.stack, [.subscribers])
+    }
+
+    func testStatusDigitsAndTabChooseTheStatusFilter() {
+        press(.char("3"))
+        XCTAssertEqual(state.subscribers.statusFilter, .billingRetry)
+        XCTAssertEqual(state.subscribers.query.statuses, [.billingRetry])
+        press(.tab)
+        XCTAssertEqual(state.subscribers.statusFilter, .expired)
+        press(.tab, .tab)
+        XCTAssertNil(state.subscribers.statusFilter, "after revoked the cycle comes back to all")
+        press(.char("1"))
+        XCTAssertEqual(state.subscribers.query.statuses, [.active])
+        press(.char("0"))
+        XCTAssertEqual(state.subscribers.query.statuses, [])
+    }
+
+    func testMovingPastTheWindowAsksForTheNeighbouringPage() throws {
+        guard case .loadSubscribers(let first)? = DashboardReducer.reduce(into: &state, .start).first else { return XCTFail() }
+        let rows = (0..<100).map { Self.row(String(2_000_000_000_000_000 + $0)) }
+        _ = DashboardReducer.reduce(into: &state, .subscribersLoaded(first, SubscriberPage(rows: rows, reachesStart: true, reachesEnd: false)))
+        XCTAssertEqual(state.subscribers.rows.count, 100)
+        XCTAssertFalse(state.subscribers.atEnd)
+        XCTAssertEqual(press(.char("G")), [.loadSubscribers(SubscriberPageRequest(
+            query: state.subscribers.query, position: .last, limit: DashboardReducer.pageLimit(state)))],
+            "G with the end not loaded reads the last page from the reversed query")
+        XCTAssertTrue(press(.char("g")).isEmpty, "the first row is in the window already")
+        guard case .loadSubscribers(let next)? = press(.pageDown, .pageDown, .pageDown, .pageDown, .pageDown, .pageDown).last else {
+            return XCTFail("paging towards the window's end loads the next page")
+        }
+        guard case .after(let cursor) = next.position else { return XCTFail("\(next.position)") }
+        XCTAssertEqual(cursor.originalTransactionId, rows.last?.state.originalTransactionId)
+    }
+
+    static func row(_ id: String) -> SubscriptionRow {
+        SubscriptionRow(
+            subscriber: Subscriber(id: 1, userId: "user-\(id.suffix(3))", appAccountToken: nil),
+            state: SubscriptionState(
+                originalTransactionId: id, productId: "app.monthly", status: .active, entitled: true,
+                expiresDate: DashboardFixture.anchor, purchaseDate: nil, originalPurchaseDate: nil, latestTransactionId: id,
+                autoRenewStatus: true, autoRenewProductId: "app.monthly", pendingChange: nil, gracePeriodExpiresDate: nil,
+                isInBillingRetryPeriod: false, expirationIntent: nil, priceIncreaseStatus: nil, offerType: nil,
+                offerIdentifier: nil, offerDiscountType: nil, isTrial: false, ownershipType: "PURCHASED",
+                environment: "Production", appAccountToken: nil, upgradedFrom: [], revokedTransactionIds: [],
+                lastEventDate: DashboardFixture.anchor, lastNotificationType: nil))
+    }
+
+    func testSortToggleAndReverse() {
+        XCTAssertEqual(state.subscribers.query.sort, .lastEvent)
+        press(.char("s"))
+        XCTAssertEqual(state.subscribers.query.sort, .expires)
+        XCTAssertFalse(state.subscribers.query.descending)
+        press(.char("S"))
+        XCTAssertTrue(state.subscribers.query.descending)
+        press(.char("s"))
+        XCTAssertEqual(state.subscribers.query.sort, .lastEvent)
+    }
+
+    func testCommandLineCompletesAndSwitchesScreens() {
+        press(.char(":"))
+        XCTAssertEqual(state.prompt?.completions, DashboardCommandLine.names)
+        type("fe")
+        XCTAssertEqual(state.prompt?.completions, ["feed"])
+        press(.tab)
+        XCTAssertEqual(state.prompt?.text, "feed")
+        let effects = press(.enter)
+        XCTAssertEqual(state.stack, [.subscribers, .feed])
+        XCTAssertEqual(effects, [.pollFeed(afterId: 0)])
+
+        press(.char(":"))
+        type("d")
+        press(.tab, .enter)
+        XCTAssertEqual(state.stack, [.subscribers, .daily], "switching replaces the screen rather than piling up")
+        press(.escape)
+        XCTAssertEqual(state.stack, [.subscribers])
+    }
+
+    func testThemeCompletionCyclesThroughMatchesAndApplies() {
+        press(.char(":"))
+        type("th")
+        press(.tab)
+        XCTAssertEqual(state.prompt?.text, "theme ", "a command taking an argument completes with a space")
+        type("m")
+        XCTAssertEqual(state.prompt?.completions, ["theme midnight", "theme mono"])
+        press(.tab)
+        XCTAssertEqual(state.prompt?.text, "theme midnight")
+        press(.tab)
+        XCTAssertEqual(state.prompt?.text, "theme mono")
+        press(.backTab)
+        XCTAssertEqual(state.prompt?.text, "theme midnight")
+        XCTAssertEqual(press(.enter), [.applyTheme("midnight")])
+    }
+
+    func testUnknownCommandSaysWhatWorks() {
+        press(.char(":"))
+        type("frobnicate")
+        press(.enter)
+        XCTAssertEqual(state.flash?.kind, .error)
+        XCTAssertTrue(state.flash?.text.contains(":subs") ?? false)
+    }
+
+    func testQuitByKeyAndByCommand() {
+        press(.char("q"))
+        XCTAssertTrue(state.quitRequested)
+        state = DashboardFixture.state()
+        press(.char(":"))
+        type("q")
+        press(.enter)
+        XCTAssertTrue(state.quitRequested)
+    }
+
+    func testTooSmallScreenSaysSoAndOnlyQuits() {
+        _ = DashboardReducer.reduce(into: &state, .resize(width: 60, height: 20))
+        XCTAssertTrue(state.isTooSmall)
+        XCTAssertTrue(press(.char(":"), .char("/"), .enter).isEmpty)
+        XCTAssertNil(state.prompt)
+        let lines = DashboardRenderer.render(state).lines()
+        XCTAssertTrue(lines.contains { $0.contains("terminal too small: 60x20, need 80x24") }, lines.joined(separator: "\n"))
+        XCTAssertEqual(lines.count, 20)
+        press(.char("q"))
+        XCTAssertTrue(state.quitRequested)
+    }
+
+    func testHelpIsGeneratedFromTheKeyTable() {
+        press(.char("?"))
+        XCTAssertTrue(state.showsHelp)
+        let text = DashboardRenderer.render(state).lines().joined(separator: "\n")
+        for entry in state.keys.helpEntries(for: .subscribers) {
+            XCTAssertTrue(text.contains(entry.description), "help lacks \(entry.description)")
+        }
+        press(.char("j"))
+        XCTAssertTrue(state.showsHelp, "keys other than close do nothing under help")
+        press(.escape)
+        XCTAssertFalse(state.showsHelp)
+        XCTAssertEqual(state.stack, [.subscribers])
+    }
+
+    func testHintBarComesFromTheKeyTable() {
+        let bottom = DashboardRenderer.render(state).lines().last ?? ""
+        XCTAssertTrue(bottom.hasPrefix(" Enter open  / filter"), bottom)
+        XCTAssertTrue(bottom.contains("? help"), bottom)
+    }
+
+    func testZoneCycleChangesTheZoneEverywhere() {
+        XCTAssertEqual(state.time.label, "UTC")
+        press(.char("z"))
+        XCTAssertEqual(state.time.label, "America/Los_Angeles", "local is UTC in the fixture, so it is skipped")
+        press(.char(":"))
+        type("daily")
+        let effects = press(.enter)
+        guard case .loadDaily(let request)? = effects.first else { return XCTFail("\(effects)") }
+        XCTAssertEqual(request.zone.identifier, "America/Los_Angeles")
+        XCTAssertEqual(request.to, "2026-11-16")
+        XCTAssertEqual(request.from, "2026-10-18")
+    }
+
+    func testTzCommandRejectsUnknownZones() {
+        press(.char(":"))
+        type("tz Mars/Olympus")
+        press(.enter)
+        XCTAssertEqual(state.flash?.kind, .error)
+        XCTAssertEqual(state.time.label, "UTC")
+        press(.char(":"))
+        type("tz Europe/Paris")
+        press(.enter)
+        XCTAssertEqual(state.time.label, "Europe/Paris")
+    }
+
+    func testDailyRangeShiftsByWeeksAndSegmentsCycle() {
+        press(.char(":"))
+        type("daily")
+        press(.enter)
+        guard case .loadDaily(let earlier)? = press(.char("[")).first else { return XCTFail() }
+        XCTAssertEqual(earlier.to, "2026-11-09")
+        XCTAssertEqual(earlier.from, "2026-10-11")
+        press(.char("]"))
+        XCTAssertTrue(press(.char("]")).isEmpty, "the range cannot end after today")
+        guard case .loadDaily(let family)? = press(.char("f")).first else { return XCTFail() }
+        XCTAssertEqual(family.segment, .familyShared)
+        XCTAssertEqual(family.segment.segments, [.familyShared])
+        press(.char("j"), .char("j"), .right, .char("k"))
+        XCTAssertEqual(state.daily.metric, 2)
+        press(.char("G"))
+        XCTAssertEqual(state.daily.selectedMetric, Metric.allCases.last)
+    }
+
+    func testFeedPollsEverySecondOnlyWhileShown() {
+        XCTAssertTrue(DashboardReducer.reduce(into: &state, .tick(now: state.now + 5000)).isEmpty)
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        XCTAssertTrue(DashboardReducer.reduce(into: &state, .tick(now: state.now + 500)).isEmpty)
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .tick(now: state.now + 1000)), [.pollFeed(afterId: 0)])
+    }
+
+    func testFlashMessagesExpire() {
+        press(.char(":"))
+        type("nope")
+        press(.enter)
+        XCTAssertNotNil(state.flash)
+        _ = DashboardReducer.reduce(into: &state, .tick(now: state.now + DashboardReducer.flashDuration))
+        XCTAssertNil(state.flash)
+    }
+
+    func testFeedEntriesArriveOnTopAndWaitWhilePaused() {
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        func entry(_ id: Int64, _ type: String) -> IntakeLogEntry {
+            IntakeLogEntry(id: id, receivedDate: state.now, result: .stored, type: type, originalTransactionId: "otid-\(id)")
+        }
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded([entry(2, "DID_RENEW"), entry(1, "SUBSCRIBED")], rate: [0, 2], now: state.now))
+        XCTAssertEqual(state.feed.entries.map(\.id), [2, 1])
+        XCTAssertEqual(state.feed.lastId, 2)
+
+        press(.char("j"))
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded([entry(3, "EXPIRED")], rate: [0, 3], now: state.now))
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, 1, "the selected row stays selected as rows arrive")
+
+        press(.char(" "))
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded([entry(4, "REFUND")], rate: [0, 4], now: state.now))
+        XCTAssertEqual(state.feed.entries.map(\.id), [3, 2, 1])
+        XCTAssertEqual(state.feed.held.map(\.id), [4])
+        XCTAssertTrue(DashboardRenderer.render(state).lines()[1].contains("paused: yes (+1 new)"))
+        press(.char(" "))
+        XCTAssertEqual(state.feed.entries.map(\.id), [4, 3, 2, 1])
+
+        press(.char("/"))
+        type("renew")
+        press(.enter)
+        XCTAssertEqual(state.feed.visible.map(\.id), [2])
+        press(.escape)
+        XCTAssertEqual(state.feed.visible.count, 4, "Esc clears the feed filter first")
+        XCTAssertEqual(state.stack, [.subscribers, .feed])
+
+        guard case .loadDetail(let id)? = press(.enter).first else { return XCTFail() }
+        XCTAssertEqual(id, "otid-4")
+        XCTAssertEqual(state.stack, [.subscribers, .feed, .detail])
+        press(.escape)
+        XCTAssertEqual(state.stack, [.subscribers, .feed])
+    }
+}
+
+extension ReducerTests {
+    func testStoreChangesReloadAtMostEveryTwoSecondsExceptTheFeed() {
+        state.now = 10_000
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged).count, 2, "the first change reloads at once")
+        XCTAssertTrue(DashboardReducer.reduce(into: &state, .storeChanged).isEmpty)
+        XCTAssertTrue(DashboardReducer.reduce(into: &state, .tick(now: 11_000)).isEmpty)
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .tick(now: 12_000)).count, 2, "the pending change is picked up later")
+        XCTAssertTrue(DashboardReducer.reduce(into: &state, .tick(now: 15_000)).isEmpty, "nothing pending, nothing loaded")
+
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged), [.pollFeed(afterId: 0)])
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged), [.pollFeed(afterId: 0)])
+    }
+}
