@@ -104,7 +104,11 @@ var figures: [Figure] = []
 func record(_ f: Figure) {
     figures.append(f)
     let mark = f.met.map { $0 ? "ok" : "MISSED" } ?? ""
-    log(String(format: "  %-58@ %-34@ %-24@ %@", f.what as NSString, f.value as NSString, f.target as NSString, mark as NSString))
+    log("  " + pad(f.what, 58) + " " + pad(f.value, 34) + " " + pad(f.target, 36) + " " + mark)
+}
+
+func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
 }
 
 func fmt(_ v: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", v) }
@@ -343,14 +347,102 @@ for scale in options.scales {
                       "firstPageMs": firstSpread.median, "keysetPageMs": deepSpread.median, "dailyCountsMs": countsSpread.median])
 }
 
+// MARK: 6. Dashboard
+
+func which(_ name: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let candidate = "\(dir)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return nil
+}
+
+log("== dashboard (the real binary in a 120x40 tmux window)")
+if let tmux = which("tmux"), FileManager.default.isExecutableFile(atPath: subdeskBinary) {
+    let socket = "subdesk-bench-\(getpid())"
+    func tmuxRun(_ args: [String]) throws { try shell(tmux, ["-L", socket] + args) }
+    func waitFor(_ path: String, seconds: Double) -> String? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8), text.hasSuffix("\n") { return text }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        return nil
+    }
+    if let largest = options.scales.max() {
+        let store = dataDirectory + "/generated-\(largest).db"
+        var launches: [Double] = [], rss: [Double] = []
+        for _ in 0..<options.runs {
+            let frameFile = dataDirectory + "/first-frame.txt"
+            try? FileManager.default.removeItem(atPath: frameFile)
+            let started = DateText.nowMillis()
+            try tmuxRun(["new-session", "-d", "-x", "120", "-y", "40",
+                         "env SUBDESK_FIRST_FRAME_FILE='\(frameFile)' TERM=xterm-256color '\(subdeskBinary)' dashboard --db '\(store)'"])
+            if let text = waitFor(frameFile, seconds: 20) {
+                let parts = text.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                if parts.count == 2 { launches.append(parts[0] - Double(started)); rss.append(parts[1] / 1024) }
+            }
+            try? tmuxRun(["kill-server"])
+        }
+        let launch = Spread(launches), memory = Spread(rss)
+        record(Figure(section: "dashboard", what: "dashboard launch to first full frame at \(largest), ms", value: spreadText(launch),
+                      target: "<= 200 ms", met: launch.median <= 200, numbers: ["median": launch.median]))
+        record(Figure(section: "dashboard", what: "dashboard resident memory at first frame, MB", value: spreadText(memory, 1),
+                      target: "<= 64 MB", met: memory.max <= 64, numbers: ["max": memory.max]))
+    }
+
+    // Bytes written for one changed row: a demo store, one subscription's auto-renew turned off.
+    let demoPath = dataDirectory + "/dashboard-demo.db"
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: demoPath + suffix) }
+    let demo = try Store(path: demoPath)
+    let anchor = DateText.nowMillis()
+    _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: demo, anchor: anchor)
+    let log = dataDirectory + "/pane-bytes.log"
+    try? FileManager.default.removeItem(atPath: log)
+    try tmuxRun(["new-session", "-d", "-x", "120", "-y", "40", "TERM=xterm-256color '\(subdeskBinary)' dashboard --db '\(demoPath)'"])
+    Thread.sleep(forTimeInterval: 1.5)
+    try tmuxRun(["send-keys", "s"])          // sort by expiry: the changed row keeps its place
+    Thread.sleep(forTimeInterval: 1.5)
+    try tmuxRun(["pipe-pane", "-o", "cat >> '\(log)'"])
+    Thread.sleep(forTimeInterval: 0.3)
+    func logSize() -> Int { ((try? FileManager.default.attributesOfItem(atPath: log)[.size]) as? NSNumber)?.intValue ?? 0 }
+    let idleStart = logSize()
+    Thread.sleep(forTimeInterval: 2)
+    let idle = logSize() - idleStart
+    // "renewals" gets one more notification: auto-renew off. Earlier steps come again as duplicates.
+    var scenario = scenarios[3]
+    scenario.steps.append(.autoRenew(false, at: -3_600_000))
+    let intakeForChange = try makeIntake(demo)
+    let before = logSize()
+    for body in try builder.bodies(for: scenario, instance: 3, anchor: anchor) { _ = try intakeForChange.ingest(body) }
+    Thread.sleep(forTimeInterval: 2)
+    let changed = logSize() - before
+    try tmuxRun(["resize-window", "-x", "119", "-y", "40"])
+    Thread.sleep(forTimeInterval: 1)
+    let beforeFull = logSize()
+    try tmuxRun(["resize-window", "-x", "120", "-y", "40"])
+    Thread.sleep(forTimeInterval: 1.5)
+    let full = logSize() - beforeFull
+    try? tmuxRun(["kill-server"])
+    record(Figure(section: "dashboard", what: "bytes to the terminal: one changed row (2 s window)", value: "\(changed) (idle 2 s: \(idle))",
+                  target: "only changed cells", met: changed > 0 && changed < full / 4,
+                  numbers: ["changedRow": Double(changed), "idle": Double(idle), "fullRepaint": Double(full)]))
+    record(Figure(section: "dashboard", what: "bytes to the terminal: full repaint after a resize", value: "\(full)", target: "(for scale)", met: nil))
+} else {
+    record(Figure(section: "dashboard", what: "dashboard figures", value: "tmux or the subdesk binary missing", target: "", met: nil))
+}
+
 // MARK: Report
 
 if !scaleRows.isEmpty {
     print("How cost grows with the store (medians; lookup p99):")
-    print(String(format: "%12@ %14@ %12@ %12@ %12@ %12@ %14@", "subscribers", "intake/s", "lookup p50", "lookup p99", "first page", "keyset page", "counts 365d"))
+    print(["subscribers", "intake/s", "lookup p50", "lookup p99", "first page", "keyset page", "counts 365d"]
+        .map { String(repeating: " ", count: max(0, 13 - $0.count)) + $0 }.joined(separator: " "))
     for row in scaleRows {
-        print(String(format: "%12.0f %14.0f %10.3fms %10.3fms %10.3fms %10.3fms %12.1fms", row["subscribers"]!, row["intakePerSecond"]!,
-                     row["lookupP50Ms"]!, row["lookupP99Ms"]!, row["firstPageMs"]!, row["keysetPageMs"]!, row["dailyCountsMs"]!))
+        let cells = [fmt(row["subscribers"]!), fmt(row["intakePerSecond"]!), fmt(row["lookupP50Ms"]!, 3) + "ms",
+                     fmt(row["lookupP99Ms"]!, 3) + "ms", fmt(row["firstPageMs"]!, 3) + "ms", fmt(row["keysetPageMs"]!, 3) + "ms",
+                     fmt(row["dailyCountsMs"]!, 1) + "ms"]
+        print(cells.map { String(repeating: " ", count: max(0, 13 - $0.count)) + $0 }.joined(separator: " "))
     }
     print("")
 }
@@ -360,9 +452,8 @@ if options.json {
     }
     print(JSONText.render(object))
 } else {
-    print(String(format: "%-58@ %-34@ %-36@ %@", "figure", "median (min-max)", "target", "met"))
+    print(pad("figure", 58) + " " + pad("median (min-max)", 34) + " " + pad("target", 36) + " met")
     for f in figures {
-        print(String(format: "%-58@ %-34@ %-36@ %@", f.what as NSString, f.value as NSString, f.target as NSString,
-                     (f.met.map { $0 ? "yes" : "NO" } ?? "") as NSString))
+        print(pad(f.what, 58) + " " + pad(f.value, 34) + " " + pad(f.target, 36) + " " + (f.met.map { $0 ? "yes" : "NO" } ?? ""))
     }
 }

@@ -74,6 +74,8 @@ enum DashboardCommand {
         var previous: ScreenBuffer?
         var theme: Theme?
         var lastTick = DateText.nowMillis()
+        // For subdesk-bench: when the first full frame is on screen, note the time and memory.
+        var firstFrameFile = ProcessInfo.processInfo.environment["SUBDESK_FIRST_FRAME_FILE"]
         while true {
             let size = terminal.size
             session.resize(width: size.width, height: size.height)
@@ -90,6 +92,13 @@ enum DashboardCommand {
             session.render(into: &frame)
             terminal.paint(frame.changes(since: previous))
             previous = frame
+            if let file = firstFrameFile {
+                firstFrameFile = nil
+                let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+                let rss = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?
+                    .split(separator: " ").dropFirst().first.map(String.init) ?? "0"
+                try? "\(DateText.nowMillis()) \(rss)\n".write(toFile: file, atomically: true, encoding: .utf8)
+            }
             if session.shouldQuit { return 0 }
 
             switch terminal.read() {

@@ -35,6 +35,12 @@ public struct Scenario: Sendable {
         public var subtype: String?
         public var transaction: TransactionSpec?
         public var renewal: RenewalSpec?
+
+        /// A step that changes only the auto-renew status.
+        public static func autoRenew(_ on: Bool, at: Millis) -> Step {
+            Step(at: at, type: "DID_CHANGE_RENEWAL_STATUS", subtype: on ? "AUTO_RENEW_ENABLED" : "AUTO_RENEW_DISABLED",
+                 transaction: nil, renewal: RenewalSpec(autoRenew: on))
+        }
     }
 
     public struct Expectation: Sendable {
