@@ -83,11 +83,7 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.quarantine, &state)
         case "audit":
             // `:audit ID` opens the log already filtered to one target.
-            if argument != state.audit.filter {
-                state.audit.filter = argument
-                state.audit.selection = 0
-                state.audit.scrollOffset = 0
-            }
+            DashboardReducer.resetAudit(filter: argument, &state)
             return DashboardReducer.switchTo(.audit, &state)
         case "help":
             state.showsHelp = true

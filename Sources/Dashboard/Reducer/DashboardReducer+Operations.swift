@@ -244,7 +244,8 @@ extension DashboardReducer {
             let end = until.map { "until \(time.minute($0)) \(time.label)" } ?? "until lifted"
             return "Revoke entitlement from \(id) \(end)? y/n"
         case .lift(let number):
-            return "Lift override #\(number) from \(id), so Apple's state decides again? y/n"
+            let kind = state.detail?.content?.report.overrides.first { $0.id == number }.map { " (\($0.kind.rawValue))" } ?? ""
+            return "Lift override #\(number)\(kind) from \(id)? y/n"
         }
     }
 
@@ -289,11 +290,15 @@ extension DashboardReducer {
     }
 
     static func setAuditFilter(_ text: String, _ state: inout DashboardState) -> [DashboardEffect] {
-        state.audit.filter = text
-        state.audit.selection = 0
-        state.audit.scrollOffset = 0
-        state.audit.loaded = false
+        resetAudit(filter: text, &state)
         return [.loadAudit(filter: text)]
+    }
+
+    /// Rows of another filter would show under this one's name until the answer comes, so they go.
+    static func resetAudit(filter: String, _ state: inout DashboardState) {
+        guard filter != state.audit.filter else { return }
+        state.audit = AuditState()
+        state.audit.filter = filter
     }
 
     static func applyAudit(_ filter: String, _ entries: [AuditEntry], _ state: inout DashboardState) {

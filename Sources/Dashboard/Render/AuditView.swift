@@ -71,10 +71,10 @@ enum AuditView {
 
     /// The whole entry in one sentence, for the lines under the table.
     static func describe(_ entry: AuditEntry, _ state: DashboardState) -> String {
-        var text = "#\(entry.id) \(state.time.format(entry.at, "yyyy-MM-dd HH:mm:ss")) \(state.time.label)  "
-            + "\(entry.operatorName) \(actionLabel(entry.action))"
+        var text = "#\(entry.id) \(state.time.format(entry.at, "yyyy-MM-dd HH:mm:ss")) \(state.time.label), "
+            + "\(entry.operatorName): \(actionLabel(entry.action))"
         if let target = entry.target { text += " \(target)" }
-        text += ": \(entry.outcome)"
+        text += " → \(entry.outcome)"
         if let reason = entry.reason { text += " · reason: \(reason)" }
         if let detail = entry.detail { text += " · \(detail)" }
         return text

@@ -4,6 +4,9 @@ import TerminalUI
 /// The `o` dialog as a `Dialog`: the subscription's standing, the form, and either what is
 /// wrong with it or the question to confirm.
 enum OverrideDialogView {
+    /// Inside the frame: room at 80 columns for a question naming the subscription, the date and the zone.
+    static let width = 72
+
     static func dialog(_ dialog: OverrideDialogState, state: DashboardState) -> Dialog {
         let time = state.time
         let id = dialog.originalTransactionId
@@ -54,9 +57,13 @@ enum OverrideDialogView {
             noteRole = .error
         }
         let verb = dialog.action.rawValue.prefix(1).uppercased() + dialog.action.rawValue.dropFirst()
+        // As wide as the screen allows, and no wider once a message appears, so the form does not
+        // jump about as errors come and go; the question and most errors then fit on one line.
+        let labelWidth = fields.map { TextWidth.width(of: $0.label) }.max() ?? 0
         return Dialog(title: "Override \(id)", body: body, fields: fields,
                       buttons: dialog.pending == nil ? [verb, "Cancel"] : ["y  yes", "n  no"],
-                      focus: focus, note: note, noteRole: noteRole)
+                      focus: focus, note: note, noteRole: noteRole,
+                      maximumWidth: width, minimumFieldWidth: width - 2 - labelWidth)
     }
 
     /// The hint bar while the dialog is open: its keys are not in the key table, so they are named here.

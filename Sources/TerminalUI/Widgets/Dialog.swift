@@ -80,6 +80,7 @@ public struct Dialog: Sendable {
             natural = max(natural, labelWidth + 2 + max(minimumFieldWidth, longestValue + 1))
         }
         natural = max(natural, buttonRowWidth)
+        natural = max(natural, note.map { TextWidth.width(of: SafeText.sanitize($0)) } ?? 0)
         // Frame plus one column of padding either side.
         let innerWidth = max(1, min(natural, maximumWidth, area.width - 4))
 
