@@ -104,7 +104,8 @@ public final class DashboardSession {
             case .loadDetail(let id):
                 return [.detailLoaded(originalTransactionId: id, try loadDetail(id))]
             case .loadPayload(let id, let key, let kind, let reference):
-                return [.payloadLoaded(originalTransactionId: id, entryKey: key, lines: try payloadLines(kind: kind, reference: reference))]
+                return [.payloadLoaded(originalTransactionId: id, entryKey: key,
+                                       lines: try payloadLines(kind: kind, reference: reference, originalTransactionId: id))]
             case .pollFeed(let afterId):
                 let now = clock()
                 let entries = try store.intakeLog(afterId: afterId, limit: FeedState.capacity)
@@ -212,8 +213,26 @@ public final class DashboardSession {
         return DetailContent(subscriber: row.subscriber, report: report, otherSubscriptions: others)
     }
 
-    func payloadLines(kind: String, reference: String) throws -> [String] {
+    func payloadLines(kind: String, reference: String, originalTransactionId: String) throws -> [String] {
         let time = state.time
+        if reference.hasPrefix("audit:") {
+            // The timeline line shows the outcome; the detail (an error, what Apple sent) is only here.
+            let number = Int64(reference.dropFirst("audit:".count))
+            guard let entry = try store.audit(targets: [originalTransactionId]).first(where: { $0.id == number }) else {
+                return ["audit entry \(reference.dropFirst("audit:".count)) is not stored"]
+            }
+            var fields = [("operator", entry.operatorName), ("action", entry.action), ("outcome", entry.outcome)]
+            if let reason = entry.reason { fields.append(("reason", reason)) }
+            if let detail = entry.detail { fields.append(("detail", detail)) }
+            // Under the timeline's date column, wrapped so a long error is read whole rather than cut.
+            let width = max(20, state.width - 36)
+            let indent = String(repeating: " ", count: 10)
+            return ["audit entry #\(entry.id)  \(time.format(entry.at, "yyyy-MM-dd HH:mm:ss")) \(time.label)"]
+                + fields.flatMap { label, value -> [String] in
+                    let wrapped = TextWidth.wrap(SafeText.sanitize(value), toWidth: width)
+                    return wrapped.enumerated().map { ($0.offset == 0 ? label.padding(toLength: 10, withPad: " ", startingAt: 0) : indent) + $0.element }
+                }
+        }
         if kind == "notification" {
             guard let stored = try store.notification(uuid: reference) else { return ["notification \(reference) is not stored"] }
             var received = "received \(time.format(stored.receivedDate, "yyyy-MM-dd HH:mm:ss")) \(time.label)"
