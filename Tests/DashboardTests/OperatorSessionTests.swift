@@ -89,6 +89,22 @@ final class OperatorSessionTests: XCTestCase {
         XCTAssertEqual(session.state.audit.entries.map(\.action), ["override_lift", "override_grant"], "newest first")
     }
 
+    func testAnOverrideIsInForceOnTheScreenAsSoonAsItIsPlacedWhileTheClockRuns() throws {
+        // A real clock moves between ticks; the override must not look as if it began after "now".
+        final class Clock: @unchecked Sendable { var now = DashboardFixture.anchor }
+        let clock = Clock()
+        let session = DashboardSession(store: try DashboardFixture.demoStore(), state: DashboardFixture.state(width: 120, height: 40),
+                                       clock: { clock.now += 250; return clock.now }, operatorName: "ana")
+        session.start()
+        openExpiredSubscription(session)
+        session.type(.char("o"), .tab)
+        session.type("+7d")
+        session.type(.tab)
+        session.type("goodwill")
+        session.type(.tab, .enter, .char("y"))
+        XCTAssertTrue(session.screenText.contains("Override GRANT #1 · entitled until"), session.screenText)
+    }
+
     func testErrorsFromOperationsAreFlashed() throws {
         let store = try DashboardFixture.demoStore()
         let colleague = Operations(store: store, operatorName: "ben")

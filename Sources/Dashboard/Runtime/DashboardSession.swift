@@ -62,8 +62,9 @@ public final class DashboardSession {
     /// Advances the clock, takes in what background work finished and, when another process
     /// (or a worker) wrote to the store, refreshes what is on screen.
     public func tick() {
-        for action in background.finished() { send(action) }
+        // The clock first: a revalidation's answer is shown (and the detail reloaded) as of now.
         send(.tick(now: clock()))
+        for action in background.finished() { send(action) }
         if let version = try? store.dataVersion(), version != lastDataVersion {
             lastDataVersion = version
             send(.storeChanged)
@@ -126,7 +127,10 @@ public final class DashboardSession {
             case .revalidate(let id):
                 return startRevalidation(id)
             case .applyOverride(let request):
-                return [.overrideApplied(request, try applyOverride(request))]
+                // The screen's clock moves to the override's own instant, or the reload that follows
+                // would judge it as of the last tick, before it existed, and not show it in force.
+                let now = clock()
+                return [.tick(now: now), .overrideApplied(request, try applyOverride(request, now: now))]
             }
         } catch {
             return [.failed("\(error)")]
@@ -149,9 +153,8 @@ public final class DashboardSession {
         return []
     }
 
-    func applyOverride(_ request: OverrideRequest) throws -> Override {
+    func applyOverride(_ request: OverrideRequest, now: Millis) throws -> Override {
         let operations = Operations(store: store, operatorName: operatorName)
-        let now = clock()
         switch request.kind {
         case .grant(let until):
             return try operations.grant(request.originalTransactionId, until: until, reason: request.reason, now: now)
