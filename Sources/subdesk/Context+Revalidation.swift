@@ -50,13 +50,14 @@ extension Context {
         }
     }
 
-    /// A revalidator that opens its own connections to this context's store.
-    func makeRevalidator(maxConnections: Int = 4) throws -> Revalidator {
+    /// A revalidator that opens its own connections to this context's store (or the one at
+    /// `storePath`, such as the demo store).
+    func makeRevalidator(maxConnections: Int = 4, storePath: String? = nil) throws -> Revalidator {
         let policy = try intakePolicy()
         let configuration = try revalidationConfiguration(policy: policy)
         // Each revalidation opens its own connection, with the same busy timeout as every command's.
         let context = self
-        return Revalidator(openStore: { try context.openStore() }, configuration: configuration,
+        return Revalidator(openStore: { try context.openStore(path: storePath) }, configuration: configuration,
                            verifier: SignedDataVerifier(roots: try trustRoots()), policy: policy,
                            operatorName: operatorName, maxConnections: maxConnections)
     }

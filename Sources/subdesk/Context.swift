@@ -23,13 +23,14 @@ struct Context {
         setting("db", "db") ?? Configuration.defaultDatabasePath(environment: environment)
     }
 
-    func openStore() throws -> Store {
+    /// The store at `path`, else the configured one, with the configured busy timeout.
+    func openStore(path: String? = nil) throws -> Store {
         var timeout = Store.defaultBusyTimeoutMs
         if let text = setting("busy-timeout-ms", "busy_timeout_ms") {
             guard let ms = Int32(text), ms >= 0 else { throw UsageError("busy timeout must be milliseconds, got \(text)") }
             timeout = ms
         }
-        return try Store(path: databasePath, busyTimeoutMs: timeout)
+        return try Store(path: path ?? databasePath, busyTimeoutMs: timeout)
     }
 
     func trustRoots() throws -> TrustRoots {

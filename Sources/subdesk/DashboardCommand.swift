@@ -5,16 +5,24 @@ import TerminalUI
 
 enum DashboardCommand {
     static let help = """
-    usage: subdesk [dashboard] [--db PATH] [--theme NAME] [--tz ZONE]
+    usage: subdesk [dashboard] [--db PATH] [--theme NAME] [--tz ZONE] [--operator NAME]
 
     Opens the terminal dashboard on the store: subscribers (/ to search, Enter for a
-    subscription's state and timeline), :feed (notifications as they arrive), :daily
-    (counts per day), :quarantine (rejected bodies). ? lists every key, q quits.
+    subscription's state and timeline; there r revalidates with Apple and o grants,
+    revokes or lifts an override), :feed (notifications as they arrive), :daily
+    (counts per day), :quarantine (rejected bodies), :audit (operator actions).
+    ? lists every key, q quits.
 
     --theme NAME   a theme from themes/ (default, mono, midnight...) or your
                    $XDG_CONFIG_HOME/subdesk/themes; NO_COLOR=1 selects mono
     --tz ZONE      the time zone dates and days are shown in (default UTC); z cycles
+    --operator NAME  who the audit log names for actions taken here (default: login name)
+
+    r uses the same settings as subdesk revalidate (see subdesk revalidate --help).
     """
+
+    /// Flags the dashboard takes: its own, and those `r` needs to reach Apple.
+    static let options: Set<String> = Context.appleOptions.subtracting(["reason", "dry-run"]).union(["theme", "tz"])
 
     /// How long to wait for a key before refreshing live views.
     static let inputTimeoutMilliseconds: Int32 = 250
@@ -32,6 +40,15 @@ enum DashboardCommand {
             executablePath: Bundle.main.executablePath ?? CommandLine.arguments.first ?? ""))
         let loaded = try loadTheme(context, catalog: catalog)
         let store = try Store(path: databasePath)
+        // Built before the screen is taken: reading key and secret files may print warnings,
+        // which would land in the middle of the dashboard. A setting that cannot be read
+        // leaves the dashboard usable and is reported when r is pressed.
+        let revalidator: Result<Revalidator, RevalidationUnavailable>
+        do {
+            revalidator = .success(try context.makeRevalidator(maxConnections: 2, storePath: databasePath))
+        } catch {
+            revalidator = .failure(RevalidationUnavailable("revalidation is not set up: \(error)"))
+        }
 
         let terminal = CursesTerminal(inputTimeoutMilliseconds: inputTimeoutMilliseconds)
         defer { terminal.stop() }
@@ -39,7 +56,8 @@ enum DashboardCommand {
         let state = DashboardState(width: size.width, height: size.height, now: DateText.nowMillis(), timeZone: zone,
                                    storeName: URL(fileURLWithPath: databasePath).lastPathComponent,
                                    themeName: loaded.theme.name)
-        let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog)
+        let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
+                                       operatorName: context.operatorName, revalidator: revalidator)
         session.start()
         if !loaded.warnings.isEmpty {
             session.send(.themeApplied(name: loaded.theme.name, warnings: loaded.warnings.map(\.description)))

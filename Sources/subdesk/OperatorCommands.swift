@@ -26,15 +26,14 @@ enum OperatorCommands {
     """
 
     static func operations(_ context: Context, store: Store) -> Operations {
-        Operations(store: store, operatorName: context.setting("operator", "operator") ?? Operations.defaultOperator())
+        Operations(store: store, operatorName: context.operatorName)
     }
 
     static func date(_ text: String?, flag: String) throws -> Millis? {
         guard let text else { return nil }
-        if let offset = Scenario.parseOffset(text), text.hasPrefix("+") || text.hasPrefix("-") {
-            return DateText.nowMillis() + offset
+        guard let d = OperatorDate.parse(text, now: DateText.nowMillis()) else {
+            throw UsageError("--\(flag) \(text) is not a date (\(OperatorDate.accepted))")
         }
-        guard let d = DateText.parse(text) else { throw UsageError("--\(flag) \(text) is not a date (2026-12-31, 2026-12-31T12:00 or +7d)") }
         return d
     }
 

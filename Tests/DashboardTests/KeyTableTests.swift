@@ -32,10 +32,15 @@ final class KeyTableTests: XCTestCase {
         }
     }
 
-    func testOperatorActionKeysAreLeftFreeOnTheDetail() {
-        // `r` revalidate and `o` override arrive with the operator actions.
-        XCTAssertNil(table.command(for: .char("r"), on: .detail))
-        XCTAssertNil(table.command(for: .char("o"), on: .detail))
+    func testOperatorActionKeysWorkOnTheDetailOnly() {
+        XCTAssertEqual(table.command(for: .char("r"), on: .detail), .revalidate)
+        XCTAssertEqual(table.command(for: .char("o"), on: .detail), .override)
+        for screen in ScreenID.allCases where screen != .detail {
+            XCTAssertNil(table.command(for: .char("r"), on: screen), "r on \(screen)")
+            XCTAssertNil(table.command(for: .char("o"), on: screen), "o on \(screen)")
+        }
+        XCTAssertEqual(table.command(for: .char("/"), on: .audit), .filter)
+        XCTAssertEqual(table.command(for: .enter, on: .audit), .open)
     }
 
     func testHelpAndHintsComeFromTheSameEntries() {
@@ -43,7 +48,10 @@ final class KeyTableTests: XCTestCase {
         XCTAssertEqual(help.first?.section, "Subscriber detail")
         XCTAssertTrue(help.contains { $0.keys == "g/Home" && $0.section == "Moving" })
         XCTAssertFalse(help.contains { $0.section == "Live feed" }, "other screens' keys stay out")
-        XCTAssertEqual(table.hints(for: .detail).map(\.label), ["expand", "command", "help", "quit", "back"])
+        XCTAssertEqual(table.hints(for: .detail).map(\.label),
+                       ["revalidate", "override", "expand", "command", "help", "quit", "back"])
+        XCTAssertEqual(table.helpEntries(for: .detail).prefix(2).map(\.keys), ["r", "o"])
+        XCTAssertEqual(table.helpEntries(for: .audit).first?.section, "Audit log")
         XCTAssertEqual(table.hints(for: .daily).first, Hint("j/k", "metric"))
     }
 

@@ -67,4 +67,25 @@ final class DialogTests: XCTestCase {
             "└──────────────────┘",
         ])
     }
+
+    func testNoteSitsBetweenFieldsAndButtonsInItsRole() {
+        var dialog = override
+        dialog.note = "reason: required"
+        let buffer = render(width: 40, height: 14) { dialog.render(in: $0.bounds, buffer: &$0) }
+        assertLines(buffer, [
+            "",
+            "   ┌ Override ──────────────────────┐",
+            "   │ Grant entitlement until a      │",
+            "   │ date. The action is audited.   │",
+            "   │                                │",
+            "   │ Until   2026-12-31             │",
+            "   │ Reason                         │",
+            "   │                                │",
+            "   │ reason: required               │",
+            "   │                                │",
+            "   │    [ Override ]  [ Cancel ]    │",
+            "   └────────────────────────────────┘",
+        ])
+        XCTAssertEqual(buffer[5, 8].role, .error)
+    }
 }

@@ -173,6 +173,47 @@ final class DashboardEndToEndTests: XCTestCase {
         try assertTerminalRestored()
     }
 
+    func testRevalidateAndOverrideFromTheDetailThenReadTheAuditLog() throws {
+        try buildDemoStore()
+        try terminal.shell(commandLine("dashboard --db '\(database)' --operator ana"))
+        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.send(literal: "/")
+        try terminal.send(literal: "user-1013")
+        try terminal.send(keys: "Enter")
+        try terminal.waitFor(text: "filter user-1013   1 subscription")
+        try terminal.send(keys: "Enter")
+        try terminal.waitFor(text: "Status   EXPIRED  (not entitled")
+
+        // No API key and no stored receipt: the answer names what is missing, and the screen stayed live.
+        try terminal.send(keys: "r")
+        try terminal.waitFor(text: "revalidation failed: revalidation is not configured: no App Store Server API key")
+        try terminal.waitFor(text: "revalidate by ana: failed")
+
+        try terminal.send(keys: "o")
+        try terminal.waitFor(text: "◂ grant ▸")
+        try terminal.send(keys: "Tab")
+        try terminal.send(literal: "+7d")
+        try terminal.send(keys: "Tab")
+        try terminal.send(literal: "e2e ticket")
+        try terminal.send(keys: "Tab", "Enter")
+        try terminal.waitFor(text: "Grant entitlement to 2000000400001201 until")
+        try terminal.send(keys: "y")
+        let screen = try terminal.waitFor(text: "Override GRANT #1 · entitled until")
+        XCTAssertTrue(screen.contains("Status   EXPIRED  (Apple: not entitled"), screen)
+
+        try terminal.send(literal: ":audit")
+        try terminal.send(keys: "Enter")
+        try terminal.waitFor(text: "2 operator actions, newest first")
+        try terminal.waitFor(text: "override grant   2000000400001201")
+        try terminal.send(keys: "q")
+        XCTAssertEqual(waitForExit(), "EXIT=0")
+
+        let listed = try subdesk(["override", "list", "--db", database])
+        XCTAssertTrue(listed.output.contains("grant 2000000400001201"), listed.output)
+        XCTAssertTrue(listed.output.contains("by ana"), listed.output)
+        XCTAssertTrue(listed.output.contains("e2e ticket"), listed.output)
+    }
+
     func testInterruptRestoresTheTerminal() throws {
         try buildDemoStore()
         try terminal.shell(commandLine("dashboard --db '\(database)'"))

@@ -17,6 +17,10 @@ public enum KeyCommand: Hashable, Sendable {
     case filter
     case cycleZone
 
+    // Subscriber detail: operator actions, both audited
+    case revalidate
+    case override
+
     // Subscribers
     /// A digit key: 1–5 pick a status, 0 shows all.
     case statusDigit

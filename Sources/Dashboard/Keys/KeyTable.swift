@@ -85,8 +85,9 @@ public struct KeyTable: Sendable {
 extension KeyTable {
     /// The keys subdesk ships with.
     ///
-    /// `r` and `o` are left free on the detail screen for the operator
-    /// actions (revalidate, override) that arrive as bindings of their own.
+    /// The override dialog and the `:`/`/` prompt take keys of their own
+    /// (typing, Tab between fields) and are not in the table: while one is
+    /// open, no binding applies.
     public static let standard = KeyTable(bindings: [
         // Descriptions stay under 28 columns so the help screen fits two columns at 80x24.
 
@@ -102,6 +103,11 @@ extension KeyTable {
         KeyBinding([.char("S")], .reverseSort, "reverse the sort", section: "Subscribers", screens: [.subscribers]),
 
         // Detail
+        // The operator actions come first: they are why someone opened the subscription.
+        KeyBinding([.char("r")], .revalidate, "revalidate with Apple", section: "Subscriber detail",
+                   screens: [.detail], hint: "revalidate"),
+        KeyBinding([.char("o")], .override, "override: grant/revoke/lift", section: "Subscriber detail",
+                   screens: [.detail], hint: "override"),
         KeyBinding([.enter], .open, "expand/fold decoded payload", section: "Subscriber detail",
                    screens: [.detail], hint: "expand"),
 
@@ -123,6 +129,10 @@ extension KeyTable {
 
         // Quarantine
         KeyBinding([.enter], .open, "show the body", section: "Quarantine", screens: [.quarantine], hint: "show body"),
+
+        // Audit log
+        KeyBinding([.char("/")], .filter, "filter by target id", section: "Audit log", screens: [.audit], hint: "filter"),
+        KeyBinding([.enter], .open, "open the subscription", section: "Audit log", screens: [.audit], hint: "open"),
 
         // Moving
         KeyBinding([.char("j"), .down], .down, "down", section: "Moving", keyLabel: "j/↓"),

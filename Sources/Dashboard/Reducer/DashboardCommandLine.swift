@@ -4,12 +4,12 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "theme", "tz", "help", "q"]
+    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "theme", "tz", "help", "q"]
 
     /// Other spellings people type out of habit.
     static let aliases: [String: String] = [
         "subscribers": "subs", "sub": "subs", "s": "subs", "quit": "q", "q!": "q", "exit": "q",
-        "quar": "quarantine", "counts": "daily",
+        "quar": "quarantine", "counts": "daily", "log": "audit",
     ]
 
     /// Commands that take an argument, so completing them adds a space.
@@ -81,6 +81,10 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.daily, &state)
         case "quarantine":
             return DashboardReducer.switchTo(.quarantine, &state)
+        case "audit":
+            // `:audit ID` opens the log already filtered to one target.
+            DashboardReducer.resetAudit(filter: argument, &state)
+            return DashboardReducer.switchTo(.audit, &state)
         case "help":
             state.showsHelp = true
             return []
@@ -101,7 +105,7 @@ public enum DashboardCommandLine {
             }
             return DashboardReducer.setZone(argument, &state)
         default:
-            DashboardReducer.flash("unknown command :\(first) (try :subs :feed :daily :quarantine :theme NAME :tz ZONE :q)",
+            DashboardReducer.flash("unknown command :\(first) (try :subs :feed :daily :quarantine :audit :theme NAME :tz ZONE :q)",
                                    error: true, &state)
             return []
         }

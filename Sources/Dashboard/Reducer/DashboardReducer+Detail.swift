@@ -16,8 +16,13 @@ extension DashboardReducer {
     /// Moving through the timeline goes line by line through an expanded payload before leaving it,
     /// so a payload taller than the screen can still be read to its end.
     static func detailCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
+        switch command {
+        case .revalidate: return startRevalidation(&state)
+        case .override: return openOverrideDialog(&state)
+        default: break
+        }
         guard var detail = state.detail, !detail.timeline.isEmpty else { return [] }
-        let visible = Layout.timelineRows(height: state.height)
+        let visible = Layout.timelineRows(state)
         let (starts, total) = timelineLines(detail)
         let count = detail.timeline.count
         let maxOffset = max(0, total - visible)
@@ -82,7 +87,7 @@ extension DashboardReducer {
 
     static func clampDetailScroll(_ state: inout DashboardState) {
         guard var detail = state.detail else { return }
-        let visible = Layout.timelineRows(height: state.height)
+        let visible = Layout.timelineRows(state)
         let total = timelineLines(detail).total
         detail.selection = min(max(0, detail.selection), max(0, detail.timeline.count - 1))
         detail.scrollOffset = min(max(0, detail.scrollOffset), max(0, total - visible))
@@ -121,7 +126,7 @@ extension DashboardReducer {
         detail.expanded[key] = lines.isEmpty ? ["(nothing stored)"] : lines
         // Show as much of the new lines as fits without losing the line they belong to.
         if let index = detail.timeline.firstIndex(where: { DetailState.entryKey($0) == key }) {
-            let visible = Layout.timelineRows(height: state.height)
+            let visible = Layout.timelineRows(state)
             let start = timelineLines(detail).starts[index]
             let end = start + detail.expanded[key]!.count
             if end >= detail.scrollOffset + visible {

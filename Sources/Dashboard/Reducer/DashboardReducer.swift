@@ -66,6 +66,15 @@ public enum DashboardReducer {
         case .quarantineLoaded(let entries):
             applyQuarantine(entries, &state)
             return []
+        case .auditLoaded(let filter, let entries):
+            applyAudit(filter, entries, &state)
+            return []
+        case .revalidated(let result):
+            return applyRevalidation(result, &state)
+        case .revalidationFailed(let id, let message):
+            return applyRevalidationFailure(id, message, &state)
+        case .overrideApplied(let request, let result):
+            return applyOverrideResult(request, result, &state)
         case .themeApplied(let name, let warnings):
             state.themeName = name
             flash(warnings.isEmpty ? "theme \(name)" : "theme \(name): \(warnings.joined(separator: "; "))",
@@ -82,16 +91,16 @@ public enum DashboardReducer {
 
     static func refreshIfDue(_ state: inout DashboardState) -> [DashboardEffect] {
         guard state.refreshPending, state.now - state.lastRefresh >= refreshInterval else { return [] }
-        // Under help or a half-typed prompt a reload would only move things the operator cannot see or act on.
-        guard !state.showsHelp, state.prompt == nil else { return [] }
+        // Under help, a half-typed prompt or the dialog a reload would only move things the operator cannot see or act on.
+        guard !state.showsHelp, state.prompt == nil, state.overrideDialog == nil else { return [] }
         state.refreshPending = false
         state.lastRefresh = state.now
         return refresh(state.screen, &state)
     }
 
-    static func flash(_ text: String, error: Bool = false, _ state: inout DashboardState) {
+    static func flash(_ text: String, error: Bool = false, duration: Millis = flashDuration, _ state: inout DashboardState) {
         state.flash = error ? .error(text) : .info(text)
-        state.flashUntil = state.now + flashDuration
+        state.flashUntil = state.now + duration
     }
 
     // MARK: - Keys
@@ -103,6 +112,7 @@ public enum DashboardReducer {
             if state.keys.command(for: key, on: state.screen) == .quit { state.quitRequested = true }
             return []
         }
+        if state.overrideDialog != nil { return handleDialogKey(key, &state) }
         if state.prompt != nil { return handlePromptKey(key, &state) }
         if state.showsHelp {
             switch state.keys.command(for: key, on: state.screen) {
@@ -143,6 +153,7 @@ public enum DashboardReducer {
         case .daily: return dailyCommand(command, &state)
         case .quarantine: return quarantineCommand(command, &state)
         case .quarantineBody: return quarantineBodyCommand(command, &state)
+        case .audit: return auditCommand(command, &state)
         }
     }
 
@@ -186,6 +197,8 @@ public enum DashboardReducer {
             return [.loadQuarantine]
         case .quarantineBody:
             return []
+        case .audit:
+            return [.loadAudit(filter: state.audit.filter)]
         }
     }
 
@@ -202,7 +215,7 @@ public enum DashboardReducer {
         case .feed:
             state.feed.lastPoll = state.now
             return [.pollFeed(afterId: state.feed.lastId)]
-        case .detail, .daily, .quarantine:
+        case .detail, .daily, .quarantine, .audit:
             return enter(screen, &state)
         case .quarantineBody:
             return []
@@ -219,6 +232,8 @@ public enum DashboardReducer {
             state.feed.selection = 0
             state.feed.scrollOffset = 0
             return []
+        case .audit where !state.audit.filter.isEmpty:
+            return setAuditFilter("", &state)
         default:
             break
         }
@@ -267,6 +282,9 @@ public enum DashboardReducer {
         state.quarantine.scrollOffset = TableView.scrollOffset(current: state.quarantine.scrollOffset,
                                                                selected: state.quarantine.selection,
                                                                visibleRows: rows, rowCount: state.quarantine.entries.count)
+        state.audit.scrollOffset = TableView.scrollOffset(current: state.audit.scrollOffset, selected: state.audit.selection,
+                                                          visibleRows: Layout.auditRows(height: state.height),
+                                                          rowCount: state.audit.entries.count)
         clampDetailScroll(&state)
         clampDailyScroll(&state)
         clampBodyScroll(&state)
@@ -338,6 +356,8 @@ public enum DashboardReducer {
                 state.feed.selection = 0
                 state.feed.scrollOffset = 0
                 return []
+            case .audit:
+                return setAuditFilter(text, &state)
             default:
                 return []
             }

@@ -27,8 +27,10 @@ public enum DashboardRenderer {
         case .daily: DailyView.render(state, in: content, buffer: &buffer)
         case .quarantine: QuarantineView.renderList(state, in: content, buffer: &buffer)
         case .quarantineBody: QuarantineView.renderBody(state, in: content, buffer: &buffer)
+        case .audit: AuditView.render(state, in: content, buffer: &buffer)
         }
         if state.showsHelp { renderHelp(state, in: content, buffer: &buffer) }
+        if let dialog = state.overrideDialog { OverrideDialogView.dialog(dialog, state: state).render(in: content, buffer: &buffer) }
         bottomLine(state, in: Rect(x: 0, y: buffer.height - 1, width: buffer.width, height: 1), buffer: &buffer)
     }
 
@@ -57,10 +59,14 @@ public enum DashboardRenderer {
             case .daily: path.append("daily")
             case .quarantine: path.append("quarantine")
             case .quarantineBody: path.append(state.quarantine.openEntry.map { "#\($0.id)" } ?? "body")
+            case .audit: path.append("audit")
             }
         }
         if state.showsHelp { path.append("help") }
+        if state.overrideDialog != nil { path.append("override") }
         var items = [StatusItem("store: " + state.storeName), StatusItem(state.time.label, role: .accent)]
+        // Shown on every screen: the answer arrives wherever the operator went meanwhile.
+        if state.revalidating != nil { items.append(StatusItem("revalidating…", role: .warning)) }
         if state.screen == .feed && state.feed.paused {
             items.append(StatusItem("❚❚ paused", role: .warning))
         } else {
@@ -76,7 +82,14 @@ public enum DashboardRenderer {
         } else if let flash = state.flash {
             FlashMessage(" " + flash.text, kind: flash.kind).render(in: area, buffer: &buffer)
         } else {
-            let hints = state.showsHelp ? [Hint(Key.escape, "close help"), Hint("q", "quit")] : state.keys.hints(for: state.screen)
+            let hints: [Hint]
+            if let dialog = state.overrideDialog {
+                hints = OverrideDialogView.hints(dialog)
+            } else if state.showsHelp {
+                hints = [Hint(Key.escape, "close help"), Hint("q", "quit")]
+            } else {
+                hints = state.keys.hints(for: state.screen)
+            }
             buffer.put(" ", x: area.x, y: area.y, role: .hintText)
             HintBar(hints: hints).render(in: area.inset(left: 1), buffer: &buffer)
         }

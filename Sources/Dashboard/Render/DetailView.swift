@@ -15,10 +15,11 @@ enum DetailView {
         }
         let text = inner.inset(left: 1, right: 1)
         let lines = headerLines(content, state: state, width: text.width)
-        for (index, line) in lines.prefix(Layout.detailHeaderLines).enumerated() {
+        let headerLines = Layout.detailHeaderLines(detail)
+        for (index, line) in lines.prefix(headerLines).enumerated() {
             draw(line, x: text.x, y: text.y + index, maxX: text.maxX, buffer: &buffer)
         }
-        let dividerY = inner.y + Layout.detailHeaderLines
+        let dividerY = inner.y + headerLines
         Box.divider(title: "Timeline (\(state.time.label))", y: dividerY, in: frame, buffer: &buffer)
         let timelineArea = Rect(x: text.x, y: dividerY + 1, width: text.width, height: frame.maxY - 1 - (dividerY + 1))
         renderTimeline(detail, state: state, in: timelineArea, buffer: &buffer)
@@ -48,7 +49,9 @@ enum DetailView {
         let now = state.now
         let time = state.time
 
-        var facts = [s.entitled ? "entitled" : "not entitled"]
+        let override = content.report.entitlement.override
+        // With an override in force, this line is Apple's view and says so; the next line is the override's.
+        var facts = [(override == nil ? "" : "Apple: ") + (s.entitled ? "entitled" : "not entitled")]
         switch s.status {
         case .gracePeriod:
             if let grace = s.gracePeriodExpiresDate {
@@ -151,8 +154,11 @@ enum DetailView {
             offer.append(priceIncrease)
         }
 
-        return [
-            Line(label: "Status", pieces: status),
+        var lines = [Line(label: "Status", pieces: status)]
+        if let override {
+            lines.append(overrideLine(override, state: state, width: width))
+        }
+        return lines + [
             Line(label: "Product", pieces: product),
             Line(label: "Renewal", pieces: renewal),
             Line(label: "Billing", pieces: billing),
@@ -160,6 +166,27 @@ enum DetailView {
             Line(label: "Offer", pieces: offer),
             Line(label: "Owner", pieces: [(ownerText, s.isFamilyShared ? .accent : .normal)]),
         ]
+    }
+
+    /// `Override GRANT #3 · entitled until 2026-12-31 00:00 (in 45d 12h) · by ana: ticket 4411`; the reason,
+    /// which can be long, is cut to what fits rather than dropped.
+    static func overrideLine(_ o: Override, state: DashboardState, width: Int) -> Line {
+        let time = state.time
+        var pieces: [(text: String, role: StyleRole)] = [
+            ("\(o.kind.rawValue.uppercased()) #\(o.id)", o.entitles ? .success : .error),
+            (" · " + (o.entitles ? "entitled" : "not entitled"), .normal),
+        ]
+        if let until = o.until {
+            pieces.append((" until \(time.minute(until)) (\(DashboardRenderer.relative(until, now: state.now)))", .normal))
+        } else {
+            pieces.append((" until lifted", .normal))
+        }
+        let used = pieces.map { TextWidth.width(of: $0.text) }.reduce(9, +)
+        let by = " · by \(SafeText.sanitize(o.operatorName)): \(SafeText.sanitize(o.reason))"
+        if used + 8 < width {
+            pieces.append((TextWidth.truncate(by, toWidth: width - used), .dim))
+        }
+        return Line(label: "Override", pieces: pieces)
     }
 
     static func entries(_ detail: DetailState, time: ZonedTime) -> [TimelineEntry] {

@@ -21,8 +21,23 @@ public enum Layout {
     /// Lines of the detail header between the frame's top and the timeline divider.
     public static let detailHeaderLines = 7
 
+    /// The header grows by a line while an override is in force, so that the override and
+    /// Apple's own state both show, each on a line of its own.
+    public static func detailHeaderLines(_ detail: DetailState?) -> Int {
+        detailHeaderLines + (detail?.content?.report.entitlement.override == nil ? 0 : 1)
+    }
+
     /// Lines the detail timeline shows: the content less the frame, the header and the divider.
-    public static func timelineRows(height: Int) -> Int { max(1, height - 2 - detailHeaderLines - 3) }
+    public static func timelineRows(height: Int, headerLines: Int = detailHeaderLines) -> Int {
+        max(1, height - 2 - headerLines - 3)
+    }
+
+    public static func timelineRows(_ state: DashboardState) -> Int {
+        timelineRows(height: state.height, headerLines: detailHeaderLines(state.detail))
+    }
+
+    /// Rows of the audit table: a list screen less the rule and two lines that show the selected entry whole.
+    public static func auditRows(height: Int) -> Int { max(1, listRows(height: height) - 3) }
 
     /// Lines of the quarantined body view.
     public static func bodyRows(height: Int) -> Int { max(1, height - 4) }

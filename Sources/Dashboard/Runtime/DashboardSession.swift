@@ -6,7 +6,9 @@ import TerminalUI
 ///
 /// Everything a terminal backend needs and nothing terminal-specific: the
 /// backend feeds keys, sizes and clock ticks in, and asks for frames and the
-/// theme. The store is used from the calling thread only, as `Store` requires.
+/// theme. The store is used from the calling thread only, as `Store` requires;
+/// a revalidation, which waits on Apple for seconds, runs on a worker with a
+/// connection of its own and comes back as an action on the next `tick`.
 public final class DashboardSession {
     public private(set) var state: DashboardState
     /// The theme frames should be painted in; changes when `:theme` succeeds.
@@ -14,18 +16,27 @@ public final class DashboardSession {
     public let store: Store
     let themes: ThemeCatalog
     let clock: () -> Millis
+    /// Who the audit log names for overrides placed from this session.
+    public let operatorName: String
+    /// The revalidator `r` uses, or why there is none (a setting that could not be read).
+    let revalidator: Result<Revalidator, RevalidationUnavailable>
     private var lastDataVersion: Int?
+    private let background = BackgroundWork()
 
     /// At most this many actions per dispatch: a guard against two loads asking for each other forever.
     static let actionBudget = 64
 
     public init(store: Store, state: DashboardState, theme: Theme = .standard, themes: ThemeCatalog = ThemeCatalog(searchPaths: []),
-                clock: @escaping () -> Millis = DateText.nowMillis) {
+                clock: @escaping () -> Millis = DateText.nowMillis, operatorName: String = Operations.defaultOperator(),
+                revalidator: Result<Revalidator, RevalidationUnavailable> = .failure(RevalidationUnavailable(
+                    "revalidation is not set up in this session"))) {
         self.store = store
         self.state = state
         self.theme = theme
         self.themes = themes
         self.clock = clock
+        self.operatorName = operatorName
+        self.revalidator = revalidator
         if self.state.availableThemes.isEmpty { self.state.availableThemes = themes.availableNames() }
     }
 
@@ -48,13 +59,28 @@ public final class DashboardSession {
         }
     }
 
-    /// Advances the clock and, when another process wrote to the store, refreshes what is on screen.
+    /// Advances the clock, takes in what background work finished and, when another process
+    /// (or a worker) wrote to the store, refreshes what is on screen.
     public func tick() {
+        // The clock first: a revalidation's answer is shown (and the detail reloaded) as of now.
         send(.tick(now: clock()))
+        for action in background.finished() { send(action) }
         if let version = try? store.dataVersion(), version != lastDataVersion {
             lastDataVersion = version
             send(.storeChanged)
         }
+    }
+
+    /// Whether a revalidation is still running on a worker.
+    public var hasBackgroundWork: Bool { background.running > 0 }
+
+    /// Waits until background work finishes (or `timeout` passes) and takes in its results;
+    /// false on timeout. For tests and for leaving cleanly: the main loop polls with `tick`.
+    @discardableResult
+    public func waitForBackgroundWork(timeout: TimeInterval) -> Bool {
+        let done = background.wait(timeout: timeout)
+        for action in background.finished() { send(action) }
+        return done
     }
 
     public func resize(width: Int, height: Int) {
@@ -79,7 +105,8 @@ public final class DashboardSession {
             case .loadDetail(let id):
                 return [.detailLoaded(originalTransactionId: id, try loadDetail(id))]
             case .loadPayload(let id, let key, let kind, let reference):
-                return [.payloadLoaded(originalTransactionId: id, entryKey: key, lines: try payloadLines(kind: kind, reference: reference))]
+                return [.payloadLoaded(originalTransactionId: id, entryKey: key,
+                                       lines: try payloadLines(kind: kind, reference: reference, originalTransactionId: id))]
             case .pollFeed(let afterId):
                 let now = clock()
                 let entries = try store.intakeLog(afterId: afterId, limit: FeedState.capacity)
@@ -95,10 +122,64 @@ public final class DashboardSession {
                 let loaded = try themes.load(name)
                 theme = loaded.theme
                 return [.themeApplied(name: loaded.theme.name, warnings: loaded.warnings.map(\.description))]
+            case .loadAudit(let filter):
+                return [.auditLoaded(filter: filter, try loadAudit(filter))]
+            case .revalidate(let id):
+                return startRevalidation(id)
+            case .applyOverride(let request):
+                // The screen's clock moves to the override's own instant, or the reload that follows
+                // would judge it as of the last tick, before it existed, and not show it in force.
+                let now = clock()
+                return [.tick(now: now), .overrideApplied(request, try applyOverride(request, now: now))]
             }
         } catch {
             return [.failed("\(error)")]
         }
+    }
+
+    func startRevalidation(_ id: String) -> [DashboardAction] {
+        let revalidator: Revalidator
+        switch self.revalidator {
+        case .success(let ready): revalidator = ready
+        case .failure(let problem): return [.revalidationFailed(originalTransactionId: id, message: problem.description)]
+        }
+        background.run {
+            do {
+                return .revalidated(try revalidator.revalidate(id))
+            } catch {
+                return .revalidationFailed(originalTransactionId: id, message: SafeText.sanitize("\(error)"))
+            }
+        }
+        return []
+    }
+
+    func applyOverride(_ request: OverrideRequest, now: Millis) throws -> Override {
+        let operations = Operations(store: store, operatorName: operatorName)
+        switch request.kind {
+        case .grant(let until):
+            return try operations.grant(request.originalTransactionId, until: until, reason: request.reason, now: now)
+        case .revoke(let until):
+            return try operations.revoke(request.originalTransactionId, until: until, reason: request.reason, now: now)
+        case .lift(let overrideId):
+            return try operations.lift(overrideId: overrideId, reason: request.reason, now: now)
+        }
+    }
+
+    /// Newest first. A filter naming a subscriber, subscription or transaction finds every entry
+    /// about its subscriptions, however old; any other text matches targets containing it
+    /// among the newest entries, so a partial id still finds something.
+    func loadAudit(_ filter: String) throws -> [AuditEntry] {
+        let text = filter.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { return try store.audit(limit: AuditState.limit).reversed() }
+        let operations = Operations(store: store, operatorName: operatorName)
+        // A failed revalidation is logged under the id as typed, which may name no subscription.
+        let targets = ((try? operations.subscriptionIds(text)) ?? []) + [text]
+        var entries = try store.audit(targets: targets, limit: AuditState.limit)
+        let found = Set(entries.map(\.id))
+        entries += try store.audit(limit: AuditState.limit).filter {
+            !found.contains($0.id) && ($0.target?.localizedCaseInsensitiveContains(text) ?? false)
+        }
+        return Array(entries.sorted { $0.id > $1.id }.prefix(AuditState.limit))
     }
 
     func loadPage(_ request: SubscriberPageRequest) throws -> SubscriberPage {
@@ -135,8 +216,26 @@ public final class DashboardSession {
         return DetailContent(subscriber: row.subscriber, report: report, otherSubscriptions: others)
     }
 
-    func payloadLines(kind: String, reference: String) throws -> [String] {
+    func payloadLines(kind: String, reference: String, originalTransactionId: String) throws -> [String] {
         let time = state.time
+        if reference.hasPrefix("audit:") {
+            // The timeline line shows the outcome; the detail (an error, what Apple sent) is only here.
+            let number = Int64(reference.dropFirst("audit:".count))
+            guard let entry = try store.audit(targets: [originalTransactionId]).first(where: { $0.id == number }) else {
+                return ["audit entry \(reference.dropFirst("audit:".count)) is not stored"]
+            }
+            var fields = [("operator", entry.operatorName), ("action", entry.action), ("outcome", entry.outcome)]
+            if let reason = entry.reason { fields.append(("reason", reason)) }
+            if let detail = entry.detail { fields.append(("detail", detail)) }
+            // Under the timeline's date column, wrapped so a long error is read whole rather than cut.
+            let width = max(20, state.width - 36)
+            let indent = String(repeating: " ", count: 10)
+            return ["audit entry #\(entry.id)  \(time.format(entry.at, "yyyy-MM-dd HH:mm:ss")) \(time.label)"]
+                + fields.flatMap { label, value -> [String] in
+                    let wrapped = TextWidth.wrap(SafeText.sanitize(value), toWidth: width)
+                    return wrapped.enumerated().map { ($0.offset == 0 ? label.padding(toLength: 10, withPad: " ", startingAt: 0) : indent) + $0.element }
+                }
+        }
         if kind == "notification" {
             guard let stored = try store.notification(uuid: reference) else { return ["notification \(reference) is not stored"] }
             var received = "received \(time.format(stored.receivedDate, "yyyy-MM-dd HH:mm:ss")) \(time.label)"
@@ -147,4 +246,11 @@ public final class DashboardSession {
         guard let transaction = try store.transaction(id: reference) else { return ["transaction \(reference) is not stored"] }
         return PayloadText.transactionLines(transaction, time: time)
     }
+}
+
+/// Why `r` cannot revalidate in this session, such as an API key setting missing a part;
+/// shown when the operator asks, not when the dashboard opens.
+public struct RevalidationUnavailable: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -19,6 +19,12 @@ public enum DashboardAction: Sendable {
     case dailyLoaded(DailyRequest, [DayCounts])
     case quarantineLoaded([QuarantineEntry])
     case themeApplied(name: String, warnings: [String])
+    case auditLoaded(filter: String, [AuditEntry])
+    /// A background revalidation finished; it arrives whatever screen is shown by then.
+    case revalidated(RevalidationResult)
+    case revalidationFailed(originalTransactionId: String, message: String)
+    /// `Operations` carried out a confirmed override request.
+    case overrideApplied(OverrideRequest, Override)
     /// A load or command failed; shown as a flash message.
     case failed(String)
     /// Something the operator should know that is not a failure, such as a theme shown in fewer colours.
@@ -36,6 +42,11 @@ public enum DashboardEffect: Equatable, Sendable {
     case loadDaily(DailyRequest)
     case loadQuarantine
     case applyTheme(String)
+    /// The newest audit entries, for targets the filter names when it is not empty.
+    case loadAudit(filter: String)
+    /// Ask Apple about a subscription, off the thread that draws and reads keys.
+    case revalidate(originalTransactionId: String)
+    case applyOverride(OverrideRequest)
 }
 
 /// A page of the subscribers table to load, and where it goes.

@@ -38,6 +38,11 @@ public struct DashboardState: Sendable {
     public var feed = FeedState()
     public var daily = DailyState()
     public var quarantine = QuarantineState()
+    public var audit = AuditState()
+    /// The `o` dialog, modal over the detail while open.
+    public var overrideDialog: OverrideDialogState?
+    /// The subscription a background revalidation is asking Apple about.
+    public var revalidating: String?
 
     public init(width: Int, height: Int, now: Millis, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
                 storeName: String, themeName: String = "default", availableThemes: [String] = [],

@@ -7,6 +7,8 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
     case quarantine
     /// One quarantined body, opened from the quarantine list.
     case quarantineBody = "quarantine-body"
+    /// Operator actions, newest first.
+    case audit
 
     /// The section title the help screen gives this screen's keys.
     public var helpSection: String {
@@ -17,6 +19,7 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
         case .daily: return "Daily counts"
         case .quarantine: return "Quarantine"
         case .quarantineBody: return "Quarantined body"
+        case .audit: return "Audit log"
         }
     }
 }

@@ -43,15 +43,15 @@ public enum DateText {
     }
 
     /// Parses `2026-11-16`, `2026-11-16T09:14`, `2026-11-16T09:14:00Z`, `2026-11-16 09:14:00`,
-    /// or a plain number of milliseconds. Dates without a zone are UTC.
-    public static func parse(_ text: String) -> Millis? {
+    /// or a plain number of milliseconds. Dates without a zone are in `zone`, UTC unless given.
+    public static func parse(_ text: String, zone: TimeZone = TimeZone(identifier: "UTC")!) -> Millis? {
         let t = text.trimmingCharacters(in: .whitespaces)
         if let n = Int64(t), t.count >= 10 { return n }
         let patterns = ["yyyy-MM-dd'T'HH:mm:ss.SSSXXXXX", "yyyy-MM-dd'T'HH:mm:ssXXXXX", "yyyy-MM-dd'T'HH:mmXXXXX",
                         "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm",
                         "yyyy-MM-dd"]
         for p in patterns {
-            if let d = formatter(p, TimeZone(identifier: "UTC")!).date(from: t) { return millis(d) }
+            if let d = formatter(p, zone).date(from: t) { return millis(d) }
         }
         return nil
     }

@@ -38,18 +38,25 @@ public struct Dialog: Sendable {
     public var fields: [DialogField]
     public var buttons: [String]
     public var focus: Focus
+    /// A line between the fields and the buttons that answers what the operator did:
+    /// a validation error, or a question to confirm.
+    public var note: String?
+    public var noteRole: StyleRole
     /// Widest the text inside the frame may be; narrower screens shrink it further.
     public var maximumWidth: Int
     /// Narrowest an input field's value area is allowed to make the dialog.
     public var minimumFieldWidth: Int
 
     public init(title: String, body: [String] = [], fields: [DialogField] = [], buttons: [String] = ["OK"],
-                focus: Focus = .none, maximumWidth: Int = 64, minimumFieldWidth: Int = 24) {
+                focus: Focus = .none, note: String? = nil, noteRole: StyleRole = .error,
+                maximumWidth: Int = 64, minimumFieldWidth: Int = 24) {
         self.title = title
         self.body = body
         self.fields = fields
         self.buttons = buttons
         self.focus = focus
+        self.note = note
+        self.noteRole = noteRole
         self.maximumWidth = maximumWidth
         self.minimumFieldWidth = minimumFieldWidth
     }
@@ -57,8 +64,8 @@ public struct Dialog: Sendable {
     /// Draws the dialog centred in `area` and returns its frame.
     ///
     /// When the screen is too short, body lines give way first (the last one
-    /// shown ends in "…"), since the fields and buttons are what the operator
-    /// must reach.
+    /// shown ends in "…"), since the fields, the note and the buttons are what
+    /// the operator must reach.
     @discardableResult
     public func render(in area: Rect, buffer: inout ScreenBuffer) -> Rect {
         let labels = fields.map { SafeText.sanitize($0.label) }
@@ -73,13 +80,17 @@ public struct Dialog: Sendable {
             natural = max(natural, labelWidth + 2 + max(minimumFieldWidth, longestValue + 1))
         }
         natural = max(natural, buttonRowWidth)
+        natural = max(natural, note.map { TextWidth.width(of: SafeText.sanitize($0)) } ?? 0)
         // Frame plus one column of padding either side.
         let innerWidth = max(1, min(natural, maximumWidth, area.width - 4))
 
         var bodyLines = body.flatMap { TextWidth.wrap(SafeText.sanitize($0), toWidth: innerWidth) }
+        let noteLines = note.map { TextWidth.wrap(SafeText.sanitize($0), toWidth: innerWidth) } ?? []
         let buttonRows = buttons.isEmpty ? 0 : 2
-        // A blank row separates the body from the fields.
-        let roomForBody = max(0, area.height - 2 - buttonRows - (fields.isEmpty ? 0 : fields.count + 1))
+        // A blank row separates the body from the fields, and the fields from the note.
+        let noteGap = fields.isEmpty && body.isEmpty ? 0 : 1
+        let noteRows = noteLines.isEmpty ? 0 : noteLines.count + noteGap
+        let roomForBody = max(0, area.height - 2 - buttonRows - noteRows - (fields.isEmpty ? 0 : fields.count + 1))
         if bodyLines.count > roomForBody {
             bodyLines = Array(bodyLines.prefix(roomForBody))
             if let last = bodyLines.indices.last {
@@ -88,7 +99,7 @@ public struct Dialog: Sendable {
         }
 
         let fieldRows = fields.isEmpty ? 0 : fields.count + (bodyLines.isEmpty ? 0 : 1)
-        let frame = area.centered(width: innerWidth + 4, height: 2 + bodyLines.count + fieldRows + buttonRows)
+        let frame = area.centered(width: innerWidth + 4, height: 2 + bodyLines.count + fieldRows + noteRows + buttonRows)
         let inner = Box(title: title, borderRole: .dialogBorder, titleRole: .dialogBorder, fillRole: .dialog)
             .render(in: frame, buffer: &buffer)
         let content = inner.inset(horizontal: 1, vertical: 0)
@@ -119,6 +130,14 @@ public struct Dialog: Sendable {
                 }
             }
             y += 1
+        }
+
+        if !noteLines.isEmpty {
+            y += noteGap
+            for line in noteLines where y < content.maxY {
+                buffer.put(line, x: content.x, y: y, role: noteRole, maxWidth: content.width)
+                y += 1
+            }
         }
 
         if !buttons.isEmpty {

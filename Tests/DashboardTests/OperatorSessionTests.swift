@@ -1,0 +1,180 @@
+import Foundation
+import XCTest
+import SubscriptionCore
+import TerminalUI
+@testable import Dashboard
+
+/// Operator actions through the keys with a runtime carrying them out against a real demo store.
+final class OperatorSessionTests: XCTestCase {
+    let id = "2000000400001201"
+
+    /// A session on a store of its own, since these tests write to it.
+    func session(_ store: Store, revalidator: Result<Revalidator, RevalidationUnavailable>? = nil) -> DashboardSession {
+        let themes = ThemeCatalog(searchPaths: [DashboardFixture.repositoryRoot.appendingPathComponent("themes").path])
+        let session: DashboardSession
+        if let revalidator {
+            session = DashboardSession(store: store, state: DashboardFixture.state(width: 120, height: 40), themes: themes,
+                                       clock: { DashboardFixture.anchor }, operatorName: "ana", revalidator: revalidator)
+        } else {
+            session = DashboardSession(store: store, state: DashboardFixture.state(width: 120, height: 40), themes: themes,
+                                       clock: { DashboardFixture.anchor }, operatorName: "ana")
+        }
+        session.start()
+        return session
+    }
+
+    func openExpiredSubscription(_ session: DashboardSession) {
+        session.type(.char("/"))
+        session.type("user-1013")
+        session.type(.enter, .enter)
+        XCTAssertEqual(session.state.detail?.originalTransactionId, id)
+    }
+
+    func testOverridePlacedThroughTheDialogShowsInTheDetailAndTheAuditLog() throws {
+        let store = try DashboardFixture.demoStore()
+        let session = session(store)
+        openExpiredSubscription(session)
+        XCTAssertTrue(session.screenText.contains("Status   EXPIRED  (not entitled"), session.screenText)
+
+        session.type(.char("o"), .tab)
+        session.type("2026-12-31")
+        session.type(.tab)
+        session.type("goodwill, ticket 4411")
+        session.type(.tab, .enter)
+        XCTAssertTrue(session.screenText.contains("Grant entitlement to \(id) until 2026-12-31 00:00 UTC? y/n"), session.screenText)
+        XCTAssertTrue(try store.overrides().isEmpty, "nothing is written before y")
+        session.type(.char("y"))
+
+        XCTAssertNil(session.state.overrideDialog)
+        XCTAssertEqual(session.state.flash?.text, "override #1 in force: \(id) entitled until 2026-12-31 00:00 UTC")
+        let placed = try XCTUnwrap(try store.overrides().first)
+        XCTAssertEqual(placed.operatorName, "ana")
+        XCTAssertEqual(placed.reason, "goodwill, ticket 4411")
+        var text = session.screenText
+        XCTAssertTrue(text.contains("Status   EXPIRED  (Apple: not entitled"), text)
+        XCTAssertTrue(text.contains("Override GRANT #1 · entitled until 2026-12-31 00:00 (in 44d 12h) · by ana: goodwill, ticket 4411"), text)
+        XCTAssertTrue(text.contains("override grant by ana: override #1 in force (goodw"), text)
+
+        // The audit line is the last of the timeline, and expands to the whole entry.
+        session.type(.char("G"), .enter)
+        text = session.screenText
+        XCTAssertTrue(text.contains("audit entry #1  2026-11-16 12:00:00 UTC"), text)
+        XCTAssertTrue(text.contains("detail    until 2026-12-31T00:00:00.000Z"), text)
+
+        session.type(.char(":"))
+        session.type("audit")
+        session.type(.enter)
+        text = session.screenText
+        XCTAssertTrue(text.contains("1 operator action, newest first"), text)
+        XCTAssertTrue(text.contains("2026-11-16 12:00  ana           override grant   \(id)      goodwill, ticket …  override #1 in force"), text)
+        XCTAssertTrue(text.contains("→ override #1 in force · reason: goodwill, ticket"), text)
+
+        // From the log back to the subscription, and the override lifted the same way.
+        session.type(.enter)
+        XCTAssertEqual(session.state.stack, [.subscribers, .audit, .detail])
+        session.type(.char("o"))
+        XCTAssertEqual(session.state.overrideDialog?.action, .lift)
+        XCTAssertEqual(session.state.overrideDialog?.overrideNumber, "1")
+        session.type(.tab, .tab)
+        session.type("customer paid")
+        session.type(.tab, .enter, .char("y"))
+        XCTAssertEqual(session.state.flash?.text, "override #1 lifted: \(id) follows Apple's state again")
+        text = session.screenText
+        XCTAssertFalse(text.contains("Override GRANT"), text)
+        XCTAssertTrue(text.contains("Status   EXPIRED  (not entitled"), text)
+        XCTAssertTrue(text.contains("override lift by ana: override #1 lifted"), text)
+
+        session.type(.escape)
+        XCTAssertEqual(session.state.screen, .audit)
+        XCTAssertEqual(session.state.audit.entries.map(\.action), ["override_lift", "override_grant"], "newest first")
+    }
+
+    func testAnOverrideIsInForceOnTheScreenAsSoonAsItIsPlacedWhileTheClockRuns() throws {
+        // A real clock moves between ticks; the override must not look as if it began after "now".
+        final class Clock: @unchecked Sendable { var now = DashboardFixture.anchor }
+        let clock = Clock()
+        let session = DashboardSession(store: try DashboardFixture.demoStore(), state: DashboardFixture.state(width: 120, height: 40),
+                                       clock: { clock.now += 250; return clock.now }, operatorName: "ana")
+        session.start()
+        openExpiredSubscription(session)
+        session.type(.char("o"), .tab)
+        session.type("+7d")
+        session.type(.tab)
+        session.type("goodwill")
+        session.type(.tab, .enter, .char("y"))
+        XCTAssertTrue(session.screenText.contains("Override GRANT #1 · entitled until"), session.screenText)
+    }
+
+    func testErrorsFromOperationsAreFlashed() throws {
+        let store = try DashboardFixture.demoStore()
+        let colleague = Operations(store: store, operatorName: "ben")
+        _ = try colleague.grant(id, until: DashboardFixture.anchor + 7 * 86_400_000, reason: "trial extension",
+                                now: DashboardFixture.anchor - 60_000)
+        let session = session(store)
+        openExpiredSubscription(session)
+        session.type(.char("o"))
+        XCTAssertEqual(session.state.overrideDialog?.overrideNumber, "1")
+
+        // Lifted elsewhere while the dialog was open: the form still looks right, the store knows better.
+        _ = try colleague.lift(overrideId: 1, reason: "sorted by phone", now: DashboardFixture.anchor)
+        session.type(.tab, .tab)
+        session.type("resolved")
+        session.type(.tab, .enter, .char("y"))
+        XCTAssertNil(session.state.overrideDialog)
+        let flash = try XCTUnwrap(session.state.flash)
+        XCTAssertEqual(flash.kind, .error)
+        XCTAssertTrue(flash.text.hasPrefix("override #1 was already lifted by ben"), flash.text)
+        XCTAssertEqual(try store.audit().map(\.action), ["override_grant", "override_lift"], "the refused lift wrote nothing")
+    }
+
+    func testRevalidationRunsOffTheScreenThreadAndNamesTheFault() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-revalidate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("demo.db").path
+        let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
+        do {
+            let writer = try Store(path: path)
+            _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: writer, anchor: DashboardFixture.anchor)
+        }
+        // The worker waits here until the test has shown the screen still answers keys.
+        let gate = DispatchSemaphore(value: 0)
+        let revalidator = Revalidator(openStore: { gate.wait(); return try Store(path: path) },
+                                      configuration: RevalidationConfiguration(), verifier: SignedDataVerifier(roots: try sample.trustRoots()),
+                                      policy: SampleData.demoPolicy, operatorName: "ana", clock: { DashboardFixture.anchor })
+        let session = session(try Store(path: path), revalidator: .success(revalidator))
+        openExpiredSubscription(session)
+
+        session.type(.char("r"))
+        XCTAssertEqual(session.state.revalidating, id)
+        XCTAssertTrue(session.hasBackgroundWork)
+        XCTAssertTrue(session.screenLines[0].contains("revalidating…"), session.screenLines[0])
+        let selection = session.state.detail?.selection
+        session.type(.char("k"))
+        XCTAssertNotEqual(session.state.detail?.selection, selection, "keys are handled while Apple is asked")
+        session.type(.char("?"))
+        XCTAssertTrue(session.state.showsHelp)
+        session.type(.escape)
+
+        gate.signal()
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 30))
+        XCTAssertNil(session.state.revalidating)
+        let flash = try XCTUnwrap(session.state.flash)
+        XCTAssertEqual(flash.kind, .error)
+        XCTAssertEqual(flash.text, "revalidation failed: revalidation is not configured: no App Store Server API key "
+                       + "(api_key_file, api_key_id, api_issuer_id) and no stored receipt for \(id) to send to verifyReceipt")
+        XCTAssertFalse(session.screenLines[0].contains("revalidating…"))
+        XCTAssertTrue(session.screenText.contains("revalidate by ana: failed"), "the failure is audited and on the timeline")
+    }
+
+    func testRevalidationThatCannotBeSetUpSaysWhy() throws {
+        let session = session(try DashboardFixture.demoStore(), revalidator: .failure(RevalidationUnavailable(
+            "revalidation is not set up: the App Store Server API key needs api_key_file, api_key_id and api_issuer_id; missing api_issuer_id")))
+        openExpiredSubscription(session)
+        session.type(.char("r"))
+        XCTAssertNil(session.state.revalidating)
+        XCTAssertFalse(session.hasBackgroundWork)
+        XCTAssertEqual(session.state.flash?.kind, .error)
+        XCTAssertTrue(session.state.flash?.text.hasSuffix("missing api_issuer_id") ?? false, session.state.flash?.text ?? "")
+    }
+}
