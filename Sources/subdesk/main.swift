@@ -1,5 +1,6 @@
 import Foundation
 import SubscriptionCore
+import Dashboard
 import TerminalUI
 
 let usage = """
@@ -24,6 +25,7 @@ commands:
   sweep            revalidate every subscription whose stored expiry passed (daily, cron)
   doctor           check the store, roots and config
   backup PATH      consistent online copy of the store
+  keys             the dashboard's key table
   simulate         feed fresh signed demo notifications, for live demos
   generate         build a large generated store for benchmarks
 
@@ -59,6 +61,10 @@ let commands: [String: Command] = [
         let path = try DemoCommands.buildDemo(context)
         if context.arguments.has("no-dashboard") { return 0 }
         return try DashboardCommand.open(context, databasePath: path)
+    }),
+    "keys": Command(help: "usage: subdesk keys\n\nPrints the dashboard's key table (Markdown).", options: [], run: { _ in
+        Output.line(KeyTable.standard.markdown())
+        return 0
     }),
     "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv"], run: CountsCommand.run),
     "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], run: OperatorCommands.override),
