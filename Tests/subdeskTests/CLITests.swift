@@ -1,8 +1,8 @@
 import Foundation
 import XCTest
 
-/// The `subdesk` binary, driven as a user or a script would: exit codes, output, files.
-class CLITests: XCTestCase {
+/// Runs the `subdesk` binary as a user or a script would; shared by the command-line tests.
+class SubdeskTestCase: XCTestCase {
     static let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
     static let binary: String = {
@@ -79,6 +79,17 @@ class CLITests: XCTestCase {
 
     func json(_ text: String) throws -> Any { try JSONSerialization.jsonObject(with: Data(text.utf8)) }
 
+    /// NDJSON of every raw body in a store, oldest first.
+    func rawBodies(_ db: String) throws -> Data {
+        let r = try run(["notifications", "--db", db, "--ndjson", "--limit", "100000"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return Data(r.stdout.utf8)
+    }
+
+}
+
+/// The `subdesk` binary, driven as a user or a script would: exit codes, output, files.
+final class CLITests: SubdeskTestCase {
     func testVersionAndHelp() throws {
         let v = try run(["--version"])
         XCTAssertEqual(v.status, 0)
@@ -170,13 +181,6 @@ class CLITests: XCTestCase {
         let broken = try run(["show", "--db", db, "x"])
         XCTAssertEqual(broken.status, 2)
         XCTAssertTrue(broken.stderr.contains("config:1: expected key = value"), broken.stderr)
-    }
-
-    /// NDJSON of every raw body in a store, oldest first.
-    func rawBodies(_ db: String) throws -> Data {
-        let r = try run(["notifications", "--db", db, "--ndjson", "--limit", "100000"])
-        XCTAssertEqual(r.status, 0, r.stderr)
-        return Data(r.stdout.utf8)
     }
 
     func testCGIAnswersPerOutcome() throws {

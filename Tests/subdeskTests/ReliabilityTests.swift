@@ -4,8 +4,8 @@ import XCTest
 
 /// The store under abuse: SIGKILL mid-ingest, concurrent writers and readers, broken
 /// disks and set-ups, and hostile strings on the way to a terminal.
-final class ReliabilityTests: CLITests {
-    static let root = CLITests.repoRoot + "/sample-data/test-ca/root.der"
+final class ReliabilityTests: SubdeskTestCase {
+    static let root = SubdeskTestCase.repoRoot + "/sample-data/test-ca/root.der"
     static let policyFlags = ["--root-ca", root, "--bundle-id", ScenarioBuilder.demoBundleId,
                               "--app-apple-id", String(ScenarioBuilder.demoAppAppleId)]
 
