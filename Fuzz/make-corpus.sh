@@ -3,6 +3,8 @@
 #
 #   intake       the bad-input bodies of BadInputCorpusTests (bodies under 1 MiB) and a
 #                few signed demo notifications of different types
+#   payload      the decoded payloads of those notifications, of their transactions
+#                and renewal info, and the V1 body
 #   jws          the signedPayload, signedTransactionInfo and signedRenewalInfo JWS of
 #                those notifications, and the signedPayload of the bad bodies whose
 #                fault is in the JWS itself
@@ -21,8 +23,8 @@ subdesk=$scratch/debug/subdesk
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 corpus=Fuzz/corpus
-rm -rf "$corpus/intake" "$corpus/jws" "$corpus/certificate"
-mkdir -p "$corpus/intake" "$corpus/jws" "$corpus/certificate"
+rm -rf "$corpus/intake" "$corpus/payload" "$corpus/jws" "$corpus/certificate"
+mkdir -p "$corpus/intake" "$corpus/payload" "$corpus/jws" "$corpus/certificate"
 
 SUBDESK_WRITE_CORPUS="$tmp/bad" swift test --scratch-path "$scratch" --filter BadInputCorpusTests >/dev/null
 cp "$tmp/bad"/*.json "$corpus/intake/"
@@ -55,16 +57,20 @@ for line in open(good_path, encoding="utf-8"):
     name = "-".join(k.lower() for k in kind if k)
     write("intake", "good-%s.json" % name, line.strip().encode())
     write("jws", "good-%s.jws" % name, jws.encode())
+    write("payload", "notification-%s.json" % name, json.dumps(p, sort_keys=True).encode())
     for field in ("signedTransactionInfo", "signedRenewalInfo"):
         nested = p.get("data", {}).get(field)
         if nested:
             write("jws", "good-%s-%s.jws" % (name, field), nested.encode())
+            write("payload", "%s-%s.json" % (name, field), json.dumps(payload(nested), sort_keys=True).encode())
 
 # Only the bodies whose fault is in the JWS itself: the others carry a valid JWS,
 # which the good seeds already show.
 jws_faults = re.compile(r"^(alg-|x5c-|bad-base64-|header-|.*segments|empty-jws|signature-|payload-altered|"
                         r"certificate-expired|chain-to-other-root|leaf-|intermediate-|signed-by-other-key|control-)")
 for name in sorted(os.listdir(bad_dir)):
+    if name.startswith("v1-not-allowed"):
+        write("payload", "v1-body.json", open(os.path.join(bad_dir, name), "rb").read())
     if not jws_faults.match(name):
         continue
     try:

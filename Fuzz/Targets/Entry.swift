@@ -9,6 +9,7 @@ let fuzzTargets: [String: FuzzTarget] = [
     "intake": IntakeTarget.run,
     "jws": JWSTarget.run,
     "certificate": CertificateTarget.run,
+    "payload": PayloadTarget.run,
 ]
 
 nonisolated(unsafe) var selectedTarget: FuzzTarget?
