@@ -24,8 +24,10 @@ struct Context {
     }
 
     /// The store at `path`, else the configured one, with the configured busy timeout.
-    func openStore(path: String? = nil) throws -> Store {
-        var timeout = Store.defaultBusyTimeoutMs
+    /// Opens the store; `busyTimeoutMs` is how long a write waits for other writers unless
+    /// `--busy-timeout-ms` or `busy_timeout_ms` says otherwise.
+    func openStore(path: String? = nil, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs) throws -> Store {
+        var timeout = busyTimeoutMs
         if let text = setting("busy-timeout-ms", "busy_timeout_ms") {
             guard let ms = Int32(text), ms >= 0 else { throw UsageError("busy timeout must be milliseconds, got \(text)") }
             timeout = ms

@@ -26,7 +26,8 @@ enum IngestCommand {
 
     static func run(_ context: Context) throws -> Int32 {
         if context.arguments.has("cgi") { return CGIIngest.run(context) }
-        let store = try context.openStore()
+        // A batch job can wait its turn behind other writers longer than a web request can.
+        let store = try context.openStore(busyTimeoutMs: 120_000)
         let intake = try context.makeIntake(store: store)
         if intake.policy.bundleId == nil {
             Output.warn("no bundle id configured: bundle ids are not checked (set bundle_id or pass --bundle-id)")

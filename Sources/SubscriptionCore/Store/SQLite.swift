@@ -9,6 +9,9 @@ public struct StoreError: Error, CustomStringConvertible {
 
     public var description: String { "store: \(operation): \(message)" }
 
+    /// Another connection holds the lock this one needed.
+    var isBusy: Bool { code & 0xff == SQLITE_BUSY }
+
     /// Busy, locked, full or read-only: conditions a caller may retry later.
     public var isTransient: Bool {
         let primary = code & 0xff

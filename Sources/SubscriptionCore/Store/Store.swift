@@ -54,7 +54,7 @@ public final class Store {
         }
         do {
             db = try SQLiteConnection(path: path, busyTimeoutMs: busyTimeoutMs)
-            try db.execute("PRAGMA journal_mode = WAL")
+            try enableWAL(busyTimeoutMs: busyTimeoutMs)
             try db.execute("PRAGMA synchronous = NORMAL")
             try db.execute("PRAGMA foreign_keys = ON")
             try migrate()
@@ -76,6 +76,25 @@ public final class Store {
 
     /// An in-memory store, for tests.
     public static func inMemory() throws -> Store { try Store(path: ":memory:") }
+
+    /// WAL mode is kept in the file, so only the first open of a new store converts it.
+    /// Converting needs the write lock while holding a read lock, and SQLite answers BUSY
+    /// at once there instead of calling the busy handler (waiting could deadlock two
+    /// upgraders). A burst of CGI processes on a new store hits exactly that, so the
+    /// conversion is retried here within the same busy timeout.
+    private func enableWAL(busyTimeoutMs: Int32) throws {
+        let deadline = Date().addingTimeInterval(Double(max(busyTimeoutMs, 0)) / 1000)
+        var pause = 0.001
+        while true {
+            do {
+                try db.execute("PRAGMA journal_mode = WAL")
+                return
+            } catch let error as StoreError where error.isBusy && Date() < deadline {
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, 0.05)
+            }
+        }
+    }
 
     // MARK: Schema
 
