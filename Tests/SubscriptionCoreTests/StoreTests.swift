@@ -79,6 +79,10 @@ final class StoreTests: XCTestCase {
             }
             XCTAssertEqual(back, seen)
         }
+        // The kept status counts agree with counting the rows.
+        var counted: [SubscriptionStatus: Int] = [:]
+        try store.db.query("SELECT status, count(*) FROM subscriptions GROUP BY status") { counted[SubscriptionStatus(rawValue: $0.int(0))!] = $0.int(1) }
+        XCTAssertEqual(try store.statusCounts(), counted)
         let filtered = try store.page(SubscriptionQuery(text: "user-1010-2"), limit: 50)
         XCTAssertEqual(filtered.map(\.subscriber.userId), ["user-1010-2"])
     }

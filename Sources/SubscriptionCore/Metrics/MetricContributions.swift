@@ -1,7 +1,7 @@
 import Foundation
 
 /// One subscription's share of the daily counts' running levels and period events,
-/// keyed by 15-minute bucket, metric key and segment.
+/// keyed by hour bucket, metric key and segment.
 ///
 /// Computed from the whole stored history (a pure function, like the state), stored with
 /// the subscription, and applied to the store's aggregates as a difference from the
@@ -35,7 +35,10 @@ public struct MetricContributions: Equatable, Sendable {
 
     public init(counts: [Key: Int] = [:]) { self.counts = counts }
 
-    public static let bucketMs: Millis = 900_000
+    /// One hour: a year of aggregates stays small enough to read in milliseconds. Zones whose
+    /// offset is not a whole number of hours (Asia/Kolkata, Asia/Kathmandu...) have their days
+    /// cut at the hour before local midnight.
+    public static let bucketMs: Millis = 3_600_000
 
     static func bucket(_ t: Millis) -> Millis { t >= 0 ? t / bucketMs * bucketMs : ((t - bucketMs + 1) / bucketMs) * bucketMs }
 

@@ -135,7 +135,7 @@ enum Migrations {
         );
         CREATE INDEX quarantine_received ON quarantine(received_ms);
 
-        -- Daily counts' aggregates per 15-minute bucket: notification counts (n:TYPE/SUBTYPE)
+        -- Daily counts' aggregates per hour bucket: notification counts (n:TYPE/SUBTYPE)
         -- and period starts, ends and level changes (p:...), per segment.
         CREATE TABLE metric_buckets (
             bucket INTEGER NOT NULL,
@@ -144,6 +144,15 @@ enum Migrations {
             delta INTEGER NOT NULL,
             PRIMARY KEY (bucket, key, segment)
         ) WITHOUT ROWID;
+        -- How many subscriptions have each status, kept with every save, so the
+        -- dashboard's status tabs need not count a million rows at launch.
+        CREATE TABLE status_counts (
+            status INTEGER PRIMARY KEY,
+            count INTEGER NOT NULL
+        );
+
+        -- Levels at a range's start sum one key's history; this covers that read.
+        CREATE INDEX metric_buckets_key ON metric_buckets(key, segment, bucket, delta);
 
         -- Every body's outcome, in arrival order, for the live feed.
         CREATE TABLE intake_log (

@@ -1,4 +1,4 @@
-/// An aggregate row of the daily counts: a 15-minute bucket, a key (`n:TYPE/SUBTYPE` for
+/// An aggregate row of the daily counts: an hour bucket, a key (`n:TYPE/SUBTYPE` for
 /// notifications, `p:...` for periods and levels) and a segment.
 public struct MetricsBucket: Equatable, Sendable {
     public var bucketStart: Millis
@@ -25,8 +25,9 @@ extension Store {
     public func metricTotals(before instant: Millis, keys: [String]) throws -> [(key: String, segment: CountSegment, total: Int)] {
         let marks = keys.map { _ in "?" }.joined(separator: ",")
         return try db.rows("""
-            SELECT key, segment, sum(delta) FROM metric_buckets WHERE bucket < ? AND key IN (\(marks)) GROUP BY key, segment
-            """, [instant] + keys.map { $0 as SQLBindable? }) { r in
+            SELECT key, segment, sum(delta) FROM metric_buckets INDEXED BY metric_buckets_key
+            WHERE key IN (\(marks)) AND bucket < ? GROUP BY key, segment
+            """, keys.map { $0 as SQLBindable? } + [instant]) { r in
             (r.string(0), CountSegment(rawValue: r.string(1)) ?? .paid, r.int(2))
         }
     }

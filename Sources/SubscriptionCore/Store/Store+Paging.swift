@@ -69,7 +69,7 @@ extension Store {
     /// How many subscriptions have each status.
     public func statusCounts() throws -> [SubscriptionStatus: Int] {
         var result: [SubscriptionStatus: Int] = [:]
-        try db.query("SELECT status, count(*) FROM subscriptions GROUP BY status") { r in
+        try db.query("SELECT status, count FROM status_counts WHERE count <> 0") { r in
             if let s = SubscriptionStatus(rawValue: r.int(0)) { result[s] = r.int(1) }
         }
         return result

@@ -469,9 +469,15 @@ public final class Store {
     /// Saves a subscription's derived state and moves the daily-count aggregates from its
     /// previous share to `metrics`.
     public func saveState(_ s: SubscriptionState, subscriberId: Int64, now: Millis, metrics: MetricContributions) throws {
-        let previous = try db.first("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [s.originalTransactionId]) {
-            $0.isNull(0) ? MetricContributions() : MetricContributions(encoded: $0.data(0))
-        } ?? MetricContributions()
+        let stored = try db.first("SELECT metrics, status FROM subscriptions WHERE original_transaction_id = ?", [s.originalTransactionId]) {
+            ($0.isNull(0) ? MetricContributions() : MetricContributions(encoded: $0.data(0)), $0.int(1))
+        }
+        let previous = stored?.0 ?? MetricContributions()
+        if stored?.1 != s.status.rawValue {
+            if let old = stored?.1 { try db.run("UPDATE status_counts SET count = count - 1 WHERE status = ?", [old]) }
+            try db.run("INSERT INTO status_counts (status, count) VALUES (?, 1) ON CONFLICT (status) DO UPDATE SET count = count + 1",
+                       [s.status.rawValue])
+        }
         for (k, delta) in metrics.difference(from: previous) {
             try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
         }
