@@ -110,11 +110,12 @@ public enum DailyCountsReport {
             if let key = levelKeys.first(where: { $0.name == row.key }) { level[key, default: 0] += row.total }
         }
         var deltas = Array(repeating: [P: Int](), count: days.count)
-        for b in try store.metricBuckets(from: first.start, to: end) where segments.contains(b.segment) {
+        let periodByName = Dictionary(uniqueKeysWithValues: P.allCases.map { ($0.name, $0) })
+        for b in try store.metricBuckets(from: first.start, to: end, segments: segments) {
             guard let i = dayIndex(b.bucketStart) else { continue }
             if let metrics = metricsByKey[b.key] {
                 for m in metrics { counts[i].values[m, default: 0] += b.count }
-            } else if let key = P.allCases.first(where: { $0.name == b.key }) {
+            } else if let key = periodByName[b.key] {
                 switch key {
                 case .trialStart: counts[i].values[.trialStarts, default: 0] += b.count
                 case .conversion: counts[i].values[.trialConversions, default: 0] += b.count

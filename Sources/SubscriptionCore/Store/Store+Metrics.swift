@@ -13,10 +13,14 @@ public enum CountSegment: String, CaseIterable, Sendable {
 }
 
 extension Store {
-    /// Aggregates in [from, to).
-    public func metricBuckets(from: Millis, to: Millis) throws -> [MetricsBucket] {
-        try db.rows("SELECT bucket, key, segment, delta FROM metric_buckets WHERE bucket >= ? AND bucket < ? AND delta <> 0",
-                    [from, to]) { r in
+    /// Aggregates in [from, to) for the given segments.
+    public func metricBuckets(from: Millis, to: Millis, segments: Set<CountSegment> = Set(CountSegment.allCases)) throws -> [MetricsBucket] {
+        let names = CountSegment.allCases.filter(segments.contains)
+        guard !names.isEmpty else { return [] }
+        return try db.rows("""
+            SELECT bucket, key, segment, delta FROM metric_buckets
+            WHERE bucket >= ? AND bucket < ? AND delta <> 0 AND segment IN (\(names.map { _ in "?" }.joined(separator: ",")))
+            """, [from, to] + names.map { $0.rawValue as SQLBindable? }) { r in
             MetricsBucket(bucketStart: r.int64(0), key: r.string(1), segment: CountSegment(rawValue: r.string(2)) ?? .paid, count: r.int(3))
         }
     }
