@@ -152,8 +152,8 @@ public final class Intake {
 
     private func decodeV2(jws: String, digest: String) throws -> Decoded {
         // A retry of a body we already verified and stored is answered without verifying again.
-        if let uuid = try store.notificationUUID(bodySHA256: digest), let stored = try store.notification(uuid: uuid) {
-            return Decoded(event: stored.event, transactions: [], renewals: [], isDuplicate: true)
+        if let uuid = try store.notificationUUID(bodySHA256: digest), let event = try store.notificationEvent(uuid: uuid) {
+            return Decoded(event: event, transactions: [], renewals: [], isDuplicate: true)
         }
         let payload = try NotificationPayloadV2(json: JSONFields(dictionary: try verifier.verifiedPayload(jws, field: "signedPayload"),
                                                                  path: "signedPayload"))

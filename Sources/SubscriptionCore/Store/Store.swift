@@ -239,6 +239,11 @@ public final class Store {
         }
     }
 
+    /// A stored notification's summary, without reading its body.
+    public func notificationEvent(uuid: String) throws -> NotificationEvent? {
+        try db.first("SELECT \(Store.eventColumns) FROM notifications WHERE notification_uuid = ?", [uuid]) { Store.event($0) }
+    }
+
     public func notification(uuid: String) throws -> StoredNotification? {
         try db.first("""
             SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format FROM notifications
