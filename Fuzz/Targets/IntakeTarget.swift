@@ -7,12 +7,15 @@ enum IntakeTarget {
     /// Verifies nothing: hands back the JWS payload so that mutated payloads reach the
     /// decoders, state derivation and the store, which signatures would otherwise guard.
     struct PayloadOnly: SignedPayloadVerifier {
-        func verifiedPayload(_ compactJWS: String, field: String) throws -> Data {
+        func verifiedPayload(_ compactJWS: String, field: String) throws -> [String: Any] {
             let parts = compactJWS.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else {
                 throw VerificationError(field: field, fault: .notCompactJWS(segmentCount: parts.count))
             }
-            return payload
+            guard let object = try? FastJSON.parse(payload) as? [String: Any] else {
+                throw VerificationError(field: field, fault: .payloadNotJSONObject)
+            }
+            return object
         }
     }
 
