@@ -179,14 +179,33 @@ extension DashboardReducer {
     }
 
     static func applyQuarantine(_ entries: [QuarantineEntry], _ state: inout DashboardState) {
-        let selectedId = state.quarantine.entries.indices.contains(state.quarantine.selection)
-            ? state.quarantine.entries[state.quarantine.selection].id : nil
-        state.quarantine.entries = entries
-        state.quarantine.loaded = true
-        if let selectedId, let index = entries.firstIndex(where: { $0.id == selectedId }) {
-            state.quarantine.selection = index
+        replaceKeepingSelection(&state.quarantine, with: entries, id: \.id, visible: Layout.listRows(height: state.height))
+    }
+
+    /// Replaces a list's entries, keeping the selected entry selected while it is still there.
+    static func replaceKeepingSelection<List: ReloadableList, ID: Equatable>(
+        _ list: inout List, with entries: [List.Entry], id: (List.Entry) -> ID, visible: Int) {
+        let selectedId = list.entries.indices.contains(list.selection) ? id(list.entries[list.selection]) : nil
+        list.entries = entries
+        list.loaded = true
+        if let selectedId, let index = entries.firstIndex(where: { id($0) == selectedId }) {
+            list.selection = index
         }
-        move(&state.quarantine.selection, &state.quarantine.scrollOffset, by: 0, count: entries.count,
-             visible: Layout.listRows(height: state.height))
+        var selection = list.selection, scrollOffset = list.scrollOffset
+        move(&selection, &scrollOffset, by: 0, count: entries.count, visible: visible)
+        list.selection = selection
+        list.scrollOffset = scrollOffset
     }
 }
+
+/// A list screen's state that reloads its entries from the store.
+protocol ReloadableList {
+    associatedtype Entry
+    var entries: [Entry] { get set }
+    var selection: Int { get set }
+    var scrollOffset: Int { get set }
+    var loaded: Bool { get set }
+}
+
+extension QuarantineState: ReloadableList {}
+extension AuditState: ReloadableList {}

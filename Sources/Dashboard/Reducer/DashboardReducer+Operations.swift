@@ -304,14 +304,6 @@ extension DashboardReducer {
     static func applyAudit(_ filter: String, _ entries: [AuditEntry], _ state: inout DashboardState) {
         // An answer for a filter since replaced would show the wrong rows.
         guard filter == state.audit.filter else { return }
-        let selectedId = state.audit.entries.indices.contains(state.audit.selection)
-            ? state.audit.entries[state.audit.selection].id : nil
-        state.audit.entries = entries
-        state.audit.loaded = true
-        if let selectedId, let index = entries.firstIndex(where: { $0.id == selectedId }) {
-            state.audit.selection = index
-        }
-        move(&state.audit.selection, &state.audit.scrollOffset, by: 0, count: entries.count,
-             visible: Layout.auditRows(height: state.height))
+        replaceKeepingSelection(&state.audit, with: entries, id: \.id, visible: Layout.auditRows(height: state.height))
     }
 }
