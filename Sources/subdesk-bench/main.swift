@@ -146,16 +146,7 @@ let scenarios = try sample.scenarios()
 var nextInstance = 7_000_000 + Int(DateText.nowMillis() % 1_000_000) * 10
 
 func signedBodies(_ count: Int) throws -> [Data] {
-    var out: [Data] = []
-    let anchor = DateText.nowMillis()
-    while out.count < count {
-        nextInstance += 1
-        for body in try builder.bodies(for: scenarios[nextInstance % scenarios.count], instance: nextInstance, anchor: anchor)
-        where out.count < count {
-            out.append(body)
-        }
-    }
-    return out
+    try builder.bodies(count: count, cycling: scenarios, instance: &nextInstance, anchor: DateText.nowMillis())
 }
 
 func makeIntake(_ store: Store) throws -> Intake {

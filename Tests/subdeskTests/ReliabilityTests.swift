@@ -12,22 +12,10 @@ final class ReliabilityTests: SubdeskTestCase {
     /// `count` distinct signed notifications (whole scenario lifecycles), as NDJSON.
     static func signedBodies(count: Int, firstInstance: Int = 100_000) throws -> Data {
         let sample = SampleData(directory: repoRoot + "/sample-data")
-        let scenarios = try sample.scenarios()
-        let builder = ScenarioBuilder(signer: try sample.signer())
-        let anchor = DateText.nowMillis()
-        var out = Data()
-        var produced = 0
         var instance = firstInstance
-        while produced < count {
-            let scenario = scenarios[instance % scenarios.count]
-            for body in try builder.bodies(for: scenario, instance: instance, anchor: anchor) where produced < count {
-                out.append(body)
-                out.append(UInt8(ascii: "\n"))
-                produced += 1
-            }
-            instance += 1
-        }
-        return out
+        let bodies = try ScenarioBuilder(signer: try sample.signer())
+            .bodies(count: count, cycling: try sample.scenarios(), instance: &instance, anchor: DateText.nowMillis())
+        return bodies.reduce(into: Data()) { $0.append($1); $0.append(UInt8(ascii: "\n")) }
     }
 
     func sqlite(_ db: String, _ sql: String) throws -> String {

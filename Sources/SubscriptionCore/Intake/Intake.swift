@@ -48,8 +48,7 @@ public final class Intake {
     /// a refusal is reported but not written again.
     @discardableResult
     public func ingest(_ body: Data, source: String? = nil, receivedAt: Millis = DateText.nowMillis(),
-                       quarantine: Bool = true) throws -> IntakeOutcome {
-        let keep = quarantine
+                       quarantine keep: Bool = true) throws -> IntakeOutcome {
         let digest = ContentDigest.sha256Hex(body)
         let decoded: Decoded
         do {

@@ -29,6 +29,22 @@ public struct ScenarioBuilder {
         return "5e1f0000-0000-4000-8000-\(hex)"
     }
 
+    /// `count` distinct signed notifications for load: whole lifecycles, scenario
+    /// `instance % scenarios.count` for each instance from `instance` on, which is left at
+    /// the next unused instance number.
+    public func bodies(count: Int, cycling scenarios: [Scenario], instance: inout Int, anchor: Millis) throws -> [Data] {
+        var out: [Data] = []
+        out.reserveCapacity(count)
+        while out.count < count {
+            for body in try bodies(for: scenarios[instance % scenarios.count], instance: instance, anchor: anchor)
+            where out.count < count {
+                out.append(body)
+            }
+            instance += 1
+        }
+        return out
+    }
+
     /// The bodies for one instance of `scenario`, in step order, with dates relative to `anchor`.
     public func bodies(for scenario: Scenario, instance: Int, anchor: Millis) throws -> [Data] {
         let otid = Int64(ScenarioBuilder.originalTransactionId(instance: instance))!
