@@ -13,6 +13,10 @@ struct Options {
     var scales = [10_000, 100_000, 1_000_000]
     var dataDirectory: String?
     var intakeBodies = 4_000
+    /// Sections to run (baseline, intake, python, cgi, scales, dashboard); empty runs them all.
+    var only: Set<String> = []
+    /// Writes the intake bodies as NDJSON here and stops (for profiling `subdesk ingest`).
+    var writeBodies: String?
 
     init(_ args: [String]) {
         var i = 0
@@ -23,8 +27,10 @@ struct Options {
             case "--scales": i += 1; scales = args[i].split(separator: ",").compactMap { Int($0) }
             case "--data": i += 1; dataDirectory = args[i]
             case "--bodies": i += 1; intakeBodies = max(100, Int(args[i]) ?? intakeBodies)
+            case "--only": i += 1; only = Set(args[i].split(separator: ",").map(String.init))
+            case "--write-bodies": i += 1; writeBodies = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,python,cgi,scales,dashboard] [--write-bodies FILE]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))
@@ -36,6 +42,7 @@ struct Options {
 }
 
 let options = Options(Array(CommandLine.arguments.dropFirst()))
+func wanted(_ section: String) -> Bool { options.only.isEmpty || options.only.contains(section) }
 let sample = try SampleData.locate()
 let repoRoot = (sample.directory as NSString).deletingLastPathComponent
 let dataDirectory = options.dataDirectory ?? repoRoot + "/.build/bench-data"
@@ -176,12 +183,19 @@ func ingestRate(_ store: Store, _ bodies: [Data]) throws -> Double {
     return Double(bodies.count) / elapsed
 }
 
+if let path = options.writeBodies {
+    let bodies = try signedBodies(options.intakeBodies)
+    try Data(bodies.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
+    log("wrote \(bodies.count) signed V2 bodies to \(path)")
+    exit(0)
+}
+
 // MARK: 1. Machine baseline
 
 log("subdesk-bench: \(options.runs) runs per figure, medians with (min-max); data in \(dataDirectory)")
 log("== machine baseline")
 var opensslVerify: [Double] = []
-for _ in 0..<3 {
+for _ in 0..<(wanted("baseline") ? 3 : 0) {
     let r = try shell("/usr/bin/env", ["openssl", "speed", "-seconds", "2", "ecdsap256"])
     for line in r.out.split(separator: "\n") where line.contains("ecdsa (nistp256)") {
         if let v = line.split(separator: " ").compactMap({ Double($0) }).last { opensslVerify.append(v) }
@@ -189,18 +203,20 @@ for _ in 0..<3 {
 }
 let openssl = Spread(opensslVerify)
 let ceiling = openssl.median / 3
+if !opensslVerify.isEmpty {
 record(Figure(section: "baseline", what: "openssl speed ecdsap256 verify/s", value: spreadText(openssl), target: "(machine ceiling)",
               met: nil, numbers: ["verifyPerSecond": openssl.median]))
 record(Figure(section: "baseline", what: "ceiling: verify/s / 3 signatures", value: fmt(ceiling), target: "", met: nil,
               numbers: ["notificationsPerSecond": ceiling]))
+}
 
 // MARK: 2. Batch intake
 
 log("== batch intake (verify 3 x ES256 + decode + store + derive), \(options.intakeBodies) signed V2 bodies per run")
-let intakeBodies = try signedBodies(options.intakeBodies)
+let intakeBodies = wanted("intake") || wanted("python") ? try signedBodies(options.intakeBodies) : []
 var rates: [Double] = []
 var bodyStats: (count: Int, storedBytes: Int64, jwsHeaders: Int, headerBytes: Int64) = (0, 0, 0, 0)
-for run in 0..<options.runs {
+for run in 0..<(wanted("intake") ? options.runs : 0) {
     let path = dataDirectory + "/intake-\(run).db"
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     let store = try Store(path: path)
@@ -208,6 +224,7 @@ for run in 0..<options.runs {
     bodyStats = try store.bodyStatistics()
 }
 let intake = Spread(rates)
+if !rates.isEmpty {
 let needed = Swift.max(3500, 0.75 * ceiling)
 record(Figure(section: "intake", what: "batch intake, notifications/s (one core)", value: spreadText(intake),
               target: ">= 3500 and >= \(fmt(0.75 * ceiling)) (0.75 x ceiling)", met: intake.median >= needed,
@@ -220,13 +237,14 @@ let storedAverage = Double(bodyStats.storedBytes + bodyStats.headerBytes) / Doub
 record(Figure(section: "storage", what: "stored V2 body, bytes on average (headers included)",
               value: "\(fmt(storedAverage)) (received \(fmt(rawAverage)))", target: "<= 1536, byte-exact",
               met: storedAverage <= 1536, numbers: ["storedAverage": storedAverage, "receivedAverage": rawAverage]))
+}
 
 // MARK: 3. Apple's Python library
 
 log("== the same bodies through Apple's app-store-server-library (Python), when installed")
 let pythonCandidates = [ProcessInfo.processInfo.environment["SUBDESK_BENCH_PYTHON"], repoRoot + "/.build/bench-venv/bin/python", "/usr/bin/python3"].compactMap { $0 }
 var pythonRate: Double?
-for python in pythonCandidates where FileManager.default.isExecutableFile(atPath: python) {
+for python in pythonCandidates where wanted("python") && FileManager.default.isExecutableFile(atPath: python) {
     guard (try? shell(python, ["-c", "import appstoreserverlibrary"]))?.status == 0 else { continue }
     let subset = Array(intakeBodies.prefix(300))
     let file = dataDirectory + "/python-bodies.ndjson"
@@ -241,7 +259,8 @@ for python in pythonCandidates where FileManager.default.isExecutableFile(atPath
     if !pyRates.isEmpty { pythonRate = Spread(pyRates).median }
     break
 }
-if let pythonRate {
+if !wanted("python") {
+} else if let pythonRate {
     record(Figure(section: "python", what: "Apple's Python library, notifications/s", value: fmt(pythonRate, 1), target: "(peer)", met: nil,
                   numbers: ["notificationsPerSecond": pythonRate]))
     record(Figure(section: "python", what: "  subdesk / Python", value: fmt(intake.median / pythonRate, 1) + "x", target: ">= 15x",
@@ -254,7 +273,8 @@ if let pythonRate {
 // MARK: 4. One notification through CGI
 
 log("== one notification through `subdesk ingest --cgi`, process start to answer")
-if FileManager.default.isExecutableFile(atPath: subdeskBinary) {
+if !wanted("cgi") {
+} else if FileManager.default.isExecutableFile(atPath: subdeskBinary) {
     let cgiStore = dataDirectory + "/cgi.db"
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cgiStore + suffix) }
     _ = try Store(path: cgiStore)
@@ -284,7 +304,7 @@ if FileManager.default.isExecutableFile(atPath: subdeskBinary) {
 
 log("== growing stores (generated by `subdesk generate`'s generator)")
 var scaleRows: [[String: Double]] = []
-for scale in options.scales {
+for scale in options.scales where wanted("scales") {
     let path = dataDirectory + "/generated-\(scale).db"
     if !FileManager.default.fileExists(atPath: path) {
         log("  generating \(scale) subscribers into \(path) ...")
@@ -374,7 +394,8 @@ func which(_ name: String) -> String? {
 }
 
 log("== dashboard (the real binary in a 120x40 tmux window)")
-if let tmux = which("tmux"), FileManager.default.isExecutableFile(atPath: subdeskBinary) {
+if !wanted("dashboard") {
+} else if let tmux = which("tmux"), FileManager.default.isExecutableFile(atPath: subdeskBinary) {
     let socket = "subdesk-bench-\(getpid())"
     func tmuxRun(_ args: [String]) throws { spawn(tmux, ["-L", socket] + args) }
     func waitFor(_ path: String, seconds: Double) -> String? {

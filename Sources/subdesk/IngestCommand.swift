@@ -46,8 +46,9 @@ enum IngestCommand {
             }
             let label = path == "-" ? "stdin" : path
             let bodies = splitBodies(data)
-            // Bodies share a commit in small batches, each body still succeeding or failing
-            // alone (a savepoint each); a batch ends after 500 bodies or 250 ms so other
+            // Bodies share a commit in small batches (a refused body is quarantined inside it;
+            // a failing store stops the command with the batch rolled back, to be ingested
+            // again: duplicates are answered as such); a batch ends after 500 bodies or 250 ms so other
             // writers (a CGI request, another ingest) never wait long for the lock.
             var index = 0
             while index < bodies.count {

@@ -129,11 +129,14 @@ final class StoredBodyTests: XCTestCase {
         // A body with spacing, and one with a non-canonical base64url tail, are kept as they came.
         let other = try ScenarioBuilder(signer: TestKit.signer).bodies(for: scenarios[0], instance: 999, anchor: TestKit.anchor)[0]
         let spaced = Data(String(decoding: other, as: UTF8.self).replacingOccurrences(of: "{\"signedPayload\":", with: "{ \"signedPayload\" : ").utf8)
+        // Apple's form with a line feed after it is verified as usual but kept as it came.
+        let trailing = try ScenarioBuilder(signer: TestKit.signer).bodies(for: scenarios[1], instance: 998, anchor: TestKit.anchor)[0]
+            + Data("\n".utf8)
         let v1 = IntakeTests.v1Body(type: "DID_RENEW")
         var policy = TestKit.policy
         policy.allowV1 = true
         intake.policy = policy
-        for body in bodies + [v1] {
+        for body in bodies + [v1, trailing] {
             guard case .stored = try intake.ingest(body) else { return XCTFail("not stored") }
         }
         var duplicateCheck = try intake.ingest(spaced)
@@ -141,11 +144,11 @@ final class StoredBodyTests: XCTestCase {
         duplicateCheck = try intake.ingest(bodies[0])
         XCTAssertEqual(duplicateCheck, .duplicate(notificationUUID: try XCTUnwrap(try store.notificationUUID(bodySHA256: ContentDigest.sha256Hex(bodies[0])))))
         let stored = try store.notifications(limit: 10_000)
-        XCTAssertEqual(Set(stored.map(\.body)), Set(bodies + [v1, spaced]), "every body byte for byte")
+        XCTAssertEqual(Set(stored.map(\.body)), Set(bodies + [v1, spaced, trailing]), "every body byte for byte")
         let sizes = try store.db.rows("SELECT body_format, length(body) FROM notifications WHERE version = 2") { ($0.int(0), $0.int(1)) }
         let compact = sizes.filter { $0.0 == 1 }
         XCTAssertEqual(compact.count, bodies.count, "every canonical V2 body is compact")
-        XCTAssertEqual(sizes.filter { $0.0 == 0 }.count, 1, "the spaced one is kept raw")
+        XCTAssertEqual(sizes.filter { $0.0 == 0 }.count, 2, "the spaced one and the one with a line feed are kept raw")
         let average = Double(compact.map(\.1).reduce(0, +)) / Double(compact.count)
         XCTAssertLessThan(average, 1536, "average stored V2 body \(average) bytes")
         XCTAssertEqual(try store.db.first("SELECT count(*) FROM jws_headers") { $0.int(0) }, 1, "one chain, stored once")

@@ -284,6 +284,31 @@ final class VerificationTests: XCTestCase {
         assertRejects(parts[0] + "." + parts[1] + "." + Base64URL.encode(der), with: .signatureWrongLength(der.count))
     }
 
+    /// The DER form built by hand for libcrypto matches libcrypto's own encoding, for the
+    /// awkward integers too: leading zero bytes, the top bit set, zero itself.
+    func testHandBuiltDERSignaturesMatchLibcrypto() throws {
+        var rng = StoreGenerator.Random(state: 11)
+        var cases: [[UInt8]] = [[UInt8](repeating: 0, count: 64), [UInt8](repeating: 0xFF, count: 64)]
+        for _ in 0..<300 {
+            var raw = (0..<64).map { _ in UInt8(rng.int(0..<256)) }
+            for half in [0, 32] {
+                switch rng.int(0..<4) {
+                case 0: for k in 0..<rng.int(1..<32) { raw[half + k] = 0 }
+                case 1: raw[half] |= 0x80
+                case 2: raw[half] = 0; raw[half + 1] |= 0x80
+                default: break
+                }
+            }
+            cases.append(raw)
+        }
+        for raw in cases {
+            let expected = try XCTUnwrap(ES256.derSignature(fromRaw: Data(raw)))
+            var out = [UInt8](repeating: 0, count: 72)
+            let length = raw.withUnsafeBufferPointer { ES256.encodeDER(raw: $0, into: &out) }
+            XCTAssertEqual(Data(out[0..<length]), expected, "\(raw)")
+        }
+    }
+
     // MARK: Cache
 
     func testVerifiedChainIsCachedAndReused() throws {

@@ -3,6 +3,15 @@ import Foundation
 /// Turns a verified JWS into its parsed payload; `SignedDataVerifier` is the real one.
 public protocol SignedPayloadVerifier {
     func verifiedPayload(_ compactJWS: String, field: String) throws -> [String: Any]
+    /// The parsed payload and, when the verifier has them, the decoded pieces of the JWS,
+    /// so storing the body compactly need not decode it again.
+    func verifiedPieces(_ compactJWS: String, field: String) throws -> (object: [String: Any], pieces: JWSPieces?)
+}
+
+extension SignedPayloadVerifier {
+    public func verifiedPieces(_ compactJWS: String, field: String) throws -> (object: [String: Any], pieces: JWSPieces?) {
+        (try verifiedPayload(compactJWS, field: field), nil)
+    }
 }
 
 /// What became of one body.
@@ -42,6 +51,8 @@ public final class Intake {
         var isDuplicate: Bool
         /// A V1 body's `latest_receipt`: kept so verifyReceipt can revalidate without an API key.
         var latestReceipt: String? = nil
+        /// A V2 body's decoded JWS pieces, for storing it compactly without decoding it again.
+        var pieces: NotificationPieces? = nil
     }
 
     /// Ingests one body. With `quarantine` false (a replay of an already quarantined body)
@@ -111,11 +122,11 @@ public final class Intake {
             throw Rejection(reason: "body: \(body.count) bytes is over the \(policy.maxBodyBytes)-byte limit")
         }
         if let jws = Intake.signedPayloadFastPath(body) {
-            return try decodeV2(jws: jws, digest: digest)
+            return try decodeV2(jws: jws, digest: digest, keepPieces: true)
         }
         let json = try JSONFields(data: body, path: "body")
         if json.has("signedPayload") {
-            return try decodeV2(jws: try json.requiredString("signedPayload"), digest: digest)
+            return try decodeV2(jws: try json.requiredString("signedPayload"), digest: digest, keepPieces: false)
         }
         if json.has("notification_type") {
             return try decodeV1(json, digest: digest)
@@ -149,13 +160,15 @@ public final class Intake {
         (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95 || c == 46 ? 0 : 1
     }
 
-    private func decodeV2(jws: String, digest: String) throws -> Decoded {
+    /// - Parameter keepPieces: the body is exactly `{"signedPayload":"<jws>"}` (give or take
+    ///   trailing white space), so the verified pieces can build its compact form.
+    private func decodeV2(jws: String, digest: String, keepPieces: Bool) throws -> Decoded {
         // A retry of a body we already verified and stored is answered without verifying again.
         if let uuid = try store.notificationUUID(bodySHA256: digest), let event = try store.notificationEvent(uuid: uuid) {
             return Decoded(event: event, transactions: [], renewals: [], isDuplicate: true)
         }
-        let payload = try NotificationPayloadV2(json: JSONFields(dictionary: try verifier.verifiedPayload(jws, field: "signedPayload"),
-                                                                 path: "signedPayload"))
+        let verified = try verifier.verifiedPieces(jws, field: "signedPayload")
+        let payload = try NotificationPayloadV2(json: JSONFields(dictionary: verified.object, path: "signedPayload"))
         let field = "signedPayload"
         if payload.notificationType != .test || payload.environment != nil {
             if let p = policy.environmentProblem(payload.environment, field: field) { throw Rejection(reason: p) }
@@ -172,12 +185,17 @@ public final class Intake {
         var renewals: [RenewalRecord] = []
         let checks = SignedRecordChecks(verifier: verifier, policy: policy)
         let context = SignedRecordChecks.Context(environment: payload.environment, owner: "the notification's")
+        var nested: [(text: String, pieces: JWSPieces)] = []
         if let signed = payload.data?.signedTransactionInfo {
-            transactions.append(try checks.transaction(signed, field: "signedTransactionInfo", in: context))
+            let checked = try checks.transactionAndPieces(signed, field: "signedTransactionInfo", in: context)
+            transactions.append(checked.record)
+            if let p = checked.pieces { nested.append((signed, p)) }
         }
         if let signed = payload.data?.signedRenewalInfo {
             let expected = transactions.first.map { (id: $0.originalTransactionId, source: "signedTransactionInfo") }
-            renewals.append(try checks.renewal(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected))
+            let checked = try checks.renewalAndPieces(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected)
+            renewals.append(checked.record)
+            if let p = checked.pieces { nested.append((signed, p)) }
         }
         let t = transactions.first
         let event = NotificationEvent(
@@ -186,7 +204,8 @@ public final class Intake {
             originalTransactionId: t?.originalTransactionId ?? renewals.first?.originalTransactionId,
             transactionId: t?.transactionId, productId: t?.productId ?? payload.summary?.productId,
             environment: payload.environment?.rawValue)
-        return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false)
+        let pieces = keepPieces ? verified.pieces.map { NotificationPieces(outer: $0, nested: nested) } : nil
+        return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces)
     }
 
     private func decodeV1(_ json: JSONFields, digest: String) throws -> Decoded {
@@ -218,7 +237,7 @@ public final class Intake {
     private func apply(_ d: Decoded, body: Data, digest: String, source: String?, receivedAt: Millis) throws {
         let ownership = d.transactions.first { $0.transactionId == d.event.transactionId }?.ownershipType
         try store.insertNotification(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
-                                                        body: body, source: source, ownership: ownership))
+                                                        body: body, source: source, ownership: ownership), pieces: d.pieces)
         try mergeRecords(d.transactions, d.renewals, alsoRederive: d.event.originalTransactionId, now: receivedAt)
         if let receipt = d.latestReceipt, let otid = d.event.originalTransactionId {
             try store.putReceipt(receipt, originalTransactionId: otid, at: receivedAt)

@@ -110,18 +110,22 @@ public enum DailyCountsReport {
             if let key = levelKeys.first(where: { $0.name == row.key }) { level[key, default: 0] += row.total }
         }
         var deltas = Array(repeating: [P: Int](), count: days.count)
-        let periodByName = Dictionary(uniqueKeysWithValues: P.allCases.map { ($0.name, $0) })
-        for b in try store.metricBuckets(from: first.start, to: end, segments: segments) {
-            guard let i = dayIndex(b.bucketStart) else { continue }
-            if let metrics = metricsByKey[b.key] {
-                for m in metrics { counts[i].values[m, default: 0] += b.count }
-            } else if let key = periodByName[b.key] {
+        // What each key adds to: the metrics a notification key counts, or a period key.
+        let notificationKeys = Array(metricsByKey.keys).sorted()
+        let keys = notificationKeys + P.allCases.map(\.name)
+        let targets: [(metrics: [Metric], period: P?)] = notificationKeys.map { (metricsByKey[$0]!, nil) }
+            + P.allCases.map { ([], $0) }
+        try store.forEachMetricBucket(keys: keys, from: first.start, to: end, segments: segments) { k, bucket, count in
+            guard let i = dayIndex(bucket) else { return }
+            let target = targets[k]
+            for m in target.metrics { counts[i].values[m, default: 0] += count }
+            if let key = target.period {
                 switch key {
-                case .trialStart: counts[i].values[.trialStarts, default: 0] += b.count
-                case .conversion: counts[i].values[.trialConversions, default: 0] += b.count
+                case .trialStart: counts[i].values[.trialStarts, default: 0] += count
+                case .conversion: counts[i].values[.trialConversions, default: 0] += count
                 default: break
                 }
-                deltas[i][key, default: 0] += b.count
+                deltas[i][key, default: 0] += count
             }
         }
         // A renewal starts as the period before it ends, so a renewed subscription counts once.

@@ -12,6 +12,29 @@ import Foundation
 /// Format 1 (the token table below is part of it and must never change; add a format):
 /// `0x01 | jws | varint(n) | n × jws`, where `jws = varint(headerId) | varint(len) | payload | 64-byte signature`,
 /// and the outer payload holds `0x00 (0x80 + k)` where nested JWS k stood (a byte no token uses).
+/// The decoded pieces of one verified JWS: what verification already worked out and
+/// compact storage needs again.
+public struct JWSPieces: Sendable {
+    /// The header segment exactly as received.
+    public var header: String
+    /// The decoded payload: the JSON bytes exactly as signed.
+    public var payload: Data
+    /// The raw 64-byte signature.
+    public var signature: Data
+
+    public init(header: String, payload: Data, signature: Data) {
+        self.header = header
+        self.payload = payload
+        self.signature = signature
+    }
+}
+
+/// A V2 body's JWS pieces: the outer one, and each nested JWS with its exact text.
+public struct NotificationPieces: Sendable {
+    public var outer: JWSPieces
+    public var nested: [(text: String, pieces: JWSPieces)]
+}
+
 enum CompactBody {
     static let format: UInt8 = 1
 
@@ -74,7 +97,7 @@ enum CompactBody {
             guard let outer = try split(b[prefix.count..<(b.count - 2)], headerId: headerId) else { return nil }
             // Nested JWS inside the outer payload become placeholders.
             var payload = outer.payload
-            var nested: [(header: Int64, payload: [UInt8], signature: [UInt8])] = []
+            var nested: [Part] = []
             for value in jwsStringValues(in: payload) where nested.count < 30 {
                 let inner = try payload.withUnsafeBufferPointer { try split($0[value], headerId: headerId) }
                 guard let inner, let tokens = tokenizeChecked(inner.payload) else { continue }
@@ -82,12 +105,70 @@ enum CompactBody {
                 payload.replaceSubrange(value, with: [0, UInt8(0x80 + nested.count - 1)])
             }
             guard let outerTokens = tokenizeChecked(payload) else { return nil }
-            var out: [UInt8] = [format]
-            out.reserveCapacity(outerTokens.count + nested.reduce(0) { $0 + $1.payload.count + 80 } + 80)
-            appendJWS(&out, outer.header, outerTokens, outer.signature)
-            appendVarint(&out, UInt64(nested.count))
-            for n in nested { appendJWS(&out, n.header, n.payload, n.signature) }
-            return Data(out)
+            return assemble((outer.header, outerTokens, outer.signature), nested)
+        }
+    }
+
+    /// The compact form of `body` built from pieces verification already decoded, or nil
+    /// when `body` is not exactly `{"signedPayload":"<outer JWS>"}`.
+    ///
+    /// Exactness holds as in `encode(_:headerId:)`: each payload is checked to detokenize
+    /// to itself, and the pieces come from strict base64url decoding of segments without
+    /// padding, so encoding them again gives back those very segments. A nested JWS is
+    /// replaced only where its exact text stands between quotes in the outer payload.
+    static func encode(_ body: Data, pieces: NotificationPieces, headerId: (String) throws -> Int64) rethrows -> Data? {
+        let prefix = #"{"signedPayload":""#.utf8
+        let segments = [pieces.outer.header.utf8.count, (pieces.outer.payload.count * 4 + 2) / 3, 86]
+        guard pieces.outer.signature.count == 64, body.count == prefix.count + segments.reduce(2, +) + 2,
+              body.last == UInt8(ascii: "}") else { return nil }
+        var payload = [UInt8](pieces.outer.payload)
+        var found: [(range: Range<Int>, index: Int)] = []
+        var nested: [Part] = []
+        for (text, inner) in pieces.nested {
+            guard inner.signature.count == 64, let range = quotedRange(of: text, in: payload),
+                  payload.withUnsafeBufferPointer({ memchr($0.baseAddress! + range.lowerBound, 0x3D, range.count) == nil }),
+                  text.utf8.count == inner.header.utf8.count + (inner.payload.count * 4 + 2) / 3 + 86 + 2,
+                  let tokens = tokenizeChecked([UInt8](inner.payload)) else { continue }
+            found.append((range, nested.count))
+            nested.append((try headerId(inner.header), tokens, [UInt8](inner.signature)))
+        }
+        for f in found.sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
+            payload.replaceSubrange(f.range, with: [0, UInt8(0x80 + f.index)])
+        }
+        guard let outerTokens = tokenizeChecked(payload) else { return nil }
+        return assemble((try headerId(pieces.outer.header), outerTokens, [UInt8](pieces.outer.signature)), nested)
+    }
+
+    typealias Part = (header: Int64, payload: [UInt8], signature: [UInt8])
+
+    /// Format 1 bytes of an outer JWS (payload tokenized, placeholders in) and its nested ones.
+    private static func assemble(_ outer: Part, _ nested: [Part]) -> Data {
+        var out: [UInt8] = [format]
+        out.reserveCapacity(outer.payload.count + nested.reduce(0) { $0 + $1.payload.count + 80 } + 80)
+        appendJWS(&out, outer.header, outer.payload, outer.signature)
+        appendVarint(&out, UInt64(nested.count))
+        for n in nested { appendJWS(&out, n.header, n.payload, n.signature) }
+        return Data(out)
+    }
+
+    /// Where `text` stands as a whole JSON string in `json` (the range inside the quotes).
+    private static func quotedRange(of text: String, in json: [UInt8]) -> Range<Int>? {
+        var text = text
+        return text.withUTF8 { t -> Range<Int>? in
+            guard t.count > 0, t.count + 2 <= json.count else { return nil }
+            return json.withUnsafeBufferPointer { j -> Range<Int>? in
+                // Each quote is a candidate start; the text must follow it whole, then a quote.
+                var from = 0
+                while from + t.count + 2 <= j.count, let hit = memchr(j.baseAddress! + from, 0x22, j.count - from) {
+                    let start = j.baseAddress!.distance(to: hit.assumingMemoryBound(to: UInt8.self)) + 1
+                    let end = start + t.count
+                    if end < j.count, j[end] == UInt8(ascii: "\""), memcmp(j.baseAddress! + start, t.baseAddress!, t.count) == 0 {
+                        return start..<end
+                    }
+                    from = start
+                }
+                return nil
+            }
         }
     }
 

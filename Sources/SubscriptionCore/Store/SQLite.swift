@@ -207,17 +207,38 @@ final class SQLiteConnection {
     /// those rows may have been undone.
     private(set) var rollbacks = 0
 
+    /// Set when a write that joined the open transaction threw: that transaction may hold
+    /// half of the failed write, so it must not commit.
+    private var joinedWriteFailed = false
+
     /// Runs `body` in a write transaction taken at once (BEGIN IMMEDIATE), so a
     /// busy writer waits at the start rather than failing mid-way.
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
+        joinedWriteFailed = false
         do {
             let result = try body()
+            if joinedWriteFailed {
+                throw StoreError(operation: "commit", message: "a write inside this transaction failed, so none of it was kept", code: 0)
+            }
             try execute("COMMIT")
             return result
         } catch {
             try? execute("ROLLBACK")
             rollbacks += 1
+            joinedWriteFailed = false
+            throw error
+        }
+    }
+
+    /// Runs `body` as part of the open transaction, without a savepoint of its own (a
+    /// savepoint copies every page it touches aside). If `body` throws, the enclosing
+    /// transaction or savepoint is rolled back when it ends, even if its caller went on.
+    func joined<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            joinedWriteFailed = true
             throw error
         }
     }
@@ -228,16 +249,22 @@ final class SQLiteConnection {
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         savepointDepth += 1
         let name = "sp\(savepointDepth)"
+        let failedBefore = joinedWriteFailed
         defer { savepointDepth -= 1 }
         try execute("SAVEPOINT \(name)")
         do {
             let result = try body()
+            if joinedWriteFailed && !failedBefore {
+                throw StoreError(operation: "release savepoint", message: "a write inside it failed, so none of it was kept", code: 0)
+            }
             try execute("RELEASE \(name)")
             return result
         } catch {
             try? execute("ROLLBACK TO \(name)")
             try? execute("RELEASE \(name)")
             rollbacks += 1
+            // Rolling back to the savepoint undid whatever a failed joined write left.
+            joinedWriteFailed = failedBefore
             throw error
         }
     }

@@ -25,6 +25,22 @@ extension Store {
         }
     }
 
+    /// Calls `each(keyIndex, bucketStart, delta)` for every non-zero aggregate of `keys[keyIndex]`
+    /// in [from, to) in the given segments, in bucket order per key and segment. Reads key by
+    /// key through the covering index, so no row's text is decoded: a year of a large store
+    /// is a few hundred thousand rows.
+    public func forEachMetricBucket(keys: [String], from: Millis, to: Millis, segments: Set<CountSegment>,
+                                    _ each: (Int, Millis, Int) -> Void) throws {
+        for (index, key) in keys.enumerated() {
+            for segment in CountSegment.allCases where segments.contains(segment) {
+                try db.query("""
+                    SELECT bucket, delta FROM metric_buckets INDEXED BY metric_buckets_key
+                    WHERE key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
+                    """, [key, segment.rawValue, from, to]) { r in each(index, r.int64(0), r.int(1)) }
+            }
+        }
+    }
+
     /// Sums of the level keys (`p:start`, `p:end`, ...) over every bucket before `instant`.
     public func metricTotals(before instant: Millis, keys: [String]) throws -> [(key: String, segment: CountSegment, total: Int)] {
         let marks = keys.map { _ in "?" }.joined(separator: ",")

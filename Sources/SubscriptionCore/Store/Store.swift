@@ -117,9 +117,10 @@ public final class Store {
 
     // MARK: Transactions
 
-    /// Runs `body` as one atomic write; nested calls join the outer write.
+    /// Runs `body` as one atomic write; nested calls join the outer write (a throw from
+    /// one makes the outer write roll back; use `savepoint` to undo a part alone).
     public func write<T>(_ body: () throws -> T) throws -> T {
-        if db.isInTransaction { return try db.savepoint(body) }
+        if db.isInTransaction { return try db.joined(body) }
         return try db.writeTransaction(body)
     }
 
@@ -143,12 +144,15 @@ public final class Store {
         try db.first("SELECT notification_uuid FROM notifications WHERE body_sha256 = ? LIMIT 1", [bodySHA256]) { $0.string(0) }
     }
 
-    public func insertNotification(_ n: StoredNotification) throws {
+    /// - Parameter pieces: the body's JWS pieces as verification decoded them, when the
+    ///   caller has them (the compact form is then built without decoding the body again).
+    public func insertNotification(_ n: StoredNotification, pieces: NotificationPieces? = nil) throws {
         let e = n.event
         var format = 0
         var stored = n.body
         // Compact only what decodes back to the very same bytes; the rest is kept as it came.
-        if let compact = try CompactBody.encode(n.body, headerId: headerId) {
+        if let compact = try pieces.flatMap({ try CompactBody.encode(n.body, pieces: $0, headerId: headerId) })
+            ?? CompactBody.encode(n.body, headerId: headerId) {
             format = 1
             stored = compact
         }

@@ -64,9 +64,14 @@ public enum ES256 {
         deinit { EVP_PKEY_free(pointer) }
     }
 
-    /// A P-256 public key.
+    /// A P-256 public key, ready to verify many signatures.
     public final class PublicKey: @unchecked Sendable {
         let pointer: OpaquePointer
+        /// Verify contexts already initialised for this key (`EVP_PKEY_verify_init` fetches
+        /// the algorithm from the provider, which costs more than hashing a notification);
+        /// one context serves one thread at a time, so they are lent out under a lock.
+        private var idleContexts: [OpaquePointer] = []
+        private let lock = NSLock()
 
         /// The subject public key of `certificate`, which must be P-256.
         public init(certificate: X509Certificate) throws {
@@ -81,7 +86,66 @@ public enum ES256 {
             pointer = key
         }
 
-        deinit { EVP_PKEY_free(pointer) }
+        deinit {
+            for context in idleContexts { EVP_PKEY_CTX_free(context) }
+            EVP_PKEY_free(pointer)
+        }
+
+        /// Whether the DER `ECDSA-Sig-Value` signs this SHA-256 `digest`.
+        func verify(der: UnsafeBufferPointer<UInt8>, digest: UnsafeBufferPointer<UInt8>) -> Bool {
+            lock.lock()
+            var context = idleContexts.popLast()
+            lock.unlock()
+            if context == nil {
+                context = EVP_PKEY_CTX_new(pointer, nil)
+                if let fresh = context, EVP_PKEY_verify_init(fresh) != 1 {
+                    EVP_PKEY_CTX_free(fresh)
+                    context = nil
+                }
+            }
+            guard let context else {
+                OpenSSL.clearErrors()
+                return false
+            }
+            let result = EVP_PKEY_verify(context, der.baseAddress, der.count, digest.baseAddress, digest.count)
+            if result != 1 { OpenSSL.clearErrors() }
+            lock.lock()
+            idleContexts.append(context)
+            lock.unlock()
+            return result == 1
+        }
+    }
+
+    /// SHA-256 of a message, optionally resumed from a saved state: a JWS signing input
+    /// starts with its header, the same kilobytes in every JWS one chain signs, so that
+    /// prefix is hashed once and the state kept.
+    public final class Digest: @unchecked Sendable {
+        private let context: OpaquePointer
+
+        /// The state after hashing `prefix`.
+        init?(prefix: UnsafeBufferPointer<UInt8>) {
+            guard let context = EVP_MD_CTX_new() else { return nil }
+            self.context = context
+            guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1,
+                  EVP_DigestUpdate(context, prefix.baseAddress, prefix.count) == 1 else {
+                OpenSSL.clearErrors()
+                return nil
+            }
+        }
+
+        deinit { EVP_MD_CTX_free(context) }
+
+        /// SHA-256 of `prefix + rest` into `out` (32 bytes).
+        func finish(_ rest: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Bool {
+            guard let copy = EVP_MD_CTX_new() else { return false }
+            defer { EVP_MD_CTX_free(copy) }
+            var length: UInt32 = 0
+            let ok = EVP_MD_CTX_copy_ex(copy, context) == 1
+                && EVP_DigestUpdate(copy, rest.baseAddress, rest.count) == 1
+                && EVP_DigestFinal_ex(copy, out, &length) == 1 && length == 32
+            if !ok { OpenSSL.clearErrors() }
+            return ok
+        }
     }
 
     /// Signs `message` and returns the 64-byte raw `r || s` signature.
@@ -112,24 +176,43 @@ public enum ES256 {
     /// Whether `signature` (raw `r || s`) is a valid signature of `message`
     /// by `key`. A signature of the wrong length is simply not valid.
     public static func isValidSignature(_ signature: Data, of message: Data, by key: PublicKey) -> Bool {
-        guard let der = derSignature(fromRaw: signature) else { return false }
-        guard let context = EVP_MD_CTX_new() else {
-            OpenSSL.clearErrors()
-            return false
+        var digest = [UInt8](repeating: 0, count: 32)
+        message.withUnsafeBytes { m in
+            _ = SHA256(m.bindMemory(to: UInt8.self).baseAddress, m.count, &digest)
         }
-        defer {
-            EVP_MD_CTX_free(context)
-            OpenSSL.clearErrors()
+        return [UInt8](signature).withUnsafeBufferPointer { isValidSignature($0, digest: digest, by: key) }
+    }
+
+    /// Whether the raw `r || s` `signature` signs the SHA-256 `digest` by `key`.
+    static func isValidSignature(_ signature: UnsafeBufferPointer<UInt8>, digest: [UInt8], by key: PublicKey) -> Bool {
+        guard signature.count == signatureLength, digest.count == 32 else { return false }
+        var der = [UInt8](repeating: 0, count: 72)
+        let length = encodeDER(raw: signature, into: &der)
+        return der.withUnsafeBufferPointer { d in
+            digest.withUnsafeBufferPointer { key.verify(der: UnsafeBufferPointer(rebasing: d[0..<length]), digest: $0) }
         }
-        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key.pointer) == 1 else { return false }
-        let result = der.withUnsafeBytes { signatureBytes in
-            message.withUnsafeBytes { messageBytes in
-                EVP_DigestVerify(context,
-                                 signatureBytes.bindMemory(to: UInt8.self).baseAddress, signatureBytes.count,
-                                 messageBytes.bindMemory(to: UInt8.self).baseAddress, messageBytes.count)
-            }
+    }
+
+    /// DER `ECDSA-Sig-Value` (SEQUENCE of two INTEGERs) of raw `r || s`, written into `out`
+    /// (72 bytes at most); returns its length. Each integer is minimal: leading zero bytes
+    /// dropped, one put back where the top bit would read as a sign.
+    static func encodeDER(raw: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Int {
+        func integer(_ half: Slice<UnsafeBufferPointer<UInt8>>) -> (skip: Int, pad: Bool) {
+            var skip = 0
+            while skip < scalarLength - 1, half[half.startIndex + skip] == 0 { skip += 1 }
+            return (skip, half[half.startIndex + skip] & 0x80 != 0)
         }
-        return result == 1
+        let r = raw[0..<scalarLength], s = raw[scalarLength..<signatureLength]
+        let (rSkip, rPad) = integer(r), (sSkip, sPad) = integer(s)
+        let rLength = scalarLength - rSkip + (rPad ? 1 : 0), sLength = scalarLength - sSkip + (sPad ? 1 : 0)
+        var i = 0
+        out[i] = 0x30; out[i + 1] = UInt8(4 + rLength + sLength); i += 2
+        for (half, skip, pad, length) in [(r, rSkip, rPad, rLength), (s, sSkip, sPad, sLength)] {
+            out[i] = 0x02; out[i + 1] = UInt8(length); i += 2
+            if pad { out[i] = 0; i += 1 }
+            for k in (half.startIndex + skip)..<half.endIndex { out[i] = half[k]; i += 1 }
+        }
+        return i
     }
 
     /// Converts raw `r || s` to the DER `ECDSA-Sig-Value` libcrypto verifies.

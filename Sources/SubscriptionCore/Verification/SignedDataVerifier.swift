@@ -23,6 +23,10 @@ public struct VerifiedJWS: @unchecked Sendable {
     public let chainHash: String
     /// Subject of x5c[0], the certificate whose key signed.
     public let signerSubject: String
+    /// The header segment exactly as received (base64url text).
+    public let headerSegment: String
+    /// The raw `r || s` signature.
+    public let signature: Data
 }
 
 /// A certificate chain that leads to a configured root.
@@ -64,9 +68,11 @@ public final class SignedDataVerifier: @unchecked Sendable {
     private let lock = NSLock()
     private var cache: [Data: CachedChain] = [:]
     private var cacheOrder: [Data] = []
-    /// Parsed headers by their exact base64url text: a signing chain's header is the same
-    /// kilobytes in every JWS it signs, so parsing it once saves most of the work.
-    private var headers: [LongTextKey: ParsedHeader] = [:]
+    /// Parsed headers with their exact base64url bytes, most recently used last: a signing
+    /// chain's header is the same kilobytes in every JWS it signs, so parsing (and hashing)
+    /// it once saves most of the work. Few chains are live at once, so a short list that
+    /// compares lengths first beats hashing kilobytes for a dictionary.
+    private var headers: [ParsedHeader] = []
     private var statistics = CacheStatistics()
 
     /// - Parameter cacheCapacity: verified chains kept; Apple rotates its
@@ -108,60 +114,73 @@ public final class SignedDataVerifier: @unchecked Sendable {
     /// - Parameter field: where the JWS came from (`signedPayload`,
     ///   `signedTransactionInfo`, …); every error names it.
     public func verify(_ compactJWS: String, field: String) throws -> VerifiedJWS {
+        var text = compactJWS
+        return try text.withUTF8 { try verify(bytes: $0, field: field) }
+    }
+
+    /// Verifies a compact JWS given as its ASCII bytes.
+    public func verify(bytes: UnsafeBufferPointer<UInt8>, field: String) throws -> VerifiedJWS {
         func fail(_ fault: VerificationError.Fault) -> VerificationError {
             VerificationError(field: field, fault: fault)
         }
 
         // Byte-level from here on: the header segment alone is kilobytes of
         // certificates, and this runs for every notification.
-        let bytes = Array(compactJWS.utf8)
-        let dots = bytes.withUnsafeBufferPointer { buffer -> [Int] in
-            var found: [Int] = []
-            for offset in 0..<buffer.count where buffer[offset] == UInt8(ascii: ".") { found.append(offset) }
-            return found
+        var dots: [Int] = []
+        for offset in 0..<bytes.count where bytes[offset] == UInt8(ascii: ".") {
+            dots.append(offset)
+            if dots.count > 2 { break }
         }
-        guard dots.count == 2 else { throw fail(.notCompactJWS(segmentCount: dots.count + 1)) }
-        let ranges = [0..<dots[0], dots[0] + 1..<dots[1], dots[1] + 1..<bytes.count]
-        let decoded = bytes.withUnsafeBufferPointer { buffer in
-            ranges.dropFirst().map { Base64URL.decode(bytes: UnsafeBufferPointer(rebasing: buffer[$0]), allowPadding: true) }
+        guard dots.count == 2 else {
+            throw fail(.notCompactJWS(segmentCount: bytes.reduce(1) { $0 + ($1 == UInt8(ascii: ".") ? 1 : 0) }))
         }
+        let headerBytes = UnsafeBufferPointer(rebasing: bytes[0..<dots[0]])
+        let payloadBytes = UnsafeBufferPointer(rebasing: bytes[(dots[0] + 1)..<dots[1]])
+        let signatureBytes = UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...])
+        let header = try parsedHeader(headerBytes, fail: fail)
 
-        let headerText = String(decoding: bytes[ranges[0]], as: UTF8.self)
-        let header: ParsedHeader
-        lock.lock()
-        let known = headers[LongTextKey(text: headerText)]
-        lock.unlock()
-        if let known {
-            header = known
-        } else {
-            guard let headerBytes = bytes.withUnsafeBufferPointer({
-                Base64URL.decode(bytes: UnsafeBufferPointer(rebasing: $0[ranges[0]]), allowPadding: true)
-            }) else { throw fail(.badBase64URL(segment: 1)) }
-            header = try Self.parseHeader(headerBytes, fail: fail)
-            lock.lock()
-            if headers.count >= cacheCapacity * 2 { headers.removeAll() }
-            headers[LongTextKey(text: headerText)] = header
-            lock.unlock()
-        }
-
-        guard let payload = decoded[0] else { throw fail(.badBase64URL(segment: 2)) }
+        guard let payload = Base64URL.decode(bytes: payloadBytes, allowPadding: true) else { throw fail(.badBase64URL(segment: 2)) }
         let payloadObject = try Self.parsePayload(payload, fail: fail)
         let signedDate = try Self.signedDate(in: payloadObject, fail: fail)
 
-        guard let signature = decoded[1] else { throw fail(.badBase64URL(segment: 3)) }
+        guard let signature = Base64URL.decode(bytes: signatureBytes, allowPadding: true) else { throw fail(.badBase64URL(segment: 3)) }
         guard signature.count == ES256.signatureLength else { throw fail(.signatureWrongLength(signature.count)) }
 
         let checkTime: VerificationError.CheckTime = signedDate.map { .signedDate($0) } ?? .currentTime(Date())
         let chain = try trustedChain(header.certificates, hash: header.chainHash, at: checkTime, field: field)
 
-        // The signing input is the first two segments exactly as received;
-        // base64url decoding above already proved them ASCII.
-        let signingInput = Data(bytes[0..<dots[1]])
-        guard ES256.isValidSignature(signature, of: signingInput, by: chain.key) else {
-            throw fail(.signatureMismatch)
+        // The signing input is the first two segments exactly as received, the header's
+        // share of the hash already done; base64url decoding above proved them ASCII.
+        var digest = [UInt8](repeating: 0, count: 32)
+        let hashed = digest.withUnsafeMutableBufferPointer {
+            header.signingPrefix.finish(payloadBytes, into: $0.baseAddress!)
         }
+        guard hashed else { throw fail(.libcrypto("SHA-256 failed: \(OpenSSL.takeErrors())")) }
+        let valid = [UInt8](signature).withUnsafeBufferPointer { ES256.isValidSignature($0, digest: digest, by: chain.key) }
+        guard valid else { throw fail(.signatureMismatch) }
         return VerifiedJWS(payload: payload, payloadObject: payloadObject, header: header.info, signedDate: signedDate,
-                           chainHash: chain.hash.lowercaseHex, signerSubject: chain.subjects.first ?? "")
+                           chainHash: chain.hash.lowercaseHex, signerSubject: chain.subjects.first ?? "",
+                           headerSegment: header.segmentText, signature: signature)
+    }
+
+    /// The parsed header whose base64url text is `bytes`, from the cache or parsed now.
+    private func parsedHeader(_ bytes: UnsafeBufferPointer<UInt8>,
+                              fail: (VerificationError.Fault) -> VerificationError) throws -> ParsedHeader {
+        lock.lock()
+        if let index = headers.lastIndex(where: { $0.matches(bytes) }) {
+            let known = headers[index]
+            if index != headers.count - 1 { headers.remove(at: index); headers.append(known) }
+            lock.unlock()
+            return known
+        }
+        lock.unlock()
+        guard let decoded = Base64URL.decode(bytes: bytes, allowPadding: true) else { throw fail(.badBase64URL(segment: 1)) }
+        let header = try Self.parseHeader(decoded, segment: [UInt8](bytes), fail: fail)
+        lock.lock()
+        headers.append(header)
+        if headers.count > cacheCapacity * 2 { headers.removeFirst() }
+        lock.unlock()
+        return header
     }
 
     /// Checks that `ders` (leaf, intermediate, and optionally the sender's
@@ -365,16 +384,27 @@ public final class SignedDataVerifier: @unchecked Sendable {
     // MARK: - Header and payload
 
     private struct ParsedHeader {
+        /// The base64url segment exactly as received.
+        let segment: [UInt8]
+        let segmentText: String
         let info: JWSHeader
         let certificates: [Data]
         let chainHash: Data
+        /// SHA-256 state after `segment` and the dot that follows it.
+        let signingPrefix: ES256.Digest
+
+        func matches(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            segment.count == bytes.count && segment.withUnsafeBufferPointer {
+                memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            }
+        }
     }
 
     static func chainHash(_ ders: [Data]) -> Data {
         OpenSSL.sha256(ders.reduce(into: Data()) { $0.append($1) })
     }
 
-    private static func parseHeader(_ bytes: Data,
+    private static func parseHeader(_ bytes: Data, segment: [UInt8],
                                     fail: (VerificationError.Fault) -> VerificationError) throws -> ParsedHeader {
         guard let object = try? FastJSON.parse(bytes),
               let header = object as? [String: Any] else {
@@ -402,7 +432,11 @@ public final class SignedDataVerifier: @unchecked Sendable {
         }
         let info = JWSHeader(algorithm: alg, certificateCount: certificates.count,
                              keyID: header["kid"] as? String, type: header["typ"] as? String)
-        return ParsedHeader(info: info, certificates: certificates, chainHash: chainHash(certificates))
+        guard let prefix = (segment + [UInt8(ascii: ".")]).withUnsafeBufferPointer({ ES256.Digest(prefix: $0) }) else {
+            throw fail(.libcrypto("SHA-256 failed: \(OpenSSL.takeErrors())"))
+        }
+        return ParsedHeader(segment: segment, segmentText: String(decoding: segment, as: UTF8.self), info: info, certificates: certificates, chainHash: chainHash(certificates),
+                            signingPrefix: prefix)
     }
 
     /// libcrypto takes a `time_t`, and certificates cannot express years
