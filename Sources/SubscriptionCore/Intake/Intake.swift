@@ -177,9 +177,7 @@ public final class Intake {
         if let p = policy.appAppleIdProblem(payload.appAppleId, environment: payload.environment, field: field) {
             throw Rejection(reason: p)
         }
-        if let existing = try store.notificationDigest(uuid: payload.notificationUUID), existing != digest {
-            throw Rejection(reason: differentContent(payload.notificationUUID))
-        }
+        // A UUID stored with other content is refused when applying, inside the write.
 
         var transactions: [TransactionRecord] = []
         var renewals: [RenewalRecord] = []
@@ -291,8 +289,7 @@ public final class Intake {
         guard let state = StateDerivation.derive(originalTransactionId: otid, transactions: history.transactions,
                                                  renewal: history.renewal, events: history.events, now: now) else { return }
         let token = appAccountToken ?? state.appAccountToken
-        let subscriber = try store.resolveSubscriber(originalTransactionId: otid, appAccountToken: token, now: now)
-        try store.saveState(state, subscriberId: subscriber, now: now,
+        try store.saveState(state, appAccountToken: token, now: now,
                             metrics: MetricContributions.of(transactions: history.transactions, events: history.events))
     }
 

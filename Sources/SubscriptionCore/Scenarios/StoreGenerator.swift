@@ -52,8 +52,11 @@ public struct StoreGenerator {
         var rng = Random(state: seed)
         var transactions = 0, notifications = 0
         try store.setBulkLoading(true)
+        var loaded = false
+        defer { if !loaded { try? store.setBulkLoading(false) } }
+        // Daily-count deltas are summed in memory for the whole load: a year of hour buckets
+        // is a few hundred thousand rows, where writing them per batch would be tens of millions.
         try store.deferMetrics(true)
-        defer { try? store.setBulkLoading(false) }
         var i = 0
         while i < subscribers {
             let end = min(subscribers, i + 5_000)
@@ -63,12 +66,13 @@ public struct StoreGenerator {
                     transactions += counts.0
                     notifications += counts.1
                 }
-                try store.flushMetrics()
             }
             i = end
             progress?(i)
         }
-        try store.deferMetrics(false)
+        try store.write { try store.deferMetrics(false) }
+        try store.setBulkLoading(false)
+        loaded = true
         return Summary(subscribers: subscribers, transactions: transactions, notifications: notifications,
                        seconds: Date().timeIntervalSince(started))
     }

@@ -12,7 +12,9 @@ public final class Store {
     private var headerIds: [LongTextKey: Int64] = [:]
     private var headerSegments: [Int64: String] = [:]
     private var headerCacheRollbacks = 0
-    /// While bulk loading, metric deltas are summed here and written once per flush.
+    /// Daily-count deltas are summed here while a write transaction runs and written just
+    /// before it commits (many notifications of a batch add to the same hour bucket); while
+    /// bulk loading, across transactions until `flushMetrics()`.
     private var deferringMetrics = false
     private var pendingMetrics: [MetricRowKey: Int] = [:]
 
@@ -29,13 +31,15 @@ public final class Store {
     }
 
     public func flushMetrics() throws {
-        let pending = pendingMetrics
+        let pending = pendingMetrics.filter { $0.value != 0 }.sorted {
+            ($0.key.bucket, $0.key.key, $0.key.segment.rawValue) < ($1.key.bucket, $1.key.key, $1.key.segment.rawValue)
+        }
         pendingMetrics.removeAll()
-        let deferred = deferringMetrics
-        deferringMetrics = false
-        defer { deferringMetrics = deferred }
-        for (k, delta) in pending where delta != 0 {
-            try addToMetric(bucket: k.bucket, key: k.key, segment: k.segment, delta: delta)
+        for (k, delta) in pending {
+            try db.run("""
+                INSERT INTO metric_buckets (bucket, key, segment, delta) VALUES (?,?,?,?)
+                ON CONFLICT (bucket, key, segment) DO UPDATE SET delta = delta + excluded.delta
+                """, [k.bucket, k.key, k.segment.rawValue, delta])
         }
     }
 
@@ -121,11 +125,29 @@ public final class Store {
     /// one makes the outer write roll back; use `savepoint` to undo a part alone).
     public func write<T>(_ body: () throws -> T) throws -> T {
         if db.isInTransaction { return try db.joined(body) }
-        return try db.writeTransaction(body)
+        do {
+            return try db.writeTransaction {
+                let result = try body()
+                if !deferringMetrics { try flushMetrics() }
+                return result
+            }
+        } catch {
+            if !deferringMetrics { pendingMetrics.removeAll() }
+            throw error
+        }
     }
 
     /// Runs `body` so that its writes are undone alone if it throws, inside or outside a write.
-    public func savepoint<T>(_ body: () throws -> T) throws -> T { try db.savepoint(body) }
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        let pendingBefore = pendingMetrics
+        do {
+            if db.isInTransaction { return try db.savepoint(body) }
+            return try write { try db.savepoint(body) }
+        } catch {
+            pendingMetrics = pendingBefore
+            throw error
+        }
+    }
 
     /// Changes whenever another connection commits to this database.
     public func dataVersion() throws -> Int {
@@ -168,15 +190,10 @@ public final class Store {
         try addToMetric(bucket: MetricContributions.bucket(e.signedDate), key: "n:" + e.typeAndSubtype, segment: segment, delta: 1)
     }
 
+    /// Adds `delta` to an aggregate; written when the write around it commits.
     func addToMetric(bucket: Millis, key: String, segment: CountSegment, delta: Int) throws {
-        if deferringMetrics {
-            pendingMetrics[MetricRowKey(bucket: bucket, key: key, segment: segment), default: 0] += delta
-            return
-        }
-        try db.run("""
-            INSERT INTO metric_buckets (bucket, key, segment, delta) VALUES (?,?,?,?)
-            ON CONFLICT (bucket, key, segment) DO UPDATE SET delta = delta + excluded.delta
-            """, [bucket, key, segment.rawValue, delta])
+        pendingMetrics[MetricRowKey(bucket: bucket, key: key, segment: segment), default: 0] += delta
+        if !deferringMetrics && !db.isInTransaction { try flushMetrics() }
     }
 
     private func validateHeaderCache() {
@@ -426,6 +443,10 @@ public final class Store {
     /// a token names one subscriber; a subscription without one keeps its owner or gets a new one.
     public func resolveSubscriber(originalTransactionId otid: String, appAccountToken token: String?, now: Millis) throws -> Int64 {
         let current = try db.first("SELECT subscriber_id FROM subscriptions WHERE original_transaction_id = ?", [otid]) { $0.int64(0) }
+        return try resolveSubscriber(current: current, appAccountToken: token, now: now)
+    }
+
+    private func resolveSubscriber(current: Int64?, appAccountToken token: String?, now: Millis) throws -> Int64 {
         if let token {
             if let owner = try db.first("SELECT id FROM subscribers WHERE app_account_token = ?", [token], { $0.int64(0) }) {
                 return owner
@@ -448,12 +469,28 @@ public final class Store {
         return db.lastInsertRowID
     }
 
+    /// Secondary indexes set aside during a bulk load, by name with the SQL that builds them.
+    private var suspendedIndexes: [(name: String, sql: String)] = []
+
     /// Trades durability for speed while bulk-loading a store that can be rebuilt.
+    ///
+    /// Indexes that only speed up reads (not the unique ones, which keep rows apart) are
+    /// dropped while loading and built again at the end: building one from all rows at once
+    /// sorts them in a single pass, where keeping it up to date sends every insert to a
+    /// random page of it.
     public func setBulkLoading(_ on: Bool) throws {
         if on {
             // No journal and a large page cache: each page is written once, at the end.
             try db.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -524288")
+            let indexes = try db.rows("""
+                SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%'
+                """) { (name: $0.string(0), sql: $0.string(1)) }
+            try write { for index in indexes { try db.execute("DROP INDEX \"\(index.name)\"") } }
+            suspendedIndexes += indexes
         } else {
+            let indexes = suspendedIndexes
+            try write { for index in indexes { try db.execute(index.sql) } }
+            suspendedIndexes.removeAll()
             try db.execute("PRAGMA cache_size = -2000; PRAGMA synchronous = NORMAL; PRAGMA journal_mode = WAL")
         }
     }
@@ -478,12 +515,31 @@ public final class Store {
     /// Saves a subscription's derived state and moves the daily-count aggregates from its
     /// previous share to `metrics`.
     public func saveState(_ s: SubscriptionState, subscriberId: Int64, now: Millis, metrics: MetricContributions) throws {
-        let stored = try db.first("SELECT metrics, status FROM subscriptions WHERE original_transaction_id = ?", [s.originalTransactionId]) {
-            ($0.isNull(0) ? MetricContributions() : MetricContributions(encoded: $0.data(0)), $0.int(1))
+        try saveState(s, subscriberId: subscriberId, stored: try storedShare(s.originalTransactionId), now: now, metrics: metrics)
+    }
+
+    /// Saves a subscription's derived state with the subscriber `appAccountToken` names (see
+    /// `resolveSubscriber`), reading the stored row once for both.
+    public func saveState(_ s: SubscriptionState, appAccountToken token: String?, now: Millis, metrics: MetricContributions) throws {
+        let stored = try storedShare(s.originalTransactionId)
+        let subscriber = try resolveSubscriber(current: stored?.subscriberId, appAccountToken: token, now: now)
+        try saveState(s, subscriberId: subscriber, stored: stored, now: now, metrics: metrics)
+    }
+
+    /// What a saved subscription row already holds: its owner, status and share of the counts.
+    private typealias StoredShare = (subscriberId: Int64, status: Int, metrics: MetricContributions)
+
+    private func storedShare(_ otid: String) throws -> StoredShare? {
+        try db.first("SELECT subscriber_id, status, metrics FROM subscriptions WHERE original_transaction_id = ?", [otid]) {
+            ($0.int64(0), $0.int(1), $0.isNull(2) ? MetricContributions() : MetricContributions(encoded: $0.data(2)))
         }
-        let previous = stored?.0 ?? MetricContributions()
-        if stored?.1 != s.status.rawValue {
-            if let old = stored?.1 { try db.run("UPDATE status_counts SET count = count - 1 WHERE status = ?", [old]) }
+    }
+
+    private func saveState(_ s: SubscriptionState, subscriberId: Int64, stored: StoredShare?, now: Millis,
+                           metrics: MetricContributions) throws {
+        let previous = stored?.metrics ?? MetricContributions()
+        if stored?.status != s.status.rawValue {
+            if let old = stored?.status { try db.run("UPDATE status_counts SET count = count - 1 WHERE status = ?", [old]) }
             try db.run("INSERT INTO status_counts (status, count) VALUES (?, 1) ON CONFLICT (status) DO UPDATE SET count = count + 1",
                        [s.status.rawValue])
         }

@@ -108,11 +108,31 @@ public enum FastJSON {
             }
         }
 
+        /// The first index at or after `from` whose 8-byte word holds a quote, a backslash, a
+        /// control byte or a non-ASCII byte (or the last few bytes), for the byte loop to take over.
+        @inline(__always)
+        static func plainASCIIRun(_ b: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+            guard let base = UnsafeRawPointer(b.baseAddress) else { return from }
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            var i = from
+            while i + 8 <= b.count {
+                let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let quote = w ^ (ones &* 0x22), backslash = w ^ (ones &* 0x5C)
+                // A byte is flagged when it is zero after the xor (quote, backslash), below 0x20, or has its top bit set.
+                let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (w &- ones &* 0x20) | w
+                if special & highs != 0 { break }
+                i += 8
+            }
+            return i
+        }
+
         mutating func string() throws -> String {
             i += 1
             let start = i
             var ascii = true
-            // Fast path: no escapes.
+            // Fast path: no escapes. Long runs of plain ASCII (nested JWS are kilobytes of
+            // base64url) are skipped eight bytes at a time.
+            i = Reader.plainASCIIRun(b, from: i)
             while i < b.count {
                 let c = b[i]
                 if c == UInt8(ascii: "\"") {

@@ -159,7 +159,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         let valid = [UInt8](signature).withUnsafeBufferPointer { ES256.isValidSignature($0, digest: digest, by: chain.key) }
         guard valid else { throw fail(.signatureMismatch) }
         return VerifiedJWS(payload: payload, payloadObject: payloadObject, header: header.info, signedDate: signedDate,
-                           chainHash: chain.hash.lowercaseHex, signerSubject: chain.subjects.first ?? "",
+                           chainHash: chain.hashHex, signerSubject: chain.subjects.first ?? "",
                            headerSegment: header.segmentText, signature: signature)
     }
 
@@ -199,6 +199,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
     /// (and they cannot, for one verifier).
     private final class CachedChain: @unchecked Sendable {
         let hash: Data
+        let hashHex: String
         let entryLengths: [Int]
         let key: ES256.PublicKey
         let subjects: [String]
@@ -208,6 +209,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         init(hash: Data, entryLengths: [Int], key: ES256.PublicKey, subjects: [String],
              validFrom: Date, validUntil: Date) {
             self.hash = hash
+            self.hashHex = hash.lowercaseHex
             self.entryLengths = entryLengths
             self.key = key
             self.subjects = subjects
