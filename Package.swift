@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "SubscriptionCore", targets: ["SubscriptionCore"]),
         .executable(name: "subdesk", targets: ["subdesk"]),
         .executable(name: "subdesk-bench", targets: ["subdesk-bench"]),
+        // URLSession for revalidation, loaded on first use so other processes never load libcurl.
+        .library(name: "SubdeskHTTP", type: .dynamic, targets: ["SubdeskHTTP"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite",
@@ -19,6 +21,7 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
 
         .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL"]),
+        .target(name: "SubdeskHTTP"),
         .target(name: "TerminalUI"),
         .target(name: "Dashboard", dependencies: ["SubscriptionCore", "TerminalUI"]),
         .executableTarget(name: "subdesk",

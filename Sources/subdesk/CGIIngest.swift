@@ -31,6 +31,7 @@ enum CGIIngest {
         do {
             let store = try context.openStore()
             try store.configureForOneShotWrites()
+            defer { store.finishOneShotWrites() }
             let intake = try context.makeIntake(store: store)
             switch try intake.ingest(body, source: "cgi:" + (env["REMOTE_ADDR"] ?? "-")) {
             case .stored(let e): return respond(200, "OK", "stored \(e.notificationUUID)")

@@ -90,6 +90,17 @@ class SubdeskTestCase: XCTestCase {
 
 /// The `subdesk` binary, driven as a user or a script would: exit codes, output, files.
 final class CLITests: SubdeskTestCase {
+    /// A CGI process answers one notification and exits: URLSession, and libcurl with the
+    /// thirty-odd libraries behind it, stay out of the binary (loaded by revalidation only).
+    func testTheBinaryLeavesURLSessionToTheHTTPLibrary() throws {
+        let linked = try WebServerTests.run("/usr/bin/ldd", [Self.binary]).output
+        XCTAssertTrue(linked.contains("libsqlite3"), linked)
+        XCTAssertFalse(linked.contains("libFoundationNetworking"), linked)
+        XCTAssertFalse(linked.contains("libcurl"), linked)
+        let library = URL(fileURLWithPath: Self.binary).deletingLastPathComponent().appendingPathComponent("libSubdeskHTTP.so").path
+        XCTAssertTrue(FileManager.default.fileExists(atPath: library), "libSubdeskHTTP.so is built beside subdesk")
+    }
+
     func testVersionAndHelp() throws {
         let v = try run(["--version"])
         XCTAssertEqual(v.status, 0)

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 struct HTTPRequest {
     var method: String
@@ -30,28 +27,28 @@ enum HTTPVerdict {
     case fail(RevalidationError)
 }
 
-/// Blocking HTTP over URLSession with a timeout, bounded exponential backoff for
+/// Blocking HTTP over URLSession (in `libSubdeskHTTP.so`, loaded on first use: see
+/// `HTTPTransportLibrary`) with a timeout, bounded exponential backoff for
 /// transient failures, and Retry-After for 429. Blocking on purpose: revalidation runs
 /// on the caller's thread (the dashboard's worker, a sweep worker, the command line),
 /// each of which owns its own store connection.
 final class HTTPClient: @unchecked Sendable {
     let policy: HTTPPolicy
-    private let session: URLSession
+    private let maxConnectionsPerHost: Int
+    private let lock = NSLock()
+    /// The library's session, opened by the first request.
+    private var session: UnsafeMutableRawPointer?
     /// Replaced in tests that count waits instead of making them.
     var sleep: (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }
 
     init(policy: HTTPPolicy, maxConnectionsPerHost: Int = 8) {
         self.policy = policy
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = HTTPClient.sessionTimeout(policy.timeout)
-        configuration.timeoutIntervalForResource = HTTPClient.sessionTimeout(policy.timeout)
-        configuration.httpMaximumConnectionsPerHost = max(1, maxConnectionsPerHost)
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: configuration)
+        self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
     }
 
-    deinit { session.finishTasksAndInvalidate() }
+    deinit {
+        if let session, case .success(let library) = HTTPTransportLibrary.shared { library.close(session) }
+    }
 
     /// The usual verdict: 2xx and 4xx are the caller's to read; 429 and 5xx are retried.
     static func standardVerdict(_ request: HTTPRequest, _ response: HTTPResponse, attempt: Int) -> HTTPVerdict {
@@ -70,6 +67,10 @@ final class HTTPClient: @unchecked Sendable {
     /// Sends `request` until `judge` accepts or fails a response, or attempts run out.
     /// `judge` receives the attempt count so its failures can report it.
     func send(_ request: HTTPRequest, judge: ((HTTPResponse, Int) -> HTTPVerdict)? = nil) throws -> HTTPResponse {
+        // Without the HTTP library no attempt can succeed: say so at once.
+        if case .failure(.network(let reason)) = HTTPTransportLibrary.shared {
+            throw RevalidationError.network(request: request.label, reason: reason, attempts: 0)
+        }
         var attempt = 0
         while true {
             attempt += 1
@@ -113,60 +114,42 @@ final class HTTPClient: @unchecked Sendable {
 
     /// One attempt, bounded by `policy.timeout` whatever URLSession does.
     private func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportProblem> {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
-                                    timeoutInterval: HTTPClient.sessionTimeout(policy.timeout))
-        urlRequest.httpMethod = request.method
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        urlRequest.httpBody = request.body
-        let done = DispatchSemaphore(value: 0)
-        let box = ResultBox()
-        let task = session.dataTask(with: urlRequest) { data, response, error in
-            if let error {
-                box.result = .failure(HTTPClient.classify(error))
-            } else if let http = response as? HTTPURLResponse {
-                var headers: [String: String] = [:]
-                for (key, value) in http.allHeaderFields {
-                    if let k = key as? String, let v = value as? String { headers[k.lowercased()] = v }
-                }
-                box.result = .success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data()))
-            } else {
-                box.result = .failure(.network("no HTTP response"))
+        let library: HTTPTransportLibrary
+        switch HTTPTransportLibrary.shared {
+        case .success(let loaded): library = loaded
+        case .failure(let problem): return .failure(problem)
+        }
+        lock.lock()
+        if session == nil { session = library.open(Int32(maxConnectionsPerHost), HTTPClient.sessionTimeout(policy.timeout)) }
+        let session = self.session
+        lock.unlock()
+        let headers = request.headers.map { "\($0.key): \($0.value)\n" }.joined()
+        var body: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        var answerHeaders: UnsafeMutablePointer<CChar>?
+        var error: UnsafeMutablePointer<CChar>?
+        let status = (request.body ?? Data()).withUnsafeBytes { raw in
+            library.perform(session, request.method, request.url.absoluteString, headers,
+                            request.body == nil ? nil : raw.bindMemory(to: UInt8.self).baseAddress, raw.count, policy.timeout,
+                            &body, &length, &answerHeaders, &error)
+        }
+        defer {
+            library.free(body)
+            library.free(answerHeaders)
+            library.free(error)
+        }
+        switch status {
+        case -1: return .failure(.timedOut)
+        case ..<0: return .failure(.network(error.map { String(cString: $0) } ?? "no HTTP response"))
+        default:
+            var fields: [String: String] = [:]
+            for line in (answerHeaders.map { String(cString: $0) } ?? "").split(separator: "\n") {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             }
-            done.signal()
+            let data = body.map { Data(bytes: $0, count: length) } ?? Data()
+            return .success(HTTPResponse(status: Int(status), headers: fields, body: data))
         }
-        task.resume()
-        if done.wait(timeout: .now() + policy.timeout) == .timedOut {
-            task.cancel()
-            _ = done.wait(timeout: .now() + 1)
-            return .failure(.timedOut)
-        }
-        return box.result ?? .failure(.network("no result"))
-    }
-
-    private final class ResultBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Result<HTTPResponse, TransportProblem>?
-        var result: Result<HTTPResponse, TransportProblem>? {
-            get { lock.lock(); defer { lock.unlock() }; return value }
-            set { lock.lock(); value = newValue; lock.unlock() }
-        }
-    }
-
-    static func classify(_ error: Error) -> TransportProblem {
-        if let urlError = error as? URLError {
-            switch urlError.code {
-            case .timedOut: return .timedOut
-            case .cannotConnectToHost: return .network("connection refused")
-            case .cannotFindHost, .dnsLookupFailed: return .network("host not found")
-            case .networkConnectionLost: return .network("connection lost")
-            case .notConnectedToInternet: return .network("not connected")
-            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-                 .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
-                return .network("TLS failed (\(urlError.code.rawValue))")
-            default: return .network("\(urlError.localizedDescription) (URLError \(urlError.code.rawValue))")
-            }
-        }
-        return .network((error as NSError).localizedDescription)
     }
 
     /// Retry-After as delay-seconds or an HTTP-date (RFC 9110 §10.2.3); nil when absent or unreadable.

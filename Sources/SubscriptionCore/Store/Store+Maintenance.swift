@@ -61,6 +61,18 @@ extension Store {
         _ = subdesk_sqlite_no_checkpoint_on_close(db.handle)
     }
 
+    /// Ends a one-shot writer's work. A process that opens the store while no other has it
+    /// open rebuilds the WAL index by reading the whole WAL, and knows nothing of what earlier
+    /// checkpoints copied, so with one process per request the WAL would only grow and every
+    /// request read all of it. Past `walLimitBytes` the WAL is copied into the database and
+    /// truncated; when another connection is busy that is left to a later request.
+    public func finishOneShotWrites(walLimitBytes: Int64 = 1 << 20) {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber,
+              size.int64Value > walLimitBytes else { return }
+        sqlite3_busy_timeout(db.handle, 0)
+        try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
     /// Stored size of V2 notification bodies against their size as received.
     public func bodyStatistics() throws -> (count: Int, storedBytes: Int64, jwsHeaders: Int, headerBytes: Int64) {
         let bodies = try db.first("SELECT count(*), IFNULL(sum(length(body)), 0) FROM notifications WHERE version = 2 AND source IS NOT 'generate'") {
