@@ -234,6 +234,13 @@ public enum FastJSON {
                 guard i < b.count, b[i] >= 48, b[i] <= 57 else { throw fail() }
                 while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1 }
             }
+            // Integers that cannot overflow (dates in milliseconds, ids, prices) are read in place.
+            let digitsStart = b[start] == UInt8(ascii: "-") ? start + 1 : start
+            if integral && i - digitsStart <= 18 {
+                var n = 0
+                for k in digitsStart..<i { n = n &* 10 &+ Int(b[k] &- 48) }
+                return digitsStart == start ? n : -n
+            }
             let text = String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
             if integral, let n = Int(text) { return n }
             guard let d = Double(text), d.isFinite else { throw Failure.invalid(offset: start) }

@@ -127,9 +127,13 @@ public final class SignedDataVerifier: @unchecked Sendable {
         // Byte-level from here on: the header segment alone is kilobytes of
         // certificates, and this runs for every notification.
         var dots: [Int] = []
-        for offset in 0..<bytes.count where bytes[offset] == UInt8(ascii: ".") {
-            dots.append(offset)
-            if dots.count > 2 { break }
+        if let base = bytes.baseAddress {
+            var from = 0
+            while dots.count < 3, from < bytes.count, let hit = memchr(base + from, 0x2E, bytes.count - from) {
+                let offset = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                dots.append(offset)
+                from = offset + 1
+            }
         }
         guard dots.count == 2 else {
             throw fail(.notCompactJWS(segmentCount: bytes.reduce(1) { $0 + ($1 == UInt8(ascii: ".") ? 1 : 0) }))
