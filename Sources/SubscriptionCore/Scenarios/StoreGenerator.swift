@@ -37,7 +37,13 @@ public struct StoreGenerator {
     /// The ids of generated subscriber `i`, for benchmarks that look them up.
     public static func ids(_ i: Int) -> (userId: String, token: String, originalTransactionId: String) {
         let otid = 3_000_000_000_000_000 + Int64(i) * 20
-        return ("user-\(i)", String(format: "9e000000-0000-4000-8000-%012x", i), String(otid))
+        return ("user-\(i)", "9e000000-0000-4000-8000-" + hex(i, width: 12), String(otid))
+    }
+
+    /// `value` in lowercase hex, zero-padded to `width` (what `%0*x` gives, without Foundation's formatter).
+    static func hex(_ value: Int, width: Int) -> String {
+        let digits = String(value, radix: 16)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
     public struct Summary: Sendable {
@@ -142,7 +148,8 @@ public struct StoreGenerator {
         var events: [NotificationEvent] = []
         func event(_ type: String, _ subtype: String?, _ date: Millis, _ t: TransactionRecord) {
             events.append(NotificationEvent(
-                notificationUUID: String(format: "6e%06x-%04x-4000-8000-%012x", n >> 24, events.count, n & 0xffffff), version: 2, type: type,
+                notificationUUID: "6e" + Self.hex(n >> 24, width: 6) + "-" + Self.hex(events.count, width: 4) + "-4000-8000-"
+                    + Self.hex(n & 0xffffff, width: 12), version: 2, type: type,
                 subtype: subtype, signedDate: date, originalTransactionId: ids.originalTransactionId,
                 transactionId: t.transactionId, productId: t.productId, environment: environment.rawValue))
         }

@@ -93,7 +93,7 @@ public struct SQLRow {
 /// A SQLite connection with a prepared-statement cache. Not thread-safe: one per thread.
 final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
-    private var statements: [String: OpaquePointer] = [:]
+    private var statements: [LongTextKey: OpaquePointer] = [:]
     let path: String
 
     init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000) throws {
@@ -146,19 +146,21 @@ final class SQLiteConnection {
     }
 
     private func prepared(_ sql: String) throws -> OpaquePointer {
-        if let s = statements[sql] {
+        if let s = statements[LongTextKey(text: sql)] {
             sqlite3_reset(s)
-            sqlite3_clear_bindings(s)
             return s
         }
         var s: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &s, nil)
         guard rc == SQLITE_OK, let statement = s else { throw error("prepare \(sql.prefix(60))", rc) }
-        statements[sql] = statement
+        statements[LongTextKey(text: sql)] = statement
         return statement
     }
 
+    /// Binds every parameter: callers pass one value per `?`, and the rest (if any) are
+    /// cleared so nothing from an earlier run is left bound.
     private func bind(_ s: OpaquePointer, _ values: [SQLBindable?], _ sql: String) throws {
+        if values.count < Int(sqlite3_bind_parameter_count(s)) { sqlite3_clear_bindings(s) }
         for (i, v) in values.enumerated() {
             let rc = v.map { $0.bind(to: s, at: Int32(i + 1)) } ?? sqlite3_bind_null(s, Int32(i + 1))
             if rc != SQLITE_OK { throw error("bind \(i + 1) of \(sql.prefix(60))", rc) }
@@ -271,3 +273,4 @@ final class SQLiteConnection {
 
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 }
+

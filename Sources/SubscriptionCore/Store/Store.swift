@@ -373,21 +373,34 @@ public final class Store {
     }
 
     public func transaction(id: String) throws -> TransactionRecord? {
-        try db.first("SELECT \(Store.transactionColumns) FROM transactions WHERE transaction_id = ?", [id], Store.transaction)
+        try db.first(Store.selectTransaction, [id], Store.transaction)
     }
 
     /// Inserts or replaces the stored version of a transaction. Callers decide which version wins.
     public func putTransaction(_ t: TransactionRecord) throws {
-        try db.run("""
-            INSERT INTO transactions (\(Store.transactionColumns))
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-            ON CONFLICT (transaction_id) DO UPDATE SET \(Store.transactionUpdates)
-            """, [t.transactionId, t.originalTransactionId, t.productId, t.subscriptionGroupIdentifier,
+        try db.run(Store.upsertTransaction, [t.transactionId, t.originalTransactionId, t.productId, t.subscriptionGroupIdentifier,
                   t.purchaseDate, t.originalPurchaseDate, t.expiresDate, t.revocationDate, t.revocationReason,
                   t.isUpgraded, t.offerType, t.offerIdentifier, t.offerDiscountType, t.ownershipType,
                   t.transactionReason, t.price, t.currency, t.environment.rawValue, t.appAccountToken,
                   t.signedDate, t.webOrderLineItemId, t.bundleId, t.type, t.storefront])
     }
+
+    // Statements built once: interpolating the column lists on every call costs more than running them.
+    static let selectTransaction = "SELECT \(transactionColumns) FROM transactions WHERE transaction_id = ?"
+    static let selectTransactionsOf = "SELECT \(transactionColumns) FROM transactions WHERE original_transaction_id = ?"
+    static let upsertTransaction = """
+        INSERT INTO transactions (\(transactionColumns))
+        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+        ON CONFLICT (transaction_id) DO UPDATE SET \(transactionUpdates)
+        """
+    static let selectRenewal = "SELECT \(renewalColumns) FROM renewal_info WHERE original_transaction_id = ?"
+    static let upsertRenewal = """
+        INSERT INTO renewal_info (\(renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+        ON CONFLICT (original_transaction_id) DO UPDATE SET \(renewalUpdates)
+        """
+    static let selectEventsOf = """
+        SELECT \(eventColumns) FROM notifications WHERE original_transaction_id = ? ORDER BY signed_ms, notification_uuid
+        """
 
     static let renewalColumns = """
         original_transaction_id, product_id, auto_renew_product_id, auto_renew, expiration_intent, billing_retry,
@@ -396,8 +409,7 @@ public final class Store {
         """
 
     public func renewal(originalTransactionId: String) throws -> RenewalRecord? {
-        try db.first("SELECT \(Store.renewalColumns) FROM renewal_info WHERE original_transaction_id = ?",
-                     [originalTransactionId]) { r in
+        try db.first(Store.selectRenewal, [originalTransactionId]) { r in
             RenewalRecord(originalTransactionId: r.string(0), productId: r.optionalString(1),
                           autoRenewProductId: r.optionalString(2), autoRenewStatus: r.bool(3),
                           expirationIntent: r.optionalInt(4), isInBillingRetryPeriod: r.bool(5),
@@ -410,21 +422,15 @@ public final class Store {
     }
 
     public func putRenewal(_ r: RenewalRecord) throws {
-        try db.run("""
-            INSERT INTO renewal_info (\(Store.renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-            ON CONFLICT (original_transaction_id) DO UPDATE SET \(Store.renewalUpdates)
-            """, [r.originalTransactionId, r.productId, r.autoRenewProductId, r.autoRenewStatus, r.expirationIntent,
+        try db.run(Store.upsertRenewal, [r.originalTransactionId, r.productId, r.autoRenewProductId, r.autoRenewStatus, r.expirationIntent,
                   r.isInBillingRetryPeriod, r.gracePeriodExpiresDate, r.priceIncreaseStatus, r.offerType,
                   r.offerIdentifier, r.renewalDate, r.renewalPrice, r.currency, r.environment.rawValue, r.signedDate])
     }
 
     /// Everything stored about one subscription.
     public func history(originalTransactionId otid: String) throws -> SubscriptionHistory {
-        let transactions = try db.rows("SELECT \(Store.transactionColumns) FROM transactions WHERE original_transaction_id = ?",
-                                       [otid], Store.transaction)
-        let events = try db.rows("""
-            SELECT \(Store.eventColumns) FROM notifications WHERE original_transaction_id = ? ORDER BY signed_ms, notification_uuid
-            """, [otid]) { Store.event($0) }
+        let transactions = try db.rows(Store.selectTransactionsOf, [otid], Store.transaction)
+        let events = try db.rows(Store.selectEventsOf, [otid]) { Store.event($0) }
         return SubscriptionHistory(originalTransactionId: otid, transactions: transactions,
                                    renewal: try renewal(originalTransactionId: otid), events: events)
     }
@@ -546,11 +552,7 @@ public final class Store {
         for (k, delta) in metrics.difference(from: previous) {
             try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
         }
-        try db.run("""
-            INSERT INTO subscriptions (\(Store.subscriptionColumns))
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-            ON CONFLICT (original_transaction_id) DO UPDATE SET \(Store.subscriptionUpdates)
-            """, [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
+        try db.run(Store.upsertSubscription, [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
                   s.purchaseDate, s.originalPurchaseDate, s.latestTransactionId, s.autoRenewStatus,
                   s.autoRenewProductId, s.pendingChange?.kind, s.pendingChange?.productId, s.gracePeriodExpiresDate,
                   s.isInBillingRetryPeriod, s.expirationIntent, s.priceIncreaseStatus, s.offerType,
@@ -558,6 +560,12 @@ public final class Store {
                   s.appAccountToken, s.upgradedFrom.joined(separator: ","), s.revokedTransactionIds.joined(separator: ","),
                   s.lastEventDate, s.lastNotificationType, now, metrics.encoded()])
     }
+
+    static let upsertSubscription = """
+        INSERT INTO subscriptions (\(subscriptionColumns))
+        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+        ON CONFLICT (original_transaction_id) DO UPDATE SET \(subscriptionUpdates)
+        """
 
     static let subscriptionColumns = """
         original_transaction_id, subscriber_id, product_id, status, entitled, expires_ms, purchase_ms, original_purchase_ms,

@@ -1,6 +1,7 @@
 /// A dictionary key for long texts that repeat verbatim (JWS headers carry kilobytes of
-/// certificates): hashes only the length and the last 64 bytes, which already differ
-/// between chains (they end in signatures), and compares the whole text on a hit.
+/// certificates, SQL statements hundreds of bytes): hashes only the length and the last
+/// 64 bytes, which already differ between chains (they end in signatures) and between
+/// statements, and compares the whole text on a hit.
 struct LongTextKey: Hashable {
     let text: String
 

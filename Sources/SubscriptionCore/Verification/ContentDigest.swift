@@ -15,10 +15,18 @@ public enum ContentDigest {
     }
 
     public static func sha256Hex(_ data: Data) -> String {
-        let hex: [Character] = Array("0123456789abcdef")
-        var s = ""
-        s.reserveCapacity(64)
-        for b in sha256(data) { s.append(hex[Int(b >> 4)]); s.append(hex[Int(b & 15)]) }
-        return s
+        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        data.withUnsafeBytes { i in
+            _ = SHA256(i.baseAddress?.assumingMemoryBound(to: UInt8.self), i.count, &digest)
+        }
+        return String(unsafeUninitializedCapacity: 64) { out in
+            for (k, b) in digest.enumerated() {
+                out[2 * k] = hexDigits[Int(b >> 4)]
+                out[2 * k + 1] = hexDigits[Int(b & 15)]
+            }
+            return 64
+        }
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }
