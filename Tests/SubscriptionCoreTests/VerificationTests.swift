@@ -271,6 +271,21 @@ final class VerificationTests: XCTestCase {
                       "signedPayload: ES256 signature does not match")
     }
 
+    /// Verify contexts are reused per key: one that just refused a signature must still
+    /// accept a good one, and the other way round.
+    func testARefusedSignatureLeavesTheKeyUsable() throws {
+        let good = try signer.sign(payload: Self.payload())
+        let parts = good.split(separator: ".").map(String.init)
+        var raw = [UInt8](try XCTUnwrap(Base64URL.decode(parts[2])))
+        raw[40] ^= 0x01
+        let bad = parts[0] + "." + parts[1] + "." + Base64URL.encode(Data(raw))
+        for _ in 0..<3 {
+            XCTAssertNoThrow(try verifier.verify(good, field: "signedPayload"))
+            assertRejects(bad, with: .signatureMismatch)
+        }
+        XCTAssertNoThrow(try verifier.verify(good, field: "signedPayload"))
+    }
+
     func testPayloadAlteredAfterSigningIsRejected() throws {
         let parts = try signer.sign(payload: Self.payload()).split(separator: ".").map(String.init)
         let altered = Base64URL.encode(Self.payload(extra: "\"environment\":\"Production\""))
