@@ -137,7 +137,7 @@ public final class Intake {
     /// The JWS of a body that is exactly `{"signedPayload":"<base64url and dots>"}` (as Apple
     /// sends it), found without a JSON parser; nil sends the body down the general path.
     static func signedPayloadFastPath(_ body: Data) -> String? {
-        let prefix = Array(#"{"signedPayload":""#.utf8)
+        let prefix = Array(CompactBody.signedPayloadPrefix.utf8)
         return body.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> String? in
             let b = raw.bindMemory(to: UInt8.self)
             var end = b.count

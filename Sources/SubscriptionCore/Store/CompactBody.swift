@@ -27,6 +27,12 @@ public struct JWSPieces: Sendable {
         self.payload = payload
         self.signature = signature
     }
+
+    /// Length of the compact JWS these pieces were decoded from, when its payload and
+    /// signature segments carried no padding.
+    var textLength: Int {
+        header.utf8.count + 1 + Base64URL.unpaddedLength(of: payload.count) + 1 + Base64URL.unpaddedLength(of: signature.count)
+    }
 }
 
 /// A V2 body's JWS pieces: the outer one, and each nested JWS with its exact text.
@@ -37,6 +43,8 @@ public struct NotificationPieces: Sendable {
 
 enum CompactBody {
     static let format: UInt8 = 1
+    /// What a V2 body in Apple's exact form starts with; it ends with `"}`.
+    static let signedPayloadPrefix = #"{"signedPayload":""#
 
     /// `"key":` and `"value"` patterns Apple's payloads repeat. Indices are format 1.
     static let patterns: [String] = {
@@ -91,7 +99,7 @@ enum CompactBody {
     static func encode(_ body: Data, headerId: (String) throws -> Int64) rethrows -> Data? {
         try body.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Data? in
             let b = raw.bindMemory(to: UInt8.self)
-            let prefix = #"{"signedPayload":""#.utf8
+            let prefix = signedPayloadPrefix.utf8
             guard b.count > prefix.count + 2, prefix.elementsEqual(b[0..<prefix.count]),
                   b[b.count - 2] == UInt8(ascii: "\""), b[b.count - 1] == UInt8(ascii: "}") else { return nil }
             guard let outer = try split(b[prefix.count..<(b.count - 2)], headerId: headerId) else { return nil }
@@ -117,9 +125,8 @@ enum CompactBody {
     /// padding, so encoding them again gives back those very segments. A nested JWS is
     /// replaced only where its exact text stands between quotes in the outer payload.
     static func encode(_ body: Data, pieces: NotificationPieces, headerId: (String) throws -> Int64) rethrows -> Data? {
-        let prefix = #"{"signedPayload":""#.utf8
-        let segments = [pieces.outer.header.utf8.count, (pieces.outer.payload.count * 4 + 2) / 3, 86]
-        guard pieces.outer.signature.count == 64, body.count == prefix.count + segments.reduce(2, +) + 2,
+        guard pieces.outer.signature.count == 64,
+              body.count == signedPayloadPrefix.utf8.count + pieces.outer.textLength + 2,
               body.last == UInt8(ascii: "}") else { return nil }
         var payload = [UInt8](pieces.outer.payload)
         var found: [(range: Range<Int>, index: Int)] = []
@@ -127,7 +134,7 @@ enum CompactBody {
         for (text, inner) in pieces.nested {
             guard inner.signature.count == 64, let range = quotedRange(of: text, in: payload),
                   payload.withUnsafeBufferPointer({ memchr($0.baseAddress! + range.lowerBound, 0x3D, range.count) == nil }),
-                  text.utf8.count == inner.header.utf8.count + (inner.payload.count * 4 + 2) / 3 + 86 + 2,
+                  text.utf8.count == inner.textLength,
                   let tokens = tokenizeChecked([UInt8](inner.payload)) else { continue }
             found.append((range, nested.count))
             nested.append((try headerId(inner.header), tokens, [UInt8](inner.signature)))
@@ -319,7 +326,7 @@ enum CompactBody {
                 k += 1
             }
         }
-        let text = #"{"signedPayload":""# + outer.header + "." + Base64URL.encode(Data(payload)) + "." + Base64URL.encode(Data(outer.signature)) + "\"}"
+        let text = signedPayloadPrefix + outer.header + "." + Base64URL.encode(Data(payload)) + "." + Base64URL.encode(Data(outer.signature)) + "\"}"
         return Data(text.utf8)
     }
 

@@ -445,13 +445,9 @@ public final class Store {
         try db.first("SELECT id, user_id, app_account_token FROM subscribers WHERE id = ?", [id]) { Store.subscriber($0) }
     }
 
-    /// The subscriber a subscription belongs to, creating or re-linking as the token says:
-    /// a token names one subscriber; a subscription without one keeps its owner or gets a new one.
-    public func resolveSubscriber(originalTransactionId otid: String, appAccountToken token: String?, now: Millis) throws -> Int64 {
-        let current = try db.first("SELECT subscriber_id FROM subscriptions WHERE original_transaction_id = ?", [otid]) { $0.int64(0) }
-        return try resolveSubscriber(current: current, appAccountToken: token, now: now)
-    }
-
+    /// The subscriber a subscription owned by `current` belongs to, creating or re-linking as
+    /// the token says: a token names one subscriber; a subscription without one keeps its
+    /// owner or gets a new one.
     private func resolveSubscriber(current: Int64?, appAccountToken token: String?, now: Millis) throws -> Int64 {
         if let token {
             if let owner = try db.first("SELECT id FROM subscribers WHERE app_account_token = ?", [token], { $0.int64(0) }) {

@@ -7,6 +7,9 @@ import Foundation
 /// refused, so one byte string has exactly one accepted spelling (padded or not).
 public enum Base64URL {
     /// Encodes without `=` padding, as compact JWS requires.
+    /// Length of the unpadded base64url text of `byteCount` bytes.
+    static func unpaddedLength(of byteCount: Int) -> Int { (byteCount * 4 + 2) / 3 }
+
     public static func encode(_ data: Data) -> String {
         data.withUnsafeBytes { raw in encode(bytes: raw.bindMemory(to: UInt8.self)) }
     }

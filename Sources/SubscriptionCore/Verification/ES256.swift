@@ -119,7 +119,7 @@ public enum ES256 {
     /// SHA-256 of a message, optionally resumed from a saved state: a JWS signing input
     /// starts with its header, the same kilobytes in every JWS one chain signs, so that
     /// prefix is hashed once and the state kept.
-    public final class Digest: @unchecked Sendable {
+    final class Digest: @unchecked Sendable {
         private let context: OpaquePointer
 
         /// The state after hashing `prefix`.
@@ -176,10 +176,7 @@ public enum ES256 {
     /// Whether `signature` (raw `r || s`) is a valid signature of `message`
     /// by `key`. A signature of the wrong length is simply not valid.
     public static func isValidSignature(_ signature: Data, of message: Data, by key: PublicKey) -> Bool {
-        var digest = [UInt8](repeating: 0, count: 32)
-        message.withUnsafeBytes { m in
-            _ = SHA256(m.bindMemory(to: UInt8.self).baseAddress, m.count, &digest)
-        }
+        let digest = [UInt8](ContentDigest.sha256(message))
         return [UInt8](signature).withUnsafeBufferPointer { isValidSignature($0, digest: digest, by: key) }
     }
 

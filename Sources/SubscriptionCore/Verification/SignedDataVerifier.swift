@@ -164,7 +164,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         guard valid else { throw fail(.signatureMismatch) }
         return VerifiedJWS(payload: payload, payloadObject: payloadObject, header: header.info, signedDate: signedDate,
                            chainHash: chain.hashHex, signerSubject: chain.subjects.first ?? "",
-                           headerSegment: header.segmentText, signature: signature)
+                           headerSegment: header.segment, signature: signature)
     }
 
     /// The parsed header whose base64url text is `bytes`, from the cache or parsed now.
@@ -179,7 +179,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         }
         lock.unlock()
         guard let decoded = Base64URL.decode(bytes: bytes, allowPadding: true) else { throw fail(.badBase64URL(segment: 1)) }
-        let header = try Self.parseHeader(decoded, segment: [UInt8](bytes), fail: fail)
+        let header = try Self.parseHeader(decoded, segment: String(decoding: bytes, as: UTF8.self), fail: fail)
         lock.lock()
         headers.append(header)
         if headers.count > cacheCapacity * 2 { headers.removeFirst() }
@@ -391,8 +391,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
     private struct ParsedHeader {
         /// The base64url segment exactly as received.
-        let segment: [UInt8]
-        let segmentText: String
+        let segment: String
         let info: JWSHeader
         let certificates: [Data]
         let chainHash: Data
@@ -400,9 +399,8 @@ public final class SignedDataVerifier: @unchecked Sendable {
         let signingPrefix: ES256.Digest
 
         func matches(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-            segment.count == bytes.count && segment.withUnsafeBufferPointer {
-                memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0
-            }
+            var text = segment
+            return text.utf8.count == bytes.count && text.withUTF8 { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
         }
     }
 
@@ -410,7 +408,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         OpenSSL.sha256(ders.reduce(into: Data()) { $0.append($1) })
     }
 
-    private static func parseHeader(_ bytes: Data, segment: [UInt8],
+    private static func parseHeader(_ bytes: Data, segment: String,
                                     fail: (VerificationError.Fault) -> VerificationError) throws -> ParsedHeader {
         guard let object = try? FastJSON.parse(bytes),
               let header = object as? [String: Any] else {
@@ -438,10 +436,11 @@ public final class SignedDataVerifier: @unchecked Sendable {
         }
         let info = JWSHeader(algorithm: alg, certificateCount: certificates.count,
                              keyID: header["kid"] as? String, type: header["typ"] as? String)
-        guard let prefix = (segment + [UInt8(ascii: ".")]).withUnsafeBufferPointer({ ES256.Digest(prefix: $0) }) else {
+        var signingStart = segment + "."
+        guard let prefix = signingStart.withUTF8({ ES256.Digest(prefix: $0) }) else {
             throw fail(.libcrypto("SHA-256 failed: \(OpenSSL.takeErrors())"))
         }
-        return ParsedHeader(segment: segment, segmentText: String(decoding: segment, as: UTF8.self), info: info, certificates: certificates, chainHash: chainHash(certificates),
+        return ParsedHeader(segment: segment, info: info, certificates: certificates, chainHash: chainHash(certificates),
                             signingPrefix: prefix)
     }
 
