@@ -93,7 +93,7 @@ final class CLITests: SubdeskTestCase {
     /// A CGI process answers one notification and exits: URLSession, and libcurl with the
     /// thirty-odd libraries behind it, stay out of the binary (loaded by revalidation only).
     func testTheBinaryLeavesURLSessionToTheHTTPLibrary() throws {
-        let linked = try WebServerTests.run("/usr/bin/ldd", [Self.binary]).output
+        let linked = try runToEnd("/usr/bin/ldd", [Self.binary]).output
         XCTAssertTrue(linked.contains("libsqlite3"), linked)
         XCTAssertFalse(linked.contains("libFoundationNetworking"), linked)
         XCTAssertFalse(linked.contains("libcurl"), linked)

@@ -44,17 +44,7 @@ final class DashboardEndToEndTests: XCTestCase {
     /// Runs subdesk to completion outside the terminal.
     @discardableResult
     func subdesk(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try runToEnd(binary, arguments, environment: environment)
     }
 
     var environment: [String: String] {

@@ -62,18 +62,9 @@ final class TerminalSession {
 
     @discardableResult
     func run(_ arguments: [String], check: Bool = true) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tmux)
-        process.arguments = ["-L", socket] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        if check && process.terminationStatus != 0 {
-            throw NSError(domain: "tmux", code: Int(process.terminationStatus),
+        let (status, text) = try runToEnd(tmux, ["-L", socket] + arguments)
+        if check && status != 0 {
+            throw NSError(domain: "tmux", code: Int(status),
                           userInfo: [NSLocalizedDescriptionKey: "tmux \(arguments.joined(separator: " ")): \(text)"])
         }
         return text

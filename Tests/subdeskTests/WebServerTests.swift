@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import XCTest
-import SubscriptionCore
+@testable import SubscriptionCore
 
 /// `subdesk ingest --cgi` behind a real lighttpd, started from the shipped
 /// `deploy/lighttpd.conf`, under a bounded burst of concurrent POSTs on the loopback.
@@ -46,7 +46,8 @@ final class WebServerTests: XCTestCase {
         var requests = good.map { Request(body: $0.body, kind: .good, uuid: $0.uuid) }
         // Apple retries whatever it did not see answered with 2xx, so the same bytes
         // arriving again, even while the first copy is still being stored, are normal.
-        var random = SeededRandom(seed: 20261121)
+        // The same shuffle and duplicates every run, so a failure can be replayed.
+        var random = StoreGenerator.Random(state: 20261121)
         let duplicates = max(1, distinct / 10)
         for _ in 0..<duplicates {
             let original = good[Int(random.next() % UInt64(good.count))]
@@ -307,7 +308,7 @@ final class WebServerTests: XCTestCase {
             let port = try Self.freeLoopbackPort()
             let config = dir + "/lighttpd.conf"
             try siteConfiguration(port: port).write(toFile: config, atomically: true, encoding: .utf8)
-            let check = try Self.run(lighttpd, ["-tt", "-f", config])
+            let check = try runToEnd(lighttpd, ["-tt", "-f", config])
             guard check.status == 0 else {
                 XCTFail("lighttpd -tt refused the config: \(check.output)")
                 throw XCTSkip("config check failed")
@@ -411,19 +412,6 @@ final class WebServerTests: XCTestCase {
 
     // MARK: Helpers
 
-    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
     /// Runs the built subdesk with only stdout kept, failing the test on a non-zero exit.
     static func subdesk(_ arguments: [String]) throws -> String {
         let process = Process()
@@ -443,18 +431,5 @@ final class WebServerTests: XCTestCase {
     static func environmentInt(_ name: String, default value: Int, range: ClosedRange<Int>) -> Int {
         guard let text = ProcessInfo.processInfo.environment[name], let number = Int(text) else { return value }
         return min(max(number, range.lowerBound), range.upperBound)
-    }
-}
-
-/// SplitMix64: the same shuffle and duplicates every run, so a failure can be replayed.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

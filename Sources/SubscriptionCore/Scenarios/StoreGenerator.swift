@@ -18,8 +18,8 @@ public struct StoreGenerator {
         self.now = now
     }
 
-    /// A small, fast, reproducible generator (SplitMix64).
-    struct Random {
+    /// A small, fast, reproducible generator (SplitMix64): the same sequence for the same seed.
+    struct Random: RandomNumberGenerator {
         var state: UInt64
         mutating func next() -> UInt64 {
             state &+= 0x9E37_79B9_7F4A_7C15
