@@ -528,6 +528,56 @@ final class VerificationTests: XCTestCase {
         XCTAssertFalse(ES256.isValidSignature(Data(count: 63), of: message, by: publicKey))
     }
 
+    /// A key's table of multiples (built after `tableThreshold` checks) must accept and
+    /// refuse exactly what libcrypto's own ECDSA does.
+    func testKeyTableAgreesWithLibcryptoOnGoodAndBadSignatures() throws {
+        let key = try ES256.PrivateKey(pem: Self.testLeafKey)
+        let leaf = try X509Certificate(der: Self.testLeaf)
+        let tabled = try ES256.PublicKey(certificate: leaf, tableThreshold: 1)
+        let plain = try ES256.PublicKey(certificate: leaf, tableThreshold: .max)
+        XCTAssertFalse(tabled.hasTable)
+        // P-256's group order n, big-endian.
+        let orderHex = Array("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551")
+        let order = stride(from: 0, to: 64, by: 2).map { UInt8(String(orderHex[$0..<$0 + 2]), radix: 16)! }
+        func minus(_ a: [UInt8], _ b: ArraySlice<UInt8>) -> [UInt8] {
+            var out = a, borrow = 0
+            for i in stride(from: 31, through: 0, by: -1) {
+                let d = Int(a[i]) - Int(b[b.startIndex + i]) - borrow
+                out[i] = UInt8((d + 256) % 256)
+                borrow = d < 0 ? 1 : 0
+            }
+            return out
+        }
+        func agree(_ signature: [UInt8], _ message: Data, _ expected: Bool, _ label: String) {
+            let viaTable = ES256.isValidSignature(Data(signature), of: message, by: tabled)
+            let viaLibcrypto = ES256.isValidSignature(Data(signature), of: message, by: plain)
+            XCTAssertEqual(viaTable, viaLibcrypto, label)
+            XCTAssertEqual(viaTable, expected, label)
+        }
+        var random = StoreGenerator.Random(state: 7)
+        for round in 0..<150 {
+            let message = Data((0..<(1 + round % 40)).map { _ in UInt8.random(in: 0...255, using: &random) })
+            let signature = [UInt8](try ES256.sign(message: message, key: key))
+            agree(signature, message, true, "round \(round): good")
+            // (r, n - s) is the same signature to ECDSA.
+            agree(Array(signature[0..<32]) + minus(order, signature[32..<64]), message, true, "round \(round): (r, n-s)")
+            var flipped = signature
+            flipped[Int.random(in: 0..<64, using: &random)] ^= UInt8(1 << Int.random(in: 0..<8, using: &random))
+            agree(flipped, message, false, "round \(round): one bit flipped")
+            agree(signature, message + Data([0]), false, "round \(round): other message")
+            // r or s at n, or past it (the same value mod n must not pass).
+            agree(order + Array(signature[32..<64]), message, false, "round \(round): r = n")
+            agree(Array(signature[0..<32]) + order, message, false, "round \(round): s = n")
+        }
+        XCTAssertTrue(tabled.hasTable, "the first check built the table")
+        XCTAssertFalse(plain.hasTable)
+        let message = Data("m".utf8)
+        let zero = [UInt8](repeating: 0, count: 32), ff = [UInt8](repeating: 0xFF, count: 32)
+        let one: [UInt8] = Array(zero.dropLast()) + [1]
+        let pairs: [([UInt8], [UInt8])] = [(zero, one), (one, zero), (zero, zero), (one, one), (ff, one), (one, ff), (ff, ff)]
+        for (r, s) in pairs { agree(r + s, message, false, "r ends \(r[31]), s ends \(s[31])") }
+    }
+
     func testES256LoadsPKCS8DERAndRefusesOtherKeys() throws {
         // The PEM body of a PKCS#8 key is its DER, the form of Apple's .p8 files' payload.
         let pemText = String(decoding: Self.testLeafKey, as: UTF8.self)

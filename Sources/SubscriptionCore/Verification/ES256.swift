@@ -71,10 +71,20 @@ public enum ES256 {
         /// the algorithm from the provider, which costs more than hashing a notification);
         /// one context serves one thread at a time, so they are lent out under a lock.
         private var idleContexts: [OpaquePointer] = []
+        /// Signatures checked so far, until the table is built.
+        private var verifications = 0
+        /// Multiples of this key, built once it has proved busy: see `P256KeyTable`.
+        private var table: P256KeyTable?
+        private let tableThreshold: Int
         private let lock = NSLock()
 
-        /// The subject public key of `certificate`, which must be P-256.
-        public init(certificate: X509Certificate) throws {
+        /// A table costs a few milliseconds (about what 300 checks save) and 150 KB: a
+        /// process that checks one notification never builds one, a batch builds it early.
+        public static let defaultTableThreshold = 300
+
+        /// The subject public key of `certificate`, which must be P-256. After
+        /// `tableThreshold` verifications the key builds its table of multiples.
+        public init(certificate: X509Certificate, tableThreshold: Int = PublicKey.defaultTableThreshold) throws {
             guard let key = X509_get_pubkey(certificate.pointer) else {
                 throw ES256Error.notAPublicKey(reason: OpenSSL.takeErrors())
             }
@@ -84,11 +94,38 @@ public enum ES256 {
                 throw ES256Error.notP256(found: found)
             }
             pointer = key
+            self.tableThreshold = tableThreshold
         }
 
         deinit {
             for context in idleContexts { EVP_PKEY_CTX_free(context) }
             EVP_PKEY_free(pointer)
+        }
+
+        /// Whether the key's table of multiples is built (tests and the benchmark look).
+        var hasTable: Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            return table != nil
+        }
+
+        /// Whether raw `r || s` signs the SHA-256 `digest`: with the table once there is
+        /// one, otherwise through libcrypto's ECDSA.
+        func verify(raw signature: UnsafeBufferPointer<UInt8>, digest: UnsafeBufferPointer<UInt8>) -> Bool {
+            lock.lock()
+            var table = self.table
+            if table == nil {
+                verifications += 1
+                if verifications == tableThreshold {
+                    table = P256KeyTable(key: pointer)
+                    self.table = table
+                }
+            }
+            lock.unlock()
+            if let table { return table.verify(raw: signature, digest: digest) }
+            var der = [UInt8](repeating: 0, count: 72)
+            let length = encodeDER(raw: signature, into: &der)
+            return der.withUnsafeBufferPointer { verify(der: UnsafeBufferPointer(rebasing: $0[0..<length]), digest: digest) }
         }
 
         /// Whether the DER `ECDSA-Sig-Value` signs this SHA-256 `digest`.
@@ -183,11 +220,7 @@ public enum ES256 {
     /// Whether the raw `r || s` `signature` signs the SHA-256 `digest` by `key`.
     static func isValidSignature(_ signature: UnsafeBufferPointer<UInt8>, digest: [UInt8], by key: PublicKey) -> Bool {
         guard signature.count == signatureLength, digest.count == 32 else { return false }
-        var der = [UInt8](repeating: 0, count: 72)
-        let length = encodeDER(raw: signature, into: &der)
-        return der.withUnsafeBufferPointer { d in
-            digest.withUnsafeBufferPointer { key.verify(der: UnsafeBufferPointer(rebasing: d[0..<length]), digest: $0) }
-        }
+        return digest.withUnsafeBufferPointer { key.verify(raw: signature, digest: $0) }
     }
 
     /// DER `ECDSA-Sig-Value` (SEQUENCE of two INTEGERs) of raw `r || s`, written into `out`
