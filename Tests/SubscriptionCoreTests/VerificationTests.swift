@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import COpenSSL
 
 /// Signed-data verification against the TEST ONLY CA and the fixtures made by
 /// `Fixtures/verification/make-fixtures.sh`, plus Apple's real chain.
@@ -576,6 +577,41 @@ final class VerificationTests: XCTestCase {
         let one: [UInt8] = Array(zero.dropLast()) + [1]
         let pairs: [([UInt8], [UInt8])] = [(zero, one), (one, zero), (zero, zero), (one, one), (ff, one), (one, ff), (ff, ff)]
         for (r, s) in pairs { agree(r + s, message, false, "r ends \(r[31]), s ends \(s[31])") }
+    }
+
+    /// The scalar inverse behind the key table, against libcrypto's BN_mod_inverse.
+    func testScalarInverseMatchesLibcrypto() throws {
+        typealias Limbs = P256ScalarInverse.Limbs
+        let n = Limbs.order
+        var random = StoreGenerator.Random(state: 11)
+        var values: [Limbs] = [.one, Limbs(a0: 2, a1: 0, a2: 0, a3: 0), n.subtracting(.one).0,
+                               n.subtracting(Limbs(a0: 2, a1: 0, a2: 0, a3: 0)).0,
+                               Limbs(a0: 0, a1: 0, a2: 0, a3: 1 << 63), Limbs(a0: 0, a1: 0, a2: 1, a3: 0)]
+        for _ in 0..<300 {
+            let value = Limbs(a0: random.next(), a1: random.next(), a2: random.next(), a3: random.next() >> 1)
+            if !value.isZero { values.append(value) }
+        }
+        let order = BN_new(), input = BN_new(), expected = BN_new(), context = BN_CTX_new()
+        defer { BN_free(order); BN_free(input); BN_free(expected); BN_CTX_free(context) }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        n.write(bigEndian: &bytes)
+        BN_bin2bn(bytes, 32, order)
+        for value in values {
+            let inverse = try XCTUnwrap(P256ScalarInverse.inverse(value))
+            XCTAssertEqual(P256ScalarInverse.inverse(inverse), value)
+            value.write(bigEndian: &bytes)
+            BN_bin2bn(bytes, 32, input)
+            XCTAssertNotNil(BN_mod_inverse(expected, input, order, context))
+            var want = [UInt8](repeating: 0, count: 32)
+            BN_bn2binpad(expected, &want, 32)
+            XCTAssertEqual(want, bytes.withUnsafeMutableBufferPointer { buffer in
+                inverse.write(bigEndian: buffer.baseAddress!)
+                return Array(buffer)
+            })
+        }
+        XCTAssertNil(P256ScalarInverse.inverse(.zero))
+        XCTAssertNil(P256ScalarInverse.inverse(n))
+        XCTAssertNil(P256ScalarInverse.inverse(Limbs(a0: .max, a1: .max, a2: .max, a3: .max)))
     }
 
     func testES256LoadsPKCS8DERAndRefusesOtherKeys() throws {
