@@ -70,7 +70,8 @@ struct Context {
     }
 
     func makeIntake(store: Store) throws -> Intake {
-        Intake(store: store, verifier: SignedDataVerifier(roots: try trustRoots()), policy: try intakePolicy())
+        // The store remembers checked chains, so one-shot processes (CGI) check each chain once.
+        Intake(store: store, verifier: SignedDataVerifier(roots: try trustRoots(), memory: store), policy: try intakePolicy())
     }
 
     var wantsJSON: Bool { arguments.has("json") }

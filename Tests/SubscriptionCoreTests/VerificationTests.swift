@@ -341,6 +341,50 @@ final class VerificationTests: XCTestCase {
         XCTAssertEqual(verifier.cacheStatistics.hits, 3)
     }
 
+    /// A one-shot process (CGI) checks a chain once per store: a later verifier on the
+    /// same store recalls it, unless the roots differ or the instant is outside its window.
+    func testChainChecksAreRememberedInTheStore() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chains-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("s.db").path)
+        let jws = try signer.sign(payload: Self.payload())
+
+        let first = SignedDataVerifier(roots: roots, memory: store)
+        let checked = try first.verify(jws, field: "signedPayload")
+        XCTAssertEqual(first.cacheStatistics, .init(hits: 0, chainChecks: 1, recalled: 0, entries: 1))
+
+        let second = SignedDataVerifier(roots: roots, memory: store)
+        let recalled = try second.verify(jws, field: "signedPayload")
+        XCTAssertEqual(second.cacheStatistics, .init(hits: 0, chainChecks: 0, recalled: 1, entries: 1))
+        XCTAssertEqual(recalled.chainHash, checked.chainHash)
+        XCTAssertEqual(recalled.signerSubject, checked.signerSubject)
+        XCTAssertEqual(recalled.payload, checked.payload)
+
+        // A recalled chain still needs a good signature.
+        let impostor = try makeSigner(leaf: "test-ca/leaf.der", intermediate: "test-ca/intermediate.der", key: "other-key.pem")
+        XCTAssertThrowsError(try SignedDataVerifier(roots: roots, memory: store).verify(try impostor.sign(payload: Self.payload()),
+                                                                                      field: "signedPayload"))
+
+        // Other roots: nothing recalled, and this chain does not lead to them.
+        let apple = SignedDataVerifier(roots: .appleDefault, memory: store)
+        XCTAssertThrowsError(try apple.verify(jws, field: "signedPayload"))
+        XCTAssertEqual(apple.cacheStatistics.recalled, 0)
+
+        // Outside the remembered window the chain is checked again, and fails as it should.
+        let expired = try makeSigner(leaf: "leaf-expired-2021.der", intermediate: "test-ca/intermediate.der")
+        _ = try SignedDataVerifier(roots: roots, memory: store).verify(try expired.sign(payload: Self.payload(signedDate: 1_622_505_600_000)),
+                                                                        field: "signedPayload")
+        let later = SignedDataVerifier(roots: roots, memory: store)
+        XCTAssertThrowsError(try later.verify(try expired.sign(payload: Self.payload(signedDate: 1_717_200_000_000)), field: "signedPayload")) { error in
+            guard case .certificateExpired(.x5c(0), _, _)? = (error as? VerificationError)?.fault else {
+                return XCTFail("unexpected \(error)")
+            }
+        }
+        XCTAssertEqual(later.cacheStatistics.recalled, 0)
+        XCTAssertEqual(later.cacheStatistics.chainChecks, 1)
+    }
+
     func testCachedChainIsRecheckedOutsideItsValidityWindow() throws {
         let expired = try makeSigner(leaf: "leaf-expired-2021.der", intermediate: "test-ca/intermediate.der")
         _ = try verifier.verify(try expired.sign(payload: Self.payload(signedDate: 1_622_505_600_000)), field: "signedPayload")

@@ -214,6 +214,20 @@ enum Migrations {
         ALTER TABLE quarantine ADD COLUMN resolved_ms INTEGER;
         ALTER TABLE quarantine ADD COLUMN resolution TEXT;
         """),
+        (4, """
+        -- Signing chains that passed a full check, so a later process (a CGI request)
+        -- need not check them again: keyed by the chain's SHA-256 and the roots'.
+        CREATE TABLE verified_chains (
+            chain_hash BLOB NOT NULL,
+            roots_hash BLOB NOT NULL,
+            entry_lengths TEXT NOT NULL,
+            subjects TEXT NOT NULL,
+            valid_from_s INTEGER NOT NULL,
+            valid_until_s INTEGER NOT NULL,
+            checked_ms INTEGER NOT NULL,
+            PRIMARY KEY (chain_hash, roots_hash)
+        );
+        """),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

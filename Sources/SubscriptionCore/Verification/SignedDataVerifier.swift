@@ -59,6 +59,8 @@ public final class SignedDataVerifier: @unchecked Sendable {
     public struct CacheStatistics: Equatable, Sendable {
         public var hits = 0
         public var chainChecks = 0
+        /// Chains found in the `ChainMemory` instead of being checked again.
+        public var recalled = 0
         public var entries = 0
     }
 
@@ -74,10 +76,15 @@ public final class SignedDataVerifier: @unchecked Sendable {
     /// compares lengths first beats hashing kilobytes for a dictionary.
     private var headers: [ParsedHeader] = []
     private var statistics = CacheStatistics()
+    /// Chain checks kept beyond this process (the store), and the roots' fingerprint that
+    /// keys them. Used from the thread that owns it, like the store itself.
+    private let memory: ChainMemory?
+    private let rootsFingerprint: Data
 
     /// - Parameter cacheCapacity: verified chains kept; Apple rotates its
     ///   signing leaf rarely, so a handful covers production and sandbox.
-    public init(roots: TrustRoots, cacheCapacity: Int = 32) {
+    /// - Parameter memory: where passed chain checks are remembered across processes.
+    public init(roots: TrustRoots, cacheCapacity: Int = 32, memory: ChainMemory? = nil) {
         guard let store = X509_STORE_new() else {
             preconditionFailure("libcrypto could not allocate an X509_STORE: \(OpenSSL.takeErrors())")
         }
@@ -89,6 +96,9 @@ public final class SignedDataVerifier: @unchecked Sendable {
         self.store = store
         self.roots = roots
         self.cacheCapacity = max(1, cacheCapacity)
+        self.memory = memory
+        self.rootsFingerprint = ContentDigest.sha256(roots.certificates.map(\.der).sorted { $0.lexicographicallyPrecedes($1) }
+                                                        .reduce(into: Data()) { $0 += ContentDigest.sha256($1) })
     }
 
     deinit { X509_STORE_free(store) }
@@ -220,6 +230,20 @@ public final class SignedDataVerifier: @unchecked Sendable {
             self.validFrom = validFrom
             self.validUntil = validUntil
         }
+
+        /// A chain checked before (by this or another process), for which only the
+        /// leaf's key is needed now.
+        convenience init(hash: Data, remembered: RememberedChain, leaf: Data,
+                         fail: (VerificationError.Fault) -> VerificationError) throws {
+            let key: ES256.PublicKey
+            do {
+                key = try ES256.PublicKey(certificate: X509Certificate(der: leaf))
+            } catch {
+                throw fail(.x5cEntryNotCertificate(index: 0, reason: String(describing: error)))
+            }
+            self.init(hash: hash, entryLengths: remembered.entryLengths, key: key, subjects: remembered.subjects,
+                      validFrom: remembered.validFrom, validUntil: remembered.validUntil)
+        }
     }
 
     private func trustedChain(_ ders: [Data], hash knownHash: Data?, at time: VerificationError.CheckTime,
@@ -249,10 +273,24 @@ public final class SignedDataVerifier: @unchecked Sendable {
             lock.unlock()
             return cached
         }
-        statistics.chainChecks += 1
         lock.unlock()
 
-        let checked = try checkChain(ders, hash: hash, at: time, instant: instant, fail: fail)
+        let checked: CachedChain
+        if let remembered = memory?.recallChain(hash: hash, roots: rootsFingerprint),
+           remembered.entryLengths == entryLengths, remembered.validFrom <= instant, instant <= remembered.validUntil {
+            checked = try CachedChain(hash: hash, remembered: remembered, leaf: ders[0], fail: fail)
+            lock.lock()
+            statistics.recalled += 1
+            lock.unlock()
+        } else {
+            lock.lock()
+            statistics.chainChecks += 1
+            lock.unlock()
+            checked = try checkChain(ders, hash: hash, at: time, instant: instant, fail: fail)
+            memory?.rememberChain(RememberedChain(entryLengths: checked.entryLengths, subjects: checked.subjects,
+                                                  validFrom: checked.validFrom, validUntil: checked.validUntil),
+                                  hash: hash, roots: rootsFingerprint)
+        }
 
         lock.lock()
         if cache.updateValue(checked, forKey: hash) == nil {

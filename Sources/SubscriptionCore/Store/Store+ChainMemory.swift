@@ -1,0 +1,31 @@
+import Foundation
+
+/// The store remembers signing chains that passed a full check (`ChainMemory`).
+extension Store: ChainMemory {
+    public func recallChain(hash: Data, roots: Data) -> RememberedChain? {
+        let row = try? db.first("""
+            SELECT entry_lengths, subjects, valid_from_s, valid_until_s FROM verified_chains
+            WHERE chain_hash = ? AND roots_hash = ?
+            """, [hash, roots]) { ($0.string(0), $0.string(1), $0.int64(2), $0.int64(3)) }
+        guard let (lengths, subjects, from, until) = row ?? nil else { return nil }
+        let entryLengths = lengths.split(separator: ",").compactMap { Int($0) }
+        guard !entryLengths.isEmpty else { return nil }
+        return RememberedChain(entryLengths: entryLengths,
+                               subjects: subjects.split(separator: "\n", omittingEmptySubsequences: false).map(String.init),
+                               validFrom: Date(timeIntervalSince1970: TimeInterval(from)),
+                               validUntil: Date(timeIntervalSince1970: TimeInterval(until)))
+    }
+
+    /// Best effort: a chain not remembered is only checked again.
+    public func rememberChain(_ chain: RememberedChain, hash: Data, roots: Data) {
+        _ = try? write {
+            try db.run("""
+                INSERT OR REPLACE INTO verified_chains
+                    (chain_hash, roots_hash, entry_lengths, subjects, valid_from_s, valid_until_s, checked_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, [hash, roots, chain.entryLengths.map(String.init).joined(separator: ","),
+                      chain.subjects.joined(separator: "\n"), Int64(chain.validFrom.timeIntervalSince1970),
+                      Int64(chain.validUntil.timeIntervalSince1970), Int64(Date().timeIntervalSince1970 * 1000)])
+        }
+    }
+}
