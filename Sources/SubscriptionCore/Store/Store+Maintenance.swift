@@ -67,8 +67,10 @@ extension Store {
     /// request read all of it. Past `walLimitBytes` the WAL is copied into the database and
     /// truncated; when another connection is busy that is left to a later request.
     public func finishOneShotWrites(walLimitBytes: Int64 = 1 << 20) {
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber,
-              size.int64Value > walLimitBytes else { return }
+        // stat(2), not FileManager's attributes: those also look up the owner's name,
+        // which costs a one-shot process the whole user database.
+        var info = stat()
+        guard stat(path + "-wal", &info) == 0, Int64(info.st_size) > walLimitBytes else { return }
         sqlite3_busy_timeout(db.handle, 0)
         try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
