@@ -9,8 +9,9 @@ let package = Package(
         .library(name: "SubscriptionCore", targets: ["SubscriptionCore"]),
         .executable(name: "subdesk", targets: ["subdesk"]),
         .executable(name: "subdesk-bench", targets: ["subdesk-bench"]),
-        // URLSession for revalidation, loaded on first use so other processes never load libcurl.
-        .library(name: "SubdeskHTTP", type: .dynamic, targets: ["SubdeskHTTP"]),
+        // URLSession for revalidation, in a helper process that subdesk starts on its first
+        // request, so that subdesk never links libcurl and can be linked statically.
+        .executable(name: "subdesk-http", targets: ["subdesk-http"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite",
@@ -21,12 +22,13 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
 
         .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL"]),
-        .target(name: "SubdeskHTTP"),
         .target(name: "TerminalUI"),
         .target(name: "Dashboard", dependencies: ["SubscriptionCore", "TerminalUI"]),
         .executableTarget(name: "subdesk",
                           dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard", "CNCurses"]),
         .executableTarget(name: "subdesk-bench", dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard"]),
+        // Shares no code with SubscriptionCore: only the socket's wire format.
+        .executableTarget(name: "subdesk-http"),
 
         .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore"],
                     resources: [.copy("Fixtures")]),

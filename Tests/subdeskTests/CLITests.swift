@@ -91,14 +91,37 @@ class SubdeskTestCase: XCTestCase {
 /// The `subdesk` binary, driven as a user or a script would: exit codes, output, files.
 final class CLITests: SubdeskTestCase {
     /// A CGI process answers one notification and exits: URLSession, and libcurl with the
-    /// thirty-odd libraries behind it, stay out of the binary (loaded by revalidation only).
-    func testTheBinaryLeavesURLSessionToTheHTTPLibrary() throws {
+    /// thirty-odd libraries behind it, stay out of the binary, in the `subdesk-http` helper
+    /// that revalidation starts.
+    func testTheBinaryLeavesURLSessionToTheHTTPHelper() throws {
         let linked = try runToEnd("/usr/bin/ldd", [Self.binary]).output
         XCTAssertTrue(linked.contains("libsqlite3"), linked)
         XCTAssertFalse(linked.contains("libFoundationNetworking"), linked)
         XCTAssertFalse(linked.contains("libcurl"), linked)
-        let library = URL(fileURLWithPath: Self.binary).deletingLastPathComponent().appendingPathComponent("libSubdeskHTTP.so").path
-        XCTAssertTrue(FileManager.default.fileExists(atPath: library), "libSubdeskHTTP.so is built beside subdesk")
+        let helper = URL(fileURLWithPath: Self.binary).deletingLastPathComponent().appendingPathComponent("subdesk-http").path
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: helper), "subdesk-http is built beside subdesk")
+    }
+
+    /// The binary starts the helper beside it: a refused connection comes back as URLSession
+    /// saw it, and a helper path set on purpose that is wrong is named. (`run` reads stderr
+    /// to its end, which the helper shares: it returns only once the helper has exited too.)
+    func testRevalidationGoesThroughTheHelperBesideTheBinary() throws {
+        let db = try demoStore()
+        let receipt = dir + "/receipt.txt", secret = dir + "/shared-secret"
+        try "dGVzdA==".write(toFile: receipt, atomically: true, encoding: .utf8)
+        try "0123456789abcdef0123456789abcdef".write(toFile: secret, atomically: true, encoding: .utf8)
+        chmod(secret, 0o600)
+        let url = "http://127.0.0.1:\(try WebServerTests.freeLoopbackPort())/verifyReceipt"
+        let args = ["revalidate", "user-1013", "--db", db, "--receipt-file", receipt, "--shared-secret-file", secret,
+                    "--verify-receipt-url", url, "--timeout", "2"]
+        let refused = try run(args)
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("POST \(url): network error: connection refused"), refused.stderr)
+
+        let missing = dir + "/nowhere/subdesk-http"
+        let unfound = try run(args, env: ["SUBDESK_HTTP_HELPER": missing])
+        XCTAssertEqual(unfound.status, 1, unfound.stderr)
+        XCTAssertTrue(unfound.stderr.contains("HTTP helper not found: $SUBDESK_HTTP_HELPER is \(missing)"), unfound.stderr)
     }
 
     func testVersionAndHelp() throws {

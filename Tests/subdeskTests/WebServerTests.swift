@@ -348,32 +348,16 @@ final class WebServerTests: XCTestCase {
         return waitpid(pid, &status, WNOHANG) == 0
     }
 
-    /// Starts a program with no signal blocked or ignored. Foundation's Process passes on
-    /// the calling thread's signal mask, and a lighttpd started with SIGCHLD and SIGTERM
-    /// blocked never reaps its CGI children and cannot be stopped.
+    /// Starts lighttpd with stdin from /dev/null and its output appended to `output`.
+    /// Not Foundation's Process: it passes on the calling thread's signal mask, and a
+    /// lighttpd started with SIGCHLD and SIGTERM blocked never reaps its CGI children and
+    /// cannot be stopped.
     static func spawn(_ executable: String, _ arguments: [String], output: String) throws -> pid_t {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
-        return pid
+        try Spawn.start(executable, arguments) { actions in
+            posix_spawn_file_actions_addopen(actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            posix_spawn_file_actions_adddup2(actions, 1, 2)
+        }
     }
 
     static func freeLoopbackPort() throws -> Int {

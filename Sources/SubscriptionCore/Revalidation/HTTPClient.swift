@@ -27,27 +27,22 @@ enum HTTPVerdict {
     case fail(RevalidationError)
 }
 
-/// Blocking HTTP over URLSession (in `libSubdeskHTTP.so`, loaded on first use: see
-/// `HTTPTransportLibrary`) with a timeout, bounded exponential backoff for
+/// Blocking HTTP over URLSession (in the `subdesk-http` helper process, started on first
+/// use: see `HTTPHelper`) with a timeout, bounded exponential backoff for
 /// transient failures, and Retry-After for 429. Blocking on purpose: revalidation runs
 /// on the caller's thread (the dashboard's worker, a sweep worker, the command line),
 /// each of which owns its own store connection.
 final class HTTPClient: @unchecked Sendable {
     let policy: HTTPPolicy
     private let maxConnectionsPerHost: Int
-    private let lock = NSLock()
-    /// The library's session, opened by the first request.
-    private var session: UnsafeMutableRawPointer?
+    private let helper: HTTPHelper
     /// Replaced in tests that count waits instead of making them.
     var sleep: (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }
 
-    init(policy: HTTPPolicy, maxConnectionsPerHost: Int = 8) {
+    init(policy: HTTPPolicy, maxConnectionsPerHost: Int = 8, helper: HTTPHelper = .shared) {
         self.policy = policy
         self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
-    }
-
-    deinit {
-        if let session, case .success(let library) = HTTPTransportLibrary.shared { library.close(session) }
+        self.helper = helper
     }
 
     /// The usual verdict: 2xx and 4xx are the caller's to read; 429 and 5xx are retried.
@@ -67,9 +62,9 @@ final class HTTPClient: @unchecked Sendable {
     /// Sends `request` until `judge` accepts or fails a response, or attempts run out.
     /// `judge` receives the attempt count so its failures can report it.
     func send(_ request: HTTPRequest, judge: ((HTTPResponse, Int) -> HTTPVerdict)? = nil) throws -> HTTPResponse {
-        // Without the HTTP library no attempt can succeed: say so at once.
-        if case .failure(.network(let reason)) = HTTPTransportLibrary.shared {
-            throw RevalidationError.network(request: request.label, reason: reason, attempts: 0)
+        // Without the HTTP helper no attempt can succeed: say so at once.
+        if case .failure(let unavailable) = helper.process() {
+            throw RevalidationError.network(request: request.label, reason: unavailable.reason, attempts: 0)
         }
         var attempt = 0
         while true {
@@ -105,50 +100,13 @@ final class HTTPClient: @unchecked Sendable {
         case network(String)
     }
 
-    /// URLSession's own timeout, kept a little beyond ours: on Linux it is truncated to
-    /// whole seconds (0.5 s would time out at once), so the exact deadline is the
-    /// semaphore's in `perform`, and URLSession's only a backstop.
-    static func sessionTimeout(_ timeout: TimeInterval) -> TimeInterval {
-        max(1, timeout.rounded(.up)) + 1
-    }
-
-    /// One attempt, bounded by `policy.timeout` whatever URLSession does.
+    /// One attempt, bounded by `policy.timeout` whatever the helper does.
     private func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportProblem> {
-        let library: HTTPTransportLibrary
-        switch HTTPTransportLibrary.shared {
-        case .success(let loaded): library = loaded
-        case .failure(let problem): return .failure(problem)
-        }
-        lock.lock()
-        if session == nil { session = library.open(Int32(maxConnectionsPerHost), HTTPClient.sessionTimeout(policy.timeout)) }
-        let session = self.session
-        lock.unlock()
-        let headers = request.headers.map { "\($0.key): \($0.value)\n" }.joined()
-        var body: UnsafeMutablePointer<UInt8>?
-        var length = 0
-        var answerHeaders: UnsafeMutablePointer<CChar>?
-        var error: UnsafeMutablePointer<CChar>?
-        let status = (request.body ?? Data()).withUnsafeBytes { raw in
-            library.perform(session, request.method, request.url.absoluteString, headers,
-                            request.body == nil ? nil : raw.bindMemory(to: UInt8.self).baseAddress, raw.count, policy.timeout,
-                            &body, &length, &answerHeaders, &error)
-        }
-        defer {
-            library.free(body)
-            library.free(answerHeaders)
-            library.free(error)
-        }
-        switch status {
-        case -1: return .failure(.timedOut)
-        case ..<0: return .failure(.network(error.map { String(cString: $0) } ?? "no HTTP response"))
-        default:
-            var fields: [String: String] = [:]
-            for line in (answerHeaders.map { String(cString: $0) } ?? "").split(separator: "\n") {
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            }
-            let data = body.map { Data(bytes: $0, count: length) } ?? Data()
-            return .success(HTTPResponse(status: Int(status), headers: fields, body: data))
+        switch helper.process() {
+        case .success(let process):
+            return process.exchange(request, timeout: policy.timeout, connectionsPerHost: maxConnectionsPerHost)
+        case .failure(let unavailable):
+            return .failure(.network(unavailable.reason))
         }
     }
 

@@ -1,0 +1,87 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where HTTP happens: `subdesk-http`, a helper program with URLSession, started on the
+/// first request and kept for the rest of the process's life (a new one is started when
+/// it has ended). Linking URLSession into subdesk would load libcurl and the thirty-odd
+/// libraries behind it at each start, some 12 ms that a CGI process answering one
+/// notification pays and never uses, and a statically linked subdesk could not load a
+/// Swift library later. The helper answers requests from every thread concurrently.
+final class HTTPHelper: @unchecked Sendable {
+    static let executableName = "subdesk-http"
+    static let environmentVariable = "SUBDESK_HTTP_HELPER"
+
+    /// The process's helper.
+    static let shared = HTTPHelper()
+
+    private let environment: () -> [String: String]
+    private let lock = NSLock()
+    private var running: HTTPHelperProcess?
+
+    /// `environment` is where the helper is looked for (tests give their own).
+    init(environment: @escaping () -> [String: String] = { ProcessInfo.processInfo.environment }) {
+        self.environment = environment
+    }
+
+    /// The shared helper lives as long as the process; another (a test's) ends with its owner.
+    deinit { running?.finishInput() }
+
+    /// The running helper's process id, nil before the first request.
+    var pid: pid_t? {
+        lock.lock()
+        defer { lock.unlock() }
+        return running?.pid
+    }
+
+    /// The running helper, started now if there is none or the last one has ended; the
+    /// reason when none can be started.
+    func process() -> Result<HTTPHelperProcess, Unavailable> {
+        lock.lock()
+        defer { lock.unlock() }
+        if let running, running.isRunning { return .success(running) }
+        return Result { () throws(Unavailable) -> HTTPHelperProcess in
+            let started = try HTTPHelperProcess(executable: try Self.locate(in: environment()))
+            running = started
+            return started
+        }
+    }
+
+    /// `$SUBDESK_HTTP_HELPER` when set (and then only there: a path given on purpose that
+    /// is wrong must say so, not be passed over), else beside the running executable, else
+    /// on `PATH`.
+    static func locate(in environment: [String: String]) throws(Unavailable) -> String {
+        let hint = "build it with `swift build` and install \(executableName) beside subdesk"
+        if let explicit = environment[environmentVariable], !explicit.isEmpty {
+            guard isExecutable(explicit) else {
+                throw Unavailable("HTTP helper not found: $\(environmentVariable) is \(explicit), "
+                                  + "which is not an executable file; \(hint)")
+            }
+            return explicit
+        }
+        var looked: [String] = []
+        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let beside = (executable as NSString).deletingLastPathComponent + "/" + executableName
+            if isExecutable(beside) { return beside }
+            looked.append(beside)
+        }
+        let path = environment["PATH"] ?? ""
+        for directory in path.split(separator: ":") where isExecutable("\(directory)/\(executableName)") {
+            return "\(directory)/\(executableName)"
+        }
+        looked.append("\(executableName) on PATH (\(path))")
+        throw Unavailable("HTTP helper not found (looked for \(looked.joined(separator: ", "))): \(hint)")
+    }
+
+    private static func isExecutable(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
+    }
+
+    /// No helper can be started; `reason` names where it was looked for, or why it failed.
+    struct Unavailable: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// subdesk-http: subdesk's HTTP (URLSession) in a process of its own. On Linux URLSession
+// brings libcurl and some thirty libraries; loading them costs a process about 12 ms at
+// start, which a CGI process answering one notification cannot afford and never needs,
+// and a statically linked subdesk could not load them at all. So subdesk starts this
+// helper on its first request, on a socket that is the helper's stdin and stdout, and
+// keeps it for the rest of its life. Requests run concurrently; each answer is written
+// when it completes (see Wire.swift for the format). The helper exits when subdesk
+// closes the socket or exits.
+
+if CommandLine.arguments.count > 1 {
+    FileHandle.standardError.write(Data("""
+        subdesk-http: subdesk's HTTP helper. subdesk starts it on its first HTTP request;
+        install it beside subdesk. It takes no arguments and speaks only on its stdin/stdout.
+
+        """.utf8))
+    exit(2)
+}
+
+// A write to a subdesk that has gone fails with EPIPE and ends the loop below.
+signal(SIGPIPE, SIG_IGN)
+
+/// Answers go out whole, one at a time, from whichever thread completes a request.
+final class AnswerWriter: @unchecked Sendable {
+    private let lock = NSLock()
+
+    func write(_ response: HelperResponse) {
+        lock.lock()
+        let written = Wire.writeAll(STDOUT_FILENO, response.frame)
+        lock.unlock()
+        if !written { exit(0) }
+    }
+}
+
+let writer = AnswerWriter()
+let sessions = TransportSessions()
+reading: while true {
+    switch Wire.readFrame(STDIN_FILENO) {
+    case .closed:
+        break reading
+    case .oversized(let length):
+        FileHandle.standardError.write(Data("subdesk-http: a request frame of \(length) bytes is over the limit\n".utf8))
+        exit(3)
+    case .frame(let frame):
+        guard let request = HelperRequest(frame: frame) else {
+            FileHandle.standardError.write(Data("subdesk-http: malformed request frame\n".utf8))
+            exit(3)
+        }
+        sessions.session(connectionsPerHost: request.connectionsPerHost).perform(request, answer: writer.write)
+    }
+}
+exit(0)

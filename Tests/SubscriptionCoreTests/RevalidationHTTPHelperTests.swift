@@ -1,0 +1,176 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// HTTP through the `subdesk-http` helper process: concurrent requests over its one
+/// socket, timeouts, a helper that dies, and one that cannot be found. Each test has a
+/// helper of its own, so killing it touches no other test.
+final class RevalidationHTTPHelperTests: XCTestCase {
+    var server: RevalidationTestServer!
+    var helper: HTTPHelper!
+
+    override func setUpWithError() throws {
+        server = try RevalidationTestServer()
+        helper = HTTPHelper()
+    }
+
+    override func tearDown() {
+        server.stop()
+        helper = nil
+    }
+
+    func client(timeout: TimeInterval = 5, maxAttempts: Int = 1, helper: HTTPHelper? = nil) -> HTTPClient {
+        HTTPClient(policy: HTTPPolicy(timeout: timeout, maxAttempts: maxAttempts, initialBackoff: 0.01, maxBackoff: 0.01, jitter: 0),
+                   maxConnectionsPerHost: 8, helper: helper ?? self.helper)
+    }
+
+    func request(_ method: String, _ path: String, headers: [String: String] = [:], body: Data? = nil) -> HTTPRequest {
+        HTTPRequest(method: method, url: server.baseURL.appendingPathComponent(path), headers: headers, body: body)
+    }
+
+    /// Sends each request on a thread of its own, all at once; the results in the same order.
+    func sendConcurrently(_ client: HTTPClient, _ requests: [HTTPRequest]) -> [Result<HTTPResponse, Error>] {
+        let results = ResultSlots(count: requests.count)
+        let finished = DispatchGroup()
+        for (i, request) in requests.enumerated() {
+            finished.enter()
+            Thread {
+                results.set(i, Result { try client.send(request) })
+                finished.leave()
+            }.start()
+        }
+        finished.wait()
+        return results.all
+    }
+
+    /// Results filled in from several threads.
+    final class ResultSlots: @unchecked Sendable {
+        private let lock = NSLock()
+        private var slots: [Result<HTTPResponse, Error>?]
+
+        init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+        func set(_ index: Int, _ result: Result<HTTPResponse, Error>) {
+            lock.lock()
+            slots[index] = result
+            lock.unlock()
+        }
+
+        var all: [Result<HTTPResponse, Error>] {
+            lock.lock()
+            defer { lock.unlock() }
+            return slots.map { $0! }
+        }
+    }
+
+    func testConcurrentRequestsAreEachAnsweredWithTheirOwnBytes() throws {
+        let gauge = RevalidationInFlightGauge()
+        server.route("POST", "/echo") { request in
+            gauge.enter()
+            Thread.sleep(forTimeInterval: 1)
+            gauge.leave()
+            return .init(status: 200, headers: ["X-Echo-Id": request.headers["x-request-id"] ?? "none",
+                                                "Content-Type": "application/octet-stream"], body: request.body)
+        }
+        let bodies = (0..<8).map { i in Data((0..<(i * 9_000 + 1)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }) }
+        let requests = bodies.enumerated().map { i, body in
+            request("POST", "/echo", headers: ["X-Request-Id": "r\(i)", "Content-Type": "application/octet-stream"], body: body)
+        }
+        let results = sendConcurrently(client(), requests)
+        XCTAssertEqual(gauge.maximum, 8, "the eight requests were not all in flight at once")
+        for (i, result) in results.enumerated() {
+            let response = try result.get()
+            XCTAssertEqual(response.status, 200)
+            XCTAssertEqual(response.body, bodies[i], "request \(i) got another's body or a damaged one")
+            XCTAssertEqual(response.header("X-ECHO-ID"), "r\(i)")
+            XCTAssertEqual(response.header("x-echo-id"), "r\(i)")
+            XCTAssertEqual(response.header("Content-Type"), "application/octet-stream")
+        }
+        XCTAssertEqual(server.requests("POST", "/echo").count, 8)
+    }
+
+    func testARequestPastItsTimeoutTimesOutAndTheNextStillWorks() throws {
+        server.route("GET", "/slow", .init(status: 200, body: Data("late".utf8), delay: 3))
+        server.route("GET", "/fast", .init(status: 200, body: Data("on time".utf8)))
+        let http = client(timeout: 0.5)
+        let started = Date()
+        XCTAssertThrowsError(try http.send(request("GET", "/slow"))) { error in
+            guard case .timedOut(_, let seconds, let attempts)? = error as? RevalidationError else {
+                return XCTFail("not a timeout: \(error)")
+            }
+            XCTAssertEqual(seconds, 0.5)
+            XCTAssertEqual(attempts, 1)
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertGreaterThanOrEqual(elapsed, 0.5)
+        XCTAssertLessThan(elapsed, 1.5, "the timeout did not cut the wait short")
+        let pid = helper.pid
+        let response = try http.send(request("GET", "/fast"))
+        XCTAssertEqual(String(decoding: response.body, as: UTF8.self), "on time")
+        XCTAssertEqual(helper.pid, pid, "a timeout does not cost the helper")
+    }
+
+    func testAKilledHelperFailsTheWaitingRequestsAndTheNextStartsAFreshOne() throws {
+        server.route("GET", "/slow", .init(status: 200, delay: 8))
+        server.route("GET", "/fast", .init(status: 200, body: Data("fresh".utf8)))
+        let http = client(timeout: 10)
+        _ = try http.send(request("GET", "/fast"))
+        let killed = try XCTUnwrap(helper.pid)
+        // Kills the helper once all three requests are waiting on the server.
+        let server = self.server!
+        Thread {
+            let arrived = Date(timeIntervalSinceNow: 5)
+            while server.requests("GET", "/slow").count < 3 && Date() < arrived { Thread.sleep(forTimeInterval: 0.02) }
+            kill(killed, SIGKILL)
+        }.start()
+        let secret = "Bearer secret-token-value"
+        let started = Date()
+        let results = sendConcurrently(http, (0..<3).map { _ in request("GET", "/slow", headers: ["Authorization": secret]) })
+        XCTAssertLessThan(Date().timeIntervalSince(started), 6, "the waiting requests were not failed when the helper died")
+        XCTAssertEqual(server.requests("GET", "/slow").count, 3)
+        for result in results {
+            XCTAssertThrowsError(try result.get()) { error in
+                let text = "\(error)"
+                XCTAssertTrue(text.contains("network error: the HTTP helper (pid \(killed)) exited (killed by signal 9)"), text)
+                XCTAssertFalse(text.contains("secret"), "an error showed a header: \(text)")
+            }
+        }
+        var status: Int32 = 0
+        XCTAssertEqual(waitpid(killed, &status, WNOHANG), -1, "the dead helper was not reaped")
+        XCTAssertEqual(errno, ECHILD)
+
+        let response = try http.send(request("GET", "/fast"))
+        XCTAssertEqual(String(decoding: response.body, as: UTF8.self), "fresh")
+        XCTAssertNotEqual(helper.pid, killed)
+    }
+
+    func testAHelperPathThatIsWrongIsNamed() throws {
+        let missing = NSTemporaryDirectory() + "no-such-dir-\(UUID().uuidString)/subdesk-http"
+        let http = client(helper: HTTPHelper(environment: { ["SUBDESK_HTTP_HELPER": missing, "PATH": "/usr/bin"] }))
+        XCTAssertThrowsError(try http.send(request("GET", "/fast"))) { error in
+            guard case .network(_, let reason, let attempts)? = error as? RevalidationError else {
+                return XCTFail("not a network error: \(error)")
+            }
+            XCTAssertEqual(attempts, 0, "no attempt can succeed without the helper")
+            XCTAssertTrue(reason.contains("$SUBDESK_HTTP_HELPER is \(missing)"), reason)
+            XCTAssertTrue(reason.contains("swift build"), reason)
+        }
+        XCTAssertTrue(server.requests.isEmpty)
+    }
+
+    func testTheHelperIsFoundBesideTheRunningProgramAndEndsWithItsInput() throws {
+        let found = try HTTPHelper.locate(in: ["PATH": ""])
+        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        XCTAssertEqual(found, (running as NSString).deletingLastPathComponent + "/subdesk-http")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: found)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let ended = Date(timeIntervalSinceNow: 5)
+        while process.isRunning && Date() < ended { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .exit)
+        XCTAssertEqual(process.terminationStatus, 0, "the helper did not end quietly when its input did")
+    }
+}
