@@ -1,17 +1,5 @@
 import Foundation
 
-/// A byte-exact, compact form of V2 notification bodies.
-///
-/// A V2 body is `{"signedPayload":"H.P.S"}` whose payload P nests two more JWS. Each
-/// header H carries kilobytes of certificates and repeats in every body the same chain
-/// signed, so headers are stored once (by id); payloads are kept as decoded JSON with
-/// Apple's field names replaced by one- or two-byte tokens (bytes that never occur raw in
-/// JSON); signatures as their 64 raw bytes. A body becomes compact only when decoding the
-/// compact form gives back exactly the original bytes; anything else is stored as it came.
-///
-/// Format 1 (the token table below is part of it and must never change; add a format):
-/// `0x01 | jws | varint(n) | n × jws`, where `jws = varint(headerId) | varint(len) | payload | 64-byte signature`,
-/// and the outer payload holds `0x00 (0x80 + k)` where nested JWS k stood (a byte no token uses).
 /// The decoded pieces of one verified JWS: what verification already worked out and
 /// compact storage needs again.
 public struct JWSPieces: Sendable {
@@ -41,6 +29,18 @@ public struct NotificationPieces: Sendable {
     public var nested: [(text: String, pieces: JWSPieces)]
 }
 
+/// A byte-exact, compact form of V2 notification bodies.
+///
+/// A V2 body is `{"signedPayload":"H.P.S"}` whose payload P nests two more JWS. Each
+/// header H carries kilobytes of certificates and repeats in every body the same chain
+/// signed, so headers are stored once (by id); payloads are kept as decoded JSON with
+/// Apple's field names replaced by one- or two-byte tokens (bytes that never occur raw in
+/// JSON); signatures as their 64 raw bytes. A body becomes compact only when decoding the
+/// compact form gives back exactly the original bytes; anything else is stored as it came.
+///
+/// Format 1 (the token table below is part of it and must never change; add a format):
+/// `0x01 | jws | varint(n) | n × jws`, where `jws = varint(headerId) | varint(len) | payload | 64-byte signature`,
+/// and the outer payload holds `0x00 (0x80 + k)` where nested JWS k stood (a byte no token uses).
 enum CompactBody {
     static let format: UInt8 = 1
     /// What a V2 body in Apple's exact form starts with; it ends with `"}`.
