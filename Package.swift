@@ -21,14 +21,16 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL",
                        providers: [.apt(["libssl-dev"])]),
 
-        .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL"]),
+        .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL", "HelperWire"]),
+        // The frames subdesk and subdesk-http exchange; shared by both, linked into both.
+        .target(name: "HelperWire"),
         .target(name: "TerminalUI"),
         .target(name: "Dashboard", dependencies: ["SubscriptionCore", "TerminalUI"]),
         .executableTarget(name: "subdesk",
                           dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard", "CNCurses"]),
         .executableTarget(name: "subdesk-bench", dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard"]),
         // Shares no code with SubscriptionCore: only the socket's wire format.
-        .executableTarget(name: "subdesk-http"),
+        .executableTarget(name: "subdesk-http", dependencies: ["HelperWire"]),
 
         .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore"],
                     resources: [.copy("Fixtures")]),

@@ -1,4 +1,5 @@
 import Foundation
+import HelperWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +10,7 @@ import Glibc
 // and a statically linked subdesk could not load them at all. So subdesk starts this
 // helper on its first request, on a socket that is the helper's stdin and stdout, and
 // keeps it for the rest of its life. Requests run concurrently; each answer is written
-// when it completes (see Wire.swift for the format). The helper exits when subdesk
+// when it completes (see HelperWire for the format). The helper exits when subdesk
 // closes the socket or exits.
 
 if CommandLine.arguments.count > 1 {
@@ -30,7 +31,7 @@ final class AnswerWriter: @unchecked Sendable {
 
     func write(_ response: HelperResponse) {
         lock.lock()
-        let written = Wire.writeAll(STDOUT_FILENO, response.frame)
+        let written = HelperWire.writeAll(STDOUT_FILENO, response.frame)
         lock.unlock()
         if !written { exit(0) }
     }
@@ -39,7 +40,7 @@ final class AnswerWriter: @unchecked Sendable {
 let writer = AnswerWriter()
 let sessions = TransportSessions()
 reading: while true {
-    switch Wire.readFrame(STDIN_FILENO) {
+    switch HelperWire.readFrame(STDIN_FILENO) {
     case .closed:
         break reading
     case .oversized(let length):

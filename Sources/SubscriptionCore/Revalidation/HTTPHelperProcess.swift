@@ -1,4 +1,5 @@
 import Foundation
+import HelperWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -92,7 +93,7 @@ final class HTTPHelperProcess: @unchecked Sendable {
         writeLock.lock()
         // A failed write means the helper is gone or broken: shutting the socket down makes
         // the reader see the end at once, reap the helper and fail this request with why.
-        if socketOpen && !HTTPHelperWire.sendAll(socket, frame) { shutdown(socket, Int32(SHUT_RDWR)) }
+        if socketOpen && !HelperWire.writeAll(socket, frame) { shutdown(socket, Int32(SHUT_RDWR)) }
         writeLock.unlock()
 
         if waiter.done.wait(timeout: deadline) == .timedOut {
@@ -117,7 +118,7 @@ final class HTTPHelperProcess: @unchecked Sendable {
     private func readAnswers() {
         var fault: String?
         reading: while true {
-            switch HTTPHelperWire.readFrame(socket) {
+            switch HelperWire.readFrame(socket) {
             case .closed:
                 break reading
             case .oversized(let length):
