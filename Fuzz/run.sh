@@ -7,8 +7,8 @@
 # most SECONDS, seeded from Fuzz/corpus/TARGET. Targets: intake, payload, jws,
 # certificate (each file in Fuzz/Targets says what it feeds where).
 # New inputs go to .build/fuzz/corpus-TARGET, crashes to .build/fuzz/artifacts-TARGET/,
-# so the committed seeds only change by hand. Exits non-zero when a crash was found,
-# 3 when this toolchain cannot build libFuzzer binaries at all.
+# so the committed seeds only change by hand. Exits 1 when a crash was found, 3 when this
+# toolchain cannot build libFuzzer binaries at all, 4 when the sources do not compile.
 set -euo pipefail
 
 usage() {
@@ -30,7 +30,7 @@ build=.build/fuzz
 binary=$build/subdesk-fuzz
 mkdir -p "$build"
 
-sources=(Sources/SubscriptionCore Fuzz/Targets Sources/CSQLite Sources/COpenSSL sample-data/test-ca)
+sources=(Sources/SubscriptionCore Sources/HelperWire Fuzz/Targets Sources/CSQLite Sources/COpenSSL sample-data/test-ca)
 stale=no
 if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary" -print -quit)" ] || [ Fuzz/run.sh -nt "$binary" ]; then
     stale=yes
@@ -52,15 +52,21 @@ if [ "$stale" = yes ]; then
         done
         echo "}"
     } > "$build/EmbeddedTestCA.swift"
+    # SubscriptionCore imports HelperWire: compile that module first, as its own module.
+    mkdir -p "$build/modules"
+    mapfile -t wire < <(find Sources/HelperWire -name '*.swift' | sort)
+    swiftc -module-name HelperWire -parse-as-library -swift-version 5 -O -g -wmo \
+        -emit-module -emit-module-path "$build/modules/HelperWire.swiftmodule" \
+        -c "${wire[@]}" -o "$build/HelperWire.o" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
     mapfile -t core < <(find Sources/SubscriptionCore -name '*.swift' | sort)
     echo "fuzz: compiling ${#core[@]} core sources and the targets into $binary" >&2
     started=$(date +%s)
     # -O: the fuzzer needs executions per second; ASan and coverage still instrument it.
     swiftc -module-name SubdeskFuzz -parse-as-library -swift-version 5 \
         -sanitize=fuzzer,address -O -g \
-        -I Sources/CSQLite -I Sources/COpenSSL \
-        "${core[@]}" Fuzz/Targets/*.swift "$build/EmbeddedTestCA.swift" \
-        -lsqlite3 -lcrypto -o "$binary" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 1; }
+        -I Sources/CSQLite -I Sources/COpenSSL -I "$build/modules" \
+        "${core[@]}" Fuzz/Targets/*.swift "$build/EmbeddedTestCA.swift" "$build/HelperWire.o" \
+        -lsqlite3 -lcrypto -o "$binary" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
     echo "fuzz: built in $(( $(date +%s) - started )) s" >&2
 fi
 
