@@ -631,8 +631,18 @@ final class VerificationTests: XCTestCase {
         var values: [Limbs] = [.one, Limbs(a0: 2, a1: 0, a2: 0, a3: 0), n.subtracting(.one).0,
                                n.subtracting(Limbs(a0: 2, a1: 0, a2: 0, a3: 0)).0,
                                Limbs(a0: 0, a1: 0, a2: 0, a3: 1 << 63), Limbs(a0: 0, a1: 0, a2: 1, a3: 0)]
-        for _ in 0..<300 {
-            let value = Limbs(a0: random.next(), a1: random.next(), a2: random.next(), a3: random.next() >> 1)
+        // Powers of two give the longest runs of even steps.
+        for bit in 0..<256 {
+            var limbs = [UInt64](repeating: 0, count: 4)
+            limbs[bit / 64] = 1 << UInt64(bit % 64)
+            values.append(Limbs(a0: limbs[0], a1: limbs[1], a2: limbs[2], a3: limbs[3]))
+        }
+        // Random values of every length, up to just below n.
+        for i in 0..<3000 {
+            let top = random.next() >> UInt64(i % 64)
+            var value = Limbs(a0: random.next(), a1: random.next(), a2: random.next(), a3: top)
+            if i % 4 == 1 { value = Limbs(a0: value.a0, a1: value.a1 >> UInt64(i % 64), a2: 0, a3: 0) }
+            if value >= n { value = value.subtracting(n).0 }
             if !value.isZero { values.append(value) }
         }
         let order = BN_new(), input = BN_new(), expected = BN_new(), context = BN_CTX_new()
