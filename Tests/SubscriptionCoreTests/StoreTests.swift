@@ -185,6 +185,30 @@ final class StoredBodyTests: XCTestCase {
         XCTAssertGreaterThan(declined, 10)
     }
 
+    /// Payload JSON either tokenizes to something that detokenizes to the very same bytes,
+    /// or is declined: exactly when it holds a byte that reads back as a token code.
+    func testTokenizedPayloadsComeBackExactlyOrAreDeclined() throws {
+        let fragments: [[UInt8]] = CompactBody.patternBytes + ["\"", "\\", ":", "{", "}", ",", "1", "abc", "\"x\":", "\"USD",
+                                                               "\u{0}", "\u{1}", "\u{1F}", "\u{9}", "\u{0B}", "é"].map { Array($0.utf8) }
+        let codeBytes = Set(CompactBody.singleCodes + [CompactBody.escape])
+        var rng = StoreGenerator.Random(state: 3)
+        var shortened = 0, declined = 0
+        for _ in 0..<3000 {
+            var json: [UInt8] = []
+            for _ in 0..<rng.int(0..<24) { json += fragments[rng.int(0..<fragments.count)] }
+            if let tokens = CompactBody.tokenizeChecked(json) {
+                XCTAssertEqual(try CompactBody.detokenize(tokens[...]), json)
+                XCTAssertLessThanOrEqual(tokens.count, json.count)
+                if tokens.count < json.count { shortened += 1 }
+            } else {
+                XCTAssertTrue(json.contains { codeBytes.contains($0) }, "declined without a code byte: \(json)")
+                declined += 1
+            }
+        }
+        XCTAssertGreaterThan(shortened, 1000)
+        XCTAssertGreaterThan(declined, 500)
+    }
+
     func testACorruptCompactBodyIsReportedNotGuessed() throws {
         XCTAssertThrowsError(try CompactBody.decode(Data([1, 5]), header: { _ in "h" })) { error in
             XCTAssertTrue("\(error)".contains("stored body is corrupt"), "\(error)")

@@ -75,22 +75,48 @@ enum CompactBody {
     static let escape: UInt8 = 31
 
     static let patternBytes: [[UInt8]] = patterns.map { Array($0.utf8) }
-    static let patternIndex: [[UInt8]: Int] = Dictionary(uniqueKeysWithValues: patternBytes.enumerated().map { ($1, $0) })
-    static let codeIndex: [UInt8: Int] = Dictionary(uniqueKeysWithValues: singleCodes.enumerated().map { ($1, $0) })
-
-    // MARK: Encoding
-
-    /// Pattern index by a cheap hash of its bytes; candidates are confirmed byte by byte.
-    static let patternByHash: [UInt64: Int] = Dictionary(uniqueKeysWithValues: patternBytes.enumerated().map {
-        (fnv($1.withUnsafeBufferPointer { $0 }[...]), $0)
-    })
 
     @inline(__always)
-    static func fnv(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64 {
+    static func fnv(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
         return h
     }
+
+    /// The token table laid out for the byte loops: every pattern in one array, and
+    /// look-ups by code byte and by hash that need no dictionary.
+    private final class Table: Sendable {
+        /// All patterns back to back; pattern i is `bytes[start[i]..<start[i + 1]]`.
+        let bytes: [UInt8]
+        let start: [Int]
+        /// Pattern index + 1 for a single-byte code, 0 for a byte that is no code.
+        let byCode: [Int16]
+        /// 1 for every byte that would be read back as a token (the codes and the escape).
+        let isCode: [UInt8]
+        /// Open addressing on a pattern's hash: pattern index + 1, 0 for an empty slot.
+        let slots: [Int16]
+        let hashes: [UInt64]
+        static let slotMask = 511
+
+        init() {
+            var bytes: [UInt8] = [], start: [Int] = []
+            for p in patternBytes { start.append(bytes.count); bytes += p }
+            start.append(bytes.count)
+            var byCode = [Int16](repeating: 0, count: 256), isCode = [UInt8](repeating: 0, count: 256)
+            for (i, code) in singleCodes.enumerated() { byCode[Int(code)] = Int16(i + 1); isCode[Int(code)] = 1 }
+            isCode[Int(escape)] = 1
+            let hashes = patternBytes.map { p in p.withUnsafeBufferPointer { fnv($0) } }
+            var slots = [Int16](repeating: 0, count: Table.slotMask + 1)
+            for (i, h) in hashes.enumerated() {
+                var slot = Int(truncatingIfNeeded: h) & Table.slotMask
+                while slots[slot] != 0 { slot = (slot + 1) & Table.slotMask }
+                slots[slot] = Int16(i + 1)
+            }
+            (self.bytes, self.start, self.byCode, self.isCode, self.slots, self.hashes) = (bytes, start, byCode, isCode, slots, hashes)
+        }
+    }
+
+    private static let table = Table()
 
     /// The compact form of `body`, or nil when it is not a body this form can hold exactly.
     ///
@@ -220,46 +246,82 @@ enum CompactBody {
     }
 
     /// Tokenized `json`, or nil when detokenizing would not give it back exactly.
+    ///
+    /// Tokenizing replaces whole patterns by their codes and copies every other byte, and
+    /// detokenizing maps codes back to those very patterns, so the round trip is exact
+    /// unless `json` itself holds a byte that would be read back as a code.
     static func tokenizeChecked(_ json: [UInt8]) -> [UInt8]? {
-        let tokens = tokenize(json)
-        guard let back = try? detokenize(tokens[...]), back == json else { return nil }
-        return tokens
+        let holdsCode = json.withUnsafeBufferPointer { j in
+            table.isCode.withUnsafeBufferPointer { isCode in
+                var any: UInt8 = 0
+                for b in j { any |= isCode[Int(b)] }
+                return any != 0
+            }
+        }
+        return holdsCode ? nil : tokenize(json)
     }
 
     static func tokenize(_ json: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(json.count)
-        json.withUnsafeBufferPointer { j in
-            var i = 0
-            while i < j.count {
-                guard j[i] == UInt8(ascii: "\"") else { out.append(j[i]); i += 1; continue }
-                var k = i + 1
-                while k < j.count, j[k] != UInt8(ascii: "\"") { k += j[k] == UInt8(ascii: "\\") ? 2 : 1 }
-                guard k < j.count else { out.append(contentsOf: j[i...]); break }
-                let withColon = k + 1 < j.count && j[k + 1] == UInt8(ascii: ":")
-                if withColon, let index = match(j[i...(k + 1)]) {
-                    appendToken(&out, index)
-                    i = k + 2
-                } else if let index = match(j[i...k]) {
-                    appendToken(&out, index)
-                    i = k + 1
-                } else {
-                    out.append(contentsOf: j[i...k])
-                    i = k + 1
+        let t = table
+        // Each pattern is longer than its one- or two-byte code, so the output is never longer.
+        return [UInt8](unsafeUninitializedCapacity: json.count) { out, count in
+            json.withUnsafeBufferPointer { j in
+                t.bytes.withUnsafeBufferPointer { patterns in
+                    t.start.withUnsafeBufferPointer { start in
+                        t.slots.withUnsafeBufferPointer { slots in
+                            t.hashes.withUnsafeBufferPointer { hashes in
+                                /// The index of the pattern that is exactly `j[from..<to]`.
+                                func match(_ from: Int, _ to: Int) -> Int? {
+                                    let candidate = UnsafeBufferPointer(rebasing: j[from..<to])
+                                    let h = fnv(candidate)
+                                    var slot = Int(truncatingIfNeeded: h) & Table.slotMask
+                                    while slots[slot] != 0 {
+                                        let index = Int(slots[slot]) - 1
+                                        if hashes[index] == h, start[index + 1] - start[index] == candidate.count,
+                                           memcmp(patterns.baseAddress! + start[index], candidate.baseAddress!, candidate.count) == 0 {
+                                            return index
+                                        }
+                                        slot = (slot + 1) & Table.slotMask
+                                    }
+                                    return nil
+                                }
+                                func emit(_ index: Int) {
+                                    if index < singleCodes.count {
+                                        out[count] = singleCodes[index]
+                                        count += 1
+                                    } else {
+                                        out[count] = escape
+                                        out[count + 1] = UInt8(index - singleCodes.count)
+                                        count += 2
+                                    }
+                                }
+                                func copy(_ from: Int, _ to: Int) {
+                                    memcpy(out.baseAddress! + count, j.baseAddress! + from, to - from)
+                                    count += to - from
+                                }
+                                var i = 0
+                                while i < j.count {
+                                    guard j[i] == UInt8(ascii: "\"") else { out[count] = j[i]; count += 1; i += 1; continue }
+                                    var k = i + 1
+                                    while k < j.count, j[k] != UInt8(ascii: "\"") { k += j[k] == UInt8(ascii: "\\") ? 2 : 1 }
+                                    guard k < j.count else { copy(i, j.count); break }
+                                    if k + 1 < j.count, j[k + 1] == UInt8(ascii: ":"), let index = match(i, k + 2) {
+                                        emit(index)
+                                        i = k + 2
+                                    } else if let index = match(i, k + 1) {
+                                        emit(index)
+                                        i = k + 1
+                                    } else {
+                                        copy(i, k + 1)
+                                        i = k + 1
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
-        return out
-    }
-
-    @inline(__always)
-    private static func match(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
-        guard let index = patternByHash[fnv(bytes)], patternBytes[index].elementsEqual(bytes) else { return nil }
-        return index
-    }
-
-    private static func appendToken(_ out: inout [UInt8], _ index: Int) {
-        if index < singleCodes.count { out.append(singleCodes[index]) } else { out += [escape, UInt8(index - singleCodes.count)] }
     }
 
     private static func appendJWS(_ out: inout [UInt8], _ header: Int64, _ payload: [UInt8], _ signature: [UInt8]) {
@@ -331,25 +393,52 @@ enum CompactBody {
     }
 
     static func detokenize(_ bytes: ArraySlice<UInt8>) throws -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            let c = bytes[i]
-            if c == escape {
-                guard i + 1 < bytes.endIndex else { throw Corrupt(description: "stored body is corrupt: truncated token") }
-                let index = singleCodes.count + Int(bytes[i + 1])
-                guard index < patternBytes.count else { throw Corrupt(description: "stored body is corrupt: unknown token") }
-                out += patternBytes[index]
-                i += 2
-            } else if let index = codeIndex[c] {
-                out += patternBytes[index]
-                i += 1
-            } else {
-                out.append(c)
-                i += 1
+        let t = table
+        return try bytes.withUnsafeBufferPointer { b in
+            try t.bytes.withUnsafeBufferPointer { patterns in
+                try t.start.withUnsafeBufferPointer { start in
+                    try t.byCode.withUnsafeBufferPointer { byCode in
+                        /// Pattern index of the token at `i` and its length, or nil for a plain byte.
+                        func token(at i: Int) throws -> (index: Int, length: Int)? {
+                            let c = b[i]
+                            if c == escape {
+                                guard i + 1 < b.count else { throw Corrupt(description: "stored body is corrupt: truncated token") }
+                                let index = singleCodes.count + Int(b[i + 1])
+                                guard index + 1 < start.count else { throw Corrupt(description: "stored body is corrupt: unknown token") }
+                                return (index, 2)
+                            }
+                            let code = Int(byCode[Int(c)])
+                            return code == 0 ? nil : (code - 1, 1)
+                        }
+                        // Measure first, then fill an array of exactly that size.
+                        var length = 0, i = 0
+                        while i < b.count {
+                            if let t = try token(at: i) {
+                                length += start[t.index + 1] - start[t.index]
+                                i += t.length
+                            } else {
+                                length += 1
+                                i += 1
+                            }
+                        }
+                        return try [UInt8](unsafeUninitializedCapacity: length) { out, count in
+                            var i = 0
+                            while i < b.count {
+                                if let t = try token(at: i) {
+                                    let n = start[t.index + 1] - start[t.index]
+                                    memcpy(out.baseAddress! + count, patterns.baseAddress! + start[t.index], n)
+                                    count += n
+                                    i += t.length
+                                } else {
+                                    out[count] = b[i]
+                                    count += 1
+                                    i += 1
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
-        return out
     }
 }
