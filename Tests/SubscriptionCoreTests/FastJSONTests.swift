@@ -35,6 +35,22 @@ final class FastJSONTests: XCTestCase {
         XCTAssertNoThrow(try FastJSON.parse(fine))
     }
 
+    /// null reads as an absent field, whatever the field's type, from either parser.
+    func testNullFieldsReadAsAbsent() throws {
+        let text = #"{"s":null,"o":null,"a":null,"n":null,"d":{"x":null},"l":[null]}"#
+        for dictionary in [try FastJSON.parse(Data(text.utf8)), try JSONSerialization.jsonObject(with: Data(text.utf8))] {
+            let fields = JSONFields(dictionary: try XCTUnwrap(dictionary as? [String: Any]), path: "p")
+            for key in ["s", "o", "a", "n", "missing"] { XCTAssertFalse(fields.has(key), key) }
+            XCTAssertNil(try fields.string("s"))
+            XCTAssertNil(try fields.object("o"))
+            XCTAssertNil(try fields.objects("a"))
+            XCTAssertNil(try fields.int64("n"))
+            XCTAssertTrue(fields.has("d"))
+            XCTAssertNil(try XCTUnwrap(try fields.object("d")).string("x"))
+            XCTAssertThrowsError(try fields.string("d")) { XCTAssertEqual("\($0)", "p.d: expected a string") }
+        }
+    }
+
     /// A canonical text form of a parsed value, so both readers' outputs can be compared.
     func describe(_ v: Any) -> String {
         switch v {

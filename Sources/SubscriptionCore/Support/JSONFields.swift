@@ -57,13 +57,18 @@ public struct JSONFields {
 
     public func has(_ key: String) -> Bool {
         guard let v = dictionary[key] else { return false }
-        return !(v is NSNull)
+        return !JSONFields.isNull(v)
     }
 
     private func value(_ key: String) -> Any? {
-        guard let v = dictionary[key], !(v is NSNull) else { return nil }
+        guard let v = dictionary[key], !JSONFields.isNull(v) else { return nil }
         return v
     }
+
+    /// Whether a parsed value is JSON's null. Compares the dynamic type: `value is NSNull`
+    /// on an `Any` that holds a dictionary or an array would first try to bridge it.
+    @inline(__always)
+    static func isNull(_ value: Any) -> Bool { type(of: value) == NSNull.self }
 
     public func string(_ key: String) throws -> String? {
         guard let v = value(key) else { return nil }

@@ -502,7 +502,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
     private static func signedDate(in payload: [String: Any],
                                    fail: (VerificationError.Fault) -> VerificationError) throws -> Date? {
-        guard let value = payload["signedDate"], !(value is NSNull) else { return nil }
+        guard let value = payload["signedDate"], !JSONFields.isNull(value) else { return nil }
         let milliseconds: Double
         if value is Bool { throw fail(.signedDateNotANumber) }
         if let n = value as? Int { milliseconds = Double(n) }
