@@ -35,6 +35,28 @@ final class ScenarioTests: XCTestCase {
         }
     }
 
+    /// Every scenario into one store: a row's later saves set only the indexed columns that
+    /// change, so each row must still equal a fresh derivation, and SQLite must find every
+    /// index in agreement with the rows.
+    func testOneStoreOfEveryScenarioKeepsRowsAndIndexesConsistent() throws {
+        let store = try Store.inMemory()
+        let intake = TestKit.intake(store)
+        for (index, scenario) in Self.scenarios.enumerated() {
+            for body in try Self.builder.bodies(for: scenario, instance: index, anchor: TestKit.anchor) {
+                _ = try intake.ingest(body, receivedAt: TestKit.anchor)
+            }
+        }
+        XCTAssertEqual(try store.health().integrity, ["ok"])
+        for (index, scenario) in Self.scenarios.enumerated() {
+            let otid = ScenarioBuilder.originalTransactionId(instance: index)
+            let row = try XCTUnwrap(try store.subscription(originalTransactionId: otid), scenario.name)
+            XCTAssertEqual(row.state, try TestKit.state(store, otid), scenario.name)
+            // Found again through the indexes over status, expiry and product.
+            let page = try store.page(SubscriptionQuery(statuses: [row.state.status]), limit: 10_000)
+            XCTAssertTrue(page.contains { $0.state.originalTransactionId == otid }, "\(scenario.name) under its status")
+        }
+    }
+
     func assert(_ state: SubscriptionState, matches scenario: Scenario, file: StaticString = #filePath, line: UInt = #line) {
         let e = scenario.expect
         let name = scenario.name

@@ -228,6 +228,11 @@ enum Migrations {
             PRIMARY KEY (chain_hash, roots_hash)
         );
         """),
+        (5, """
+        -- subscriptions_status_page (status, IFNULL(expires_ms, 0), id) serves every query
+        -- this one did; one index fewer to keep up on every subscription write.
+        DROP INDEX IF EXISTS subscriptions_status_expires;
+        """),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -82,7 +82,7 @@ extension Store {
         try db.rows("""
             SELECT original_transaction_id FROM subscriptions
             WHERE original_transaction_id > ? AND (
-                (status = 1 AND expires_ms IS NOT NULL AND expires_ms <= ?) OR status IN (3, 4))
+                (status = 1 AND IFNULL(expires_ms, 0) <= ? AND expires_ms IS NOT NULL) OR status IN (3, 4))
             ORDER BY original_transaction_id LIMIT ?
             """, [after, now, limit]) { $0.string(0) }
     }

@@ -478,6 +478,8 @@ public final class Store {
 
     /// Secondary indexes set aside during a bulk load, by name with the SQL that builds them.
     private var suspendedIndexes: [(name: String, sql: String)] = []
+    /// UPDATE statements for a subscription row by which indexed columns change (a bit each).
+    private var subscriptionUpdates: [Int: String] = [:]
 
     /// Trades durability for speed while bulk-loading a store that can be rebuilt.
     ///
@@ -533,12 +535,17 @@ public final class Store {
         try saveState(s, subscriberId: subscriber, stored: stored, now: now, metrics: metrics)
     }
 
-    /// What a saved subscription row already holds: its owner, status and share of the counts.
-    private typealias StoredShare = (subscriberId: Int64, status: Int, metrics: MetricContributions)
+    /// What a saved subscription row already holds: its owner, status, share of the counts,
+    /// and the values of its other indexed columns.
+    private typealias StoredShare = (subscriberId: Int64, status: Int, metrics: MetricContributions, indexed: [SQLBindable?])
 
     private func storedShare(_ otid: String) throws -> StoredShare? {
-        try db.first("SELECT subscriber_id, status, metrics FROM subscriptions WHERE original_transaction_id = ?", [otid]) {
-            ($0.int64(0), $0.int(1), $0.isNull(2) ? MetricContributions() : MetricContributions(encoded: $0.data(2)))
+        try db.first("""
+            SELECT subscriber_id, status, metrics, product_id, expires_ms, app_account_token, last_event_ms
+            FROM subscriptions WHERE original_transaction_id = ?
+            """, [otid]) {
+            ($0.int64(0), $0.int(1), $0.isNull(2) ? MetricContributions() : MetricContributions(encoded: $0.data(2)),
+             [$0.int64(0), $0.string(3), $0.int(1), $0.optionalInt64(4), $0.optionalString(5), $0.optionalInt64(6)])
         }
     }
 
@@ -553,13 +560,62 @@ public final class Store {
         for (k, delta) in metrics.difference(from: previous) {
             try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
         }
-        try db.run(Store.upsertSubscription, [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
+        let values: [SQLBindable?] = [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
                   s.purchaseDate, s.originalPurchaseDate, s.latestTransactionId, s.autoRenewStatus,
                   s.autoRenewProductId, s.pendingChange?.kind, s.pendingChange?.productId, s.gracePeriodExpiresDate,
                   s.isInBillingRetryPeriod, s.expirationIntent, s.priceIncreaseStatus, s.offerType,
                   s.offerIdentifier, s.offerDiscountType, s.isTrial, s.ownershipType, s.environment,
                   s.appAccountToken, s.upgradedFrom.joined(separator: ","), s.revokedTransactionIds.joined(separator: ","),
-                  s.lastEventDate, s.lastNotificationType, now, metrics.encoded()])
+                  s.lastEventDate, s.lastNotificationType, now, metrics.encoded()]
+        guard let stored else {
+            try db.run(Store.upsertSubscription, values)
+            return
+        }
+        // SQLite keeps up every index over a column the SET names, changed or not: name an
+        // indexed column only when its value changes (a renewal moves the expiry and the
+        // last event, and leaves owner, product and token as they were).
+        var changed = 0
+        for (bit, column) in Store.indexedSubscriptionColumns.enumerated()
+            where !Store.sameValue(values[column], stored.indexed[bit]) { changed |= 1 << bit }
+        var update = subscriptionUpdates[changed]
+        if update == nil {
+            update = Store.subscriptionUpdate(changing: changed)
+            subscriptionUpdates[changed] = update
+        }
+        let columns = Store.subscriptionUpdateColumns(changing: changed)
+        try db.run(update!, columns.map { values[$0] } + [s.originalTransactionId])
+    }
+
+    /// Positions in `subscriptionColumns` of the columns an index other than the key's
+    /// covers, in the order `storedShare` reads them.
+    static let indexedSubscriptionColumns = [1, 2, 3, 5, 23, 26]
+
+    /// Positions of the columns an update sets: all but the key, and of the indexed ones
+    /// only those whose bit is set in `changing`.
+    static func subscriptionUpdateColumns(changing: Int) -> [Int] {
+        (1..<subscriptionColumnNames.count).filter { column in
+            guard let bit = indexedSubscriptionColumns.firstIndex(of: column) else { return true }
+            return changing & (1 << bit) != 0
+        }
+    }
+
+    static func subscriptionUpdate(changing: Int) -> String {
+        "UPDATE subscriptions SET "
+            + subscriptionUpdateColumns(changing: changing).map { "\(subscriptionColumnNames[$0]) = ?" }.joined(separator: ", ")
+            + " WHERE original_transaction_id = ?"
+    }
+
+    static let subscriptionColumnNames = subscriptionColumns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+
+    /// Whether a value about to be bound equals one read back from the store.
+    static func sameValue(_ a: SQLBindable?, _ b: SQLBindable?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case let (x as Int64, y as Int64): return x == y
+        case let (x as Int, y as Int): return x == y
+        case let (x as String, y as String): return x == y
+        default: return false
+        }
     }
 
     static let upsertSubscription = """
