@@ -69,9 +69,11 @@ public enum FastJSON {
             guard depth <= FastJSON.maxDepth else { throw Failure.tooDeep }
             defer { depth -= 1 }
             i += 1
-            var result: [String: Any] = [:]
             skipSpace()
-            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return result }
+            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return [:] }
+            // Members are gathered first so the dictionary is built at its final size: grown
+            // one member at a time, it would hash every key again at each doubling.
+            var members: [(String, Any)] = []
             while true {
                 skipSpace()
                 guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail() }
@@ -80,11 +82,15 @@ public enum FastJSON {
                 guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail() }
                 i += 1
                 skipSpace()
-                result[key] = try value()
+                members.append((key, try value()))
                 skipSpace()
                 guard i < b.count else { throw fail() }
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                if b[i] == UInt8(ascii: "}") { i += 1; return result }
+                if b[i] == UInt8(ascii: "}") {
+                    i += 1
+                    // A repeated key keeps its last value, as JSONSerialization does.
+                    return Dictionary(members, uniquingKeysWith: { _, last in last })
+                }
                 throw fail()
             }
         }
