@@ -161,10 +161,16 @@ final class SQLiteConnection {
     /// cleared so nothing from an earlier run is left bound.
     private func bind(_ s: OpaquePointer, _ values: [SQLBindable?], _ sql: String) throws {
         if values.count < Int(sqlite3_bind_parameter_count(s)) { sqlite3_clear_bindings(s) }
-        for (i, v) in values.enumerated() {
-            let rc = v.map { $0.bind(to: s, at: Int32(i + 1)) } ?? sqlite3_bind_null(s, Int32(i + 1))
-            if rc != SQLITE_OK { throw error("bind \(i + 1) of \(sql.prefix(60))", rc) }
+        // Each value is bound where it lies in the array: copying an existential out of it
+        // (as enumerating or Optional.map would) costs a retain and a release per value.
+        let failed = values.withUnsafeBufferPointer { buffer -> (index: Int, rc: Int32)? in
+            for i in 0..<buffer.count {
+                let rc = buffer[i]?.bind(to: s, at: Int32(i + 1)) ?? sqlite3_bind_null(s, Int32(i + 1))
+                if rc != SQLITE_OK { return (i, rc) }
+            }
+            return nil
         }
+        if let failed { throw error("bind \(failed.index + 1) of \(sql.prefix(60))", failed.rc) }
     }
 
     /// Runs a statement with bound parameters; returns the number of changed rows.
