@@ -168,6 +168,7 @@ func makeIntake(_ store: Store) throws -> Intake {
 
 /// Ingests `bodies` the way `subdesk ingest` does (one commit per batch of 500); notifications per second.
 func ingestRate(_ store: Store, _ bodies: [Data]) throws -> Double {
+    try store.checkpointEvery(pages: Store.batchCheckpointPages)
     let intake = try makeIntake(store)
     var stored = 0
     let elapsed = try seconds {
@@ -245,7 +246,7 @@ let intake = Spread(rates)
 if !rates.isEmpty {
 let share = pairedShares.isEmpty ? nil : Spread(pairedShares)
 record(Figure(section: "intake", what: "batch intake, notifications/s (one core)", value: spreadText(intake),
-              target: ">= 3500 and >= \(fmt(0.75 * ceiling)) (0.75 x ceiling)",
+              target: ">= 3500, and 0.75 x ceiling run by run",
               met: intake.median >= 3500 && (share.map { $0.median >= 0.75 } ?? false),
               numbers: ["median": intake.median, "min": intake.min, "max": intake.max]))
 record(Figure(section: "intake", what: "  as a share of the ceiling, run by run",

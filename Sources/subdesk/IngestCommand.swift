@@ -28,6 +28,7 @@ enum IngestCommand {
         if context.arguments.has("cgi") { return CGIIngest.run(context) }
         // A batch job can wait its turn behind other writers longer than a web request can.
         let store = try context.openStore(busyTimeoutMs: 120_000)
+        try store.checkpointEvery(pages: Store.batchCheckpointPages)
         let intake = try context.makeIntake(store: store)
         if intake.policy.bundleId == nil {
             Output.warn("no bundle id configured: bundle ids are not checked (set bundle_id or pass --bundle-id)")
