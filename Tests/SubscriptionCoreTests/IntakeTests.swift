@@ -143,6 +143,20 @@ final class IntakeTests: XCTestCase {
         intake.policy = TestKit.policy
     }
 
+    /// The body fast path's byte check agrees with the plain table for every byte value,
+    /// wherever it stands in a 32-byte block or in the tail after the last block.
+    func testBase64URLCheckAgreesWithTheTableForEveryByte() {
+        let allowed = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8))
+        for byte in 0...255 {
+            for (length, position) in [(1, 0), (31, 30), (32, 0), (32, 31), (33, 32), (64, 17), (100, 99), (100, 64)] {
+                var bytes = [UInt8](repeating: UInt8(ascii: "A"), count: length)
+                bytes[position] = UInt8(byte)
+                let checked = bytes.withUnsafeBufferPointer { Intake.isBase64URLOrDots($0) }
+                XCTAssertEqual(checked, allowed.contains(UInt8(byte)), "byte \(byte) at \(position) of \(length)")
+            }
+        }
+    }
+
     func testTamperedSignatureIsRefused() throws {
         let body = TestKit.body(type: "DID_RENEW")
         var text = String(decoding: body, as: UTF8.self)

@@ -145,13 +145,18 @@ public final class Intake {
             guard end > prefix.count + 2, b[end - 1] == UInt8(ascii: "}"), b[end - 2] == UInt8(ascii: "\""),
                   prefix.indices.allSatisfy({ b[$0] == prefix[$0] }) else { return nil }
             let range = prefix.count..<(end - 2)
-            let ok = Intake.base64URLOrDot.withUnsafeBufferPointer { table -> Bool in
-                var bad: UInt8 = 0
-                for i in range { bad |= table[Int(b[i])] }
-                return bad == 0
-            }
-            if !ok { return nil }
-            return String(decoding: UnsafeBufferPointer(rebasing: b[range]), as: UTF8.self)
+            let jws = UnsafeBufferPointer(rebasing: b[range])
+            guard Intake.isBase64URLOrDots(jws) else { return nil }
+            return String(decoding: jws, as: UTF8.self)
+        }
+    }
+
+    /// Whether every byte is a base64url character or a dot.
+    static func isBase64URLOrDots(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        base64URLOrDot.withUnsafeBufferPointer { table in
+            var bad: UInt8 = 0
+            for b in bytes { bad |= table[Int(b)] }
+            return bad == 0
         }
     }
 
