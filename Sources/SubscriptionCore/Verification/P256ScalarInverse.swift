@@ -99,21 +99,7 @@ enum P256ScalarInverse {
         @inline(__always)
         func applyExact(_ f: Signed62, _ g: Signed62, row: Int) -> Signed62 {
             let (a, b) = row == 0 ? (Int128(u), Int128(v)) : (Int128(q), Int128(r))
-            var c = a &* Int128(f.l0) &+ b &* Int128(g.l0)
-            c >>= 62
-            c &+= a &* Int128(f.l1) &+ b &* Int128(g.l1)
-            let l0 = Int64(truncatingIfNeeded: c) & mask62
-            c >>= 62
-            c &+= a &* Int128(f.l2) &+ b &* Int128(g.l2)
-            let l1 = Int64(truncatingIfNeeded: c) & mask62
-            c >>= 62
-            c &+= a &* Int128(f.l3) &+ b &* Int128(g.l3)
-            let l2 = Int64(truncatingIfNeeded: c) & mask62
-            c >>= 62
-            c &+= a &* Int128(f.l4) &+ b &* Int128(g.l4)
-            let l3 = Int64(truncatingIfNeeded: c) & mask62
-            c >>= 62
-            return Signed62(l0: l0, l1: l1, l2: l2, l3: l3, l4: Int64(truncatingIfNeeded: c))
+            return Transition.shiftedSum(a, f, b, g, plus: 0, .zero)
         }
 
         /// Row `row` applied to (d, e), both in [0, n), divided by 2⁶² modulo n: a
@@ -122,28 +108,35 @@ enum P256ScalarInverse {
         func applyModular(_ d: Signed62, _ e: Signed62, row: Int) -> Signed62 {
             let (a, b) = row == 0 ? (Int128(u), Int128(v)) : (Int128(q), Int128(r))
             let n = modulus
-            var c = a &* Int128(d.l0) &+ b &* Int128(e.l0)
-            let m = Int128(Int64(bitPattern: (0 &- UInt64(truncatingIfNeeded: c) &* modulusInverse) & UInt64(mask62)))
-            c &+= m &* Int128(n.l0)
-            c >>= 62
-            c &+= a &* Int128(d.l1) &+ b &* Int128(e.l1) &+ m &* Int128(n.l1)
-            let l0 = Int64(truncatingIfNeeded: c) & mask62
-            c >>= 62
-            c &+= a &* Int128(d.l2) &+ b &* Int128(e.l2) &+ m &* Int128(n.l2)
-            let l1 = Int64(truncatingIfNeeded: c) & mask62
-            c >>= 62
-            c &+= a &* Int128(d.l3) &+ b &* Int128(e.l3) &+ m &* Int128(n.l3)
-            let l2 = Int64(truncatingIfNeeded: c) & mask62
-            c >>= 62
-            c &+= a &* Int128(d.l4) &+ b &* Int128(e.l4) &+ m &* Int128(n.l4)
-            let l3 = Int64(truncatingIfNeeded: c) & mask62
-            c >>= 62
+            let low = a &* Int128(d.l0) &+ b &* Int128(e.l0)
+            let m = Int128(Int64(bitPattern: (0 &- UInt64(truncatingIfNeeded: low) &* modulusInverse) & UInt64(mask62)))
+            var result = Transition.shiftedSum(a, d, b, e, plus: m, n)
             // |u| + |v| ≤ 2⁶², so the value lies in (-n, 2n): one correction suffices; the
             // loops only make the bound not matter for correctness.
-            var result = Signed62(l0: l0, l1: l1, l2: l2, l3: l3, l4: Int64(truncatingIfNeeded: c))
             while result.l4 < 0 { result = result.adding(n) }
-            while result >= n { result = n.negatedAdding(result) }
+            while result >= n { result = result.subtracting(n) }
             return result
+        }
+
+        /// (a·x + b·y + m·z) / 2⁶², for a sum whose low 62 bits are zero.
+        @inline(__always)
+        static func shiftedSum(_ a: Int128, _ x: Signed62, _ b: Int128, _ y: Signed62,
+                               plus m: Int128, _ z: Signed62) -> Signed62 {
+            var c = a &* Int128(x.l0) &+ b &* Int128(y.l0) &+ m &* Int128(z.l0)
+            c >>= 62
+            c &+= a &* Int128(x.l1) &+ b &* Int128(y.l1) &+ m &* Int128(z.l1)
+            let l0 = Int64(truncatingIfNeeded: c) & mask62
+            c >>= 62
+            c &+= a &* Int128(x.l2) &+ b &* Int128(y.l2) &+ m &* Int128(z.l2)
+            let l1 = Int64(truncatingIfNeeded: c) & mask62
+            c >>= 62
+            c &+= a &* Int128(x.l3) &+ b &* Int128(y.l3) &+ m &* Int128(z.l3)
+            let l2 = Int64(truncatingIfNeeded: c) & mask62
+            c >>= 62
+            c &+= a &* Int128(x.l4) &+ b &* Int128(y.l4) &+ m &* Int128(z.l4)
+            let l3 = Int64(truncatingIfNeeded: c) & mask62
+            c >>= 62
+            return Signed62(l0: l0, l1: l1, l2: l2, l3: l3, l4: Int64(truncatingIfNeeded: c))
         }
     }
 
@@ -227,12 +220,9 @@ enum P256ScalarInverse {
             return Signed62(l0: r0, l1: r1, l2: r2, l3: r3, l4: (c >> 62) + l4 + o.l4)
         }
 
-        /// `other - self`.
-        func negatedAdding(_ other: Signed62) -> Signed62 {
-            other.adding(Signed62(l0: -l0, l1: -l1, l2: -l2, l3: -l3, l4: -l4))
+        func subtracting(_ other: Signed62) -> Signed62 {
+            adding(Signed62(l0: -other.l0, l1: -other.l1, l2: -other.l2, l3: -other.l3, l4: -other.l4))
         }
-
-        func subtracting(_ other: Signed62) -> Signed62 { other.negatedAdding(self) }
 
         /// For normalised values with l4 >= 0.
         static func >= (x: Signed62, y: Signed62) -> Bool {
