@@ -84,7 +84,7 @@ final class VerificationTests: XCTestCase {
         XCTAssertEqual(verified.header, JWSHeader(algorithm: "ES256", certificateCount: 3, keyID: nil, type: nil))
         XCTAssertEqual(verified.signedDate, Self.date("2026-01-01T00:00:00Z"))
         let concatenated = Self.testLeaf + Self.testIntermediate + Self.testRoot
-        XCTAssertEqual(verified.chainHash, OpenSSL.sha256(concatenated).lowercaseHex)
+        XCTAssertEqual(verified.chainHash, ContentDigest.sha256(concatenated).lowercaseHex)
         XCTAssertEqual(verified.signerSubject,
                        "CN=subdesk TEST ONLY App Store Signing, O=subdesk test CA - not Apple")
     }

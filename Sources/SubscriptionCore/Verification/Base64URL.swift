@@ -6,10 +6,10 @@ import Foundation
 /// encoding can produce, misplaced padding and non-zero leftover bits are all
 /// refused, so one byte string has exactly one accepted spelling (padded or not).
 public enum Base64URL {
-    /// Encodes without `=` padding, as compact JWS requires.
     /// Length of the unpadded base64url text of `byteCount` bytes.
     static func unpaddedLength(of byteCount: Int) -> Int { (byteCount * 4 + 2) / 3 }
 
+    /// Encodes without `=` padding, as compact JWS requires.
     public static func encode(_ data: Data) -> String {
         data.withUnsafeBytes { raw in encode(bytes: raw.bindMemory(to: UInt8.self)) }
     }
@@ -17,7 +17,7 @@ public enum Base64URL {
     /// Works on raw bytes: stored bodies are rebuilt through here, kilobytes each.
     static func encode(bytes input: UnsafeBufferPointer<UInt8>) -> String {
         let full = input.count / 3, rest = input.count % 3
-        let length = full * 4 + (rest == 0 ? 0 : rest + 1)
+        let length = unpaddedLength(of: input.count)
         guard length > 0 else { return "" }
         return alphabet.withUnsafeBufferPointer { table in
             String(unsafeUninitializedCapacity: length) { out in

@@ -15,16 +15,13 @@ public enum ContentDigest {
     }
 
     public static func sha256Hex(_ data: Data) -> String {
-        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-        data.withUnsafeBytes { i in
-            _ = SHA256(i.baseAddress?.assumingMemoryBound(to: UInt8.self), i.count, &digest)
-        }
-        return String(unsafeUninitializedCapacity: 64) { out in
+        let digest = sha256(data)
+        return String(unsafeUninitializedCapacity: 2 * digest.count) { out in
             for (k, b) in digest.enumerated() {
                 out[2 * k] = hexDigits[Int(b >> 4)]
                 out[2 * k + 1] = hexDigits[Int(b & 15)]
             }
-            return 64
+            return 2 * digest.count
         }
     }
 

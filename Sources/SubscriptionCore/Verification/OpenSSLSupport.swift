@@ -27,16 +27,6 @@ enum OpenSSL {
 
     static func clearErrors() { ERR_clear_error() }
 
-    static func sha256(_ data: Data) -> Data {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let ok = data.withUnsafeBytes { raw in
-            EVP_Digest(raw.baseAddress, raw.count, &digest, &length, EVP_sha256(), nil)
-        }
-        precondition(ok == 1, "libcrypto failed to compute SHA-256: \(takeErrors())")
-        return Data(digest.prefix(Int(length)))
-    }
-
     static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date? {
         guard let time else { return nil }
         var parts = tm()

@@ -443,7 +443,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
     }
 
     static func chainHash(_ ders: [Data]) -> Data {
-        OpenSSL.sha256(ders.reduce(into: Data()) { $0.append($1) })
+        ContentDigest.sha256(ders.reduce(into: Data()) { $0.append($1) })
     }
 
     private static func parseHeader(_ bytes: Data, segment: String,

@@ -81,7 +81,7 @@ public final class X509Certificate: @unchecked Sendable {
     }
 
     /// SHA-256 of the DER encoding: the certificate's usual fingerprint.
-    public var sha256: Data { OpenSSL.sha256(der) }
+    public var sha256: Data { ContentDigest.sha256(der) }
 
     /// Whether the certificate has an extension with this dotted OID, critical
     /// or not, whatever its value.
