@@ -479,7 +479,7 @@ public final class Store {
     /// Secondary indexes set aside during a bulk load, by name with the SQL that builds them.
     private var suspendedIndexes: [(name: String, sql: String)] = []
     /// UPDATE statements for a subscription row by which indexed columns change (a bit each).
-    private var subscriptionUpdates: [Int: String] = [:]
+    private var subscriptionUpdates: [Int: (sql: String, columns: [Int])] = [:]
 
     /// The checkpoint interval `subdesk ingest` uses: 40 MB of WAL.
     public static let batchCheckpointPages = 10_000
@@ -553,13 +553,14 @@ public final class Store {
     /// and the values of its other indexed columns.
     private typealias StoredShare = (subscriberId: Int64, status: Int, metrics: MetricContributions, indexed: [SQLBindable?])
 
+    /// Reads `metrics` and then the columns of `indexedSubscriptionColumnNames`, in that order.
     private func storedShare(_ otid: String) throws -> StoredShare? {
         try db.first("""
-            SELECT subscriber_id, status, metrics, product_id, expires_ms, app_account_token, last_event_ms
+            SELECT metrics, subscriber_id, product_id, status, expires_ms, app_account_token, last_event_ms
             FROM subscriptions WHERE original_transaction_id = ?
             """, [otid]) {
-            ($0.int64(0), $0.int(1), $0.isNull(2) ? MetricContributions() : MetricContributions(encoded: $0.data(2)),
-             [$0.int64(0), $0.string(3), $0.int(1), $0.optionalInt64(4), $0.optionalString(5), $0.optionalInt64(6)])
+            ($0.int64(1), $0.int(3), $0.isNull(0) ? MetricContributions() : MetricContributions(encoded: $0.data(0)),
+             [$0.int64(1), $0.string(2), $0.int(3), $0.optionalInt64(4), $0.optionalString(5), $0.optionalInt64(6)])
         }
     }
 
@@ -591,35 +592,35 @@ public final class Store {
         var changed = 0
         for (bit, column) in Store.indexedSubscriptionColumns.enumerated()
             where !Store.sameValue(values[column], stored.indexed[bit]) { changed |= 1 << bit }
-        var update = subscriptionUpdates[changed]
-        if update == nil {
+        let update: (sql: String, columns: [Int])
+        if let known = subscriptionUpdates[changed] {
+            update = known
+        } else {
             update = Store.subscriptionUpdate(changing: changed)
             subscriptionUpdates[changed] = update
         }
-        let columns = Store.subscriptionUpdateColumns(changing: changed)
-        try db.run(update!, columns.map { values[$0] } + [s.originalTransactionId])
+        try db.run(update.sql, update.columns.map { values[$0] } + [s.originalTransactionId])
     }
 
-    /// Positions in `subscriptionColumns` of the columns an index other than the key's
-    /// covers, in the order `storedShare` reads them.
-    static let indexedSubscriptionColumns = [1, 2, 3, 5, 23, 26]
+    /// The columns an index other than the key's covers, in the order `storedShare` reads them.
+    static let indexedSubscriptionColumnNames = ["subscriber_id", "product_id", "status", "expires_ms",
+                                                 "app_account_token", "last_event_ms"]
+    static let subscriptionColumnNames = columnNames(subscriptionColumns)
+    /// Their positions in `subscriptionColumns`.
+    static let indexedSubscriptionColumns = indexedSubscriptionColumnNames.map { subscriptionColumnNames.firstIndex(of: $0)! }
 
-    /// Positions of the columns an update sets: all but the key, and of the indexed ones
-    /// only those whose bit is set in `changing`.
-    static func subscriptionUpdateColumns(changing: Int) -> [Int] {
-        (1..<subscriptionColumnNames.count).filter { column in
+    /// The UPDATE for a stored subscription row, and the positions in `subscriptionColumns`
+    /// of the values it binds before the key: every column but the key, and of the indexed
+    /// ones only those whose bit is set in `changing`.
+    static func subscriptionUpdate(changing: Int) -> (sql: String, columns: [Int]) {
+        let columns = (1..<subscriptionColumnNames.count).filter { column in
             guard let bit = indexedSubscriptionColumns.firstIndex(of: column) else { return true }
             return changing & (1 << bit) != 0
         }
-    }
-
-    static func subscriptionUpdate(changing: Int) -> String {
-        "UPDATE subscriptions SET "
-            + subscriptionUpdateColumns(changing: changing).map { "\(subscriptionColumnNames[$0]) = ?" }.joined(separator: ", ")
+        let sql = "UPDATE subscriptions SET " + columns.map { "\(subscriptionColumnNames[$0]) = ?" }.joined(separator: ", ")
             + " WHERE original_transaction_id = ?"
+        return (sql, columns)
     }
-
-    static let subscriptionColumnNames = subscriptionColumns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
 
     /// Whether a value about to be bound equals one read back from the store.
     static func sameValue(_ a: SQLBindable?, _ b: SQLBindable?) -> Bool {
@@ -649,8 +650,12 @@ public final class Store {
     /// `a = excluded.a, b = excluded.b, ...` for an upsert that updates a row in place
     /// (REPLACE would delete and re-insert it, touching every index twice).
     static func updateAll(_ columns: String, except key: String) -> String {
+        columnNames(columns).filter { $0 != key }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+    }
+
+    /// The names in a comma-separated column list.
+    static func columnNames(_ columns: String) -> [String] {
         columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            .filter { $0 != key }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
     }
 
     static let transactionUpdates = updateAll(transactionColumns, except: "transaction_id")
