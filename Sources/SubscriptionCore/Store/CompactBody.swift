@@ -83,19 +83,20 @@ enum CompactBody {
         return h
     }
 
-    /// The token table laid out for the byte loops: every pattern in one array, and
-    /// look-ups by code byte and by hash that need no dictionary.
-    private final class Table: Sendable {
+    /// The token table laid out for the byte loops: every pattern in one block, and
+    /// look-ups by code byte and by hash that need no dictionary. It is built once and
+    /// never freed, so the loops read it through plain pointers.
+    private struct Table: @unchecked Sendable {
         /// All patterns back to back; pattern i is `bytes[start[i]..<start[i + 1]]`.
-        let bytes: [UInt8]
-        let start: [Int]
+        let bytes: UnsafeBufferPointer<UInt8>
+        let start: UnsafeBufferPointer<Int>
         /// Pattern index + 1 for a single-byte code, 0 for a byte that is no code.
-        let byCode: [Int16]
+        let byCode: UnsafeBufferPointer<Int16>
         /// 1 for every byte that would be read back as a token (the codes and the escape).
-        let isCode: [UInt8]
+        let isCode: UnsafeBufferPointer<UInt8>
         /// Open addressing on a pattern's hash: pattern index + 1, 0 for an empty slot.
-        let slots: [Int16]
-        let hashes: [UInt64]
+        let slots: UnsafeBufferPointer<Int16>
+        let hashes: UnsafeBufferPointer<UInt64>
         static let slotMask = 511
 
         init() {
@@ -112,7 +113,50 @@ enum CompactBody {
                 while slots[slot] != 0 { slot = (slot + 1) & Table.slotMask }
                 slots[slot] = Int16(i + 1)
             }
-            (self.bytes, self.start, self.byCode, self.isCode, self.slots, self.hashes) = (bytes, start, byCode, isCode, slots, hashes)
+            self.bytes = Table.permanent(bytes)
+            self.start = Table.permanent(start)
+            self.byCode = Table.permanent(byCode)
+            self.isCode = Table.permanent(isCode)
+            self.slots = Table.permanent(slots)
+            self.hashes = Table.permanent(hashes)
+        }
+
+        private static func permanent<T>(_ values: [T]) -> UnsafeBufferPointer<T> {
+            let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: values.count)
+            _ = buffer.initialize(from: values)
+            return UnsafeBufferPointer(buffer)
+        }
+
+        /// The bytes of pattern `index`.
+        func pattern(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(rebasing: bytes[start[index]..<start[index + 1]])
+        }
+
+        /// The index of the pattern that is exactly `candidate` (never empty).
+        func index(of candidate: UnsafeBufferPointer<UInt8>) -> Int? {
+            let h = fnv(candidate)
+            var slot = Int(truncatingIfNeeded: h) & Table.slotMask
+            while slots[slot] != 0 {
+                let index = Int(slots[slot]) - 1
+                let p = pattern(index)
+                if hashes[index] == h, p.count == candidate.count, memcmp(p.baseAddress!, candidate.baseAddress!, p.count) == 0 {
+                    return index
+                }
+                slot = (slot + 1) & Table.slotMask
+            }
+            return nil
+        }
+
+        /// The pattern index of the token at `b[i]` and the token's length, nil for a plain byte.
+        func token(in b: UnsafeBufferPointer<UInt8>, at i: Int) throws -> (index: Int, length: Int)? {
+            if b[i] == escape {
+                guard i + 1 < b.count else { throw Corrupt(description: "stored body is corrupt: truncated token") }
+                let index = singleCodes.count + Int(b[i + 1])
+                guard index + 1 < start.count else { throw Corrupt(description: "stored body is corrupt: unknown token") }
+                return (index, 2)
+            }
+            let code = Int(byCode[Int(b[i])])
+            return code == 0 ? nil : (code - 1, 1)
         }
     }
 
@@ -251,14 +295,10 @@ enum CompactBody {
     /// detokenizing maps codes back to those very patterns, so the round trip is exact
     /// unless `json` itself holds a byte that would be read back as a code.
     static func tokenizeChecked(_ json: [UInt8]) -> [UInt8]? {
-        let holdsCode = json.withUnsafeBufferPointer { j in
-            table.isCode.withUnsafeBufferPointer { isCode in
-                var any: UInt8 = 0
-                for b in j { any |= isCode[Int(b)] }
-                return any != 0
-            }
-        }
-        return holdsCode ? nil : tokenize(json)
+        let isCode = table.isCode
+        var any: UInt8 = 0
+        for b in json { any |= isCode[Int(b)] }
+        return any != 0 ? nil : tokenize(json)
     }
 
     static func tokenize(_ json: [UInt8]) -> [UInt8] {
@@ -266,58 +306,36 @@ enum CompactBody {
         // Each pattern is longer than its one- or two-byte code, so the output is never longer.
         return [UInt8](unsafeUninitializedCapacity: json.count) { out, count in
             json.withUnsafeBufferPointer { j in
-                t.bytes.withUnsafeBufferPointer { patterns in
-                    t.start.withUnsafeBufferPointer { start in
-                        t.slots.withUnsafeBufferPointer { slots in
-                            t.hashes.withUnsafeBufferPointer { hashes in
-                                /// The index of the pattern that is exactly `j[from..<to]`.
-                                func match(_ from: Int, _ to: Int) -> Int? {
-                                    let candidate = UnsafeBufferPointer(rebasing: j[from..<to])
-                                    let h = fnv(candidate)
-                                    var slot = Int(truncatingIfNeeded: h) & Table.slotMask
-                                    while slots[slot] != 0 {
-                                        let index = Int(slots[slot]) - 1
-                                        if hashes[index] == h, start[index + 1] - start[index] == candidate.count,
-                                           memcmp(patterns.baseAddress! + start[index], candidate.baseAddress!, candidate.count) == 0 {
-                                            return index
-                                        }
-                                        slot = (slot + 1) & Table.slotMask
-                                    }
-                                    return nil
-                                }
-                                func emit(_ index: Int) {
-                                    if index < singleCodes.count {
-                                        out[count] = singleCodes[index]
-                                        count += 1
-                                    } else {
-                                        out[count] = escape
-                                        out[count + 1] = UInt8(index - singleCodes.count)
-                                        count += 2
-                                    }
-                                }
-                                func copy(_ from: Int, _ to: Int) {
-                                    memcpy(out.baseAddress! + count, j.baseAddress! + from, to - from)
-                                    count += to - from
-                                }
-                                var i = 0
-                                while i < j.count {
-                                    guard j[i] == UInt8(ascii: "\"") else { out[count] = j[i]; count += 1; i += 1; continue }
-                                    var k = i + 1
-                                    while k < j.count, j[k] != UInt8(ascii: "\"") { k += j[k] == UInt8(ascii: "\\") ? 2 : 1 }
-                                    guard k < j.count else { copy(i, j.count); break }
-                                    if k + 1 < j.count, j[k + 1] == UInt8(ascii: ":"), let index = match(i, k + 2) {
-                                        emit(index)
-                                        i = k + 2
-                                    } else if let index = match(i, k + 1) {
-                                        emit(index)
-                                        i = k + 1
-                                    } else {
-                                        copy(i, k + 1)
-                                        i = k + 1
-                                    }
-                                }
-                            }
-                        }
+                func emit(_ index: Int) {
+                    if index < singleCodes.count {
+                        out[count] = singleCodes[index]
+                        count += 1
+                    } else {
+                        out[count] = escape
+                        out[count + 1] = UInt8(index - singleCodes.count)
+                        count += 2
+                    }
+                }
+                func copy(_ from: Int, _ to: Int) {
+                    memcpy(out.baseAddress! + count, j.baseAddress! + from, to - from)
+                    count += to - from
+                }
+                func match(_ from: Int, _ to: Int) -> Int? { t.index(of: UnsafeBufferPointer(rebasing: j[from..<to])) }
+                var i = 0
+                while i < j.count {
+                    guard j[i] == UInt8(ascii: "\"") else { out[count] = j[i]; count += 1; i += 1; continue }
+                    var k = i + 1
+                    while k < j.count, j[k] != UInt8(ascii: "\"") { k += j[k] == UInt8(ascii: "\\") ? 2 : 1 }
+                    guard k < j.count else { copy(i, j.count); break }
+                    if k + 1 < j.count, j[k + 1] == UInt8(ascii: ":"), let index = match(i, k + 2) {
+                        emit(index)
+                        i = k + 2
+                    } else if let index = match(i, k + 1) {
+                        emit(index)
+                        i = k + 1
+                    } else {
+                        copy(i, k + 1)
+                        i = k + 1
                     }
                 }
             }
@@ -395,47 +413,29 @@ enum CompactBody {
     static func detokenize(_ bytes: ArraySlice<UInt8>) throws -> [UInt8] {
         let t = table
         return try bytes.withUnsafeBufferPointer { b in
-            try t.bytes.withUnsafeBufferPointer { patterns in
-                try t.start.withUnsafeBufferPointer { start in
-                    try t.byCode.withUnsafeBufferPointer { byCode in
-                        /// Pattern index of the token at `i` and its length, or nil for a plain byte.
-                        func token(at i: Int) throws -> (index: Int, length: Int)? {
-                            let c = b[i]
-                            if c == escape {
-                                guard i + 1 < b.count else { throw Corrupt(description: "stored body is corrupt: truncated token") }
-                                let index = singleCodes.count + Int(b[i + 1])
-                                guard index + 1 < start.count else { throw Corrupt(description: "stored body is corrupt: unknown token") }
-                                return (index, 2)
-                            }
-                            let code = Int(byCode[Int(c)])
-                            return code == 0 ? nil : (code - 1, 1)
-                        }
-                        // Measure first, then fill an array of exactly that size.
-                        var length = 0, i = 0
-                        while i < b.count {
-                            if let t = try token(at: i) {
-                                length += start[t.index + 1] - start[t.index]
-                                i += t.length
-                            } else {
-                                length += 1
-                                i += 1
-                            }
-                        }
-                        return try [UInt8](unsafeUninitializedCapacity: length) { out, count in
-                            var i = 0
-                            while i < b.count {
-                                if let t = try token(at: i) {
-                                    let n = start[t.index + 1] - start[t.index]
-                                    memcpy(out.baseAddress! + count, patterns.baseAddress! + start[t.index], n)
-                                    count += n
-                                    i += t.length
-                                } else {
-                                    out[count] = b[i]
-                                    count += 1
-                                    i += 1
-                                }
-                            }
-                        }
+            // Measure first, then fill an array of exactly that size.
+            var length = 0, i = 0
+            while i < b.count {
+                if let token = try t.token(in: b, at: i) {
+                    length += t.pattern(token.index).count
+                    i += token.length
+                } else {
+                    length += 1
+                    i += 1
+                }
+            }
+            return try [UInt8](unsafeUninitializedCapacity: length) { out, count in
+                var i = 0
+                while i < b.count {
+                    if let token = try t.token(in: b, at: i) {
+                        let p = t.pattern(token.index)
+                        memcpy(out.baseAddress! + count, p.baseAddress!, p.count)
+                        count += p.count
+                        i += token.length
+                    } else {
+                        out[count] = b[i]
+                        count += 1
+                        i += 1
                     }
                 }
             }
