@@ -190,9 +190,14 @@ func ingestRate(_ store: Store, _ bodies: [Data]) throws -> Double {
     return Double(bodies.count) / elapsed
 }
 
+/// Bodies one per line, as `subdesk ingest` and the Python peer read them.
+func writeNDJSON(_ bodies: [Data], to path: String) throws {
+    try Data(bodies.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
+}
+
 if let path = options.writeBodies {
     let bodies = try signedBodies(options.intakeBodies)
-    try Data(bodies.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
+    try writeNDJSON(bodies, to: path)
     log("wrote \(bodies.count) signed V2 bodies to \(path)")
     exit(0)
 }
@@ -274,7 +279,7 @@ for python in pythonCandidates where wanted("python") && FileManager.default.isE
     guard (try? shell(python, ["-c", "import appstoreserverlibrary"]))?.status == 0 else { continue }
     let subset = Array(intakeBodies.prefix(300))
     let file = dataDirectory + "/python-bodies.ndjson"
-    try subset.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+    try writeNDJSON(subset, to: file)
     var pyRates: [Double] = []
     for _ in 0..<Swift.min(3, options.runs) {
         let r = try shell(python, [repoRoot + "/bench/apple_library_verify.py", file, sample.testRootPath,
