@@ -34,10 +34,14 @@ enum IngestCommand {
             Output.warn("no bundle id configured: bundle ids are not checked (set bundle_id or pass --bundle-id)")
         }
         var counts = Counts()
+        var committed = Counts()
         let paths = context.arguments.positionals.isEmpty ? ["-"] : context.arguments.positionals
-        for path in paths {
+        for (pathIndex, path) in paths.enumerated() {
             let data: Data
             if path == "-" {
+                if isatty(STDIN_FILENO) == 1 && !context.arguments.has("quiet") {
+                    Output.warn("reading notifications from standard input (end with Ctrl-D; give a PATH to read a file)")
+                }
                 data = FileHandle.standardInput.readDataToEndOfFile()
             } else {
                 guard let d = FileManager.default.contents(atPath: path) else {
@@ -54,22 +58,33 @@ enum IngestCommand {
             var index = 0
             while index < bodies.count {
                 let started = DispatchTime.now().uptimeNanoseconds
-                try store.write {
-                    repeat {
-                        let body = bodies[index]
-                        let where_ = bodies.count > 1 ? "\(label):\(index + 1)" : label
-                        switch try intake.ingest(body, source: where_) {
-                        case .stored: counts.stored += 1
-                        case .duplicate: counts.duplicates += 1
-                        case .rejected(let reason, let id):
-                            counts.rejected += 1
-                            if !context.arguments.has("quiet") {
-                                Output.error("rejected \(where_): \(SafeText.sanitize(reason)) (quarantine #\(id))")
+                let batchStart = index
+                do {
+                    try store.write {
+                        repeat {
+                            let body = bodies[index]
+                            let where_ = bodies.count > 1 ? "\(label):\(body.line)" : label
+                            switch try intake.ingest(body.data, source: where_) {
+                            case .stored: counts.stored += 1
+                            case .duplicate: counts.duplicates += 1
+                            case .rejected(let reason, let id):
+                                counts.rejected += 1
+                                if !context.arguments.has("quiet") {
+                                    Output.error("rejected \(where_): \(SafeText.sanitize(reason)) (quarantine #\(id))")
+                                }
                             }
-                        }
-                        index += 1
-                    } while index < bodies.count && index % 500 != 0
-                        && DispatchTime.now().uptimeNanoseconds - started < 250_000_000
+                            index += 1
+                        } while index < bodies.count && index % 500 != 0
+                            && DispatchTime.now().uptimeNanoseconds - started < 250_000_000
+                    }
+                    committed = counts
+                } catch {
+                    let first = bodies[batchStart]
+                    let rest = paths.count - pathIndex - 1
+                    let stop = BatchStopped(cause: "\(error)", committed: committed, resumeAt: "\(label) line \(first.line)",
+                                            resume: path == "-" ? nil : (path, first.line), laterFiles: rest)
+                    stop.report(json: context.wantsJSON)
+                    throw ExitStatus(code: BatchStopped.exitCode)
                 }
             }
         }
@@ -81,9 +96,43 @@ enum IngestCommand {
         return counts.rejected == 0 ? 0 : 1
     }
 
-    /// One JSON document, or NDJSON with one body per non-empty line.
-    static func splitBodies(_ data: Data) -> [Data] {
-        var lines: [Range<Int>] = []
+    /// A batch the store could not commit (a full disk, a lock held too long): what was
+    /// committed before it stays, and the operator is told where to resume.
+    struct BatchStopped: Error, CustomStringConvertible {
+        let cause: String
+        let committed: Counts
+        let resumeAt: String
+        let resume: (path: String, line: Int)?
+        let laterFiles: Int
+        /// Apart from 1 (some body was rejected), so a script can tell a stop from a refusal.
+        static let exitCode: Int32 = 3
+
+        func report(json: Bool) {
+            Output.error(description)
+            guard json else { return }
+            var object: [String: Any] = ["error": "stopped: \(cause)", "ingested": committed.stored,
+                                         "duplicates": committed.duplicates, "rejected": committed.rejected,
+                                         "first_uncommitted": resumeAt]
+            if let resume { object["resume_file"] = resume.path; object["resume_line"] = resume.line }
+            Output.json(object)
+        }
+
+        var description: String {
+            var text = "stopped: \(cause)\ncommitted before the stop: ingested \(committed.stored), duplicates "
+                + "\(committed.duplicates), rejected \(committed.rejected); nothing from \(resumeAt) on was stored"
+            if let resume {
+                text += "\nresume with: tail -n +\(resume.line) \(resume.path) | subdesk ingest -"
+            }
+            if laterFiles > 0 { text += "\n\(laterFiles) later file(s) were not read" }
+            return text
+        }
+    }
+
+    /// One JSON document, or NDJSON with one body per non-empty line; each with the
+    /// 1-based line it starts on.
+    static func splitBodies(_ data: Data) -> [(data: Data, line: Int)] {
+        var lines: [(range: Range<Int>, line: Int)] = []
+        var lineNumber = 1
         data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
             let bytes = raw.bindMemory(to: UInt8.self)
             var start = 0
@@ -91,22 +140,23 @@ enum IngestCommand {
                 // Skip lines holding only whitespace.
                 var i = start
                 while i < end, bytes[i] == 32 || bytes[i] == 9 || bytes[i] == 13 { i += 1 }
-                if i < end { lines.append(start..<end) }
+                if i < end { lines.append((start..<end, lineNumber)) }
             }
             for i in 0..<bytes.count where bytes[i] == 10 {
                 flush(i)
                 start = i + 1
+                lineNumber += 1
             }
             flush(bytes.count)
         }
-        if lines.count <= 1 { return [data] }
+        if lines.count <= 1 { return [(data, lines.first?.line ?? 1)] }
         // A pretty-printed single document spans lines too: its first line is not a whole body.
-        let first = data.subdata(in: lines[0])
+        let first = data.subdata(in: lines[0].range)
         if (try? JSONSerialization.jsonObject(with: first, options: [.fragmentsAllowed])) == nil,
            (try? JSONSerialization.jsonObject(with: data)) != nil {
-            return [data]
+            return [(data, 1)]
         }
         let base = data.startIndex
-        return lines.map { data[(base + $0.lowerBound)..<(base + $0.upperBound)] }
+        return lines.map { (data[(base + $0.range.lowerBound)..<(base + $0.range.upperBound)], $0.line) }
     }
 }

@@ -153,6 +153,30 @@ final class BadInputCorpusTests: XCTestCase {
         // V1
         add("v1-not-allowed", IntakeTests.v1Body(type: "DID_RENEW"), "V1 bodies carry no signature")
         add("v1-no-receipt", text("{\"notification_type\":\"CANCEL\"}"), "V1 bodies carry no signature")
+        // Repeated keys: two JSON readers may keep different values, so what was verified could
+        // differ from what another reader acts on. Refused at every level, the key named.
+        let otherJWS = (try! JSONSerialization.jsonObject(with: TestKit.body(type: "REFUND", uuid: "corpus-other")) as! [String: Any])["signedPayload"] as! String
+        add("duplicate-signed-payload", text("{\"signedPayload\":\"\(goodJWS)\",\"signedPayload\":\"\(otherJWS)\"}"),
+            "body: duplicate key \"signedPayload\"")
+        add("duplicate-key-in-outer-body-nested", text("{\"signedPayload\":\"\(goodJWS)\",\"extra\":{\"a\":1,\"a\":2}}"),
+            "body: duplicate key \"a\"")
+        let duplicatedPayload = "{\"notificationType\":\"REFUND\"," + String(decoding: payload().dropFirst(), as: UTF8.self)
+        add("duplicate-key-in-payload", wrap(try! TestKit.signer.sign(payload: text(duplicatedPayload))),
+            "signedPayload: payload has a duplicate key \"notificationType\"")
+        let transactionText = String(decoding: TestKit.json(TestKit.transaction()), as: UTF8.self)
+        let duplicatedTransaction = "{\"expiresDate\":4102444800000," + transactionText.dropFirst()
+        add("duplicate-key-in-nested-transaction", signedBody { p in
+            var d = p["data"] as! [String: Any]
+            d["signedTransactionInfo"] = try! TestKit.signer.sign(payload: text(duplicatedTransaction))
+            p["data"] = d
+        }, "signedTransactionInfo: payload has a duplicate key \"expiresDate\"")
+        let x5cText = x5c.map { "\"\($0)\"" }.joined(separator: ",")
+        let duplicatedHeader = text("{\"alg\":\"ES256\",\"x5c\":[\(x5cText)],\"alg\":\"none\"}")
+        let headerInput = b64(duplicatedHeader) + "." + b64(payload())
+        add("duplicate-key-in-header", wrap(headerInput + "." + b64(try! ES256.sign(message: Data(headerInput.utf8), key: leafKey))),
+            "signedPayload: header has a duplicate key \"alg\"")
+        add("v1-duplicate-key", text("{\"notification_type\":\"CANCEL\",\"notification_type\":\"RENEWAL\"}"),
+            "body: duplicate key \"notification_type\"")
         // Control characters in an error path must not break the reason.
         add("control-characters-in-alg", wrap(jws(header: ["alg": "\u{1b}[31mES256\u{07}", "x5c": x5c], payload: payload())), "is not ES256")
         _ = goodText

@@ -9,7 +9,7 @@ final class FastJSONTests: XCTestCase {
         let inputs = [
             #"{}"#, #"[]"#, #"{"a":1,"b":-2,"c":1.5,"d":1e3,"e":true,"f":false,"g":null,"h":"x"}"#,
             #"{"s":"\u00e9\ud83d\ude00\n\t\"\\\/"}"#, #"{"n":9007199254740993}"#, #"{"big":1e400}"#,
-            #"{"a":[1,[2,[3]]],"b":{"c":{}}}"#, "  {\"a\" : 1 }\n", #"{"a":1,"b":2,"a":3}"#, #"{"a":01}"#, #"{"a":1.}"#, #"{"a":.5}"#,
+            #"{"a":[1,[2,[3]]],"b":{"c":{}}}"#, "  {\"a\" : 1 }\n", #"{"a":01}"#, #"{"a":1.}"#, #"{"a":.5}"#,
             #"{"a":-}"#, #"{"a" 1}"#, #"{'a':1}"#, #"{"a":tru}"#, #"{"a":"x"} x"#, "{\"a\":\"\u{1}\"}",
             #"{"a":"\x"}"#, #"{"a":"\ud800"}"#, #"{"a":"é"}"#, "\"just a string\"", "12", "", "{", #"{"a":"\u12"}"#,
             #"{"price":12990,"expiresDate":1780272000123.5,"flag":true}"#,
@@ -26,6 +26,21 @@ final class FastJSONTests: XCTestCase {
         XCTAssertNil(try? FastJSON.parse(Data([0x22, 0xff, 0xfe, 0x22])), "invalid UTF-8 is refused")
         // Foundation lets a trailing comma through; RFC 8259 does not, and neither does this reader.
         XCTAssertNil(try? FastJSON.parse(Data(#"{"a":1,}"#.utf8)))
+    }
+
+    /// Foundation keeps a repeated key's last value; this reader refuses the object, at any
+    /// depth, and names the key.
+    func testARepeatedKeyIsRefusedAtAnyDepthAndNamed() {
+        for (text, key) in [(#"{"a":1,"b":2,"a":3}"#, "a"), (#"{"o":{"x":1,"x":1}}"#, "x"),
+                            (#"[{"k":[{"d":true,"d":false}]}]"#, "d"), (#"{"signedPayload":"A","signedPayload":"B"}"#, "signedPayload"),
+                            (#"{"\u0061":1,"a":2}"#, "a")] {
+            XCTAssertThrowsError(try FastJSON.parse(Data(text.utf8)), text) { error in
+                guard case .duplicateKey(let named, _)? = error as? FastJSON.Failure else { return XCTFail("\(error)") }
+                XCTAssertEqual(named, key)
+                XCTAssertEqual(FastJSON.describe(error), "duplicate key \"\(key)\"")
+            }
+        }
+        XCTAssertNoThrow(try FastJSON.parse(Data(#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#.utf8)), "the same key in other objects is fine")
     }
 
     func testNestingPast512IsRefusedAsTooDeep() {

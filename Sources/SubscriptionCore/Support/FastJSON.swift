@@ -5,14 +5,29 @@ import Foundation
 /// Produces native values: `String`, `Int` (integers that fit), `Double`, `Bool`, `NSNull`,
 /// `[Any]` and `[String: Any]`, without Foundation's bridging. Refuses what Foundation's
 /// reader refuses: raw control characters in strings, bad escapes, invalid UTF-8, leading
-/// zeros, trailing garbage, and nesting past `maxDepth`.
+/// zeros, trailing garbage, and nesting past `maxDepth`. Unlike Foundation's reader it also
+/// refuses an object that repeats a key: two readers of such a body may each see another
+/// value (one keeps the first, another the last), so what was verified could differ from
+/// what is acted on.
 public enum FastJSON {
     public enum Failure: Error, Equatable {
         case invalid(offset: Int)
         case tooDeep
+        case duplicateKey(String, offset: Int)
     }
 
     public static let maxDepth = 512
+
+    /// What a failure means, for a reason that names the fault.
+    public static func describe(_ failure: Error) -> String {
+        switch failure as? Failure {
+        case .duplicateKey(let key, _):
+            let shown = key.count > 64 ? String(key.prefix(64)) + "..." : key
+            return "duplicate key \"\(shown.escapingControlCharacters())\""
+        case .tooDeep: return "not valid JSON: nested deeper than \(maxDepth) levels"
+        default: return "not valid JSON"
+        }
+    }
 
     public static func parse(_ data: Data) throws -> Any {
         try data.withUnsafeBytes { raw in
@@ -74,6 +89,7 @@ public enum FastJSON {
             // Members are gathered first so the dictionary is built at its final size: grown
             // one member at a time, it would hash every key again at each doubling.
             var members: [(String, Any)] = []
+            let objectStart = i
             while true {
                 skipSpace()
                 guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail() }
@@ -88,8 +104,14 @@ public enum FastJSON {
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }
                 if b[i] == UInt8(ascii: "}") {
                     i += 1
-                    // A repeated key keeps its last value, as JSONSerialization does.
-                    return Dictionary(members, uniquingKeysWith: { _, last in last })
+                    var repeated: String?
+                    let object = Dictionary(members, uniquingKeysWith: { first, _ in repeated = repeated ?? ""; return first })
+                    if repeated != nil {
+                        var seen = Set<String>()
+                        let key = members.first { !seen.insert($0.0).inserted }!.0
+                        throw Failure.duplicateKey(key, offset: objectStart)
+                    }
+                    return object
                 }
                 throw fail()
             }

@@ -33,10 +33,8 @@ public struct JSONFields {
         let object: Any
         do {
             object = try FastJSON.parse(data)
-        } catch FastJSON.Failure.tooDeep {
-            throw DecodingFault(path: path, problem: "not valid JSON: nested deeper than \(FastJSON.maxDepth) levels")
         } catch {
-            throw DecodingFault(path: path, problem: "not valid JSON")
+            throw DecodingFault(path: path, problem: FastJSON.describe(error))
         }
         guard let dictionary = object as? [String: Any] else {
             throw DecodingFault(path: path, problem: "expected a JSON object")

@@ -448,10 +448,15 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
     private static func parseHeader(_ bytes: Data, segment: String,
                                     fail: (VerificationError.Fault) -> VerificationError) throws -> ParsedHeader {
-        guard let object = try? FastJSON.parse(bytes),
-              let header = object as? [String: Any] else {
+        let object: Any
+        do {
+            object = try FastJSON.parse(bytes)
+        } catch FastJSON.Failure.duplicateKey(let key, let offset) {
+            throw fail(.duplicateKey(FastJSON.describe(FastJSON.Failure.duplicateKey(key, offset: offset)), where: "header"))
+        } catch {
             throw fail(.headerNotJSONObject)
         }
+        guard let header = object as? [String: Any] else { throw fail(.headerNotJSONObject) }
         guard let algValue = header["alg"] else { throw fail(.algorithmMissing) }
         guard let alg = algValue as? String, alg == "ES256" else {
             throw fail(.algorithmNotES256(algValue as? String ?? String(describing: algValue)))
@@ -493,7 +498,13 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
     private static func parsePayload(_ payload: Data,
                                      fail: (VerificationError.Fault) -> VerificationError) throws -> [String: Any] {
-        guard let object = try? FastJSON.parse(payload) else {
+        let object: Any
+        do {
+            object = try FastJSON.parse(payload)
+        } catch let duplicate as FastJSON.Failure {
+            if case .duplicateKey = duplicate { throw fail(.duplicateKey(FastJSON.describe(duplicate), where: "payload")) }
+            throw fail(.payloadNotJSON)
+        } catch {
             throw fail(.payloadNotJSON)
         }
         guard let dictionary = object as? [String: Any] else { throw fail(.payloadNotJSONObject) }

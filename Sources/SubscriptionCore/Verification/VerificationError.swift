@@ -81,6 +81,8 @@ public struct VerificationError: Error, CustomStringConvertible, Equatable, Send
         case signatureMismatch
         case payloadNotJSON
         case payloadNotJSONObject
+        /// The header or payload repeats a key (`where` says which).
+        case duplicateKey(String, where: String)
         case signedDateNotANumber
         /// A signedDate (in milliseconds) or requested instant (in seconds)
         /// outside 1970 to 9999.
@@ -132,6 +134,8 @@ public struct VerificationError: Error, CustomStringConvertible, Equatable, Send
                 return "signature is \(length) bytes, ES256 needs 64 (raw r||s)"
             case .signatureMismatch:
                 return "ES256 signature does not match"
+            case .duplicateKey(let described, let part):
+                return "\(part) has a \(described)"
             case .payloadNotJSON:
                 return "payload is not JSON"
             case .payloadNotJSONObject:
