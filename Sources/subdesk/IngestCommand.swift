@@ -13,6 +13,9 @@ enum IngestCommand {
     or NDJSON (one body per line); `-` (or no PATH) reads standard input. Every body is
     stored, recognised as a duplicate, or quarantined with the reason it was refused.
     Prints `ingested N, duplicates D, rejected R`; exits 0 when nothing was rejected, 1 otherwise.
+    Bodies are committed in batches (--batch-size, 500 by default). When the store stops a batch
+    (a full disk, a lock held too long), what was committed stays, the command says how much and
+    the first input line not stored, prints the command that resumes from there, and exits 3.
 
     --cgi   CGI/1.1 mode: reads one POST body (CONTENT_LENGTH) from stdin and answers
             Status 200 once stored or a duplicate, 4xx for a body that can never be valid
@@ -20,7 +23,7 @@ enum IngestCommand {
     """
 
     static let options: Set<String> = ["root-ca", "bundle-id", "app-apple-id", "environment", "allow-environment",
-                                       "allow-v1", "shared-secret-file", "cgi", "quiet"]
+                                       "allow-v1", "shared-secret-file", "cgi", "quiet", "batch-size"]
 
     struct Counts { var stored = 0, duplicates = 0, rejected = 0 }
 
@@ -32,6 +35,11 @@ enum IngestCommand {
         let intake = try context.makeIntake(store: store)
         if intake.policy.bundleId == nil {
             Output.warn("no bundle id configured: bundle ids are not checked (set bundle_id or pass --bundle-id)")
+        }
+        var batchSize = 500
+        if let text = context.arguments.value("batch-size") {
+            guard let n = Int(text), n >= 1 else { throw UsageError("--batch-size must be a whole number of bodies, got \(text)") }
+            batchSize = n
         }
         var counts = Counts()
         var committed = Counts()
@@ -53,7 +61,7 @@ enum IngestCommand {
             let bodies = splitBodies(data)
             // Bodies share a commit in small batches (a refused body is quarantined inside it;
             // a failing store stops the command with the batch rolled back, to be ingested
-            // again: duplicates are answered as such); a batch ends after 500 bodies or 250 ms so other
+            // again: duplicates are answered as such); a batch ends after 500 bodies (--batch-size) or 250 ms so other
             // writers (a CGI request, another ingest) never wait long for the lock.
             var index = 0
             while index < bodies.count {
@@ -74,7 +82,7 @@ enum IngestCommand {
                                 }
                             }
                             index += 1
-                        } while index < bodies.count && index % 500 != 0
+                        } while index < bodies.count && (index - batchStart) < batchSize
                             && DispatchTime.now().uptimeNanoseconds - started < 250_000_000
                     }
                     committed = counts

@@ -238,21 +238,38 @@ final class ReliabilityTests: SubdeskTestCase {
         let bodies = String(decoding: try Self.signedBodies(count: 400, firstInstance: 600_000), as: UTF8.self)
             .split(separator: "\n").map { Data($0.utf8) + Data([10]) }
         XCTAssertEqual(try run(["ingest", "--db", db, "--quiet"] + Self.policyFlags + ["-"], stdin: bodies[0]).status, 0)
-        // Fill what is left of the disk.
-        _ = try shell("dd if=/dev/zero of='\(point)/filler' bs=4k 2>/dev/null")
-        let bulk = try run(["ingest", "--db", db, "--quiet"] + Self.policyFlags + ["-"], stdin: bodies[1...].reduce(Data(), +))
-        XCTAssertNotEqual(bulk.status, 0)
-        XCTAssertTrue(bulk.stderr.contains("store:") && (bulk.stderr.contains("full") || bulk.stderr.contains("unable to open")), bulk.stderr)
-        let cgi = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: bodies[2],
-                          env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(bodies[2].count)])
+        // The batch input lives off the small disk, as an operator's export would.
+        let batch = dir + "/batch.ndjson"
+        try bodies[1...].reduce(Data(), +).write(to: URL(fileURLWithPath: batch))
+        // Fill the disk but for room for some batches of 25 and not all of them.
+        let free = try XCTUnwrap((try FileManager.default.attributesOfFileSystem(forPath: point)[.systemFreeSize] as? NSNumber)?.intValue)
+        _ = try shell("dd if=/dev/zero of='\(point)/filler' bs=4k count=\(max(0, free - 400 * 1024) / 4096) 2>/dev/null")
+        let bulk = try run(["ingest", "--db", db, "--quiet", "--json", "--batch-size", "25"] + Self.policyFlags + [batch])
+        XCTAssertEqual(bulk.status, 3, "a stopped batch exits 3, apart from a refusal's 1: \(bulk.stderr)")
+        XCTAssertTrue(bulk.stderr.contains("full") || bulk.stderr.contains("unable to open"), bulk.stderr)
+        XCTAssertTrue(bulk.stderr.contains("committed before the stop: ingested "), bulk.stderr)
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(bulk.stdout.utf8)) as? [String: Any], bulk.stdout)
+        let committed = try XCTUnwrap(report["ingested"] as? Int)
+        let resumeLine = try XCTUnwrap(report["resume_line"] as? Int)
+        XCTAssertGreaterThan(committed, 0, "some batches fitted")
+        XCTAssertEqual(resumeLine, committed + 1, "one body a line: the first line not stored follows the last one stored")
+        XCTAssertEqual(report["resume_file"] as? String, batch)
+        XCTAssertTrue(bulk.stderr.contains("resume with: tail -n +\(resumeLine) \(batch) | subdesk ingest -"), bulk.stderr)
+        _ = try shell("dd if=/dev/zero of='\(point)/filler2' bs=4k 2>/dev/null")
+        let cgi = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: bodies[399],
+                          env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(bodies[399].count)])
         XCTAssertTrue(cgi.stdout.hasPrefix("Status: 503"), cgi.stdout)
-        _ = try shell("rm -f '\(point)/filler'")
+        _ = try shell("rm -f '\(point)/filler' '\(point)/filler2'")
         XCTAssertEqual(try sqlite(db, "PRAGMA integrity_check"), "ok")
-        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "1", "nothing half-written")
+        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "\(1 + committed)", "what was reported committed, nothing half-written")
         XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM quarantine"), "0", "a full disk is not the body's fault")
-        let retry = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: bodies[2],
-                            env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(bodies[2].count)])
-        XCTAssertTrue(retry.stdout.hasPrefix("Status: 200"), "space freed, the retry is stored: \(retry.stdout)")
+        // The resume point is exact: from it on, every remaining body is new.
+        let rest = Data(try String(contentsOfFile: batch, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            .dropFirst(resumeLine - 1).joined(separator: "\n").utf8)
+        let resumed = try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: rest)
+        XCTAssertEqual(resumed.status, 0, resumed.stderr)
+        XCTAssertTrue(resumed.stdout.contains("ingested \(399 - committed), duplicates 0"), resumed.stdout)
+        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "400")
     }
 
     func testAReadOnlyDiskRefusesWithAClearMessage() throws {
