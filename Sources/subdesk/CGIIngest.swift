@@ -9,6 +9,12 @@ enum CGIIngest {
         return status < 300 ? 0 : 1
     }
 
+    /// 503, so Apple retries. The detail (paths, SQL) goes to the operator's log on stderr,
+    /// never to the HTTP client.
+    static func respondUnavailable() -> Int32 {
+        respond(503, "Service Unavailable", "temporarily unavailable: not stored, retry later")
+    }
+
     static func run(_ context: Context) -> Int32 {
         let env = context.environment
         let method = env["REQUEST_METHOD"] ?? "POST"
@@ -29,7 +35,7 @@ enum CGIIngest {
             body = FileHandle.standardInput.readDataToEndOfFile()
         }
         do {
-            let store = try context.openStore()
+            let store = try context.openStore(mode: .existing)
             try store.configureForOneShotWrites()
             defer { store.finishOneShotWrites() }
             let intake = try context.makeIntake(store: store)
@@ -43,7 +49,7 @@ enum CGIIngest {
             }
         } catch {
             Output.error("\(error)")
-            return respond(503, "Service Unavailable", "not stored, retry later: \(error)")
+            return respondUnavailable()
         }
     }
 

@@ -57,7 +57,7 @@ extension Context {
         let configuration = try revalidationConfiguration(policy: policy)
         // Each revalidation opens its own connection, with the same busy timeout as every command's.
         let context = self
-        return Revalidator(openStore: { try context.openStore(path: storePath) }, configuration: configuration,
+        return Revalidator(openStore: { try context.openStore(path: storePath, mode: .existing) }, configuration: configuration,
                            verifier: SignedDataVerifier(roots: try trustRoots()), policy: policy,
                            operatorName: operatorName, maxConnections: maxConnections)
     }

@@ -13,7 +13,10 @@ struct Context {
         if let explicit = arguments.value("config") {
             config = try Configuration.load(path: explicit, required: true)
         } else {
-            config = try Configuration.load(path: Configuration.defaultPath(environment: environment), required: false)
+            // A config file the deployment names (SUBDESK_CONFIG) must be there: falling back
+            // to defaults would verify against other roots and answer 4xx, which Apple never retries.
+            let named = !(environment["SUBDESK_CONFIG"] ?? "").isEmpty
+            config = try Configuration.load(path: Configuration.defaultPath(environment: environment), required: named)
         }
     }
 
@@ -23,16 +26,34 @@ struct Context {
         setting("db", "db") ?? Configuration.defaultDatabasePath(environment: environment)
     }
 
-    /// The store at `path`, else the configured one, with the configured busy timeout.
-    /// Opens the store; `busyTimeoutMs` is how long a write waits for other writers unless
-    /// `--busy-timeout-ms` or `busy_timeout_ms` says otherwise.
-    func openStore(path: String? = nil, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs) throws -> Store {
+    /// Opens the store at `path`, else the configured one. `busyTimeoutMs` is how long a write
+    /// waits for other writers unless `--busy-timeout-ms` or `busy_timeout_ms` says otherwise.
+    /// A missing store is created only for `.createIfMissing` (and said so); otherwise the
+    /// command is refused with what to do.
+    func openStore(path: String? = nil, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs,
+                   mode: Store.OpenMode) throws -> Store {
         var timeout = busyTimeoutMs
         if let text = setting("busy-timeout-ms", "busy_timeout_ms") {
             guard let ms = Int32(text), ms >= 0 else { throw UsageError("busy timeout must be milliseconds, got \(text)") }
             timeout = ms
         }
-        return try Store(path: path ?? databasePath, busyTimeoutMs: timeout)
+        let target = path ?? databasePath
+        let store: Store
+        do {
+            store = try Store(path: target, busyTimeoutMs: timeout, mode: mode)
+        } catch let missing as StoreNotFound {
+            throw UsageError(Context.missingStoreMessage(missing.path))
+        }
+        if store.wasCreated && !arguments.has("quiet") { Output.warn("created a new store at \(target)") }
+        if let newer = store.newerSchemaVersion {
+            Output.warn("\(target) was written by a newer subdesk (schema \(newer)); reading it without changing it")
+        }
+        return store
+    }
+
+    static func missingStoreMessage(_ path: String) -> String {
+        "no store at \(path): build the demo store with `subdesk demo`, create one with `subdesk ingest`, "
+            + "or name an existing store with --db PATH (or db = PATH in the config)"
     }
 
     func trustRoots() throws -> TrustRoots {

@@ -32,7 +32,7 @@ enum CountsCommand {
         let zoneName = context.setting("tz", "tz") ?? "UTC"
         let to = context.arguments.value("to") ?? DailyCountsReport.today(in: zone)
         let from = context.arguments.value("from") ?? DailyCountsReport.day(to, plus: -29, in: zone)
-        let store = try context.openStore()
+        let store = try context.openStore(mode: .reading)
         let days: [DayCounts]
         do {
             days = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,

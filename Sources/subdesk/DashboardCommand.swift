@@ -39,7 +39,7 @@ enum DashboardCommand {
         let catalog = ThemeCatalog(searchPaths: ThemeCatalog.standardSearchPaths(
             executablePath: Bundle.main.executablePath ?? CommandLine.arguments.first ?? ""))
         let loaded = try loadTheme(context, catalog: catalog)
-        let store = try Store(path: databasePath)
+        let store = try context.openStore(path: databasePath, mode: .existing)
         // Built before the screen is taken: reading key and secret files may print warnings,
         // which would land in the middle of the dashboard. A setting that cannot be read
         // leaves the dashboard usable and is reported when r is pressed.

@@ -51,7 +51,7 @@ enum DemoCommands {
         guard rate > 0 && rate <= 10_000 else { throw UsageError("--rate must be between 0 and 10000 per second") }
         guard duration > 0 && duration <= 86_400 else { throw UsageError("--duration must be between 0 and 86400 seconds") }
         let sample = try SampleData.locate(explicit: context.arguments.value("sample-data"))
-        let store = try context.openStore()
+        let store = try context.openStore(mode: .createIfMissing)
         let intake = Intake(store: store, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: SampleData.demoPolicy)
         let builder = ScenarioBuilder(signer: try sample.signer())
         let scenarios = try sample.scenarios()

@@ -30,7 +30,7 @@ enum IngestCommand {
     static func run(_ context: Context) throws -> Int32 {
         if context.arguments.has("cgi") { return CGIIngest.run(context) }
         // A batch job can wait its turn behind other writers longer than a web request can.
-        let store = try context.openStore(busyTimeoutMs: 120_000)
+        let store = try context.openStore(busyTimeoutMs: 120_000, mode: .createIfMissing)
         try store.checkpointEvery(pages: Store.batchCheckpointPages)
         let intake = try context.makeIntake(store: store)
         if intake.policy.bundleId == nil {

@@ -47,7 +47,7 @@ enum ListCommands {
 
     static func search(_ context: Context) throws -> Int32 {
         guard let text = context.arguments.positionals.first else { throw UsageError("search needs TEXT (see subdesk search --help)") }
-        let store = try context.openStore()
+        let store = try context.openStore(mode: .reading)
         let rows = try store.search(text, limit: try context.arguments.int("limit") ?? 50)
         if context.wantsJSON {
             Output.json(rows.map(row))
@@ -63,7 +63,7 @@ enum ListCommands {
     }
 
     static func notifications(_ context: Context) throws -> Int32 {
-        let store = try context.openStore()
+        let store = try context.openStore(mode: .reading)
         let since = try context.arguments.value("since").map(parseSince)
         let list = try store.notifications(since: since, limit: try context.arguments.int("limit") ?? 100)
         if context.arguments.has("ndjson") {
@@ -102,7 +102,7 @@ enum ListCommands {
                   let id = Int64(context.arguments.positionals[1].trimmingCharacters(in: CharacterSet(charactersIn: "#"))) else {
                 throw UsageError("quarantine show takes one quarantine number")
             }
-            guard let q = try context.openStore().quarantined(limit: 1, includeResolved: true, ids: [id]).first else {
+            guard let q = try context.openStore(mode: .reading).quarantined(limit: 1, includeResolved: true, ids: [id]).first else {
                 Output.error("no quarantined body #\(id)")
                 return 2
             }
@@ -112,7 +112,7 @@ enum ListCommands {
         case nil: break
         case let other?: throw UsageError("unknown quarantine action \(SafeText.sanitize(other)) (show or replay)")
         }
-        let store = try context.openStore()
+        let store = try context.openStore(mode: .reading)
         let list = try store.quarantined(limit: try context.arguments.int("limit") ?? 100, includeResolved: context.arguments.has("all"))
         if context.wantsJSON {
             Output.json(list.map { q -> [String: Any] in
@@ -135,7 +135,7 @@ enum ListCommands {
     static func link(_ context: Context) throws -> Int32 {
         let p = context.arguments.positionals
         guard p.count == 2 else { throw UsageError("link takes USER_ID and ID (see subdesk link --help)") }
-        let store = try context.openStore()
+        let store = try context.openStore(mode: .existing)
         let otid = try store.transaction(id: p[1])?.originalTransactionId ?? p[1]
         try store.linkUser(p[0], originalTransactionId: otid)
         Output.line("linked user \(SafeText.sanitize(p[0])) to subscription \(otid)")

@@ -19,6 +19,24 @@ enum MaintenanceCommands {
     take while intake keeps writing. Refuses to overwrite an existing file.
     """
 
+    static let initHelp = """
+    usage: subdesk init [--db PATH]
+
+    Creates an empty store at PATH (or the configured one), readable and writable by its
+    owner only, with its folder. `ingest --cgi` never creates a store: a missing one is a
+    broken set-up, answered 503 so Apple retries, so a deployment runs this once as the
+    web server's user. An existing store is left as it is.
+    """
+
+    static func initStore(_ context: Context) throws -> Int32 {
+        guard context.arguments.positionals.isEmpty else { throw UsageError("init takes no arguments; name the store with --db PATH") }
+        let path = context.databasePath
+        let store = try Store(path: path, mode: .createIfMissing)
+        Output.line(store.wasCreated ? "created an empty store at \(path)"
+                    : "a store already exists at \(path) (schema \(store.schemaVersion)); left as it is")
+        return 0
+    }
+
     struct Check { var name: String; var level: String; var detail: String }
 
     static func doctor(_ context: Context) throws -> Int32 {
@@ -29,11 +47,20 @@ enum MaintenanceCommands {
             add("store", "fail", "\(path) does not exist (ingest something or pass --db)")
         } else {
             do {
-                let store = try context.openStore()
+                let store = try context.openStore(mode: .reading)
                 let h = try store.health()
                 add("store", "ok", "\(path), \((h.fileBytes ?? 0) / 1024) KiB")
                 add("integrity", h.integrity == ["ok"] ? "ok" : "fail", h.integrity.prefix(5).joined(separator: "; "))
-                add("schema", h.schemaVersion == h.latestSchemaVersion ? "ok" : "warn", "version \(h.schemaVersion) of \(h.latestSchemaVersion)")
+                if h.schemaVersion > h.latestSchemaVersion {
+                    add("schema", "fail", "version \(h.schemaVersion) was written by a newer subdesk (this one knows \(h.latestSchemaVersion)): "
+                        + "writing commands refuse it; use the newer subdesk")
+                } else {
+                    add("schema", h.schemaVersion == h.latestSchemaVersion ? "ok" : "warn", "version \(h.schemaVersion) of \(h.latestSchemaVersion)")
+                }
+                let missingGuards = try store.missingAuditGuards()
+                add("audit log", missingGuards.isEmpty ? "ok" : "fail", missingGuards.isEmpty ? "append-only (triggers in place)"
+                    : "triggers missing: \(missingGuards.joined(separator: ", ")): the audit log can be changed; "
+                    + "it was tampered with outside subdesk: investigate, and restore the store from a backup")
                 let wal = h.walBytes ?? 0
                 add("wal", wal > 256 << 20 ? "warn" : "ok", "\(wal / 1024) KiB" + (wal > 256 << 20 ? " (a long-running reader may be blocking checkpoints)" : ""))
                 add("contents", "ok", "\(h.subscriptions) subscriptions, \(h.notifications) notifications")
@@ -82,10 +109,7 @@ enum MaintenanceCommands {
         guard context.arguments.positionals.count == 1, let destination = context.arguments.positionals.first else {
             throw UsageError("backup takes one PATH (see subdesk backup --help)")
         }
-        guard FileManager.default.fileExists(atPath: context.databasePath) else {
-            throw UsageError("store \(context.databasePath) does not exist")
-        }
-        let store = try context.openStore()
+        let store = try context.openStore(mode: .reading)
         let started = Date()
         try store.backup(to: destination)
         Output.line("backed up \(context.databasePath) to \(destination) in \(String(format: "%.2f", Date().timeIntervalSince(started)))s")
@@ -95,7 +119,7 @@ enum MaintenanceCommands {
     /// Re-ingests quarantined bodies under the current configuration; those now accepted are
     /// marked resolved (never deleted), the others stay with their original reason.
     static func replay(_ context: Context) throws -> Int32 {
-        let store = try context.openStore()
+        let store = try context.openStore(mode: .existing)
         let intake = try context.makeIntake(store: store)
         let ids = try context.arguments.positionals.dropFirst().map { text -> Int64 in
             guard let id = Int64(text.trimmingCharacters(in: CharacterSet(charactersIn: "#"))) else {

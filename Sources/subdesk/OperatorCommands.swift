@@ -40,7 +40,7 @@ enum OperatorCommands {
     static func override(_ context: Context) throws -> Int32 {
         let p = context.arguments.positionals
         guard let verb = p.first else { throw UsageError("override needs grant, revoke, lift or list (see subdesk override --help)") }
-        let store = try context.openStore()
+        let store = try context.openStore(mode: verb == "list" ? .reading : .existing)
         let ops = operations(context, store: store)
         let reason = context.arguments.value("reason") ?? ""
         do {
@@ -86,7 +86,7 @@ enum OperatorCommands {
     }
 
     static func audit(_ context: Context) throws -> Int32 {
-        let store = try context.openStore()
+        let store = try context.openStore(mode: .reading)
         let since = try context.arguments.value("since").map(ListCommands.parseSince)
         var targets: [String]?
         if let id = context.arguments.positionals.first {

@@ -16,7 +16,7 @@ enum ShowCommand {
         guard let id = context.arguments.positionals.first, context.arguments.positionals.count == 1 else {
             throw UsageError("show takes exactly one ID (see subdesk show --help)")
         }
-        let store = try context.openStore()
+        let store = try context.openStore(mode: .reading)
         let now = DateText.nowMillis()
         guard let report = try SubscriberReport.load(store: store, id: id, now: now) else {
             Output.error("no subscriber, subscription or transaction matches \(SafeText.sanitize(id))")

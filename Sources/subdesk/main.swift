@@ -11,6 +11,7 @@ each subscriber's true state, and a terminal dashboard.
 
 commands:
   dashboard        open the dashboard on the store (the default with no command)
+  init             create an empty store (a deployment does this once; CGI never creates one)
   demo             build a demo store from sample-data and open the dashboard on it
   ingest           verify and store notifications from files, stdin, or CGI (--cgi)
   show ID          a subscriber's subscriptions, state and timeline
@@ -50,6 +51,7 @@ struct Command {
 
 let commands: [String: Command] = [
     "ingest": Command(help: IngestCommand.help, options: IngestCommand.options, run: IngestCommand.run),
+    "init": Command(help: MaintenanceCommands.initHelp, options: [], run: MaintenanceCommands.initStore),
     "show": Command(help: ShowCommand.help, options: [], run: ShowCommand.run),
     "search": Command(help: ListCommands.searchHelp, options: ["limit"], run: ListCommands.search),
     "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit", "ndjson"], run: ListCommands.notifications),
@@ -105,7 +107,7 @@ func runMain() -> Int32 {
     let cgi = name == "ingest" && arguments.has("cgi")
     func failed(_ message: String, _ code: Int32) -> Int32 {
         Output.error(message)
-        return cgi ? CGIIngest.respond(503, "Service Unavailable", "not stored, retry later: \(message)") : code
+        return cgi ? CGIIngest.respondUnavailable() : code
     }
     do {
         try arguments.allowOnly(command.options, command: name)

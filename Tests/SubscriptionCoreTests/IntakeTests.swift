@@ -273,6 +273,39 @@ final class IntakeTests: XCTestCase {
                                        containing: "notificationUUID same-uuid is already stored with different content")
     }
 
+    /// Apple may resend a body formatted otherwise (a trailing newline, white space, another key
+    /// order): the same signedPayload under the same UUID is a duplicate, never a conflict.
+    func testARedeliveryDifferingOnlyAroundTheSignedPayloadIsADuplicate() throws {
+        let body = TestKit.body(type: "DID_RENEW", uuid: "ws-1")
+        guard case .stored = try intake.ingest(body) else { return XCTFail("first copy not stored") }
+        let jws = try XCTUnwrap(try JSONSerialization.jsonObject(with: body) as? [String: String])["signedPayload"]!
+        let variants = [body + Data("\n".utf8), Data("\r\n  ".utf8) + body,
+                        Data("{\n  \"signedPayload\" : \"\(jws)\"\n}\n".utf8),
+                        Data("{\"signedPayload\":\"\(jws)\",\"note\":\"proxy added this\"}".utf8)]
+        for variant in variants {
+            XCTAssertEqual(try intake.ingest(variant), .duplicate(notificationUUID: "ws-1"),
+                           String(decoding: variant.prefix(40), as: UTF8.self))
+        }
+        XCTAssertEqual(try store.notificationCount(), 1)
+        XCTAssertEqual(try store.quarantineCount(), 0)
+        XCTAssertEqual(try store.notification(uuid: "ws-1")?.body, body, "the body first received is the one kept")
+    }
+
+    func testAV1RedeliveryFormattedOtherwiseIsADuplicate() throws {
+        var policy = TestKit.policy
+        policy.allowV1 = true
+        intake.policy = policy
+        let compact = Self.v1Body(type: "DID_RENEW")
+        guard case .stored(let e) = try intake.ingest(compact) else { return XCTFail("V1 not stored") }
+        let object = try JSONSerialization.jsonObject(with: compact)
+        let pretty = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted])
+        XCTAssertNotEqual(pretty, compact)
+        XCTAssertEqual(try intake.ingest(pretty), .duplicate(notificationUUID: e.notificationUUID))
+        XCTAssertEqual(try intake.ingest(compact + Data("\n".utf8)), .duplicate(notificationUUID: e.notificationUUID))
+        guard case .stored = try intake.ingest(Self.v1Body(type: "CANCEL")) else { return XCTFail("another V1 body is new") }
+        XCTAssertEqual(try store.notificationCount(), 2)
+    }
+
     func assertRejectedKeepingState(_ body: Data, containing expected: String) throws {
         let before = try store.subscription(originalTransactionId: "2000000900000001")
         guard case .rejected(let reason, _) = try intake.ingest(body) else { return XCTFail("not rejected") }

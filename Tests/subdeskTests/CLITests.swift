@@ -226,8 +226,22 @@ final class CLITests: SubdeskTestCase {
             try run(["ingest", "--cgi", "--db", db, "--root-ca", root, "--bundle-id", "com.example.subdesk.demo"], stdin: data,
                     env: ["REQUEST_METHOD": method, "CONTENT_LENGTH": String(data.count), "GATEWAY_INTERFACE": "CGI/1.1"])
         }
+        // CGI never creates a store: a missing one is a broken set-up, answered 503 (Apple retries).
+        let missing = try cgi(body)
+        XCTAssertTrue(missing.stdout.hasPrefix("Status: 503"), missing.stdout)
+        XCTAssertTrue(missing.stderr.contains("no store at \(db)"), missing.stderr)
+        XCTAssertFalse(missing.stdout.contains(db), "paths stay in the operator's log: \(missing.stdout)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: db))
+        let created = try run(["init", "--db", db])
+        XCTAssertEqual(created.status, 0)
+        XCTAssertTrue(created.stdout.contains("created an empty store at \(db)"), created.stdout)
+        let mode = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: db)[.posixPermissions] as? NSNumber).intValue
+        XCTAssertEqual(mode & 0o777, 0o600, "a new store is the owner's alone")
         let ok = try cgi(body)
         XCTAssertTrue(ok.stdout.hasPrefix("Status: 200 OK\r\n"), ok.stdout)
+        // The same signedPayload with a trailing newline (or other white space) is the same notification.
+        let spaced = try cgi(body + Data("\n".utf8))
+        XCTAssertTrue(spaced.stdout.hasPrefix("Status: 200 OK\r\n") && spaced.stdout.contains("duplicate "), spaced.stdout)
         XCTAssertTrue(ok.stdout.contains("stored "))
         let dup = try cgi(body)
         XCTAssertTrue(dup.stdout.hasPrefix("Status: 200 OK\r\n"))

@@ -179,7 +179,8 @@ final class ReliabilityTests: SubdeskTestCase {
         try input.fileHandleForWriting.close()
         holder.waitUntilExit()
         XCTAssertTrue(r.stdout.hasPrefix("Status: 503"), r.stdout)
-        XCTAssertTrue(r.stdout.contains("locked"), r.stdout)
+        XCTAssertTrue(r.stderr.contains("locked"), "the operator's log says why: \(r.stderr)")
+        XCTAssertFalse(r.stdout.contains("locked") || r.stdout.contains(db), "the HTTP client is told no more than to retry: \(r.stdout)")
         XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "0")
         let retry = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: body,
                             env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)])
@@ -200,11 +201,28 @@ final class ReliabilityTests: SubdeskTestCase {
         XCTAssertTrue(badConfig.stdout.hasPrefix("Status: 503"), badConfig.stdout)
         XCTAssertTrue(badConfig.stderr.contains("cannot be read"), badConfig.stderr)
         try FileManager.default.removeItem(atPath: dir + "/config/subdesk/config")
+        // A config file the deployment names but that is missing: 503, and nothing created
+        // (falling back to defaults would verify against other roots and answer 400).
+        let namedMissing = try run(["ingest", "--cgi"], stdin: body,
+                                   env: cgiEnv.merging(["SUBDESK_CONFIG": dir + "/etc/missing.conf"]) { $1 })
+        XCTAssertTrue(namedMissing.stdout.hasPrefix("Status: 503"), namedMissing.stdout)
+        XCTAssertTrue(namedMissing.stderr.contains("missing.conf"), namedMissing.stderr)
+        XCTAssertFalse(namedMissing.stdout.contains(dir), "no server paths to the HTTP client: \(namedMissing.stdout)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/data/subdesk/subdesk.db"), "no store created by a broken set-up")
+        // A configured store that does not exist: 503, nothing created.
+        try "db = \(dir!)/var/lib/subdesk.db\nroot_ca = \(Self.root)\n".write(toFile: dir + "/deployed.conf", atomically: true, encoding: .utf8)
+        let noStore = try run(["ingest", "--cgi"], stdin: body, env: cgiEnv.merging(["SUBDESK_CONFIG": dir + "/deployed.conf"]) { $1 })
+        XCTAssertTrue(noStore.stdout.hasPrefix("Status: 503"), noStore.stdout)
+        XCTAssertTrue(noStore.stderr.contains("no store at \(dir!)/var/lib/subdesk.db"), noStore.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/var"), "not even its folder")
         // A store in a directory that cannot exist.
         try "x".write(toFile: dir + "/file", atomically: true, encoding: .utf8)
         let noDir = try run(["show", "--db", dir + "/file/x.db", "anything"])
-        XCTAssertEqual(noDir.status, 1)
-        XCTAssertTrue(noDir.stderr.contains("store:"), noDir.stderr)
+        XCTAssertEqual(noDir.status, 2)
+        XCTAssertTrue(noDir.stderr.contains("no store at \(dir!)/file/x.db"), noDir.stderr)
+        let cannotCreate = try run(["ingest", "--db", dir + "/file/x.db", "-"], stdin: Data())
+        XCTAssertEqual(cannotCreate.status, 1)
+        XCTAssertTrue(cannotCreate.stderr.contains("x.db: Not a directory"), cannotCreate.stderr)
     }
 
     /// Mounts a small tmpfs (root only); skips where mounting is not allowed.
@@ -281,7 +299,7 @@ final class ReliabilityTests: SubdeskTestCase {
         let cgi = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: body,
                           env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)])
         XCTAssertTrue(cgi.stdout.hasPrefix("Status: 503"), cgi.stdout)
-        XCTAssertTrue(cgi.stdout.contains("read-only") || cgi.stdout.contains("readonly") || cgi.stdout.contains("unable to open"), cgi.stdout)
+        XCTAssertTrue(cgi.stderr.contains("read-only") || cgi.stderr.contains("readonly") || cgi.stderr.contains("unable to open"), cgi.stderr)
     }
 
     func testHostileStringsReachPlainTextOutputEscaped() throws {

@@ -302,6 +302,10 @@ final class WebServerTests: XCTestCase {
 
             """.write(toFile: dir + "/config", atomically: true, encoding: .utf8)
 
+        // The deployment creates the store once; CGI never does.
+        let created = try runToEnd(CLITests.binary, ["init", "--db", dir + "/data/subdesk.db"])
+        XCTAssertEqual(created.status, 0, created.output)
+
         // Another process may take the probed port before lighttpd binds it: try a few.
         var lastFailure = ""
         for _ in 0..<3 {

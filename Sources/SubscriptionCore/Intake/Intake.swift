@@ -53,6 +53,8 @@ public final class Intake {
         var latestReceipt: String? = nil
         /// A V2 body's decoded JWS pieces, for storing it compactly without decoding it again.
         var pieces: NotificationPieces? = nil
+        /// A V2 body's `signedPayload`: what identifies its content, whatever surrounds it.
+        var signedPayload: String? = nil
     }
 
     /// Ingests one body. With `quarantine` false (a replay of an already quarantined body)
@@ -61,6 +63,10 @@ public final class Intake {
     public func ingest(_ body: Data, source: String? = nil, receivedAt: Millis = DateText.nowMillis(),
                        quarantine keep: Bool = true) throws -> IntakeOutcome {
         let digest = ContentDigest.sha256Hex(body)
+        if body.count > policy.maxBodyBytes {
+            return try rejectOversized(prefix: body.prefix(Intake.keptPrefixBytes), trueLength: body.count, digest: digest,
+                                       source: source, receivedAt: receivedAt, quarantine: keep)
+        }
         let decoded: Decoded
         do {
             decoded = try decode(body, digest: digest)
@@ -80,7 +86,7 @@ public final class Intake {
         return try store.write {
             // A concurrent writer may have stored the same notification since we looked.
             if let existing = try store.notificationDigest(uuid: decoded.event.notificationUUID) {
-                if existing == digest {
+                if try existing == digest || sameSignedPayload(decoded) {
                     try logDuplicate(decoded.event, receivedAt: receivedAt)
                     return .duplicate(notificationUUID: decoded.event.notificationUUID)
                 }
@@ -92,15 +98,42 @@ public final class Intake {
         }
     }
 
+    /// Whether the stored notification with this body's UUID carries the same signed payload:
+    /// a redelivery that differs only around the JWS (white space, key order) is a duplicate.
+    private func sameSignedPayload(_ decoded: Decoded) throws -> Bool {
+        guard let jws = decoded.signedPayload,
+              let stored = try store.notification(uuid: decoded.event.notificationUUID) else { return false }
+        let storedJWS = Intake.signedPayloadFastPath(stored.body)
+            ?? (try? JSONFields(data: stored.body, path: "body").string("signedPayload")) ?? nil
+        return storedJWS == jws
+    }
+
     private func differentContent(_ uuid: String) -> String {
         "notificationUUID \(uuid) is already stored with different content"
     }
 
+    /// How much of a body over the size limit the quarantine keeps.
+    public static let keptPrefixBytes = 64 << 10
+
+    /// Refuses a body over the size limit that the caller read only in part (CGI stops
+    /// reading at the limit): its first bytes are kept with its true length and digest.
+    public func rejectOversized(prefix: Data, trueLength: Int, digest: String, source: String?,
+                                receivedAt: Millis = DateText.nowMillis(), quarantine keep: Bool = true) throws -> IntakeOutcome {
+        try reject(prefix.prefix(Intake.keptPrefixBytes), digest: digest,
+                   reason: Intake.oversizedReason(trueLength, limit: policy.maxBodyBytes),
+                   source: source, receivedAt: receivedAt, keep: keep, trueLength: trueLength)
+    }
+
+    public static func oversizedReason(_ length: Int, limit: Int) -> String {
+        "body: \(length) bytes is over the \(limit)-byte limit"
+    }
+
     private func reject(_ body: Data, digest: String, reason: String, source: String?, receivedAt: Millis,
-                        keep: Bool = true) throws -> IntakeOutcome {
+                        keep: Bool = true, trueLength: Int? = nil) throws -> IntakeOutcome {
         guard keep else { return .rejected(reason: reason, quarantineId: 0) }
         return try store.write {
-            let id = try store.quarantine(body: body, reason: reason, source: source, receivedDate: receivedAt, bodySHA256: digest)
+            let id = try store.quarantine(body: body, reason: reason, source: source, receivedDate: receivedAt, bodySHA256: digest,
+                                          trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes)
             try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: reason))
             return .rejected(reason: reason, quarantineId: id)
         }
@@ -118,9 +151,6 @@ public final class Intake {
 
     func decode(_ body: Data, digest: String) throws -> Decoded {
         if body.isEmpty { throw Rejection(reason: "body: empty") }
-        if body.count > policy.maxBodyBytes {
-            throw Rejection(reason: "body: \(body.count) bytes is over the \(policy.maxBodyBytes)-byte limit")
-        }
         if let jws = Intake.signedPayloadFastPath(body) {
             return try decodeV2(jws: jws, digest: digest, keepPieces: true)
         }
@@ -208,7 +238,8 @@ public final class Intake {
             transactionId: t?.transactionId, productId: t?.productId ?? payload.summary?.productId,
             environment: payload.environment?.rawValue)
         let pieces = keepPieces ? verified.pieces.map { NotificationPieces(outer: $0, nested: nested) } : nil
-        return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces)
+        return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces,
+                       signedPayload: jws)
     }
 
     private func decodeV1(_ json: JSONFields, digest: String) throws -> Decoded {
@@ -222,7 +253,11 @@ public final class Intake {
         }
         if let p = policy.bundleProblem(v1.bundleId, field: "body.bid") { throw Rejection(reason: p) }
         if let p = policy.environmentProblem(v1.environment, field: "body") { throw Rejection(reason: p) }
-        let uuid = "v1-" + digest
+        // A V1 body has no id of its own: it is named by the digest of its canonical form (keys
+        // sorted, no white space), so a redelivery formatted otherwise is still a duplicate.
+        // Stores written before keep ids from the raw body's digest; both are looked up.
+        let uuid = "v1-" + Intake.canonicalDigest(json, fallback: digest)
+        let legacy = "v1-" + digest
         let main = (try json.stringOrNumber("original_transaction_id"))
             ?? v1.transactions.max(by: StateDerivation.purchaseOrder)?.originalTransactionId
         let latest = v1.transactions.filter { $0.originalTransactionId == main }.max(by: StateDerivation.purchaseOrder)
@@ -231,8 +266,17 @@ public final class Intake {
                                       transactionId: latest?.transactionId, productId: latest?.productId,
                                       environment: v1.environment.rawValue)
         let duplicate = try store.notificationDigest(uuid: uuid) != nil
+            || (legacy != uuid && store.notificationDigest(uuid: legacy) != nil)
         return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate,
                        latestReceipt: v1.latestReceipt.flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    /// SHA-256 (hex) of a JSON object written with sorted keys and no white space; `fallback`
+    /// when it cannot be written again (it always can, once parsed).
+    static func canonicalDigest(_ json: JSONFields, fallback: String) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: json.dictionary, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return fallback }
+        return ContentDigest.sha256Hex(data)
     }
 
     // MARK: Applying

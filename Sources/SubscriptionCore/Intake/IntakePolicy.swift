@@ -14,6 +14,11 @@ public struct IntakePolicy: Sendable, Equatable {
     public var sharedSecret: String?
     /// Bodies larger than this are refused before parsing.
     public var maxBodyBytes: Int
+    /// The most body bytes the quarantine keeps in all; past it, a new rejected body keeps
+    /// only its digest, length and count. Nil keeps every body.
+    public var quarantineBudgetBytes: Int64? = IntakePolicy.defaultQuarantineBudgetBytes
+
+    public static let defaultQuarantineBudgetBytes: Int64 = 256 << 20
 
     public init(bundleId: String? = nil, appAppleId: Int64? = nil, environment: AppStoreEnvironment? = nil,
                 allowedTestEnvironments: Set<String> = [], allowV1: Bool = false, sharedSecret: String? = nil,

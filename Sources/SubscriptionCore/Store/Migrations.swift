@@ -233,7 +233,25 @@ enum Migrations {
         -- this one did; one index fewer to keep up on every subscription write.
         DROP INDEX IF EXISTS subscriptions_status_expires;
         """),
+        (6, """
+        -- INSERT OR REPLACE (and REPLACE) would delete an audit row without firing the
+        -- delete trigger; an insert naming an id that exists is refused before that happens.
+        CREATE TRIGGER audit_log_no_replace BEFORE INSERT ON audit_log
+            WHEN NEW.id IS NOT NULL AND EXISTS (SELECT 1 FROM audit_log WHERE id = NEW.id)
+            BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+
+        -- A rejected body seen again is counted, not stored again; one over the size limit or
+        -- past the quarantine's budget keeps a prefix (or nothing) with its true length.
+        ALTER TABLE quarantine ADD COLUMN body_bytes INTEGER;
+        ALTER TABLE quarantine ADD COLUMN times_seen INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE quarantine ADD COLUMN last_seen_ms INTEGER;
+        UPDATE quarantine SET body_bytes = length(body), last_seen_ms = received_ms;
+        CREATE INDEX quarantine_digest ON quarantine(body_sha256, resolved_ms);
+        """),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }
+
+    /// The triggers that keep the audit log append-only; `doctor` reports any that is missing.
+    static let auditGuards = ["audit_log_no_update", "audit_log_no_delete", "audit_log_no_replace"]
 }

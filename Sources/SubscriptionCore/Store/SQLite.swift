@@ -20,6 +20,12 @@ public struct StoreError: Error, CustomStringConvertible {
     }
 }
 
+/// A command that reads (or writes without creating) named a store that does not exist.
+public struct StoreNotFound: Error, CustomStringConvertible {
+    public let path: String
+    public var description: String { "no store at \(path)" }
+}
+
 /// A value that can be bound to a statement parameter.
 public protocol SQLBindable {
     func bind(to statement: OpaquePointer, at index: Int32) -> Int32
@@ -110,6 +116,25 @@ final class SQLiteConnection {
         handle = db
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMs)
+        sqlite3_set_authorizer(db, SQLiteConnection.guardAuditLog, nil)
+    }
+
+    /// Refuses, on every connection subdesk opens, what would get round the audit log's
+    /// triggers: dropping them or the table, altering the table, and writing the schema
+    /// directly. (REPLACE is refused by a trigger of its own.)
+    static let guardAuditLog: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+                                              UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32 = { _, action, first, second, _, _ in
+        func text(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
+        switch action {
+        case SQLITE_DROP_TRIGGER, SQLITE_DROP_TEMP_TRIGGER:
+            return text(second) == "audit_log" || text(first).hasPrefix("audit_log") ? SQLITE_DENY : SQLITE_OK
+        case SQLITE_DROP_TABLE, SQLITE_ALTER_TABLE:
+            return text(first) == "audit_log" || text(second) == "audit_log" ? SQLITE_DENY : SQLITE_OK
+        case SQLITE_PRAGMA:
+            return text(first).lowercased() == "writable_schema" ? SQLITE_DENY : SQLITE_OK
+        default:
+            return SQLITE_OK
+        }
     }
 
     deinit { close() }

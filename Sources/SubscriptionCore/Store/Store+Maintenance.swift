@@ -25,6 +25,13 @@ extension Store {
                            notifications: try notificationCount(), quarantined: try quarantineCount())
     }
 
+    /// The triggers that keep the audit log append-only and are not in the store (someone
+    /// dropped them with another tool); empty when all are there.
+    public func missingAuditGuards() throws -> [String] {
+        let present = Set(try db.rows("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'audit_log'") { $0.string(0) })
+        return Migrations.auditGuards.filter { !present.contains($0) }
+    }
+
     /// Copies the store to `destination` with SQLite's online backup: consistent, and
     /// safe while other processes keep writing (it restarts its pass if they do).
     public func backup(to destination: String) throws {

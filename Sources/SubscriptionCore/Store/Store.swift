@@ -43,17 +43,37 @@ public final class Store {
         }
     }
 
-    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
-    public init(path: String, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs) throws {
+    /// How a command may open a store.
+    public enum OpenMode: Sendable {
+        /// A command that writes and may start a store: creates a missing one (and its folder).
+        case createIfMissing
+        /// A command that writes to a store that must already exist (CGI intake, operator actions).
+        case existing
+        /// A command that only reads: the store must exist; one written by a newer subdesk is
+        /// opened without touching its schema (`newerSchemaVersion` says so).
+        case reading
+    }
+
+    /// Set when the store's schema is newer than this build knows and it was opened for reading.
+    public private(set) var newerSchemaVersion: Int?
+    /// Whether opening created the file.
+    public private(set) var wasCreated = false
+
+    /// Opens the store at `path` as `mode` allows and brings its schema up to date. A new
+    /// store file is created readable and writable by its owner only (0600); SQLite gives its
+    /// -wal and -shm files the same mode.
+    public init(path: String, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs, mode: OpenMode = .createIfMissing) throws {
         self.path = path
         if path != ":memory:" {
-            let dir = (path as NSString).deletingLastPathComponent
-            if !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
-                do {
-                    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                } catch {
-                    throw StoreError(operation: "create directory \(dir)", message: "\(error.localizedDescription)", code: 14)
-                }
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            if isDirectory.boolValue {
+                throw StoreError(operation: "open \(path)", message: "is a directory, not a store file", code: 14)
+            }
+            if !exists {
+                guard mode == .createIfMissing else { throw StoreNotFound(path: path) }
+                try Store.createEmptyFile(path)
+                wasCreated = true
             }
         }
         do {
@@ -66,10 +86,42 @@ public final class Store {
             // statement journal. On disk that is a temporary file and two writes per page:
             // ten system calls per notification on the intake path. Kept in memory instead.
             try db.execute("PRAGMA temp_store = MEMORY")
-            try migrate()
+            let version = schemaVersion
+            if version > Migrations.latestVersion {
+                guard mode == .reading else {
+                    throw StoreError(operation: "open \(path)", message: """
+                        schema version \(version) was written by a newer subdesk (this one knows up to \
+                        \(Migrations.latestVersion)); refusing to change it: use the newer subdesk (read-only \
+                        commands such as show and search still open it)
+                        """, code: 0)
+                }
+                newerSchemaVersion = version
+            } else {
+                try migrate()
+            }
         } catch let e as StoreError {
             throw Store.explained(e, path: path)
         }
+    }
+
+    /// Creates an empty store file, and its folder, readable and writable by the owner only.
+    private static func createEmptyFile(_ path: String) throws {
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
+            do {
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError(operation: "create directory \(dir)", message: "\(error.localizedDescription)", code: 14)
+            }
+        }
+        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            let code = errno
+            // Another process may have created it meanwhile; that is fine.
+            if code == EEXIST { return }
+            throw StoreError(operation: "create \(path)", message: String(cString: strerror(code)), code: 14)
+        }
+        close(fd)
     }
 
     /// SQLite says "disk I/O error" for more than one cause; say which one it is when we can.
@@ -286,16 +338,56 @@ public final class Store {
 
     // MARK: Quarantine and intake log
 
+    /// Keeps a rejected body. The same body refused for the same reason again (a retrying
+    /// sender, a flood of identical junk) is counted on its first entry, not stored again.
+    /// - Parameters:
+    ///   - body: what is kept of the body: all of it, or a prefix when `trueLength` is larger.
+    ///   - trueLength: the body's length when `body` is only a prefix.
+    ///   - budgetBytes: the most body bytes the quarantine keeps in all; past it, only the
+    ///     digest, length and count of a new body are kept.
     @discardableResult
-    public func quarantine(body: Data, reason: String, source: String?, receivedDate: Millis, bodySHA256: String) throws -> Int64 {
-        try db.run("INSERT INTO quarantine (received_ms, reason, body, body_sha256, source) VALUES (?,?,?,?,?)",
-                   [receivedDate, reason, body, bodySHA256, source])
+    public func quarantine(body: Data, reason: String, source: String?, receivedDate: Millis, bodySHA256: String,
+                           trueLength: Int? = nil, budgetBytes: Int64? = nil) throws -> Int64 {
+        if let seen = try db.first("""
+            SELECT id FROM quarantine WHERE body_sha256 = ? AND resolved_ms IS NULL AND reason = ? ORDER BY id LIMIT 1
+            """, [bodySHA256, reason], { $0.int64(0) }) {
+            try db.run("UPDATE quarantine SET times_seen = times_seen + 1, last_seen_ms = ?, source = ? WHERE id = ?",
+                       [receivedDate, source, seen])
+            return seen
+        }
+        var kept = body
+        if let budgetBytes, try quarantineKeptBytes() + Int64(body.count) > budgetBytes { kept = Data() }
+        try db.run("""
+            INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
+            VALUES (?,?,?,?,?,?,1,?)
+            """, [receivedDate, reason, kept, bodySHA256, source, trueLength ?? body.count, receivedDate])
         return db.lastInsertRowID
+    }
+
+    /// The body bytes the quarantine keeps, resolved entries included.
+    public func quarantineKeptBytes() throws -> Int64 {
+        try db.first("SELECT coalesce(sum(length(body)), 0) FROM quarantine") { $0.int64(0) } ?? 0
+    }
+
+    /// Entries whose body was not kept whole (over the size limit, or past the budget).
+    public func quarantineEntriesWithoutWholeBody() throws -> Int {
+        try db.first("SELECT count(*) FROM quarantine WHERE length(body) < body_bytes") { $0.int(0) } ?? 0
+    }
+
+    /// Deletes quarantine entries last seen before `before`; returns how many and their body bytes.
+    public func purgeQuarantine(before: Millis) throws -> (entries: Int, bytes: Int64) {
+        let predicate = "coalesce(last_seen_ms, received_ms) < ?"
+        let bytes = try db.first("SELECT coalesce(sum(length(body)), 0) FROM quarantine WHERE \(predicate)", [before]) { $0.int64(0) } ?? 0
+        let entries = try db.run("DELETE FROM quarantine WHERE \(predicate)", [before])
+        return (entries, bytes)
     }
 
     /// Quarantined bodies, newest first; resolved ones only when asked.
     public func quarantined(limit: Int = 100, includeResolved: Bool = false, ids: [Int64]? = nil) throws -> [QuarantineEntry] {
-        var sql = "SELECT id, received_ms, reason, body, source, resolved_ms, resolution FROM quarantine WHERE 1"
+        var sql = """
+            SELECT id, received_ms, reason, body, source, resolved_ms, resolution, coalesce(body_bytes, length(body)),
+                times_seen, coalesce(last_seen_ms, received_ms) FROM quarantine WHERE 1
+            """
         var values: [SQLBindable?] = []
         if !includeResolved { sql += " AND resolved_ms IS NULL" }
         if let ids {
@@ -305,7 +397,8 @@ public final class Store {
         values.append(limit)
         return try db.rows(sql + " ORDER BY id DESC LIMIT ?", values) { r in
             QuarantineEntry(id: r.int64(0), receivedDate: r.int64(1), reason: r.string(2), body: r.data(3),
-                            source: r.optionalString(4), resolved: r.optionalInt64(5), resolution: r.optionalString(6))
+                            source: r.optionalString(4), resolved: r.optionalInt64(5), resolution: r.optionalString(6),
+                            bodyBytes: r.int(7), timesSeen: r.int(8), lastSeen: r.int64(9))
         }
     }
 

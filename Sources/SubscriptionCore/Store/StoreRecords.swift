@@ -29,6 +29,15 @@ public struct QuarantineEntry: Equatable, Sendable {
     /// Set once a replay stored the body or found it a duplicate.
     public var resolved: Millis? = nil
     public var resolution: String? = nil
+    /// The body's true length; `body` holds less when it was over the size limit (a prefix)
+    /// or arrived past the quarantine's budget (nothing).
+    public var bodyBytes: Int = 0
+    /// How many times this body was refused for this reason, and when it was last.
+    public var timesSeen: Int = 1
+    public var lastSeen: Millis = 0
+
+    /// Whether `body` is the whole body, so a replay can ingest it.
+    public var isBodyWhole: Bool { body.count >= bodyBytes }
 }
 
 /// One body's intake outcome, as the live feed shows it.
