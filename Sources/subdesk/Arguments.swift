@@ -11,7 +11,7 @@ struct Arguments {
         "shared-secret-file", "since", "limit", "rate", "duration", "copies", "tz", "theme", "from", "to",
         "sample-data", "operator", "until", "reason", "server-api-url", "verify-receipt-url", "subscribers",
         "seed", "status", "segment", "busy-timeout-ms", "server-api-sandbox-url", "verify-receipt-sandbox-url",
-        "api-key-file", "api-key-id", "api-issuer-id", "timeout", "concurrency", "receipt-file", "batch-size",
+        "api-key-file", "api-key-id", "api-issuer-id", "timeout", "concurrency", "receipt-file", "batch-size", "before",
     ]
     /// Options that are switches.
     static let switches: Set<String> = [

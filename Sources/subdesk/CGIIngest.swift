@@ -21,25 +21,29 @@ enum CGIIngest {
         guard method == "POST" else {
             return respond(405, "Method Not Allowed", "notifications are POSTed")
         }
-        let body: Data
+        var expected: Int?
         if let lengthText = env["CONTENT_LENGTH"], !lengthText.isEmpty {
             guard let length = Int(lengthText), length >= 0 else {
                 return respond(400, "Bad Request", "CONTENT_LENGTH \(lengthText) is not a length")
             }
-            body = readExactly(length)
-            guard body.count == length else {
-                // The client went away mid-body: nothing to store, Apple will retry.
-                return respond(400, "Bad Request", "body ended after \(body.count) of \(length) bytes")
-            }
-        } else {
-            body = FileHandle.standardInput.readDataToEndOfFile()
+            expected = length
+        }
+        let limit = (try? context.intakePolicy().maxBodyBytes) ?? IntakePolicy().maxBodyBytes
+        let read = BodyReader.read(fd: STDIN_FILENO, expected: expected, limit: limit)
+        if let expected, read.length < expected, !read.stoppedAtCap {
+            // A connection fault, not a body: nothing of it is kept, and the sender retries.
+            Output.error("request body ended after \(read.length) of \(expected) bytes (CONTENT_LENGTH); not stored")
+            return respondUnavailable()
         }
         do {
             let store = try context.openStore(mode: .existing)
             try store.configureForOneShotWrites()
             defer { store.finishOneShotWrites() }
             let intake = try context.makeIntake(store: store)
-            switch try intake.ingest(body, source: "cgi:" + (env["REMOTE_ADDR"] ?? "-")) {
+            let source = "cgi:" + (env["REMOTE_ADDR"] ?? "-")
+            let outcome = read.isWhole ? try intake.ingest(read.kept, source: source)
+                : try intake.rejectOversized(prefix: read.kept, trueLength: read.length, digest: read.digest, source: source)
+            switch outcome {
             case .stored(let e): return respond(200, "OK", "stored \(e.notificationUUID)")
             case .duplicate(let uuid): return respond(200, "OK", "duplicate \(uuid)")
             case .rejected(let reason, let id):
@@ -51,16 +55,5 @@ enum CGIIngest {
             Output.error("\(error)")
             return respondUnavailable()
         }
-    }
-
-    private static func readExactly(_ length: Int) -> Data {
-        var data = Data()
-        let input = FileHandle.standardInput
-        while data.count < length {
-            let chunk = input.readData(ofLength: length - data.count)
-            if chunk.isEmpty { break }
-            data.append(chunk)
-        }
-        return data
     }
 }

@@ -56,9 +56,17 @@ struct Context {
             + "or name an existing store with --db PATH (or db = PATH in the config)"
     }
 
+    var rootFiles: [String] { arguments.values("root-ca").isEmpty ? config.list("root_ca") : arguments.values("root-ca") }
+
     func trustRoots() throws -> TrustRoots {
-        let files = arguments.values("root-ca").isEmpty ? config.list("root_ca") : arguments.values("root-ca")
+        let files = rootFiles
         return files.isEmpty ? TrustRoots.appleDefault : try TrustRoots(files: files)
+    }
+
+    /// The trust files (config, root certificates) that users other than the owner can write.
+    var trustFileProblems: [String] {
+        (config.path.flatMap { SecretFile.trustProblem($0, what: "config file") }.map { [$0] } ?? [])
+            + rootFiles.compactMap { SecretFile.trustProblem($0, what: "root certificate") }
     }
 
     func intakePolicy() throws -> IntakePolicy {
@@ -80,6 +88,10 @@ struct Context {
             return env.rawValue
         })
         policy.allowV1 = arguments.has("allow-v1") || (config.bool("allow_v1") ?? false)
+        if let text = config.string("quarantine_budget_mb") {
+            guard let mb = Int64(text), mb >= 0 else { throw UsageError("quarantine_budget_mb must be a whole number of MiB, got \(text)") }
+            policy.quarantineBudgetBytes = mb << 20
+        }
         if let secretFile = setting("shared-secret-file", "shared_secret_file") {
             do {
                 policy.sharedSecret = try SecretFile.readText(secretFile, what: "shared secret", warn: Output.warn)
@@ -91,8 +103,9 @@ struct Context {
     }
 
     func makeIntake(store: Store) throws -> Intake {
+        for problem in trustFileProblems { Output.warn(problem) }
         // The store remembers checked chains, so one-shot processes (CGI) check each chain once.
-        Intake(store: store, verifier: SignedDataVerifier(roots: try trustRoots(), memory: store), policy: try intakePolicy())
+        return Intake(store: store, verifier: SignedDataVerifier(roots: try trustRoots(), memory: store), policy: try intakePolicy())
     }
 
     var wantsJSON: Bool { arguments.has("json") }

@@ -23,12 +23,17 @@ enum ListCommands {
     usage: subdesk quarantine [--all] [--limit N] [--json]
            subdesk quarantine show ID
            subdesk quarantine replay [ID]... [ingest options]
+           subdesk quarantine purge --before DATE --reason TEXT [--operator NAME]
 
     Lists rejected bodies waiting, newest first, with the reason each was refused
     (--all includes those a replay resolved). `show` prints one body (escaped).
     `replay` ingests quarantined bodies again under the current configuration (after
     fixing a missing root or bundle id, say); accepted ones are marked resolved, never
-    deleted.
+    deleted. A body refused again for the same reason is counted on its entry, not kept
+    twice. A body over the size limit keeps its first 64 KiB with its true length and
+    digest; past the quarantine budget (quarantine_budget_mb, 256 by default) new bodies
+    keep only digest, length and count. `purge` deletes entries last seen before DATE,
+    and is audited: the only way quarantined bodies are deleted.
     """
 
     static let linkHelp = """
@@ -97,6 +102,21 @@ enum ListCommands {
     static func quarantine(_ context: Context) throws -> Int32 {
         switch context.arguments.positionals.first {
         case "replay": return try MaintenanceCommands.replay(context)
+        case "purge":
+            guard context.arguments.positionals.count == 1 else { throw UsageError("quarantine purge takes no ID; give --before DATE") }
+            guard let before = try OperatorCommands.date(context.arguments.value("before"), flag: "before") else {
+                throw UsageError("quarantine purge needs --before DATE (entries last seen before it are deleted)")
+            }
+            let store = try context.openStore(mode: .existing)
+            let purged = try OperatorCommands.operations(context, store: store)
+                .purgeQuarantine(before: before, reason: context.arguments.value("reason") ?? "")
+            if context.wantsJSON {
+                Output.json(["entries": purged.entries, "bytes": purged.bytes, "before": DateText.iso(before)])
+            } else {
+                Output.line("purged \(purged.entries) quarantine entries (\(purged.bytes) body bytes) last seen before "
+                            + "\(DateText.minute(before)) UTC; audited")
+            }
+            return 0
         case "show":
             guard context.arguments.positionals.count == 2,
                   let id = Int64(context.arguments.positionals[1].trimmingCharacters(in: CharacterSet(charactersIn: "#"))) else {
@@ -106,7 +126,7 @@ enum ListCommands {
                 Output.error("no quarantined body #\(id)")
                 return 2
             }
-            Output.line("#\(q.id)  \(DateText.second(q.receivedDate)) UTC  \(q.body.count) bytes  \(SafeText.sanitize(q.reason))")
+            Output.line("#\(q.id)  \(DateText.second(q.receivedDate)) UTC  \(sizeAndRepeats(q))  \(SafeText.sanitize(q.reason))")
             Output.line(SafeText.sanitize(String(decoding: q.body.prefix(1 << 20), as: UTF8.self)))
             return 0
         case nil: break
@@ -117,7 +137,8 @@ enum ListCommands {
         if context.wantsJSON {
             Output.json(list.map { q -> [String: Any] in
                 ["id": q.id, "receivedDate": DateText.iso(q.receivedDate), "reason": q.reason,
-                 "source": q.source as Any? ?? NSNull(), "bodyBytes": q.body.count,
+                 "source": q.source as Any? ?? NSNull(), "bodyBytes": q.bodyBytes, "keptBytes": q.body.count,
+                 "timesSeen": q.timesSeen, "lastSeen": DateText.iso(q.lastSeen),
                  "resolution": q.resolution as Any? ?? NSNull(),
                  "body": String(decoding: q.body.prefix(65_536), as: UTF8.self)]
             })
@@ -125,11 +146,18 @@ enum ListCommands {
         }
         if list.isEmpty { Output.line("quarantine is empty"); return 0 }
         for q in list {
-            Output.line("#\(q.id)  \(DateText.second(q.receivedDate)) UTC  \(q.body.count) bytes  from \(SafeText.sanitize(q.source ?? "-"))")
+            Output.line("#\(q.id)  \(DateText.second(q.receivedDate)) UTC  \(sizeAndRepeats(q))  from \(SafeText.sanitize(q.source ?? "-"))")
             Output.line("    \(SafeText.sanitize(q.reason))")
             if let r = q.resolution { Output.line("    resolved: \(SafeText.sanitize(r))") }
         }
         return 0
+    }
+
+    /// `412 bytes`, `65536 of 50000000 bytes kept`, `... seen 1000 times, last 2026-11-24 07:00:01 UTC`.
+    static func sizeAndRepeats(_ q: QuarantineEntry) -> String {
+        var text = q.isBodyWhole ? "\(q.bodyBytes) bytes" : "\(q.body.count) of \(q.bodyBytes) bytes kept"
+        if q.timesSeen > 1 { text += ", seen \(q.timesSeen) times, last \(DateText.second(q.lastSeen)) UTC" }
+        return text
     }
 
     static func link(_ context: Context) throws -> Int32 {

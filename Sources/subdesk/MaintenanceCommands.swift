@@ -66,6 +66,16 @@ enum MaintenanceCommands {
                 add("contents", "ok", "\(h.subscriptions) subscriptions, \(h.notifications) notifications")
                 add("quarantine", h.quarantined > 0 ? "warn" : "ok",
                     h.quarantined > 0 ? "\(h.quarantined) rejected bodies waiting (subdesk quarantine; replay after a fix)" : "empty")
+                let kept = try store.quarantineKeptBytes()
+                let budget: Int64? = (try? context.intakePolicy()).map { $0.quarantineBudgetBytes } ?? IntakePolicy.defaultQuarantineBudgetBytes
+                if let budget {
+                    let over = kept >= budget
+                    add("quarantine size", over ? "warn" : "ok", "\(kept >> 20) MiB of bodies kept, budget \(budget >> 20) MiB"
+                        + (over ? ": over budget, new rejected bodies keep only digest, length and count "
+                            + "(subdesk quarantine purge --before DATE, or raise quarantine_budget_mb)" : ""))
+                }
+                let partial = try store.quarantineEntriesWithoutWholeBody()
+                if partial > 0 { add("quarantine bodies", "warn", "\(partial) entries keep only a prefix or a digest of their body") }
             } catch {
                 add("store", "fail", "\(error)")
             }
@@ -95,6 +105,7 @@ enum MaintenanceCommands {
             add("config", "fail", "\(error)")
         }
         add("config file", "ok", context.config.path ?? "none (defaults)")
+        for problem in context.trustFileProblems { add("trust files", "fail", problem) }
         if context.wantsJSON {
             Output.json(checks.map { ["check": $0.name, "level": $0.level, "detail": $0.detail] })
         } else {
@@ -130,6 +141,11 @@ enum MaintenanceCommands {
         let entries = try store.quarantined(limit: 1_000_000, ids: ids.isEmpty ? nil : ids).reversed()
         var stored = 0, duplicates = 0, still = 0
         for q in entries {
+            guard q.isBodyWhole else {
+                still += 1
+                Output.error("#\(q.id) cannot be replayed: only \(q.body.count) of its \(q.bodyBytes) bytes were kept")
+                continue
+            }
             let outcome = try intake.ingest(q.body, source: "replay:#\(q.id)", quarantine: false)
             switch outcome {
             case .stored(let e):

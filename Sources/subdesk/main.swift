@@ -40,7 +40,7 @@ global options:
 config file keys (key = value, # comments; flags win): db, bundle_id, app_apple_id,
 environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments,
 operator, api_key_file, api_key_id, api_issuer_id, server_api_url, server_api_sandbox_url,
-verify_receipt_url, verify_receipt_sandbox_url, revalidation_timeout.
+verify_receipt_url, verify_receipt_sandbox_url, revalidation_timeout, quarantine_budget_mb.
 """
 
 struct Command {
@@ -55,7 +55,7 @@ let commands: [String: Command] = [
     "show": Command(help: ShowCommand.help, options: [], run: ShowCommand.run),
     "search": Command(help: ListCommands.searchHelp, options: ["limit"], run: ListCommands.search),
     "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit", "ndjson"], run: ListCommands.notifications),
-    "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all"]), run: ListCommands.quarantine),
+    "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all", "before", "reason", "operator"]), run: ListCommands.quarantine),
     "doctor": Command(help: MaintenanceCommands.doctorHelp, options: IngestCommand.options, run: MaintenanceCommands.doctor),
     "backup": Command(help: MaintenanceCommands.backupHelp, options: [], run: MaintenanceCommands.backup),
     "link": Command(help: ListCommands.linkHelp, options: [], run: ListCommands.link),

@@ -132,10 +132,12 @@ public final class Intake {
                         keep: Bool = true, trueLength: Int? = nil) throws -> IntakeOutcome {
         guard keep else { return .rejected(reason: reason, quarantineId: 0) }
         return try store.write {
-            let id = try store.quarantine(body: body, reason: reason, source: source, receivedDate: receivedAt, bodySHA256: digest,
-                                          trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes)
-            try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: reason))
-            return .rejected(reason: reason, quarantineId: id)
+            let kept = try store.quarantine(body: body, reason: reason, source: source, receivedDate: receivedAt, bodySHA256: digest,
+                                            trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes)
+            // The feed says when the quarantine is past its budget and kept only the digest.
+            let detail = kept.bodyKept ? reason : reason + " [body not kept: quarantine over its budget]"
+            try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail))
+            return .rejected(reason: reason, quarantineId: kept.id)
         }
     }
 

@@ -73,6 +73,20 @@ public final class Operations {
         }
     }
 
+    /// Deletes quarantine entries last seen before `before`, audited with how many and how
+    /// many body bytes went. The one way quarantined bodies are ever deleted.
+    public func purgeQuarantine(before: Millis, reason: String, now: Millis = DateText.nowMillis()) throws -> (entries: Int, bytes: Int64) {
+        let reason = try requireReason(reason)
+        guard before <= now else { throw OperationError("--before \(DateText.iso(before)) is in the future") }
+        return try store.write {
+            let purged = try store.purgeQuarantine(before: before)
+            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "quarantine_purge", target: nil,
+                                             reason: reason, outcome: "\(purged.entries) entries deleted",
+                                             detail: "last seen before \(DateText.iso(before)); \(purged.bytes) body bytes"))
+            return purged
+        }
+    }
+
     /// Ends an override before its time.
     public func lift(overrideId: Int64, reason: String, now: Millis = DateText.nowMillis()) throws -> Override {
         let reason = try requireReason(reason)

@@ -32,6 +32,15 @@ public enum SecretFile {
         return trimmed
     }
 
+    /// Why a file that decides what subdesk trusts (the config file, a root certificate)
+    /// is unsafe, or nil: anyone who can write it can make subdesk accept forged notifications.
+    public static func trustProblem(_ path: String, what: String) -> String? {
+        guard let mode = permissions(path), mode & 0o022 != 0 else { return nil }
+        let who = mode & 0o002 != 0 ? "every user" : "its group"
+        return "\(what) \(path.escapingControlCharacters()) can be written by \(who) (mode \(String(mode & 0o777, radix: 8))), "
+            + "who could then decide which notifications are trusted; chmod go-w it"
+    }
+
     static func permissions(_ path: String) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int
     }

@@ -347,13 +347,13 @@ public final class Store {
     ///     digest, length and count of a new body are kept.
     @discardableResult
     public func quarantine(body: Data, reason: String, source: String?, receivedDate: Millis, bodySHA256: String,
-                           trueLength: Int? = nil, budgetBytes: Int64? = nil) throws -> Int64 {
+                           trueLength: Int? = nil, budgetBytes: Int64? = nil) throws -> (id: Int64, bodyKept: Bool) {
         if let seen = try db.first("""
             SELECT id FROM quarantine WHERE body_sha256 = ? AND resolved_ms IS NULL AND reason = ? ORDER BY id LIMIT 1
             """, [bodySHA256, reason], { $0.int64(0) }) {
             try db.run("UPDATE quarantine SET times_seen = times_seen + 1, last_seen_ms = ?, source = ? WHERE id = ?",
                        [receivedDate, source, seen])
-            return seen
+            return (seen, true)
         }
         var kept = body
         if let budgetBytes, try quarantineKeptBytes() + Int64(body.count) > budgetBytes { kept = Data() }
@@ -361,7 +361,7 @@ public final class Store {
             INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
             VALUES (?,?,?,?,?,?,1,?)
             """, [receivedDate, reason, kept, bodySHA256, source, trueLength ?? body.count, receivedDate])
-        return db.lastInsertRowID
+        return (db.lastInsertRowID, kept.count == body.count)
     }
 
     /// The body bytes the quarantine keeps, resolved entries included.

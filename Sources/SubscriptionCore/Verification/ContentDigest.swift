@@ -15,8 +15,41 @@ public enum ContentDigest {
     }
 
     public static func sha256Hex(_ data: Data) -> String {
-        let digest = sha256(data)
-        return String(unsafeUninitializedCapacity: 2 * digest.count) { out in
+        hex(sha256(data))
+    }
+
+    /// SHA-256 of a body read in pieces, for bodies too large to hold (CGI reads past the
+    /// size limit only to digest and count what arrives).
+    public final class Streaming {
+        private let context: OpaquePointer?
+
+        public init() {
+            context = EVP_MD_CTX_new()
+            if let context { EVP_DigestInit_ex(context, EVP_sha256(), nil) }
+        }
+
+        deinit { EVP_MD_CTX_free(context) }
+
+        public func update(_ bytes: UnsafeRawBufferPointer) {
+            guard let context, !bytes.isEmpty else { return }
+            EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
+        }
+
+        public func update(_ data: Data) { data.withUnsafeBytes { update($0) } }
+
+        /// The digest in hex; the hasher is spent afterwards.
+        public func finishHex() -> String {
+            var out = Data(count: Int(SHA256_DIGEST_LENGTH))
+            var length: UInt32 = 0
+            out.withUnsafeMutableBytes { o in
+                _ = EVP_DigestFinal_ex(context, o.baseAddress?.assumingMemoryBound(to: UInt8.self), &length)
+            }
+            return ContentDigest.hex(out)
+        }
+    }
+
+    static func hex(_ digest: Data) -> String {
+        String(unsafeUninitializedCapacity: 2 * digest.count) { out in
             for (k, b) in digest.enumerated() {
                 out[2 * k] = hexDigits[Int(b >> 4)]
                 out[2 * k + 1] = hexDigits[Int(b & 15)]
