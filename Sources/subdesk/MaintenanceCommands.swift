@@ -70,12 +70,12 @@ enum MaintenanceCommands {
                 let budget: Int64? = (try? context.intakePolicy()).map { $0.quarantineBudgetBytes } ?? IntakePolicy.defaultQuarantineBudgetBytes
                 if let budget {
                     let over = kept >= budget
-                    add("quarantine size", over ? "warn" : "ok", "\(kept >> 20) MiB of bodies kept, budget \(budget >> 20) MiB"
+                    add("kept bodies", over ? "warn" : "ok", "\(mebibytes(kept)) of rejected bodies kept, quarantine budget \(mebibytes(budget))"
                         + (over ? ": over budget, new rejected bodies keep only digest, length and count "
                             + "(subdesk quarantine purge --before DATE, or raise quarantine_budget_mb)" : ""))
                 }
                 let partial = try store.quarantineEntriesWithoutWholeBody()
-                if partial > 0 { add("quarantine bodies", "warn", "\(partial) entries keep only a prefix or a digest of their body") }
+                if partial > 0 { add("partial bodies", "warn", "\(partial) entries keep only a prefix or a digest of their body") }
             } catch {
                 add("store", "fail", "\(error)")
             }
@@ -114,6 +114,11 @@ enum MaintenanceCommands {
             }
         }
         return checks.contains { $0.level == "fail" } ? 1 : 0
+    }
+
+    /// `0.3 MiB`, `256 MiB`.
+    static func mebibytes(_ bytes: Int64) -> String {
+        bytes >= 10 << 20 ? "\(bytes >> 20) MiB" : String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
     }
 
     static func backup(_ context: Context) throws -> Int32 {
