@@ -37,6 +37,19 @@ final class SafeTextTests: XCTestCase {
         }
     }
 
+    /// Characters that draw nothing make two ids look alike and shift terminal cells.
+    func testInvisibleFormatCharactersBecomeVisible() {
+        XCTAssertEqual(SafeText.sanitize("user-10\u{200B}01"), "user-10\\u{200B}01")
+        XCTAssertNotEqual(SafeText.sanitize("user-10\u{200B}01"), SafeText.sanitize("user-1001"))
+        for value: UInt32 in [0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x061C, 0x2060, 0x2061, 0x2064, 0xFEFF, 0x00AD, 0xE0041, 0x180E] {
+            let text = "a" + String(Character(Unicode.Scalar(value)!)) + "b"
+            XCTAssertFalse(SafeText.isSafe(text), String(value, radix: 16))
+            XCTAssertEqual(SafeText.sanitize(text), "a\\u{" + String(format: value > 0xFF ? "%04X" : "%02X", value) + "}b")
+        }
+        // Visible non-ASCII text is untouched: accents, CJK, emoji, NBSP, combining marks.
+        for text in ["café", "漢字かな", "🎉", "a\u{A0}b", "e\u{301}", "ا"] { XCTAssertTrue(SafeText.isSafe(text), text) }
+    }
+
     func testSanitizingTwiceChangesNothing() {
         let once = SafeText.sanitize("a\u{1B}b\\e\u{202E}")
         XCTAssertEqual(SafeText.sanitize(once), once)

@@ -10,9 +10,10 @@ public enum SafeText {
     /// Replaces control and bidi-override scalars with visible escapes.
     ///
     /// C0 controls, DEL and C1 controls (U+0080–U+009F) become `\e`, `\n`,
-    /// `\r`, `\t`, `\x07`-style escapes; bidi embeddings, overrides and
-    /// isolates (U+202A–U+202E, U+2066–U+2069) and the line/paragraph
-    /// separators (U+2028, U+2029) become `\u{202E}`-style escapes.
+    /// `\r`, `\t`, `\x07`-style escapes; format characters (bidi embeddings,
+    /// overrides and isolates, zero-width spaces and joiners, LRM/RLM/ALM, the
+    /// BOM: every scalar of category Cf) and the line/paragraph separators
+    /// (U+2028, U+2029) become `\u{200B}`-style escapes.
     /// Backslashes are left alone, so sanitizing twice changes nothing.
     public static func sanitize(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
@@ -36,10 +37,16 @@ public enum SafeText {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F:
             return true
-        case 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029:
+        case 0xA0..<0xAD:
+            return false
+        case 0x2028, 0x2029:
             return true
         default:
-            return false
+            // Format characters (Cf) draw nothing: zero-width spaces and joiners, LRM/RLM/ALM,
+            // bidi embeddings, overrides and isolates, word joiners, the BOM, tag characters.
+            // Left raw they make two different ids look alike, and a joiner makes some
+            // terminals merge cells, which shifts every column after it.
+            return scalar.value > 0x7F && scalar.properties.generalCategory == .format
         }
     }
 
