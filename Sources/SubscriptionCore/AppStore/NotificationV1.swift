@@ -40,9 +40,37 @@ public struct NotificationV1: Sendable {
         }
         let newest = max(autoRenewStatusChangeDate ?? 0, ReceiptInfo.newestDate(decoded))
         versionDate = newest
-        transactions = decoded.map { var t = $0; t.signedDate = newest; return t }
+        // Two bodies about the same latest purchase tie on every date they carry; what the
+        // type says happened decides between them (a failure to renew comes after the renewal).
+        let order = newest + NotificationV1.lifecycleRank(notificationType)
+        transactions = decoded.map { var t = $0; t.signedDate = newest; t.notificationSignedDate = order; return t }
         renewals = try (receipt.objects("pending_renewal_info") ?? []).map {
-            try ReceiptInfo.renewal($0, environment: receiptEnvironment, defaultAutoRenewStatus: autoRenew, signedDate: newest)
+            var r = try ReceiptInfo.renewal($0, environment: receiptEnvironment, defaultAutoRenewStatus: autoRenew, signedDate: newest)
+            r.notificationSignedDate = order
+            return r
         }
+    }
+
+    /// Where a type's event falls after the latest purchase the body names: the purchase
+    /// itself (0), a change of preference about the next renewal (1), the period ending
+    /// without a renewal (2), the purchase being refunded or revoked (3). Added in
+    /// milliseconds to the body's newest date, it orders bodies that name the same purchase.
+    public static func lifecycleRank(_ type: String) -> Millis {
+        switch type {
+        case "INITIAL_BUY", "RENEWAL", "INTERACTIVE_RENEWAL", "DID_RENEW", "DID_RECOVER": return 0
+        case "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS", "PRICE_INCREASE_CONSENT", "CONSUMPTION_REQUEST": return 1
+        case "CANCEL", "DID_FAIL_TO_RENEW": return 2
+        case "REFUND", "REVOKE": return 3
+        default: return 1
+        }
+    }
+
+    /// The auto-renewable subscription the body is about: the body's own
+    /// `original_transaction_id` when it has one, else that of its newest receipt entry with
+    /// an expiry (entries without one are other purchases), else of its pending renewal info.
+    public func subscriptionOriginalTransactionId(explicit: String?) -> String? {
+        explicit
+            ?? transactions.filter { $0.expiresDate != nil }.max(by: StateDerivation.purchaseOrder)?.originalTransactionId
+            ?? renewals.first?.originalTransactionId
     }
 }

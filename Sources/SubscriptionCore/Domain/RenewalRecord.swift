@@ -17,13 +17,17 @@ public struct RenewalRecord: Equatable, Sendable {
     public var currency: String?
     public var environment: AppStoreEnvironment
     public var signedDate: Millis
+    /// The signedDate of the notification that carried this version (see TransactionRecord).
+    public var notificationSignedDate: Millis?
 
     public init(originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
                 autoRenewStatus: Bool = true, expirationIntent: Int? = nil, isInBillingRetryPeriod: Bool = false,
                 gracePeriodExpiresDate: Millis? = nil, priceIncreaseStatus: Int? = nil,
                 offerType: Int? = nil, offerIdentifier: String? = nil, renewalDate: Millis? = nil,
                 renewalPrice: Int64? = nil, currency: String? = nil,
-                environment: AppStoreEnvironment = .production, signedDate: Millis) {
+                environment: AppStoreEnvironment = .production, signedDate: Millis,
+                notificationSignedDate: Millis? = nil) {
+        self.notificationSignedDate = notificationSignedDate
         self.originalTransactionId = originalTransactionId
         self.productId = productId
         self.autoRenewProductId = autoRenewProductId
@@ -41,10 +45,13 @@ public struct RenewalRecord: Equatable, Sendable {
         self.signedDate = signedDate
     }
 
-    /// Newer signedDate wins; ties break on content so arrival order never matters.
+    /// Versions are totally ordered (see `RecordVersionOrder`): signedDate, then the
+    /// enclosing notification's signedDate, then content, so arrival order never matters.
     public func supersedes(_ other: RenewalRecord) -> Bool {
-        if signedDate != other.signedDate { return signedDate > other.signedDate }
-        return String(describing: self) > String(describing: other)
+        if let decided = RecordVersionOrder.byDates(signedDate, notificationSignedDate, other.signedDate, other.notificationSignedDate) {
+            return decided
+        }
+        return RecordVersionOrder.contentKey(self) > RecordVersionOrder.contentKey(other)
     }
 }
 

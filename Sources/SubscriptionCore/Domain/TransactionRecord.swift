@@ -28,6 +28,10 @@ public struct TransactionRecord: Equatable, Sendable {
     public var appAccountToken: String?
     /// When Apple signed this version of the transaction; newer versions win.
     public var signedDate: Millis
+    /// The signedDate of the notification that carried this version (for V1 bodies, the
+    /// order their own facts give); breaks ties between versions signed at the same time.
+    /// Nil for versions from API responses.
+    public var notificationSignedDate: Millis?
     public var webOrderLineItemId: String?
     public var bundleId: String?
     public var type: String?
@@ -41,7 +45,9 @@ public struct TransactionRecord: Equatable, Sendable {
                 ownershipType: String = "PURCHASED", transactionReason: String? = nil,
                 price: Int64? = nil, currency: String? = nil, environment: AppStoreEnvironment = .production,
                 appAccountToken: String? = nil, signedDate: Millis, webOrderLineItemId: String? = nil,
-                bundleId: String? = nil, type: String? = nil, storefront: String? = nil) {
+                bundleId: String? = nil, type: String? = nil, storefront: String? = nil,
+                notificationSignedDate: Millis? = nil) {
+        self.notificationSignedDate = notificationSignedDate
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId
@@ -73,13 +79,18 @@ public struct TransactionRecord: Equatable, Sendable {
     public var isFreeTrial: Bool { offerType == 1 && offerDiscountType == "FREE_TRIAL" }
     public var isIntroductoryOffer: Bool { offerType == 1 }
 
-    /// Whether `self` should replace `other` as the stored version of the same transaction:
-    /// a newer signedDate wins; on a tie the more final version (revoked, then upgraded)
-    /// wins, so the outcome never depends on arrival order.
+    /// Whether `self` should replace `other` as the stored version of the same transaction.
+    /// Versions are totally ordered (see `RecordVersionOrder`): signedDate, then the
+    /// enclosing notification's signedDate, then the more final content (revoked, then
+    /// upgraded, then the later expiry), then every other field; so the outcome never
+    /// depends on arrival order.
     public func supersedes(_ other: TransactionRecord) -> Bool {
-        if signedDate != other.signedDate { return signedDate > other.signedDate }
+        if let decided = RecordVersionOrder.byDates(signedDate, notificationSignedDate, other.signedDate, other.notificationSignedDate) {
+            return decided
+        }
         if (revocationDate != nil) != (other.revocationDate != nil) { return revocationDate != nil }
         if isUpgraded != other.isUpgraded { return isUpgraded }
-        return (expiresDate ?? 0) > (other.expiresDate ?? 0)
+        if (expiresDate ?? 0) != (other.expiresDate ?? 0) { return (expiresDate ?? 0) > (other.expiresDate ?? 0) }
+        return RecordVersionOrder.contentKey(self) > RecordVersionOrder.contentKey(other)
     }
 }

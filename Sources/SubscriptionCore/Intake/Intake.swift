@@ -222,13 +222,15 @@ public final class Intake {
         let context = SignedRecordChecks.Context(environment: payload.environment, owner: "the notification's")
         var nested: [(text: String, pieces: JWSPieces)] = []
         if let signed = payload.data?.signedTransactionInfo {
-            let checked = try checks.transactionAndPieces(signed, field: "signedTransactionInfo", in: context)
+            var checked = try checks.transactionAndPieces(signed, field: "signedTransactionInfo", in: context)
+            checked.record.notificationSignedDate = payload.signedDate
             transactions.append(checked.record)
             if let p = checked.pieces { nested.append((signed, p)) }
         }
         if let signed = payload.data?.signedRenewalInfo {
             let expected = transactions.first.map { (id: $0.originalTransactionId, source: "signedTransactionInfo") }
-            let checked = try checks.renewalAndPieces(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected)
+            var checked = try checks.renewalAndPieces(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected)
+            checked.record.notificationSignedDate = payload.signedDate
             renewals.append(checked.record)
             if let p = checked.pieces { nested.append((signed, p)) }
         }
@@ -260,11 +262,10 @@ public final class Intake {
         // Stores written before keep ids from the raw body's digest; both are looked up.
         let uuid = "v1-" + Intake.canonicalDigest(json, fallback: digest)
         let legacy = "v1-" + digest
-        let main = (try json.stringOrNumber("original_transaction_id"))
-            ?? v1.transactions.max(by: StateDerivation.purchaseOrder)?.originalTransactionId
+        let main = v1.subscriptionOriginalTransactionId(explicit: try json.stringOrNumber("original_transaction_id"))
         let latest = v1.transactions.filter { $0.originalTransactionId == main }.max(by: StateDerivation.purchaseOrder)
         let event = NotificationEvent(notificationUUID: uuid, version: 1, type: v1.notificationType, subtype: nil,
-                                      signedDate: v1.versionDate, originalTransactionId: main,
+                                      signedDate: v1.versionDate + NotificationV1.lifecycleRank(v1.notificationType), originalTransactionId: main,
                                       transactionId: latest?.transactionId, productId: latest?.productId,
                                       environment: v1.environment.rawValue)
         let duplicate = try store.notificationDigest(uuid: uuid) != nil
@@ -308,30 +309,30 @@ public final class Intake {
     @discardableResult
     private func mergeRecords(_ transactions: [TransactionRecord], _ renewals: [RenewalRecord],
                               alsoRederive extra: String?, now: Millis) throws -> [String] {
-        var touched: [String: String?] = [:]   // originalTransactionId -> appAccountToken
+        // A version that loses to the stored one (older, or behind it in RecordVersionOrder)
+        // changes nothing: the subscription is re-derived from the winning versions only, and
+        // its owner follows the token they carry.
+        var touched = Set<String>()
         for t in transactions {
-            // An older signed version never overwrites newer state.
             if let stored = try store.transaction(id: t.transactionId), !t.supersedes(stored) {} else {
                 try store.putTransaction(t)
             }
-            if Intake.isSubscription(t) {
-                touched[t.originalTransactionId] = (touched[t.originalTransactionId] ?? nil) ?? t.appAccountToken
-            }
+            if Intake.isSubscription(t) { touched.insert(t.originalTransactionId) }
         }
         for r in renewals {
             if let stored = try store.renewal(originalTransactionId: r.originalTransactionId), !r.supersedes(stored) {} else {
                 try store.putRenewal(r)
             }
-            if touched[r.originalTransactionId] == nil { touched[r.originalTransactionId] = .some(nil) }
+            touched.insert(r.originalTransactionId)
         }
-        if let otid = extra, touched[otid] == nil, try store.subscription(originalTransactionId: otid) != nil {
-            touched[otid] = .some(nil)
+        if let otid = extra, !touched.contains(otid), try store.subscription(originalTransactionId: otid) != nil {
+            touched.insert(otid)
         }
-        let ordered = touched.sorted { $0.key < $1.key }
-        for (otid, token) in ordered {
-            try rederive(otid, appAccountToken: token, now: now)
+        let ordered = touched.sorted()
+        for otid in ordered {
+            try rederive(otid, now: now)
         }
-        return ordered.map(\.key)
+        return ordered
     }
 
     /// Re-derives one subscription from its whole stored history and saves the result.
@@ -344,9 +345,13 @@ public final class Intake {
                             metrics: MetricContributions.of(transactions: history.transactions, events: history.events))
     }
 
+    /// Whether a transaction belongs to an auto-renewable subscription: by its `type` when
+    /// it has one (V2), else by having an expiry (a V1 receipt entry without one is a
+    /// consumable, non-consumable or non-renewing purchase).
     static func isSubscription(_ t: TransactionRecord) -> Bool {
         switch t.type {
         case "Consumable", "Non-Consumable", "Non-Renewing Subscription": return false
+        case nil: return t.expiresDate != nil
         default: return true
         }
     }

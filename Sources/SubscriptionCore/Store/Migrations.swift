@@ -248,6 +248,12 @@ enum Migrations {
         UPDATE quarantine SET body_bytes = length(body), last_seen_ms = received_ms;
         CREATE INDEX quarantine_digest ON quarantine(body_sha256, resolved_ms);
         """),
+        (7, """
+        -- The signedDate of the notification that carried each stored version: the second
+        -- key of the order on versions (RecordVersionOrder), after the record's own.
+        ALTER TABLE transactions ADD COLUMN notification_signed_ms INTEGER;
+        ALTER TABLE renewal_info ADD COLUMN notification_signed_ms INTEGER;
+        """),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

@@ -453,7 +453,7 @@ public final class Store {
         transaction_id, original_transaction_id, product_id, subscription_group, purchase_ms, original_purchase_ms,
         expires_ms, revocation_ms, revocation_reason, is_upgraded, offer_type, offer_identifier, offer_discount_type,
         ownership, transaction_reason, price, currency, environment, app_account_token, signed_ms,
-        web_order_line_item_id, bundle_id, type, storefront
+        web_order_line_item_id, bundle_id, type, storefront, notification_signed_ms
         """
 
     static func transaction(_ r: SQLRow) -> TransactionRecord {
@@ -467,7 +467,7 @@ public final class Store {
             transactionReason: r.optionalString(14), price: r.optionalInt64(15), currency: r.optionalString(16),
             environment: AppStoreEnvironment(rawValue: r.string(17)), appAccountToken: r.optionalString(18),
             signedDate: r.int64(19), webOrderLineItemId: r.optionalString(20), bundleId: r.optionalString(21),
-            type: r.optionalString(22), storefront: r.optionalString(23))
+            type: r.optionalString(22), storefront: r.optionalString(23), notificationSignedDate: r.optionalInt64(24))
     }
 
     public func transaction(id: String) throws -> TransactionRecord? {
@@ -480,7 +480,7 @@ public final class Store {
                   t.purchaseDate, t.originalPurchaseDate, t.expiresDate, t.revocationDate, t.revocationReason,
                   t.isUpgraded, t.offerType, t.offerIdentifier, t.offerDiscountType, t.ownershipType,
                   t.transactionReason, t.price, t.currency, t.environment.rawValue, t.appAccountToken,
-                  t.signedDate, t.webOrderLineItemId, t.bundleId, t.type, t.storefront])
+                  t.signedDate, t.webOrderLineItemId, t.bundleId, t.type, t.storefront, t.notificationSignedDate])
     }
 
     // Statements built once: interpolating the column lists on every call costs more than running them.
@@ -488,12 +488,12 @@ public final class Store {
     static let selectTransactionsOf = "SELECT \(transactionColumns) FROM transactions WHERE original_transaction_id = ?"
     static let upsertTransaction = """
         INSERT INTO transactions (\(transactionColumns))
-        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
         ON CONFLICT (transaction_id) DO UPDATE SET \(transactionUpdates)
         """
     static let selectRenewal = "SELECT \(renewalColumns) FROM renewal_info WHERE original_transaction_id = ?"
     static let upsertRenewal = """
-        INSERT INTO renewal_info (\(renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+        INSERT INTO renewal_info (\(renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
         ON CONFLICT (original_transaction_id) DO UPDATE SET \(renewalUpdates)
         """
     static let selectEventsOf = """
@@ -503,7 +503,7 @@ public final class Store {
     static let renewalColumns = """
         original_transaction_id, product_id, auto_renew_product_id, auto_renew, expiration_intent, billing_retry,
         grace_expires_ms, price_increase_status, offer_type, offer_identifier, renewal_ms, renewal_price, currency,
-        environment, signed_ms
+        environment, signed_ms, notification_signed_ms
         """
 
     public func renewal(originalTransactionId: String) throws -> RenewalRecord? {
@@ -515,14 +515,15 @@ public final class Store {
                           offerType: r.optionalInt(8), offerIdentifier: r.optionalString(9),
                           renewalDate: r.optionalInt64(10), renewalPrice: r.optionalInt64(11),
                           currency: r.optionalString(12), environment: AppStoreEnvironment(rawValue: r.string(13)),
-                          signedDate: r.int64(14))
+                          signedDate: r.int64(14), notificationSignedDate: r.optionalInt64(15))
         }
     }
 
     public func putRenewal(_ r: RenewalRecord) throws {
         try db.run(Store.upsertRenewal, [r.originalTransactionId, r.productId, r.autoRenewProductId, r.autoRenewStatus, r.expirationIntent,
                   r.isInBillingRetryPeriod, r.gracePeriodExpiresDate, r.priceIncreaseStatus, r.offerType,
-                  r.offerIdentifier, r.renewalDate, r.renewalPrice, r.currency, r.environment.rawValue, r.signedDate])
+                  r.offerIdentifier, r.renewalDate, r.renewalPrice, r.currency, r.environment.rawValue, r.signedDate,
+                  r.notificationSignedDate])
     }
 
     /// Everything stored about one subscription.
