@@ -53,12 +53,23 @@ enum ListCommands {
     static func search(_ context: Context) throws -> Int32 {
         guard let text = context.arguments.positionals.first else { throw UsageError("search needs TEXT (see subdesk search --help)") }
         let store = try context.openStore(mode: .reading)
-        let rows = try store.search(text, limit: try context.arguments.int("limit") ?? 50)
+        let limit = try context.arguments.int("limit") ?? 50
+        let rows = try store.search(text, limit: limit)
+        let purchases = try store.searchPurchases(text, limit: limit)
         if context.wantsJSON {
-            Output.json(rows.map(row))
+            // Subscriptions as before; purchases that are no subscription follow, marked as such.
+            Output.json(rows.map(row) + purchases.map { p -> [String: Any] in
+                var o = p.jsonObject()
+                o["kind"] = "purchase"
+                return o
+            })
             return 0
         }
-        if rows.isEmpty { Output.line("no subscriptions match \(SafeText.sanitize(text))"); return 0 }
+        for p in purchases { Output.line(ShowCommand.describePurchase(p)) }
+        if rows.isEmpty {
+            if purchases.isEmpty { Output.line("no subscriptions or purchases match \(SafeText.sanitize(text))") }
+            return 0
+        }
         Output.line(pad(["ORIGINAL TX", "USER", "PRODUCT", "STATUS", "EXPIRES (UTC)", "ENV"], [18, 16, 22, 14, 17, 10]))
         for r in rows {
             Output.line(pad([r.state.originalTransactionId, r.subscriber.userId ?? "-", r.state.productId, r.state.status.name,

@@ -9,7 +9,10 @@ enum ShowCommand {
     Shows a subscriber and each of their subscriptions as of now: status, entitlement,
     expiry, renewal preference, grace period, billing retry, expiration intent, offer,
     ownership, environment, and the transaction timeline. ID is a user id, an
-    appAccountToken, an originalTransactionId or a transactionId. Exits 2 when unknown.
+    appAccountToken, an originalTransactionId or a transactionId; the ids of a one-time
+    purchase (consumable, non-consumable, non-renewing) show that purchase. With --json,
+    each subscription lists every stored field of its transactions and renewal info.
+    Exits 2 when unknown.
     """
 
     static func run(_ context: Context) throws -> Int32 {
@@ -19,8 +22,19 @@ enum ShowCommand {
         let store = try context.openStore(mode: .reading)
         let now = DateText.nowMillis()
         guard let report = try SubscriberReport.load(store: store, id: id, now: now) else {
-            Output.error("no subscriber, subscription or transaction matches \(SafeText.sanitize(id))")
-            return 2
+            // A one-time purchase (consumable, non-consumable, non-renewing) is no subscription.
+            let purchases = try store.purchases(id: id)
+            guard !purchases.isEmpty else {
+                if context.wantsJSON { Output.json(["error": "no subscriber, subscription, purchase or transaction matches \(id)"]) }
+                Output.error("no subscriber, subscription, purchase or transaction matches \(SafeText.sanitize(id))")
+                return 2
+            }
+            if context.wantsJSON {
+                Output.json(["purchases": purchases.map { $0.jsonObject() }])
+            } else {
+                for p in purchases { Output.line(describePurchase(p)) }
+            }
+            return 0
         }
         if context.wantsJSON {
             Output.json(report.jsonObject())
@@ -28,6 +42,19 @@ enum ShowCommand {
             Output.line(render(report, now: now))
         }
         return 0
+    }
+
+    /// `Purchase 1000000999  app.lifetime.unlock  Non-Consumable  purchased 2026-05-31 00:00 UTC ...`
+    static func describePurchase(_ p: TransactionRecord) -> String {
+        var text = "Purchase \(SafeText.sanitize(p.transactionId))  \(SafeText.sanitize(p.productId))  "
+            + "\(SafeText.sanitize(p.type ?? "one-time purchase"))  purchased \(DateText.minute(p.purchaseDate)) UTC"
+        if p.originalTransactionId != p.transactionId { text += "  original \(SafeText.sanitize(p.originalTransactionId))" }
+        if let price = p.price, let currency = p.currency {
+            text += "  " + String(format: "%.2f", Double(price) / 1000) + " " + SafeText.sanitize(currency)
+        }
+        if let r = p.revocationDate { text += "  REFUNDED \(DateText.minute(r)) UTC" + (p.revocationReason.map { " (reason \($0))" } ?? "") }
+        text += "  \(p.ownershipType) · \(p.environment.rawValue)"
+        return text
     }
 
     static func render(_ report: SubscriberReport, now: Millis) -> String {

@@ -78,6 +78,8 @@ extension SubscriptionReport {
         o["entitled"] = entitlement.entitled
         o["appleEntitled"] = entitlement.appleEntitled
         o["override"] = entitlement.override?.jsonObject() ?? NSNull()
+        o["transactions"] = history.transactions.sorted(by: StateDerivation.purchaseOrder).map { $0.jsonObject() }
+        o["renewalInfo"] = history.renewal?.jsonObject() ?? NSNull()
         o["timeline"] = timeline.map { e -> [String: Any] in
             var line: [String: Any] = ["date": DateText.iso(e.date), "kind": e.kind, "detail": e.detail]
             if let r = e.reference { line["reference"] = r }
@@ -154,7 +156,7 @@ public enum JSONText {
     }
 
     static func isInvisible(_ c: Unicode.Scalar) -> Bool {
-        (0x80...0x9F).contains(c.value) || (0x202A...0x202E).contains(c.value) || (0x2066...0x2069).contains(c.value)
-            || c.value == 0x2028 || c.value == 0x2029
+        c.value >= 0x80 && ((0x80...0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029
+            || c.properties.generalCategory == .format)
     }
 }

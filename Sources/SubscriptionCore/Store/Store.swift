@@ -814,6 +814,27 @@ public final class Store {
             """, [otid]) { Store.subscriber($0) }
     }
 
+    /// Transactions that belong to no subscription (consumables, non-consumables, non-renewing
+    /// purchases) whose transactionId or originalTransactionId is `id`.
+    public func purchases(id: String) throws -> [TransactionRecord] {
+        try db.rows("""
+            SELECT \(Store.transactionColumns) FROM transactions t
+            WHERE (t.transaction_id = ?1 OR t.original_transaction_id = ?1)
+              AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = t.original_transaction_id)
+            ORDER BY t.purchase_ms, t.transaction_id
+            """, [id], Store.transaction)
+    }
+
+    /// Purchases (as `purchases(id:)`) whose transactionId starts with `prefix`.
+    public func searchPurchases(_ prefix: String, limit: Int = 50) throws -> [TransactionRecord] {
+        try db.rows("""
+            SELECT \(Store.transactionColumns) FROM transactions t
+            WHERE t.transaction_id >= ?1 AND t.transaction_id < ?2
+              AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = t.original_transaction_id)
+            ORDER BY t.transaction_id LIMIT ?3
+            """, [prefix, prefix + "\u{10FFFF}", limit], Store.transaction)
+    }
+
     /// Subscriptions whose ids, token, user id or product start with `text`.
     public func search(_ text: String, limit: Int = 50) throws -> [SubscriptionRow] {
         let prefix = text + "%"
