@@ -72,7 +72,7 @@ enum IngestCommand {
                         repeat {
                             let body = bodies[index]
                             let where_ = bodies.count > 1 ? "\(label):\(body.line)" : label
-                            switch try intake.ingest(body.data, source: where_) {
+                            switch try intake.ingest(ExportedBody.unwrap(body.data), source: where_) {
                             case .stored: counts.stored += 1
                             case .duplicate: counts.duplicates += 1
                             case .rejected(let reason, let id):

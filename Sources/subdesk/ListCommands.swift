@@ -15,8 +15,11 @@ enum ListCommands {
     usage: subdesk notifications [--since DATE] [--limit N] [--json | --ndjson]
 
     Lists stored notifications, newest first. DATE is 2026-11-16, 2026-11-16T09:14 (UTC),
-    or a relative offset like -2h or -7d. --ndjson prints the raw bodies, oldest first,
-    one per line, exactly as received (ready for `subdesk ingest`).
+    or a relative offset like -2h or -7d. --ndjson prints the bodies, oldest first, one
+    per line, ready for `subdesk ingest`: a body on one line as received, and a body that
+    spans lines (a pretty-printed V1 body) as {"subdeskExportedBody": "<the body as a JSON
+    string>"}, which `subdesk ingest` unwraps into the very same bytes. --limit (100 by
+    default) caps how many; give a large one to export a whole store.
     """
 
     static let quarantineHelp = """
@@ -84,7 +87,7 @@ enum ListCommands {
         let list = try store.notifications(since: since, limit: try context.arguments.int("limit") ?? 100)
         if context.arguments.has("ndjson") {
             for n in list.reversed() {
-                FileHandle.standardOutput.write(n.body)
+                FileHandle.standardOutput.write(ExportedBody.line(n.body))
                 FileHandle.standardOutput.write(Data("\n".utf8))
             }
             return 0

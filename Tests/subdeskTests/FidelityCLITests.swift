@@ -43,3 +43,56 @@ final class FidelityCLITests: SubdeskTestCase {
         XCTAssertNotNil((try? JSONSerialization.jsonObject(with: Data(unknown.stdout.utf8)) as? [String: Any])?["error"], unknown.stdout)
     }
 }
+
+extension FidelityCLITests {
+    func sqlite(_ db: String, _ sql: String) throws -> String {
+        try runToEnd("/usr/bin/env", ["sqlite3", db, sql]).output
+    }
+
+    /// A store holding V2 bodies and pretty-printed V1 bodies is exported as NDJSON (one
+    /// line per notification) and ingested into a fresh store: the two agree row by row.
+    func testTheNDJSONExportRoundTripsIntoAnIdenticalStore() throws {
+        let a = dir + "/a.db", b = dir + "/b.db"
+        XCTAssertEqual(try run(["demo", "--no-dashboard", "--db", a, "--copies", "1"]).status, 0)
+        let flags = Self.policyFlags + ["--allow-v1"]
+        let now = DateText.nowMillis()
+        for (i, type) in ["INITIAL_BUY", "DID_FAIL_TO_RENEW"].enumerated() {
+            let v1: [String: Any] = [
+                "notification_type": type, "environment": "PROD", "bid": ScenarioBuilder.demoBundleId,
+                "unified_receipt": ["status": 0, "environment": "Production", "latest_receipt": "MIIT\(i)",
+                                    "latest_receipt_info": [["transaction_id": "3000000\(i)", "original_transaction_id": "30000000",
+                                                             "product_id": "app.monthly", "purchase_date_ms": String(now - 86_400_000),
+                                                             "expires_date_ms": String(now - 3_600_000)]],
+                                    "pending_renewal_info": [["original_transaction_id": "30000000", "auto_renew_status": "1",
+                                                              "is_in_billing_retry_period": i == 1 ? "1" : "0"]]] as [String: Any],
+            ]
+            let pretty = try JSONSerialization.data(withJSONObject: v1, options: [.prettyPrinted, .sortedKeys])
+            let r = try run(["ingest", "--db", a] + flags + ["-"], stdin: pretty)
+            XCTAssertEqual(r.status, 0, r.stderr)
+        }
+        let count = Int(try sqlite(a, "SELECT count(*) FROM notifications").trimmingCharacters(in: .whitespacesAndNewlines))!
+        let export = try run(["notifications", "--db", a, "--ndjson", "--limit", "1000000"])
+        let lines = export.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        XCTAssertEqual(lines.count, count, "one line per notification")
+        for line in lines { XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(line.utf8)), String(line.prefix(80))) }
+        XCTAssertEqual(lines.filter { $0.hasPrefix("{\"subdeskExportedBody\":") }.count, 2, "the two pretty-printed bodies are wrapped")
+        let file = dir + "/export.ndjson"
+        try export.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        let ingested = try run(["ingest", "--db", b] + flags + [file])
+        XCTAssertTrue(ingested.stdout.contains("ingested \(count), duplicates 0, rejected 0"), ingested.stdout + ingested.stderr)
+        for query in [
+            "SELECT notification_uuid, version, type, subtype, signed_ms, original_transaction_id, transaction_id, product_id, environment, ownership, body_sha256 FROM notifications ORDER BY notification_uuid",
+            "SELECT \(Store.transactionColumns) FROM transactions ORDER BY transaction_id",
+            "SELECT \(Store.renewalColumns) FROM renewal_info ORDER BY original_transaction_id",
+            "SELECT original_transaction_id, product_id, status, entitled, expires_ms, purchase_ms, auto_renew, grace_expires_ms, billing_retry, expiration_intent, offer_type, ownership, environment, app_account_token, revoked_transactions, last_event_ms FROM subscriptions ORDER BY original_transaction_id",
+            "SELECT original_transaction_id, latest_receipt FROM receipts ORDER BY original_transaction_id",
+        ] {
+            let left = try sqlite(a, query), right = try sqlite(b, query)
+            XCTAssertFalse(left.isEmpty, query)
+            XCTAssertEqual(left, right, query)
+        }
+        // Ingesting the export again is all duplicates.
+        let again = try run(["ingest", "--db", b] + flags + [file])
+        XCTAssertTrue(again.stdout.contains("ingested 0, duplicates \(count), rejected 0"), again.stdout)
+    }
+}
