@@ -8,6 +8,7 @@ public struct NotificationPayloadV2: Equatable, Sendable {
     public var data: NotificationData?
     public var summary: RenewalExtensionSummary?
     public var externalPurchaseToken: ExternalPurchaseToken?
+    public var appData: AppData?
 
     /// The notification's `data` object: which app, which environment, and the nested JWS.
     public struct NotificationData: Equatable, Sendable {
@@ -41,10 +42,35 @@ public struct NotificationPayloadV2: Equatable, Sendable {
         public var bundleId: String?
     }
 
+    /// The `appData` object of RESCIND_CONSENT (and other app-level notifications).
+    public struct AppData: Equatable, Sendable {
+        public var appAppleId: Int64?
+        public var bundleId: String?
+        public var environment: AppStoreEnvironment?
+        public var signedAppTransactionInfo: String?
+    }
+
+    /// Whether the payload carries its app facts in any object subdesk knows (`data`,
+    /// `summary`, `externalPurchaseToken`, `appData`); a validly signed payload in a shape of
+    /// Apple's that is newer than subdesk has none of them, and is kept as it is.
+    public var hasKnownShape: Bool { data != nil || summary != nil || externalPurchaseToken != nil || appData != nil }
+
     /// The bundle id, wherever this type of notification carries it.
-    public var bundleId: String? { data?.bundleId ?? summary?.bundleId ?? externalPurchaseToken?.bundleId }
-    public var environment: AppStoreEnvironment? { data?.environment ?? summary?.environment }
-    public var appAppleId: Int64? { data?.appAppleId ?? summary?.appAppleId ?? externalPurchaseToken?.appAppleId }
+    public var bundleId: String? {
+        data?.bundleId ?? summary?.bundleId ?? externalPurchaseToken?.bundleId ?? appData?.bundleId
+    }
+    /// The environment, wherever this type of notification carries it. An external purchase
+    /// token says it only through its id: `SANDBOX...` ids are Sandbox, the others Production.
+    public var environment: AppStoreEnvironment? {
+        if let e = data?.environment ?? summary?.environment ?? appData?.environment { return e }
+        if let token = externalPurchaseToken {
+            return (token.externalPurchaseId ?? "").uppercased().hasPrefix("SANDBOX") ? .sandbox : .production
+        }
+        return nil
+    }
+    public var appAppleId: Int64? {
+        data?.appAppleId ?? summary?.appAppleId ?? externalPurchaseToken?.appAppleId ?? appData?.appAppleId
+    }
 
     public init(json: JSONFields) throws {
         notificationType = NotificationType(rawValue: try json.requiredString("notificationType"))
@@ -79,6 +105,11 @@ public struct NotificationPayloadV2: Equatable, Sendable {
                 storefrontCountryCodes: try s.strings("storefrontCountryCodes"),
                 succeededCount: try s.int64("succeededCount"),
                 failedCount: try s.int64("failedCount"))
+        }
+        if let a = try json.object("appData") {
+            appData = AppData(appAppleId: try a.int64("appAppleId"), bundleId: try a.string("bundleId"),
+                              environment: try a.string("environment").map(AppStoreEnvironment.init(rawValue:)),
+                              signedAppTransactionInfo: try a.string("signedAppTransactionInfo"))
         }
         if let e = try json.object("externalPurchaseToken") {
             externalPurchaseToken = ExternalPurchaseToken(

@@ -31,7 +31,8 @@ extension TransactionRecord {
             webOrderLineItemId: try json.stringOrNumber("webOrderLineItemId"),
             bundleId: try json.string("bundleId"),
             type: try json.string("type"),
-            storefront: try json.string("storefront"))
+            storefront: try json.string("storefront"),
+            appTransactionId: try json.stringOrNumber("appTransactionId"))
     }
 }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The one total order on versions of a record (a transaction, a subscription's renewal info):
 ///
 /// 1. the record's own `signedDate` (Apple signed the newer version later);
@@ -17,19 +19,26 @@ public enum RecordVersionOrder {
     }
 
     /// Every stored property but the notification's date, each as `name=` then `-` for nil
-    /// or `+value`: a key that orders all versions, and covers fields added later by itself.
+    /// or `+value` (bytes as text): a key that orders all versions, and covers fields added
+    /// later by itself. The carrying notification's UUID comes last, so two versions that
+    /// agree in every field still order the same way whichever arrived first.
     static func contentKey<Record>(_ record: Record) -> String {
         var key = ""
         for child in Mirror(reflecting: record).children where child.label != "notificationSignedDate" {
             key += (child.label ?? "?") + "="
             let value = Mirror(reflecting: child.value)
             if value.displayStyle == .optional {
-                if let some = value.children.first { key += "+" + String(describing: some.value) } else { key += "-" }
+                if let some = value.children.first { key += "+" + text(some.value) } else { key += "-" }
             } else {
-                key += "+" + String(describing: child.value)
+                key += "+" + text(child.value)
             }
             key += "\u{1F}"
         }
         return key
+    }
+
+    private static func text(_ value: Any) -> String {
+        if let data = value as? Data { return String(decoding: data, as: UTF8.self) }
+        return String(describing: value)
     }
 }

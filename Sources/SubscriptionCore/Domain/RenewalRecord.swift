@@ -1,3 +1,5 @@
+import Foundation
+
 /// The pending renewal information of one subscription (what happens at the next renewal).
 public struct RenewalRecord: Equatable, Sendable {
     public var originalTransactionId: String
@@ -19,6 +21,10 @@ public struct RenewalRecord: Equatable, Sendable {
     public var signedDate: Millis
     /// The signedDate of the notification that carried this version (see TransactionRecord).
     public var notificationSignedDate: Millis?
+    /// The notification that carried this version, and the payload of one none carried
+    /// (see TransactionRecord).
+    public var sourceNotificationUUID: String?
+    public var payload: Data?
 
     public init(originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
                 autoRenewStatus: Bool = true, expirationIntent: Int? = nil, isInBillingRetryPeriod: Bool = false,
@@ -26,8 +32,10 @@ public struct RenewalRecord: Equatable, Sendable {
                 offerType: Int? = nil, offerIdentifier: String? = nil, renewalDate: Millis? = nil,
                 renewalPrice: Int64? = nil, currency: String? = nil,
                 environment: AppStoreEnvironment = .production, signedDate: Millis,
-                notificationSignedDate: Millis? = nil) {
+                notificationSignedDate: Millis? = nil, sourceNotificationUUID: String? = nil, payload: Data? = nil) {
         self.notificationSignedDate = notificationSignedDate
+        self.sourceNotificationUUID = sourceNotificationUUID
+        self.payload = payload
         self.originalTransactionId = originalTransactionId
         self.productId = productId
         self.autoRenewProductId = autoRenewProductId

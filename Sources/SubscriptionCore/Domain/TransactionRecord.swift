@@ -1,3 +1,5 @@
+import Foundation
+
 /// One App Store transaction (a purchase, renewal or upgrade) as subdesk keeps it,
 /// whichever wire format it came in.
 public struct TransactionRecord: Equatable, Sendable {
@@ -32,10 +34,18 @@ public struct TransactionRecord: Equatable, Sendable {
     /// order their own facts give); breaks ties between versions signed at the same time.
     /// Nil for versions from API responses.
     public var notificationSignedDate: Millis?
+    /// The notification that carried this version, where Apple's signed payload (every
+    /// field, those subdesk does not type included) can be read again.
+    public var sourceNotificationUUID: String?
+    /// The signed payload's JSON bytes, kept for a version no stored notification carried
+    /// (an App Store Server API response); nil otherwise.
+    public var payload: Data?
     public var webOrderLineItemId: String?
     public var bundleId: String?
     public var type: String?
     public var storefront: String?
+    /// The app download's id; RESCIND_CONSENT names the app transaction, not a purchase.
+    public var appTransactionId: String?
 
     public init(transactionId: String, originalTransactionId: String, productId: String,
                 subscriptionGroupIdentifier: String? = nil, purchaseDate: Millis,
@@ -45,9 +55,11 @@ public struct TransactionRecord: Equatable, Sendable {
                 ownershipType: String = "PURCHASED", transactionReason: String? = nil,
                 price: Int64? = nil, currency: String? = nil, environment: AppStoreEnvironment = .production,
                 appAccountToken: String? = nil, signedDate: Millis, webOrderLineItemId: String? = nil,
-                bundleId: String? = nil, type: String? = nil, storefront: String? = nil,
-                notificationSignedDate: Millis? = nil) {
+                bundleId: String? = nil, type: String? = nil, storefront: String? = nil, appTransactionId: String? = nil,
+                notificationSignedDate: Millis? = nil, sourceNotificationUUID: String? = nil, payload: Data? = nil) {
         self.notificationSignedDate = notificationSignedDate
+        self.sourceNotificationUUID = sourceNotificationUUID
+        self.payload = payload
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId
@@ -72,6 +84,7 @@ public struct TransactionRecord: Equatable, Sendable {
         self.bundleId = bundleId
         self.type = type
         self.storefront = storefront
+        self.appTransactionId = appTransactionId
     }
 
     public var isRevoked: Bool { revocationDate != nil }

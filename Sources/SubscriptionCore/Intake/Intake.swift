@@ -207,12 +207,17 @@ public final class Intake {
         let verified = try verifier.verifiedPieces(jws, field: "signedPayload")
         let payload = try NotificationPayloadV2(json: JSONFields(dictionary: verified.object, path: "signedPayload"))
         let field = "signedPayload"
-        if payload.notificationType != .test || payload.environment != nil {
-            if let p = policy.environmentProblem(payload.environment, field: field) { throw Rejection(reason: p) }
-        }
-        if let p = policy.bundleProblem(payload.bundleId, field: field) { throw Rejection(reason: p) }
-        if let p = policy.appAppleIdProblem(payload.appAppleId, environment: payload.environment, field: field) {
-            throw Rejection(reason: p)
+        // App facts are checked in whichever object carries them (data, summary,
+        // externalPurchaseToken, appData). A validly signed payload in a shape newer than this
+        // subdesk carries none that it knows: it is Apple's, so it is kept, not refused.
+        if payload.hasKnownShape {
+            if payload.notificationType != .test || payload.environment != nil {
+                if let p = policy.environmentProblem(payload.environment, field: field) { throw Rejection(reason: p) }
+            }
+            if let p = policy.bundleProblem(payload.bundleId, field: field) { throw Rejection(reason: p) }
+            if let p = policy.appAppleIdProblem(payload.appAppleId, environment: payload.environment, field: field) {
+                throw Rejection(reason: p)
+            }
         }
         // A UUID stored with other content is refused when applying, inside the write.
 
@@ -224,6 +229,7 @@ public final class Intake {
         if let signed = payload.data?.signedTransactionInfo {
             var checked = try checks.transactionAndPieces(signed, field: "signedTransactionInfo", in: context)
             checked.record.notificationSignedDate = payload.signedDate
+            checked.record.sourceNotificationUUID = payload.notificationUUID
             transactions.append(checked.record)
             if let p = checked.pieces { nested.append((signed, p)) }
         }
@@ -231,14 +237,23 @@ public final class Intake {
             let expected = transactions.first.map { (id: $0.originalTransactionId, source: "signedTransactionInfo") }
             var checked = try checks.renewalAndPieces(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected)
             checked.record.notificationSignedDate = payload.signedDate
+            checked.record.sourceNotificationUUID = payload.notificationUUID
             renewals.append(checked.record)
             if let p = checked.pieces { nested.append((signed, p)) }
+        }
+        // RESCIND_CONSENT names the app transaction (the app's download), verified like any JWS;
+        // the subscription it concerns is the one a stored transaction with that id belongs to.
+        var concerned: String?
+        if let signed = payload.appData?.signedAppTransactionInfo {
+            let app = try checks.appTransactionAndPieces(signed, field: "signedAppTransactionInfo", in: context)
+            if let p = app.pieces { nested.append((signed, p)) }
+            if let id = app.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
         }
         let t = transactions.first
         let event = NotificationEvent(
             notificationUUID: payload.notificationUUID, version: 2, type: payload.notificationType.rawValue,
             subtype: payload.subtype?.rawValue, signedDate: payload.signedDate,
-            originalTransactionId: t?.originalTransactionId ?? renewals.first?.originalTransactionId,
+            originalTransactionId: t?.originalTransactionId ?? renewals.first?.originalTransactionId ?? concerned,
             transactionId: t?.transactionId, productId: t?.productId ?? payload.summary?.productId,
             environment: payload.environment?.rawValue)
         let pieces = keepPieces ? verified.pieces.map { NotificationPieces(outer: $0, nested: nested) } : nil

@@ -14,8 +14,13 @@ struct SignedRecordChecks {
         var owner: String
     }
 
+    /// A transaction from an API response: no stored notification carries it, so its signed
+    /// payload is kept with it.
     func transaction(_ jws: String, field: String, in context: Context) throws -> TransactionRecord {
-        try transactionAndPieces(jws, field: field, in: context).record
+        let checked = try transactionAndPieces(jws, field: field, in: context)
+        var t = checked.record
+        t.payload = checked.pieces?.payload ?? Base64URL.decode(String(jws.split(separator: ".").dropFirst().first ?? ""))
+        return t
     }
 
     /// The transaction, and the decoded pieces of its JWS when the verifier has them.
@@ -30,11 +35,27 @@ struct SignedRecordChecks {
         return (t, verified.pieces)
     }
 
+    /// An app transaction (`signedAppTransactionInfo`): verified like any JWS, its bundle id
+    /// checked, and its environment (`receiptType`) held to the notification's.
+    func appTransactionAndPieces(_ jws: String, field: String, in context: Context) throws
+        -> (appTransactionId: String?, pieces: JWSPieces?) {
+        let verified = try verifier.verifiedPieces(jws, field: field)
+        let json = JSONFields(dictionary: verified.object, path: field)
+        if let p = policy.bundleProblem(try json.string("bundleId"), field: field) { throw Rejection(reason: p) }
+        if let env = context.environment, let receiptType = try json.string("receiptType"), receiptType != env.rawValue {
+            throw Rejection(reason: "\(field): receiptType \(receiptType) differs from \(context.owner) \(env)")
+        }
+        return (try json.stringOrNumber("appTransactionId"), verified.pieces)
+    }
+
     /// - Parameter expectedOriginal: the originalTransactionId the renewal info must belong
     ///   to, and the field that named it.
     func renewal(_ jws: String, field: String, in context: Context,
                  expectedOriginal: (id: String, source: String)?) throws -> RenewalRecord {
-        try renewalAndPieces(jws, field: field, in: context, expectedOriginal: expectedOriginal).record
+        let checked = try renewalAndPieces(jws, field: field, in: context, expectedOriginal: expectedOriginal)
+        var r = checked.record
+        r.payload = checked.pieces?.payload ?? Base64URL.decode(String(jws.split(separator: ".").dropFirst().first ?? ""))
+        return r
     }
 
     /// The renewal info, and the decoded pieces of its JWS when the verifier has them.

@@ -15,7 +15,7 @@ extension TransactionRecord {
             "inAppOwnershipType": ownershipType, "transactionReason": opt(transactionReason), "price": opt(price),
             "currency": opt(currency), "environment": environment.rawValue, "appAccountToken": opt(appAccountToken),
             "signedDate": date(signedDate), "webOrderLineItemId": opt(webOrderLineItemId), "bundleId": opt(bundleId),
-            "type": opt(type), "storefront": opt(storefront),
+            "type": opt(type), "storefront": opt(storefront), "appTransactionId": opt(appTransactionId),
             "notificationSignedDate": date(notificationSignedDate),
             "isSubscription": Intake.isSubscription(self),
         ]

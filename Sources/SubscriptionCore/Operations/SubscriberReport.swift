@@ -14,6 +14,12 @@ public struct SubscriptionReport: Sendable {
     public var overrides: [Override]
     public var history: SubscriptionHistory
     public var timeline: [TimelineEvent]
+    /// Apple's signed payload (JSON bytes) of each stored transaction version, by transactionId,
+    /// and of the renewal info: every field Apple sent.
+    public var transactionPayloads: [String: Data] = [:]
+    public var renewalPayload: Data?
+    /// Each notification's body as stored, oldest first, for its decoded fields.
+    public var notificationBodies: [(event: NotificationEvent, body: Data)] = []
 }
 
 extension SubscriberReport {
@@ -50,9 +56,26 @@ extension SubscriptionReport {
                               + (a.reason.map { " (\($0))" } ?? ""),
                           reference: "audit:\(a.id)")
         }
-        return SubscriptionReport(state: state, entitlement: Entitlement.of(state, overrides: overrides, now: now),
-                                  overrides: overrides, history: history,
-                                  timeline: Timeline.build(transactions: history.transactions, events: history.events, extra: actions))
+        var report = SubscriptionReport(state: state, entitlement: Entitlement.of(state, overrides: overrides, now: now),
+                                        overrides: overrides, history: history,
+                                        timeline: Timeline.build(transactions: history.transactions, events: history.events, extra: actions))
+        var bodies: [String: Data] = [:]
+        for e in history.events {
+            if let n = try store.notification(uuid: e.notificationUUID) {
+                bodies[e.notificationUUID] = n.body
+                report.notificationBodies.append((e, n.body))
+            }
+        }
+        func payload(_ own: Data?, source: String?, field: String) -> Data? {
+            own ?? source.flatMap { bodies[$0] }.flatMap { ApplePayloads.nestedPayload(body: $0, field: field) }
+        }
+        for t in history.transactions {
+            report.transactionPayloads[t.transactionId] = payload(t.payload, source: t.sourceNotificationUUID, field: "signedTransactionInfo")
+        }
+        report.renewalPayload = history.renewal.flatMap {
+            payload($0.payload, source: $0.sourceNotificationUUID, field: "signedRenewalInfo")
+        }
+        return report
     }
 }
 
@@ -78,8 +101,24 @@ extension SubscriptionReport {
         o["entitled"] = entitlement.entitled
         o["appleEntitled"] = entitlement.appleEntitled
         o["override"] = entitlement.override?.jsonObject() ?? NSNull()
-        o["transactions"] = history.transactions.sorted(by: StateDerivation.purchaseOrder).map { $0.jsonObject() }
-        o["renewalInfo"] = history.renewal?.jsonObject() ?? NSNull()
+        func apple(_ data: Data?) -> Any { data.flatMap { try? JSONSerialization.jsonObject(with: $0) } ?? NSNull() }
+        o["transactions"] = history.transactions.sorted(by: StateDerivation.purchaseOrder).map { t -> [String: Any] in
+            var j = t.jsonObject()
+            j["apple"] = apple(transactionPayloads[t.transactionId])
+            return j
+        }
+        if let renewal = history.renewal {
+            var j = renewal.jsonObject()
+            j["apple"] = apple(renewalPayload)
+            o["renewalInfo"] = j
+        } else {
+            o["renewalInfo"] = NSNull()
+        }
+        o["notifications"] = notificationBodies.map { n -> [String: Any] in
+            ["notificationUUID": n.event.notificationUUID, "type": n.event.type, "subtype": n.event.subtype as Any? ?? NSNull(),
+             "signedDate": DateText.iso(n.event.signedDate), "version": n.event.version,
+             "apple": ApplePayloads.notificationObject(body: n.body) ?? NSNull()]
+        }
         o["timeline"] = timeline.map { e -> [String: Any] in
             var line: [String: Any] = ["date": DateText.iso(e.date), "kind": e.kind, "detail": e.detail]
             if let r = e.reference { line["reference"] = r }

@@ -253,6 +253,15 @@ enum Migrations {
         -- key of the order on versions (RecordVersionOrder), after the record's own.
         ALTER TABLE transactions ADD COLUMN notification_signed_ms INTEGER;
         ALTER TABLE renewal_info ADD COLUMN notification_signed_ms INTEGER;
+        -- Where Apple's whole signed payload of a stored version can be read: the notification
+        -- that carried it, or (for a version from an API response) its JSON bytes.
+        ALTER TABLE transactions ADD COLUMN source_uuid TEXT;
+        ALTER TABLE transactions ADD COLUMN payload BLOB;
+        ALTER TABLE renewal_info ADD COLUMN source_uuid TEXT;
+        ALTER TABLE renewal_info ADD COLUMN payload BLOB;
+        -- RESCIND_CONSENT names the app transaction; this finds the subscription it concerns.
+        ALTER TABLE transactions ADD COLUMN app_transaction_id TEXT;
+        CREATE INDEX transactions_app_transaction ON transactions(app_transaction_id) WHERE app_transaction_id IS NOT NULL;
         """),
     ]
 

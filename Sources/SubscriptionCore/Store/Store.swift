@@ -453,11 +453,11 @@ public final class Store {
         transaction_id, original_transaction_id, product_id, subscription_group, purchase_ms, original_purchase_ms,
         expires_ms, revocation_ms, revocation_reason, is_upgraded, offer_type, offer_identifier, offer_discount_type,
         ownership, transaction_reason, price, currency, environment, app_account_token, signed_ms,
-        web_order_line_item_id, bundle_id, type, storefront, notification_signed_ms
+        web_order_line_item_id, bundle_id, type, storefront, notification_signed_ms, source_uuid, payload, app_transaction_id
         """
 
     static func transaction(_ r: SQLRow) -> TransactionRecord {
-        TransactionRecord(
+        var t = TransactionRecord(
             transactionId: r.string(0), originalTransactionId: r.string(1), productId: r.string(2),
             subscriptionGroupIdentifier: r.optionalString(3), purchaseDate: r.int64(4),
             originalPurchaseDate: r.optionalInt64(5), expiresDate: r.optionalInt64(6),
@@ -467,7 +467,10 @@ public final class Store {
             transactionReason: r.optionalString(14), price: r.optionalInt64(15), currency: r.optionalString(16),
             environment: AppStoreEnvironment(rawValue: r.string(17)), appAccountToken: r.optionalString(18),
             signedDate: r.int64(19), webOrderLineItemId: r.optionalString(20), bundleId: r.optionalString(21),
-            type: r.optionalString(22), storefront: r.optionalString(23), notificationSignedDate: r.optionalInt64(24))
+            type: r.optionalString(22), storefront: r.optionalString(23), notificationSignedDate: r.optionalInt64(24),
+            sourceNotificationUUID: r.optionalString(25), payload: r.isNull(26) ? nil : r.data(26))
+        t.appTransactionId = r.optionalString(27)
+        return t
     }
 
     public func transaction(id: String) throws -> TransactionRecord? {
@@ -480,7 +483,8 @@ public final class Store {
                   t.purchaseDate, t.originalPurchaseDate, t.expiresDate, t.revocationDate, t.revocationReason,
                   t.isUpgraded, t.offerType, t.offerIdentifier, t.offerDiscountType, t.ownershipType,
                   t.transactionReason, t.price, t.currency, t.environment.rawValue, t.appAccountToken,
-                  t.signedDate, t.webOrderLineItemId, t.bundleId, t.type, t.storefront, t.notificationSignedDate])
+                  t.signedDate, t.webOrderLineItemId, t.bundleId, t.type, t.storefront, t.notificationSignedDate,
+                  t.sourceNotificationUUID, t.payload, t.appTransactionId])
     }
 
     // Statements built once: interpolating the column lists on every call costs more than running them.
@@ -488,12 +492,12 @@ public final class Store {
     static let selectTransactionsOf = "SELECT \(transactionColumns) FROM transactions WHERE original_transaction_id = ?"
     static let upsertTransaction = """
         INSERT INTO transactions (\(transactionColumns))
-        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
         ON CONFLICT (transaction_id) DO UPDATE SET \(transactionUpdates)
         """
     static let selectRenewal = "SELECT \(renewalColumns) FROM renewal_info WHERE original_transaction_id = ?"
     static let upsertRenewal = """
-        INSERT INTO renewal_info (\(renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+        INSERT INTO renewal_info (\(renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
         ON CONFLICT (original_transaction_id) DO UPDATE SET \(renewalUpdates)
         """
     static let selectEventsOf = """
@@ -503,7 +507,7 @@ public final class Store {
     static let renewalColumns = """
         original_transaction_id, product_id, auto_renew_product_id, auto_renew, expiration_intent, billing_retry,
         grace_expires_ms, price_increase_status, offer_type, offer_identifier, renewal_ms, renewal_price, currency,
-        environment, signed_ms, notification_signed_ms
+        environment, signed_ms, notification_signed_ms, source_uuid, payload
         """
 
     public func renewal(originalTransactionId: String) throws -> RenewalRecord? {
@@ -515,7 +519,8 @@ public final class Store {
                           offerType: r.optionalInt(8), offerIdentifier: r.optionalString(9),
                           renewalDate: r.optionalInt64(10), renewalPrice: r.optionalInt64(11),
                           currency: r.optionalString(12), environment: AppStoreEnvironment(rawValue: r.string(13)),
-                          signedDate: r.int64(14), notificationSignedDate: r.optionalInt64(15))
+                          signedDate: r.int64(14), notificationSignedDate: r.optionalInt64(15),
+                          sourceNotificationUUID: r.optionalString(16), payload: r.isNull(17) ? nil : r.data(17))
         }
     }
 
@@ -523,7 +528,7 @@ public final class Store {
         try db.run(Store.upsertRenewal, [r.originalTransactionId, r.productId, r.autoRenewProductId, r.autoRenewStatus, r.expirationIntent,
                   r.isInBillingRetryPeriod, r.gracePeriodExpiresDate, r.priceIncreaseStatus, r.offerType,
                   r.offerIdentifier, r.renewalDate, r.renewalPrice, r.currency, r.environment.rawValue, r.signedDate,
-                  r.notificationSignedDate])
+                  r.notificationSignedDate, r.sourceNotificationUUID, r.payload])
     }
 
     /// Everything stored about one subscription.
@@ -812,6 +817,14 @@ public final class Store {
             SELECT b.id, b.user_id, b.app_account_token FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id
             WHERE s.original_transaction_id = ?
             """, [otid]) { Store.subscriber($0) }
+    }
+
+    /// The subscription an app transaction (the app's download) bought, by the newest
+    /// stored transaction that names it.
+    public func originalTransactionId(appTransactionId: String) throws -> String? {
+        try db.first("""
+            SELECT original_transaction_id FROM transactions WHERE app_transaction_id = ? ORDER BY purchase_ms DESC LIMIT 1
+            """, [appTransactionId]) { $0.string(0) }
     }
 
     /// Transactions that belong to no subscription (consumables, non-consumables, non-renewing
