@@ -101,7 +101,9 @@ enum ListCommands {
                         "originalTransactionId": e.originalTransactionId as Any? ?? NSNull(),
                         "transactionId": e.transactionId as Any? ?? NSNull(),
                         "productId": e.productId as Any? ?? NSNull(), "environment": e.environment as Any? ?? NSNull(),
-                        "bodyBytes": n.body.count]
+                        "bodyBytes": n.body.count,
+                        // Every field Apple sent (nested JWS decoded; a V1 body without its password).
+                        "apple": ApplePayloads.notificationObject(body: n.body) ?? NSNull()]
             })
             return 0
         }

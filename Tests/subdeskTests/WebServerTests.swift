@@ -128,6 +128,36 @@ final class WebServerTests: XCTestCase {
 
     // MARK: Requests
 
+    /// Notifications without `data` (EXTERNAL_PURCHASE_TOKEN, RESCIND_CONSENT), validly signed,
+    /// through the real lighttpd: answered 200 and stored, so Apple does not give up on them.
+    func testNotificationsWithoutDataAreAnswered200ThroughLighttpd() async throws {
+        let lighttpd = try Self.lighttpdExecutable()
+        let signer = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
+        func body(_ payload: [String: Any]) throws -> Data {
+            try JSONSerialization.data(withJSONObject: ["signedPayload": try signer.sign(payload: try JSONSerialization.data(withJSONObject: payload))])
+        }
+        let now = DateText.nowMillis()
+        let appTransaction: [String: Any] = ["receiptType": "Production", "appAppleId": Self.appAppleId, "bundleId": Self.bundleId,
+                                             "appTransactionId": "704000", "originalPurchaseDate": now - 86_400_000, "signedDate": now]
+        let token = try body(["notificationType": "EXTERNAL_PURCHASE_TOKEN", "subtype": "UNREPORTED", "notificationUUID": "web-ept-1",
+                              "version": "2.0", "signedDate": now,
+                              "externalPurchaseToken": ["externalPurchaseId": "7af9-49d4-9561", "tokenCreationDate": now - 1000,
+                                                        "appAppleId": Self.appAppleId, "bundleId": Self.bundleId]])
+        let rescind = try body(["notificationType": "RESCIND_CONSENT", "notificationUUID": "web-rescind-1", "version": "2.0", "signedDate": now,
+                                "appData": ["appAppleId": Self.appAppleId, "bundleId": Self.bundleId, "environment": "Production",
+                                            "signedAppTransactionInfo": try signer.sign(payload: try JSONSerialization.data(withJSONObject: appTransaction))]])
+        let port = try startServer(lighttpd)
+        let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/appstore/notifications"))
+        let answers = await Self.post([Request(body: token, kind: .good, uuid: "web-ept-1"), Request(body: rescind, kind: .good, uuid: "web-rescind-1")],
+                                      to: url, concurrency: 2, deadline: Date().addingTimeInterval(60))
+        for (answer, uuid) in zip(answers, ["web-ept-1", "web-rescind-1"]) {
+            XCTAssertEqual(answer?.status, 200, "\(uuid): \(answer?.text ?? "no answer")")
+            XCTAssertTrue(answer?.text.hasPrefix("stored \(uuid)") == true, answer?.text ?? "")
+        }
+        let listed = try Self.subdesk(["notifications", "--db", dir + "/data/subdesk.db", "--json"])
+        XCTAssertTrue(listed.contains("EXTERNAL_PURCHASE_TOKEN") && listed.contains("RESCIND_CONSENT"), listed)
+    }
+
     enum Kind: CustomStringConvertible {
         case good, duplicate, bad
         var description: String {
