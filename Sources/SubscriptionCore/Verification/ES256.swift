@@ -98,6 +98,19 @@ public enum ES256 {
             self.tableThreshold = tableThreshold
         }
 
+        /// A P-256 key from its DER SubjectPublicKeyInfo (test vectors give keys this way);
+        /// nil when it is not one.
+        init?(subjectPublicKeyInfo der: Data, tableThreshold: Int = PublicKey.defaultTableThreshold) {
+            let parsed: OpaquePointer? = der.withUnsafeBytes { raw in
+                var cursor = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                return d2i_PUBKEY(nil, &cursor, raw.count)
+            }
+            guard let parsed else { OpenSSL.clearErrors(); return nil }
+            guard OpenSSL.isP256(parsed) else { EVP_PKEY_free(parsed); return nil }
+            pointer = parsed
+            self.tableThreshold = tableThreshold
+        }
+
         deinit {
             for context in idleContexts { EVP_PKEY_CTX_free(context) }
             EVP_PKEY_free(pointer)
