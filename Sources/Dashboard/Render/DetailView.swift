@@ -65,7 +65,8 @@ enum DetailView {
         case .expired, .billingRetry:
             if let expires = s.expiresDate { facts.append("expired " + DashboardRenderer.relative(expires, now: now)) }
         case .revoked:
-            facts.append("refunded or revoked")
+            let f = content.facts
+            facts.append("refunded or revoked" + (f.revocationType.map { " · " + $0 } ?? "") + (f.revocationShare.map { " · " + $0 + " refunded" } ?? ""))
         }
         let status: [(String, StyleRole)] = [(s.status.label, Styling.role(for: s.status)),
                                              ("  (" + facts.joined(separator: ", ") + ")", .normal)]
@@ -113,7 +114,7 @@ enum DetailView {
         var offer: [(String, StyleRole)] = []
         if let description = Timeline.offerDescription(type: s.offerType, discount: s.offerDiscountType,
                                                        identifier: s.offerIdentifier) {
-            offer.append((description + (s.isTrial ? " (current period)" : ""), .normal))
+            offer.append((description + (content.facts.offerPeriod.map { " · " + $0 } ?? "") + (s.isTrial ? " (current period)" : ""), .normal))
         } else {
             offer.append(("no offer on the current period", .dim))
         }
@@ -131,6 +132,7 @@ enum DetailView {
             if parts.isEmpty { parts.append("subscriber #\(content.subscriber.id)") }
             parts.append(s.isFamilyShared ? "FAMILY SHARED" : "PURCHASED")
             parts.append(s.environment)
+            if let storefront = content.facts.storefront { parts.append("storefront " + storefront) }
             if !content.otherSubscriptions.isEmpty {
                 let count = content.otherSubscriptions.count
                 parts.append("\(count) other subscription\(count == 1 ? "" : "s")")
@@ -153,6 +155,15 @@ enum DetailView {
         } else {
             offer.append(priceIncrease)
         }
+
+        // Apple's facts beyond the state, last on their lines: dropped first when space runs out.
+        let f = content.facts
+        if let date = f.renewalDate, date > now, s.autoRenewStatus, s.status != .revoked {
+            let price = f.renewalPrice.map { " at " + String(format: "%.2f", Double($0) / 1000) + (f.renewalCurrency.map { " " + $0 } ?? "") } ?? ""
+            renewal.append(("   next renewal " + time.minute(date) + price, .dim))
+        }
+        if let reason = f.consumptionRequestReason { intent.append(("   consumption request: " + reason, .warning)) }
+        if !f.winBackOfferIds.isEmpty { intent.append(("   win-back eligible: " + f.winBackOfferIds.joined(separator: ", "), .accent)) }
 
         var lines = [Line(label: "Status", pieces: status)]
         if let override {

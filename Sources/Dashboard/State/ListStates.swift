@@ -57,10 +57,14 @@ public struct DetailContent: Sendable {
     public var report: SubscriptionReport
     /// The subscriber's other subscriptions, by original transaction id.
     public var otherSubscriptions: [String]
+    /// What Apple sent beyond the derived state (storefront, refund share, next renewal...),
+    /// read once from the payloads rather than at every frame.
+    public var facts: AppleFacts
 
     public init(subscriber: Subscriber, report: SubscriptionReport, otherSubscriptions: [String]) {
         self.subscriber = subscriber
         self.report = report
+        self.facts = report.appleFacts
         self.otherSubscriptions = otherSubscriptions
     }
 }

@@ -1,0 +1,53 @@
+import Foundation
+
+/// Facts a support agent asks about that Apple sends but state derivation does not use,
+/// read from the signed payloads of the winning versions and the notifications.
+public struct AppleFacts: Equatable, Sendable {
+    /// The storefront (ISO 3166-1 alpha-3) of the current transaction.
+    public var storefront: String?
+    /// How the current transaction was revoked (`REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`),
+    /// and the share refunded in thousandths of a percent (50000 is 50%).
+    public var revocationType: String?
+    public var revocationPercentage: Int?
+    /// The current transaction's offer period (ISO 8601 duration, `P1M`).
+    public var offerPeriod: String?
+    /// The next renewal's date and price (milliunits of `renewalCurrency`).
+    public var renewalDate: Millis?
+    public var renewalPrice: Int64?
+    public var renewalCurrency: String?
+    /// Win-back offers the subscriber may redeem.
+    public var winBackOfferIds: [String] = []
+    /// Why the newest consumption request was made (`UNINTENDED_PURCHASE`, ...).
+    public var consumptionRequestReason: String?
+
+    /// `50%`, `12.5%`.
+    public var revocationShare: String? {
+        revocationPercentage.map { $0 % 1000 == 0 ? "\($0 / 1000)%" : String(format: "%.3g%%", Double($0) / 1000) }
+    }
+}
+
+extension SubscriptionReport {
+    public var appleFacts: AppleFacts {
+        func object(_ data: Data?) -> [String: Any] {
+            data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+        }
+        let currentId = state.latestTransactionId ?? history.transactions.max(by: StateDerivation.purchaseOrder)?.transactionId
+        let transaction = object(currentId.flatMap { transactionPayloads[$0] })
+        let renewal = object(renewalPayload)
+        var facts = AppleFacts()
+        facts.storefront = transaction["storefront"] as? String
+            ?? currentId.flatMap { id in history.transactions.first { $0.transactionId == id }?.storefront }
+        facts.revocationType = transaction["revocationType"] as? String
+        facts.revocationPercentage = transaction["revocationPercentage"] as? Int
+        facts.offerPeriod = transaction["offerPeriod"] as? String
+        facts.renewalDate = history.renewal?.renewalDate
+        facts.renewalPrice = history.renewal?.renewalPrice
+        facts.renewalCurrency = history.renewal?.currency
+        facts.winBackOfferIds = renewal["eligibleWinBackOfferIds"] as? [String] ?? []
+        if let request = notificationBodies.last(where: { $0.event.type == "CONSUMPTION_REQUEST" }),
+           let data = ApplePayloads.notificationObject(body: request.body)?["data"] as? [String: Any] {
+            facts.consumptionRequestReason = data["consumptionRequestReason"] as? String
+        }
+        return facts
+    }
+}
