@@ -34,7 +34,7 @@ enum FeedView {
         ]
         let cells: [[TableCell]] = rows.map { entry in
             var result = entry.result == .rejected ? "REJECTED" : entry.result.rawValue
-            if entry.result == .rejected, let detail = entry.detail { result += " " + detail }
+            if let detail = entry.detail { result += entry.result == .rejected ? " " + detail : " · " + detail }
             return [
                 TableCell(state.time.clock(entry.receivedDate)),
                 TableCell(FeedState.typeText(entry), role: Styling.role(forNotificationType: entry.type, subtype: entry.subtype)),

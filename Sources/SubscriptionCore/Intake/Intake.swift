@@ -55,6 +55,8 @@ public final class Intake {
         var pieces: NotificationPieces? = nil
         /// A V2 body's `signedPayload`: what identifies its content, whatever surrounds it.
         var signedPayload: String? = nil
+        /// What the feed says beside `stored` (a summary's counts, a consumption request's reason).
+        var feedDetail: String? = nil
     }
 
     /// Ingests one body. With `quarantine` false (a replay of an already quarantined body)
@@ -258,7 +260,7 @@ public final class Intake {
             environment: payload.environment?.rawValue)
         let pieces = keepPieces ? verified.pieces.map { NotificationPieces(outer: $0, nested: nested) } : nil
         return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces,
-                       signedPayload: jws)
+                       signedPayload: jws, feedDetail: Intake.feedDetail(payload))
     }
 
     private func decodeV1(_ json: JSONFields, digest: String) throws -> Decoded {
@@ -310,7 +312,21 @@ public final class Intake {
         try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .stored, notificationUUID: d.event.notificationUUID,
                                            type: d.event.type, subtype: d.event.subtype,
                                            originalTransactionId: d.event.originalTransactionId,
-                                           productId: d.event.productId, environment: d.event.environment))
+                                           productId: d.event.productId, environment: d.event.environment,
+                                           detail: d.feedDetail))
+    }
+
+    /// The facts of a payload the feed shows beside `stored`: a renewal-date extension summary's
+    /// counts, a consumption request's reason, an external purchase token's id.
+    static func feedDetail(_ p: NotificationPayloadV2) -> String? {
+        if let s = p.summary {
+            var text = "extension: \(s.succeededCount ?? 0) succeeded, \(s.failedCount ?? 0) failed"
+            if let stores = s.storefrontCountryCodes, !stores.isEmpty { text += " · " + stores.joined(separator: ", ") }
+            return text
+        }
+        if let reason = p.data?.consumptionRequestReason { return "reason \(reason)" }
+        if let token = p.externalPurchaseToken?.externalPurchaseId { return "token \(token)" }
+        return nil
     }
 
     /// Stores verified transactions and renewal info (the newest signed version of each wins)
