@@ -30,9 +30,9 @@ class SubdeskTestCase: XCTestCase {
     struct Result { var status: Int32; var stdout: String; var stderr: String }
 
     @discardableResult
-    func run(_ args: [String], stdin: Data? = nil, env: [String: String] = [:]) throws -> Result {
+    func run(_ args: [String], stdin: Data? = nil, env: [String: String] = [:], executable: String? = nil) throws -> Result {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.executableURL = URL(fileURLWithPath: executable ?? Self.binary)
         p.arguments = args
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = dir + "/data"
@@ -163,7 +163,7 @@ final class CLITests: SubdeskTestCase {
         XCTAssertTrue(text.stdout.contains("billing error"))
         let unknown = try run(["show", "--db", db, "no-such-id"])
         XCTAssertEqual(unknown.status, 2)
-        XCTAssertTrue(unknown.stderr.contains("no subscriber, subscription or transaction matches no-such-id"))
+        XCTAssertTrue(unknown.stderr.contains("no subscriber, subscription, purchase or transaction matches no-such-id"))
     }
 
     func testIngestCountsAndExitStatusAndQuarantine() throws {
