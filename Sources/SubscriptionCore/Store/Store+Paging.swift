@@ -36,10 +36,10 @@ extension Store {
             conditions.append("s.status IN (\(q.statuses.map { String($0.rawValue) }.sorted().joined(separator: ",")))")
         }
         if !q.text.isEmpty {
-            let p = q.text + "%"
+            let p = Store.likeLiteral(q.text) + "%"
             conditions.append("""
-                (s.original_transaction_id LIKE ? OR s.latest_transaction_id LIKE ? OR s.product_id LIKE ?
-                 OR b.user_id LIKE ? OR b.app_account_token LIKE ?)
+                (s.original_transaction_id LIKE ? ESCAPE '\\' OR s.latest_transaction_id LIKE ? ESCAPE '\\'
+                 OR s.product_id LIKE ? ESCAPE '\\' OR b.user_id LIKE ? ESCAPE '\\' OR b.app_account_token LIKE ? ESCAPE '\\')
                 """)
             values += [p, p, p, p, p]
         }

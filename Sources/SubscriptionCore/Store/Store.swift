@@ -827,6 +827,16 @@ public final class Store {
             """, [appTransactionId]) { $0.string(0) }
     }
 
+    /// `text` for a LIKE pattern with `\` as its escape: `%`, `_` and `\` match only themselves.
+    static func likeLiteral(_ text: String) -> String {
+        var out = ""
+        for c in text {
+            if c == "%" || c == "_" || c == "\\" { out.append("\\") }
+            out.append(c)
+        }
+        return out
+    }
+
     /// Transactions that belong to no subscription (consumables, non-consumables, non-renewing
     /// purchases) whose transactionId or originalTransactionId is `id`.
     public func purchases(id: String) throws -> [TransactionRecord] {
@@ -849,16 +859,17 @@ public final class Store {
     }
 
     /// Subscriptions whose ids, token, user id or product start with `text`.
+    /// `%` and `_` in `text` mean themselves, not wildcards.
     public func search(_ text: String, limit: Int = 50) throws -> [SubscriptionRow] {
-        let prefix = text + "%"
+        let prefix = Store.likeLiteral(text) + "%"
         return try db.rows("""
             SELECT \(Store.stateColumns) FROM \(Store.rowSource)
             WHERE s.original_transaction_id IN (
-                SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id LIKE ?1
-                UNION SELECT original_transaction_id FROM transactions WHERE transaction_id LIKE ?1
-                UNION SELECT original_transaction_id FROM subscriptions WHERE product_id LIKE ?1
+                SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id LIKE ?1 ESCAPE '\\'
+                UNION SELECT original_transaction_id FROM transactions WHERE transaction_id LIKE ?1 ESCAPE '\\'
+                UNION SELECT original_transaction_id FROM subscriptions WHERE product_id LIKE ?1 ESCAPE '\\'
                 UNION SELECT s2.original_transaction_id FROM subscriptions s2 JOIN subscribers b2 ON b2.id = s2.subscriber_id
-                    WHERE b2.user_id LIKE ?1 OR b2.app_account_token LIKE ?1
+                    WHERE b2.user_id LIKE ?1 ESCAPE '\\' OR b2.app_account_token LIKE ?1 ESCAPE '\\'
                 LIMIT ?2)
             ORDER BY s.original_transaction_id LIMIT ?2
             """, [prefix, limit], Store.row)

@@ -1,0 +1,31 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// A search means what it says: `%` and `_` are characters, not wildcards, in `search`
+/// and in the dashboard's filter alike.
+final class SearchLiteralTests: XCTestCase {
+    func testPercentAndUnderscoreMatchOnlyThemselves() throws {
+        let store = try Store.inMemory()
+        let intake = TestKit.intake(store)
+        for (i, product) in ["app_monthly", "appXmonthly", "app%yearly", "appZyearly"].enumerated() {
+            let id = "20000009000000\(10 + i)"
+            guard case .stored = try intake.ingest(TestKit.body(type: "SUBSCRIBED", transaction: TestKit.transaction(id: id, original: id, product: product),
+                                                                renewal: TestKit.renewal(original: id, product: product))) else { return XCTFail() }
+        }
+        func found(_ text: String) throws -> [String] { try store.search(text).map(\.state.productId).sorted() }
+        func filtered(_ text: String) throws -> [String] {
+            var q = SubscriptionQuery()
+            q.text = text
+            return try store.page(q, limit: 50).map(\.state.productId).sorted()
+        }
+        for lookup in [found, filtered] {
+            XCTAssertEqual(try lookup("app_"), ["app_monthly"])
+            XCTAssertEqual(try lookup("app%"), ["app%yearly"])
+            XCTAssertEqual(try lookup("%"), [])
+            XCTAssertEqual(try lookup("_"), [])
+            XCTAssertEqual(try lookup("app"), ["app%yearly", "appXmonthly", "appZyearly", "app_monthly"])
+            XCTAssertEqual(try lookup("app\\\\"), [], "a backslash is a character too")
+        }
+    }
+}
