@@ -15,7 +15,7 @@ struct Arguments {
     ]
     /// Options that are switches.
     static let switches: Set<String> = [
-        "json", "csv", "ndjson", "all", "help", "version", "allow-v1", "cgi", "no-dashboard", "dry-run", "quiet",
+        "json", "csv", "ndjson", "all", "help", "version", "allow-v1", "cgi", "no-dashboard", "dry-run", "quiet", "force",
     ]
 
     static func parse(_ argv: [String]) throws -> Arguments {

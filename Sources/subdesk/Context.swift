@@ -26,6 +26,19 @@ struct Context {
         setting("db", "db") ?? Configuration.defaultDatabasePath(environment: environment)
     }
 
+    /// The store a command that reads opens: the configured one, except that while no store
+    /// exists at the default place and none is named, the demo store stands in for it (and
+    /// the command says so), so `subdesk demo` then `subdesk show ID` look at the same store.
+    var readingDatabasePath: String {
+        let path = databasePath
+        let named = setting("db", "db") != nil || !(environment["SUBDESK_DB"] ?? "").isEmpty
+        guard !named, !FileManager.default.fileExists(atPath: path) else { return path }
+        let demo = DemoCommands.demoPath(self)
+        guard FileManager.default.fileExists(atPath: demo) else { return path }
+        if !arguments.has("quiet") { Output.warn("no store at \(path) yet; showing the demo store \(demo)") }
+        return demo
+    }
+
     /// Opens the store at `path`, else the configured one. `busyTimeoutMs` is how long a write
     /// waits for other writers unless `--busy-timeout-ms` or `busy_timeout_ms` says otherwise.
     /// A missing store is created only for `.createIfMissing` (and said so); otherwise the
@@ -37,7 +50,7 @@ struct Context {
             guard let ms = Int32(text), ms >= 0 else { throw UsageError("busy timeout must be milliseconds, got \(text)") }
             timeout = ms
         }
-        let target = path ?? databasePath
+        let target = path ?? (mode == .createIfMissing ? databasePath : readingDatabasePath)
         let store: Store
         do {
             store = try Store(path: target, busyTimeoutMs: timeout, mode: mode)

@@ -4,21 +4,27 @@ import SubscriptionCore
 /// `demo` and `simulate`: a store to explore, and fresh traffic for live views.
 enum DemoCommands {
     static let demoHelp = """
-    usage: subdesk demo [--db PATH] [--copies N] [--no-dashboard]
+    usage: subdesk demo [--db PATH] [--copies N] [--no-dashboard] [--force]
 
     Builds a demo store from sample-data/scenarios (every lifecycle: trials, intro
     offers, renewals, upgrades, downgrades, grace periods, billing retry, expiries,
     refunds, family sharing...), signing each notification with the TEST ONLY demo CA
     and storing it through the real intake path, then opens the dashboard on it.
-    The default store is $XDG_DATA_HOME/subdesk/demo.db; it is rebuilt each time.
+    The default store is $XDG_DATA_HOME/subdesk/demo.db; it is rebuilt each time. A demo
+    store is marked as one in the store itself, and only a demo store is ever replaced:
+    any other file at PATH (a real store, a text file) is refused unless --force.
+    While no real store exists at the default place, commands that read (and the
+    dashboard) show the demo store, and say so; `subdesk --db PATH` reopens a demo store
+    without rebuilding it.
     """
 
     static let simulateHelp = """
     usage: subdesk simulate [--db PATH] [--rate N] [--duration SECONDS]
 
     Feeds freshly signed demo notifications (N per second, default 5) through intake
-    for SECONDS (default 60), for live demos of the feed. The store must be a demo
-    store: the bodies are signed by the TEST ONLY demo CA for the demo app.
+    for SECONDS (default 60), for live demos of the feed. The store is the demo store
+    unless --db names another demo store; anything but a demo store is refused, since
+    the bodies are signed by the TEST ONLY demo CA for the demo app.
     """
 
     static func demoPath(_ context: Context) -> String {
@@ -27,11 +33,21 @@ enum DemoCommands {
 
     static func buildDemo(_ context: Context) throws -> String {
         let path = demoPath(context)
+        switch Store.kind(ofFileAt: path) {
+        case .missing, .demo: break
+        case .store(let notifications) where !context.arguments.has("force"):
+            throw UsageError("\(path) is a subdesk store that is not a demo store (\(notifications) notifications); "
+                             + "refusing to replace it: name another --db, or pass --force to replace it")
+        case .other(let what) where !context.arguments.has("force"):
+            throw UsageError("\(path) is \(what), not a demo store; refusing to replace it: name another --db, or pass --force")
+        default: break
+        }
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
             try FileManager.default.removeItem(atPath: path + suffix)
         }
         let sample = try SampleData.locate(explicit: context.arguments.value("sample-data"))
         let store = try Store(path: path)
+        try store.markAsDemo()
         let copies = try context.arguments.int("copies") ?? 6
         guard copies >= 1 && copies <= 10_000 else { throw UsageError("--copies must be between 1 and 10000") }
         let started = Date()
@@ -40,7 +56,8 @@ enum DemoCommands {
         FileHandle.standardError.write(Data("""
             demo store \(path): \(summary.scenarios) scenarios x \(copies), \(summary.notifications) notifications, \
             \(summary.subscriptions) subscriptions in \(String(format: "%.1f", Date().timeIntervalSince(started)))s\
-            \(size.map { ", \($0 / 1024) KiB" } ?? "")\n
+            \(size.map { ", \($0 / 1024) KiB" } ?? "")
+            open it again with: subdesk --db \(path)   (live traffic into it: subdesk simulate)\n
             """.utf8))
         return path
     }
@@ -51,7 +68,18 @@ enum DemoCommands {
         guard rate > 0 && rate <= 10_000 else { throw UsageError("--rate must be between 0 and 10000 per second") }
         guard duration > 0 && duration <= 86_400 else { throw UsageError("--duration must be between 0 and 86400 seconds") }
         let sample = try SampleData.locate(explicit: context.arguments.value("sample-data"))
-        let store = try context.openStore(mode: .createIfMissing)
+        let path = demoPath(context)
+        switch Store.kind(ofFileAt: path) {
+        case .demo: break
+        case .missing:
+            throw UsageError("no demo store at \(path): build one with `subdesk demo\(context.arguments.value("db").map { " --db \($0)" } ?? "")`")
+        case .store:
+            throw UsageError("\(path) is not a demo store; simulate writes TEST-CA notifications and only feeds a demo store")
+        case .other(let what):
+            throw UsageError("\(path) is \(what), not a demo store")
+        }
+        let store = try context.openStore(path: path, mode: .existing)
+        Output.warn("simulating into the demo store \(path)")
         let intake = Intake(store: store, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: SampleData.demoPolicy)
         let builder = ScenarioBuilder(signer: try sample.signer())
         let scenarios = try sample.scenarios()

@@ -43,13 +43,19 @@ enum MaintenanceCommands {
         var checks: [Check] = []
         func add(_ name: String, _ level: String, _ detail: String) { checks.append(Check(name: name, level: level, detail: detail)) }
         let path = context.databasePath
+        var isDemo = false
         if !FileManager.default.fileExists(atPath: path) {
             add("store", "fail", "\(path) does not exist (ingest something or pass --db)")
         } else {
             do {
                 let store = try context.openStore(mode: .reading)
                 let h = try store.health()
-                add("store", "ok", "\(path), \((h.fileBytes ?? 0) / 1024) KiB")
+                isDemo = store.isDemo
+                add("store", "ok", "\(path), \((h.fileBytes ?? 0) / 1024) KiB" + (isDemo ? " (a demo store)" : ""))
+                if !isDemo, try store.holdsTestCAData() {
+                    add("test data", "fail", "this store is no demo store but holds notifications signed by the TEST ONLY demo CA "
+                        + "(subdesk simulate or a test root was pointed at it); rebuild it from Apple's notifications")
+                }
                 add("integrity", h.integrity == ["ok"] ? "ok" : "fail", h.integrity.prefix(5).joined(separator: "; "))
                 if h.schemaVersion > h.latestSchemaVersion {
                     add("schema", "fail", "version \(h.schemaVersion) was written by a newer subdesk (this one knows \(h.latestSchemaVersion)): "
@@ -83,6 +89,10 @@ enum MaintenanceCommands {
         do {
             let roots = try context.trustRoots()
             let now = Date()
+            for cert in roots.certificates where cert.subjectSummary.contains("TEST ONLY") && !isDemo {
+                add("test root", "fail", "\(cert.subjectSummary) is trusted: anyone with the demo CA's keys (they ship with subdesk) "
+                    + "can sign notifications this store accepts; trust Apple Root CA G3 only (remove root_ca / --root-ca)")
+            }
             for cert in roots.certificates {
                 let days = Int(cert.notAfter.timeIntervalSince(now) / 86_400)
                 add("root", days < 0 ? "fail" : (days < 180 ? "warn" : "ok"),

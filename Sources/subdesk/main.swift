@@ -59,7 +59,7 @@ let commands: [String: Command] = [
     "doctor": Command(help: MaintenanceCommands.doctorHelp, options: IngestCommand.options, run: MaintenanceCommands.doctor),
     "backup": Command(help: MaintenanceCommands.backupHelp, options: [], run: MaintenanceCommands.backup),
     "link": Command(help: ListCommands.linkHelp, options: [], run: ListCommands.link),
-    "demo": Command(help: DemoCommands.demoHelp, options: DashboardCommand.options.union(["copies", "no-dashboard", "sample-data"]), run: { context in
+    "demo": Command(help: DemoCommands.demoHelp, options: DashboardCommand.options.union(["copies", "no-dashboard", "sample-data", "force"]), run: { context in
         let path = try DemoCommands.buildDemo(context)
         if context.arguments.has("no-dashboard") { return 0 }
         return try DashboardCommand.open(context, databasePath: path)
@@ -75,7 +75,7 @@ let commands: [String: Command] = [
     "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], run: DemoCommands.simulate),
     "revalidate": Command(help: RevalidateCommand.help, options: RevalidateCommand.options, run: RevalidateCommand.run),
     "sweep": Command(help: SweepCommand.help, options: SweepCommand.options, run: SweepCommand.run),
-    "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { try DashboardCommand.open($0, databasePath: $0.databasePath) }),
+    "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { try DashboardCommand.open($0, databasePath: $0.readingDatabasePath) }),
 ]
 
 func runMain() -> Int32 {

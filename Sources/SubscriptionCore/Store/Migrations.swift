@@ -263,6 +263,14 @@ enum Migrations {
         ALTER TABLE transactions ADD COLUMN app_transaction_id TEXT;
         CREATE INDEX transactions_app_transaction ON transactions(app_transaction_id) WHERE app_transaction_id IS NOT NULL;
         """),
+        (8, """
+        -- Facts about the store itself: `kind = demo` marks a store `subdesk demo` built, the
+        -- only kind it may replace.
+        CREATE TABLE store_facts (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

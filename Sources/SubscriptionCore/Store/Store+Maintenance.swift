@@ -25,6 +25,40 @@ extension Store {
                            notifications: try notificationCount(), quarantined: try quarantineCount())
     }
 
+    /// Marks the store as one `subdesk demo` built (test-CA data, replaceable by the next demo).
+    public func markAsDemo() throws {
+        try write { _ = try db.run("INSERT INTO store_facts (key, value) VALUES ('kind', 'demo') ON CONFLICT (key) DO UPDATE SET value = 'demo'") }
+    }
+
+    /// Whether `subdesk demo` built this store.
+    public var isDemo: Bool {
+        (try? db.first("SELECT value FROM store_facts WHERE key = 'kind'") { $0.string(0) }) == "demo"
+    }
+
+    /// What is at `path`, read without changing it: nothing, a demo store, another subdesk
+    /// store (with its notification count), or a file that is no subdesk store.
+    public enum FileKind: Equatable { case missing, demo, store(notifications: Int), other(String) }
+
+    public static func kind(ofFileAt path: String) -> FileKind {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return .missing }
+        if isDirectory.boolValue { return .other("a directory") }
+        guard let db = try? SQLiteConnection(path: path, readOnly: true, busyTimeoutMs: 2000) else { return .other("not readable") }
+        guard let tables = try? db.rows("SELECT name FROM sqlite_schema WHERE type = 'table'", [], { $0.string(0) }) else {
+            return .other("not a SQLite database")
+        }
+        guard tables.contains("notifications") else { return .other(tables.isEmpty ? "an empty or foreign SQLite file" : "a SQLite database of another program") }
+        if tables.contains("store_facts"), (try? db.first("SELECT value FROM store_facts WHERE key = 'kind'") { $0.string(0) }) == "demo" {
+            return .demo
+        }
+        return .store(notifications: (try? db.first("SELECT count(*) FROM notifications") { $0.int(0) }) ?? 0)
+    }
+
+    /// Whether the store holds data signed under the test CA (chains it remembers name it).
+    public func holdsTestCAData() throws -> Bool {
+        try db.first("SELECT count(*) FROM verified_chains WHERE subjects LIKE '%TEST ONLY%'") { $0.int(0) } ?? 0 > 0
+    }
+
     /// The triggers that keep the audit log append-only and are not in the store (someone
     /// dropped them with another tool); empty when all are there.
     public func missingAuditGuards() throws -> [String] {

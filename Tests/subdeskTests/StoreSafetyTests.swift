@@ -1,0 +1,82 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// Nothing a user types creates, replaces or pollutes a store by accident.
+final class StoreSafetyTests: SubdeskTestCase {
+    /// `XDG_DATA_HOME` of `run`: where the default and the demo store live.
+    var dataHome: String { dir + "/data/subdesk" }
+
+    func testDemoReplacesOnlyADemoStore() throws {
+        let notes = dir + "/notes.txt"
+        try "my notes\n".write(toFile: notes, atomically: true, encoding: .utf8)
+        let overText = try run(["demo", "--no-dashboard", "--copies", "1", "--db", notes])
+        XCTAssertEqual(overText.status, 2)
+        XCTAssertTrue(overText.stderr.contains("\(notes) is not a SQLite database, not a demo store; refusing to replace it"), overText.stderr)
+        XCTAssertEqual(try String(contentsOfFile: notes, encoding: .utf8), "my notes\n", "untouched")
+
+        let real = dir + "/real.db"
+        XCTAssertEqual(try run(["init", "--db", real]).status, 0)
+        let overReal = try run(["demo", "--no-dashboard", "--copies", "1", "--db", real])
+        XCTAssertEqual(overReal.status, 2)
+        XCTAssertTrue(overReal.stderr.contains("\(real) is a subdesk store that is not a demo store (0 notifications)"), overReal.stderr)
+        XCTAssertEqual(Store.kind(ofFileAt: real), .store(notifications: 0))
+
+        let demo = dir + "/demo.db"
+        let first = try run(["demo", "--no-dashboard", "--copies", "1", "--db", demo])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertTrue(first.stderr.contains("open it again with: subdesk --db \(demo)"), first.stderr)
+        XCTAssertEqual(Store.kind(ofFileAt: demo), .demo)
+        XCTAssertEqual(try run(["demo", "--no-dashboard", "--copies", "1", "--db", demo]).status, 0, "a demo store is rebuilt")
+        // --force is the one way over another file.
+        XCTAssertEqual(try run(["demo", "--no-dashboard", "--copies", "1", "--db", notes, "--force"]).status, 0)
+        XCTAssertEqual(Store.kind(ofFileAt: notes), .demo)
+    }
+
+    func testReadCommandsRefuseAMissingStoreAndFallBackToTheDemoStoreByDefault() throws {
+        let missing = dir + "/typo/subdesk.db"
+        for args in [["show", "x"], ["search", "x"], ["counts"], ["notifications"], ["audit"], ["quarantine"]] {
+            let r = try run(args + ["--db", missing])
+            XCTAssertEqual(r.status, 2, "\(args)")
+            XCTAssertTrue(r.stderr.contains("no store at \(missing): build the demo store with `subdesk demo`"), "\(args): \(r.stderr)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/typo"), "nothing created, not even the folder")
+        // No store named and none at the default place: the demo store stands in, and says so.
+        XCTAssertEqual(try run(["demo", "--no-dashboard", "--copies", "1"]).status, 0)
+        let shown = try run(["show", "user-1010"])
+        XCTAssertEqual(shown.status, 0, shown.stderr)
+        XCTAssertTrue(shown.stdout.contains("GRACE PERIOD"), shown.stdout)
+        XCTAssertTrue(shown.stderr.contains("no store at \(dataHome)/subdesk.db yet; showing the demo store \(dataHome)/demo.db"), shown.stderr)
+        // A writing command creates the real store at the default place, and says where.
+        let created = try run(["ingest", "-"], stdin: Data())
+        XCTAssertTrue(created.stderr.contains("created a new store at \(dataHome)/subdesk.db"), created.stderr)
+        XCTAssertEqual(try run(["show", "user-1010"]).status, 2, "the real store is read from now on")
+    }
+
+    func testSimulateFeedsOnlyADemoStoreAndSaysWhich() throws {
+        let real = dir + "/real.db"
+        XCTAssertEqual(try run(["init", "--db", real]).status, 0)
+        let refused = try run(["simulate", "--db", real, "--rate", "50", "--duration", "0.2"])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.stderr.contains("\(real) is not a demo store"), refused.stderr)
+        XCTAssertEqual(try run(["notifications", "--db", real, "--json"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines), "[\n\n]")
+        let none = try run(["simulate", "--rate", "50", "--duration", "0.2"])
+        XCTAssertEqual(none.status, 2)
+        XCTAssertTrue(none.stderr.contains("no demo store at \(dataHome)/demo.db"), none.stderr)
+        XCTAssertEqual(try run(["demo", "--no-dashboard", "--copies", "1"]).status, 0)
+        let fed = try run(["simulate", "--rate", "50", "--duration", "0.3"])
+        XCTAssertEqual(fed.status, 0, fed.stderr)
+        XCTAssertTrue(fed.stderr.contains("simulating into the demo store \(dataHome)/demo.db"), fed.stderr)
+    }
+
+    func testDoctorFlagsTheTestRootOnAStoreThatIsNoDemoStore() throws {
+        let real = dir + "/real.db"
+        XCTAssertEqual(try run(["init", "--db", real]).status, 0)
+        let root = Self.repoRoot + "/sample-data/test-ca/root.der"
+        let doctor = try run(["doctor", "--db", real, "--root-ca", root])
+        XCTAssertEqual(doctor.status, 1)
+        XCTAssertTrue(doctor.stdout.contains("FAIL  test root") && doctor.stdout.contains("TEST ONLY Root CA") && doctor.stdout.contains("is trusted: anyone with the demo CA"), doctor.stdout)
+        let demo = try demoStore()
+        XCTAssertFalse(try run(["doctor", "--db", demo, "--root-ca", root]).stdout.contains("test root"), "a demo store may trust it")
+    }
+}
