@@ -40,10 +40,12 @@ enum ListCommands {
     """
 
     static let linkHelp = """
-    usage: subdesk link USER_ID ID
+    usage: subdesk link USER_ID ID [--force] [--operator NAME]
 
     Links your application's user id to the subscriber that owns ID (an
-    originalTransactionId or transactionId), so `show USER_ID` finds them.
+    originalTransactionId or transactionId), so `show USER_ID` finds them. A
+    subscription already linked to another user id is moved only with --force. Every
+    link is audited with the previous and the new owner.
     """
 
     static func row(_ r: SubscriptionRow) -> [String: Any] {
@@ -180,10 +182,15 @@ enum ListCommands {
         let p = context.arguments.positionals
         guard p.count == 2 else { throw UsageError("link takes USER_ID and ID (see subdesk link --help)") }
         let store = try context.openStore(mode: .existing)
-        let otid = try store.transaction(id: p[1])?.originalTransactionId ?? p[1]
-        try store.linkUser(p[0], originalTransactionId: otid)
-        Output.line("linked user \(SafeText.sanitize(p[0])) to subscription \(otid)")
-        return 0
+        do {
+            let linked = try OperatorCommands.operations(context, store: store).link(userId: p[0], to: p[1], force: context.arguments.has("force"))
+            Output.line("linked user \(SafeText.sanitize(p[0])) to subscription \(linked.otid)"
+                        + (linked.previousUser.map { $0 == p[0] ? "" : " (was user \(SafeText.sanitize($0)))" } ?? "") + "; audited")
+            return 0
+        } catch let e as OperationError {
+            Output.error(e.description)
+            return 2
+        }
     }
 
     /// An absolute date or an offset from now such as `-2h` or `-7d`.

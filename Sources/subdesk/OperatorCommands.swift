@@ -70,7 +70,15 @@ enum OperatorCommands {
             default:
                 throw UsageError("unknown override action \(SafeText.sanitize(verb)) (grant, revoke, lift or list)")
             }
-            if context.wantsJSON { Output.json(result.jsonObject()) } else { Output.line(describe(result, now: DateText.nowMillis())) }
+            let inForce = try ops.inForce(result.originalTransactionId, now: DateText.nowMillis())
+            if context.wantsJSON {
+                var object = result.jsonObject()
+                object["inForce"] = inForce
+                Output.json(object)
+            } else {
+                Output.line(describe(result, now: DateText.nowMillis()))
+                Output.line(inForce)
+            }
             return 0
         } catch let e as OperationError {
             Output.error(e.description)

@@ -297,9 +297,10 @@ final class OperatorReducerTests: XCTestCase {
         let request = OverrideRequest(originalTransactionId: id, kind: .grant(until: now + 86_400_000), reason: "goodwill")
         var placed = override(4)
         placed.until = now + 86_400_000
-        let effects = DashboardReducer.reduce(into: &state, .overrideApplied(request, placed))
+        let inForce = "in force now: grant #4 (entitled until 2026-11-17 12:00 UTC)"
+        let effects = DashboardReducer.reduce(into: &state, .overrideApplied(request, placed, inForce: inForce))
         XCTAssertEqual(effects, [.loadDetail(originalTransactionId: id)])
-        XCTAssertEqual(state.flash?.text, "override #4 in force: \(id) entitled until 2026-11-17 12:00 UTC")
+        XCTAssertEqual(state.flash?.text, "override #4 placed on \(id); \(inForce)")
     }
 
     func testDetailHeaderShowsTheOverrideInForceBesideApplesState() {

@@ -46,14 +46,14 @@ final class OperatorSessionTests: XCTestCase {
         session.type(.char("y"))
 
         XCTAssertNil(session.state.overrideDialog)
-        XCTAssertEqual(session.state.flash?.text, "override #1 in force: \(id) entitled until 2026-12-31 00:00 UTC")
+        XCTAssertEqual(session.state.flash?.text, "override #1 placed on \(id); in force now: grant #1 (entitled until 2026-12-31 00:00 UTC)")
         let placed = try XCTUnwrap(try store.overrides().first)
         XCTAssertEqual(placed.operatorName, "ana")
         XCTAssertEqual(placed.reason, "goodwill, ticket 4411")
         var text = session.screenText
         XCTAssertTrue(text.contains("Status   EXPIRED  (Apple: not entitled"), text)
         XCTAssertTrue(text.contains("Override GRANT #1 · entitled until 2026-12-31 00:00 (in 44d 12h) · by ana: goodwill, ticket 4411"), text)
-        XCTAssertTrue(text.contains("override grant by ana: override #1 in force (goodw"), text)
+        XCTAssertTrue(text.contains("override grant by ana: override #1 placed; in forc"), text)
 
         // The audit line is the last of the timeline, and expands to the whole entry.
         session.type(.char("G"), .enter)
@@ -66,8 +66,8 @@ final class OperatorSessionTests: XCTestCase {
         session.type(.enter)
         text = session.screenText
         XCTAssertTrue(text.contains("1 operator action, newest first"), text)
-        XCTAssertTrue(text.contains("2026-11-16 12:00  ana           override grant   \(id)      goodwill, ticket …  override #1 in force"), text)
-        XCTAssertTrue(text.contains("→ override #1 in force · reason: goodwill, ticket"), text)
+        XCTAssertTrue(text.contains("2026-11-16 12:00  ana           override grant   \(id)      goodwill, ticket …  override #1 placed; in"), text)
+        XCTAssertTrue(text.contains("→ override #1 placed; in force now: grant #1"), text)
 
         // From the log back to the subscription, and the override lifted the same way.
         session.type(.enter)
@@ -78,7 +78,7 @@ final class OperatorSessionTests: XCTestCase {
         session.type(.tab, .tab)
         session.type("customer paid")
         session.type(.tab, .enter, .char("y"))
-        XCTAssertEqual(session.state.flash?.text, "override #1 lifted: \(id) follows Apple's state again")
+        XCTAssertEqual(session.state.flash?.text, "override #1 lifted from \(id); in force now: no override; Apple's state decides (not entitled)")
         text = session.screenText
         XCTAssertFalse(text.contains("Override GRANT"), text)
         XCTAssertTrue(text.contains("Status   EXPIRED  (not entitled"), text)

@@ -80,3 +80,42 @@ final class StoreSafetyTests: SubdeskTestCase {
         XCTAssertFalse(try run(["doctor", "--db", demo, "--root-ca", root]).stdout.contains("test root"), "a demo store may trust it")
     }
 }
+
+/// Operators see what is in force after every override, and every re-link is deliberate and audited.
+final class OperatorTruthTests: SubdeskTestCase {
+    func testEveryOverrideMessageSaysWhatIsInForceAfterwards() throws {
+        let db = try demoStore()
+        let grant = try run(["override", "grant", "user-1010", "--until", "+30d", "--reason", "goodwill", "--db", db])
+        XCTAssertEqual(grant.status, 0, grant.stderr)
+        XCTAssertTrue(grant.stdout.contains("in force now: grant #1 (entitled until"), grant.stdout)
+        let revoke = try run(["override", "revoke", "user-1010", "--reason", "chargeback", "--db", db])
+        XCTAssertTrue(revoke.stdout.contains("in force now: revoke #2 (not entitled until lifted); underneath: grant #1 (entitled until"), revoke.stdout)
+        let lift = try run(["override", "lift", "2", "--reason", "resolved", "--db", db])
+        XCTAssertTrue(lift.stdout.contains("in force now: grant #1 (entitled until"), "the grant stays underneath a revoke: \(lift.stdout)")
+        XCTAssertFalse(lift.stdout.contains("Apple's state decides"), lift.stdout)
+        let liftGrant = try run(["override", "lift", "1", "--reason", "done", "--db", db, "--json"])
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(liftGrant.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(object["inForce"] as? String, "in force now: no override; Apple's state decides (entitled)")
+        let audit = try run(["audit", "--db", db, "--json"])
+        let outcomes = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]]).compactMap { $0["outcome"] as? String }
+        XCTAssertTrue(outcomes.contains { $0.hasPrefix("override #2 lifted; in force now: grant #1") }, "\(outcomes)")
+    }
+
+    func testRelinkingASubscriptionNeedsForceAndIsAudited() throws {
+        let db = try demoStore()
+        let shown = try run(["show", "user-1010", "--db", db, "--json"])
+        let sub = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])?["subscriptions"] as? [[String: Any]])?.first)
+        let otid = try XCTUnwrap(sub["originalTransactionId"] as? String)
+        let refused = try run(["link", "user-9999", otid, "--db", db])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.stderr.contains("is linked to user user-1010; re-linking it to user-9999") && refused.stderr.contains("--force"), refused.stderr)
+        XCTAssertEqual(try run(["show", "user-1010", "--db", db]).status, 0, "still linked")
+        let forced = try run(["link", "user-9999", otid, "--db", db, "--force", "--operator", "ana"])
+        XCTAssertEqual(forced.status, 0, forced.stderr)
+        XCTAssertTrue(forced.stdout.contains("(was user user-1010); audited"), forced.stdout)
+        let audit = try run(["audit", otid, "--db", db, "--json"])
+        let entry = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]])?.first { $0["action"] as? String == "link" })
+        XCTAssertEqual(entry["operator"] as? String, "ana")
+        XCTAssertEqual(entry["detail"] as? String, "previous owner: user user-1010; new owner: user user-9999")
+    }
+}

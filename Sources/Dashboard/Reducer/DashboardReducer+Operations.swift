@@ -249,16 +249,15 @@ extension DashboardReducer {
         }
     }
 
-    static func applyOverrideResult(_ request: OverrideRequest, _ result: Override, _ state: inout DashboardState) -> [DashboardEffect] {
-        let time = state.time
+    static func applyOverrideResult(_ request: OverrideRequest, _ result: Override, inForce: String,
+                                    _ state: inout DashboardState) -> [DashboardEffect] {
         let id = request.originalTransactionId
         let text: String
         switch request.kind {
         case .grant, .revoke:
-            let end = result.until.map { "until \(time.minute($0)) \(time.label)" } ?? "until lifted"
-            text = "override #\(result.id) in force: \(id) \(result.entitles ? "entitled" : "not entitled") \(end)"
+            text = "override #\(result.id) placed on \(id); \(inForce)"
         case .lift:
-            text = "override #\(result.id) lifted: \(id) follows Apple's state again"
+            text = "override #\(result.id) lifted from \(id); \(inForce)"
         }
         flash(text, duration: outcomeFlashDuration, &state)
         return reloadAfterOperation(on: id, &state)

@@ -73,8 +73,8 @@ public enum DashboardReducer {
             return applyRevalidation(result, &state)
         case .revalidationFailed(let id, let message):
             return applyRevalidationFailure(id, message, &state)
-        case .overrideApplied(let request, let result):
-            return applyOverrideResult(request, result, &state)
+        case .overrideApplied(let request, let result, let inForce):
+            return applyOverrideResult(request, result, inForce: inForce, &state)
         case .themeApplied(let name, let warnings):
             state.themeName = name
             flash(warnings.isEmpty ? "theme \(name)" : "theme \(name): \(warnings.joined(separator: "; "))",

@@ -130,7 +130,9 @@ public final class DashboardSession {
                 // The screen's clock moves to the override's own instant, or the reload that follows
                 // would judge it as of the last tick, before it existed, and not show it in force.
                 let now = clock()
-                return [.tick(now: now), .overrideApplied(request, try applyOverride(request, now: now))]
+                let result = try applyOverride(request, now: now)
+                let inForce = try Operations(store: store, operatorName: operatorName).inForce(request.originalTransactionId, now: now)
+                return [.tick(now: now), .overrideApplied(request, result, inForce: inForce)]
             }
         } catch {
             return [.failed("\(error)")]

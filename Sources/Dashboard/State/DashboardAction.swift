@@ -24,7 +24,8 @@ public enum DashboardAction: Sendable {
     case revalidated(RevalidationResult)
     case revalidationFailed(originalTransactionId: String, message: String)
     /// `Operations` carried out a confirmed override request.
-    case overrideApplied(OverrideRequest, Override)
+    /// An override placed or lifted, and what is in force afterwards, in words.
+    case overrideApplied(OverrideRequest, Override, inForce: String)
     /// A load or command failed; shown as a flash message.
     case failed(String)
     /// Something the operator should know that is not a failure, such as a theme shown in fewer colours.

@@ -67,7 +67,7 @@ public final class Operations {
                              operatorName: operatorName, created: now)
             o.id = try store.insertOverride(o)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "override_\(kind.rawValue)",
-                                             target: otid, reason: reason, outcome: "override #\(o.id) in force",
+                                             target: otid, reason: reason, outcome: "override #\(o.id) placed; " + (try inForce(otid, now: now)),
                                              detail: until.map { "until \(DateText.iso($0))" } ?? "until lifted"))
             return o
         }
@@ -87,6 +87,29 @@ public final class Operations {
         }
     }
 
+    /// Links an application user id to the subscriber owning the subscription `id` names,
+    /// audited with the previous and the new owner. Moving a subscription away from another
+    /// user id needs `force`.
+    public func link(userId: String, to id: String, force: Bool, now: Millis = DateText.nowMillis()) throws -> (otid: String, previousUser: String?) {
+        let otid = try store.transaction(id: id)?.originalTransactionId ?? id
+        guard let row = try store.subscription(originalTransactionId: otid) else {
+            throw OperationError("no subscription with originalTransactionId or transactionId \(id)")
+        }
+        let previous = row.subscriber.userId
+        if let previous, previous != userId, !force {
+            throw OperationError("subscription \(otid) is linked to user \(previous); re-linking it to \(userId) moves it away "
+                                 + "from that user: pass --force to do so")
+        }
+        try store.write {
+            try store.linkUser(userId, originalTransactionId: otid)
+            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "link", target: otid, reason: nil,
+                                             outcome: "linked to user \(userId)",
+                                             detail: "previous owner: " + (previous.map { "user \($0)" } ?? "subscriber #\(row.subscriber.id), no user id")
+                                                + "; new owner: user \(userId)"))
+        }
+        return (otid, previous)
+    }
+
     /// Ends an override before its time.
     public func lift(overrideId: Int64, reason: String, now: Millis = DateText.nowMillis()) throws -> Override {
         let reason = try requireReason(reason)
@@ -98,9 +121,30 @@ public final class Operations {
             _ = try store.liftOverride(id: overrideId, by: operatorName, reason: reason, at: now)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "override_lift",
                                              target: o.originalTransactionId, reason: reason,
-                                             outcome: "override #\(overrideId) lifted"))
+                                             outcome: "override #\(overrideId) lifted; " + (try inForce(o.originalTransactionId, now: now))))
             return try store.override(id: overrideId) ?? o
         }
+    }
+
+    /// What decides a subscription's entitlement at `now`, in words: the newest override in
+    /// force, the ones it covers (a revoke placed over a grant leaves the grant underneath: it
+    /// decides again once the revoke ends), or Apple's state when none is in force.
+    public func inForce(_ otid: String, now: Millis) throws -> String {
+        let overrides = try store.overrides(originalTransactionIds: [otid])
+            .filter { $0.isInForce(at: now) }.sorted { ($0.created, $0.id) > ($1.created, $1.id) }
+        func describe(_ o: Override) -> String {
+            "\(o.kind.rawValue) #\(o.id) (\(o.entitles ? "entitled" : "not entitled") "
+                + (o.until.map { "until \(DateText.minute($0)) UTC" } ?? "until lifted") + ")"
+        }
+        guard let top = overrides.first else {
+            let apple = try store.history(originalTransactionId: otid)
+            let state = StateDerivation.derive(originalTransactionId: otid, transactions: apple.transactions,
+                                               renewal: apple.renewal, events: apple.events, now: now)
+            return "in force now: no override; Apple's state decides (\(state?.entitled == true ? "entitled" : "not entitled"))"
+        }
+        var text = "in force now: " + describe(top)
+        if overrides.count > 1 { text += "; underneath: " + overrides.dropFirst().map(describe).joined(separator: ", ") }
+        return text
     }
 
     /// Overrides for the subscriptions `id` names (every one of a subscriber), or all.
