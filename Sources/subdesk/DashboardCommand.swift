@@ -76,7 +76,7 @@ enum DashboardCommand {
                 let loaded = try catalog.load(name)
                 return (loaded.theme, loaded.warnings)
             } catch let error as ThemeError {
-                throw UsageError("theme: \(error)")
+                throw UsageError("theme: \(error) (themes here: \(catalog.availableNames().joined(separator: ", ")))")
             }
         }
         if Theme.prefersMonochrome(environment: context.environment) {

@@ -91,8 +91,16 @@ func runMain() -> Int32 {
         return 0
     }
     let name = arguments.command ?? "dashboard"
-    if arguments.command == nil && arguments.has("help") {
+    if (arguments.command == nil && arguments.has("help")) || (name == "help" && arguments.positionals.isEmpty) {
         Output.line(usage)
+        return 0
+    }
+    if name == "help", let topic = arguments.positionals.first {
+        guard let command = commands[topic] else {
+            Output.error("unknown command '\(SafeText.sanitize(topic))' (see subdesk --help)")
+            return 2
+        }
+        Output.line(command.help)
         return 0
     }
     guard let command = commands[name] else {
@@ -107,10 +115,16 @@ func runMain() -> Int32 {
     let cgi = name == "ingest" && arguments.has("cgi")
     func failed(_ message: String, _ code: Int32) -> Int32 {
         Output.error(message)
+        // A script that asked for JSON gets its error as JSON too.
+        if arguments.has("json") && !cgi { Output.json(["error": message, "exitCode": Int(code)]) }
         return cgi ? CGIIngest.respondUnavailable() : code
     }
     do {
         try arguments.allowOnly(command.options, command: name)
+        let formats = ["json", "csv", "ndjson"].filter { arguments.has($0) }
+        if formats.count > 1 {
+            throw UsageError(formats.map { "--" + $0 }.joined(separator: " and ") + " ask for different outputs; give one")
+        }
         let context = try Context(arguments: arguments)
         return try command.run(context)
     } catch let e as UsageError {

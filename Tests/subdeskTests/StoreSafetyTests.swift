@@ -119,3 +119,26 @@ final class OperatorTruthTests: SubdeskTestCase {
         XCTAssertEqual(entry["detail"] as? String, "previous owner: user user-1010; new owner: user user-9999")
     }
 }
+
+/// The command line answers the same way everywhere.
+final class CLIConsistencyTests: SubdeskTestCase {
+    func testHelpConflictingFormatsAndJSONErrors() throws {
+        let help = try run(["help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("usage: subdesk"), help.stdout)
+        let topic = try run(["help", "show"])
+        XCTAssertTrue(topic.stdout.hasPrefix("usage: subdesk show ID"), topic.stdout)
+        XCTAssertEqual(try run(["help", "nosuch"]).status, 2)
+        let db = try demoStore()
+        let both = try run(["counts", "--json", "--csv", "--db", db])
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.contains("--json and --csv ask for different outputs"), both.stderr)
+        // A --json command that fails prints its error as JSON too, with the exit code.
+        let missing = try run(["search", "x", "--json", "--db", dir + "/none.db"])
+        XCTAssertEqual(missing.status, 2)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(missing.stdout.utf8)) as? [String: Any], missing.stdout)
+        XCTAssertEqual(object["exitCode"] as? Int, 2)
+        XCTAssertTrue((object["error"] as? String)?.hasPrefix("no store at") == true)
+        XCTAssertFalse(missing.stderr.contains("store: "), "no internal prefixes: \(missing.stderr)")
+    }
+}

@@ -7,7 +7,7 @@ public struct StoreError: Error, CustomStringConvertible {
     public let message: String
     public let code: Int32
 
-    public var description: String { "store: \(operation): \(message)" }
+    public var description: String { "\(operation): \(message)" }
 
     /// Another connection holds the lock this one needed.
     var isBusy: Bool { code & 0xff == SQLITE_BUSY }
