@@ -40,6 +40,17 @@ public enum DashboardReducer {
                 return [.pollFeed(afterId: state.feed.lastId)]
             }
             return refreshIfDue(&state)
+        case .storeFileGone(let path):
+            state.storeGone = true
+            flash("the store \(path) was deleted or moved: what is on screen is what was loaded; it reopens if a store comes back",
+                  error: true, duration: 60_000, &state)
+            return []
+        case .storeFileReopened(let path):
+            state.storeGone = false
+            flash("the store \(path) was replaced: reopened, showing the new store", duration: 10_000, &state)
+            state.refreshPending = true
+            if state.screen == .feed { return refresh(.feed, &state) }
+            return refreshIfDue(&state)
         case .storeChanged:
             // The feed is the live view: it follows every write, and its query reads only new rows.
             if state.screen == .feed { return refresh(.feed, &state) }

@@ -67,7 +67,9 @@ public enum DashboardRenderer {
         var items = [StatusItem("store: " + state.storeName), StatusItem(state.time.label, role: .accent)]
         // Shown on every screen: the answer arrives wherever the operator went meanwhile.
         if state.revalidating != nil { items.append(StatusItem("revalidating…", role: .warning)) }
-        if state.screen == .feed && state.feed.paused {
+        if state.storeGone {
+            items.append(StatusItem("✕ store gone", role: .error))
+        } else if state.screen == .feed && state.feed.paused {
             items.append(StatusItem("❚❚ paused", role: .warning))
         } else {
             items.append(StatusItem("● live", role: .success))

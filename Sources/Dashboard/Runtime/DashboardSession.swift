@@ -13,7 +13,10 @@ public final class DashboardSession {
     public private(set) var state: DashboardState
     /// The theme frames should be painted in; changes when `:theme` succeeds.
     public private(set) var theme: Theme
-    public let store: Store
+    /// The store, opened again when its file is replaced under the session.
+    public private(set) var store: Store
+    /// The device and inode of the store's file when it was opened.
+    private var storeIdentity: FileIdentity?
     let themes: ThemeCatalog
     let clock: () -> Millis
     /// Who the audit log names for overrides placed from this session.
@@ -44,6 +47,7 @@ public final class DashboardSession {
 
     /// Loads the first screen.
     public func start() {
+        storeIdentity = FileIdentity(path: store.path)
         lastDataVersion = try? store.dataVersion()
         send(.start)
     }
@@ -65,10 +69,30 @@ public final class DashboardSession {
         // The clock first: a revalidation's answer is shown (and the detail reloaded) as of now.
         send(.tick(now: clock()))
         for action in background.finished() { send(action) }
+        watchStoreFile()
         if let version = try? store.dataVersion(), version != lastDataVersion {
             lastDataVersion = version
             send(.storeChanged)
         }
+    }
+
+    /// Notices a store file deleted, moved or replaced under the session (another `subdesk
+    /// demo`, a restore from backup): a replaced one is opened again, a missing one is said so.
+    func watchStoreFile() {
+        guard let opened = storeIdentity else { return }
+        let now = FileIdentity(path: store.path)
+        if now == opened {
+            if state.storeGone { send(.storeFileReopened(path: store.path)) }
+            return
+        }
+        guard now != nil, let reopened = try? Store(path: store.path, mode: .existing) else {
+            if !state.storeGone { send(.storeFileGone(path: store.path)) }
+            return
+        }
+        store = reopened
+        storeIdentity = now
+        lastDataVersion = try? reopened.dataVersion()
+        send(.storeFileReopened(path: store.path))
     }
 
     /// Whether a revalidation is still running on a worker.

@@ -10,6 +10,10 @@ public enum DashboardAction: Sendable {
     case tick(now: Millis)
     /// Another process committed to the store.
     case storeChanged
+    /// The store's file was deleted or moved away: what is on screen is what was loaded.
+    case storeFileGone(path: String)
+    /// The store's file was replaced (another inode at the path) and has been opened again.
+    case storeFileReopened(path: String)
 
     case subscribersLoaded(SubscriberPageRequest, SubscriberPage)
     case statusCountsLoaded([SubscriptionStatus: Int], total: Int)

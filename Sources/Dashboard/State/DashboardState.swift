@@ -17,6 +17,8 @@ public struct DashboardState: Sendable {
     public var zoneChoices: [String]
     /// The store's file name, for the header.
     public var storeName: String
+    /// Set while the store's file is gone from its path: the screen is no longer live.
+    public var storeGone = false
     public var themeName: String
     /// Theme names `:theme` completes.
     public var availableThemes: [String]
