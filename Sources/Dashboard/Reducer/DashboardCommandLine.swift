@@ -14,6 +14,16 @@ public enum DashboardCommandLine {
 
     /// Commands that take an argument, so completing them adds a space.
     static let takesArgument: Set<String> = ["theme", "tz"]
+    /// Commands that may take one; the others refuse anything after their name.
+    static let acceptsArgument: Set<String> = ["theme", "tz", "audit"]
+
+    /// The command `word` names: itself, an alias, or the one command it is a unique start of.
+    static func resolve(_ word: String) -> (name: String?, candidates: [String]) {
+        if names.contains(word) { return (word, [word]) }
+        if let alias = aliases[word] { return (alias, [alias]) }
+        let candidates = names.filter { $0.hasPrefix(word) }
+        return (candidates.count == 1 ? candidates[0] : nil, candidates)
+    }
 
     /// Everything `text` could become: command names, or for `theme `/`tz ` the values they accept.
     public static func completions(for text: String, state: DashboardState) -> [String] {
@@ -70,8 +80,22 @@ public enum DashboardCommandLine {
     static func execute(_ text: String, _ state: inout DashboardState) -> [DashboardEffect] {
         let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard let first = words.first?.lowercased() else { return [] }
-        let name = aliases[first] ?? first
+        let resolved = resolve(first)
+        guard let name = resolved.name else {
+            if resolved.candidates.count > 1 {
+                DashboardReducer.flash(":\(first) could be " + resolved.candidates.map { ":" + $0 }.joined(separator: " or ")
+                                       + "; type more of it", error: true, &state)
+            } else {
+                DashboardReducer.flash("unknown command :\(first) (try :subs :feed :daily :quarantine :audit :theme NAME :tz ZONE :q)",
+                                       error: true, &state)
+            }
+            return []
+        }
         let argument = words.dropFirst().joined(separator: " ")
+        if !argument.isEmpty && !acceptsArgument.contains(name) {
+            DashboardReducer.flash(":\(name) takes no argument (got \(argument))", error: true, &state)
+            return []
+        }
         switch name {
         case "subs":
             return DashboardReducer.switchTo(.subscribers, &state)
