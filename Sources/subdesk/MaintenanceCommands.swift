@@ -7,9 +7,12 @@ enum MaintenanceCommands {
     static let doctorHelp = """
     usage: subdesk doctor [--json]
 
-    Checks the store and the set-up: SQLite integrity, schema version, WAL size,
-    quarantined bodies waiting, the trusted roots and their expiry, and the config
-    (bundle id, app Apple id, secret files). Exits 0 when nothing failed, 1 otherwise.
+    Checks the store and the set-up: SQLite integrity, schema version, the audit log's
+    guards, WAL size, quarantined bodies and the quarantine's budget, test-CA data in a
+    store that is no demo store, the trusted roots and their expiry, files others can
+    write, the config (bundle id, app Apple id, secret files), and what revalidation
+    needs (API key, shared secret, the subdesk-http helper). Exits 0 when nothing
+    failed, 1 otherwise.
     """
 
     static let backupHelp = """
@@ -115,6 +118,7 @@ enum MaintenanceCommands {
             add("config", "fail", "\(error)")
         }
         add("config file", "ok", context.config.path ?? "none (defaults)")
+        revalidationChecks(context, add: add)
         for problem in context.trustFileProblems { add("trust files", "fail", problem) }
         if context.wantsJSON {
             Output.json(checks.map { ["check": $0.name, "level": $0.level, "detail": $0.detail] })
@@ -124,6 +128,29 @@ enum MaintenanceCommands {
             }
         }
         return checks.contains { $0.level == "fail" } ? 1 : 0
+    }
+
+    /// What revalidation (`r` in the dashboard, `revalidate`, `sweep`) needs, and what is missing.
+    static func revalidationChecks(_ context: Context, add: (String, String, String) -> Void) {
+        do {
+            let policy = try context.intakePolicy()
+            if let key = try context.apiKey(bundleId: policy.bundleId) {
+                add("api key", "ok", "key \(key.keyId), issuer \(key.issuerId): the App Store Server API is used")
+            } else {
+                add("api key", "warn", "not set (api_key_file, api_key_id, api_issuer_id): revalidation can only use "
+                    + "verifyReceipt, for subscriptions with a stored V1 receipt")
+            }
+            if policy.sharedSecret == nil {
+                add("shared secret", "warn", "not set (shared_secret_file): verifyReceipt revalidation is refused by Apple for subscriptions")
+            }
+            _ = try context.revalidationConfiguration(policy: policy)
+        } catch {
+            add("revalidation", "fail", "\(error)")
+        }
+        switch HTTPHelper.whereIsIt(environment: context.environment) {
+        case .success(let path): add("http helper", "ok", path)
+        case .failure(let missing): add("http helper", "fail", missing.reason + " (revalidation cannot reach Apple without it)")
+        }
     }
 
     /// `0.3 MiB`, `256 MiB`.

@@ -56,7 +56,7 @@ let commands: [String: Command] = [
     "search": Command(help: ListCommands.searchHelp, options: ["limit"], run: ListCommands.search),
     "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit", "ndjson"], run: ListCommands.notifications),
     "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all", "before", "reason", "operator"]), run: ListCommands.quarantine),
-    "doctor": Command(help: MaintenanceCommands.doctorHelp, options: IngestCommand.options, run: MaintenanceCommands.doctor),
+    "doctor": Command(help: MaintenanceCommands.doctorHelp, options: IngestCommand.options.union(RevalidateCommand.options), run: MaintenanceCommands.doctor),
     "backup": Command(help: MaintenanceCommands.backupHelp, options: [], run: MaintenanceCommands.backup),
     "link": Command(help: ListCommands.linkHelp, options: ["force", "operator"], run: ListCommands.link),
     "demo": Command(help: DemoCommands.demoHelp, options: DashboardCommand.options.union(["copies", "no-dashboard", "sample-data", "force"]), run: { context in

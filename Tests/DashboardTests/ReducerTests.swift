@@ -262,13 +262,39 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(DashboardReducer.reduce(into: &state, .tick(now: state.now + 1000)), [.pollFeed(afterId: 0)])
     }
 
-    func testFlashMessagesExpire() {
+    /// Information goes by itself; an error stays until Esc dismisses it (and that Esc does
+    /// nothing else); both stay in `:messages`.
+    func testInformationExpiresErrorsStayUntilDismissedAndMessagesKeepBoth() {
+        press(.char(":"))
+        type("tz UTC")
+        press(.enter)
+        XCTAssertEqual(state.flash?.kind, .info)
+        _ = DashboardReducer.reduce(into: &state, .tick(now: state.now + DashboardReducer.flashDuration))
+        XCTAssertNil(state.flash)
+
         press(.char(":"))
         type("nope")
         press(.enter)
-        XCTAssertNotNil(state.flash)
-        _ = DashboardReducer.reduce(into: &state, .tick(now: state.now + DashboardReducer.flashDuration))
+        XCTAssertEqual(state.flash?.kind, .error)
+        _ = DashboardReducer.reduce(into: &state, .tick(now: state.now + 3_600_000))
+        XCTAssertNotNil(state.flash, "an error does not vanish while nobody looks")
+        XCTAssertTrue(DashboardRenderer.render(state).lines().last?.contains("Esc") ?? false, DashboardRenderer.render(state).lines().last ?? "")
+        let screen = state.screen
+        press(.escape)
         XCTAssertNil(state.flash)
+        XCTAssertEqual(state.screen, screen, "the Esc that dismisses goes nowhere")
+
+        press(.char(":"))
+        type("mes")
+        press(.enter)
+        XCTAssertTrue(state.showsMessages)
+        let lines = DashboardRenderer.render(state).lines()
+        XCTAssertTrue(lines.contains { $0.contains("Messages of this session, newest first (2)") }, lines.joined(separator: "\n"))
+        let nope = lines.firstIndex { $0.contains("unknown command :nope") }, tz = lines.firstIndex { $0.contains("time zone UTC") }
+        XCTAssertNotNil(nope)
+        XCTAssertLessThan(nope ?? 99, tz ?? 0, "newest first")
+        press(.escape)
+        XCTAssertFalse(state.showsMessages)
     }
 
     func testFeedEntriesArriveOnTopAndWaitWhilePaused() {

@@ -29,14 +29,14 @@ final class StoreFileWatchTests: XCTestCase {
         session.tick()
         XCTAssertTrue(session.state.storeGone)
         XCTAssertTrue(session.screenLines[0].hasSuffix("✕ store gone"), session.screenLines[0])
-        XCTAssertTrue(session.screenText.contains("was deleted or moved"), session.screenText)
+        XCTAssertTrue(session.screenText.contains("store deleted or moved: showing what was loaded"), session.screenText)
 
         try buildStore(at: path, copies: 2)
         session.tick()
         session.tick()
         XCTAssertFalse(session.state.storeGone)
         XCTAssertTrue(session.screenLines[0].hasSuffix("● live"), session.screenLines[0])
-        XCTAssertTrue(session.screenText.contains("was replaced: reopened"), session.screenText)
+        XCTAssertTrue(session.screenText.contains("store replaced: reopened"), session.screenText)
         XCTAssertEqual(session.state.subscribers.totalCount, before.map { 2 * $0 }, "the new store's rows are shown")
     }
 }

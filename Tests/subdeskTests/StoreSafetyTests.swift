@@ -141,4 +141,15 @@ final class CLIConsistencyTests: SubdeskTestCase {
         XCTAssertTrue((object["error"] as? String)?.hasPrefix("no store at") == true)
         XCTAssertFalse(missing.stderr.contains("store: "), "no internal prefixes: \(missing.stderr)")
     }
+
+    func testDoctorSaysWhatRevalidationIsMissing() throws {
+        let db = try demoStore()
+        let partial = try run(["doctor", "--db", db, "--api-key-id", "ABC123"], env: ["SUBDESK_HTTP_HELPER": dir + "/no-helper"])
+        XCTAssertEqual(partial.status, 1)
+        XCTAssertTrue(partial.stdout.contains("FAIL  revalidation") && partial.stdout.contains("missing api_key_file, api_issuer_id"), partial.stdout)
+        XCTAssertTrue(partial.stdout.contains("FAIL  http helper") && partial.stdout.contains("no-helper"), partial.stdout)
+        let plain = try run(["doctor", "--db", db])
+        XCTAssertTrue(plain.stdout.contains("WARN  api key") && plain.stdout.contains("WARN  shared secret"), plain.stdout)
+        XCTAssertTrue(plain.stdout.contains("OK    http helper"), plain.stdout)
+    }
 }

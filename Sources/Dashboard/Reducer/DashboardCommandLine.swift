@@ -4,7 +4,7 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "theme", "tz", "help", "q"]
+    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "messages", "theme", "tz", "help", "q"]
 
     /// Other spellings people type out of habit.
     static let aliases: [String: String] = [
@@ -111,6 +111,9 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.audit, &state)
         case "help":
             state.showsHelp = true
+            return []
+        case "messages":
+            state.showsMessages = true
             return []
         case "q":
             state.quitRequested = true

@@ -42,12 +42,12 @@ public enum DashboardReducer {
             return refreshIfDue(&state)
         case .storeFileGone(let path):
             state.storeGone = true
-            flash("the store \(path) was deleted or moved: what is on screen is what was loaded; it reopens if a store comes back",
-                  error: true, duration: 60_000, &state)
+            flash("store deleted or moved: showing what was loaded; it reopens when a store is back at \(path)",
+                  error: true, &state)
             return []
         case .storeFileReopened(let path):
             state.storeGone = false
-            flash("the store \(path) was replaced: reopened, showing the new store", duration: 10_000, &state)
+            flash("store replaced: reopened, showing the new store at \(path)", duration: 10_000, &state)
             state.refreshPending = true
             if state.screen == .feed { return refresh(.feed, &state) }
             return refreshIfDue(&state)
@@ -103,16 +103,24 @@ public enum DashboardReducer {
     static func refreshIfDue(_ state: inout DashboardState) -> [DashboardEffect] {
         guard state.refreshPending, state.now - state.lastRefresh >= refreshInterval else { return [] }
         // Under help, a half-typed prompt or the dialog a reload would only move things the operator cannot see or act on.
-        guard !state.showsHelp, state.prompt == nil, state.overrideDialog == nil else { return [] }
+        guard !state.showsHelp, !state.showsMessages, state.prompt == nil, state.overrideDialog == nil else { return [] }
         state.refreshPending = false
         state.lastRefresh = state.now
         return refresh(state.screen, &state)
     }
 
+    /// Shows a message on the bottom line and keeps it in the session's history. An error
+    /// stays until Esc dismisses it (an operator away from the screen must not miss it);
+    /// other messages go after `duration`.
     static func flash(_ text: String, error: Bool = false, duration: Millis = flashDuration, _ state: inout DashboardState) {
         state.flash = error ? .error(text) : .info(text)
-        state.flashUntil = state.now + duration
+        state.flashUntil = error ? Millis.max : state.now + duration
+        state.messages.append(LoggedMessage(at: state.now, text: text, isError: error))
+        if state.messages.count > maxMessages { state.messages.removeFirst(state.messages.count - maxMessages) }
     }
+
+    /// How many messages `:messages` keeps.
+    static let maxMessages = 500
 
     // MARK: - Keys
 
@@ -125,12 +133,19 @@ public enum DashboardReducer {
         }
         if state.overrideDialog != nil { return handleDialogKey(key, &state) }
         if state.prompt != nil { return handlePromptKey(key, &state) }
-        if state.showsHelp {
+        if state.showsHelp || state.showsMessages {
             switch state.keys.command(for: key, on: state.screen) {
-            case .help?, .back?: state.showsHelp = false
+            case .help?, .back?:
+                state.showsHelp = false
+                state.showsMessages = false
             case .quit?: state.quitRequested = true
             default: break
             }
+            return []
+        }
+        // Esc first dismisses an error message that stays until seen.
+        if state.flash?.kind == .error, state.keys.command(for: key, on: state.screen) == .back {
+            state.flash = nil
             return []
         }
         guard let command = state.keys.command(for: key, on: state.screen) else { return [] }

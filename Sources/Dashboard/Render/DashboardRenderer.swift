@@ -30,6 +30,7 @@ public enum DashboardRenderer {
         case .audit: AuditView.render(state, in: content, buffer: &buffer)
         }
         if state.showsHelp { renderHelp(state, in: content, buffer: &buffer) }
+        if state.showsMessages { renderMessages(state, in: content, buffer: &buffer) }
         if let dialog = state.overrideDialog { OverrideDialogView.dialog(dialog, state: state).render(in: content, buffer: &buffer) }
         bottomLine(state, in: Rect(x: 0, y: buffer.height - 1, width: buffer.width, height: 1), buffer: &buffer)
     }
@@ -63,6 +64,7 @@ public enum DashboardRenderer {
             }
         }
         if state.showsHelp { path.append("help") }
+        if state.showsMessages { path.append("messages") }
         if state.overrideDialog != nil { path.append("override") }
         var items = [StatusItem("store: " + state.storeName), StatusItem(state.time.label, role: .accent)]
         // Shown on every screen: the answer arrives wherever the operator went meanwhile.
@@ -82,18 +84,45 @@ public enum DashboardRenderer {
             PromptLine(symbol: prompt.symbol, text: prompt.text, cursor: prompt.cursor, completions: prompt.completions,
                        selectedCompletion: prompt.selectedCompletion).render(in: area, buffer: &buffer)
         } else if let flash = state.flash {
-            FlashMessage(" " + flash.text, kind: flash.kind).render(in: area, buffer: &buffer)
+            // A message too long for the line says where it can be read whole; an error says how it goes.
+            let tail = flash.kind == .error ? "  (Esc dismisses · :messages)" : ""
+            var text = " " + flash.text + tail
+            if TextWidth.width(of: text) > area.width {
+                let more = flash.kind == .error ? " … whole in :messages · Esc" : " … whole in :messages"
+                text = TextWidth.truncate(" " + flash.text, toWidth: max(1, area.width - TextWidth.width(of: more))) + more
+            }
+            FlashMessage(text, kind: flash.kind).render(in: area, buffer: &buffer)
         } else {
             let hints: [Hint]
             if let dialog = state.overrideDialog {
                 hints = OverrideDialogView.hints(dialog)
-            } else if state.showsHelp {
-                hints = [Hint(Key.escape, "close help"), Hint("q", "quit")]
+            } else if state.showsHelp || state.showsMessages {
+                hints = [Hint(Key.escape, state.showsHelp ? "close help" : "close messages"), Hint("q", "quit")]
             } else {
                 hints = state.keys.hints(for: state.screen)
             }
             buffer.put(" ", x: area.x, y: area.y, role: .hintText)
             HintBar(hints: hints).render(in: area.inset(left: 1), buffer: &buffer)
+        }
+    }
+
+    /// `:messages`: the session's messages, newest first, each whole (wrapped), errors marked.
+    static func renderMessages(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
+        let inner = Box(title: "Messages of this session, newest first (\(state.messages.count))").render(in: area, buffer: &buffer)
+        let text = inner.inset(left: 1, right: 1)
+        guard !text.isEmpty else { return }
+        var y = text.y
+        if state.messages.isEmpty { buffer.put("no messages yet", x: text.x, y: y, role: .dim, maxWidth: text.width) }
+        for message in state.messages.reversed() where y < text.maxY {
+            let stamp = state.time.clock(message.at) + "  "
+            let lines = TextWidth.wrap(message.text, toWidth: max(1, text.width - TextWidth.width(of: stamp)))
+            for (index, line) in lines.enumerated() where y < text.maxY {
+                buffer.put(index == 0 ? stamp : String(repeating: " ", count: TextWidth.width(of: stamp)),
+                           x: text.x, y: y, role: .dim, maxWidth: text.width)
+                buffer.put(line, x: text.x + TextWidth.width(of: stamp), y: y, role: message.isError ? .error : .normal,
+                           maxWidth: text.width - TextWidth.width(of: stamp))
+                y += 1
+            }
         }
     }
 

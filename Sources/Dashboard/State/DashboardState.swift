@@ -27,6 +27,10 @@ public struct DashboardState: Sendable {
     /// Screens entered, the current one last; never empty.
     public var stack: [ScreenID] = [.subscribers]
     public var showsHelp = false
+    /// Every message of the session, oldest first, for `:messages`.
+    public var messages: [LoggedMessage] = []
+    /// Whether the `:messages` history is open over the screen.
+    public var showsMessages = false
     public var prompt: PromptState?
     public var flash: FlashMessage?
     public var flashUntil: Millis = 0
@@ -80,4 +84,11 @@ public struct DashboardState: Sendable {
             return seen.insert(ZonedTime.label(for: zone)).inserted
         }
     }
+}
+
+/// One message the session showed, kept for `:messages`.
+public struct LoggedMessage: Equatable, Sendable {
+    public var at: Millis
+    public var text: String
+    public var isError: Bool
 }

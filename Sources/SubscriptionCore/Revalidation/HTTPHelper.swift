@@ -9,7 +9,7 @@ import Glibc
 /// libraries behind it at each start, some 12 ms that a CGI process answering one
 /// notification pays and never uses, and a statically linked subdesk could not load a
 /// Swift library later. The helper answers requests from every thread concurrently.
-final class HTTPHelper: @unchecked Sendable {
+public final class HTTPHelper: @unchecked Sendable {
     static let executableName = "subdesk-http"
     static let environmentVariable = "SUBDESK_HTTP_HELPER"
 
@@ -77,6 +77,20 @@ final class HTTPHelper: @unchecked Sendable {
     private static func isExecutable(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
+    }
+
+    /// Where the helper would be started from, or why none can be (for `doctor`).
+    public static func whereIsIt(environment: [String: String] = ProcessInfo.processInfo.environment) -> Result<String, HelperMissing> {
+        do {
+            return .success(try locate(in: environment))
+        } catch {
+            return .failure(HelperMissing(reason: error.reason))
+        }
+    }
+
+    public struct HelperMissing: Error, CustomStringConvertible {
+        public let reason: String
+        public var description: String { reason }
     }
 
     /// No helper can be started; `reason` names where it was looked for, or why it failed.
