@@ -297,6 +297,51 @@ final class ReducerTests: XCTestCase {
         XCTAssertFalse(state.showsMessages)
     }
 
+    /// A full feed (its capacity reached, so rows are dropped as others arrive) keeps the
+    /// selection on its notification, at the top as anywhere, and says older rows exist.
+    func testTheFeedSelectionFollowsItsNotificationWhenTheFeedIsFull() {
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        func entry(_ id: Int64) -> IntakeLogEntry {
+            IntakeLogEntry(id: id, receivedDate: state.now, result: .stored, type: "DID_RENEW", originalTransactionId: "otid-\(id)")
+        }
+        let full = (1...Int64(FeedState.capacity)).reversed().map(entry)
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded(full, rate: [1], now: state.now))
+        XCTAssertEqual(state.feed.entries.count, FeedState.capacity)
+        XCTAssertTrue(DashboardRenderer.render(state).lines()[1].contains("500 rows (newest"), DashboardRenderer.render(state).lines()[1])
+        // At the top: the newest row is selected, then new rows arrive above it.
+        let top = state.feed.visible[state.feed.selection].id
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded([entry(501), entry(502)], rate: [3], now: state.now))
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, top, "Enter still opens the row that was selected")
+        // Further down, with the feed full: the count does not grow, the selection still holds.
+        press(.char("j"), .char("j"), .char("j"))
+        let chosen = state.feed.visible[state.feed.selection].id
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded([entry(503)], rate: [4], now: state.now))
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, chosen)
+        XCTAssertEqual(press(.enter), [.loadDetail(originalTransactionId: "otid-\(chosen)")])
+    }
+
+    /// Enter on a refused row opens the quarantined body it left.
+    func testEnterOnARejectedFeedRowOpensItsQuarantineEntry() {
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        let at = state.now - 5000
+        let rejected = IntakeLogEntry(id: 9, receivedDate: at, result: .rejected, detail: "body: not valid JSON")
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded([rejected], rate: [1], now: state.now))
+        let effects = press(.enter)
+        XCTAssertEqual(state.screen, .quarantine)
+        XCTAssertFalse(effects.isEmpty)
+        let entries = [QuarantineEntry(id: 7, receivedDate: at - 100_000, reason: "body: not valid JSON", body: Data("older".utf8), source: nil,
+                                       bodyBytes: 5, timesSeen: 2, lastSeen: at - 50_000),
+                       QuarantineEntry(id: 8, receivedDate: at, reason: "body: not valid JSON", body: Data("nope".utf8), source: "cgi",
+                                       bodyBytes: 4, timesSeen: 1, lastSeen: at)]
+        _ = DashboardReducer.reduce(into: &state, .quarantineLoaded(entries))
+        XCTAssertEqual(state.screen, .quarantineBody)
+        XCTAssertEqual(state.quarantine.openEntry?.id, 8)
+    }
+
     func testFeedEntriesArriveOnTopAndWaitWhilePaused() {
         press(.char(":"))
         type("feed")

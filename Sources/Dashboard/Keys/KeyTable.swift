@@ -114,7 +114,7 @@ extension KeyTable {
         // Feed
         KeyBinding([.char(" ")], .pause, "pause / resume", section: "Live feed", screens: [.feed], hint: "pause"),
         KeyBinding([.char("/")], .filter, "filter by type", section: "Live feed", screens: [.feed], hint: "filter"),
-        KeyBinding([.enter], .open, "open the subscription", section: "Live feed", screens: [.feed], hint: "open"),
+        KeyBinding([.enter], .open, "open (refused: quarantine)", section: "Live feed", screens: [.feed], hint: "open"),
 
         // Daily counts
         KeyBinding([.char("k"), .up, .left], .previousMetric, "previous metric", section: "Daily counts",

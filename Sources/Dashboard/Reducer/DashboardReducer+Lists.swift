@@ -27,8 +27,14 @@ extension DashboardReducer {
             return []
         case .open:
             guard rows.indices.contains(state.feed.selection) else { return [] }
-            guard let id = rows[state.feed.selection].originalTransactionId else {
-                flash("this body never reached a subscription", &state)
+            let entry = rows[state.feed.selection]
+            if entry.result == .rejected {
+                // A refused body is read in the quarantine, where it is kept with its reason.
+                state.quarantine.pendingOpen = (entry.receivedDate, entry.detail ?? "")
+                return show(.quarantine, &state)
+            }
+            guard let id = entry.originalTransactionId else {
+                flash("this notification is about no subscription", &state)
                 return []
             }
             return openDetail(id, &state)
@@ -51,18 +57,21 @@ extension DashboardReducer {
         }
     }
 
-    /// Puts newer entries on top; a selection away from the top stays on the row it was on.
+    /// Puts newer entries on top. The selection stays on its notification (the row moves
+    /// down as rows arrive above it), so Enter opens what was selected; away from the top,
+    /// the view moves with it.
     static func insertFeedEntries(_ fresh: [IntakeLogEntry], _ state: inout DashboardState) {
         var feed = state.feed
-        let following = feed.selection == 0 && feed.scrollOffset == 0
-        let before = feed.visible.count
+        let before = feed.visible
+        let selectedId = before.indices.contains(feed.selection) ? before[feed.selection].id : nil
+        let atTop = feed.scrollOffset == 0
         feed.entries = Array((fresh + feed.entries).prefix(FeedState.capacity))
-        let added = max(0, feed.visible.count - before)
-        if !following {
-            feed.selection += added
-            feed.scrollOffset += added
+        let after = feed.visible
+        if let selectedId, let index = after.firstIndex(where: { $0.id == selectedId }) {
+            if !atTop { feed.scrollOffset += index - feed.selection }
+            feed.selection = index
         }
-        let count = feed.visible.count
+        let count = after.count
         feed.selection = min(feed.selection, max(0, count - 1))
         feed.scrollOffset = TableView.scrollOffset(current: feed.scrollOffset, selected: feed.selection,
                                                    visibleRows: Layout.listRows(height: state.height), rowCount: count)
@@ -178,8 +187,19 @@ extension DashboardReducer {
         state.quarantine.bodyScroll = min(max(0, state.quarantine.bodyScroll), max(0, total - visible))
     }
 
-    static func applyQuarantine(_ entries: [QuarantineEntry], _ state: inout DashboardState) {
+    static func applyQuarantine(_ entries: [QuarantineEntry], _ state: inout DashboardState) -> [DashboardEffect] {
         replaceKeepingSelection(&state.quarantine, with: entries, id: \.id, visible: Layout.listRows(height: state.height))
+        guard let wanted = state.quarantine.pendingOpen else { return [] }
+        state.quarantine.pendingOpen = nil
+        // The feed's row names when the body was refused (its latest refusal) and why.
+        func when(_ e: QuarantineEntry) -> Bool { e.lastSeen == wanted.at || e.receivedDate == wanted.at }
+        guard let index = entries.firstIndex(where: { when($0) && wanted.reason.hasPrefix($0.reason) })
+            ?? entries.firstIndex(where: when) else {
+            flash("that body is no longer in the quarantine's newest \(QuarantineState.limit) (subdesk quarantine --all)", &state)
+            return []
+        }
+        state.quarantine.selection = index
+        return quarantineCommand(.open, &state)
     }
 
     /// Replaces a list's entries, keeping the selected entry selected while it is still there.

@@ -75,8 +75,7 @@ public enum DashboardReducer {
             applyDaily(request, days, &state)
             return []
         case .quarantineLoaded(let entries):
-            applyQuarantine(entries, &state)
-            return []
+            return applyQuarantine(entries, &state)
         case .auditLoaded(let filter, let entries):
             applyAudit(filter, entries, &state)
             return []

@@ -20,7 +20,9 @@ enum FeedView {
         x = DashboardRenderer.fact("filter:", feed.filter.isEmpty ? "-" : feed.filter, x: x, y: y, maxX: area.maxX,
                                    role: feed.filter.isEmpty ? .normal : .match, buffer: &buffer) + 3
         let rows = feed.visible
-        buffer.put("\(rows.count) rows", x: x, y: y, role: .dim, maxWidth: max(0, area.maxX - x))
+        // The feed keeps the newest rows; say so once older ones have been let go.
+        let older = feed.entries.count >= FeedState.capacity ? " (newest; older: subdesk notifications)" : ""
+        buffer.put("\(rows.count) rows" + older, x: x, y: y, role: .dim, maxWidth: max(0, area.maxX - x))
 
         let wide = area.width >= 110
         let timeTitle = "TIME " + state.time.abbreviation(at: state.now)

@@ -163,6 +163,9 @@ public struct QuarantineState: Sendable {
     public var openEntry: QuarantineEntry?
     public var bodyLines: [String] = []
     public var bodyScroll = 0
+    /// A rejected body the feed asked to open (by when it was last refused and why), opened
+    /// as soon as the list arrives.
+    public var pendingOpen: (at: Millis, reason: String)?
 
     public static let limit = 200
 
