@@ -24,7 +24,12 @@ enum SubscribersView {
             } else if list.query.text.isEmpty {
                 total = list.statusFilter.map { list.statusCounts[$0] ?? 0 } ?? list.totalCount
             }
-            let text = total.map { "\($0) subscription" + ($0 == 1 ? "" : "s") } ?? "more than \(list.rows.count) subscriptions"
+            var text = total.map { "\($0) subscription" + ($0 == 1 ? "" : "s") } ?? "more than \(list.rows.count) subscriptions"
+            // Where the selection is: exact from the top of the list, else only that it is past the rows in hand.
+            if !list.rows.isEmpty {
+                let position = list.atStart ? String(list.selection + 1) : "…"
+                text += " · \(position)/\(total.map(String.init) ?? "\(list.rows.count)+")"
+            }
             buffer.put(text, x: x, y: y, role: .dim, maxWidth: max(0, area.maxX - x))
         }
 
@@ -104,10 +109,11 @@ enum SubscribersView {
         }
     }
 
-    /// The user id when the app linked one, else the start of the appAccountToken, else a dash.
+    /// The user id when the app linked one, else `token` and the start of the appAccountToken
+    /// (a subscriber known only by the token Apple carries), else a dash.
     static func userLabel(_ subscriber: Subscriber) -> String {
         if let user = subscriber.userId, !user.isEmpty { return user }
-        if let token = subscriber.appAccountToken, !token.isEmpty { return String(token.prefix(8)) + "…" }
+        if let token = subscriber.appAccountToken, !token.isEmpty { return "token " + String(token.prefix(8)) + "…" }
         return "-"
     }
 }
