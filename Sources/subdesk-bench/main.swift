@@ -408,6 +408,30 @@ for scale in options.scales where wanted("scales") {
     record(Figure(section: "list", what: "subscribers list keyset page at \(scale), ms", value: spreadText(deepSpread, 3),
                   target: "<= 20 ms", met: deepSpread.median <= 20, numbers: ["median": deepSpread.median, "scale": Double(scale)]))
 
+    // The filter as a person types it: each keystroke asks for the first page of what
+    // the text typed so far matches (a product word, an id's tail, a user id's middle, a
+    // text found nowhere), each new text as new to the store as it would be.
+    var keystrokes: [Double] = []
+    var slowest = (ms: 0.0, text: "")
+    for k in 0..<options.runs * 4 {
+        let ids = StoreGenerator.ids(Int.random(in: 0..<scale, using: &rng))
+        let word = ["premium", String(ids.originalTransactionId.suffix(7)), String(ids.userId.dropFirst(3).prefix(6)),
+                    "qqq-\(k)"][k % 4]
+        var typed = ""
+        for character in word {
+            typed.append(character)
+            var q = SubscriptionQuery(sort: .expires)
+            q.text = typed
+            let ms = try seconds { _ = try store.page(q, limit: 50) } * 1000
+            keystrokes.append(ms)
+            if ms > slowest.ms { slowest = (ms, typed) }
+        }
+    }
+    let keySpread = Spread(keystrokes), keyP99 = percentile(keystrokes, 0.99)
+    record(Figure(section: "filter", what: "filter per keystroke at \(scale), ms median / p99 (slowest: \(slowest.text))",
+                  value: "\(fmt(keySpread.median, 2)) / \(fmt(keyP99, 2))", target: "<= 50 ms", met: keyP99 <= 50,
+                  numbers: ["median": keySpread.median, "p99": keyP99, "max": slowest.ms, "scale": Double(scale)]))
+
     // Daily counts for a year.
     let utc = TimeZone(identifier: "UTC")!
     let to = DailyCountsReport.today(in: utc)
@@ -425,7 +449,8 @@ for scale in options.scales where wanted("scales") {
     record(Figure(section: "intake", what: "intake into the \(scale) store, notifications/s", value: fmt(rate), target: "", met: nil,
                   numbers: ["rate": rate, "scale": Double(scale)]))
     scaleRows.append(["subscribers": Double(scale), "intakePerSecond": rate, "lookupP50Ms": p50, "lookupP99Ms": p99,
-                      "firstPageMs": firstSpread.median, "keysetPageMs": deepSpread.median, "dailyCountsMs": countsSpread.median])
+                      "firstPageMs": firstSpread.median, "keysetPageMs": deepSpread.median,
+                      "filterKeystrokeMedianMs": keySpread.median, "filterKeystrokeP99Ms": keyP99, "dailyCountsMs": countsSpread.median])
 }
 
 // MARK: 6. Dashboard

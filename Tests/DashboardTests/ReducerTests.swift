@@ -27,25 +27,42 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(effects.last, .loadStatusCounts)
     }
 
-    func testFilterIsTypedInThePromptAndAppliedOnEnter() {
+    func testFilterAppliesAsItIsTyped() {
         press(.char("/"))
         XCTAssertEqual(state.prompt?.kind, .filter)
-        XCTAssertTrue(type("user-10").isEmpty, "typing does not query the store")
-        XCTAssertEqual(state.prompt?.text, "user-10")
-        let effects = press(.enter)
-        XCTAssertNil(state.prompt)
-        XCTAssertEqual(state.subscribers.query.text, "user-10")
-        guard case .loadSubscribers(let request)? = effects.first else { return XCTFail("\(effects)") }
-        XCTAssertEqual(request.query.text, "user-10")
+        let effects = type("prem")
+        XCTAssertEqual(effects.count, 4, "each character asks for the first page of what it matches")
+        guard case .loadSubscribers(let request)? = effects.last else { return XCTFail("\(effects)") }
+        XCTAssertEqual(request.query.text, "prem")
         XCTAssertEqual(request.position, .first)
+        XCTAssertEqual(state.subscribers.query.text, "prem", "the list is filtered while the prompt is open")
+        XCTAssertTrue(type(" ").isEmpty, "a trailing space changes nothing to load")
+        XCTAssertTrue(press(.enter).isEmpty, "Enter keeps what is already shown")
+        XCTAssertNil(state.prompt)
+        XCTAssertEqual(state.subscribers.query.text, "prem")
     }
 
-    func testEscapeCancelsThePromptAndKeepsTheFilter() {
+    func testEscapePutsBackTheFilterThePromptOpenedWith() {
         press(.char("/"))
         type("abc")
-        XCTAssertTrue(press(.escape).isEmpty)
+        XCTAssertEqual(state.subscribers.query.text, "abc")
+        guard case .loadSubscribers(let request)? = press(.escape).first else { return XCTFail() }
+        XCTAssertEqual(request.query.text, "")
         XCTAssertNil(state.prompt)
         XCTAssertEqual(state.subscribers.query.text, "")
+
+        press(.char("/"))
+        type("user")
+        press(.enter)
+        press(.char("/"))
+        press(.backspace, .backspace)
+        XCTAssertEqual(state.subscribers.query.text, "us")
+        press(.escape)
+        XCTAssertEqual(state.subscribers.query.text, "user", "Esc restores the filter in force before the prompt")
+        press(.char("/"))
+        press(.ctrl("u"), .backspace)
+        XCTAssertNil(state.prompt, "backspace on an empty filter closes the prompt")
+        XCTAssertEqual(state.subscribers.query.text, "", "and leaves the list unfiltered")
     }
 
     func testPromptEditingMovesTheCursor() {

@@ -22,8 +22,9 @@ final class SearchLiteralTests: XCTestCase {
         for lookup in [found, filtered] {
             XCTAssertEqual(try lookup("app_"), ["app_monthly"])
             XCTAssertEqual(try lookup("app%"), ["app%yearly"])
-            XCTAssertEqual(try lookup("%"), [])
-            XCTAssertEqual(try lookup("_"), [])
+            XCTAssertEqual(try lookup("%"), ["app%yearly"], "a percent sign anywhere, not every row")
+            XCTAssertEqual(try lookup("_"), ["app_monthly"], "an underscore anywhere, not every row")
+            XCTAssertEqual(try lookup("p%y"), ["app%yearly"])
             XCTAssertEqual(try lookup("app"), ["app%yearly", "appXmonthly", "appZyearly", "app_monthly"])
             XCTAssertEqual(try lookup("app\\\\"), [], "a backslash is a character too")
         }

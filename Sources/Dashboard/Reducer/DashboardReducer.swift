@@ -336,6 +336,8 @@ public enum DashboardReducer {
         switch key {
         case .escape:
             state.prompt = nil
+            // A filter applied while typing goes back to what it was.
+            if prompt.kind == .filter && prompt.text != prompt.original { return applyFilter(prompt.original, &state) }
             return []
         case .enter:
             state.prompt = nil
@@ -346,7 +348,7 @@ public enum DashboardReducer {
         case .backspace:
             if !prompt.deleteBackward() && prompt.text.isEmpty {
                 state.prompt = nil
-                return []
+                return prompt.kind == .filter && !prompt.original.isEmpty ? applyFilter("", &state) : []
             }
             edited = true
         case .delete:
@@ -375,7 +377,8 @@ public enum DashboardReducer {
             prompt.selectedCompletion = nil
         }
         state.prompt = prompt
-        return []
+        // A filter narrows the list with every character typed.
+        return edited && prompt.kind == .filter ? applyFilter(prompt.text, &state) : []
     }
 
     static func submit(_ prompt: PromptState, _ state: inout DashboardState) -> [DashboardEffect] {
@@ -383,21 +386,30 @@ public enum DashboardReducer {
         case .command:
             return DashboardCommandLine.execute(prompt.text, &state)
         case .filter:
-            let text = prompt.text.trimmingCharacters(in: .whitespaces)
-            switch state.screen {
-            case .subscribers:
-                state.subscribers.query.text = text
-                return [.loadSubscribers(firstPage(state))]
-            case .feed:
-                state.feed.filter = text
-                state.feed.selection = 0
-                state.feed.scrollOffset = 0
-                return []
-            case .audit:
-                return setAuditFilter(text, &state)
-            default:
-                return []
-            }
+            return applyFilter(prompt.text, &state)
+        }
+    }
+
+    /// Shows the current screen's list through `typed` (spaces around it ignored); nothing
+    /// is loaded again when the filter is already that.
+    static func applyFilter(_ typed: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        let text = typed.trimmingCharacters(in: .whitespaces)
+        switch state.screen {
+        case .subscribers:
+            guard text != state.subscribers.query.text else { return [] }
+            state.subscribers.query.text = text
+            return [.loadSubscribers(firstPage(state))]
+        case .feed:
+            guard text != state.feed.filter else { return [] }
+            state.feed.filter = text
+            state.feed.selection = 0
+            state.feed.scrollOffset = 0
+            return []
+        case .audit:
+            guard text != state.audit.filter else { return [] }
+            return setAuditFilter(text, &state)
+        default:
+            return []
         }
     }
 

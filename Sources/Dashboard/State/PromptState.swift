@@ -10,6 +10,8 @@ public struct PromptState: Equatable, Sendable {
     /// In characters: 0 before the first, `text.count` at the end.
     public var cursor: Int
     public var completions: [String] = []
+    /// A filter's text when the prompt opened: Esc puts it back, as typing applies each change.
+    public var original: String
     /// The completion Tab last put in the text, when cycling through several.
     public var selectedCompletion: Int?
 
@@ -17,6 +19,7 @@ public struct PromptState: Equatable, Sendable {
         self.kind = kind
         self.text = text
         self.cursor = text.count
+        self.original = text
     }
 
     public var symbol: Character { kind == .command ? ":" : "/" }

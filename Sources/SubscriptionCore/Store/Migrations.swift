@@ -271,7 +271,53 @@ enum Migrations {
             value TEXT NOT NULL
         );
         """),
+        (9, """
+        -- Substring search over what people type to find a subscription: its ids, product,
+        -- the owner's user id and token. A trigram index answers `premium` or an id's tail
+        -- without reading every row. One row per subscription, under the subscription's
+        -- rowid; triggers keep it in step with subscriptions and their owners. The text is
+        -- lower-cased before it is indexed, so the index itself compares exactly.
+        CREATE VIRTUAL TABLE subscription_search USING fts5(text, tokenize = 'trigram case_sensitive 1');
+        -- The index's trigrams: one or two typed characters are found through the trigrams
+        -- that start with them.
+        CREATE VIRTUAL TABLE subscription_search_terms USING fts5vocab(subscription_search, 'row');
+        INSERT INTO subscription_search (rowid, text)
+            SELECT s.rowid, \(Migrations.searchText("s", "b")) FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id;
+        CREATE TRIGGER subscription_search_insert AFTER INSERT ON subscriptions BEGIN
+            INSERT INTO subscription_search (rowid, text)
+                SELECT NEW.rowid, \(Migrations.searchText("NEW", "b")) FROM subscribers b WHERE b.id = NEW.subscriber_id;
+        END;
+        CREATE TRIGGER subscription_search_update AFTER UPDATE OF latest_transaction_id, product_id, subscriber_id ON subscriptions
+            WHEN OLD.latest_transaction_id IS NOT NEW.latest_transaction_id OR OLD.product_id IS NOT NEW.product_id
+              OR OLD.subscriber_id IS NOT NEW.subscriber_id
+        BEGIN
+            DELETE FROM subscription_search WHERE rowid = OLD.rowid;
+            INSERT INTO subscription_search (rowid, text)
+                SELECT NEW.rowid, \(Migrations.searchText("NEW", "b")) FROM subscribers b WHERE b.id = NEW.subscriber_id;
+        END;
+        CREATE TRIGGER subscription_search_delete AFTER DELETE ON subscriptions BEGIN
+            DELETE FROM subscription_search WHERE rowid = OLD.rowid;
+        END;
+        CREATE TRIGGER subscriber_search_update AFTER UPDATE OF user_id, app_account_token ON subscribers
+            WHEN OLD.user_id IS NOT NEW.user_id OR OLD.app_account_token IS NOT NEW.app_account_token
+        BEGIN
+            DELETE FROM subscription_search WHERE rowid IN (SELECT rowid FROM subscriptions WHERE subscriber_id = NEW.id);
+            INSERT INTO subscription_search (rowid, text)
+                SELECT s.rowid, \(Migrations.searchText("s", "NEW")) FROM subscriptions s WHERE s.subscriber_id = NEW.id;
+        END;
+        """),
     ]
+
+    /// What search matches in, for a subscription `s` and its subscriber `b` (SQL names):
+    /// the fields one to a line, lower-cased (ASCII, as SQLite's lower() does), so a typed
+    /// text never matches across two fields. Two line ends close it, so every character
+    /// of every field starts a trigram.
+    static func searchText(_ s: String, _ b: String) -> String {
+        """
+        lower(\(s).original_transaction_id || char(10) || IFNULL(\(s).latest_transaction_id, '') || char(10) || \(s).product_id
+              || char(10) || IFNULL(\(b).user_id, '') || char(10) || IFNULL(\(b).app_account_token, '') || char(10) || char(10))
+        """
+    }
 
     static var latestVersion: Int { all.last?.version ?? 0 }
 

@@ -6,7 +6,8 @@ public struct SubscriptionQuery: Equatable, Sendable {
     }
 
     public var statuses: Set<SubscriptionStatus>
-    /// A prefix of an originalTransactionId, latest transactionId, product, user id or appAccountToken.
+    /// Text found anywhere, ignoring ASCII case, in an originalTransactionId, latest
+    /// transactionId, product, user id or appAccountToken.
     public var text: String
     public var sort: Sort
     public var descending: Bool
@@ -36,12 +37,9 @@ extension Store {
             conditions.append("s.status IN (\(q.statuses.map { String($0.rawValue) }.sorted().joined(separator: ",")))")
         }
         if !q.text.isEmpty {
-            let p = Store.likeLiteral(q.text) + "%"
-            conditions.append("""
-                (s.original_transaction_id LIKE ? ESCAPE '\\' OR s.latest_transaction_id LIKE ? ESCAPE '\\'
-                 OR s.product_id LIKE ? ESCAPE '\\' OR b.user_id LIKE ? ESCAPE '\\' OR b.app_account_token LIKE ? ESCAPE '\\')
-                """)
-            values += [p, p, p, p, p]
+            let match = try textCondition(q.text)
+            conditions.append(match.sql)
+            values.append(match.value)
         }
         // Reading forward in a descending list is reading backward in key order, and so on.
         let ascendingScan = q.descending == backward
@@ -58,6 +56,87 @@ extension Store {
         values.append(limit)
         let rows = try db.rows(sql, values, Store.row)
         return backward ? rows.reversed() : rows
+    }
+
+    /// Matches of at most this many rows are read from the trigram index and then sorted;
+    /// a text that matches more is found by reading the list in order until a page is full.
+    static let sparseMatchLimit = 10_000
+
+    /// How `page` and `search` find a text: through the trigram index (an FTS5 query), or
+    /// by testing each row while reading the list in order.
+    enum SearchPlan: Equatable {
+        case index(String)
+        case scan
+        case nothing
+    }
+
+    /// The condition on `s` (a subscription) and `b` (its subscriber) that `text` found in
+    /// one of the searched fields means, with the value it binds to `placeholder`.
+    ///
+    /// Both plans match the same rows; which is faster depends on how many match. A text
+    /// that matches few rows (an id's tail, a user id) is looked up in the trigram index.
+    /// One that matches many (`premium`, `1`) is faster to test row by row while reading
+    /// the list in its order, which stops once a page is full: with more than
+    /// `sparseMatchLimit` matches, that is within a few thousand rows. The plan is
+    /// remembered for the text where it cannot go stale, as paging asks again.
+    func textCondition(_ text: String, placeholder: String = "?") throws -> (sql: String, value: SQLBindable) {
+        let needle = Store.asciiLowercased(text)
+        let plan: SearchPlan
+        if let known = searchPlans[needle] {
+            plan = known
+        } else {
+            plan = try searchPlan(needle)
+            // Only a plan that holds whatever is written next is kept: `.nothing` and a list
+            // of trigrams are true of the store as it is now.
+            if plan == .scan || plan == .index(Store.ftsPhrase(needle)) {
+                if searchPlans.count > 256 { searchPlans.removeAll() }
+                searchPlans[needle] = plan
+            }
+        }
+        switch plan {
+        case .index(let query):
+            return ("s.rowid IN (SELECT rowid FROM subscription_search WHERE subscription_search MATCH \(placeholder))", query)
+        case .scan:
+            return ("instr(\(Migrations.searchText("s", "b")), \(placeholder)) > 0", needle)
+        case .nothing:
+            return ("\(placeholder) IS NULL", needle)
+        }
+    }
+
+    /// Counts what the index holds for `needle` (lower-cased) and picks the plan.
+    func searchPlan(_ needle: String) throws -> SearchPlan {
+        // A line end separates fields in the indexed text; nothing typed spans two.
+        if needle.isEmpty || needle.contains("\n") { return needle.isEmpty ? .scan : .nothing }
+        if needle.unicodeScalars.count >= 3 {
+            let phrase = Store.ftsPhrase(needle)
+            let matches = try db.first("""
+                SELECT count(*) FROM (SELECT rowid FROM subscription_search WHERE subscription_search MATCH ? LIMIT ?)
+                """, [phrase, Store.sparseMatchLimit + 1]) { $0.int(0) } ?? 0
+            if matches == 0 { return .nothing }
+            return matches <= Store.sparseMatchLimit ? .index(phrase) : .scan
+        }
+        // Shorter than a trigram: every place it occurs starts one of the index's trigrams
+        // (the indexed text ends in two line ends), so those trigrams find every match.
+        // Their document counts, summed, bound the matches from above.
+        let terms = try db.rows("""
+            SELECT term, doc FROM subscription_search_terms WHERE term >= ? AND term < ?
+            """, [needle, needle + "\u{10FFFF}"]) { (term: $0.string(0), documents: $0.int(1)) }
+        if terms.isEmpty { return .nothing }
+        if terms.reduce(0, { $0 + $1.documents }) > Store.sparseMatchLimit { return .scan }
+        return .index(terms.map { Store.ftsPhrase($0.term) }.joined(separator: " OR "))
+    }
+
+    /// `text` as one FTS5 phrase: quoted, with its quotes doubled, so nothing in it is syntax.
+    static func ftsPhrase(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// ASCII letters lower-cased and everything else as it is: what SQLite's lower() does,
+    /// so a typed text and the stored search text fold alike.
+    static func asciiLowercased(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
+            (65...90).contains(scalar.value) ? Unicode.Scalar(scalar.value + 32)! : scalar
+        }))
     }
 
     /// The cursor that stands for `row` in `query`'s order.

@@ -577,6 +577,8 @@ public final class Store {
 
     /// Secondary indexes set aside during a bulk load, by name with the SQL that builds them.
     private var suspendedIndexes: [(name: String, sql: String)] = []
+    /// Whether a search text (lower-cased) is answered from the trigram index: see `textCondition`.
+    var searchPlans: [String: SearchPlan] = [:]
     /// UPDATE statements for a subscription row by which indexed columns change (a bit each).
     private var subscriptionUpdates: [Int: (sql: String, columns: [Int])] = [:]
 
@@ -827,16 +829,6 @@ public final class Store {
             """, [appTransactionId]) { $0.string(0) }
     }
 
-    /// `text` for a LIKE pattern with `\` as its escape: `%`, `_` and `\` match only themselves.
-    static func likeLiteral(_ text: String) -> String {
-        var out = ""
-        for c in text {
-            if c == "%" || c == "_" || c == "\\" { out.append("\\") }
-            out.append(c)
-        }
-        return out
-    }
-
     /// Transactions that belong to no subscription (consumables, non-consumables, non-renewing
     /// purchases) whose transactionId or originalTransactionId is `id`.
     public func purchases(id: String) throws -> [TransactionRecord] {
@@ -858,20 +850,19 @@ public final class Store {
             """, [prefix, prefix + "\u{10FFFF}", limit], Store.transaction)
     }
 
-    /// Subscriptions whose ids, token, user id or product start with `text`.
-    /// `%` and `_` in `text` mean themselves, not wildcards.
+    /// Subscriptions with `text` anywhere in their ids, product, or owner's user id or
+    /// token (ASCII case ignored), and those holding a transaction whose id starts with
+    /// `text`. Every character in `text` means itself (`%` and `_` too).
     public func search(_ text: String, limit: Int = 50) throws -> [SubscriptionRow] {
-        let prefix = Store.likeLiteral(text) + "%"
+        let match = try textCondition(text, placeholder: "?1")
         return try db.rows("""
             SELECT \(Store.stateColumns) FROM \(Store.rowSource)
             WHERE s.original_transaction_id IN (
-                SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id LIKE ?1 ESCAPE '\\'
-                UNION SELECT original_transaction_id FROM transactions WHERE transaction_id LIKE ?1 ESCAPE '\\'
-                UNION SELECT original_transaction_id FROM subscriptions WHERE product_id LIKE ?1 ESCAPE '\\'
-                UNION SELECT s2.original_transaction_id FROM subscriptions s2 JOIN subscribers b2 ON b2.id = s2.subscriber_id
-                    WHERE b2.user_id LIKE ?1 ESCAPE '\\' OR b2.app_account_token LIKE ?1 ESCAPE '\\'
-                LIMIT ?2)
-            ORDER BY s.original_transaction_id LIMIT ?2
-            """, [prefix, limit], Store.row)
+                SELECT s.original_transaction_id FROM \(Store.rowSource) WHERE \(match.sql)
+                UNION SELECT original_transaction_id FROM transactions WHERE transaction_id >= ?2 AND transaction_id < ?3
+                LIMIT ?4)
+            ORDER BY s.original_transaction_id LIMIT ?4
+            """,
+            [match.value, text, text + "\u{10FFFF}", limit], Store.row)
     }
 }

@@ -1,0 +1,114 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// The subscribers filter and `subdesk search` find text anywhere in a subscription's ids,
+/// product, user id and token, whatever its ASCII case, through either of the two plans
+/// (trigram index, or reading in order), and the index follows every change.
+final class SubstringSearchTests: XCTestCase {
+    /// Every row of the list, in list order.
+    func filtered(_ store: Store, _ text: String, sparse: Bool? = nil) throws -> [String] {
+        let needle = Store.asciiLowercased(text)
+        store.searchPlans[needle] = nil
+        if sparse == false { store.searchPlans[needle] = .scan }
+        if sparse == true { store.searchPlans[needle] = .index(Store.ftsPhrase(needle)) }
+        var q = SubscriptionQuery()
+        q.text = text
+        return try store.page(q, limit: 100_000).map(\.state.originalTransactionId)
+    }
+
+    /// What a person would count as a match, read off every row.
+    func expected(_ rows: [SubscriptionRow], _ text: String) -> [String] {
+        let needle = text.lowercased()
+        return rows.filter { row in
+            [row.state.originalTransactionId, row.state.latestTransactionId ?? "", row.state.productId,
+             row.subscriber.userId ?? "", row.subscriber.appAccountToken ?? ""].contains { $0.lowercased().contains(needle) }
+        }.map(\.state.originalTransactionId)
+    }
+
+    func testFilterMatchesAnywhereOnEitherPlanAsABruteForceReadingDoes() throws {
+        let store = try Store.inMemory()
+        _ = try StoreGenerator(subscribers: 1_500).generate(into: store)
+        let all = try store.page(SubscriptionQuery(), limit: 100_000)
+        XCTAssertEqual(all.count, 1_500)
+        var rng = SystemRandomNumberGenerator()
+        var needles = ["premium", "PREMIUM", "Monthly", "yearly", "1", "00", "app.", "zzz", "no such text", "q", "qz", "-", "r-1", "É"]
+        for _ in 0..<25 {
+            let row = all.randomElement(using: &rng)!
+            let field = [row.state.originalTransactionId, row.state.productId, row.subscriber.userId ?? "x",
+                         row.subscriber.appAccountToken ?? "y"].randomElement(using: &rng)!
+            let length = Int.random(in: 1...min(10, field.count), using: &rng)
+            let start = Int.random(in: 0...(field.count - length), using: &rng)
+            let piece = String(Array(field)[start..<(start + length)])
+            needles.append(Bool.random(using: &rng) ? piece.uppercased() : piece)
+        }
+        for needle in needles {
+            let truth = expected(all, needle)
+            XCTAssertEqual(try filtered(store, needle), truth, "plan the store chose, \(needle)")
+            XCTAssertEqual(try filtered(store, needle, sparse: false), truth, "read in order, \(needle)")
+            if needle.count >= 3 {
+                XCTAssertEqual(try filtered(store, needle, sparse: true), truth, "trigram index, \(needle)")
+            }
+        }
+        XCTAssertFalse(expected(all, "premium").isEmpty)
+    }
+
+    func testSearchFindsTailsProductsUsersAndTokensAndFollowsChanges() throws {
+        let store = try Store.inMemory()
+        let intake = TestKit.intake(store)
+        let token = "6F1C2D3E-4A5B-4C6D-8E9F-0A1B2C3D4E5F"
+        guard case .stored = try intake.ingest(TestKit.body(
+            type: "SUBSCRIBED", transaction: TestKit.transaction(id: "2000000912345678", original: "2000000912345678",
+                                                                 product: "com.example.Premium.Monthly",
+                                                                 extra: ["appAccountToken": token]),
+            renewal: TestKit.renewal(original: "2000000912345678", product: "com.example.Premium.Monthly"))) else { return XCTFail() }
+        func search(_ text: String) throws -> [String] { try store.search(text).map(\.state.originalTransactionId) }
+        XCTAssertEqual(try search("premium"), ["2000000912345678"], "a product word in any case")
+        XCTAssertEqual(try search("345678"), ["2000000912345678"], "an id's tail")
+        XCTAssertEqual(try search("4a5b-4c6d"), ["2000000912345678"], "the middle of a token, lower case")
+        XCTAssertEqual(try search("yearly"), [])
+        XCTAssertEqual(try search("alice"), [])
+
+        try store.linkUser("user-Alice-7", originalTransactionId: "2000000912345678")
+        XCTAssertEqual(try search("alice"), ["2000000912345678"], "a user id linked after intake is found")
+        XCTAssertEqual(try filtered(store, "ALICE-7"), ["2000000912345678"])
+
+        // A renewal names a new latest transaction: its id is found by its tail too, and the
+        // first transaction's id still finds the subscription.
+        guard case .stored = try intake.ingest(TestKit.body(
+            type: "DID_RENEW", signed: TestKit.anchor,
+            transaction: TestKit.transaction(id: "2000000987654321", original: "2000000912345678",
+                                             product: "com.example.Premium.Monthly", purchase: TestKit.anchor,
+                                             expires: TestKit.anchor + 30 * TestKit.day, signed: TestKit.anchor,
+                                             extra: ["appAccountToken": token]),
+            renewal: TestKit.renewal(original: "2000000912345678", product: "com.example.Premium.Monthly",
+                                     signed: TestKit.anchor))) else { return XCTFail() }
+        XCTAssertEqual(try search("87654321"), ["2000000912345678"])
+        // A field shorter than a trigram is found by one or two of its characters.
+        try store.linkUser("Zo", originalTransactionId: "2000000912345678")
+        XCTAssertEqual(try search("zo"), ["2000000912345678"])
+        XCTAssertEqual(try filtered(store, "Z"), ["2000000912345678"])
+        XCTAssertEqual(try filtered(store, "alice"), [], "the old user id is no longer found")
+        XCTAssertEqual(try filtered(store, "87654321"), ["2000000912345678"])
+        XCTAssertEqual(try search("2000000912345678"), ["2000000912345678"])
+    }
+
+    func testAStoreFromBeforeTheIndexGetsItFilledWhenOpened() throws {
+        let path = NSTemporaryDirectory() + "search-migration-\(UUID().uuidString).db"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let store = try Store(path: path)
+            _ = try StoreGenerator(subscribers: 200).generate(into: store)
+        }
+        // Undo migration 9 as a store written before it would be, then open it again.
+        try SQLiteConnection(path: path).execute("""
+            DROP TABLE subscription_search_terms; DROP TABLE subscription_search; DROP TRIGGER IF EXISTS subscription_search_insert;
+            DROP TRIGGER IF EXISTS subscription_search_update; DROP TRIGGER IF EXISTS subscription_search_delete;
+            DROP TRIGGER IF EXISTS subscriber_search_update; PRAGMA user_version = 8;
+            """)
+        let store = try Store(path: path)
+        let all = try store.page(SubscriptionQuery(), limit: 10_000)
+        XCTAssertEqual(try filtered(store, "premium", sparse: true), expected(all, "premium"))
+        XCTAssertFalse(expected(all, "premium").isEmpty)
+    }
+}

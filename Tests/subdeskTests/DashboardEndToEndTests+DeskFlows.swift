@@ -1,0 +1,113 @@
+import Foundation
+import XCTest
+
+/// The desk's flows as a person meets them in a terminal: the filter as it is typed, a
+/// demo refused over another file, a read on a missing store, simulated traffic reaching
+/// an open dashboard, a store replaced under it, and the feed's selection while rows arrive.
+extension DashboardEndToEndTests {
+    /// The subscriber rows on screen (lines holding an original transaction id of the demo).
+    func subscriberRows(_ screen: String) -> [String] {
+        screen.components(separatedBy: "\n").filter { $0.contains("20000004000") }
+    }
+
+    /// Builds the demo store and opens the dashboard on it, at its subscribers list.
+    func openDashboardOnDemoStore() throws {
+        try buildDemoStore()
+        try terminal.shell(commandLine("--db '\(database)'"))
+        try terminal.waitFor(text: "24 subscriptions")
+    }
+
+    /// Switches to the live feed with `:feed`; the screen once it shows.
+    @discardableResult
+    func openFeed() throws -> String {
+        try terminal.send(literal: ":feed")
+        try terminal.send(keys: "Enter")
+        return try terminal.waitFor(text: "TYPE/SUBTYPE")
+    }
+
+    func testFilterAsYouTypeFindsPremiumWithoutEnter() throws {
+        try openDashboardOnDemoStore()
+        try terminal.send(literal: "/PREM")
+        let screen = try terminal.waitFor(text: "filter PREM")
+        let rows = subscriberRows(screen)
+        XCTAssertFalse(rows.isEmpty, screen)
+        XCTAssertTrue(rows.allSatisfy { $0.contains("app.premium.monthly") }, screen)
+        XCTAssertTrue(screen.contains("/PREM"), "the prompt is still open: \(screen)")
+        // The tail of an id, then Esc: the filter typed is dropped, the list whole again.
+        try terminal.send(keys: "C-u")
+        try terminal.send(literal: "1201")
+        let tail = try terminal.waitFor(text: "1 subscription")
+        XCTAssertTrue(tail.contains("2000000400001201"), tail)
+        try terminal.send(keys: "Escape")
+        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.send(keys: "q")
+        XCTAssertEqual(waitForExit(), "EXIT=0")
+    }
+
+    func testDemoIsRefusedOverAFileThatIsNoDemoStoreAndAReadNeedsAStore() throws {
+        let notes = directory.appendingPathComponent("notes.txt").path
+        try "keep me\n".write(toFile: notes, atomically: true, encoding: .utf8)
+        try terminal.shell(commandLine("demo --db '\(notes)' --copies 1"))
+        // The message is longer than the terminal is wide: read it with its lines joined.
+        let screen = try terminal.waitFor("the refusal") { $0.replacingOccurrences(of: "\n", with: "").contains("refusing to replace it") }
+        XCTAssertTrue(screen.replacingOccurrences(of: "\n", with: "").contains("\(notes) is not a SQLite database"), screen)
+        XCTAssertEqual(waitForExit(), "EXIT=2")
+        XCTAssertEqual(try String(contentsOfFile: notes, encoding: .utf8), "keep me\n")
+
+        try FileManager.default.removeItem(atPath: exitFile)
+        let missing = directory.appendingPathComponent("typo.db").path
+        try terminal.shell(commandLine("show user-1010 --db '\(missing)'"))
+        try terminal.waitFor(text: "no store at \(missing)")
+        XCTAssertEqual(waitForExit(), "EXIT=2")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: missing))
+    }
+
+    func testSimulatedTrafficReachesTheOpenDashboardWithinASecond() throws {
+        try openDashboardOnDemoStore()
+        let before = try XCTUnwrap(rowCount(try openFeed()))
+        let started = Date()
+        let simulated = try subdesk(["simulate", "--db", database, "--rate", "20", "--duration", "0.2"])
+        XCTAssertEqual(simulated.status, 0, simulated.output)
+        XCTAssertTrue(simulated.output.contains(database), "simulate says which store it feeds: \(simulated.output)")
+        let written = Date()
+        try terminal.waitFor("the simulated notifications on the feed", timeout: 1) { (self.rowCount($0) ?? 0) > before }
+        XCTAssertLessThan(Date().timeIntervalSince(written), 1.0, "shown within a second of being stored (simulate ran \(written.timeIntervalSince(started)) s)")
+        try terminal.send(keys: "q")
+        XCTAssertEqual(waitForExit(), "EXIT=0")
+    }
+
+    func testAStoreReplacedUnderTheDashboardIsOpenedAgain() throws {
+        try openDashboardOnDemoStore()
+        let rebuilt = try subdesk(["demo", "--no-dashboard", "--db", database, "--copies", "2"])
+        XCTAssertEqual(rebuilt.status, 0, rebuilt.output)
+        let screen = try terminal.waitFor(text: "store replaced: reopened")
+        try terminal.waitFor(text: "48 subscriptions")
+        XCTAssertTrue(screen.contains("● live"), screen)
+        try FileManager.default.removeItem(atPath: database)
+        try terminal.waitFor(text: "store deleted or moved")
+        try terminal.send(keys: "q")
+        XCTAssertEqual(waitForExit(), "EXIT=0")
+    }
+
+    func testTheFeedSelectionStaysOnItsNotificationWhileRowsArrive() throws {
+        try openDashboardOnDemoStore()
+        try openFeed()
+        // Stored rows only (the newest rows of the demo are refused bodies, which open the quarantine).
+        try terminal.send(literal: "/SUBSCRIBED")
+        try terminal.send(keys: "Enter")
+        try terminal.waitFor(text: "filter: SUBSCRIBED")
+        try terminal.send(keys: "j", "j", "Enter")
+        let before = try terminal.waitFor(text: "Status")
+        let opened = try XCTUnwrap(before.range(of: #"2000000400\d{6}"#, options: .regularExpression).map { String(before[$0]) }, before)
+        try terminal.send(keys: "Escape")
+        try terminal.waitFor(text: "TYPE/SUBTYPE")
+        let simulated = try subdesk(["simulate", "--db", database, "--rate", "50", "--duration", "0.2"])
+        XCTAssertEqual(simulated.status, 0, simulated.output)
+        try terminal.waitFor("rows from simulate above the selection") { $0.contains("2000001") }
+        try terminal.send(keys: "Enter")
+        let after = try terminal.waitFor(text: "Status")
+        XCTAssertTrue(after.contains(opened), "Enter still opens \(opened):\n\(after)")
+        try terminal.send(keys: "q")
+        XCTAssertEqual(waitForExit(), "EXIT=0")
+    }
+}
