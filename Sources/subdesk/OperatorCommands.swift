@@ -20,9 +20,10 @@ enum OperatorCommands {
     static let auditHelp = """
     usage: subdesk audit [ID] [--since DATE] [--limit N] [--json]
 
-    The audit log, oldest first: every revalidation, override granted, revoked or lifted,
-    and sweep run, with when, who, what, target, reason and outcome. The log is
-    append-only: the database refuses to change or delete its entries.
+    The audit log, newest first as on the dashboard's :audit (--limit N keeps the newest
+    N, default 1000): every revalidation, override granted, revoked or lifted, link and
+    sweep run, with when, who, what, target, reason and outcome. The log is append-only:
+    the database refuses to change or delete its entries.
     """
 
     static func operations(_ context: Context, store: Store) -> Operations {
@@ -103,7 +104,8 @@ enum OperatorCommands {
                 return 2
             }
         }
-        let entries = try store.audit(since: since, targets: targets, limit: try context.arguments.int("limit") ?? 1000)
+        // Newest first, as the dashboard shows it.
+        let entries = try store.audit(since: since, targets: targets, limit: try context.arguments.int("limit") ?? 1000).reversed()
         if context.wantsJSON { Output.json(entries.map { $0.jsonObject() }); return 0 }
         if entries.isEmpty { Output.line("the audit log has no entries\(targets == nil ? "" : " for that target")"); return 0 }
         for e in entries {

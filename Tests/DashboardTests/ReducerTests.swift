@@ -221,6 +221,29 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(state.stack, [.subscribers])
     }
 
+    func testHelpListsScreensAndCommandsOnEveryScreenAt80x24() {
+        XCTAssertEqual(Set(DashboardCommandLine.descriptions.map { String($0.usage.dropFirst().split(separator: " ")[0]) }),
+                       Set(DashboardCommandLine.names), "every command is described")
+        state.width = 80
+        state.height = 24
+        for screen in ScreenID.allCases {
+            var shown = state
+            shown.stack = [.subscribers] + (screen == .subscribers ? [] : [screen])
+            shown.showsHelp = true
+            let lines = DashboardRenderer.render(shown).lines()
+            let text = lines.joined(separator: "\n")
+            for entry in shown.keys.helpEntries(for: screen) {
+                XCTAssertTrue(text.contains(entry.keys) && text.contains(entry.description),
+                              "\(screen) help lacks \(entry.keys) \(entry.description):\n\(text)")
+            }
+            // The commands paragraph, read with its lines joined inside the box.
+            let joined = lines.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "│ ")) }.joined(separator: " ")
+            for command in DashboardCommandLine.descriptions {
+                XCTAssertTrue(joined.contains("\(command.usage) \(command.description)"), "\(screen) help lacks \(command.usage):\n\(text)")
+            }
+        }
+    }
+
     func testHintBarComesFromTheKeyTable() {
         let bottom = DashboardRenderer.render(state).lines().last ?? ""
         XCTAssertTrue(bottom.hasPrefix(" Enter open  / filter"), bottom)

@@ -6,6 +6,27 @@ public enum DashboardCommandLine {
     /// Command names in the order completions list them.
     public static let names = ["subs", "feed", "daily", "quarantine", "audit", "messages", "theme", "tz", "help", "q"]
 
+    /// What each command does, as `?` lists it: the screens first, then the rest.
+    public static let descriptions: [(usage: String, description: String)] = [
+        (":subs", "subscribers list"),
+        (":feed", "live feed"),
+        (":daily", "daily counts"),
+        (":quarantine", "refused bodies"),
+        (":audit [ID]", "operator actions"),
+        (":messages", "session's messages"),
+        (":theme NAME", "colour theme"),
+        (":tz ZONE", "UTC, local, +05:30…"),
+        (":help", "this help"),
+        (":q", "quit"),
+    ]
+
+    /// The help screen's paragraph on commands, wrapped to `width`.
+    public static func helpLines(width: Int) -> [String] {
+        let items = descriptions.map { "\($0.usage) \($0.description)" }
+        return TextWidth.wrap("Screens and commands (any unique start: :d is :daily): " + items.joined(separator: " · "),
+                              toWidth: max(10, width))
+    }
+
     /// Other spellings people type out of habit.
     static let aliases: [String: String] = [
         "subscribers": "subs", "sub": "subs", "s": "subs", "quit": "q", "q!": "q", "exit": "q",

@@ -127,10 +127,14 @@ public enum DashboardRenderer {
     }
 
     static func renderHelp(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
-        let title = "Keys: \(state.screen.helpSection.lowercased()) and everywhere"
+        let title = "Keys: \(state.screen.helpSection.lowercased()) and everywhere; screens and commands"
         let inner = Box(title: title).render(in: area, buffer: &buffer)
-        HelpView(entries: state.keys.helpEntries(for: state.screen)).render(in: inner.inset(horizontal: 1, vertical: 0),
-                                                                           buffer: &buffer)
+        let text = inner.inset(horizontal: 1, vertical: 0)
+        let commands = DashboardCommandLine.helpLines(width: text.width)
+        HelpView(entries: state.keys.helpEntries(for: state.screen)).render(in: text.inset(bottom: commands.count + 1), buffer: &buffer)
+        for (index, line) in commands.enumerated() {
+            buffer.put(line, x: text.x, y: text.maxY - commands.count + index, role: .dim, maxWidth: text.width)
+        }
     }
 
     // MARK: - Shared bits
