@@ -425,6 +425,7 @@ for scale in options.scales where wanted("scales") {
             let ms = try seconds { _ = try store.page(q, limit: 50) } * 1000
             keystrokes.append(ms)
             if ms > slowest.ms { slowest = (ms, typed) }
+            if ms > 50 { log("  filter keystroke over 50 ms: \"\(typed)\" took \(fmt(ms, 1)) ms") }
         }
     }
     let keySpread = Spread(keystrokes), keyP99 = percentile(keystrokes, 0.99)

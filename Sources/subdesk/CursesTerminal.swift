@@ -123,6 +123,15 @@ final class CursesTerminal {
         wrefresh(window)
     }
 
+    /// Asks the terminal to put `text` on the system clipboard (OSC 52), for terminals (and
+    /// tmux with `set-clipboard on`) that allow it. The text is sent base64-encoded, so no
+    /// byte of it reaches the terminal raw.
+    func copyToClipboard(_ text: String) {
+        let sequence = "\u{1B}]52;c;" + Data(text.utf8).base64EncodedString() + "\u{07}"
+        fflush(stdout)
+        FileHandle.standardOutput.write(Data(sequence.utf8))
+    }
+
     /// Forgets what the terminal shows, so the next paint redraws it all (after a resize).
     func invalidate() {
         clearok(window, true)

@@ -122,6 +122,7 @@ enum DashboardCommand {
             switch terminal.read() {
             case .key(let key):
                 session.send(.key(key))
+                for text in session.takeClipboard() { terminal.copyToClipboard(text) }
             case .resize:
                 terminal.invalidate()
                 previous = nil

@@ -437,3 +437,59 @@ extension ReducerTests {
         XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged), [.pollFeed(afterId: 0)])
     }
 }
+
+/// The subscribers list marks rows an override decides, and `y` copies the selected id.
+final class ListMarksAndCopyTests: XCTestCase {
+    var state = DashboardFixture.state(width: 120, height: 40)
+
+    func load(_ rows: [SubscriptionRow], overrides: [String: Override.Kind]) {
+        let request = SubscriberPageRequest(query: state.subscribers.query, position: .first, limit: DashboardReducer.pageLimit(state))
+        _ = DashboardReducer.reduce(into: &state, .subscribersLoaded(request, SubscriberPage(
+            rows: rows, reachesStart: true, reachesEnd: true, overrides: overrides)))
+    }
+
+    func line(_ id: String) -> String {
+        DashboardRenderer.render(state).lines().first { $0.contains(id) } ?? ""
+    }
+
+    func testRowsAnOverrideDecidesAreMarkedAtEveryWidth() {
+        let rows = ["2000000100000001", "2000000100000002", "2000000100000003"].map(ReducerTests.row)
+        load(rows, overrides: ["2000000100000001": .grant, "2000000100000003": .revoke])
+        for (width, height, grant, revoke) in [(120, 40, "grant", "revoke"), (80, 24, " G ", " R ")] {
+            state.width = width
+            state.height = height
+            XCTAssertTrue(line("2000000100000001").contains(grant), line("2000000100000001"))
+            XCTAssertTrue(line("2000000100000003").contains(revoke), line("2000000100000003"))
+            XCTAssertFalse(line("2000000100000002").contains(grant) || line("2000000100000002").contains(revoke))
+        }
+        // A later page without the override (lifted meanwhile) clears the mark.
+        load(rows, overrides: [:])
+        XCTAssertFalse(line("2000000100000001").contains(" G "), line("2000000100000001"))
+    }
+
+    func testYCopiesTheSelectedIdAndRefusesAnythingButVisibleASCII() {
+        state.width = 120
+        state.height = 40
+        load(["2000000100000001", "2000000100000002"].map(ReducerTests.row), overrides: [:])
+        _ = DashboardReducer.reduce(into: &state, .key(.char("j")))
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .key(.char("y"))), [.copyToClipboard("2000000100000002")])
+        XCTAssertTrue(DashboardRenderer.render(state).lines().joined().contains("copied 2000000100000002"))
+
+        var feedState = state
+        feedState.stack = [.subscribers, .feed]
+        feedState.feed.entries = [IntakeLogEntry(id: 1, receivedDate: DashboardFixture.anchor, result: .rejected, notificationUUID: nil,
+                                                 type: nil, subtype: nil, originalTransactionId: "20\u{1B}]52;c;x\u{07}",
+                                                 productId: nil, environment: nil, detail: "bad")]
+        XCTAssertEqual(DashboardReducer.reduce(into: &feedState, .key(.char("y"))), [], "an id with control characters is not copied")
+        XCTAssertEqual(feedState.flash?.kind, .error)
+    }
+
+    func testTheSessionHandsCopiedTextToTheBackendOnce() throws {
+        let session = DashboardFixture.session(try DashboardFixture.demoStore())
+        session.send(.key(.char("y")))
+        let copied = session.takeClipboard()
+        XCTAssertEqual(copied.count, 1)
+        XCTAssertEqual(copied.first, session.state.subscribers.selectedRow?.state.originalTransactionId)
+        XCTAssertEqual(session.takeClipboard(), [], "each text is sent once")
+    }
+}

@@ -110,4 +110,26 @@ extension DashboardEndToEndTests {
         try terminal.send(keys: "q")
         XCTAssertEqual(waitForExit(), "EXIT=0")
     }
+
+    func testYCopiesTheSelectedIdThroughTheTerminalAndOverridesAreMarked() throws {
+        try buildDemoStore()
+        let granted = try subdesk(["override", "grant", "user-1013", "--until", "+7d", "--reason", "e2e", "--db", database])
+        XCTAssertEqual(granted.status, 0, granted.output)
+        // tmux keeps what an application sets through OSC 52 as a paste buffer when allowed to.
+        try terminal.run(["set-option", "-g", "set-clipboard", "on"])
+        try terminal.shell(commandLine("--db '\(database)'"))
+        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.send(literal: "/user-1013")
+        let screen = try terminal.waitFor(text: "1 subscription")
+        let row = try XCTUnwrap(screen.components(separatedBy: "\n").first { $0.contains("2000000400001201") }, screen)
+        XCTAssertTrue(row.contains("grant"), "the row says an override decides it: \(row)")
+        try terminal.send(keys: "Enter")
+        try terminal.waitFor(text: "filter user-1013")
+        try terminal.send(keys: "y")
+        try terminal.waitFor(text: "copied 2000000400001201")
+        let buffer = try terminal.run(["show-buffer"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(buffer, "2000000400001201")
+        try terminal.send(keys: "q")
+        XCTAssertEqual(waitForExit(), "EXIT=0")
+    }
 }

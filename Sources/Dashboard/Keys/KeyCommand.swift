@@ -16,6 +16,8 @@ public enum KeyCommand: Hashable, Sendable {
     /// `/`: filter the current list.
     case filter
     case cycleZone
+    /// `y`: put the selected row's id on the terminal's clipboard (OSC 52).
+    case copyId
 
     // Subscriber detail: operator actions, both audited
     case revalidate

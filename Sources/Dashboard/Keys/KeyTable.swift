@@ -134,6 +134,10 @@ extension KeyTable {
         KeyBinding([.char("/")], .filter, "filter by target id", section: "Audit log", screens: [.audit], hint: "filter"),
         KeyBinding([.enter], .open, "open the subscription", section: "Audit log", screens: [.audit], hint: "open"),
 
+        // Copying
+        KeyBinding([.char("y")], .copyId, "copy the id (OSC 52)", section: "Copy",
+                   screens: [.subscribers, .detail, .feed, .audit]),
+
         // Moving
         KeyBinding([.char("j"), .down], .down, "down", section: "Moving", keyLabel: "j/↓"),
         KeyBinding([.char("k"), .up], .up, "up", section: "Moving", keyLabel: "k/↑"),

@@ -168,6 +168,8 @@ public enum DashboardReducer {
             return back(&state)
         case .cycleZone:
             return cycleZone(&state)
+        case .copyId:
+            return copySelectedId(&state)
         default:
             break
         }
@@ -180,6 +182,44 @@ public enum DashboardReducer {
         case .quarantineBody: return quarantineBodyCommand(command, &state)
         case .audit: return auditCommand(command, &state)
         }
+    }
+
+    // MARK: - Copying
+
+    /// The id of what is selected on the current screen: a subscription's original
+    /// transaction id, or a feed row's notification UUID when it names no subscription.
+    static func selectedId(_ state: DashboardState) -> String? {
+        switch state.screen {
+        case .subscribers:
+            return state.subscribers.selectedRow?.state.originalTransactionId
+        case .detail:
+            return state.detail?.originalTransactionId
+        case .feed:
+            let rows = state.feed.visible
+            guard rows.indices.contains(state.feed.selection) else { return nil }
+            return rows[state.feed.selection].originalTransactionId ?? rows[state.feed.selection].notificationUUID
+        case .audit:
+            guard state.audit.entries.indices.contains(state.audit.selection) else { return nil }
+            return state.audit.entries[state.audit.selection].target
+        default:
+            return nil
+        }
+    }
+
+    /// `y`: hands the selected id to the terminal backend for its clipboard. Only plain
+    /// visible ASCII is copied: a clipboard is pasted into shells, and an id from a payload
+    /// holding anything else is shown escaped, never handed on.
+    static func copySelectedId(_ state: inout DashboardState) -> [DashboardEffect] {
+        guard let id = selectedId(state) else {
+            flash("nothing selected to copy", &state)
+            return []
+        }
+        guard !id.isEmpty, id.count <= 256, id.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+            flash("not copied: \(SafeText.sanitize(id)) holds characters other than visible ASCII", error: true, &state)
+            return []
+        }
+        flash("copied \(id) (OSC 52: the terminal decides whether it may set the clipboard)", &state)
+        return [.copyToClipboard(id)]
     }
 
     // MARK: - Navigation

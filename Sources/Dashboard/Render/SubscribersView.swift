@@ -40,6 +40,8 @@ enum SubscribersView {
             TableColumn("ORIGINAL TX", width: .fixed(16)),
             TableColumn("PRODUCT", width: .flex(1)),
             TableColumn("STATUS", width: .fixed(wide ? 13 : 7)),
+            // An operator's override in force decides entitlement instead of Apple's state.
+            TableColumn(wide ? "OVERRIDE" : "OV", width: .fixed(wide ? 8 : 2)),
             TableColumn("EXPIRES (\(state.time.label))", width: .fixed(16)),
             TableColumn(wide ? "RENEW" : "AUTO", width: .fixed(wide ? 5 : 4)),
             TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
@@ -51,6 +53,7 @@ enum SubscribersView {
                 TableCell(s.originalTransactionId),
                 TableCell(s.productId),
                 TableCell(wide ? s.status.label : shortLabel(s.status), role: Styling.role(for: s.status)),
+                overrideCell(list.overrides[s.originalTransactionId], wide: wide),
                 TableCell(s.expiresDate.map(state.time.minute) ?? "-"),
                 TableCell(s.autoRenewStatus ? "on" : "off", role: s.autoRenewStatus ? nil : .dim),
                 TableCell(DashboardRenderer.environmentLabel(s.environment, short: !wide)),
@@ -67,6 +70,13 @@ enum SubscribersView {
         TableView(columns: columns, rows: rows, selectedRow: list.rows.isEmpty ? nil : list.selection,
                   scrollOffset: list.scrollOffset, columnSpacing: wide ? 2 : 1, emptyText: empty)
             .render(in: tableArea.inset(left: 1, right: 1), buffer: &buffer)
+    }
+
+    /// `grant`/`revoke` (`G`/`R` where narrow) for a row an override decides; blank otherwise.
+    static func overrideCell(_ kind: Override.Kind?, wide: Bool) -> TableCell {
+        guard let kind else { return TableCell("") }
+        let text = wide ? kind.rawValue : (kind == .grant ? "G" : "R")
+        return TableCell(text, role: kind == .grant ? .success : .error)
     }
 
     /// ` 0 all 144  1 active 96  2 grace 6 …`: the digit keys, what they show, and how many.

@@ -24,6 +24,8 @@ public final class DashboardSession {
     /// The revalidator `r` uses, or why there is none (a setting that could not be read).
     let revalidator: Result<Revalidator, RevalidationUnavailable>
     private var lastDataVersion: Int?
+    /// Texts `y` copied that the terminal backend has not yet sent to the terminal.
+    private var clipboardOutbox: [String] = []
     private let background = BackgroundWork()
 
     /// At most this many actions per dispatch: a guard against two loads asking for each other forever.
@@ -95,6 +97,13 @@ public final class DashboardSession {
         send(.storeFileReopened(path: store.path))
     }
 
+    /// Texts for the terminal's clipboard since the last call, oldest first; the backend
+    /// sends each (OSC 52), as only it writes to the terminal.
+    public func takeClipboard() -> [String] {
+        defer { clipboardOutbox.removeAll() }
+        return clipboardOutbox
+    }
+
     /// Whether a revalidation is still running on a worker.
     public var hasBackgroundWork: Bool { background.running > 0 }
 
@@ -150,6 +159,9 @@ public final class DashboardSession {
                 return [.auditLoaded(filter: filter, try loadAudit(filter))]
             case .revalidate(let id):
                 return startRevalidation(id)
+            case .copyToClipboard(let text):
+                clipboardOutbox.append(text)
+                return []
             case .applyOverride(let request):
                 // The screen's clock moves to the override's own instant, or the reload that follows
                 // would judge it as of the last tick, before it existed, and not show it in force.
@@ -209,6 +221,17 @@ public final class DashboardSession {
     }
 
     func loadPage(_ request: SubscriberPageRequest) throws -> SubscriberPage {
+        var page = try loadRows(request)
+        // Which rows an override decides: the newest in force on each.
+        let now = clock()
+        for o in try store.overrides(originalTransactionIds: page.rows.map(\.state.originalTransactionId))
+        where o.isInForce(at: now) && page.overrides[o.originalTransactionId] == nil {
+            page.overrides[o.originalTransactionId] = o.kind
+        }
+        return page
+    }
+
+    func loadRows(_ request: SubscriberPageRequest) throws -> SubscriberPage {
         let query = request.query
         let limit = request.limit
         switch request.position {

@@ -52,6 +52,8 @@ public enum DashboardEffect: Equatable, Sendable {
     /// Ask Apple about a subscription, off the thread that draws and reads keys.
     case revalidate(originalTransactionId: String)
     case applyOverride(OverrideRequest)
+    /// Text for the terminal's clipboard, which only the terminal backend can reach.
+    case copyToClipboard(String)
 }
 
 /// A page of the subscribers table to load, and where it goes.
@@ -89,10 +91,13 @@ public struct SubscriberPage: Sendable {
     /// Whether the rows reach the start (or end) of the list; meaningful for the side that was read.
     public var reachesStart: Bool
     public var reachesEnd: Bool
+    /// The kind of the override in force, newest first, for rows that have one.
+    public var overrides: [String: Override.Kind]
 
-    public init(rows: [SubscriptionRow], reachesStart: Bool, reachesEnd: Bool) {
+    public init(rows: [SubscriptionRow], reachesStart: Bool, reachesEnd: Bool, overrides: [String: Override.Kind] = [:]) {
         self.rows = rows
         self.reachesStart = reachesStart
         self.reachesEnd = reachesEnd
+        self.overrides = overrides
     }
 }
