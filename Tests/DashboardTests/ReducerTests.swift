@@ -34,12 +34,26 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(effects.count, 4, "each character asks for the first page of what it matches")
         guard case .loadSubscribers(let request)? = effects.last else { return XCTFail("\(effects)") }
         XCTAssertEqual(request.query.text, "prem")
+        XCTAssertEqual(request.query.scanLimit, DashboardReducer.keystrokeScanLimit, "a keystroke reads a bounded stretch")
         XCTAssertEqual(request.position, .first)
         XCTAssertEqual(state.subscribers.query.text, "prem", "the list is filtered while the prompt is open")
         XCTAssertTrue(type(" ").isEmpty, "a trailing space changes nothing to load")
-        XCTAssertTrue(press(.enter).isEmpty, "Enter keeps what is already shown")
+        XCTAssertTrue(press(.enter).isEmpty, "Enter keeps what is already shown when the read was whole")
         XCTAssertNil(state.prompt)
         XCTAssertEqual(state.subscribers.query.text, "prem")
+        XCTAssertNil(state.subscribers.query.scanLimit)
+    }
+
+    func testEnterReadsTheWholeListWhenAKeystrokesReadStoppedShort() {
+        press(.char("/"))
+        guard case .loadSubscribers(let request)? = type("app").last else { return XCTFail() }
+        _ = DashboardReducer.reduce(into: &state, .subscribersLoaded(request, SubscriberPage(
+            rows: [ReducerTests.row("2000000100000001")], reachesStart: true, reachesEnd: true, complete: false)))
+        let summary = DashboardRenderer.render(state).lines()[2]
+        XCTAssertTrue(summary.contains("1 found in 10k rows, Enter: all"), summary)
+        guard case .loadSubscribers(let whole)? = press(.enter).first else { return XCTFail("Enter reads on") }
+        XCTAssertNil(whole.query.scanLimit)
+        XCTAssertEqual(whole.query.text, "app")
     }
 
     func testEscapePutsBackTheFilterThePromptOpenedWith() {

@@ -53,6 +53,30 @@ final class SubstringSearchTests: XCTestCase {
         XCTAssertFalse(expected(all, "premium").isEmpty)
     }
 
+    func testABoundedReadFindsExactlyTheMatchesInTheRowsItReadAndSaysWhenItStopped() throws {
+        let store = try Store.inMemory()
+        _ = try StoreGenerator(subscribers: 1_500).generate(into: store)
+        for sort in SubscriptionQuery.Sort.allCases {
+            for descending in [false, true] {
+                let list = try store.page(SubscriptionQuery(sort: sort, descending: descending), limit: 100_000)
+                for needle in ["premium", "yearly", "app"] {
+                    store.searchPlans[needle] = .scan
+                    var q = SubscriptionQuery(text: needle, sort: sort, descending: descending)
+                    q.scanLimit = 200
+                    let read = try store.pageWithin(q, limit: 50)
+                    // What a person reading the first 200 rows of the list would have found, up to a page.
+                    let expected = Array(expected(Array(list.prefix(200)), needle).prefix(50))
+                    XCTAssertEqual(read.rows.map(\.state.originalTransactionId), expected, "\(needle) \(sort) \(descending)")
+                    XCTAssertEqual(read.complete, expected.count == 50, "short only because of the bound: \(needle)")
+                    // Unbounded, the same query reads on until the page is full.
+                    q.scanLimit = nil
+                    XCTAssertEqual(try store.pageWithin(q, limit: 50).rows.map(\.state.originalTransactionId),
+                                   Array(self.expected(list, needle).prefix(50)))
+                }
+            }
+        }
+    }
+
     func testSearchFindsTailsProductsUsersAndTokensAndFollowsChanges() throws {
         let store = try Store.inMemory()
         let intake = TestKit.intake(store)

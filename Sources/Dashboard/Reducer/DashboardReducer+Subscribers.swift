@@ -124,6 +124,7 @@ extension DashboardReducer {
         let capacity = Layout.windowCapacity(pageLimit: request.limit, height: state.height)
         func clamp(_ index: Int) -> Int { min(max(0, index), max(0, list.rows.count - 1)) }
         for row in page.rows { list.overrides[row.state.originalTransactionId] = page.overrides[row.state.originalTransactionId] }
+        list.searchCut = !page.complete
 
         switch request.position {
         case .first:

@@ -426,9 +426,19 @@ public enum DashboardReducer {
         case .command:
             return DashboardCommandLine.execute(prompt.text, &state)
         case .filter:
-            return applyFilter(prompt.text, &state)
+            var effects = applyFilter(prompt.text, &state)
+            // Enter asks for the whole list, not only what a keystroke's bounded read found.
+            if state.screen == .subscribers && state.subscribers.query.scanLimit != nil {
+                state.subscribers.query.scanLimit = nil
+                if state.subscribers.searchCut && effects.isEmpty { effects = [.loadSubscribers(firstPage(state))] }
+            }
+            return effects
         }
     }
+
+    /// Rows of the list a keystroke in the filter reads at most when its text matches too
+    /// many rows for the trigram index to be the faster way (see `Store.textCondition`).
+    public static let keystrokeScanLimit = SubscriptionQuery.keystrokeScanLimit
 
     /// Shows the current screen's list through `typed` (spaces around it ignored); nothing
     /// is loaded again when the filter is already that.
@@ -438,6 +448,8 @@ public enum DashboardReducer {
         case .subscribers:
             guard text != state.subscribers.query.text else { return [] }
             state.subscribers.query.text = text
+            // While typing, each keystroke reads a bounded stretch of the list.
+            state.subscribers.query.scanLimit = text.isEmpty ? nil : keystrokeScanLimit
             return [.loadSubscribers(firstPage(state))]
         case .feed:
             guard text != state.feed.filter else { return [] }

@@ -19,12 +19,18 @@ enum SubscribersView {
         if list.loaded {
             // Only a count the store gave or the whole list in hand is exact; a window of pages is not.
             var total: Int?
-            if list.atStart && list.atEnd {
+            if list.searchCut {
+                total = nil  // a bounded read found these; the list may hold more
+            } else if list.atStart && list.atEnd {
                 total = list.rows.count
             } else if list.query.text.isEmpty {
                 total = list.statusFilter.map { list.statusCounts[$0] ?? 0 } ?? list.totalCount
             }
-            var text = total.map { "\($0) subscription" + ($0 == 1 ? "" : "s") } ?? "more than \(list.rows.count) subscriptions"
+            var text = total.map { "\($0) subscription" + ($0 == 1 ? "" : "s") }
+                ?? (list.searchCut ? "\(list.rows.count) found" : "more than \(list.rows.count) subscriptions")
+            if list.searchCut {
+                text += " in \(DashboardReducer.keystrokeScanLimit / 1000)k rows, Enter: all"
+            }
             // Where the selection is: exact from the top of the list, else only that it is past the rows in hand.
             if !list.rows.isEmpty {
                 let position = list.atStart ? String(list.selection + 1) : "…"

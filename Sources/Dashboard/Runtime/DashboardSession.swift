@@ -236,24 +236,25 @@ public final class DashboardSession {
         let limit = request.limit
         switch request.position {
         case .first:
-            let rows = try store.page(query, limit: limit)
-            return SubscriberPage(rows: rows, reachesStart: true, reachesEnd: rows.count < limit)
+            let read = try store.pageWithin(query, limit: limit)
+            return SubscriberPage(rows: read.rows, reachesStart: true, reachesEnd: read.rows.count < limit, complete: read.complete)
         case .last:
-            let rows = try store.page(query, backward: true, limit: limit)
-            return SubscriberPage(rows: rows, reachesStart: rows.count < limit, reachesEnd: true)
+            let read = try store.pageWithin(query, backward: true, limit: limit)
+            return SubscriberPage(rows: read.rows, reachesStart: read.rows.count < limit, reachesEnd: true, complete: read.complete)
         case .after(let cursor):
-            let rows = try store.page(query, after: cursor, limit: limit)
-            return SubscriberPage(rows: rows, reachesStart: false, reachesEnd: rows.count < limit)
+            let read = try store.pageWithin(query, after: cursor, limit: limit)
+            return SubscriberPage(rows: read.rows, reachesStart: false, reachesEnd: read.rows.count < limit, complete: read.complete)
         case .before(let cursor):
-            let rows = try store.page(query, after: cursor, backward: true, limit: limit)
-            return SubscriberPage(rows: rows, reachesStart: rows.count < limit, reachesEnd: false)
+            let read = try store.pageWithin(query, after: cursor, backward: true, limit: limit)
+            return SubscriberPage(rows: read.rows, reachesStart: read.rows.count < limit, reachesEnd: false, complete: read.complete)
         case .around(let cursor):
             let half = max(1, limit / 2)
-            let before = try store.page(query, after: cursor, backward: true, limit: half)
+            let before = try store.pageWithin(query, after: cursor, backward: true, limit: half)
             // With nothing before the cursor the window starts at the top of the list.
-            let from = before.last.map { Store.cursor(for: $0, in: query) }
-            let rest = try store.page(query, after: from, limit: limit)
-            return SubscriberPage(rows: before + rest, reachesStart: before.count < half, reachesEnd: rest.count < limit)
+            let from = before.rows.last.map { Store.cursor(for: $0, in: query) }
+            let rest = try store.pageWithin(query, after: from, limit: limit)
+            return SubscriberPage(rows: before.rows + rest.rows, reachesStart: before.rows.count < half,
+                                  reachesEnd: rest.rows.count < limit, complete: before.complete && rest.complete)
         }
     }
 

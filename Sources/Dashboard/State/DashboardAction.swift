@@ -93,11 +93,16 @@ public struct SubscriberPage: Sendable {
     public var reachesEnd: Bool
     /// The kind of the override in force, newest first, for rows that have one.
     public var overrides: [String: Override.Kind]
+    /// False when the query's scan limit stopped the read before the page filled: more
+    /// matches may lie further down the list.
+    public var complete: Bool
 
-    public init(rows: [SubscriptionRow], reachesStart: Bool, reachesEnd: Bool, overrides: [String: Override.Kind] = [:]) {
+    public init(rows: [SubscriptionRow], reachesStart: Bool, reachesEnd: Bool, overrides: [String: Override.Kind] = [:],
+                complete: Bool = true) {
         self.rows = rows
         self.reachesStart = reachesStart
         self.reachesEnd = reachesEnd
         self.overrides = overrides
+        self.complete = complete
     }
 }

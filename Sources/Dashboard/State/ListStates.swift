@@ -18,6 +18,8 @@ public struct SubscriberListState: Sendable {
     public var loaded = false
     public var totalCount: Int?
     public var statusCounts: [SubscriptionStatus: Int] = [:]
+    /// Whether the last page read stopped at the filter's scan limit (see `SubscriptionQuery.scanLimit`).
+    public var searchCut = false
     /// Rows with an override in force, by original transaction id, as their pages said.
     public var overrides: [String: Override.Kind] = [:]
     /// Rows per page; nil sizes pages from the screen. Small pages make paging visible in tests.

@@ -11,6 +11,12 @@ public struct SubscriptionQuery: Equatable, Sendable {
     public var text: String
     public var sort: Sort
     public var descending: Bool
+    /// At most this many rows of the list are read per page when `text` is tested row by
+    /// row; nil reads as far as it takes. See `Store.page(_:after:backward:limit:)`.
+    public var scanLimit: Int?
+    /// The scan limit of a filter applied as it is typed: few enough rows for a keystroke
+    /// to stay within 50 ms at a million subscribers (`subdesk-bench`).
+    public static let keystrokeScanLimit = 10_000
 
     public init(statuses: Set<SubscriptionStatus> = [], text: String = "", sort: Sort = .expires, descending: Bool = false) {
         self.statuses = statuses
@@ -31,15 +37,20 @@ extension Store {
     /// cost of any page is that of the first, however deep it is.
     public func page(_ q: SubscriptionQuery, after cursor: PageCursor? = nil, backward: Bool = false,
                      limit: Int) throws -> [SubscriptionRow] {
+        try pageWithin(q, after: cursor, backward: backward, limit: limit).rows
+    }
+
+    /// As `page`, reading at most `q.scanLimit` rows of the list when a filter text is tested
+    /// row by row (one that matches many rows; see `textCondition`). `complete` is false
+    /// when the page is short because that bound was reached, not because the list ended:
+    /// more matches may lie further on. A filter applied as it is typed bounds each
+    /// keystroke's work this way, whatever the order of the list puts first.
+    public func pageWithin(_ q: SubscriptionQuery, after cursor: PageCursor? = nil, backward: Bool = false,
+                           limit: Int) throws -> (rows: [SubscriptionRow], complete: Bool) {
         var conditions: [String] = []
         var values: [SQLBindable?] = []
         if !q.statuses.isEmpty {
             conditions.append("s.status IN (\(q.statuses.map { String($0.rawValue) }.sorted().joined(separator: ",")))")
-        }
-        if !q.text.isEmpty {
-            let match = try textCondition(q.text)
-            conditions.append(match.sql)
-            values.append(match.value)
         }
         // Reading forward in a descending list is reading backward in key order, and so on.
         let ascendingScan = q.descending == backward
@@ -47,15 +58,37 @@ extension Store {
             conditions.append("(\(q.sort.column), s.original_transaction_id) \(ascendingScan ? ">" : "<") (?, ?)")
             values += [cursor.key, cursor.originalTransactionId]
         }
-        let order = ascendingScan ? "ASC" : "DESC"
-        let sql = """
-            SELECT \(Store.stateColumns) FROM \(Store.rowSource)
-            \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-            ORDER BY \(q.sort.column) \(order), s.original_transaction_id \(order) LIMIT ?
-            """
-        values.append(limit)
-        let rows = try db.rows(sql, values, Store.row)
-        return backward ? rows.reversed() : rows
+        let order = "\(q.sort.column) \(ascendingScan ? "ASC" : "DESC"), s.original_transaction_id \(ascendingScan ? "ASC" : "DESC")"
+        let match = q.text.isEmpty ? nil : try textCondition(q.text)
+        let rows: [SubscriptionRow]
+        var complete = true
+        if let match, let scanLimit = q.scanLimit, match.testsEachRow {
+            // The window of the list to test: an index-only read of keys and rowids, then
+            // the rows of that window alone are read and tested.
+            let window = """
+                SELECT s.rowid AS r FROM subscriptions s \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+                ORDER BY \(order) LIMIT ?
+                """
+            rows = try db.rows("""
+                SELECT \(Store.stateColumns) FROM \(Store.rowSource)
+                WHERE s.rowid IN (\(window)) AND \(match.sql) ORDER BY \(order) LIMIT ?
+                """, values + [scanLimit, match.value, limit], Store.row)
+            if rows.count < limit {
+                let read = try db.first("SELECT count(*) FROM (\(window))", values + [scanLimit]) { $0.int(0) } ?? 0
+                complete = read < scanLimit
+            }
+        } else {
+            if let match {
+                conditions.append(match.sql)
+                values.append(match.value)
+            }
+            rows = try db.rows("""
+                SELECT \(Store.stateColumns) FROM \(Store.rowSource)
+                \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+                ORDER BY \(order) LIMIT ?
+                """, values + [limit], Store.row)
+        }
+        return (backward ? rows.reversed() : rows, complete)
     }
 
     /// Matches of at most this many rows are read from the trigram index and then sorted;
@@ -71,7 +104,8 @@ extension Store {
     }
 
     /// The condition on `s` (a subscription) and `b` (its subscriber) that `text` found in
-    /// one of the searched fields means, with the value it binds to `placeholder`.
+    /// one of the searched fields means, with the value it binds to `placeholder`, and
+    /// whether it is tested on each row read (`.scan`) rather than looked up.
     ///
     /// Both plans match the same rows; which is faster depends on how many match. A text
     /// that matches few rows (an id's tail, a user id) is looked up in the trigram index.
@@ -79,7 +113,7 @@ extension Store {
     /// the list in its order, which stops once a page is full: with more than
     /// `sparseMatchLimit` matches, that is within a few thousand rows. The plan is
     /// remembered for the text where it cannot go stale, as paging asks again.
-    func textCondition(_ text: String, placeholder: String = "?") throws -> (sql: String, value: SQLBindable) {
+    func textCondition(_ text: String, placeholder: String = "?") throws -> (sql: String, value: SQLBindable, testsEachRow: Bool) {
         let needle = Store.asciiLowercased(text)
         let plan: SearchPlan
         if let known = searchPlans[needle] {
@@ -95,11 +129,11 @@ extension Store {
         }
         switch plan {
         case .index(let query):
-            return ("s.rowid IN (SELECT rowid FROM subscription_search WHERE subscription_search MATCH \(placeholder))", query)
+            return ("s.rowid IN (SELECT rowid FROM subscription_search WHERE subscription_search MATCH \(placeholder))", query, false)
         case .scan:
-            return ("instr(\(Migrations.searchText("s", "b")), \(placeholder)) > 0", needle)
+            return ("instr(\(Migrations.searchText("s", "b")), \(placeholder)) > 0", needle, true)
         case .nothing:
-            return ("\(placeholder) IS NULL", needle)
+            return ("\(placeholder) IS NULL", needle, false)
         }
     }
 
