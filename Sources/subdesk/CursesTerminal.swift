@@ -24,11 +24,18 @@ final class CursesTerminal {
     private var styles: [StyleRole: (attributes: attr_t, pair: Int16)] = [:]
     /// The theme as adapted to this terminal's colours.
     private(set) var theme: Theme = .monochrome
+    /// Whether only ASCII can be shown: the locale's character set is not UTF-8 (the C
+    /// locale, say), or SUBDESK_ASCII=1 asks for it. Then every run is drawn through
+    /// `ASCIIFallback`, so borders and glyphs turn into ASCII instead of disappearing.
+    let asciiOnly: Bool
 
     /// Takes over the terminal. Always pair with `stop()`.
     init(inputTimeoutMilliseconds: Int32) {
         // Without the locale, ncursesw draws UTF-8 box lines and wide characters as bytes.
         setlocale(LC_ALL, "")
+        let codeset = nl_langinfo(nl_item(CODESET)).map { String(cString: $0) } ?? ""
+        asciiOnly = ProcessInfo.processInfo.environment["SUBDESK_ASCII"] == "1"
+            || !["UTF-8", "UTF8"].contains(codeset.uppercased())
         // ESC alone must feel like Esc, not wait a second for a key sequence that never comes.
         setenv("ESCDELAY", "25", 0)
         _ = initscr()
@@ -113,7 +120,7 @@ final class CursesTerminal {
     func paint(_ runs: [CellRun]) {
         for run in runs {
             let style = styles[run.role] ?? (subdesk_a_normal(), 0)
-            var text = run.text.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
+            var text = (asciiOnly ? ASCIIFallback.text(run.text) : run.text).unicodeScalars.map { wchar_t(bitPattern: $0.value) }
             text.append(0)
             text.withUnsafeBufferPointer { buffer in
                 _ = subdesk_paint(window, Int32(run.y), Int32(run.x), buffer.baseAddress, Int32(buffer.count - 1),

@@ -132,4 +132,20 @@ extension DashboardEndToEndTests {
         try terminal.send(keys: "q")
         XCTAssertEqual(waitForExit(), "EXIT=0")
     }
+
+    func testInTheCLocaleBordersAndGlyphsFallBackToASCII() throws {
+        try buildDemoStore()
+        try terminal.shell("LC_ALL=C LANG=C " + commandLine("--db '\(database)'"))
+        var screen = try terminal.waitFor(text: "24 subscriptions")
+        XCTAssertTrue(screen.contains("subdesk > subscribers"), screen)
+        XCTAssertTrue(screen.contains("* live"), screen)
+        try terminal.send(keys: "Enter")
+        screen = try terminal.waitFor(text: "+ Subscription ")
+        let lines = screen.components(separatedBy: "\n")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("+ Subscription ") && $0.hasSuffix("-+") }, screen)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("|") && $0.hasSuffix("|") }, "side borders drawn: \(screen)")
+        XCTAssertTrue(screen.unicodeScalars.allSatisfy { $0.isASCII }, "nothing but ASCII reaches the screen")
+        try terminal.send(keys: "q")
+        XCTAssertEqual(waitForExit(), "EXIT=0")
+    }
 }
