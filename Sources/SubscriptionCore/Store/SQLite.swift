@@ -222,6 +222,19 @@ final class SQLiteConnection {
         }
     }
 
+    /// Calls `body` for each result row until it returns false; the rows after are never read.
+    func scan(_ sql: String, _ values: [SQLBindable?] = [], _ body: (SQLRow) throws -> Bool) throws {
+        let s = try prepared(sql)
+        defer { sqlite3_reset(s) }
+        try bind(s, values, sql)
+        while true {
+            let rc = sqlite3_step(s)
+            if rc == SQLITE_DONE { return }
+            guard rc == SQLITE_ROW else { throw error(String(sql.prefix(60)), rc) }
+            guard try body(SQLRow(statement: s)) else { return }
+        }
+    }
+
     func rows<T>(_ sql: String, _ values: [SQLBindable?] = [], _ map: (SQLRow) throws -> T) throws -> [T] {
         var result: [T] = []
         try query(sql, values) { result.append(try map($0)) }

@@ -63,20 +63,22 @@ extension Store {
         let rows: [SubscriptionRow]
         var complete = true
         if let match, let scanLimit = q.scanLimit, match.testsEachRow {
-            // The window of the list to test: an index-only read of keys and rowids, then
-            // the rows of that window alone are read and tested.
-            let window = """
-                SELECT s.rowid AS r FROM subscriptions s \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+            // Read the list in order, test each row, and stop at a full page or at the
+            // bound; only rows that match are decoded.
+            var found: [SubscriptionRow] = []
+            var read = 0
+            let hit = Int32(Store.columnNames(Store.stateColumns).count)
+            try db.scan("""
+                SELECT \(Store.stateColumns), \(match.sql) FROM \(Store.rowSource)
+                \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
                 ORDER BY \(order) LIMIT ?
-                """
-            rows = try db.rows("""
-                SELECT \(Store.stateColumns) FROM \(Store.rowSource)
-                WHERE s.rowid IN (\(window)) AND \(match.sql) ORDER BY \(order) LIMIT ?
-                """, values + [scanLimit, match.value, limit], Store.row)
-            if rows.count < limit {
-                let read = try db.first("SELECT count(*) FROM (\(window))", values + [scanLimit]) { $0.int(0) } ?? 0
-                complete = read < scanLimit
+                """, [match.value] + values + [scanLimit]) { r in
+                read += 1
+                if r.bool(hit) { found.append(Store.row(r)) }
+                return found.count < limit
             }
+            rows = found
+            complete = found.count == limit || read < scanLimit
         } else {
             if let match {
                 conditions.append(match.sql)
@@ -152,11 +154,14 @@ extension Store {
         // Shorter than a trigram: every place it occurs starts one of the index's trigrams
         // (the indexed text ends in two line ends), so those trigrams find every match.
         // Their document counts, summed, bound the matches from above.
+        // Counting a trigram's rows reads its whole list: past `manyTerms` trigrams the text
+        // is common enough to be found by reading the list in order anyway.
+        let manyTerms = 64
         let terms = try db.rows("""
-            SELECT term, doc FROM subscription_search_terms WHERE term >= ? AND term < ?
-            """, [needle, needle + "\u{10FFFF}"]) { (term: $0.string(0), documents: $0.int(1)) }
+            SELECT term, doc FROM subscription_search_terms WHERE term >= ? AND term < ? LIMIT ?
+            """, [needle, needle + "\u{10FFFF}", manyTerms + 1]) { (term: $0.string(0), documents: $0.int(1)) }
         if terms.isEmpty { return .nothing }
-        if terms.reduce(0, { $0 + $1.documents }) > Store.sparseMatchLimit { return .scan }
+        if terms.count > manyTerms || terms.reduce(0, { $0 + $1.documents }) > Store.sparseMatchLimit { return .scan }
         return .index(terms.map { Store.ftsPhrase($0.term) }.joined(separator: " OR "))
     }
 
