@@ -301,7 +301,7 @@ final class ReducerTests: XCTestCase {
         guard case .loadDaily(let family)? = press(.char("f")).first else { return XCTFail() }
         XCTAssertEqual(family.segment, .familyShared)
         XCTAssertEqual(family.segment.segments, [.familyShared])
-        press(.char("j"), .char("j"), .right, .char("k"))
+        press(.char("j"), .char("j"), .down, .char("k"))
         XCTAssertEqual(state.daily.metric, 2)
         press(.char("G"))
         XCTAssertEqual(state.daily.selectedMetric, Metric.allCases.last)

@@ -104,3 +104,36 @@ final class ScreenSnapshotTests: XCTestCase {
         Snapshot.assertLines(session.screenLines, named: "too-small-60x20")
     }
 }
+
+/// `:daily` says what TOTAL adds up and moves its day columns sideways.
+final class DailyColumnsTests: XCTestCase {
+    func testTotalsCoverTheWholeRangeAndColumnsMoveSideways() throws {
+        let session = DashboardFixture.session(try DashboardFixture.demoStore())
+        session.type(.char(":"))
+        session.type("daily")
+        session.type(.enter)
+        var lines = session.screenText.components(separatedBy: "\n")
+        XCTAssertTrue(lines[1].contains("TOTAL: 30 days, h/l more"), lines[1])
+        XCTAssertTrue(lines[2].hasSuffix("11-10 11-11 11-12 11-13 11-14 11-15 11-16"), lines[2])
+        // TOTAL is the sum over all 30 days, not over the seven on screen.
+        let days = session.state.daily.days
+        XCTAssertEqual(days.count, 30)
+        let renewals = try XCTUnwrap(lines.first { $0.contains(" renewals ") })
+        let total = try XCTUnwrap(Int(renewals.split(separator: " ")[1]))
+        XCTAssertEqual(total, days.reduce(0) { $0 + $1[.renewals] })
+
+        session.type(.char("h"))
+        lines = session.screenText.components(separatedBy: "\n")
+        XCTAssertTrue(lines[2].hasSuffix("11-03 11-04 11-05 11-06 11-07 11-08 11-09"), lines[2])
+        for _ in 0..<10 { session.type(.left) }
+        lines = session.screenText.components(separatedBy: "\n")
+        XCTAssertTrue(lines[2].hasSuffix("10-18 10-19 10-20 10-21 10-22 10-23 10-24"), "stops at the range's first day: \(lines[2])")
+        session.type(.char("l"), .right, .char("l"), .char("l"), .char("l"))
+        lines = session.screenText.components(separatedBy: "\n")
+        XCTAssertTrue(lines[2].hasSuffix("11-10 11-11 11-12 11-13 11-14 11-15 11-16"), lines[2])
+        session.type(.char("G"))
+        lines = session.screenText.components(separatedBy: "\n")
+        XCTAssertTrue(lines.contains { $0.contains("billing retry (end of day)") }, "levels say they are counted at the end of the day")
+        XCTAssertFalse(session.screenText.contains("eod"))
+    }
+}

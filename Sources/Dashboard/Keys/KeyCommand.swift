@@ -35,6 +35,8 @@ public enum KeyCommand: Hashable, Sendable {
 
     // Daily counts
     case previousMetric, nextMetric
+    /// Move the day columns sideways within the range.
+    case earlierDays, laterDays
     case earlierRange, laterRange
     case cycleSegment
 }

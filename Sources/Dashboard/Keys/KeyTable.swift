@@ -117,9 +117,12 @@ extension KeyTable {
         KeyBinding([.enter], .open, "open (refused: quarantine)", section: "Live feed", screens: [.feed], hint: "open"),
 
         // Daily counts
-        KeyBinding([.char("k"), .up, .left], .previousMetric, "previous metric", section: "Daily counts",
+        KeyBinding([.char("k"), .up], .previousMetric, "previous metric", section: "Daily counts",
                    screens: [.daily], hint: "metric", hintKey: "j/k"),
-        KeyBinding([.char("j"), .down, .right], .nextMetric, "next metric", section: "Daily counts", screens: [.daily]),
+        KeyBinding([.char("j"), .down], .nextMetric, "next metric", section: "Daily counts", screens: [.daily]),
+        KeyBinding([.char("h"), .left], .earlierDays, "earlier days in range", section: "Daily counts",
+                   screens: [.daily], hint: "days", hintKey: "h/l"),
+        KeyBinding([.char("l"), .right], .laterDays, "later days in range", section: "Daily counts", screens: [.daily]),
         KeyBinding([.char("[")], .earlierRange, "range a week earlier", section: "Daily counts",
                    screens: [.daily], hint: "earlier"),
         KeyBinding([.char("]")], .laterRange, "range a week later", section: "Daily counts",

@@ -98,6 +98,14 @@ extension DashboardReducer {
         case .pageDown: state.daily.metric += rows
         case .top: state.daily.metric = 0
         case .bottom: state.daily.metric = count - 1
+        case .earlierDays, .laterDays:
+            let hidden = max(0, state.daily.days.count - DailyView.fittingDays(width: state.width))
+            guard hidden > 0 else {
+                flash("every day of the range is on screen", &state)
+                return []
+            }
+            let step = command == .earlierDays ? 7 : -7
+            state.daily.dayOffset = min(max(0, state.daily.dayOffset + step), hidden)
         case .earlierRange:
             state.daily.endOffset += 7
             return [.loadDaily(dailyRequest(state))]

@@ -13,9 +13,15 @@ enum DailyView {
         x = DashboardRenderer.fact("days", "\(request.from) … \(request.to)", x: x, y: area.y, maxX: area.maxX, buffer: &buffer)
         x += buffer.put(" (\(zone))", x: x, y: area.y, role: .accent, maxWidth: max(0, area.maxX - x)) + 3
         x = DashboardRenderer.fact("segment", daily.segment.rawValue, x: x, y: area.y, maxX: area.maxX, buffer: &buffer) + 3
-        let legend = "eod: at end of day"
-        if area.maxX - 1 - x >= TextWidth.width(of: legend) {
-            buffer.put(legend, x: x, y: area.y, role: .dim)
+        // What TOTAL adds up, and which days the columns show when not all fit.
+        let shown = visibleDays(daily, width: state.width)
+        var legend = "TOTAL: all \(daily.days.count) days"
+        if let first = shown.first, let last = shown.last, shown.count < daily.days.count {
+            legend += "; columns \(first.day.dropFirst(5)) … \(last.day.dropFirst(5)), h/l move"
+        }
+        let short = "TOTAL: \(daily.days.count) days" + (shown.count < daily.days.count ? ", h/l more" : "")
+        if daily.loaded, let fitting = [legend, short].first(where: { area.maxX - 1 - x >= TextWidth.width(of: $0) }) {
+            buffer.put(fitting, x: x, y: area.y, role: .dim)
         }
 
         let (tableRows, chartRows) = Layout.daily(height: area.height + 2)
@@ -25,18 +31,42 @@ enum DailyView {
         renderChart(state, request: request, in: chartArea, buffer: &buffer)
     }
 
+    /// A metric's name, spelled out: levels say they are counted at the end of the day.
     static func label(_ metric: Metric, wide: Bool) -> String {
-        wide ? metric.label : metric.label.replacingOccurrences(of: " at end of day", with: " (eod)")
+        guard !wide else { return metric.label }
+        switch metric {
+        case .activeSubscriptions: return "active (end of day)"
+        case .activeTrials: return "active trials (end of day)"
+        case .inGracePeriod: return "in grace (end of day)"
+        case .inBillingRetry: return "billing retry (end of day)"
+        default: return metric.label
+        }
+    }
+
+    static let dayWidth = 5
+    static let spacing = 1
+    static func labelWidth(wide: Bool) -> Int { wide ? 30 : 26 }
+
+    /// How many day columns a screen `width` wide shows beside the labels and TOTAL.
+    static func fittingDays(width: Int) -> Int {
+        let table = width - 4
+        return max(0, (table - labelWidth(wide: table >= 110) - spacing - 6) / (dayWidth + spacing))
+    }
+
+    /// The days whose columns are on screen: those that fit, `dayOffset` days back from the last.
+    static func visibleDays(_ daily: DailyState, width: Int) -> ArraySlice<DayCounts> {
+        let fit = fittingDays(width: width)
+        let end = max(0, daily.days.count - min(daily.dayOffset, max(0, daily.days.count - fit)))
+        return daily.days[max(0, end - fit)..<end]
     }
 
     static func renderTable(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
         let daily = state.daily
         let wide = area.width >= 110
-        let labelWidth = wide ? 30 : 24
-        let dayWidth = 5
-        let spacing = 1
-        let fittingDays = max(0, (area.width - labelWidth - spacing - 6) / (dayWidth + spacing))
-        let days = Array(daily.days.suffix(fittingDays))
+        let labelWidth = labelWidth(wide: wide)
+        let dayWidth = dayWidth
+        let spacing = spacing
+        let days = Array(visibleDays(daily, width: state.width))
 
         var columns = [TableColumn("METRIC", width: .fixed(labelWidth)), TableColumn("TOTAL", width: .fixed(6), alignment: .right)]
         columns += days.map { TableColumn(String($0.day.dropFirst(5)), width: .fixed(dayWidth), alignment: .right) }

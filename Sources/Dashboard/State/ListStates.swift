@@ -148,6 +148,8 @@ public struct DailyState: Sendable {
     /// Index into `Metric.allCases`.
     public var metric = 0
     public var scrollOffset = 0
+    /// Days of the range hidden to the right of the columns: 0 shows the latest that fit.
+    public var dayOffset = 0
     public var request: DailyRequest?
     public var days: [DayCounts] = []
     public var loaded = false
