@@ -137,3 +137,27 @@ final class DailyColumnsTests: XCTestCase {
         XCTAssertFalse(session.screenText.contains("eod"))
     }
 }
+
+/// The README's screenshots are what the dashboard draws: every line of each one is a
+/// line of a recorded snapshot (they are cut from them), so a changed screen fails here
+/// until the README shows it too.
+final class ReadmeScreenshotTests: XCTestCase {
+    func testEveryScreenshotLineIsOnARecordedScreen() throws {
+        let root = DashboardFixture.repositoryRoot
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let snapshots = root.appendingPathComponent("Tests/DashboardTests/Snapshots")
+        var recorded = Set<String>()
+        for file in try FileManager.default.contentsOfDirectory(atPath: snapshots.path) {
+            let text = try String(contentsOf: snapshots.appendingPathComponent(file), encoding: .utf8)
+            for line in text.components(separatedBy: "\n") { recorded.insert(line.replacingOccurrences(of: " +$", with: "", options: .regularExpression)) }
+        }
+        let blocks = readme.components(separatedBy: "```").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        let screens = blocks.filter { $0.hasPrefix("\n subdesk ▸") }
+        XCTAssertGreaterThanOrEqual(screens.count, 5)
+        for screen in screens {
+            for line in screen.components(separatedBy: "\n") where !line.isEmpty {
+                XCTAssertTrue(recorded.contains(line), "README line not on any recorded screen: \(line)")
+            }
+        }
+    }
+}
