@@ -178,3 +178,34 @@ final class OperatorSessionTests: XCTestCase {
         XCTAssertTrue(session.state.flash?.text.hasSuffix("missing api_issuer_id") ?? false, session.state.flash?.text ?? "")
     }
 }
+
+/// At 80x24 the detail's header keeps what support needs when lines are long.
+final class NarrowDetailHeaderTests: XCTestCase {
+    func open(_ id: String, store: Store) -> [String] {
+        let session = DashboardFixture.session(store)
+        session.type(.char("/"))
+        session.type(id)
+        session.type(.enter, .enter)
+        return session.screenText.components(separatedBy: "\n")
+    }
+
+    func testAppleEntitlementAndGraceEndStayBesideAnOverride() throws {
+        let store = try DashboardFixture.demoStore()
+        _ = try Operations(store: store, operatorName: "ana").revoke("2000000400000901", until: nil, reason: "chargeback",
+                                                                     now: DashboardFixture.anchor - 60_000)
+        let lines = open("2000000400000901", store: store)
+        let status = try XCTUnwrap(lines.first { $0.contains("Status") }, lines.joined(separator: "\n"))
+        XCTAssertTrue(status.contains("GRACE PERIOD  (Apple: entitled"), status)
+        XCTAssertTrue(status.contains("2026-11-27 12:00)"), "the grace period's end: \(status)")
+        XCTAssertTrue(lines.contains { $0.contains("Override REVOKE #1") }, lines.joined(separator: "\n"))
+    }
+
+    func testARevokedSubscriptionSaysWhenAndWhy() throws {
+        let store = try DashboardFixture.demoStore()
+        let lines = open("2000000400001601", store: store)
+        let status = try XCTUnwrap(lines.first { $0.contains("Status") }, lines.joined(separator: "\n"))
+        XCTAssertTrue(status.contains("REVOKED"), status)
+        XCTAssertTrue(status.range(of: #"revoked (2026-)?\d\d-\d\d \d\d:\d\d"#, options: .regularExpression) != nil, status)
+        XCTAssertTrue(status.contains("app issue") || status.contains("other reason") || status.contains("reason:"), status)
+    }
+}

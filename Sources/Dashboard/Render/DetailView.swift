@@ -51,23 +51,43 @@ enum DetailView {
 
         let override = content.report.entitlement.override
         // With an override in force, this line is Apple's view and says so; the next line is the override's.
-        var facts = [(override == nil ? "" : "Apple: ") + (s.entitled ? "entitled" : "not entitled")]
+        let entitlement = (override == nil ? "" : "Apple: ") + (s.entitled ? "entitled" : "not entitled")
+        // The facts from the fullest to the shortest telling; the first that fits is shown, so
+        // Apple's entitlement and the date that matters are never cut at 80 columns.
+        var tellings: [[String]] = []
         switch s.status {
         case .gracePeriod:
             if let grace = s.gracePeriodExpiresDate {
-                facts.append("\(DateText.duration(grace - now)) left")
-                facts.append("until \(time.minute(grace))")
+                tellings = [[entitlement, "\(DateText.duration(grace - now)) left", "until \(time.minute(grace))"],
+                            [entitlement, "grace until \(time.minute(grace))"],
+                            [entitlement, "until \(time.shortMinute(grace))"]]
             }
         case .active:
             if let expires = s.expiresDate {
-                facts.append((s.autoRenewStatus ? "renews " : "ends ") + DashboardRenderer.relative(expires, now: now))
+                tellings = [[entitlement, (s.autoRenewStatus ? "renews " : "ends ") + DashboardRenderer.relative(expires, now: now)]]
             }
         case .expired, .billingRetry:
-            if let expires = s.expiresDate { facts.append("expired " + DashboardRenderer.relative(expires, now: now)) }
+            if let expires = s.expiresDate {
+                tellings = [[entitlement, "expired " + DashboardRenderer.relative(expires, now: now)],
+                            [entitlement, "expired " + time.shortMinute(expires)]]
+            }
         case .revoked:
+            // When and why Apple took it back, from the revoked transaction: the expiry
+            // date alone would read as a subscription still running.
+            let revoked = content.report.history.transactions.filter(\.isRevoked).max { ($0.revocationDate ?? 0) < ($1.revocationDate ?? 0) }
+            let when = revoked?.revocationDate.map { "revoked " + time.minute($0) } ?? "refunded or revoked"
+            let reason = revoked?.revocationReason.map { $0 == 1 ? "reason: issue in the app" : "reason: other" }
+            let shortReason = revoked?.revocationReason.map { $0 == 1 ? "app issue" : "other reason" }
+            let shortWhen = revoked?.revocationDate.map { "revoked " + time.shortMinute($0) } ?? when
             let f = content.facts
-            facts.append("refunded or revoked" + (f.revocationType.map { " · " + $0 } ?? "") + (f.revocationShare.map { " · " + $0 + " refunded" } ?? ""))
+            let kind = [f.revocationType, f.revocationShare.map { $0 + " refunded" }].compactMap { $0 }
+            tellings = [[entitlement, when] + (reason.map { [$0] } ?? []) + kind,
+                        [entitlement, when] + (reason.map { [$0] } ?? []),
+                        [entitlement, shortWhen] + (shortReason.map { [$0] } ?? []),
+                        [entitlement, shortWhen]]
         }
+        let room = width - 9 - TextWidth.width(of: s.status.label) - 4
+        let facts = tellings.first { TextWidth.width(of: $0.joined(separator: ", ")) <= room } ?? tellings.last ?? [entitlement]
         let status: [(String, StyleRole)] = [(s.status.label, Styling.role(for: s.status)),
                                              ("  (" + facts.joined(separator: ", ") + ")", .normal)]
 

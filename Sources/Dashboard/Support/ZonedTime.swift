@@ -16,6 +16,8 @@ public struct ZonedTime: Equatable, Sendable {
 
     /// `2026-11-16 09:14`
     public func minute(_ millis: Millis) -> String { format(millis, "yyyy-MM-dd HH:mm") }
+    /// Without the year, where columns are scarce: `11-27 12:00`.
+    public func shortMinute(_ millis: Millis) -> String { format(millis, "MM-dd HH:mm") }
     /// `09:14:07`
     public func clock(_ millis: Millis) -> String { format(millis, "HH:mm:ss") }
     /// `2026-11-16`
