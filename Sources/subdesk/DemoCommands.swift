@@ -51,12 +51,20 @@ enum DemoCommands {
         let copies = try context.arguments.int("copies") ?? 6
         guard copies >= 1 && copies <= 10_000 else { throw UsageError("--copies must be between 1 and 10000") }
         let started = Date()
-        let summary = try DemoStoreBuilder(sample: sample, copies: copies).build(into: store, anchor: DateText.nowMillis())
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        // A progress line on a terminal, for builds long enough to wonder about.
+        let showProgress = isatty(STDERR_FILENO) == 1 && copies >= 20
+        let summary = try DemoStoreBuilder(sample: sample, copies: copies).build(into: store, anchor: DateText.nowMillis()) { built, total in
+            guard showProgress else { return }
+            FileHandle.standardError.write(Data("\r\u{1B}[Kdemo: \(built)/\(total) copies built".utf8))
+            if built == total { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        }
+        // The store's pages are still in its write-ahead log until a checkpoint: count both.
+        let size = ["", "-wal"].compactMap { try? FileManager.default.attributesOfItem(atPath: path + $0)[.size] as? Int }
+            .reduce(0, +)
         FileHandle.standardError.write(Data("""
             demo store \(path): \(summary.scenarios) scenarios x \(copies), \(summary.notifications) notifications, \
             \(summary.subscriptions) subscriptions in \(String(format: "%.1f", Date().timeIntervalSince(started)))s\
-            \(size.map { ", \($0 / 1024) KiB" } ?? "")
+            , \(size / 1024) KiB
             open it again with: subdesk --db \(path)   (live traffic into it: subdesk simulate)\n
             """.utf8))
         return path

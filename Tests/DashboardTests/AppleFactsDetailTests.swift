@@ -65,6 +65,7 @@ final class AppleFactsDetailTests: XCTestCase {
         again.type("7700")
         again.type(.enter, .enter)
         screen = again.screenText
-        XCTAssertTrue(screen.contains("refunded or revoked · REFUND_PRORATED · 50% refunded"), screen)
+        XCTAssertTrue(screen.contains("(not entitled, revoked "), screen)
+        XCTAssertTrue(screen.contains(", REFUND_PRORATED, 50% refunded)"), screen)
     }
 }

@@ -55,7 +55,9 @@ final class OperatorReducerTests: XCTestCase {
         openDetail()
         XCTAssertEqual(press(.char("r")), [.revalidate(originalTransactionId: id)])
         XCTAssertEqual(state.revalidating, id)
-        XCTAssertTrue(DashboardRenderer.render(state).lines()[0].contains("revalidating…"), screen)
+        XCTAssertTrue(DashboardRenderer.render(state).lines()[0].contains("revalidating …\(id.suffix(4)) 0s"), screen)
+        _ = DashboardReducer.reduce(into: &state, .tick(now: state.now + 3_000))
+        XCTAssertTrue(DashboardRenderer.render(state).lines()[0].contains("revalidating …\(id.suffix(4)) 3s"), "it shows how long it has waited")
 
         XCTAssertTrue(press(.char("r")).isEmpty, "a second r waits for the first")
         XCTAssertTrue(state.flash?.text.contains("already revalidating") ?? false)

@@ -148,7 +148,7 @@ final class OperatorSessionTests: XCTestCase {
         session.type(.char("r"))
         XCTAssertEqual(session.state.revalidating, id)
         XCTAssertTrue(session.hasBackgroundWork)
-        XCTAssertTrue(session.screenLines[0].contains("revalidating…"), session.screenLines[0])
+        XCTAssertTrue(session.screenLines[0].contains("revalidating …\(id.suffix(4))"), session.screenLines[0])
         let selection = session.state.detail?.selection
         session.type(.char("k"))
         XCTAssertNotEqual(session.state.detail?.selection, selection, "keys are handled while Apple is asked")

@@ -19,6 +19,7 @@ extension DashboardReducer {
             return []
         }
         state.revalidating = detail.originalTransactionId
+        state.revalidationStarted = state.now
         return [.revalidate(originalTransactionId: detail.originalTransactionId)]
     }
 

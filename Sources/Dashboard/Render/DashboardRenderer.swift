@@ -68,7 +68,10 @@ public enum DashboardRenderer {
         if state.overrideDialog != nil { path.append("override") }
         var items = [StatusItem("store: " + state.storeName), StatusItem(state.time.label, role: .accent)]
         // Shown on every screen: the answer arrives wherever the operator went meanwhile.
-        if state.revalidating != nil { items.append(StatusItem("revalidating…", role: .warning)) }
+        if let id = state.revalidating {
+            let waited = max(0, state.now - state.revalidationStarted) / 1000
+            items.append(StatusItem("revalidating …\(id.suffix(4)) \(waited)s", role: .warning))
+        }
         if state.storeGone {
             items.append(StatusItem("✕ store gone", role: .error))
         } else if state.screen == .feed && state.feed.paused {

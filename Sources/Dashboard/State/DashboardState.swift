@@ -49,6 +49,8 @@ public struct DashboardState: Sendable {
     public var overrideDialog: OverrideDialogState?
     /// The subscription a background revalidation is asking Apple about.
     public var revalidating: String?
+    /// When the running revalidation was asked for, for the time it has been waiting on Apple.
+    public var revalidationStarted: Millis = 0
 
     public init(width: Int, height: Int, now: Millis, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
                 storeName: String, themeName: String = "default", availableThemes: [String] = [],

@@ -59,7 +59,8 @@ public struct DemoStoreBuilder {
         public var subscriptions: Int
     }
 
-    public func build(into store: Store, anchor: Millis) throws -> Summary {
+    /// `progress` hears after each copy: how many are built, of how many.
+    public func build(into store: Store, anchor: Millis, progress: ((Int, Int) -> Void)? = nil) throws -> Summary {
         let scenarios = try sample.scenarios()
         let builder = ScenarioBuilder(signer: try sample.signer())
         let intake = Intake(store: store, verifier: SignedDataVerifier(roots: try sample.trustRoots()),
@@ -82,6 +83,7 @@ public struct DemoStoreBuilder {
                     }
                 }
             }
+            progress?(copy + 1, copies)
         }
         try quarantineExamples(intake: intake, builder: builder, scenario: scenarios[0], anchor: anchor)
         return Summary(scenarios: scenarios.count, notifications: count, rejected: rejected,
