@@ -95,7 +95,7 @@ final class OperatorReducerTests: XCTestCase {
         XCTAssertEqual(state.flash?.kind, .info)
         XCTAssertEqual(state.flash?.text, "revalidated: renewed · EXPIRED → ACTIVE · "
                        + "expires 2026-11-10 09:14 → 2026-12-10 09:14 UTC · via App Store Server API (Production)")
-        XCTAssertFalse(screen.contains("revalidating…"))
+        XCTAssertFalse(screen.contains("revalidating"))
 
         _ = DashboardReducer.reduce(into: &state, .tick(now: now + DashboardReducer.flashDuration))
         XCTAssertNotNil(state.flash, "an outcome stays up longer than an ordinary message")
