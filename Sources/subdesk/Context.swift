@@ -58,6 +58,10 @@ struct Context {
             throw UsageError(Context.missingStoreMessage(missing.path))
         }
         if store.wasCreated && !arguments.has("quiet") { Output.warn("created a new store at \(target)") }
+        if store.readAsSnapshot {
+            Output.warn("\(target) is read as a snapshot: this user cannot create its -shm lock file beside it, "
+                        + "so writes made meanwhile by its owner are not seen")
+        }
         if let newer = store.newerSchemaVersion {
             Output.warn("\(target) was written by a newer subdesk (schema \(newer)); reading it without changing it")
         }

@@ -153,3 +153,41 @@ final class CLIConsistencyTests: SubdeskTestCase {
         XCTAssertTrue(plain.stdout.contains("OK    http helper"), plain.stdout)
     }
 }
+
+/// A store this user cannot write: writing commands say why, reading commands still read it.
+final class UnwritableStoreTests: SubdeskTestCase {
+    func testWritesSayTheFileIsNotWritableAndReadsStillWork() throws {
+        // A folder everyone may read but only its owner write, holding a store.
+        let shared = "/tmp/subdesk-unwritable-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        let store = shared + "/demo.db"
+        XCTAssertEqual(try run(["demo", "--no-dashboard", "--copies", "1", "--db", store]).status, 0)
+        // Everything into the main file, as a backup or a copy would leave it.
+        try SQLiteConnection(path: store).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store)
+
+        // Root may write anything: run as nobody then; another user is kept out by the modes.
+        let asOther: ([String]) throws -> Result
+        if getuid() == 0 {
+            guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { throw XCTSkip("no runuser to drop root") }
+            asOther = { try self.run(["-u", "nobody", "--", Self.binary] + $0, executable: "/usr/sbin/runuser") }
+        } else {
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: store)
+            try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: shared)
+            defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: shared) }
+            asOther = { try self.run($0) }
+        }
+        let ingest = try asOther(["ingest", "--db", store, "--quiet"])
+        XCTAssertNotEqual(ingest.status, 0)
+        XCTAssertTrue(ingest.stderr.contains("\(store): cannot write to it: the file is not writable by this user"), ingest.stderr)
+        XCTAssertFalse(ingest.stderr.contains("readonly database") || ingest.stderr.contains("disk is full"), ingest.stderr)
+        let shown = try asOther(["show", "user-1010", "--db", store])
+        XCTAssertEqual(shown.status, 0, shown.stderr)
+        XCTAssertTrue(shown.stdout.contains("Subscription 2000000400000901"), shown.stdout)
+        XCTAssertTrue(shown.stderr.contains("is read as a snapshot"), shown.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store + "-shm"), "nothing written beside the store")
+    }
+}

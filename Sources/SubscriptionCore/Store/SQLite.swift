@@ -102,12 +102,17 @@ final class SQLiteConnection {
     private var statements: [LongTextKey: OpaquePointer] = [:]
     let path: String
 
-    init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000) throws {
+    /// `immutable` reads the file as a snapshot without SQLite's lock files, for a reader
+    /// that cannot create them (see `Store.init`).
+    init(path: String, readOnly: Bool = false, immutable: Bool = false, busyTimeoutMs: Int32 = 5000) throws {
         self.path = path
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
-            | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+            | SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0)
+        let name = immutable
+            ? "file:" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path) + "?immutable=1"
+            : path
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         if rc != SQLITE_OK {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             sqlite3_close_v2(db)

@@ -56,6 +56,9 @@ public final class Store {
 
     /// Set when the store's schema is newer than this build knows and it was opened for reading.
     public private(set) var newerSchemaVersion: Int?
+    /// Whether the store was read as a snapshot of its file, without the lock files that
+    /// let it see another process's writes (a reader that cannot create them).
+    public private(set) var readAsSnapshot = false
     /// Whether opening created the file.
     public private(set) var wasCreated = false
 
@@ -75,6 +78,33 @@ public final class Store {
                 try Store.createEmptyFile(path)
                 wasCreated = true
             }
+        }
+        // SQLite needs the file and its folder (for the -wal and -shm files) writable to
+        // write; say which is not, rather than SQLite's "attempt to write a readonly database".
+        let unwritable = path == ":memory:" ? nil : Store.unwritableReason(path)
+        if let unwritable, mode != .reading {
+            throw StoreError(operation: "open \(path)", message: "cannot write to it: \(unwritable)", code: 8)
+        }
+        if let unwritable {
+            // A reader without write access reads the file as it is, schema included. A store
+            // in WAL mode also needs its -shm file, which this user may not be able to create:
+            // then the file is read as a snapshot, and said so.
+            let shared = try SQLiteConnection(path: path, readOnly: true, busyTimeoutMs: busyTimeoutMs)
+            if (try? shared.first("PRAGMA user_version") { $0.int(0) }) != nil {
+                db = shared
+            } else {
+                db = try SQLiteConnection(path: path, readOnly: true, immutable: true, busyTimeoutMs: busyTimeoutMs)
+                readAsSnapshot = true
+            }
+            let version = schemaVersion
+            if version < Migrations.latestVersion {
+                throw StoreError(operation: "open \(path)", message: """
+                    schema version \(version) needs bringing up to date (to \(Migrations.latestVersion)), which this \
+                    user cannot do: \(unwritable); run any subdesk command on it once as a user who can write it
+                    """, code: 8)
+            }
+            if version > Migrations.latestVersion { newerSchemaVersion = version }
+            return
         }
         do {
             db = try SQLiteConnection(path: path, busyTimeoutMs: busyTimeoutMs)
@@ -102,6 +132,17 @@ public final class Store {
         } catch let e as StoreError {
             throw Store.explained(e, path: path)
         }
+    }
+
+    /// Why this process cannot write the store at `path`, or nil when it can.
+    static func unwritableReason(_ path: String) -> String? {
+        guard access(path, F_OK) == 0 else { return nil }
+        if access(path, W_OK) != 0 { return "the file is not writable by this user (\(String(cString: strerror(errno))))" }
+        let dir = (path as NSString).deletingLastPathComponent
+        if access(dir.isEmpty ? "." : dir, W_OK) != 0 {
+            return "its folder \(dir.isEmpty ? "." : dir) is not writable by this user, and SQLite keeps its -wal and -shm files there"
+        }
+        return nil
     }
 
     /// Creates an empty store file, and its folder, readable and writable by the owner only.
