@@ -276,17 +276,23 @@ final class ReliabilityTests: SubdeskTestCase {
         _ = try shell("dd if=/dev/zero of='\(point)/filler2' bs=4k 2>/dev/null")
         let cgi = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: bodies[399],
                           env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(bodies[399].count)])
-        XCTAssertTrue(cgi.stdout.hasPrefix("Status: 503"), cgi.stdout)
+        // A small write may still fit in pages the stopped batch left allocated (its write-ahead
+        // log keeps its size): then it is stored and answered 200. Anything else is a 503
+        // with nothing stored.
+        let cgiStored = cgi.stdout.hasPrefix("Status: 200")
+        XCTAssertTrue(cgiStored || cgi.stdout.hasPrefix("Status: 503"), cgi.stdout)
         _ = try shell("rm -f '\(point)/filler' '\(point)/filler2'")
         XCTAssertEqual(try sqlite(db, "PRAGMA integrity_check"), "ok")
-        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "\(1 + committed)", "what was reported committed, nothing half-written")
+        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "\(1 + committed + (cgiStored ? 1 : 0))",
+                       "what was reported committed, nothing half-written")
         XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM quarantine"), "0", "a full disk is not the body's fault")
         // The resume point is exact: from it on, every remaining body is new.
         let rest = Data(try String(contentsOfFile: batch, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
             .dropFirst(resumeLine - 1).joined(separator: "\n").utf8)
         let resumed = try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: rest)
         XCTAssertEqual(resumed.status, 0, resumed.stderr)
-        XCTAssertTrue(resumed.stdout.contains("ingested \(399 - committed), duplicates 0"), resumed.stdout)
+        XCTAssertTrue(resumed.stdout.contains("ingested \(399 - committed - (cgiStored ? 1 : 0)), duplicates \(cgiStored ? 1 : 0)"),
+                      resumed.stdout)
         XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "400")
     }
 

@@ -137,7 +137,10 @@ public final class Store {
     /// Why this process cannot write the store at `path`, or nil when it can.
     static func unwritableReason(_ path: String) -> String? {
         guard access(path, F_OK) == 0 else { return nil }
-        if access(path, W_OK) != 0 { return "the file is not writable by this user (\(String(cString: strerror(errno))))" }
+        if access(path, W_OK) != 0 {
+            return errno == EROFS ? "it is on a read-only file system"
+                : "the file is not writable by this user (\(String(cString: strerror(errno))))"
+        }
         let dir = (path as NSString).deletingLastPathComponent
         if access(dir.isEmpty ? "." : dir, W_OK) != 0 {
             return "its folder \(dir.isEmpty ? "." : dir) is not writable by this user, and SQLite keeps its -wal and -shm files there"
