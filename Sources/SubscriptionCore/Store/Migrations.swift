@@ -272,39 +272,70 @@ enum Migrations {
         );
         """),
         (9, """
-        -- Substring search over what people type to find a subscription: its ids, product,
-        -- the owner's user id and token. A trigram index answers `premium` or an id's tail
-        -- without reading every row. One row per subscription, under the subscription's
-        -- rowid; triggers keep it in step with subscriptions and their owners. The text is
-        -- lower-cased before it is indexed, so the index itself compares exactly.
-        CREATE VIRTUAL TABLE subscription_search USING fts5(text, tokenize = 'trigram case_sensitive 1');
+        -- Substring search over what people type to find a subscription: its original
+        -- transaction id, product, the owner's user id and token. A trigram index answers
+        -- `premium` or an id's tail without reading every row. One row per subscription,
+        -- under the subscription's rowid. The text is lower-cased before it is indexed, so
+        -- the index compares exactly; it keeps which rows hold a trigram and not where
+        -- (detail none), which is all GLOB needs.
+        CREATE VIRTUAL TABLE subscription_search USING fts5(text, tokenize = 'trigram case_sensitive 1',
+                                                           detail = 'none', columnsize = 0);
+        INSERT INTO subscription_search (rowid, text)
+            SELECT s.rowid, \(Migrations.searchText("s", "b")) FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id;
         -- The index's trigrams: one or two typed characters are found through the trigrams
         -- that start with them.
         CREATE VIRTUAL TABLE subscription_search_terms USING fts5vocab(subscription_search, 'row');
-        INSERT INTO subscription_search (rowid, text)
-            SELECT s.rowid, \(Migrations.searchText("s", "b")) FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id;
+        -- Subscriptions whose search text may have changed since they were indexed. Intake
+        -- only notes the rowid here (triggers); the index catches up when it is next asked
+        -- (Store.refreshSearchIndex), so a notification never pays for tokenizing. A renewal
+        -- (a new latest transaction) changes nothing searched and notes nothing.
+        CREATE TABLE search_pending (subscription INTEGER PRIMARY KEY);
         CREATE TRIGGER subscription_search_insert AFTER INSERT ON subscriptions BEGIN
-            INSERT INTO subscription_search (rowid, text)
-                SELECT NEW.rowid, \(Migrations.searchText("NEW", "b")) FROM subscribers b WHERE b.id = NEW.subscriber_id;
+            INSERT OR IGNORE INTO search_pending VALUES (NEW.rowid);
         END;
-        CREATE TRIGGER subscription_search_update AFTER UPDATE OF latest_transaction_id, product_id, subscriber_id ON subscriptions
-            WHEN OLD.latest_transaction_id IS NOT NEW.latest_transaction_id OR OLD.product_id IS NOT NEW.product_id
-              OR OLD.subscriber_id IS NOT NEW.subscriber_id
+        CREATE TRIGGER subscription_search_update AFTER UPDATE OF product_id, subscriber_id ON subscriptions
+            WHEN OLD.product_id IS NOT NEW.product_id OR OLD.subscriber_id IS NOT NEW.subscriber_id
         BEGIN
-            DELETE FROM subscription_search WHERE rowid = OLD.rowid;
-            INSERT INTO subscription_search (rowid, text)
-                SELECT NEW.rowid, \(Migrations.searchText("NEW", "b")) FROM subscribers b WHERE b.id = NEW.subscriber_id;
+            INSERT OR IGNORE INTO search_pending VALUES (NEW.rowid);
         END;
         CREATE TRIGGER subscription_search_delete AFTER DELETE ON subscriptions BEGIN
-            DELETE FROM subscription_search WHERE rowid = OLD.rowid;
+            INSERT OR IGNORE INTO search_pending VALUES (OLD.rowid);
         END;
         CREATE TRIGGER subscriber_search_update AFTER UPDATE OF user_id, app_account_token ON subscribers
             WHEN OLD.user_id IS NOT NEW.user_id OR OLD.app_account_token IS NOT NEW.app_account_token
         BEGIN
-            DELETE FROM subscription_search WHERE rowid IN (SELECT rowid FROM subscriptions WHERE subscriber_id = NEW.id);
-            INSERT INTO subscription_search (rowid, text)
-                SELECT s.rowid, \(Migrations.searchText("s", "NEW")) FROM subscriptions s WHERE s.subscriber_id = NEW.id;
+            INSERT OR IGNORE INTO search_pending SELECT rowid FROM subscriptions WHERE subscriber_id = NEW.id;
         END;
+        """),
+        (10, """
+        -- Where each intake outcome came from, so the feed can mark backfilled notifications.
+        ALTER TABLE intake_log ADD COLUMN source TEXT;
+        -- A backfill from Get Notification History: its window, how far it got (the token of
+        -- the next page, kept with each page's notifications so a run resumes exactly), and
+        -- what it found.
+        CREATE TABLE backfill_runs (
+            id INTEGER PRIMARY KEY,
+            environment TEXT NOT NULL,
+            since_ms INTEGER NOT NULL,
+            until_ms INTEGER NOT NULL,
+            only_failures INTEGER NOT NULL,
+            operator TEXT NOT NULL,
+            started_ms INTEGER NOT NULL,
+            finished_ms INTEGER,
+            next_page TEXT,
+            pages INTEGER NOT NULL DEFAULT 0,
+            new INTEGER NOT NULL DEFAULT 0,
+            duplicates INTEGER NOT NULL DEFAULT 0,
+            rejected INTEGER NOT NULL DEFAULT 0
+        );
+        -- Notifications Apple says it sent that first reached this store through a backfill,
+        -- with Apple's delivery attempts as it reported them (JSON).
+        CREATE TABLE delivery_gaps (
+            notification_uuid TEXT PRIMARY KEY,
+            backfill_run INTEGER NOT NULL REFERENCES backfill_runs(id),
+            send_attempts TEXT NOT NULL,
+            found_ms INTEGER NOT NULL
+        );
         """),
     ]
 
@@ -314,7 +345,7 @@ enum Migrations {
     /// of every field starts a trigram.
     static func searchText(_ s: String, _ b: String) -> String {
         """
-        lower(\(s).original_transaction_id || char(10) || IFNULL(\(s).latest_transaction_id, '') || char(10) || \(s).product_id
+        lower(\(s).original_transaction_id || char(10) || \(s).product_id
               || char(10) || IFNULL(\(b).user_id, '') || char(10) || IFNULL(\(b).app_account_token, '') || char(10) || char(10))
         """
     }

@@ -97,10 +97,14 @@ extension Store {
     /// a text that matches more is found by reading the list in order until a page is full.
     static let sparseMatchLimit = 10_000
 
-    /// How `page` and `search` find a text: through the trigram index (an FTS5 query), or
-    /// by testing each row while reading the list in order.
+    /// How `page` and `search` find a text: through the trigram index, or by testing each
+    /// row while reading the list in order.
     enum SearchPlan: Equatable {
-        case index(String)
+        /// Three characters or more: a GLOB on the indexed text, which the index narrows to
+        /// the rows holding every trigram of the text and then checks.
+        case glob(String)
+        /// One or two characters: an FTS5 query for any of the index's trigrams that start with them.
+        case trigrams(String)
         case scan
         case nothing
     }
@@ -109,7 +113,7 @@ extension Store {
     /// one of the searched fields means, with the value it binds to `placeholder`, and
     /// whether it is tested on each row read (`.scan`) rather than looked up.
     ///
-    /// Both plans match the same rows; which is faster depends on how many match. A text
+    /// Both ways match the same rows; which is faster depends on how many match. A text
     /// that matches few rows (an id's tail, a user id) is looked up in the trigram index.
     /// One that matches many (`premium`, `1`) is faster to test row by row while reading
     /// the list in its order, which stops once a page is full: with more than
@@ -117,6 +121,11 @@ extension Store {
     /// remembered for the text where it cannot go stale, as paging asks again.
     func textCondition(_ text: String, placeholder: String = "?") throws -> (sql: String, value: SQLBindable, testsEachRow: Bool) {
         let needle = Store.asciiLowercased(text)
+        // An index behind the store answers nothing: bring it up to date first, or (a
+        // reader that cannot write) read the list instead.
+        guard try refreshSearchIndex() else {
+            return ("instr(\(Migrations.searchText("s", "b")), \(placeholder)) > 0", needle, true)
+        }
         let plan: SearchPlan
         if let known = searchPlans[needle] {
             plan = known
@@ -124,13 +133,15 @@ extension Store {
             plan = try searchPlan(needle)
             // Only a plan that holds whatever is written next is kept: `.nothing` and a list
             // of trigrams are true of the store as it is now.
-            if plan == .scan || plan == .index(Store.ftsPhrase(needle)) {
+            if case .trigrams = plan {} else if plan != .nothing {
                 if searchPlans.count > 256 { searchPlans.removeAll() }
                 searchPlans[needle] = plan
             }
         }
         switch plan {
-        case .index(let query):
+        case .glob(let pattern):
+            return ("s.rowid IN (SELECT rowid FROM subscription_search WHERE text GLOB \(placeholder))", pattern, false)
+        case .trigrams(let query):
             return ("s.rowid IN (SELECT rowid FROM subscription_search WHERE subscription_search MATCH \(placeholder))", query, false)
         case .scan:
             return ("instr(\(Migrations.searchText("s", "b")), \(placeholder)) > 0", needle, true)
@@ -144,12 +155,12 @@ extension Store {
         // A line end separates fields in the indexed text; nothing typed spans two.
         if needle.isEmpty || needle.contains("\n") { return needle.isEmpty ? .scan : .nothing }
         if needle.unicodeScalars.count >= 3 {
-            let phrase = Store.ftsPhrase(needle)
+            let pattern = Store.globContaining(needle)
             let matches = try db.first("""
-                SELECT count(*) FROM (SELECT rowid FROM subscription_search WHERE subscription_search MATCH ? LIMIT ?)
-                """, [phrase, Store.sparseMatchLimit + 1]) { $0.int(0) } ?? 0
+                SELECT count(*) FROM (SELECT rowid FROM subscription_search WHERE text GLOB ? LIMIT ?)
+                """, [pattern, Store.sparseMatchLimit + 1]) { $0.int(0) } ?? 0
             if matches == 0 { return .nothing }
-            return matches <= Store.sparseMatchLimit ? .index(phrase) : .scan
+            return matches <= Store.sparseMatchLimit ? .glob(pattern) : .scan
         }
         // Shorter than a trigram: every place it occurs starts one of the index's trigrams
         // (the indexed text ends in two line ends), so those trigrams find every match.
@@ -162,12 +173,39 @@ extension Store {
             """, [needle, needle + "\u{10FFFF}", manyTerms + 1]) { (term: $0.string(0), documents: $0.int(1)) }
         if terms.isEmpty { return .nothing }
         if terms.count > manyTerms || terms.reduce(0, { $0 + $1.documents }) > Store.sparseMatchLimit { return .scan }
-        return .index(terms.map { Store.ftsPhrase($0.term) }.joined(separator: " OR "))
+        return .trigrams(terms.map { Store.ftsPhrase($0.term) }.joined(separator: " OR "))
     }
 
     /// `text` as one FTS5 phrase: quoted, with its quotes doubled, so nothing in it is syntax.
     static func ftsPhrase(_ text: String) -> String {
         "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Indexes the subscriptions noted in `search_pending` since the index was last asked,
+    /// in one write; false when some are pending and this connection cannot write.
+    @discardableResult
+    public func refreshSearchIndex() throws -> Bool {
+        guard try db.first("SELECT EXISTS (SELECT 1 FROM search_pending)", [], { $0.bool(0) }) == true else { return true }
+        if isReadOnly { return false }
+        try write {
+            try db.execute("""
+                DELETE FROM subscription_search WHERE rowid IN (SELECT subscription FROM search_pending);
+                INSERT INTO subscription_search (rowid, text)
+                    SELECT s.rowid, \(Migrations.searchText("s", "b")) FROM search_pending p
+                    JOIN subscriptions s ON s.rowid = p.subscription JOIN subscribers b ON b.id = s.subscriber_id;
+                DELETE FROM search_pending;
+                """)
+        }
+        return true
+    }
+
+    /// A GLOB pattern for text containing `text`, in which `*`, `?` and `[` mean themselves.
+    static func globContaining(_ text: String) -> String {
+        var pattern = "*"
+        for c in text {
+            if c == "*" || c == "?" || c == "[" { pattern += "[\(c)]" } else { pattern.append(c) }
+        }
+        return pattern + "*"
     }
 
     /// ASCII letters lower-cased and everything else as it is: what SQLite's lower() does,

@@ -59,6 +59,8 @@ public final class Store {
     /// Whether the store was read as a snapshot of its file, without the lock files that
     /// let it see another process's writes (a reader that cannot create them).
     public private(set) var readAsSnapshot = false
+    /// Whether this connection cannot write (the file or its folder is not writable).
+    public private(set) var isReadOnly = false
     /// Whether opening created the file.
     public private(set) var wasCreated = false
 
@@ -104,6 +106,7 @@ public final class Store {
                     """, code: 8)
             }
             if version > Migrations.latestVersion { newerSchemaVersion = version }
+            isReadOnly = true
             return
         }
         do {
@@ -458,22 +461,23 @@ public final class Store {
     public func logIntake(_ e: IntakeLogEntry) throws {
         try db.run("""
             INSERT INTO intake_log (received_ms, result, notification_uuid, type, subtype,
-                original_transaction_id, product_id, environment, detail) VALUES (?,?,?,?,?,?,?,?,?)
+                original_transaction_id, product_id, environment, detail, source) VALUES (?,?,?,?,?,?,?,?,?,?)
             """, [e.receivedDate, e.result.rawValue, e.notificationUUID, e.type, e.subtype,
-                  e.originalTransactionId, e.productId, e.environment, e.detail])
+                  e.originalTransactionId, e.productId, e.environment, e.detail, e.source])
     }
 
     /// Intake outcomes newer than `afterId`, newest first.
     public func intakeLog(afterId: Int64 = 0, limit: Int = 200) throws -> [IntakeLogEntry] {
         try db.rows("""
             SELECT id, received_ms, result, notification_uuid, type, subtype, original_transaction_id,
-                product_id, environment, detail FROM intake_log WHERE id > ? ORDER BY id DESC LIMIT ?
+                product_id, environment, detail, source FROM intake_log WHERE id > ? ORDER BY id DESC LIMIT ?
             """, [afterId, limit]) { r in
             IntakeLogEntry(id: r.int64(0), receivedDate: r.int64(1),
                            result: IntakeLogEntry.Result(rawValue: r.string(2)) ?? .rejected,
                            notificationUUID: r.optionalString(3), type: r.optionalString(4),
                            subtype: r.optionalString(5), originalTransactionId: r.optionalString(6),
-                           productId: r.optionalString(7), environment: r.optionalString(8), detail: r.optionalString(9))
+                           productId: r.optionalString(7), environment: r.optionalString(8), detail: r.optionalString(9),
+                           source: r.optionalString(10))
         }
     }
 
@@ -659,6 +663,8 @@ public final class Store {
             let indexes = suspendedIndexes
             try write { for index in indexes { try db.execute(index.sql) } }
             suspendedIndexes.removeAll()
+            // The search index takes in the loaded subscriptions at once, as the indexes did.
+            try refreshSearchIndex()
             try db.execute("PRAGMA cache_size = -2000; PRAGMA synchronous = NORMAL; PRAGMA journal_mode = WAL")
         }
     }
