@@ -60,6 +60,59 @@ public struct TransactionHistoryResponse: Sendable {
     }
 }
 
+/// One try of Apple's to deliver a notification: when, and what came of it
+/// (`SUCCESS`, `TIMED_OUT`, `NO_RESPONSE`, `CIRCULAR_REDIRECT`, `SSL_ISSUE`, ...).
+public struct SendAttempt: Equatable, Sendable {
+    public var date: Millis
+    public var result: String
+
+    public init(date: Millis, result: String) {
+        self.date = date
+        self.result = result
+    }
+
+    public init(json: JSONFields) throws {
+        date = try json.millis("attemptDate") ?? 0
+        result = try json.string("sendAttemptResult") ?? "UNKNOWN"
+    }
+
+    /// `[{"attemptDate": ..., "sendAttemptResult": ...}]`, as Apple writes them, for the store.
+    public static func json(_ attempts: [SendAttempt]) -> String {
+        let objects = attempts.map { ["attemptDate": $0.date, "sendAttemptResult": $0.result] as [String: Any] }
+        let data = (try? JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys])) ?? Data("[]".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    public static func parse(_ text: String) -> [SendAttempt] {
+        guard let array = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]] else { return [] }
+        return array.map { SendAttempt(date: ($0["attemptDate"] as? NSNumber)?.int64Value ?? 0,
+                                       result: $0["sendAttemptResult"] as? String ?? "UNKNOWN") }
+    }
+}
+
+/// A page of Get Notification History: notifications Apple sent (or tried to) in a time
+/// window, each with its signed payload and Apple's delivery attempts.
+public struct NotificationHistoryResponse: Sendable {
+    public struct Item: Sendable {
+        public var signedPayload: String
+        public var sendAttempts: [SendAttempt]
+    }
+
+    /// Where the next page starts.
+    public var paginationToken: String?
+    public var hasMore: Bool
+    public var items: [Item]
+
+    public init(json: JSONFields) throws {
+        paginationToken = try json.string("paginationToken")
+        hasMore = try json.bool("hasMore") ?? false
+        items = try (json.objects("notificationHistory") ?? []).map { item in
+            Item(signedPayload: try item.requiredString("signedPayload"),
+                 sendAttempts: try (item.objects("sendAttempts") ?? []).map(SendAttempt.init(json:)))
+        }
+    }
+}
+
 /// The error body the App Store Server API sends with a 4xx or 5xx: `{"errorCode", "errorMessage"}`.
 public struct AppStoreAPIErrorBody: Equatable, Sendable {
     public var errorCode: Int

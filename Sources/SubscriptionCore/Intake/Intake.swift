@@ -82,14 +82,14 @@ public final class Intake {
             return try reject(body, digest: digest, reason: "\(error)", source: source, receivedAt: receivedAt, keep: keep)
         }
         if decoded.isDuplicate {
-            try logDuplicate(decoded.event, receivedAt: receivedAt)
+            try logDuplicate(decoded.event, source: source, receivedAt: receivedAt)
             return .duplicate(notificationUUID: decoded.event.notificationUUID)
         }
         return try store.write {
             // A concurrent writer may have stored the same notification since we looked.
             if let existing = try store.notificationDigest(uuid: decoded.event.notificationUUID) {
                 if try existing == digest || sameSignedPayload(decoded) {
-                    try logDuplicate(decoded.event, receivedAt: receivedAt)
+                    try logDuplicate(decoded.event, source: source, receivedAt: receivedAt)
                     return .duplicate(notificationUUID: decoded.event.notificationUUID)
                 }
                 return try reject(body, digest: digest, reason: differentContent(decoded.event.notificationUUID),
@@ -138,16 +138,16 @@ public final class Intake {
                                             trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes)
             // The feed says when the quarantine is past its budget and kept only the digest.
             let detail = kept.bodyKept ? reason : reason + " [body not kept: quarantine over its budget]"
-            try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail))
+            try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail, source: source))
             return .rejected(reason: reason, quarantineId: kept.id)
         }
     }
 
-    private func logDuplicate(_ e: NotificationEvent, receivedAt: Millis) throws {
+    private func logDuplicate(_ e: NotificationEvent, source: String?, receivedAt: Millis) throws {
         try store.write {
             try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .duplicate, notificationUUID: e.notificationUUID,
                                                type: e.type, subtype: e.subtype, originalTransactionId: e.originalTransactionId,
-                                               productId: e.productId, environment: e.environment))
+                                               productId: e.productId, environment: e.environment, source: source))
         }
     }
 
@@ -313,7 +313,7 @@ public final class Intake {
                                            type: d.event.type, subtype: d.event.subtype,
                                            originalTransactionId: d.event.originalTransactionId,
                                            productId: d.event.productId, environment: d.event.environment,
-                                           detail: d.feedDetail))
+                                           detail: d.feedDetail, source: source))
     }
 
     /// The facts of a payload the feed shows beside `stored`: a renewal-date extension summary's

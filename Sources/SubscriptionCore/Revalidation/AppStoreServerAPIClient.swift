@@ -1,7 +1,7 @@
 import Foundation
 
-/// The two App Store Server API calls revalidation makes, authenticated with the
-/// in-app purchase key. Answers come back still signed: verifying them is the caller's job.
+/// The App Store Server API calls subdesk makes (revalidation's two, notification history
+/// for backfills), authenticated with the in-app purchase key. Answers come back still signed: verifying them is the caller's job.
 public final class AppStoreServerAPIClient: @unchecked Sendable {
     public let key: AppStoreAPIKey
     public let endpoints: AppStoreEndpoints
@@ -66,6 +66,39 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         }
     }
 
+    /// What Get Notification History is asked: a window of at most 180 days in the past,
+    /// and whether only notifications Apple failed to deliver.
+    public struct NotificationHistoryRequest: Equatable, Sendable {
+        public var start: Millis
+        public var end: Millis
+        public var onlyFailures: Bool
+
+        public init(start: Millis, end: Millis, onlyFailures: Bool) {
+            self.start = start
+            self.end = end
+            self.onlyFailures = onlyFailures
+        }
+    }
+
+    /// One page of Get Notification History in `environment`: the first without a token,
+    /// the next with the token the previous page gave.
+    public func notificationHistory(_ request: NotificationHistoryRequest, environment: AppStoreEnvironment,
+                                    paginationToken: String?) throws -> NotificationHistoryResponse {
+        let base = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/notifications/history")
+        var components = URLComponents(url: base, resolvingAgainstBaseURL: false)
+        if let paginationToken { components?.queryItems = [URLQueryItem(name: "paginationToken", value: paginationToken)] }
+        guard let url = components?.url else {
+            throw RevalidationError.notConfigured("cannot form a notification history URL from \(base.absoluteString)")
+        }
+        var body: [String: Any] = ["startDate": request.start, "endDate": request.end]
+        if request.onlyFailures { body["onlyFailures"] = true }
+        let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+        guard let json = try send("POST", url, body: data, treatingNotFoundAsNil: false) else {
+            throw RevalidationError.malformedResponse(request: "POST \(url.absoluteString)", problem: "no answer")
+        }
+        return try decode(url) { try NotificationHistoryResponse(json: json) }
+    }
+
     /// Apple's transaction ids are decimal digits; anything else is refused before it can
     /// bend the request path.
     static func checkedTransactionId(_ id: String) throws -> String {
@@ -78,14 +111,20 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     /// A GET with a fresh token. A 404 carrying error 4040010 gives nil, so the caller
     /// can ask the next environment; other non-2xx answers throw, named.
     private func get(_ url: URL, treatingNotFoundAsNil: Bool) throws -> JSONFields? {
+        try send("GET", url, body: nil, treatingNotFoundAsNil: treatingNotFoundAsNil)
+    }
+
+    /// A request with a fresh token, JSON in and out; errors as `get` says.
+    private func send(_ method: String, _ url: URL, body: Data?, treatingNotFoundAsNil: Bool) throws -> JSONFields? {
         let token: String
         do {
             token = try key.token(now: now())
         } catch {
             throw RevalidationError.notConfigured("cannot sign the App Store Server API token: \(error)")
         }
-        let request = HTTPRequest(method: "GET", url: url,
-                                  headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"])
+        var headers = ["Authorization": "Bearer \(token)", "Accept": "application/json"]
+        if body != nil { headers["Content-Type"] = "application/json" }
+        let request = HTTPRequest(method: method, url: url, headers: headers, body: body)
         let response = try http.send(request)
         let label = request.label
         if (200..<300).contains(response.status) {
@@ -112,7 +151,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         do {
             return try body()
         } catch let fault as DecodingFault {
-            throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: fault.description)
+            throw RevalidationError.malformedResponse(request: url.absoluteString, problem: fault.description)
         }
     }
 }

@@ -53,10 +53,13 @@ public struct IntakeLogEntry: Equatable, Sendable {
     public var productId: String?
     public var environment: String?
     public var detail: String?
+    /// Where the body came from, as intake was told (`backfill`, `simulate`, a CGI's address…).
+    public var source: String?
 
     public init(id: Int64 = 0, receivedDate: Millis, result: Result, notificationUUID: String? = nil,
                 type: String? = nil, subtype: String? = nil, originalTransactionId: String? = nil,
-                productId: String? = nil, environment: String? = nil, detail: String? = nil) {
+                productId: String? = nil, environment: String? = nil, detail: String? = nil, source: String? = nil) {
+        self.source = source
         self.id = id
         self.receivedDate = receivedDate
         self.result = result

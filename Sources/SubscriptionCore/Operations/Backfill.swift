@@ -1,0 +1,132 @@
+import Foundation
+
+/// Fetches notifications Apple says it sent (Get Notification History) and feeds each
+/// signed payload through ordinary intake: verified, deduplicated, ordered, or
+/// quarantined with its reason. A notification that was not yet stored is a delivery
+/// gap, kept with Apple's send attempts.
+///
+/// Each page is stored in one write together with the token of the next page, so a run
+/// stopped at any point (kill -9 included) resumes from the first page not wholly stored:
+/// nothing is lost, and a page stored twice only adds duplicates.
+public final class Backfill {
+    /// How far back Apple keeps notification history.
+    public static let maxAgeDays = 180
+
+    public struct Request: Equatable, Sendable {
+        public var since: Millis
+        public var until: Millis
+        public var onlyFailures: Bool
+        public var environment: AppStoreEnvironment
+
+        public init(since: Millis, until: Millis, onlyFailures: Bool, environment: AppStoreEnvironment) {
+            self.since = since
+            self.until = until
+            self.onlyFailures = onlyFailures
+            self.environment = environment
+        }
+    }
+
+    let store: Store
+    let intake: Intake
+    let client: AppStoreServerAPIClient
+    let operatorName: String
+    let clock: () -> Millis
+
+    public init(store: Store, intake: Intake, client: AppStoreServerAPIClient, operatorName: String,
+                clock: @escaping () -> Millis = DateText.nowMillis) {
+        self.store = store
+        self.intake = intake
+        self.client = client
+        self.operatorName = operatorName
+        self.clock = clock
+    }
+
+    /// Refuses a window Apple would refuse, naming the problem.
+    public static func check(_ request: Request, now: Millis) throws {
+        let oldest = now - Millis(maxAgeDays) * 86_400_000
+        guard request.since < request.until else {
+            throw OperationError("the window is empty: --since \(DateText.minute(request.since)) is not before --until \(DateText.minute(request.until))")
+        }
+        guard request.since >= oldest else {
+            throw OperationError("--since \(DateText.minute(request.since)) is more than \(maxAgeDays) days ago; Apple keeps notification history for \(maxAgeDays) days (since \(DateText.minute(oldest)) at the earliest)")
+        }
+        guard request.until <= now + 60_000 else {
+            throw OperationError("--until \(DateText.minute(request.until)) is in the future")
+        }
+    }
+
+    /// Starts a new run of `request`, or goes on with `resume` (an unfinished run), page by
+    /// page until Apple has no more. `progress` hears after each stored page. Audited when
+    /// it ends, finished or stopped.
+    public func run(_ request: Request, resume: BackfillRun? = nil,
+                    progress: ((BackfillRun) -> Void)? = nil) throws -> BackfillRun {
+        var run: BackfillRun
+        if let resume {
+            run = resume
+        } else {
+            try Backfill.check(request, now: clock())
+            run = try store.startBackfill(environment: request.environment.rawValue, since: request.since, until: request.until,
+                                          onlyFailures: request.onlyFailures, operatorName: operatorName, now: clock())
+        }
+        let environment = AppStoreEnvironment(rawValue: run.environment)
+        let asked = AppStoreServerAPIClient.NotificationHistoryRequest(start: run.since, end: run.until, onlyFailures: run.onlyFailures)
+        do {
+            // A run with pages behind it and no next page has fetched everything.
+            while !(run.pages > 0 && run.nextPage == nil) {
+                let page = try client.notificationHistory(asked, environment: environment, paginationToken: run.nextPage)
+                let next = page.hasMore ? page.paginationToken : nil
+                if page.hasMore && (next == nil || next == run.nextPage) {
+                    throw RevalidationError.malformedResponse(request: "notification history",
+                                                              problem: "hasMore is true but paginationToken did not advance")
+                }
+                try store.write {
+                    var counts = (new: 0, duplicates: 0, rejected: 0)
+                    for item in page.items {
+                        let body = Backfill.body(signedPayload: item.signedPayload)
+                        switch try intake.ingest(body, source: "backfill", receivedAt: clock()) {
+                        case .stored(let event):
+                            counts.new += 1
+                            try store.recordGap(notificationUUID: event.notificationUUID, run: run.id,
+                                                attempts: item.sendAttempts, now: clock())
+                        case .duplicate:
+                            counts.duplicates += 1
+                        case .rejected:
+                            counts.rejected += 1
+                        }
+                    }
+                    try store.recordBackfillPage(run.id, nextPage: next, new: counts.new, duplicates: counts.duplicates,
+                                                 rejected: counts.rejected)
+                }
+                run = try store.backfillRun(id: run.id) ?? run
+                progress?(run)
+            }
+            try store.finishBackfill(run.id, now: clock())
+            run = try store.backfillRun(id: run.id) ?? run
+            try audit(run, outcome: Backfill.summary(run), reason: nil)
+            return run
+        } catch {
+            let stored = (try? store.backfillRun(id: run.id)) ?? run
+            try? audit(stored, outcome: "stopped after \(Backfill.summary(stored)): \(error)",
+                       reason: "resume with: subdesk backfill --resume")
+            throw error
+        }
+    }
+
+    /// `{"signedPayload": "..."}`: the body Apple would have posted.
+    static func body(signedPayload: String) -> Data {
+        (try? JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])) ?? Data()
+    }
+
+    public static func summary(_ run: BackfillRun) -> String {
+        "\(run.pages) page\(run.pages == 1 ? "" : "s"): \(run.new) new, \(run.duplicates) duplicate\(run.duplicates == 1 ? "" : "s"), \(run.rejected) rejected"
+    }
+
+    private func audit(_ run: BackfillRun, outcome: String, reason: String?) throws {
+        try store.write {
+            try store.appendAudit(AuditEntry(
+                at: clock(), operatorName: operatorName, action: "backfill", target: nil, reason: reason, outcome: outcome,
+                detail: "backfill #\(run.id): \(run.environment) \(DateText.minute(run.since)) to \(DateText.minute(run.until)) UTC"
+                    + (run.onlyFailures ? ", only failed deliveries" : "")))
+        }
+    }
+}
