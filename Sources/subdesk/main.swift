@@ -15,7 +15,7 @@ commands:
   demo             build a demo store from sample-data and open the dashboard on it
   ingest           verify and store notifications from files, stdin, or CGI (--cgi)
   show ID          a subscriber's subscriptions, state and timeline
-  search TEXT      subscriptions whose ids, user, token or product start with TEXT
+  search TEXT      subscriptions whose id, user, token or product contain TEXT
   notifications    stored notifications, newest first
   quarantine       rejected bodies and why they were refused
   link USER ID     link your user id to the subscriber owning a transaction
@@ -24,6 +24,8 @@ commands:
   audit            the append-only log of operator actions
   revalidate ID    ask Apple for a subscription's state, store it, print what changed
   sweep            revalidate every subscription whose stored expiry passed (daily, cron)
+  backfill         fetch notifications Apple sent in a window and take in the missing ones
+  gaps             notifications that first arrived through a backfill, with Apple's attempts
   doctor           check the store, roots and config
   backup PATH      consistent online copy of the store
   keys             the dashboard's key table
@@ -75,6 +77,8 @@ let commands: [String: Command] = [
     "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], run: DemoCommands.simulate),
     "revalidate": Command(help: RevalidateCommand.help, options: RevalidateCommand.options, run: RevalidateCommand.run),
     "sweep": Command(help: SweepCommand.help, options: SweepCommand.options, run: SweepCommand.run),
+    "backfill": Command(help: BackfillCommand.help, options: BackfillCommand.options, run: BackfillCommand.run),
+    "gaps": Command(help: BackfillCommand.gapsHelp, options: ["limit"], run: BackfillCommand.gaps),
     "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { try DashboardCommand.open($0, databasePath: $0.readingDatabasePath) }),
 ]
 

@@ -1,0 +1,151 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+enum BackfillCommand {
+    static let help = """
+    usage: subdesk backfill --since DATE [--until DATE] [--only-failures] [--environment Production|Sandbox]
+           subdesk backfill --resume
+           subdesk backfill --list
+
+    Asks Apple for the notifications it sent in a window (Get Notification History, at
+    most 180 days back; --until defaults to now) and feeds every signed payload through
+    intake, as if it had arrived: verified, deduplicated, ordered, or quarantined with its
+    reason. A notification the store did not have is a delivery gap: `subdesk gaps` and
+    the dashboard's :gaps list them with Apple's send attempts. The feed marks backfilled
+    rows. Each page is stored with the place of the next, so a backfill that stops (an
+    error, Ctrl-C, kill -9) goes on from there with --resume. Every run is audited.
+
+      --only-failures   only notifications Apple failed to deliver
+      --environment     which of Apple's environments to ask (default Production)
+      --resume          go on with the last backfill that did not finish
+      --list            the backfills run on this store, newest first
+
+    Needs the App Store Server API key (api_key_file, api_key_id, api_issuer_id) and the
+    bundle id. Prints how many notifications were new, duplicates and rejected; exits 1
+    when Apple could not be asked or its answer was refused (the run can be resumed).
+
+    """ + Context.appleOptionsHelp
+
+    static let options: Set<String> = Context.appleOptions.union(["since", "until", "only-failures", "resume", "list", "quiet"])
+
+    static func run(_ context: Context) throws -> Int32 {
+        guard context.arguments.positionals.isEmpty else {
+            throw UsageError("backfill takes no arguments, only options (see subdesk backfill --help)")
+        }
+        if context.arguments.has("list") { return try list(context) }
+        let store = try context.openStore(mode: .existing)
+        let policy = try context.intakePolicy()
+        let configuration = try context.revalidationConfiguration(policy: policy)
+        guard let key = configuration.apiKey else {
+            throw UsageError("backfill asks the App Store Server API: set api_key_file, api_key_id and api_issuer_id")
+        }
+        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: configuration.http)
+        let backfill = Backfill(store: store, intake: try context.makeIntake(store: store), client: client,
+                                operatorName: context.operatorName)
+        let now = DateText.nowMillis()
+        var resume: BackfillRun?
+        var request: Backfill.Request
+        if context.arguments.has("resume") {
+            guard context.arguments.value("since") == nil else { throw UsageError("--resume goes on with the last run's window; leave out --since") }
+            guard let unfinished = try store.unfinishedBackfill() else {
+                throw UsageError("no backfill to resume: every backfill on this store finished (subdesk backfill --list)")
+            }
+            resume = unfinished
+            request = Backfill.Request(since: unfinished.since, until: unfinished.until, onlyFailures: unfinished.onlyFailures,
+                                       environment: AppStoreEnvironment(rawValue: unfinished.environment))
+        } else {
+            guard let sinceText = context.arguments.value("since") else {
+                throw UsageError("backfill needs --since DATE (at most \(Backfill.maxAgeDays) days ago), or --resume")
+            }
+            let since = try ListCommands.parseSince(sinceText)
+            let until = try context.arguments.value("until").map(ListCommands.parseSince) ?? now
+            request = Backfill.Request(since: since, until: until, onlyFailures: context.arguments.has("only-failures"),
+                                       environment: policy.environment ?? .production)
+            do { try Backfill.check(request, now: now) } catch let e as OperationError { throw UsageError(e.description) }
+            if let unfinished = try store.unfinishedBackfill() {
+                Output.warn("backfill #\(unfinished.id) did not finish (\(Backfill.summary(unfinished))); starting a new one. "
+                            + "`subdesk backfill --resume` would have gone on with it")
+            }
+        }
+        let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet")
+        let run: BackfillRun
+        do {
+            run = try backfill.run(request, resume: resume) { run in
+                guard showProgress else { return }
+                FileHandle.standardError.write(Data("\r\u{1B}[Kbackfill #\(run.id): \(Backfill.summary(run))".utf8))
+            }
+        } catch let error as RevalidationError {
+            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            Output.error("backfill stopped: \(error.description); what was stored stays, resume with: subdesk backfill --resume")
+            return 1
+        }
+        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if context.wantsJSON {
+            Output.json(json(run))
+        } else {
+            Output.line("backfill #\(run.id) (\(run.environment), \(DateText.minute(run.since)) to \(DateText.minute(run.until)) UTC"
+                        + (run.onlyFailures ? ", only failed deliveries" : "") + "): \(Backfill.summary(run))")
+            if run.new > 0 { Output.line("\(run.new) notification\(run.new == 1 ? "" : "s") had not arrived: subdesk gaps lists them") }
+        }
+        return 0
+    }
+
+    static func json(_ run: BackfillRun) -> [String: Any] {
+        var object: [String: Any] = [
+            "id": run.id, "environment": run.environment, "since": DateText.iso(run.since), "until": DateText.iso(run.until),
+            "onlyFailures": run.onlyFailures, "operator": run.operatorName, "started": DateText.iso(run.started),
+            "pages": run.pages, "new": run.new, "duplicates": run.duplicates, "rejected": run.rejected, "finished": run.isFinished,
+        ]
+        if let finished = run.finished { object["finishedAt"] = DateText.iso(finished) }
+        return object
+    }
+
+    static func list(_ context: Context) throws -> Int32 {
+        let store = try context.openStore(mode: .reading)
+        let runs = try store.backfillRuns()
+        if context.wantsJSON { Output.json(runs.map(json)); return 0 }
+        if runs.isEmpty { Output.line("no backfills yet"); return 0 }
+        for run in runs {
+            Output.line("#\(run.id) \(DateText.minute(run.started)) UTC by \(SafeText.sanitize(run.operatorName)): \(run.environment) "
+                        + "\(DateText.minute(run.since)) to \(DateText.minute(run.until))\(run.onlyFailures ? " (failures)" : ""): "
+                        + Backfill.summary(run) + (run.isFinished ? "" : ", not finished (subdesk backfill --resume)"))
+        }
+        return 0
+    }
+
+    static let gapsHelp = """
+    usage: subdesk gaps [--limit N] [--json]
+
+    Notifications Apple says it sent that this store first received through a backfill,
+    newest found first, with Apple's delivery attempts (date and result) for each.
+    """
+
+    static func gaps(_ context: Context) throws -> Int32 {
+        let store = try context.openStore(mode: .reading)
+        let gaps = try store.deliveryGaps(limit: try context.arguments.int("limit") ?? 500)
+        if context.wantsJSON {
+            Output.json(gaps.map { gap -> [String: Any] in
+                var object: [String: Any] = ["notificationUUID": gap.notificationUUID, "backfill": gap.backfillRun,
+                                             "found": DateText.iso(gap.found),
+                                             "sendAttempts": gap.sendAttempts.map { ["attemptDate": DateText.iso($0.date),
+                                                                                     "sendAttemptResult": $0.result] }]
+                if let type = gap.type { object["notificationType"] = type }
+                if let subtype = gap.subtype { object["subtype"] = subtype }
+                if let otid = gap.originalTransactionId { object["originalTransactionId"] = otid }
+                if let signed = gap.signedDate { object["signedDate"] = DateText.iso(signed) }
+                return object
+            })
+            return 0
+        }
+        if gaps.isEmpty { Output.line("no delivery gaps: every notification a backfill saw had arrived"); return 0 }
+        for gap in gaps {
+            let what = [gap.type, gap.subtype].compactMap { $0 }.joined(separator: "/")
+            let attempts = gap.sendAttempts.map { "\(DateText.minute($0.date)) \($0.result)" }.joined(separator: ", ")
+            Output.line(SafeText.sanitize("\(gap.signedDate.map { DateText.minute($0) } ?? "-") UTC  \(what)  "
+                                          + "\(gap.originalTransactionId ?? "-")  \(gap.notificationUUID)  backfill #\(gap.backfillRun)  "
+                                          + "attempts: \(attempts.isEmpty ? "none reported" : attempts)"))
+        }
+        return 0
+    }
+}

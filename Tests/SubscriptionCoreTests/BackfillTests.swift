@@ -1,0 +1,249 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// Backfill from Get Notification History against a local server playing Apple: the
+/// store ends as if it had received everything live, a stopped run resumes where it
+/// stopped (kill -9 included), and what was missing is kept as delivery gaps.
+final class BackfillTests: XCTestCase {
+    var fixture: RevalidationFixture!
+
+    override func setUpWithError() throws { fixture = try RevalidationFixture() }
+    override func tearDown() { fixture?.tearDown() }
+
+    /// A notification Apple sent: its body and whether delivering it failed.
+    struct Sent {
+        var body: Data
+        var signedPayload: String
+        var failed: Bool
+    }
+
+    /// Three notifications for each of eight subscriptions over a month, in the order Apple
+    /// sent them; those in the middle stretch failed to arrive (intake was down).
+    func history() throws -> [Sent] {
+        var sent: [(signed: Millis, body: Data)] = []
+        for i in 0..<8 {
+            let otid = "20000008000000\(10 + i)"
+            let start = TestKit.anchor - 30 * TestKit.day + Millis(i) * 3_600_000
+            let product = i % 3 == 0 ? "app.premium.monthly" : "app.monthly"
+            let first = TestKit.transaction(id: otid, original: otid, product: product, purchase: start,
+                                            expires: start + 10 * TestKit.day, signed: start)
+            sent.append((start, TestKit.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY", signed: start, transaction: first,
+                                             renewal: TestKit.renewal(original: otid, product: product, signed: start))))
+            let renewedAt = start + 10 * TestKit.day
+            let renewal = TestKit.transaction(id: "\(otid)1", original: otid, product: product, purchase: renewedAt,
+                                              expires: renewedAt + 10 * TestKit.day, signed: renewedAt)
+            sent.append((renewedAt, TestKit.body(type: "DID_RENEW", signed: renewedAt, transaction: renewal,
+                                                 renewal: TestKit.renewal(original: otid, product: product, signed: renewedAt))))
+            let offAt = renewedAt + 2 * TestKit.day
+            sent.append((offAt, TestKit.body(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", signed: offAt,
+                                             transaction: renewal,
+                                             renewal: TestKit.renewal(original: otid, product: product, signed: offAt,
+                                                                      extra: ["autoRenewStatus": 0]))))
+        }
+        sent.sort { $0.signed < $1.signed }
+        return try sent.enumerated().map { index, item in
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: item.body) as? [String: Any])
+            return Sent(body: item.body, signedPayload: try XCTUnwrap(object["signedPayload"] as? String),
+                        failed: (8..<17).contains(index))
+        }
+    }
+
+    /// Plays Get Notification History over `sent`: `pageSize` a page, tokens `page-N`,
+    /// only failed deliveries when asked; `fault(page)` may answer a page otherwise.
+    func serveHistory(_ sent: [Sent], pageSize: Int, environment: String = "prod",
+                      fault: @escaping @Sendable (Int) -> RevalidationTestServer.Response? = { _ in nil }) {
+        fixture.server.route("POST", "/\(environment)/inApps/v1/notifications/history") { request in
+            let onlyFailures = request.json?["onlyFailures"] as? Bool ?? false
+            let chosen = sent.filter { !onlyFailures || $0.failed }
+            let page = Int(request.query["paginationToken"]?.dropFirst("page-".count) ?? "0") ?? 0
+            if let answer = fault(page) { return answer }
+            let items = chosen.dropFirst(page * pageSize).prefix(pageSize)
+            let more = (page + 1) * pageSize < chosen.count
+            var body: [String: Any] = [
+                "hasMore": more,
+                "notificationHistory": items.map { sent in
+                    ["signedPayload": sent.signedPayload,
+                     "sendAttempts": sent.failed
+                        ? [["attemptDate": TestKit.anchor - 3_600_000, "sendAttemptResult": "NO_RESPONSE"],
+                           ["attemptDate": TestKit.anchor - 1_800_000, "sendAttemptResult": "TIMED_OUT"]]
+                        : [["attemptDate": TestKit.anchor - 3_600_000, "sendAttemptResult": "SUCCESS"]]] as [String: Any]
+                },
+            ]
+            if more { body["paginationToken"] = "page-\(page + 1)" }
+            return .json(body)
+        }
+    }
+
+    func backfill(_ store: Store, clock: Millis = TestKit.anchor) throws -> Backfill {
+        let client = AppStoreServerAPIClient(key: try fixture.apiKey(), endpoints: fixture.endpoints, policy: RevalidationFixture.fastHTTP)
+        return Backfill(store: store, intake: TestKit.intake(store), client: client, operatorName: "ana", clock: { clock })
+    }
+
+    static let window = Backfill.Request(since: TestKit.anchor - 40 * TestKit.day, until: TestKit.anchor, onlyFailures: true,
+                                         environment: .production)
+
+    /// What a person compares between two stores: every subscription's state and every
+    /// notification and transaction stored.
+    func contents(_ store: Store) throws -> [String] {
+        var lines: [String] = []
+        for row in try store.page(SubscriptionQuery(), limit: 1_000) {
+            let s = row.state
+            lines.append("\(s.originalTransactionId) \(s.productId) \(s.status) \(s.entitled) \(s.expiresDate ?? 0) "
+                         + "\(s.autoRenewStatus) \(s.latestTransactionId ?? "-") \(s.expirationIntent ?? -1)")
+            let history = try store.history(originalTransactionId: s.originalTransactionId)
+            lines += history.transactions.map { "  tx \($0.transactionId) \($0.expiresDate ?? 0)" }
+            lines += history.events.map { "  \($0.type)/\($0.subtype ?? "-") \($0.notificationUUID)" }.sorted()
+        }
+        return lines.sorted()
+    }
+
+    func testABackfillLeavesTheStoreAsIfEverythingHadArrivedLive() throws {
+        let sent = try history()
+        let live = try Store.inMemory()
+        let repaired = try Store.inMemory()
+        for item in sent {
+            _ = try TestKit.intake(live).ingest(item.body, receivedAt: TestKit.anchor - TestKit.day)
+            if !item.failed { _ = try TestKit.intake(repaired).ingest(item.body, receivedAt: TestKit.anchor - TestKit.day) }
+        }
+        XCTAssertNotEqual(try contents(repaired), try contents(live), "the stretch that failed left the store behind")
+        serveHistory(sent, pageSize: 4)
+
+        var seen: [Int] = []
+        let run = try backfill(repaired).run(Self.window) { seen.append($0.pages) }
+        XCTAssertEqual(try contents(repaired), try contents(live))
+        XCTAssertEqual(run.new, 9)
+        XCTAssertEqual(run.duplicates, 0)
+        XCTAssertEqual(run.pages, 3)
+        XCTAssertEqual(seen, [1, 2, 3], "progress after each page")
+        XCTAssertTrue(run.isFinished)
+        let asked = fixture.server.requests("POST", "/prod/inApps/v1/notifications/history")
+        XCTAssertEqual(asked.map { $0.query["paginationToken"] ?? "-" }, ["-", "page-1", "page-2"])
+        XCTAssertEqual(asked.first?.json?["startDate"] as? Int64, Self.window.since)
+        XCTAssertEqual(asked.first?.json?["onlyFailures"] as? Bool, true)
+        XCTAssertTrue(asked.allSatisfy { $0.headers["authorization"]?.hasPrefix("Bearer ") == true })
+
+        // What had not arrived is kept with Apple's attempts; the feed says where each came from.
+        let gaps = try repaired.deliveryGaps()
+        XCTAssertEqual(gaps.count, 9)
+        XCTAssertEqual(gaps.first?.sendAttempts.map(\.result), ["NO_RESPONSE", "TIMED_OUT"])
+        XCTAssertTrue(try repaired.intakeLog(limit: 9).allSatisfy { $0.source == "backfill" })
+        let audit = try XCTUnwrap(try repaired.audit().last)
+        XCTAssertEqual(audit.action, "backfill")
+        XCTAssertEqual(audit.outcome, "3 pages: 9 new, 0 duplicates, 0 rejected")
+
+        // Everything again (not only failures): all duplicates now, nothing new, no new gaps.
+        var everything = Self.window
+        everything.onlyFailures = false
+        let again = try backfill(repaired).run(everything)
+        XCTAssertEqual(again.new, 0)
+        XCTAssertEqual(again.duplicates, sent.count)
+        XCTAssertEqual(try repaired.deliveryGaps().count, 9)
+    }
+
+    func testAStoppedRunResumesFromThePageItStoppedAtAndLosesNothing() throws {
+        let sent = try history()
+        let store = try fixture.openStore()
+        nonisolated(unsafe) var broken = true
+        serveHistory(sent, pageSize: 2) { page in
+            page == 2 && broken ? .json(["errorCode": 5000000, "errorMessage": "An unknown error occurred."], status: 500) : nil
+        }
+        XCTAssertThrowsError(try backfill(store).run(Self.window))
+        let stopped = try XCTUnwrap(try store.unfinishedBackfill())
+        XCTAssertEqual(stopped.pages, 2)
+        XCTAssertEqual(stopped.nextPage, "page-2")
+        XCTAssertEqual(try store.notificationCount(), 4, "the two pages before the fault are kept")
+        XCTAssertTrue(try store.audit().last?.outcome.hasPrefix("stopped after 2 pages: 4 new") == true)
+
+        broken = false
+        let resumed = try backfill(store).run(Self.window, resume: stopped)
+        XCTAssertEqual(resumed.id, stopped.id)
+        XCTAssertEqual(resumed.new, 9)
+        XCTAssertEqual(resumed.duplicates, 0, "no page was asked twice")
+        XCTAssertEqual(try store.notificationCount(), 9)
+        XCTAssertNil(try store.unfinishedBackfill())
+    }
+
+    func testAWindowAppleWouldRefuseIsRefusedFirst() {
+        let now = TestKit.anchor
+        XCTAssertThrowsError(try Backfill.check(Backfill.Request(since: now - 181 * TestKit.day, until: now, onlyFailures: false,
+                                                                 environment: .production), now: now)) { error in
+            XCTAssertTrue("\(error)".contains("more than 180 days ago"), "\(error)")
+        }
+        XCTAssertThrowsError(try Backfill.check(Backfill.Request(since: now, until: now - 1, onlyFailures: false,
+                                                                 environment: .production), now: now))
+    }
+
+    func testApplesExampleHistoryResponseDecodes() throws {
+        let data = try Data(contentsOf: VerificationTests.fixtureDirectory.deletingLastPathComponent()
+            .appendingPathComponent("apple-models/getNotificationHistoryResponse.json"))
+        let page = try NotificationHistoryResponse(json: JSONFields(data: data, path: "response"))
+        XCTAssertEqual(page.paginationToken, "57715481-805a-4283-8499-1c19b5d6b20a")
+        XCTAssertTrue(page.hasMore)
+        XCTAssertEqual(page.items.map(\.signedPayload), ["signed_payload_one", "signed_payload_two"])
+        XCTAssertEqual(page.items[0].sendAttempts, [SendAttempt(date: 1698148900000, result: "NO_RESPONSE"),
+                                                    SendAttempt(date: 1698148950000, result: "SUCCESS")])
+        XCTAssertEqual(page.items[1].sendAttempts.map(\.result), ["CIRCULAR_REDIRECT"])
+    }
+
+    /// The real `subdesk backfill` killed with SIGKILL while it waits for a page, then
+    /// `--resume`: every notification stored exactly once.
+    func testKillNineInTheMiddleOfABackfillThenResume() throws {
+        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let binary = (running as NSString).deletingLastPathComponent + "/subdesk"
+        guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("no subdesk beside the tests") }
+        let sent = try history()
+        nonisolated(unsafe) var slow = true
+        serveHistory(sent, pageSize: 2) { page in
+            // Page 2 hangs long enough for the kill.
+            page == 2 && slow ? .json(["hasMore": false, "notificationHistory": []], delay: 30) : nil
+        }
+        _ = try fixture.openStore()
+        let root = TestKit.repoRoot + "/sample-data/test-ca/root.der"
+        let base = fixture.server.baseURL.absoluteString
+        let arguments = ["backfill", "--db", fixture.storePath, "--root-ca", root, "--bundle-id", ScenarioBuilder.demoBundleId,
+                         "--app-apple-id", String(ScenarioBuilder.demoAppAppleId),
+                         "--api-key-file", RevalidationKeys.privateKeyFile, "--api-key-id", RevalidationFixture.keyId,
+                         "--api-issuer-id", RevalidationFixture.issuerId, "--server-api-url", base + "/prod",
+                         "--server-api-sandbox-url", base + "/sandbox", "--timeout", "60"]
+        let since = DateText.iso(DateText.nowMillis() - 40 * TestKit.day)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments + ["--since", since, "--only-failures"]
+        let log = fixture.directory.appendingPathComponent("backfill.log").path
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: log)
+        try process.run()
+        // Wait until page 2 has been asked for: pages 0 and 1 are stored by then.
+        let deadline = Date().addingTimeInterval(20)
+        while fixture.server.requests("POST", "/prod/inApps/v1/notifications/history").count < 3 && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+        var store = try fixture.openStore()
+        let stopped = try XCTUnwrap(try store.unfinishedBackfill())
+        XCTAssertEqual(stopped.nextPage, "page-2")
+        XCTAssertEqual(try store.notificationCount(), 4)
+
+        slow = false
+        let resumed = Process()
+        resumed.executableURL = URL(fileURLWithPath: binary)
+        resumed.arguments = arguments + ["--resume", "--json"]
+        let output = Pipe()
+        resumed.standardOutput = output
+        resumed.standardError = FileHandle.nullDevice
+        try resumed.run()
+        let answer = output.fileHandleForReading.readDataToEndOfFile()
+        resumed.waitUntilExit()
+        XCTAssertEqual(resumed.terminationStatus, 0, String(decoding: answer, as: UTF8.self))
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
+        XCTAssertEqual(report["new"] as? Int, 9)
+        XCTAssertEqual(report["duplicates"] as? Int, 0)
+        XCTAssertEqual(report["finished"] as? Bool, true)
+        store = try fixture.openStore()
+        XCTAssertEqual(try store.notificationCount(), 9, "nothing lost, nothing doubled")
+    }
+}
