@@ -209,3 +209,46 @@ final class NarrowDetailHeaderTests: XCTestCase {
         XCTAssertTrue(status.contains("app issue") || status.contains("other reason") || status.contains("reason:"), status)
     }
 }
+
+/// What a backfill found, on the dashboard: `:gaps` and the feed's marks.
+final class GapsScreenTests: XCTestCase {
+    func testGapsListWhatAppleSentThatArrivedLateAndOpenTheSubscription() throws {
+        let store = try DashboardFixture.demoStore()
+        let uuid = try XCTUnwrap(try store.intakeLog(limit: 200).first { $0.result == .stored && $0.originalTransactionId == "2000000400000901" }?
+            .notificationUUID)
+        let run = try store.startBackfill(environment: "Production", since: DashboardFixture.anchor - 86_400_000,
+                                          until: DashboardFixture.anchor, onlyFailures: true, operatorName: "ana",
+                                          now: DashboardFixture.anchor)
+        try store.write {
+            try store.recordGap(notificationUUID: uuid, run: run.id,
+                                attempts: [SendAttempt(date: DashboardFixture.anchor - 600_000, result: "NO_RESPONSE")],
+                                now: DashboardFixture.anchor)
+        }
+        let session = DashboardFixture.session(store, width: 120, height: 40)
+        session.type(.char(":"))
+        session.type("gaps")
+        session.type(.enter)
+        let screen = session.screenText
+        XCTAssertTrue(screen.contains("1 notification Apple sent that first arrived through a backfill"), screen)
+        let row = try XCTUnwrap(screen.components(separatedBy: "\n").first { $0.contains("2000000400000901") }, screen)
+        XCTAssertTrue(row.contains("1: 11:50:00 NO_RESPONSE"), row)
+        session.type(.enter)
+        XCTAssertEqual(session.state.screen, .detail)
+        XCTAssertEqual(session.state.detail?.originalTransactionId, "2000000400000901")
+    }
+
+    func testTheFeedMarksRowsABackfillBroughtIn() throws {
+        let store = try DashboardFixture.demoStore()
+        try store.write {
+            try store.logIntake(IntakeLogEntry(receivedDate: DashboardFixture.anchor, result: .stored, notificationUUID: "b-1",
+                                               type: "DID_RENEW", originalTransactionId: "2000000400000101",
+                                               productId: "app.monthly", environment: "Production", source: "backfill"))
+        }
+        let session = DashboardFixture.session(store, width: 120, height: 40)
+        session.type(.char(":"))
+        session.type("feed")
+        session.type(.enter)
+        let row = try XCTUnwrap(session.screenText.components(separatedBy: "\n").first { $0.contains("DID_RENEW") && $0.contains("2000000400000101") })
+        XCTAssertTrue(row.contains("backfill: stored"), row)
+    }
+}

@@ -137,6 +137,9 @@ extension KeyTable {
         KeyBinding([.char("/")], .filter, "filter by target id", section: "Audit log", screens: [.audit], hint: "filter"),
         KeyBinding([.enter], .open, "open the subscription", section: "Audit log", screens: [.audit], hint: "open"),
 
+        // Delivery gaps
+        KeyBinding([.enter], .open, "open the subscription", section: "Delivery gaps", screens: [.gaps], hint: "open"),
+
         // Copying
         KeyBinding([.char("y")], .copyId, "copy the id (OSC 52)", section: "Copy",
                    screens: [.subscribers, .detail, .feed, .audit]),

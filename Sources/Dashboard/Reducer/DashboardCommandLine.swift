@@ -4,7 +4,7 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "messages", "theme", "tz", "help", "q"]
+    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "messages", "theme", "tz", "help", "q"]
 
     /// What each command does, as `?` lists it: the screens first, then the rest.
     public static let descriptions: [(usage: String, description: String)] = [
@@ -13,6 +13,7 @@ public enum DashboardCommandLine {
         (":daily", "daily counts"),
         (":quarantine", "refused bodies"),
         (":audit [ID]", "operator actions"),
+        (":gaps", "missed deliveries"),
         (":messages", "session's messages"),
         (":theme NAME", "colour theme"),
         (":tz ZONE", "UTC, local, +05:30…"),
@@ -126,6 +127,8 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.daily, &state)
         case "quarantine":
             return DashboardReducer.switchTo(.quarantine, &state)
+        case "gaps":
+            return DashboardReducer.switchTo(.gaps, &state)
         case "audit":
             // `:audit ID` opens the log already filtered to one target.
             DashboardReducer.resetAudit(filter: argument, &state)

@@ -146,6 +146,21 @@ extension DashboardReducer {
 
     // MARK: - Quarantine
 
+    static func gapsCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
+        let visible = Layout.listRows(height: state.height)
+        let count = state.gaps.entries.count
+        if let delta = delta(for: command, visible: visible, count: count) {
+            move(&state.gaps.selection, &state.gaps.scrollOffset, by: delta, count: count, visible: visible)
+            return []
+        }
+        guard command == .open, state.gaps.entries.indices.contains(state.gaps.selection) else { return [] }
+        guard let otid = state.gaps.entries[state.gaps.selection].originalTransactionId else {
+            flash("this notification is about no one subscription", &state)
+            return []
+        }
+        return openDetail(otid, &state)
+    }
+
     static func quarantineCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
         let visible = Layout.listRows(height: state.height)
         let count = state.quarantine.entries.count

@@ -76,6 +76,11 @@ public enum DashboardReducer {
             return []
         case .quarantineLoaded(let entries):
             return applyQuarantine(entries, &state)
+        case .gapsLoaded(let entries):
+            state.gaps.entries = entries
+            state.gaps.loaded = true
+            state.gaps.selection = min(state.gaps.selection, max(0, entries.count - 1))
+            return []
         case .auditLoaded(let filter, let entries):
             applyAudit(filter, entries, &state)
             return []
@@ -181,6 +186,7 @@ public enum DashboardReducer {
         case .quarantine: return quarantineCommand(command, &state)
         case .quarantineBody: return quarantineBodyCommand(command, &state)
         case .audit: return auditCommand(command, &state)
+        case .gaps: return gapsCommand(command, &state)
         }
     }
 
@@ -264,6 +270,8 @@ public enum DashboardReducer {
             return []
         case .audit:
             return [.loadAudit(filter: state.audit.filter)]
+        case .gaps:
+            return [.loadGaps]
         }
     }
 
@@ -280,7 +288,7 @@ public enum DashboardReducer {
         case .feed:
             state.feed.lastPoll = state.now
             return [.pollFeed(afterId: state.feed.lastId)]
-        case .detail, .daily, .quarantine, .audit:
+        case .detail, .daily, .quarantine, .audit, .gaps:
             return enter(screen, &state)
         case .quarantineBody:
             return []

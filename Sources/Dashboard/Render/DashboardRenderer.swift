@@ -26,6 +26,7 @@ public enum DashboardRenderer {
         case .feed: FeedView.render(state, in: content, buffer: &buffer)
         case .daily: DailyView.render(state, in: content, buffer: &buffer)
         case .quarantine: QuarantineView.renderList(state, in: content, buffer: &buffer)
+        case .gaps: GapsView.render(state, in: content, buffer: &buffer)
         case .quarantineBody: QuarantineView.renderBody(state, in: content, buffer: &buffer)
         case .audit: AuditView.render(state, in: content, buffer: &buffer)
         }
@@ -59,6 +60,7 @@ public enum DashboardRenderer {
             case .feed: path.append("feed")
             case .daily: path.append("daily")
             case .quarantine: path.append("quarantine")
+            case .gaps: path.append("gaps")
             case .quarantineBody: path.append(state.quarantine.openEntry.map { "#\($0.id)" } ?? "body")
             case .audit: path.append("audit")
             }

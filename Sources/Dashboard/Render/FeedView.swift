@@ -37,6 +37,8 @@ enum FeedView {
         let cells: [[TableCell]] = rows.map { entry in
             var result = entry.result == .rejected ? "REJECTED" : entry.result.rawValue
             if let detail = entry.detail { result += entry.result == .rejected ? " " + detail : " · " + detail }
+            // Rows a backfill brought in say so: they arrived late, from Apple's history.
+            if entry.source == "backfill" { result = "backfill: " + result }
             return [
                 TableCell(state.time.clock(entry.receivedDate)),
                 TableCell(FeedState.typeText(entry), role: Styling.role(forNotificationType: entry.type, subtype: entry.subtype)),

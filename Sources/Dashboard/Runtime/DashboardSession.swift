@@ -151,6 +151,8 @@ public final class DashboardSession {
                 return [.dailyLoaded(request, days)]
             case .loadQuarantine:
                 return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit))]
+            case .loadGaps:
+                return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit))]
             case .applyTheme(let name):
                 let loaded = try themes.load(name)
                 theme = loaded.theme

@@ -22,6 +22,7 @@ public enum DashboardAction: Sendable {
     case feedLoaded([IntakeLogEntry], rate: [Int], now: Millis)
     case dailyLoaded(DailyRequest, [DayCounts])
     case quarantineLoaded([QuarantineEntry])
+    case gapsLoaded([DeliveryGap])
     case themeApplied(name: String, warnings: [String])
     case auditLoaded(filter: String, [AuditEntry])
     /// A background revalidation finished; it arrives whatever screen is shown by then.
@@ -46,6 +47,7 @@ public enum DashboardEffect: Equatable, Sendable {
     case pollFeed(afterId: Int64)
     case loadDaily(DailyRequest)
     case loadQuarantine
+    case loadGaps
     case applyTheme(String)
     /// The newest audit entries, for targets the filter names when it is not empty.
     case loadAudit(filter: String)

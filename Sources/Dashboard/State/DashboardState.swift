@@ -44,6 +44,7 @@ public struct DashboardState: Sendable {
     public var feed = FeedState()
     public var daily = DailyState()
     public var quarantine = QuarantineState()
+    public var gaps = GapsState()
     public var audit = AuditState()
     /// The `o` dialog, modal over the detail while open.
     public var overrideDialog: OverrideDialogState?

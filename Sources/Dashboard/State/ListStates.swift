@@ -159,6 +159,17 @@ public struct DailyState: Sendable {
     public var selectedMetric: Metric { Metric.allCases[min(max(0, metric), Metric.allCases.count - 1)] }
 }
 
+/// Delivery gaps found by backfills, newest found first.
+public struct GapsState: Sendable {
+    public var entries: [DeliveryGap] = []
+    public var selection = 0
+    public var scrollOffset = 0
+    public var loaded = false
+    public static let limit = 500
+
+    public init() {}
+}
+
 /// Rejected bodies, newest first, and the one being read.
 public struct QuarantineState: Sendable {
     public var entries: [QuarantineEntry] = []

@@ -9,6 +9,8 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
     case quarantineBody = "quarantine-body"
     /// Operator actions, newest first.
     case audit
+    /// Notifications Apple sent that first arrived through a backfill.
+    case gaps
 
     /// The section title the help screen gives this screen's keys.
     public var helpSection: String {
@@ -20,6 +22,7 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
         case .quarantine: return "Quarantine"
         case .quarantineBody: return "Quarantined body"
         case .audit: return "Audit log"
+        case .gaps: return "Delivery gaps"
         }
     }
 }
