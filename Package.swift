@@ -28,11 +28,14 @@ let package = Package(
         .target(name: "Dashboard", dependencies: ["SubscriptionCore", "TerminalUI"]),
         .executableTarget(name: "subdesk",
                           dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard", "CNCurses"]),
-        .executableTarget(name: "subdesk-bench", dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard"]),
+        .executableTarget(name: "subdesk-bench", dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard", "FakeApple"]),
+        // A local HTTP server that plays Apple's App Store Server API, for the tests and the
+        // benchmark's backfill figure; in no product.
+        .target(name: "FakeApple"),
         // Shares no code with SubscriptionCore: only the socket's wire format.
         .executableTarget(name: "subdesk-http", dependencies: ["HelperWire"]),
 
-        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore"],
+        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore", "FakeApple"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore"],

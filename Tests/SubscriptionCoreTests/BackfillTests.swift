@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import FakeApple
 @testable import SubscriptionCore
 
 /// Backfill from Get Notification History against a local server playing Apple: the
@@ -52,7 +53,7 @@ final class BackfillTests: XCTestCase {
     /// Plays Get Notification History over `sent`: `pageSize` a page, tokens `page-N`,
     /// only failed deliveries when asked; `fault(page)` may answer a page otherwise.
     func serveHistory(_ sent: [Sent], pageSize: Int, environment: String = "prod",
-                      fault: @escaping @Sendable (Int) -> RevalidationTestServer.Response? = { _ in nil }) {
+                      fault: @escaping @Sendable (Int) -> FakeAppleServer.Response? = { _ in nil }) {
         fixture.server.route("POST", "/\(environment)/inApps/v1/notifications/history") { request in
             let onlyFailures = request.json?["onlyFailures"] as? Bool ?? false
             let chosen = sent.filter { !onlyFailures || $0.failed }

@@ -1,11 +1,12 @@
 import Foundation
 import XCTest
+import FakeApple
 @testable import SubscriptionCore
 
 /// A temporary store, a local server playing Apple, and revalidators wired to both.
 final class RevalidationFixture {
     let directory: URL
-    let server: RevalidationTestServer
+    let server: FakeAppleServer
     let storePath: String
     /// Revalidations run at the scenario anchor, like the other core tests.
     var now: Millis = TestKit.anchor
@@ -21,7 +22,7 @@ final class RevalidationFixture {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-reval-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         storePath = directory.appendingPathComponent("store.db").path
-        server = try RevalidationTestServer()
+        server = try FakeAppleServer()
     }
 
     func tearDown() {
@@ -81,7 +82,7 @@ final class RevalidationFixture {
 
     /// A Get All Subscription Statuses body.
     static func statuses(environment: String = "Production",
-                         _ entries: [(status: Int, transaction: [String: Any], renewal: [String: Any]?)]) -> RevalidationTestServer.Response {
+                         _ entries: [(status: Int, transaction: [String: Any], renewal: [String: Any]?)]) -> FakeAppleServer.Response {
         let last: [[String: Any]] = entries.map { entry in
             var o: [String: Any] = ["originalTransactionId": entry.transaction["originalTransactionId"] as! String,
                                     "status": entry.status, "signedTransactionInfo": sign(entry.transaction)]
@@ -96,20 +97,20 @@ final class RevalidationFixture {
 
     /// One Get Transaction History page.
     static func history(environment: String = "Production", _ transactions: [[String: Any]], revision: String = "rev-end",
-                        hasMore: Bool = false) -> RevalidationTestServer.Response {
+                        hasMore: Bool = false) -> FakeAppleServer.Response {
         var body: [String: Any] = ["environment": environment, "bundleId": ScenarioBuilder.demoBundleId,
                                    "revision": revision, "hasMore": hasMore, "signedTransactions": transactions.map(sign)]
         if environment == "Production" { body["appAppleId"] = ScenarioBuilder.demoAppAppleId }
         return .json(body)
     }
 
-    static func apiError(_ status: Int, code: Int, message: String, headers: [String: String] = [:]) -> RevalidationTestServer.Response {
+    static func apiError(_ status: Int, code: Int, message: String, headers: [String: String] = [:]) -> FakeAppleServer.Response {
         .json(["errorCode": code, "errorMessage": message], status: status, headers: headers)
     }
 
     /// Routes statuses and history for `transactionId` under `prefix` (`/prod` or `/sandbox`).
-    func answer(_ transactionId: String, prefix: String = "/prod", statuses: RevalidationTestServer.Response,
-                history: RevalidationTestServer.Response) {
+    func answer(_ transactionId: String, prefix: String = "/prod", statuses: FakeAppleServer.Response,
+                history: FakeAppleServer.Response) {
         server.route("GET", "\(prefix)/inApps/v1/subscriptions/\(transactionId)", statuses)
         server.route("GET", "\(prefix)/inApps/v2/history/\(transactionId)", history)
     }

@@ -1,16 +1,17 @@
 import Foundation
 import XCTest
+import FakeApple
 @testable import SubscriptionCore
 
 /// HTTP through the `subdesk-http` helper process: concurrent requests over its one
 /// socket, timeouts, a helper that dies, and one that cannot be found. Each test has a
 /// helper of its own, so killing it touches no other test.
 final class RevalidationHTTPHelperTests: XCTestCase {
-    var server: RevalidationTestServer!
+    var server: FakeAppleServer!
     var helper: HTTPHelper!
 
     override func setUpWithError() throws {
-        server = try RevalidationTestServer()
+        server = try FakeAppleServer()
         helper = HTTPHelper()
     }
 

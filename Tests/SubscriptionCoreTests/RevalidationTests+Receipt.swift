@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import FakeApple
 @testable import SubscriptionCore
 
 /// The legacy path: verifyReceipt with a stored receipt when no API key is configured.
@@ -22,7 +23,7 @@ extension RevalidationTests {
     }
 
     func receiptResponse(status: Int = 0, environment: String = "Production", bundleId: String = ScenarioBuilder.demoBundleId,
-                         latestReceipt: String? = "FRESH-RECEIPT", inApp: [[String: Any]]? = nil) -> RevalidationTestServer.Response {
+                         latestReceipt: String? = "FRESH-RECEIPT", inApp: [[String: Any]]? = nil) -> FakeAppleServer.Response {
         let first = entry(otid, purchase: anchor - 40 * day, expires: anchor - 10 * day)
         let renewal = entry("2000000900000002", purchase: anchor - 10 * day, expires: anchor + 20 * day)
         var body: [String: Any] = [

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import FakeApple
 @testable import SubscriptionCore
 
 /// Revalidation against the App Store Server API and verifyReceipt, both played by a
@@ -384,7 +385,7 @@ final class RevalidationTests: XCTestCase {
     }
 }
 
-extension RevalidationTestServer.Response {
+extension FakeAppleServer.Response {
     func delayed(_ seconds: TimeInterval) -> Self {
         var copy = self
         copy.delay = seconds

@@ -5,31 +5,38 @@ import Glibc
 import Darwin
 #endif
 
-/// A small HTTP/1.1 server on 127.0.0.1 (ephemeral port) that plays Apple in the
-/// revalidation tests: it routes by method and path to scripted responses and records
-/// every request. One request per connection (`Connection: close`); bounded header and
+/// A small HTTP/1.1 server on 127.0.0.1 (ephemeral port) that plays Apple in the tests
+/// and in `subdesk-bench` (in no product): it routes by method and path to scripted
+/// responses and records every request. One request per connection (`Connection: close`); bounded header and
 /// body sizes; `stop()` ends the accept loop and waits for open connections.
-final class RevalidationTestServer: @unchecked Sendable {
-    struct Request {
-        var method: String
+public final class FakeAppleServer: @unchecked Sendable {
+    public struct Request {
+        public var method: String
         /// The path without the query.
-        var path: String
-        var query: [String: String]
+        public var path: String
+        public var query: [String: String]
         /// Header names lower-cased.
-        var headers: [String: String]
-        var body: Data
+        public var headers: [String: String]
+        public var body: Data
 
-        var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+        public var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
     }
 
-    struct Response {
-        var status: Int
-        var headers: [String: String] = [:]
-        var body: Data = Data()
+    public struct Response {
+        public var status: Int
+        public var headers: [String: String] = [:]
+        public var body: Data = Data()
         /// Seconds to wait before answering (a server that hangs).
-        var delay: TimeInterval = 0
+        public var delay: TimeInterval = 0
 
-        static func json(_ object: Any, status: Int = 200, headers: [String: String] = [:], delay: TimeInterval = 0) -> Response {
+        public init(status: Int, headers: [String: String] = [:], body: Data = Data(), delay: TimeInterval = 0) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.delay = delay
+        }
+
+        public static func json(_ object: Any, status: Int = 200, headers: [String: String] = [:], delay: TimeInterval = 0) -> Response {
             var h = headers
             h["Content-Type"] = "application/json"
             return Response(status: status, headers: h,
@@ -37,13 +44,13 @@ final class RevalidationTestServer: @unchecked Sendable {
         }
     }
 
-    typealias Handler = (Request) -> Response
+    public typealias Handler = (Request) -> Response
 
     static let maxHeaderBytes = 64 * 1024
     static let maxBodyBytes = 4 * 1024 * 1024
 
-    private(set) var port: UInt16 = 0
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    public private(set) var port: UInt16 = 0
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     private let lock = NSLock()
     private var routes: [String: [Handler]] = [:]
@@ -54,7 +61,7 @@ final class RevalidationTestServer: @unchecked Sendable {
     private let acceptDone = DispatchSemaphore(value: 0)
     private let connections = DispatchGroup()
 
-    init() throws {
+    public init() throws {
         listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw ServerError("socket: \(String(cString: strerror(errno)))") }
         var yes: Int32 = 1
@@ -83,12 +90,12 @@ final class RevalidationTestServer: @unchecked Sendable {
     }
 
     /// Answers `method path` with `responses` in turn; the last one repeats.
-    func route(_ method: String, _ path: String, _ responses: Response...) {
+    public func route(_ method: String, _ path: String, _ responses: Response...) {
         route(method, path, handlers: responses.map { r in { _ in r } })
     }
 
     /// Answers `method path` with what `handler` makes of each request.
-    func route(_ method: String, _ path: String, handler: @escaping Handler) {
+    public func route(_ method: String, _ path: String, handler: @escaping Handler) {
         route(method, path, handlers: [handler])
     }
 
@@ -99,17 +106,17 @@ final class RevalidationTestServer: @unchecked Sendable {
         lock.unlock()
     }
 
-    var requests: [Request] {
+    public var requests: [Request] {
         lock.lock()
         defer { lock.unlock() }
         return recorded
     }
 
-    func requests(_ method: String, _ path: String) -> [Request] {
+    public func requests(_ method: String, _ path: String) -> [Request] {
         requests.filter { $0.method == method && $0.path == path }
     }
 
-    func stop() {
+    public func stop() {
         lock.lock()
         let wasStopped = stopped
         stopped = true
