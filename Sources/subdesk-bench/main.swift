@@ -1,4 +1,5 @@
 import Foundation
+import FakeApple
 import SubscriptionCore
 
 // subdesk-bench: builds its own data, measures, and prints one table (median of several
@@ -13,7 +14,7 @@ struct Options {
     var scales = [10_000, 100_000, 1_000_000]
     var dataDirectory: String?
     var intakeBodies = 4_000
-    /// Sections to run (baseline, intake, python, cgi, scales, dashboard); empty runs them all.
+    /// Sections to run (baseline, intake, backfill, python, cgi, scales, dashboard); empty runs them all.
     var only: Set<String> = []
     /// Writes the intake bodies as NDJSON here and stops (for profiling `subdesk ingest`).
     var writeBodies: String?
@@ -34,7 +35,7 @@ struct Options {
             case "--write-bodies": i += 1; writeBodies = args[i]
             case "--cgi-binary": i += 1; cgiBinary = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,python,cgi,scales,dashboard] [--write-bodies FILE]\n                    [--cgi-binary PATH]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,scales,dashboard] [--write-bodies FILE]\n                    [--cgi-binary PATH]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))
@@ -268,6 +269,74 @@ let storedAverage = Double(bodyStats.storedBytes + bodyStats.headerBytes) / Doub
 record(Figure(section: "storage", what: "stored V2 body, bytes on average (headers included)",
               value: "\(fmt(storedAverage)) (received \(fmt(rawAverage)))", target: "<= 1536, byte-exact",
               met: storedAverage <= 1536, numbers: ["storedAverage": storedAverage, "receivedAverage": rawAverage]))
+}
+
+// MARK: 2b. Backfill
+
+/// A backfill of `payloads` from the local fake Apple, paged `pageSize` at a time as Get
+/// Notification History pages, into a fresh store; notifications per second, or nil with
+/// the reason when it cannot run here.
+func backfillRate(_ payloads: [String], pageSize: Int, keyFile: String) throws -> Double {
+    let server = try FakeAppleServer()
+    defer { server.stop() }
+    // Apple's side costs nothing measured here: each page's JSON is written before the clock starts.
+    let pageCount = (payloads.count + pageSize - 1) / pageSize
+    let pages: [Data] = try (0..<pageCount).map { page in
+        let items = payloads.dropFirst(page * pageSize).prefix(pageSize).map { payload -> [String: Any] in
+            ["signedPayload": payload, "sendAttempts": [["attemptDate": 1_700_000_000_000, "sendAttemptResult": "NO_RESPONSE"]]]
+        }
+        var body: [String: Any] = ["hasMore": page + 1 < pageCount, "notificationHistory": items]
+        if page + 1 < pageCount { body["paginationToken"] = String(page + 1) }
+        return try JSONSerialization.data(withJSONObject: body)
+    }
+    server.route("POST", "/prod/inApps/v1/notifications/history") { request in
+        let page = min(pages.count - 1, Int(request.query["paginationToken"] ?? "0") ?? 0)
+        return FakeAppleServer.Response(status: 200, headers: ["Content-Type": "application/json"], body: pages[page])
+    }
+    let path = dataDirectory + "/backfill.db"
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    let store = try Store(path: path)
+    let key = try AppStoreAPIKey.load(file: keyFile, keyId: "BENCHKEY01", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
+                                      bundleId: ScenarioBuilder.demoBundleId, warn: { _ in })
+    let endpoints = AppStoreEndpoints(serverAPI: server.baseURL.appendingPathComponent("prod"),
+                                      serverAPISandbox: server.baseURL.appendingPathComponent("sandbox"),
+                                      verifyReceipt: server.baseURL, verifyReceiptSandbox: server.baseURL)
+    let client = AppStoreServerAPIClient(key: key, endpoints: endpoints, policy: HTTPPolicy())
+    let backfill = Backfill(store: store, intake: try makeIntake(store), client: client, operatorName: "bench")
+    let now = DateText.nowMillis()
+    var run: BackfillRun?
+    let elapsed = try seconds {
+        run = try backfill.run(Backfill.Request(since: now - 30 * 86_400_000, until: now, onlyFailures: true, environment: .production))
+    }
+    guard let run, run.new == payloads.count else {
+        log("subdesk-bench: the backfill stored \(run?.new ?? 0) of \(payloads.count)")
+        exit(1)
+    }
+    return Double(payloads.count) / elapsed
+}
+
+if wanted("backfill") {
+    log("== backfill: Get Notification History from a local fake Apple, 20 a page, through intake")
+    let keyFile = dataDirectory + "/bench-key.p8"
+    if !FileManager.default.fileExists(atPath: keyFile) {
+        _ = try shell("/usr/bin/env", ["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyFile])
+    }
+    let payloads = try signedBodies(10_000).map { body -> String in
+        let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        return object?["signedPayload"] as? String ?? ""
+    }
+    var backfillRates: [Double] = []
+    do {
+        for _ in 0..<max(1, options.runs / 2) { backfillRates.append(try backfillRate(payloads, pageSize: 20, keyFile: keyFile)) }
+        let spread = Spread(backfillRates)
+        let batch = rates.isEmpty ? nil : intake.median
+        record(Figure(section: "backfill", what: "backfill of 10,000 notifications, notifications/s", value: spreadText(spread),
+                      target: batch.map { ">= \(fmt($0 / 2)) (half of batch intake)" } ?? ">= half of batch intake (run with intake)",
+                      met: batch.map { spread.median >= $0 / 2 }, numbers: ["median": spread.median, "min": spread.min, "max": spread.max]))
+    } catch {
+        record(Figure(section: "backfill", what: "backfill of 10,000 notifications", value: "could not run: \(error)",
+                      target: ">= half of batch intake", met: nil))
+    }
 }
 
 // MARK: 3. Apple's Python library

@@ -78,9 +78,14 @@ public struct SendAttempt: Equatable, Sendable {
 
     /// `[{"attemptDate": ..., "sendAttemptResult": ...}]`, as Apple writes them, for the store.
     public static func json(_ attempts: [SendAttempt]) -> String {
-        let objects = attempts.map { ["attemptDate": $0.date, "sendAttemptResult": $0.result] as [String: Any] }
-        let data = (try? JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys])) ?? Data("[]".utf8)
-        return String(decoding: data, as: UTF8.self)
+        // Apple's results are upper-case names; one that is not goes through the serializer.
+        let plain = attempts.allSatisfy { $0.result.utf8.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F } }
+        guard plain else {
+            let objects = attempts.map { ["attemptDate": $0.date, "sendAttemptResult": $0.result] as [String: Any] }
+            let data = (try? JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys])) ?? Data("[]".utf8)
+            return String(decoding: data, as: UTF8.self)
+        }
+        return "[" + attempts.map { #"{"attemptDate":\#($0.date),"sendAttemptResult":"\#($0.result)"}"# }.joined(separator: ",") + "]"
     }
 
     public static func parse(_ text: String) -> [SendAttempt] {

@@ -11,6 +11,9 @@ import Foundation
 public final class Backfill {
     /// How far back Apple keeps notification history.
     public static let maxAgeDays = 180
+    /// Notifications stored per write at most (whole pages, at least one): as `subdesk
+    /// ingest` batches, since a commit costs about as much as a few notifications.
+    static let writeSize = 500
 
     public struct Request: Equatable, Sendable {
         public var since: Millis
@@ -56,8 +59,8 @@ public final class Backfill {
     }
 
     /// Starts a new run of `request`, or goes on with `resume` (an unfinished run), page by
-    /// page until Apple has no more. `progress` hears after each stored page. Audited when
-    /// it ends, finished or stopped.
+    /// page until Apple has no more. `progress` hears after each write. Audited when it
+    /// ends, finished or stopped.
     public func run(_ request: Request, resume: BackfillRun? = nil,
                     progress: ((BackfillRun) -> Void)? = nil) throws -> BackfillRun {
         var run: BackfillRun
@@ -71,34 +74,58 @@ public final class Backfill {
         let environment = AppStoreEnvironment(rawValue: run.environment)
         let asked = AppStoreServerAPIClient.NotificationHistoryRequest(start: run.since, end: run.until, onlyFailures: run.onlyFailures)
         do {
-            // A run with pages behind it and no next page has fetched everything.
-            while !(run.pages > 0 && run.nextPage == nil) {
-                let page = try client.notificationHistory(asked, environment: environment, paginationToken: run.nextPage)
-                let next = page.hasMore ? page.paginationToken : nil
-                if page.hasMore && (next == nil || next == run.nextPage) {
-                    throw RevalidationError.malformedResponse(request: "notification history",
-                                                              problem: "hasMore is true but paginationToken did not advance")
+            // A run with pages behind it and no next page has fetched everything. Pages are
+            // fetched on a thread of their own while the ones before are stored, and stored
+            // several to a write: up to `writeSize` notifications, with the token after the
+            // last of them, so a stop at any point resumes from the first page not stored.
+            if !(run.pages > 0 && run.nextPage == nil) {
+                let pages = PageQueue(capacity: 64)
+                let first = run.nextPage
+                let fetcher = Thread { [client] in
+                    var token = first
+                    do {
+                        while true {
+                            let page = try client.notificationHistory(asked, environment: environment, paginationToken: token)
+                            let next = page.hasMore ? page.paginationToken : nil
+                            if page.hasMore && (next == nil || next == token) {
+                                throw RevalidationError.malformedResponse(request: "notification history",
+                                                                          problem: "hasMore is true but paginationToken did not advance")
+                            }
+                            guard pages.push((page, next)) else { return }
+                            guard let next else { break }
+                            token = next
+                        }
+                        pages.finish(nil)
+                    } catch {
+                        pages.finish(error)
+                    }
                 }
-                try store.write {
-                    var counts = (new: 0, duplicates: 0, rejected: 0)
-                    for item in page.items {
-                        let body = Backfill.body(signedPayload: item.signedPayload)
-                        switch try intake.ingest(body, source: "backfill", receivedAt: clock()) {
-                        case .stored(let event):
-                            counts.new += 1
-                            try store.recordGap(notificationUUID: event.notificationUUID, run: run.id,
-                                                attempts: item.sendAttempts, now: clock())
-                        case .duplicate:
-                            counts.duplicates += 1
-                        case .rejected:
-                            counts.rejected += 1
+                fetcher.start()
+                defer { pages.cancel() }
+                while let group = try pages.pop(upTo: Backfill.writeSize) {
+                    try store.write {
+                        for (page, next) in group {
+                            var counts = (new: 0, duplicates: 0, rejected: 0)
+                            for item in page.items {
+                                switch try intake.ingest(Backfill.body(signedPayload: item.signedPayload), source: "backfill",
+                                                         receivedAt: clock()) {
+                                case .stored(let event):
+                                    counts.new += 1
+                                    try store.recordGap(notificationUUID: event.notificationUUID, run: run.id,
+                                                        attempts: item.sendAttempts, now: clock())
+                                case .duplicate:
+                                    counts.duplicates += 1
+                                case .rejected:
+                                    counts.rejected += 1
+                                }
+                            }
+                            try store.recordBackfillPage(run.id, nextPage: next, new: counts.new, duplicates: counts.duplicates,
+                                                         rejected: counts.rejected)
                         }
                     }
-                    try store.recordBackfillPage(run.id, nextPage: next, new: counts.new, duplicates: counts.duplicates,
-                                                 rejected: counts.rejected)
+                    run = try store.backfillRun(id: run.id) ?? run
+                    progress?(run)
                 }
-                run = try store.backfillRun(id: run.id) ?? run
-                progress?(run)
             }
             try store.finishBackfill(run.id, now: clock())
             run = try store.backfillRun(id: run.id) ?? run
@@ -112,9 +139,18 @@ public final class Backfill {
         }
     }
 
-    /// `{"signedPayload": "..."}`: the body Apple would have posted.
+    /// `{"signedPayload":"..."}`: the body Apple would have posted. A JWS is base64url and
+    /// dots, which JSON takes as they are; anything else is escaped by the serializer.
     static func body(signedPayload: String) -> Data {
-        (try? JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])) ?? Data()
+        let plain = signedPayload.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F || byte == 0x2E || byte == 0x3D
+        }
+        guard plain else { return (try? JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])) ?? Data() }
+        var body = Data(#"{"signedPayload":""#.utf8)
+        body.append(contentsOf: signedPayload.utf8)
+        body.append(contentsOf: #""}"#.utf8)
+        return body
     }
 
     public static func summary(_ run: BackfillRun) -> String {
@@ -128,5 +164,69 @@ public final class Backfill {
                 detail: "backfill #\(run.id): \(run.environment) \(DateText.minute(run.since)) to \(DateText.minute(run.until)) UTC"
                     + (run.onlyFailures ? ", only failed deliveries" : "")))
         }
+    }
+}
+
+/// Pages fetched and not yet stored, in order, between the thread that fetches them and the
+/// one that stores them. Bounded, so a slow store holds back fetching rather than memory.
+final class PageQueue: @unchecked Sendable {
+    typealias Entry = (page: NotificationHistoryResponse, next: String?)
+    private let condition = NSCondition()
+    private var entries: [Entry] = []
+    private var finished = false
+    private var failure: Error?
+    private var cancelled = false
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Waits for room; false once the reader has stopped.
+    func push(_ entry: Entry) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while entries.count >= capacity && !cancelled { condition.wait() }
+        guard !cancelled else { return false }
+        entries.append(entry)
+        condition.broadcast()
+        return true
+    }
+
+    /// The fetcher is done: with nothing more, or with what stopped it.
+    func finish(_ error: Error?) {
+        condition.lock()
+        finished = true
+        failure = error
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The reader stopped: the fetcher ends at its next page.
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Whole pages holding up to `limit` items (at least one page), waiting for the first;
+    /// nil when every page has been taken; the fetcher's error once the pages before it are.
+    func pop(upTo limit: Int) throws -> [Entry]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while entries.isEmpty && !finished { condition.wait() }
+        if entries.isEmpty {
+            if let failure { throw failure }
+            return nil
+        }
+        var taken = 1
+        var items = entries[0].page.items.count
+        while taken < entries.count && items + entries[taken].page.items.count <= limit {
+            items += entries[taken].page.items.count
+            taken += 1
+        }
+        let group = Array(entries.prefix(taken))
+        entries.removeFirst(taken)
+        condition.broadcast()
+        return group
     }
 }
