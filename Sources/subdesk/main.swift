@@ -26,6 +26,7 @@ commands:
   sweep            revalidate every subscription whose stored expiry passed (daily, cron)
   backfill         fetch notifications Apple sent in a window and take in the missing ones
   gaps             notifications that first arrived through a backfill, with Apple's attempts
+  ping             ask Apple for a TEST notification and time its way through the webhook
   doctor           check the store, roots and config
   backup PATH      consistent online copy of the store
   keys             the dashboard's key table
@@ -79,6 +80,7 @@ let commands: [String: Command] = [
     "sweep": Command(help: SweepCommand.help, options: SweepCommand.options, run: SweepCommand.run),
     "backfill": Command(help: BackfillCommand.help, options: BackfillCommand.options, run: BackfillCommand.run),
     "gaps": Command(help: BackfillCommand.gapsHelp, options: ["limit"], run: BackfillCommand.gaps),
+    "ping": Command(help: PingCommand.help, options: PingCommand.options, run: PingCommand.run),
     "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { try DashboardCommand.open($0, databasePath: $0.readingDatabasePath) }),
 ]
 

@@ -95,6 +95,17 @@ public struct SendAttempt: Equatable, Sendable {
     }
 }
 
+/// Get Test Notification Status: the TEST notification Apple sent and how delivering it went.
+public struct TestNotificationStatus: Sendable {
+    public var signedPayload: String?
+    public var sendAttempts: [SendAttempt]
+
+    public init(json: JSONFields) throws {
+        signedPayload = try json.string("signedPayload")
+        sendAttempts = try (json.objects("sendAttempts") ?? []).map(SendAttempt.init(json:))
+    }
+}
+
 /// A page of Get Notification History: notifications Apple sent (or tried to) in a time
 /// window, each with its signed payload and Apple's delivery attempts.
 public struct NotificationHistoryResponse: Sendable {

@@ -99,6 +99,30 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         return try decode(url) { try NotificationHistoryResponse(json: json) }
     }
 
+    /// Request a Test Notification: Apple sends a TEST notification to the app's server
+    /// URL for `environment`; the token names it for `testNotificationStatus`.
+    public func requestTestNotification(environment: AppStoreEnvironment) throws -> String {
+        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/notifications/test")
+        guard let json = try send("POST", url, body: nil, treatingNotFoundAsNil: false),
+              let token = try json.string("testNotificationToken"), !token.isEmpty else {
+            throw RevalidationError.malformedResponse(request: "POST \(url.absoluteString)", problem: "no testNotificationToken")
+        }
+        return token
+    }
+
+    /// Get Test Notification Status: the TEST notification's signed payload and Apple's
+    /// attempts to deliver it so far.
+    public func testNotificationStatus(token: String, environment: AppStoreEnvironment) throws -> TestNotificationStatus {
+        guard !token.isEmpty, token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }) else {
+            throw RevalidationError.malformedResponse(request: "test notification", problem: "the token \(token.escapingControlCharacters()) is not one Apple gives")
+        }
+        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/notifications/test/\(token)")
+        guard let json = try get(url, treatingNotFoundAsNil: false) else {
+            throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: "no answer")
+        }
+        return try decode(url) { try TestNotificationStatus(json: json) }
+    }
+
     /// Apple's transaction ids are decimal digits; anything else is refused before it can
     /// bend the request path.
     static func checkedTransactionId(_ id: String) throws -> String {

@@ -1,0 +1,87 @@
+import Foundation
+
+/// The on-call engineer's "is the webhook alive": asks Apple for a TEST notification and
+/// waits until it has come through the real intake (web server, CGI, store), timing the
+/// round trip; when it does not come in time, says what Apple reports of its attempts.
+public final class Ping {
+    public struct Result: Sendable {
+        public var token: String
+        public var requested: Millis
+        /// The TEST notification as stored, when it arrived in time.
+        public var arrivedUUID: String?
+        public var arrived: Millis?
+        /// Apple's delivery attempts, as Get Test Notification Status last said.
+        public var attempts: [SendAttempt]
+
+        public var roundTrip: Millis? { arrived.map { $0 - requested } }
+    }
+
+    let store: Store
+    let client: AppStoreServerAPIClient
+    let clock: () -> Millis
+    let sleep: (TimeInterval) -> Void
+
+    public init(store: Store, client: AppStoreServerAPIClient, clock: @escaping () -> Millis = DateText.nowMillis,
+                sleep: @escaping (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }) {
+        self.store = store
+        self.client = client
+        self.clock = clock
+        self.sleep = sleep
+    }
+
+    /// Requests the TEST notification and watches the store for it (every 50 ms) until
+    /// `timeout` seconds pass; asks Apple for the delivery status every `statusEvery`
+    /// seconds meanwhile and once more at the end if it did not arrive.
+    public func run(environment: AppStoreEnvironment, timeout: TimeInterval, statusEvery: TimeInterval = 2) throws -> Result {
+        let requested = clock()
+        let token = try client.requestTestNotification(environment: environment)
+        var result = Result(token: token, requested: requested, arrivedUUID: nil, arrived: nil, attempts: [])
+        let deadline = Date().addingTimeInterval(timeout)
+        var nextStatus = Date()
+        var expected: String?
+        while true {
+            if let found = try arrived(after: requested, uuid: expected) {
+                result.arrivedUUID = found.uuid
+                result.arrived = found.received
+                if let status = try? client.testNotificationStatus(token: token, environment: environment) {
+                    result.attempts = status.sendAttempts
+                }
+                return result
+            }
+            if Date() >= deadline { break }
+            if Date() >= nextStatus {
+                nextStatus = Date().addingTimeInterval(statusEvery)
+                if let status = try? client.testNotificationStatus(token: token, environment: environment) {
+                    result.attempts = status.sendAttempts
+                    if expected == nil, let payload = status.signedPayload { expected = Ping.notificationUUID(of: payload) }
+                }
+            }
+            sleep(0.05)
+        }
+        result.attempts = (try? client.testNotificationStatus(token: token, environment: environment).sendAttempts) ?? result.attempts
+        return result
+    }
+
+    /// The stored TEST notification received since `requested`: the one `uuid` names once
+    /// Apple said which, else the first.
+    func arrived(after requested: Millis, uuid: String?) throws -> (uuid: String, received: Millis)? {
+        let candidates = try store.notifications(type: "TEST", receivedSince: requested - 1_000)
+        if let uuid { return candidates.first { $0.uuid == uuid } }
+        return candidates.first
+    }
+
+    /// The notificationUUID in a JWS's payload, read without verifying it: it only says
+    /// which stored notification to look for, and the stored one was verified by intake.
+    static func notificationUUID(of jws: String) -> String? {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Base64URL.decode(String(parts[1])),
+              let json = try? JSONFields(data: data, path: "payload") else { return nil }
+        return try? json.string("notificationUUID")
+    }
+
+    public static func describe(_ attempts: [SendAttempt]) -> String {
+        attempts.isEmpty ? "no delivery attempts reported yet"
+            : "\(attempts.count) attempt\(attempts.count == 1 ? "" : "s"): "
+                + attempts.map { "\(DateText.second($0.date)) UTC \($0.result)" }.joined(separator: ", ")
+    }
+}
