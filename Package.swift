@@ -40,7 +40,7 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore"],
                     exclude: ["Snapshots"]),
-        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "subdesk"]),
+        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "subdesk", "FakeApple"]),
     ],
     swiftLanguageModes: [.v5]
 )
