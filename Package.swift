@@ -38,7 +38,7 @@ let package = Package(
         .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore", "FakeApple"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
-        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore"],
+        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore", "FakeApple"],
                     exclude: ["Snapshots"]),
         .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "subdesk", "FakeApple"]),
     ],

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import SubscriptionCore
+import FakeApple
 import TerminalUI
 @testable import Dashboard
 
@@ -250,5 +251,80 @@ final class GapsScreenTests: XCTestCase {
         session.type(.enter)
         let row = try XCTUnwrap(session.screenText.components(separatedBy: "\n").first { $0.contains("DID_RENEW") && $0.contains("2000000400000101") })
         XCTAssertTrue(row.contains("backfill: stored"), row)
+    }
+}
+
+/// `:ping` asks Apple for a TEST notification on a worker and says on the message line
+/// whether it came through intake.
+final class PingCommandTests: XCTestCase {
+    func testPingWaitsOnAWorkerAndReportsTheRoundTrip() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-ping-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("demo.db").path
+        let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
+        do { _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: try Store(path: path), anchor: DashboardFixture.anchor) }
+        let key = directory.appendingPathComponent("AuthKey.p8").path
+        let made = Process()
+        made.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        made.arguments = ["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key]
+        try made.run()
+        made.waitUntilExit()
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+
+        // Apple answers with a token and "delivers" the TEST notification: intake stores it.
+        let apple = try FakeAppleServer()
+        defer { apple.stop() }
+        let uuid = UUID().uuidString.lowercased()
+        let signer = try sample.signer()
+        let payload: [String: Any] = ["notificationType": "TEST", "notificationUUID": uuid, "version": "2.0",
+                                      "signedDate": DateText.nowMillis(),
+                                      "data": ["bundleId": ScenarioBuilder.demoBundleId, "appAppleId": ScenarioBuilder.demoAppAppleId,
+                                               "environment": "Production"]]
+        let jws = try signer.sign(payload: try JSONSerialization.data(withJSONObject: payload))
+        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": jws])
+        let roots = try sample.trustRoots()
+        apple.route("POST", "/prod/inApps/v1/notifications/test") { _ in
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) {
+                if let store = try? Store(path: path) {
+                    _ = try? Intake(store: store, verifier: SignedDataVerifier(roots: roots), policy: SampleData.demoPolicy).ingest(body)
+                }
+            }
+            return .json(["testNotificationToken": "dash-ping"])
+        }
+        apple.route("GET", "/prod/inApps/v1/notifications/test/dash-ping") { _ in
+            .json(["signedPayload": jws, "sendAttempts": [["attemptDate": DateText.nowMillis(), "sendAttemptResult": "SUCCESS"]]])
+        }
+        let apiKey = try AppStoreAPIKey.load(file: key, keyId: "DASHKEY001", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
+                                             bundleId: ScenarioBuilder.demoBundleId, warn: { _ in })
+        let base = apple.baseURL
+        let configuration = RevalidationConfiguration(
+            endpoints: AppStoreEndpoints(serverAPI: base.appendingPathComponent("prod"), serverAPISandbox: base.appendingPathComponent("sandbox"),
+                                         verifyReceipt: base, verifyReceiptSandbox: base),
+            apiKey: apiKey)
+        let revalidator = Revalidator(openStore: { try Store(path: path) }, configuration: configuration,
+                                      verifier: SignedDataVerifier(roots: roots), policy: SampleData.demoPolicy, operatorName: "ana")
+        let session = DashboardSession(store: try Store(path: path), state: DashboardFixture.state(width: 120, height: 40),
+                                       clock: { DashboardFixture.anchor }, revalidator: .success(revalidator))
+        session.start()
+        session.type(.char(":"))
+        session.type("ping")
+        session.type(.enter)
+        XCTAssertNotNil(session.state.pingStarted)
+        XCTAssertTrue(session.screenLines[0].contains("ping 0s"), session.screenLines[0])
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 30))
+        XCTAssertNil(session.state.pingStarted)
+        XCTAssertTrue(session.state.messages.last?.text.contains("TEST notification \(uuid) arrived through intake") == true,
+                      "\(session.state.messages.map(\.text))")
+    }
+
+    func testPingWithoutAnAPIKeySaysWhatIsMissing() throws {
+        let session = DashboardFixture.session(try DashboardFixture.demoStore())
+        session.type(.char(":"))
+        session.type("ping")
+        session.type(.enter)
+        XCTAssertTrue(session.state.messages.last?.isError == true)
+        XCTAssertTrue(session.state.messages.last?.text.hasPrefix("ping: revalidation is not set up") == true,
+                      "\(session.state.messages.map(\.text))")
     }
 }

@@ -4,7 +4,7 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "messages", "theme", "tz", "help", "q"]
+    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "ping", "messages", "theme", "tz", "help", "q"]
 
     /// What each command does, as `?` lists it: the screens first, then the rest.
     public static let descriptions: [(usage: String, description: String)] = [
@@ -14,6 +14,7 @@ public enum DashboardCommandLine {
         (":quarantine", "refused bodies"),
         (":audit [ID]", "operator actions"),
         (":gaps", "missed deliveries"),
+        (":ping", "test the webhook"),
         (":messages", "session's messages"),
         (":theme NAME", "colour theme"),
         (":tz ZONE", "UTC, local, +05:30…"),
@@ -129,6 +130,14 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.quarantine, &state)
         case "gaps":
             return DashboardReducer.switchTo(.gaps, &state)
+        case "ping":
+            guard state.pingStarted == nil else {
+                DashboardReducer.flash("a ping is already waiting for its TEST notification", &state)
+                return []
+            }
+            state.pingStarted = state.now
+            DashboardReducer.flash("asked Apple for a TEST notification; waiting for it to come through the webhook", &state)
+            return [.ping]
         case "audit":
             // `:audit ID` opens the log already filtered to one target.
             DashboardReducer.resetAudit(filter: argument, &state)

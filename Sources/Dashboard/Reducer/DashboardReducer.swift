@@ -84,6 +84,10 @@ public enum DashboardReducer {
         case .auditLoaded(let filter, let entries):
             applyAudit(filter, entries, &state)
             return []
+        case .pinged(let message, let failed):
+            state.pingStarted = nil
+            flash(message, error: failed, &state)
+            return []
         case .revalidated(let result):
             return applyRevalidation(result, &state)
         case .revalidationFailed(let id, let message):

@@ -70,6 +70,9 @@ public enum DashboardRenderer {
         if state.overrideDialog != nil { path.append("override") }
         var items = [StatusItem("store: " + state.storeName), StatusItem(state.time.label, role: .accent)]
         // Shown on every screen: the answer arrives wherever the operator went meanwhile.
+        if let started = state.pingStarted {
+            items.append(StatusItem("ping \(max(0, state.now - started) / 1000)s", role: .warning))
+        }
         if let id = state.revalidating {
             let waited = max(0, state.now - state.revalidationStarted) / 1000
             items.append(StatusItem("revalidating …\(id.suffix(4)) \(waited)s", role: .warning))

@@ -161,6 +161,8 @@ public final class DashboardSession {
                 return [.auditLoaded(filter: filter, try loadAudit(filter))]
             case .revalidate(let id):
                 return startRevalidation(id)
+            case .ping:
+                return startPing()
             case .copyToClipboard(let text):
                 clipboardOutbox.append(text)
                 return []
@@ -175,6 +177,28 @@ public final class DashboardSession {
         } catch {
             return [.failed("\(error)")]
         }
+    }
+
+    /// `:ping` on a worker: a TEST notification can take seconds to come round.
+    func startPing() -> [DashboardAction] {
+        let revalidator: Revalidator
+        switch self.revalidator {
+        case .success(let ready): revalidator = ready
+        case .failure(let problem): return [.pinged(message: "ping: " + problem.description, failed: true)]
+        }
+        background.run {
+            do {
+                let result = try revalidator.ping(wait: 30)
+                if let trip = result.roundTrip, let uuid = result.arrivedUUID {
+                    return .pinged(message: "TEST notification \(uuid) arrived through intake \(String(format: "%.2f", Double(trip) / 1000)) s after it was requested",
+                                   failed: false)
+                }
+                return .pinged(message: "no TEST notification arrived within 30 s; Apple: \(Ping.describe(result.attempts))", failed: true)
+            } catch {
+                return .pinged(message: "ping: " + SafeText.sanitize("\(error)"), failed: true)
+            }
+        }
+        return []
     }
 
     func startRevalidation(_ id: String) -> [DashboardAction] {

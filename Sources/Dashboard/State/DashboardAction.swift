@@ -28,6 +28,8 @@ public enum DashboardAction: Sendable {
     /// A background revalidation finished; it arrives whatever screen is shown by then.
     case revalidated(RevalidationResult)
     case revalidationFailed(originalTransactionId: String, message: String)
+    /// What `:ping` found: a message for the message line, and whether it is bad news.
+    case pinged(message: String, failed: Bool)
     /// `Operations` carried out a confirmed override request.
     /// An override placed or lifted, and what is in force afterwards, in words.
     case overrideApplied(OverrideRequest, Override, inForce: String)
@@ -54,6 +56,8 @@ public enum DashboardEffect: Equatable, Sendable {
     /// Ask Apple about a subscription, off the thread that draws and reads keys.
     case revalidate(originalTransactionId: String)
     case applyOverride(OverrideRequest)
+    /// Ask Apple for a TEST notification and wait for it, off the thread that draws.
+    case ping
     /// Text for the terminal's clipboard, which only the terminal backend can reach.
     case copyToClipboard(String)
 }

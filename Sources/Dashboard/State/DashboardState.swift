@@ -52,6 +52,8 @@ public struct DashboardState: Sendable {
     public var revalidating: String?
     /// When the running revalidation was asked for, for the time it has been waiting on Apple.
     public var revalidationStarted: Millis = 0
+    /// When a `:ping` was asked for and has not answered yet.
+    public var pingStarted: Millis?
 
     public init(width: Int, height: Int, now: Millis, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
                 storeName: String, themeName: String = "default", availableThemes: [String] = [],

@@ -199,3 +199,17 @@ public final class Revalidator: @unchecked Sendable {
         }
     }
 }
+
+extension Revalidator {
+    /// `subdesk ping` with this revalidator's settings and a store connection of its own,
+    /// for callers on another thread (the dashboard's worker).
+    public func ping(wait: TimeInterval) throws -> Ping.Result {
+        guard let key = configuration.apiKey else {
+            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
+        }
+        var http = configuration.http
+        http.timeout = min(http.timeout, 10)
+        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: http)
+        return try Ping(store: try openStore(), client: client).run(environment: policy.environment ?? .production, timeout: wait)
+    }
+}
