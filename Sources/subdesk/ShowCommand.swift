@@ -12,15 +12,29 @@ enum ShowCommand {
     appAccountToken, an originalTransactionId or a transactionId; the ids of a one-time
     purchase (consumable, non-consumable, non-renewing) show that purchase. With --json,
     each subscription lists every stored field of its transactions and renewal info.
-    Exits 2 when unknown.
-    """
+
+    An order id from the customer's e-mailed receipt (letters and digits, such as
+    MTN9T4BRB9) that the store does not know is looked up at Apple (Look Up Order ID,
+    with the App Store Server API key settings): the order's transactions are verified
+    and stored, its subscription revalidated, and then shown. Exits 2 when unknown,
+    including an order id Apple does not know.
+
+    """ + Context.appleOptionsHelp
 
     static func run(_ context: Context) throws -> Int32 {
         guard let id = context.arguments.positionals.first, context.arguments.positionals.count == 1 else {
             throw UsageError("show takes exactly one ID (see subdesk show --help)")
         }
+        return try show(id, context)
+    }
+
+    static func show(_ id: String, _ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
         let now = DateText.nowMillis()
+        if try SubscriberReport.load(store: store, id: id, now: now) == nil, try store.purchases(id: id).isEmpty,
+           AppStoreServerAPIClient.looksLikeOrderId(id), let found = try lookUpOrder(id, context) {
+            return found
+        }
         guard let report = try SubscriberReport.load(store: store, id: id, now: now) else {
             // A one-time purchase (consumable, non-consumable, non-renewing) is no subscription.
             let purchases = try store.purchases(id: id)
@@ -79,6 +93,28 @@ enum ShowCommand {
             }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Asks Apple about an order id the store does not know, stores what it bought, and
+    /// shows it; nil when there is no API key to ask with (the id is then unknown as usual).
+    static func lookUpOrder(_ orderId: String, _ context: Context) throws -> Int32? {
+        let revalidator = try context.makeRevalidator(maxConnections: 2)
+        guard revalidator.configuration.apiKey != nil else { return nil }
+        if !context.wantsJSON { Output.warn("\(orderId) is not in the store; asking Apple (Look Up Order ID)") }
+        let order: (originalTransactionIds: [String], results: [RevalidationResult])
+        do {
+            order = try revalidator.lookUpOrder(orderId)
+        } catch let error as RevalidationError {
+            if context.wantsJSON { Output.json(["error": error.description]) }
+            Output.error(error.description)
+            if case .unknownSubscription = error { return 2 }
+            return 1
+        }
+        guard let first = order.originalTransactionIds.first else {
+            Output.error("Apple's answer for order \(orderId) holds no transaction")
+            return 2
+        }
+        return try show(first, context)
     }
 }
 

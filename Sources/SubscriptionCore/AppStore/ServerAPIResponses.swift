@@ -95,6 +95,18 @@ public struct SendAttempt: Equatable, Sendable {
     }
 }
 
+/// Look Up Order ID: status 0 with the order's signed transactions, or 1 for an order id
+/// Apple does not know.
+public struct OrderLookupResponse: Sendable {
+    public var status: Int
+    public var signedTransactions: [String]
+
+    public init(json: JSONFields) throws {
+        status = try json.int("status") ?? -1
+        signedTransactions = try json.strings("signedTransactions") ?? []
+    }
+}
+
 /// Get Test Notification Status: the TEST notification Apple sent and how delivering it went.
 public struct TestNotificationStatus: Sendable {
     public var signedPayload: String?

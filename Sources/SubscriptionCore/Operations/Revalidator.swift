@@ -213,3 +213,29 @@ extension Revalidator {
         return try Ping(store: try openStore(), client: client).run(environment: policy.environment ?? .production, timeout: wait)
     }
 }
+
+extension Revalidator {
+    /// A support agent's order id (from the customer's e-mailed receipt): Apple says which
+    /// transactions it bought; they are verified, and each subscription among them is
+    /// revalidated in full (statuses and history) and stored. Returns the results, the
+    /// first subscription first; an order of one-time purchases only stores those.
+    public func lookUpOrder(_ orderId: String, reason: String? = nil) throws -> (originalTransactionIds: [String], results: [RevalidationResult]) {
+        let store = try openStore()
+        let order: (originalTransactionIds: [String], transactions: [TransactionRecord])
+        do {
+            order = try lookup.order(orderId)
+        } catch {
+            recordFailure(target: orderId, error: error, reason: reason, store: store)
+            throw error
+        }
+        // The order's own transactions first, so one-time purchases are kept too.
+        try store.write {
+            _ = try Intake(store: store, verifier: verifier, policy: policy).merge(transactions: order.transactions, renewals: [], now: clock())
+        }
+        var results: [RevalidationResult] = []
+        for otid in order.originalTransactionIds where try store.subscription(originalTransactionId: otid) != nil {
+            results.append(try revalidate(otid, store: store, reason: reason ?? "order \(orderId)"))
+        }
+        return (order.originalTransactionIds, results)
+    }
+}

@@ -118,6 +118,27 @@ final class AppStoreLookup: @unchecked Sendable {
         }
     }
 
+    /// The original transaction id of the subscription an order bought, from Look Up Order
+    /// ID, every signed transaction of the answer verified and checked as intake checks one.
+    func order(_ orderId: String) throws -> (originalTransactionIds: [String], transactions: [TransactionRecord]) {
+        guard let api = apiClient else {
+            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
+        }
+        let answer = try api.lookUpOrder(orderId)
+        guard answer.status == 0 else {
+            throw RevalidationError.unknownSubscription("Apple does not know order id \(orderId) (Look Up Order ID answered status \(answer.status): invalid)")
+        }
+        return try refusingOnFault {
+            let context = SignedRecordChecks.Context(environment: .production, owner: "the order lookup response's")
+            let transactions = try answer.signedTransactions.enumerated().map { i, signed in
+                try checks.transaction(signed, field: "signedTransactions[\(i)]", in: context)
+            }
+            var ids: [String] = []
+            for t in transactions where !ids.contains(t.originalTransactionId) { ids.append(t.originalTransactionId) }
+            return (ids, transactions)
+        }
+    }
+
     /// The legacy path: verifyReceipt with a stored receipt.
     func verifyReceipt(_ receipt: String) throws -> AppleAnswer {
         guard configuration.sharedSecret != nil else {

@@ -99,6 +99,27 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         return try decode(url) { try NotificationHistoryResponse(json: json) }
     }
 
+    /// Look Up Order ID (production only: orders are real purchases). Order ids are the
+    /// letters and digits on the customer's e-mailed receipt; anything else is refused
+    /// before it can bend the request path.
+    public func lookUpOrder(_ orderId: String) throws -> OrderLookupResponse {
+        guard AppStoreServerAPIClient.looksLikeOrderId(orderId) else {
+            throw RevalidationError.unknownSubscription("\(orderId.escapingControlCharacters()) is not an order id (letters and digits)")
+        }
+        let url = endpoints.serverAPI(for: .production).appendingPathComponent("inApps/v1/lookup/\(orderId)")
+        guard let json = try get(url, treatingNotFoundAsNil: false) else {
+            throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: "no answer")
+        }
+        return try decode(url) { try OrderLookupResponse(json: json) }
+    }
+
+    /// An order id as Apple prints it on receipts: upper-case letters and digits, with at
+    /// least one letter (an id of digits only is a transaction id).
+    public static func looksLikeOrderId(_ text: String) -> Bool {
+        (6...32).contains(text.count) && text.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
+            && text.contains { $0.isLetter }
+    }
+
     /// Request a Test Notification: Apple sends a TEST notification to the app's server
     /// URL for `environment`; the token names it for `testNotificationStatus`.
     public func requestTestNotification(environment: AppStoreEnvironment) throws -> String {

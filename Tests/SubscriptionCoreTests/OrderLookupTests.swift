@@ -1,0 +1,93 @@
+import Foundation
+import XCTest
+import FakeApple
+@testable import SubscriptionCore
+
+/// Look Up Order ID: a support agent's order id from the customer's receipt finds the
+/// subscription at Apple, verified and stored; an order id Apple does not know says so.
+final class OrderLookupTests: XCTestCase {
+    var fixture: RevalidationFixture!
+
+    override func setUpWithError() throws { fixture = try RevalidationFixture() }
+    override func tearDown() { fixture?.tearDown() }
+
+    let otid = "2000000770000001"
+
+    func answerForTheOrder() {
+        let t = TestKit.transaction(id: otid, original: otid, product: "app.monthly", purchase: TestKit.anchor - 5 * TestKit.day,
+                                    expires: TestKit.anchor + 25 * TestKit.day, signed: TestKit.anchor - 5 * TestKit.day)
+        fixture.server.route("GET", "/prod/inApps/v1/lookup/MTN9T4BRB9",
+                             .json(["status": 0, "signedTransactions": [RevalidationFixture.sign(t)]]))
+        fixture.answer(otid, statuses: RevalidationFixture.statuses([(1, t, TestKit.renewal(original: otid))]),
+                       history: RevalidationFixture.history([t]))
+        fixture.server.route("GET", "/prod/inApps/v1/lookup/NOTANORDER1", .json(["status": 1, "signedTransactions": []]))
+    }
+
+    func testAnOrderIdFindsItsSubscriptionAtAppleAndStoresIt() throws {
+        answerForTheOrder()
+        _ = try fixture.openStore()
+        let found = try fixture.revalidator().lookUpOrder("MTN9T4BRB9")
+        XCTAssertEqual(found.originalTransactionIds, [otid])
+        XCTAssertEqual(found.results.first?.after?.status, .active)
+        XCTAssertEqual(try fixture.state(otid)?.status, .active)
+        XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v1/lookup/MTN9T4BRB9").count, 1)
+        let audit = try fixture.openStore().audit()
+        XCTAssertEqual(audit.last?.reason, "order MTN9T4BRB9")
+    }
+
+    func testAnOrderIdAppleDoesNotKnowSaysSo() throws {
+        answerForTheOrder()
+        _ = try fixture.openStore()
+        XCTAssertThrowsError(try fixture.revalidator().lookUpOrder("NOTANORDER1")) { error in
+            XCTAssertTrue("\(error)".contains("Apple does not know order id NOTANORDER1"), "\(error)")
+        }
+        XCTAssertThrowsError(try fixture.revalidator().lookUpOrder("../../x")) { error in
+            XCTAssertTrue("\(error)".contains("is not an order id"), "\(error)")
+        }
+        XCTAssertEqual(fixture.server.requests.filter { $0.path.contains("..") }.count, 0)
+    }
+
+    func testATamperedTransactionInTheAnswerIsRefusedAndNothingStored() throws {
+        let t = TestKit.transaction(id: otid, original: otid)
+        var signed = RevalidationFixture.sign(t)
+        signed.removeLast(2)
+        signed += signed.hasSuffix("A") ? "BB" : "AA"
+        fixture.server.route("GET", "/prod/inApps/v1/lookup/MTN9T4BRB9", .json(["status": 0, "signedTransactions": [signed]]))
+        _ = try fixture.openStore()
+        XCTAssertThrowsError(try fixture.revalidator().lookUpOrder("MTN9T4BRB9"))
+        XCTAssertNil(try fixture.state(otid))
+    }
+
+    func testSubdeskShowAcceptsAnOrderId() throws {
+        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let binary = (running as NSString).deletingLastPathComponent + "/subdesk"
+        guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("no subdesk beside the tests") }
+        answerForTheOrder()
+        _ = try fixture.openStore()
+        let base = fixture.server.baseURL.absoluteString
+        let flags = ["--db", fixture.storePath, "--root-ca", TestKit.repoRoot + "/sample-data/test-ca/root.der",
+                     "--bundle-id", ScenarioBuilder.demoBundleId, "--app-apple-id", String(ScenarioBuilder.demoAppAppleId),
+                     "--api-key-file", RevalidationKeys.privateKeyFile, "--api-key-id", RevalidationFixture.keyId,
+                     "--api-issuer-id", RevalidationFixture.issuerId, "--server-api-url", base + "/prod",
+                     "--server-api-sandbox-url", base + "/sandbox"]
+        func show(_ id: String) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["show", id] + flags
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+        let shown = try show("MTN9T4BRB9")
+        XCTAssertEqual(shown.status, 0, shown.output)
+        XCTAssertTrue(shown.output.contains("MTN9T4BRB9 is not in the store; asking Apple (Look Up Order ID)"), shown.output)
+        XCTAssertTrue(shown.output.contains("Subscription \(otid)"), shown.output)
+        let unknown = try show("NOTANORDER1")
+        XCTAssertEqual(unknown.status, 2, unknown.output)
+        XCTAssertTrue(unknown.output.contains("Apple does not know order id NOTANORDER1"), unknown.output)
+    }
+}
