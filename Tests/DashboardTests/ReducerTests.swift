@@ -44,6 +44,28 @@ final class ReducerTests: XCTestCase {
         XCTAssertNil(state.subscribers.query.scanLimit)
     }
 
+    func testEnterOnAnOrderIdThatMatchesNothingAsksAppleAndOpensTheSubscription() {
+        press(.char("/"))
+        guard case .loadSubscribers(let request)? = type("MTN9T4BRB9").last else { return XCTFail() }
+        _ = DashboardReducer.reduce(into: &state, .subscribersLoaded(request, SubscriberPage(rows: [], reachesStart: true, reachesEnd: true)))
+        let effects = press(.enter)
+        XCTAssertTrue(effects.contains(.lookUpOrder("MTN9T4BRB9")), "\(effects)")
+        XCTAssertEqual(state.flash?.text, "no subscription matches MTN9T4BRB9; asking Apple whether it is an order id")
+        let opened = DashboardReducer.reduce(into: &state, .orderLookedUp(orderId: "MTN9T4BRB9", originalTransactionId: "2000000770000001",
+                                                                          message: nil))
+        XCTAssertEqual(opened, [.loadDetail(originalTransactionId: "2000000770000001")])
+        XCTAssertEqual(state.screen, .detail)
+        _ = DashboardReducer.reduce(into: &state, .orderLookedUp(orderId: "NOTANORDER1", originalTransactionId: nil,
+                                                                 message: "Apple does not know order id NOTANORDER1"))
+        XCTAssertEqual(state.flash?.kind, .error)
+        // A user id that matches nothing is no order id: nothing is asked.
+        press(.escape, .escape, .char("/"), .ctrl("u"))
+        XCTAssertEqual(state.screen, .subscribers)
+        guard case .loadSubscribers(let other)? = type("user-77").last else { return XCTFail() }
+        _ = DashboardReducer.reduce(into: &state, .subscribersLoaded(other, SubscriberPage(rows: [], reachesStart: true, reachesEnd: true)))
+        XCTAssertFalse(press(.enter).contains(.lookUpOrder("user-77")))
+    }
+
     func testEnterReadsTheWholeListWhenAKeystrokesReadStoppedShort() {
         press(.char("/"))
         guard case .loadSubscribers(let request)? = type("app").last else { return XCTFail() }

@@ -84,6 +84,13 @@ public enum DashboardReducer {
         case .auditLoaded(let filter, let entries):
             applyAudit(filter, entries, &state)
             return []
+        case .orderLookedUp(let orderId, let otid, let message):
+            guard let otid else {
+                flash(message ?? "order \(orderId) not found", error: true, &state)
+                return []
+            }
+            flash("order \(orderId) bought \(otid): stored from Apple's answer", &state)
+            return openDetail(otid, &state)
         case .pinged(let message, let failed):
             state.pingStarted = nil
             flash(message, error: failed, &state)
@@ -439,6 +446,13 @@ public enum DashboardReducer {
             return DashboardCommandLine.execute(prompt.text, &state)
         case .filter:
             var effects = applyFilter(prompt.text, &state)
+            // An order id from a customer's receipt matches nothing stored: ask Apple.
+            let typed = prompt.text.trimmingCharacters(in: .whitespaces)
+            if state.screen == .subscribers, state.subscribers.loaded, state.subscribers.rows.isEmpty, !state.subscribers.searchCut,
+               AppStoreServerAPIClient.looksLikeOrderId(typed) {
+                flash("no subscription matches \(typed); asking Apple whether it is an order id", &state)
+                return effects + [.lookUpOrder(typed)]
+            }
             // Enter asks for the whole list, not only what a keystroke's bounded read found.
             if state.screen == .subscribers && state.subscribers.query.scanLimit != nil {
                 state.subscribers.query.scanLimit = nil

@@ -163,6 +163,21 @@ public final class DashboardSession {
                 return startRevalidation(id)
             case .ping:
                 return startPing()
+            case .lookUpOrder(let orderId):
+                guard case .success(let revalidator) = self.revalidator else {
+                    return [.orderLookedUp(orderId: orderId, originalTransactionId: nil,
+                                           message: "order look-up needs the App Store Server API key settings")]
+                }
+                background.run {
+                    do {
+                        let found = try revalidator.lookUpOrder(orderId)
+                        return .orderLookedUp(orderId: orderId, originalTransactionId: found.originalTransactionIds.first,
+                                              message: "Apple's answer for order \(orderId) holds no transaction")
+                    } catch {
+                        return .orderLookedUp(orderId: orderId, originalTransactionId: nil, message: SafeText.sanitize("\(error)"))
+                    }
+                }
+                return []
             case .copyToClipboard(let text):
                 clipboardOutbox.append(text)
                 return []

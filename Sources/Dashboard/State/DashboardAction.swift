@@ -28,6 +28,8 @@ public enum DashboardAction: Sendable {
     /// A background revalidation finished; it arrives whatever screen is shown by then.
     case revalidated(RevalidationResult)
     case revalidationFailed(originalTransactionId: String, message: String)
+    /// An order id looked up at Apple: the subscription it bought, or why not.
+    case orderLookedUp(orderId: String, originalTransactionId: String?, message: String?)
     /// What `:ping` found: a message for the message line, and whether it is bad news.
     case pinged(message: String, failed: Bool)
     /// `Operations` carried out a confirmed override request.
@@ -58,6 +60,8 @@ public enum DashboardEffect: Equatable, Sendable {
     case applyOverride(OverrideRequest)
     /// Ask Apple for a TEST notification and wait for it, off the thread that draws.
     case ping
+    /// Ask Apple which subscription an order id bought (Look Up Order ID), off the thread that draws.
+    case lookUpOrder(String)
     /// Text for the terminal's clipboard, which only the terminal backend can reach.
     case copyToClipboard(String)
 }
