@@ -17,7 +17,7 @@ struct Arguments {
     /// Options that are switches.
     static let switches: Set<String> = [
         "json", "csv", "ndjson", "all", "help", "version", "allow-v1", "cgi", "no-dashboard", "dry-run", "quiet", "force",
-        "only-failures", "resume", "list",
+        "only-failures", "resume", "list", "apple",
     ]
 
     static func parse(_ argv: [String]) throws -> Arguments {

@@ -19,6 +19,10 @@ enum ShowCommand {
     and stored, its subscription revalidated, and then shown. Exits 2 when unknown,
     including an order id Apple does not know.
 
+    --apple also asks Apple for each subscription's refund history (Get Refund History)
+    and its latest transaction (Get Transaction Info), verifies, stores and audits them,
+    and lists them (under "appleLookups" with --json).
+
     """ + Context.appleOptionsHelp
 
     static func run(_ context: Context) throws -> Int32 {
@@ -50,10 +54,37 @@ enum ShowCommand {
             }
             return 0
         }
+        // --apple: the refund history and the latest transaction as Apple has them now,
+        // stored (and so on the detail's timeline) before the report is read again.
+        var apple: [String: Any]?
+        if context.arguments.has("apple") {
+            let revalidator = try context.makeRevalidator(maxConnections: 2)
+            var fetched: [String: Any] = [:]
+            for subscription in report.subscriptions {
+                let otid = subscription.state.originalTransactionId
+                do {
+                    let answer = try revalidator.refundsAndTransactionInfo(otid)
+                    fetched[otid] = ["refundHistory": answer.refunds.map { $0.jsonObject() },
+                                     "transactionInfo": answer.transaction.jsonObject()]
+                    if !context.wantsJSON {
+                        Output.warn("Apple, for \(otid): \(answer.refunds.count) refunded transaction\(answer.refunds.count == 1 ? "" : "s")"
+                                    + (answer.refunds.isEmpty ? "" : " (" + answer.refunds.map(\.transactionId).joined(separator: ", ") + ")")
+                                    + "; latest transaction \(answer.transaction.transactionId) signed \(DateText.minute(answer.transaction.signedDate)) UTC")
+                    }
+                } catch let error as RevalidationError {
+                    fetched[otid] = ["error": error.description]
+                    Output.warn("Apple, for \(otid): \(error.description)")
+                }
+            }
+            apple = fetched
+        }
+        let shown = apple == nil ? report : (try SubscriberReport.load(store: store, id: id, now: now) ?? report)
         if context.wantsJSON {
-            Output.json(report.jsonObject())
+            var object = shown.jsonObject()
+            if let apple { object["appleLookups"] = apple }
+            Output.json(object)
         } else {
-            Output.line(render(report, now: now))
+            Output.line(render(shown, now: now))
         }
         return 0
     }

@@ -55,7 +55,7 @@ struct Command {
 let commands: [String: Command] = [
     "ingest": Command(help: IngestCommand.help, options: IngestCommand.options, run: IngestCommand.run),
     "init": Command(help: MaintenanceCommands.initHelp, options: [], run: MaintenanceCommands.initStore),
-    "show": Command(help: ShowCommand.help, options: Context.appleOptions, run: ShowCommand.run),
+    "show": Command(help: ShowCommand.help, options: Context.appleOptions.union(["apple"]), run: ShowCommand.run),
     "search": Command(help: ListCommands.searchHelp, options: ["limit"], run: ListCommands.search),
     "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit", "ndjson"], run: ListCommands.notifications),
     "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all", "before", "reason", "operator"]), run: ListCommands.quarantine),

@@ -91,3 +91,48 @@ final class OrderLookupTests: XCTestCase {
         XCTAssertTrue(unknown.output.contains("Apple does not know order id NOTANORDER1"), unknown.output)
     }
 }
+
+/// Get Refund History and Get Transaction Info for a subscription, verified and stored.
+final class RefundHistoryTests: XCTestCase {
+    var fixture: RevalidationFixture!
+
+    override func setUpWithError() throws { fixture = try RevalidationFixture() }
+    override func tearDown() { fixture?.tearDown() }
+
+    func testRefundsAndTheLatestTransactionAreVerifiedStoredAndAudited() throws {
+        let otid = "2000000880000001"
+        let t = TestKit.transaction(id: otid, original: otid)
+        try fixture.seed(transaction: t, renewal: TestKit.renewal(original: otid), receivedAt: TestKit.anchor - TestKit.day)
+        var refunded = TestKit.transaction(id: "2000000880000009", original: "2000000880000009", product: "app.yearly",
+                                           signed: TestKit.anchor - TestKit.day)
+        refunded["revocationDate"] = TestKit.anchor - TestKit.day
+        refunded["revocationReason"] = 0
+        // Two pages of refunds, as Apple pages them by revision.
+        fixture.server.route("GET", "/prod/inApps/v2/refund/lookup/\(otid)",
+                             .json(["signedTransactions": [], "revision": "r1", "hasMore": true]),
+                             .json(["signedTransactions": [RevalidationFixture.sign(refunded)], "revision": "r2", "hasMore": false]))
+        var latest = t
+        latest["signedDate"] = TestKit.anchor
+        latest["expiresDate"] = TestKit.anchor + 40 * TestKit.day
+        fixture.server.route("GET", "/prod/inApps/v1/transactions/\(otid)", .json(["signedTransactionInfo": RevalidationFixture.sign(latest)]))
+
+        let answer = try fixture.revalidator().refundsAndTransactionInfo(otid)
+        XCTAssertEqual(answer.refunds.map(\.transactionId), ["2000000880000009"])
+        XCTAssertEqual(answer.refunds.first?.revocationDate, TestKit.anchor - TestKit.day)
+        XCTAssertEqual(answer.transaction.expiresDate, TestKit.anchor + 40 * TestKit.day)
+        XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v2/refund/lookup/\(otid)").map { $0.query["revision"] ?? "-" }, ["-", "r1"])
+        let store = try fixture.openStore()
+        XCTAssertEqual(try store.transaction(id: "2000000880000009")?.revocationDate, TestKit.anchor - TestKit.day, "stored")
+        XCTAssertEqual(try store.transaction(id: otid)?.expiresDate, TestKit.anchor + 40 * TestKit.day, "the newer version won")
+        XCTAssertEqual(try store.audit().last?.action, "refund_history")
+    }
+
+    func testApplesExampleRefundHistoryPageDecodesItsFields() throws {
+        let data = try Data(contentsOf: VerificationTests.fixtureDirectory.deletingLastPathComponent()
+            .appendingPathComponent("apple-models/getRefundHistoryResponse.json"))
+        let json = try JSONFields(data: data, path: "response")
+        XCTAssertEqual(try json.strings("signedTransactions"), ["signed_transaction_one", "signed_transaction_two"])
+        XCTAssertEqual(try json.string("revision"), "revision_output")
+        XCTAssertEqual(try json.bool("hasMore"), true)
+    }
+}

@@ -239,3 +239,33 @@ extension Revalidator {
         return (order.originalTransactionIds, results)
     }
 }
+
+extension Revalidator {
+    /// What Apple has about one subscription beyond its state: the customer's refunded
+    /// transactions (Get Refund History) and the latest transaction as Apple has it now
+    /// (Get Transaction Info), verified, merged into the store (newest version wins, as
+    /// intake does) and audited.
+    public func refundsAndTransactionInfo(_ id: String) throws -> (refunds: [TransactionRecord], transaction: TransactionRecord) {
+        let store = try openStore()
+        let otid = try Operations(store: store, operatorName: operatorName).resolveSubscription(id)
+        guard let row = try store.subscription(originalTransactionId: otid) else {
+            throw RevalidationError.unknownSubscription("no subscription \(otid)")
+        }
+        let environment = AppStoreEnvironment(rawValue: row.state.environment)
+        do {
+            let answer = try lookup.refundsAndTransaction(row.state.latestTransactionId ?? otid, environment: environment)
+            try store.write {
+                let now = clock()
+                _ = try Intake(store: store, verifier: verifier, policy: policy)
+                    .merge(transactions: answer.refunds + [answer.transaction], renewals: [], now: now)
+                try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "refund_history", target: otid, reason: nil,
+                                                 outcome: "\(answer.refunds.count) refunded transaction\(answer.refunds.count == 1 ? "" : "s") at Apple",
+                                                 detail: answer.refunds.map(\.transactionId).joined(separator: ", ")))
+            }
+            return answer
+        } catch {
+            recordFailure(target: otid, error: error, reason: "refund history", store: store)
+            throw error
+        }
+    }
+}

@@ -139,6 +139,24 @@ final class AppStoreLookup: @unchecked Sendable {
         }
     }
 
+    /// Refund history and the latest transaction's info for a subscription, verified.
+    func refundsAndTransaction(_ transactionId: String, environment: AppStoreEnvironment) throws
+        -> (refunds: [TransactionRecord], transaction: TransactionRecord) {
+        guard let api = apiClient else {
+            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
+        }
+        let refunds = try api.refundHistory(transactionId: transactionId, environment: environment)
+        let info = try api.transactionInfo(transactionId: transactionId, environment: environment)
+        return try refusingOnFault {
+            let context = SignedRecordChecks.Context(environment: environment, owner: "the refund history response's")
+            let refunded = try refunds.enumerated().map { i, signed in
+                try checks.transaction(signed, field: "refund history signedTransactions[\(i)]", in: context)
+            }
+            let transaction = try checks.transaction(info, field: "transaction info signedTransactionInfo", in: context)
+            return (refunded, transaction)
+        }
+    }
+
     /// The legacy path: verifyReceipt with a stored receipt.
     func verifyReceipt(_ receipt: String) throws -> AppleAnswer {
         guard configuration.sharedSecret != nil else {

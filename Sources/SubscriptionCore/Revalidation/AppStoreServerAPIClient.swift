@@ -99,6 +99,42 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         return try decode(url) { try NotificationHistoryResponse(json: json) }
     }
 
+    /// Get Refund History: every refunded transaction of the customer who made
+    /// `transactionId`, following `revision` while `hasMore`, at most `pageLimit` pages.
+    public func refundHistory(transactionId: String, environment: AppStoreEnvironment, pageLimit: Int = 50) throws -> [String] {
+        let id = try Self.checkedTransactionId(transactionId)
+        let base = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v2/refund/lookup/\(id)")
+        var signed: [String] = []
+        var revision: String?
+        for _ in 0..<pageLimit {
+            var components = URLComponents(url: base, resolvingAgainstBaseURL: false)
+            if let revision { components?.queryItems = [URLQueryItem(name: "revision", value: revision)] }
+            guard let url = components?.url, let json = try get(url, treatingNotFoundAsNil: true) else {
+                throw RevalidationError.transactionNotFound(transactionId: id, environments: [environment.rawValue])
+            }
+            signed += try json.strings("signedTransactions") ?? []
+            guard try json.bool("hasMore") == true else { return signed }
+            guard let next = try json.string("revision"), !next.isEmpty, next != revision else {
+                throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: "hasMore is true but revision did not advance")
+            }
+            revision = next
+        }
+        throw RevalidationError.malformedResponse(request: "GET \(base.absoluteString)", problem: "refund history still has more after \(pageLimit) pages")
+    }
+
+    /// Get Transaction Info: one transaction as Apple has it now.
+    public func transactionInfo(transactionId: String, environment: AppStoreEnvironment) throws -> String {
+        let id = try Self.checkedTransactionId(transactionId)
+        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/transactions/\(id)")
+        guard let json = try get(url, treatingNotFoundAsNil: true) else {
+            throw RevalidationError.transactionNotFound(transactionId: id, environments: [environment.rawValue])
+        }
+        guard let signed = try json.string("signedTransactionInfo") else {
+            throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: "signedTransactionInfo missing")
+        }
+        return signed
+    }
+
     /// Look Up Order ID (production only: orders are real purchases). Order ids are the
     /// letters and digits on the customer's e-mailed receipt; anything else is refused
     /// before it can bend the request path.
