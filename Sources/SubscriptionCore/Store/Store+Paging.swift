@@ -154,13 +154,20 @@ extension Store {
     func searchPlan(_ needle: String) throws -> SearchPlan {
         // A line end separates fields in the indexed text; nothing typed spans two.
         if needle.isEmpty || needle.contains("\n") { return needle.isEmpty ? .scan : .nothing }
-        if needle.unicodeScalars.count >= 3 {
-            let pattern = Store.globContaining(needle)
-            let matches = try db.first("""
-                SELECT count(*) FROM (SELECT rowid FROM subscription_search WHERE text GLOB ? LIMIT ?)
-                """, [pattern, Store.sparseMatchLimit + 1]) { $0.int(0) } ?? 0
-            if matches == 0 { return .nothing }
-            return matches <= Store.sparseMatchLimit ? .glob(pattern) : .scan
+        let scalars = Array(needle.unicodeScalars)
+        if scalars.count >= 3 {
+            // Rows holding every trigram of the text: a superset of the matches, counted from
+            // the index alone (a GLOB would read each row's text to check it).
+            var grams: [String] = []
+            for start in 0...(scalars.count - 3) {
+                let gram = String(String.UnicodeScalarView(scalars[start..<(start + 3)]))
+                if !grams.contains(gram) { grams.append(gram) }
+            }
+            let candidates = try db.first("""
+                SELECT count(*) FROM (SELECT rowid FROM subscription_search WHERE subscription_search MATCH ? LIMIT ?)
+                """, [grams.map(Store.ftsPhrase).joined(separator: " AND "), Store.sparseMatchLimit + 1]) { $0.int(0) } ?? 0
+            if candidates == 0 { return .nothing }
+            return candidates <= Store.sparseMatchLimit ? .glob(Store.globContaining(needle)) : .scan
         }
         // Shorter than a trigram: every place it occurs starts one of the index's trigrams
         // (the indexed text ends in two line ends), so those trigrams find every match.
