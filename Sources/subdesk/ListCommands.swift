@@ -40,12 +40,17 @@ enum ListCommands {
     """
 
     static let linkHelp = """
-    usage: subdesk link USER_ID ID [--force] [--operator NAME]
+    usage: subdesk link USER_ID ID [--force] [--apple] [--operator NAME]
 
     Links your application's user id to the subscriber that owns ID (an
     originalTransactionId or transactionId), so `show USER_ID` finds them. A
     subscription already linked to another user id is moved only with --force. Every
     link is audited with the previous and the new owner.
+
+    --apple also sets the subscriber's app account token on the subscription at Apple
+    (Set App Account Token; a subscriber without one gets a new UUID), so Apple's later
+    transactions and notifications name the subscriber. Audited; needs the App Store
+    Server API key settings. Apple refuses family-shared purchases.
     """
 
     static func row(_ r: SubscriptionRow) -> [String: Any] {
@@ -186,6 +191,15 @@ enum ListCommands {
             let linked = try OperatorCommands.operations(context, store: store).link(userId: p[0], to: p[1], force: context.arguments.has("force"))
             Output.line("linked user \(SafeText.sanitize(p[0])) to subscription \(linked.otid)"
                         + (linked.previousUser.map { $0 == p[0] ? "" : " (was user \(SafeText.sanitize($0)))" } ?? "") + "; audited")
+            if context.arguments.has("apple") {
+                do {
+                    let token = try context.makeRevalidator(maxConnections: 1).setAppAccountTokenAtApple(linked.otid)
+                    Output.line("Apple has app account token \(token) on \(linked.otid); audited")
+                } catch let e as RevalidationError {
+                    Output.error("linked here, but Apple was not told: \(e.description)")
+                    return 1
+                }
+            }
             return 0
         } catch let e as OperationError {
             Output.error(e.description)

@@ -61,7 +61,7 @@ let commands: [String: Command] = [
     "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all", "before", "reason", "operator"]), run: ListCommands.quarantine),
     "doctor": Command(help: MaintenanceCommands.doctorHelp, options: IngestCommand.options.union(RevalidateCommand.options), run: MaintenanceCommands.doctor),
     "backup": Command(help: MaintenanceCommands.backupHelp, options: [], run: MaintenanceCommands.backup),
-    "link": Command(help: ListCommands.linkHelp, options: ["force", "operator"], run: ListCommands.link),
+    "link": Command(help: ListCommands.linkHelp, options: Context.appleOptions.union(["force", "apple"]), run: ListCommands.link),
     "demo": Command(help: DemoCommands.demoHelp, options: DashboardCommand.options.union(["copies", "no-dashboard", "sample-data", "force"]), run: { context in
         let path = try DemoCommands.buildDemo(context)
         if context.arguments.has("no-dashboard") { return 0 }

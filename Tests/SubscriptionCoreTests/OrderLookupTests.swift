@@ -136,3 +136,43 @@ final class RefundHistoryTests: XCTestCase {
         XCTAssertEqual(try json.bool("hasMore"), true)
     }
 }
+
+/// Set App Account Token: Apple's records follow the subscriber subdesk links.
+final class SetAppAccountTokenTests: XCTestCase {
+    var fixture: RevalidationFixture!
+
+    override func setUpWithError() throws { fixture = try RevalidationFixture() }
+    override func tearDown() { fixture?.tearDown() }
+
+    func testASubscriberWithoutATokenGetsOneAndAppleIsToldIt() throws {
+        let otid = "2000000990000001"
+        try fixture.seed(transaction: TestKit.transaction(id: otid, original: otid), renewal: TestKit.renewal(original: otid),
+                         receivedAt: TestKit.anchor - TestKit.day)
+        fixture.server.route("PUT", "/prod/inApps/v1/transactions/\(otid)/appAccountToken", FakeAppleServer.Response(status: 200))
+        let token = try fixture.revalidator().setAppAccountTokenAtApple(otid)
+        XCTAssertNotNil(UUID(uuidString: token))
+        let sent = try XCTUnwrap(fixture.server.requests("PUT", "/prod/inApps/v1/transactions/\(otid)/appAccountToken").first)
+        XCTAssertEqual(sent.json?["appAccountToken"] as? String, token)
+        XCTAssertTrue(sent.headers["authorization"]?.hasPrefix("Bearer ") == true)
+        let store = try fixture.openStore()
+        XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.subscriber.appAccountToken, token, "kept on the subscriber")
+        XCTAssertEqual(try store.audit().last?.outcome, "Apple has app account token \(token)")
+        // Again: the same token, nothing new made.
+        XCTAssertEqual(try fixture.revalidator().setAppAccountTokenAtApple(otid), token)
+    }
+
+    func testAppleRefusingAFamilySharedPurchaseIsSaidAndAudited() throws {
+        let otid = "2000000990000002"
+        try fixture.seed(transaction: TestKit.transaction(id: otid, original: otid), renewal: TestKit.renewal(original: otid),
+                         receivedAt: TestKit.anchor - TestKit.day)
+        fixture.server.route("PUT", "/prod/inApps/v1/transactions/\(otid)/appAccountToken",
+                             RevalidationFixture.apiError(400, code: 4000185,
+                                                          message: "Invalid request. Family Sharing transactions aren't supported by this endpoint."))
+        XCTAssertThrowsError(try fixture.revalidator().setAppAccountTokenAtApple(otid)) { error in
+            XCTAssertTrue("\(error)".contains("Family Sharing transactions aren't supported"), "\(error)")
+        }
+        let store = try fixture.openStore()
+        XCTAssertNil(try store.subscription(originalTransactionId: otid)?.subscriber.appAccountToken, "nothing kept")
+        XCTAssertEqual(try store.audit().last?.outcome, "failed")
+    }
+}

@@ -269,3 +269,39 @@ extension Revalidator {
         }
     }
 }
+
+extension Revalidator {
+    /// Makes Apple's records follow subdesk's: sets the subscriber's app account token on
+    /// the subscription at Apple (Set App Account Token). A subscriber without one gets a
+    /// new UUID first, kept in the store, so Apple's later transactions name the subscriber.
+    /// Audited, failed or not. Returns the token.
+    public func setAppAccountTokenAtApple(_ id: String, reason: String? = nil) throws -> String {
+        let store = try openStore()
+        let otid = try Operations(store: store, operatorName: operatorName).resolveSubscription(id)
+        guard let row = try store.subscription(originalTransactionId: otid) else {
+            throw RevalidationError.unknownSubscription("no subscription \(otid)")
+        }
+        guard let key = configuration.apiKey else {
+            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
+        }
+        let token = row.subscriber.appAccountToken ?? UUID().uuidString.lowercased()
+        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: configuration.http)
+        do {
+            try client.setAppAccountToken(originalTransactionId: otid, token: token,
+                                          environment: AppStoreEnvironment(rawValue: row.state.environment))
+        } catch {
+            try? store.write {
+                try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: "set_app_account_token", target: otid,
+                                                 reason: reason, outcome: "failed", detail: "\(error)"))
+            }
+            throw error
+        }
+        try store.write {
+            if row.subscriber.appAccountToken == nil { try store.setAppAccountToken(token, subscriberId: row.subscriber.id) }
+            try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: "set_app_account_token", target: otid,
+                                             reason: reason, outcome: "Apple has app account token \(token)",
+                                             detail: row.subscriber.appAccountToken == nil ? "a new token for subscriber #\(row.subscriber.id)" : nil))
+        }
+        return token
+    }
+}

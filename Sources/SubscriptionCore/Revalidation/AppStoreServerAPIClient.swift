@@ -135,6 +135,18 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         return signed
     }
 
+    /// Set App Account Token: Apple records `token` (a UUID) on the purchase, so its later
+    /// transactions and notifications carry it. Family-shared purchases are refused by Apple.
+    public func setAppAccountToken(originalTransactionId: String, token: String, environment: AppStoreEnvironment) throws {
+        let id = try Self.checkedTransactionId(originalTransactionId)
+        guard UUID(uuidString: token) != nil else {
+            throw RevalidationError.notConfigured("\(token.escapingControlCharacters()) is not a UUID; an app account token must be one")
+        }
+        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/transactions/\(id)/appAccountToken")
+        let body = try JSONSerialization.data(withJSONObject: ["appAccountToken": token.lowercased()])
+        _ = try send("PUT", url, body: body, treatingNotFoundAsNil: false, emptyAnswerAllowed: true)
+    }
+
     /// Look Up Order ID (production only: orders are real purchases). Order ids are the
     /// letters and digits on the customer's e-mailed receipt; anything else is refused
     /// before it can bend the request path.
@@ -196,7 +208,8 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     }
 
     /// A request with a fresh token, JSON in and out; errors as `get` says.
-    private func send(_ method: String, _ url: URL, body: Data?, treatingNotFoundAsNil: Bool) throws -> JSONFields? {
+    private func send(_ method: String, _ url: URL, body: Data?, treatingNotFoundAsNil: Bool,
+                      emptyAnswerAllowed: Bool = false) throws -> JSONFields? {
         let token: String
         do {
             token = try key.token(now: now())
@@ -209,6 +222,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         let response = try http.send(request)
         let label = request.label
         if (200..<300).contains(response.status) {
+            if emptyAnswerAllowed && response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D }) { return nil }
             do {
                 return try JSONFields(data: response.body, path: "response")
             } catch let fault as DecodingFault {

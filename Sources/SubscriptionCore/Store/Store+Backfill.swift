@@ -118,3 +118,16 @@ extension Store {
             """, [type, since]) { (uuid: $0.string(0), received: $0.int64(1)) }
     }
 }
+
+extension Store {
+    /// Gives the subscriber `id` an app account token (a UUID), unless another subscriber
+    /// already has it.
+    public func setAppAccountToken(_ token: String, subscriberId id: Int64) throws {
+        try write {
+            if let other = try db.first("SELECT id FROM subscribers WHERE app_account_token = ?", [token], { $0.int64(0) }), other != id {
+                throw StoreError(operation: "set token", message: "app account token \(token) belongs to subscriber #\(other)", code: 0)
+            }
+            try db.run("UPDATE subscribers SET app_account_token = ? WHERE id = ?", [token, id])
+        }
+    }
+}
