@@ -27,6 +27,7 @@ commands:
   backfill         fetch notifications Apple sent in a window and take in the missing ones
   gaps             notifications that first arrived through a backfill, with Apple's attempts
   ping             ask Apple for a TEST notification and time its way through the webhook
+  extend           extend renewal dates at Apple: one subscription, or all active of a product
   doctor           check the store, roots and config
   backup PATH      consistent online copy of the store
   keys             the dashboard's key table
@@ -81,6 +82,7 @@ let commands: [String: Command] = [
     "backfill": Command(help: BackfillCommand.help, options: BackfillCommand.options, run: BackfillCommand.run),
     "gaps": Command(help: BackfillCommand.gapsHelp, options: ["limit"], run: BackfillCommand.gaps),
     "ping": Command(help: PingCommand.help, options: PingCommand.options, run: PingCommand.run),
+    "extend": Command(help: ExtendCommand.help, options: ExtendCommand.options, run: ExtendCommand.run),
     "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { try DashboardCommand.open($0, databasePath: $0.readingDatabasePath) }),
 ]
 

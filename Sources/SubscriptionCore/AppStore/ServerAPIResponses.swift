@@ -107,6 +107,36 @@ public struct OrderLookupResponse: Sendable {
     }
 }
 
+/// Extend a Subscription Renewal Date's answer.
+public struct ExtendRenewalDateResponse: Sendable {
+    public var success: Bool
+    public var effectiveDate: Millis?
+    public var originalTransactionId: String?
+
+    public init(json: JSONFields) throws {
+        success = try json.bool("success") ?? false
+        effectiveDate = try json.millis("effectiveDate")
+        originalTransactionId = try json.string("originalTransactionId")
+    }
+}
+
+/// Get Status of Subscription Renewal Date Extensions: how far a mass extension has got.
+public struct MassExtensionStatus: Sendable {
+    public var requestIdentifier: String?
+    public var complete: Bool
+    public var completeDate: Millis?
+    public var succeededCount: Int?
+    public var failedCount: Int?
+
+    public init(json: JSONFields) throws {
+        requestIdentifier = try json.string("requestIdentifier")
+        complete = try json.bool("complete") ?? false
+        completeDate = try json.millis("completeDate")
+        succeededCount = try json.int("succeededCount")
+        failedCount = try json.int("failedCount")
+    }
+}
+
 /// Get Test Notification Status: the TEST notification Apple sent and how delivering it went.
 public struct TestNotificationStatus: Sendable {
     public var signedPayload: String?

@@ -147,6 +147,46 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         _ = try send("PUT", url, body: body, treatingNotFoundAsNil: false, emptyAnswerAllowed: true)
     }
 
+    /// Extend a Subscription Renewal Date: `days` (1-90) for `reasonCode` (0 undeclared,
+    /// 1 customer satisfaction, 2 other, 3 service issue or outage).
+    public func extendRenewalDate(originalTransactionId: String, days: Int, reasonCode: Int, requestIdentifier: String,
+                                  environment: AppStoreEnvironment) throws -> ExtendRenewalDateResponse {
+        let id = try Self.checkedTransactionId(originalTransactionId)
+        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/subscriptions/extend/\(id)")
+        let body = try JSONSerialization.data(withJSONObject: ["extendByDays": days, "extendReasonCode": reasonCode,
+                                                              "requestIdentifier": requestIdentifier], options: [.sortedKeys])
+        guard let json = try send("PUT", url, body: body, treatingNotFoundAsNil: false) else {
+            throw RevalidationError.malformedResponse(request: "PUT \(url.absoluteString)", problem: "no answer")
+        }
+        return try decode(url) { try ExtendRenewalDateResponse(json: json) }
+    }
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers of `productId`
+    /// (optionally only in `storefronts`); Apple works through them in the background.
+    public func extendForAllActive(productId: String, days: Int, reasonCode: Int, requestIdentifier: String,
+                                   storefronts: [String], environment: AppStoreEnvironment) throws {
+        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/subscriptions/extend/mass")
+        var object: [String: Any] = ["extendByDays": days, "extendReasonCode": reasonCode, "requestIdentifier": requestIdentifier,
+                                     "productId": productId]
+        if !storefronts.isEmpty { object["storefrontCountryCodes"] = storefronts }
+        let body = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        _ = try send("POST", url, body: body, treatingNotFoundAsNil: false, emptyAnswerAllowed: true)
+    }
+
+    /// Get Status of Subscription Renewal Date Extensions for a mass extension.
+    public func massExtensionStatus(productId: String, requestIdentifier: String, environment: AppStoreEnvironment) throws -> MassExtensionStatus {
+        guard UUID(uuidString: requestIdentifier) != nil,
+              !productId.isEmpty, productId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
+            throw RevalidationError.notConfigured("a product id and a request identifier (UUID) are needed to ask for an extension's status")
+        }
+        let url = endpoints.serverAPI(for: environment)
+            .appendingPathComponent("inApps/v1/subscriptions/extend/mass/\(productId)/\(requestIdentifier)")
+        guard let json = try get(url, treatingNotFoundAsNil: false) else {
+            throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: "no answer")
+        }
+        return try decode(url) { try MassExtensionStatus(json: json) }
+    }
+
     /// Look Up Order ID (production only: orders are real purchases). Order ids are the
     /// letters and digits on the customer's e-mailed receipt; anything else is refused
     /// before it can bend the request path.

@@ -337,6 +337,28 @@ enum Migrations {
             found_ms INTEGER NOT NULL
         );
         """),
+        (11, """
+        -- Renewal-date extensions asked of Apple: one subscription's, or every active
+        -- subscriber's of a product (original_transaction_id NULL), with what Apple answered.
+        CREATE TABLE renewal_extensions (
+            id INTEGER PRIMARY KEY,
+            request_identifier TEXT NOT NULL UNIQUE,
+            original_transaction_id TEXT,
+            product_id TEXT,
+            storefronts TEXT,
+            days INTEGER NOT NULL,
+            reason_code INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            operator TEXT NOT NULL,
+            requested_ms INTEGER NOT NULL,
+            outcome TEXT NOT NULL,
+            effective_ms INTEGER,
+            succeeded INTEGER,
+            failed INTEGER,
+            completed_ms INTEGER
+        );
+        CREATE INDEX renewal_extensions_target ON renewal_extensions(original_transaction_id, requested_ms);
+        """),
     ]
 
     /// What search matches in, for a subscription `s` and its subscriber `b` (SQL names):

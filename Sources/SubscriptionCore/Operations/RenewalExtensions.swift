@@ -1,0 +1,156 @@
+import Foundation
+
+/// Renewal-date extensions: what an operator does after an outage. Apple's rules are
+/// checked before Apple is asked (1-90 days, a reason code 0-3, at most two extensions of
+/// one subscription in 365 days), every request is kept and audited with its reason, and
+/// a mass extension is followed until Apple reports it complete.
+extension Revalidator {
+    public static let extensionReasonCodes = [0: "undeclared", 1: "customer satisfaction", 2: "other", 3: "service issue or outage"]
+
+    public static func checkExtension(days: Int, reasonCode: Int, reason: String) throws {
+        guard (1...90).contains(days) else {
+            throw OperationError("an extension is 1 to 90 days; \(days) is not")
+        }
+        guard extensionReasonCodes[reasonCode] != nil else {
+            throw OperationError("the reason code is 0 (undeclared), 1 (customer satisfaction), 2 (other) or 3 (service issue or outage); \(reasonCode) is none of them")
+        }
+        guard !reason.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw OperationError("an extension needs a reason for the audit log (--reason)")
+        }
+    }
+
+    /// Extends one subscription's renewal date at Apple, then revalidates it so the store
+    /// holds Apple's signed new expiry.
+    public func extendRenewalDate(_ id: String, days: Int, reasonCode: Int, reason: String) throws -> RenewalExtension {
+        try Revalidator.checkExtension(days: days, reasonCode: reasonCode, reason: reason)
+        let store = try openStore()
+        let otid = try Operations(store: store, operatorName: operatorName).resolveSubscription(id)
+        guard let row = try store.subscription(originalTransactionId: otid) else { throw OperationError("no subscription \(otid)") }
+        let now = clock()
+        let lastYear = try store.extensions(originalTransactionId: otid)
+            .filter { $0.outcome == "extended" && $0.requested > now - 365 * 86_400_000 }
+        guard lastYear.count < 2 else {
+            throw OperationError("\(otid) was extended twice in the last 365 days (\(lastYear.map { DateText.minute($0.requested) }.joined(separator: ", ")) UTC); Apple allows no more")
+        }
+        guard row.state.ownershipType != "FAMILY_SHARED" else {
+            throw OperationError("\(otid) is family shared: Apple extends the purchaser's subscription, not a family member's")
+        }
+        guard let key = configuration.apiKey else {
+            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
+        }
+        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: configuration.http)
+        let request = UUID().uuidString.lowercased()
+        var record = RenewalExtension(id: 0, requestIdentifier: request, originalTransactionId: otid, productId: row.state.productId,
+                                      storefronts: [], days: days, reasonCode: reasonCode, reason: reason, operatorName: operatorName,
+                                      requested: now, outcome: "pending", effective: nil, succeeded: nil, failed: nil, completed: nil)
+        do {
+            let answer = try client.extendRenewalDate(originalTransactionId: otid, days: days, reasonCode: reasonCode,
+                                                      requestIdentifier: request, environment: AppStoreEnvironment(rawValue: row.state.environment))
+            record.outcome = answer.success ? "extended" : "refused: Apple answered success false"
+            record.effective = answer.effectiveDate
+        } catch {
+            record.outcome = "refused: \(error)"
+        }
+        try store.write {
+            record.id = try store.recordExtension(record)
+            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "extend", target: otid, reason: reason,
+                                             outcome: record.outcome == "extended"
+                                                ? "extended by \(days) days" + (record.effective.map { " to \(DateText.minute($0)) UTC" } ?? "")
+                                                : record.outcome,
+                                             detail: "request \(request), reason code \(reasonCode)"))
+        }
+        guard record.outcome == "extended" else { throw OperationError("Apple did not extend \(otid): \(record.outcome)") }
+        _ = try? revalidate(otid, store: store, reason: "after extension \(request)")
+        return record
+    }
+
+    /// Asks Apple to extend every active subscriber of `productId` (in `storefronts`, or
+    /// all), then polls the status every `pollEvery` seconds, telling `progress`, until
+    /// Apple reports it complete or `wait` seconds pass (the request stays pending and
+    /// `extensionStatus` asks again later).
+    public func extendForAllActive(productId: String, days: Int, reasonCode: Int, reason: String, storefronts: [String],
+                                   environment: AppStoreEnvironment, wait: TimeInterval, pollEvery: TimeInterval = 5,
+                                   progress: ((MassExtensionStatus) -> Void)? = nil) throws -> RenewalExtension {
+        try Revalidator.checkExtension(days: days, reasonCode: reasonCode, reason: reason)
+        guard let key = configuration.apiKey else {
+            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
+        }
+        let store = try openStore()
+        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: configuration.http)
+        let request = UUID().uuidString.lowercased()
+        let now = clock()
+        try client.extendForAllActive(productId: productId, days: days, reasonCode: reasonCode, requestIdentifier: request,
+                                      storefronts: storefronts, environment: environment)
+        try store.write {
+            try store.recordExtension(RenewalExtension(id: 0, requestIdentifier: request, originalTransactionId: nil, productId: productId,
+                                                       storefronts: storefronts, days: days, reasonCode: reasonCode, reason: reason,
+                                                       operatorName: operatorName, requested: now, outcome: "pending", effective: nil,
+                                                       succeeded: nil, failed: nil, completed: nil))
+            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "extend_all", target: productId, reason: reason,
+                                             outcome: "asked Apple to extend every active subscriber by \(days) days",
+                                             detail: "request \(request), reason code \(reasonCode)"
+                                                + (storefronts.isEmpty ? "" : ", storefronts \(storefronts.joined(separator: ","))")))
+        }
+        return try followMassExtension(request, environment: environment, wait: wait, pollEvery: pollEvery, progress: progress)
+    }
+
+    /// Asks Apple how a mass extension is going until it is complete or `wait` passes, and
+    /// keeps what it said.
+    public func followMassExtension(_ request: String, environment: AppStoreEnvironment, wait: TimeInterval, pollEvery: TimeInterval = 5,
+                                    progress: ((MassExtensionStatus) -> Void)? = nil) throws -> RenewalExtension {
+        let store = try openStore()
+        guard let record = try store.renewalExtension(requestIdentifier: request), let productId = record.productId else {
+            throw OperationError("no mass extension with request identifier \(request) in this store")
+        }
+        guard let key = configuration.apiKey else {
+            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
+        }
+        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: configuration.http)
+        let deadline = Date().addingTimeInterval(wait)
+        while true {
+            let status = try client.massExtensionStatus(productId: productId, requestIdentifier: request, environment: environment)
+            progress?(status)
+            if status.complete {
+                try store.updateExtension(requestIdentifier: request, outcome: "complete", succeeded: status.succeededCount,
+                                          failed: status.failedCount, completed: status.completeDate ?? clock())
+                try store.write {
+                    try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: "extend_all", target: productId,
+                                                     reason: record.reason,
+                                                     outcome: "complete: \(status.succeededCount ?? 0) extended, \(status.failedCount ?? 0) failed",
+                                                     detail: "request \(request)"))
+                }
+                break
+            }
+            try store.updateExtension(requestIdentifier: request, outcome: "pending", succeeded: status.succeededCount,
+                                      failed: status.failedCount, completed: nil)
+            if Date().addingTimeInterval(pollEvery) > deadline { break }
+            Thread.sleep(forTimeInterval: pollEvery)
+        }
+        return try store.renewalExtension(requestIdentifier: request) ?? record
+    }
+
+    /// What Apple's RENEWAL_EXTENSION/SUMMARY notification for `request` said, when it has
+    /// arrived: its counts beside the ones the status endpoint gave.
+    public func summaryNotification(for request: String) throws -> (succeeded: Int64?, failed: Int64?)? {
+        let store = try openStore()
+        for stored in try store.notifications(type: "RENEWAL_EXTENSION", receivedSince: 0).reversed() {
+            guard let notification = try store.notification(uuid: stored.uuid),
+                  let summary = RenewalExtensionSummary.read(notification.body), summary.requestIdentifier == request else { continue }
+            return (summary.succeeded, summary.failed)
+        }
+        return nil
+    }
+}
+
+/// The `summary` of a RENEWAL_EXTENSION/SUMMARY body, read from the stored bytes (intake
+/// verified them when they arrived).
+enum RenewalExtensionSummary {
+    static func read(_ body: Data) -> (requestIdentifier: String?, succeeded: Int64?, failed: Int64?)? {
+        guard let outer = try? JSONFields(data: body, path: "body"), let jws = try? outer.string("signedPayload") else { return nil }
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Base64URL.decode(String(parts[1])),
+              let payload = try? JSONFields(data: data, path: "payload"), let summary = try? payload.object("summary") else { return nil }
+        return ((try? summary.string("requestIdentifier")) ?? nil, (try? summary.int64("succeededCount")) ?? nil,
+                (try? summary.int64("failedCount")) ?? nil)
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+enum ExtendCommand {
+    static let help = """
+    usage: subdesk extend ID --days N --reason-code C --reason TEXT [--yes]
+           subdesk extend --all --product PRODUCT --days N --reason-code C --reason TEXT
+                          [--storefront USA,CAN] [--wait SECONDS] [--yes]
+           subdesk extend --status REQUEST_ID [--wait SECONDS]
+           subdesk extend --list [ID]
+
+    Extends renewal dates at Apple, as after an outage: one subscription (Extend a
+    Subscription Renewal Date), or every active subscriber of a product (Extend
+    Subscription Renewal Dates for All Active Subscribers), then follows the mass request
+    (Get Status of Subscription Renewal Date Extensions) until Apple reports it complete
+    or --wait (default 60 s) passes; --status follows it again later. Apple's rules are
+    checked first: 1 to 90 days, a reason code (0 undeclared, 1 customer satisfaction,
+    2 other, 3 service issue or outage), at most two extensions of one subscription in
+    365 days, none of a family-shared one. Asks for confirmation on a terminal (--yes
+    skips it; elsewhere --yes is required). Every request is kept and audited with its
+    reason; a single extension is followed by a revalidation that stores Apple's new
+    expiry. A local override stays for what Apple cannot do.
+
+    """ + Context.appleOptionsHelp
+
+    static let options: Set<String> = Context.appleOptions.union(["days", "reason-code", "all", "product", "storefront", "status",
+                                                                   "wait", "yes", "list", "quiet"])
+
+    static func run(_ context: Context) throws -> Int32 {
+        let store = try context.openStore(mode: .existing)
+        if context.arguments.has("list") { return try list(context, store) }
+        let revalidator = try context.makeRevalidator(maxConnections: 2)
+        let wait = try context.arguments.value("wait").map { text -> TimeInterval in
+            guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else { throw UsageError("--wait must be 0 to 3600 seconds, got \(text)") }
+            return seconds
+        } ?? 60
+        let environment = try context.intakePolicy().environment ?? .production
+        let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet")
+        let progress: (MassExtensionStatus) -> Void = { status in
+            guard showProgress else { return }
+            FileHandle.standardError.write(Data("\r\u{1B}[Kextend: \(status.complete ? "complete" : "in progress"), \(status.succeededCount ?? 0) extended, \(status.failedCount ?? 0) failed".utf8))
+        }
+        if let request = context.arguments.value("status") {
+            let record = try following { try revalidator.followMassExtension(request, environment: environment, wait: wait, progress: progress) }
+            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            return report(record, revalidator: revalidator, context)
+        }
+        guard let daysText = context.arguments.value("days"), let days = Int(daysText) else { throw UsageError("extend needs --days N (1 to 90)") }
+        guard let codeText = context.arguments.value("reason-code"), let code = Int(codeText) else {
+            throw UsageError("extend needs --reason-code: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage")
+        }
+        let reason = context.arguments.value("reason") ?? ""
+        do { try Revalidator.checkExtension(days: days, reasonCode: code, reason: reason) } catch let e as OperationError { throw UsageError(e.description) }
+        let codeName = Revalidator.extensionReasonCodes[code] ?? "?"
+        if context.arguments.has("all") {
+            guard let product = context.arguments.value("product"), context.arguments.positionals.isEmpty else {
+                throw UsageError("extend --all needs --product PRODUCT and no ID")
+            }
+            let storefronts = context.arguments.value("storefront").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() } } ?? []
+            try confirm("Extend EVERY active subscriber of \(product)\(storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))") by \(days) days (reason code \(code): \(codeName))?", context)
+            let record = try following {
+                try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason, storefronts: storefronts,
+                                                   environment: environment, wait: wait, progress: progress)
+            }
+            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            return report(record, revalidator: revalidator, context)
+        }
+        guard let id = context.arguments.positionals.first, context.arguments.positionals.count == 1 else {
+            throw UsageError("extend takes one ID, or --all --product PRODUCT (see subdesk extend --help)")
+        }
+        try confirm("Extend \(id)'s renewal date by \(days) days (reason code \(code): \(codeName))?", context)
+        do {
+            let record = try revalidator.extendRenewalDate(id, days: days, reasonCode: code, reason: reason)
+            return report(record, revalidator: revalidator, context)
+        } catch let e as OperationError {
+            if context.wantsJSON { Output.json(["error": e.description]) }
+            Output.error(e.description)
+            return 2
+        } catch let e as RevalidationError {
+            Output.error(e.description)
+            return 1
+        }
+    }
+
+    /// A terminal user answers y; elsewhere --yes stands for the answer.
+    static func confirm(_ question: String, _ context: Context) throws {
+        if context.arguments.has("yes") { return }
+        guard isatty(STDIN_FILENO) == 1 else { throw UsageError("\(question) Not on a terminal: pass --yes to confirm") }
+        FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+        guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else { throw UsageError("not extended") }
+    }
+
+    static func following(_ body: () throws -> RenewalExtension) throws -> RenewalExtension {
+        do { return try body() } catch let e as OperationError { throw UsageError(e.description) }
+    }
+
+    static func json(_ e: RenewalExtension) -> [String: Any] {
+        var o: [String: Any] = ["requestIdentifier": e.requestIdentifier, "days": e.days, "reasonCode": e.reasonCode, "reason": e.reason,
+                                "operator": e.operatorName, "requested": DateText.iso(e.requested), "outcome": e.outcome]
+        if let otid = e.originalTransactionId { o["originalTransactionId"] = otid }
+        if let product = e.productId { o["productId"] = product }
+        if !e.storefronts.isEmpty { o["storefronts"] = e.storefronts }
+        if let effective = e.effective { o["effectiveDate"] = DateText.iso(effective) }
+        if let succeeded = e.succeeded { o["succeededCount"] = succeeded }
+        if let failed = e.failed { o["failedCount"] = failed }
+        if let completed = e.completed { o["completeDate"] = DateText.iso(completed) }
+        return o
+    }
+
+    static func describe(_ e: RenewalExtension) -> String {
+        let target = e.originalTransactionId ?? "every active subscriber of \(e.productId ?? "?")"
+            + (e.storefronts.isEmpty ? "" : " in \(e.storefronts.joined(separator: ","))")
+        var text = "\(DateText.minute(e.requested)) UTC \(target) by \(e.days) days (request \(e.requestIdentifier)): \(SafeText.sanitize(e.outcome))"
+        if let effective = e.effective { text += ", renews \(DateText.minute(effective)) UTC" }
+        if e.originalTransactionId == nil { text += ", \(e.succeeded ?? 0) extended, \(e.failed ?? 0) failed" }
+        return text
+    }
+
+    static func report(_ e: RenewalExtension, revalidator: Revalidator, _ context: Context) -> Int32 {
+        let summary = e.originalTransactionId == nil ? (try? revalidator.summaryNotification(for: e.requestIdentifier)) ?? nil : nil
+        if context.wantsJSON {
+            var o = json(e)
+            if let summary { o["summaryNotification"] = ["succeededCount": summary.succeeded as Any, "failedCount": summary.failed as Any] }
+            Output.json(o)
+        } else {
+            Output.line(describe(e))
+            if let summary {
+                Output.line("Apple's RENEWAL_EXTENSION/SUMMARY notification: \(summary.succeeded ?? 0) extended, \(summary.failed ?? 0) failed")
+            } else if e.originalTransactionId == nil && e.outcome == "complete" {
+                Output.line("Apple's RENEWAL_EXTENSION/SUMMARY notification has not arrived yet")
+            } else if e.outcome == "pending" {
+                Output.line("still in progress at Apple: follow it with subdesk extend --status \(e.requestIdentifier)")
+            }
+        }
+        return e.outcome.hasPrefix("refused") ? 1 : 0
+    }
+
+    static func list(_ context: Context, _ store: Store) throws -> Int32 {
+        var records: [RenewalExtension]
+        if let id = context.arguments.positionals.first {
+            records = try store.extensions(originalTransactionId: try OperatorCommands.operations(context, store: store).resolveSubscription(id))
+        } else {
+            records = try store.extensions(originalTransactionId: nil)
+        }
+        records.sort { $0.requested > $1.requested }
+        if context.wantsJSON { Output.json(records.map(json)); return 0 }
+        if records.isEmpty { Output.line("no extensions"); return 0 }
+        for r in records { Output.line(describe(r)) }
+        return 0
+    }
+}
