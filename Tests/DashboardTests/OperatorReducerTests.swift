@@ -49,6 +49,30 @@ final class OperatorReducerTests: XCTestCase {
 
     var screen: String { DashboardRenderer.render(state).lines().joined(separator: "\n") }
 
+    func command(_ text: String) -> [DashboardEffect] {
+        press(.char(":"))
+        _ = type(text)
+        return press(.enter)
+    }
+
+    func testExtendAsksBeforeAppleIsAskedAndChecksApplesRulesFirst() {
+        XCTAssertEqual(command("extend 7 3 outage on 11-20"), [])
+        XCTAssertEqual(state.flash?.kind, .error, ":extend needs a subscription's detail")
+        press(.escape)
+        openDetail()
+        XCTAssertEqual(command("extend 95 3 outage"), [])
+        XCTAssertTrue(state.flash?.text.contains("1 to 90 days") == true, "\(String(describing: state.flash))")
+        press(.escape)
+        XCTAssertEqual(command("extend 7 3 outage on 11-20"), [], "nothing before the answer")
+        XCTAssertTrue(screen.contains("Extend \(id) by 7 days at Apple (code 3)? y: yes, any other key: no"), screen)
+        XCTAssertEqual(press(.char("n")), [])
+        XCTAssertEqual(state.flash?.text, "cancelled: nothing was asked of Apple")
+        _ = command("extend 7 3 outage on 11-20")
+        XCTAssertEqual(press(.char("y")), [.extendRenewal(originalTransactionId: id, days: 7, reasonCode: 3, reason: "outage on 11-20")])
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .extended(originalTransactionId: id, message: "Apple extended it", failed: false)),
+                       [.loadDetail(originalTransactionId: id)], "the detail reloads with Apple's new expiry")
+    }
+
     // MARK: - r
 
     func testRStartsOneBackgroundRevalidationAndShowsItIsRunning() {

@@ -1,24 +1,26 @@
 import Foundation
+import SubscriptionCore
 import TerminalUI
 
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "ping", "messages", "theme", "tz", "help", "q"]
+    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "ping", "extend", "messages", "theme", "tz", "help", "q"]
 
     /// What each command does, as `?` lists it: the screens first, then the rest.
     public static let descriptions: [(usage: String, description: String)] = [
-        (":subs", "subscribers list"),
-        (":feed", "live feed"),
-        (":daily", "daily counts"),
-        (":quarantine", "refused bodies"),
-        (":audit [ID]", "operator actions"),
-        (":gaps", "missed deliveries"),
-        (":ping", "test the webhook"),
-        (":messages", "session's messages"),
-        (":theme NAME", "colour theme"),
-        (":tz ZONE", "UTC, local, +05:30…"),
-        (":help", "this help"),
+        (":subs", "list"),
+        (":feed", "live"),
+        (":daily", "counts"),
+        (":quarantine", "refused"),
+        (":audit [ID]", "log"),
+        (":gaps", "missed"),
+        (":ping", "webhook test"),
+        (":extend D C WHY", "at Apple"),
+        (":messages", "history"),
+        (":theme NAME", "colours"),
+        (":tz ZONE", "+05:30…"),
+        (":help", "this"),
         (":q", "quit"),
     ]
 
@@ -38,7 +40,7 @@ public enum DashboardCommandLine {
     /// Commands that take an argument, so completing them adds a space.
     static let takesArgument: Set<String> = ["theme", "tz"]
     /// Commands that may take one; the others refuse anything after their name.
-    static let acceptsArgument: Set<String> = ["theme", "tz", "audit"]
+    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend"]
 
     /// The command `word` names: itself, an alias, or the one command it is a unique start of.
     static func resolve(_ word: String) -> (name: String?, candidates: [String]) {
@@ -130,6 +132,8 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.quarantine, &state)
         case "gaps":
             return DashboardReducer.switchTo(.gaps, &state)
+        case "extend":
+            return extend(argument, &state)
         case "ping":
             guard state.pingStarted == nil else {
                 DashboardReducer.flash("a ping is already waiting for its TEST notification", &state)
@@ -169,5 +173,30 @@ public enum DashboardCommandLine {
                                    error: true, &state)
             return []
         }
+    }
+
+    /// `:extend DAYS CODE REASON` on a subscription's detail: Apple's rules checked, then
+    /// a y/n question before Apple is asked.
+    static func extend(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        guard state.screen == .detail, let otid = state.detail?.originalTransactionId else {
+            DashboardReducer.flash(":extend works on a subscription's detail: open one first", error: true, &state)
+            return []
+        }
+        let words = argument.split(separator: " ", maxSplits: 2).map(String.init)
+        guard words.count == 3, let days = Int(words[0]), let code = Int(words[1]) else {
+            DashboardReducer.flash(":extend DAYS CODE REASON, such as :extend 7 3 outage on 11-20 (codes: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue)",
+                                   error: true, &state)
+            return []
+        }
+        do {
+            try Revalidator.checkExtension(days: days, reasonCode: code, reason: words[2])
+        } catch {
+            DashboardReducer.flash("\(error)", error: true, &state)
+            return []
+        }
+        state.confirmation = DashboardState.Confirmation(
+            question: "Extend \(otid) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
+            effect: .extendRenewal(originalTransactionId: otid, days: days, reasonCode: code, reason: words[2]))
+        return []
     }
 }

@@ -84,6 +84,10 @@ public enum DashboardReducer {
         case .auditLoaded(let filter, let entries):
             applyAudit(filter, entries, &state)
             return []
+        case .extended(let otid, let message, let failed):
+            flash(message, error: failed, &state)
+            if state.detail?.originalTransactionId == otid { return [.loadDetail(originalTransactionId: otid)] }
+            return []
         case .orderLookedUp(let orderId, let otid, let message):
             guard let otid else {
                 flash(message ?? "order \(orderId) not found", error: true, &state)
@@ -148,6 +152,14 @@ public enum DashboardReducer {
         }
         if state.overrideDialog != nil { return handleDialogKey(key, &state) }
         if state.prompt != nil { return handlePromptKey(key, &state) }
+        if let confirmation = state.confirmation {
+            state.confirmation = nil
+            guard key == .char("y") || key == .char("Y") else {
+                flash("cancelled: nothing was asked of Apple", &state)
+                return []
+            }
+            return [confirmation.effect]
+        }
         if state.showsHelp || state.showsMessages {
             switch state.keys.command(for: key, on: state.screen) {
             case .help?, .back?:

@@ -88,7 +88,9 @@ public enum DashboardRenderer {
     }
 
     static func bottomLine(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
-        if let prompt = state.prompt {
+        if let confirmation = state.confirmation {
+            FlashMessage(" " + confirmation.question, kind: .info).render(in: area, buffer: &buffer)
+        } else if let prompt = state.prompt {
             PromptLine(symbol: prompt.symbol, text: prompt.text, cursor: prompt.cursor, completions: prompt.completions,
                        selectedCompletion: prompt.selectedCompletion).render(in: area, buffer: &buffer)
         } else if let flash = state.flash {

@@ -163,6 +163,21 @@ public final class DashboardSession {
                 return startRevalidation(id)
             case .ping:
                 return startPing()
+            case .extendRenewal(let otid, let days, let code, let reason):
+                guard case .success(let revalidator) = self.revalidator else {
+                    return [.extended(originalTransactionId: otid, message: "extending needs the App Store Server API key settings", failed: true)]
+                }
+                background.run {
+                    do {
+                        let record = try revalidator.extendRenewalDate(otid, days: days, reasonCode: code, reason: reason)
+                        return .extended(originalTransactionId: otid,
+                                         message: "Apple extended \(otid) by \(days) days" + (record.effective.map { "; it renews \(DateText.minute($0)) UTC" } ?? ""),
+                                         failed: false)
+                    } catch {
+                        return .extended(originalTransactionId: otid, message: SafeText.sanitize("\(error)"), failed: true)
+                    }
+                }
+                return []
             case .lookUpOrder(let orderId):
                 guard case .success(let revalidator) = self.revalidator else {
                     return [.orderLookedUp(orderId: orderId, originalTransactionId: nil,

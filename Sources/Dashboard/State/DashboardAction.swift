@@ -28,6 +28,8 @@ public enum DashboardAction: Sendable {
     /// A background revalidation finished; it arrives whatever screen is shown by then.
     case revalidated(RevalidationResult)
     case revalidationFailed(originalTransactionId: String, message: String)
+    /// What an extension came to: a message, whether it failed, and the subscription to reload.
+    case extended(originalTransactionId: String, message: String, failed: Bool)
     /// An order id looked up at Apple: the subscription it bought, or why not.
     case orderLookedUp(orderId: String, originalTransactionId: String?, message: String?)
     /// What `:ping` found: a message for the message line, and whether it is bad news.
@@ -60,6 +62,8 @@ public enum DashboardEffect: Equatable, Sendable {
     case applyOverride(OverrideRequest)
     /// Ask Apple for a TEST notification and wait for it, off the thread that draws.
     case ping
+    /// Ask Apple to extend one subscription's renewal date (confirmed), off the thread that draws.
+    case extendRenewal(originalTransactionId: String, days: Int, reasonCode: Int, reason: String)
     /// Ask Apple which subscription an order id bought (Look Up Order ID), off the thread that draws.
     case lookUpOrder(String)
     /// Text for the terminal's clipboard, which only the terminal backend can reach.

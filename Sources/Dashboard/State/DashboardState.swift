@@ -54,6 +54,13 @@ public struct DashboardState: Sendable {
     public var revalidationStarted: Millis = 0
     /// When a `:ping` was asked for and has not answered yet.
     public var pingStarted: Millis?
+    /// A question on the bottom line that y answers (any other key cancels), and what y does.
+    public var confirmation: Confirmation?
+
+    public struct Confirmation: Equatable, Sendable {
+        public var question: String
+        public var effect: DashboardEffect
+    }
 
     public init(width: Int, height: Int, now: Millis, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
                 storeName: String, themeName: String = "default", availableThemes: [String] = [],
