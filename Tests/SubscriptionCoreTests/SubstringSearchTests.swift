@@ -135,6 +135,7 @@ final class SubstringSearchTests: XCTestCase {
             DROP TRIGGER IF EXISTS subscription_search_update; DROP TRIGGER IF EXISTS subscription_search_delete;
             DROP TRIGGER IF EXISTS subscriber_search_update;
             DROP TABLE delivery_gaps; DROP TABLE backfill_runs; ALTER TABLE intake_log DROP COLUMN source;
+            DROP TABLE renewal_extensions;
             PRAGMA user_version = 8;
             """)
         let store = try Store(path: path)
