@@ -147,12 +147,8 @@ extension DashboardReducer {
     // MARK: - Quarantine
 
     static func gapsCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
-        let visible = Layout.listRows(height: state.height)
-        let count = state.gaps.entries.count
-        if let delta = delta(for: command, visible: visible, count: count) {
-            move(&state.gaps.selection, &state.gaps.scrollOffset, by: delta, count: count, visible: visible)
-            return []
-        }
+        if moveInList(command, &state.gaps.selection, &state.gaps.scrollOffset, count: state.gaps.entries.count,
+                      visible: Layout.listRows(height: state.height)) { return [] }
         guard command == .open, state.gaps.entries.indices.contains(state.gaps.selection) else { return [] }
         guard let otid = state.gaps.entries[state.gaps.selection].originalTransactionId else {
             flash("this notification is about no one subscription", &state)
@@ -162,12 +158,8 @@ extension DashboardReducer {
     }
 
     static func quarantineCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
-        let visible = Layout.listRows(height: state.height)
-        let count = state.quarantine.entries.count
-        if let delta = delta(for: command, visible: visible, count: count) {
-            move(&state.quarantine.selection, &state.quarantine.scrollOffset, by: delta, count: count, visible: visible)
-            return []
-        }
+        if moveInList(command, &state.quarantine.selection, &state.quarantine.scrollOffset, count: state.quarantine.entries.count,
+                      visible: Layout.listRows(height: state.height)) { return [] }
         guard command == .open, state.quarantine.entries.indices.contains(state.quarantine.selection) else { return [] }
         let entry = state.quarantine.entries[state.quarantine.selection]
         state.quarantine.openEntry = entry

@@ -267,12 +267,8 @@ extension DashboardReducer {
     // MARK: - Audit log
 
     static func auditCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
-        let visible = Layout.auditRows(height: state.height)
-        let count = state.audit.entries.count
-        if let delta = delta(for: command, visible: visible, count: count) {
-            move(&state.audit.selection, &state.audit.scrollOffset, by: delta, count: count, visible: visible)
-            return []
-        }
+        if moveInList(command, &state.audit.selection, &state.audit.scrollOffset, count: state.audit.entries.count,
+                      visible: Layout.auditRows(height: state.height)) { return [] }
         switch command {
         case .filter:
             state.prompt = PromptState(kind: .filter, text: state.audit.filter)

@@ -512,6 +512,14 @@ public enum DashboardReducer {
         scroll = TableView.scrollOffset(current: scroll, selected: selection, visibleRows: visible, rowCount: count)
     }
 
+    /// Carries out a movement command in a list of `count` rows showing `visible`; false
+    /// when `command` is no movement.
+    static func moveInList(_ command: KeyCommand, _ selection: inout Int, _ scroll: inout Int, count: Int, visible: Int) -> Bool {
+        guard let delta = delta(for: command, visible: visible, count: count) else { return false }
+        move(&selection, &scroll, by: delta, count: count, visible: visible)
+        return true
+    }
+
     /// The row delta a movement command means in a list showing `visible` rows.
     static func delta(for command: KeyCommand, visible: Int, count: Int) -> Int? {
         switch command {
