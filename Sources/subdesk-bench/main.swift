@@ -99,7 +99,7 @@ func shell(_ launch: String, _ args: [String], stdin: Data? = nil, environment: 
     try p.run()
     if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
     try? input.fileHandleForWriting.close()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
+    let data = ChildOutput.readAll(out.fileHandleForReading)
     p.waitUntilExit()
     return (p.terminationStatus, String(decoding: data, as: UTF8.self))
 }

@@ -241,7 +241,7 @@ final class BackfillTests: XCTestCase {
         resumed.standardOutput = output
         resumed.standardError = FileHandle.nullDevice
         try resumed.run()
-        let answer = output.fileHandleForReading.readDataToEndOfFile()
+        let answer = ChildOutput.readAll(output.fileHandleForReading)
         resumed.waitUntilExit()
         XCTAssertEqual(resumed.terminationStatus, 0, String(decoding: answer, as: UTF8.self))
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: answer) as? [String: Any])

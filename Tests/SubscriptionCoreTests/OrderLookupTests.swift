@@ -78,7 +78,7 @@ final class OrderLookupTests: XCTestCase {
             process.standardOutput = pipe
             process.standardError = pipe
             try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            let data = ChildOutput.readAll(pipe.fileHandleForReading)
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: data, as: UTF8.self))
         }

@@ -156,7 +156,7 @@ enum RevalidationKeys {
         process.standardOutput = pipe
         process.standardError = pipe
         do { try process.run() } catch { return (-1, "\(error)") }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let data = ChildOutput.readAll(pipe.fileHandleForReading)
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }

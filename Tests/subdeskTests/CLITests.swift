@@ -1,4 +1,5 @@
 import Foundation
+import FakeApple
 import XCTest
 
 /// Runs the `subdesk` binary as a user or a script would; shared by the command-line tests.
@@ -59,10 +60,10 @@ class SubdeskTestCase: XCTestCase {
         let errReader = DispatchGroup()
         errReader.enter()
         DispatchQueue.global().async {
-            e = err.fileHandleForReading.readDataToEndOfFile()
+            e = ChildOutput.readAll(err.fileHandleForReading)
             errReader.leave()
         }
-        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let o = ChildOutput.readAll(out.fileHandleForReading)
         errReader.wait()
         writer.wait()
         p.waitUntilExit()

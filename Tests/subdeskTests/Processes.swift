@@ -1,4 +1,5 @@
 import Foundation
+import FakeApple
 
 /// Runs `executable` to its end with stdout and stderr gathered together; `environment`
 /// nil inherits this process's. The one way these tests run a helper program to completion.
@@ -12,7 +13,7 @@ func runToEnd(_ executable: String, _ arguments: [String],
     process.standardOutput = output
     process.standardError = output
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let data = ChildOutput.readAll(output.fileHandleForReading)
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }

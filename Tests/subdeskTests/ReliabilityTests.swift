@@ -1,4 +1,5 @@
 import Foundation
+import FakeApple
 import XCTest
 @testable import SubscriptionCore
 
@@ -25,7 +26,7 @@ final class ReliabilityTests: SubdeskTestCase {
         let out = Pipe()
         p.standardOutput = out
         try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let data = ChildOutput.readAll(out.fileHandleForReading)
         p.waitUntilExit()
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -146,13 +147,13 @@ final class ReliabilityTests: SubdeskTestCase {
         }
         group.wait()
         for (p, err, f) in processes {
-            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let stderr = String(decoding: ChildOutput.readAll(err.fileHandleForReading), as: UTF8.self)
             p.waitUntilExit()
             XCTAssertEqual(p.terminationStatus, 0, "\(f): \(stderr)")
             XCTAssertFalse(stderr.contains("locked"), stderr)
         }
         FileManager.default.createFile(atPath: readerStop, contents: Data())
-        let readerText = String(decoding: readerOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let readerText = String(decoding: ChildOutput.readAll(readerOut.fileHandleForReading), as: UTF8.self)
         reader.waitUntilExit()
         XCTAssertFalse(readerText.contains("READER-FAILED"), readerText)
         XCTAssertEqual(Set(statuses.compactMap { $0 as? String }), ["Status: 200 OK\r\n"], "every CGI request stored")

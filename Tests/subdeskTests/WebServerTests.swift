@@ -1,4 +1,5 @@
 import Foundation
+import FakeApple
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -439,8 +440,8 @@ final class WebServerTests: XCTestCase {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let data = ChildOutput.readAll(output.fileHandleForReading)
+        let errorText = String(decoding: ChildOutput.readAll(errors.fileHandleForReading), as: UTF8.self)
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, "subdesk \(arguments.joined(separator: " ")): \(errorText)")
         return String(decoding: data, as: UTF8.self)

@@ -1,0 +1,23 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading a child process's output in the tests and the benchmark.
+public enum ChildOutput {
+    /// Everything up to end of file. A read a signal interrupts is tried again, where
+    /// Foundation's `readDataToEndOfFile` stops the whole test process (it traps on EINTR).
+    public static func readAll(_ handle: FileHandle) -> Data {
+        let descriptor = handle.fileDescriptor
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count > 0 {
+                data.append(buffer, count: count)
+            } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+                return data
+            }
+        }
+    }
+}
