@@ -35,13 +35,13 @@ enum ShowCommand {
     static func show(_ id: String, _ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
         let now = DateText.nowMillis()
-        if try SubscriberReport.load(store: store, id: id, now: now) == nil, try store.purchases(id: id).isEmpty,
-           AppStoreServerAPIClient.looksLikeOrderId(id), let found = try lookUpOrder(id, context) {
-            return found
-        }
         guard let report = try SubscriberReport.load(store: store, id: id, now: now) else {
             // A one-time purchase (consumable, non-consumable, non-renewing) is no subscription.
             let purchases = try store.purchases(id: id)
+            // An order id the store does not know is asked of Apple.
+            if purchases.isEmpty, AppStoreServerAPIClient.looksLikeOrderId(id), let found = try lookUpOrder(id, context) {
+                return found
+            }
             guard !purchases.isEmpty else {
                 if context.wantsJSON { Output.json(["error": "no subscriber, subscription, purchase or transaction matches \(id)"]) }
                 Output.error("no subscriber, subscription, purchase or transaction matches \(SafeText.sanitize(id))")

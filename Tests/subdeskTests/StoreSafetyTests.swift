@@ -158,7 +158,7 @@ final class CLIConsistencyTests: SubdeskTestCase {
 final class UnwritableStoreTests: SubdeskTestCase {
     func testWritesSayTheFileIsNotWritableAndReadsStillWork() throws {
         // A folder everyone may read but only its owner write, holding a store.
-        let shared = "/tmp/subdesk-unwritable-\(UUID().uuidString)"
+        let shared = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-unwritable-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false,
                                                 attributes: [.posixPermissions: 0o755])
         defer { try? FileManager.default.removeItem(atPath: shared) }

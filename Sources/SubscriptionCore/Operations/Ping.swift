@@ -73,9 +73,7 @@ public final class Ping {
     /// The notificationUUID in a JWS's payload, read without verifying it: it only says
     /// which stored notification to look for, and the stored one was verified by intake.
     static func notificationUUID(of jws: String) -> String? {
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let data = Base64URL.decode(String(parts[1])),
-              let json = try? JSONFields(data: data, path: "payload") else { return nil }
+        guard let data = ApplePayloads.payload(ofJWS: jws), let json = try? JSONFields(data: data, path: "payload") else { return nil }
         return try? json.string("notificationUUID")
     }
 

@@ -146,9 +146,7 @@ extension Revalidator {
 /// verified them when they arrived).
 enum RenewalExtensionSummary {
     static func read(_ body: Data) -> (requestIdentifier: String?, succeeded: Int64?, failed: Int64?)? {
-        guard let outer = try? JSONFields(data: body, path: "body"), let jws = try? outer.string("signedPayload") else { return nil }
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let data = Base64URL.decode(String(parts[1])),
+        guard let jws = ApplePayloads.signedPayload(body: body), let data = ApplePayloads.payload(ofJWS: jws),
               let payload = try? JSONFields(data: data, path: "payload"), let summary = try? payload.object("summary") else { return nil }
         return ((try? summary.string("requestIdentifier")) ?? nil, (try? summary.int64("succeededCount")) ?? nil,
                 (try? summary.int64("failedCount")) ?? nil)

@@ -216,14 +216,9 @@ final class SQLiteConnection {
 
     /// Calls `body` for each result row.
     func query(_ sql: String, _ values: [SQLBindable?] = [], _ body: (SQLRow) throws -> Void) throws {
-        let s = try prepared(sql)
-        defer { sqlite3_reset(s) }
-        try bind(s, values, sql)
-        while true {
-            let rc = sqlite3_step(s)
-            if rc == SQLITE_DONE { return }
-            guard rc == SQLITE_ROW else { throw error(String(sql.prefix(60)), rc) }
-            try body(SQLRow(statement: s))
+        try scan(sql, values) { row in
+            try body(row)
+            return true
         }
     }
 
@@ -248,7 +243,10 @@ final class SQLiteConnection {
 
     func first<T>(_ sql: String, _ values: [SQLBindable?] = [], _ map: (SQLRow) throws -> T) throws -> T? {
         var result: T?
-        try query(sql, values) { row in if result == nil { result = try map(row) } }
+        try scan(sql, values) { row in
+            result = try map(row)
+            return false
+        }
         return result
     }
 
