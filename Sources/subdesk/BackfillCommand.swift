@@ -36,12 +36,11 @@ enum BackfillCommand {
         if context.arguments.has("list") { return try list(context) }
         let store = try context.openStore(mode: .existing)
         let policy = try context.intakePolicy()
-        let configuration = try context.revalidationConfiguration(policy: policy)
-        guard let key = configuration.apiKey else {
+        let revalidator = try context.makeRevalidator(maxConnections: 2)
+        guard revalidator.configuration.apiKey != nil else {
             throw UsageError("backfill asks the App Store Server API: set api_key_file, api_key_id and api_issuer_id")
         }
-        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: configuration.http)
-        let backfill = Backfill(store: store, intake: try context.makeIntake(store: store), client: client,
+        let backfill = Backfill(store: store, intake: try context.makeIntake(store: store), client: try revalidator.serverAPIClient(),
                                 operatorName: context.operatorName)
         let now = DateText.nowMillis()
         var resume: BackfillRun?
@@ -166,10 +165,10 @@ enum PingCommand {
 
     static func run(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty else { throw UsageError("ping takes no arguments") }
-        let store = try context.openStore(mode: .existing)
+        _ = try context.openStore(mode: .existing)  // a missing store is said before anything is asked
         let policy = try context.intakePolicy()
-        let configuration = try context.revalidationConfiguration(policy: policy)
-        guard let key = configuration.apiKey else {
+        let revalidator = try context.makeRevalidator(maxConnections: 1)
+        guard revalidator.configuration.apiKey != nil else {
             throw UsageError("ping asks the App Store Server API: set api_key_file, api_key_id and api_issuer_id")
         }
         var waitLimit: TimeInterval = 30
@@ -179,17 +178,13 @@ enum PingCommand {
             }
             waitLimit = seconds
         }
-        // One attempt per HTTP request is plenty here: the loop itself asks again.
-        var http = configuration.http
-        http.timeout = min(http.timeout, 10)
-        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: http)
         let environment = policy.environment ?? .production
         if isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet") {
             Output.warn("asked Apple (\(environment)) for a TEST notification; waiting up to \(Int(waitLimit)) s for it to arrive")
         }
         let result: Ping.Result
         do {
-            result = try Ping(store: store, client: client).run(environment: environment, timeout: waitLimit)
+            result = try revalidator.ping(wait: waitLimit)
         } catch let error as RevalidationError {
             Output.error("ping: \(error.description)")
             return 1
@@ -202,9 +197,8 @@ enum PingCommand {
             if let uuid = result.arrivedUUID { object["notificationUUID"] = uuid }
             if let trip = result.roundTrip { object["roundTripMs"] = trip }
             Output.json(object)
-        } else if let trip = result.roundTrip, let uuid = result.arrivedUUID {
-            Output.line("TEST notification \(uuid) arrived through intake \(String(format: "%.2f", Double(trip) / 1000)) s "
-                        + "after it was requested (Apple: \(Ping.describe(result.attempts)))")
+        } else if let arrival = result.arrivalText {
+            Output.line(arrival + " (Apple: \(Ping.describe(result.attempts)))")
         } else {
             Output.line("no TEST notification arrived within \(Int(waitLimit)) s (token \(result.token)); "
                         + "Apple: \(Ping.describe(result.attempts))")

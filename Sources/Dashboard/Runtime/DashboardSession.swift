@@ -164,10 +164,9 @@ public final class DashboardSession {
             case .ping:
                 return startPing()
             case .extendRenewal(let otid, let days, let code, let reason):
-                guard case .success(let revalidator) = self.revalidator else {
-                    return [.extended(originalTransactionId: otid, message: "extending needs the App Store Server API key settings", failed: true)]
-                }
-                background.run {
+                return withRevalidator({ _ in
+                    .extended(originalTransactionId: otid, message: "extending needs the App Store Server API key settings", failed: true)
+                }) { revalidator in
                     do {
                         let record = try revalidator.extendRenewalDate(otid, days: days, reasonCode: code, reason: reason)
                         return .extended(originalTransactionId: otid,
@@ -177,13 +176,10 @@ public final class DashboardSession {
                         return .extended(originalTransactionId: otid, message: SafeText.sanitize("\(error)"), failed: true)
                     }
                 }
-                return []
             case .lookUpOrder(let orderId):
-                guard case .success(let revalidator) = self.revalidator else {
-                    return [.orderLookedUp(orderId: orderId, originalTransactionId: nil,
-                                           message: "order look-up needs the App Store Server API key settings")]
-                }
-                background.run {
+                return withRevalidator({ _ in
+                    .orderLookedUp(orderId: orderId, originalTransactionId: nil, message: "order look-up needs the App Store Server API key settings")
+                }) { revalidator in
                     do {
                         let found = try revalidator.lookUpOrder(orderId)
                         return .orderLookedUp(orderId: orderId, originalTransactionId: found.originalTransactionIds.first,
@@ -192,7 +188,6 @@ public final class DashboardSession {
                         return .orderLookedUp(orderId: orderId, originalTransactionId: nil, message: SafeText.sanitize("\(error)"))
                     }
                 }
-                return []
             case .copyToClipboard(let text):
                 clipboardOutbox.append(text)
                 return []
@@ -209,42 +204,40 @@ public final class DashboardSession {
         }
     }
 
+    /// Runs `job` on a worker with the session's revalidator, its action taken in on a later
+    /// tick; without a revalidator, `unavailable` says why at once.
+    func withRevalidator(_ unavailable: (String) -> DashboardAction,
+                         _ job: @escaping @Sendable (Revalidator) -> DashboardAction) -> [DashboardAction] {
+        switch revalidator {
+        case .failure(let problem):
+            return [unavailable(problem.description)]
+        case .success(let ready):
+            background.run { job(ready) }
+            return []
+        }
+    }
+
     /// `:ping` on a worker: a TEST notification can take seconds to come round.
     func startPing() -> [DashboardAction] {
-        let revalidator: Revalidator
-        switch self.revalidator {
-        case .success(let ready): revalidator = ready
-        case .failure(let problem): return [.pinged(message: "ping: " + problem.description, failed: true)]
-        }
-        background.run {
+        withRevalidator({ .pinged(message: "ping: " + $0, failed: true) }) { revalidator in
             do {
                 let result = try revalidator.ping(wait: 30)
-                if let trip = result.roundTrip, let uuid = result.arrivedUUID {
-                    return .pinged(message: "TEST notification \(uuid) arrived through intake \(String(format: "%.2f", Double(trip) / 1000)) s after it was requested",
-                                   failed: false)
-                }
+                if let arrival = result.arrivalText { return .pinged(message: arrival, failed: false) }
                 return .pinged(message: "no TEST notification arrived within 30 s; Apple: \(Ping.describe(result.attempts))", failed: true)
             } catch {
                 return .pinged(message: "ping: " + SafeText.sanitize("\(error)"), failed: true)
             }
         }
-        return []
     }
 
     func startRevalidation(_ id: String) -> [DashboardAction] {
-        let revalidator: Revalidator
-        switch self.revalidator {
-        case .success(let ready): revalidator = ready
-        case .failure(let problem): return [.revalidationFailed(originalTransactionId: id, message: problem.description)]
-        }
-        background.run {
+        withRevalidator({ .revalidationFailed(originalTransactionId: id, message: $0) }) { revalidator in
             do {
                 return .revalidated(try revalidator.revalidate(id))
             } catch {
                 return .revalidationFailed(originalTransactionId: id, message: SafeText.sanitize("\(error)"))
             }
         }
-        return []
     }
 
     func applyOverride(_ request: OverrideRequest, now: Millis) throws -> Override {

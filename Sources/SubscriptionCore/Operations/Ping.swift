@@ -14,6 +14,12 @@ public final class Ping {
         public var attempts: [SendAttempt]
 
         public var roundTrip: Millis? { arrived.map { $0 - requested } }
+
+        /// `TEST notification … arrived through intake 0.46 s after it was requested`, once it has.
+        public var arrivalText: String? {
+            guard let trip = roundTrip, let uuid = arrivedUUID else { return nil }
+            return "TEST notification \(uuid) arrived through intake \(String(format: "%.2f", Double(trip) / 1000)) s after it was requested"
+        }
     }
 
     let store: Store

@@ -35,10 +35,7 @@ extension Revalidator {
         guard row.state.ownershipType != "FAMILY_SHARED" else {
             throw OperationError("\(otid) is family shared: Apple extends the purchaser's subscription, not a family member's")
         }
-        guard let key = configuration.apiKey else {
-            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
-        }
-        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: configuration.http)
+        let client = try lookup.serverAPI()
         let request = UUID().uuidString.lowercased()
         var record = RenewalExtension(id: 0, requestIdentifier: request, originalTransactionId: otid, productId: row.state.productId,
                                       storefronts: [], days: days, reasonCode: reasonCode, reason: reason, operatorName: operatorName,
@@ -72,11 +69,8 @@ extension Revalidator {
                                    environment: AppStoreEnvironment, wait: TimeInterval, pollEvery: TimeInterval = 5,
                                    progress: ((MassExtensionStatus) -> Void)? = nil) throws -> RenewalExtension {
         try Revalidator.checkExtension(days: days, reasonCode: reasonCode, reason: reason)
-        guard let key = configuration.apiKey else {
-            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
-        }
+        let client = try lookup.serverAPI()
         let store = try openStore()
-        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: configuration.http)
         let request = UUID().uuidString.lowercased()
         let now = clock()
         try client.extendForAllActive(productId: productId, days: days, reasonCode: reasonCode, requestIdentifier: request,
@@ -102,10 +96,7 @@ extension Revalidator {
         guard let record = try store.renewalExtension(requestIdentifier: request), let productId = record.productId else {
             throw OperationError("no mass extension with request identifier \(request) in this store")
         }
-        guard let key = configuration.apiKey else {
-            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
-        }
-        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: configuration.http)
+        let client = try lookup.serverAPI()
         let deadline = Date().addingTimeInterval(wait)
         while true {
             let status = try client.massExtensionStatus(productId: productId, requestIdentifier: request, environment: environment)

@@ -202,14 +202,10 @@ public final class Revalidator: @unchecked Sendable {
 
 extension Revalidator {
     /// `subdesk ping` with this revalidator's settings and a store connection of its own,
-    /// for callers on another thread (the dashboard's worker).
+    /// for callers on another thread (the dashboard's worker). Each request gives up after
+    /// 10 s at most: the wait for the notification is the loop's, not one request's.
     public func ping(wait: TimeInterval) throws -> Ping.Result {
-        guard let key = configuration.apiKey else {
-            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
-        }
-        var http = configuration.http
-        http.timeout = min(http.timeout, 10)
-        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: http)
+        let client = try lookup.serverAPI(maxTimeout: 10)
         return try Ping(store: try openStore(), client: client).run(environment: policy.environment ?? .production, timeout: wait)
     }
 }
@@ -281,11 +277,8 @@ extension Revalidator {
         guard let row = try store.subscription(originalTransactionId: otid) else {
             throw RevalidationError.unknownSubscription("no subscription \(otid)")
         }
-        guard let key = configuration.apiKey else {
-            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
-        }
+        let client = try lookup.serverAPI()
         let token = row.subscriber.appAccountToken ?? UUID().uuidString.lowercased()
-        let client = AppStoreServerAPIClient(key: key, endpoints: configuration.endpoints, policy: configuration.http)
         do {
             try client.setAppAccountToken(originalTransactionId: otid, token: token,
                                           environment: AppStoreEnvironment(rawValue: row.state.environment))
@@ -304,4 +297,10 @@ extension Revalidator {
         }
         return token
     }
+}
+
+extension Revalidator {
+    /// The App Store Server API client this revalidator's settings make, or an error
+    /// naming the settings it needs.
+    public func serverAPIClient() throws -> AppStoreServerAPIClient { try lookup.serverAPI() }
 }
