@@ -6,12 +6,9 @@ extension DashboardReducer {
     // MARK: - Feed
 
     static func feedCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
-        let visible = Layout.listRows(height: state.height)
         let rows = state.feed.visible
-        if let delta = delta(for: command, visible: visible, count: rows.count) {
-            move(&state.feed.selection, &state.feed.scrollOffset, by: delta, count: rows.count, visible: visible)
-            return []
-        }
+        if moveInList(command, &state.feed.selection, &state.feed.scrollOffset, count: rows.count,
+                      visible: Layout.listRows(height: state.height)) { return [] }
         switch command {
         case .pause:
             state.feed.paused.toggle()

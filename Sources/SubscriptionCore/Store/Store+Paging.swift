@@ -121,13 +121,12 @@ extension Store {
     /// remembered for the text where it cannot go stale, as paging asks again.
     func textCondition(_ text: String, placeholder: String = "?") throws -> (sql: String, value: SQLBindable, testsEachRow: Bool) {
         let needle = Store.asciiLowercased(text)
-        // An index behind the store answers nothing: bring it up to date first, or (a
-        // reader that cannot write) read the list instead.
-        guard try refreshSearchIndex() else {
-            return ("instr(\(Migrations.searchText("s", "b")), \(placeholder)) > 0", needle, true)
-        }
         let plan: SearchPlan
-        if let known = searchPlans[needle] {
+        if try !refreshSearchIndex() {
+            // An index behind the store answers wrongly, and a reader that cannot write
+            // cannot bring it up to date: read the list instead.
+            plan = .scan
+        } else if let known = searchPlans[needle] {
             plan = known
         } else {
             plan = try searchPlan(needle)
