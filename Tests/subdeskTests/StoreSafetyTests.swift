@@ -173,7 +173,12 @@ final class UnwritableStoreTests: SubdeskTestCase {
         let asOther: ([String]) throws -> Result
         if getuid() == 0 {
             guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { throw XCTSkip("no runuser to drop root") }
-            asOther = { try self.run(["-u", "nobody", "--", Self.binary] + $0, executable: "/usr/sbin/runuser") }
+            // The checkout may sit in a folder nobody cannot enter (mktemp -d makes 0700
+            // ones): nobody runs a copy of the binary from the shared folder instead.
+            let binary = shared + "/subdesk"
+            try FileManager.default.copyItem(atPath: Self.binary, toPath: binary)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary)
+            asOther = { try self.run(["-u", "nobody", "--", binary] + $0, executable: "/usr/sbin/runuser") }
         } else {
             try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: store)
             try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: shared)
