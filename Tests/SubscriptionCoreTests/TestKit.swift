@@ -57,8 +57,9 @@ enum TestKit {
                      bundleId: String = ScenarioBuilder.demoBundleId, appAppleId: Int64? = ScenarioBuilder.demoAppAppleId,
                      transaction: [String: Any]? = transaction(), renewal: [String: Any]? = renewal(),
                      signer: JWSSigner = TestKit.signer, nestedSigner: JWSSigner? = nil,
-                     extraPayload: [String: Any] = [:]) -> Data {
+                     extraPayload: [String: Any] = [:], extraData: [String: Any] = [:]) -> Data {
         var data: [String: Any] = ["bundleId": bundleId, "environment": environment, "bundleVersion": "1.0"]
+        for (k, v) in extraData { data[k] = v }
         if let appAppleId { data["appAppleId"] = appAppleId }
         if let transaction { data["signedTransactionInfo"] = try! (nestedSigner ?? signer).sign(payload: json(transaction)) }
         if let renewal { data["signedRenewalInfo"] = try! (nestedSigner ?? signer).sign(payload: json(renewal)) }

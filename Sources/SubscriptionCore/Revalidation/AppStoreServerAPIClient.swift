@@ -147,6 +147,14 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         _ = try send("PUT", url, body: body, treatingNotFoundAsNil: false, emptyAnswerAllowed: true)
     }
 
+    /// Send Consumption Information (the version Apple documents today, keyed by the
+    /// refunded transaction's id): `body` is a `ConsumptionAnswer`'s JSON. Apple answers 202.
+    public func sendConsumptionInformation(transactionId: String, body: Data, environment: AppStoreEnvironment) throws {
+        let id = try Self.checkedTransactionId(transactionId)
+        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v2/transactions/consumption/\(id)")
+        _ = try send("PUT", url, body: body, treatingNotFoundAsNil: false, emptyAnswerAllowed: true)
+    }
+
     /// Extend a Subscription Renewal Date: `days` (1-90) for `reasonCode` (0 undeclared,
     /// 1 customer satisfaction, 2 other, 3 service issue or outage).
     public func extendRenewalDate(originalTransactionId: String, days: Int, reasonCode: Int, requestIdentifier: String,

@@ -359,6 +359,56 @@ enum Migrations {
         );
         CREATE INDEX renewal_extensions_target ON renewal_extensions(original_transaction_id, requested_ms);
         """),
+        (12, """
+        -- Refund requests: every CONSUMPTION_REQUEST opens one (Apple wants the consumption
+        -- information within 12 hours of asking); the first REFUND or REFUND_DECLINED of the
+        -- same transaction signed at or after it closes it, whichever arrives first.
+        CREATE TABLE refund_requests (
+            notification_uuid TEXT PRIMARY KEY,
+            original_transaction_id TEXT,
+            transaction_id TEXT,
+            environment TEXT,
+            requested_ms INTEGER NOT NULL,
+            -- The last answer sent, as JSON, who sent it, when, and what Apple said to it
+            -- ('accepted' or 'refused: ...').
+            answer TEXT,
+            answered_by TEXT,
+            answered_ms INTEGER,
+            answer_outcome TEXT,
+            -- When subdesk noticed (and audited) that the deadline passed unanswered.
+            missed_ms INTEGER,
+            closed_ms INTEGER,
+            closed_by TEXT,
+            closing_uuid TEXT
+        );
+        CREATE INDEX refund_requests_queue ON refund_requests(closed_ms, requested_ms);
+        CREATE INDEX refund_requests_transaction ON refund_requests(transaction_id);
+        CREATE TRIGGER refund_request_open AFTER INSERT ON notifications WHEN NEW.type = 'CONSUMPTION_REQUEST' BEGIN
+            INSERT OR IGNORE INTO refund_requests (notification_uuid, original_transaction_id, transaction_id, environment, requested_ms)
+            VALUES (NEW.notification_uuid, NEW.original_transaction_id, NEW.transaction_id, NEW.environment, NEW.signed_ms);
+            UPDATE refund_requests SET (closed_ms, closed_by, closing_uuid) = (
+                SELECT signed_ms, type, notification_uuid FROM notifications
+                WHERE original_transaction_id = NEW.original_transaction_id AND signed_ms >= NEW.signed_ms
+                  AND transaction_id = NEW.transaction_id AND type IN ('REFUND', 'REFUND_DECLINED')
+                ORDER BY signed_ms LIMIT 1)
+            WHERE notification_uuid = NEW.notification_uuid AND EXISTS (
+                SELECT 1 FROM notifications
+                WHERE original_transaction_id = NEW.original_transaction_id AND signed_ms >= NEW.signed_ms
+                  AND transaction_id = NEW.transaction_id AND type IN ('REFUND', 'REFUND_DECLINED'));
+        END;
+        CREATE TRIGGER refund_request_close AFTER INSERT ON notifications WHEN NEW.type IN ('REFUND', 'REFUND_DECLINED') BEGIN
+            UPDATE refund_requests SET closed_ms = NEW.signed_ms, closed_by = NEW.type, closing_uuid = NEW.notification_uuid
+            WHERE transaction_id = NEW.transaction_id AND closed_ms IS NULL AND requested_ms <= NEW.signed_ms;
+        END;
+        INSERT OR IGNORE INTO refund_requests (notification_uuid, original_transaction_id, transaction_id, environment, requested_ms)
+            SELECT notification_uuid, original_transaction_id, transaction_id, environment, signed_ms
+            FROM notifications WHERE type = 'CONSUMPTION_REQUEST';
+        UPDATE refund_requests SET (closed_ms, closed_by, closing_uuid) = (
+            SELECT n.signed_ms, n.type, n.notification_uuid FROM notifications n
+            WHERE n.original_transaction_id = refund_requests.original_transaction_id AND n.signed_ms >= refund_requests.requested_ms
+              AND n.transaction_id = refund_requests.transaction_id AND n.type IN ('REFUND', 'REFUND_DECLINED')
+            ORDER BY n.signed_ms LIMIT 1);
+        """),
     ]
 
     /// What search matches in, for a subscription `s` and its subscriber `b` (SQL names):

@@ -1,0 +1,105 @@
+/// A customer's refund request as the store keeps it: opened by Apple's
+/// CONSUMPTION_REQUEST, answered (or not) with Send Consumption Information, closed by the
+/// REFUND or REFUND_DECLINED that follows.
+public struct RefundRequest: Equatable, Sendable {
+    /// Apple wants the consumption information within 12 hours of asking.
+    public static let answerWindow: Millis = 12 * 3_600_000
+
+    public var notificationUUID: String
+    public var originalTransactionId: String?
+    /// The transaction the customer asked to have refunded: the one to answer for.
+    public var transactionId: String?
+    public var environment: String?
+    /// When Apple signed the CONSUMPTION_REQUEST.
+    public var requested: Millis
+    /// The JSON body last sent to Apple, who sent it, when, and what Apple said.
+    public var answer: String?
+    public var answeredBy: String?
+    public var answered: Millis?
+    public var answerOutcome: String?
+    public var missed: Millis?
+    public var closed: Millis?
+    /// `REFUND` or `REFUND_DECLINED`.
+    public var closedBy: String?
+    public var closingUUID: String?
+
+    public var deadline: Millis { requested + Self.answerWindow }
+    public var isAnswered: Bool { answerOutcome == "accepted" }
+
+    public enum Stage: String, Sendable {
+        /// Waiting for an answer, the deadline ahead.
+        case open
+        /// Apple accepted the answer; its decision is still to come.
+        case answered
+        /// The deadline passed without an accepted answer; Apple decides without one.
+        case missed
+        case refunded
+        case declined
+    }
+
+    public func stage(now: Millis) -> Stage {
+        switch closedBy {
+        case "REFUND": return .refunded
+        case "REFUND_DECLINED": return .declined
+        default: break
+        }
+        if isAnswered { return .answered }
+        return now >= deadline ? .missed : .open
+    }
+}
+
+extension Store {
+    static let refundColumns = """
+        notification_uuid, original_transaction_id, transaction_id, environment, requested_ms, answer, answered_by, answered_ms,
+        answer_outcome, missed_ms, closed_ms, closed_by, closing_uuid
+        """
+
+    static func refundRequest(_ r: SQLRow) -> RefundRequest {
+        RefundRequest(notificationUUID: r.string(0), originalTransactionId: r.optionalString(1), transactionId: r.optionalString(2),
+                      environment: r.optionalString(3), requested: r.int64(4), answer: r.optionalString(5), answeredBy: r.optionalString(6),
+                      answered: r.optionalInt64(7), answerOutcome: r.optionalString(8), missed: r.optionalInt64(9),
+                      closed: r.optionalInt64(10), closedBy: r.optionalString(11), closingUUID: r.optionalString(12))
+    }
+
+    /// The queue: requests Apple has not decided yet (oldest first, so the nearest deadline
+    /// leads), then, with `includeClosed`, decided ones newest first, at most `limit` in all.
+    public func refundRequests(includeClosed: Bool = false, limit: Int = 500) throws -> [RefundRequest] {
+        var result = try db.rows("""
+            SELECT \(Store.refundColumns) FROM refund_requests WHERE closed_ms IS NULL ORDER BY requested_ms, notification_uuid LIMIT ?
+            """, [limit], Store.refundRequest)
+        if includeClosed && result.count < limit {
+            result += try db.rows("""
+                SELECT \(Store.refundColumns) FROM refund_requests WHERE closed_ms IS NOT NULL ORDER BY requested_ms DESC LIMIT ?
+                """, [limit - result.count], Store.refundRequest)
+        }
+        return result
+    }
+
+    public func refundRequest(uuid: String) throws -> RefundRequest? {
+        try db.first("SELECT \(Store.refundColumns) FROM refund_requests WHERE notification_uuid = ?", [uuid], Store.refundRequest)
+    }
+
+    /// One subscription's refund requests, newest first.
+    public func refundRequests(originalTransactionId otid: String) throws -> [RefundRequest] {
+        try db.rows("""
+            SELECT \(Store.refundColumns) FROM refund_requests WHERE original_transaction_id = ? ORDER BY requested_ms DESC
+            """, [otid], Store.refundRequest)
+    }
+
+    /// Keeps what was sent for `uuid` and what Apple said to it.
+    public func recordRefundAnswer(uuid: String, answer: String, by operatorName: String, at: Millis, outcome: String) throws {
+        try write {
+            try db.run("""
+                UPDATE refund_requests SET answer = ?, answered_by = ?, answered_ms = ?, answer_outcome = ? WHERE notification_uuid = ?
+                """, [answer, operatorName, at, outcome, uuid])
+        }
+    }
+
+    /// Notes that `uuid`'s deadline passed unanswered; true when this call noted it (so it
+    /// is audited once, whoever notices first).
+    public func markRefundMissed(uuid: String, at: Millis) throws -> Bool {
+        try write {
+            try db.run("UPDATE refund_requests SET missed_ms = ? WHERE notification_uuid = ? AND missed_ms IS NULL", [at, uuid]) > 0
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import XCTest
+import FakeApple
+@testable import SubscriptionCore
+
+/// The refund-request queue: a CONSUMPTION_REQUEST opens an item, the facts come from the
+/// store, an answer goes to the fake Apple's Send Consumption Information within the
+/// 12-hour deadline (or is refused before Apple is asked), a missed deadline and every
+/// answer are audited, and REFUND / REFUND_DECLINED close the item in either arrival order.
+final class RefundRequestTests: XCTestCase {
+    var fixture: RevalidationFixture!
+
+    override func setUpWithError() throws { fixture = try RevalidationFixture() }
+    override func tearDown() { fixture?.tearDown() }
+
+    let otid = "2000000770000001"
+    let renewalId = "2000000770000002"
+    /// When Apple signed the CONSUMPTION_REQUEST.
+    let asked = TestKit.anchor - 2 * 3_600_000
+    var path: String { "/prod/inApps/v2/transactions/consumption/\(renewalId)" }
+
+    /// A subscription that began with a free trial and renewed once, then a refund request
+    /// for the renewal.
+    @discardableResult
+    func seedRequest(uuid: String = "c0a50000-0000-4000-8000-000000000001", reason: String = "UNINTENDED_PURCHASE") throws -> String {
+        try fixture.seed(transaction: TestKit.transaction(id: otid, original: otid, purchase: TestKit.anchor - 40 * TestKit.day,
+                                                          expires: TestKit.anchor - 33 * TestKit.day, signed: TestKit.anchor - 40 * TestKit.day,
+                                                          extra: ["offerType": 1, "offerDiscountType": "FREE_TRIAL", "price": 0]),
+                         renewal: TestKit.renewal(original: otid), receivedAt: TestKit.anchor - 40 * TestKit.day)
+        let renewed = TestKit.transaction(id: renewalId, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
+                                          expires: TestKit.anchor + 25 * TestKit.day, signed: TestKit.anchor - 5 * TestKit.day,
+                                          extra: ["transactionReason": "RENEWAL", "originalPurchaseDate": TestKit.anchor - 40 * TestKit.day])
+        try ingest(TestKit.body(type: "DID_RENEW", signed: TestKit.anchor - 5 * TestKit.day, transaction: renewed,
+                                renewal: TestKit.renewal(original: otid, signed: TestKit.anchor - 5 * TestKit.day)))
+        try ingest(consumptionRequest(uuid: uuid, reason: reason))
+        return uuid
+    }
+
+    func consumptionRequest(uuid: String, reason: String, signed: Millis? = nil) -> Data {
+        TestKit.body(type: "CONSUMPTION_REQUEST", uuid: uuid, signed: signed ?? asked,
+                     transaction: TestKit.transaction(id: renewalId, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
+                                                      expires: TestKit.anchor + 25 * TestKit.day, signed: asked),
+                     renewal: nil, extraData: ["consumptionRequestReason": reason])
+    }
+
+    func decision(_ type: String, signed: Millis) -> Data {
+        TestKit.body(type: type, signed: signed,
+                     transaction: TestKit.transaction(id: renewalId, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
+                                                      expires: TestKit.anchor + 25 * TestKit.day, signed: signed,
+                                                      extra: type == "REFUND" ? ["revocationDate": signed, "revocationReason": 0] : [:]),
+                     renewal: nil)
+    }
+
+    func ingest(_ body: Data) throws {
+        let outcome = try TestKit.intake(fixture.openStore()).ingest(body, receivedAt: TestKit.anchor)
+        guard case .stored = outcome else { throw RevalidationFixture.Failure("not stored: \(outcome)") }
+    }
+
+    func consented(_ preference: ConsumptionAnswer.Preference? = .decline) -> ConsumptionAnswer {
+        ConsumptionAnswer(customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: true, refundPreference: preference)
+    }
+
+    func testAConsumptionRequestOpensAnItemWithTheFactsTheStoreKnows() throws {
+        let uuid = try seedRequest()
+        let store = try fixture.openStore()
+        let queue = RefundQueue(store: store, operatorName: "ana")
+        let items = try queue.requests(includeClosed: false, now: TestKit.anchor)
+        XCTAssertEqual(items.map(\.notificationUUID), [uuid])
+        let item = items[0]
+        XCTAssertEqual(item.transactionId, renewalId)
+        XCTAssertEqual(item.deadline, asked + 12 * 3_600_000)
+        XCTAssertEqual(item.stage(now: TestKit.anchor), .open)
+        let facts = try queue.facts(item, now: TestKit.anchor)
+        XCTAssertEqual(facts.reason, "UNINTENDED_PURCHASE")
+        XCTAssertEqual(facts.delivery, .delivered)
+        XCTAssertTrue(facts.sampleContentProvided, "the subscription began with a free trial")
+        XCTAssertEqual(facts.tenureDays, 5, "the first paid purchase was five days ago; the trial does not count")
+        XCTAssertEqual(facts.lifetimePurchased, ["USD": 9990])
+        XCTAssertEqual(facts.lifetimeRefunded, [:])
+        XCTAssertEqual(facts.productType, "Auto-Renewable Subscription")
+    }
+
+    func testAnAnswerIsSentKeptAndAudited() throws {
+        let uuid = try seedRequest()
+        fixture.server.route("PUT", path, FakeAppleServer.Response(status: 202))
+        let answered = try fixture.revalidator().answerRefundRequest(otid, answer: consented(), reason: "used all month")
+        XCTAssertEqual(answered.stage(now: TestKit.anchor), .answered)
+        let sent = try XCTUnwrap(fixture.server.requests("PUT", path).first?.json)
+        XCTAssertEqual(sent["customerConsented"] as? Bool, true)
+        XCTAssertEqual(sent["deliveryStatus"] as? String, "DELIVERED")
+        XCTAssertEqual(sent["sampleContentProvided"] as? Bool, true)
+        XCTAssertEqual(sent["refundPreference"] as? String, "DECLINE")
+        XCTAssertNil(sent["consumptionPercentage"], "Apple takes no consumed share for an auto-renewable subscription")
+        XCTAssertEqual(Set(sent.keys), ["customerConsented", "deliveryStatus", "sampleContentProvided", "refundPreference"])
+        let store = try fixture.openStore()
+        let audit = try XCTUnwrap(try store.audit().first { $0.action == "refund_answer" })
+        XCTAssertEqual(audit.target, otid)
+        XCTAssertEqual(audit.reason, "used all month")
+        XCTAssertEqual(audit.outcome, "sent to Apple: DELIVERED, sample provided, DECLINE")
+        XCTAssertTrue(audit.detail?.contains(uuid) == true)
+        // Apple takes one answer.
+        XCTAssertThrowsError(try fixture.revalidator().answerRefundRequest(uuid, answer: consented(), reason: nil)) { error in
+            XCTAssertTrue("\(error)".contains("accepted an answer"), "\(error)")
+        }
+        XCTAssertEqual(fixture.server.requests("PUT", path).count, 1)
+    }
+
+    func testApplesRulesAndTheDeadlineAreCheckedBeforeAppleIsAsked() throws {
+        try seedRequest()
+        fixture.server.route("PUT", path, FakeAppleServer.Response(status: 202))
+        let revalidator = try fixture.revalidator()
+        var noConsent = consented()
+        noConsent.customerConsented = false
+        var share = consented(.grantProrated)
+        share.consumptionPercentage = 50_000
+        var prorated = consented(.grantProrated)
+        prorated.consumptionPercentage = nil
+        for (answer, expected) in [(noConsent, "not consented"), (share, "not for an auto-renewable"), (prorated, "GRANT_PRORATED needs")] {
+            XCTAssertThrowsError(try revalidator.answerRefundRequest(otid, answer: answer, reason: nil)) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(error)")
+            }
+        }
+        // Twelve hours after Apple asked, the deadline has passed: nothing is sent, and the
+        // miss is audited once however often it is noticed.
+        fixture.now = asked + 12 * 3_600_000
+        XCTAssertThrowsError(try fixture.revalidator().answerRefundRequest(otid, answer: consented(), reason: nil)) { error in
+            XCTAssertTrue("\(error)".contains("deadline"), "\(error)")
+        }
+        let store = try fixture.openStore()
+        _ = try RefundQueue(store: store, operatorName: "ana").requests(includeClosed: false, now: fixture.now + 1000)
+        XCTAssertTrue(fixture.server.requests.isEmpty, "Apple was never asked")
+        let missed = try store.audit().filter { $0.action == "refund_missed" }
+        XCTAssertEqual(missed.count, 1)
+        XCTAssertTrue(missed[0].outcome.contains("no answer reached Apple by the deadline"), missed[0].outcome)
+        XCTAssertEqual(try store.refundRequests().first?.stage(now: fixture.now), .missed)
+    }
+
+    func testALateAnswerAppleRefusesIsKeptAuditedAndLeftOpen() throws {
+        let uuid = try seedRequest()
+        // This fake Apple counts its deadline from an earlier moment than the store knows
+        // (the notification was delayed): it refuses the answer as Apple would a late one.
+        fixture.server.route("PUT", path, RevalidationFixture.apiError(400, code: 4000000, message: "Bad Request."))
+        XCTAssertThrowsError(try fixture.revalidator().answerRefundRequest(uuid, answer: consented(), reason: nil)) { error in
+            XCTAssertTrue("\(error)".contains("did not take the answer"), "\(error)")
+        }
+        let store = try fixture.openStore()
+        let item = try XCTUnwrap(try store.refundRequest(uuid: uuid))
+        XCTAssertTrue(item.answerOutcome?.hasPrefix("refused: ") == true, item.answerOutcome ?? "nil")
+        XCTAssertEqual(item.stage(now: TestKit.anchor), .open, "a refused answer may be corrected and sent again")
+        let audit = try XCTUnwrap(try store.audit().first { $0.action == "refund_answer" })
+        XCTAssertTrue(audit.outcome.hasPrefix("refused: "), audit.outcome)
+        XCTAssertTrue(audit.outcome.contains("4000000"), audit.outcome)
+    }
+
+    func testTheAutomaticPolicyAnswersOpenRequestsOnly() throws {
+        try seedRequest()
+        fixture.server.route("PUT", path, FakeAppleServer.Response(status: 202))
+        XCTAssertThrowsError(try fixture.revalidator().answerRefundRequests(policy: RefundPolicy(consent: true, rule: .manual)))
+        // A withheld month is not delivered: decline-if-delivered grants it.
+        let store = try fixture.openStore()
+        _ = try Operations(store: store, operatorName: "ana").revoke(otid, reason: "fraud check", now: TestKit.anchor - 4 * TestKit.day)
+        let results = try fixture.revalidator().answerRefundRequests(policy: RefundPolicy(consent: true, rule: .declineIfDelivered))
+        XCTAssertEqual(results.count, 1)
+        XCTAssertNil(results[0].error)
+        let sent = try XCTUnwrap(fixture.server.requests("PUT", path).first?.json)
+        XCTAssertEqual(sent["deliveryStatus"] as? String, "UNDELIVERED_OTHER")
+        XCTAssertEqual(sent["refundPreference"] as? String, "GRANT_FULL")
+        XCTAssertEqual(try store.audit().first { $0.action == "refund_answer" }?.reason, "refund_policy decline-if-delivered")
+        // Answered requests are not answered again.
+        XCTAssertTrue(try fixture.revalidator().answerRefundRequests(policy: RefundPolicy(consent: true, rule: .grant)).isEmpty)
+        XCTAssertEqual(fixture.server.requests("PUT", path).count, 1)
+    }
+
+    func testWithoutConsentTheAutomaticPolicySendsNothing() throws {
+        try seedRequest()
+        let results = try fixture.revalidator().answerRefundRequests(policy: RefundPolicy(consent: false, rule: .grant))
+        XCTAssertEqual(results.count, 1)
+        XCTAssertTrue(results[0].error?.contains("not consented") == true, results[0].error ?? "nil")
+        XCTAssertTrue(fixture.server.requests.isEmpty)
+    }
+
+    func testRefundOrDeclineClosesTheItemInEitherOrder() throws {
+        let uuid = try seedRequest()
+        try ingest(decision("REFUND_DECLINED", signed: asked + 3_600_000))
+        let store = try fixture.openStore()
+        var item = try XCTUnwrap(try store.refundRequest(uuid: uuid))
+        XCTAssertEqual(item.stage(now: TestKit.anchor), .declined)
+        XCTAssertEqual(item.closed, asked + 3_600_000)
+        XCTAssertTrue(try store.refundRequests(includeClosed: false).isEmpty, "a decided request leaves the queue")
+        XCTAssertEqual(try store.refundRequests(includeClosed: true).map(\.notificationUUID), [uuid])
+        XCTAssertThrowsError(try fixture.revalidator().answerRefundRequest(uuid, answer: consented(), reason: nil)) { error in
+            XCTAssertTrue("\(error)".contains("already decided"), "\(error)")
+        }
+
+        // A second request, asked after the first was declined: its REFUND arrives first,
+        // the CONSUMPTION_REQUEST late, and the item is born closed.
+        let other = "c0a50000-0000-4000-8000-000000000002"
+        try ingest(decision("REFUND", signed: asked + 7_200_000))
+        try ingest(consumptionRequest(uuid: other, reason: "OTHER", signed: asked + 5_400_000))
+        item = try XCTUnwrap(try store.refundRequest(uuid: other))
+        XCTAssertEqual(item.stage(now: TestKit.anchor), .refunded)
+        XCTAssertEqual(item.closedBy, "REFUND")
+    }
+
+    func testTheMigrationOpensItemsForRequestsAlreadyStored() throws {
+        let uuid = try seedRequest()
+        try ingest(decision("REFUND", signed: asked + 3_600_000))
+        try SQLiteConnection(path: fixture.storePath).execute("""
+            DROP TRIGGER refund_request_open; DROP TRIGGER refund_request_close; DROP TABLE refund_requests;
+            PRAGMA user_version = 11;
+            """)
+        let reopened = try fixture.openStore()
+        let item = try XCTUnwrap(try reopened.refundRequest(uuid: uuid))
+        XCTAssertEqual(item.stage(now: TestKit.anchor), .refunded)
+        XCTAssertEqual(item.transactionId, renewalId)
+    }
+}
