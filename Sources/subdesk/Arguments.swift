@@ -12,12 +12,12 @@ struct Arguments {
         "sample-data", "operator", "until", "reason", "server-api-url", "verify-receipt-url", "subscribers",
         "seed", "status", "segment", "busy-timeout-ms", "server-api-sandbox-url", "verify-receipt-sandbox-url",
         "api-key-file", "api-key-id", "api-issuer-id", "timeout", "concurrency", "receipt-file", "batch-size", "before",
-        "wait", "days", "reason-code", "product", "storefront",
+        "wait", "days", "reason-code", "product", "storefront", "preference", "delivery", "sample", "consumed",
     ]
     /// Options that are switches.
     static let switches: Set<String> = [
         "json", "csv", "ndjson", "all", "help", "version", "allow-v1", "cgi", "no-dashboard", "dry-run", "quiet", "force",
-        "only-failures", "resume", "list", "apple", "yes",
+        "only-failures", "resume", "list", "apple", "yes", "consented", "auto",
     ]
 
     static func parse(_ argv: [String]) throws -> Arguments {

@@ -28,6 +28,7 @@ commands:
   gaps             notifications that first arrived through a backfill, with Apple's attempts
   ping             ask Apple for a TEST notification and time its way through the webhook
   extend           extend renewal dates at Apple: one subscription, or all active of a product
+  refunds          customers' refund requests: the facts, the deadline, the answer sent to Apple
   doctor           check the store, roots and config
   backup PATH      consistent online copy of the store
   keys             the dashboard's key table
@@ -44,7 +45,8 @@ global options:
 config file keys (key = value, # comments; flags win): db, bundle_id, app_apple_id,
 environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments,
 operator, api_key_file, api_key_id, api_issuer_id, server_api_url, server_api_sandbox_url,
-verify_receipt_url, verify_receipt_sandbox_url, revalidation_timeout, quarantine_budget_mb.
+verify_receipt_url, verify_receipt_sandbox_url, revalidation_timeout, quarantine_budget_mb,
+refund_consent, refund_policy.
 """
 
 struct Command {
@@ -83,6 +85,7 @@ let commands: [String: Command] = [
     "gaps": Command(help: BackfillCommand.gapsHelp, options: ["limit"], run: BackfillCommand.gaps),
     "ping": Command(help: PingCommand.help, options: PingCommand.options, run: PingCommand.run),
     "extend": Command(help: ExtendCommand.help, options: ExtendCommand.options, run: ExtendCommand.run),
+    "refunds": Command(help: RefundsCommand.help, options: RefundsCommand.options, run: RefundsCommand.run),
     "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { try DashboardCommand.open($0, databasePath: $0.readingDatabasePath) }),
 ]
 

@@ -15,44 +15,46 @@ final class RefundRequestTests: XCTestCase {
 
     let otid = "2000000770000001"
     let renewalId = "2000000770000002"
+    /// The moment the history is told around (the CLI test moves it to the real clock).
+    var base: Millis = TestKit.anchor
     /// When Apple signed the CONSUMPTION_REQUEST.
-    let asked = TestKit.anchor - 2 * 3_600_000
+    var asked: Millis { base - 2 * 3_600_000 }
     var path: String { "/prod/inApps/v2/transactions/consumption/\(renewalId)" }
 
     /// A subscription that began with a free trial and renewed once, then a refund request
     /// for the renewal.
     @discardableResult
     func seedRequest(uuid: String = "c0a50000-0000-4000-8000-000000000001", reason: String = "UNINTENDED_PURCHASE") throws -> String {
-        try fixture.seed(transaction: TestKit.transaction(id: otid, original: otid, purchase: TestKit.anchor - 40 * TestKit.day,
-                                                          expires: TestKit.anchor - 33 * TestKit.day, signed: TestKit.anchor - 40 * TestKit.day,
+        try fixture.seed(transaction: TestKit.transaction(id: otid, original: otid, purchase: base - 40 * TestKit.day,
+                                                          expires: base - 33 * TestKit.day, signed: base - 40 * TestKit.day,
                                                           extra: ["offerType": 1, "offerDiscountType": "FREE_TRIAL", "price": 0]),
-                         renewal: TestKit.renewal(original: otid), receivedAt: TestKit.anchor - 40 * TestKit.day)
-        let renewed = TestKit.transaction(id: renewalId, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
-                                          expires: TestKit.anchor + 25 * TestKit.day, signed: TestKit.anchor - 5 * TestKit.day,
-                                          extra: ["transactionReason": "RENEWAL", "originalPurchaseDate": TestKit.anchor - 40 * TestKit.day])
-        try ingest(TestKit.body(type: "DID_RENEW", signed: TestKit.anchor - 5 * TestKit.day, transaction: renewed,
-                                renewal: TestKit.renewal(original: otid, signed: TestKit.anchor - 5 * TestKit.day)))
+                         renewal: TestKit.renewal(original: otid), receivedAt: base - 40 * TestKit.day)
+        let renewed = TestKit.transaction(id: renewalId, original: otid, purchase: base - 5 * TestKit.day,
+                                          expires: base + 25 * TestKit.day, signed: base - 5 * TestKit.day,
+                                          extra: ["transactionReason": "RENEWAL", "originalPurchaseDate": base - 40 * TestKit.day])
+        try ingest(TestKit.body(type: "DID_RENEW", signed: base - 5 * TestKit.day, transaction: renewed,
+                                renewal: TestKit.renewal(original: otid, signed: base - 5 * TestKit.day)))
         try ingest(consumptionRequest(uuid: uuid, reason: reason))
         return uuid
     }
 
     func consumptionRequest(uuid: String, reason: String, signed: Millis? = nil) -> Data {
         TestKit.body(type: "CONSUMPTION_REQUEST", uuid: uuid, signed: signed ?? asked,
-                     transaction: TestKit.transaction(id: renewalId, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
-                                                      expires: TestKit.anchor + 25 * TestKit.day, signed: asked),
+                     transaction: TestKit.transaction(id: renewalId, original: otid, purchase: base - 5 * TestKit.day,
+                                                      expires: base + 25 * TestKit.day, signed: asked),
                      renewal: nil, extraData: ["consumptionRequestReason": reason])
     }
 
     func decision(_ type: String, signed: Millis) -> Data {
         TestKit.body(type: type, signed: signed,
-                     transaction: TestKit.transaction(id: renewalId, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
-                                                      expires: TestKit.anchor + 25 * TestKit.day, signed: signed,
+                     transaction: TestKit.transaction(id: renewalId, original: otid, purchase: base - 5 * TestKit.day,
+                                                      expires: base + 25 * TestKit.day, signed: signed,
                                                       extra: type == "REFUND" ? ["revocationDate": signed, "revocationReason": 0] : [:]),
                      renewal: nil)
     }
 
     func ingest(_ body: Data) throws {
-        let outcome = try TestKit.intake(fixture.openStore()).ingest(body, receivedAt: TestKit.anchor)
+        let outcome = try TestKit.intake(fixture.openStore()).ingest(body, receivedAt: base)
         guard case .stored = outcome else { throw RevalidationFixture.Failure("not stored: \(outcome)") }
     }
 
@@ -213,5 +215,87 @@ final class RefundRequestTests: XCTestCase {
         let item = try XCTUnwrap(try reopened.refundRequest(uuid: uuid))
         XCTAssertEqual(item.stage(now: TestKit.anchor), .refunded)
         XCTAssertEqual(item.transactionId, renewalId)
+    }
+
+    /// The real `subdesk refunds`: the queue as JSON, an answer sent to the fake Apple and
+    /// audited, and the decision that closes the item.
+    func testTheCommandLineListsAnswersAndFollowsARequest() throws {
+        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let binary = (running as NSString).deletingLastPathComponent + "/subdesk"
+        guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("no subdesk beside the tests") }
+        base = DateText.nowMillis() - 3_600_000
+        let uuid = try seedRequest()
+        fixture.server.route("PUT", path, FakeAppleServer.Response(status: 202))
+        let base = fixture.server.baseURL.absoluteString
+        let arguments = ["--db", fixture.storePath, "--root-ca", TestKit.repoRoot + "/sample-data/test-ca/root.der",
+                         "--bundle-id", ScenarioBuilder.demoBundleId, "--app-apple-id", String(ScenarioBuilder.demoAppAppleId),
+                         "--api-key-file", RevalidationKeys.privateKeyFile, "--api-key-id", RevalidationFixture.keyId,
+                         "--api-issuer-id", RevalidationFixture.issuerId, "--server-api-url", base + "/prod",
+                         "--server-api-sandbox-url", base + "/sandbox", "--operator", "ana"]
+        func subdesk(_ words: [String], apple: Bool = true) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = words + (apple ? arguments : ["--db", fixture.storePath])
+            process.environment = ["XDG_CONFIG_HOME": fixture.directory.path, "HOME": fixture.directory.path, "PATH": "/usr/bin:/bin"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = ChildOutput.readAll(pipe.fileHandleForReading)
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        }
+        let listed = try subdesk(["refunds", "--json"])
+        XCTAssertEqual(listed.status, 0, listed.output)
+        let items = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]], listed.output)
+        XCTAssertEqual(items.count, 1)
+        XCTAssertEqual(items[0]["notificationUUID"] as? String, uuid)
+        XCTAssertEqual(items[0]["stage"] as? String, "open")
+        XCTAssertEqual(items[0]["consumptionRequestReason"] as? String, "UNINTENDED_PURCHASE")
+        let left = try XCTUnwrap(items[0]["secondsLeft"] as? Int)
+        XCTAssertTrue((9 * 3600 - 120...9 * 3600).contains(left), "\(left) s left of 12 h asked 3 h ago")
+
+        let shown = try subdesk(["refunds", otid])
+        XCTAssertEqual(shown.status, 0, shown.output)
+        XCTAssertTrue(shown.output.contains("delivered       DELIVERED"), shown.output)
+        XCTAssertTrue(shown.output.contains("sample content  yes: a free trial from"), shown.output)
+        XCTAssertTrue(shown.output.contains("no consent on record"), shown.output)
+
+        let unconsented = try subdesk(["refunds", "answer", otid, "--yes"])
+        XCTAssertEqual(unconsented.status, 2, unconsented.output)
+        XCTAssertTrue(unconsented.output.contains("has not consented"), unconsented.output)
+        let auto = try subdesk(["refunds", "--auto"])
+        XCTAssertEqual(auto.status, 2, auto.output)
+        XCTAssertTrue(auto.output.contains("refund_policy is manual"), auto.output)
+        XCTAssertTrue(fixture.server.requests.isEmpty)
+
+        let sent = try subdesk(["refunds", "answer", otid, "--consented", "--preference", "GRANT_FULL", "--yes", "--reason", "charged twice"])
+        XCTAssertEqual(sent.status, 0, sent.output)
+        XCTAssertTrue(sent.output.contains("Apple accepted the answer for \(uuid): DELIVERED, sample provided, GRANT_FULL"), sent.output)
+        let body = try XCTUnwrap(fixture.server.requests("PUT", path).first?.json)
+        XCTAssertEqual(body["refundPreference"] as? String, "GRANT_FULL")
+        let audit = try subdesk(["audit"], apple: false)
+        XCTAssertTrue(audit.output.contains("refund_answer"), audit.output)
+        XCTAssertTrue(audit.output.contains("charged twice"), audit.output)
+
+        try ingest(decision("REFUND", signed: DateText.nowMillis()))
+        let all = try subdesk(["refunds", "--all"])
+        XCTAssertTrue(all.output.hasPrefix("refunded"), all.output)
+        XCTAssertEqual(try subdesk(["refunds"]).output, "no open refund requests (--all lists decided ones)\n")
+    }
+
+    /// The config keys the help names are keys the config file takes, and the refund
+    /// settings are read, or refused with what they may be.
+    func testTheRefundSettingsAndEveryDocumentedKeyAreAccepted() throws {
+        let configuration = try Configuration(text: """
+            quarantine_budget_mb = 64
+            refund_consent = yes
+            refund_policy = decline-if-delivered
+            """, source: "config")
+        XCTAssertEqual(try RefundPolicy(configuration: configuration), RefundPolicy(consent: true, rule: .declineIfDelivered))
+        XCTAssertEqual(try RefundPolicy(configuration: Configuration()), RefundPolicy(consent: false, rule: .manual))
+        XCTAssertThrowsError(try RefundPolicy(configuration: Configuration(text: "refund_policy = sometimes", source: "config"))) { error in
+            XCTAssertTrue("\(error)".contains("manual, facts, decline-if-delivered, grant, decline"), "\(error)")
+        }
     }
 }

@@ -103,3 +103,21 @@ extension Store {
         }
     }
 }
+
+extension RefundRequest {
+    /// `5h12m left`, `missed 2h05m ago`, `answered`, `refunded`: where it stands, in words
+    /// that fit a column.
+    public func standing(now: Millis) -> String {
+        func span(_ ms: Millis) -> String {
+            let minutes = max(0, ms) / 60_000
+            return minutes >= 60 ? "\(minutes / 60)h\(String(format: "%02d", minutes % 60))m" : "\(minutes)m"
+        }
+        switch stage(now: now) {
+        case .open: return span(deadline - now) + " left"
+        case .missed: return "missed " + span(now - deadline) + " ago"
+        case .answered: return "answered"
+        case .refunded: return "refunded"
+        case .declined: return "declined"
+        }
+    }
+}
