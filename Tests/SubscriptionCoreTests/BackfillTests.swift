@@ -191,9 +191,7 @@ final class BackfillTests: XCTestCase {
     /// The real `subdesk backfill` killed with SIGKILL while it waits for a page, then
     /// `--resume`: every notification stored exactly once.
     func testKillNineInTheMiddleOfABackfillThenResume() throws {
-        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let binary = (running as NSString).deletingLastPathComponent + "/subdesk"
-        guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("no subdesk beside the tests") }
+        let binary = try RevalidationFixture.subdeskBinary()
         let sent = try history()
         nonisolated(unsafe) var slow = true
         serveHistory(sent, pageSize: 2) { page in
@@ -201,13 +199,7 @@ final class BackfillTests: XCTestCase {
             page == 2 && slow ? .json(["hasMore": false, "notificationHistory": []], delay: 30) : nil
         }
         _ = try fixture.openStore()
-        let root = TestKit.repoRoot + "/sample-data/test-ca/root.der"
-        let base = fixture.server.baseURL.absoluteString
-        let arguments = ["backfill", "--db", fixture.storePath, "--root-ca", root, "--bundle-id", ScenarioBuilder.demoBundleId,
-                         "--app-apple-id", String(ScenarioBuilder.demoAppAppleId),
-                         "--api-key-file", RevalidationKeys.privateKeyFile, "--api-key-id", RevalidationFixture.keyId,
-                         "--api-issuer-id", RevalidationFixture.issuerId, "--server-api-url", base + "/prod",
-                         "--server-api-sandbox-url", base + "/sandbox", "--timeout", "60"]
+        let arguments = ["backfill"] + fixture.commandLineFlags + ["--timeout", "60"]
         let since = DateText.iso(DateText.nowMillis() - 40 * TestKit.day)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)

@@ -59,28 +59,11 @@ final class OrderLookupTests: XCTestCase {
     }
 
     func testSubdeskShowAcceptsAnOrderId() throws {
-        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let binary = (running as NSString).deletingLastPathComponent + "/subdesk"
-        guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("no subdesk beside the tests") }
+        let binary = try RevalidationFixture.subdeskBinary()
         answerForTheOrder()
         _ = try fixture.openStore()
-        let base = fixture.server.baseURL.absoluteString
-        let flags = ["--db", fixture.storePath, "--root-ca", TestKit.repoRoot + "/sample-data/test-ca/root.der",
-                     "--bundle-id", ScenarioBuilder.demoBundleId, "--app-apple-id", String(ScenarioBuilder.demoAppAppleId),
-                     "--api-key-file", RevalidationKeys.privateKeyFile, "--api-key-id", RevalidationFixture.keyId,
-                     "--api-issuer-id", RevalidationFixture.issuerId, "--server-api-url", base + "/prod",
-                     "--server-api-sandbox-url", base + "/sandbox"]
         func show(_ id: String) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["show", id] + flags
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let data = ChildOutput.readAll(pipe.fileHandleForReading)
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+            try ChildOutput.run(binary, ["show", id] + fixture.commandLineFlags)
         }
         let shown = try show("MTN9T4BRB9")
         XCTAssertEqual(shown.status, 0, shown.output)

@@ -220,30 +220,14 @@ final class RefundRequestTests: XCTestCase {
     /// The real `subdesk refunds`: the queue as JSON, an answer sent to the fake Apple and
     /// audited, and the decision that closes the item.
     func testTheCommandLineListsAnswersAndFollowsARequest() throws {
-        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let binary = (running as NSString).deletingLastPathComponent + "/subdesk"
-        guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("no subdesk beside the tests") }
+        let binary = try RevalidationFixture.subdeskBinary()
         base = DateText.nowMillis() - 3_600_000
         let uuid = try seedRequest()
         fixture.server.route("PUT", path, FakeAppleServer.Response(status: 202))
-        let base = fixture.server.baseURL.absoluteString
-        let arguments = ["--db", fixture.storePath, "--root-ca", TestKit.repoRoot + "/sample-data/test-ca/root.der",
-                         "--bundle-id", ScenarioBuilder.demoBundleId, "--app-apple-id", String(ScenarioBuilder.demoAppAppleId),
-                         "--api-key-file", RevalidationKeys.privateKeyFile, "--api-key-id", RevalidationFixture.keyId,
-                         "--api-issuer-id", RevalidationFixture.issuerId, "--server-api-url", base + "/prod",
-                         "--server-api-sandbox-url", base + "/sandbox", "--operator", "ana"]
+        let home = fixture.directory.path
         func subdesk(_ words: [String], apple: Bool = true) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = words + (apple ? arguments : ["--db", fixture.storePath])
-            process.environment = ["XDG_CONFIG_HOME": fixture.directory.path, "HOME": fixture.directory.path, "PATH": "/usr/bin:/bin"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let output = ChildOutput.readAll(pipe.fileHandleForReading)
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+            try ChildOutput.run(binary, words + (apple ? fixture.commandLineFlags + ["--operator", "ana"] : ["--db", fixture.storePath]),
+                                environment: ["XDG_CONFIG_HOME": home, "HOME": home, "PATH": "/usr/bin:/bin"])
         }
         let listed = try subdesk(["refunds", "--json"])
         XCTAssertEqual(listed.status, 0, listed.output)

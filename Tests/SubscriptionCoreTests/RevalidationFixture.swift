@@ -56,6 +56,24 @@ final class RevalidationFixture {
 
     func openStore() throws -> Store { try Store(path: storePath) }
 
+    /// The `subdesk` built beside these tests, to run as a user would.
+    static func subdeskBinary() throws -> String {
+        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let binary = (running as NSString).deletingLastPathComponent + "/subdesk"
+        guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("no subdesk beside the tests") }
+        return binary
+    }
+
+    /// The options that point `subdesk` at this store, the test CA and this fake Apple with the test key.
+    var commandLineFlags: [String] {
+        let base = server.baseURL.absoluteString
+        return ["--db", storePath, "--root-ca", TestKit.repoRoot + "/sample-data/test-ca/root.der",
+                "--bundle-id", ScenarioBuilder.demoBundleId, "--app-apple-id", String(ScenarioBuilder.demoAppAppleId),
+                "--api-key-file", RevalidationKeys.privateKeyFile, "--api-key-id", RevalidationFixture.keyId,
+                "--api-issuer-id", RevalidationFixture.issuerId, "--server-api-url", base + "/prod",
+                "--server-api-sandbox-url", base + "/sandbox"]
+    }
+
     /// Stores a subscription the way production does: a signed notification through intake,
     /// derived as of `receivedAt`.
     @discardableResult
