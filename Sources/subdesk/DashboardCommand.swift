@@ -57,7 +57,8 @@ enum DashboardCommand {
                                    storeName: URL(fileURLWithPath: databasePath).lastPathComponent,
                                    themeName: loaded.theme.name)
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
-                                       operatorName: context.operatorName, revalidator: revalidator)
+                                       operatorName: context.operatorName, revalidator: revalidator,
+                                       refundPolicy: try RefundPolicy(configuration: context.config))
         session.start()
         if !loaded.warnings.isEmpty {
             session.send(.themeApplied(name: loaded.theme.name, warnings: loaded.warnings.map(\.description)))

@@ -48,7 +48,8 @@ final class AppleFactsDetailTests: XCTestCase {
         XCTAssertTrue(screen.contains("storefront JPN"), screen)
         XCTAssertTrue(screen.contains("· P3M"), screen)
         XCTAssertTrue(screen.contains("next renewal 2026-12-11 12:00 at 9.99 JPY"), screen)
-        XCTAssertTrue(screen.contains("consumption request: UNINTENDED_PURCHASE"), screen)
+        // Asked a day ago: the 12 hours Apple gives for an answer ran out 12 hours ago.
+        XCTAssertTrue(screen.contains("refund request (UNINTENDED_PURCHASE): missed 12h00m ago"), screen)
         XCTAssertTrue(screen.contains("win-back eligible: winback-30"), screen)
 
         // Refunded in part: the header says how and how much.
@@ -67,5 +68,6 @@ final class AppleFactsDetailTests: XCTestCase {
         screen = again.screenText
         XCTAssertTrue(screen.contains("(not entitled, revoked "), screen)
         XCTAssertTrue(screen.contains(", REFUND_PRORATED, 50% refunded)"), screen)
+        XCTAssertTrue(screen.contains("refund request (UNINTENDED_PURCHASE): refunded"), screen)
     }
 }

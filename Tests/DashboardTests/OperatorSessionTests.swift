@@ -258,32 +258,19 @@ final class GapsScreenTests: XCTestCase {
 /// whether it came through intake.
 final class PingCommandTests: XCTestCase {
     func testPingWaitsOnAWorkerAndReportsTheRoundTrip() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-ping-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("demo.db").path
-        let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
-        do { _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: try Store(path: path), anchor: DashboardFixture.anchor) }
-        let key = directory.appendingPathComponent("AuthKey.p8").path
-        let made = Process()
-        made.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        made.arguments = ["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key]
-        try made.run()
-        made.waitUntilExit()
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
-
+        let fixture = try AppleSessionFixture()
+        defer { fixture.tearDown() }
+        let (apple, path, session) = (fixture.apple, fixture.path, fixture.session)
         // Apple answers with a token and "delivers" the TEST notification: intake stores it.
-        let apple = try FakeAppleServer()
-        defer { apple.stop() }
         let uuid = UUID().uuidString.lowercased()
-        let signer = try sample.signer()
+        let signer = try fixture.sample.signer()
         let payload: [String: Any] = ["notificationType": "TEST", "notificationUUID": uuid, "version": "2.0",
                                       "signedDate": DateText.nowMillis(),
                                       "data": ["bundleId": ScenarioBuilder.demoBundleId, "appAppleId": ScenarioBuilder.demoAppAppleId,
                                                "environment": "Production"]]
         let jws = try signer.sign(payload: try JSONSerialization.data(withJSONObject: payload))
         let body = try JSONSerialization.data(withJSONObject: ["signedPayload": jws])
-        let roots = try sample.trustRoots()
+        let roots = try fixture.sample.trustRoots()
         apple.route("POST", "/prod/inApps/v1/notifications/test") { _ in
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) {
                 if let store = try? Store(path: path) {
@@ -295,18 +282,6 @@ final class PingCommandTests: XCTestCase {
         apple.route("GET", "/prod/inApps/v1/notifications/test/dash-ping") { _ in
             .json(["signedPayload": jws, "sendAttempts": [["attemptDate": DateText.nowMillis(), "sendAttemptResult": "SUCCESS"]]])
         }
-        let apiKey = try AppStoreAPIKey.load(file: key, keyId: "DASHKEY001", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
-                                             bundleId: ScenarioBuilder.demoBundleId, warn: { _ in })
-        let base = apple.baseURL
-        let configuration = RevalidationConfiguration(
-            endpoints: AppStoreEndpoints(serverAPI: base.appendingPathComponent("prod"), serverAPISandbox: base.appendingPathComponent("sandbox"),
-                                         verifyReceipt: base, verifyReceiptSandbox: base),
-            apiKey: apiKey)
-        let revalidator = Revalidator(openStore: { try Store(path: path) }, configuration: configuration,
-                                      verifier: SignedDataVerifier(roots: roots), policy: SampleData.demoPolicy, operatorName: "ana")
-        let session = DashboardSession(store: try Store(path: path), state: DashboardFixture.state(width: 120, height: 40),
-                                       clock: { DashboardFixture.anchor }, revalidator: .success(revalidator))
-        session.start()
         session.type(.char(":"))
         session.type("ping")
         session.type(.enter)

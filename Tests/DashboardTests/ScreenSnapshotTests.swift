@@ -72,6 +72,14 @@ final class ScreenSnapshotTests: XCTestCase {
         }
     }
 
+    func testRefunds() throws {
+        try snapshot("refunds") { session in
+            session.type(.char(":"))
+            session.type("refunds")
+            session.type(.enter)
+        }
+    }
+
     func testQuarantine() throws {
         try snapshot("quarantine") { session in
             session.type(.char(":"))

@@ -203,7 +203,7 @@ final class SessionTests: XCTestCase {
         session.type("feed")
         session.type(.enter)
         let before = session.state.feed.entries.count
-        XCTAssertEqual(before, 66)
+        XCTAssertEqual(before, 68)
 
         let writer = try Store(path: path)
         let intake = Intake(store: writer, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: SampleData.demoPolicy)

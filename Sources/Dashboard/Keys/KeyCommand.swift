@@ -23,6 +23,10 @@ public enum KeyCommand: Hashable, Sendable {
     case revalidate
     case override
 
+    // Refund requests
+    /// `a`: send the suggested answer for the selected request (confirmed).
+    case answerRefund
+
     // Subscribers
     /// A digit key: 1–5 pick a status, 0 shows all.
     case statusDigit

@@ -140,9 +140,14 @@ extension KeyTable {
         // Delivery gaps
         KeyBinding([.enter], .open, "open the subscription", section: "Delivery gaps", screens: [.gaps], hint: "open"),
 
+        // Refund requests
+        KeyBinding([.char("a")], .answerRefund, "send the suggested answer", section: "Refund requests",
+                   screens: [.refunds], hint: "answer"),
+        KeyBinding([.enter], .open, "open the subscription", section: "Refund requests", screens: [.refunds], hint: "open"),
+
         // Copying
         KeyBinding([.char("y")], .copyId, "copy the id (OSC 52)", section: "Copy",
-                   screens: [.subscribers, .detail, .feed, .audit]),
+                   screens: [.subscribers, .detail, .feed, .audit, .refunds]),
 
         // Moving
         KeyBinding([.char("j"), .down], .down, "down", section: "Moving", keyLabel: "j/↓"),

@@ -5,7 +5,8 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "ping", "extend", "messages", "theme", "tz", "help", "q"]
+    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "refunds", "ping", "extend", "answer", "messages",
+                               "theme", "tz", "help", "q"]
 
     /// What each command does, as `?` lists it: the screens first, then the rest.
     public static let descriptions: [(usage: String, description: String)] = [
@@ -15,8 +16,10 @@ public enum DashboardCommandLine {
         (":quarantine", "refused"),
         (":audit [ID]", "log"),
         (":gaps", "missed"),
+        (":refunds", "requests"),
         (":ping", "webhook test"),
-        (":extend D C WHY", "at Apple"),
+        (":extend [all PRODUCT] D C WHY", "at Apple"),
+        (":answer PREF", "refund"),
         (":messages", "history"),
         (":theme NAME", "colours"),
         (":tz ZONE", "+05:30…"),
@@ -40,7 +43,7 @@ public enum DashboardCommandLine {
     /// Commands that take an argument, so completing them adds a space.
     static let takesArgument: Set<String> = ["theme", "tz"]
     /// Commands that may take one; the others refuse anything after their name.
-    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend"]
+    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend", "answer"]
 
     /// The command `word` names: itself, an alias, or the one command it is a unique start of.
     static func resolve(_ word: String) -> (name: String?, candidates: [String]) {
@@ -132,8 +135,15 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.quarantine, &state)
         case "gaps":
             return DashboardReducer.switchTo(.gaps, &state)
+        case "refunds":
+            return DashboardReducer.switchTo(.refunds, &state)
         case "extend":
+            if argument.lowercased().hasPrefix("all ") || argument.lowercased() == "all" {
+                return extendAll(String(argument.dropFirst(3)).trimmingCharacters(in: .whitespaces), &state)
+            }
             return extend(argument, &state)
+        case "answer":
+            return answer(argument, &state)
         case "ping":
             guard state.pingStarted == nil else {
                 DashboardReducer.flash("a ping is already waiting for its TEST notification", &state)
@@ -198,5 +208,57 @@ public enum DashboardCommandLine {
             question: "Extend \(otid) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
             effect: .extendRenewal(originalTransactionId: otid, days: days, reasonCode: code, reason: words[2]))
         return []
+    }
+
+    /// `:extend all PRODUCT[@USA,CAN] DAYS CODE REASON` anywhere: every active subscriber of
+    /// a product (in those storefronts), Apple's rules checked, then a y/n question.
+    static func extendAll(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        let words = argument.split(separator: " ", maxSplits: 3).map(String.init)
+        guard words.count == 4, let days = Int(words[1]), let code = Int(words[2]) else {
+            DashboardReducer.flash(":extend all PRODUCT DAYS CODE REASON, such as :extend all app.monthly 3 3 outage on 11-20 (PRODUCT@USA,CAN for some storefronts)",
+                                   error: true, &state)
+            return []
+        }
+        let parts = words[0].split(separator: "@", maxSplits: 1).map(String.init)
+        let product = parts[0]
+        let storefronts = parts.count > 1 ? parts[1].split(separator: ",").map { $0.uppercased() } : []
+        do {
+            try Revalidator.checkExtension(days: days, reasonCode: code, reason: words[3])
+        } catch {
+            DashboardReducer.flash("\(error)", error: true, &state)
+            return []
+        }
+        let where_ = storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))"
+        state.confirmation = DashboardState.Confirmation(
+            question: "Extend EVERY active subscriber of \(product)\(where_) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
+            effect: .extendAll(productId: product, days: days, reasonCode: code, reason: words[3], storefronts: storefronts))
+        return []
+    }
+
+    /// `:answer DECLINE|GRANT_FULL|GRANT_PRORATED|none [consented]` on the refund queue: the
+    /// selected request's suggested answer with that preference (and the customer's
+    /// consent, when the operator has it), checked, then a y/n question.
+    static func answer(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        guard state.screen == .refunds, let entry = state.refunds.selected else {
+            DashboardReducer.flash(":answer works on the refund queue (:refunds): select a request first", error: true, &state)
+            return []
+        }
+        let words = argument.split(separator: " ").map { $0.lowercased() }
+        var answer = entry.suggested
+        guard let first = words.first, words.count <= 2, words.count == 1 || words[1] == "consented" else {
+            DashboardReducer.flash(":answer DECLINE, GRANT_FULL, GRANT_PRORATED or none, then consented if the customer agreed to share consumption data",
+                                   error: true, &state)
+            return []
+        }
+        if first == "none" {
+            answer.refundPreference = nil
+        } else if let preference = ConsumptionAnswer.Preference(rawValue: first.uppercased()) {
+            answer.refundPreference = preference
+        } else {
+            DashboardReducer.flash("\(first) is not a preference: DECLINE, GRANT_FULL, GRANT_PRORATED or none", error: true, &state)
+            return []
+        }
+        if words.count == 2 { answer.customerConsented = true }
+        return DashboardReducer.askToAnswer(entry, answer: answer, &state)
     }
 }

@@ -241,3 +241,56 @@ protocol ReloadableList {
 
 extension QuarantineState: ReloadableList {}
 extension AuditState: ReloadableList {}
+
+// MARK: - Refund requests
+
+extension DashboardReducer {
+    static func applyRefunds(_ entries: [RefundQueueEntry], _ state: inout DashboardState) {
+        // The selection follows its request when the queue reorders under it.
+        let selected = state.refunds.selected?.request.notificationUUID
+        state.refunds.entries = entries
+        state.refunds.loaded = true
+        if let selected, let index = entries.firstIndex(where: { $0.request.notificationUUID == selected }) {
+            state.refunds.selection = index
+        } else {
+            state.refunds.selection = min(state.refunds.selection, max(0, entries.count - 1))
+        }
+    }
+
+    static func refundsCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
+        if moveInList(command, &state.refunds.selection, &state.refunds.scrollOffset, count: state.refunds.entries.count,
+                      visible: Layout.listRows(height: state.height) - RefundsView.panelHeight) { return [] }
+        guard let entry = state.refunds.selected else { return [] }
+        switch command {
+        case .open:
+            guard let otid = entry.request.originalTransactionId else {
+                flash("this request names no subscription", &state)
+                return []
+            }
+            return openDetail(otid, &state)
+        case .answerRefund:
+            return askToAnswer(entry, answer: entry.suggested, &state)
+        default:
+            return []
+        }
+    }
+
+    /// Apple's rules and the deadline checked, then a y/n question before Apple is asked.
+    static func askToAnswer(_ entry: RefundQueueEntry, answer: ConsumptionAnswer, _ state: inout DashboardState) -> [DashboardEffect] {
+        let request = entry.request
+        guard request.stage(now: state.now) == .open else {
+            flash("refund request \(request.notificationUUID) is \(request.standing(now: state.now)): nothing to send", error: true, &state)
+            return []
+        }
+        do {
+            try answer.check(productType: entry.facts.productType)
+        } catch {
+            flash("\(error)", error: true, &state)
+            return []
+        }
+        state.confirmation = DashboardState.Confirmation(
+            question: "Send Apple \(answer.summary) for \(request.originalTransactionId ?? request.notificationUUID)? y: yes, any other key: no",
+            effect: .answerRefund(notificationUUID: request.notificationUUID, answer: answer, reason: nil))
+        return []
+    }
+}

@@ -81,6 +81,12 @@ public enum DashboardReducer {
             state.gaps.loaded = true
             state.gaps.selection = min(state.gaps.selection, max(0, entries.count - 1))
             return []
+        case .refundsLoaded(let entries):
+            applyRefunds(entries, &state)
+            return []
+        case .refundAnswered(let message, let failed):
+            flash(message, error: failed, &state)
+            return state.screen == .refunds ? [.loadRefunds] : []
         case .auditLoaded(let filter, let entries):
             applyAudit(filter, entries, &state)
             return []
@@ -158,6 +164,7 @@ public enum DashboardReducer {
                 flash("cancelled: nothing was asked of Apple", &state)
                 return []
             }
+            flash("asking Apple…", &state)
             return [confirmation.effect]
         }
         if state.showsHelp || state.showsMessages {
@@ -210,6 +217,7 @@ public enum DashboardReducer {
         case .quarantineBody: return quarantineBodyCommand(command, &state)
         case .audit: return auditCommand(command, &state)
         case .gaps: return gapsCommand(command, &state)
+        case .refunds: return refundsCommand(command, &state)
         }
     }
 
@@ -230,6 +238,8 @@ public enum DashboardReducer {
         case .audit:
             guard state.audit.entries.indices.contains(state.audit.selection) else { return nil }
             return state.audit.entries[state.audit.selection].target
+        case .refunds:
+            return state.refunds.selected.map { $0.request.originalTransactionId ?? $0.request.notificationUUID }
         default:
             return nil
         }
@@ -295,6 +305,8 @@ public enum DashboardReducer {
             return [.loadAudit(filter: state.audit.filter)]
         case .gaps:
             return [.loadGaps]
+        case .refunds:
+            return [.loadRefunds]
         }
     }
 
@@ -311,7 +323,7 @@ public enum DashboardReducer {
         case .feed:
             state.feed.lastPoll = state.now
             return [.pollFeed(afterId: state.feed.lastId)]
-        case .detail, .daily, .quarantine, .audit, .gaps:
+        case .detail, .daily, .quarantine, .audit, .gaps, .refunds:
             return enter(screen, &state)
         case .quarantineBody:
             return []

@@ -27,6 +27,7 @@ public enum DashboardRenderer {
         case .daily: DailyView.render(state, in: content, buffer: &buffer)
         case .quarantine: QuarantineView.renderList(state, in: content, buffer: &buffer)
         case .gaps: GapsView.render(state, in: content, buffer: &buffer)
+        case .refunds: RefundsView.render(state, in: content, buffer: &buffer)
         case .quarantineBody: QuarantineView.renderBody(state, in: content, buffer: &buffer)
         case .audit: AuditView.render(state, in: content, buffer: &buffer)
         }
@@ -61,6 +62,7 @@ public enum DashboardRenderer {
             case .daily: path.append("daily")
             case .quarantine: path.append("quarantine")
             case .gaps: path.append("gaps")
+            case .refunds: path.append("refunds")
             case .quarantineBody: path.append(state.quarantine.openEntry.map { "#\($0.id)" } ?? "body")
             case .audit: path.append("audit")
             }

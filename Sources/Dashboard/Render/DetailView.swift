@@ -182,7 +182,14 @@ enum DetailView {
             let price = f.renewalPrice.map { " at " + String(format: "%.2f", Double($0) / 1000) + (f.renewalCurrency.map { " " + $0 } ?? "") } ?? ""
             renewal.append(("   next renewal " + time.minute(date) + price, .dim))
         }
-        if let reason = f.consumptionRequestReason { intent.append(("   consumption request: " + reason, .warning)) }
+        if let request = content.refundRequests.first {
+            // The queue's standing, so support sees a refund in flight without leaving the detail.
+            let stage = request.stage(now: now)
+            intent.append(("   refund request" + (f.consumptionRequestReason.map { " (\($0))" } ?? "") + ": " + request.standing(now: now),
+                           stage == .open || stage == .missed ? .warning : .dim))
+        } else if let reason = f.consumptionRequestReason {
+            intent.append(("   consumption request: " + reason, .warning))
+        }
         if !f.winBackOfferIds.isEmpty { intent.append(("   win-back eligible: " + f.winBackOfferIds.joined(separator: ", "), .accent)) }
 
         var lines = [Line(label: "Status", pieces: status)]

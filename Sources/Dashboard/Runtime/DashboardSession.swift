@@ -23,6 +23,8 @@ public final class DashboardSession {
     public let operatorName: String
     /// The revalidator `r` uses, or why there is none (a setting that could not be read).
     let revalidator: Result<Revalidator, RevalidationUnavailable>
+    /// How refund requests are answered: consent and the suggested preference.
+    let refundPolicy: RefundPolicy
     private var lastDataVersion: Int?
     /// Texts `y` copied that the terminal backend has not yet sent to the terminal.
     private var clipboardOutbox: [String] = []
@@ -34,7 +36,8 @@ public final class DashboardSession {
     public init(store: Store, state: DashboardState, theme: Theme = .standard, themes: ThemeCatalog = ThemeCatalog(searchPaths: []),
                 clock: @escaping () -> Millis = DateText.nowMillis, operatorName: String = Operations.defaultOperator(),
                 revalidator: Result<Revalidator, RevalidationUnavailable> = .failure(RevalidationUnavailable(
-                    "revalidation is not set up in this session"))) {
+                    "revalidation is not set up in this session")), refundPolicy: RefundPolicy = RefundPolicy()) {
+        self.refundPolicy = refundPolicy
         self.store = store
         self.state = state
         self.theme = theme
@@ -153,6 +156,35 @@ public final class DashboardSession {
                 return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit))]
             case .loadGaps:
                 return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit))]
+            case .loadRefunds:
+                return [.refundsLoaded(try loadRefunds())]
+            case .answerRefund(let uuid, let answer, let reason):
+                return withRevalidator({ _ in
+                    .refundAnswered(message: "answering needs the App Store Server API key settings", failed: true)
+                }) { revalidator in
+                    do {
+                        let answered = try revalidator.answerRefundRequest(uuid, answer: answer, reason: reason)
+                        return .refundAnswered(message: "Apple accepted the answer for \(answered.originalTransactionId ?? uuid): \(answer.summary)",
+                                               failed: false)
+                    } catch {
+                        return .refundAnswered(message: SafeText.sanitize("\(error)"), failed: true)
+                    }
+                }
+            case .extendAll(let product, let days, let code, let reason, let storefronts):
+                return withRevalidator({ _ in .failed("extending needs the App Store Server API key settings") }) { revalidator in
+                    do {
+                        let environment = revalidator.policy.environment ?? .production
+                        let record = try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason,
+                                                                        storefronts: storefronts, environment: environment, wait: 600)
+                        let summary = (try? revalidator.summaryNotification(for: record.requestIdentifier)) ?? nil
+                        return .notice(record.outcome == "complete"
+                            ? "Apple extended \(record.succeeded ?? 0) subscribers of \(product) by \(days) days (\(record.failed ?? 0) failed)"
+                                + (summary.map { "; its SUMMARY notification says \($0.succeeded ?? 0) extended, \($0.failed ?? 0) failed" } ?? "")
+                            : "Apple is still extending \(product) after 10 minutes: subdesk extend --status \(record.requestIdentifier)")
+                    } catch {
+                        return .failed(SafeText.sanitize("\(error)"))
+                    }
+                }
             case .applyTheme(let name):
                 let loaded = try themes.load(name)
                 theme = loaded.theme
@@ -312,7 +344,17 @@ public final class DashboardSession {
         let report = try SubscriptionReport.load(store: store, row: row, now: state.now)
         let others = try store.subscriptions(subscriberId: row.subscriber.id)
             .map(\.state.originalTransactionId).filter { $0 != id }
-        return DetailContent(subscriber: row.subscriber, report: report, otherSubscriptions: others)
+        return DetailContent(subscriber: row.subscriber, report: report, otherSubscriptions: others,
+                             refundRequests: try store.refundRequests(originalTransactionId: id))
+    }
+
+    /// The refund queue with each request's facts and the policy's suggested answer.
+    func loadRefunds() throws -> [RefundQueueEntry] {
+        let queue = RefundQueue(store: store, operatorName: operatorName)
+        return try queue.requests(includeClosed: true, now: state.now, limit: RefundsState.limit).map { request in
+            let facts = try queue.facts(request, now: state.now)
+            return RefundQueueEntry(request: request, facts: facts, suggested: refundPolicy.suggestedAnswer(for: facts))
+        }
     }
 
     func payloadLines(kind: String, reference: String, originalTransactionId: String) throws -> [String] {

@@ -23,6 +23,9 @@ public enum DashboardAction: Sendable {
     case dailyLoaded(DailyRequest, [DayCounts])
     case quarantineLoaded([QuarantineEntry])
     case gapsLoaded([DeliveryGap])
+    case refundsLoaded([RefundQueueEntry])
+    /// What sending a refund request's answer came to.
+    case refundAnswered(message: String, failed: Bool)
     case themeApplied(name: String, warnings: [String])
     case auditLoaded(filter: String, [AuditEntry])
     /// A background revalidation finished; it arrives whatever screen is shown by then.
@@ -54,6 +57,9 @@ public enum DashboardEffect: Equatable, Sendable {
     case loadDaily(DailyRequest)
     case loadQuarantine
     case loadGaps
+    case loadRefunds
+    /// Send Apple the consumption information for a refund request (confirmed), off the thread that draws.
+    case answerRefund(notificationUUID: String, answer: ConsumptionAnswer, reason: String?)
     case applyTheme(String)
     /// The newest audit entries, for targets the filter names when it is not empty.
     case loadAudit(filter: String)
@@ -64,6 +70,8 @@ public enum DashboardEffect: Equatable, Sendable {
     case ping
     /// Ask Apple to extend one subscription's renewal date (confirmed), off the thread that draws.
     case extendRenewal(originalTransactionId: String, days: Int, reasonCode: Int, reason: String)
+    /// Ask Apple to extend every active subscriber of a product (confirmed) and follow it to completion.
+    case extendAll(productId: String, days: Int, reasonCode: Int, reason: String, storefronts: [String])
     /// Ask Apple which subscription an order id bought (Look Up Order ID), off the thread that draws.
     case lookUpOrder(String)
     /// Text for the terminal's clipboard, which only the terminal backend can reach.

@@ -45,6 +45,7 @@ public struct DashboardState: Sendable {
     public var daily = DailyState()
     public var quarantine = QuarantineState()
     public var gaps = GapsState()
+    public var refunds = RefundsState()
     public var audit = AuditState()
     /// The `o` dialog, modal over the detail while open.
     public var overrideDialog: OverrideDialogState?

@@ -64,12 +64,15 @@ public struct DetailContent: Sendable {
     /// What Apple sent beyond the derived state (storefront, refund share, next renewal...),
     /// read once from the payloads rather than at every frame.
     public var facts: AppleFacts
+    /// The subscription's refund requests, newest first.
+    public var refundRequests: [RefundRequest]
 
-    public init(subscriber: Subscriber, report: SubscriptionReport, otherSubscriptions: [String]) {
+    public init(subscriber: Subscriber, report: SubscriptionReport, otherSubscriptions: [String], refundRequests: [RefundRequest] = []) {
         self.subscriber = subscriber
         self.report = report
         self.facts = report.appleFacts
         self.otherSubscriptions = otherSubscriptions
+        self.refundRequests = refundRequests
     }
 }
 
@@ -168,6 +171,33 @@ public struct GapsState: Sendable {
     public static let limit = 500
 
     public init() {}
+}
+
+/// One refund request as the queue shows it: what the store knows and what the policy
+/// would send.
+public struct RefundQueueEntry: Equatable, Sendable {
+    public var request: RefundRequest
+    public var facts: RefundRequestFacts
+    public var suggested: ConsumptionAnswer
+
+    public init(request: RefundRequest, facts: RefundRequestFacts, suggested: ConsumptionAnswer) {
+        self.request = request
+        self.facts = facts
+        self.suggested = suggested
+    }
+}
+
+/// The refund-request queue: undecided requests, nearest deadline first, then decided ones.
+public struct RefundsState: Sendable {
+    public var entries: [RefundQueueEntry] = []
+    public var selection = 0
+    public var scrollOffset = 0
+    public var loaded = false
+    public static let limit = 200
+
+    public init() {}
+
+    public var selected: RefundQueueEntry? { entries.indices.contains(selection) ? entries[selection] : nil }
 }
 
 /// Rejected bodies, newest first, and the one being read.

@@ -11,6 +11,8 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
     case audit
     /// Notifications Apple sent that first arrived through a backfill.
     case gaps
+    /// Customers' refund requests: Apple's deadline, the facts, the answer.
+    case refunds
 
     /// The section title the help screen gives this screen's keys.
     public var helpSection: String {
@@ -23,6 +25,7 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
         case .quarantineBody: return "Quarantined body"
         case .audit: return "Audit log"
         case .gaps: return "Delivery gaps"
+        case .refunds: return "Refund requests"
         }
     }
 }

@@ -157,7 +157,7 @@ public struct RefundRequestFacts: Equatable, Sendable {
 
     /// `USD 12.99, EUR 4.99`.
     public static func amounts(_ byCurrency: [String: Int64]) -> String {
-        byCurrency.isEmpty ? "none known"
+        byCurrency.isEmpty ? "none"
             : byCurrency.sorted { $0.key < $1.key }.map { "\($0.key) \(String(format: "%.2f", Double($0.value) / 1000))" }
                 .joined(separator: ", ")
     }

@@ -12,7 +12,7 @@ public final class Revalidator: @unchecked Sendable {
     public let configuration: RevalidationConfiguration
     let openStore: @Sendable () throws -> Store
     let verifier: SignedPayloadVerifier
-    let policy: IntakePolicy
+    public let policy: IntakePolicy
     let lookup: AppStoreLookup
     let clock: @Sendable () -> Millis
 

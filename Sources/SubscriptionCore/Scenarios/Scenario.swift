@@ -35,6 +35,8 @@ public struct Scenario: Sendable {
         public var subtype: String?
         public var transaction: TransactionSpec?
         public var renewal: RenewalSpec?
+        /// Why the customer asked for a refund, on a CONSUMPTION_REQUEST step.
+        public var consumptionRequestReason: String?
 
         /// A step that changes only the auto-renew status.
         public static func autoRenew(_ on: Bool, at: Millis) -> Step {
@@ -72,7 +74,8 @@ public struct Scenario: Sendable {
             let parts = notification.split(separator: "/", maxSplits: 1).map(String.init)
             return Step(at: try Scenario.offset(s, "at") ?? 0, type: parts[0], subtype: parts.count > 1 ? parts[1] : nil,
                         transaction: try s.object("transaction").map(Scenario.transactionSpec),
-                        renewal: try s.object("renewal").map(Scenario.renewalSpec))
+                        renewal: try s.object("renewal").map(Scenario.renewalSpec),
+                        consumptionRequestReason: try s.string("consumptionRequestReason"))
         }
         guard let e = try json.object("expect") else {
             throw DecodingFault(path: json.fieldPath("expect"), problem: "missing")

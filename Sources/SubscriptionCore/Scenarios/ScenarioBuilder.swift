@@ -103,6 +103,10 @@ public struct ScenarioBuilder {
                 ] as [String: Any],
             ]
             if let subtype = step.subtype { payload["subtype"] = subtype }
+            if let reason = step.consumptionRequestReason, var data = payload["data"] as? [String: Any] {
+                data["consumptionRequestReason"] = reason
+                payload["data"] = data
+            }
             let signedPayload = try signer.sign(payload: try json(payload))
             result.append(try json(["signedPayload": signedPayload]))
         }

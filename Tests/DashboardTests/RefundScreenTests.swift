@@ -1,0 +1,97 @@
+import Foundation
+import XCTest
+import SubscriptionCore
+import FakeApple
+import TerminalUI
+@testable import Dashboard
+
+/// `:refunds` on the demo store (one request open, asked three hours ago; one refunded):
+/// the queue, the facts of the selected request, `a` and `:answer` confirmed before the
+/// fake Apple is asked, and the answer audited; `:extend all` followed to completion.
+final class RefundScreenTests: XCTestCase {
+    /// The demo's renewals scenario: its customer asked for a refund three hours before the anchor.
+    let open = "2000000400000301"
+    var renewal: String { "2000000400000304" }
+
+    func testTheQueueShowsDeadlinesFactsAndTheSuggestedAnswer() throws {
+        let session = DashboardFixture.session(try DashboardFixture.demoStore(), width: 120, height: 40)
+        session.type(.char(":"))
+        session.type("refunds")
+        session.type(.enter)
+        let screen = session.screenText
+        XCTAssertTrue(screen.contains("1 refund request awaiting Apple (answer due 12 h after asking) · 1 closed"), screen)
+        let rows = screen.components(separatedBy: "\n")
+        let first = try XCTUnwrap(rows.first { $0.contains(open) }, screen)
+        XCTAssertTrue(first.contains("9h00m left"), first)
+        XCTAssertTrue(first.contains("UNINTENDED_PURCHASE"), first)
+        XCTAssertTrue(first.contains("DELIVERED"), first)
+        let decided = try XCTUnwrap(rows.first { $0.contains("refunded") }, screen)
+        XCTAssertTrue(decided.contains("UNSATISFIED_WITH_PURCHASE"), decided)
+        XCTAssertTrue(screen.contains("delivered: DELIVERED, entitled from"), screen)
+        XCTAssertTrue(screen.contains("a sends: DELIVERED, no sample, DECLINE (no consent on record: :answer PREF consented)"), screen)
+        // Without consent on record, `a` refuses before anything is asked.
+        session.type(.char("a"))
+        XCTAssertNil(session.state.confirmation)
+        XCTAssertTrue(session.state.flash?.text.contains("has not consented") == true, "\(String(describing: session.state.flash))")
+        session.type(.enter)
+        XCTAssertEqual(session.state.screen, .detail)
+        XCTAssertTrue(session.screenText.contains("refund request (UNINTENDED_PURCHASE): 9h00m left"), session.screenText)
+    }
+
+    func testAnAnswerIsConfirmedSentAndAudited() throws {
+        let fixture = try AppleSessionFixture(refundPolicy: RefundPolicy(consent: true, rule: .manual))
+        defer { fixture.tearDown() }
+        let path = "/prod/inApps/v2/transactions/consumption/\(renewal)"
+        fixture.apple.route("PUT", path, FakeAppleServer.Response(status: 202))
+        let session = fixture.session
+        fixture.command("refunds")
+        fixture.command("answer GRANT_PRORATED")
+        XCTAssertTrue(session.state.flash?.text.contains("GRANT_PRORATED needs") == true, "\(String(describing: session.state.flash))")
+        fixture.command("answer GRANT_FULL")
+        XCTAssertTrue(session.screenText.contains("Send Apple DELIVERED, no sample, GRANT_FULL for \(open)? y: yes"), session.screenText)
+        session.type(.char("n"))
+        XCTAssertTrue(fixture.apple.requests.isEmpty, "n asks nothing of Apple")
+        session.type(.char("a"))
+        XCTAssertTrue(session.screenText.contains("Send Apple DELIVERED, no sample, DECLINE for \(open)? y: yes"), session.screenText)
+        session.type(.char("y"))
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 20))
+        XCTAssertEqual(session.state.messages.last?.text, "Apple accepted the answer for \(open): DELIVERED, no sample, DECLINE")
+        let sent = try XCTUnwrap(fixture.apple.requests("PUT", path).first?.json)
+        XCTAssertEqual(sent["refundPreference"] as? String, "DECLINE")
+        XCTAssertEqual(sent["customerConsented"] as? Bool, true)
+        XCTAssertTrue(session.screenText.contains("answered"), session.screenText)
+        let audit = try XCTUnwrap(try Store(path: fixture.path).audit().first { $0.action == "refund_answer" })
+        XCTAssertEqual(audit.operatorName, "ana")
+        XCTAssertEqual(audit.target, open)
+    }
+
+    func testExtendAllIsConfirmedAndFollowedUntilAppleIsDone() throws {
+        let fixture = try AppleSessionFixture()
+        defer { fixture.tearDown() }
+        nonisolated(unsafe) var polls = 0
+        let session = fixture.session
+        fixture.command("extend all app.monthly@USA,CAN 95 3 outage")
+        XCTAssertTrue(session.state.flash?.text.contains("1 to 90 days") == true, "\(String(describing: session.state.flash))")
+        fixture.command("extend all app.monthly@usa,can 3 3 outage on 11-20")
+        XCTAssertTrue(session.screenText.contains("Extend EVERY active subscriber of app.monthly in USA,CAN by 3 days at Apple (code 3)? y: yes"),
+                      session.screenText)
+        // Apple reports it complete on the second look.
+        let requested = fixture.apple
+        requested.route("POST", "/prod/inApps/v1/subscriptions/extend/mass") { request in
+            let id = request.json?["requestIdentifier"] as? String ?? "?"
+            requested.route("GET", "/prod/inApps/v1/subscriptions/extend/mass/app.monthly/\(id)") { _ in
+                polls += 1
+                return .json(["requestIdentifier": id, "complete": polls >= 2, "completeDate": DashboardFixture.anchor,
+                              "succeededCount": 30, "failedCount": 2])
+            }
+            return FakeAppleServer.Response(status: 200)
+        }
+        session.type(.char("y"))
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 30))
+        XCTAssertEqual(session.state.messages.last?.text, "Apple extended 30 subscribers of app.monthly by 3 days (2 failed)")
+        let sent = try XCTUnwrap(fixture.apple.requests("POST", "/prod/inApps/v1/subscriptions/extend/mass").first?.json)
+        XCTAssertEqual(sent["storefrontCountryCodes"] as? [String], ["USA", "CAN"])
+        XCTAssertEqual(sent["extendByDays"] as? Int, 3)
+        XCTAssertTrue(try Store(path: fixture.path).audit().contains { $0.action == "extend_all" && $0.outcome.hasPrefix("complete: 30 extended") })
+    }
+}
