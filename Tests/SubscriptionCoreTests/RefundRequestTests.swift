@@ -137,6 +137,25 @@ final class RefundRequestTests: XCTestCase {
         XCTAssertEqual(try store.refundRequests().first?.stage(now: fixture.now), .missed)
     }
 
+    /// The answer goes through the same client as every call to Apple: a 429 waits for its
+    /// Retry-After, a 5xx is tried again, a 401 says what to check.
+    func testThrottledAndFailingAnswersAreRetriedAndAnUnauthorizedOneSaysWhy() throws {
+        let uuid = try seedRequest()
+        fixture.server.route("PUT", path, RevalidationFixture.apiError(429, code: 4290000, message: "Rate limit exceeded.", headers: ["Retry-After": "0"]),
+                             RevalidationFixture.apiError(503, code: 5000000, message: "An unknown error occurred."),
+                             FakeAppleServer.Response(status: 202))
+        _ = try fixture.revalidator().answerRefundRequest(uuid, answer: consented(), reason: nil)
+        XCTAssertEqual(fixture.server.requests("PUT", path).count, 3)
+        XCTAssertEqual(try fixture.openStore().refundRequest(uuid: uuid)?.answerOutcome, "accepted")
+
+        let other = "c0a50000-0000-4000-8000-000000000003"
+        try ingest(consumptionRequest(uuid: other, reason: "OTHER", signed: asked + 60_000))
+        fixture.server.route("PUT", path, FakeAppleServer.Response(status: 401))
+        XCTAssertThrowsError(try fixture.revalidator().answerRefundRequest(other, answer: consented(), reason: nil)) { error in
+            XCTAssertTrue("\(error)".contains("unauthorized: Apple refused the token"), "\(error)")
+        }
+    }
+
     func testALateAnswerAppleRefusesIsKeptAuditedAndLeftOpen() throws {
         let uuid = try seedRequest()
         // This fake Apple counts its deadline from an earlier moment than the store knows
