@@ -24,7 +24,7 @@ final class RefundScreenTests: XCTestCase {
         let first = try XCTUnwrap(rows.first { $0.contains(open) }, screen)
         XCTAssertTrue(first.contains("9h00m left"), first)
         XCTAssertTrue(first.contains("UNINTENDED_PURCHASE"), first)
-        XCTAssertTrue(first.contains("DELIVERED"), first)
+        XCTAssertTrue(first.contains("delivered"), first)
         let decided = try XCTUnwrap(rows.first { $0.contains("refunded") }, screen)
         XCTAssertTrue(decided.contains("UNSATISFIED_WITH_PURCHASE"), decided)
         XCTAssertTrue(screen.contains("delivered: DELIVERED, entitled from"), screen)

@@ -236,6 +236,7 @@ final class BackfillTests: XCTestCase {
         let answer = ChildOutput.readAll(output.fileHandleForReading)
         resumed.waitUntilExit()
         XCTAssertEqual(resumed.terminationStatus, 0, String(decoding: answer, as: UTF8.self))
+        print("$ subdesk backfill --resume --json\n" + String(decoding: answer, as: UTF8.self))
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
         XCTAssertEqual(report["new"] as? Int, 9)
         XCTAssertEqual(report["duplicates"] as? Int, 0)

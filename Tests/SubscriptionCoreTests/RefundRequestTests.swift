@@ -260,6 +260,7 @@ final class RefundRequestTests: XCTestCase {
 
         let shown = try subdesk(["refunds", otid])
         XCTAssertEqual(shown.status, 0, shown.output)
+        print("$ subdesk refunds \(otid)\n" + shown.output)
         XCTAssertTrue(shown.output.contains("delivered       DELIVERED"), shown.output)
         XCTAssertTrue(shown.output.contains("sample content  yes: a free trial from"), shown.output)
         XCTAssertTrue(shown.output.contains("no consent on record"), shown.output)
@@ -274,6 +275,7 @@ final class RefundRequestTests: XCTestCase {
 
         let sent = try subdesk(["refunds", "answer", otid, "--consented", "--preference", "GRANT_FULL", "--yes", "--reason", "charged twice"])
         XCTAssertEqual(sent.status, 0, sent.output)
+        print("$ subdesk refunds answer \(otid) --consented --preference GRANT_FULL --yes --reason 'charged twice'\n" + sent.output)
         XCTAssertTrue(sent.output.contains("Apple accepted the answer for \(uuid): DELIVERED, sample provided, GRANT_FULL"), sent.output)
         let body = try XCTUnwrap(fixture.server.requests("PUT", path).first?.json)
         XCTAssertEqual(body["refundPreference"] as? String, "GRANT_FULL")

@@ -22,7 +22,7 @@ enum RefundsView {
             TableColumn("REASON", width: .fixed(wide ? 25 : 11)),
             TableColumn("PRODUCT", width: .flex(1)),
         ]
-        if wide { columns.append(TableColumn("DELIVERY", width: .fixed(25))) }
+        if wide { columns.append(TableColumn("DELIVERY", width: .fixed(11))) }
         columns.append(TableColumn("ASKED (\(state.time.label))", width: .fixed(16)))
         let rows: [[TableCell]] = refunds.entries.map { entry in
             let request = entry.request
@@ -32,7 +32,7 @@ enum RefundsView {
                 TableCell(wide ? entry.facts.reason ?? "not given" : shortReason(entry.facts.reason)),
                 TableCell(entry.facts.productId ?? "-"),
             ]
-            if wide { row.append(TableCell(entry.facts.delivery.rawValue, role: entry.facts.delivery == .delivered ? nil : .warning)) }
+            if wide { row.append(TableCell(shortDelivery(entry.facts.delivery), role: entry.facts.delivery == .delivered ? nil : .warning)) }
             row.append(TableCell(state.time.minute(request.requested)))
             return row
         }
@@ -55,6 +55,17 @@ enum RefundsView {
         case "FULFILLMENT_ISSUE": return "fulfillment"
         case "UNSATISFIED_WITH_PURCHASE": return "unsatisfied"
         case let other?: return other.lowercased()
+        }
+    }
+
+    /// The delivery status in a word; the panel spells it out.
+    static func shortDelivery(_ delivery: ConsumptionAnswer.Delivery) -> String {
+        switch delivery {
+        case .delivered: return "delivered"
+        case .qualityIssue: return "quality"
+        case .wrongItem: return "wrong item"
+        case .serverOutage: return "outage"
+        case .other: return "withheld"
         }
     }
 
