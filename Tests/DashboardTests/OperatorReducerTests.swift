@@ -69,7 +69,7 @@ final class OperatorReducerTests: XCTestCase {
         XCTAssertEqual(state.flash?.text, "cancelled: nothing was asked of Apple")
         _ = command("extend 7 3 outage on 11-20")
         XCTAssertEqual(press(.char("y")), [.extendRenewal(originalTransactionId: id, days: 7, reasonCode: 3, reason: "outage on 11-20")])
-        XCTAssertEqual(DashboardReducer.reduce(into: &state, .extended(originalTransactionId: id, message: "Apple extended it", failed: false)),
+        XCTAssertEqual(DashboardReducer.reduce(into: &state, .appleAnswered(originalTransactionId: id, message: "Apple extended it", failed: false)),
                        [.loadDetail(originalTransactionId: id)], "the detail reloads with Apple's new expiry")
     }
 

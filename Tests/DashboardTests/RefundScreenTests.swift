@@ -94,4 +94,33 @@ final class RefundScreenTests: XCTestCase {
         XCTAssertEqual(sent["extendByDays"] as? Int, 3)
         XCTAssertTrue(try Store(path: fixture.path).audit().contains { $0.action == "extend_all" && $0.outcome.hasPrefix("complete: 30 extended") })
     }
+
+    /// `:apple` on a detail asks Apple for the refund history and the latest transaction on a
+    /// worker, stores what it verifies, and reloads the detail.
+    func testAppleOnADetailFetchesTheRefundHistory() throws {
+        let fixture = try AppleSessionFixture()
+        defer { fixture.tearDown() }
+        let signer = try fixture.sample.signer()
+        let anchor = DashboardFixture.anchor
+        let refunded: [String: Any] = ["transactionId": renewal, "originalTransactionId": open, "productId": "app.monthly",
+                                       "bundleId": ScenarioBuilder.demoBundleId, "purchaseDate": anchor - 10 * 86_400_000,
+                                       "originalPurchaseDate": anchor - 100 * 86_400_000, "expiresDate": anchor + 20 * 86_400_000,
+                                       "signedDate": anchor - 60_000, "environment": "Production", "type": "Auto-Renewable Subscription",
+                                       "inAppOwnershipType": "PURCHASED", "revocationDate": anchor - 60_000, "revocationReason": 0,
+                                       "price": 9990, "currency": "USD"]
+        let jws = try signer.sign(payload: try JSONSerialization.data(withJSONObject: refunded))
+        fixture.apple.route("GET", "/prod/inApps/v2/refund/lookup/\(renewal)", .json(["signedTransactions": [jws], "hasMore": false]))
+        fixture.apple.route("GET", "/prod/inApps/v1/transactions/\(renewal)", .json(["signedTransactionInfo": jws]))
+        let session = fixture.session
+        fixture.command("apple")
+        XCTAssertTrue(session.state.flash?.text.contains("works on a subscription's detail") == true)
+        session.type(.char("/"))
+        session.type(open)
+        session.type(.enter, .enter)
+        fixture.command("apple")
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 20))
+        XCTAssertEqual(session.state.messages.last?.text, "Apple: refunded \(renewal); latest transaction \(renewal) stored")
+        XCTAssertTrue(session.screenText.contains("REVOKED"), session.screenText)
+        XCTAssertTrue(try Store(path: fixture.path).audit().contains { $0.action == "refund_history" && $0.target == open })
+    }
 }

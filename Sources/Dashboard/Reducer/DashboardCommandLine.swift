@@ -5,7 +5,7 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "refunds", "ping", "extend", "answer", "messages",
+    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "refunds", "ping", "extend", "answer", "apple", "messages",
                                "theme", "tz", "help", "q"]
 
     /// What each command does, as `?` lists it: the screens first, then the rest.
@@ -20,6 +20,7 @@ public enum DashboardCommandLine {
         (":ping", "webhook test"),
         (":extend [all PRODUCT] D C WHY", "at Apple"),
         (":answer PREF", "refund"),
+        (":apple", "refunds at Apple"),
         (":messages", "history"),
         (":theme NAME", "colours"),
         (":tz ZONE", "+05:30…"),
@@ -144,6 +145,13 @@ public enum DashboardCommandLine {
             return extend(argument, &state)
         case "answer":
             return answer(argument, &state)
+        case "apple":
+            guard state.screen == .detail, let otid = state.detail?.originalTransactionId else {
+                DashboardReducer.flash(":apple works on a subscription's detail: open one first", error: true, &state)
+                return []
+            }
+            DashboardReducer.flash("asking Apple for \(otid)'s refund history and latest transaction…", &state)
+            return [.lookUpAtApple(originalTransactionId: otid)]
         case "ping":
             guard state.pingStarted == nil else {
                 DashboardReducer.flash("a ping is already waiting for its TEST notification", &state)

@@ -90,7 +90,7 @@ public enum DashboardReducer {
         case .auditLoaded(let filter, let entries):
             applyAudit(filter, entries, &state)
             return []
-        case .extended(let otid, let message, let failed):
+        case .appleAnswered(let otid, let message, let failed):
             flash(message, error: failed, &state)
             if state.detail?.originalTransactionId == otid { return [.loadDetail(originalTransactionId: otid)] }
             return []

@@ -197,15 +197,31 @@ public final class DashboardSession {
                 return startPing()
             case .extendRenewal(let otid, let days, let code, let reason):
                 return withRevalidator({ _ in
-                    .extended(originalTransactionId: otid, message: "extending needs the App Store Server API key settings", failed: true)
+                    .appleAnswered(originalTransactionId: otid, message: "extending needs the App Store Server API key settings", failed: true)
                 }) { revalidator in
                     do {
                         let record = try revalidator.extendRenewalDate(otid, days: days, reasonCode: code, reason: reason)
-                        return .extended(originalTransactionId: otid,
+                        return .appleAnswered(originalTransactionId: otid,
                                          message: "Apple extended \(otid) by \(days) days" + (record.effective.map { "; it renews \(DateText.minute($0)) UTC" } ?? ""),
                                          failed: false)
                     } catch {
-                        return .extended(originalTransactionId: otid, message: SafeText.sanitize("\(error)"), failed: true)
+                        return .appleAnswered(originalTransactionId: otid, message: SafeText.sanitize("\(error)"), failed: true)
+                    }
+                }
+            case .lookUpAtApple(let otid):
+                return withRevalidator({ _ in
+                    .appleAnswered(originalTransactionId: otid, message: "asking Apple needs the App Store Server API key settings", failed: true)
+                }) { revalidator in
+                    do {
+                        let answer = try revalidator.refundsAndTransactionInfo(otid)
+                        let refunds = answer.refunds.map(\.transactionId)
+                        return .appleAnswered(originalTransactionId: otid,
+                                              message: "Apple: " + (refunds.isEmpty ? "no refunded transactions"
+                                                  : "refunded \(refunds.joined(separator: ", "))")
+                                                  + "; latest transaction \(answer.transaction.transactionId) stored",
+                                              failed: false)
+                    } catch {
+                        return .appleAnswered(originalTransactionId: otid, message: SafeText.sanitize("\(error)"), failed: true)
                     }
                 }
             case .lookUpOrder(let orderId):

@@ -31,8 +31,9 @@ public enum DashboardAction: Sendable {
     /// A background revalidation finished; it arrives whatever screen is shown by then.
     case revalidated(RevalidationResult)
     case revalidationFailed(originalTransactionId: String, message: String)
-    /// What an extension came to: a message, whether it failed, and the subscription to reload.
-    case extended(originalTransactionId: String, message: String, failed: Bool)
+    /// What a job at Apple about one subscription (an extension, a refund-history look-up)
+    /// came to: a message, whether it failed, and the subscription to reload.
+    case appleAnswered(originalTransactionId: String, message: String, failed: Bool)
     /// An order id looked up at Apple: the subscription it bought, or why not.
     case orderLookedUp(orderId: String, originalTransactionId: String?, message: String?)
     /// What `:ping` found: a message for the message line, and whether it is bad news.
@@ -72,6 +73,8 @@ public enum DashboardEffect: Equatable, Sendable {
     case extendRenewal(originalTransactionId: String, days: Int, reasonCode: Int, reason: String)
     /// Ask Apple to extend every active subscriber of a product (confirmed) and follow it to completion.
     case extendAll(productId: String, days: Int, reasonCode: Int, reason: String, storefronts: [String])
+    /// Ask Apple for a subscription's refund history and latest transaction, off the thread that draws.
+    case lookUpAtApple(originalTransactionId: String)
     /// Ask Apple which subscription an order id bought (Look Up Order ID), off the thread that draws.
     case lookUpOrder(String)
     /// Text for the terminal's clipboard, which only the terminal backend can reach.
