@@ -123,4 +123,27 @@ final class RefundScreenTests: XCTestCase {
         XCTAssertTrue(session.screenText.contains("REVOKED"), session.screenText)
         XCTAssertTrue(try Store(path: fixture.path).audit().contains { $0.action == "refund_history" && $0.target == open })
     }
+
+    /// `:link USER apple` on a detail links the user id, then sets the subscriber's app
+    /// account token at Apple on a worker; both audited.
+    func testLinkOnADetailLinksTheUserAndSetsTheTokenAtApple() throws {
+        let fixture = try AppleSessionFixture()
+        defer { fixture.tearDown() }
+        fixture.apple.route("PUT", "/prod/inApps/v1/transactions/\(open)/appAccountToken", FakeAppleServer.Response(status: 200))
+        let session = fixture.session
+        session.type(.char("/"))
+        session.type(open)
+        session.type(.enter, .enter)
+        fixture.command("link user-7 apple force")
+        XCTAssertTrue(session.screenText.contains("Link \(open) to user user-7 and set its app account token at Apple? y: yes"), session.screenText)
+        session.type(.char("y"))
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 20))
+        let message = try XCTUnwrap(session.state.messages.last?.text)
+        XCTAssertTrue(message.hasPrefix("linked \(open) to user user-7 (was user-1004); Apple has app account token "), message)
+        let sent = try XCTUnwrap(fixture.apple.requests("PUT", "/prod/inApps/v1/transactions/\(open)/appAccountToken").first?.json)
+        XCTAssertNotNil(UUID(uuidString: sent["appAccountToken"] as? String ?? ""))
+        let audit = try Store(path: fixture.path).audit(targets: [open]).map(\.action)
+        XCTAssertTrue(audit.contains("link") && audit.contains("set_app_account_token"), "\(audit)")
+        XCTAssertTrue(session.screenText.contains("user user-7"), session.screenText)
+    }
 }

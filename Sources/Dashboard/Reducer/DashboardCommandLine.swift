@@ -5,7 +5,7 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "refunds", "ping", "extend", "answer", "apple", "messages",
+    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "refunds", "ping", "extend", "answer", "apple", "link", "messages",
                                "theme", "tz", "help", "q"]
 
     /// What each command does, as `?` lists it: the screens first, then the rest.
@@ -16,12 +16,13 @@ public enum DashboardCommandLine {
         (":quarantine", "refused"),
         (":audit [ID]", "log"),
         (":gaps", "missed"),
-        (":refunds", "requests"),
-        (":ping", "webhook test"),
-        (":extend [all PRODUCT] D C WHY", "at Apple"),
+        (":refunds", "asked"),
+        (":ping", "webhook"),
+        (":extend [all P] D C WHY", "Apple"),
         (":answer PREF", "refund"),
-        (":apple", "refunds at Apple"),
-        (":messages", "history"),
+        (":apple", "refunds"),
+        (":link USER [apple]", "id"),
+        (":messages", "all"),
         (":theme NAME", "colours"),
         (":tz ZONE", "+05:30…"),
         (":help", "this"),
@@ -44,7 +45,7 @@ public enum DashboardCommandLine {
     /// Commands that take an argument, so completing them adds a space.
     static let takesArgument: Set<String> = ["theme", "tz"]
     /// Commands that may take one; the others refuse anything after their name.
-    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend", "answer"]
+    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend", "answer", "link"]
 
     /// The command `word` names: itself, an alias, or the one command it is a unique start of.
     static func resolve(_ word: String) -> (name: String?, candidates: [String]) {
@@ -145,6 +146,8 @@ public enum DashboardCommandLine {
             return extend(argument, &state)
         case "answer":
             return answer(argument, &state)
+        case "link":
+            return link(argument, &state)
         case "apple":
             guard state.screen == .detail, let otid = state.detail?.originalTransactionId else {
                 DashboardReducer.flash(":apple works on a subscription's detail: open one first", error: true, &state)
@@ -268,5 +271,27 @@ public enum DashboardCommandLine {
         }
         if words.count == 2 { answer.customerConsented = true }
         return DashboardReducer.askToAnswer(entry, answer: answer, &state)
+    }
+
+    /// `:link USER [apple] [force]` on a subscription's detail: links the user id (as
+    /// `subdesk link` does, `force` to move it from another user), with `apple` also sets the
+    /// app account token at Apple; y/n first.
+    static func link(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        guard state.screen == .detail, let otid = state.detail?.originalTransactionId else {
+            DashboardReducer.flash(":link works on a subscription's detail: open one first", error: true, &state)
+            return []
+        }
+        var words = argument.split(separator: " ").map(String.init)
+        let atApple = words.contains("apple")
+        let force = words.contains("force")
+        words.removeAll { $0 == "apple" || $0 == "force" }
+        guard words.count == 1, let user = words.first else {
+            DashboardReducer.flash(":link USER [apple] [force]: your user id for this subscriber; apple also sets its token at Apple", error: true, &state)
+            return []
+        }
+        state.confirmation = DashboardState.Confirmation(
+            question: "Link \(otid) to user \(user)\(atApple ? " and set its app account token at Apple" : "")? y: yes, any other key: no",
+            effect: .linkUser(originalTransactionId: otid, userId: user, force: force, atApple: atApple))
+        return []
     }
 }

@@ -208,6 +208,21 @@ public final class DashboardSession {
                         return .appleAnswered(originalTransactionId: otid, message: SafeText.sanitize("\(error)"), failed: true)
                     }
                 }
+            case .linkUser(let otid, let userId, let force, let atApple):
+                let linked = try Operations(store: store, operatorName: operatorName).link(userId: userId, to: otid, force: force, now: clock())
+                let local = "linked \(otid) to user \(userId)" + (linked.previousUser.map { " (was \($0))" } ?? "")
+                guard atApple else { return [.appleAnswered(originalTransactionId: otid, message: local, failed: false)] }
+                return withRevalidator({ _ in
+                    .appleAnswered(originalTransactionId: otid, message: local + "; setting the token at Apple needs the App Store Server API key settings",
+                                   failed: true)
+                }) { revalidator in
+                    do {
+                        let token = try revalidator.setAppAccountTokenAtApple(otid, reason: "linked to user \(userId)")
+                        return .appleAnswered(originalTransactionId: otid, message: local + "; Apple has app account token \(token)", failed: false)
+                    } catch {
+                        return .appleAnswered(originalTransactionId: otid, message: local + "; at Apple: " + SafeText.sanitize("\(error)"), failed: true)
+                    }
+                }
             case .lookUpAtApple(let otid):
                 return withRevalidator({ _ in
                     .appleAnswered(originalTransactionId: otid, message: "asking Apple needs the App Store Server API key settings", failed: true)

@@ -73,6 +73,9 @@ public enum DashboardEffect: Equatable, Sendable {
     case extendRenewal(originalTransactionId: String, days: Int, reasonCode: Int, reason: String)
     /// Ask Apple to extend every active subscriber of a product (confirmed) and follow it to completion.
     case extendAll(productId: String, days: Int, reasonCode: Int, reason: String, storefronts: [String])
+    /// Link a user id to a subscription's subscriber (confirmed, audited); with `atApple`,
+    /// then set the subscriber's app account token on it at Apple, off the thread that draws.
+    case linkUser(originalTransactionId: String, userId: String, force: Bool, atApple: Bool)
     /// Ask Apple for a subscription's refund history and latest transaction, off the thread that draws.
     case lookUpAtApple(originalTransactionId: String)
     /// Ask Apple which subscription an order id bought (Look Up Order ID), off the thread that draws.
