@@ -146,4 +146,35 @@ final class RefundScreenTests: XCTestCase {
         XCTAssertTrue(audit.contains("link") && audit.contains("set_app_account_token"), "\(audit)")
         XCTAssertTrue(session.screenText.contains("user user-7"), session.screenText)
     }
+
+    /// `:backfill 3` fetches Apple's notification history on a worker and takes in what had
+    /// not arrived; `:gaps` then lists it with Apple's attempts.
+    func testBackfillFromTheDashboardFillsTheGaps() throws {
+        let fixture = try AppleSessionFixture()
+        defer { fixture.tearDown() }
+        let scenario = try XCTUnwrap(try fixture.sample.scenarios().first)
+        let bodies = try ScenarioBuilder(signer: try fixture.sample.signer())
+            .bodies(for: scenario, instance: 90, anchor: DashboardFixture.anchor - 86_400_000)
+        let payloads = try bodies.map { body in
+            try XCTUnwrap((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["signedPayload"] as? String)
+        }
+        fixture.apple.route("POST", "/prod/inApps/v1/notifications/history") { _ in
+            .json(["hasMore": false, "notificationHistory": payloads.map { p in
+                ["signedPayload": p, "sendAttempts": [["attemptDate": DashboardFixture.anchor - 600_000, "sendAttemptResult": "TIMED_OUT"]]] as [String: Any]
+            }])
+        }
+        let session = fixture.session
+        fixture.command("backfill 200")
+        XCTAssertTrue(session.state.flash?.text.contains("1 to 180 days back") == true, "\(String(describing: session.state.flash))")
+        fixture.command("backfill 3 failures")
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 20))
+        XCTAssertEqual(session.state.messages.last?.text,
+                       "backfill #1: 1 page: \(payloads.count) new, 0 duplicates, 0 rejected; :gaps lists what had not arrived")
+        let asked = try XCTUnwrap(fixture.apple.requests("POST", "/prod/inApps/v1/notifications/history").first?.json)
+        XCTAssertEqual(asked["onlyFailures"] as? Bool, true)
+        XCTAssertEqual(asked["startDate"] as? Int64, DashboardFixture.anchor - 3 * 86_400_000)
+        fixture.command("gaps")
+        XCTAssertTrue(session.screenText.contains("\(payloads.count) notification"), session.screenText)
+        XCTAssertTrue(session.screenText.contains("TIMED_OUT"), session.screenText)
+    }
 }

@@ -5,7 +5,7 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "refunds", "ping", "extend", "answer", "apple", "link", "messages",
+    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "refunds", "backfill", "ping", "extend", "answer", "apple", "link", "messages",
                                "theme", "tz", "help", "q"]
 
     /// What each command does, as `?` lists it: the screens first, then the rest.
@@ -13,25 +13,26 @@ public enum DashboardCommandLine {
         (":subs", "list"),
         (":feed", "live"),
         (":daily", "counts"),
-        (":quarantine", "refused"),
-        (":audit [ID]", "log"),
+        (":quarantine", ""),
+        (":audit [ID]", ""),
         (":gaps", "missed"),
-        (":refunds", "asked"),
+        (":backfill DAYS", ""),
+        (":refunds", ""),
         (":ping", "webhook"),
-        (":extend [all P] D C WHY", "Apple"),
+        (":extend [all P] D C WHY", ""),
         (":answer PREF", "refund"),
         (":apple", "refunds"),
-        (":link USER [apple]", "id"),
-        (":messages", "all"),
-        (":theme NAME", "colours"),
-        (":tz ZONE", "+05:30…"),
-        (":help", "this"),
+        (":link USER [apple]", ""),
+        (":messages", ""),
+        (":theme NAME", ""),
+        (":tz ZONE", ""),
+        (":help", ""),
         (":q", "quit"),
     ]
 
     /// The help screen's paragraph on commands, wrapped to `width`.
     public static func helpLines(width: Int) -> [String] {
-        let items = descriptions.map { "\($0.usage) \($0.description)" }
+        let items = descriptions.map { $0.description.isEmpty ? $0.usage : "\($0.usage) \($0.description)" }
         return TextWidth.wrap("Screens and commands (any unique start: :d is :daily): " + items.joined(separator: " · "),
                               toWidth: max(10, width))
     }
@@ -45,7 +46,7 @@ public enum DashboardCommandLine {
     /// Commands that take an argument, so completing them adds a space.
     static let takesArgument: Set<String> = ["theme", "tz"]
     /// Commands that may take one; the others refuse anything after their name.
-    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend", "answer", "link"]
+    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend", "answer", "link", "backfill"]
 
     /// The command `word` names: itself, an alias, or the one command it is a unique start of.
     static func resolve(_ word: String) -> (name: String?, candidates: [String]) {
@@ -148,6 +149,8 @@ public enum DashboardCommandLine {
             return answer(argument, &state)
         case "link":
             return link(argument, &state)
+        case "backfill":
+            return backfill(argument, &state)
         case "apple":
             guard state.screen == .detail, let otid = state.detail?.originalTransactionId else {
                 DashboardReducer.flash(":apple works on a subscription's detail: open one first", error: true, &state)
@@ -293,5 +296,23 @@ public enum DashboardCommandLine {
             question: "Link \(otid) to user \(user)\(atApple ? " and set its app account token at Apple" : "")? y: yes, any other key: no",
             effect: .linkUser(originalTransactionId: otid, userId: user, force: force, atApple: atApple))
         return []
+    }
+
+    /// `:backfill DAYS [failures]` or `:backfill resume`: Apple's notification history for
+    /// the last DAYS days (1 to 180) through intake, on a worker; the outcome on the
+    /// message line and new arrivals in `:gaps`.
+    static func backfill(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        let words = argument.lowercased().split(separator: " ").map(String.init)
+        if words == ["resume"] {
+            DashboardReducer.flash("resuming the unfinished backfill in the background…", &state)
+            return [.backfill(days: nil, onlyFailures: false)]
+        }
+        guard let first = words.first, let days = Int(first), (1...Backfill.maxAgeDays).contains(days),
+              words.count == 1 || (words.count == 2 && words[1] == "failures") else {
+            DashboardReducer.flash(":backfill DAYS [failures] (1 to \(Backfill.maxAgeDays) days back), or :backfill resume", error: true, &state)
+            return []
+        }
+        DashboardReducer.flash("backfilling the last \(days) day\(days == 1 ? "" : "s")\(words.count == 2 ? " (failed deliveries)" : "") in the background…", &state)
+        return [.backfill(days: days, onlyFailures: words.count == 2)]
     }
 }

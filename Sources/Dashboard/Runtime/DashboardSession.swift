@@ -223,6 +223,16 @@ public final class DashboardSession {
                         return .appleAnswered(originalTransactionId: otid, message: local + "; at Apple: " + SafeText.sanitize("\(error)"), failed: true)
                     }
                 }
+            case .backfill(let days, let onlyFailures):
+                return withRevalidator({ .failed("backfill: " + $0) }) { revalidator in
+                    do {
+                        let run = try revalidator.backfill(days: days, onlyFailures: onlyFailures)
+                        return .notice("backfill #\(run.id): \(Backfill.summary(run))"
+                                       + (run.new > 0 ? "; :gaps lists what had not arrived" : ""))
+                    } catch {
+                        return .failed("backfill stopped: " + SafeText.sanitize("\(error)") + "; what was stored stays (:backfill resume)")
+                    }
+                }
             case .lookUpAtApple(let otid):
                 return withRevalidator({ _ in
                     .appleAnswered(originalTransactionId: otid, message: "asking Apple needs the App Store Server API key settings", failed: true)

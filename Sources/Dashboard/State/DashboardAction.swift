@@ -76,6 +76,9 @@ public enum DashboardEffect: Equatable, Sendable {
     /// Link a user id to a subscription's subscriber (confirmed, audited); with `atApple`,
     /// then set the subscriber's app account token on it at Apple, off the thread that draws.
     case linkUser(originalTransactionId: String, userId: String, force: Bool, atApple: Bool)
+    /// Backfill the last `days` days from Apple's notification history (nil: resume the
+    /// unfinished run), off the thread that draws.
+    case backfill(days: Int?, onlyFailures: Bool)
     /// Ask Apple for a subscription's refund history and latest transaction, off the thread that draws.
     case lookUpAtApple(originalTransactionId: String)
     /// Ask Apple which subscription an order id bought (Look Up Order ID), off the thread that draws.

@@ -230,3 +230,24 @@ final class PageQueue: @unchecked Sendable {
         return group
     }
 }
+
+extension Revalidator {
+    /// A backfill of the last `days` days (only failed deliveries when `onlyFailures`), or
+    /// with `days` nil the store's unfinished one resumed, on a connection of its own: the
+    /// dashboard runs it on a worker.
+    public func backfill(days: Int?, onlyFailures: Bool) throws -> BackfillRun {
+        let store = try openStore()
+        let backfill = Backfill(store: store, intake: Intake(store: store, verifier: verifier, policy: policy),
+                                client: try serverAPIClient(), operatorName: operatorName, clock: clock)
+        guard let days else {
+            guard let unfinished = try store.unfinishedBackfill() else {
+                throw OperationError("no backfill to resume: every backfill on this store finished")
+            }
+            return try backfill.run(Backfill.Request(since: unfinished.since, until: unfinished.until, onlyFailures: unfinished.onlyFailures,
+                                                     environment: AppStoreEnvironment(rawValue: unfinished.environment)), resume: unfinished)
+        }
+        let now = clock()
+        return try backfill.run(Backfill.Request(since: now - Millis(days) * 86_400_000, until: now, onlyFailures: onlyFailures,
+                                                 environment: policy.environment ?? .production))
+    }
+}
