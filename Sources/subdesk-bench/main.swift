@@ -520,8 +520,25 @@ for scale in options.scales where wanted("scales") {
         counts.append(try seconds { _ = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: utc) } * 1000)
     }
     let countsSpread = Spread(counts)
-    record(Figure(section: "counts", what: "daily counts, 365 days at \(scale), ms", value: spreadText(countsSpread, 1),
-                  target: "<= 100 ms", met: countsSpread.median <= 100, numbers: ["median": countsSpread.median, "scale": Double(scale)]))
+    record(Figure(section: "counts", what: "metrics (daily counts), 365 days by day at \(scale), ms", value: spreadText(countsSpread, 1),
+                  target: "<= 200 ms", met: countsSpread.median <= 200, numbers: ["median": countsSpread.median, "scale": Double(scale)]))
+
+    // Late news: a notification whose history reaches back into the last month arrives
+    // (a subscription's whole history, signed weeks ago), then the month is counted again.
+    let monthFrom = DailyCountsReport.day(to, plus: -29, in: utc)
+    let late = try builder.bodies(count: options.runs * 6, cycling: scenarios, instance: &nextInstance,
+                                  anchor: DateText.nowMillis() - 20 * 86_400_000)
+    var repairs: [Double] = []
+    let lateIntake = try makeIntake(store)
+    for chunk in stride(from: 0, to: late.count, by: 6) {
+        repairs.append(try seconds {
+            try store.write { for body in late[chunk..<Swift.min(late.count, chunk + 6)] { _ = try lateIntake.ingest(body) } }
+            _ = try DailyCountsReport.compute(store: store, from: monthFrom, to: to, timeZone: utc)
+        } * 1000)
+    }
+    let repairSpread = Spread(repairs)
+    record(Figure(section: "counts", what: "a month counted again after late notifications (6 per run) at \(scale), ms", value: spreadText(repairSpread, 1),
+                  target: "<= 1000 ms", met: repairSpread.median <= 1000, numbers: ["median": repairSpread.median, "scale": Double(scale)]))
 
     // Intake into a store of this size.
     let rate = try ingestRate(store, try signedBodies(1_000))

@@ -3,15 +3,22 @@ import SubscriptionCore
 
 enum CountsCommand {
     static let help = """
-    usage: subdesk counts [--from DAY] [--to DAY] [--tz ZONE] [--segment paid|family_shared|sandbox|all] [--json|--csv]
+    usage: subdesk counts [--from DAY] [--to DAY] [--period day|week|month] [--tz ZONE]
+                          [--segment paid|family_shared|sandbox|all] [--json|--csv]
 
-    Daily counts, the same the dashboard's :daily screen shows: new subscriptions,
-    resubscriptions, renewals, billing recoveries, renewal failures, grace entries,
-    expirations by reason, refunds, revocations, upgrades, downgrades, auto-renew off/on,
-    trial starts and conversions, and end-of-day active subscriptions, active trials,
-    in grace and in billing retry. DAY is YYYY-MM-DD in ZONE (default UTC); the range
-    defaults to the last 30 days. Family-shared and sandbox are counted apart
-    (--segment; default paid).
+    The counts the dashboard's :daily screen shows, per day (or week from Monday, or
+    month). From each subscription's transactions, dated by purchase, expiry and refund
+    dates (so a missed notification repaired by revalidation or a backfill changes
+    nothing): active paid, active trials, new paid subscriptions (a converting trial
+    counts, a free trial does not), renewals, reactivations, recoveries from billing
+    retry, churned and the churn rate, trial starts, conversions and the conversion rate
+    of the period's trial cohort, paid transactions, refunds and the refund rate. From
+    notifications as they arrived: in grace and in billing retry, billing recoveries,
+    renewal failures, grace entries, expirations by reason, revocations, upgrades,
+    downgrades, auto-renew off/on. Levels are at the end of each period; rates are
+    shares (JSON, CSV) or percentages. DAY is YYYY-MM-DD in ZONE (default UTC); the range
+    defaults to the last 30 days. Family-shared and sandbox are counted apart (--segment;
+    default paid). The README gives each metric's definition.
     """
 
     static func timeZone(_ context: Context) throws -> TimeZone {
@@ -27,33 +34,58 @@ enum CountsCommand {
         return [s]
     }
 
+    /// Brings every subscription's share of the counts to this version's metrics; a store
+    /// this process may not write is counted as it is, with a warning.
+    static func catchUp(_ store: Store) throws {
+        let pending = try store.pendingMetricsCount()
+        guard pending > 0 else { return }
+        guard !store.isReadOnly else {
+            Output.warn("\(pending) subscriptions' counts predate this version's metrics; counts that write access would bring up to date")
+            return
+        }
+        let showProgress = isatty(STDERR_FILENO) == 1
+        try store.catchUpMetrics { done, total in
+            guard showProgress else { return }
+            FileHandle.standardError.write(Data("\r\u{1B}[Kcounts: recomputing \(done)/\(total) subscriptions for this version's metrics".utf8))
+        }
+        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
     static func run(_ context: Context) throws -> Int32 {
         let zone = try timeZone(context)
         let zoneName = context.setting("tz", "tz") ?? "UTC"
         let to = context.arguments.value("to") ?? DailyCountsReport.today(in: zone)
         let from = context.arguments.value("from") ?? DailyCountsReport.day(to, plus: -29, in: zone)
+        let periodText = context.arguments.value("period") ?? "day"
+        guard let period = CountPeriod(rawValue: periodText) else { throw UsageError("--period is day, week or month, not \(periodText)") }
         let store = try context.openStore(mode: .reading)
-        let days: [DayCounts]
+        try catchUp(store)
+        let rows: [DayCounts]
         do {
-            days = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,
-                                                 segments: try segments(context.arguments.value("segment")))
+            rows = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,
+                                                 segments: try segments(context.arguments.value("segment")), period: period)
         } catch let e as ConfigurationError {
             throw UsageError(e.description)
         }
         if context.wantsJSON {
-            Output.json(days.map { $0.jsonObject() })
+            Output.json(rows.map { $0.jsonObject() })
         } else if context.arguments.has("csv") {
-            Output.line((["day"] + Metric.allCases.map(\.rawValue)).joined(separator: ","))
-            for d in days { Output.line(([d.day] + Metric.allCases.map { String(d[$0]) }).joined(separator: ",")) }
-        } else {
-            Output.line("daily counts \(from)..\(to), time zone \(zoneName)")
-            let shown: [Metric] = [.newSubscriptions, .renewals, .renewalFailures, .expiredVoluntary, .expiredBillingRetry,
-                                   .refunds, .trialStarts, .activeSubscriptions, .inGracePeriod, .inBillingRetry]
-            Output.line(ListCommands.pad(["DAY", "NEW", "RENEW", "FAIL", "EXP-VOL", "EXP-BILL", "REFUND", "TRIALS", "ACTIVE", "GRACE", "RETRY"],
-                                         [10, 6, 6, 6, 8, 8, 7, 7, 7, 6, 6]))
-            for d in days {
-                Output.line(ListCommands.pad([d.day] + shown.map { String(d[$0]) }, [10, 6, 6, 6, 8, 8, 7, 7, 7, 6, 6]))
+            Output.line(([period.rawValue] + Metric.allCases.map(\.rawValue)).joined(separator: ","))
+            for r in rows {
+                Output.line(([r.day] + Metric.allCases.map { m in
+                    m.isRate ? (r.rates[m].map { String(format: "%.4f", $0) } ?? "") : String(r[m])
+                }).joined(separator: ","))
             }
+        } else {
+            Output.line("counts \(from)..\(to) by \(period.rawValue), time zone \(zoneName)")
+            let shown: [(String, Metric)] = [("ACTIVE", .activePaid), ("TRIALS", .activeTrials), ("NEW", .newPaidSubscriptions),
+                                             ("RENEW", .renewals), ("REACT", .reactivations), ("RECOV", .recoveries),
+                                             ("CHURN", .churned), ("CHURN%", .churnRate), ("T-START", .trialStarts),
+                                             ("CONV%", .trialConversionRate), ("REFUND", .refunds), ("REFUND%", .refundRate),
+                                             ("GRACE", .inGracePeriod), ("RETRY", .inBillingRetry)]
+            let widths = [10] + shown.map { max(6, $0.0.count) }
+            Output.line(ListCommands.pad([period == .month ? "MONTH" : period == .week ? "WEEK OF" : "DAY"] + shown.map(\.0), widths))
+            for r in rows { Output.line(ListCommands.pad([r.day] + shown.map { r.text($0.1) }, widths)) }
         }
         return 0
     }

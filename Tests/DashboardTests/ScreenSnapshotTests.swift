@@ -139,9 +139,10 @@ final class DailyColumnsTests: XCTestCase {
         session.type(.char("l"), .right, .char("l"), .char("l"), .char("l"))
         lines = session.screenText.components(separatedBy: "\n")
         XCTAssertTrue(lines[2].hasSuffix("11-10 11-11 11-12 11-13 11-14 11-15 11-16"), lines[2])
+        XCTAssertTrue(lines.contains { $0.contains("active paid (end of day)") }, "levels say they are counted at the end of the day")
         session.type(.char("G"))
         lines = session.screenText.components(separatedBy: "\n")
-        XCTAssertTrue(lines.contains { $0.contains("billing retry (end of day)") }, "levels say they are counted at the end of the day")
+        XCTAssertTrue(lines.contains { $0.contains("billing retry (end of day)") } || lines.contains { $0.contains("auto-renew on") })
         XCTAssertFalse(session.screenText.contains("eod"))
     }
 }

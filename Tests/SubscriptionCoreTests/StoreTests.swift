@@ -108,8 +108,8 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(day(-33)[.trialConversions], 1, "free-trial-then-paid converted 33 days before")
         // Family-shared subscriptions are counted apart.
         let family = try DailyCountsReport.compute(store: store, from: "2026-05-27", to: "2026-05-27", timeZone: utc, segments: [.familyShared])
-        XCTAssertEqual(family[0][.newSubscriptions], 1, "family-sharing-active subscribed 5 days before")
-        XCTAssertEqual(day(-5)[.newSubscriptions], 0, "...and not among paid ones")
+        XCTAssertEqual(family[0][.newPaidSubscriptions], 1, "family-sharing-active subscribed 5 days before")
+        XCTAssertEqual(day(-5)[.newPaidSubscriptions], 0, "...and not among paid ones")
         // Days follow the time zone asked for.
         let tokyo = try DailyCountsReport.compute(store: store, from: "2026-05-01", to: "2026-05-01", timeZone: TimeZone(identifier: "Asia/Tokyo")!)
         XCTAssertEqual(tokyo[0].start, DateText.parse("2026-04-30T15:00:00Z"))

@@ -33,14 +33,9 @@ enum DailyView {
 
     /// A metric's name, spelled out: levels say they are counted at the end of the day.
     static func label(_ metric: Metric, wide: Bool) -> String {
-        guard !wide else { return metric.label }
-        switch metric {
-        case .activeSubscriptions: return "active (end of day)"
-        case .activeTrials: return "active trials (end of day)"
-        case .inGracePeriod: return "in grace (end of day)"
-        case .inBillingRetry: return "billing retry (end of day)"
-        default: return metric.label
-        }
+        guard metric.isEndOfDayLevel else { return metric.label }
+        if wide { return metric.label + " at end of day" }
+        return (metric == .inBillingRetry ? "billing retry" : metric.label) + " (end of day)"
     }
 
     static let dayWidth = 5
@@ -70,13 +65,15 @@ enum DailyView {
 
         var columns = [TableColumn("METRIC", width: .fixed(labelWidth)), TableColumn("TOTAL", width: .fixed(6), alignment: .right)]
         columns += days.map { TableColumn(String($0.day.dropFirst(5)), width: .fixed(dayWidth), alignment: .right) }
+        let sum = DailyCountsReport.total(daily.days)
         let rows: [[TableCell]] = Metric.allCases.map { metric in
-            // Levels (active at end of day) do not add up over days; only events get a total.
-            let total = metric.isEndOfDayLevel ? "" : String(daily.days.reduce(0) { $0 + $1[metric] })
-            return [TableCell(label(metric, wide: wide)), TableCell(total, role: .title)]
+            // Levels (active at end of day) do not add up over days; events add up, and rates
+            // are taken from the range's sums.
+            let total = metric.isEndOfDayLevel ? "" : sum?.text(metric) ?? ""
+            return [TableCell(label(metric, wide: wide), role: metric.isFromTransactions ? nil : .dim), TableCell(total, role: .title)]
                 + days.map { day in
-                    let value = day[metric]
-                    return TableCell(String(value), role: value == 0 ? .dim : nil)
+                    let text = day.text(metric)
+                    return TableCell(text, role: text == "0" || text == "-" ? .dim : nil)
                 }
         }
         TableView(columns: columns, rows: daily.loaded ? rows : [], selectedRow: daily.metric,
@@ -89,16 +86,18 @@ enum DailyView {
         let daily = state.daily
         let metric = daily.selectedMetric
         let zone = ZonedTime.label(for: request.zone)
-        let what = metric.isEndOfDayLevel ? "at the end of each day" : "per day"
+        let what = metric.isEndOfDayLevel ? "at the end of each day" : metric.isRate ? "each day" : "per day"
         buffer.put("\(metric.label) \(what), \(request.from) … \(request.to) \(zone), \(daily.segment.rawValue)",
                    x: area.x, y: area.y, role: .title, maxWidth: area.width)
+        // What the selected metric counts, so a number on screen is never a guess.
+        buffer.put(metric.definition, x: area.x, y: area.y + 1, role: .dim, maxWidth: area.width)
         let days = daily.days
         guard !days.isEmpty else { return }
 
         let gap = 1
         let barWidth = max(1, min(3, (area.width + gap) / days.count - gap))
-        let chart = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 2)
-        let bars = days.map { BarChart.Bar(label: "", value: Double($0[metric])) }
+        let chart = Rect(x: area.x, y: area.y + 2, width: area.width, height: area.height - 3)
+        let bars = days.map { BarChart.Bar(label: "", value: metric.isRate ? ($0.rates[metric] ?? 0) : Double($0[metric])) }
         BarChart(bars: bars, barWidth: barWidth, gap: gap).render(in: chart, buffer: &buffer)
 
         // Weekly ticks counted back from the last day, which is the one people look for.

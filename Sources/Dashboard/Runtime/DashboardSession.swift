@@ -149,6 +149,8 @@ public final class DashboardSession {
                 let rate = try store.intakeRate(minutes: FeedState.rateMinutes, now: now)
                 return [.feedLoaded(entries, rate: rate, now: now)]
             case .loadDaily(let request):
+                // A store from before the metrics derived from transactions catches up once.
+                if !store.isReadOnly, try store.pendingMetricsCount() > 0 { try store.catchUpMetrics() }
                 let days = try DailyCountsReport.compute(store: store, from: request.from, to: request.to,
                                                          timeZone: request.zone, segments: request.segment.segments)
                 return [.dailyLoaded(request, days)]

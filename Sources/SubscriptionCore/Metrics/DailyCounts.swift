@@ -1,17 +1,41 @@
 import Foundation
 
-/// One metric of the daily counts.
+/// One metric of the counts. The first group is derived from each subscription's
+/// transactions (so a notification that never arrived, once revalidation or a backfill
+/// has brought its transaction, changes nothing), dated in Apple's terms: purchase,
+/// expiry and revocation dates. The rest count notifications as they arrived.
 public enum Metric: String, CaseIterable, Sendable {
-    case newSubscriptions, resubscriptions, renewals, billingRecoveries, renewalFailures, gracePeriodEntries
+    // From the transactions
+    case activePaid, activeTrials, activeSubscriptions
+    case newPaidSubscriptions, renewals, reactivations, recoveries, churned, churnRate
+    case trialStarts, trialConversions, trialConversionRate
+    case paidTransactions, refunds, refundRate
+    // Levels from the notifications
+    case inGracePeriod, inBillingRetry
+    // Counted from the notifications
+    case billingRecoveries, renewalFailures, gracePeriodEntries
     case expiredVoluntary, expiredBillingRetry, expiredPriceIncrease, expiredProductNotForSale
-    case refunds, revocations, upgrades, downgrades, autoRenewOff, autoRenewOn, trialStarts, trialConversions
-    case activeSubscriptions, activeTrials, inGracePeriod, inBillingRetry
+    case revocations, upgrades, downgrades, autoRenewOff, autoRenewOn
 
     public var label: String {
         switch self {
-        case .newSubscriptions: return "new subscriptions"
-        case .resubscriptions: return "resubscriptions"
+        case .activePaid: return "active paid"
+        case .activeTrials: return "active trials"
+        case .activeSubscriptions: return "active in all"
+        case .newPaidSubscriptions: return "new paid subscriptions"
         case .renewals: return "renewals"
+        case .reactivations: return "reactivations"
+        case .recoveries: return "back from billing retry"
+        case .churned: return "churned"
+        case .churnRate: return "churn rate"
+        case .trialStarts: return "trial starts"
+        case .trialConversions: return "trial conversions"
+        case .trialConversionRate: return "trial conversion (cohort)"
+        case .paidTransactions: return "paid transactions"
+        case .refunds: return "refunds"
+        case .refundRate: return "refund rate"
+        case .inGracePeriod: return "in grace"
+        case .inBillingRetry: return "in billing retry"
         case .billingRecoveries: return "billing recoveries"
         case .renewalFailures: return "renewal failures"
         case .gracePeriodEntries: return "grace period entries"
@@ -19,27 +43,43 @@ public enum Metric: String, CaseIterable, Sendable {
         case .expiredBillingRetry: return "expired: billing retry"
         case .expiredPriceIncrease: return "expired: price increase"
         case .expiredProductNotForSale: return "expired: not for sale"
-        case .refunds: return "refunds"
         case .revocations: return "revocations"
         case .upgrades: return "upgrades"
         case .downgrades: return "downgrades"
         case .autoRenewOff: return "auto-renew off"
         case .autoRenewOn: return "auto-renew on"
-        case .trialStarts: return "trial starts"
-        case .trialConversions: return "trial conversions"
-        case .activeSubscriptions: return "active at end of day"
-        case .activeTrials: return "active trials at end of day"
-        case .inGracePeriod: return "in grace at end of day"
-        case .inBillingRetry: return "in billing retry at end of day"
+        }
+    }
+
+    /// What the metric counts, as the README and the dashboard's `?` say it.
+    public var definition: String {
+        switch self {
+        case .activePaid:
+            return "subscriptions in a paid period at the end of the period: runs of paid periods that follow one another within the hour count once"
+        case .activeTrials: return "subscriptions in a free trial at the end of the period"
+        case .activeSubscriptions: return "active paid plus active trials at the end of the period"
+        case .newPaidSubscriptions:
+            return "subscriptions whose first paid period began (a trial that converts counts, on its conversion; a free trial does not)"
+        case .renewals: return "paid periods that continue the one before within the hour"
+        case .reactivations: return "paid access bought again after a gap (a resubscription, a win-back)"
+        case .recoveries: return "paid access Apple renewed after a gap, once billing succeeded in the billing retry period"
+        case .churned: return "runs of paid access that ended (at the expiry, or the start of an upgrade's replacement) with nothing following within the hour; a renewal arriving later takes it back"
+        case .churnRate: return "churned in the period divided by active paid at its start"
+        case .trialStarts: return "free trials that began"
+        case .trialConversions: return "paid periods that began at most a day after a free trial ended, on the day they began"
+        case .trialConversionRate: return "of the trials that began in the period, the share that converted (so far)"
+        case .paidTransactions: return "purchases and renewals of paid periods, refunded ones included"
+        case .refunds: return "purchased transactions refunded, on the refund's date (family-sharing revocations apart)"
+        case .refundRate: return "refunds in the period divided by paid transactions in it"
+        case .inGracePeriod: return "subscriptions in the billing grace period at the end of the period (from DID_FAIL_TO_RENEW/GRACE_PERIOD until the next change)"
+        case .inBillingRetry: return "subscriptions in billing retry at the end of the period (from DID_FAIL_TO_RENEW until the next change)"
+        default: return "notifications " + notificationKeys.joined(separator: ", ") + ", as they arrived"
         }
     }
 
     /// Counted from notifications of these `TYPE/SUBTYPE` keys.
     var notificationKeys: [String] {
         switch self {
-        case .newSubscriptions: return ["SUBSCRIBED/INITIAL_BUY", "OFFER_REDEEMED/INITIAL_BUY", "INITIAL_BUY"]
-        case .resubscriptions: return ["SUBSCRIBED/RESUBSCRIBE", "OFFER_REDEEMED/RESUBSCRIBE", "INTERACTIVE_RENEWAL"]
-        case .renewals: return ["DID_RENEW"]
         case .billingRecoveries: return ["DID_RENEW/BILLING_RECOVERY", "DID_RECOVER"]
         case .renewalFailures: return ["DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW/GRACE_PERIOD"]
         case .gracePeriodEntries: return ["DID_FAIL_TO_RENEW/GRACE_PERIOD"]
@@ -47,7 +87,6 @@ public enum Metric: String, CaseIterable, Sendable {
         case .expiredBillingRetry: return ["EXPIRED/BILLING_RETRY"]
         case .expiredPriceIncrease: return ["EXPIRED/PRICE_INCREASE"]
         case .expiredProductNotForSale: return ["EXPIRED/PRODUCT_NOT_FOR_SALE"]
-        case .refunds: return ["REFUND", "CANCEL"]
         case .revocations: return ["REVOKE"]
         case .upgrades: return ["DID_CHANGE_RENEWAL_PREF/UPGRADE", "OFFER_REDEEMED/UPGRADE"]
         case .downgrades: return ["DID_CHANGE_RENEWAL_PREF/DOWNGRADE", "OFFER_REDEEMED/DOWNGRADE"]
@@ -57,34 +96,101 @@ public enum Metric: String, CaseIterable, Sendable {
         }
     }
 
+    /// The transaction-derived key each event metric sums.
+    var periodKey: MetricContributions.PeriodKey? {
+        switch self {
+        case .newPaidSubscriptions: return .newPaid
+        case .renewals: return .renewal
+        case .reactivations: return .reactivation
+        case .recoveries: return .recovery
+        case .churned: return .churn
+        case .trialStarts: return .trialStart
+        case .trialConversions: return .conversion
+        case .paidTransactions: return .paidTransaction
+        case .refunds: return .refund
+        default: return nil
+        }
+    }
+
     /// Whether the value is a level at the end of the day rather than a count of events.
     public var isEndOfDayLevel: Bool {
-        [.activeSubscriptions, .activeTrials, .inGracePeriod, .inBillingRetry].contains(self)
+        [.activePaid, .activeTrials, .activeSubscriptions, .inGracePeriod, .inBillingRetry].contains(self)
+    }
+
+    /// Whether the value is a share of two counts (`rates`), not a count.
+    public var isRate: Bool { [.churnRate, .trialConversionRate, .refundRate].contains(self) }
+
+    /// Whether it is derived from the transactions (the rest count notifications).
+    public var isFromTransactions: Bool { self < .inGracePeriod }
+
+    static func < (a: Metric, b: Metric) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
 }
 
-/// The counts of one day in one time zone.
+/// How long the periods of a report are.
+public enum CountPeriod: String, CaseIterable, Sendable {
+    case day, week, month
+}
+
+/// The counts of one period (a day, an ISO week from Monday, a month) in one time zone.
 public struct DayCounts: Equatable, Sendable {
-    /// `yyyy-MM-dd` in the report's time zone.
+    /// `yyyy-MM-dd` in the report's time zone: the day, or the first day of the week or
+    /// month (`yyyy-MM` for a month).
     public var day: String
     public var start: Millis
     public var values: [Metric: Int]
+    /// The rate metrics, as fractions; absent when the count they divide by is 0.
+    public var rates: [Metric: Double] = [:]
+    /// Active paid at the start of the period: the churn rate's base.
+    public var activePaidAtStart = 0
+    /// Trials that began in the period and converted: the cohort rate's numerator.
+    public var trialsConvertedByStart = 0
+
+    public init(day: String, start: Millis, values: [Metric: Int]) {
+        self.day = day
+        self.start = start
+        self.values = values
+    }
 
     public subscript(_ m: Metric) -> Int { values[m] ?? 0 }
 
-    /// `{"day": ..., "newSubscriptions": ..., ...}` as `subdesk counts --json` prints it.
+    /// The value as a table shows it: a count, or a rate as a percentage (`-` when undefined).
+    public func text(_ m: Metric) -> String {
+        guard m.isRate else { return String(self[m]) }
+        guard let rate = rates[m] else { return "-" }
+        let percent = rate * 100
+        return percent >= 10 || percent == 0 ? String(format: "%.0f%%", percent) : String(format: "%.1f%%", percent)
+    }
+
+    mutating func computeRates() {
+        rates = [:]
+        if activePaidAtStart > 0 { rates[.churnRate] = Double(self[.churned]) / Double(activePaidAtStart) }
+        if self[.trialStarts] > 0 { rates[.trialConversionRate] = Double(trialsConvertedByStart) / Double(self[.trialStarts]) }
+        if self[.paidTransactions] > 0 { rates[.refundRate] = Double(self[.refunds]) / Double(self[.paidTransactions]) }
+    }
+
+    /// `{"day": ..., "newPaidSubscriptions": ..., "churnRate": 0.0123 or null, ...}` as
+    /// `subdesk counts --json` prints it.
     public func jsonObject() -> [String: Any] {
         var o: [String: Any] = ["day": day]
-        for m in Metric.allCases { o[m.rawValue] = self[m] }
+        for m in Metric.allCases {
+            if m.isRate {
+                o[m.rawValue] = rates[m].map { (($0 * 10_000).rounded() / 10_000) as Any } ?? NSNull()
+            } else {
+                o[m.rawValue] = self[m]
+            }
+        }
         return o
     }
 }
 
 /// Daily counts over a range of days, computed from the store.
 public enum DailyCountsReport {
-    /// Days `from`...`to` (inclusive, `yyyy-MM-dd`) in `timeZone`, for the given segments.
+    /// Days `from`...`to` (inclusive, `yyyy-MM-dd`) in `timeZone`, for the given segments,
+    /// by day or gathered into weeks (from Monday) or months.
     public static func compute(store: Store, from: String, to: String, timeZone: TimeZone,
-                               segments: Set<CountSegment> = [.paid]) throws -> [DayCounts] {
+                               segments: Set<CountSegment> = [.paid], period: CountPeriod = .day) throws -> [DayCounts] {
         let days = try dayStarts(from: from, to: to, timeZone: timeZone)
         guard let first = days.first, let end = days.last?.end else { return [] }
         var counts = days.map { DayCounts(day: $0.day, start: $0.start, values: [:]) }
@@ -103,41 +209,92 @@ public enum DailyCountsReport {
         var metricsByKey: [String: [Metric]] = [:]
         for m in Metric.allCases { for k in m.notificationKeys { metricsByKey["n:" + k, default: []].append(m) } }
         typealias P = MetricContributions.PeriodKey
-        let levelKeys: [P] = [.start, .trialStart, .end, .trialEnd, .graceLevel, .retryLevel]
-        // Levels at the range's start: every start, end and phase change before it.
+        let levelKeys: [P] = [.trialStart, .trialEnd, .graceLevel, .retryLevel, .newPaid, .reactivation, .recovery, .churn]
+        // Levels at the range's start: every change before it.
         var level: [P: Int] = [:]
         for row in try store.metricTotals(before: first.start, keys: levelKeys.map(\.name)) where segments.contains(row.segment) {
             if let key = levelKeys.first(where: { $0.name == row.key }) { level[key, default: 0] += row.total }
         }
         var deltas = Array(repeating: [P: Int](), count: days.count)
+        var metricsByPeriodKey: [P: [Metric]] = [:]
+        for m in Metric.allCases { if let k = m.periodKey { metricsByPeriodKey[k, default: []].append(m) } }
         // What each key adds to: the metrics a notification key counts, or a period key.
         let notificationKeys = Array(metricsByKey.keys).sorted()
         let keys = notificationKeys + P.allCases.map(\.name)
         let targets: [(metrics: [Metric], period: P?)] = notificationKeys.map { (metricsByKey[$0]!, nil) }
-            + P.allCases.map { ([], $0) }
+            + P.allCases.map { (metricsByPeriodKey[$0] ?? [], $0) }
         try store.forEachMetricBucket(keys: keys, from: first.start, to: end, segments: segments) { k, bucket, count in
             guard let i = dayIndex(bucket) else { return }
             let target = targets[k]
             for m in target.metrics { counts[i].values[m, default: 0] += count }
             if let key = target.period {
-                switch key {
-                case .trialStart: counts[i].values[.trialStarts, default: 0] += count
-                case .conversion: counts[i].values[.trialConversions, default: 0] += count
-                default: break
-                }
+                if key == .trialConvertedByStart { counts[i].trialsConvertedByStart += count }
                 deltas[i][key, default: 0] += count
             }
         }
-        // A renewal starts as the period before it ends, so a renewed subscription counts once.
+        func activePaid() -> Int {
+            (level[.newPaid] ?? 0) + (level[.reactivation] ?? 0) + (level[.recovery] ?? 0) - (level[.churn] ?? 0)
+        }
         for i in days.indices {
+            counts[i].activePaidAtStart = max(0, activePaid())
             for (k, v) in deltas[i] { level[k, default: 0] += v }
-            let trials = (level[.trialStart] ?? 0) - (level[.trialEnd] ?? 0)
-            counts[i].values[.activeSubscriptions] = max(0, (level[.start] ?? 0) - (level[.end] ?? 0) + trials)
-            counts[i].values[.activeTrials] = max(0, trials)
+            let paid = max(0, activePaid())
+            let trials = max(0, (level[.trialStart] ?? 0) - (level[.trialEnd] ?? 0))
+            counts[i].values[.activePaid] = paid
+            counts[i].values[.activeTrials] = trials
+            counts[i].values[.activeSubscriptions] = paid + trials
             counts[i].values[.inGracePeriod] = max(0, level[.graceLevel] ?? 0)
             counts[i].values[.inBillingRetry] = max(0, level[.retryLevel] ?? 0)
+            counts[i].computeRates()
         }
-        return counts
+        return period == .day ? counts : gather(counts, by: period, timeZone: timeZone)
+    }
+
+    /// The whole range as one period: counts added up, levels as at its end, rates from the sums.
+    public static func total(_ days: [DayCounts]) -> DayCounts? {
+        guard let first = days.first else { return nil }
+        var sum = DayCounts(day: first.day, start: first.start, values: [:])
+        sum.activePaidAtStart = first.activePaidAtStart
+        for day in days {
+            for m in Metric.allCases where !m.isRate { sum.values[m] = m.isEndOfDayLevel ? day[m] : sum[m] + day[m] }
+            sum.trialsConvertedByStart += day.trialsConvertedByStart
+        }
+        sum.computeRates()
+        return sum
+    }
+
+    /// Days gathered into weeks (from Monday) or months: counts add up, levels are the
+    /// last day's, rates are taken again from the sums.
+    static func gather(_ days: [DayCounts], by period: CountPeriod, timeZone: TimeZone) -> [DayCounts] {
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = timeZone
+        var result: [DayCounts] = []
+        var currentKey: String?
+        for day in days {
+            let date = Date(timeIntervalSince1970: Double(day.start) / 1000 + 43_200)
+            let key: String
+            switch period {
+            case .day: key = day.day
+            case .week:
+                let monday = calendar.date(from: calendar.dateComponents([.yearForWeekOfYear, .weekOfYear], from: date)) ?? date
+                key = DateText.format(DateText.millis(monday), "yyyy-MM-dd", zone: timeZone)
+            case .month: key = String(day.day.prefix(7))
+            }
+            if key != currentKey {
+                currentKey = key
+                var opened = DayCounts(day: key, start: day.start, values: [:])
+                opened.activePaidAtStart = day.activePaidAtStart
+                result.append(opened)
+            }
+            var last = result.removeLast()
+            for m in Metric.allCases where !m.isRate {
+                last.values[m] = m.isEndOfDayLevel ? day[m] : last[m] + day[m]
+            }
+            last.trialsConvertedByStart += day.trialsConvertedByStart
+            last.computeRates()
+            result.append(last)
+        }
+        return result
     }
 
     /// The start of each day from `from` to `to` in `timeZone`, and the end of the last.

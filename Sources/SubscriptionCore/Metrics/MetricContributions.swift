@@ -17,6 +17,14 @@ public struct MetricContributions: Equatable, Sendable {
     /// Period metrics; their raw values are stored, so never renumber them.
     public enum PeriodKey: UInt8, CaseIterable, Sendable {
         case start = 1, trialStart, end, trialEnd, conversion, graceLevel, retryLevel
+        // Movement of paid periods, from the transactions (see `of`).
+        case newPaid, reactivation, recovery, churn, renewal
+        /// Every paid transaction at its purchase (refunded ones too: the refund rate's base).
+        case paidTransaction
+        /// A purchased transaction refunded, at the revocation date.
+        case refund
+        /// A free trial that converted, counted on the day the trial started (its cohort).
+        case trialConvertedByStart
 
         public var name: String {
             switch self {
@@ -27,6 +35,14 @@ public struct MetricContributions: Equatable, Sendable {
             case .conversion: return "p:conversion"
             case .graceLevel: return "p:grace"
             case .retryLevel: return "p:retry"
+            case .newPaid: return "p:new_paid"
+            case .reactivation: return "p:reactivation"
+            case .recovery: return "p:recovery"
+            case .churn: return "p:churn"
+            case .renewal: return "p:renewal"
+            case .paidTransaction: return "p:paid_transaction"
+            case .refund: return "p:refund"
+            case .trialConvertedByStart: return "p:trial_converted_by_start"
             }
         }
     }
@@ -39,6 +55,9 @@ public struct MetricContributions: Equatable, Sendable {
     /// offset is not a whole number of hours (Asia/Kolkata, Asia/Kathmandu...) have their days
     /// cut at the hour before local midnight.
     public static let bucketMs: Millis = 3_600_000
+
+    /// How late a paid period may start after the previous one ends and still continue it.
+    public static let contiguity: Millis = 3_600_000
 
     static func bucket(_ t: Millis) -> Millis { t >= 0 ? t / bucketMs * bucketMs : ((t - bucketMs + 1) / bucketMs) * bucketMs }
 
@@ -58,20 +77,51 @@ public struct MetricContributions: Equatable, Sendable {
         let ordered = transactions.sorted(by: StateDerivation.purchaseOrder)
         let superseded = StateDerivation.supersededByUpgrade(ordered)
         var previous: TransactionRecord?
+        // The paid periods that count (not refunded), each with where it ends.
+        var paid: [(t: TransactionRecord, ends: Millis, segment: CountSegment)] = []
         for (index, t) in ordered.enumerated() {
             defer { previous = t }
+            let segment = segment(environment: t.environment.rawValue, ownership: t.ownershipType)
+            if !t.isFreeTrial {
+                add(t.purchaseDate, .paidTransaction, segment)
+                if let revoked = t.revocationDate, t.ownershipType != "FAMILY_SHARED" { add(revoked, .refund, segment) }
+            }
             // A refunded or revoked transaction is as if never bought.
             guard !t.isRevoked, var ends = t.expiresDate else { continue }
             if superseded.contains(t.transactionId), let next = ordered[(index + 1)...].first(where: { !$0.isRevoked }) {
                 ends = min(ends, next.purchaseDate)
             }
-            let segment = segment(environment: t.environment.rawValue, ownership: t.ownershipType)
             add(t.purchaseDate, t.isFreeTrial ? .trialStart : .start, segment)
             add(ends, t.isFreeTrial ? .trialEnd : .end, segment)
             if !t.isFreeTrial, let p = previous, p.isFreeTrial, !p.isRevoked, (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
                 add(t.purchaseDate, .conversion, segment)
+                add(p.purchaseDate, .trialConvertedByStart, segment)
             }
+            if !t.isFreeTrial { paid.append((t, ends, segment)) }
         }
+        // Movement: paid periods that follow one another within `contiguity` make one run of
+        // paid access. A run starts as the subscription's first (new), or after a gap: bought
+        // again (a reactivation) or renewed by Apple once billing succeeded (a recovery). It
+        // ends in churn. Periods inside a run are renewals. The active paid level is the runs
+        // begun less the runs ended, so it moves by exactly new + reactivations + recoveries
+        // - churn, and a subscription renewed a little early still counts once.
+        var run: (ends: Millis, segment: CountSegment)?
+        for period in paid.sorted(by: { $0.t.purchaseDate < $1.t.purchaseDate }) {
+            let start = period.t.purchaseDate
+            if let current = run, start <= current.ends + contiguity {
+                add(start, .renewal, period.segment)
+                run = (max(current.ends, period.ends), period.segment)
+                continue
+            }
+            if let ended = run {
+                add(ended.ends, .churn, ended.segment)
+                add(start, period.t.transactionReason == "RENEWAL" ? .recovery : .reactivation, period.segment)
+            } else {
+                add(start, .newPaid, period.segment)
+            }
+            run = (period.ends, period.segment)
+        }
+        if let ended = run { add(ended.ends, .churn, ended.segment) }
         // Grace and billing retry as levels: +1 on entering a phase, -1 on leaving it.
         let current = ordered.last
         let segment = segment(environment: current?.environment.rawValue ?? "Production", ownership: current?.ownershipType ?? "PURCHASED")

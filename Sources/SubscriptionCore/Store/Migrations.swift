@@ -409,6 +409,12 @@ enum Migrations {
               AND n.transaction_id = refund_requests.transaction_id AND n.type IN ('REFUND', 'REFUND_DECLINED')
             ORDER BY n.signed_ms LIMIT 1);
         """),
+        (13, """
+        -- Subscriptions whose share of the counts predates the metrics derived from
+        -- transactions (new paid, churn, refunds...): Store.catchUpMetrics recomputes them.
+        CREATE TABLE metrics_pending (original_transaction_id TEXT PRIMARY KEY) WITHOUT ROWID;
+        INSERT INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
+        """),
     ]
 
     /// What search matches in, for a subscription `s` and its subscriber `b` (SQL names):

@@ -52,3 +52,39 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// Subscriptions whose share of the counts was computed by an older subdesk.
+    public func pendingMetricsCount() throws -> Int {
+        try db.first("SELECT count(*) FROM metrics_pending") { $0.int(0) } ?? 0
+    }
+
+    /// Recomputes the share of the counts of every subscription `pendingMetricsCount`
+    /// counts, `batch` to a write, telling `progress` (done, total) after each.
+    @discardableResult
+    public func catchUpMetrics(batch: Int = 2_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+        let total = try pendingMetricsCount()
+        var done = 0
+        while true {
+            let count = try write { () -> Int in
+                let otids = try db.rows("SELECT original_transaction_id FROM metrics_pending LIMIT ?", [batch]) { $0.string(0) }
+                for otid in otids {
+                    let history = try history(originalTransactionId: otid)
+                    let fresh = MetricContributions.of(transactions: history.transactions, events: history.events)
+                    let stored = try db.first("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [otid]) {
+                        $0.isNull(0) ? MetricContributions() : MetricContributions(encoded: $0.data(0))
+                    } ?? MetricContributions()
+                    for (k, delta) in fresh.difference(from: stored) {
+                        try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
+                    }
+                    try db.run("UPDATE subscriptions SET metrics = ? WHERE original_transaction_id = ?", [fresh.encoded(), otid])
+                    try db.run("DELETE FROM metrics_pending WHERE original_transaction_id = ?", [otid])
+                }
+                return otids.count
+            }
+            done += count
+            progress?(done, total)
+            if count < batch { return done }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import XCTest
+import SubscriptionCore
+import FakeApple
+@testable import Dashboard
+
+/// `:daily` and `subdesk counts` show the same numbers: every cell of the screen's table,
+/// for every metric and day, against the command's JSON over the same store and range.
+final class CountsAgreementTests: XCTestCase {
+    func testTheScreenAndTheCommandAgreeCellForCell() throws {
+        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let binary = (running as NSString).deletingLastPathComponent + "/subdesk"
+        guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("no subdesk beside the tests") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-agree-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("demo.db").path
+        let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
+        do { _ = try DemoStoreBuilder(sample: sample, copies: 3).build(into: try Store(path: path), anchor: DashboardFixture.anchor) }
+
+        // Wide and tall enough for all 30 days and every metric.
+        let session = DashboardFixture.session(try Store(path: path), width: 240, height: 70)
+        session.type(.char(":"))
+        session.type("daily")
+        session.type(.enter)
+        let days = session.state.daily.days
+        XCTAssertEqual(days.count, 30)
+        let lines = session.screenLines
+        let header = try XCTUnwrap(lines.first { $0.contains("METRIC") && $0.contains("TOTAL") })
+        let columns = header.split(separator: " ").dropFirst(2).map(String.init)
+        XCTAssertEqual(columns, days.map { String($0.day.dropFirst(5)) }, "every day of the range is on screen")
+
+        let from = try XCTUnwrap(days.first?.day), to = try XCTUnwrap(days.last?.day)
+        let run = try ChildOutput.run(binary, ["counts", "--db", path, "--from", from, "--to", to, "--json"])
+        XCTAssertEqual(run.status, 0, run.output)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [[String: Any]])
+        XCTAssertEqual(json.map { $0["day"] as? String }, days.map(\.day))
+
+        var compared = 0
+        for metric in Metric.allCases {
+            let label = DailyView.label(metric, wide: true)
+            let row = try XCTUnwrap(lines.first { $0.hasPrefix(" " + label + " ") }, "no row for \(label)")
+            let cells = row.dropFirst(1 + DailyView.labelWidth(wide: true)).split(separator: " ").map(String.init)
+            let dayCells = metric.isEndOfDayLevel ? cells : Array(cells.dropFirst())
+            XCTAssertEqual(dayCells.count, days.count, "\(label): \(row)")
+            for (index, cell) in dayCells.enumerated() {
+                let value = json[index][metric.rawValue]
+                let expected: String
+                if metric.isRate {
+                    var day = DayCounts(day: "", start: 0, values: [:])
+                    if let rate = value as? Double { day.rates[metric] = rate }
+                    expected = day.text(metric)
+                } else {
+                    expected = String(try XCTUnwrap(value as? Int, "\(metric.rawValue) on \(json[index]["day"] ?? "?")"))
+                }
+                XCTAssertEqual(cell, expected, "\(label) on \(json[index]["day"] ?? "?")")
+                compared += 1
+            }
+        }
+        XCTAssertEqual(compared, Metric.allCases.count * 30)
+    }
+}

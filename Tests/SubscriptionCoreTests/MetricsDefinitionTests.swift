@@ -1,0 +1,212 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// Each metric's definition pinned on a hand-made history, and the property that makes
+/// them trustworthy: a history delivered whole, or with notifications missing and then
+/// repaired by revalidation, gives the same numbers.
+final class MetricsDefinitionTests: XCTestCase {
+    let day = TestKit.day
+    let utc = TimeZone(identifier: "UTC")!
+    /// 2026-06-01: day 0 of every history here.
+    var d0: Millis { TestKit.anchor }
+    var store: Store!
+
+    override func setUpWithError() throws { store = try Store.inMemory() }
+
+    /// A transaction `n` of subscription `otid`, from day `from` to day `to`.
+    func period(_ otid: String, _ n: Int, from: Int, to: Int, product: String = "app.monthly", trial: Bool = false,
+                reason: String? = nil, extra: [String: Any] = [:]) -> [String: Any] {
+        var more: [String: Any] = ["transactionReason": reason ?? (n == 1 ? "PURCHASE" : "RENEWAL"),
+                                   "originalPurchaseDate": d0]
+        if trial { more.merge(["offerType": 1, "offerDiscountType": "FREE_TRIAL", "price": 0]) { $1 } }
+        more.merge(extra) { $1 }
+        return TestKit.transaction(id: "\(otid)\(n)", original: otid, product: product, purchase: d0 + Millis(from) * day,
+                                   expires: d0 + Millis(to) * day, signed: d0 + Millis(from) * day, extra: more)
+    }
+
+    func deliver(_ type: String, _ subtype: String? = nil, _ transaction: [String: Any], signed: Millis? = nil) throws {
+        let at = signed ?? (transaction["signedDate"] as! Millis)
+        let body = TestKit.body(type: type, subtype: subtype, signed: at, transaction: transaction,
+                                renewal: TestKit.renewal(original: transaction["originalTransactionId"] as! String, signed: at))
+        guard case .stored = try TestKit.intake(store).ingest(body, receivedAt: at) else { return XCTFail("not stored: \(type)") }
+    }
+
+    /// Days 0...`days` by day (or by `period`), in UTC.
+    func report(_ days: Int = 100, segments: Set<CountSegment> = [.paid], period: CountPeriod = .day) throws -> [DayCounts] {
+        try DailyCountsReport.compute(store: store, from: DateText.format(d0, "yyyy-MM-dd", zone: utc),
+                                      to: DateText.format(d0 + Millis(days) * day, "yyyy-MM-dd", zone: utc),
+                                      timeZone: utc, segments: segments, period: period)
+    }
+
+    /// The days on which `metric` is not 0, with its value.
+    func nonZero(_ rows: [DayCounts], _ metric: Metric) -> [Int: Int] {
+        var out: [Int: Int] = [:]
+        for (i, r) in rows.enumerated() where r[metric] != 0 { out[i] = r[metric] }
+        return out
+    }
+
+    func testATrialThatConvertsIsANewPaidSubscriptionOnItsConversion() throws {
+        let trial = period("3100", 1, from: 0, to: 7, trial: true)
+        try deliver("SUBSCRIBED", "INITIAL_BUY", trial)
+        try deliver("DID_RENEW", nil, period("3100", 2, from: 7, to: 37))
+        try deliver("DID_RENEW", nil, period("3100", 3, from: 37, to: 67))
+        let days = try report()
+        XCTAssertEqual(nonZero(days, .trialStarts), [0: 1])
+        XCTAssertEqual(nonZero(days, .trialConversions), [7: 1])
+        XCTAssertEqual(nonZero(days, .newPaidSubscriptions), [7: 1], "the conversion, not the trial, is the new paid subscription")
+        XCTAssertEqual(nonZero(days, .renewals), [37: 1])
+        XCTAssertEqual(nonZero(days, .churned), [67: 1], "nothing follows the last period")
+        XCTAssertEqual(days[0].rates[.trialConversionRate], 1.0, "the day-0 cohort converted")
+        XCTAssertEqual(days[3][.activeTrials], 1)
+        XCTAssertEqual(days[3][.activePaid], 0)
+        XCTAssertEqual(days[40][.activePaid], 1)
+        XCTAssertEqual(days[67][.activePaid], 0)
+        XCTAssertEqual(nonZero(days, .paidTransactions), [7: 1, 37: 1], "a free trial is not a paid transaction")
+    }
+
+    func testATrialThatDoesNotConvertCountsInItsCohortOnly() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3200", 1, from: 0, to: 7, trial: true))
+        try deliver("EXPIRED", "VOLUNTARY", period("3200", 1, from: 0, to: 7, trial: true), signed: d0 + 7 * day)
+        let days = try report(20)
+        XCTAssertEqual(nonZero(days, .trialStarts), [0: 1])
+        XCTAssertTrue(nonZero(days, .newPaidSubscriptions).isEmpty)
+        XCTAssertTrue(nonZero(days, .churned).isEmpty, "a trial is not paid access, so its end is no churn")
+        XCTAssertEqual(days[0].rates[.trialConversionRate], 0)
+        XCTAssertNil(days[1].rates[.trialConversionRate], "no trial began that day")
+        XCTAssertEqual(days[8][.activeTrials], 0)
+        XCTAssertEqual(nonZero(days, .expiredVoluntary), [7: 1], "the expiry notification is counted as it arrived")
+    }
+
+    func testARefundInALaterMonthIsCountedWhenRefundedAndTheMonthAsNeverBought() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3300", 1, from: 0, to: 30))
+        let refunded = period("3300", 1, from: 0, to: 30, extra: ["revocationDate": d0 + 40 * day, "revocationReason": 0])
+        try deliver("REFUND", nil, refunded, signed: d0 + 40 * day)
+        let days = try report(60)
+        XCTAssertEqual(nonZero(days, .paidTransactions), [0: 1])
+        XCTAssertEqual(nonZero(days, .refunds), [40: 1])
+        XCTAssertTrue(nonZero(days, .newPaidSubscriptions).isEmpty, "a refunded purchase is as if never bought")
+        XCTAssertEqual(days[10][.activePaid], 0)
+        let months = try report(60, period: .month)
+        XCTAssertEqual(months.map(\.day), ["2026-06", "2026-07"])
+        XCTAssertEqual(months[0].rates[.refundRate], 0, "June: one paid transaction, no refund")
+        XCTAssertNil(months[1].rates[.refundRate], "July: a refund but no paid transaction to divide by")
+        XCTAssertEqual(months[1][.refunds], 1)
+    }
+
+    func testAFamilySharedMemberIsCountedApart() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3400", 1, from: 0, to: 30, extra: ["inAppOwnershipType": "FAMILY_SHARED"]))
+        XCTAssertTrue(nonZero(try report(40), .newPaidSubscriptions).isEmpty)
+        let family = try report(40, segments: [.familyShared])
+        XCTAssertEqual(nonZero(family, .newPaidSubscriptions), [0: 1])
+        XCTAssertEqual(family[5][.activePaid], 1)
+        XCTAssertEqual(nonZero(family, .refunds), [:])
+    }
+
+    func testAResubscriptionIsAReactivationAfterChurnAndRetryIsARecovery() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3500", 1, from: 0, to: 30))
+        try deliver("SUBSCRIBED", "RESUBSCRIBE", period("3500", 2, from: 50, to: 80, reason: "PURCHASE"))
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3600", 1, from: 0, to: 30))
+        try deliver("DID_RENEW", "BILLING_RECOVERY", period("3600", 2, from: 35, to: 65))
+        let days = try report()
+        XCTAssertEqual(nonZero(days, .newPaidSubscriptions), [0: 2])
+        XCTAssertEqual(nonZero(days, .churned), [30: 2, 65: 1, 80: 1])
+        XCTAssertEqual(nonZero(days, .reactivations), [50: 1])
+        XCTAssertEqual(nonZero(days, .recoveries), [35: 1])
+        XCTAssertEqual(days[40][.activePaid], 1)
+        XCTAssertEqual(days[30].activePaidAtStart, 2)
+        XCTAssertEqual(days[30].rates[.churnRate], 1.0, "both of the two active at the day's start churned")
+        // The movement adds up: active at the end = active at the start + new + back - churned.
+        for r in days {
+            XCTAssertEqual(r[.activePaid], r.activePaidAtStart + r[.newPaidSubscriptions] + r[.reactivations] + r[.recoveries] - r[.churned], r.day)
+        }
+    }
+
+    func testAnUpgradeMidPeriodContinuesTheSubscription() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3700", 1, from: 0, to: 30))
+        try deliver("DID_CHANGE_RENEWAL_PREF", "UPGRADE", period("3700", 2, from: 10, to: 40, product: "app.premium.monthly", reason: "PURCHASE"))
+        try deliver("DID_RENEW", nil, period("3700", 1, from: 0, to: 30, extra: ["isUpgraded": true]), signed: d0 + 10 * day + 1000)
+        let days = try report(60)
+        XCTAssertEqual(nonZero(days, .newPaidSubscriptions), [0: 1])
+        XCTAssertEqual(nonZero(days, .renewals), [10: 1], "the upgrade continues the run")
+        XCTAssertEqual(nonZero(days, .churned), [40: 1])
+        XCTAssertEqual(days[20][.activePaid], 1, "counted once through the upgrade")
+        XCTAssertEqual(nonZero(days, .paidTransactions), [0: 1, 10: 1])
+    }
+
+    func testWeeksStartOnMondayAndKeepLevelsAndRatesAsAWhole() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3800", 1, from: 0, to: 9))
+        let weeks = try report(13, period: .week)
+        // 2026-06-01 is a Monday.
+        XCTAssertEqual(weeks.map(\.day), ["2026-06-01", "2026-06-08"])
+        XCTAssertEqual(weeks[0][.newPaidSubscriptions], 1)
+        XCTAssertEqual(weeks[0][.activePaid], 1, "a level is the week's last day's")
+        XCTAssertEqual(weeks[1][.churned], 1)
+        XCTAssertEqual(weeks[1].rates[.churnRate], 1.0)
+        XCTAssertEqual(weeks[1][.activePaid], 0)
+    }
+
+    /// The same history delivered whole, or with every renewal notification lost and then
+    /// repaired by revalidation (the transactions merged as Apple's answer brings them),
+    /// gives the same numbers for every metric derived from transactions.
+    func testAHistoryRepairedByRevalidationCountsAsOneDeliveredWhole() throws {
+        let scenarios = try TestKit.sample.scenarios()
+        let builder = ScenarioBuilder(signer: TestKit.signer)
+        let whole = try Store.inMemory(), repaired = try Store.inMemory()
+        var lost = 0
+        for (index, scenario) in scenarios.enumerated() {
+            for body in try builder.bodies(for: scenario, instance: index, anchor: TestKit.anchor) {
+                _ = try TestKit.intake(whole).ingest(body, receivedAt: TestKit.anchor)
+                let type = (try? ApplePayloads.notificationObject(body: body)?["notificationType"] as? String) ?? nil
+                if type == "DID_RENEW" || type == "REFUND" { lost += 1; continue }
+                _ = try TestKit.intake(repaired).ingest(body, receivedAt: TestKit.anchor)
+            }
+        }
+        XCTAssertGreaterThan(lost, 5)
+        let from = DateText.format(TestKit.anchor - 120 * day, "yyyy-MM-dd", zone: utc)
+        let to = DateText.format(TestKit.anchor + 60 * day, "yyyy-MM-dd", zone: utc)
+        let transactionMetrics = Metric.allCases.filter(\.isFromTransactions)
+        func numbers(_ store: Store) throws -> [[String]] {
+            try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: utc, segments: Set(CountSegment.allCases))
+                .map { d in transactionMetrics.map { d.text($0) } }
+        }
+        XCTAssertNotEqual(try numbers(whole), try numbers(repaired), "the lost notifications are missed before the repair")
+        // Revalidation: Apple's answer holds every transaction; intake merges them.
+        for row in try whole.page(SubscriptionQuery(), limit: 10_000) {
+            let transactions = try whole.history(originalTransactionId: row.state.originalTransactionId).transactions
+            _ = try Intake(store: repaired, verifier: SignedDataVerifier(roots: TestKit.roots), policy: TestKit.policy)
+                .merge(transactions: transactions, renewals: [], now: TestKit.anchor)
+        }
+        XCTAssertEqual(try numbers(whole), try numbers(repaired))
+    }
+
+    /// A store written before these metrics catches up: its shares are recomputed and the
+    /// numbers become those of a store that had them from the start.
+    func testAStoreFromBeforeTheseMetricsCatchesUp() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3900", 1, from: 0, to: 30))
+        func numbers() throws -> [[String]] { try report(40).map { d in Metric.allCases.map { d.text($0) } } }
+        let expected = try numbers()
+        // As the older version stored it: no movement keys, and the subscription pending.
+        let old = MetricContributions(counts: MetricContributions.of(transactions: try store.history(originalTransactionId: "3900").transactions, events: [])
+            .counts.filter { [.start, .end, .trialStart, .trialEnd, .conversion].contains($0.key.key) })
+        try store.db.run("UPDATE subscriptions SET metrics = ?", [old.encoded()])
+        try store.db.run("DELETE FROM metric_buckets WHERE key IN ('p:new_paid', 'p:churn', 'p:paid_transaction')")
+        try store.db.run("INSERT INTO metrics_pending VALUES ('3900')")
+        XCTAssertNotEqual(try numbers(), expected)
+        XCTAssertEqual(try store.pendingMetricsCount(), 1)
+        XCTAssertEqual(try store.catchUpMetrics(), 1)
+        XCTAssertEqual(try store.pendingMetricsCount(), 0)
+        XCTAssertEqual(try numbers(), expected)
+    }
+}
+
+/// The README defines every metric in the words the dashboard shows under its chart.
+final class MetricsReadmeTests: XCTestCase {
+    static func line(_ m: Metric) -> String { "- **\(m.label)** (`\(m.rawValue)`): \(m.definition)." }
+
+    func testTheReadmeDefinesEveryMetric() throws {
+        let readme = try String(contentsOfFile: TestKit.repoRoot + "/README.md", encoding: .utf8)
+        let missing = Metric.allCases.map(Self.line).filter { !readme.contains($0) }
+        XCTAssertTrue(missing.isEmpty, "README lacks:\n" + missing.joined(separator: "\n"))
+    }
+}
