@@ -290,9 +290,17 @@ final class CLITests: SubdeskTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let days = try XCTUnwrap(try json(r.stdout) as? [[String: Any]])
         XCTAssertEqual(days.map { $0["day"] as? String }, ["2026-01-01", "2026-01-02", "2026-01-03"])
-        for key in ["newSubscriptions", "renewals", "expiredVoluntary", "activeSubscriptions", "inGracePeriod", "trialConversions"] {
+        for key in ["newPaidSubscriptions", "renewals", "churned", "expiredVoluntary", "activePaid", "activeSubscriptions", "inGracePeriod",
+                    "trialConversions"] {
             XCTAssertNotNil(days[0][key] as? Int, key)
         }
+        XCTAssertTrue(days[0].keys.contains("churnRate") && days[0].keys.contains("refundRate"), "rates are there, null when undefined")
+        let weeks = try run(["counts", "--db", db, "--from", "2026-01-01", "--to", "2026-01-31", "--period", "week", "--csv"])
+        XCTAssertEqual(weeks.status, 0, weeks.stderr)
+        let rows = weeks.stdout.split(separator: "\n")
+        XCTAssertTrue(rows.first?.hasPrefix("week,activePaid,") == true, weeks.stdout)
+        XCTAssertEqual(rows.dropFirst().map { String($0.prefix(10)) }, ["2025-12-29", "2026-01-05", "2026-01-12", "2026-01-19", "2026-01-26"],
+                       "ISO weeks from Monday, the first holding the range's first days")
         let bad = try run(["counts", "--db", db, "--from", "2026-02-30x", "--to", "2026-01-01"])
         XCTAssertEqual(bad.status, 2)
     }
