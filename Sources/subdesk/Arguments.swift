@@ -12,7 +12,7 @@ struct Arguments {
         "sample-data", "operator", "until", "reason", "server-api-url", "verify-receipt-url", "subscribers",
         "seed", "status", "segment", "busy-timeout-ms", "server-api-sandbox-url", "verify-receipt-sandbox-url",
         "api-key-file", "api-key-id", "api-issuer-id", "timeout", "concurrency", "receipt-file", "batch-size", "before",
-        "wait", "days", "reason-code", "product", "storefront", "preference", "delivery", "sample", "consumed", "period",
+        "wait", "days", "reason-code", "product", "storefront", "preference", "delivery", "sample", "consumed", "period", "rates",
     ]
     /// Options that are switches.
     static let switches: Set<String> = [

@@ -3,7 +3,7 @@ import SubscriptionCore
 
 enum CountsCommand {
     static let help = """
-    usage: subdesk counts [--from DAY] [--to DAY] [--period day|week|month] [--tz ZONE]
+    usage: subdesk counts [--from DAY] [--to DAY] [--period day|week|month] [--tz ZONE] [--rates FILE]
                           [--segment paid|family_shared|sandbox|all] [--json|--csv]
 
     The counts the dashboard's :daily screen shows, per day (or week from Monday, or
@@ -12,7 +12,9 @@ enum CountsCommand {
     nothing): active paid, active trials, new paid subscriptions (a converting trial
     counts, a free trial does not), renewals, reactivations, recoveries from billing
     retry, churned and the churn rate, trial starts, conversions and the conversion rate
-    of the period's trial cohort, paid transactions, refunds and the refund rate. From
+    of the period's trial cohort, paid transactions, refunds and the refund rate, MRR and
+    revenue (in the store's one currency, or added up by --rates FILE / rates_file: a
+    `reporting CODE` line, then `CODE RATE` lines). From
     notifications as they arrived: in grace and in billing retry, billing recoveries,
     renewal failures, grace entries, expirations by reason, revocations, upgrades,
     downgrades, auto-renew off/on. Levels are at the end of each period; rates are
@@ -20,6 +22,12 @@ enum CountsCommand {
     defaults to the last 30 days. Family-shared and sandbox are counted apart (--segment;
     default paid). The README gives each metric's definition.
     """
+
+    /// `--rates FILE`, else `rates_file` in the config.
+    static func exchangeRates(_ context: Context) throws -> ExchangeRates? {
+        guard let path = context.setting("rates", "rates_file") else { return nil }
+        do { return try ExchangeRates.load(path: path) } catch let e as ConfigurationError { throw UsageError(e.description) }
+    }
 
     static func timeZone(_ context: Context) throws -> TimeZone {
         let name = context.setting("tz", "tz") ?? "UTC"
@@ -63,25 +71,31 @@ enum CountsCommand {
         let rows: [DayCounts]
         do {
             rows = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,
-                                                 segments: try segments(context.arguments.value("segment")), period: period)
+                                                 segments: try segments(context.arguments.value("segment")), period: period,
+                                                 rates: try exchangeRates(context))
         } catch let e as ConfigurationError {
             throw UsageError(e.description)
         }
         if context.wantsJSON {
             Output.json(rows.map { $0.jsonObject() })
         } else if context.arguments.has("csv") {
-            Output.line(([period.rawValue] + Metric.allCases.map(\.rawValue)).joined(separator: ","))
+            Output.line(([period.rawValue] + Metric.allCases.map(\.rawValue) + ["currency"]).joined(separator: ","))
             for r in rows {
                 Output.line(([r.day] + Metric.allCases.map { m in
-                    m.isRate ? (r.rates[m].map { String(format: "%.4f", $0) } ?? "") : String(r[m])
-                }).joined(separator: ","))
+                    m.isRate ? (r.rates[m].map { String(format: "%.4f", $0) } ?? "")
+                        : m.isMoney ? (r.money[m].map { String(format: "%.2f", $0) } ?? "") : String(r[m])
+                } + [r.currency ?? ""]).joined(separator: ","))
             }
         } else {
-            Output.line("counts \(from)..\(to) by \(period.rawValue), time zone \(zoneName)")
+            let currencies = Set(rows.flatMap { $0.moneyByCurrency.keys })
+            let money = rows.last?.currency.map { "money in \($0)" }
+                ?? (currencies.isEmpty ? "no money" : "money in \(currencies.sorted().joined(separator: ", ")): give a rates file (--rates) to add it up")
+            Output.line("counts \(from)..\(to) by \(period.rawValue), time zone \(zoneName), \(money)")
             let shown: [(String, Metric)] = [("ACTIVE", .activePaid), ("TRIALS", .activeTrials), ("NEW", .newPaidSubscriptions),
                                              ("RENEW", .renewals), ("REACT", .reactivations), ("RECOV", .recoveries),
                                              ("CHURN", .churned), ("CHURN%", .churnRate), ("T-START", .trialStarts),
                                              ("CONV%", .trialConversionRate), ("REFUND", .refunds), ("REFUND%", .refundRate),
+                                             ("MRR", .mrr), ("REVENUE", .revenue),
                                              ("GRACE", .inGracePeriod), ("RETRY", .inBillingRetry)]
             let widths = [10] + shown.map { max(6, $0.0.count) }
             Output.line(ListCommands.pad([period == .month ? "MONTH" : period == .week ? "WEEK OF" : "DAY"] + shown.map(\.0), widths))

@@ -58,7 +58,8 @@ enum DashboardCommand {
                                    themeName: loaded.theme.name)
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
                                        operatorName: context.operatorName, revalidator: revalidator,
-                                       refundPolicy: try RefundPolicy(configuration: context.config))
+                                       refundPolicy: try RefundPolicy(configuration: context.config),
+                                       exchangeRates: try CountsCommand.exchangeRates(context))
         session.start()
         if !loaded.warnings.isEmpty {
             session.send(.themeApplied(name: loaded.theme.name, warnings: loaded.warnings.map(\.description)))

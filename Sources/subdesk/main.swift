@@ -46,7 +46,7 @@ config file keys (key = value, # comments; flags win): db, bundle_id, app_apple_
 environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments,
 operator, api_key_file, api_key_id, api_issuer_id, server_api_url, server_api_sandbox_url,
 verify_receipt_url, verify_receipt_sandbox_url, revalidation_timeout, quarantine_budget_mb,
-refund_consent, refund_policy.
+refund_consent, refund_policy, rates_file.
 """
 
 struct Command {
@@ -74,7 +74,7 @@ let commands: [String: Command] = [
         Output.line(KeyTable.standard.markdown())
         return 0
     }),
-    "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv", "period"], run: CountsCommand.run),
+    "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv", "period", "rates"], run: CountsCommand.run),
     "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], run: OperatorCommands.override),
     "audit": Command(help: OperatorCommands.auditHelp, options: ["since", "limit"], run: OperatorCommands.audit),
     "generate": Command(help: GenerateCommand.help, options: ["subscribers", "seed"], run: GenerateCommand.run),

@@ -46,9 +46,11 @@ final class CountsAgreementTests: XCTestCase {
             for (index, cell) in dayCells.enumerated() {
                 let value = json[index][metric.rawValue]
                 let expected: String
-                if metric.isRate {
+                if metric.isRate || metric.isMoney {
                     var day = DayCounts(day: "", start: 0, values: [:])
-                    if let rate = value as? Double { day.rates[metric] = rate }
+                    if let number = value as? Double {
+                        if metric.isRate { day.rates[metric] = number } else { day.money[metric] = number }
+                    }
                     expected = day.text(metric)
                 } else {
                     expected = String(try XCTUnwrap(value as? Int, "\(metric.rawValue) on \(json[index]["day"] ?? "?")"))

@@ -146,6 +146,63 @@ final class MetricsDefinitionTests: XCTestCase {
         XCTAssertEqual(weeks[1][.activePaid], 0)
     }
 
+    func testMRRAndRevenueFollowPricesPerMonthAndRefunds() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("4100", 1, from: 0, to: 30, extra: ["price": 9990]))
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("4200", 1, from: 0, to: 365, product: "app.yearly", extra: ["price": 99990]))
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("4300", 1, from: 2, to: 9, product: "app.weekly", extra: ["price": 2990]))
+        try deliver("REFUND", nil, period("4100", 1, from: 0, to: 30, extra: ["price": 9990, "revocationDate": d0 + 20 * day, "revocationReason": 0]),
+                    signed: d0 + 20 * day)
+        let days = try report(40)
+        XCTAssertEqual(days[0].currency, "USD")
+        XCTAssertEqual(days[0].money[.revenue], 109.98)
+        XCTAssertEqual(days[2].money[.revenue], 2.99)
+        XCTAssertEqual(days[20].money[.revenue], -9.99, "the refund is taken back on its day")
+        // The refunded month is as if never bought: only the yearly (99.99 / 12) and the
+        // weekly (2.99 x 52 / 12) count.
+        XCTAssertEqual(days[5].money[.mrr] ?? 0, 8.333 + 12.957, accuracy: 0.002)
+        XCTAssertEqual(days[12].money[.mrr] ?? 0, 8.333, accuracy: 0.001)
+        XCTAssertEqual(days[5].text(.mrr), "21")
+        let month = try report(29, period: .month)
+        XCTAssertEqual(month[0].money[.revenue] ?? 0, 102.98, accuracy: 0.001, "June's purchases less June's refund")
+        XCTAssertEqual(month[0].money[.mrr] ?? 0, 8.333, accuracy: 0.001, "MRR as at the month's end")
+    }
+
+    func testMoneyInSeveralCurrenciesNeedsRatesToBeAddedUp() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("4400", 1, from: 0, to: 30, extra: ["price": 9990]))
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("4500", 1, from: 0, to: 30, extra: ["price": 1200000, "currency": "JPY"]))
+        let plain = try report(5)
+        XCTAssertNil(plain[0].currency)
+        XCTAssertNil(plain[0].money[.revenue], "USD and JPY are not added up without rates")
+        XCTAssertEqual(plain[0].text(.revenue), "-")
+        XCTAssertEqual(plain[0].moneyByCurrency["JPY"]?[.revenue], 1_200_000)
+        let rates = try ExchangeRates(text: "# per unit\nreporting EUR\nUSD 0.9\nJPY = 0.006\n", source: "rates")
+        let converted = try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-06-02", timeZone: utc, rates: rates)
+        XCTAssertEqual(converted[0].currency, "EUR")
+        XCTAssertEqual(converted[0].money[.revenue] ?? 0, 9.99 * 0.9 + 1200 * 0.006, accuracy: 0.0001)
+        XCTAssertThrowsError(try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-06-02", timeZone: utc,
+                                                           rates: try ExchangeRates(text: "reporting USD\n", source: "rates"))) { error in
+            XCTAssertTrue("\(error)".contains("no rate for JPY"), "\(error)")
+        }
+        XCTAssertThrowsError(try ExchangeRates(text: "EUR 1.1\n", source: "rates")) { error in
+            XCTAssertTrue("\(error)".contains("no `reporting CODE` line"), "\(error)")
+        }
+        XCTAssertThrowsError(try ExchangeRates(text: "reporting USD\neuro 1.1\n", source: "rates")) { error in
+            XCTAssertEqual("\(error)", "rates:2: euro is not a currency code (three capitals)")
+        }
+    }
+
+    func testAShareKeepsItsMoneyThroughTheStoredForm() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("4600", 1, from: 0, to: 30, extra: ["price": 9990]))
+        let history = try store.history(originalTransactionId: "4600")
+        let share = MetricContributions.of(transactions: history.transactions, events: history.events)
+        XCTAssertFalse(share.amounts.isEmpty)
+        XCTAssertEqual(MetricContributions(encoded: share.encoded()), share)
+        // A share stored before money (format 1) still reads its counts.
+        var v1: [UInt8] = [1]
+        v1 += [0, MetricContributions.PeriodKey.start.rawValue, 0, 2]
+        XCTAssertEqual(MetricContributions(encoded: Data(v1)).counts.values.first, 1)
+    }
+
     /// The same history delivered whole, or with every renewal notification lost and then
     /// repaired by revalidation (the transactions merged as Apple's answer brings them),
     /// gives the same numbers for every metric derived from transactions.
@@ -190,7 +247,7 @@ final class MetricsDefinitionTests: XCTestCase {
         let old = MetricContributions(counts: MetricContributions.of(transactions: try store.history(originalTransactionId: "3900").transactions, events: [])
             .counts.filter { [.start, .end, .trialStart, .trialEnd, .conversion].contains($0.key.key) })
         try store.db.run("UPDATE subscriptions SET metrics = ?", [old.encoded()])
-        try store.db.run("DELETE FROM metric_buckets WHERE key IN ('p:new_paid', 'p:churn', 'p:paid_transaction')")
+        try store.db.run("DELETE FROM metric_buckets WHERE key IN ('p:new_paid', 'p:churn', 'p:paid_transaction') OR key LIKE 'a:%'")
         try store.db.run("INSERT INTO metrics_pending VALUES ('3900')")
         XCTAssertNotEqual(try numbers(), expected)
         XCTAssertEqual(try store.pendingMetricsCount(), 1)

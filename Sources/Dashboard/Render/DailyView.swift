@@ -97,7 +97,7 @@ enum DailyView {
         let gap = 1
         let barWidth = max(1, min(3, (area.width + gap) / days.count - gap))
         let chart = Rect(x: area.x, y: area.y + 2, width: area.width, height: area.height - 3)
-        let bars = days.map { BarChart.Bar(label: "", value: metric.isRate ? ($0.rates[metric] ?? 0) : Double($0[metric])) }
+        let bars = days.map { BarChart.Bar(label: "", value: $0.value(metric)) }
         BarChart(bars: bars, barWidth: barWidth, gap: gap).render(in: chart, buffer: &buffer)
 
         // Weekly ticks counted back from the last day, which is the one people look for.

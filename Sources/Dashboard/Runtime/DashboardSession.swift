@@ -25,6 +25,8 @@ public final class DashboardSession {
     let revalidator: Result<Revalidator, RevalidationUnavailable>
     /// How refund requests are answered: consent and the suggested preference.
     let refundPolicy: RefundPolicy
+    /// What puts money in several currencies into one for `:daily`, when the config names a rates file.
+    let exchangeRates: ExchangeRates?
     private var lastDataVersion: Int?
     /// Texts `y` copied that the terminal backend has not yet sent to the terminal.
     private var clipboardOutbox: [String] = []
@@ -36,8 +38,10 @@ public final class DashboardSession {
     public init(store: Store, state: DashboardState, theme: Theme = .standard, themes: ThemeCatalog = ThemeCatalog(searchPaths: []),
                 clock: @escaping () -> Millis = DateText.nowMillis, operatorName: String = Operations.defaultOperator(),
                 revalidator: Result<Revalidator, RevalidationUnavailable> = .failure(RevalidationUnavailable(
-                    "revalidation is not set up in this session")), refundPolicy: RefundPolicy = RefundPolicy()) {
+                    "revalidation is not set up in this session")), refundPolicy: RefundPolicy = RefundPolicy(),
+                exchangeRates: ExchangeRates? = nil) {
         self.refundPolicy = refundPolicy
+        self.exchangeRates = exchangeRates
         self.store = store
         self.state = state
         self.theme = theme
@@ -152,7 +156,7 @@ public final class DashboardSession {
                 // A store from before the metrics derived from transactions catches up once.
                 if !store.isReadOnly, try store.pendingMetricsCount() > 0 { try store.catchUpMetrics() }
                 let days = try DailyCountsReport.compute(store: store, from: request.from, to: request.to,
-                                                         timeZone: request.zone, segments: request.segment.segments)
+                                                         timeZone: request.zone, segments: request.segment.segments, rates: exchangeRates)
                 return [.dailyLoaded(request, days)]
             case .loadQuarantine:
                 return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit))]

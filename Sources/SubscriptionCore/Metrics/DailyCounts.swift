@@ -10,6 +10,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case newPaidSubscriptions, renewals, reactivations, recoveries, churned, churnRate
     case trialStarts, trialConversions, trialConversionRate
     case paidTransactions, refunds, refundRate
+    case mrr, revenue
     // Levels from the notifications
     case inGracePeriod, inBillingRetry
     // Counted from the notifications
@@ -34,6 +35,8 @@ public enum Metric: String, CaseIterable, Sendable {
         case .paidTransactions: return "paid transactions"
         case .refunds: return "refunds"
         case .refundRate: return "refund rate"
+        case .mrr: return "MRR"
+        case .revenue: return "revenue"
         case .inGracePeriod: return "in grace"
         case .inBillingRetry: return "in billing retry"
         case .billingRecoveries: return "billing recoveries"
@@ -71,6 +74,10 @@ public enum Metric: String, CaseIterable, Sendable {
         case .paidTransactions: return "purchases and renewals of paid periods, refunded ones included"
         case .refunds: return "purchased transactions refunded, on the refund's date (family-sharing revocations apart)"
         case .refundRate: return "refunds in the period divided by paid transactions in it"
+        case .mrr:
+            return "monthly recurring revenue at the end of the period: each active paid period's price per month (weekly x 52/12, yearly / 12, other lengths pro rata), in the reporting currency"
+        case .revenue:
+            return "prices of paid transactions when bought, less refunded ones when refunded, in the reporting currency (Apple's prices, before its commission and taxes)"
         case .inGracePeriod: return "subscriptions in the billing grace period at the end of the period (from DID_FAIL_TO_RENEW/GRACE_PERIOD until the next change)"
         case .inBillingRetry: return "subscriptions in billing retry at the end of the period (from DID_FAIL_TO_RENEW until the next change)"
         default: return "notifications " + notificationKeys.joined(separator: ", ") + ", as they arrived"
@@ -114,8 +121,11 @@ public enum Metric: String, CaseIterable, Sendable {
 
     /// Whether the value is a level at the end of the day rather than a count of events.
     public var isEndOfDayLevel: Bool {
-        [.activePaid, .activeTrials, .activeSubscriptions, .inGracePeriod, .inBillingRetry].contains(self)
+        [.activePaid, .activeTrials, .activeSubscriptions, .mrr, .inGracePeriod, .inBillingRetry].contains(self)
     }
+
+    /// Whether the value is money (`money`), in the report's currency.
+    public var isMoney: Bool { self == .mrr || self == .revenue }
 
     /// Whether the value is a share of two counts (`rates`), not a count.
     public var isRate: Bool { [.churnRate, .trialConversionRate, .refundRate].contains(self) }
@@ -146,6 +156,13 @@ public struct DayCounts: Equatable, Sendable {
     public var activePaidAtStart = 0
     /// Trials that began in the period and converted: the cohort rate's numerator.
     public var trialsConvertedByStart = 0
+    /// MRR (at the end) and revenue in milliunits, by currency.
+    public var moneyByCurrency: [String: [Metric: Int64]] = [:]
+    /// The same in units of `currency`, when the money is in one currency or a rates file
+    /// converts it; absent otherwise.
+    public var money: [Metric: Double] = [:]
+    /// The reporting currency.
+    public var currency: String?
 
     public init(day: String, start: Millis, values: [Metric: Int]) {
         self.day = day
@@ -155,12 +172,66 @@ public struct DayCounts: Equatable, Sendable {
 
     public subscript(_ m: Metric) -> Int { values[m] ?? 0 }
 
-    /// The value as a table shows it: a count, or a rate as a percentage (`-` when undefined).
+    /// A number for charts: a count, a rate, or an amount of money.
+    public func value(_ m: Metric) -> Double {
+        if m.isRate { return rates[m] ?? 0 }
+        if m.isMoney { return money[m] ?? 0 }
+        return Double(self[m])
+    }
+
+    /// The value as a table shows it: a count, a rate as a percentage, money in a few
+    /// characters (`9.99`, `150`, `1.2k`, `35k`, `1.4M`); `-` when undefined.
     public func text(_ m: Metric) -> String {
+        if m.isMoney {
+            guard let v = money[m] else { return "-" }
+            let a = abs(v)
+            if a < 0.005 { return "0" }
+            switch a {
+            case ..<10: return String(format: "%.2f", v)
+            case ..<1_000: return String(format: "%.0f", v)
+            case ..<10_000: return String(format: "%.1fk", v / 1_000)
+            case ..<1_000_000: return String(format: "%.0fk", v / 1_000)
+            default: return String(format: "%.1fM", v / 1_000_000)
+            }
+        }
         guard m.isRate else { return String(self[m]) }
         guard let rate = rates[m] else { return "-" }
         let percent = rate * 100
         return percent >= 10 || percent == 0 ? String(format: "%.0f%%", percent) : String(format: "%.1f%%", percent)
+    }
+
+    /// Converts `moneyByCurrency` into `money`: with `rates`, into its reporting currency;
+    /// without, only when one currency holds it all.
+    mutating func convertMoney(_ rates: ExchangeRates?) throws {
+        money = [:]
+        let currencies = moneyByCurrency.keys.sorted()
+        if let rates {
+            currency = rates.reporting
+            for m in [Metric.mrr, .revenue] {
+                money[m] = try currencies.reduce(0.0) { sum, code in
+                    guard let rate = rates.rates[code] else {
+                        throw ConfigurationError("the rates file gives no rate for \(code), which the store holds money in")
+                    }
+                    return sum + Double(moneyByCurrency[code]?[m] ?? 0) / 1000 * rate
+                }
+            }
+        } else if currencies.count <= 1 {
+            currency = currencies.first
+            for m in [Metric.mrr, .revenue] {
+                money[m] = Double(currencies.first.flatMap { moneyByCurrency[$0]?[m] } ?? 0) / 1000
+            }
+        } else {
+            currency = nil
+        }
+    }
+
+    /// Adds `day`'s money to this period's: revenue adds up, MRR is the later day's.
+    mutating func addMoney(of day: DayCounts) {
+        for (code, values) in day.moneyByCurrency {
+            moneyByCurrency[code, default: [:]][.revenue, default: 0] += values[.revenue] ?? 0
+            moneyByCurrency[code, default: [:]][.mrr] = values[.mrr] ?? 0
+        }
+        for code in moneyByCurrency.keys where day.moneyByCurrency[code] == nil { moneyByCurrency[code]?[.mrr] = 0 }
     }
 
     mutating func computeRates() {
@@ -173,9 +244,12 @@ public struct DayCounts: Equatable, Sendable {
     /// `{"day": ..., "newPaidSubscriptions": ..., "churnRate": 0.0123 or null, ...}` as
     /// `subdesk counts --json` prints it.
     public func jsonObject() -> [String: Any] {
-        var o: [String: Any] = ["day": day]
+        var o: [String: Any] = ["day": day, "currency": currency.map { $0 as Any } ?? NSNull()]
         for m in Metric.allCases {
-            if m.isRate {
+            if m.isMoney {
+                o[m.rawValue] = money[m].map { (($0 * 100).rounded() / 100) as Any } ?? NSNull()
+                o[m.rawValue + "ByCurrency"] = moneyByCurrency.mapValues { Double($0[m] ?? 0) / 1000 }
+            } else if m.isRate {
                 o[m.rawValue] = rates[m].map { (($0 * 10_000).rounded() / 10_000) as Any } ?? NSNull()
             } else {
                 o[m.rawValue] = self[m]
@@ -190,7 +264,8 @@ public enum DailyCountsReport {
     /// Days `from`...`to` (inclusive, `yyyy-MM-dd`) in `timeZone`, for the given segments,
     /// by day or gathered into weeks (from Monday) or months.
     public static func compute(store: Store, from: String, to: String, timeZone: TimeZone,
-                               segments: Set<CountSegment> = [.paid], period: CountPeriod = .day) throws -> [DayCounts] {
+                               segments: Set<CountSegment> = [.paid], period: CountPeriod = .day,
+                               rates: ExchangeRates? = nil) throws -> [DayCounts] {
         let days = try dayStarts(from: from, to: to, timeZone: timeZone)
         guard let first = days.first, let end = days.last?.end else { return [] }
         var counts = days.map { DayCounts(day: $0.day, start: $0.start, values: [:]) }
@@ -232,6 +307,24 @@ public enum DailyCountsReport {
                 deltas[i][key, default: 0] += count
             }
         }
+        // Money: MRR as a level from every change before the range, revenue per day.
+        let currencies = try store.metricCurrencies()
+        let mrrKeys = currencies.map { MetricContributions.AmountKind.mrr.name($0) }
+        let revenueKeys = currencies.map { MetricContributions.AmountKind.revenue.name($0) }
+        var mrrLevel: [String: Int64] = [:]
+        for row in try store.metricTotals(before: first.start, keys: mrrKeys) where segments.contains(row.segment) {
+            if let code = row.key.split(separator: ":").last { mrrLevel[String(code), default: 0] += Int64(row.total) }
+        }
+        var mrrDeltas = Array(repeating: [String: Int64](), count: days.count)
+        try store.forEachMetricBucket(keys: mrrKeys + revenueKeys, from: first.start, to: end, segments: segments) { k, bucket, amount in
+            guard let i = dayIndex(bucket) else { return }
+            let code = currencies[k % max(1, currencies.count)]
+            if k < mrrKeys.count {
+                mrrDeltas[i][code, default: 0] += Int64(amount)
+            } else {
+                counts[i].moneyByCurrency[code, default: [:]][.revenue, default: 0] += Int64(amount)
+            }
+        }
         func activePaid() -> Int {
             (level[.newPaid] ?? 0) + (level[.reactivation] ?? 0) + (level[.recovery] ?? 0) - (level[.churn] ?? 0)
         }
@@ -245,9 +338,14 @@ public enum DailyCountsReport {
             counts[i].values[.activeSubscriptions] = paid + trials
             counts[i].values[.inGracePeriod] = max(0, level[.graceLevel] ?? 0)
             counts[i].values[.inBillingRetry] = max(0, level[.retryLevel] ?? 0)
+            for (code, delta) in mrrDeltas[i] { mrrLevel[code, default: 0] += delta }
+            for (code, amount) in mrrLevel where amount != 0 || counts[i].moneyByCurrency[code] != nil {
+                counts[i].moneyByCurrency[code, default: [:]][.mrr] = amount
+            }
+            try counts[i].convertMoney(rates)
             counts[i].computeRates()
         }
-        return period == .day ? counts : gather(counts, by: period, timeZone: timeZone)
+        return period == .day ? counts : try gather(counts, by: period, timeZone: timeZone, rates: rates)
     }
 
     /// The whole range as one period: counts added up, levels as at its end, rates from the sums.
@@ -258,6 +356,14 @@ public enum DailyCountsReport {
         for day in days {
             for m in Metric.allCases where !m.isRate { sum.values[m] = m.isEndOfDayLevel ? day[m] : sum[m] + day[m] }
             sum.trialsConvertedByStart += day.trialsConvertedByStart
+            sum.addMoney(of: day)
+        }
+        sum.currency = days.last?.currency
+        if let last = days.last, last.currency != nil || last.moneyByCurrency.count <= 1 {
+            // Converted as the days were: in one currency as it is, else by the same rates.
+            sum.money[.mrr] = last.money[.mrr]
+            sum.money[.revenue] = days.reduce(0.0) { $0 + ($1.money[.revenue] ?? 0) }
+            if days.contains(where: { $0.money[.revenue] == nil }) { sum.money = [:] }
         }
         sum.computeRates()
         return sum
@@ -265,7 +371,7 @@ public enum DailyCountsReport {
 
     /// Days gathered into weeks (from Monday) or months: counts add up, levels are the
     /// last day's, rates are taken again from the sums.
-    static func gather(_ days: [DayCounts], by period: CountPeriod, timeZone: TimeZone) -> [DayCounts] {
+    static func gather(_ days: [DayCounts], by period: CountPeriod, timeZone: TimeZone, rates: ExchangeRates?) throws -> [DayCounts] {
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = timeZone
         var result: [DayCounts] = []
@@ -291,6 +397,8 @@ public enum DailyCountsReport {
                 last.values[m] = m.isEndOfDayLevel ? day[m] : last[m] + day[m]
             }
             last.trialsConvertedByStart += day.trialsConvertedByStart
+            last.addMoney(of: day)
+            try last.convertMoney(rates)
             last.computeRates()
             result.append(last)
         }

@@ -49,7 +49,47 @@ public struct MetricContributions: Equatable, Sendable {
 
     public var counts: [Key: Int] = [:]
 
-    public init(counts: [Key: Int] = [:]) { self.counts = counts }
+    /// Money, in milliunits of a currency: MRR as a level (a paid period's price per month
+    /// from its start to its end) and revenue (a purchase's price when bought, taken back
+    /// when refunded).
+    public enum AmountKind: UInt8, CaseIterable, Sendable {
+        case mrr = 1, revenue
+
+        /// The aggregate key of `currency`: `a:mrr:USD`.
+        public func name(_ currency: String) -> String { "a:\(self == .mrr ? "mrr" : "revenue"):\(currency)" }
+    }
+
+    public struct AmountKey: Hashable, Sendable {
+        public var bucket: Millis
+        public var kind: AmountKind
+        /// ISO 4217, three upper-case letters.
+        public var currency: String
+        public var segment: CountSegment
+    }
+
+    public var amounts: [AmountKey: Int64] = [:]
+
+    public init(counts: [Key: Int] = [:], amounts: [AmountKey: Int64] = [:]) {
+        self.counts = counts
+        self.amounts = amounts
+    }
+
+    /// A price per month: weekly, monthly, two-, three-, six-monthly and yearly periods as
+    /// Apple sells them (so a 31-day month is a month), any other length pro rata.
+    public static func monthly(price: Int64, periodMs: Millis) -> Int64 {
+        let days = Double(periodMs) / 86_400_000
+        let months: Double
+        switch days {
+        case 6.5...7.5: months = 12.0 / 52
+        case 27.5...31.5: months = 1
+        case 58...62.5: months = 2
+        case 88...92.5: months = 3
+        case 180...184.5: months = 6
+        case 364...366.5: months = 12
+        default: months = days / 30.4375
+        }
+        return months > 0 ? Int64((Double(price) / months).rounded()) : 0
+    }
 
     /// One hour: a year of aggregates stays small enough to read in milliseconds. Zones whose
     /// offset is not a whole number of hours (Asia/Kolkata, Asia/Kathmandu...) have their days
@@ -69,6 +109,11 @@ public struct MetricContributions: Equatable, Sendable {
     /// The share of a subscription with this history.
     public static func of(transactions: [TransactionRecord], events: [NotificationEvent]) -> MetricContributions {
         var c = MetricContributions()
+        func money(_ t: Millis, _ kind: AmountKind, _ currency: String, _ segment: CountSegment, _ amount: Int64) {
+            let k = AmountKey(bucket: bucket(t), kind: kind, currency: currency, segment: segment)
+            let v = (c.amounts[k] ?? 0) + amount
+            c.amounts[k] = v == 0 ? nil : v
+        }
         func add(_ t: Millis, _ key: PeriodKey, _ segment: CountSegment, _ n: Int = 1) {
             let k = Key(bucket: bucket(t), key: key, segment: segment)
             let v = (c.counts[k] ?? 0) + n
@@ -85,6 +130,10 @@ public struct MetricContributions: Equatable, Sendable {
             if !t.isFreeTrial {
                 add(t.purchaseDate, .paidTransaction, segment)
                 if let revoked = t.revocationDate, t.ownershipType != "FAMILY_SHARED" { add(revoked, .refund, segment) }
+                if let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency) {
+                    money(t.purchaseDate, .revenue, currency, segment, price)
+                    if let revoked = t.revocationDate { money(revoked, .revenue, currency, segment, -price) }
+                }
             }
             // A refunded or revoked transaction is as if never bought.
             guard !t.isRevoked, var ends = t.expiresDate else { continue }
@@ -97,7 +146,14 @@ public struct MetricContributions: Equatable, Sendable {
                 add(t.purchaseDate, .conversion, segment)
                 add(p.purchaseDate, .trialConvertedByStart, segment)
             }
-            if !t.isFreeTrial { paid.append((t, ends, segment)) }
+            if !t.isFreeTrial {
+                paid.append((t, ends, segment))
+                if let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency), let expires = t.expiresDate {
+                    let perMonth = monthly(price: price, periodMs: expires - t.purchaseDate)
+                    money(t.purchaseDate, .mrr, currency, segment, perMonth)
+                    money(ends, .mrr, currency, segment, -perMonth)
+                }
+            }
         }
         // Movement: paid periods that follow one another within `contiguity` make one run of
         // paid access. A run starts as the subscription's first (new), or after a gap: bought
@@ -145,6 +201,20 @@ public struct MetricContributions: Equatable, Sendable {
         return c
     }
 
+    static func isCurrency(_ code: String) -> Bool {
+        code.utf8.count == 3 && code.utf8.allSatisfy { $0 >= 65 && $0 <= 90 }
+    }
+
+    /// The money to add to the aggregates to go from `old` to `self`.
+    public func amountDifference(from old: MetricContributions) -> [AmountKey: Int64] {
+        var diff = amounts
+        for (k, v) in old.amounts {
+            let d = (diff[k] ?? 0) - v
+            diff[k] = d == 0 ? nil : d
+        }
+        return diff
+    }
+
     /// What must be added to the aggregates to go from `old` to `self`.
     public func difference(from old: MetricContributions) -> [Key: Int] {
         var diff = counts
@@ -155,10 +225,15 @@ public struct MetricContributions: Equatable, Sendable {
         return diff
     }
 
-    // MARK: Stored form: varint-packed (bucket delta, key, segment, count) entries.
+    // MARK: Stored form
+    //
+    // Format 2: the number of count entries, then varint-packed (bucket delta, key,
+    // segment, count) entries, then (bucket delta, kind, currency, segment, amount) ones.
+    // Format 1 (before money) has the count entries only.
 
     public func encoded() -> Data {
-        var out: [UInt8] = [1]
+        var out: [UInt8] = [2]
+        CompactBody.appendVarint(&out, UInt64(counts.count))
         var last: Millis = 0
         for (k, v) in counts.sorted(by: { ($0.key.bucket, $0.key.key.rawValue, $0.key.segment.rawValue) < ($1.key.bucket, $1.key.key.rawValue, $1.key.segment.rawValue) }) {
             CompactBody.appendVarint(&out, zigzag((k.bucket - last) / MetricContributions.bucketMs))
@@ -167,12 +242,21 @@ public struct MetricContributions: Equatable, Sendable {
             out.append(UInt8(CountSegment.allCases.firstIndex(of: k.segment)!))
             CompactBody.appendVarint(&out, zigzag(Int64(v)))
         }
+        last = 0
+        for (k, v) in amounts.sorted(by: { ($0.key.bucket, $0.key.kind.rawValue, $0.key.currency) < ($1.key.bucket, $1.key.kind.rawValue, $1.key.currency) }) {
+            CompactBody.appendVarint(&out, zigzag((k.bucket - last) / MetricContributions.bucketMs))
+            last = k.bucket
+            out.append(k.kind.rawValue)
+            out += Array(k.currency.utf8)
+            out.append(UInt8(CountSegment.allCases.firstIndex(of: k.segment)!))
+            CompactBody.appendVarint(&out, zigzag(v))
+        }
         return Data(out)
     }
 
     public init(encoded data: Data) {
         let b = [UInt8](data)
-        guard b.first == 1 else { return }
+        guard let format = b.first, format == 1 || format == 2 else { return }
         var i = 1
         func varint() -> UInt64? {
             var v: UInt64 = 0, shift: UInt64 = 0
@@ -184,14 +268,30 @@ public struct MetricContributions: Equatable, Sendable {
             }
             return nil
         }
+        var remaining = Int.max
+        if format == 2 {
+            guard let n = varint() else { return }
+            remaining = Int(clamping: n)
+        }
         var last: Millis = 0
-        while i < b.count {
+        while i < b.count && remaining > 0 {
             guard let delta = varint(), i + 2 <= b.count else { return }
             let keyRaw = b[i], segmentIndex = Int(b[i + 1])
             i += 2
             guard let count = varint(), let key = PeriodKey(rawValue: keyRaw), segmentIndex < CountSegment.allCases.count else { return }
             last += unzigzag(delta) * MetricContributions.bucketMs
             counts[Key(bucket: last, key: key, segment: CountSegment.allCases[segmentIndex])] = Int(unzigzag(count))
+            remaining -= 1
+        }
+        last = 0
+        while format == 2 && i < b.count {
+            guard let delta = varint(), i + 5 <= b.count, let kind = AmountKind(rawValue: b[i]) else { return }
+            let currency = String(decoding: b[(i + 1)...(i + 3)], as: UTF8.self)
+            let segmentIndex = Int(b[i + 4])
+            i += 5
+            guard let amount = varint(), segmentIndex < CountSegment.allCases.count else { return }
+            last += unzigzag(delta) * MetricContributions.bucketMs
+            amounts[AmountKey(bucket: last, kind: kind, currency: currency, segment: CountSegment.allCases[segmentIndex])] = unzigzag(amount)
         }
     }
 

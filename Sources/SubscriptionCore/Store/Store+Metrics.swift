@@ -54,6 +54,22 @@ extension Store {
 }
 
 extension Store {
+    /// Moves the aggregates from a subscription's `old` share to `new`: counts and money.
+    func applyMetrics(_ new: MetricContributions, replacing old: MetricContributions) throws {
+        for (k, delta) in new.difference(from: old) {
+            try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
+        }
+        for (k, delta) in new.amountDifference(from: old) {
+            try addToMetric(bucket: k.bucket, key: k.kind.name(k.currency), segment: k.segment, delta: Int(delta))
+        }
+    }
+
+    /// The currencies the aggregates hold money in, from the keys alone.
+    public func metricCurrencies() throws -> [String] {
+        let keys = try db.rows("SELECT DISTINCT key FROM metric_buckets WHERE key >= 'a:' AND key < 'a;'") { $0.string(0) }
+        return Array(Set(keys.compactMap { $0.split(separator: ":").last.map(String.init) })).sorted()
+    }
+
     /// Subscriptions whose share of the counts was computed by an older subdesk.
     public func pendingMetricsCount() throws -> Int {
         try db.first("SELECT count(*) FROM metrics_pending") { $0.int(0) } ?? 0
@@ -74,9 +90,7 @@ extension Store {
                     let stored = try db.first("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [otid]) {
                         $0.isNull(0) ? MetricContributions() : MetricContributions(encoded: $0.data(0))
                     } ?? MetricContributions()
-                    for (k, delta) in fresh.difference(from: stored) {
-                        try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
-                    }
+                    try applyMetrics(fresh, replacing: stored)
                     try db.run("UPDATE subscriptions SET metrics = ? WHERE original_transaction_id = ?", [fresh.encoded(), otid])
                     try db.run("DELETE FROM metrics_pending WHERE original_transaction_id = ?", [otid])
                 }

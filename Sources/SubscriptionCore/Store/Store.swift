@@ -723,9 +723,7 @@ public final class Store {
             try db.run("INSERT INTO status_counts (status, count) VALUES (?, 1) ON CONFLICT (status) DO UPDATE SET count = count + 1",
                        [s.status.rawValue])
         }
-        for (k, delta) in metrics.difference(from: previous) {
-            try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
-        }
+        try applyMetrics(metrics, replacing: previous)
         let values: [SQLBindable?] = [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
                   s.purchaseDate, s.originalPurchaseDate, s.latestTransactionId, s.autoRenewStatus,
                   s.autoRenewProductId, s.pendingChange?.kind, s.pendingChange?.productId, s.gracePeriodExpiresDate,
