@@ -129,7 +129,7 @@ final class DashboardEndToEndTests: XCTestCase {
         try terminal.send(literal: ":daily")
         try terminal.send(keys: "Enter")
         screen = try terminal.waitFor(text: "METRIC")
-        XCTAssertTrue(screen.contains("new subscriptions"), screen)
+        XCTAssertTrue(screen.contains("new paid subscriptions"), screen)
         XCTAssertTrue(screen.contains("(UTC)"), screen)
 
         try terminal.resize(width: 100, height: 30)
