@@ -62,3 +62,31 @@ final class CountsAgreementTests: XCTestCase {
         XCTAssertEqual(compared, Metric.allCases.count * 30)
     }
 }
+
+/// `p` on `:daily` counts by week (twelve, from Monday) and by month (twelve), as
+/// `subdesk counts --period` does.
+final class DailyPeriodTests: XCTestCase {
+    func testPCyclesDaysWeeksAndMonthsOverTheSameCounts() throws {
+        let store = try DashboardFixture.demoStore()
+        let session = DashboardFixture.session(store, width: 120, height: 40)
+        session.type(.char(":"))
+        session.type("daily")
+        session.type(.enter, .char("p"))
+        let weeks = session.state.daily.days
+        XCTAssertEqual(session.state.daily.request?.period, .week)
+        XCTAssertEqual(weeks.count, 12)
+        // 2026-11-16, the anchor, is a Monday: the last week starts on it.
+        XCTAssertEqual(weeks.last?.day, "2026-11-16")
+        XCTAssertEqual(weeks.first?.day, "2026-08-31")
+        let expected = try DailyCountsReport.compute(store: store, from: "2026-08-31", to: "2026-11-16", timeZone: TimeZone(identifier: "UTC")!,
+                                                     period: .week)
+        XCTAssertEqual(weeks.map { $0.text(.newPaidSubscriptions) }, expected.map { $0.text(.newPaidSubscriptions) })
+        XCTAssertTrue(session.screenText.contains("weeks 2026-08-31 … 2026-11-16"), session.screenText)
+        session.type(.char("p"))
+        XCTAssertEqual(session.state.daily.days.map(\.day).first, "2025-12")
+        XCTAssertEqual(session.state.daily.days.map(\.day).last, "2026-11")
+        XCTAssertTrue(session.screenText.contains("Nov26"), session.screenText)
+        session.type(.char("p"))
+        XCTAssertEqual(session.state.daily.days.count, 30, "back to days")
+    }
+}

@@ -80,6 +80,19 @@ final class ScreenSnapshotTests: XCTestCase {
         }
     }
 
+    func testDailyByWeekAndMonth() throws {
+        try snapshot("daily-weeks") { session in
+            session.type(.char(":"))
+            session.type("daily")
+            session.type(.enter, .char("p"))
+        }
+        try snapshot("daily-months") { session in
+            session.type(.char(":"))
+            session.type("daily")
+            session.type(.enter, .char("p"), .char("p"))
+        }
+    }
+
     func testQuarantine() throws {
         try snapshot("quarantine") { session in
             session.type(.char(":"))

@@ -43,4 +43,6 @@ public enum KeyCommand: Hashable, Sendable {
     case earlierDays, laterDays
     case earlierRange, laterRange
     case cycleSegment
+    /// Days, weeks or months per column.
+    case cyclePeriod
 }

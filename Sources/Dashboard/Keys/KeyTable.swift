@@ -127,6 +127,8 @@ extension KeyTable {
                    screens: [.daily], hint: "earlier"),
         KeyBinding([.char("]")], .laterRange, "range a week later", section: "Daily counts",
                    screens: [.daily], hint: "later"),
+        KeyBinding([.char("p")], .cyclePeriod, "days/weeks/months", section: "Daily counts",
+                   screens: [.daily], hint: "period"),
         KeyBinding([.char("f")], .cycleSegment, "paid/family/sandbox/all", section: "Daily counts",
                    screens: [.daily], hint: "segment"),
 

@@ -81,8 +81,14 @@ extension DashboardReducer {
         let zone = state.time.zone
         let today = DailyCountsReport.today(in: zone, now: state.now)
         let to = DailyCountsReport.day(today, plus: -state.daily.endOffset, in: zone)
-        let from = DailyCountsReport.day(to, plus: -(state.daily.rangeDays - 1), in: zone)
-        return DailyRequest(from: from, to: to, zone: zone, segment: state.daily.segment)
+        let from: String
+        switch state.daily.period {
+        case .day: from = DailyCountsReport.day(to, plus: -(state.daily.rangeDays - 1), in: zone)
+        // Twelve weeks, the first from its Monday; twelve months, the first from its first day.
+        case .week: from = DailyCountsReport.day(to, plus: -(11 * 7 + DailyCountsReport.weekday(to, in: zone)), in: zone)
+        case .month: from = DailyCountsReport.monthStart(to, monthsBack: 11)
+        }
+        return DailyRequest(from: from, to: to, zone: zone, segment: state.daily.segment, period: state.daily.period)
     }
 
     static func dailyCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
@@ -113,6 +119,11 @@ extension DashboardReducer {
             }
             state.daily.endOffset = max(0, state.daily.endOffset - 7)
             return [.loadDaily(dailyRequest(state))]
+        case .cyclePeriod:
+            let all = CountPeriod.allCases
+            state.daily.period = all[((all.firstIndex(of: state.daily.period) ?? 0) + 1) % all.count]
+            state.daily.dayOffset = 0
+            return [.loadDaily(dailyRequest(state))]
         case .cycleSegment:
             let all = DailySegment.allCases
             state.daily.segment = all[((all.firstIndex(of: state.daily.segment) ?? 0) + 1) % all.count]
@@ -135,7 +146,8 @@ extension DashboardReducer {
     static func applyDaily(_ request: DailyRequest, _ days: [DayCounts], _ state: inout DashboardState) {
         // Only the answer for the range, zone and segment now on screen.
         let current = dailyRequest(state)
-        guard request.zone == current.zone, request.segment == current.segment, request.to == current.to else { return }
+        guard request.zone == current.zone, request.segment == current.segment, request.to == current.to,
+              request.period == current.period else { return }
         state.daily.request = request
         state.daily.days = days
         state.daily.loaded = true

@@ -10,16 +10,18 @@ enum DailyView {
         let zone = ZonedTime.label(for: request.zone)
 
         var x = area.x + 1
-        x = DashboardRenderer.fact("days", "\(request.from) … \(request.to)", x: x, y: area.y, maxX: area.maxX, buffer: &buffer)
+        x = DashboardRenderer.fact(request.period == .day ? "days" : request.period == .week ? "weeks" : "months",
+                                   "\(request.from) … \(request.to)", x: x, y: area.y, maxX: area.maxX, buffer: &buffer)
         x += buffer.put(" (\(zone))", x: x, y: area.y, role: .accent, maxWidth: max(0, area.maxX - x)) + 3
         x = DashboardRenderer.fact("segment", daily.segment.rawValue, x: x, y: area.y, maxX: area.maxX, buffer: &buffer) + 3
         // What TOTAL adds up, and which days the columns show when not all fit.
         let shown = visibleDays(daily, width: state.width)
-        var legend = "TOTAL: all \(daily.days.count) days"
+        let unit = "\(request.period.rawValue)\(daily.days.count == 1 ? "" : "s")"
+        var legend = "TOTAL: all \(daily.days.count) \(unit)"
         if let first = shown.first, let last = shown.last, shown.count < daily.days.count {
-            legend += "; columns \(first.day.dropFirst(5)) … \(last.day.dropFirst(5)), h/l move"
+            legend += "; columns \(columnLabel(first.day)) … \(columnLabel(last.day)), h/l move"
         }
-        let short = "TOTAL: \(daily.days.count) days" + (shown.count < daily.days.count ? ", h/l more" : "")
+        let short = "TOTAL: \(daily.days.count) \(unit)" + (shown.count < daily.days.count ? ", h/l more" : "")
         if daily.loaded, let fitting = [legend, short].first(where: { area.maxX - 1 - x >= TextWidth.width(of: $0) }) {
             buffer.put(fitting, x: x, y: area.y, role: .dim)
         }
@@ -36,6 +38,14 @@ enum DailyView {
         guard metric.isEndOfDayLevel else { return metric.label }
         if wide { return metric.label + " at end of day" }
         return (metric == .inBillingRetry ? "billing retry" : metric.label) + " (end of day)"
+    }
+
+    /// A column's heading in five characters: `11-16` for a day or the Monday of a week,
+    /// `Nov26` for a month.
+    static func columnLabel(_ day: String) -> String {
+        guard day.count == 7, let month = Int(day.suffix(2)), (1...12).contains(month) else { return String(day.dropFirst(5)) }
+        let names = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        return names[month - 1] + String(day.dropFirst(2).prefix(2))
     }
 
     static let dayWidth = 5
@@ -64,7 +74,7 @@ enum DailyView {
         let days = Array(visibleDays(daily, width: state.width))
 
         var columns = [TableColumn("METRIC", width: .fixed(labelWidth)), TableColumn("TOTAL", width: .fixed(6), alignment: .right)]
-        columns += days.map { TableColumn(String($0.day.dropFirst(5)), width: .fixed(dayWidth), alignment: .right) }
+        columns += days.map { TableColumn(columnLabel($0.day), width: .fixed(dayWidth), alignment: .right) }
         let sum = DailyCountsReport.total(daily.days)
         let rows: [[TableCell]] = Metric.allCases.map { metric in
             // Levels (active at end of day) do not add up over days; events add up, and rates
@@ -86,7 +96,8 @@ enum DailyView {
         let daily = state.daily
         let metric = daily.selectedMetric
         let zone = ZonedTime.label(for: request.zone)
-        let what = metric.isEndOfDayLevel ? "at the end of each day" : metric.isRate ? "each day" : "per day"
+        let period = request.period.rawValue
+        let what = metric.isEndOfDayLevel ? "at the end of each \(period)" : metric.isRate ? "each \(period)" : "per \(period)"
         buffer.put("\(metric.label) \(what), \(request.from) … \(request.to) \(zone), \(daily.segment.rawValue)",
                    x: area.x, y: area.y, role: .title, maxWidth: area.width)
         // What the selected metric counts, so a number on screen is never a guess.
@@ -108,7 +119,7 @@ enum DailyView {
         var lastLabelX = Int.max
         while index >= first {
             let x = area.x + (index - first) * (barWidth + gap)
-            let text = String(days[index].day.dropFirst(5))
+            let text = columnLabel(days[index].day)
             if x + TextWidth.width(of: text) < lastLabelX {
                 buffer.put(text, x: x, y: axisY, role: .dim, maxWidth: area.maxX - x)
                 lastLabelX = x - 1

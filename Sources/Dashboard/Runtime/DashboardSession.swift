@@ -156,7 +156,8 @@ public final class DashboardSession {
                 // A store from before the metrics derived from transactions catches up once.
                 if !store.isReadOnly, try store.pendingMetricsCount() > 0 { try store.catchUpMetrics() }
                 let days = try DailyCountsReport.compute(store: store, from: request.from, to: request.to,
-                                                         timeZone: request.zone, segments: request.segment.segments, rates: exchangeRates)
+                                                         timeZone: request.zone, segments: request.segment.segments,
+                                                         period: request.period, rates: exchangeRates)
                 return [.dailyLoaded(request, days)]
             case .loadQuarantine:
                 return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit))]

@@ -133,12 +133,14 @@ public struct DailyRequest: Equatable, Sendable {
     public var to: String
     public var zone: TimeZone
     public var segment: DailySegment
+    public var period: CountPeriod
 
-    public init(from: String, to: String, zone: TimeZone, segment: DailySegment) {
+    public init(from: String, to: String, zone: TimeZone, segment: DailySegment, period: CountPeriod = .day) {
         self.from = from
         self.to = to
         self.zone = zone
         self.segment = segment
+        self.period = period
     }
 }
 
@@ -148,6 +150,8 @@ public struct DailyState: Sendable {
     /// Days the range ends before today: 0 ends today, 7 a week ago.
     public var endOffset = 0
     public var segment: DailySegment = .paid
+    /// Days, weeks from Monday, or months per column.
+    public var period: CountPeriod = .day
     /// Index into `Metric.allCases`.
     public var metric = 0
     public var scrollOffset = 0

@@ -431,6 +431,23 @@ public enum DailyCountsReport {
         return result
     }
 
+    /// Days since the Monday of `day`'s week (0 on a Monday).
+    public static func weekday(_ day: String, in timeZone: TimeZone) -> Int {
+        guard let d = try? dayStarts(from: day, to: day, timeZone: timeZone).first else { return 0 }
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = timeZone
+        let weekday = calendar.component(.weekday, from: Date(timeIntervalSince1970: Double(d.start) / 1000 + 43_200))
+        return (weekday + 5) % 7
+    }
+
+    /// The first day of the month `monthsBack` months before `day`'s.
+    public static func monthStart(_ day: String, monthsBack: Int) -> String {
+        let parts = day.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3 else { return day }
+        let index = parts[0] * 12 + (parts[1] - 1) - monthsBack
+        return String(format: "%04d-%02d-01", index / 12, index % 12 + 1)
+    }
+
     /// Today's date, `yyyy-MM-dd`, in `timeZone`.
     public static func today(in timeZone: TimeZone, now: Millis = DateText.nowMillis()) -> String {
         DateText.format(now, "yyyy-MM-dd", zone: timeZone)
