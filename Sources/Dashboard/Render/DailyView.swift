@@ -78,8 +78,8 @@ enum DailyView {
         let sum = DailyCountsReport.total(daily.days)
         let rows: [[TableCell]] = Metric.allCases.map { metric in
             // Levels (active at end of day) do not add up over days; events add up, and rates
-            // are taken from the range's sums.
-            let total = metric.isEndOfDayLevel ? "" : sum?.text(metric) ?? ""
+            // are taken from the range's sums, except churn: a churn rate is a period's.
+            let total = metric.isEndOfDayLevel || metric == .churnRate ? "" : sum?.text(metric) ?? ""
             return [TableCell(label(metric, wide: wide), role: metric.isFromTransactions ? nil : .dim), TableCell(total, role: .title)]
                 + days.map { day in
                     let text = day.text(metric)
