@@ -1,0 +1,61 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+enum PingCommand {
+    static let help = """
+    usage: subdesk ping [--wait SECONDS] [--environment Production|Sandbox] [--json]
+
+    Is the webhook alive? Asks Apple for a TEST notification (Request a Test Notification)
+    and waits until it has come through the server's real intake into this store, then
+    prints the round trip. When it has not arrived within --wait (default 30 s), prints
+    what Apple reports of its delivery attempts (Get Test Notification Status) and exits 1.
+    Needs the App Store Server API key settings, like backfill.
+
+    """ + Context.appleOptionsHelp
+
+    static let options: Set<String> = Context.appleOptions.union(["quiet", "wait"])
+
+    static func run(_ context: Context) throws -> Int32 {
+        guard context.arguments.positionals.isEmpty else { throw UsageError("ping takes no arguments") }
+        _ = try context.openStore(mode: .existing)  // a missing store is said before anything is asked
+        let policy = try context.intakePolicy()
+        let revalidator = try context.makeRevalidator(maxConnections: 1)
+        guard revalidator.configuration.apiKey != nil else {
+            throw UsageError("ping asks the App Store Server API: set api_key_file, api_key_id and api_issuer_id")
+        }
+        var waitLimit: TimeInterval = 30
+        if let text = context.arguments.value("wait") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
+                throw UsageError("--wait must be a number of seconds between 0 and 600, got \(text)")
+            }
+            waitLimit = seconds
+        }
+        let environment = policy.environment ?? .production
+        if isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet") {
+            Output.warn("asked Apple (\(environment)) for a TEST notification; waiting up to \(Int(waitLimit)) s for it to arrive")
+        }
+        let result: Ping.Result
+        do {
+            result = try revalidator.ping(wait: waitLimit)
+        } catch let error as RevalidationError {
+            Output.error("ping: \(error.description)")
+            return 1
+        }
+        if context.wantsJSON {
+            var object: [String: Any] = ["testNotificationToken": result.token, "requested": DateText.iso(result.requested),
+                                         "arrived": result.arrived != nil,
+                                         "sendAttempts": result.attempts.map { ["attemptDate": DateText.iso($0.date),
+                                                                                "sendAttemptResult": $0.result] }]
+            if let uuid = result.arrivedUUID { object["notificationUUID"] = uuid }
+            if let trip = result.roundTrip { object["roundTripMs"] = trip }
+            Output.json(object)
+        } else if let arrival = result.arrivalText {
+            Output.line(arrival + " (Apple: \(Ping.describe(result.attempts)))")
+        } else {
+            Output.line("no TEST notification arrived within \(Int(waitLimit)) s (token \(result.token)); "
+                        + "Apple: \(Ping.describe(result.attempts))")
+        }
+        return result.arrived == nil ? 1 : 0
+    }
+}
