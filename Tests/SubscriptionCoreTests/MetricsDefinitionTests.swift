@@ -134,6 +134,24 @@ final class MetricsDefinitionTests: XCTestCase {
         XCTAssertEqual(nonZero(days, .paidTransactions), [0: 1, 10: 1])
     }
 
+    func testAutoRenewOffSplitsTheActivesUntilTurnedOnOrTheAccessEnds() throws {
+        let first = period("4700", 1, from: 0, to: 30)
+        try deliver("SUBSCRIBED", "INITIAL_BUY", first)
+        try deliver("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", first, signed: d0 + 5 * day)
+        try deliver("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", first, signed: d0 + 8 * day)
+        try deliver("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", first, signed: d0 + 20 * day)
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("4800", 1, from: 0, to: 30))
+        let days = try report(40)
+        XCTAssertEqual(days[3][.setToRenew], 2)
+        XCTAssertEqual(days[6][.setToCancel], 1)
+        XCTAssertEqual(days[6][.setToRenew], 1)
+        XCTAssertEqual(days[10][.setToCancel], 0, "turned back on")
+        XCTAssertEqual(days[25][.setToCancel], 1)
+        XCTAssertEqual(days[31][.setToCancel], 0, "the access ended")
+        XCTAssertEqual(days[31][.activePaid], 0)
+        for d in days { XCTAssertEqual(d[.setToRenew] + d[.setToCancel] + d[.inGracePeriod], d[.activePaid], d.day) }
+    }
+
     func testWeeksStartOnMondayAndKeepLevelsAndRatesAsAWhole() throws {
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("3800", 1, from: 0, to: 9))
         let weeks = try report(13, period: .week)

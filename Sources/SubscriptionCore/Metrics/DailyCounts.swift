@@ -12,7 +12,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case paidTransactions, refunds, refundRate
     case mrr, revenue
     // Levels from the notifications
-    case inGracePeriod, inBillingRetry
+    case inGracePeriod, inBillingRetry, setToRenew, setToCancel
     // Counted from the notifications
     case billingRecoveries, renewalFailures, gracePeriodEntries
     case expiredVoluntary, expiredBillingRetry, expiredPriceIncrease, expiredProductNotForSale
@@ -39,6 +39,8 @@ public enum Metric: String, CaseIterable, Sendable {
         case .revenue: return "revenue"
         case .inGracePeriod: return "in grace"
         case .inBillingRetry: return "in billing retry"
+        case .setToRenew: return "set to renew"
+        case .setToCancel: return "set to cancel"
         case .billingRecoveries: return "billing recoveries"
         case .renewalFailures: return "renewal failures"
         case .gracePeriodEntries: return "grace period entries"
@@ -80,6 +82,10 @@ public enum Metric: String, CaseIterable, Sendable {
             return "prices of paid transactions when bought, less refunded ones when refunded, in the reporting currency (Apple's prices, before its commission and taxes)"
         case .inGracePeriod: return "subscriptions in the billing grace period at the end of the period (from DID_FAIL_TO_RENEW/GRACE_PERIOD until the next change)"
         case .inBillingRetry: return "subscriptions in billing retry at the end of the period (from DID_FAIL_TO_RENEW until the next change)"
+        case .setToCancel:
+            return "active paid with auto-renew turned off at the end of the period (from DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED until it is turned on, bought again, or the access ends)"
+        case .setToRenew:
+            return "active paid neither set to cancel nor in the grace period (a billing issue) at the end of the period"
         default: return "notifications " + notificationKeys.joined(separator: ", ") + ", as they arrived"
         }
     }
@@ -121,7 +127,7 @@ public enum Metric: String, CaseIterable, Sendable {
 
     /// Whether the value is a level at the end of the day rather than a count of events.
     public var isEndOfDayLevel: Bool {
-        [.activePaid, .activeTrials, .activeSubscriptions, .mrr, .inGracePeriod, .inBillingRetry].contains(self)
+        [.activePaid, .activeTrials, .activeSubscriptions, .mrr, .inGracePeriod, .inBillingRetry, .setToRenew, .setToCancel].contains(self)
     }
 
     /// Whether the value is money (`money`), in the report's currency.
@@ -284,7 +290,7 @@ public enum DailyCountsReport {
         var metricsByKey: [String: [Metric]] = [:]
         for m in Metric.allCases { for k in m.notificationKeys { metricsByKey["n:" + k, default: []].append(m) } }
         typealias P = MetricContributions.PeriodKey
-        let levelKeys: [P] = [.trialStart, .trialEnd, .graceLevel, .retryLevel, .newPaid, .reactivation, .recovery, .churn]
+        let levelKeys: [P] = [.trialStart, .trialEnd, .graceLevel, .retryLevel, .newPaid, .reactivation, .recovery, .churn, .autoRenewOffLevel]
         // Levels at the range's start: every change before it.
         var level: [P: Int] = [:]
         for row in try store.metricTotals(before: first.start, keys: levelKeys.map(\.name)) where segments.contains(row.segment) {
@@ -338,6 +344,9 @@ public enum DailyCountsReport {
             counts[i].values[.activeSubscriptions] = paid + trials
             counts[i].values[.inGracePeriod] = max(0, level[.graceLevel] ?? 0)
             counts[i].values[.inBillingRetry] = max(0, level[.retryLevel] ?? 0)
+            let cancelling = min(paid, max(0, level[.autoRenewOffLevel] ?? 0))
+            counts[i].values[.setToCancel] = cancelling
+            counts[i].values[.setToRenew] = max(0, paid - cancelling - (counts[i].values[.inGracePeriod] ?? 0))
             for (code, delta) in mrrDeltas[i] { mrrLevel[code, default: 0] += delta }
             for (code, amount) in mrrLevel where amount != 0 || counts[i].moneyByCurrency[code] != nil {
                 counts[i].moneyByCurrency[code, default: [:]][.mrr] = amount

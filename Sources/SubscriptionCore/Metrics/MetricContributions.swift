@@ -25,6 +25,8 @@ public struct MetricContributions: Equatable, Sendable {
         case refund
         /// A free trial that converted, counted on the day the trial started (its cohort).
         case trialConvertedByStart
+        /// Paid access with auto-renew turned off: a level, from the notifications.
+        case autoRenewOffLevel
 
         public var name: String {
             switch self {
@@ -43,6 +45,7 @@ public struct MetricContributions: Equatable, Sendable {
             case .paidTransaction: return "p:paid_transaction"
             case .refund: return "p:refund"
             case .trialConvertedByStart: return "p:trial_converted_by_start"
+            case .autoRenewOffLevel: return "p:auto_renew_off"
             }
         }
     }
@@ -161,23 +164,50 @@ public struct MetricContributions: Equatable, Sendable {
         // ends in churn. Periods inside a run are renewals. The active paid level is the runs
         // begun less the runs ended, so it moves by exactly new + reactivations + recoveries
         // - churn, and a subscription renewed a little early still counts once.
-        var run: (ends: Millis, segment: CountSegment)?
+        var run: (starts: Millis, ends: Millis, segment: CountSegment)?
+        var runs: [(starts: Millis, ends: Millis, segment: CountSegment)] = []
         for period in paid.sorted(by: { $0.t.purchaseDate < $1.t.purchaseDate }) {
             let start = period.t.purchaseDate
             if let current = run, start <= current.ends + contiguity {
                 add(start, .renewal, period.segment)
-                run = (max(current.ends, period.ends), period.segment)
+                run = (current.starts, max(current.ends, period.ends), period.segment)
                 continue
             }
             if let ended = run {
                 add(ended.ends, .churn, ended.segment)
+                runs.append(ended)
                 add(start, period.t.transactionReason == "RENEWAL" ? .recovery : .reactivation, period.segment)
             } else {
                 add(start, .newPaid, period.segment)
             }
-            run = (period.ends, period.segment)
+            run = (start, period.ends, period.segment)
         }
-        if let ended = run { add(ended.ends, .churn, ended.segment) }
+        if let ended = run {
+            add(ended.ends, .churn, ended.segment)
+            runs.append(ended)
+        }
+        // Set to cancel: from a notification turning auto-renew off during paid access until
+        // one turns it on again, a new purchase, or the end of that access.
+        var off: (run: Int, since: Millis)?
+        func turnOn(_ t: Millis) {
+            guard let o = off else { return }
+            add(min(t, runs[o.run].ends), .autoRenewOffLevel, runs[o.run].segment, -1)
+            off = nil
+        }
+        for e in events.sorted(by: NotificationEvent.chronological) {
+            if let o = off, runs[o.run].ends <= e.signedDate { turnOn(runs[o.run].ends) }
+            switch (e.type, e.subtype) {
+            case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"):
+                guard off == nil, let index = runs.firstIndex(where: { $0.starts <= e.signedDate && e.signedDate < $0.ends }) else { continue }
+                add(e.signedDate, .autoRenewOffLevel, runs[index].segment)
+                off = (index, e.signedDate)
+            case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"), ("SUBSCRIBED", _), ("OFFER_REDEEMED", _), ("INTERACTIVE_RENEWAL", _):
+                turnOn(e.signedDate)
+            default:
+                continue
+            }
+        }
+        if let o = off { turnOn(runs[o.run].ends) }
         // Grace and billing retry as levels: +1 on entering a phase, -1 on leaving it.
         let current = ordered.last
         let segment = segment(environment: current?.environment.rawValue ?? "Production", ownership: current?.ownershipType ?? "PURCHASED")
