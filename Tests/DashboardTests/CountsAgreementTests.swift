@@ -27,7 +27,7 @@ final class CountsAgreementTests: XCTestCase {
         XCTAssertEqual(days.count, 30)
         let lines = session.screenLines
         let header = try XCTUnwrap(lines.first { $0.contains("METRIC") && $0.contains("TOTAL") })
-        let columns = header.split(separator: " ").dropFirst(2).map(String.init)
+        let columns = header.split(separator: " ").dropFirst(4).map(String.init)  // METRIC TOTAL TREND (ALL)
         XCTAssertEqual(columns, days.map { String($0.day.dropFirst(5)) }, "every day of the range is on screen")
 
         let from = try XCTUnwrap(days.first?.day), to = try XCTUnwrap(days.last?.day)
@@ -40,8 +40,9 @@ final class CountsAgreementTests: XCTestCase {
         for metric in Metric.allCases {
             let label = DailyView.label(metric, wide: true)
             let row = try XCTUnwrap(lines.first { $0.hasPrefix(" " + label + " ") }, "no row for \(label)")
+            // After the label: TOTAL (none for levels and churn), the TREND sparkline, the days.
             let cells = row.dropFirst(1 + DailyView.labelWidth(wide: true)).split(separator: " ").map(String.init)
-            let dayCells = metric.isEndOfDayLevel || metric == .churnRate ? cells : Array(cells.dropFirst())
+            let dayCells = Array(cells.dropFirst(metric.isEndOfDayLevel || metric == .churnRate ? 1 : 2))
             XCTAssertEqual(dayCells.count, days.count, "\(label): \(row)")
             for (index, cell) in dayCells.enumerated() {
                 let value = json[index][metric.rawValue]

@@ -52,10 +52,31 @@ enum DailyView {
     static let spacing = 1
     static func labelWidth(wide: Bool) -> Int { wide ? 30 : 26 }
 
-    /// How many day columns a screen `width` wide shows beside the labels and TOTAL.
+    /// The TREND column: the whole range in one sparkline per metric, where there is room.
+    static let trendWidth = 15
+    static func showsTrend(width: Int) -> Bool { width - 4 >= 110 }
+
+    /// How many day columns a screen `width` wide shows beside the labels, TOTAL and TREND.
     static func fittingDays(width: Int) -> Int {
         let table = width - 4
-        return max(0, (table - labelWidth(wide: table >= 110) - spacing - 6) / (dayWidth + spacing))
+        let trend = showsTrend(width: width) ? trendWidth + spacing : 0
+        return max(0, (table - labelWidth(wide: table >= 110) - spacing - 6 - trend) / (dayWidth + spacing))
+    }
+
+    /// `metric` over all of `days` in `width` characters: neighbouring periods share a
+    /// character (counts added, levels and rates as the later one's).
+    static func trend(_ metric: Metric, _ days: [DayCounts], width: Int) -> String {
+        guard !days.isEmpty else { return "" }
+        let per = max(1, (days.count + width - 1) / width)
+        var values: [Double] = []
+        var index = 0
+        while index < days.count {
+            let group = days[index..<min(days.count, index + per)]
+            values.append(metric.isEndOfDayLevel || metric.isRate ? group.last!.value(metric) : group.reduce(0) { $0 + $1.value(metric) })
+            index += per
+        }
+        let low = min(0, values.min() ?? 0)
+        return Sparkline.string(values.map { $0 - low })
     }
 
     /// The days whose columns are on screen: those that fit, `dayOffset` days back from the last.
@@ -73,7 +94,9 @@ enum DailyView {
         let spacing = spacing
         let days = Array(visibleDays(daily, width: state.width))
 
+        let trend = showsTrend(width: state.width)
         var columns = [TableColumn("METRIC", width: .fixed(labelWidth)), TableColumn("TOTAL", width: .fixed(6), alignment: .right)]
+        if trend { columns.append(TableColumn("TREND (ALL)", width: .fixed(trendWidth))) }
         columns += days.map { TableColumn(columnLabel($0.day), width: .fixed(dayWidth), alignment: .right) }
         let sum = DailyCountsReport.total(daily.days)
         let rows: [[TableCell]] = Metric.allCases.map { metric in
@@ -81,6 +104,7 @@ enum DailyView {
             // are taken from the range's sums, except churn: a churn rate is a period's.
             let total = metric.isEndOfDayLevel || metric == .churnRate ? "" : sum?.text(metric) ?? ""
             return [TableCell(label(metric, wide: wide), role: metric.isFromTransactions ? nil : .dim), TableCell(total, role: .title)]
+                + (trend ? [TableCell(self.trend(metric, daily.days, width: trendWidth), role: .sparkline)] : [])
                 + days.map { day in
                     let text = day.text(metric)
                     return TableCell(text, role: text == "0" || text == "-" ? .dim : nil)
