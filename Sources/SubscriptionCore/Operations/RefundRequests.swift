@@ -272,9 +272,15 @@ extension Revalidator {
     /// Apple's rules and the deadline; keeps what was sent and what Apple said, and audits it.
     @discardableResult
     public func answerRefundRequest(_ id: String, answer: ConsumptionAnswer, reason: String?) throws -> RefundRequest {
-        let store = try openStore()
-        let queue = RefundQueue(store: store, operatorName: operatorName)
+        let queue = RefundQueue(store: try openStore(), operatorName: operatorName)
         let request = try queue.request(id)
+        return try send(answer, for: request, facts: try queue.facts(request, now: clock()), reason: reason, queue: queue)
+    }
+
+    /// Sends `answer` for `request`, whose `facts` the caller has read from `queue`'s store.
+    private func send(_ answer: ConsumptionAnswer, for request: RefundRequest, facts: RefundRequestFacts, reason: String?,
+                      queue: RefundQueue) throws -> RefundRequest {
+        let store = queue.store
         let now = clock()
         switch request.stage(now: now) {
         case .refunded, .declined:
@@ -290,9 +296,9 @@ extension Revalidator {
         guard let transactionId = request.transactionId else {
             throw OperationError("refund request \(request.notificationUUID) names no transaction to answer for")
         }
-        let facts = try queue.facts(request, now: now)
         try answer.check(productType: facts.productType)
         let body = answer.json
+        let bodyText = String(decoding: body, as: UTF8.self)
         var outcome = "accepted"
         do {
             try lookup.serverAPI().sendConsumptionInformation(transactionId: transactionId, body: body,
@@ -301,12 +307,11 @@ extension Revalidator {
             outcome = "refused: \(error)"
         }
         try store.write {
-            try store.recordRefundAnswer(uuid: request.notificationUUID, answer: String(decoding: body, as: UTF8.self), by: operatorName,
-                                         at: now, outcome: outcome)
+            try store.recordRefundAnswer(uuid: request.notificationUUID, answer: bodyText, by: operatorName, at: now, outcome: outcome)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "refund_answer",
                                              target: request.originalTransactionId ?? request.notificationUUID, reason: reason,
                                              outcome: outcome == "accepted" ? "sent to Apple: \(answer.summary)" : outcome,
-                                             detail: "refund request \(request.notificationUUID), transaction \(transactionId), body \(String(decoding: body, as: UTF8.self))"))
+                                             detail: "refund request \(request.notificationUUID), transaction \(transactionId), body \(bodyText)"))
         }
         guard outcome == "accepted" else { throw OperationError("Apple did not take the answer: \(outcome)") }
         return try store.refundRequest(uuid: request.notificationUUID) ?? request
@@ -321,11 +326,12 @@ extension Revalidator {
         let queue = RefundQueue(store: store, operatorName: operatorName)
         var results: [(request: RefundRequest, answer: ConsumptionAnswer?, error: String?)] = []
         for request in try queue.requests(includeClosed: false, now: clock()) where request.stage(now: clock()) == .open {
+            // The facts are read once, for the suggestion and for Apple's rules alike.
             let facts = try queue.facts(request, now: clock())
-            var answer = policy.suggestedAnswer(for: facts)
-            answer.refundPreference = policy.preference(for: facts)
+            let answer = policy.suggestedAnswer(for: facts)
             do {
-                results.append((try answerRefundRequest(request.notificationUUID, answer: answer, reason: "refund_policy \(policy.rule.rawValue)"), answer, nil))
+                results.append((try send(answer, for: request, facts: facts, reason: "refund_policy \(policy.rule.rawValue)", queue: queue),
+                                answer, nil))
             } catch {
                 results.append((try store.refundRequest(uuid: request.notificationUUID) ?? request, answer, "\(error)"))
             }
