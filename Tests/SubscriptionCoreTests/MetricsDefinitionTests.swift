@@ -209,6 +209,22 @@ final class MetricsDefinitionTests: XCTestCase {
         }
     }
 
+    /// Money in two currencies on days of their own is not added up either: without rates,
+    /// no day, week or total of the report gives an amount, not only the days that hold both.
+    func testEveryPeriodOfAReportWithSeveralCurrenciesIsConvertedAlike() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("4900", 1, from: 0, to: 5, extra: ["price": 9990]))
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5000", 1, from: 10, to: 15, extra: ["price": 1200000, "currency": "JPY"]))
+        let days = try report(20)
+        XCTAssertTrue(days.allSatisfy { $0.currency == nil && $0.money.isEmpty }, "\(days.map { ($0.day, $0.currency ?? "-") })")
+        XCTAssertEqual(days[2].moneyByCurrency["USD"]?[.mrr] ?? 0, MetricContributions.monthly(price: 9990, periodMs: 5 * day))
+        XCTAssertNil(DailyCountsReport.total(days)?.money[.revenue])
+        XCTAssertTrue(try report(20, period: .week).allSatisfy { $0.money.isEmpty })
+        let rates = try ExchangeRates(text: "reporting USD\nJPY 0.0066\n", source: "rates")
+        let converted = try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-06-21", timeZone: utc, rates: rates)
+        XCTAssertEqual(DailyCountsReport.total(converted)?.money[.revenue] ?? 0, 9.99 + 1200 * 0.0066, accuracy: 0.0001)
+        XCTAssertEqual(DailyCountsReport.total(converted)?.currency, "USD")
+    }
+
     func testAShareKeepsItsMoneyThroughTheStoredForm() throws {
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("4600", 1, from: 0, to: 30, extra: ["price": 9990]))
         let history = try store.history(originalTransactionId: "4600")

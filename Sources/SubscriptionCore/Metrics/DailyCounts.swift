@@ -207,10 +207,10 @@ public struct DayCounts: Equatable, Sendable {
     }
 
     /// Converts `moneyByCurrency` into `money`: with `rates`, into its reporting currency;
-    /// without, only when one currency holds it all.
-    mutating func convertMoney(_ rates: ExchangeRates?) throws {
+    /// without, only when the report's money is all in one currency (`currencies`: those
+    /// of the whole report, so every period is converted alike).
+    mutating func convertMoney(_ rates: ExchangeRates?, currencies: [String]) throws {
         money = [:]
-        let currencies = moneyByCurrency.keys.sorted()
         if let rates {
             currency = rates.reporting
             for m in [Metric.mrr, .revenue] {
@@ -231,13 +231,20 @@ public struct DayCounts: Equatable, Sendable {
         }
     }
 
-    /// Adds `day`'s money to this period's: revenue adds up, MRR is the later day's.
-    mutating func addMoney(of day: DayCounts) {
-        for (code, values) in day.moneyByCurrency {
+    /// Takes a later day into this period: counts and revenue add up, levels (MRR among
+    /// them) are the later day's, and rates are to be computed again from the sums.
+    mutating func absorb(_ day: DayCounts) {
+        for m in Metric.allCases where !m.isRate { values[m] = m.isEndOfDayLevel ? day[m] : self[m] + day[m] }
+        trialsConvertedByStart += day.trialsConvertedByStart
+        for code in Set(moneyByCurrency.keys).union(day.moneyByCurrency.keys) {
+            let values = day.moneyByCurrency[code] ?? [:]
             moneyByCurrency[code, default: [:]][.revenue, default: 0] += values[.revenue] ?? 0
             moneyByCurrency[code, default: [:]][.mrr] = values[.mrr] ?? 0
         }
-        for code in moneyByCurrency.keys where day.moneyByCurrency[code] == nil { moneyByCurrency[code]?[.mrr] = 0 }
+        // Every day of a report is converted alike, so converted amounts add up too.
+        money[.mrr] = day.money[.mrr]
+        money[.revenue] = day.money[.revenue].flatMap { later in money[.revenue].map { $0 + later } }
+        currency = day.currency
     }
 
     mutating func computeRates() {
@@ -322,15 +329,19 @@ public enum DailyCountsReport {
             if let code = row.key.split(separator: ":").last { mrrLevel[String(code), default: 0] += Int64(row.total) }
         }
         var mrrDeltas = Array(repeating: [String: Int64](), count: days.count)
+        // The currencies this report holds money in (these segments, this range).
+        var reportCurrencies = Set(mrrLevel.filter { $0.value != 0 }.keys)
         try store.forEachMetricBucket(keys: mrrKeys + revenueKeys, from: first.start, to: end, segments: segments) { k, bucket, amount in
             guard let i = dayIndex(bucket) else { return }
             let code = currencies[k % max(1, currencies.count)]
+            if amount != 0 { reportCurrencies.insert(code) }
             if k < mrrKeys.count {
                 mrrDeltas[i][code, default: 0] += Int64(amount)
             } else {
                 counts[i].moneyByCurrency[code, default: [:]][.revenue, default: 0] += Int64(amount)
             }
         }
+        let reportCodes = reportCurrencies.sorted()
         func activePaid() -> Int {
             (level[.newPaid] ?? 0) + (level[.reactivation] ?? 0) + (level[.recovery] ?? 0) - (level[.churn] ?? 0)
         }
@@ -351,36 +362,24 @@ public enum DailyCountsReport {
             for (code, amount) in mrrLevel where amount != 0 || counts[i].moneyByCurrency[code] != nil {
                 counts[i].moneyByCurrency[code, default: [:]][.mrr] = amount
             }
-            try counts[i].convertMoney(rates)
+            try counts[i].convertMoney(rates, currencies: reportCodes)
             counts[i].computeRates()
         }
-        return period == .day ? counts : try gather(counts, by: period, timeZone: timeZone, rates: rates)
+        return period == .day ? counts : gather(counts, by: period, timeZone: timeZone)
     }
 
     /// The whole range as one period: counts added up, levels as at its end, rates from the sums.
     public static func total(_ days: [DayCounts]) -> DayCounts? {
         guard let first = days.first else { return nil }
-        var sum = DayCounts(day: first.day, start: first.start, values: [:])
-        sum.activePaidAtStart = first.activePaidAtStart
-        for day in days {
-            for m in Metric.allCases where !m.isRate { sum.values[m] = m.isEndOfDayLevel ? day[m] : sum[m] + day[m] }
-            sum.trialsConvertedByStart += day.trialsConvertedByStart
-            sum.addMoney(of: day)
-        }
-        sum.currency = days.last?.currency
-        if let last = days.last, last.currency != nil || last.moneyByCurrency.count <= 1 {
-            // Converted as the days were: in one currency as it is, else by the same rates.
-            sum.money[.mrr] = last.money[.mrr]
-            sum.money[.revenue] = days.reduce(0.0) { $0 + ($1.money[.revenue] ?? 0) }
-            if days.contains(where: { $0.money[.revenue] == nil }) { sum.money = [:] }
-        }
+        var sum = first
+        for day in days.dropFirst() { sum.absorb(day) }
         sum.computeRates()
         return sum
     }
 
     /// Days gathered into weeks (from Monday) or months: counts add up, levels are the
     /// last day's, rates are taken again from the sums.
-    static func gather(_ days: [DayCounts], by period: CountPeriod, timeZone: TimeZone, rates: ExchangeRates?) throws -> [DayCounts] {
+    static func gather(_ days: [DayCounts], by period: CountPeriod, timeZone: TimeZone) -> [DayCounts] {
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = timeZone
         var result: [DayCounts] = []
@@ -397,19 +396,13 @@ public enum DailyCountsReport {
             }
             if key != currentKey {
                 currentKey = key
-                var opened = DayCounts(day: key, start: day.start, values: [:])
-                opened.activePaidAtStart = day.activePaidAtStart
+                var opened = day
+                opened.day = key
                 result.append(opened)
+            } else {
+                result[result.count - 1].absorb(day)
             }
-            var last = result.removeLast()
-            for m in Metric.allCases where !m.isRate {
-                last.values[m] = m.isEndOfDayLevel ? day[m] : last[m] + day[m]
-            }
-            last.trialsConvertedByStart += day.trialsConvertedByStart
-            last.addMoney(of: day)
-            try last.convertMoney(rates)
-            last.computeRates()
-            result.append(last)
+            result[result.count - 1].computeRates()
         }
         return result
     }
