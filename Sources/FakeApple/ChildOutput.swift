@@ -40,3 +40,13 @@ extension ChildOutput {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }
+
+extension ChildOutput {
+    /// The program `name` built beside the running one (the test bundle's runner sits in
+    /// the build folder with `subdesk`), when it is there and executable.
+    public static func programBesideThisOne(_ name: String) -> String? {
+        guard let running = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        let path = (running as NSString).deletingLastPathComponent + "/" + name
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+}

@@ -8,9 +8,7 @@ import FakeApple
 /// for every metric and day, against the command's JSON over the same store and range.
 final class CountsAgreementTests: XCTestCase {
     func testTheScreenAndTheCommandAgreeCellForCell() throws {
-        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let binary = (running as NSString).deletingLastPathComponent + "/subdesk"
-        guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("no subdesk beside the tests") }
+        guard let binary = ChildOutput.programBesideThisOne("subdesk") else { throw XCTSkip("no subdesk beside the tests") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-agree-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -58,9 +58,7 @@ final class RevalidationFixture {
 
     /// The `subdesk` built beside these tests, to run as a user would.
     static func subdeskBinary() throws -> String {
-        let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let binary = (running as NSString).deletingLastPathComponent + "/subdesk"
-        guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("no subdesk beside the tests") }
+        guard let binary = ChildOutput.programBesideThisOne("subdesk") else { throw XCTSkip("no subdesk beside the tests") }
         return binary
     }
 
