@@ -75,7 +75,7 @@ final class MetricsDefinitionTests: XCTestCase {
         XCTAssertEqual(days[0].rates[.trialConversionRate], 0)
         XCTAssertNil(days[1].rates[.trialConversionRate], "no trial began that day")
         XCTAssertEqual(days[8][.activeTrials], 0)
-        XCTAssertEqual(nonZero(days, .expiredVoluntary), [7: 1], "the expiry notification is counted as it arrived")
+        XCTAssertTrue(nonZero(days, .expiredVoluntary).isEmpty, "a trial's end is no churn, whatever ended it")
     }
 
     func testARefundInALaterMonthIsCountedWhenRefundedAndTheMonthAsNeverBought() throws {
@@ -150,6 +150,65 @@ final class MetricsDefinitionTests: XCTestCase {
         XCTAssertEqual(days[31][.setToCancel], 0, "the access ended")
         XCTAssertEqual(days[31][.activePaid], 0)
         for d in days { XCTAssertEqual(d[.setToRenew] + d[.setToCancel] + d[.inGracePeriod], d[.activePaid], d.day) }
+    }
+
+    /// Churn is split by why the paid access ended, and the reasons add up to it.
+    func testChurnIsSplitByWhyTheAccessEnded() throws {
+        let voluntary = period("5000", 1, from: 0, to: 30)
+        try deliver("SUBSCRIBED", "INITIAL_BUY", voluntary)
+        try deliver("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", voluntary, signed: d0 + 5 * day)
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5100", 1, from: 0, to: 30))
+        try deliver("EXPIRED", "BILLING_RETRY", period("5100", 1, from: 0, to: 30), signed: d0 + 90 * day)
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5200", 1, from: 0, to: 30))
+        try deliver("DID_FAIL_TO_RENEW", nil, period("5200", 1, from: 0, to: 30), signed: d0 + 30 * day)
+        // Nothing said why 5300 ended until revalidation brought its renewal info.
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5300", 1, from: 0, to: 20))
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5400", 1, from: 0, to: 20))
+        // 5500 was voluntary the first time (EXPIRED/VOLUNTARY) and came back.
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5500", 1, from: 0, to: 10))
+        try deliver("EXPIRED", "VOLUNTARY", period("5500", 1, from: 0, to: 10), signed: d0 + 10 * day)
+        try deliver("SUBSCRIBED", "RESUBSCRIBE", period("5500", 2, from: 40, to: 70, reason: "PURCHASE"))
+        var days = try report()
+        XCTAssertEqual(nonZero(days, .expiredOther), [20: 2, 70: 1], "none known yet")
+        _ = try TestKit.intake(store).merge(transactions: [], renewals: [
+            RenewalRecord(originalTransactionId: "5300", productId: "app.monthly", autoRenewStatus: false, expirationIntent: 3,
+                          signedDate: d0 + 21 * day),
+            RenewalRecord(originalTransactionId: "5400", productId: "app.monthly", autoRenewStatus: false, expirationIntent: 4,
+                          signedDate: d0 + 21 * day),
+        ], now: d0 + 21 * day)
+        days = try report()
+        XCTAssertEqual(nonZero(days, .expiredVoluntary), [10: 1, 30: 1], "an EXPIRED/VOLUNTARY; auto-renew off at the end")
+        XCTAssertEqual(nonZero(days, .expiredBillingRetry), [30: 2], "an EXPIRED/BILLING_RETRY long after; a failed renewal")
+        XCTAssertEqual(nonZero(days, .expiredPriceIncrease), [20: 1], "the renewal info's expiration intent 3")
+        XCTAssertEqual(nonZero(days, .expiredProductNotForSale), [20: 1], "expiration intent 4")
+        XCTAssertEqual(nonZero(days, .expiredOther), [70: 1], "still active then, with auto-renew on")
+        XCTAssertEqual(nonZero(days, .autoRenewOff), [5: 1], "renewal info signed after the access ended turns nothing off")
+        for d in days {
+            let reasons: [Metric] = [.expiredVoluntary, .expiredBillingRetry, .expiredPriceIncrease, .expiredProductNotForSale, .expiredOther]
+            XCTAssertEqual(reasons.map { d[$0] }.reduce(0, +), d[.churned], d.day)
+        }
+    }
+
+    /// Auto-renew turned off and on again is counted once per change during paid access, and
+    /// renewal info that says it is off repairs a lost notification from when it was signed.
+    func testAutoRenewChangesAreCountedOnceAndRepairedByRenewalInfo() throws {
+        let first = period("5600", 1, from: 0, to: 30)
+        try deliver("SUBSCRIBED", "INITIAL_BUY", first)
+        try deliver("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", first, signed: d0 + 5 * day)
+        try deliver("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", first, signed: d0 + 6 * day)
+        try deliver("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", first, signed: d0 + 8 * day)
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5700", 1, from: 0, to: 30))
+        _ = try TestKit.intake(store).merge(transactions: [], renewals: [
+            RenewalRecord(originalTransactionId: "5700", productId: "app.monthly", autoRenewStatus: false, signedDate: d0 + 12 * day),
+        ], now: d0 + 12 * day)
+        let days = try report(40)
+        XCTAssertEqual(nonZero(days, .autoRenewOff), [5: 1, 12: 1], "a repeated notification changes nothing")
+        XCTAssertEqual(nonZero(days, .autoRenewOn), [8: 1])
+        XCTAssertEqual(days[7][.setToCancel], 1)
+        XCTAssertEqual(days[9][.setToCancel], 0)
+        XCTAssertEqual(days[12][.setToCancel], 1, "off from when the renewal info was signed")
+        XCTAssertEqual(nonZero(days, .expiredVoluntary), [30: 1])
+        XCTAssertEqual(nonZero(days, .expiredOther), [30: 1])
     }
 
     func testWeeksStartOnMondayAndKeepLevelsAndRatesAsAWhole() throws {
@@ -228,7 +287,7 @@ final class MetricsDefinitionTests: XCTestCase {
     func testAShareKeepsItsMoneyThroughTheStoredForm() throws {
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("4600", 1, from: 0, to: 30, extra: ["price": 9990]))
         let history = try store.history(originalTransactionId: "4600")
-        let share = MetricContributions.of(transactions: history.transactions, events: history.events)
+        let share = MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
         XCTAssertFalse(share.amounts.isEmpty)
         XCTAssertEqual(MetricContributions(encoded: share.encoded()), share)
         // A share stored before money (format 1) still reads its counts.
@@ -249,7 +308,7 @@ final class MetricsDefinitionTests: XCTestCase {
             for body in try builder.bodies(for: scenario, instance: index, anchor: TestKit.anchor) {
                 _ = try TestKit.intake(whole).ingest(body, receivedAt: TestKit.anchor)
                 let type = (try? ApplePayloads.notificationObject(body: body)?["notificationType"] as? String) ?? nil
-                if type == "DID_RENEW" || type == "REFUND" { lost += 1; continue }
+                if ["DID_RENEW", "REFUND", "EXPIRED"].contains(type) { lost += 1; continue }
                 _ = try TestKit.intake(repaired).ingest(body, receivedAt: TestKit.anchor)
             }
         }
@@ -264,9 +323,9 @@ final class MetricsDefinitionTests: XCTestCase {
         XCTAssertNotEqual(try numbers(whole), try numbers(repaired), "the lost notifications are missed before the repair")
         // Revalidation: Apple's answer holds every transaction; intake merges them.
         for row in try whole.page(SubscriptionQuery(), limit: 10_000) {
-            let transactions = try whole.history(originalTransactionId: row.state.originalTransactionId).transactions
+            let history = try whole.history(originalTransactionId: row.state.originalTransactionId)
             _ = try Intake(store: repaired, verifier: SignedDataVerifier(roots: TestKit.roots), policy: TestKit.policy)
-                .merge(transactions: transactions, renewals: [], now: TestKit.anchor)
+                .merge(transactions: history.transactions, renewals: history.renewal.map { [$0] } ?? [], now: TestKit.anchor)
         }
         XCTAssertEqual(try numbers(whole), try numbers(repaired))
     }
@@ -281,7 +340,9 @@ final class MetricsDefinitionTests: XCTestCase {
         let old = MetricContributions(counts: MetricContributions.of(transactions: try store.history(originalTransactionId: "3900").transactions, events: [])
             .counts.filter { [.start, .end, .trialStart, .trialEnd, .conversion].contains($0.key.key) })
         try store.db.run("UPDATE subscriptions SET metrics = ?", [old.encoded()])
-        try store.db.run("DELETE FROM metric_buckets WHERE key IN ('p:new_paid', 'p:churn', 'p:paid_transaction') OR key LIKE 'a:%'")
+        try store.db.run("""
+            DELETE FROM metric_buckets WHERE key NOT IN ('p:start', 'p:end', 'p:trial_start', 'p:trial_end', 'p:conversion') AND key NOT LIKE 'n:%'
+            """)
         try store.db.run("INSERT INTO metrics_pending VALUES ('3900')")
         XCTAssertNotEqual(try numbers(), expected)
         XCTAssertEqual(try store.pendingMetricsCount(), 1)

@@ -373,7 +373,8 @@ public final class Intake {
                                                  renewal: history.renewal, events: history.events, now: now) else { return }
         let token = appAccountToken ?? state.appAccountToken
         try store.saveState(state, appAccountToken: token, now: now,
-                            metrics: MetricContributions.of(transactions: history.transactions, events: history.events))
+                            metrics: MetricContributions.of(transactions: history.transactions, events: history.events,
+                                                             renewal: history.renewal))
     }
 
     /// Whether a transaction belongs to an auto-renewable subscription: by its `type` when

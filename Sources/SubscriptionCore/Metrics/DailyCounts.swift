@@ -1,22 +1,23 @@
 import Foundation
 
 /// One metric of the counts. The first group is derived from each subscription's
-/// transactions (so a notification that never arrived, once revalidation or a backfill
-/// has brought its transaction, changes nothing), dated in Apple's terms: purchase,
-/// expiry and revocation dates. The rest count notifications as they arrived.
+/// transactions and renewal info (so a notification that never arrived, once revalidation
+/// or a backfill has brought its transaction, changes nothing), dated in Apple's terms:
+/// purchase, expiry and revocation dates. The second follows the subscription's
+/// notifications, each counted once; the rest count notifications as they arrived.
 public enum Metric: String, CaseIterable, Sendable {
     // From the transactions
     case activePaid, activeTrials, activeSubscriptions
     case newPaidSubscriptions, renewals, reactivations, recoveries, churned, churnRate
+    case expiredVoluntary, expiredBillingRetry, expiredPriceIncrease, expiredProductNotForSale, expiredOther
     case trialStarts, trialConversions, trialConversionRate
     case paidTransactions, refunds, refundRate
     case mrr, revenue
-    // Levels from the notifications
-    case inGracePeriod, inBillingRetry, setToRenew, setToCancel
+    // From the subscription's notifications
+    case inGracePeriod, inBillingRetry, setToRenew, setToCancel, autoRenewOff, autoRenewOn
     // Counted from the notifications
     case billingRecoveries, renewalFailures, gracePeriodEntries
-    case expiredVoluntary, expiredBillingRetry, expiredPriceIncrease, expiredProductNotForSale
-    case revocations, upgrades, downgrades, autoRenewOff, autoRenewOn
+    case revocations, upgrades, downgrades
 
     public var label: String {
         switch self {
@@ -44,10 +45,11 @@ public enum Metric: String, CaseIterable, Sendable {
         case .billingRecoveries: return "billing recoveries"
         case .renewalFailures: return "renewal failures"
         case .gracePeriodEntries: return "grace period entries"
-        case .expiredVoluntary: return "expired: voluntary"
-        case .expiredBillingRetry: return "expired: billing retry"
-        case .expiredPriceIncrease: return "expired: price increase"
-        case .expiredProductNotForSale: return "expired: not for sale"
+        case .expiredVoluntary: return "churned: voluntary"
+        case .expiredBillingRetry: return "churned: billing"
+        case .expiredPriceIncrease: return "churned: price rise"
+        case .expiredProductNotForSale: return "churned: not for sale"
+        case .expiredOther: return "churned: other"
         case .revocations: return "revocations"
         case .upgrades: return "upgrades"
         case .downgrades: return "downgrades"
@@ -83,9 +85,23 @@ public enum Metric: String, CaseIterable, Sendable {
         case .inGracePeriod: return "subscriptions in the billing grace period at the end of the period (from DID_FAIL_TO_RENEW/GRACE_PERIOD until the next change)"
         case .inBillingRetry: return "subscriptions in billing retry at the end of the period (from DID_FAIL_TO_RENEW until the next change)"
         case .setToCancel:
-            return "active paid with auto-renew turned off at the end of the period (from DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED until it is turned on, bought again, or the access ends)"
+            return "active paid with auto-renew turned off at the end of the period (from DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying auto-renew is off, until it is turned on, bought again, or the access ends)"
         case .setToRenew:
             return "active paid neither set to cancel nor in the grace period (a billing issue) at the end of the period"
+        case .expiredVoluntary:
+            return "churned because the customer turned auto-renew off (EXPIRED/VOLUNTARY, expiration intent 1, or auto-renew off at the end)"
+        case .expiredBillingRetry:
+            return "churned because billing failed (EXPIRED/BILLING_RETRY, expiration intent 2, or a failed renewal at the end)"
+        case .expiredPriceIncrease:
+            return "churned because the customer did not consent to a price increase (EXPIRED/PRICE_INCREASE, expiration intent 3)"
+        case .expiredProductNotForSale:
+            return "churned because the product was not for sale at renewal (EXPIRED/PRODUCT_NOT_FOR_SALE, expiration intent 4)"
+        case .expiredOther:
+            return "churned for any other reason or none known (a refund of the last period, an upgrade never renewed, intent 5)"
+        case .autoRenewOff:
+            return "customers turning auto-renew off during paid access (DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying so when it came without one)"
+        case .autoRenewOn:
+            return "customers turning auto-renew on again before their paid access ended (DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED)"
         default: return "notifications " + notificationKeys.joined(separator: ", ") + ", as they arrived"
         }
     }
@@ -96,15 +112,9 @@ public enum Metric: String, CaseIterable, Sendable {
         case .billingRecoveries: return ["DID_RENEW/BILLING_RECOVERY", "DID_RECOVER"]
         case .renewalFailures: return ["DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW/GRACE_PERIOD"]
         case .gracePeriodEntries: return ["DID_FAIL_TO_RENEW/GRACE_PERIOD"]
-        case .expiredVoluntary: return ["EXPIRED/VOLUNTARY"]
-        case .expiredBillingRetry: return ["EXPIRED/BILLING_RETRY"]
-        case .expiredPriceIncrease: return ["EXPIRED/PRICE_INCREASE"]
-        case .expiredProductNotForSale: return ["EXPIRED/PRODUCT_NOT_FOR_SALE"]
         case .revocations: return ["REVOKE"]
         case .upgrades: return ["DID_CHANGE_RENEWAL_PREF/UPGRADE", "OFFER_REDEEMED/UPGRADE"]
         case .downgrades: return ["DID_CHANGE_RENEWAL_PREF/DOWNGRADE", "OFFER_REDEEMED/DOWNGRADE"]
-        case .autoRenewOff: return ["DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED"]
-        case .autoRenewOn: return ["DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED"]
         default: return []
         }
     }
@@ -121,6 +131,13 @@ public enum Metric: String, CaseIterable, Sendable {
         case .trialConversions: return .conversion
         case .paidTransactions: return .paidTransaction
         case .refunds: return .refund
+        case .expiredVoluntary: return .churnVoluntary
+        case .expiredBillingRetry: return .churnBilling
+        case .expiredPriceIncrease: return .churnPriceIncrease
+        case .expiredProductNotForSale: return .churnNotForSale
+        case .expiredOther: return .churnOther
+        case .autoRenewOff: return .autoRenewDisabled
+        case .autoRenewOn: return .autoRenewEnabled
         default: return nil
         }
     }

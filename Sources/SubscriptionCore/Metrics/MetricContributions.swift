@@ -27,6 +27,10 @@ public struct MetricContributions: Equatable, Sendable {
         case trialConvertedByStart
         /// Paid access with auto-renew turned off: a level, from the notifications.
         case autoRenewOffLevel
+        /// Churn (see `churn`) by why the run of paid access ended.
+        case churnVoluntary, churnBilling, churnPriceIncrease, churnNotForSale, churnOther
+        /// Auto-renew turned off during paid access (once until turned on again), and on again.
+        case autoRenewDisabled, autoRenewEnabled
 
         public var name: String {
             switch self {
@@ -46,6 +50,13 @@ public struct MetricContributions: Equatable, Sendable {
             case .refund: return "p:refund"
             case .trialConvertedByStart: return "p:trial_converted_by_start"
             case .autoRenewOffLevel: return "p:auto_renew_off"
+            case .churnVoluntary: return "p:churn_voluntary"
+            case .churnBilling: return "p:churn_billing"
+            case .churnPriceIncrease: return "p:churn_price_increase"
+            case .churnNotForSale: return "p:churn_not_for_sale"
+            case .churnOther: return "p:churn_other"
+            case .autoRenewDisabled: return "p:auto_renew_disabled"
+            case .autoRenewEnabled: return "p:auto_renew_enabled"
             }
         }
     }
@@ -109,8 +120,9 @@ public struct MetricContributions: Equatable, Sendable {
         return ownership == "FAMILY_SHARED" ? .familyShared : .paid
     }
 
-    /// The share of a subscription with this history.
-    public static func of(transactions: [TransactionRecord], events: [NotificationEvent]) -> MetricContributions {
+    /// The share of a subscription with this history (`renewal`: its latest renewal info).
+    public static func of(transactions: [TransactionRecord], events: [NotificationEvent],
+                          renewal: RenewalRecord? = nil) -> MetricContributions {
         var c = MetricContributions()
         func money(_ t: Millis, _ kind: AmountKind, _ currency: String, _ segment: CountSegment, _ amount: Int64) {
             let k = AmountKey(bucket: bucket(t), kind: kind, currency: currency, segment: segment)
@@ -186,33 +198,83 @@ public struct MetricContributions: Equatable, Sendable {
             add(ended.ends, .churn, ended.segment)
             runs.append(ended)
         }
+        let chronological = events.sorted(by: NotificationEvent.chronological)
         // Set to cancel: from a notification turning auto-renew off during paid access until
-        // one turns it on again, a new purchase, or the end of that access.
+        // one turns it on again, a new purchase, or the end of that access. Renewal info
+        // that says auto-renew is off, with no notification saying when, turns it off when
+        // that info was signed (so revalidation repairs a missed notification).
         var off: (run: Int, since: Millis)?
-        func turnOn(_ t: Millis) {
+        var offAtEnd = Set<Int>()
+        func turnOff(_ t: Millis) {
+            guard off == nil, let index = runs.firstIndex(where: { $0.starts <= t && t < $0.ends }) else { return }
+            add(t, .autoRenewOffLevel, runs[index].segment)
+            add(t, .autoRenewDisabled, runs[index].segment)
+            off = (index, t)
+        }
+        func turnOn(_ t: Millis, enabled: Bool) {
             guard let o = off else { return }
+            if t >= runs[o.run].ends {
+                offAtEnd.insert(o.run)
+            } else if enabled {
+                add(t, .autoRenewEnabled, runs[o.run].segment)
+            }
             add(min(t, runs[o.run].ends), .autoRenewOffLevel, runs[o.run].segment, -1)
             off = nil
         }
-        for e in events.sorted(by: NotificationEvent.chronological) {
-            if let o = off, runs[o.run].ends <= e.signedDate { turnOn(runs[o.run].ends) }
+        var lastChange: Millis?
+        for e in chronological {
+            if let o = off, runs[o.run].ends <= e.signedDate { turnOn(runs[o.run].ends, enabled: false) }
             switch (e.type, e.subtype) {
             case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"):
-                guard off == nil, let index = runs.firstIndex(where: { $0.starts <= e.signedDate && e.signedDate < $0.ends }) else { continue }
-                add(e.signedDate, .autoRenewOffLevel, runs[index].segment)
-                off = (index, e.signedDate)
-            case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"), ("SUBSCRIBED", _), ("OFFER_REDEEMED", _), ("INTERACTIVE_RENEWAL", _):
-                turnOn(e.signedDate)
+                turnOff(e.signedDate)
+                lastChange = e.signedDate
+            case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"):
+                turnOn(e.signedDate, enabled: true)
+                lastChange = e.signedDate
+            case ("SUBSCRIBED", _), ("OFFER_REDEEMED", _), ("INTERACTIVE_RENEWAL", _):
+                turnOn(e.signedDate, enabled: false)
             default:
                 continue
             }
         }
-        if let o = off { turnOn(runs[o.run].ends) }
+        if let renewal, !renewal.autoRenewStatus, off == nil, renewal.signedDate > (lastChange ?? .min) {
+            turnOff(renewal.signedDate)
+        }
+        if let o = off { turnOn(runs[o.run].ends, enabled: false) }
+        // Why each run of paid access ended: Apple's EXPIRED subtype when it came, else the
+        // renewal info's expiration intent for the last run, else what the history shows
+        // (auto-renew off at the end: voluntary; a failed renewal: billing).
+        for (index, ended) in runs.enumerated() {
+            let next = index + 1 < runs.count ? runs[index + 1].starts : Millis.max
+            let after = chronological.filter { $0.signedDate >= ended.ends - 86_400_000 && $0.signedDate < next }
+            var reason: PeriodKey?
+            if let expired = after.first(where: { $0.type == "EXPIRED" }) {
+                switch expired.subtype {
+                case "VOLUNTARY": reason = .churnVoluntary
+                case "BILLING_RETRY": reason = .churnBilling
+                case "PRICE_INCREASE": reason = .churnPriceIncrease
+                case "PRODUCT_NOT_FOR_SALE": reason = .churnNotForSale
+                default: reason = nil
+                }
+            }
+            if reason == nil, index == runs.count - 1, let intent = renewal?.expirationIntent {
+                reason = [1: .churnVoluntary, 2: .churnBilling, 3: .churnPriceIncrease, 4: .churnNotForSale][intent] ?? .churnOther
+            }
+            if reason == nil {
+                if offAtEnd.contains(index) {
+                    reason = .churnVoluntary
+                } else if after.contains(where: { $0.type == "DID_FAIL_TO_RENEW" || $0.type == "GRACE_PERIOD_EXPIRED" })
+                            || (index == runs.count - 1 && renewal?.isInBillingRetryPeriod == true) {
+                    reason = .churnBilling
+                }
+            }
+            add(ended.ends, reason ?? .churnOther, ended.segment)
+        }
         // Grace and billing retry as levels: +1 on entering a phase, -1 on leaving it.
         let current = ordered.last
         let segment = segment(environment: current?.environment.rawValue ?? "Production", ownership: current?.ownershipType ?? "PURCHASED")
         var phase: PeriodKey?
-        for e in events.sorted(by: NotificationEvent.chronological) {
+        for e in chronological {
             let next: PeriodKey?
             switch (e.type, e.subtype) {
             case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"): next = .graceLevel

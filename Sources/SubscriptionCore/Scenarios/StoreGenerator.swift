@@ -170,7 +170,7 @@ public struct StoreGenerator {
         if let state = StateDerivation.derive(originalTransactionId: ids.originalTransactionId, transactions: records,
                                               renewal: renewal, events: events, now: now) {
             try store.saveState(state, subscriberId: subscriber, now: now,
-                                metrics: MetricContributions.of(transactions: records, events: events))
+                                metrics: MetricContributions.of(transactions: records, events: events, renewal: renewal))
         }
         return (records.count, events.count)
     }

@@ -415,6 +415,10 @@ enum Migrations {
         CREATE TABLE metrics_pending (original_transaction_id TEXT PRIMARY KEY) WITHOUT ROWID;
         INSERT INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
         """),
+        (14, """
+        -- Churn by reason and auto-renew turned off and on now come from each share too.
+        INSERT OR IGNORE INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
+        """),
     ]
 
     /// What search matches in, for a subscription `s` and its subscriber `b` (SQL names):

@@ -86,7 +86,7 @@ extension Store {
                 let otids = try db.rows("SELECT original_transaction_id FROM metrics_pending LIMIT ?", [batch]) { $0.string(0) }
                 for otid in otids {
                     let history = try history(originalTransactionId: otid)
-                    let fresh = MetricContributions.of(transactions: history.transactions, events: history.events)
+                    let fresh = MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
                     let stored = try db.first("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [otid]) {
                         $0.isNull(0) ? MetricContributions() : MetricContributions(encoded: $0.data(0))
                     } ?? MetricContributions()
