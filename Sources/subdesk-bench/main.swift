@@ -435,6 +435,14 @@ for scale in options.scales where wanted("scales") {
         record(Figure(section: "counts", what: "metrics catch-up of a store from an earlier version, \(pending) subscriptions, s",
                       value: fmt(took, 1), target: "", met: nil, numbers: ["seconds": took, "scale": Double(scale)]))
     }
+    // The by-segment aggregates of every subscription, as the first report by segment on
+    // such a store builds them.
+    let segmentsPending = try store.pendingSegmentsCount()
+    if segmentsPending > 0 {
+        let took = try seconds { try store.catchUpSegments() }
+        record(Figure(section: "counts", what: "by-segment aggregates built for \(segmentsPending) subscriptions (first report by segment), s",
+                      value: fmt(took, 1), target: "", met: nil, numbers: ["seconds": took, "scale": Double(scale)]))
+    }
     let now = DateText.nowMillis()
     var rng = SystemRandomNumberGenerator()
 
@@ -530,6 +538,24 @@ for scale in options.scales where wanted("scales") {
     record(Figure(section: "counts", what: "metrics (daily counts), 365 days by day at \(scale), ms", value: spreadText(countsSpread, 1),
                   target: "<= 200 ms", met: countsSpread.median <= 200, numbers: ["median": countsSpread.median, "scale": Double(scale)]))
 
+    // The same year for one product, and every offer type's year side by side (`counts --by offer`).
+    let product = SegmentFilter(dimension: .product, value: "app.monthly")
+    var oneProduct: [Double] = [], byOffer: [Double] = []
+    for _ in 0..<options.runs {
+        oneProduct.append(try seconds { _ = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: utc, filter: product) } * 1000)
+        byOffer.append(try seconds {
+            for value in try store.segmentValues(.offer) {
+                _ = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: utc,
+                                                  filter: SegmentFilter(dimension: .offer, value: value))
+            }
+        } * 1000)
+    }
+    let productSpread = Spread(oneProduct), offerSpread = Spread(byOffer)
+    record(Figure(section: "counts", what: "metrics of one product, 365 days by day at \(scale), ms", value: spreadText(productSpread, 1),
+                  target: "<= 200 ms", met: productSpread.median <= 200, numbers: ["median": productSpread.median, "scale": Double(scale)]))
+    record(Figure(section: "counts", what: "metrics of every offer type (\(try store.segmentValues(.offer).count)), 365 days by day at \(scale), ms",
+                  value: spreadText(offerSpread, 1), target: "", met: nil, numbers: ["median": offerSpread.median, "scale": Double(scale)]))
+
     // Late news: a notification whose history reaches back into the last month arrives
     // (a subscription's whole history, signed weeks ago), then the month is counted again.
     let monthFrom = DailyCountsReport.day(to, plus: -29, in: utc)
@@ -546,6 +572,19 @@ for scale in options.scales where wanted("scales") {
     let repairSpread = Spread(repairs)
     record(Figure(section: "counts", what: "a month counted again after late notifications (6 per run) at \(scale), ms", value: spreadText(repairSpread, 1),
                   target: "<= 1000 ms", met: repairSpread.median <= 1000, numbers: ["median": repairSpread.median, "scale": Double(scale)]))
+    // The same for one product: the late subscriptions' by-segment aggregates catch up first.
+    var productRepairs: [Double] = []
+    for _ in 0..<options.runs {
+        let more = try builder.bodies(count: 6, cycling: scenarios, instance: &nextInstance, anchor: DateText.nowMillis() - 20 * 86_400_000)
+        productRepairs.append(try seconds {
+            try store.write { for body in more { _ = try lateIntake.ingest(body) } }
+            _ = try DailyCountsReport.compute(store: store, from: monthFrom, to: to, timeZone: utc, filter: product)
+        } * 1000)
+    }
+    let productRepairSpread = Spread(productRepairs)
+    record(Figure(section: "counts", what: "one product's month counted again after late notifications (6 per run) at \(scale), ms",
+                  value: spreadText(productRepairSpread, 1), target: "<= 1000 ms", met: productRepairSpread.median <= 1000,
+                  numbers: ["median": productRepairSpread.median, "scale": Double(scale)]))
 
     // Intake into a store of this size.
     let rate = try ingestRate(store, try signedBodies(1_000))

@@ -4,7 +4,8 @@ import SubscriptionCore
 enum CountsCommand {
     static let help = """
     usage: subdesk counts [--from DAY] [--to DAY] [--period day|week|month] [--tz ZONE] [--rates FILE]
-                          [--segment paid|family_shared|sandbox|all] [--json|--csv]
+                          [--segment paid|family_shared|sandbox|all] [--where DIMENSION=VALUE]
+                          [--by DIMENSION [--metric METRIC]] [--json|--csv]
 
     The counts the dashboard's :daily screen shows, per day (or week from Monday, or
     month). From each subscription's transactions, dated by purchase, expiry and refund
@@ -14,13 +15,20 @@ enum CountsCommand {
     retry, churned and the churn rate, trial starts, conversions and the conversion rate
     of the period's trial cohort, paid transactions, refunds and the refund rate, MRR and
     revenue (in the store's one currency, or added up by --rates FILE / rates_file: a
-    `reporting CODE` line, then `CODE RATE` lines). From
-    notifications as they arrived: in grace and in billing retry, billing recoveries,
-    renewal failures, grace entries, expirations by reason, revocations, upgrades,
-    downgrades, auto-renew off/on. Levels are at the end of each period; rates are
-    shares (JSON, CSV) or percentages. DAY is YYYY-MM-DD in ZONE (default UTC); the range
-    defaults to the last 30 days. Family-shared and sandbox are counted apart (--segment;
-    default paid). The README gives each metric's definition.
+    `reporting CODE` line, then `CODE RATE` lines), churn by reason. From each
+    subscription's notifications: in grace and in billing retry, set to renew or to
+    cancel, auto-renew off/on. From notifications as they arrived: billing recoveries,
+    renewal failures, grace entries, revocations, upgrades, downgrades. Levels are at
+    the end of each period; rates are shares (JSON, CSV) or percentages. DAY is
+    YYYY-MM-DD in ZONE (default UTC); the range defaults to the last 30 days.
+    Family-shared and sandbox are counted apart (--segment; default paid).
+
+    By segment: --where product=ID (or group=ID, storefront=USA, offer=free_trial,
+    environment=Sandbox, ownership=FAMILY_SHARED) counts only that part; --by DIMENSION
+    shows one metric (--metric, default activePaid) for each value of the dimension,
+    side by side. Offer types: none, free_trial, introductory, promotional, offer_code,
+    win_back. Metrics counted from notifications as they arrived are not split by
+    segment. The README gives each metric's definition.
     """
 
     /// `--rates FILE`, else `rates_file` in the config.
@@ -40,6 +48,59 @@ enum CountsCommand {
         if text == "all" { return Set(CountSegment.allCases) }
         guard let s = CountSegment(rawValue: text) else { throw UsageError("--segment must be paid, family_shared, sandbox or all") }
         return [s]
+    }
+
+    /// `--segment` narrowed by `where` (`DIMENSION=VALUE`): a filter, or fewer segments.
+    static func slice(_ context: Context, where text: String?) throws -> (segments: Set<CountSegment>, filter: SegmentFilter?) {
+        var segments = try segments(context.arguments.value("segment"))
+        guard let text else { return (segments, nil) }
+        let parsed: (filter: SegmentFilter?, segments: Set<CountSegment>?)
+        do { parsed = try SegmentFilter.parse(text) } catch let e as ConfigurationError { throw UsageError(e.description) }
+        if let only = parsed.segments {
+            segments = context.arguments.value("segment") == nil ? only : segments.intersection(only)
+            guard !segments.isEmpty else {
+                throw UsageError("--segment \(context.arguments.value("segment") ?? "") and \(text) leave nothing to count")
+            }
+        }
+        return (segments, parsed.filter)
+    }
+
+    /// Brings the by-segment aggregates up to date, with progress on a terminal.
+    static func catchUpSegments(_ store: Store) throws {
+        guard !store.isReadOnly else {
+            let pending = try store.pendingSegmentsCount()
+            if pending > 0 { Output.warn("\(pending) subscriptions changed since the counts by segment were brought up to date; write access would") }
+            return
+        }
+        let showProgress = isatty(STDERR_FILENO) == 1
+        try store.catchUpSegments { done, total in
+            guard showProgress, total > 5_000 else { return }
+            FileHandle.standardError.write(Data("\r\u{1B}[Kcounts: splitting \(done)/\(total) subscriptions by segment".utf8))
+        }
+        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    /// `--by DIMENSION`: the values to show side by side, each with what it counts.
+    static func values(of text: String, store: Store) throws -> [(name: String, where: String)] {
+        switch text.lowercased() {
+        case "environment": return [("Production", "environment=Production"), ("Sandbox", "environment=Sandbox")]
+        case "ownership": return [("PURCHASED", "ownership=PURCHASED"), ("FAMILY_SHARED", "ownership=FAMILY_SHARED")]
+        default:
+            guard let dimension = SegmentDimension(rawValue: text.lowercased()) else {
+                throw UsageError("--by takes one of \((SegmentDimension.allCases.map(\.rawValue) + ["environment", "ownership"]).joined(separator: ", ")), not \(text)")
+            }
+            try catchUpSegments(store)
+            return try store.segmentValues(dimension).map { ($0, "\(dimension.rawValue)=\($0)") }
+        }
+    }
+
+    /// A metric by its name (`activePaid`) or label (`active paid`).
+    static func metric(_ text: String?) throws -> Metric {
+        guard let text else { return .activePaid }
+        if let m = Metric(rawValue: text) ?? Metric.allCases.first(where: { $0.label == text || $0.rawValue.lowercased() == text.lowercased() }) {
+            return m
+        }
+        throw UsageError("no metric \(text): use one of \(Metric.allCases.map(\.rawValue).joined(separator: ", "))")
     }
 
     /// Brings every subscription's share of the counts to this version's metrics; a store
@@ -68,11 +129,17 @@ enum CountsCommand {
         guard let period = CountPeriod(rawValue: periodText) else { throw UsageError("--period is day, week or month, not \(periodText)") }
         let store = try context.openStore(mode: .reading)
         try catchUp(store)
+        if let by = context.arguments.value("by") {
+            guard context.arguments.value("where") == nil else { throw UsageError("--by and --where do not go together: --by shows every value") }
+            return try runBy(context, by: by, store: store, from: from, to: to, zone: zone, period: period)
+        }
         let rows: [DayCounts]
         do {
+            let slice = try slice(context, where: context.arguments.value("where"))
+            if slice.filter != nil { try catchUpSegments(store) }
             rows = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,
-                                                 segments: try segments(context.arguments.value("segment")), period: period,
-                                                 rates: try exchangeRates(context))
+                                                 segments: slice.segments, period: period,
+                                                 rates: try exchangeRates(context), filter: slice.filter)
         } catch let e as ConfigurationError {
             throw UsageError(e.description)
         }
@@ -81,16 +148,14 @@ enum CountsCommand {
         } else if context.arguments.has("csv") {
             Output.line(([period.rawValue] + Metric.allCases.map(\.rawValue) + ["currency"]).joined(separator: ","))
             for r in rows {
-                Output.line(([r.day] + Metric.allCases.map { m in
-                    m.isRate ? (r.rates[m].map { String(format: "%.4f", $0) } ?? "")
-                        : m.isMoney ? (r.money[m].map { String(format: "%.2f", $0) } ?? "") : String(r[m])
-                } + [r.currency ?? ""]).joined(separator: ","))
+                Output.line(([r.day] + Metric.allCases.map { csv(r, $0) } + [r.currency ?? ""]).joined(separator: ","))
             }
         } else {
             let currencies = Set(rows.flatMap { $0.moneyByCurrency.keys })
             let money = rows.last?.currency.map { "money in \($0)" }
                 ?? (currencies.isEmpty ? "no money" : "money in \(currencies.sorted().joined(separator: ", ")): give a rates file (--rates) to add it up")
-            Output.line("counts \(from)..\(to) by \(period.rawValue), time zone \(zoneName), \(money)")
+            let part = context.arguments.value("where").map { ", only \($0)" } ?? ""
+            Output.line("counts \(from)..\(to) by \(period.rawValue), time zone \(zoneName)\(part), \(money)")
             let shown: [(String, Metric)] = [("ACTIVE", .activePaid), ("TRIALS", .activeTrials), ("NEW", .newPaidSubscriptions),
                                              ("RENEW", .renewals), ("REACT", .reactivations), ("RECOV", .recoveries),
                                              ("CHURN", .churned), ("CHURN%", .churnRate), ("T-START", .trialStarts),
@@ -100,6 +165,62 @@ enum CountsCommand {
             let widths = [10] + shown.map { max(6, $0.0.count) }
             Output.line(ListCommands.pad([period == .month ? "MONTH" : period == .week ? "WEEK OF" : "DAY"] + shown.map(\.0), widths))
             for r in rows { Output.line(ListCommands.pad([r.day] + shown.map { r.text($0.1) }, widths)) }
+        }
+        return 0
+    }
+
+    /// A value as CSV gives it: a count, a rate as a fraction, money in units; empty when undefined.
+    static func csv(_ r: DayCounts, _ m: Metric) -> String {
+        guard r.has(m) else { return "" }
+        return m.isRate ? (r.rates[m].map { String(format: "%.4f", $0) } ?? "")
+            : m.isMoney ? (r.money[m].map { String(format: "%.2f", $0) } ?? "") : String(r[m])
+    }
+
+    /// `--by DIMENSION`: one metric per period for each value of the dimension.
+    static func runBy(_ context: Context, by: String, store: Store, from: String, to: String, zone: TimeZone,
+                      period: CountPeriod) throws -> Int32 {
+        let metric = try metric(context.arguments.value("metric"))
+        guard metric.isSplitBySegment else {
+            throw UsageError("\(metric.rawValue) is counted from notifications as they arrived and is not split by segment")
+        }
+        let values = try values(of: by, store: store)
+        var columns: [(name: String, rows: [DayCounts])] = []
+        do {
+            let rates = try exchangeRates(context)
+            for value in values {
+                let slice = try slice(context, where: value.where)
+                columns.append((value.name, try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,
+                                                                          segments: slice.segments, period: period, rates: rates,
+                                                                          filter: slice.filter)))
+            }
+        } catch let e as ConfigurationError {
+            throw UsageError(e.description)
+        }
+        let days = columns.first?.rows.map(\.day) ?? []
+        let currency = columns.lazy.compactMap { $0.rows.last?.currency }.first
+        if context.wantsJSON {
+            Output.json([
+                "metric": metric.rawValue, "by": by.lowercased(), "period": period.rawValue,
+                "currency": currency.map { $0 as Any } ?? NSNull(),
+                "periods": days.indices.map { i -> [String: Any] in
+                    var values: [String: Any] = [:]
+                    for c in columns { values[c.name] = c.rows[i].jsonObject()[metric.rawValue] ?? NSNull() }
+                    return ["day": days[i], "values": values]
+                },
+            ] as [String: Any])
+        } else if context.arguments.has("csv") {
+            Output.line(([period.rawValue] + columns.map(\.name)).joined(separator: ","))
+            for i in days.indices { Output.line(([days[i]] + columns.map { csv($0.rows[i], metric) }).joined(separator: ",")) }
+        } else {
+            let money = metric.isMoney ? (currency.map { ", in \($0)" } ?? ", in several currencies: give a rates file (--rates)") : ""
+            Output.line("\(metric.label) by \(by.lowercased()), \(from)..\(to) by \(period.rawValue)\(money): \(metric.definition)")
+            guard !columns.isEmpty else {
+                Output.line("no \(by.lowercased()) has counts yet")
+                return 0
+            }
+            let widths = [10] + columns.map { max(6, $0.name.count) }
+            Output.line(ListCommands.pad([period == .month ? "MONTH" : period == .week ? "WEEK OF" : "DAY"] + columns.map(\.name), widths))
+            for i in days.indices { Output.line(ListCommands.pad([days[i]] + columns.map { $0.rows[i].text(metric) }, widths)) }
         }
         return 0
     }

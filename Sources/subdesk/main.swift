@@ -74,7 +74,8 @@ let commands: [String: Command] = [
         Output.line(KeyTable.standard.markdown())
         return 0
     }),
-    "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv", "period", "rates"], run: CountsCommand.run),
+    "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv", "period", "rates", "where", "by", "metric"],
+                      run: CountsCommand.run),
     "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], run: OperatorCommands.override),
     "audit": Command(help: OperatorCommands.auditHelp, options: ["since", "limit"], run: OperatorCommands.audit),
     "generate": Command(help: GenerateCommand.help, options: ["subscribers", "seed"], run: GenerateCommand.run),

@@ -26,11 +26,30 @@ final class CommandLineTests: XCTestCase {
 
     func testCommandsWithoutArgumentsRefuseThem() {
         var state = DashboardFixture.state()
-        _ = run("daily extra", &state)
-        XCTAssertNotEqual(state.screen, .daily)
-        XCTAssertEqual(state.flash?.text, ":daily takes no argument (got extra)")
+        _ = run("feed extra", &state)
+        XCTAssertNotEqual(state.screen, .feed)
+        XCTAssertEqual(state.flash?.text, ":feed takes no argument (got extra)")
         _ = run("q now", &state)
         XCTAssertFalse(state.quitRequested)
+    }
+
+    /// `:daily DIMENSION=VALUE` counts one part; what it cannot read it says, and stays put.
+    func testDailyTakesASegmentAndSaysWhatIsWrongWithOne() {
+        var state = DashboardFixture.state()
+        _ = run("daily extra", &state)
+        XCTAssertNotEqual(state.screen, .daily)
+        XCTAssertTrue(state.flash?.text.hasPrefix("a segment is DIMENSION=VALUE") == true, state.flash?.text ?? "")
+        _ = run("daily colour=red", &state)
+        XCTAssertTrue(state.flash?.text.hasPrefix("no segment dimension colour") == true, state.flash?.text ?? "")
+        _ = run("daily environment=Sandbox", &state)
+        XCTAssertEqual(state.flash?.text, "f switches between paid, family shared, sandbox and all")
+        XCTAssertNil(state.daily.filter)
+        let effects = run("d storefront=FRA", &state)
+        XCTAssertEqual(state.screen, .daily)
+        XCTAssertEqual(state.daily.filter, SegmentFilter(dimension: .storefront, value: "FRA"))
+        XCTAssertTrue(effects.contains { if case .loadDaily(let r) = $0 { return r.filter == state.daily.filter } else { return false } })
+        _ = run("daily all", &state)
+        XCTAssertNil(state.daily.filter)
     }
 
     func testTimeZonesByOffset() {

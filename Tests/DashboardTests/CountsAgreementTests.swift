@@ -8,6 +8,15 @@ import FakeApple
 /// for every metric and day, against the command's JSON over the same store and range.
 final class CountsAgreementTests: XCTestCase {
     func testTheScreenAndTheCommandAgreeCellForCell() throws {
+        try agree(segment: nil)
+    }
+
+    /// `:daily product=app.monthly` and `counts --where product=app.monthly`.
+    func testTheScreenAndTheCommandAgreeOnOneProduct() throws {
+        try agree(segment: "product=app.monthly")
+    }
+
+    func agree(segment: String?) throws {
         guard let binary = ChildOutput.programBesideThisOne("subdesk") else { throw XCTSkip("no subdesk beside the tests") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-agree-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -19,17 +28,21 @@ final class CountsAgreementTests: XCTestCase {
         // Wide and tall enough for all 30 days and every metric.
         let session = DashboardFixture.session(try Store(path: path), width: 240, height: 70)
         session.type(.char(":"))
-        session.type("daily")
+        session.type("daily" + (segment.map { " " + $0 } ?? ""))
         session.type(.enter)
         let days = session.state.daily.days
         XCTAssertEqual(days.count, 30)
         let lines = session.screenLines
+        if let segment {
+            XCTAssertTrue(lines[1].contains("segment paid, \(segment)"), lines[1])
+        }
         let header = try XCTUnwrap(lines.first { $0.contains("METRIC") && $0.contains("TOTAL") })
         let columns = header.split(separator: " ").dropFirst(4).map(String.init)  // METRIC TOTAL TREND (ALL)
         XCTAssertEqual(columns, days.map { String($0.day.dropFirst(5)) }, "every day of the range is on screen")
 
         let from = try XCTUnwrap(days.first?.day), to = try XCTUnwrap(days.last?.day)
-        let run = try ChildOutput.run(binary, ["counts", "--db", path, "--from", from, "--to", to, "--json"])
+        let run = try ChildOutput.run(binary, ["counts", "--db", path, "--from", from, "--to", to, "--json"]
+                                          + (segment.map { ["--where", $0] } ?? []))
         XCTAssertEqual(run.status, 0, run.output)
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [[String: Any]])
         XCTAssertEqual(json.map { $0["day"] as? String }, days.map(\.day))
@@ -51,6 +64,9 @@ final class CountsAgreementTests: XCTestCase {
                         if metric.isRate { day.rates[metric] = number } else { day.money[metric] = number }
                     }
                     expected = day.text(metric)
+                } else if segment != nil && !metric.isSplitBySegment {
+                    XCTAssertTrue(value is NSNull, "\(metric.rawValue) is not split by segment")
+                    expected = "-"
                 } else {
                     expected = String(try XCTUnwrap(value as? Int, "\(metric.rawValue) on \(json[index]["day"] ?? "?")"))
                 }

@@ -149,7 +149,7 @@ final class MetricsDefinitionTests: XCTestCase {
         XCTAssertEqual(days[25][.setToCancel], 1)
         XCTAssertEqual(days[31][.setToCancel], 0, "the access ended")
         XCTAssertEqual(days[31][.activePaid], 0)
-        for d in days { XCTAssertEqual(d[.setToRenew] + d[.setToCancel] + d[.inGracePeriod], d[.activePaid], d.day) }
+        for d in days { XCTAssertEqual(d[.setToRenew] + d[.setToCancel], d[.activePaid], d.day) }
     }
 
     /// Churn is split by why the paid access ended, and the reasons add up to it.

@@ -228,7 +228,7 @@ final class RefundRequestTests: XCTestCase {
         try ingest(decision("REFUND", signed: asked + 3_600_000))
         try SQLiteConnection(path: fixture.storePath).execute("""
             DROP TRIGGER refund_request_open; DROP TRIGGER refund_request_close; DROP TABLE refund_requests;
-            DROP TABLE metrics_pending;
+            DROP TABLE metrics_pending; DROP TABLE metric_segments; DROP TABLE metric_segments_pending;
             PRAGMA user_version = 11;
             """)
         let reopened = try fixture.openStore()

@@ -137,7 +137,7 @@ final class SubstringSearchTests: XCTestCase {
             DROP TABLE delivery_gaps; DROP TABLE backfill_runs; ALTER TABLE intake_log DROP COLUMN source;
             DROP TABLE renewal_extensions;
             DROP TRIGGER refund_request_open; DROP TRIGGER refund_request_close; DROP TABLE refund_requests;
-            DROP TABLE metrics_pending;
+            DROP TABLE metrics_pending; DROP TABLE metric_segments; DROP TABLE metric_segments_pending;
             PRAGMA user_version = 8;
             """)
         let store = try Store(path: path)

@@ -304,4 +304,46 @@ final class CLITests: SubdeskTestCase {
         let bad = try run(["counts", "--db", db, "--from", "2026-02-30x", "--to", "2026-01-01"])
         XCTAssertEqual(bad.status, 2)
     }
+
+    /// `--by` splits one metric by a dimension's values, which add up to the whole; `--where`
+    /// counts one part; bad input names what is wrong.
+    func testCountsBySegmentAddUpToTheWholeAndRefuseWhatCannotBeSplit() throws {
+        let db = try demoStore()
+        let range = ["--from", "2026-10-01", "--to", "2026-11-20"]
+        let whole = try run(["counts", "--db", db, "--json", "--segment", "all"] + range)
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+        let days = try XCTUnwrap(try json(whole.stdout) as? [[String: Any]])
+        let byProduct = try run(["counts", "--db", db, "--json", "--segment", "all", "--by", "product", "--metric", "activePaid"] + range)
+        XCTAssertEqual(byProduct.status, 0, byProduct.stderr)
+        let split = try XCTUnwrap(try json(byProduct.stdout) as? [String: Any])
+        let periods = try XCTUnwrap(split["periods"] as? [[String: Any]])
+        XCTAssertEqual(periods.count, days.count)
+        let products = Set(periods.flatMap { ($0["values"] as? [String: Any] ?? [:]).keys })
+        XCTAssertTrue(products.isSuperset(of: ["app.monthly", "app.yearly", "app.premium.monthly"]), "\(products)")
+        for (day, period) in zip(days, periods) {
+            let sum = (period["values"] as? [String: Any] ?? [:]).values.compactMap { $0 as? Int }.reduce(0, +)
+            XCTAssertEqual(sum, day["activePaid"] as? Int, "\(day["day"] ?? "")")
+        }
+        let monthly = try run(["counts", "--db", db, "--json", "--segment", "all", "--where", "product=app.monthly"] + range)
+        XCTAssertEqual(monthly.status, 0, monthly.stderr)
+        let monthlyDays = try XCTUnwrap(try json(monthly.stdout) as? [[String: Any]])
+        XCTAssertEqual(monthlyDays.map { $0["activePaid"] as? Int },
+                       periods.map { ($0["values"] as? [String: Any])?["app.monthly"] as? Int })
+        XCTAssertTrue(monthlyDays[0]["renewalFailures"] is NSNull, "counted from notifications as they arrived: not split")
+        let text = try run(["counts", "--db", db, "--by", "offer", "--metric", "new paid subscriptions", "--period", "month"] + range)
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertTrue(text.stdout.hasPrefix("new paid subscriptions by offer"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("introductory") && text.stdout.contains("none"), text.stdout)
+        for (args, says) in [(["--where", "colour=red"], "no segment dimension colour"),
+                             (["--where", "product"], "DIMENSION=VALUE"),
+                             (["--by", "colour"], "--by takes one of"),
+                             (["--by", "product", "--metric", "renewalFailures"], "not split by segment"),
+                             (["--by", "product", "--metric", "nonsense"], "no metric nonsense"),
+                             (["--by", "product", "--where", "offer=none"], "do not go together"),
+                             (["--segment", "sandbox", "--where", "ownership=FAMILY_SHARED"], "leave nothing to count")] {
+            let refused = try run(["counts", "--db", db] + args)
+            XCTAssertEqual(refused.status, 2, "\(args): \(refused.stdout)")
+            XCTAssertTrue(refused.stderr.contains(says), "\(args): \(refused.stderr)")
+        }
+    }
 }

@@ -12,7 +12,7 @@ public enum DashboardCommandLine {
     public static let descriptions: [(usage: String, description: String)] = [
         (":subs", "list"),
         (":feed", "live"),
-        (":daily", "counts"),
+        (":daily [D=V|all]", "counts"),
         (":quarantine", ""),
         (":audit [ID]", ""),
         (":gaps", "missed"),
@@ -46,7 +46,7 @@ public enum DashboardCommandLine {
     /// Commands that take an argument, so completing them adds a space.
     static let takesArgument: Set<String> = ["theme", "tz"]
     /// Commands that may take one; the others refuse anything after their name.
-    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend", "answer", "link", "backfill"]
+    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend", "answer", "link", "backfill", "daily"]
 
     /// The command `word` names: itself, an alias, or the one command it is a unique start of.
     static func resolve(_ word: String) -> (name: String?, candidates: [String]) {
@@ -133,6 +133,22 @@ public enum DashboardCommandLine {
         case "feed":
             return DashboardReducer.switchTo(.feed, &state)
         case "daily":
+            guard !argument.isEmpty else { return DashboardReducer.switchTo(.daily, &state) }
+            if argument.lowercased() == "all" {
+                state.daily.filter = nil
+            } else {
+                do {
+                    let parsed = try SegmentFilter.parse(argument)
+                    guard let filter = parsed.filter else {
+                        DashboardReducer.flash("f switches between paid, family shared, sandbox and all", error: true, &state)
+                        return []
+                    }
+                    state.daily.filter = filter
+                } catch {
+                    DashboardReducer.flash("\(error)", error: true, &state)
+                    return []
+                }
+            }
             return DashboardReducer.switchTo(.daily, &state)
         case "quarantine":
             return DashboardReducer.switchTo(.quarantine, &state)

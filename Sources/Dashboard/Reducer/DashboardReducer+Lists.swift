@@ -88,7 +88,8 @@ extension DashboardReducer {
         case .week: from = DailyCountsReport.day(to, plus: -(11 * 7 + DailyCountsReport.weekday(to, in: zone)), in: zone)
         case .month: from = DailyCountsReport.monthStart(to, monthsBack: 11)
         }
-        return DailyRequest(from: from, to: to, zone: zone, segment: state.daily.segment, period: state.daily.period)
+        return DailyRequest(from: from, to: to, zone: zone, segment: state.daily.segment, period: state.daily.period,
+                            filter: state.daily.filter)
     }
 
     static func dailyCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
@@ -147,7 +148,7 @@ extension DashboardReducer {
         // Only the answer for the range, zone and segment now on screen.
         let current = dailyRequest(state)
         guard request.zone == current.zone, request.segment == current.segment, request.to == current.to,
-              request.period == current.period else { return }
+              request.period == current.period, request.filter == current.filter else { return }
         state.daily.request = request
         state.daily.days = days
         state.daily.loaded = true

@@ -13,7 +13,7 @@ enum DailyView {
         x = DashboardRenderer.fact(request.period == .day ? "days" : request.period == .week ? "weeks" : "months",
                                    "\(request.from) … \(request.to)", x: x, y: area.y, maxX: area.maxX, buffer: &buffer)
         x += buffer.put(" (\(zone))", x: x, y: area.y, role: .accent, maxWidth: max(0, area.maxX - x)) + 3
-        x = DashboardRenderer.fact("segment", daily.segment.rawValue, x: x, y: area.y, maxX: area.maxX, buffer: &buffer) + 3
+        x = DashboardRenderer.fact("segment", request.segmentLabel, x: x, y: area.y, maxX: area.maxX, buffer: &buffer) + 3
         // What TOTAL adds up, and which days the columns show when not all fit.
         let shown = visibleDays(daily, width: state.width)
         let unit = "\(request.period.rawValue)\(daily.days.count == 1 ? "" : "s")"
@@ -122,7 +122,7 @@ enum DailyView {
         let zone = ZonedTime.label(for: request.zone)
         let period = request.period.rawValue
         let what = metric.isEndOfDayLevel ? "at the end of each \(period)" : metric.isRate ? "each \(period)" : "per \(period)"
-        buffer.put("\(metric.label) \(what), \(request.from) … \(request.to) \(zone), \(daily.segment.rawValue)",
+        buffer.put("\(metric.label) \(what), \(request.from) … \(request.to) \(zone), \(request.segmentLabel)",
                    x: area.x, y: area.y, role: .title, maxWidth: area.width)
         // What the selected metric counts, so a number on screen is never a guess.
         buffer.put(metric.definition, x: area.x, y: area.y + 1, role: .dim, maxWidth: area.width)

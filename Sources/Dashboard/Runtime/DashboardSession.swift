@@ -157,7 +157,7 @@ public final class DashboardSession {
                 if !store.isReadOnly, try store.pendingMetricsCount() > 0 { try store.catchUpMetrics() }
                 let days = try DailyCountsReport.compute(store: store, from: request.from, to: request.to,
                                                          timeZone: request.zone, segments: request.segment.segments,
-                                                         period: request.period, rates: exchangeRates)
+                                                         period: request.period, rates: exchangeRates, filter: request.filter)
                 return [.dailyLoaded(request, days)]
             case .loadQuarantine:
                 return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit))]

@@ -134,14 +134,21 @@ public struct DailyRequest: Equatable, Sendable {
     public var zone: TimeZone
     public var segment: DailySegment
     public var period: CountPeriod
+    /// Only this product, group, storefront or offer type (`:daily product=ID`).
+    public var filter: SegmentFilter?
 
-    public init(from: String, to: String, zone: TimeZone, segment: DailySegment, period: CountPeriod = .day) {
+    public init(from: String, to: String, zone: TimeZone, segment: DailySegment, period: CountPeriod = .day,
+                filter: SegmentFilter? = nil) {
         self.from = from
         self.to = to
         self.zone = zone
         self.segment = segment
         self.period = period
+        self.filter = filter
     }
+
+    /// The segment as the header and the chart name it: `paid`, `paid, product=app.monthly`.
+    public var segmentLabel: String { segment.rawValue + (filter.map { ", \($0)" } ?? "") }
 }
 
 /// The daily counts screen: metrics by day, and a chart of the selected metric.
@@ -150,6 +157,8 @@ public struct DailyState: Sendable {
     /// Days the range ends before today: 0 ends today, 7 a week ago.
     public var endOffset = 0
     public var segment: DailySegment = .paid
+    /// Only this product, group, storefront or offer type.
+    public var filter: SegmentFilter?
     /// Days, weeks from Monday, or months per column.
     public var period: CountPeriod = .day
     /// Index into `Metric.allCases`.

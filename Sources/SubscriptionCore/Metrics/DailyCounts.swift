@@ -87,7 +87,7 @@ public enum Metric: String, CaseIterable, Sendable {
         case .setToCancel:
             return "active paid with auto-renew turned off at the end of the period (from DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying auto-renew is off, until it is turned on, bought again, or the access ends)"
         case .setToRenew:
-            return "active paid neither set to cancel nor in the grace period (a billing issue) at the end of the period"
+            return "active paid not set to cancel at the end of the period (a subscription in the grace period or billing retry is not active paid: its paid period has ended; see in grace, in billing retry)"
         case .expiredVoluntary:
             return "churned because the customer turned auto-renew off (EXPIRED/VOLUNTARY, expiration intent 1, or auto-renew off at the end)"
         case .expiredBillingRetry:
@@ -156,6 +156,10 @@ public enum Metric: String, CaseIterable, Sendable {
     /// Whether it is derived from the transactions (the rest count notifications).
     public var isFromTransactions: Bool { self < .inGracePeriod }
 
+    /// Whether a report by product, group, storefront or offer has it: every metric but
+    /// those counted from notifications as they arrived.
+    public var isSplitBySegment: Bool { notificationKeys.isEmpty }
+
     static func < (a: Metric, b: Metric) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
@@ -186,6 +190,9 @@ public struct DayCounts: Equatable, Sendable {
     public var money: [Metric: Double] = [:]
     /// The reporting currency.
     public var currency: String?
+    /// The part of the counts this is of, when a report is by segment: the metrics counted
+    /// from notifications as they arrived are not split by segment and have no value then.
+    public var filter: SegmentFilter?
 
     public init(day: String, start: Millis, values: [Metric: Int]) {
         self.day = day
@@ -194,6 +201,9 @@ public struct DayCounts: Equatable, Sendable {
     }
 
     public subscript(_ m: Metric) -> Int { values[m] ?? 0 }
+
+    /// Whether `m` has a value here (see `filter`).
+    public func has(_ m: Metric) -> Bool { filter == nil || m.isSplitBySegment }
 
     /// A number for charts: a count, a rate, or an amount of money.
     public func value(_ m: Metric) -> Double {
@@ -206,7 +216,9 @@ public struct DayCounts: Equatable, Sendable {
     /// characters (`9.99`, `150`, `1.2k`, `35k`, `1.4M`); `-` when undefined.
     public func text(_ m: Metric) -> String {
         if m.isMoney {
-            guard let v = money[m] else { return "-" }
+            // In cents first, as JSON gives it, so the screen and `counts --json` round alike.
+            guard let exact = money[m] else { return "-" }
+            let v = (exact * 100).rounded() / 100
             let a = abs(v)
             if a < 0.005 { return "0" }
             switch a {
@@ -217,6 +229,7 @@ public struct DayCounts: Equatable, Sendable {
             default: return String(format: "%.1fM", v / 1_000_000)
             }
         }
+        guard has(m) else { return "-" }
         guard m.isRate else { return String(self[m]) }
         guard let rate = rates[m] else { return "-" }
         let percent = rate * 100
@@ -281,6 +294,8 @@ public struct DayCounts: Equatable, Sendable {
                 o[m.rawValue + "ByCurrency"] = moneyByCurrency.mapValues { Double($0[m] ?? 0) / 1000 }
             } else if m.isRate {
                 o[m.rawValue] = rates[m].map { (($0 * 10_000).rounded() / 10_000) as Any } ?? NSNull()
+            } else if !has(m) {
+                o[m.rawValue] = NSNull()
             } else {
                 o[m.rawValue] = self[m]
             }
@@ -291,14 +306,21 @@ public struct DayCounts: Equatable, Sendable {
 
 /// Daily counts over a range of days, computed from the store.
 public enum DailyCountsReport {
-    /// Days `from`...`to` (inclusive, `yyyy-MM-dd`) in `timeZone`, for the given segments,
-    /// by day or gathered into weeks (from Monday) or months.
+    /// Days `from`...`to` (inclusive, `yyyy-MM-dd`) in `timeZone`, for the given segments
+    /// (and only `filter`'s product, group, storefront or offer, when given), by day or
+    /// gathered into weeks (from Monday) or months. A report by segment first brings the
+    /// by-segment aggregates up to date when it may write.
     public static func compute(store: Store, from: String, to: String, timeZone: TimeZone,
                                segments: Set<CountSegment> = [.paid], period: CountPeriod = .day,
-                               rates: ExchangeRates? = nil) throws -> [DayCounts] {
+                               rates: ExchangeRates? = nil, filter: SegmentFilter? = nil) throws -> [DayCounts] {
         let days = try dayStarts(from: from, to: to, timeZone: timeZone)
         guard let first = days.first, let end = days.last?.end else { return [] }
-        var counts = days.map { DayCounts(day: $0.day, start: $0.start, values: [:]) }
+        if filter != nil && !store.isReadOnly { try store.catchUpSegments() }
+        var counts = days.map { day in
+            var d = DayCounts(day: day.day, start: day.start, values: [:])
+            d.filter = filter
+            return d
+        }
         let starts = days.map(\.start)
         func dayIndex(_ t: Millis) -> Int? {
             // Binary search: the last day starting at or before t.
@@ -314,21 +336,22 @@ public enum DailyCountsReport {
         var metricsByKey: [String: [Metric]] = [:]
         for m in Metric.allCases { for k in m.notificationKeys { metricsByKey["n:" + k, default: []].append(m) } }
         typealias P = MetricContributions.PeriodKey
-        let levelKeys: [P] = [.trialStart, .trialEnd, .graceLevel, .retryLevel, .newPaid, .reactivation, .recovery, .churn, .autoRenewOffLevel]
+        let levelKeys: [P] = [.trialStart, .trialEnd, .graceLevel, .retryLevel, .newPaid, .reactivation, .recovery, .churn, .autoRenewOffLevel,
+                              .paidShift]
         // Levels at the range's start: every change before it.
         var level: [P: Int] = [:]
-        for row in try store.metricTotals(before: first.start, keys: levelKeys.map(\.name)) where segments.contains(row.segment) {
+        for row in try store.metricTotals(before: first.start, keys: levelKeys.map(\.name), filter: filter) where segments.contains(row.segment) {
             if let key = levelKeys.first(where: { $0.name == row.key }) { level[key, default: 0] += row.total }
         }
         var deltas = Array(repeating: [P: Int](), count: days.count)
         var metricsByPeriodKey: [P: [Metric]] = [:]
         for m in Metric.allCases { if let k = m.periodKey { metricsByPeriodKey[k, default: []].append(m) } }
         // What each key adds to: the metrics a notification key counts, or a period key.
-        let notificationKeys = Array(metricsByKey.keys).sorted()
+        let notificationKeys = filter == nil ? Array(metricsByKey.keys).sorted() : []
         let keys = notificationKeys + P.allCases.map(\.name)
         let targets: [(metrics: [Metric], period: P?)] = notificationKeys.map { (metricsByKey[$0]!, nil) }
             + P.allCases.map { (metricsByPeriodKey[$0] ?? [], $0) }
-        try store.forEachMetricBucket(keys: keys, from: first.start, to: end, segments: segments) { k, bucket, count in
+        try store.forEachMetricBucket(keys: keys, from: first.start, to: end, segments: segments, filter: filter) { k, bucket, count in
             guard let i = dayIndex(bucket) else { return }
             let target = targets[k]
             for m in target.metrics { counts[i].values[m, default: 0] += count }
@@ -342,13 +365,13 @@ public enum DailyCountsReport {
         let mrrKeys = currencies.map { MetricContributions.AmountKind.mrr.name($0) }
         let revenueKeys = currencies.map { MetricContributions.AmountKind.revenue.name($0) }
         var mrrLevel: [String: Int64] = [:]
-        for row in try store.metricTotals(before: first.start, keys: mrrKeys) where segments.contains(row.segment) {
+        for row in try store.metricTotals(before: first.start, keys: mrrKeys, filter: filter) where segments.contains(row.segment) {
             if let code = row.key.split(separator: ":").last { mrrLevel[String(code), default: 0] += Int64(row.total) }
         }
         var mrrDeltas = Array(repeating: [String: Int64](), count: days.count)
         // The currencies this report holds money in (these segments, this range).
         var reportCurrencies = Set(mrrLevel.filter { $0.value != 0 }.keys)
-        try store.forEachMetricBucket(keys: mrrKeys + revenueKeys, from: first.start, to: end, segments: segments) { k, bucket, amount in
+        try store.forEachMetricBucket(keys: mrrKeys + revenueKeys, from: first.start, to: end, segments: segments, filter: filter) { k, bucket, amount in
             guard let i = dayIndex(bucket) else { return }
             let code = currencies[k % max(1, currencies.count)]
             if amount != 0 { reportCurrencies.insert(code) }
@@ -360,7 +383,7 @@ public enum DailyCountsReport {
         }
         let reportCodes = reportCurrencies.sorted()
         func activePaid() -> Int {
-            (level[.newPaid] ?? 0) + (level[.reactivation] ?? 0) + (level[.recovery] ?? 0) - (level[.churn] ?? 0)
+            (level[.newPaid] ?? 0) + (level[.reactivation] ?? 0) + (level[.recovery] ?? 0) - (level[.churn] ?? 0) + (level[.paidShift] ?? 0)
         }
         for i in days.indices {
             counts[i].activePaidAtStart = max(0, activePaid())
@@ -374,7 +397,7 @@ public enum DailyCountsReport {
             counts[i].values[.inBillingRetry] = max(0, level[.retryLevel] ?? 0)
             let cancelling = min(paid, max(0, level[.autoRenewOffLevel] ?? 0))
             counts[i].values[.setToCancel] = cancelling
-            counts[i].values[.setToRenew] = max(0, paid - cancelling - (counts[i].values[.inGracePeriod] ?? 0))
+            counts[i].values[.setToRenew] = paid - cancelling
             for (code, delta) in mrrDeltas[i] { mrrLevel[code, default: 0] += delta }
             for (code, amount) in mrrLevel where amount != 0 || counts[i].moneyByCurrency[code] != nil {
                 counts[i].moneyByCurrency[code, default: [:]][.mrr] = amount

@@ -1,7 +1,8 @@
 import Foundation
 
 /// One subscription's share of the daily counts' running levels and period events,
-/// keyed by hour bucket, metric key and segment.
+/// keyed by hour bucket, metric key, segment and variant (which of the subscription's
+/// products, storefronts and offers the entry is of, for reports by segment).
 ///
 /// Computed from the whole stored history (a pure function, like the state), stored with
 /// the subscription, and applied to the store's aggregates as a difference from the
@@ -12,7 +13,39 @@ public struct MetricContributions: Equatable, Sendable {
         public var bucket: Millis
         public var key: PeriodKey
         public var segment: CountSegment
+        /// Index into `attributes`.
+        public var variant: UInt8 = 0
     }
+
+    /// What a report by segment splits on, besides the environment and ownership that
+    /// `CountSegment` already keeps apart: the transaction's product, subscription group,
+    /// storefront and offer type.
+    public struct Attributes: Hashable, Sendable {
+        public var values: [String]
+
+        public init(_ t: TransactionRecord) {
+            let offer: String
+            switch t.offerType {
+            case nil: offer = "none"
+            case 1: offer = t.isFreeTrial ? "free_trial" : "introductory"
+            case 2: offer = "promotional"
+            case 3: offer = "offer_code"
+            case 4: offer = "win_back"
+            case let other?: offer = "type_\(other)"
+            }
+            values = [t.productId, t.subscriptionGroupIdentifier ?? "unknown", t.storefront ?? "unknown", offer]
+        }
+
+        init(values: [String]) { self.values = values }
+
+        public subscript(_ d: SegmentDimension) -> String {
+            let i = SegmentDimension.allCases.firstIndex(of: d)!
+            return i < values.count ? values[i] : "unknown"
+        }
+    }
+
+    /// The distinct attributes of the subscription's transactions, which entries name by index.
+    public var attributes: [Attributes] = []
 
     /// Period metrics; their raw values are stored, so never renumber them.
     public enum PeriodKey: UInt8, CaseIterable, Sendable {
@@ -31,6 +64,10 @@ public struct MetricContributions: Equatable, Sendable {
         case churnVoluntary, churnBilling, churnPriceIncrease, churnNotForSale, churnOther
         /// Auto-renew turned off during paid access (once until turned on again), and on again.
         case autoRenewDisabled, autoRenewEnabled
+        /// A run of paid access moving to another product, storefront or offer (-1 from the
+        /// old variant, +1 to the new, at the renewal): levels by segment follow it, and the
+        /// whole store's sum is 0.
+        case paidShift
 
         public var name: String {
             switch self {
@@ -57,6 +94,7 @@ public struct MetricContributions: Equatable, Sendable {
             case .churnOther: return "p:churn_other"
             case .autoRenewDisabled: return "p:auto_renew_disabled"
             case .autoRenewEnabled: return "p:auto_renew_enabled"
+            case .paidShift: return "p:paid_shift"
             }
         }
     }
@@ -79,13 +117,15 @@ public struct MetricContributions: Equatable, Sendable {
         /// ISO 4217, three upper-case letters.
         public var currency: String
         public var segment: CountSegment
+        public var variant: UInt8 = 0
     }
 
     public var amounts: [AmountKey: Int64] = [:]
 
-    public init(counts: [Key: Int] = [:], amounts: [AmountKey: Int64] = [:]) {
+    public init(counts: [Key: Int] = [:], amounts: [AmountKey: Int64] = [:], attributes: [Attributes] = []) {
         self.counts = counts
         self.amounts = amounts
+        self.attributes = attributes
     }
 
     /// A price per month: weekly, monthly, two-, three-, six-monthly and yearly periods as
@@ -124,30 +164,41 @@ public struct MetricContributions: Equatable, Sendable {
     public static func of(transactions: [TransactionRecord], events: [NotificationEvent],
                           renewal: RenewalRecord? = nil) -> MetricContributions {
         var c = MetricContributions()
-        func money(_ t: Millis, _ kind: AmountKind, _ currency: String, _ segment: CountSegment, _ amount: Int64) {
-            let k = AmountKey(bucket: bucket(t), kind: kind, currency: currency, segment: segment)
-            let v = (c.amounts[k] ?? 0) + amount
-            c.amounts[k] = v == 0 ? nil : v
+        var variants: [Attributes: UInt8] = [:]
+        func variant(_ t: TransactionRecord) -> UInt8 {
+            let a = Attributes(t)
+            if let v = variants[a] { return v }
+            guard c.attributes.count < 255 else { return 254 }
+            let v = UInt8(c.attributes.count)
+            c.attributes.append(a)
+            variants[a] = v
+            return v
         }
-        func add(_ t: Millis, _ key: PeriodKey, _ segment: CountSegment, _ n: Int = 1) {
-            let k = Key(bucket: bucket(t), key: key, segment: segment)
-            let v = (c.counts[k] ?? 0) + n
-            c.counts[k] = v == 0 ? nil : v
+        func money(_ t: Millis, _ kind: AmountKind, _ currency: String, _ segment: CountSegment, _ v: UInt8, _ amount: Int64) {
+            let k = AmountKey(bucket: bucket(t), kind: kind, currency: currency, segment: segment, variant: v)
+            let sum = (c.amounts[k] ?? 0) + amount
+            c.amounts[k] = sum == 0 ? nil : sum
+        }
+        func add(_ t: Millis, _ key: PeriodKey, _ segment: CountSegment, _ v: UInt8, _ n: Int = 1) {
+            let k = Key(bucket: bucket(t), key: key, segment: segment, variant: v)
+            let sum = (c.counts[k] ?? 0) + n
+            c.counts[k] = sum == 0 ? nil : sum
         }
         let ordered = transactions.sorted(by: StateDerivation.purchaseOrder)
         let superseded = StateDerivation.supersededByUpgrade(ordered)
         var previous: TransactionRecord?
         // The paid periods that count (not refunded), each with where it ends.
-        var paid: [(t: TransactionRecord, ends: Millis, segment: CountSegment)] = []
+        var paid: [(t: TransactionRecord, ends: Millis, segment: CountSegment, variant: UInt8)] = []
         for (index, t) in ordered.enumerated() {
             defer { previous = t }
             let segment = segment(environment: t.environment.rawValue, ownership: t.ownershipType)
+            let v = variant(t)
             if !t.isFreeTrial {
-                add(t.purchaseDate, .paidTransaction, segment)
-                if let revoked = t.revocationDate, t.ownershipType != "FAMILY_SHARED" { add(revoked, .refund, segment) }
+                add(t.purchaseDate, .paidTransaction, segment, v)
+                if let revoked = t.revocationDate, t.ownershipType != "FAMILY_SHARED" { add(revoked, .refund, segment, v) }
                 if let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency) {
-                    money(t.purchaseDate, .revenue, currency, segment, price)
-                    if let revoked = t.revocationDate { money(revoked, .revenue, currency, segment, -price) }
+                    money(t.purchaseDate, .revenue, currency, segment, v, price)
+                    if let revoked = t.revocationDate { money(revoked, .revenue, currency, segment, v, -price) }
                 }
             }
             // A refunded or revoked transaction is as if never bought.
@@ -155,18 +206,19 @@ public struct MetricContributions: Equatable, Sendable {
             if superseded.contains(t.transactionId), let next = ordered[(index + 1)...].first(where: { !$0.isRevoked }) {
                 ends = min(ends, next.purchaseDate)
             }
-            add(t.purchaseDate, t.isFreeTrial ? .trialStart : .start, segment)
-            add(ends, t.isFreeTrial ? .trialEnd : .end, segment)
+            add(t.purchaseDate, t.isFreeTrial ? .trialStart : .start, segment, v)
+            add(ends, t.isFreeTrial ? .trialEnd : .end, segment, v)
             if !t.isFreeTrial, let p = previous, p.isFreeTrial, !p.isRevoked, (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
-                add(t.purchaseDate, .conversion, segment)
-                add(p.purchaseDate, .trialConvertedByStart, segment)
+                add(t.purchaseDate, .conversion, segment, v)
+                // The cohort is the trial's: its product, storefront and offer.
+                add(p.purchaseDate, .trialConvertedByStart, segment, variant(p))
             }
             if !t.isFreeTrial {
-                paid.append((t, ends, segment))
+                paid.append((t, ends, segment, v))
                 if let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency), let expires = t.expiresDate {
                     let perMonth = monthly(price: price, periodMs: expires - t.purchaseDate)
-                    money(t.purchaseDate, .mrr, currency, segment, perMonth)
-                    money(ends, .mrr, currency, segment, -perMonth)
+                    money(t.purchaseDate, .mrr, currency, segment, v, perMonth)
+                    money(ends, .mrr, currency, segment, v, -perMonth)
                 }
             }
         }
@@ -176,26 +228,32 @@ public struct MetricContributions: Equatable, Sendable {
         // ends in churn. Periods inside a run are renewals. The active paid level is the runs
         // begun less the runs ended, so it moves by exactly new + reactivations + recoveries
         // - churn, and a subscription renewed a little early still counts once.
-        var run: (starts: Millis, ends: Millis, segment: CountSegment)?
-        var runs: [(starts: Millis, ends: Millis, segment: CountSegment)] = []
+        // A run is of its latest period's segment and attributes.
+        typealias Run = (starts: Millis, ends: Millis, segment: CountSegment, variant: UInt8)
+        var run: Run?
+        var runs: [Run] = []
         for period in paid.sorted(by: { $0.t.purchaseDate < $1.t.purchaseDate }) {
             let start = period.t.purchaseDate
             if let current = run, start <= current.ends + contiguity {
-                add(start, .renewal, period.segment)
-                run = (current.starts, max(current.ends, period.ends), period.segment)
+                add(start, .renewal, period.segment, period.variant)
+                if (current.segment, current.variant) != (period.segment, period.variant) {
+                    add(start, .paidShift, current.segment, current.variant, -1)
+                    add(start, .paidShift, period.segment, period.variant)
+                }
+                run = (current.starts, max(current.ends, period.ends), period.segment, period.variant)
                 continue
             }
             if let ended = run {
-                add(ended.ends, .churn, ended.segment)
+                add(ended.ends, .churn, ended.segment, ended.variant)
                 runs.append(ended)
-                add(start, period.t.transactionReason == "RENEWAL" ? .recovery : .reactivation, period.segment)
+                add(start, period.t.transactionReason == "RENEWAL" ? .recovery : .reactivation, period.segment, period.variant)
             } else {
-                add(start, .newPaid, period.segment)
+                add(start, .newPaid, period.segment, period.variant)
             }
-            run = (start, period.ends, period.segment)
+            run = (start, period.ends, period.segment, period.variant)
         }
         if let ended = run {
-            add(ended.ends, .churn, ended.segment)
+            add(ended.ends, .churn, ended.segment, ended.variant)
             runs.append(ended)
         }
         let chronological = events.sorted(by: NotificationEvent.chronological)
@@ -207,8 +265,8 @@ public struct MetricContributions: Equatable, Sendable {
         var offAtEnd = Set<Int>()
         func turnOff(_ t: Millis) {
             guard off == nil, let index = runs.firstIndex(where: { $0.starts <= t && t < $0.ends }) else { return }
-            add(t, .autoRenewOffLevel, runs[index].segment)
-            add(t, .autoRenewDisabled, runs[index].segment)
+            add(t, .autoRenewOffLevel, runs[index].segment, runs[index].variant)
+            add(t, .autoRenewDisabled, runs[index].segment, runs[index].variant)
             off = (index, t)
         }
         func turnOn(_ t: Millis, enabled: Bool) {
@@ -216,9 +274,9 @@ public struct MetricContributions: Equatable, Sendable {
             if t >= runs[o.run].ends {
                 offAtEnd.insert(o.run)
             } else if enabled {
-                add(t, .autoRenewEnabled, runs[o.run].segment)
+                add(t, .autoRenewEnabled, runs[o.run].segment, runs[o.run].variant)
             }
-            add(min(t, runs[o.run].ends), .autoRenewOffLevel, runs[o.run].segment, -1)
+            add(min(t, runs[o.run].ends), .autoRenewOffLevel, runs[o.run].segment, runs[o.run].variant, -1)
             off = nil
         }
         var lastChange: Millis?
@@ -268,11 +326,12 @@ public struct MetricContributions: Equatable, Sendable {
                     reason = .churnBilling
                 }
             }
-            add(ended.ends, reason ?? .churnOther, ended.segment)
+            add(ended.ends, reason ?? .churnOther, ended.segment, ended.variant)
         }
         // Grace and billing retry as levels: +1 on entering a phase, -1 on leaving it.
         let current = ordered.last
         let segment = segment(environment: current?.environment.rawValue ?? "Production", ownership: current?.ownershipType ?? "PURCHASED")
+        let currentVariant = current.map(variant) ?? 0
         var phase: PeriodKey?
         for e in chronological {
             let next: PeriodKey?
@@ -286,8 +345,8 @@ public struct MetricContributions: Equatable, Sendable {
                 continue
             }
             guard next != phase else { continue }
-            if let p = phase { add(e.signedDate, p, segment, -1) }
-            if let n = next { add(e.signedDate, n, segment) }
+            if let p = phase { add(e.signedDate, p, segment, currentVariant, -1) }
+            if let n = next { add(e.signedDate, n, segment, currentVariant) }
             phase = next
         }
         return c
@@ -297,34 +356,69 @@ public struct MetricContributions: Equatable, Sendable {
         code.utf8.count == 3 && code.utf8.allSatisfy { $0 >= 65 && $0 <= 90 }
     }
 
-    /// The money to add to the aggregates to go from `old` to `self`.
+    /// The money to add to the aggregates to go from `old` to `self` (every variant as one).
     public func amountDifference(from old: MetricContributions) -> [AmountKey: Int64] {
-        var diff = amounts
-        for (k, v) in old.amounts {
-            let d = (diff[k] ?? 0) - v
-            diff[k] = d == 0 ? nil : d
-        }
-        return diff
+        var diff: [AmountKey: Int64] = [:]
+        for (k, v) in amounts { diff[AmountKey(bucket: k.bucket, kind: k.kind, currency: k.currency, segment: k.segment), default: 0] += v }
+        for (k, v) in old.amounts { diff[AmountKey(bucket: k.bucket, kind: k.kind, currency: k.currency, segment: k.segment), default: 0] -= v }
+        return diff.filter { $0.value != 0 }
     }
 
-    /// What must be added to the aggregates to go from `old` to `self`.
+    /// What must be added to the aggregates to go from `old` to `self` (every variant as one).
     public func difference(from old: MetricContributions) -> [Key: Int] {
-        var diff = counts
-        for (k, v) in old.counts {
-            let d = (diff[k] ?? 0) - v
-            diff[k] = d == 0 ? nil : d
+        var diff: [Key: Int] = [:]
+        for (k, v) in counts { diff[Key(bucket: k.bucket, key: k.key, segment: k.segment), default: 0] += v }
+        for (k, v) in old.counts { diff[Key(bucket: k.bucket, key: k.key, segment: k.segment), default: 0] -= v }
+        return diff.filter { $0.value != 0 }
+    }
+
+    /// An aggregate of a report by segment: one value of one dimension.
+    public struct DimensionKey: Hashable, Sendable {
+        public var dimension: SegmentDimension
+        public var value: String
+        /// The aggregate key: `p:...` or `a:mrr:USD`.
+        public var key: String
+        public var segment: CountSegment
+        public var bucket: Millis
+    }
+
+    /// What must be added to the by-segment aggregates to go from `old` to `self`: every
+    /// entry once under each dimension, with its variant's value.
+    public func dimensionDifference(from old: MetricContributions) -> [DimensionKey: Int] {
+        var diff: [DimensionKey: Int] = [:]
+        func spread(_ share: MetricContributions, _ sign: Int) {
+            func value(_ variant: UInt8, _ d: SegmentDimension) -> String {
+                Int(variant) < share.attributes.count ? share.attributes[Int(variant)][d] : "unknown"
+            }
+            for (k, v) in share.counts {
+                for d in SegmentDimension.allCases {
+                    diff[DimensionKey(dimension: d, value: value(k.variant, d), key: k.key.name, segment: k.segment, bucket: k.bucket),
+                         default: 0] += sign * v
+                }
+            }
+            for (k, v) in share.amounts {
+                for d in SegmentDimension.allCases {
+                    diff[DimensionKey(dimension: d, value: value(k.variant, d), key: k.kind.name(k.currency), segment: k.segment,
+                                      bucket: k.bucket), default: 0] += sign * Int(v)
+                }
+            }
         }
-        return diff
+        spread(self, 1)
+        spread(old, -1)
+        return diff.filter { $0.value != 0 }
     }
 
     // MARK: Stored form
     //
-    // Format 2: the number of count entries, then varint-packed (bucket delta, key,
-    // segment, count) entries, then (bucket delta, kind, currency, segment, amount) ones.
-    // Format 1 (before money) has the count entries only.
+    // Format 3: the number of count entries, then varint-packed (bucket delta, key,
+    // segment, variant, count) entries, the number of amount entries, then (bucket delta,
+    // kind, currency, segment, variant, amount) ones, then the attributes: their number,
+    // and for each its values, a count then length-prefixed UTF-8 strings.
+    // Format 2 has no variants and no attributes; format 1 (before money) has the count
+    // entries only.
 
     public func encoded() -> Data {
-        var out: [UInt8] = [2]
+        var out: [UInt8] = [3]
         CompactBody.appendVarint(&out, UInt64(counts.count))
         var last: Millis = 0
         for (k, v) in counts.sorted(by: { ($0.key.bucket, $0.key.key.rawValue, $0.key.segment.rawValue) < ($1.key.bucket, $1.key.key.rawValue, $1.key.segment.rawValue) }) {
@@ -332,8 +426,10 @@ public struct MetricContributions: Equatable, Sendable {
             last = k.bucket
             out.append(k.key.rawValue)
             out.append(UInt8(CountSegment.allCases.firstIndex(of: k.segment)!))
+            out.append(k.variant)
             CompactBody.appendVarint(&out, zigzag(Int64(v)))
         }
+        CompactBody.appendVarint(&out, UInt64(amounts.count))
         last = 0
         for (k, v) in amounts.sorted(by: { ($0.key.bucket, $0.key.kind.rawValue, $0.key.currency) < ($1.key.bucket, $1.key.kind.rawValue, $1.key.currency) }) {
             CompactBody.appendVarint(&out, zigzag((k.bucket - last) / MetricContributions.bucketMs))
@@ -341,14 +437,25 @@ public struct MetricContributions: Equatable, Sendable {
             out.append(k.kind.rawValue)
             out += Array(k.currency.utf8)
             out.append(UInt8(CountSegment.allCases.firstIndex(of: k.segment)!))
+            out.append(k.variant)
             CompactBody.appendVarint(&out, zigzag(v))
+        }
+        CompactBody.appendVarint(&out, UInt64(attributes.count))
+        for a in attributes {
+            CompactBody.appendVarint(&out, UInt64(a.values.count))
+            for value in a.values {
+                let bytes = Array(value.utf8)
+                CompactBody.appendVarint(&out, UInt64(bytes.count))
+                out += bytes
+            }
         }
         return Data(out)
     }
 
     public init(encoded data: Data) {
         let b = [UInt8](data)
-        guard let format = b.first, format == 1 || format == 2 else { return }
+        guard let format = b.first, (1...3).contains(format) else { return }
+        let variants = format >= 3
         var i = 1
         func varint() -> UInt64? {
             var v: UInt64 = 0, shift: UInt64 = 0
@@ -361,29 +468,50 @@ public struct MetricContributions: Equatable, Sendable {
             return nil
         }
         var remaining = Int.max
-        if format == 2 {
+        if format >= 2 {
             guard let n = varint() else { return }
             remaining = Int(clamping: n)
         }
         var last: Millis = 0
         while i < b.count && remaining > 0 {
-            guard let delta = varint(), i + 2 <= b.count else { return }
-            let keyRaw = b[i], segmentIndex = Int(b[i + 1])
-            i += 2
+            let width = variants ? 3 : 2
+            guard let delta = varint(), i + width <= b.count else { return }
+            let keyRaw = b[i], segmentIndex = Int(b[i + 1]), variant = variants ? b[i + 2] : 0
+            i += width
             guard let count = varint(), let key = PeriodKey(rawValue: keyRaw), segmentIndex < CountSegment.allCases.count else { return }
             last += unzigzag(delta) * MetricContributions.bucketMs
-            counts[Key(bucket: last, key: key, segment: CountSegment.allCases[segmentIndex])] = Int(unzigzag(count))
+            counts[Key(bucket: last, key: key, segment: CountSegment.allCases[segmentIndex], variant: variant)] = Int(unzigzag(count))
             remaining -= 1
         }
+        guard format >= 2 else { return }
+        remaining = Int.max
+        if variants {
+            guard let n = varint() else { return }
+            remaining = Int(clamping: n)
+        }
         last = 0
-        while format == 2 && i < b.count {
-            guard let delta = varint(), i + 5 <= b.count, let kind = AmountKind(rawValue: b[i]) else { return }
+        while i < b.count && remaining > 0 {
+            let width = variants ? 6 : 5
+            guard let delta = varint(), i + width <= b.count, let kind = AmountKind(rawValue: b[i]) else { return }
             let currency = String(decoding: b[(i + 1)...(i + 3)], as: UTF8.self)
-            let segmentIndex = Int(b[i + 4])
-            i += 5
+            let segmentIndex = Int(b[i + 4]), variant = variants ? b[i + 5] : 0
+            i += width
             guard let amount = varint(), segmentIndex < CountSegment.allCases.count else { return }
             last += unzigzag(delta) * MetricContributions.bucketMs
-            amounts[AmountKey(bucket: last, kind: kind, currency: currency, segment: CountSegment.allCases[segmentIndex])] = unzigzag(amount)
+            amounts[AmountKey(bucket: last, kind: kind, currency: currency, segment: CountSegment.allCases[segmentIndex],
+                              variant: variant)] = unzigzag(amount)
+            remaining -= 1
+        }
+        guard variants, let n = varint() else { return }
+        for _ in 0..<min(n, 255) {
+            guard let m = varint() else { return }
+            var values: [String] = []
+            for _ in 0..<min(m, 16) {
+                guard let length = varint(), length <= UInt64(b.count - i) else { return }
+                values.append(String(decoding: b[i..<(i + Int(length))], as: UTF8.self))
+                i += Int(length)
+            }
+            attributes.append(Attributes(values: values))
         }
     }
 

@@ -419,6 +419,23 @@ enum Migrations {
         -- Churn by reason and auto-renew turned off and on now come from each share too.
         INSERT OR IGNORE INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
         """),
+        (15, """
+        -- The counts by product, subscription group, storefront and offer type: every
+        -- aggregate once per dimension, with its value. Kept up by Store.catchUpSegments
+        -- from the subscriptions noted pending (with the share the aggregates last took),
+        -- when a report by segment asks.
+        CREATE TABLE metric_segments (
+            dimension TEXT NOT NULL,
+            value TEXT NOT NULL,
+            key TEXT NOT NULL,
+            segment TEXT NOT NULL,
+            bucket INTEGER NOT NULL,
+            delta INTEGER NOT NULL,
+            PRIMARY KEY (dimension, value, key, segment, bucket)
+        ) WITHOUT ROWID;
+        CREATE TABLE metric_segments_pending (original_transaction_id TEXT PRIMARY KEY, applied BLOB) WITHOUT ROWID;
+        INSERT INTO metric_segments_pending SELECT original_transaction_id, NULL FROM subscriptions;
+        """),
     ]
 
     /// What search matches in, for a subscription `s` and its subscriber `b` (SQL names):

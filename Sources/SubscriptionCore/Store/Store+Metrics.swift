@@ -1,3 +1,5 @@
+import Foundation
+
 /// An aggregate row of the daily counts: an hour bucket, a key (`n:TYPE/SUBTYPE` for
 /// notifications, `p:...` for periods and levels) and a segment.
 public struct MetricsBucket: Equatable, Sendable {
@@ -10,6 +12,50 @@ public struct MetricsBucket: Equatable, Sendable {
 /// Subscriptions counted apart: paid Production ones, family-shared access, and sandbox.
 public enum CountSegment: String, CaseIterable, Sendable {
     case paid, familyShared = "family_shared", sandbox
+}
+
+/// What a report can be split by beyond `CountSegment`: each transaction's product,
+/// subscription group, storefront and offer type (`none`, `free_trial`, `introductory`,
+/// `promotional`, `offer_code`, `win_back`).
+public enum SegmentDimension: String, CaseIterable, Sendable {
+    case product, group, storefront, offer
+}
+
+/// One value of one dimension: the part of the counts a report by segment reads.
+public struct SegmentFilter: Equatable, Sendable, CustomStringConvertible {
+    public var dimension: SegmentDimension
+    public var value: String
+
+    public init(dimension: SegmentDimension, value: String) {
+        self.dimension = dimension
+        self.value = value
+    }
+
+    public var description: String { "\(dimension.rawValue)=\(value)" }
+
+    /// Reads `DIMENSION=VALUE`: a product, group, storefront or offer type gives a filter;
+    /// `environment=Production|Sandbox` and `ownership=PURCHASED|FAMILY_SHARED` give the
+    /// `CountSegment`s they are.
+    public static func parse(_ text: String) throws -> (filter: SegmentFilter?, segments: Set<CountSegment>?) {
+        let parts = text.split(separator: "=", maxSplits: 1).map { String($0).trimmingCharacters(in: .whitespaces) }
+        let names = (SegmentDimension.allCases.map(\.rawValue) + ["environment", "ownership"]).joined(separator: ", ")
+        guard parts.count == 2, !parts[1].isEmpty else {
+            throw ConfigurationError("a segment is DIMENSION=VALUE (\(names)), not \(text)")
+        }
+        switch (parts[0].lowercased(), parts[1].lowercased()) {
+        case ("environment", "production"): return (nil, [.paid, .familyShared])
+        case ("environment", "sandbox"): return (nil, [.sandbox])
+        case ("environment", _): throw ConfigurationError("environment is Production or Sandbox, not \(parts[1])")
+        case ("ownership", "purchased"): return (nil, [.paid])
+        case ("ownership", "family_shared"): return (nil, [.familyShared])
+        case ("ownership", _): throw ConfigurationError("ownership is PURCHASED or FAMILY_SHARED, not \(parts[1])")
+        default:
+            guard let dimension = SegmentDimension(rawValue: parts[0].lowercased()) else {
+                throw ConfigurationError("no segment dimension \(parts[0]): use one of \(names)")
+            }
+            return (SegmentFilter(dimension: dimension, value: parts[1]), nil)
+        }
+    }
 }
 
 extension Store {
@@ -26,30 +72,113 @@ extension Store {
     }
 
     /// Calls `each(keyIndex, bucketStart, delta)` for every non-zero aggregate of `keys[keyIndex]`
-    /// in [from, to) in the given segments, in bucket order per key and segment. Reads key by
-    /// key through the covering index, so no row's text is decoded: a year of a large store
-    /// is a few hundred thousand rows.
+    /// in [from, to) in the given segments (and only `filter`'s part, when given), in bucket
+    /// order per key and segment. Reads key by key through a covering index, so no row's
+    /// text is decoded: a year of a large store is a few hundred thousand rows.
     public func forEachMetricBucket(keys: [String], from: Millis, to: Millis, segments: Set<CountSegment>,
-                                    _ each: (Int, Millis, Int) -> Void) throws {
+                                    filter: SegmentFilter? = nil, _ each: (Int, Millis, Int) -> Void) throws {
         for (index, key) in keys.enumerated() {
             for segment in CountSegment.allCases where segments.contains(segment) {
-                try db.query("""
-                    SELECT bucket, delta FROM metric_buckets INDEXED BY metric_buckets_key
-                    WHERE key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
-                    """, [key, segment.rawValue, from, to]) { r in each(index, r.int64(0), r.int(1)) }
+                if let filter {
+                    try db.query("""
+                        SELECT bucket, delta FROM metric_segments
+                        WHERE dimension = ? AND value = ? AND key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
+                        """, [filter.dimension.rawValue, filter.value, key, segment.rawValue, from, to]) { r in each(index, r.int64(0), r.int(1)) }
+                } else {
+                    try db.query("""
+                        SELECT bucket, delta FROM metric_buckets INDEXED BY metric_buckets_key
+                        WHERE key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
+                        """, [key, segment.rawValue, from, to]) { r in each(index, r.int64(0), r.int(1)) }
+                }
             }
         }
     }
 
-    /// Sums of the level keys (`p:start`, `p:end`, ...) over every bucket before `instant`.
-    public func metricTotals(before instant: Millis, keys: [String]) throws -> [(key: String, segment: CountSegment, total: Int)] {
+    /// Sums of the level keys (`p:start`, `p:end`, ...) over every bucket before `instant`
+    /// (of `filter`'s part only, when given).
+    public func metricTotals(before instant: Millis, keys: [String], filter: SegmentFilter? = nil) throws
+        -> [(key: String, segment: CountSegment, total: Int)] {
         let marks = keys.map { _ in "?" }.joined(separator: ",")
+        let read: (SQLRow) -> (key: String, segment: CountSegment, total: Int) = { r in
+            (r.string(0), CountSegment(rawValue: r.string(1)) ?? .paid, r.int(2))
+        }
+        if let filter {
+            return try db.rows("""
+                SELECT key, segment, sum(delta) FROM metric_segments
+                WHERE dimension = ? AND value = ? AND key IN (\(marks)) AND bucket < ? GROUP BY key, segment
+                """, [filter.dimension.rawValue, filter.value] + keys.map { $0 as SQLBindable? } + [instant], read)
+        }
         return try db.rows("""
             SELECT key, segment, sum(delta) FROM metric_buckets INDEXED BY metric_buckets_key
             WHERE key IN (\(marks)) AND bucket < ? GROUP BY key, segment
-            """, keys.map { $0 as SQLBindable? } + [instant]) { r in
-            (r.string(0), CountSegment(rawValue: r.string(1)) ?? .paid, r.int(2))
+            """, keys.map { $0 as SQLBindable? } + [instant], read)
+    }
+
+    /// The values `dimension` takes in the by-segment aggregates, in order: one index seek
+    /// per value.
+    public func segmentValues(_ dimension: SegmentDimension) throws -> [String] {
+        var values: [String] = []
+        while let next = try db.first("""
+            SELECT value FROM metric_segments WHERE dimension = ? AND value > ? ORDER BY value LIMIT 1
+            """, [dimension.rawValue, values.last ?? ""], { $0.string(0) }) {
+            values.append(next)
         }
+        return values
+    }
+
+    /// Subscriptions whose share changed since the by-segment aggregates last took it in.
+    public func pendingSegmentsCount() throws -> Int {
+        try db.first("SELECT count(*) FROM metric_segments_pending") { $0.int(0) } ?? 0
+    }
+
+    /// Brings the by-segment aggregates up to every subscription's share, `batch` to a
+    /// write, telling `progress` (done, total) after each. Intake only notes which
+    /// subscriptions changed (and the share the aggregates last took), so a notification
+    /// never pays for the four dimensions; a report by segment pays once for what changed.
+    @discardableResult
+    public func catchUpSegments(batch: Int = 5_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+        try inBatches(batch, total: try pendingSegmentsCount(), progress: progress) {
+            let rows = try db.rows("""
+                SELECT p.original_transaction_id, p.applied, s.metrics FROM metric_segments_pending p
+                LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id LIMIT ?
+                """, [batch]) { r in
+                (r.string(0), r.isNull(1) ? MetricContributions() : MetricContributions(encoded: r.data(1)),
+                 r.isNull(2) ? MetricContributions() : MetricContributions(encoded: r.data(2)))
+            }
+            var sums: [MetricContributions.DimensionKey: Int] = [:]
+            for (_, applied, current) in rows {
+                for (k, v) in current.dimensionDifference(from: applied) { sums[k, default: 0] += v }
+            }
+            for (k, v) in sums where v != 0 {
+                try db.run("""
+                    INSERT INTO metric_segments (dimension, value, key, segment, bucket, delta) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT DO UPDATE SET delta = delta + excluded.delta
+                    """, [k.dimension.rawValue, k.value, k.key, k.segment.rawValue, k.bucket, v])
+            }
+            for (otid, _, _) in rows {
+                try db.run("DELETE FROM metric_segments_pending WHERE original_transaction_id = ?", [otid])
+            }
+            return rows.count
+        }
+    }
+
+    /// Runs `one` (which handles at most `batch` items and says how many) in writes until
+    /// it handles fewer, telling `progress` (done, total) after each.
+    private func inBatches(_ batch: Int, total: Int, progress: ((Int, Int) -> Void)?, _ one: () throws -> Int) throws -> Int {
+        var done = 0
+        while true {
+            let count = try write(one)
+            done += count
+            progress?(done, total)
+            if count < batch { return done }
+        }
+    }
+
+    /// Notes that a subscription's share moves away from `applied` (its stored form, nil for
+    /// none), unless a change is already noted: the first noted share is the one the
+    /// by-segment aggregates hold.
+    func noteSegmentsChange(_ otid: String, applied: Data?) throws {
+        try db.run("INSERT OR IGNORE INTO metric_segments_pending (original_transaction_id, applied) VALUES (?, ?)", [otid, applied])
     }
 }
 
@@ -79,26 +208,22 @@ extension Store {
     /// counts, `batch` to a write, telling `progress` (done, total) after each.
     @discardableResult
     public func catchUpMetrics(batch: Int = 2_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
-        let total = try pendingMetricsCount()
-        var done = 0
-        while true {
-            let count = try write { () -> Int in
-                let otids = try db.rows("SELECT original_transaction_id FROM metrics_pending LIMIT ?", [batch]) { $0.string(0) }
-                for otid in otids {
-                    let history = try history(originalTransactionId: otid)
-                    let fresh = MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
-                    let stored = try db.first("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [otid]) {
-                        $0.isNull(0) ? MetricContributions() : MetricContributions(encoded: $0.data(0))
-                    } ?? MetricContributions()
-                    try applyMetrics(fresh, replacing: stored)
-                    try db.run("UPDATE subscriptions SET metrics = ? WHERE original_transaction_id = ?", [fresh.encoded(), otid])
-                    try db.run("DELETE FROM metrics_pending WHERE original_transaction_id = ?", [otid])
-                }
-                return otids.count
+        try inBatches(batch, total: try pendingMetricsCount(), progress: progress) {
+            let otids = try db.rows("SELECT original_transaction_id FROM metrics_pending LIMIT ?", [batch]) { $0.string(0) }
+            for otid in otids {
+                let history = try history(originalTransactionId: otid)
+                let fresh = MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
+                let blob = try db.first("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [otid]) {
+                    $0.isNull(0) ? nil : $0.data(0)
+                } ?? nil
+                let stored = (blob: blob, share: blob.map(MetricContributions.init(encoded:)) ?? MetricContributions())
+                try applyMetrics(fresh, replacing: stored.share)
+                let encoded = fresh.encoded()
+                if encoded != stored.blob { try noteSegmentsChange(otid, applied: stored.blob) }
+                try db.run("UPDATE subscriptions SET metrics = ? WHERE original_transaction_id = ?", [encoded, otid])
+                try db.run("DELETE FROM metrics_pending WHERE original_transaction_id = ?", [otid])
             }
-            done += count
-            progress?(done, total)
-            if count < batch { return done }
+            return otids.count
         }
     }
 }

@@ -702,7 +702,7 @@ public final class Store {
 
     /// What a saved subscription row already holds: its owner, status, share of the counts,
     /// and the values of its other indexed columns.
-    private typealias StoredShare = (subscriberId: Int64, status: Int, metrics: MetricContributions, indexed: [SQLBindable?])
+    private typealias StoredShare = (subscriberId: Int64, status: Int, metrics: MetricContributions, blob: Data?, indexed: [SQLBindable?])
 
     /// Reads `metrics` and then the columns of `indexedSubscriptionColumnNames`, in that order.
     private func storedShare(_ otid: String) throws -> StoredShare? {
@@ -710,8 +710,9 @@ public final class Store {
             SELECT metrics, subscriber_id, product_id, status, expires_ms, app_account_token, last_event_ms
             FROM subscriptions WHERE original_transaction_id = ?
             """, [otid]) {
-            ($0.int64(1), $0.int(3), $0.isNull(0) ? MetricContributions() : MetricContributions(encoded: $0.data(0)),
-             [$0.int64(1), $0.string(2), $0.int(3), $0.optionalInt64(4), $0.optionalString(5), $0.optionalInt64(6)])
+            let blob = $0.isNull(0) ? nil : $0.data(0)
+            return ($0.int64(1), $0.int(3), blob.map(MetricContributions.init(encoded:)) ?? MetricContributions(), blob,
+                    [$0.int64(1), $0.string(2), $0.int(3), $0.optionalInt64(4), $0.optionalString(5), $0.optionalInt64(6)])
         }
     }
 
@@ -724,13 +725,15 @@ public final class Store {
                        [s.status.rawValue])
         }
         try applyMetrics(metrics, replacing: previous)
+        let share = metrics.encoded()
+        if share != stored?.blob { try noteSegmentsChange(s.originalTransactionId, applied: stored?.blob) }
         let values: [SQLBindable?] = [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
                   s.purchaseDate, s.originalPurchaseDate, s.latestTransactionId, s.autoRenewStatus,
                   s.autoRenewProductId, s.pendingChange?.kind, s.pendingChange?.productId, s.gracePeriodExpiresDate,
                   s.isInBillingRetryPeriod, s.expirationIntent, s.priceIncreaseStatus, s.offerType,
                   s.offerIdentifier, s.offerDiscountType, s.isTrial, s.ownershipType, s.environment,
                   s.appAccountToken, s.upgradedFrom.joined(separator: ","), s.revokedTransactionIds.joined(separator: ","),
-                  s.lastEventDate, s.lastNotificationType, now, metrics.encoded()]
+                  s.lastEventDate, s.lastNotificationType, now, share]
         guard let stored else {
             try db.run(Store.upsertSubscription, values)
             return
