@@ -81,6 +81,18 @@ final class CountsAgreementTests: XCTestCase {
 /// `p` on `:daily` counts by week (twelve, from Monday) and by month (twelve), as
 /// `subdesk counts --period` does.
 final class DailyPeriodTests: XCTestCase {
+    /// Under the chart the selected metric's definition is whole, even at 80 columns.
+    func testTheSelectedMetricsWholeDefinitionIsUnderTheChart() throws {
+        let session = DashboardFixture.session(try DashboardFixture.demoStore(), width: 80, height: 24)
+        session.type(.char(":"))
+        session.type("daily")
+        session.type(.enter)
+        while session.state.daily.selectedMetric != .setToCancel { session.type(.char("j")) }
+        let text = session.screenLines.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        XCTAssertTrue(text.contains(Metric.setToCancel.definition), text)
+        XCTAssertTrue(session.screenLines[session.screenLines.count - 2].contains("11-16"), "the chart's axis is still drawn")
+    }
+
     func testPCyclesDaysWeeksAndMonthsOverTheSameCounts() throws {
         let store = try DashboardFixture.demoStore()
         let session = DashboardFixture.session(store, width: 120, height: 40)

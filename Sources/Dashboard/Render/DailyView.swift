@@ -124,14 +124,20 @@ enum DailyView {
         let what = metric.isEndOfDayLevel ? "at the end of each \(period)" : metric.isRate ? "each \(period)" : "per \(period)"
         buffer.put("\(metric.label) \(what), \(request.from) … \(request.to) \(zone), \(request.segmentLabel)",
                    x: area.x, y: area.y, role: .title, maxWidth: area.width)
-        // What the selected metric counts, so a number on screen is never a guess.
-        buffer.put(metric.definition, x: area.x, y: area.y + 1, role: .dim, maxWidth: area.width)
+        // What the selected metric counts, whole, so a number on screen is never a guess:
+        // wrapped over as many lines as it needs while three rows of chart stay.
+        let wrapped = TextWidth.wrap(metric.definition, toWidth: max(10, area.width))
+        let definitionRows = max(1, min(wrapped.count, area.height - 6))
+        for (row, line) in wrapped.prefix(definitionRows).enumerated() {
+            let cut = row == definitionRows - 1 && wrapped.count > definitionRows
+            buffer.put(cut ? line + " …" : line, x: area.x, y: area.y + 1 + row, role: .dim, maxWidth: area.width)
+        }
         let days = daily.days
         guard !days.isEmpty else { return }
 
         let gap = 1
         let barWidth = max(1, min(3, (area.width + gap) / days.count - gap))
-        let chart = Rect(x: area.x, y: area.y + 2, width: area.width, height: area.height - 3)
+        let chart = Rect(x: area.x, y: area.y + 1 + definitionRows, width: area.width, height: area.height - 2 - definitionRows)
         let bars = days.map { BarChart.Bar(label: "", value: $0.value(metric)) }
         BarChart(bars: bars, barWidth: barWidth, gap: gap).render(in: chart, buffer: &buffer)
 
