@@ -116,7 +116,13 @@ extension MetricsDefinitionTests {
         v2 += [0]
         let old = MetricContributions(encoded: Data(v2))
         XCTAssertEqual(old.counts.values.first, 1)
-        XCTAssertEqual(Set(share.dimensionDifference(from: old).keys.filter { $0.key == "p:start" && $0.bucket == 0 }.map(\.value)), ["unknown"])
+        var sums = SegmentSums()
+        sums.add(old, sign: 1)
+        XCTAssertEqual(sums.rows().map(\.value), [], "start and end are not reported, so not summed by segment")
+        var renewal = old
+        renewal.counts = [MetricContributions.Key(bucket: 0, key: .renewal, segment: .paid): 1]
+        sums.add(renewal, sign: 1)
+        XCTAssertEqual(sums.rows().map(\.value), ["unknown", "unknown", "unknown", "unknown"], "one row per dimension")
     }
 
     func testASegmentIsReadFromDimensionEqualsValue() throws {

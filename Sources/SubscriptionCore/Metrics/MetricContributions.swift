@@ -69,6 +69,10 @@ public struct MetricContributions: Equatable, Sendable {
         /// whole store's sum is 0.
         case paidShift
 
+        /// Whether reports read it: `start` and `end` are kept for stores' history only, so
+        /// the by-segment aggregates leave them out.
+        public var isReported: Bool { self != .start && self != .end }
+
         public var name: String {
             switch self {
             case .start: return "p:start"
@@ -372,42 +376,6 @@ public struct MetricContributions: Equatable, Sendable {
         return diff.filter { $0.value != 0 }
     }
 
-    /// An aggregate of a report by segment: one value of one dimension.
-    public struct DimensionKey: Hashable, Sendable {
-        public var dimension: SegmentDimension
-        public var value: String
-        /// The aggregate key: `p:...` or `a:mrr:USD`.
-        public var key: String
-        public var segment: CountSegment
-        public var bucket: Millis
-    }
-
-    /// What must be added to the by-segment aggregates to go from `old` to `self`: every
-    /// entry once under each dimension, with its variant's value.
-    public func dimensionDifference(from old: MetricContributions) -> [DimensionKey: Int] {
-        var diff: [DimensionKey: Int] = [:]
-        func spread(_ share: MetricContributions, _ sign: Int) {
-            func value(_ variant: UInt8, _ d: SegmentDimension) -> String {
-                Int(variant) < share.attributes.count ? share.attributes[Int(variant)][d] : "unknown"
-            }
-            for (k, v) in share.counts {
-                for d in SegmentDimension.allCases {
-                    diff[DimensionKey(dimension: d, value: value(k.variant, d), key: k.key.name, segment: k.segment, bucket: k.bucket),
-                         default: 0] += sign * v
-                }
-            }
-            for (k, v) in share.amounts {
-                for d in SegmentDimension.allCases {
-                    diff[DimensionKey(dimension: d, value: value(k.variant, d), key: k.kind.name(k.currency), segment: k.segment,
-                                      bucket: k.bucket), default: 0] += sign * Int(v)
-                }
-            }
-        }
-        spread(self, 1)
-        spread(old, -1)
-        return diff.filter { $0.value != 0 }
-    }
-
     // MARK: Stored form
     //
     // Format 3: the number of count entries, then varint-packed (bucket delta, key,
@@ -422,23 +390,23 @@ public struct MetricContributions: Equatable, Sendable {
         CompactBody.appendVarint(&out, UInt64(counts.count))
         var last: Millis = 0
         for (k, v) in counts.sorted(by: { ($0.key.bucket, $0.key.key.rawValue, $0.key.segment.rawValue) < ($1.key.bucket, $1.key.key.rawValue, $1.key.segment.rawValue) }) {
-            CompactBody.appendVarint(&out, zigzag((k.bucket - last) / MetricContributions.bucketMs))
+            CompactBody.appendVarint(&out, Self.zigzag((k.bucket - last) / MetricContributions.bucketMs))
             last = k.bucket
             out.append(k.key.rawValue)
             out.append(UInt8(CountSegment.allCases.firstIndex(of: k.segment)!))
             out.append(k.variant)
-            CompactBody.appendVarint(&out, zigzag(Int64(v)))
+            CompactBody.appendVarint(&out, Self.zigzag(Int64(v)))
         }
         CompactBody.appendVarint(&out, UInt64(amounts.count))
         last = 0
         for (k, v) in amounts.sorted(by: { ($0.key.bucket, $0.key.kind.rawValue, $0.key.currency) < ($1.key.bucket, $1.key.kind.rawValue, $1.key.currency) }) {
-            CompactBody.appendVarint(&out, zigzag((k.bucket - last) / MetricContributions.bucketMs))
+            CompactBody.appendVarint(&out, Self.zigzag((k.bucket - last) / MetricContributions.bucketMs))
             last = k.bucket
             out.append(k.kind.rawValue)
             out += Array(k.currency.utf8)
             out.append(UInt8(CountSegment.allCases.firstIndex(of: k.segment)!))
             out.append(k.variant)
-            CompactBody.appendVarint(&out, zigzag(v))
+            CompactBody.appendVarint(&out, Self.zigzag(v))
         }
         CompactBody.appendVarint(&out, UInt64(attributes.count))
         for a in attributes {
@@ -453,8 +421,18 @@ public struct MetricContributions: Equatable, Sendable {
     }
 
     public init(encoded data: Data) {
+        let entries = Self.entries(encoded: data)
+        counts = Dictionary(entries.counts, uniquingKeysWith: { $1 })
+        amounts = Dictionary(entries.amounts, uniquingKeysWith: { $1 })
+        attributes = entries.attributes
+    }
+
+    /// The entries of a stored share as they are stored, without building dictionaries:
+    /// what summing many shares needs.
+    static func entries(encoded data: Data) -> (counts: [(Key, Int)], amounts: [(AmountKey, Int64)], attributes: [Attributes]) {
+        var counts: [(Key, Int)] = [], amounts: [(AmountKey, Int64)] = [], attributes: [Attributes] = []
         let b = [UInt8](data)
-        guard let format = b.first, (1...3).contains(format) else { return }
+        guard let format = b.first, (1...3).contains(format) else { return ([], [], []) }
         let variants = format >= 3
         var i = 1
         func varint() -> UInt64? {
@@ -469,52 +447,53 @@ public struct MetricContributions: Equatable, Sendable {
         }
         var remaining = Int.max
         if format >= 2 {
-            guard let n = varint() else { return }
+            guard let n = varint() else { return (counts, amounts, attributes) }
             remaining = Int(clamping: n)
         }
         var last: Millis = 0
         while i < b.count && remaining > 0 {
             let width = variants ? 3 : 2
-            guard let delta = varint(), i + width <= b.count else { return }
+            guard let delta = varint(), i + width <= b.count else { return (counts, amounts, attributes) }
             let keyRaw = b[i], segmentIndex = Int(b[i + 1]), variant = variants ? b[i + 2] : 0
             i += width
-            guard let count = varint(), let key = PeriodKey(rawValue: keyRaw), segmentIndex < CountSegment.allCases.count else { return }
+            guard let count = varint(), let key = PeriodKey(rawValue: keyRaw), segmentIndex < CountSegment.allCases.count else { return (counts, amounts, attributes) }
             last += unzigzag(delta) * MetricContributions.bucketMs
-            counts[Key(bucket: last, key: key, segment: CountSegment.allCases[segmentIndex], variant: variant)] = Int(unzigzag(count))
+            counts.append((Key(bucket: last, key: key, segment: CountSegment.allCases[segmentIndex], variant: variant), Int(unzigzag(count))))
             remaining -= 1
         }
-        guard format >= 2 else { return }
+        guard format >= 2 else { return (counts, amounts, attributes) }
         remaining = Int.max
         if variants {
-            guard let n = varint() else { return }
+            guard let n = varint() else { return (counts, amounts, attributes) }
             remaining = Int(clamping: n)
         }
         last = 0
         while i < b.count && remaining > 0 {
             let width = variants ? 6 : 5
-            guard let delta = varint(), i + width <= b.count, let kind = AmountKind(rawValue: b[i]) else { return }
+            guard let delta = varint(), i + width <= b.count, let kind = AmountKind(rawValue: b[i]) else { return (counts, amounts, attributes) }
             let currency = String(decoding: b[(i + 1)...(i + 3)], as: UTF8.self)
             let segmentIndex = Int(b[i + 4]), variant = variants ? b[i + 5] : 0
             i += width
-            guard let amount = varint(), segmentIndex < CountSegment.allCases.count else { return }
+            guard let amount = varint(), segmentIndex < CountSegment.allCases.count else { return (counts, amounts, attributes) }
             last += unzigzag(delta) * MetricContributions.bucketMs
-            amounts[AmountKey(bucket: last, kind: kind, currency: currency, segment: CountSegment.allCases[segmentIndex],
-                              variant: variant)] = unzigzag(amount)
+            amounts.append((AmountKey(bucket: last, kind: kind, currency: currency, segment: CountSegment.allCases[segmentIndex],
+                                      variant: variant), unzigzag(amount)))
             remaining -= 1
         }
-        guard variants, let n = varint() else { return }
+        guard variants, let n = varint() else { return (counts, amounts, attributes) }
         for _ in 0..<min(n, 255) {
-            guard let m = varint() else { return }
+            guard let m = varint() else { return (counts, amounts, attributes) }
             var values: [String] = []
             for _ in 0..<min(m, 16) {
-                guard let length = varint(), length <= UInt64(b.count - i) else { return }
+                guard let length = varint(), length <= UInt64(b.count - i) else { return (counts, amounts, attributes) }
                 values.append(String(decoding: b[i..<(i + Int(length))], as: UTF8.self))
                 i += Int(length)
             }
             attributes.append(Attributes(values: values))
         }
+        return (counts, amounts, attributes)
     }
 
-    private func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
-    private func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1) }
+    private static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
+    private static func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1) }
 }

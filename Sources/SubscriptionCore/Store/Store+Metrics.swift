@@ -131,34 +131,38 @@ extension Store {
         try db.first("SELECT count(*) FROM metric_segments_pending") { $0.int(0) } ?? 0
     }
 
-    /// Brings the by-segment aggregates up to every subscription's share, `batch` to a
-    /// write, telling `progress` (done, total) after each. Intake only notes which
+    /// Brings the by-segment aggregates up to every subscription's share, telling
+    /// `progress` (done, total) every 10,000 subscriptions. Intake only notes which
     /// subscriptions changed (and the share the aggregates last took), so a notification
     /// never pays for the four dimensions; a report by segment pays once for what changed.
+    /// One write: every noted share is summed in memory and each aggregate row written
+    /// once, in key order (a store's first report by segment sums every subscription).
     @discardableResult
-    public func catchUpSegments(batch: Int = 5_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
-        try inBatches(batch, total: try pendingSegmentsCount(), progress: progress) {
-            let rows = try db.rows("""
-                SELECT p.original_transaction_id, p.applied, s.metrics FROM metric_segments_pending p
-                LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id LIMIT ?
-                """, [batch]) { r in
-                (r.string(0), r.isNull(1) ? MetricContributions() : MetricContributions(encoded: r.data(1)),
-                 r.isNull(2) ? MetricContributions() : MetricContributions(encoded: r.data(2)))
+    public func catchUpSegments(progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+        let total = try pendingSegmentsCount()
+        guard total > 0 else { return 0 }
+        return try write {
+            var sums = SegmentSums()
+            var done = 0
+            try db.query("""
+                SELECT p.applied, s.metrics FROM metric_segments_pending p
+                LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
+                """) { r in
+                if !r.isNull(0) { sums.add(encoded: r.data(0), sign: -1) }
+                if !r.isNull(1) { sums.add(encoded: r.data(1), sign: 1) }
+                done += 1
+                if done % 10_000 == 0 { progress?(done, total) }
             }
-            var sums: [MetricContributions.DimensionKey: Int] = [:]
-            for (_, applied, current) in rows {
-                for (k, v) in current.dimensionDifference(from: applied) { sums[k, default: 0] += v }
-            }
-            for (k, v) in sums where v != 0 {
+            for row in sums.rows() {
                 try db.run("""
                     INSERT INTO metric_segments (dimension, value, key, segment, bucket, delta) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT DO UPDATE SET delta = delta + excluded.delta
-                    """, [k.dimension.rawValue, k.value, k.key, k.segment.rawValue, k.bucket, v])
+                    """, [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta])
             }
-            for (otid, _, _) in rows {
-                try db.run("DELETE FROM metric_segments_pending WHERE original_transaction_id = ?", [otid])
-            }
-            return rows.count
+            // Everything noted was read under this write's lock, so nothing new is lost.
+            try db.run("DELETE FROM metric_segments_pending")
+            progress?(done, total)
+            return done
         }
     }
 
