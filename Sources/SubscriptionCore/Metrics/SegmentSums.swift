@@ -12,11 +12,23 @@ public struct SegmentSums: Sendable {
         UInt64(dimension) << 62 | UInt64(value) << 42 | UInt64(key) << 30 | UInt64(segment) << 28 | UInt64(hour)
     }
 
+    /// Strings numbered in the order first seen.
+    struct Interned: Sendable {
+        var strings: [String] = []
+        var ids: [String: Int32] = [:]
+
+        mutating func id(_ text: String) -> Int32 {
+            if let id = ids[text] { return id }
+            let id = Int32(strings.count)
+            strings.append(text)
+            ids[text] = id
+            return id
+        }
+    }
+
     private var sums: [UInt64: Int] = [:]
-    private var values: [String] = []
-    private var valueIds: [String: Int32] = [:]
-    private var keys: [String] = []
-    private var keyIds: [String: Int32] = [:]
+    private var valueNames = Interned()
+    private var keyNames = Interned()
     /// Key ids by `PeriodKey.rawValue`, so count entries need no string at all.
     private var periodKeyIds: [Int32?] = Array(repeating: nil, count: 256)
 
@@ -25,21 +37,9 @@ public struct SegmentSums: Sendable {
     /// How many cells (aggregate rows) there are so far.
     public var count: Int { sums.count }
 
-    private mutating func value(_ text: String) -> Int32 {
-        if let id = valueIds[text] { return id }
-        let id = Int32(values.count)
-        values.append(text)
-        valueIds[text] = id
-        return id
-    }
+    private mutating func value(_ text: String) -> Int32 { valueNames.id(text) }
 
-    private mutating func key(_ text: String) -> Int32 {
-        if let id = keyIds[text] { return id }
-        let id = Int32(keys.count)
-        keys.append(text)
-        keyIds[text] = id
-        return id
-    }
+    private mutating func key(_ text: String) -> Int32 { keyNames.id(text) }
 
     private mutating func key(_ k: MetricContributions.PeriodKey) -> Int32 {
         if let id = periodKeyIds[Int(k.rawValue)] { return id }
@@ -90,6 +90,7 @@ public struct SegmentSums: Sendable {
         // Dimensions sort by name (group, offer, product, storefront), segments by raw value.
         let dimensionNames = SegmentDimension.allCases.map(\.rawValue)
         let dimensionRank = Self.ranks(dimensionNames), segmentRank = Self.ranks(CountSegment.allCases.map(\.rawValue))
+        let values = valueNames.strings, keys = keyNames.strings
         let valueRank = Self.ranks(values), keyRank = Self.ranks(keys)
         let valueByRank = Self.byRank(values, valueRank), keyByRank = Self.byRank(keys, keyRank)
         let dimensionByRank = Self.byRank(SegmentDimension.allCases, dimensionRank)
