@@ -15,11 +15,11 @@ enum CountsCommand {
     retry, churned and the churn rate, trial starts, conversions and the conversion rate
     of the period's trial cohort, paid transactions, refunds and the refund rate, MRR and
     revenue (in the store's one currency, or added up by --rates FILE / rates_file: a
-    `reporting CODE` line, then `CODE RATE` lines), churn by reason. From each
-    subscription's notifications: in grace and in billing retry, set to renew or to
-    cancel, auto-renew off/on. From notifications as they arrived: billing recoveries,
-    renewal failures, grace entries, revocations, upgrades, downgrades. Levels are at
-    the end of each period; rates are shares (JSON, CSV) or percentages. DAY is
+    `reporting CODE` line, then `CODE RATE` lines), churn by reason, family-sharing
+    revocations, upgrades and downgrades. From each subscription's notifications and
+    renewal info, each counted once: in grace and in billing retry, set to renew or to
+    cancel, auto-renew off/on, renewal failures, grace entries, billing recoveries.
+    Levels are at the end of each period; rates are shares (JSON, CSV) or percentages. DAY is
     YYYY-MM-DD in ZONE (default UTC); the range defaults to the last 30 days.
     Family-shared and sandbox are counted apart (--segment; default paid).
 
@@ -27,8 +27,7 @@ enum CountsCommand {
     environment=Sandbox, ownership=FAMILY_SHARED) counts only that part; --by DIMENSION
     shows one metric (--metric, default activePaid) for each value of the dimension,
     side by side. Offer types: none, free_trial, introductory, promotional, offer_code,
-    win_back. Metrics counted from notifications as they arrived are not split by
-    segment. The README gives each metric's definition.
+    win_back. The README gives each metric's definition.
     """
 
     /// `--rates FILE`, else `rates_file` in the config.
@@ -171,7 +170,6 @@ enum CountsCommand {
 
     /// A value as CSV gives it: a count, a rate as a fraction, money in units; empty when undefined.
     static func csv(_ r: DayCounts, _ m: Metric) -> String {
-        guard r.has(m) else { return "" }
         return m.isRate ? (r.rates[m].map { String(format: "%.4f", $0) } ?? "")
             : m.isMoney ? (r.money[m].map { String(format: "%.2f", $0) } ?? "") : String(r[m])
     }
@@ -180,9 +178,6 @@ enum CountsCommand {
     static func runBy(_ context: Context, by: String, store: Store, from: String, to: String, zone: TimeZone,
                       period: CountPeriod) throws -> Int32 {
         let metric = try metric(context.arguments.value("metric"))
-        guard metric.isSplitBySegment else {
-            throw UsageError("\(metric.rawValue) is counted from notifications as they arrived and is not split by segment")
-        }
         let values = try values(of: by, store: store)
         var columns: [(name: String, rows: [DayCounts])] = []
         do {

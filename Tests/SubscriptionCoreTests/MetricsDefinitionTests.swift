@@ -132,6 +132,45 @@ final class MetricsDefinitionTests: XCTestCase {
         XCTAssertEqual(nonZero(days, .churned), [40: 1])
         XCTAssertEqual(days[20][.activePaid], 1, "counted once through the upgrade")
         XCTAssertEqual(nonZero(days, .paidTransactions), [0: 1, 10: 1])
+        XCTAssertEqual(nonZero(days, .upgrades), [10: 1], "the premium period replaced the basic one at once")
+        XCTAssertTrue(nonZero(days, .downgrades).isEmpty)
+    }
+
+    func testADowngradeTakesEffectAtTheRenewalAndAFamilyRevocationIsNoRefund() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3710", 1, from: 0, to: 30, product: "app.premium.monthly"))
+        try deliver("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", period("3710", 1, from: 0, to: 30, product: "app.premium.monthly"),
+                    signed: d0 + 5 * day)
+        try deliver("DID_RENEW", nil, period("3710", 2, from: 30, to: 60))
+        let family: [String: Any] = ["inAppOwnershipType": "FAMILY_SHARED"]
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3720", 1, from: 0, to: 30, extra: family))
+        try deliver("REVOKE", nil, period("3720", 1, from: 0, to: 30, extra: family.merging(["revocationDate": d0 + 12 * day, "revocationReason": 0]) { $1 }),
+                    signed: d0 + 12 * day)
+        let days = try report(60)
+        XCTAssertEqual(nonZero(days, .downgrades), [30: 1], "counted when the cheaper product's period began, not when asked for")
+        XCTAssertTrue(nonZero(days, .upgrades).isEmpty)
+        let shared = try report(60, segments: [.familyShared])
+        XCTAssertEqual(nonZero(shared, .revocations), [12: 1])
+        XCTAssertTrue(nonZero(shared, .refunds).isEmpty, "a revoked family member was not refunded")
+    }
+
+    /// Billing trouble is counted once per spell, from DID_FAIL_TO_RENEW to the renewal that
+    /// ends it; renewal info brought by revalidation repairs a lost DID_FAIL_TO_RENEW.
+    func testBillingTroubleIsCountedOncePerSpellAndRepairedByRenewalInfo() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3730", 1, from: 0, to: 30))
+        try deliver("DID_FAIL_TO_RENEW", "GRACE_PERIOD", period("3730", 1, from: 0, to: 30), signed: d0 + 30 * day)
+        try deliver("DID_FAIL_TO_RENEW", "GRACE_PERIOD", period("3730", 1, from: 0, to: 30), signed: d0 + 31 * day)
+        try deliver("DID_RENEW", "BILLING_RECOVERY", period("3730", 2, from: 34, to: 64), signed: d0 + 34 * day)
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("3740", 1, from: 0, to: 30))
+        _ = try TestKit.intake(store).merge(transactions: [], renewals: [
+            RenewalRecord(originalTransactionId: "3740", productId: "app.monthly", isInBillingRetryPeriod: true,
+                          gracePeriodExpiresDate: d0 + 46 * day, signedDate: d0 + 31 * day),
+        ], now: d0 + 31 * day)
+        let days = try report(60)
+        XCTAssertEqual(nonZero(days, .renewalFailures), [30: 1, 31: 1], "a repeated notification is the same spell")
+        XCTAssertEqual(nonZero(days, .gracePeriodEntries), [30: 1, 31: 1])
+        XCTAssertEqual(nonZero(days, .billingRecoveries), [34: 1])
+        XCTAssertEqual(days[32][.inGracePeriod], 2)
+        XCTAssertEqual(days[35][.inGracePeriod], 1, "3740 is still in its grace period")
     }
 
     func testAutoRenewOffSplitsTheActivesUntilTurnedOnOrTheAccessEnds() throws {

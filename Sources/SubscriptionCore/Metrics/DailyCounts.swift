@@ -1,23 +1,22 @@
 import Foundation
 
-/// One metric of the counts. The first group is derived from each subscription's
-/// transactions and renewal info (so a notification that never arrived, once revalidation
-/// or a backfill has brought its transaction, changes nothing), dated in Apple's terms:
-/// purchase, expiry and revocation dates. The second follows the subscription's
-/// notifications, each counted once; the rest count notifications as they arrived.
+/// One metric of the counts, each summed from the subscriptions' shares. The first group
+/// is derived from each subscription's transactions and renewal info (so a notification
+/// that never arrived, once revalidation or a backfill has brought its transaction, changes
+/// nothing), dated in Apple's terms: purchase, expiry and revocation dates. The second
+/// follows the subscription's notifications, each counted once, and its renewal info.
 public enum Metric: String, CaseIterable, Sendable {
-    // From the transactions
+    // From the transactions (and renewal info)
     case activePaid, activeTrials, activeSubscriptions
     case newPaidSubscriptions, renewals, reactivations, recoveries, churned, churnRate
     case expiredVoluntary, expiredBillingRetry, expiredPriceIncrease, expiredProductNotForSale, expiredOther
     case trialStarts, trialConversions, trialConversionRate
     case paidTransactions, refunds, refundRate
     case mrr, revenue
-    // From the subscription's notifications
-    case inGracePeriod, inBillingRetry, setToRenew, setToCancel, autoRenewOff, autoRenewOn
-    // Counted from the notifications
-    case billingRecoveries, renewalFailures, gracePeriodEntries
     case revocations, upgrades, downgrades
+    // From the subscription's notifications (and renewal info)
+    case inGracePeriod, inBillingRetry, setToRenew, setToCancel, autoRenewOff, autoRenewOn
+    case renewalFailures, gracePeriodEntries, billingRecoveries
 
     public var label: String {
         switch self {
@@ -102,22 +101,19 @@ public enum Metric: String, CaseIterable, Sendable {
             return "customers turning auto-renew off during paid access (DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying so when it came without one)"
         case .autoRenewOn:
             return "customers turning auto-renew on again before their paid access ended (DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED)"
-        default: return "notifications " + notificationKeys.joined(separator: ", ") + ", as they arrived"
+        case .revocations: return "family-shared access revoked (the purchaser stopped sharing, or was refunded), on the revocation date"
+        case .upgrades:
+            return "paid periods of another product that replaced the previous one at once (an upgrade, or a crossgrade of the same duration)"
+        case .downgrades:
+            return "paid periods of another product that followed the previous one at a renewal (a downgrade, or a crossgrade of another duration)"
+        case .renewalFailures:
+            return "subscriptions entering billing trouble, the grace period or billing retry (DID_FAIL_TO_RENEW, or renewal info saying so when it came without one)"
+        case .gracePeriodEntries: return "subscriptions entering the billing grace period (DID_FAIL_TO_RENEW/GRACE_PERIOD, or renewal info within a grace period)"
+        case .billingRecoveries:
+            return "subscriptions leaving the grace period or billing retry through a renewal (DID_RENEW, DID_RECOVER, or renewal info after a paid period began)"
         }
     }
 
-    /// Counted from notifications of these `TYPE/SUBTYPE` keys.
-    var notificationKeys: [String] {
-        switch self {
-        case .billingRecoveries: return ["DID_RENEW/BILLING_RECOVERY", "DID_RECOVER"]
-        case .renewalFailures: return ["DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW/GRACE_PERIOD"]
-        case .gracePeriodEntries: return ["DID_FAIL_TO_RENEW/GRACE_PERIOD"]
-        case .revocations: return ["REVOKE"]
-        case .upgrades: return ["DID_CHANGE_RENEWAL_PREF/UPGRADE", "OFFER_REDEEMED/UPGRADE"]
-        case .downgrades: return ["DID_CHANGE_RENEWAL_PREF/DOWNGRADE", "OFFER_REDEEMED/DOWNGRADE"]
-        default: return []
-        }
-    }
 
     /// The transaction-derived key each event metric sums.
     var periodKey: MetricContributions.PeriodKey? {
@@ -138,6 +134,12 @@ public enum Metric: String, CaseIterable, Sendable {
         case .expiredOther: return .churnOther
         case .autoRenewOff: return .autoRenewDisabled
         case .autoRenewOn: return .autoRenewEnabled
+        case .revocations: return .familyRevoke
+        case .upgrades: return .productChangeNow
+        case .downgrades: return .productChangeAtRenewal
+        case .renewalFailures: return .renewalFailure
+        case .gracePeriodEntries: return .graceEntry
+        case .billingRecoveries: return .billingRecovery
         default: return nil
         }
     }
@@ -155,10 +157,6 @@ public enum Metric: String, CaseIterable, Sendable {
 
     /// Whether it is derived from the transactions (the rest count notifications).
     public var isFromTransactions: Bool { self < .inGracePeriod }
-
-    /// Whether a report by product, group, storefront or offer has it: every metric but
-    /// those counted from notifications as they arrived.
-    public var isSplitBySegment: Bool { notificationKeys.isEmpty }
 
     static func < (a: Metric, b: Metric) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -190,8 +188,7 @@ public struct DayCounts: Equatable, Sendable {
     public var money: [Metric: Double] = [:]
     /// The reporting currency.
     public var currency: String?
-    /// The part of the counts this is of, when a report is by segment: the metrics counted
-    /// from notifications as they arrived are not split by segment and have no value then.
+    /// The part of the counts this is of, when a report is by segment.
     public var filter: SegmentFilter?
 
     public init(day: String, start: Millis, values: [Metric: Int]) {
@@ -201,9 +198,6 @@ public struct DayCounts: Equatable, Sendable {
     }
 
     public subscript(_ m: Metric) -> Int { values[m] ?? 0 }
-
-    /// Whether `m` has a value here (see `filter`).
-    public func has(_ m: Metric) -> Bool { filter == nil || m.isSplitBySegment }
 
     /// A number for charts: a count, a rate, or an amount of money.
     public func value(_ m: Metric) -> Double {
@@ -229,7 +223,6 @@ public struct DayCounts: Equatable, Sendable {
             default: return String(format: "%.1fM", v / 1_000_000)
             }
         }
-        guard has(m) else { return "-" }
         guard m.isRate else { return String(self[m]) }
         guard let rate = rates[m] else { return "-" }
         let percent = rate * 100
@@ -294,8 +287,6 @@ public struct DayCounts: Equatable, Sendable {
                 o[m.rawValue + "ByCurrency"] = moneyByCurrency.mapValues { Double($0[m] ?? 0) / 1000 }
             } else if m.isRate {
                 o[m.rawValue] = rates[m].map { (($0 * 10_000).rounded() / 10_000) as Any } ?? NSNull()
-            } else if !has(m) {
-                o[m.rawValue] = NSNull()
             } else {
                 o[m.rawValue] = self[m]
             }
@@ -333,8 +324,6 @@ public enum DailyCountsReport {
             return f
         }
 
-        var metricsByKey: [String: [Metric]] = [:]
-        for m in Metric.allCases { for k in m.notificationKeys { metricsByKey["n:" + k, default: []].append(m) } }
         typealias P = MetricContributions.PeriodKey
         let levelKeys: [P] = [.trialStart, .trialEnd, .graceLevel, .retryLevel, .newPaid, .reactivation, .recovery, .churn, .autoRenewOffLevel,
                               .paidShift]
@@ -346,11 +335,10 @@ public enum DailyCountsReport {
         var deltas = Array(repeating: [P: Int](), count: days.count)
         var metricsByPeriodKey: [P: [Metric]] = [:]
         for m in Metric.allCases { if let k = m.periodKey { metricsByPeriodKey[k, default: []].append(m) } }
-        // What each key adds to: the metrics a notification key counts, or a period key.
-        let notificationKeys = filter == nil ? Array(metricsByKey.keys).sorted() : []
-        let keys = notificationKeys + P.allCases.map(\.name)
-        let targets: [(metrics: [Metric], period: P?)] = notificationKeys.map { (metricsByKey[$0]!, nil) }
-            + P.allCases.map { (metricsByPeriodKey[$0] ?? [], $0) }
+        // What each key adds to: the metrics that sum it, and the levels it moves.
+        let reported = P.allCases.filter(\.isReported)
+        let keys = reported.map(\.name)
+        let targets: [(metrics: [Metric], period: P?)] = reported.map { (metricsByPeriodKey[$0] ?? [], $0) }
         try store.forEachMetricBucket(keys: keys, from: first.start, to: end, segments: segments, filter: filter) { k, bucket, count in
             guard let i = dayIndex(bucket) else { return }
             let target = targets[k]

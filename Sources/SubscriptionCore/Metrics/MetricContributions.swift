@@ -68,6 +68,15 @@ public struct MetricContributions: Equatable, Sendable {
         /// old variant, +1 to the new, at the renewal): levels by segment follow it, and the
         /// whole store's sum is 0.
         case paidShift
+        /// Family-shared access revoked, at the revocation date.
+        case familyRevoke
+        /// A paid period of another product that replaced the previous one at once (an
+        /// upgrade, or a crossgrade of the same duration), and one that followed it at a
+        /// renewal (a downgrade, or a crossgrade of another duration).
+        case productChangeNow, productChangeAtRenewal
+        /// Entering billing trouble (grace or billing retry), entering grace, and leaving it
+        /// through a renewal.
+        case renewalFailure, graceEntry, billingRecovery
 
         /// Whether reports read it: `start` and `end` are kept for stores' history only, so
         /// the by-segment aggregates leave them out.
@@ -99,6 +108,12 @@ public struct MetricContributions: Equatable, Sendable {
             case .autoRenewDisabled: return "p:auto_renew_disabled"
             case .autoRenewEnabled: return "p:auto_renew_enabled"
             case .paidShift: return "p:paid_shift"
+            case .familyRevoke: return "p:family_revoke"
+            case .productChangeNow: return "p:product_change_now"
+            case .productChangeAtRenewal: return "p:product_change_at_renewal"
+            case .renewalFailure: return "p:renewal_failure"
+            case .graceEntry: return "p:grace_entry"
+            case .billingRecovery: return "p:billing_recovery"
             }
         }
     }
@@ -199,7 +214,9 @@ public struct MetricContributions: Equatable, Sendable {
             let v = variant(t)
             if !t.isFreeTrial {
                 add(t.purchaseDate, .paidTransaction, segment, v)
-                if let revoked = t.revocationDate, t.ownershipType != "FAMILY_SHARED" { add(revoked, .refund, segment, v) }
+                if let revoked = t.revocationDate {
+                    add(revoked, t.ownershipType == "FAMILY_SHARED" ? .familyRevoke : .refund, segment, v)
+                }
                 if let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency) {
                     money(t.purchaseDate, .revenue, currency, segment, v, price)
                     if let revoked = t.revocationDate { money(revoked, .revenue, currency, segment, v, -price) }
@@ -236,10 +253,16 @@ public struct MetricContributions: Equatable, Sendable {
         typealias Run = (starts: Millis, ends: Millis, segment: CountSegment, variant: UInt8)
         var run: Run?
         var runs: [Run] = []
+        var latest: TransactionRecord?
         for period in paid.sorted(by: { $0.t.purchaseDate < $1.t.purchaseDate }) {
             let start = period.t.purchaseDate
+            defer { latest = period.t }
             if let current = run, start <= current.ends + contiguity {
                 add(start, .renewal, period.segment, period.variant)
+                if let before = latest, before.productId != period.t.productId {
+                    add(start, superseded.contains(before.transactionId) ? .productChangeNow : .productChangeAtRenewal,
+                        period.segment, period.variant)
+                }
                 if (current.segment, current.variant) != (period.segment, period.variant) {
                     add(start, .paidShift, current.segment, current.variant, -1)
                     add(start, .paidShift, period.segment, period.variant)
@@ -337,6 +360,17 @@ public struct MetricContributions: Equatable, Sendable {
         let segment = segment(environment: current?.environment.rawValue ?? "Production", ownership: current?.ownershipType ?? "PURCHASED")
         let currentVariant = current.map(variant) ?? 0
         var phase: PeriodKey?
+        var phaseSince: Millis = .min, lastPhaseEvent: Millis = .min
+        func enter(_ next: PeriodKey?, at t: Millis, renewed: Bool) {
+            guard next != phase else { return }
+            if phase == nil, next != nil { add(t, .renewalFailure, segment, currentVariant) }
+            if next == .graceLevel { add(t, .graceEntry, segment, currentVariant) }
+            if phase != nil, next == nil, renewed { add(t, .billingRecovery, segment, currentVariant) }
+            if let p = phase { add(t, p, segment, currentVariant, -1) }
+            if let n = next { add(t, n, segment, currentVariant) }
+            if next != nil && phase == nil { phaseSince = t }
+            phase = next
+        }
         for e in chronological {
             let next: PeriodKey?
             switch (e.type, e.subtype) {
@@ -348,10 +382,20 @@ public struct MetricContributions: Equatable, Sendable {
             default:
                 continue
             }
-            guard next != phase else { continue }
-            if let p = phase { add(e.signedDate, p, segment, currentVariant, -1) }
-            if let n = next { add(e.signedDate, n, segment, currentVariant) }
-            phase = next
+            lastPhaseEvent = e.signedDate
+            enter(next, at: e.signedDate, renewed: e.type == "DID_RENEW" || e.type == "DID_RECOVER")
+        }
+        // Renewal info signed after the last notification that moved the phase repairs a
+        // missed one: in billing retry (in grace while its grace period lasts), or out of it
+        // (a recovery when a paid period began since the trouble did).
+        if let renewal, renewal.signedDate > lastPhaseEvent {
+            if renewal.isInBillingRetryPeriod, phase == nil {
+                enter((renewal.gracePeriodExpiresDate ?? .min) > renewal.signedDate ? .graceLevel : .retryLevel,
+                      at: renewal.signedDate, renewed: false)
+            } else if !renewal.isInBillingRetryPeriod, phase != nil {
+                let since = phaseSince
+                enter(nil, at: renewal.signedDate, renewed: ordered.contains { !$0.isFreeTrial && $0.purchaseDate > since })
+            }
         }
         return c
     }

@@ -1,7 +1,8 @@
 import Foundation
 
-/// An aggregate row of the daily counts: an hour bucket, a key (`n:TYPE/SUBTYPE` for
-/// notifications, `p:...` for periods and levels) and a segment.
+/// An aggregate row of the daily counts: an hour bucket, a key (`p:...` for period events
+/// and levels, `a:...` for money; stores written before every metric came from the shares
+/// also hold `n:TYPE/SUBTYPE` notification counts, which nothing reads) and a segment.
 public struct MetricsBucket: Equatable, Sendable {
     public var bucketStart: Millis
     public var key: String

@@ -290,8 +290,6 @@ public final class Store {
             """, [e.notificationUUID, e.version, e.type, e.subtype, e.signedDate, n.receivedDate,
                   e.originalTransactionId, e.transactionId, e.productId, e.environment, n.ownership, n.bodySHA256,
                   format, stored, n.source])
-        let segment = MetricContributions.segment(environment: e.environment ?? "Production", ownership: n.ownership ?? "PURCHASED")
-        try addToMetric(bucket: MetricContributions.bucket(e.signedDate), key: "n:" + e.typeAndSubtype, segment: segment, delta: 1)
     }
 
     /// Adds `delta` to an aggregate; written when the write around it commits.
