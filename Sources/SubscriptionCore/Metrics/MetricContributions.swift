@@ -184,13 +184,24 @@ public struct MetricContributions: Equatable, Sendable {
                           renewal: RenewalRecord? = nil) -> MetricContributions {
         var c = MetricContributions()
         var variants: [Attributes: UInt8] = [:]
+        var lastVariant: (t: TransactionRecord, v: UInt8)?
         func variant(_ t: TransactionRecord) -> UInt8 {
+            // Renewals mostly repeat the transaction before: no strings to hash then.
+            if let last = lastVariant, last.t.productId == t.productId, last.t.storefront == t.storefront,
+               last.t.offerType == t.offerType, last.t.isFreeTrial == t.isFreeTrial,
+               last.t.subscriptionGroupIdentifier == t.subscriptionGroupIdentifier { return last.v }
             let a = Attributes(t)
-            if let v = variants[a] { return v }
-            guard c.attributes.count < 255 else { return 254 }
-            let v = UInt8(c.attributes.count)
-            c.attributes.append(a)
-            variants[a] = v
+            let v: UInt8
+            if let known = variants[a] {
+                v = known
+            } else if c.attributes.count < 255 {
+                v = UInt8(c.attributes.count)
+                c.attributes.append(a)
+                variants[a] = v
+            } else {
+                v = 254
+            }
+            lastVariant = (t, v)
             return v
         }
         func money(_ t: Millis, _ kind: AmountKind, _ currency: String, _ segment: CountSegment, _ v: UInt8, _ amount: Int64) {
@@ -331,7 +342,7 @@ public struct MetricContributions: Equatable, Sendable {
         // (auto-renew off at the end: voluntary; a failed renewal: billing).
         for (index, ended) in runs.enumerated() {
             let next = index + 1 < runs.count ? runs[index + 1].starts : Millis.max
-            let after = chronological.filter { $0.signedDate >= ended.ends - 86_400_000 && $0.signedDate < next }
+            let after = chronological.lazy.filter { $0.signedDate >= ended.ends - 86_400_000 && $0.signedDate < next }
             var reason: PeriodKey?
             if let expired = after.first(where: { $0.type == "EXPIRED" }) {
                 switch expired.subtype {
