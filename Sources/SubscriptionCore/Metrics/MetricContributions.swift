@@ -78,8 +78,8 @@ public struct MetricContributions: Equatable, Sendable {
         /// through a renewal.
         case renewalFailure, graceEntry, billingRecovery
 
-        /// Whether reports read it: `start` and `end` are kept for stores' history only, so
-        /// the by-segment aggregates leave them out.
+        /// Whether reports read it: `start` and `end` come only from shares stored by an
+        /// earlier subdesk (until recomputed), so the by-segment aggregates leave them out.
         public var isReported: Bool { self != .start && self != .end }
 
         public var name: String {
@@ -238,8 +238,12 @@ public struct MetricContributions: Equatable, Sendable {
             if superseded.contains(t.transactionId), let next = ordered[(index + 1)...].first(where: { !$0.isRevoked }) {
                 ends = min(ends, next.purchaseDate)
             }
-            add(t.purchaseDate, t.isFreeTrial ? .trialStart : .start, segment, v)
-            add(ends, t.isFreeTrial ? .trialEnd : .end, segment, v)
+            // Paid periods move the levels through runs (below); their own starts and ends
+            // (`start`, `end`) are no longer kept, which keeps every share and row smaller.
+            if t.isFreeTrial {
+                add(t.purchaseDate, .trialStart, segment, v)
+                add(ends, .trialEnd, segment, v)
+            }
             if !t.isFreeTrial, let p = previous, p.isFreeTrial, !p.isRevoked, (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
                 add(t.purchaseDate, .conversion, segment, v)
                 // The cohort is the trial's: its product, storefront and offer.

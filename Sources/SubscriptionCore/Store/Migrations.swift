@@ -416,7 +416,9 @@ enum Migrations {
         INSERT INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
         """),
         (14, """
-        -- Churn by reason and auto-renew turned off and on now come from each share too.
+        -- Every metric now comes from each subscription's share (churn by reason, auto-renew
+        -- off and on, revocations, product changes, billing trouble), with each entry's
+        -- product, storefront and offer: recompute them all.
         INSERT OR IGNORE INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
         """),
         (15, """
