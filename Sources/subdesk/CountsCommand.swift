@@ -162,10 +162,15 @@ enum CountsCommand {
                                              ("MRR", .mrr), ("REVENUE", .revenue),
                                              ("GRACE", .inGracePeriod), ("RETRY", .inBillingRetry)]
             let widths = [10] + shown.map { max(6, $0.0.count) }
-            Output.line(ListCommands.pad([period == .month ? "MONTH" : period == .week ? "WEEK OF" : "DAY"] + shown.map(\.0), widths))
+            Output.line(ListCommands.pad([periodHeader(period)] + shown.map(\.0), widths))
             for r in rows { Output.line(ListCommands.pad([r.day] + shown.map { r.text($0.1) }, widths)) }
         }
         return 0
+    }
+
+    /// The first column's heading in a text table.
+    static func periodHeader(_ period: CountPeriod) -> String {
+        period == .month ? "MONTH" : period == .week ? "WEEK OF" : "DAY"
     }
 
     /// A value as CSV gives it: a count, a rate as a fraction, money in units; empty when undefined.
@@ -199,7 +204,7 @@ enum CountsCommand {
                 "currency": currency.map { $0 as Any } ?? NSNull(),
                 "periods": days.indices.map { i -> [String: Any] in
                     var values: [String: Any] = [:]
-                    for c in columns { values[c.name] = c.rows[i].jsonObject()[metric.rawValue] ?? NSNull() }
+                    for c in columns { values[c.name] = c.rows[i].jsonValue(metric) }
                     return ["day": days[i], "values": values]
                 },
             ] as [String: Any])
@@ -214,7 +219,7 @@ enum CountsCommand {
                 return 0
             }
             let widths = [10] + columns.map { max(6, $0.name.count) }
-            Output.line(ListCommands.pad([period == .month ? "MONTH" : period == .week ? "WEEK OF" : "DAY"] + columns.map(\.name), widths))
+            Output.line(ListCommands.pad([periodHeader(period)] + columns.map(\.name), widths))
             for i in days.indices { Output.line(ListCommands.pad([days[i]] + columns.map { $0.rows[i].text(metric) }, widths)) }
         }
         return 0

@@ -188,8 +188,6 @@ public struct DayCounts: Equatable, Sendable {
     public var money: [Metric: Double] = [:]
     /// The reporting currency.
     public var currency: String?
-    /// The part of the counts this is of, when a report is by segment.
-    public var filter: SegmentFilter?
 
     public init(day: String, start: Millis, values: [Metric: Int]) {
         self.day = day
@@ -282,16 +280,18 @@ public struct DayCounts: Equatable, Sendable {
     public func jsonObject() -> [String: Any] {
         var o: [String: Any] = ["day": day, "currency": currency.map { $0 as Any } ?? NSNull()]
         for m in Metric.allCases {
-            if m.isMoney {
-                o[m.rawValue] = money[m].map { (($0 * 100).rounded() / 100) as Any } ?? NSNull()
-                o[m.rawValue + "ByCurrency"] = moneyByCurrency.mapValues { Double($0[m] ?? 0) / 1000 }
-            } else if m.isRate {
-                o[m.rawValue] = rates[m].map { (($0 * 10_000).rounded() / 10_000) as Any } ?? NSNull()
-            } else {
-                o[m.rawValue] = self[m]
-            }
+            o[m.rawValue] = jsonValue(m)
+            if m.isMoney { o[m.rawValue + "ByCurrency"] = moneyByCurrency.mapValues { Double($0[m] ?? 0) / 1000 } }
         }
         return o
+    }
+
+    /// One metric's value as JSON gives it: a count, a rate rounded to 4 places, money to
+    /// cents, or `null` when undefined.
+    public func jsonValue(_ m: Metric) -> Any {
+        if m.isMoney { return money[m].map { (($0 * 100).rounded() / 100) as Any } ?? NSNull() }
+        if m.isRate { return rates[m].map { (($0 * 10_000).rounded() / 10_000) as Any } ?? NSNull() }
+        return self[m]
     }
 }
 
@@ -307,11 +307,7 @@ public enum DailyCountsReport {
         let days = try dayStarts(from: from, to: to, timeZone: timeZone)
         guard let first = days.first, let end = days.last?.end else { return [] }
         if filter != nil && !store.isReadOnly { try store.catchUpSegments() }
-        var counts = days.map { day in
-            var d = DayCounts(day: day.day, start: day.start, values: [:])
-            d.filter = filter
-            return d
-        }
+        var counts = days.map { DayCounts(day: $0.day, start: $0.start, values: [:]) }
         let starts = days.map(\.start)
         func dayIndex(_ t: Millis) -> Int? {
             // Binary search: the last day starting at or before t.

@@ -238,18 +238,17 @@ public struct MetricContributions: Equatable, Sendable {
             if superseded.contains(t.transactionId), let next = ordered[(index + 1)...].first(where: { !$0.isRevoked }) {
                 ends = min(ends, next.purchaseDate)
             }
-            // Paid periods move the levels through runs (below); their own starts and ends
-            // (`start`, `end`) are no longer kept, which keeps every share and row smaller.
+            // A trial's start and end make the trial level; paid periods move the paid level
+            // through runs (below), so they keep no `start` or `end` entries of their own.
             if t.isFreeTrial {
                 add(t.purchaseDate, .trialStart, segment, v)
                 add(ends, .trialEnd, segment, v)
-            }
-            if !t.isFreeTrial, let p = previous, p.isFreeTrial, !p.isRevoked, (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
-                add(t.purchaseDate, .conversion, segment, v)
-                // The cohort is the trial's: its product, storefront and offer.
-                add(p.purchaseDate, .trialConvertedByStart, segment, variant(p))
-            }
-            if !t.isFreeTrial {
+            } else {
+                if let p = previous, p.isFreeTrial, !p.isRevoked, (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
+                    add(t.purchaseDate, .conversion, segment, v)
+                    // The cohort is the trial's: its product, storefront and offer.
+                    add(p.purchaseDate, .trialConvertedByStart, segment, variant(p))
+                }
                 paid.append((t, ends, segment, v))
                 if let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency), let expires = t.expiresDate {
                     let perMonth = monthly(price: price, periodMs: expires - t.purchaseDate)
@@ -448,7 +447,10 @@ public struct MetricContributions: Equatable, Sendable {
         var out: [UInt8] = [3]
         CompactBody.appendVarint(&out, UInt64(counts.count))
         var last: Millis = 0
-        for (k, v) in counts.sorted(by: { ($0.key.bucket, $0.key.key.rawValue, $0.key.segment.rawValue) < ($1.key.bucket, $1.key.key.rawValue, $1.key.segment.rawValue) }) {
+        // Entries in one total order, so an unchanged share encodes to the same bytes (a save
+        // compares them to know whether the by-segment aggregates must take the share again).
+        for (k, v) in counts.sorted(by: { ($0.key.bucket, $0.key.key.rawValue, $0.key.segment.rawValue, $0.key.variant)
+                                        < ($1.key.bucket, $1.key.key.rawValue, $1.key.segment.rawValue, $1.key.variant) }) {
             CompactBody.appendVarint(&out, Self.zigzag((k.bucket - last) / MetricContributions.bucketMs))
             last = k.bucket
             out.append(k.key.rawValue)
@@ -458,7 +460,8 @@ public struct MetricContributions: Equatable, Sendable {
         }
         CompactBody.appendVarint(&out, UInt64(amounts.count))
         last = 0
-        for (k, v) in amounts.sorted(by: { ($0.key.bucket, $0.key.kind.rawValue, $0.key.currency) < ($1.key.bucket, $1.key.kind.rawValue, $1.key.currency) }) {
+        for (k, v) in amounts.sorted(by: { ($0.key.bucket, $0.key.kind.rawValue, $0.key.currency, $0.key.segment.rawValue, $0.key.variant)
+                                         < ($1.key.bucket, $1.key.kind.rawValue, $1.key.currency, $1.key.segment.rawValue, $1.key.variant) }) {
             CompactBody.appendVarint(&out, Self.zigzag((k.bucket - last) / MetricContributions.bucketMs))
             last = k.bucket
             out.append(k.kind.rawValue)

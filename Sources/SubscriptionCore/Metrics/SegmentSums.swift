@@ -34,9 +34,6 @@ public struct SegmentSums: Sendable {
 
     public init() {}
 
-    /// How many cells (aggregate rows) there are so far.
-    public var count: Int { sums.count }
-
     private mutating func value(_ text: String) -> Int32 { valueNames.id(text) }
 
     private mutating func key(_ text: String) -> Int32 { keyNames.id(text) }

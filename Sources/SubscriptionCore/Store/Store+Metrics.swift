@@ -95,7 +95,7 @@ extension Store {
         }
     }
 
-    /// Sums of the level keys (`p:start`, `p:end`, ...) over every bucket before `instant`
+    /// Sums of the level keys (`p:new_paid`, `p:churn`, ...) over every bucket before `instant`
     /// (of `filter`'s part only, when given).
     public func metricTotals(before instant: Millis, keys: [String], filter: SegmentFilter? = nil) throws
         -> [(key: String, segment: CountSegment, total: Int)] {
@@ -167,23 +167,19 @@ extension Store {
         }
     }
 
-    /// Runs `one` (which handles at most `batch` items and says how many) in writes until
-    /// it handles fewer, telling `progress` (done, total) after each.
-    private func inBatches(_ batch: Int, total: Int, progress: ((Int, Int) -> Void)?, _ one: () throws -> Int) throws -> Int {
-        var done = 0
-        while true {
-            let count = try write(one)
-            done += count
-            progress?(done, total)
-            if count < batch { return done }
+    /// Moves the aggregates from a subscription's stored share (`stored`, its stored form;
+    /// `decoded`, the same read, when the caller has it) to `fresh`, notes the change for the
+    /// by-segment aggregates, and returns `fresh`'s stored form for the caller to write.
+    func moveShare(_ otid: String, to fresh: MetricContributions, from stored: Data?,
+                   decoded: MetricContributions? = nil) throws -> Data {
+        try applyMetrics(fresh, replacing: decoded ?? stored.map(MetricContributions.init(encoded:)) ?? MetricContributions())
+        let encoded = fresh.encoded()
+        // The first noted share is the one the by-segment aggregates hold: a change already
+        // noted keeps it.
+        if encoded != stored {
+            try db.run("INSERT OR IGNORE INTO metric_segments_pending (original_transaction_id, applied) VALUES (?, ?)", [otid, stored])
         }
-    }
-
-    /// Notes that a subscription's share moves away from `applied` (its stored form, nil for
-    /// none), unless a change is already noted: the first noted share is the one the
-    /// by-segment aggregates hold.
-    func noteSegmentsChange(_ otid: String, applied: Data?) throws {
-        try db.run("INSERT OR IGNORE INTO metric_segments_pending (original_transaction_id, applied) VALUES (?, ?)", [otid, applied])
+        return encoded
     }
 }
 
@@ -213,22 +209,26 @@ extension Store {
     /// counts, `batch` to a write, telling `progress` (done, total) after each.
     @discardableResult
     public func catchUpMetrics(batch: Int = 2_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
-        try inBatches(batch, total: try pendingMetricsCount(), progress: progress) {
-            let otids = try db.rows("SELECT original_transaction_id FROM metrics_pending LIMIT ?", [batch]) { $0.string(0) }
-            for otid in otids {
-                let history = try history(originalTransactionId: otid)
-                let fresh = MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
-                let blob = try db.first("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [otid]) {
-                    $0.isNull(0) ? nil : $0.data(0)
-                } ?? nil
-                let stored = (blob: blob, share: blob.map(MetricContributions.init(encoded:)) ?? MetricContributions())
-                try applyMetrics(fresh, replacing: stored.share)
-                let encoded = fresh.encoded()
-                if encoded != stored.blob { try noteSegmentsChange(otid, applied: stored.blob) }
-                try db.run("UPDATE subscriptions SET metrics = ? WHERE original_transaction_id = ?", [encoded, otid])
-                try db.run("DELETE FROM metrics_pending WHERE original_transaction_id = ?", [otid])
+        let total = try pendingMetricsCount()
+        var done = 0
+        while true {
+            let count = try write { () -> Int in
+                let otids = try db.rows("SELECT original_transaction_id FROM metrics_pending LIMIT ?", [batch]) { $0.string(0) }
+                for otid in otids {
+                    let history = try history(originalTransactionId: otid)
+                    let fresh = MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
+                    let stored = try db.first("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [otid]) {
+                        $0.isNull(0) ? nil : $0.data(0)
+                    } ?? nil
+                    let encoded = try moveShare(otid, to: fresh, from: stored)
+                    try db.run("UPDATE subscriptions SET metrics = ? WHERE original_transaction_id = ?", [encoded, otid])
+                    try db.run("DELETE FROM metrics_pending WHERE original_transaction_id = ?", [otid])
+                }
+                return otids.count
             }
-            return otids.count
+            done += count
+            progress?(done, total)
+            if count < batch { return done }
         }
     }
 }

@@ -722,9 +722,7 @@ public final class Store {
             try db.run("INSERT INTO status_counts (status, count) VALUES (?, 1) ON CONFLICT (status) DO UPDATE SET count = count + 1",
                        [s.status.rawValue])
         }
-        try applyMetrics(metrics, replacing: previous)
-        let share = metrics.encoded()
-        if share != stored?.blob { try noteSegmentsChange(s.originalTransactionId, applied: stored?.blob) }
+        let share = try moveShare(s.originalTransactionId, to: metrics, from: stored?.blob, decoded: previous)
         let values: [SQLBindable?] = [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
                   s.purchaseDate, s.originalPurchaseDate, s.latestTransactionId, s.autoRenewStatus,
                   s.autoRenewProductId, s.pendingChange?.kind, s.pendingChange?.productId, s.gracePeriodExpiresDate,
