@@ -20,8 +20,10 @@ let package = Package(
                        providers: [.apt(["libncurses-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL",
                        providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ",
+                       providers: [.apt(["libpq-dev"])]),
 
-        .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL", "HelperWire"]),
+        .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL", "CLibPQ", "HelperWire"]),
         // The frames subdesk and subdesk-http exchange; shared by both, linked into both.
         .target(name: "HelperWire"),
         .target(name: "TerminalUI"),

@@ -31,12 +31,15 @@ commands:
   refunds          customers' refund requests: the facts, the deadline, the answer sent to Apple
   doctor           check the store, roots and config
   backup PATH      consistent online copy of the store
+  migrate          copy a store between SQLite and PostgreSQL (--from STORE --to STORE)
+  db init          create a PostgreSQL store, and with --roles its database roles
   keys             the dashboard's key table
   simulate         feed fresh signed demo notifications, for live demos
   generate         build a large generated store for benchmarks
 
 global options:
-  --db PATH        the store (default $SUBDESK_DB, else $XDG_DATA_HOME/subdesk/subdesk.db)
+  --db STORE       the store: a SQLite file, or postgres://... (default $SUBDESK_DB, else
+                   $XDG_DATA_HOME/subdesk/subdesk.db)
   --config FILE    config file (default $SUBDESK_CONFIG, else $XDG_CONFIG_HOME/subdesk/config)
   --json           machine-readable output where a command prints results
   --help           this text, or a command's own with `subdesk COMMAND --help`
@@ -64,6 +67,8 @@ let commands: [String: Command] = [
     "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all", "before", "reason", "operator"]), run: ListCommands.quarantine),
     "doctor": Command(help: MaintenanceCommands.doctorHelp, options: IngestCommand.options.union(RevalidateCommand.options), run: MaintenanceCommands.doctor),
     "backup": Command(help: MaintenanceCommands.backupHelp, options: [], run: MaintenanceCommands.backup),
+    "migrate": Command(help: DatabaseCommands.migrateHelp, options: ["from", "to"], run: DatabaseCommands.migrate),
+    "db": Command(help: DatabaseCommands.dbHelp, options: ["roles", "print"], run: DatabaseCommands.db),
     "link": Command(help: ListCommands.linkHelp, options: Context.appleOptions.union(["force", "apple"]), run: ListCommands.link),
     "demo": Command(help: DemoCommands.demoHelp, options: DashboardCommand.options.union(["copies", "no-dashboard", "sample-data", "force"]), run: { context in
         let path = try DemoCommands.buildDemo(context)

@@ -444,10 +444,11 @@ enum Migrations {
     /// the fields one to a line, lower-cased (ASCII, as SQLite's lower() does), so a typed
     /// text never matches across two fields. Two line ends close it, so every character
     /// of every field starts a trigram.
-    static func searchText(_ s: String, _ b: String) -> String {
-        """
-        lower(\(s).original_transaction_id || char(10) || \(s).product_id
-              || char(10) || IFNULL(\(b).user_id, '') || char(10) || IFNULL(\(b).app_account_token, '') || char(10) || char(10))
+    static func searchText(_ s: String, _ b: String, dialect: SQLDialect = .sqlite) -> String {
+        let lineEnd = dialect == .sqlite ? "char(10)" : "chr(10)"
+        return """
+        lower(\(s).original_transaction_id || \(lineEnd) || \(s).product_id
+              || \(lineEnd) || COALESCE(\(b).user_id, '') || \(lineEnd) || COALESCE(\(b).app_account_token, '') || \(lineEnd) || \(lineEnd))
         """
     }
 

@@ -50,7 +50,7 @@ extension Store {
                 INSERT INTO backfill_runs (environment, since_ms, until_ms, only_failures, operator, started_ms)
                 VALUES (?,?,?,?,?,?)
                 """, [environment, since, until, onlyFailures, operatorName, now])
-            return try backfillRun(id: db.lastInsertRowID)!
+            return try backfillRun(id: try db.lastInsertRowID())!
         }
     }
 

@@ -20,9 +20,12 @@ extension Store: ChainMemory {
     public func rememberChain(_ chain: RememberedChain, hash: Data, roots: Data) {
         _ = try? write {
             try db.run("""
-                INSERT OR REPLACE INTO verified_chains
+                INSERT INTO verified_chains
                     (chain_hash, roots_hash, entry_lengths, subjects, valid_from_s, valid_until_s, checked_ms)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (chain_hash, roots_hash) DO UPDATE SET entry_lengths = excluded.entry_lengths,
+                    subjects = excluded.subjects, valid_from_s = excluded.valid_from_s,
+                    valid_until_s = excluded.valid_until_s, checked_ms = excluded.checked_ms
                 """, [hash, roots, chain.entryLengths.map(String.init).joined(separator: ","),
                       chain.subjects.joined(separator: "\n"), Int64(chain.validFrom.timeIntervalSince1970),
                       Int64(chain.validUntil.timeIntervalSince1970), Int64(Date().timeIntervalSince1970 * 1000)])

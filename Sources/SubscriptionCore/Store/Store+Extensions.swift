@@ -42,7 +42,7 @@ extension Store {
             VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
             """, [e.requestIdentifier, e.originalTransactionId, e.productId, e.storefronts.isEmpty ? nil : e.storefronts.joined(separator: ","),
                   e.days, e.reasonCode, e.reason, e.operatorName, e.requested, e.outcome, e.effective, e.succeeded, e.failed, e.completed])
-        return db.lastInsertRowID
+        return try db.lastInsertRowID()
     }
 
     public func updateExtension(requestIdentifier: String, outcome: String, succeeded: Int?, failed: Int?, completed: Millis?) throws {

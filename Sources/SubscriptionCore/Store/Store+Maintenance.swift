@@ -16,6 +16,7 @@ public struct StoreHealth: Sendable {
 extension Store {
     /// Runs SQLite's integrity check and gathers the store's vital signs.
     public func health() throws -> StoreHealth {
+        if dialect == .postgres { return try postgresHealth() }
         let integrity = try db.rows("PRAGMA integrity_check") { $0.string(0) }
         func size(_ p: String) -> Int64? {
             (try? FileManager.default.attributesOfItem(atPath: p)[.size] as? NSNumber)?.int64Value
@@ -62,6 +63,7 @@ extension Store {
     /// The triggers that keep the audit log append-only and are not in the store (someone
     /// dropped them with another tool); empty when all are there.
     public func missingAuditGuards() throws -> [String] {
+        if dialect == .postgres { return try missingPostgresAuditGuards() }
         let present = Set(try db.rows("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'audit_log'") { $0.string(0) })
         return Migrations.auditGuards.filter { !present.contains($0) }
     }
@@ -69,6 +71,8 @@ extension Store {
     /// Copies the store to `destination` with SQLite's online backup: consistent, and
     /// safe while other processes keep writing (it restarts its pass if they do).
     public func backup(to destination: String) throws {
+        if dialect == .postgres { return try postgresBackup(to: destination) }
+        guard let db = db as? SQLiteConnection else { return }
         if FileManager.default.fileExists(atPath: destination) {
             throw StoreError(operation: "backup to \(destination)", message: "file exists; refusing to overwrite it", code: 0)
         }
@@ -98,6 +102,8 @@ extension Store {
     /// it returns (so "stored" survives a power cut), and closing does not checkpoint the
     /// WAL (the next writer's automatic checkpoint does), keeping the answer fast.
     public func configureForOneShotWrites() throws {
+        // A PostgreSQL commit is durable when it returns (synchronous_commit is the server's).
+        guard let db = db as? SQLiteConnection else { return }
         try db.execute("PRAGMA synchronous = FULL")
         _ = subdesk_sqlite_no_checkpoint_on_close(db.handle)
     }
@@ -110,6 +116,7 @@ extension Store {
     public func finishOneShotWrites(walLimitBytes: Int64 = 1 << 20) {
         // stat(2), not FileManager's attributes: those also look up the owner's name,
         // which costs a one-shot process the whole user database.
+        guard let db = db as? SQLiteConnection else { return }
         var info = stat()
         guard stat(path + "-wal", &info) == 0, Int64(info.st_size) > walLimitBytes else { return }
         sqlite3_busy_timeout(db.handle, 0)
@@ -118,7 +125,7 @@ extension Store {
 
     /// Stored size of V2 notification bodies against their size as received.
     public func bodyStatistics() throws -> (count: Int, storedBytes: Int64, jwsHeaders: Int, headerBytes: Int64) {
-        let bodies = try db.first("SELECT count(*), IFNULL(sum(length(body)), 0) FROM notifications WHERE version = 2 AND source IS NOT 'generate'") {
+        let bodies = try db.first("SELECT count(*), IFNULL(sum(length(body)), 0) FROM notifications WHERE version = 2 AND source IS DISTINCT FROM 'generate'") {
             ($0.int(0), $0.int64(1))
         } ?? (0, 0)
         let headers = try db.first("SELECT count(*), IFNULL(sum(length(segment)), 0) FROM jws_headers") { ($0.int(0), $0.int64(1)) } ?? (0, 0)

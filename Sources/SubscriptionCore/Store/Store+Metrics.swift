@@ -157,7 +157,7 @@ extension Store {
             for row in sums.rows() {
                 try db.run("""
                     INSERT INTO metric_segments (dimension, value, key, segment, bucket, delta) VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT DO UPDATE SET delta = delta + excluded.delta
+                    ON CONFLICT (dimension, value, key, segment, bucket) DO UPDATE SET delta = metric_segments.delta + excluded.delta
                     """, [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta])
             }
             // Everything noted was read under this write's lock, so nothing new is lost.

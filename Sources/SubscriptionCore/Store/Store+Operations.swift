@@ -6,7 +6,7 @@ extension Store {
         try db.run("""
             INSERT INTO audit_log (at_ms, operator, action, target, reason, outcome, detail) VALUES (?,?,?,?,?,?,?)
             """, [e.at, e.operatorName, e.action, e.target, e.reason, e.outcome, e.detail])
-        return db.lastInsertRowID
+        return try db.lastInsertRowID()
     }
 
     /// Audit entries at or after `since`, for `targets` when given, oldest first.
@@ -34,7 +34,7 @@ extension Store {
         try db.run("""
             INSERT INTO overrides (original_transaction_id, kind, until_ms, reason, operator, created_ms) VALUES (?,?,?,?,?,?)
             """, [o.originalTransactionId, o.kind.rawValue, o.until, o.reason, o.operatorName, o.created])
-        return db.lastInsertRowID
+        return try db.lastInsertRowID()
     }
 
     public func liftOverride(id: Int64, by: String, reason: String, at: Millis) throws -> Bool {
@@ -68,7 +68,10 @@ extension Store {
     // MARK: Receipts
 
     public func putReceipt(_ receipt: String, originalTransactionId: String, at: Millis) throws {
-        try db.run("INSERT OR REPLACE INTO receipts (original_transaction_id, latest_receipt, updated_ms) VALUES (?,?,?)",
+        try db.run("""
+            INSERT INTO receipts (original_transaction_id, latest_receipt, updated_ms) VALUES (?,?,?)
+            ON CONFLICT (original_transaction_id) DO UPDATE SET latest_receipt = excluded.latest_receipt, updated_ms = excluded.updated_ms
+            """,
                    [originalTransactionId, receipt, at])
     }
 

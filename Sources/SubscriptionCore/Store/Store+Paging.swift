@@ -121,6 +121,10 @@ extension Store {
     /// remembered for the text where it cannot go stale, as paging asks again.
     func textCondition(_ text: String, placeholder: String = "?") throws -> (sql: String, value: SQLBindable, testsEachRow: Bool) {
         let needle = Store.asciiLowercased(text)
+        if dialect == .postgres {
+            // No trigram index on PostgreSQL: the search text is tested on each row read.
+            return ("strpos(\(Migrations.searchText("s", "b", dialect: .postgres)), \(placeholder)) > 0", needle, true)
+        }
         let plan: SearchPlan
         if try !refreshSearchIndex() {
             // An index behind the store answers wrongly, and a reader that cannot write
@@ -191,6 +195,7 @@ extension Store {
     /// in one write; false when some are pending and this connection cannot write.
     @discardableResult
     public func refreshSearchIndex() throws -> Bool {
+        guard dialect == .sqlite else { return true }
         guard try db.first("SELECT EXISTS (SELECT 1 FROM search_pending)", [], { $0.bool(0) }) == true else { return true }
         if isReadOnly { return false }
         try write {

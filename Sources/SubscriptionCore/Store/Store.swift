@@ -6,7 +6,7 @@ import Foundation
 /// open another `Store` on the same file for another thread or process. WAL mode lets
 /// readers run beside the single writer.
 public final class Store {
-    let db: SQLiteConnection
+    let db: any SQLConnection
     public let path: String
     /// JWS header segment <-> id, both ways; valid while `headerCacheRollbacks` matches.
     private var headerIds: [LongTextKey: Int64] = [:]
@@ -38,7 +38,7 @@ public final class Store {
         for (k, delta) in pending {
             try db.run("""
                 INSERT INTO metric_buckets (bucket, key, segment, delta) VALUES (?,?,?,?)
-                ON CONFLICT (bucket, key, segment) DO UPDATE SET delta = delta + excluded.delta
+                ON CONFLICT (bucket, key, segment) DO UPDATE SET delta = metric_buckets.delta + excluded.delta
                 """, [k.bucket, k.key, k.segment.rawValue, delta])
         }
     }
@@ -68,6 +68,15 @@ public final class Store {
     /// store file is created readable and writable by its owner only (0600); SQLite gives its
     /// -wal and -shm files the same mode.
     public init(path: String, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs, mode: OpenMode = .createIfMissing) throws {
+        if PostgresLocation.isPostgres(path) {
+            self.path = PostgresLocation.redacted(path)
+            let opened = try Store.openPostgres(try PostgresLocation(path), mode: mode)
+            db = opened.connection
+            wasCreated = opened.created
+            isReadOnly = opened.readOnly
+            newerSchemaVersion = opened.newerSchemaVersion
+            return
+        }
         self.path = path
         if path != ":memory:" {
             var isDirectory: ObjCBool = false
@@ -182,8 +191,20 @@ public final class Store {
     /// How long a writer waits for another process's write to finish before giving up.
     public static let defaultBusyTimeoutMs: Int32 = 10_000
 
-    /// An in-memory store, for tests.
-    public static func inMemory() throws -> Store { try Store(path: ":memory:") }
+    /// An in-memory store, for tests. With SUBDESK_TEST_POSTGRES set to a postgres:// URI,
+    /// a store in a new schema of that database instead, so the suite runs on both engines.
+    public static func inMemory() throws -> Store {
+        if let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty {
+            return try Store(path: freshPostgresLocation(base))
+        }
+        return try Store(path: ":memory:")
+    }
+
+    /// `base` (a postgres:// URI) with a schema of its own that no store uses yet.
+    public static func freshPostgresLocation(_ base: String) -> String {
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+        return base + (base.contains("?") ? "&" : "?") + "schema=" + name
+    }
 
     /// WAL mode is kept in the file, so only the first open of a new store converts it.
     /// Converting needs the write lock while holding a read lock, and SQLite answers BUSY
@@ -207,8 +228,12 @@ public final class Store {
     // MARK: Schema
 
     public var schemaVersion: Int {
-        (try? db.first("PRAGMA user_version") { $0.int(0) }) ?? 0
+        if dialect == .postgres { return (try? db.first("SELECT version FROM schema_version") { $0.int(0) }) ?? 0 }
+        return (try? db.first("PRAGMA user_version") { $0.int(0) }) ?? 0
     }
+
+    /// The engine the store lives in.
+    public var dialect: SQLDialect { db.dialect }
 
     private func migrate() throws {
         let current = schemaVersion
@@ -255,7 +280,8 @@ public final class Store {
 
     /// Changes whenever another connection commits to this database.
     public func dataVersion() throws -> Int {
-        try db.first("PRAGMA data_version") { $0.int(0) } ?? 0
+        if dialect == .postgres { return try db.first("SELECT version FROM store_changes WHERE id = 1") { $0.int(0) } ?? 0 }
+        return try db.first("PRAGMA data_version") { $0.int(0) } ?? 0
     }
 
     // MARK: Notifications
@@ -315,7 +341,7 @@ public final class Store {
             id = existing
         } else {
             try db.run("INSERT INTO jws_headers (segment) VALUES (?)", [segment])
-            id = db.lastInsertRowID
+            id = try db.lastInsertRowID()
         }
         headerIds[LongTextKey(text: segment)] = id
         headerSegments[id] = segment
@@ -406,7 +432,7 @@ public final class Store {
             INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
             VALUES (?,?,?,?,?,?,1,?)
             """, [receivedDate, reason, kept, bodySHA256, source, trueLength ?? body.count, receivedDate])
-        return (db.lastInsertRowID, kept.count == body.count)
+        return (try db.lastInsertRowID(), kept.count == body.count)
     }
 
     /// The body bytes the quarantine keeps, resolved entries included.
@@ -608,17 +634,17 @@ public final class Store {
                 return current
             }
             try db.run("INSERT INTO subscribers (app_account_token, created_ms) VALUES (?, ?)", [token, now])
-            return db.lastInsertRowID
+            return try db.lastInsertRowID()
         }
         if let current { return current }
         try db.run("INSERT INTO subscribers (created_ms) VALUES (?)", [now])
-        return db.lastInsertRowID
+        return try db.lastInsertRowID()
     }
 
     /// Adds a subscriber as given, for generated stores.
     public func insertSubscriber(userId: String?, appAccountToken: String?, now: Millis) throws -> Int64 {
         try db.run("INSERT INTO subscribers (user_id, app_account_token, created_ms) VALUES (?,?,?)", [userId, appAccountToken, now])
-        return db.lastInsertRowID
+        return try db.lastInsertRowID()
     }
 
     /// Secondary indexes set aside during a bulk load, by name with the SQL that builds them.
@@ -639,6 +665,7 @@ public final class Store {
     /// both files are synced each time. The WAL grows to `pages` × 4 KB meanwhile, and the
     /// last connection to close checkpoints what is left.
     public func checkpointEvery(pages: Int) throws {
+        guard dialect == .sqlite else { return }
         try db.execute("PRAGMA wal_autocheckpoint = \(max(1, pages))")
     }
 
@@ -649,6 +676,7 @@ public final class Store {
     /// sorts them in a single pass, where keeping it up to date sends every insert to a
     /// random page of it.
     public func setBulkLoading(_ on: Bool) throws {
+        guard dialect == .sqlite else { return }
         if on {
             // No journal and a large page cache: each page is written once, at the end.
             try db.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -524288")
@@ -719,7 +747,7 @@ public final class Store {
         let previous = stored?.metrics ?? MetricContributions()
         if stored?.status != s.status.rawValue {
             if let old = stored?.status { try db.run("UPDATE status_counts SET count = count - 1 WHERE status = ?", [old]) }
-            try db.run("INSERT INTO status_counts (status, count) VALUES (?, 1) ON CONFLICT (status) DO UPDATE SET count = count + 1",
+            try db.run("INSERT INTO status_counts (status, count) VALUES (?, 1) ON CONFLICT (status) DO UPDATE SET count = status_counts.count + 1",
                        [s.status.rawValue])
         }
         let share = try moveShare(s.originalTransactionId, to: metrics, from: stored?.blob, decoded: previous)

@@ -1,0 +1,431 @@
+#if !SUBDESK_NO_POSTGRES
+import CLibPQ
+#endif
+import Foundation
+
+/// One row of a PostgreSQL result, read in text format.
+struct PostgresRow {
+    static let byteaOID: UInt32 = 17
+    let result: OpaquePointer
+    let row: Int32
+
+    func isNull(_ i: Int32) -> Bool {
+        #if SUBDESK_NO_POSTGRES
+        return true
+        #else
+        return PQgetisnull(result, row, i) == 1
+        #endif
+    }
+
+    /// The column's text as bytes, without a copy.
+    private func withBytes<T>(_ i: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        #if SUBDESK_NO_POSTGRES
+        return body(UnsafeBufferPointer(start: nil, count: 0))
+        #else
+        guard let p = PQgetvalue(result, row, i) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        let count = Int(PQgetlength(result, row, i))
+        return p.withMemoryRebound(to: UInt8.self, capacity: count) { body(UnsafeBufferPointer(start: $0, count: count)) }
+        #endif
+    }
+
+    func int64(_ i: Int32) -> Int64 {
+        withBytes(i) { bytes in
+            // Integers are the common case: parse them in place.
+            var value: Int64 = 0
+            var negative = false
+            var index = 0
+            if bytes.count > 0 && bytes[0] == UInt8(ascii: "-") { negative = true; index = 1 }
+            if index < bytes.count {
+                var integral = true
+                while index < bytes.count {
+                    let b = bytes[index]
+                    guard b >= 48 && b <= 57 else { integral = false; break }
+                    value = value &* 10 &+ Int64(b - 48)
+                    index += 1
+                }
+                if integral { return negative ? -value : value }
+            }
+            // Booleans (t/f), and numeric or floating results (sum, avg), as SQLite reads them.
+            guard let text = String(bytes: bytes, encoding: .utf8) else { return 0 }
+            if text == "t" { return 1 }
+            if text == "f" { return 0 }
+            return Int64(Double(text) ?? 0)
+        }
+    }
+
+    /// The column's value as its type says (integers, floats, bytea; the rest as text).
+    func value(_ i: Int32) -> SQLValue {
+        #if SUBDESK_NO_POSTGRES
+        return .null
+        #else
+        if isNull(i) { return .null }
+        switch PQftype(result, i) {
+        case 20, 21, 23, 16: return .integer(int64(i))   // int8, int2, int4, bool
+        case 700, 701: return .real(double(i))
+        case PostgresRow.byteaOID: return .blob(data(i))
+        default: return .text(string(i))
+        }
+        #endif
+    }
+
+    func double(_ i: Int32) -> Double {
+        Double(string(i)) ?? 0
+    }
+
+    func string(_ i: Int32) -> String {
+        withBytes(i) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func data(_ i: Int32) -> Data {
+        #if SUBDESK_NO_POSTGRES
+        return Data()
+        #else
+        let isBytea = PQftype(result, i) == PostgresRow.byteaOID
+        return withBytes(i) { bytes in
+            guard isBytea else { return Data(bytes) }
+            // bytea in text format: \x followed by two hex digits per byte.
+            guard bytes.count >= 2, bytes[0] == UInt8(ascii: "\\"), bytes[1] == UInt8(ascii: "x") else { return Data(bytes) }
+            func nibble(_ c: UInt8) -> UInt8 {
+                switch c {
+                case 48...57: return c - 48
+                case 97...102: return c - 87
+                case 65...70: return c - 55
+                default: return 0
+                }
+            }
+            var out = Data(count: (bytes.count - 2) / 2)
+            out.withUnsafeMutableBytes { raw in
+                let dst = raw.bindMemory(to: UInt8.self)
+                var j = 2
+                for k in 0..<dst.count {
+                    dst[k] = nibble(bytes[j]) << 4 | nibble(bytes[j + 1])
+                    j += 2
+                }
+            }
+            return out
+        }
+        #endif
+    }
+}
+
+/// Where a PostgreSQL store is: a libpq connection URI, and the schema (a store of its own
+/// inside the database) when one is named with `?schema=NAME`, which libpq does not know.
+public struct PostgresLocation: Equatable, Sendable {
+    public let conninfo: String
+    public let schema: String?
+
+    public static func isPostgres(_ location: String) -> Bool {
+        location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
+    }
+
+    /// Parses `postgres://...`, taking out the `schema` parameter. Refuses a password in the
+    /// URI: it would sit in the shell's history and in `ps`; libpq reads one from the file
+    /// named by `passfile=` or PGPASSFILE (~/.pgpass by default).
+    public init(_ location: String) throws {
+        guard PostgresLocation.isPostgres(location), var parts = URLComponents(string: location) else {
+            throw StoreError(operation: "open \(location)", message: "not a postgres:// URI", code: 0)
+        }
+        if parts.password != nil {
+            throw StoreError(operation: "open \(PostgresLocation.redacted(location))", message: """
+                the URI holds a password; keep it out of URIs and command lines: put it in a password file \
+                (~/.pgpass, or the file PGPASSFILE or ?passfile=PATH names)
+                """, code: 0)
+        }
+        var schema: String?
+        var kept: [URLQueryItem] = []
+        for item in parts.queryItems ?? [] {
+            if item.name == "schema" { schema = item.value } else { kept.append(item) }
+        }
+        if let schema, schema.isEmpty || !schema.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
+            throw StoreError(operation: "open \(location)", message: "schema name \"\(schema)\" must be letters, digits and _ only", code: 0)
+        }
+        parts.queryItems = kept.isEmpty ? nil : kept
+        // URLComponents percent-encodes a socket folder in `host=` the way libpq reads it.
+        conninfo = parts.string ?? location
+        self.schema = schema
+    }
+
+    /// The URI with any password replaced, for messages.
+    public static func redacted(_ location: String) -> String {
+        guard var parts = URLComponents(string: location), parts.password != nil else { return location }
+        parts.password = "***"
+        return parts.string ?? "postgres://***"
+    }
+}
+
+#if !SUBDESK_NO_POSTGRES
+/// A PostgreSQL connection through libpq, with the statements it has prepared. Statements
+/// arrive written for SQLite (`?` parameters, `INSERT OR IGNORE`, `IFNULL`) and are
+/// rewritten once each. Not thread-safe: one per thread.
+final class PostgresConnection: SQLConnection {
+    var dialect: SQLDialect { .postgres }
+
+    private var connection: OpaquePointer?
+    let location: PostgresLocation
+    private var statements: [LongTextKey: (name: String, parameters: Int)] = [:]
+    let transactions = TransactionState()
+
+    init(location: PostgresLocation) throws {
+        self.location = location
+        let connection = PQconnectdb(location.conninfo)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.map { String(cString: PQerrorMessage($0)).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "out of memory"
+            PQfinish(connection)
+            throw StoreError(operation: "connect to \(location.conninfo)", message: message, code: 0, sqlState: "08001")
+        }
+        self.connection = connection
+        // NOTICEs (a schema that exists already, say) are not errors; keep them off stderr.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        var setup = "SET client_min_messages = warning; SET TIME ZONE 'UTC'"
+        if let schema = location.schema { setup += "; SET search_path TO \(schema)" }
+        try execute(setup)
+    }
+
+    deinit { close() }
+
+    func close() {
+        if let connection { PQfinish(connection) }
+        connection = nil
+        statements.removeAll()
+    }
+
+    /// The database user this connection is (what the audit log records on PostgreSQL).
+    func currentUser() throws -> String {
+        try first("SELECT current_user") { $0.string(0) } ?? ""
+    }
+
+    private func error(_ operation: String, _ result: OpaquePointer?) -> StoreError {
+        var message = result.map { String(cString: PQresultErrorMessage($0)) } ?? ""
+        if message.isEmpty, let connection { message = String(cString: PQerrorMessage(connection)) }
+        var state: String? = nil
+        if let result, let field = PQresultErrorField(result, Int32(UInt8(ascii: "C"))) { state = String(cString: field) }
+        if state == nil, PQstatus(connection) != CONNECTION_OK { state = "08006" }
+        message = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        if message.hasPrefix("ERROR:") { message = String(message.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
+        return StoreError(operation: operation, message: message, code: 0, sqlState: state ?? "XX000")
+    }
+
+    private func check(_ result: OpaquePointer?, _ operation: @autoclosure () -> String) throws {
+        let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
+            let e = error(operation(), result)
+            PQclear(result)
+            throw e
+        }
+    }
+
+    /// Runs statements as they are written (no rewriting: DDL, SET, LISTEN).
+    func execute(_ sql: String) throws {
+        let result = PQexec(connection, sql)
+        try check(result, String(sql.prefix(60)))
+        PQclear(result)
+    }
+
+    /// Prepares `sql` once per connection. A statement whose parameters the server cannot
+    /// type from their context alone (`? IS NULL`) is prepared with the types of the
+    /// values it first runs with.
+    private func prepared(_ sql: String, _ values: [SQLBindable?]) throws -> (name: String, parameters: Int) {
+        if let s = statements[LongTextKey(text: sql)] { return s }
+        let translated = PostgresConnection.translate(sql)
+        let name = "s\(statements.count + 1)"
+        var result = PQprepare(connection, name, translated.text, 0, nil)
+        if result.map({ PQresultStatus($0) }) != PGRES_COMMAND_OK,
+           let field = result.flatMap({ PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }), String(cString: field) == "42P18" {
+            PQclear(result)
+            let types: [UInt32] = (0..<translated.parameters).map { i in
+                guard i < values.count, let value = values[i] else { return 25 }
+                switch value.sqlValue {
+                case .integer: return 20
+                case .real: return 701
+                case .blob: return PostgresRow.byteaOID
+                case .text, .null: return 25
+                }
+            }
+            result = PQprepare(connection, name, translated.text, Int32(types.count), types)
+        }
+        try check(result, "prepare \(sql.prefix(60))")
+        PQclear(result)
+        let entry = (name: name, parameters: translated.parameters)
+        statements[LongTextKey(text: sql)] = entry
+        return entry
+    }
+
+    /// Runs a prepared statement with `values` (text format, bytea in binary).
+    private func execute(_ sql: String, _ values: [SQLBindable?]) throws -> OpaquePointer? {
+        let statement = try prepared(sql, values)
+        guard values.count <= statement.parameters else {
+            throw StoreError(operation: String(sql.prefix(60)), message: "\(values.count) values for \(statement.parameters) parameters", code: 0, sqlState: "08P01")
+        }
+        var texts: [ContiguousArray<CChar>?] = []
+        var blobs: [Data?] = []
+        var formats: [Int32] = []
+        texts.reserveCapacity(statement.parameters)
+        for i in 0..<statement.parameters {
+            let value = i < values.count ? values[i]?.sqlValue ?? .null : .null
+            switch value {
+            case .null: texts.append(nil); blobs.append(nil); formats.append(0)
+            case .integer(let v): texts.append(ContiguousArray(String(v).utf8CString)); blobs.append(nil); formats.append(0)
+            case .real(let v): texts.append(ContiguousArray(PostgresConnection.text(v).utf8CString)); blobs.append(nil); formats.append(0)
+            case .text(let v): texts.append(ContiguousArray(v.utf8CString)); blobs.append(nil); formats.append(0)
+            case .blob(let v): texts.append(nil); blobs.append(v); formats.append(1)
+            }
+        }
+        // Keep every buffer alive while libpq reads it.
+        var pointers: [UnsafePointer<CChar>?] = []
+        var lengths: [Int32] = []
+        var owned: [UnsafeMutablePointer<CChar>] = []
+        defer { owned.forEach { $0.deallocate() } }
+        for i in 0..<statement.parameters {
+            if let text = texts[i] {
+                let p = UnsafeMutablePointer<CChar>.allocate(capacity: text.count)
+                text.withUnsafeBufferPointer { p.initialize(from: $0.baseAddress!, count: text.count) }
+                owned.append(p)
+                pointers.append(UnsafePointer(p))
+                lengths.append(0)
+            } else if let blob = blobs[i] {
+                let p = UnsafeMutablePointer<CChar>.allocate(capacity: max(blob.count, 1))
+                blob.withUnsafeBytes { raw in
+                    if let base = raw.baseAddress { p.withMemoryRebound(to: UInt8.self, capacity: blob.count) { $0.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: blob.count) } }
+                }
+                owned.append(p)
+                pointers.append(UnsafePointer(p))
+                lengths.append(Int32(blob.count))
+            } else {
+                pointers.append(nil)
+                lengths.append(0)
+            }
+        }
+        let result = PQexecPrepared(connection, statement.name, Int32(statement.parameters), pointers, lengths, formats, 0)
+        try check(result, String(sql.prefix(60)))
+        return result
+    }
+
+    /// How a double is written for the server (which spells infinity and NaN its own way).
+    static func text(_ v: Double) -> String {
+        if v.isNaN { return "NaN" }
+        if v.isInfinite { return v < 0 ? "-Infinity" : "Infinity" }
+        return "\(v)"
+    }
+
+    @discardableResult
+    func run(_ sql: String, _ values: [SQLBindable?]) throws -> Int {
+        let result = try execute(sql, values)
+        defer { PQclear(result) }
+        return Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    func scan(_ sql: String, _ values: [SQLBindable?], _ body: (SQLRow) throws -> Bool) throws {
+        guard let result = try execute(sql, values) else { return }
+        defer { PQclear(result) }
+        let count = PQntuples(result)
+        var row: Int32 = 0
+        while row < count {
+            guard try body(SQLRow(postgres: PostgresRow(result: result, row: row))) else { return }
+            row += 1
+        }
+    }
+
+    func lastInsertRowID() throws -> Int64 {
+        try first("SELECT lastval()") { $0.int64(0) } ?? 0
+    }
+
+    var isInTransaction: Bool { PQtransactionStatus(connection) != PQTRANS_IDLE }
+
+    /// A write transaction first takes the store's write lock (an advisory lock named after
+    /// the schema), so writers take turns as they do on SQLite (BEGIN IMMEDIATE) and every
+    /// ordering argument made there holds here; the commit bumps the change counter and
+    /// tells listeners.
+    var beginWrite: String { "BEGIN; SELECT pg_advisory_xact_lock(hashtext('subdesk:' || current_schema()))" }
+    var commitWrite: String { "UPDATE store_changes SET version = version + 1 WHERE id = 1; NOTIFY subdesk_changes; COMMIT" }
+
+    /// Listens for other connections' commits (`waitForChange`).
+    func listen() throws { try execute("LISTEN subdesk_changes") }
+
+    /// Waits up to `timeout` seconds for a commit notice; true when one came.
+    func waitForChange(timeout: Double) -> Bool {
+        let socket = PQsocket(connection)
+        guard socket >= 0 else { return false }
+        if consumeNotices() { return true }
+        var poll = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = Glibc.poll(&poll, 1, Int32(timeout * 1000))
+        guard ready > 0 else { return false }
+        PQconsumeInput(connection)
+        return consumeNotices()
+    }
+
+    private func consumeNotices() -> Bool {
+        var any = false
+        while let notice = PQnotifies(connection) {
+            any = true
+            PQfreemem(notice)
+        }
+        return any
+    }
+
+    /// Rewrites SQLite's dialect into PostgreSQL's: numbered parameters, `INSERT OR IGNORE`
+    /// as `ON CONFLICT DO NOTHING`, `IFNULL` as `COALESCE`. Quoted text is left alone.
+    static func translate(_ sql: String) -> (text: String, parameters: Int) {
+        var out = ""
+        out.reserveCapacity(sql.utf8.count + 16)
+        var parameters = 0
+        var quote: Character? = nil
+        var ignoreConflicts = false
+        var rest = Substring(sql)
+        while let c = rest.first {
+            if let q = quote {
+                out.append(c)
+                if c == q { quote = nil }
+                rest = rest.dropFirst()
+                continue
+            }
+            if c == "-" && rest.hasPrefix("--") {
+                let line = rest.prefix { $0 != "\n" }
+                out += line
+                rest = rest.dropFirst(line.count)
+                continue
+            }
+            if c == "'" || c == "\"" {
+                quote = c
+                out.append(c)
+                rest = rest.dropFirst()
+                continue
+            }
+            if c == "?" {
+                parameters += 1
+                out += "$\(parameters)"
+                rest = rest.dropFirst()
+                continue
+            }
+            if c == "I" || c == "i" {
+                if rest.hasPrefix("INSERT OR IGNORE INTO") {
+                    out += "INSERT INTO"
+                    ignoreConflicts = true
+                    rest = rest.dropFirst("INSERT OR IGNORE INTO".count)
+                    continue
+                }
+                if rest.hasPrefix("IFNULL(") || rest.hasPrefix("ifnull(") {
+                    out += "COALESCE("
+                    rest = rest.dropFirst(7)
+                    continue
+                }
+            }
+            out.append(c)
+            rest = rest.dropFirst()
+        }
+        if ignoreConflicts {
+            while out.last == ";" || out.last?.isWhitespace == true { out.removeLast() }
+            out += " ON CONFLICT DO NOTHING"
+        }
+        return (out, parameters)
+    }
+}
+#endif
+
+/// The bookkeeping of nested writes that both engines share.
+final class TransactionState {
+    var rollbacks = 0
+    /// Set when a write that joined the open transaction threw: that transaction may hold
+    /// half of the failed write, so it must not commit.
+    var joinedWriteFailed = false
+    var savepointDepth = 0
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+/// How far a copy between stores has come.
+public struct CopyProgress: Sendable {
+    public var table: String
+    public var rows: Int
+    public var tableDone: Bool
+}
+
+extension Store {
+    /// The tables a store's data lives in, on both engines, parents before children. The
+    /// search index (SQLite) and the version and change counters (PostgreSQL) belong to
+    /// an engine and are rebuilt or kept by it, not copied.
+    static let copiedTables = [
+        "subscribers", "subscriptions", "transactions", "renewal_info", "notifications", "jws_headers",
+        "quarantine", "intake_log", "metric_buckets", "status_counts", "metrics_pending", "metric_segments",
+        "metric_segments_pending", "audit_log", "overrides", "receipts", "verified_chains", "store_facts",
+        "backfill_runs", "delivery_gaps", "renewal_extensions", "refund_requests",
+    ]
+
+    /// The columns of `table`, in order.
+    func columns(of table: String) throws -> [String] {
+        switch dialect {
+        case .sqlite:
+            return try db.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [table]) { $0.string(0) }
+        case .postgres:
+            return try db.rows("""
+                SELECT column_name FROM information_schema.columns
+                WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position
+                """, [table]) { $0.string(0) }
+        }
+    }
+
+    /// Whether the store holds anything a copy could overwrite or mix with.
+    public func holdsData() throws -> Bool {
+        for table in ["notifications", "subscriptions", "quarantine", "audit_log", "overrides"] {
+            if try db.first("SELECT EXISTS (SELECT 1 FROM \(table))") { $0.bool(0) } == true { return true }
+        }
+        return false
+    }
+
+    /// Copies every row of `source` into this store, which must hold nothing, in one write:
+    /// the same tables, columns and values, ids included. On PostgreSQL the tables'
+    /// triggers are off meanwhile (they would open refund requests again and stamp the
+    /// audit log with the copying user), which needs the tables' owner.
+    public func copyAll(from source: Store, batch: Int = 5_000, progress: (CopyProgress) -> Void = { _ in }) throws {
+        guard try !holdsData() else {
+            throw StoreError(operation: "copy into \(path)", message: "it already holds data; copying would mix two stores", code: 0)
+        }
+        try write {
+            if dialect == .postgres {
+                for table in Store.copiedTables { try db.execute("ALTER TABLE \(table) DISABLE TRIGGER USER") }
+            }
+            for table in Store.copiedTables {
+                let theirs = Set(try source.columns(of: table))
+                let columns = try columns(of: table).filter { theirs.contains($0) }
+                guard !columns.isEmpty else { continue }
+                // Rows the triggers made while earlier tables were copied are replaced by the source's.
+                try db.run("DELETE FROM \(table)")
+                let list = columns.joined(separator: ", ")
+                let insert = "INSERT INTO \(table) (\(list)) VALUES (\(columns.map { _ in "?" }.joined(separator: ",")))"
+                var rows = 0
+                var values: [SQLBindable?] = []
+                values.reserveCapacity(columns.count)
+                try source.db.query("SELECT \(list) FROM \(table)") { row in
+                    values.removeAll(keepingCapacity: true)
+                    for i in 0..<columns.count { values.append(row.value(Int32(i))) }
+                    try db.run(insert, values)
+                    rows += 1
+                    if rows % batch == 0 { progress(CopyProgress(table: table, rows: rows, tableDone: false)) }
+                }
+                progress(CopyProgress(table: table, rows: rows, tableDone: true))
+            }
+            if dialect == .postgres {
+                for table in Store.copiedTables { try db.execute("ALTER TABLE \(table) ENABLE TRIGGER USER") }
+                // Ids generated from now on continue after the copied ones.
+                try db.execute("""
+                    DO $$
+                    DECLARE t record;
+                    BEGIN
+                        FOR t IN SELECT table_name, column_name FROM information_schema.columns
+                                 WHERE table_schema = current_schema() AND is_identity = 'YES' LOOP
+                            EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT max(%I) FROM %I), 0) + 1, false)',
+                                           t.table_name, t.column_name, t.column_name, t.table_name);
+                        END LOOP;
+                    END $$
+                    """)
+            }
+        }
+    }
+
+    /// Each copied table's row count, for checking a copy.
+    public func tableCounts() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for table in Store.copiedTables { counts[table] = try db.first("SELECT count(*) FROM \(table)") { $0.int(0) } ?? 0 }
+        return counts
+    }
+
+    /// A digest of every copied table's rows (each row's values in a canonical text, the
+    /// rows sorted), equal for two stores holding the same data on either engine.
+    public func contentDigest() throws -> [String: String] {
+        var digests: [String: String] = [:]
+        for table in Store.copiedTables {
+            let columns = try columns(of: table)
+            var lines: [String] = []
+            try db.query("SELECT \(columns.joined(separator: ", ")) FROM \(table)") { row in
+                lines.append((0..<columns.count).map { i -> String in
+                    switch row.value(Int32(i)) {
+                    case .null: return "N"
+                    case .integer(let v): return "i\(v)"
+                    case .real(let v): return "r\(v)"
+                    case .text(let v): return "t" + v
+                    case .blob(let v): return "b" + v.base64EncodedString()
+                    }
+                }.joined(separator: "\u{1}"))
+            }
+            digests[table] = ContentDigest.sha256Hex(Data(lines.sorted().joined(separator: "\n").utf8))
+        }
+        return digests
+    }
+}
