@@ -21,6 +21,8 @@ struct Options {
     /// The `subdesk` whose CGI requests are timed (default: the deployment build from
     /// `deploy/build.sh` when there is one, else the one beside the bench).
     var cgiBinary: String?
+    /// The PostgreSQL server the `engines` section compares SQLite with (a postgres:// URI).
+    var postgres: String?
 
     init(_ args: [String]) {
         var i = 0
@@ -34,8 +36,9 @@ struct Options {
             case "--only": i += 1; only = Set(args[i].split(separator: ",").map(String.init))
             case "--write-bodies": i += 1; writeBodies = args[i]
             case "--cgi-binary": i += 1; cgiBinary = args[i]
+            case "--postgres": i += 1; postgres = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,scales,dashboard] [--write-bodies FILE]\n                    [--cgi-binary PATH]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,scales,engines,dashboard] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))
@@ -593,6 +596,131 @@ for scale in options.scales where wanted("scales") {
     scaleRows.append(["subscribers": Double(scale), "intakePerSecond": rate, "lookupP50Ms": p50, "lookupP99Ms": p99,
                       "firstPageMs": firstSpread.median, "keysetPageMs": deepSpread.median,
                       "filterKeystrokeMedianMs": keySpread.median, "filterKeystrokeP99Ms": keyP99, "dailyCountsMs": countsSpread.median])
+}
+
+// MARK: 5b. Both engines side by side
+
+/// Look-ups, list pages and a year's counts on one store, as the scales section measures them.
+func engineFigures(_ store: Store, scale: Int) throws -> [String: Double] {
+    let now = DateText.nowMillis()
+    var rng = SystemRandomNumberGenerator()
+    var lookups: [Double] = []
+    for k in 0..<1_000 {
+        let ids = StoreGenerator.ids(Int.random(in: 0..<scale, using: &rng))
+        let id = [ids.userId, ids.token, ids.originalTransactionId, String(Int64(ids.originalTransactionId)! + 1)][k % 4]
+        lookups.append(try seconds { _ = try SubscriberReport.load(store: store, id: id, now: now) } * 1000)
+    }
+    let query = SubscriptionQuery(sort: .expires)
+    var cursors: [PageCursor] = []
+    var cursor: PageCursor?
+    for _ in 0..<20 {
+        let page = try store.page(query, after: cursor, limit: 200)
+        guard let last = page.last else { break }
+        cursor = Store.cursor(for: last, in: query)
+        cursors.append(cursor!)
+    }
+    var pages: [Double] = []
+    for _ in 0..<(options.runs * 10) {
+        pages.append(try seconds { _ = try store.page(query, after: cursors.randomElement(using: &rng), limit: 50) } * 1000)
+    }
+    let utc = TimeZone(identifier: "UTC")!
+    let to = DailyCountsReport.today(in: utc)
+    let from = DailyCountsReport.day(to, plus: -364, in: utc)
+    var counts: [Double] = []
+    for _ in 0..<options.runs {
+        counts.append(try seconds { _ = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: utc) } * 1000)
+    }
+    return ["lookupP50": percentile(lookups, 0.5), "lookupP99": percentile(lookups, 0.99),
+            "page": Spread(pages).median, "pageMax": Spread(pages).max, "counts": Spread(counts).median]
+}
+
+/// `writers` `subdesk ingest` processes at once into a new PostgreSQL store, each with its
+/// share of `bodies`; notifications per second over the whole run.
+func concurrentIntake(_ base: String, writers: Int, bodies: [Data]) throws -> Double {
+    let location = Store.freshPostgresLocation(base)
+    _ = try Store(path: location)
+    var files: [String] = []
+    for w in 0..<writers {
+        let file = dataDirectory + "/engines-writer-\(w).ndjson"
+        try writeNDJSON(stride(from: w, to: bodies.count, by: writers).map { bodies[$0] }, to: file)
+        files.append(file)
+    }
+    let subdesk = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("subdesk").path
+    let policy = ["--root-ca", sample.directory + "/test-ca/root.der", "--bundle-id", ScenarioBuilder.demoBundleId,
+                  "--app-apple-id", String(ScenarioBuilder.demoAppAppleId)]
+    let elapsed = try seconds {
+        let group = DispatchGroup()
+        for file in files {
+            group.enter()
+            DispatchQueue.global().async {
+                _ = spawn(subdesk, ["ingest", "--db", location, "--quiet"] + policy + [file])
+                group.leave()
+            }
+        }
+        group.wait()
+    }
+    let stored = try Store(path: location, mode: .reading).notificationCount()
+    guard stored == bodies.count else {
+        log("subdesk-bench: \(writers) writers stored \(stored) of \(bodies.count)")
+        exit(1)
+    }
+    return Double(bodies.count) / elapsed
+}
+
+if wanted("engines") {
+    guard let postgres = options.postgres else {
+        log("subdesk-bench: the engines section needs --postgres URI (scripts/pg-cluster start)")
+        exit(2)
+    }
+    for scale in options.scales {
+        let path = dataDirectory + "/generated-\(scale).db"
+        if !FileManager.default.fileExists(atPath: path) {
+            log("  generating \(scale) subscribers into \(path) ...")
+            _ = try StoreGenerator(subscribers: scale).generate(into: try Store(path: path))
+        }
+        let sqlite = try Store(path: path)
+        try sqlite.catchUpMetrics()
+        // The same store in PostgreSQL: copied once, kept in a schema named after its size.
+        let location = postgres + (postgres.contains("?") ? "&" : "?") + "schema=bench_\(scale)"
+        let pg = try Store(path: location)
+        if try pg.subscriptionCount() != sqlite.subscriptionCount() {
+            guard try !pg.holdsData() else {
+                log("subdesk-bench: schema bench_\(scale) holds another store; drop it (DROP SCHEMA bench_\(scale) CASCADE)")
+                exit(1)
+            }
+            let took = try seconds { try pg.copyAll(from: sqlite) }
+            record(Figure(section: "engines", what: "migrate the \(scale) store SQLite -> PostgreSQL, s", value: fmt(took, 1),
+                          target: "", met: nil, numbers: ["seconds": took, "scale": Double(scale)]))
+        }
+        let a = try engineFigures(sqlite, scale: scale), b = try engineFigures(pg, scale: scale)
+        func both(_ key: String, _ digits: Int) -> String { "\(fmt(a[key]!, digits)) / \(fmt(b[key]!, digits))" }
+        record(Figure(section: "engines", what: "lookup p50 at \(scale), ms, SQLite / PostgreSQL", value: both("lookupP50", 3),
+                      target: "", met: nil, numbers: ["sqlite": a["lookupP50"]!, "postgres": b["lookupP50"]!, "scale": Double(scale)]))
+        record(Figure(section: "engines", what: "lookup p99 at \(scale), ms, SQLite / PostgreSQL", value: both("lookupP99", 3),
+                      target: "PostgreSQL <= 5 ms", met: b["lookupP99"]! <= 5,
+                      numbers: ["sqlite": a["lookupP99"]!, "postgres": b["lookupP99"]!, "scale": Double(scale)]))
+        record(Figure(section: "engines", what: "list page (median) at \(scale), ms, SQLite / PostgreSQL", value: both("page", 3),
+                      target: "PostgreSQL <= 50 ms", met: b["page"]! <= 50,
+                      numbers: ["sqlite": a["page"]!, "postgres": b["page"]!, "scale": Double(scale)]))
+        record(Figure(section: "engines", what: "metrics, 365 days at \(scale), ms, SQLite / PostgreSQL", value: both("counts", 1),
+                      target: "", met: nil, numbers: ["sqlite": a["counts"]!, "postgres": b["counts"]!, "scale": Double(scale)]))
+    }
+    // Intake into a new store on each engine, in one process.
+    let bodies = try signedBodies(options.intakeBodies)
+    let sqlitePath = dataDirectory + "/engines-intake-\(UUID().uuidString).db"
+    defer { try? FileManager.default.removeItem(atPath: sqlitePath) }
+    let sqliteRate = try ingestRate(try Store(path: sqlitePath), bodies)
+    let pgRate = try ingestRate(try Store(path: Store.freshPostgresLocation(postgres)), try signedBodies(options.intakeBodies))
+    record(Figure(section: "engines", what: "batch intake, one process, notifications/s, SQLite / PostgreSQL",
+                  value: "\(fmt(sqliteRate)) / \(fmt(pgRate))", target: "", met: nil, numbers: ["sqlite": sqliteRate, "postgres": pgRate]))
+    // Concurrent writers on PostgreSQL, as several CGI hosts would be.
+    var rates: [Int: Double] = [:]
+    for writers in [1, 2, 4] {
+        rates[writers] = try concurrentIntake(postgres, writers: writers, bodies: try signedBodies(options.intakeBodies))
+    }
+    record(Figure(section: "engines", what: "PostgreSQL intake with 1 / 2 / 4 writer processes, notifications/s",
+                  value: "\(fmt(rates[1]!)) / \(fmt(rates[2]!)) / \(fmt(rates[4]!))", target: "4 writers >= 2x one",
+                  met: rates[4]! >= 2 * rates[1]!, numbers: ["one": rates[1]!, "two": rates[2]!, "four": rates[4]!]))
 }
 
 // MARK: 6. Dashboard

@@ -47,7 +47,7 @@ enum MaintenanceCommands {
         func add(_ name: String, _ level: String, _ detail: String) { checks.append(Check(name: name, level: level, detail: detail)) }
         let path = context.databasePath
         var isDemo = false
-        if !FileManager.default.fileExists(atPath: path) {
+        if !PostgresLocation.isPostgres(path) && !FileManager.default.fileExists(atPath: path) {
             add("store", "fail", "\(path) does not exist (ingest something or pass --db)")
         } else {
             do {
@@ -59,7 +59,9 @@ enum MaintenanceCommands {
                     add("test data", "fail", "this store is no demo store but holds notifications signed by the TEST ONLY demo CA "
                         + "(subdesk simulate or a test root was pointed at it); rebuild it from Apple's notifications")
                 }
-                add("integrity", h.integrity == ["ok"] ? "ok" : "fail", h.integrity.prefix(5).joined(separator: "; "))
+                if store.dialect == .sqlite {
+                    add("integrity", h.integrity == ["ok"] ? "ok" : "fail", h.integrity.prefix(5).joined(separator: "; "))
+                }
                 if h.schemaVersion > h.latestSchemaVersion {
                     add("schema", "fail", "version \(h.schemaVersion) was written by a newer subdesk (this one knows \(h.latestSchemaVersion)): "
                         + "writing commands refuse it; use the newer subdesk")
@@ -71,7 +73,11 @@ enum MaintenanceCommands {
                     : "triggers missing: \(missingGuards.joined(separator: ", ")): the audit log can be changed; "
                     + "it was tampered with outside subdesk: investigate, and restore the store from a backup")
                 let wal = h.walBytes ?? 0
+                if store.dialect == .postgres {
+                    add("engine", "ok", "PostgreSQL, as database user \(try store.databaseUser() ?? "?")" + (store.isReadOnly ? " (read-only role)" : ""))
+                } else {
                 add("wal", wal > 256 << 20 ? "warn" : "ok", "\(wal / 1024) KiB" + (wal > 256 << 20 ? " (a long-running reader may be blocking checkpoints)" : ""))
+                }
                 add("contents", "ok", "\(h.subscriptions) subscriptions, \(h.notifications) notifications")
                 add("quarantine", h.quarantined > 0 ? "warn" : "ok",
                     h.quarantined > 0 ? "\(h.quarantined) rejected bodies waiting (subdesk quarantine; replay after a fix)" : "empty")

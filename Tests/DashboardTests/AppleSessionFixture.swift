@@ -17,7 +17,7 @@ final class AppleSessionFixture {
     init(refundPolicy: RefundPolicy = RefundPolicy()) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-apple-session-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        path = directory.appendingPathComponent("demo.db").path
+        path = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
         sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
         do { _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: try Store(path: path), anchor: DashboardFixture.anchor) }
         let key = directory.appendingPathComponent("AuthKey.p8").path

@@ -21,7 +21,7 @@ final class CountsAgreementTests: XCTestCase {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-agree-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("demo.db").path
+        let path = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
         let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
         do { _ = try DemoStoreBuilder(sample: sample, copies: 3).build(into: try Store(path: path), anchor: DashboardFixture.anchor) }
 

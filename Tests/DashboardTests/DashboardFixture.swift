@@ -13,8 +13,8 @@ enum DashboardFixture {
     /// The instant the demo store is built at and the screens are rendered at, so snapshots never drift.
     static let anchor: Millis = DateText.parse("2026-11-16T12:00:00Z")!
 
-    static func demoStore() throws -> Store {
-        let store = try Store.inMemory()
+    static func demoStore(engine: SQLDialect? = nil) throws -> Store {
+        let store = engine == .sqlite ? try Store(path: ":memory:") : try Store.inMemory()
         let sample = try SampleData.locate(explicit: repositoryRoot.appendingPathComponent("sample-data").path)
         _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: store, anchor: anchor)
         return store

@@ -33,6 +33,8 @@ final class OperatorSessionTests: XCTestCase {
 
     func testOverridePlacedThroughTheDialogShowsInTheDetailAndTheAuditLog() throws {
         let store = try DashboardFixture.demoStore()
+        // The audit log's operator: the database user on PostgreSQL, the session's name on SQLite.
+        let auditor = try store.databaseUser() ?? "ana"
         let session = session(store)
         openExpiredSubscription(session)
         XCTAssertTrue(session.screenText.contains("Status   EXPIRED  (not entitled"), session.screenText)
@@ -54,7 +56,7 @@ final class OperatorSessionTests: XCTestCase {
         var text = session.screenText
         XCTAssertTrue(text.contains("Status   EXPIRED  (Apple: not entitled"), text)
         XCTAssertTrue(text.contains("Override GRANT #1 · entitled until 2026-12-31 00:00 (in 44d 12h) · by ana: goodwill, ticket 4411"), text)
-        XCTAssertTrue(text.contains("override grant by ana: override #1 placed; in forc"), text)
+        XCTAssertTrue(text.contains("override grant by \(auditor): override #1 placed; in forc"), text)
 
         // The audit line is the last of the timeline, and expands to the whole entry.
         session.type(.char("G"), .enter)
@@ -67,7 +69,7 @@ final class OperatorSessionTests: XCTestCase {
         session.type(.enter)
         text = session.screenText
         XCTAssertTrue(text.contains("1 operator action, newest first"), text)
-        XCTAssertTrue(text.contains("2026-11-16 12:00  ana           override grant   \(id)      goodwill, ticket …  override #1 placed; in"), text)
+        XCTAssertTrue(text.contains("2026-11-16 12:00  \(auditor.padding(toLength: 14, withPad: " ", startingAt: 0))override grant   \(id)      goodwill, ticket …  override #1 placed; in"), text)
         XCTAssertTrue(text.contains("→ override #1 placed; in force now: grant #1"), text)
 
         // From the log back to the subscription, and the override lifted the same way.
@@ -83,7 +85,7 @@ final class OperatorSessionTests: XCTestCase {
         text = session.screenText
         XCTAssertFalse(text.contains("Override GRANT"), text)
         XCTAssertTrue(text.contains("Status   EXPIRED  (not entitled"), text)
-        XCTAssertTrue(text.contains("override lift by ana: override #1 lifted"), text)
+        XCTAssertTrue(text.contains("override lift by \(auditor): override #1 lifted"), text)
 
         session.type(.escape)
         XCTAssertEqual(session.state.screen, .audit)
@@ -132,7 +134,7 @@ final class OperatorSessionTests: XCTestCase {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-revalidate-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("demo.db").path
+        let path = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
         let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
         do {
             let writer = try Store(path: path)

@@ -10,7 +10,10 @@ final class OperatorSnapshotTests: XCTestCase {
     /// A demo store with a few operator actions at fixed instants, so the log renders the same every run.
     func operatorStore() throws -> Store {
         if let store = Self.store { return store }
-        let store = try DashboardFixture.demoStore()
+        // Three operators' entries through one connection: on PostgreSQL the server would
+        // record that connection's user for all three, so this rendering test keeps SQLite
+        // (PostgresRoleTests covers the server's operator).
+        let store = try DashboardFixture.demoStore(engine: .sqlite)
         let anchor = DashboardFixture.anchor
         let hour: Millis = 3_600_000
         try store.write {

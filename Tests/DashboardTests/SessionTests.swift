@@ -192,7 +192,7 @@ final class SessionTests: XCTestCase {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-feed-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("live.db").path
+        let path = Store.testLocation(file: directory.appendingPathComponent("live.db").path)
         let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
         do {
             let writer = try Store(path: path)

@@ -95,7 +95,8 @@ extension MetricsDefinitionTests {
             try store.segmentValues(d).map { try mixedReport(filter: SegmentFilter(dimension: d, value: $0)).map { r in Metric.allCases.map { r.text($0) } } }
         }
         try store.db.run("DELETE FROM metric_segments")
-        try store.db.run("INSERT OR REPLACE INTO metric_segments_pending SELECT original_transaction_id, NULL FROM subscriptions")
+        try store.db.run("DELETE FROM metric_segments_pending")
+        try store.db.run("INSERT INTO metric_segments_pending SELECT original_transaction_id, NULL FROM subscriptions")
         try store.catchUpSegments()
         let fromScratch = try SegmentDimension.allCases.map { d in
             try store.segmentValues(d).map { try mixedReport(filter: SegmentFilter(dimension: d, value: $0)).map { r in Metric.allCases.map { r.text($0) } } }

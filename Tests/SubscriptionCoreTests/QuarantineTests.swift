@@ -91,7 +91,7 @@ final class QuarantineTests: XCTestCase {
                        "an entry seen again after the date stays")
         let audit = try XCTUnwrap(try store.audit().last)
         XCTAssertEqual(audit.action, "quarantine_purge")
-        XCTAssertEqual(audit.operatorName, "ana")
+        XCTAssertEqual(audit.operatorName, try store.databaseUser() ?? "ana")
         XCTAssertEqual(audit.reason, "junk from a scanner")
         XCTAssertEqual(audit.outcome, "1 entries deleted")
         XCTAssertThrowsError(try ops.purgeQuarantine(before: 50 * day, reason: "x", now: 40 * day), "not into the future")
@@ -104,7 +104,17 @@ final class QuarantineTests: XCTestCase {
         let before = try store.audit()
         XCTAssertEqual(before.count, 1)
         let id = before[0].id
-        let attempts = [
+        // On PostgreSQL the owner may still drop or alter a table it owns (that is the
+        // owner's power, not ordinary use; doctor reports missing guards): the statements
+        // that change rows are the ones tried there.
+        let postgresAttempts = [
+            "INSERT INTO audit_log (id, at_ms, operator, action, outcome) VALUES (\(id), 0, 'eve', 'x', 'forged') ON CONFLICT (id) DO UPDATE SET operator = 'eve'",
+            "UPDATE audit_log SET operator = 'eve'",
+            "DELETE FROM audit_log",
+            "TRUNCATE audit_log",
+            "WITH gone AS (DELETE FROM audit_log RETURNING id) SELECT count(*) FROM gone",
+        ]
+        let sqliteAttempts = [
             "INSERT OR REPLACE INTO audit_log (id, at_ms, operator, action, outcome) VALUES (\(id), 0, 'eve', 'x', 'forged')",
             "REPLACE INTO audit_log (id, at_ms, operator, action, outcome) VALUES (\(id), 0, 'eve', 'x', 'forged')",
             "INSERT INTO audit_log (id, at_ms, operator, action, outcome) VALUES (\(id), 0, 'eve', 'x', 'forged') ON CONFLICT (id) DO UPDATE SET operator = 'eve'",
@@ -118,7 +128,7 @@ final class QuarantineTests: XCTestCase {
             "ALTER TABLE audit_log RENAME TO old_log",
             "PRAGMA writable_schema = ON",
         ]
-        for sql in attempts {
+        for sql in store.dialect == .sqlite ? sqliteAttempts : postgresAttempts {
             XCTAssertThrowsError(try store.executeForTesting(sql), sql)
             XCTAssertEqual(try store.audit(), before, sql)
         }

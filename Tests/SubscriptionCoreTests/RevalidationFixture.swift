@@ -21,7 +21,7 @@ final class RevalidationFixture {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-reval-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        storePath = directory.appendingPathComponent("store.db").path
+        storePath = Store.testLocation(file: directory.appendingPathComponent("store.db").path)
         server = try FakeAppleServer()
     }
 

@@ -88,9 +88,11 @@ final class SubstringSearchTests: XCTestCase {
             renewal: TestKit.renewal(original: "2000000912345678", product: "com.example.Premium.Monthly"))) else { return XCTFail() }
         func search(_ text: String) throws -> [String] { try store.search(text).map(\.state.originalTransactionId) }
         func pending() throws -> Int { try store.db.first("SELECT count(*) FROM search_pending") { $0.int(0) } ?? -1 }
-        XCTAssertEqual(try pending(), 1, "intake only notes the new subscription for the index")
+        // PostgreSQL has no search index to keep up: the index's bookkeeping is SQLite's alone.
+        let indexed = store.dialect == .sqlite
+        if indexed { XCTAssertEqual(try pending(), 1, "intake only notes the new subscription for the index") }
         XCTAssertEqual(try search("premium"), ["2000000912345678"], "a product word in any case")
-        XCTAssertEqual(try pending(), 0, "the first search brought the index up to date")
+        if indexed { XCTAssertEqual(try pending(), 0, "the first search brought the index up to date") }
         XCTAssertEqual(try search("345678"), ["2000000912345678"], "an id's tail")
         XCTAssertEqual(try search("4a5b-4c6d"), ["2000000912345678"], "the middle of a token, lower case")
         XCTAssertEqual(try search("yearly"), [])
@@ -110,7 +112,7 @@ final class SubstringSearchTests: XCTestCase {
                                              extra: ["appAccountToken": token]),
             renewal: TestKit.renewal(original: "2000000912345678", product: "com.example.Premium.Monthly",
                                      signed: TestKit.anchor))) else { return XCTFail() }
-        XCTAssertEqual(try pending(), 0, "a renewal changes nothing searched")
+        if indexed { XCTAssertEqual(try pending(), 0, "a renewal changes nothing searched") }
         XCTAssertEqual(try search("2000000987654321"), ["2000000912345678"], "search finds any transaction id whole")
         XCTAssertEqual(try search("20000009876"), ["2000000912345678"], "or by its start")
         // A field shorter than a trigram is found by one or two of its characters.

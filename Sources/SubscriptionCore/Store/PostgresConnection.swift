@@ -165,7 +165,9 @@ final class PostgresConnection: SQLConnection {
     private var statements: [LongTextKey: (name: String, parameters: Int)] = [:]
     let transactions = TransactionState()
 
-    init(location: PostgresLocation) throws {
+    /// `lockTimeoutMs` bounds how long a writer waits for the write lock (as SQLite's busy
+    /// timeout does); past it the write fails as transient (55P03), and CGI answers 503.
+    init(location: PostgresLocation, lockTimeoutMs: Int32 = 10_000) throws {
         self.location = location
         let connection = PQconnectdb(location.conninfo)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
@@ -176,7 +178,7 @@ final class PostgresConnection: SQLConnection {
         self.connection = connection
         // NOTICEs (a schema that exists already, say) are not errors; keep them off stderr.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
-        var setup = "SET client_min_messages = warning; SET TIME ZONE 'UTC'"
+        var setup = "SET client_min_messages = warning; SET TIME ZONE 'UTC'; SET lock_timeout = \(max(0, lockTimeoutMs))"
         if let schema = location.schema { setup += "; SET search_path TO \(schema)" }
         try execute(setup)
     }
@@ -338,19 +340,23 @@ final class PostgresConnection: SQLConnection {
     var beginWrite: String { "BEGIN; SELECT pg_advisory_xact_lock(hashtext('subdesk:' || current_schema()))" }
     var commitWrite: String { "UPDATE store_changes SET version = version + 1 WHERE id = 1; NOTIFY subdesk_changes; COMMIT" }
 
-    /// Listens for other connections' commits (`waitForChange`).
-    func listen() throws { try execute("LISTEN subdesk_changes") }
+    private var listening = false
+    private var knownVersion: Int?
 
-    /// Waits up to `timeout` seconds for a commit notice; true when one came.
-    func waitForChange(timeout: Double) -> Bool {
-        let socket = PQsocket(connection)
-        guard socket >= 0 else { return false }
-        if consumeNotices() { return true }
-        var poll = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        let ready = Glibc.poll(&poll, 1, Int32(timeout * 1000))
-        guard ready > 0 else { return false }
-        PQconsumeInput(connection)
-        return consumeNotices()
+    /// The store's change counter, read from the server only when a commit notice
+    /// (NOTIFY subdesk_changes) has arrived since the last read: a live view that asks
+    /// every tick costs a look at the socket, not a query.
+    func changeVersion() throws -> Int {
+        if !listening {
+            try execute("LISTEN subdesk_changes")
+            listening = true
+        } else if let knownVersion {
+            PQconsumeInput(connection)
+            if !consumeNotices() { return knownVersion }
+        }
+        let version = try first("SELECT version FROM store_changes WHERE id = 1") { $0.int(0) } ?? 0
+        knownVersion = version
+        return version
     }
 
     private func consumeNotices() -> Bool {
@@ -391,9 +397,34 @@ final class PostgresConnection: SQLConnection {
                 continue
             }
             if c == "?" {
-                parameters += 1
-                out += "$\(parameters)"
+                // `?NNN` names its parameter; a bare `?` is the one after the largest so far.
                 rest = rest.dropFirst()
+                let digits = rest.prefix { $0.isASCII && $0.isNumber }
+                if let number = Int(digits) {
+                    parameters = max(parameters, number)
+                    out += "$\(number)"
+                    rest = rest.dropFirst(digits.count)
+                } else {
+                    parameters += 1
+                    out += "$\(parameters)"
+                }
+                continue
+            }
+            if c == "N" && rest.hasPrefix("NOT IN ()") {
+                // SQLite takes an empty list; PostgreSQL takes an empty array.
+                out += "<> ALL('{}')"
+                rest = rest.dropFirst("NOT IN ()".count)
+                continue
+            }
+            if c == "I" && rest.hasPrefix("IN ()") {
+                out += "= ANY('{}')"
+                rest = rest.dropFirst("IN ()".count)
+                continue
+            }
+            if c == "I" && rest.hasPrefix("INDEXED BY ") {
+                // SQLite's index hint; PostgreSQL's planner chooses for itself.
+                rest = rest.dropFirst("INDEXED BY ".count)
+                rest = rest.drop { !$0.isWhitespace }
                 continue
             }
             if c == "I" || c == "i" {

@@ -1,28 +1,19 @@
-// Places in Store*.swift that read a table's `rowid` (PostgreSQL tables have none; this
-// schema adds no column for it). All are on SQLite-only paths today: `textCondition`
-// returns before them on PostgreSQL, and `refreshSearchIndex` and `searchPlan` are not
-// reached there.
-//
-// - Store+Paging.swift:146  `s.rowid IN (SELECT rowid FROM subscription_search WHERE text GLOB ?)`
-//                           (subscriptions' rowid, against the FTS5 table's)
-// - Store+Paging.swift:148  `s.rowid IN (SELECT rowid FROM subscription_search WHERE subscription_search MATCH ?)`
-// - Store+Paging.swift:170  `SELECT rowid FROM subscription_search WHERE subscription_search MATCH ? LIMIT ?`
-//                           (the FTS5 table only)
-// - Store+Paging.swift:203  `DELETE FROM subscription_search WHERE rowid IN (SELECT subscription FROM search_pending)`
-// - Store+Paging.swift:205  `SELECT s.rowid, <search text> FROM search_pending p`
-// - Store+Paging.swift:206  `JOIN subscriptions s ON s.rowid = p.subscription`
-//
-// (Migrations.swift's migration 9 reads subscriptions' rowid too: the search index's
-// backfill and its triggers, which this schema does not create.)
-
 /// The PostgreSQL schema: the same tables, columns and meaning as SQLite's migrations 1-N.
+///
+/// A new store gets `sql`, the state after SQLite's migration `baseVersion`, at once. Each
+/// later SQLite migration N gets its PostgreSQL form in `upgrades` under the same number,
+/// so a schema version means the same thing on both engines. The search index (SQLite's
+/// migration 9) has no counterpart: PostgreSQL tests each row's search text instead.
 enum PostgresSchema {
-    /// The SQLite migration number whose final state this schema matches.
-    static let version = 15
+    /// The SQLite migration number whose final state `sql` matches.
+    static let baseVersion = 15
+    /// Later migrations, numbered as SQLite's.
+    static let upgrades: [(version: Int, sql: String)] = []
+    static var version: Int { upgrades.last?.version ?? baseVersion }
 
     /// The triggers that keep the audit log append-only; `doctor` reports any that is
     /// missing or disabled.
-    static let auditGuards = ["audit_log_no_update", "audit_log_no_delete", "audit_log_no_truncate"]
+    static let auditGuards = ["audit_log_no_update", "audit_log_no_delete", "audit_log_no_truncate", "audit_log_operator"]
 
     /// Creates every table, index, function and trigger in the current schema (search_path). Runs in one transaction.
     ///
@@ -256,6 +247,16 @@ enum PostgresSchema {
         -- fires its delete trigger).
         CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
             FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
+        -- Who did it is the database user the entry was written as, not a name the
+        -- client chose: the server fills it in on every insert.
+        CREATE FUNCTION audit_log_operator() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.operator := session_user;
+            RETURN NEW;
+        END;
+        $$;
+        CREATE TRIGGER audit_log_operator BEFORE INSERT ON audit_log
+            FOR EACH ROW EXECUTE FUNCTION audit_log_operator();
         -- No audit_log_no_replace (SQLite's migration 6): it exists because SQLite's
         -- INSERT OR REPLACE deletes a conflicting row without firing the delete trigger.
         -- PostgreSQL has no REPLACE: an insert naming an id that exists fails on the
@@ -453,7 +454,7 @@ enum PostgresSchema {
         -- PostgreSQL only: the schema's version (SQLite keeps it in PRAGMA user_version) and
         -- a counter every write commit bumps (SQLite's PRAGMA data_version).
         CREATE TABLE schema_version (version BIGINT NOT NULL);
-        INSERT INTO schema_version (version) VALUES (\(PostgresSchema.version));
+        INSERT INTO schema_version (version) VALUES (\(PostgresSchema.baseVersion));
         CREATE TABLE store_changes (
             id SMALLINT PRIMARY KEY CHECK (id = 1),
             version BIGINT NOT NULL

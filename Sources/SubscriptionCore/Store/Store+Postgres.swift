@@ -11,14 +11,14 @@ struct OpenedPostgresStore {
 extension Store {
     /// Connects, and creates the schema (and the named PostgreSQL schema) when `mode` allows
     /// and the store is not there yet; two processes creating it at once take turns.
-    static func openPostgres(_ location: PostgresLocation, mode: OpenMode) throws -> OpenedPostgresStore {
+    static func openPostgres(_ location: PostgresLocation, mode: OpenMode, busyTimeoutMs: Int32) throws -> OpenedPostgresStore {
         #if SUBDESK_NO_POSTGRES
         throw StoreError(operation: "open \(location.conninfo)", message: """
             this subdesk was built without PostgreSQL support (the static deployment build); \
             use one built with `swift build -c release`
             """, code: 0)
         #else
-        let c = try PostgresConnection(location: location)
+        let c = try PostgresConnection(location: location, lockTimeoutMs: busyTimeoutMs)
         func installed() throws -> Bool {
             try c.first("SELECT to_regclass('schema_version') IS NOT NULL") { $0.bool(0) } ?? false
         }
@@ -40,7 +40,18 @@ extension Store {
                 throw error
             }
         }
-        let version = try c.first("SELECT version FROM schema_version") { $0.int(0) } ?? 0
+        var version = try c.first("SELECT version FROM schema_version") { $0.int(0) } ?? 0
+        if version < PostgresSchema.version && mode != .reading {
+            try c.writeTransaction {
+                // Read again under the write lock: another process may have upgraded meanwhile.
+                let current = try c.first("SELECT version FROM schema_version") { $0.int(0) } ?? 0
+                for upgrade in PostgresSchema.upgrades where upgrade.version > current {
+                    try c.execute(upgrade.sql)
+                    try c.run("UPDATE schema_version SET version = ?", [upgrade.version])
+                }
+            }
+            version = PostgresSchema.version
+        }
         if version > PostgresSchema.version && mode != .reading {
             throw StoreError(operation: "open \(location.conninfo)", message: """
                 schema version \(version) was written by a newer subdesk (this one knows up to \

@@ -70,7 +70,7 @@ public final class Store {
     public init(path: String, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs, mode: OpenMode = .createIfMissing) throws {
         if PostgresLocation.isPostgres(path) {
             self.path = PostgresLocation.redacted(path)
-            let opened = try Store.openPostgres(try PostgresLocation(path), mode: mode)
+            let opened = try Store.openPostgres(try PostgresLocation(path), mode: mode, busyTimeoutMs: busyTimeoutMs)
             db = opened.connection
             wasCreated = opened.created
             isReadOnly = opened.readOnly
@@ -200,6 +200,15 @@ public final class Store {
         return try Store(path: ":memory:")
     }
 
+    /// Where a test keeps a store it opens by location: `file`, or with SUBDESK_TEST_POSTGRES
+    /// set, a new schema of that database, so such tests run on both engines too.
+    public static func testLocation(file: String) -> String {
+        if let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty {
+            return freshPostgresLocation(base)
+        }
+        return file
+    }
+
     /// `base` (a postgres:// URI) with a schema of its own that no store uses yet.
     public static func freshPostgresLocation(_ base: String) -> String {
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
@@ -280,7 +289,9 @@ public final class Store {
 
     /// Changes whenever another connection commits to this database.
     public func dataVersion() throws -> Int {
-        if dialect == .postgres { return try db.first("SELECT version FROM store_changes WHERE id = 1") { $0.int(0) } ?? 0 }
+        #if !SUBDESK_NO_POSTGRES
+        if let postgres = db as? PostgresConnection { return try postgres.changeVersion() }
+        #endif
         return try db.first("PRAGMA data_version") { $0.int(0) } ?? 0
     }
 
@@ -457,7 +468,7 @@ public final class Store {
     public func quarantined(limit: Int = 100, includeResolved: Bool = false, ids: [Int64]? = nil) throws -> [QuarantineEntry] {
         var sql = """
             SELECT id, received_ms, reason, body, source, resolved_ms, resolution, coalesce(body_bytes, length(body)),
-                times_seen, coalesce(last_seen_ms, received_ms) FROM quarantine WHERE 1
+                times_seen, coalesce(last_seen_ms, received_ms) FROM quarantine WHERE true
             """
         var values: [SQLBindable?] = []
         if !includeResolved { sql += " AND resolved_ms IS NULL" }
