@@ -140,4 +140,8 @@ enum Output {
         FileHandle.standardError.write(Data(("subdesk: warning: " + text + "\n").utf8))
     }
     static func json(_ object: Any) { line(JSONText.render(object)) }
+    /// How far a long command has come, on stderr (results stay alone on stdout).
+    static func progress(_ text: String) {
+        FileHandle.standardError.write(Data(("subdesk: " + text + "\n").utf8))
+    }
 }

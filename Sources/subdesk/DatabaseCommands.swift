@@ -51,8 +51,8 @@ enum DatabaseCommands {
         var copied: [String: Int] = [:]
         try target.copyAll(from: source) { p in
             if p.tableDone { copied[p.table] = p.rows }
-            if !json && (p.tableDone ? p.rows > 0 : true) {
-                Output.warn("\(p.table): \(p.rows) rows" + (p.tableDone ? "" : "…"))
+            if !json && !context.arguments.has("quiet") && (p.tableDone ? p.rows > 0 : true) {
+                Output.progress("\(p.table): \(p.rows) rows" + (p.tableDone ? " copied" : "…"))
             }
         }
         let sourceDigest = try source.contentDigest()

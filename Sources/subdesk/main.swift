@@ -67,7 +67,7 @@ let commands: [String: Command] = [
     "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all", "before", "reason", "operator"]), run: ListCommands.quarantine),
     "doctor": Command(help: MaintenanceCommands.doctorHelp, options: IngestCommand.options.union(RevalidateCommand.options), run: MaintenanceCommands.doctor),
     "backup": Command(help: MaintenanceCommands.backupHelp, options: [], run: MaintenanceCommands.backup),
-    "migrate": Command(help: DatabaseCommands.migrateHelp, options: ["from", "to"], run: DatabaseCommands.migrate),
+    "migrate": Command(help: DatabaseCommands.migrateHelp, options: ["from", "to", "quiet"], run: DatabaseCommands.migrate),
     "db": Command(help: DatabaseCommands.dbHelp, options: ["roles", "print"], run: DatabaseCommands.db),
     "link": Command(help: ListCommands.linkHelp, options: Context.appleOptions.union(["force", "apple"]), run: ListCommands.link),
     "demo": Command(help: DemoCommands.demoHelp, options: DashboardCommand.options.union(["copies", "no-dashboard", "sample-data", "force"]), run: { context in

@@ -41,6 +41,16 @@ extension Store {
     public enum FileKind: Equatable { case missing, demo, store(notifications: Int), other(String) }
 
     public static func kind(ofFileAt path: String) -> FileKind {
+        if PostgresLocation.isPostgres(path) {
+            do {
+                let store = try Store(path: path, mode: .reading)
+                return store.isDemo ? .demo : .store(notifications: (try? store.notificationCount()) ?? 0)
+            } catch is StoreNotFound {
+                return .missing
+            } catch {
+                return .other("not readable (\(error))")
+            }
+        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return .missing }
         if isDirectory.boolValue { return .other("a directory") }
