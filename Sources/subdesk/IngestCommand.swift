@@ -68,23 +68,30 @@ enum IngestCommand {
                 let started = DispatchTime.now().uptimeNanoseconds
                 let batchStart = index
                 do {
+                    // Decoded and verified before the write: other writers store meanwhile.
+                    var checked: [(body: Intake.CheckedBody, source: String)] = []
+                    repeat {
+                        let body = bodies[index]
+                        let where_ = bodies.count > 1 ? "\(label):\(body.line)" : label
+                        checked.append((try intake.check(ExportedBody.unwrap(body.data), source: where_), where_))
+                        index += 1
+                    } while index < bodies.count && (index - batchStart) < batchSize
+                        && DispatchTime.now().uptimeNanoseconds - started < 250_000_000
+                    var batch = counts
                     try store.write {
-                        repeat {
-                            let body = bodies[index]
-                            let where_ = bodies.count > 1 ? "\(label):\(body.line)" : label
-                            switch try intake.ingest(ExportedBody.unwrap(body.data), source: where_) {
-                            case .stored: counts.stored += 1
-                            case .duplicate: counts.duplicates += 1
+                        for c in checked {
+                            switch try intake.commit(c.body) {
+                            case .stored: batch.stored += 1
+                            case .duplicate: batch.duplicates += 1
                             case .rejected(let reason, let id):
-                                counts.rejected += 1
+                                batch.rejected += 1
                                 if !context.arguments.has("quiet") {
-                                    Output.error("rejected \(where_): \(SafeText.sanitize(reason)) (quarantine #\(id))")
+                                    Output.error("rejected \(c.source): \(SafeText.sanitize(reason)) (quarantine #\(id))")
                                 }
                             }
-                            index += 1
-                        } while index < bodies.count && (index - batchStart) < batchSize
-                            && DispatchTime.now().uptimeNanoseconds - started < 250_000_000
+                        }
                     }
+                    counts = batch
                     committed = counts
                 } catch {
                     let first = bodies[batchStart]

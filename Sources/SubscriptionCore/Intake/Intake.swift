@@ -64,22 +64,60 @@ public final class Intake {
     @discardableResult
     public func ingest(_ body: Data, source: String? = nil, receivedAt: Millis = DateText.nowMillis(),
                        quarantine keep: Bool = true) throws -> IntakeOutcome {
-        let digest = ContentDigest.sha256Hex(body)
-        if body.count > policy.maxBodyBytes {
-            return try rejectOversized(prefix: body.prefix(Intake.keptPrefixBytes), trueLength: body.count, digest: digest,
-                                       source: source, receivedAt: receivedAt, quarantine: keep)
+        try commit(try check(body, source: source, receivedAt: receivedAt, quarantine: keep))
+    }
+
+    /// A body decoded, verified and checked against the policy: what intake does before it
+    /// needs the store's write lock. A batch checks its bodies first and then commits them
+    /// in one write, so writers on several hosts verify side by side and take turns only
+    /// to store.
+    public struct CheckedBody {
+        enum Verdict {
+            case oversized
+            case refused(String)
+            case decoded(Decoded)
         }
-        let decoded: Decoded
+        let body: Data
+        let digest: String
+        let source: String?
+        let receivedAt: Millis
+        let keep: Bool
+        let verdict: Verdict
+    }
+
+    public func check(_ body: Data, source: String? = nil, receivedAt: Millis = DateText.nowMillis(),
+                      quarantine keep: Bool = true) throws -> CheckedBody {
+        let digest = ContentDigest.sha256Hex(body)
+        func checked(_ verdict: CheckedBody.Verdict) -> CheckedBody {
+            CheckedBody(body: body, digest: digest, source: source, receivedAt: receivedAt, keep: keep, verdict: verdict)
+        }
+        if body.count > policy.maxBodyBytes { return checked(.oversized) }
         do {
-            decoded = try decode(body, digest: digest)
+            return checked(.decoded(try decode(body, digest: digest)))
         } catch let r as Rejection {
-            return try reject(body, digest: digest, reason: r.reason, source: source, receivedAt: receivedAt, keep: keep)
+            return checked(.refused(r.reason))
         } catch let f as DecodingFault {
-            return try reject(body, digest: digest, reason: f.description, source: source, receivedAt: receivedAt, keep: keep)
+            return checked(.refused(f.description))
         } catch let e as StoreError {
             throw e
         } catch {
-            return try reject(body, digest: digest, reason: "\(error)", source: source, receivedAt: receivedAt, keep: keep)
+            return checked(.refused("\(error)"))
+        }
+    }
+
+    /// Stores a checked body: the notification and what it changes, its refusal in the
+    /// quarantine, or a duplicate noted as such.
+    public func commit(_ c: CheckedBody) throws -> IntakeOutcome {
+        let (body, digest, source, receivedAt, keep) = (c.body, c.digest, c.source, c.receivedAt, c.keep)
+        let decoded: Decoded
+        switch c.verdict {
+        case .oversized:
+            return try rejectOversized(prefix: body.prefix(Intake.keptPrefixBytes), trueLength: body.count, digest: digest,
+                                       source: source, receivedAt: receivedAt, quarantine: keep)
+        case .refused(let reason):
+            return try reject(body, digest: digest, reason: reason, source: source, receivedAt: receivedAt, keep: keep)
+        case .decoded(let d):
+            decoded = d
         }
         if decoded.isDuplicate {
             try logDuplicate(decoded.event, source: source, receivedAt: receivedAt)
