@@ -472,14 +472,7 @@ for scale in options.scales where wanted("scales") {
     // Subscribers list: first page, and pages deep in via the keyset cursor.
     let query = SubscriptionQuery(sort: .expires)
     var first: [Double] = [], deep: [Double] = []
-    var cursors: [PageCursor] = []
-    var cursor: PageCursor?
-    for _ in 0..<40 {
-        let page = try store.page(query, after: cursor, limit: 200)
-        guard let last = page.last else { break }
-        cursor = Store.cursor(for: last, in: query)
-        cursors.append(cursor!)
-    }
+    var cursors = try pageCursors(store, query, pages: 40)
     // A cursor far down the list: the row at the middle of expiry order.
     if let middle = try store.page(SubscriptionQuery(sort: .expires, descending: true), limit: 1).first {
         cursors.append(Store.cursor(for: middle, in: query))
@@ -533,11 +526,7 @@ for scale in options.scales where wanted("scales") {
     let utc = TimeZone(identifier: "UTC")!
     let to = DailyCountsReport.today(in: utc)
     let from = DailyCountsReport.day(to, plus: -364, in: utc)
-    var counts: [Double] = []
-    for _ in 0..<options.runs {
-        counts.append(try seconds { _ = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: utc) } * 1000)
-    }
-    let countsSpread = Spread(counts)
+    let countsSpread = Spread(try yearOfCounts(store))
     record(Figure(section: "counts", what: "metrics (daily counts), 365 days by day at \(scale), ms", value: spreadText(countsSpread, 1),
                   target: "<= 200 ms", met: countsSpread.median <= 200, numbers: ["median": countsSpread.median, "scale": Double(scale)]))
 
@@ -600,6 +589,29 @@ for scale in options.scales where wanted("scales") {
 
 // MARK: 5b. Both engines side by side
 
+/// Every metric for the last 365 days by day in UTC, `options.runs` times; milliseconds each.
+func yearOfCounts(_ store: Store) throws -> [Double] {
+    let utc = TimeZone(identifier: "UTC")!
+    let to = DailyCountsReport.today(in: utc)
+    let from = DailyCountsReport.day(to, plus: -364, in: utc)
+    return try (0..<options.runs).map { _ in
+        try seconds { _ = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: utc) } * 1000
+    }
+}
+
+/// Cursors at the ends of the first `pages` pages of 200 rows of `query`.
+func pageCursors(_ store: Store, _ query: SubscriptionQuery, pages: Int) throws -> [PageCursor] {
+    var cursors: [PageCursor] = []
+    var cursor: PageCursor?
+    for _ in 0..<pages {
+        let page = try store.page(query, after: cursor, limit: 200)
+        guard let last = page.last else { break }
+        cursor = Store.cursor(for: last, in: query)
+        cursors.append(cursor!)
+    }
+    return cursors
+}
+
 /// Look-ups, list pages and a year's counts on one store, as the scales section measures them.
 func engineFigures(_ store: Store, scale: Int) throws -> [String: Double] {
     let now = DateText.nowMillis()
@@ -611,25 +623,12 @@ func engineFigures(_ store: Store, scale: Int) throws -> [String: Double] {
         lookups.append(try seconds { _ = try SubscriberReport.load(store: store, id: id, now: now) } * 1000)
     }
     let query = SubscriptionQuery(sort: .expires)
-    var cursors: [PageCursor] = []
-    var cursor: PageCursor?
-    for _ in 0..<20 {
-        let page = try store.page(query, after: cursor, limit: 200)
-        guard let last = page.last else { break }
-        cursor = Store.cursor(for: last, in: query)
-        cursors.append(cursor!)
-    }
+    let cursors = try pageCursors(store, query, pages: 20)
     var pages: [Double] = []
     for _ in 0..<(options.runs * 10) {
         pages.append(try seconds { _ = try store.page(query, after: cursors.randomElement(using: &rng), limit: 50) } * 1000)
     }
-    let utc = TimeZone(identifier: "UTC")!
-    let to = DailyCountsReport.today(in: utc)
-    let from = DailyCountsReport.day(to, plus: -364, in: utc)
-    var counts: [Double] = []
-    for _ in 0..<options.runs {
-        counts.append(try seconds { _ = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: utc) } * 1000)
-    }
+    let counts = try yearOfCounts(store)
     return ["lookupP50": percentile(lookups, 0.5), "lookupP99": percentile(lookups, 0.99),
             "page": Spread(pages).median, "pageMax": Spread(pages).max, "counts": Spread(counts).median]
 }

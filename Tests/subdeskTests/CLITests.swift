@@ -1,5 +1,6 @@
 import Foundation
 import FakeApple
+import SubscriptionCore
 import XCTest
 
 /// Runs the `subdesk` binary as a user or a script would; shared by the command-line tests.
@@ -29,6 +30,24 @@ class SubdeskTestCase: XCTestCase {
     }
 
     struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    /// Every subscription's derived state, keyed by originalTransactionId.
+    func states(_ db: String) throws -> [String: String] {
+        let store = try Store(path: db)
+        var result: [String: String] = [:]
+        var cursor: PageCursor?
+        let query = SubscriptionQuery()
+        while true {
+            let page = try store.page(query, after: cursor, limit: 500)
+            guard let last = page.last else { break }
+            for row in page {
+                result[row.state.originalTransactionId] = "\(row.state) \(row.subscriber.userId ?? "") \(row.subscriber.appAccountToken ?? "")"
+            }
+            cursor = Store.cursor(for: last, in: query)
+        }
+        return result
+    }
+
 
     @discardableResult
     func run(_ args: [String], stdin: Data? = nil, env: [String: String] = [:], executable: String? = nil) throws -> Result {

@@ -100,23 +100,4 @@ final class PostgresConcurrencyTests: SubdeskTestCase {
         print("postgres concurrency: \(count) notifications, a writer killed after \(committedBeforeKill) committed, "
               + "4 writers then, \(reads) reads beside them", terminator: "")
     }
-
-    /// Every subscription's derived state, keyed by originalTransactionId.
-    func states(_ location: String) throws -> [String: String] {
-        let store = try Store(path: location, mode: .reading)
-        var result: [String: String] = [:]
-        var cursor: PageCursor?
-        let query = SubscriptionQuery()
-        while true {
-            let page = try store.page(query, after: cursor, limit: 500)
-            guard let last = page.last else { break }
-            for row in page {
-                // The subscriber's number is the order subscribers were first seen: it differs
-                // between writers that took turns differently, so it is left out.
-                result[row.state.originalTransactionId] = "\(row.state) \(row.subscriber.userId ?? "") \(row.subscriber.appAccountToken ?? "")"
-            }
-            cursor = Store.cursor(for: last, in: query)
-        }
-        return result
-    }
 }

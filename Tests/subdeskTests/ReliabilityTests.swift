@@ -31,23 +31,6 @@ final class ReliabilityTests: SubdeskTestCase {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Every subscription's derived state, keyed by originalTransactionId.
-    func states(_ db: String) throws -> [String: String] {
-        let store = try Store(path: db)
-        var result: [String: String] = [:]
-        var cursor: PageCursor?
-        let query = SubscriptionQuery()
-        while true {
-            let page = try store.page(query, after: cursor, limit: 500)
-            guard let last = page.last else { break }
-            for row in page {
-                result[row.state.originalTransactionId] = "\(row.state) \(row.subscriber.userId ?? "") \(row.subscriber.appAccountToken ?? "")"
-            }
-            cursor = Store.cursor(for: last, in: query)
-        }
-        return result
-    }
-
     func testSIGKILLMidIngestLosesNothingAndDuplicatesNothing() throws {
         let count = Int(ProcessInfo.processInfo.environment["SUBDESK_CRASH_BODIES"] ?? "") ?? 20_000
         let file = dir + "/bodies.ndjson"
