@@ -54,7 +54,8 @@ enum DashboardCommand {
         defer { terminal.stop() }
         let size = terminal.size
         let state = DashboardState(width: size.width, height: size.height, now: DateText.nowMillis(), timeZone: zone,
-                                   storeName: URL(fileURLWithPath: databasePath).lastPathComponent,
+                                   storeName: PostgresLocation.isPostgres(databasePath) ? PostgresLocation.displayName(databasePath)
+                                       : URL(fileURLWithPath: databasePath).lastPathComponent,
                                    themeName: loaded.theme.name)
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
                                        operatorName: context.operatorName, revalidator: revalidator,

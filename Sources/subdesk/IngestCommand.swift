@@ -78,7 +78,8 @@ enum IngestCommand {
                     } while index < bodies.count && (index - batchStart) < batchSize
                         && DispatchTime.now().uptimeNanoseconds - started < 250_000_000
                     var batch = counts
-                    try store.write {
+                    try store.write(touching: checked.flatMap(\.body.lockKeys)) {
+                        batch = counts
                         for c in checked {
                             switch try intake.commit(c.body) {
                             case .stored: batch.stored += 1

@@ -83,6 +83,17 @@ public final class Intake {
         let receivedAt: Millis
         let keep: Bool
         let verdict: Verdict
+
+        /// What storing this body changes that another writer might change at once: the
+        /// notification, every subscription it carries records of, or a refused body's
+        /// quarantine entry. Writers lock these (`Store.write(touching:)`).
+        public var lockKeys: [String] {
+            guard case .decoded(let d) = verdict else { return ["q:" + digest] }
+            var keys = ["n:" + d.event.notificationUUID]
+            if let otid = d.event.originalTransactionId { keys.append(otid) }
+            keys += d.transactions.map(\.originalTransactionId) + d.renewals.map(\.originalTransactionId)
+            return keys
+        }
     }
 
     public func check(_ body: Data, source: String? = nil, receivedAt: Millis = DateText.nowMillis(),
@@ -115,7 +126,9 @@ public final class Intake {
             return try rejectOversized(prefix: body.prefix(Intake.keptPrefixBytes), trueLength: body.count, digest: digest,
                                        source: source, receivedAt: receivedAt, quarantine: keep)
         case .refused(let reason):
-            return try reject(body, digest: digest, reason: reason, source: source, receivedAt: receivedAt, keep: keep)
+            return try store.write(touching: c.lockKeys) {
+                try reject(body, digest: digest, reason: reason, source: source, receivedAt: receivedAt, keep: keep)
+            }
         case .decoded(let d):
             decoded = d
         }
@@ -123,7 +136,7 @@ public final class Intake {
             try logDuplicate(decoded.event, source: source, receivedAt: receivedAt)
             return .duplicate(notificationUUID: decoded.event.notificationUUID)
         }
-        return try store.write {
+        return try store.write(touching: c.lockKeys) {
             // A concurrent writer may have stored the same notification since we looked.
             if let existing = try store.notificationDigest(uuid: decoded.event.notificationUUID) {
                 if try existing == digest || sameSignedPayload(decoded) {

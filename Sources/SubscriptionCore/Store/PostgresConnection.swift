@@ -145,6 +145,15 @@ public struct PostgresLocation: Equatable, Sendable {
         self.schema = schema
     }
 
+    /// A short name for a screen's header: the database (and schema) and host.
+    public static func displayName(_ location: String) -> String {
+        guard let parts = URLComponents(string: location) else { return "postgres" }
+        let database = parts.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        let schema = parts.queryItems?.first { $0.name == "schema" }?.value
+        let host = parts.host.flatMap { $0.isEmpty ? nil : $0 } ?? "local"
+        return "pg:" + (database.isEmpty ? "?" : database) + (schema.map { "." + $0 } ?? "") + "@" + host
+    }
+
     /// The URI with any password replaced, for messages.
     public static func redacted(_ location: String) -> String {
         guard var parts = URLComponents(string: location), parts.password != nil else { return location }
@@ -204,6 +213,8 @@ final class PostgresConnection: SQLConnection {
         if state == nil, PQstatus(connection) != CONNECTION_OK { state = "08006" }
         message = message.trimmingCharacters(in: .whitespacesAndNewlines)
         if message.hasPrefix("ERROR:") { message = String(message.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
+        // A conflicting key is repeated in full in the detail; a JWS header is kilobytes long.
+        if message.count > 400 { message = String(message.prefix(400)) + "…" }
         return StoreError(operation: operation, message: message, code: 0, sqlState: state ?? "XX000")
     }
 
@@ -338,6 +349,22 @@ final class PostgresConnection: SQLConnection {
     /// ordering argument made there holds here; the commit bumps the change counter and
     /// tells listeners.
     var beginWrite: String { "BEGIN; SELECT pg_advisory_xact_lock(hashtext('subdesk:' || current_schema()))" }
+    /// The start of a write that changes only the subscriptions `keys` name (and the
+    /// shared counts, at its end): it shares the store's lock with other such writes and
+    /// takes each subscription's own lock, in one order for every writer so none waits
+    /// for another in a cycle. Writers on several hosts then store side by side.
+    func beginWrite(touching keys: [String]) -> String {
+        let sorted = Array(Set(keys)).sorted()
+        var sql = "BEGIN; SELECT pg_advisory_xact_lock_shared(hashtext('subdesk:' || current_schema()))"
+        if !sorted.isEmpty {
+            // Ids are digits in practice; quoting keeps anything else literal.
+            let list = sorted.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ",")
+            sql += "; SELECT count(pg_advisory_xact_lock(hashtext(current_schema()), hashtext(k))) FROM "
+                + "(SELECT unnest(ARRAY[\(list)]::text[]) AS k ORDER BY 1) AS keys"
+        }
+        return sql
+    }
+
     var commitWrite: String { "UPDATE store_changes SET version = version + 1 WHERE id = 1; NOTIFY subdesk_changes; COMMIT" }
 
     private var listening = false

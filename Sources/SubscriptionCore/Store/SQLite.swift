@@ -19,6 +19,10 @@ public struct StoreError: Error, CustomStringConvertible {
 
     public var description: String { "\(operation): \(message)" }
 
+    /// PostgreSQL: this write lost a race with a concurrent one (a deadlock, a serialization
+    /// failure, or a row another writer inserted first) and may simply be run again.
+    public var isConflict: Bool { ["40P01", "40001", "23505", "23P01"].contains(sqlState ?? "") }
+
     /// Another connection holds the lock this one needed.
     var isBusy: Bool { sqlState == nil && code & 0xff == SQLITE_BUSY }
 
@@ -225,10 +229,11 @@ extension SQLConnection {
     /// those rows may have been undone.
     var rollbacks: Int { transactions.rollbacks }
 
-    /// Runs `body` in a write transaction (`beginWrite`): the store's write lock is taken
-    /// at once, so a busy writer waits at the start rather than failing mid-way.
-    func writeTransaction<T>(_ body: () throws -> T) throws -> T {
-        try execute(beginWrite)
+    /// Runs `body` in a write transaction (`beginWrite`, unless `begin` says otherwise):
+    /// the store's write lock is taken at once, so a busy writer waits at the start rather
+    /// than failing mid-way.
+    func writeTransaction<T>(begin: String? = nil, _ body: () throws -> T) throws -> T {
+        try execute(begin ?? beginWrite)
         transactions.joinedWriteFailed = false
         do {
             let result = try body()

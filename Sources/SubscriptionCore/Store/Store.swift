@@ -17,6 +17,10 @@ public final class Store {
     /// bulk loading, across transactions until `flushMetrics()`.
     private var deferringMetrics = false
     private var pendingMetrics: [MetricRowKey: Int] = [:]
+    /// Changes to how many subscriptions have each status, held and written the same way:
+    /// at the end of a write, in status order, so concurrent writers (PostgreSQL) hold
+    /// these few shared rows only while they commit.
+    private var pendingStatusCounts: [Int: Int] = [:]
 
     struct MetricRowKey: Hashable {
         var bucket: Millis
@@ -35,11 +39,27 @@ public final class Store {
             ($0.key.bucket, $0.key.key, $0.key.segment.rawValue) < ($1.key.bucket, $1.key.key, $1.key.segment.rawValue)
         }
         pendingMetrics.removeAll()
-        for (k, delta) in pending {
+        let statuses = pendingStatusCounts.filter { $0.value != 0 }.sorted { $0.key < $1.key }
+        pendingStatusCounts.removeAll()
+        for (status, delta) in statuses {
             try db.run("""
-                INSERT INTO metric_buckets (bucket, key, segment, delta) VALUES (?,?,?,?)
+                INSERT INTO status_counts (status, count) VALUES (?, ?)
+                ON CONFLICT (status) DO UPDATE SET count = status_counts.count + excluded.count
+                """, [status, delta])
+        }
+        // PostgreSQL answers each statement over the wire: many rows go in one statement.
+        let rowsPerStatement = dialect == .postgres ? 100 : 1
+        var start = 0
+        while start < pending.count {
+            let chunk = pending[start..<min(pending.count, start + rowsPerStatement)]
+            var values: [SQLBindable?] = []
+            values.reserveCapacity(chunk.count * 4)
+            for (k, delta) in chunk { values += [k.bucket, k.key, k.segment.rawValue, delta] }
+            try db.run("""
+                INSERT INTO metric_buckets (bucket, key, segment, delta) VALUES \(Array(repeating: "(?,?,?,?)", count: chunk.count).joined(separator: ","))
                 ON CONFLICT (bucket, key, segment) DO UPDATE SET delta = metric_buckets.delta + excluded.delta
-                """, [k.bucket, k.key, k.segment.rawValue, delta])
+                """, values)
+            start += chunk.count
         }
     }
 
@@ -270,19 +290,57 @@ public final class Store {
                 return result
             }
         } catch {
-            if !deferringMetrics { pendingMetrics.removeAll() }
+            if !deferringMetrics {
+                pendingMetrics.removeAll()
+                pendingStatusCounts.removeAll()
+            }
             throw error
         }
     }
 
+    /// Runs `body` as one atomic write that changes only the subscriptions `keys` names
+    /// (original transaction ids) besides what every write adds to (notifications, counts).
+    /// On SQLite that is `write`. On PostgreSQL such writes run side by side, each holding
+    /// its subscriptions' locks; a write that lost a race for a shared row (a deadlock, a
+    /// subscriber two writers created at once) is run again, up to five times. `body` must
+    /// be safe to run again: it reads what it decides on inside the write.
+    public func write<T>(touching keys: [String], _ body: () throws -> T) throws -> T {
+        #if SUBDESK_NO_POSTGRES
+        return try write(body)
+        #else
+        guard let postgres = db as? PostgresConnection, !db.isInTransaction else { return try write(body) }
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try db.writeTransaction(begin: postgres.beginWrite(touching: keys)) {
+                    let result = try body()
+                    if !deferringMetrics { try flushMetrics() }
+                    return result
+                }
+            } catch let e as StoreError where e.isConflict && attempt < 5 && !deferringMetrics {
+                pendingMetrics.removeAll()
+                pendingStatusCounts.removeAll()
+                continue
+            } catch {
+                if !deferringMetrics {
+                    pendingMetrics.removeAll()
+                    pendingStatusCounts.removeAll()
+                }
+                throw error
+            }
+        }
+        #endif
+    }
+
     /// Runs `body` so that its writes are undone alone if it throws, inside or outside a write.
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
-        let pendingBefore = pendingMetrics
+        let pendingBefore = (pendingMetrics, pendingStatusCounts)
         do {
             if db.isInTransaction { return try db.savepoint(body) }
             return try write { try db.savepoint(body) }
         } catch {
-            pendingMetrics = pendingBefore
+            (pendingMetrics, pendingStatusCounts) = pendingBefore
             throw error
         }
     }
@@ -757,9 +815,8 @@ public final class Store {
                            metrics: MetricContributions) throws {
         let previous = stored?.metrics ?? MetricContributions()
         if stored?.status != s.status.rawValue {
-            if let old = stored?.status { try db.run("UPDATE status_counts SET count = count - 1 WHERE status = ?", [old]) }
-            try db.run("INSERT INTO status_counts (status, count) VALUES (?, 1) ON CONFLICT (status) DO UPDATE SET count = status_counts.count + 1",
-                       [s.status.rawValue])
+            if let old = stored?.status { pendingStatusCounts[old, default: 0] -= 1 }
+            pendingStatusCounts[s.status.rawValue, default: 0] += 1
         }
         let share = try moveShare(s.originalTransactionId, to: metrics, from: stored?.blob, decoded: previous)
         let values: [SQLBindable?] = [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
