@@ -62,8 +62,9 @@ if [ "$stale" = yes ]; then
     echo "fuzz: compiling ${#core[@]} core sources and the targets into $binary" >&2
     started=$(date +%s)
     # -O: the fuzzer needs executions per second; ASan and coverage still instrument it.
+    # The fuzz targets never reach PostgreSQL: built without libpq (SUBDESK_NO_POSTGRES).
     swiftc -module-name SubdeskFuzz -parse-as-library -swift-version 5 \
-        -sanitize=fuzzer,address -O -g \
+        -sanitize=fuzzer,address -O -g -D SUBDESK_NO_POSTGRES \
         -I Sources/CSQLite -I Sources/COpenSSL -I "$build/modules" \
         "${core[@]}" Fuzz/Targets/*.swift "$build/EmbeddedTestCA.swift" "$build/HelperWire.o" \
         -lsqlite3 -lcrypto -o "$binary" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
