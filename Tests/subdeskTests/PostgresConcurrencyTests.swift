@@ -69,6 +69,16 @@ final class PostgresConcurrencyTests: SubdeskTestCase {
         XCTAssertGreaterThan(committedBeforeKill, 0)
         XCTAssertLessThan(committedBeforeKill, count, "the writer was killed mid-way")
 
+        // The dashboard open on the store meanwhile, in a real terminal, as on-call would have it.
+        var terminal: TerminalSession?
+        if let tmux = TerminalSession.findTmux() {
+            terminal = TerminalSession(tmux: tmux)
+            try terminal!.start(width: 120, height: 40)
+            try terminal!.shell("'\(Self.binary)' --db '\(location)'")
+            try terminal!.waitFor(text: "subdesk ▸ subscribers")
+        }
+        defer { terminal?.stop() }
+
         var writers: [Process] = []
         for (i, file) in files.enumerated() {
             writers.append(try start(["ingest", "--db", location, "--quiet", "--batch-size", "25"] + ReliabilityTests.policyFlags + [file],
@@ -94,6 +104,12 @@ final class PostgresConcurrencyTests: SubdeskTestCase {
 
         let store = try Store(path: location, mode: .reading)
         XCTAssertEqual(try store.notificationCount(), count, "every notification stored once")
+        if let terminal {
+            // The open dashboard followed the other processes' writes (LISTEN/NOTIFY) without a key pressed.
+            let subscriptions = try Store(path: clean, mode: .reading).subscriptionCount()
+            try terminal.waitFor(text: "\(subscriptions) subscriptions", timeout: 15)
+            try terminal.send(keys: "q")
+        }
         XCTAssertGreaterThanOrEqual(try store.notificationCount(), committedBeforeKill)
         XCTAssertEqual(try store.quarantineCount(), 0)
         XCTAssertEqual(try states(location), try states(clean), "derived state equal to a single writer's")
