@@ -69,7 +69,11 @@ struct Context {
     }
 
     static func missingStoreMessage(_ path: String) -> String {
-        "no store at \(path): build the demo store with `subdesk demo`, create one with `subdesk ingest`, "
+        if PostgresLocation.isPostgres(path) {
+            return "no store at \(path): create it with `subdesk db init --db URI` (as the database owner), "
+                + "or copy one there with `subdesk migrate --from STORE --to URI`"
+        }
+        return "no store at \(path): build the demo store with `subdesk demo`, create one with `subdesk ingest`, "
             + "or name an existing store with --db PATH (or db = PATH in the config)"
     }
 

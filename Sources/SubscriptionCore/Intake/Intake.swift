@@ -104,7 +104,11 @@ public final class Intake {
         }
         if body.count > policy.maxBodyBytes { return checked(.oversized) }
         do {
-            return checked(.decoded(try decode(body, digest: digest)))
+            let decoded = try decode(body, digest: digest)
+            if let pieces = decoded.pieces {
+                try store.registerHeaders([pieces.outer.header] + pieces.nested.map(\.pieces.header))
+            }
+            return checked(.decoded(decoded))
         } catch let r as Rejection {
             return checked(.refused(r.reason))
         } catch let f as DecodingFault {

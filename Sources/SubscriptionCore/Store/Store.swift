@@ -402,6 +402,23 @@ public final class Store {
     }
 
     /// The id of a JWS header segment, stored on first sight.
+    /// Stores JWS header segments not stored yet, each in a write of its own, before a
+    /// batch that needs them. Every body signed with one certificate chain carries the
+    /// same header: PostgreSQL writers storing side by side would otherwise all insert it
+    /// in their batches at once and wait on one another. Outside a write only; SQLite
+    /// needs none of this.
+    public func registerHeaders(_ segments: [String]) throws {
+        guard dialect == .postgres, !db.isInTransaction else { return }
+        validateHeaderCache()
+        for segment in segments where headerIds[LongTextKey(text: segment)] == nil {
+            try db.run("INSERT OR IGNORE INTO jws_headers (segment) VALUES (?)", [segment])
+            if let id = try db.first("SELECT id FROM jws_headers WHERE segment = ?", [segment], { $0.int64(0) }) {
+                headerIds[LongTextKey(text: segment)] = id
+                headerSegments[id] = segment
+            }
+        }
+    }
+
     func headerId(_ segment: String) throws -> Int64 {
         validateHeaderCache()
         if let id = headerIds[LongTextKey(text: segment)] { return id }
