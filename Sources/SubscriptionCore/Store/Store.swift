@@ -2,9 +2,12 @@ import Foundation
 
 /// The subdesk store: the only place that speaks SQL.
 ///
-/// One `Store` wraps one SQLite connection and is used from one thread at a time;
-/// open another `Store` on the same file for another thread or process. WAL mode lets
-/// readers run beside the single writer.
+/// One `Store` wraps one connection, to a SQLite file or a PostgreSQL database
+/// (`postgres://...`), and is used from one thread at a time; open another `Store` on the
+/// same location for another thread or process. On SQLite, WAL mode lets readers run
+/// beside the single writer; on PostgreSQL, intake writers also run side by side
+/// (`write(touching:)`). Statements are written once, in SQLite's dialect, and
+/// `PostgresConnection` rewrites what PostgreSQL spells otherwise.
 public final class Store {
     let db: any SQLConnection
     public let path: String
