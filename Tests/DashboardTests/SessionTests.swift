@@ -211,14 +211,20 @@ final class SessionTests: XCTestCase {
         let bodies = try ScenarioBuilder(signer: try sample.signer()).bodies(for: scenario, instance: 777, anchor: DashboardFixture.anchor)
         for body in bodies { _ = try intake.ingest(body, source: "test", receivedAt: DashboardFixture.anchor) }
 
-        session.tick()
+        // A tick notices another connection's commit: at once on SQLite; on PostgreSQL when
+        // its notice has reached this connection, which can take a moment.
+        func tickUntil(_ done: () -> Bool) {
+            let deadline = Date().addingTimeInterval(3)
+            repeat { session.tick() } while !done() && Date() < deadline && { Thread.sleep(forTimeInterval: 0.01); return true }()
+        }
+        tickUntil { session.state.feed.entries.count == before + bodies.count }
         XCTAssertEqual(session.state.feed.entries.count, before + bodies.count)
         XCTAssertEqual(session.state.feed.entries.first?.originalTransactionId, ScenarioBuilder.originalTransactionId(instance: 777))
         XCTAssertTrue(session.screenText.contains(ScenarioBuilder.originalTransactionId(instance: 777)))
 
         session.type(.char(" "))
         _ = try intake.ingest(bodies[0], source: "test again", receivedAt: DashboardFixture.anchor)
-        session.tick()
+        tickUntil { session.state.feed.held.first != nil }
         XCTAssertEqual(session.state.feed.held.first?.result, .duplicate, "paused: the duplicate waits")
         XCTAssertEqual(session.state.feed.entries.count, before + bodies.count)
         session.type(.char(" "))

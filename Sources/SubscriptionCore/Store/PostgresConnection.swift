@@ -322,9 +322,32 @@ final class PostgresConnection: SQLConnection {
 
     @discardableResult
     func run(_ sql: String, _ values: [SQLBindable?]) throws -> Int {
+        // A write outside a transaction commits on its own: it too bumps the change counter
+        // and tells listeners, as every write transaction's commit does.
+        if !isInTransaction && PostgresConnection.changesRows(sql) {
+            try execute("BEGIN")
+            do {
+                let changed = try runStatement(sql, values)
+                try execute(commitWrite)
+                return changed
+            } catch {
+                try? execute("ROLLBACK")
+                throw error
+            }
+        }
+        return try runStatement(sql, values)
+    }
+
+    private func runStatement(_ sql: String, _ values: [SQLBindable?]) throws -> Int {
         let result = try execute(sql, values)
         defer { PQclear(result) }
         return Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    /// Whether `sql` is an INSERT, UPDATE or DELETE.
+    static func changesRows(_ sql: String) -> Bool {
+        let head = sql.drop { $0.isWhitespace }.prefix(6).uppercased()
+        return head == "INSERT" || head == "UPDATE" || head == "DELETE"
     }
 
     func scan(_ sql: String, _ values: [SQLBindable?], _ body: (SQLRow) throws -> Bool) throws {
