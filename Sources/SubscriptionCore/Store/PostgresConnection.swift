@@ -200,11 +200,6 @@ final class PostgresConnection: SQLConnection {
         statements.removeAll()
     }
 
-    /// The database user this connection is (what the audit log records on PostgreSQL).
-    func currentUser() throws -> String {
-        try first("SELECT current_user") { $0.string(0) } ?? ""
-    }
-
     private func error(_ operation: String, _ result: OpaquePointer?) -> StoreError {
         var message = result.map { String(cString: PQresultErrorMessage($0)) } ?? ""
         if message.isEmpty, let connection { message = String(cString: PQerrorMessage(connection)) }
@@ -269,43 +264,29 @@ final class PostgresConnection: SQLConnection {
         guard values.count <= statement.parameters else {
             throw StoreError(operation: String(sql.prefix(60)), message: "\(values.count) values for \(statement.parameters) parameters", code: 0, sqlState: "08P01")
         }
-        var texts: [ContiguousArray<CChar>?] = []
-        var blobs: [Data?] = []
-        var formats: [Int32] = []
-        texts.reserveCapacity(statement.parameters)
-        for i in 0..<statement.parameters {
-            let value = i < values.count ? values[i]?.sqlValue ?? .null : .null
-            switch value {
-            case .null: texts.append(nil); blobs.append(nil); formats.append(0)
-            case .integer(let v): texts.append(ContiguousArray(String(v).utf8CString)); blobs.append(nil); formats.append(0)
-            case .real(let v): texts.append(ContiguousArray(PostgresConnection.text(v).utf8CString)); blobs.append(nil); formats.append(0)
-            case .text(let v): texts.append(ContiguousArray(v.utf8CString)); blobs.append(nil); formats.append(0)
-            case .blob(let v): texts.append(nil); blobs.append(v); formats.append(1)
-            }
-        }
-        // Keep every buffer alive while libpq reads it.
+        // Each value is copied once, into a buffer of its own that libpq reads during the
+        // call; text is sent as text, bytea in binary.
         var pointers: [UnsafePointer<CChar>?] = []
         var lengths: [Int32] = []
+        var formats: [Int32] = []
         var owned: [UnsafeMutablePointer<CChar>] = []
-        defer { owned.forEach { $0.deallocate() } }
+        defer { owned.forEach { free($0) } }
+        func send(_ buffer: UnsafeMutablePointer<CChar>?, length: Int, format: Int32) {
+            if let buffer { owned.append(buffer) }
+            pointers.append(buffer.map { UnsafePointer($0) })
+            lengths.append(Int32(length))
+            formats.append(format)
+        }
         for i in 0..<statement.parameters {
-            if let text = texts[i] {
-                let p = UnsafeMutablePointer<CChar>.allocate(capacity: text.count)
-                text.withUnsafeBufferPointer { p.initialize(from: $0.baseAddress!, count: text.count) }
-                owned.append(p)
-                pointers.append(UnsafePointer(p))
-                lengths.append(0)
-            } else if let blob = blobs[i] {
-                let p = UnsafeMutablePointer<CChar>.allocate(capacity: max(blob.count, 1))
-                blob.withUnsafeBytes { raw in
-                    if let base = raw.baseAddress { p.withMemoryRebound(to: UInt8.self, capacity: blob.count) { $0.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: blob.count) } }
-                }
-                owned.append(p)
-                pointers.append(UnsafePointer(p))
-                lengths.append(Int32(blob.count))
-            } else {
-                pointers.append(nil)
-                lengths.append(0)
+            switch i < values.count ? values[i]?.sqlValue ?? .null : .null {
+            case .null: send(nil, length: 0, format: 0)
+            case .integer(let v): send(strdup(String(v)), length: 0, format: 0)
+            case .real(let v): send(strdup(PostgresConnection.text(v)), length: 0, format: 0)
+            case .text(let v): send(strdup(v), length: 0, format: 0)
+            case .blob(let v):
+                let buffer = malloc(max(v.count, 1))!
+                v.copyBytes(to: buffer.assumingMemoryBound(to: UInt8.self), count: v.count)
+                send(buffer.assumingMemoryBound(to: CChar.self), length: v.count, format: 1)
             }
         }
         let result = PQexecPrepared(connection, statement.name, Int32(statement.parameters), pointers, lengths, formats, 0)

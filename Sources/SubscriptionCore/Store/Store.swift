@@ -216,12 +216,7 @@ public final class Store {
 
     /// An in-memory store, for tests. With SUBDESK_TEST_POSTGRES set to a postgres:// URI,
     /// a store in a new schema of that database instead, so the suite runs on both engines.
-    public static func inMemory() throws -> Store {
-        if let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty {
-            return try Store(path: freshPostgresLocation(base))
-        }
-        return try Store(path: ":memory:")
-    }
+    public static func inMemory() throws -> Store { try Store(path: testLocation(file: ":memory:")) }
 
     /// Where a test keeps a store it opens by location: `file`, or with SUBDESK_TEST_POSTGRES
     /// set, a new schema of that database, so such tests run on both engines too.
@@ -286,8 +281,14 @@ public final class Store {
     /// one makes the outer write roll back; use `savepoint` to undo a part alone).
     public func write<T>(_ body: () throws -> T) throws -> T {
         if db.isInTransaction { return try db.joined(body) }
+        return try transaction(begin: nil, body)
+    }
+
+    /// One write transaction started by `begin` (the connection's exclusive start when
+    /// nil): the held counts are written before it commits, and dropped if it fails.
+    private func transaction<T>(begin: String?, _ body: () throws -> T) throws -> T {
         do {
-            return try db.writeTransaction {
+            return try db.writeTransaction(begin: begin) {
                 let result = try body()
                 if !deferringMetrics { try flushMetrics() }
                 return result
@@ -316,21 +317,9 @@ public final class Store {
         while true {
             attempt += 1
             do {
-                return try db.writeTransaction(begin: postgres.beginWrite(touching: keys)) {
-                    let result = try body()
-                    if !deferringMetrics { try flushMetrics() }
-                    return result
-                }
+                return try transaction(begin: postgres.beginWrite(touching: keys), body)
             } catch let e as StoreError where e.isConflict && attempt < 5 && !deferringMetrics {
-                pendingMetrics.removeAll()
-                pendingStatusCounts.removeAll()
                 continue
-            } catch {
-                if !deferringMetrics {
-                    pendingMetrics.removeAll()
-                    pendingStatusCounts.removeAll()
-                }
-                throw error
             }
         }
         #endif
