@@ -58,17 +58,30 @@ extension Store {
                 // Rows the triggers made while earlier tables were copied are replaced by the source's.
                 try db.run("DELETE FROM \(table)")
                 let list = columns.joined(separator: ", ")
-                let insert = "INSERT INTO \(table) (\(list)) VALUES (\(columns.map { _ in "?" }.joined(separator: ",")))"
+                // Many rows to a statement: one round trip per chunk on PostgreSQL, and under
+                // either engine's limit on parameters (PostgreSQL's is 65,535).
+                let perStatement = max(1, min(100, 30_000 / columns.count))
+                let tuple = "(" + columns.map { _ in "?" }.joined(separator: ",") + ")"
+                func insert(_ count: Int) -> String {
+                    "INSERT INTO \(table) (\(list)) VALUES " + Array(repeating: tuple, count: count).joined(separator: ",")
+                }
+                let full = insert(perStatement)
                 var rows = 0
+                var pending = 0
                 var values: [SQLBindable?] = []
-                values.reserveCapacity(columns.count)
+                values.reserveCapacity(columns.count * perStatement)
                 try source.db.query("SELECT \(list) FROM \(table)") { row in
-                    values.removeAll(keepingCapacity: true)
                     for i in 0..<columns.count { values.append(row.value(Int32(i))) }
-                    try db.run(insert, values)
+                    pending += 1
                     rows += 1
+                    if pending == perStatement {
+                        try db.run(full, values)
+                        values.removeAll(keepingCapacity: true)
+                        pending = 0
+                    }
                     if rows % batch == 0 { progress(CopyProgress(table: table, rows: rows, tableDone: false)) }
                 }
+                if pending > 0 { try db.run(insert(pending), values) }
                 progress(CopyProgress(table: table, rows: rows, tableDone: true))
             }
             if dialect == .postgres {
