@@ -190,7 +190,7 @@ final class CLITests: SubdeskTestCase {
     func testIngestCountsAndExitStatusAndQuarantine() throws {
         let demo = try demoStore()
         // Re-ingesting the demo's stored bodies as NDJSON: all duplicates.
-        let db = dir + "/fresh.db"
+        let db = Store.testLocation(file: dir + "/fresh.db")
         let bodies = try run(["notifications", "--db", demo, "--json", "--limit", "5"])
         XCTAssertEqual(bodies.status, 0)
         let good = try XCTUnwrap(FileManager.default.contents(atPath: Self.repoRoot + "/sample-data/test-ca/root.der"))
@@ -211,7 +211,7 @@ final class CLITests: SubdeskTestCase {
         let export = try run(["notifications", "--db", demo, "--json", "--limit", "1000"])
         let count = (try json(export.stdout) as? [Any])?.count ?? 0
         XCTAssertGreaterThan(count, 40)
-        let db = dir + "/cli.db"
+        let db = Store.testLocation(file: dir + "/cli.db")
         let bodies = try rawBodies(demo)
         let root = Self.repoRoot + "/sample-data/test-ca/root.der"
         let r = try run(["ingest", "--db", db, "--root-ca", root, "--bundle-id", "com.example.subdesk.demo",
@@ -221,16 +221,16 @@ final class CLITests: SubdeskTestCase {
         let again = try run(["ingest", "--db", db, "--root-ca", root, "--bundle-id", "com.example.subdesk.demo", "-"], stdin: bodies)
         XCTAssertTrue(again.stdout.hasPrefix("ingested 0, duplicates \(count), rejected 0"), again.stdout)
         // Without the test root, Apple's root is the default: every body is refused and quarantined.
-        let strict = try run(["ingest", "--db", dir + "/strict.db", "-"], stdin: bodies)
+        let strict = try run(["ingest", "--db", Store.testLocation(file: dir + "/strict.db"), "-"], stdin: bodies)
         XCTAssertEqual(strict.status, 1)
         XCTAssertTrue(strict.stdout.contains("rejected \(count)"), strict.stdout)
         XCTAssertTrue(strict.stderr.contains("certificate chain does not lead to a configured root"), strict.stderr)
         // The config file supplies what flags did; a flag still wins over it.
         try FileManager.default.createDirectory(atPath: dir + "/config/subdesk", withIntermediateDirectories: true)
         try "root_ca = \(root)\nbundle_id = com.other.app\n".write(toFile: dir + "/config/subdesk/config", atomically: true, encoding: .utf8)
-        let configured = try run(["ingest", "--db", dir + "/c.db", "-"], stdin: bodies)
+        let configured = try run(["ingest", "--db", Store.testLocation(file: dir + "/c.db"), "-"], stdin: bodies)
         XCTAssertTrue(configured.stderr.contains("bundleId com.example.subdesk.demo is not the configured com.other.app"), configured.stderr)
-        let flagWins = try run(["ingest", "--db", dir + "/c2.db", "--bundle-id", "com.example.subdesk.demo", "-"], stdin: bodies)
+        let flagWins = try run(["ingest", "--db", Store.testLocation(file: dir + "/c2.db"), "--bundle-id", "com.example.subdesk.demo", "-"], stdin: bodies)
         XCTAssertEqual(flagWins.status, 0, flagWins.stderr)
         try "bundle_id com.broken\n".write(toFile: dir + "/config/subdesk/config", atomically: true, encoding: .utf8)
         let broken = try run(["show", "--db", db, "x"])

@@ -77,6 +77,8 @@ extension DashboardEndToEndTests {
     }
 
     func testAStoreReplacedUnderTheDashboardIsOpenedAgain() throws {
+        // A file replaced or deleted on disk: SQLite's store, on both passes.
+        database = directory.appendingPathComponent("demo.db").path
         try openDashboardOnDemoStore()
         let rebuilt = try subdesk(["demo", "--no-dashboard", "--db", database, "--copies", "2"])
         XCTAssertEqual(rebuilt.status, 0, rebuilt.output)

@@ -1,4 +1,5 @@
 import Foundation
+import SubscriptionCore
 import XCTest
 
 /// The built `subdesk` in a real terminal (tmux): search, detail, live feed, daily counts, resize, quit.
@@ -9,12 +10,16 @@ final class DashboardEndToEndTests: XCTestCase {
     var terminal: TerminalSession!
     var directory: URL!
     var binary: String!
+    /// The store the test opens: a file, or with SUBDESK_TEST_POSTGRES set, a new schema in
+    /// that database, so the dashboard runs in a real terminal on both engines.
+    var database = ""
 
     override func setUpWithError() throws {
         guard let tmux = TerminalSession.findTmux() else { throw XCTSkip("tmux is not installed") }
         binary = try XCTUnwrap(Self.findBinary(), "cannot find the built subdesk next to the tests or in .build/debug")
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        database = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
         terminal = TerminalSession(tmux: tmux)
         try terminal.start(width: 120, height: 40)
     }
@@ -38,7 +43,6 @@ final class DashboardEndToEndTests: XCTestCase {
     }
 
     var sampleData: String { Self.repositoryRoot.appendingPathComponent("sample-data").path }
-    var database: String { directory.appendingPathComponent("demo.db").path }
     var exitFile: String { directory.appendingPathComponent("exit").path }
 
     /// Runs subdesk to completion outside the terminal.

@@ -17,7 +17,7 @@ final class FidelityCLITests: SubdeskTestCase {
     }
 
     func testAOneTimePurchaseIsFoundByShowAndSearchAsAPurchase() throws {
-        let db = dir + "/p.db"
+        let db = Store.testLocation(file: dir + "/p.db")
         let now = DateText.nowMillis()
         let t: [String: Any] = ["transactionId": "5100000000000077", "originalTransactionId": "5100000000000077",
                                 "productId": "app.coins.500", "bundleId": ScenarioBuilder.demoBundleId, "purchaseDate": now - 60_000,
@@ -46,13 +46,13 @@ final class FidelityCLITests: SubdeskTestCase {
 
 extension FidelityCLITests {
     func sqlite(_ db: String, _ sql: String) throws -> String {
-        try runToEnd("/usr/bin/env", ["sqlite3", db, sql]).output
+        try engineQuery(db, sql)
     }
 
     /// A store holding V2 bodies and pretty-printed V1 bodies is exported as NDJSON (one
     /// line per notification) and ingested into a fresh store: the two agree row by row.
     func testTheNDJSONExportRoundTripsIntoAnIdenticalStore() throws {
-        let a = dir + "/a.db", b = dir + "/b.db"
+        let a = Store.testLocation(file: dir + "/a.db"), b = Store.testLocation(file: dir + "/b.db")
         XCTAssertEqual(try run(["demo", "--no-dashboard", "--db", a, "--copies", "1"]).status, 0)
         let flags = Self.policyFlags + ["--allow-v1"]
         let now = DateText.nowMillis()

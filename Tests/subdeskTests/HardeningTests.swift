@@ -10,7 +10,7 @@ final class HardeningTests: SubdeskTestCase {
                               "--app-apple-id", String(ScenarioBuilder.demoAppAppleId)]
 
     func makeStore() throws -> String {
-        let db = dir + "/store.db"
+        let db = Store.testLocation(file: dir + "/store.db")
         XCTAssertEqual(try run(["init", "--db", db]).status, 0)
         return db
     }
@@ -21,10 +21,7 @@ final class HardeningTests: SubdeskTestCase {
         return env
     }
 
-    func sqlite(_ db: String, _ sql: String) throws -> String {
-        let r = try runToEnd("/usr/bin/env", ["sqlite3", db, sql])
-        return r.output.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    func sqlite(_ db: String, _ sql: String) throws -> String { try engineQuery(db, sql) }
 
     /// Runs subdesk under GNU time with stdin from `input`: its exit status, stdout and peak
     /// resident memory in KiB. (rusage from a child of this test process would count the test
@@ -102,15 +99,17 @@ final class HardeningTests: SubdeskTestCase {
     func testDoctorReportsAuditTriggersDroppedFromOutside() throws {
         let db = try makeStore()
         XCTAssertTrue(try run(["doctor", "--db", db] + Self.policyFlags).stdout.contains("append-only (triggers in place)"))
-        _ = try sqlite(db, "DROP TRIGGER audit_log_no_replace")
+        _ = try sqlite(db, "DROP TRIGGER audit_log_no_delete" + (isPostgres(db) ? " ON audit_log" : ""))
         let doctor = try run(["doctor", "--db", db] + Self.policyFlags)
         XCTAssertEqual(doctor.status, 1)
-        XCTAssertTrue(doctor.stdout.contains("FAIL  audit log") && doctor.stdout.contains("audit_log_no_replace"), doctor.stdout)
+        XCTAssertTrue(doctor.stdout.contains("FAIL  audit log") && doctor.stdout.contains("audit_log_no_delete"), doctor.stdout)
     }
 
     func testAStoreFromANewerSubdeskIsRefusedForWritingAndReadWithAWarning() throws {
         let db = try makeStore()
-        _ = try sqlite(db, "PRAGMA user_version = 99")
+        // Where each engine keeps the schema version.
+        let version = isPostgres(db) ? "SELECT version FROM schema_version" : "PRAGMA user_version"
+        _ = try sqlite(db, isPostgres(db) ? "UPDATE schema_version SET version = 99" : "PRAGMA user_version = 99")
         let body = try XCTUnwrap(try ReliabilityTests.signedBodies(count: 1, firstInstance: 810_000))
         let ingest = try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: body)
         XCTAssertNotEqual(ingest.status, 0)
@@ -128,7 +127,7 @@ final class HardeningTests: SubdeskTestCase {
         let doctor = try run(["doctor", "--db", db] + Self.policyFlags)
         XCTAssertEqual(doctor.status, 1)
         XCTAssertTrue(doctor.stdout.contains("FAIL  schema") && doctor.stdout.contains("newer subdesk"), doctor.stdout)
-        XCTAssertEqual(try sqlite(db, "PRAGMA user_version"), "99", "never migrated down or up")
+        XCTAssertEqual(try sqlite(db, version), "99", "never migrated down or up")
         XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "0")
     }
 

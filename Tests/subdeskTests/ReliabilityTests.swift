@@ -19,16 +19,13 @@ final class ReliabilityTests: SubdeskTestCase {
         return bodies.reduce(into: Data()) { $0.append($1); $0.append(UInt8(ascii: "\n")) }
     }
 
-    func sqlite(_ db: String, _ sql: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["sqlite3", db, sql]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = ChildOutput.readAll(out.fileHandleForReading)
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    func sqlite(_ db: String, _ sql: String) throws -> String { try engineQuery(db, sql) }
+
+    /// The store is whole: SQLite's integrity check on a file. PostgreSQL checks its own
+    /// pages and constraints as it writes, and has no such statement.
+    func assertIntact(_ db: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        guard !isPostgres(db) else { return }
+        XCTAssertEqual(try sqlite(db, "PRAGMA integrity_check"), "ok", file: file, line: line)
     }
 
     func testSIGKILLMidIngestLosesNothingAndDuplicatesNothing() throws {
@@ -41,7 +38,8 @@ final class ReliabilityTests: SubdeskTestCase {
         XCTAssertEqual(reference.status, 0, reference.stderr)
         XCTAssertEqual(reference.stdout, "ingested \(count), duplicates 0, rejected 0\n")
 
-        let crashed = dir + "/crashed.db"
+        // The reference run is always a SQLite file; the killed runs write the engine under test.
+        let crashed = Store.testLocation(file: dir + "/crashed.db")
         var kills = 0
         var generator = SystemRandomNumberGenerator()
         var killedAt: [Int] = []
@@ -59,7 +57,7 @@ final class ReliabilityTests: SubdeskTestCase {
             let deadline = Date().addingTimeInterval(120)
             while p.isRunning && Date() < deadline {
                 Thread.sleep(forTimeInterval: 0.05)
-                if FileManager.default.fileExists(atPath: crashed),
+                if isPostgres(crashed) || FileManager.default.fileExists(atPath: crashed),
                    let n = Int(try sqlite(crashed, "SELECT count(*) FROM notifications")), n >= target {
                     Thread.sleep(forTimeInterval: Double.random(in: 0...0.2, using: &generator))
                     break
@@ -78,13 +76,13 @@ final class ReliabilityTests: SubdeskTestCase {
         XCTAssertGreaterThanOrEqual(kills, 3, "runs were killed mid-way")
         XCTAssertTrue(killedAt.allSatisfy { $0 > 0 && $0 < count }, "\(killedAt)")
         XCTAssertEqual(try sqlite(crashed, "SELECT count(*), count(DISTINCT notification_uuid) FROM notifications"), "\(count)|\(count)")
-        XCTAssertEqual(try sqlite(crashed, "PRAGMA integrity_check"), "ok")
+        try assertIntact(crashed)
         XCTAssertEqual(try sqlite(crashed, "SELECT count(*) FROM quarantine"), "0")
         XCTAssertEqual(try states(crashed), try states(clean), "derived state identical to a clean run")
     }
 
     func testConcurrentWritersCGIAndReadersLoseNothing() throws {
-        let db = dir + "/shared.db"
+        let db = Store.testLocation(file: dir + "/shared.db")
         let shards = try (0..<3).map { i -> String in
             let f = dir + "/shard\(i).ndjson"
             try Self.signedBodies(count: 400, firstInstance: 200_000 + i * 1000).write(to: URL(fileURLWithPath: f))
@@ -141,22 +139,31 @@ final class ReliabilityTests: SubdeskTestCase {
         XCTAssertFalse(readerText.contains("READER-FAILED"), readerText)
         XCTAssertEqual(Set(statuses.compactMap { $0 as? String }), ["Status: 200 OK\r\n"], "every CGI request stored")
         XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "\(3 * 400 + cgiBodies.count)")
-        XCTAssertEqual(try sqlite(db, "PRAGMA integrity_check"), "ok")
+        try assertIntact(db)
         print("concurrency: 4 bulk writers (1,600 bodies, 400 duplicates), \(cgiBodies.count) CGI requests, reader \(readerText.trimmingCharacters(in: .whitespacesAndNewlines))")
     }
 
     func testALockHeldPastTheTimeoutAnswers503AndWritesNothing() throws {
-        let db = dir + "/locked.db"
+        let db = Store.testLocation(file: dir + "/locked.db")
         let body = try Self.signedBodies(count: 1, firstInstance: 400_000)
         _ = try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: Data())
+        // Another client holds a write open on the store: sqlite3 with BEGIN IMMEDIATE, or
+        // psql with the notifications table locked.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["sqlite3", db]
         let input = Pipe()
         holder.standardInput = input
         holder.standardOutput = FileHandle.nullDevice
-        try holder.run()
-        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nINSERT INTO subscribers (created_ms) VALUES (1);\n".utf8))
+        if isPostgres(db) {
+            let location = try PostgresLocation(db)
+            holder.arguments = ["psql", "-d", location.conninfo, "-qX"]
+            try holder.run()
+            input.fileHandleForWriting.write(Data("SET search_path TO \(location.schema!);\nBEGIN;\nLOCK TABLE notifications IN ACCESS EXCLUSIVE MODE;\n".utf8))
+        } else {
+            holder.arguments = ["sqlite3", db]
+            try holder.run()
+            input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nINSERT INTO subscribers (created_ms) VALUES (1);\n".utf8))
+        }
         Thread.sleep(forTimeInterval: 0.5)
         let r = try run(["ingest", "--cgi", "--db", db, "--busy-timeout-ms", "300"] + Self.policyFlags, stdin: body,
                         env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)])
@@ -293,7 +300,7 @@ final class ReliabilityTests: SubdeskTestCase {
     }
 
     func testHostileStringsReachPlainTextOutputEscaped() throws {
-        let db = dir + "/hostile.db"
+        let db = Store.testLocation(file: dir + "/hostile.db")
         let sample = SampleData(directory: Self.repoRoot + "/sample-data")
         let signer = try sample.signer()
         let evil = "app.\u{1b}[2J\u{1b}]0;pwned\u{07}\u{202e}monthly\r\n"

@@ -23,10 +23,14 @@ final class WebServerTests: XCTestCase {
 
     var dir: String!
     var server: pid_t?
+    /// The receivers' store: a file under the site's data folder, or with
+    /// SUBDESK_TEST_POSTGRES set, a new schema in that database.
+    var database = ""
 
     override func setUpWithError() throws {
         dir = NSTemporaryDirectory() + "subdesk-web-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        database = Store.testLocation(file: dir + "/data/subdesk.db")
     }
 
     override func tearDownWithError() throws {
@@ -111,7 +115,7 @@ final class WebServerTests: XCTestCase {
         XCTAssertEqual(storedBy.count, distinct, "requests that answered 'stored'")
 
         // The store agrees: each distinct good notification once, each bad body quarantined.
-        let db = dir + "/data/subdesk.db"
+        let db = database
         let listed = try Self.subdesk(["notifications", "--db", db, "--json", "--limit", "1000000"])
         let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])
         let storedUUIDs = rows.compactMap { $0["notificationUUID"] as? String }
@@ -155,7 +159,7 @@ final class WebServerTests: XCTestCase {
             XCTAssertEqual(answer?.status, 200, "\(uuid): \(answer?.text ?? "no answer")")
             XCTAssertTrue(answer?.text.hasPrefix("stored \(uuid)") == true, answer?.text ?? "")
         }
-        let listed = try Self.subdesk(["notifications", "--db", dir + "/data/subdesk.db", "--json"])
+        let listed = try Self.subdesk(["notifications", "--db", database, "--json"])
         XCTAssertTrue(listed.contains("EXTERNAL_PURCHASE_TOKEN") && listed.contains("RESCIND_CONSENT"), listed)
     }
 
@@ -326,7 +330,7 @@ final class WebServerTests: XCTestCase {
             .write(toFile: dir + "/subdesk-cgi", atomically: true, encoding: .utf8)
         try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir + "/subdesk-cgi")
         try """
-            db = \(dir!)/data/subdesk.db
+            db = \(database)
             root_ca = \(Self.repoRoot)/sample-data/test-ca/root.der
             bundle_id = \(Self.bundleId)
             app_apple_id = \(Self.appAppleId)
@@ -334,7 +338,7 @@ final class WebServerTests: XCTestCase {
             """.write(toFile: dir + "/config", atomically: true, encoding: .utf8)
 
         // The deployment creates the store once; CGI never does.
-        let created = try runToEnd(CLITests.binary, ["init", "--db", dir + "/data/subdesk.db"])
+        let created = try runToEnd(CLITests.binary, ["init", "--db", database])
         XCTAssertEqual(created.status, 0, created.output)
 
         // Another process may take the probed port before lighttpd binds it: try a few.
