@@ -6,10 +6,12 @@ import XCTest
 final class StoreTests: XCTestCase {
     static let dir = NSTemporaryDirectory() + "subdesk-store-\(UUID().uuidString)"
 
-    /// A store on disk with one instance of every scenario, built at the test anchor.
-    func demoStore(copies: Int = 1) throws -> Store {
+    /// A store with one instance of every scenario, built at the test anchor: a file, or on
+    /// the PostgreSQL pass a new schema, unless the test is about SQLite's file (`sqliteFile`).
+    func demoStore(copies: Int = 1, sqliteFile: Bool = false) throws -> Store {
         try FileManager.default.createDirectory(atPath: Self.dir, withIntermediateDirectories: true)
-        let store = try Store(path: Self.dir + "/\(UUID().uuidString).db")
+        let file = Self.dir + "/\(UUID().uuidString).db"
+        let store = try Store(path: sqliteFile ? file : Store.testLocation(file: file))
         _ = try DemoStoreBuilder(sample: TestKit.sample, copies: copies).build(into: store, anchor: TestKit.anchor)
         return store
     }
@@ -19,7 +21,7 @@ final class StoreTests: XCTestCase {
     }
 
     func testSchemaIsMigratedOnceInWALMode() throws {
-        let store = try demoStore()
+        let store = try demoStore(sqliteFile: true)
         XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
         let reopened = try Store(path: store.path)
         XCTAssertEqual(reopened.schemaVersion, Migrations.latestVersion)
@@ -28,7 +30,7 @@ final class StoreTests: XCTestCase {
     }
 
     func testLookupUsesAnIndexForEveryKindOfId() throws {
-        let store = try demoStore()
+        let store = try demoStore(sqliteFile: true)
         for (sql, arg) in [
             ("SELECT id FROM subscribers WHERE user_id = ?", "user-1001"),
             ("SELECT id FROM subscribers WHERE app_account_token = ?", "x"),

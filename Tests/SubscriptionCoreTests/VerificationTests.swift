@@ -347,7 +347,7 @@ final class VerificationTests: XCTestCase {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chains-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(path: directory.appendingPathComponent("s.db").path)
+        let store = try Store(path: Store.testLocation(file: directory.appendingPathComponent("s.db").path))
         let jws = try signer.sign(payload: Self.payload())
 
         let first = SignedDataVerifier(roots: roots, memory: store)
