@@ -342,6 +342,36 @@ final class PostgresConnection: SQLConnection {
         }
     }
 
+    /// A result is otherwise read whole: here it comes through a cursor, `chunk` rows per
+    /// fetch, inside the open transaction or a read-only one of its own.
+    func stream(_ sql: String, _ body: (SQLRow) throws -> Void) throws {
+        let own = !isInTransaction
+        if own { try execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") }
+        do {
+            cursors += 1
+            let name = "subdesk_stream_\(cursors)"
+            try execute("DECLARE \(name) NO SCROLL CURSOR FOR " + PostgresConnection.translate(sql).text)
+            while true {
+                let fetched = PQexec(connection, "FETCH \(PostgresConnection.streamChunk) FROM \(name)")
+                try check(fetched, "FETCH from " + String(sql.prefix(40)))
+                guard let result = fetched else { break }
+                defer { PQclear(result) }
+                let count = PQntuples(result)
+                if count == 0 { break }
+                for row in 0..<count { try body(SQLRow(postgres: PostgresRow(result: result, row: row))) }
+            }
+            try execute("CLOSE \(name)")
+            if own { try execute("COMMIT") }
+        } catch {
+            if own { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Rows per fetch when streaming a large result.
+    static let streamChunk = 2_000
+    private var cursors = 0
+
     func lastInsertRowID() throws -> Int64 {
         try first("SELECT lastval()") { $0.int64(0) } ?? 0
     }

@@ -207,6 +207,9 @@ protocol SQLConnection: AnyObject {
     @discardableResult func run(_ sql: String, _ values: [SQLBindable?]) throws -> Int
     /// Calls `body` for each result row until it returns false.
     func scan(_ sql: String, _ values: [SQLBindable?], _ body: (SQLRow) throws -> Bool) throws
+    /// Calls `body` for every row of a result too large to hold at once (a whole table),
+    /// holding only part of it in memory.
+    func stream(_ sql: String, _ body: (SQLRow) throws -> Void) throws
     /// The id the last insert into a table with a generated id gave its row.
     func lastInsertRowID() throws -> Int64
     var isInTransaction: Bool { get }
@@ -447,6 +450,14 @@ final class SQLiteConnection: SQLConnection {
     var beginWrite: String { "BEGIN IMMEDIATE" }
     var commitWrite: String { "COMMIT" }
     let transactions = TransactionState()
+
+    /// SQLite steps through a result row by row already.
+    func stream(_ sql: String, _ body: (SQLRow) throws -> Void) throws {
+        try scan(sql, []) { row in
+            try body(row)
+            return true
+        }
+    }
 
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 }

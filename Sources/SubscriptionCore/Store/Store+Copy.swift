@@ -47,7 +47,7 @@ extension Store {
         guard try !holdsData() else {
             throw StoreError(operation: "copy into \(path)", message: "it already holds data; copying would mix two stores", code: 0)
         }
-        try write {
+        try write { try source.snapshot {
             if dialect == .postgres {
                 for table in Store.copiedTables { try db.execute("ALTER TABLE \(table) DISABLE TRIGGER USER") }
             }
@@ -70,7 +70,7 @@ extension Store {
                 var pending = 0
                 var values: [SQLBindable?] = []
                 values.reserveCapacity(columns.count * perStatement)
-                try source.db.query("SELECT \(list) FROM \(table)") { row in
+                try source.db.stream("SELECT \(list) FROM \(table)") { row in
                     for i in 0..<columns.count { values.append(row.value(Int32(i))) }
                     pending += 1
                     rows += 1
@@ -99,6 +99,22 @@ extension Store {
                     END $$
                     """)
             }
+        } }
+    }
+
+    /// Runs `body` reading one consistent state of the store, whatever other processes
+    /// commit meanwhile: a read transaction (SQLite's WAL keeps its snapshot; PostgreSQL's
+    /// repeatable read does the same).
+    func snapshot<T>(_ body: () throws -> T) throws -> T {
+        guard !db.isInTransaction else { return try body() }
+        try db.execute(dialect == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
+        do {
+            let result = try body()
+            try db.execute("COMMIT")
+            return result
+        } catch {
+            try? db.execute("ROLLBACK")
+            throw error
         }
     }
 
@@ -109,26 +125,38 @@ extension Store {
         return counts
     }
 
-    /// A digest of every copied table's rows (each row's values in a canonical text, the
-    /// rows sorted), equal for two stores holding the same data on either engine.
+    /// A digest of every copied table's rows, equal for two stores holding the same data on
+    /// either engine: each row's values in a canonical text are hashed, and the row hashes
+    /// added up lane by lane, so the order rows come in does not matter and no table is
+    /// held in memory. Read from one consistent state of the store.
     public func contentDigest() throws -> [String: String] {
-        var digests: [String: String] = [:]
-        for table in Store.copiedTables {
-            let columns = try columns(of: table)
-            var lines: [String] = []
-            try db.query("SELECT \(columns.joined(separator: ", ")) FROM \(table)") { row in
-                lines.append((0..<columns.count).map { i -> String in
-                    switch row.value(Int32(i)) {
-                    case .null: return "N"
-                    case .integer(let v): return "i\(v)"
-                    case .real(let v): return "r\(v)"
-                    case .text(let v): return "t" + v
-                    case .blob(let v): return "b" + v.base64EncodedString()
+        try snapshot {
+            var digests: [String: String] = [:]
+            for table in Store.copiedTables {
+                let columns = try columns(of: table)
+                var lanes: [UInt64] = [0, 0, 0, 0]
+                var rows = 0
+                try db.stream("SELECT \(columns.joined(separator: ", ")) FROM \(table)") { row in
+                    var line = Data()
+                    for i in 0..<columns.count {
+                        if i > 0 { line.append(1) }
+                        switch row.value(Int32(i)) {
+                        case .null: line.append(UInt8(ascii: "N"))
+                        case .integer(let v): line.append(contentsOf: Array("i\(v)".utf8))
+                        case .real(let v): line.append(contentsOf: Array("r\(v)".utf8))
+                        case .text(let v): line.append(UInt8(ascii: "t")); line.append(contentsOf: Array(v.utf8))
+                        case .blob(let v): line.append(UInt8(ascii: "b")); line.append(v)
+                        }
                     }
-                }.joined(separator: "\u{1}"))
+                    let hash = ContentDigest.sha256(line)
+                    hash.withUnsafeBytes { bytes in
+                        for lane in 0..<4 { lanes[lane] &+= bytes.loadUnaligned(fromByteOffset: lane * 8, as: UInt64.self) }
+                    }
+                    rows += 1
+                }
+                digests[table] = "\(rows):" + lanes.map { String(format: "%016llx", $0) }.joined()
             }
-            digests[table] = ContentDigest.sha256Hex(Data(lines.sorted().joined(separator: "\n").utf8))
+            return digests
         }
-        return digests
     }
 }
