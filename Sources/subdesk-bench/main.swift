@@ -633,12 +633,28 @@ func engineFigures(_ store: Store, scale: Int) throws -> [String: Double] {
             "page": Spread(pages).median, "pageMax": Spread(pages).max, "counts": Spread(counts).median]
 }
 
+/// The machine's busy CPU time so far, in seconds: every core's user, system, interrupt and
+/// stolen time from /proc/stat (the writers, their server processes and everything else).
+func machineBusySeconds() -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return .nan }
+    let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+    guard ticks.count >= 8 else { return .nan }
+    // user nice system idle iowait irq softirq steal
+    let busy = ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6] + ticks[7]
+    return busy / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// One concurrent-intake run: notifications per second, and the machine's CPU time per
+/// notification in milliseconds (whether more writers cost more CPU each, or only wait).
+struct WriterRun { var rate: Double; var cpuMs: Double; var busyCores: Double }
+
 /// `writers` `subdesk ingest` processes at once into a new PostgreSQL store, each with its
 /// share of `bodies`; notifications per second over the whole run. `interleaved` deals the
 /// bodies out one by one, so one subscription's notifications reach every writer (each
 /// batch then waits for the others' batches holding the same subscriptions); otherwise
 /// each writer takes a run of whole subscription histories.
-func concurrentIntake(_ base: String, writers: Int, bodies: [Data], interleaved: Bool) throws -> Double {
+func concurrentIntake(_ base: String, writers: Int, bodies: [Data], interleaved: Bool) throws -> WriterRun {
     let location = Store.freshPostgresLocation(base)
     _ = try Store(path: location)
     var files: [String] = []
@@ -652,6 +668,7 @@ func concurrentIntake(_ base: String, writers: Int, bodies: [Data], interleaved:
     let subdesk = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("subdesk").path
     let policy = ["--root-ca", sample.directory + "/test-ca/root.der", "--bundle-id", ScenarioBuilder.demoBundleId,
                   "--app-apple-id", String(ScenarioBuilder.demoAppAppleId)]
+    let busyBefore = machineBusySeconds()
     let elapsed = try seconds {
         let group = DispatchGroup()
         for file in files {
@@ -663,12 +680,13 @@ func concurrentIntake(_ base: String, writers: Int, bodies: [Data], interleaved:
         }
         group.wait()
     }
+    let busy = machineBusySeconds() - busyBefore
     let stored = try Store(path: location, mode: .reading).notificationCount()
     guard stored == bodies.count else {
         log("subdesk-bench: \(writers) writers stored \(stored) of \(bodies.count)")
         exit(1)
     }
-    return Double(bodies.count) / elapsed
+    return WriterRun(rate: Double(bodies.count) / elapsed, cpuMs: busy * 1000 / Double(bodies.count), busyCores: busy / elapsed)
 }
 
 if wanted("engines") {
@@ -719,19 +737,30 @@ if wanted("engines") {
                   value: "\(fmt(sqliteRate)) / \(fmt(pgRate))", target: "", met: nil, numbers: ["sqlite": sqliteRate, "postgres": pgRate]))
     // Concurrent writers on PostgreSQL, as several CGI hosts would be.
     for interleaved in [false, true] {
-        var rates: [Int: [Double]] = [:]
-        for _ in 0..<3 {
-            for writers in [1, 2, 4] {
-                rates[writers, default: []].append(try concurrentIntake(postgres, writers: writers, bodies: try signedBodies(options.intakeBodies),
-                                                                        interleaved: interleaved))
+        var runs: [Int: [WriterRun]] = [:]
+        for round in 0..<3 {
+            // Each round in another order, so a machine slowing down or speeding up over the
+            // section does not favour one writer count.
+            for writers in [[1, 2, 4], [4, 1, 2], [2, 4, 1]][round] {
+                runs[writers, default: []].append(try concurrentIntake(postgres, writers: writers, bodies: try signedBodies(options.intakeBodies),
+                                                                       interleaved: interleaved))
             }
         }
-        let one = Spread(rates[1]!).median, two = Spread(rates[2]!).median, four = Spread(rates[4]!).median
-        record(Figure(section: "engines", what: "PostgreSQL intake, 1 / 2 / 4 writer processes, "
-                      + (interleaved ? "histories dealt out" : "whole histories each") + ", notifications/s (median of 3)",
+        func median(_ writers: Int, _ value: (WriterRun) -> Double) -> Double { Spread(runs[writers]!.map(value)).median }
+        let one = median(1, \.rate), two = median(2, \.rate), four = median(4, \.rate)
+        let split = interleaved ? "histories dealt out" : "whole histories each"
+        record(Figure(section: "engines", what: "PostgreSQL intake, 1 / 2 / 4 writer processes, \(split), notifications/s (median of 3)",
                       value: "\(fmt(one)) / \(fmt(two)) / \(fmt(four)) (x\(fmt(two / one, 2)) / x\(fmt(four / one, 2)))",
                       target: interleaved ? "" : "4 writers >= 2x one", met: interleaved ? nil : four >= 2 * one,
                       numbers: ["one": one, "two": two, "four": four]))
+        // What bounds the figure above: the machine's busy cores during the run, and its CPU
+        // time per notification (writers and server together). Cores all busy and CPU per
+        // notification flat means more writers wait for cores, not for each other.
+        let cpu = [1, 2, 4].map { median($0, \.cpuMs) }, cores = [1, 2, 4].map { median($0, \.busyCores) }
+        record(Figure(section: "engines", what: "  the same runs: machine CPU ms per notification / busy cores of \(ProcessInfo.processInfo.activeProcessorCount)",
+                      value: zip(cpu, cores).map { "\(fmt($0, 2)) / \(fmt($1, 2))" }.joined(separator: ", "),
+                      target: "", met: nil,
+                      numbers: ["cpuOne": cpu[0], "cpuTwo": cpu[1], "cpuFour": cpu[2], "coresOne": cores[0], "coresTwo": cores[1], "coresFour": cores[2]]))
     }
 }
 
