@@ -669,7 +669,7 @@ func concurrentIntake(_ base: String, writers: Int, bodies: [Data], interleaved:
     let policy = ["--root-ca", sample.directory + "/test-ca/root.der", "--bundle-id", ScenarioBuilder.demoBundleId,
                   "--app-apple-id", String(ScenarioBuilder.demoAppAppleId)]
     let busyBefore = machineBusySeconds()
-    let elapsed = try seconds {
+    let elapsed = seconds {
         let group = DispatchGroup()
         for file in files {
             group.enter()

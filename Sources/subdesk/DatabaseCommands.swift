@@ -13,8 +13,10 @@ enum DatabaseCommands {
     target is created when missing and must hold no data: copying into a store that has
     some would mix two stores, so it is refused. On PostgreSQL the copy runs as the
     tables' owner (it turns their triggers off while it copies). The copy is one
-    transaction: stopped half-way, the target is left empty. Afterwards each table's rows
-    are counted and digested on both sides, and any difference fails the command.
+    transaction: stopped half-way, the target is left empty. It reads one consistent state
+    of the source, so intake may go on meanwhile; what arrives after the copy began stays
+    in the source only. Afterwards each table's rows are digested on both sides (the
+    source as copied), and any difference fails the command.
     """
 
     static let dbHelp = """
@@ -49,13 +51,17 @@ enum DatabaseCommands {
         let json = context.arguments.has("json")
         let started = Date()
         var copied: [String: Int] = [:]
-        try target.copyAll(from: source) { p in
-            if p.tableDone { copied[p.table] = p.rows }
-            if !json && !context.arguments.has("quiet") && (p.tableDone ? p.rows > 0 : true) {
-                Output.progress("\(p.table): \(p.rows) rows" + (p.tableDone ? " copied" : "…"))
+        // The source's digest is taken from the state that was copied, so writes that reach
+        // the source meanwhile do not count as a difference.
+        let sourceDigest = try source.snapshot {
+            try target.copyAll(from: source) { p in
+                if p.tableDone { copied[p.table] = p.rows }
+                if !json && !context.arguments.has("quiet") && (p.tableDone ? p.rows > 0 : true) {
+                    Output.progress("\(p.table): \(p.rows) rows" + (p.tableDone ? " copied" : "…"))
+                }
             }
+            return try source.contentDigest()
         }
-        let sourceDigest = try source.contentDigest()
         let targetDigest = try target.contentDigest()
         let differing = sourceDigest.keys.sorted().filter { sourceDigest[$0] != targetDigest[$0] }
         let seconds = Date().timeIntervalSince(started)

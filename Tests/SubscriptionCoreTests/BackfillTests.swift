@@ -205,7 +205,7 @@ final class BackfillTests: XCTestCase {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments + ["--since", since, "--only-failures"]
         let log = fixture.directory.appendingPathComponent("backfill.log").path
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()

@@ -346,7 +346,7 @@ final class MetricsDefinitionTests: XCTestCase {
         for (index, scenario) in scenarios.enumerated() {
             for body in try builder.bodies(for: scenario, instance: index, anchor: TestKit.anchor) {
                 _ = try TestKit.intake(whole).ingest(body, receivedAt: TestKit.anchor)
-                let type = (try? ApplePayloads.notificationObject(body: body)?["notificationType"] as? String) ?? nil
+                let type = ApplePayloads.notificationObject(body: body)?["notificationType"] as? String
                 if ["DID_RENEW", "REFUND", "EXPIRED"].contains(type) { lost += 1; continue }
                 _ = try TestKit.intake(repaired).ingest(body, receivedAt: TestKit.anchor)
             }

@@ -91,7 +91,7 @@ final class PostgresRoleTests: XCTestCase {
     }
 
     func testTheAuditLogRefusesUpdateAndDeleteForEveryRoleAndTheOwner() throws {
-        try Operations(store: owner, operatorName: "x").grant(try seed(), until: DateText.nowMillis() + 86_400_000, reason: "goodwill")
+        _ = try Operations(store: owner, operatorName: "x").grant(try seed(), until: DateText.nowMillis() + 86_400_000, reason: "goodwill")
         var stores: [(String, Store)] = [("owner", owner)]
         for role in PostgresRoles.all {
             stores.append((role, try open(as: role, mode: role == "subdesk_read" ? .reading : .existing).store))

@@ -75,18 +75,19 @@ class SubdeskTestCase: XCTestCase {
             try? input.fileHandleForWriting.close()
             writer.leave()
         }
-        var e = Data()
+        let e = Shared(Data())
         let errReader = DispatchGroup()
         errReader.enter()
         DispatchQueue.global().async {
-            e = ChildOutput.readAll(err.fileHandleForReading)
+            let read = ChildOutput.readAll(err.fileHandleForReading)
+            e.update { $0 = read }
             errReader.leave()
         }
         let o = ChildOutput.readAll(out.fileHandleForReading)
         errReader.wait()
         writer.wait()
         p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e.current, as: UTF8.self))
     }
 
     /// A demo store with every scenario once: a file, or with SUBDESK_TEST_POSTGRES set, a

@@ -42,7 +42,7 @@ final class HardeningTests: SubdeskTestCase {
         let db = try makeStore()
         let big = dir + "/big.body"
         let size = 50_000_000
-        FileManager.default.createFile(atPath: big, contents: nil)
+        _ = FileManager.default.createFile(atPath: big, contents: nil)
         let handle = try XCTUnwrap(FileHandle(forWritingAtPath: big))
         let chunk = Data(repeating: UInt8(ascii: "{"), count: 1 << 20)
         for _ in 0..<(size / chunk.count) { handle.write(chunk) }

@@ -63,6 +63,35 @@ final class MigrateCommandTests: SubdeskTestCase {
         XCTAssertTrue(roles.stderr.contains("--roles is for a PostgreSQL store"), roles.stderr)
     }
 
+    /// Intake goes on into the source while it is copied: the copy is one consistent state
+    /// of it, checked against that state, and nothing that arrived later is in the copy.
+    func testAStoreBeingWrittenIsCopiedAsOneConsistentState() throws {
+        let source = Store.testLocation(file: dir + "/live.db")
+        XCTAssertEqual(try run(["init", "--db", source]).status, 0)
+        let bodies = dir + "/bodies.ndjson"
+        try ReliabilityTests.signedBodies(count: 400, firstInstance: 600_000).write(to: URL(fileURLWithPath: bodies))
+        XCTAssertEqual(try run(["ingest", "--db", source, "--quiet"] + ReliabilityTests.policyFlags + [bodies]).status, 0)
+        let more = dir + "/more.ndjson"
+        try ReliabilityTests.signedBodies(count: 3000, firstInstance: 700_000).write(to: URL(fileURLWithPath: more))
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: Self.binary)
+        writer.arguments = ["ingest", "--db", source, "--quiet", "--batch-size", "20"] + ReliabilityTests.policyFlags + [more]
+        writer.standardOutput = FileHandle.nullDevice
+        writer.standardError = FileHandle.nullDevice
+        try writer.run()
+        let target = dir + "/copy.db"
+        let copied = try run(["migrate", "--from", source, "--to", target, "--json"])
+        let stillWriting = writer.isRunning
+        writer.waitUntilExit()
+        XCTAssertEqual(copied.status, 0, copied.stderr)
+        XCTAssertTrue(copied.stdout.contains("\"identical\" : true"), copied.stdout)
+        let inCopy = try Store(path: target, mode: .reading).notificationCount()
+        let inSource = try Store(path: source, mode: .reading).notificationCount()
+        XCTAssertGreaterThanOrEqual(inCopy, 400)
+        XCTAssertEqual(inSource, 3400, "the writer finished")
+        print("copied \(inCopy) of the \(inSource) notifications the source ended with; the writer was \(stillWriting ? "still" : "no longer") running when the copy ended")
+    }
+
     /// SQLite to PostgreSQL and back: the same rows, and the same answers on every engine.
     func testARoundTripThroughPostgreSQLLosesNothing() throws {
         guard let postgres else { throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)") }

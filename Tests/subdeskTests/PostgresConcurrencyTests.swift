@@ -19,7 +19,7 @@ final class PostgresConcurrencyTests: SubdeskTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
         p.arguments = args
-        FileManager.default.createFile(atPath: output, contents: nil)
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         p.standardOutput = handle
         p.standardError = handle

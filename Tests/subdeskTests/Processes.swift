@@ -23,5 +23,22 @@ func engineQuery(_ db: String, _ sql: String) throws -> String {
     return r.output.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
+/// A value that several test threads fill in, behind a lock.
+final class Shared<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func update(_ change: (inout Value) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        change(&value)
+    }
+    var current: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}
+
 /// Whether `db` is a PostgreSQL location (the suite's second pass).
 func isPostgres(_ db: String) -> Bool { PostgresLocation.isPostgres(db) }

@@ -113,7 +113,7 @@ final class ReliabilityTests: SubdeskTestCase {
         try reader.run()
 
         // CGI requests, eight at a time, while the bulk writers run.
-        let statuses = NSMutableArray()
+        let statuses = Shared<[String]>([])
         let group = DispatchGroup()
         let limit = DispatchSemaphore(value: 8)
         for body in cgiBodies {
@@ -123,7 +123,8 @@ final class ReliabilityTests: SubdeskTestCase {
                 defer { limit.signal(); group.leave() }
                 let r = try? self.run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: body,
                                       env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)])
-                statuses.add(r.map { String($0.stdout.prefix(15)) + ($0.stderr.contains("locked") ? " LOCKED" : "") } ?? "failed")
+                let status = r.map { String($0.stdout.prefix(15)) + ($0.stderr.contains("locked") ? " LOCKED" : "") } ?? "failed"
+                statuses.update { $0.append(status) }
             }
         }
         group.wait()
@@ -133,11 +134,11 @@ final class ReliabilityTests: SubdeskTestCase {
             XCTAssertEqual(p.terminationStatus, 0, "\(f): \(stderr)")
             XCTAssertFalse(stderr.contains("locked"), stderr)
         }
-        FileManager.default.createFile(atPath: readerStop, contents: Data())
+        _ = FileManager.default.createFile(atPath: readerStop, contents: Data())
         let readerText = String(decoding: ChildOutput.readAll(readerOut.fileHandleForReading), as: UTF8.self)
         reader.waitUntilExit()
         XCTAssertFalse(readerText.contains("READER-FAILED"), readerText)
-        XCTAssertEqual(Set(statuses.compactMap { $0 as? String }), ["Status: 200 OK\r\n"], "every CGI request stored")
+        XCTAssertEqual(Set(statuses.current), ["Status: 200 OK\r\n"], "every CGI request stored")
         XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM notifications"), "\(3 * 400 + cgiBodies.count)")
         try assertIntact(db)
         print("concurrency: 4 bulk writers (1,600 bodies, 400 duplicates), \(cgiBodies.count) CGI requests, reader \(readerText.trimmingCharacters(in: .whitespacesAndNewlines))")

@@ -283,7 +283,7 @@ extension Revalidator {
             try client.setAppAccountToken(originalTransactionId: otid, token: token,
                                           environment: AppStoreEnvironment(rawValue: row.state.environment))
         } catch {
-            try? store.write {
+            _ = try? store.write {
                 try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: "set_app_account_token", target: otid,
                                                  reason: reason, outcome: "failed", detail: "\(error)"))
             }

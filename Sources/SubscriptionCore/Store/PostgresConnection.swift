@@ -208,6 +208,8 @@ final class PostgresConnection: SQLConnection {
         if state == nil, PQstatus(connection) != CONNECTION_OK { state = "08006" }
         message = message.trimmingCharacters(in: .whitespacesAndNewlines)
         if message.hasPrefix("ERROR:") { message = String(message.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
+        // A lock held past lock_timeout (the busy timeout): said as SQLite says it.
+        if state == "55P03" { message = "database is locked by another session for longer than the busy timeout (\(message))" }
         // A conflicting key is repeated in full in the detail; a JWS header is kilobytes long.
         if message.count > 400 { message = String(message.prefix(400)) + "…" }
         return StoreError(operation: operation, message: message, code: 0, sqlState: state ?? "XX000")

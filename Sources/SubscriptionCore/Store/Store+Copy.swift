@@ -34,7 +34,7 @@ extension Store {
     /// Whether the store holds anything a copy could overwrite or mix with.
     public func holdsData() throws -> Bool {
         for table in ["notifications", "subscriptions", "quarantine", "audit_log", "overrides"] {
-            if try db.first("SELECT EXISTS (SELECT 1 FROM \(table))") { $0.bool(0) } == true { return true }
+            if try db.first("SELECT EXISTS (SELECT 1 FROM \(table))", [], { $0.bool(0) }) == true { return true }
         }
         return false
     }
@@ -104,8 +104,8 @@ extension Store {
 
     /// Runs `body` reading one consistent state of the store, whatever other processes
     /// commit meanwhile: a read transaction (SQLite's WAL keeps its snapshot; PostgreSQL's
-    /// repeatable read does the same).
-    func snapshot<T>(_ body: () throws -> T) throws -> T {
+    /// repeatable read does the same). Reads of this store inside `body` join it.
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
         guard !db.isInTransaction else { return try body() }
         try db.execute(dialect == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
         do {
@@ -137,15 +137,19 @@ extension Store {
                 var lanes: [UInt64] = [0, 0, 0, 0]
                 var rows = 0
                 try db.stream("SELECT \(columns.joined(separator: ", ")) FROM \(table)") { row in
+                    // Each value as its kind, its length and its bytes, so no two rows share a text.
                     var line = Data()
+                    func add(_ kind: String, _ bytes: Data) {
+                        line.append(contentsOf: Array("\(kind)\(bytes.count):".utf8))
+                        line.append(bytes)
+                    }
                     for i in 0..<columns.count {
-                        if i > 0 { line.append(1) }
                         switch row.value(Int32(i)) {
-                        case .null: line.append(UInt8(ascii: "N"))
-                        case .integer(let v): line.append(contentsOf: Array("i\(v)".utf8))
-                        case .real(let v): line.append(contentsOf: Array("r\(v)".utf8))
-                        case .text(let v): line.append(UInt8(ascii: "t")); line.append(contentsOf: Array(v.utf8))
-                        case .blob(let v): line.append(UInt8(ascii: "b")); line.append(v)
+                        case .null: add("N", Data())
+                        case .integer(let v): add("i", Data(String(v).utf8))
+                        case .real(let v): add("r", Data("\(v)".utf8))
+                        case .text(let v): add("t", Data(v.utf8))
+                        case .blob(let v): add("b", v)
                         }
                     }
                     let hash = ContentDigest.sha256(line)

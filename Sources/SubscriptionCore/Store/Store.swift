@@ -279,6 +279,7 @@ public final class Store {
 
     /// Runs `body` as one atomic write; nested calls join the outer write (a throw from
     /// one makes the outer write roll back; use `savepoint` to undo a part alone).
+    @discardableResult
     public func write<T>(_ body: () throws -> T) throws -> T {
         if db.isInTransaction { return try db.joined(body) }
         return try transaction(begin: nil, body)
@@ -308,6 +309,7 @@ public final class Store {
     /// its subscriptions' locks; a write that lost a race for a shared row (a deadlock, a
     /// subscriber two writers created at once) is run again, up to five times. `body` must
     /// be safe to run again: it reads what it decides on inside the write.
+    @discardableResult
     public func write<T>(touching keys: [String], _ body: () throws -> T) throws -> T {
         #if SUBDESK_NO_POSTGRES
         return try write(body)

@@ -14,9 +14,9 @@ public enum DateText {
         return f
     }
 
-    nonisolated(unsafe) private static let isoFormatter = formatter("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", TimeZone(identifier: "UTC")!)
-    nonisolated(unsafe) private static let minuteFormatter = formatter("yyyy-MM-dd HH:mm", TimeZone(identifier: "UTC")!)
-    nonisolated(unsafe) private static let secondFormatter = formatter("yyyy-MM-dd HH:mm:ss", TimeZone(identifier: "UTC")!)
+    private static let isoFormatter = formatter("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", TimeZone(identifier: "UTC")!)
+    private static let minuteFormatter = formatter("yyyy-MM-dd HH:mm", TimeZone(identifier: "UTC")!)
+    private static let secondFormatter = formatter("yyyy-MM-dd HH:mm:ss", TimeZone(identifier: "UTC")!)
     private static let lock = NSLock()
 
     /// ISO 8601 in UTC with milliseconds: `2026-11-16T09:14:00.000Z`.
