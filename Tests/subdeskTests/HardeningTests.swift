@@ -99,7 +99,7 @@ final class HardeningTests: SubdeskTestCase {
     func testDoctorReportsAuditTriggersDroppedFromOutside() throws {
         let db = try makeStore()
         XCTAssertTrue(try run(["doctor", "--db", db] + Self.policyFlags).stdout.contains("append-only (triggers in place)"))
-        _ = try sqlite(db, "DROP TRIGGER audit_log_no_delete" + (isPostgres(db) ? " ON audit_log" : ""))
+        _ = try sqlite(db, "DROP TRIGGER audit_log_no_delete" + (PostgresLocation.isPostgres(db) ? " ON audit_log" : ""))
         let doctor = try run(["doctor", "--db", db] + Self.policyFlags)
         XCTAssertEqual(doctor.status, 1)
         XCTAssertTrue(doctor.stdout.contains("FAIL  audit log") && doctor.stdout.contains("audit_log_no_delete"), doctor.stdout)
@@ -108,8 +108,8 @@ final class HardeningTests: SubdeskTestCase {
     func testAStoreFromANewerSubdeskIsRefusedForWritingAndReadWithAWarning() throws {
         let db = try makeStore()
         // Where each engine keeps the schema version.
-        let version = isPostgres(db) ? "SELECT version FROM schema_version" : "PRAGMA user_version"
-        _ = try sqlite(db, isPostgres(db) ? "UPDATE schema_version SET version = 99" : "PRAGMA user_version = 99")
+        let version = PostgresLocation.isPostgres(db) ? "SELECT version FROM schema_version" : "PRAGMA user_version"
+        _ = try sqlite(db, PostgresLocation.isPostgres(db) ? "UPDATE schema_version SET version = 99" : "PRAGMA user_version = 99")
         let body = try XCTUnwrap(try ReliabilityTests.signedBodies(count: 1, firstInstance: 810_000))
         let ingest = try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: body)
         XCTAssertNotEqual(ingest.status, 0)

@@ -39,6 +39,3 @@ final class Shared<Value>: @unchecked Sendable {
         return value
     }
 }
-
-/// Whether `db` is a PostgreSQL location (the suite's second pass).
-func isPostgres(_ db: String) -> Bool { PostgresLocation.isPostgres(db) }

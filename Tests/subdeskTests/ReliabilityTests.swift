@@ -24,7 +24,7 @@ final class ReliabilityTests: SubdeskTestCase {
     /// The store is whole: SQLite's integrity check on a file. PostgreSQL checks its own
     /// pages and constraints as it writes, and has no such statement.
     func assertIntact(_ db: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        guard !isPostgres(db) else { return }
+        guard !PostgresLocation.isPostgres(db) else { return }
         XCTAssertEqual(try sqlite(db, "PRAGMA integrity_check"), "ok", file: file, line: line)
     }
 
@@ -57,7 +57,7 @@ final class ReliabilityTests: SubdeskTestCase {
             let deadline = Date().addingTimeInterval(120)
             while p.isRunning && Date() < deadline {
                 Thread.sleep(forTimeInterval: 0.05)
-                if isPostgres(crashed) || FileManager.default.fileExists(atPath: crashed),
+                if PostgresLocation.isPostgres(crashed) || FileManager.default.fileExists(atPath: crashed),
                    let n = Int(try sqlite(crashed, "SELECT count(*) FROM notifications")), n >= target {
                     Thread.sleep(forTimeInterval: Double.random(in: 0...0.2, using: &generator))
                     break
@@ -155,7 +155,7 @@ final class ReliabilityTests: SubdeskTestCase {
         let input = Pipe()
         holder.standardInput = input
         holder.standardOutput = FileHandle.nullDevice
-        if isPostgres(db) {
+        if PostgresLocation.isPostgres(db) {
             let location = try PostgresLocation(db)
             holder.arguments = ["psql", "-d", location.conninfo, "-qX"]
             try holder.run()

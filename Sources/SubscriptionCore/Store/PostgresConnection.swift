@@ -308,15 +308,7 @@ final class PostgresConnection: SQLConnection {
         // A write outside a transaction commits on its own: it too bumps the change counter
         // and tells listeners, as every write transaction's commit does.
         if !isInTransaction && PostgresConnection.changesRows(sql) {
-            try execute("BEGIN")
-            do {
-                let changed = try runStatement(sql, values)
-                try execute(commitWrite)
-                return changed
-            } catch {
-                try? execute("ROLLBACK")
-                throw error
-            }
+            return try writeTransaction(begin: "BEGIN") { try runStatement(sql, values) }
         }
         return try runStatement(sql, values)
     }
@@ -344,12 +336,10 @@ final class PostgresConnection: SQLConnection {
         }
     }
 
-    /// A result is otherwise read whole: here it comes through a cursor, `chunk` rows per
-    /// fetch, inside the open transaction or a read-only one of its own.
+    /// A result is otherwise read whole: here it comes through a cursor, `streamChunk`
+    /// rows per fetch, inside the open transaction or a read transaction of its own.
     func stream(_ sql: String, _ body: (SQLRow) throws -> Void) throws {
-        let own = !isInTransaction
-        if own { try execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") }
-        do {
+        try readTransaction {
             cursors += 1
             let name = "subdesk_stream_\(cursors)"
             try execute("DECLARE \(name) NO SCROLL CURSOR FOR " + PostgresConnection.translate(sql).text)
@@ -363,10 +353,6 @@ final class PostgresConnection: SQLConnection {
                 for row in 0..<count { try body(SQLRow(postgres: PostgresRow(result: result, row: row))) }
             }
             try execute("CLOSE \(name)")
-            if own { try execute("COMMIT") }
-        } catch {
-            if own { try? execute("ROLLBACK") }
-            throw error
         }
     }
 

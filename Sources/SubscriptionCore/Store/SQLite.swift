@@ -253,6 +253,22 @@ extension SQLConnection {
         }
     }
 
+    /// Runs `body` reading one consistent state of the database, whatever other
+    /// connections commit meanwhile: SQLite's WAL keeps a read transaction's snapshot, and
+    /// PostgreSQL's repeatable read does the same. Inside an open transaction, joins it.
+    func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        guard !isInTransaction else { return try body() }
+        try execute(dialect == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// Runs `body` as part of the open transaction, without a savepoint of its own (a
     /// savepoint copies every page it touches aside). If `body` throws, the enclosing
     /// transaction or savepoint is rolled back when it ends, even if its caller went on.

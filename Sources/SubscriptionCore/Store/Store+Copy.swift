@@ -103,20 +103,8 @@ extension Store {
     }
 
     /// Runs `body` reading one consistent state of the store, whatever other processes
-    /// commit meanwhile: a read transaction (SQLite's WAL keeps its snapshot; PostgreSQL's
-    /// repeatable read does the same). Reads of this store inside `body` join it.
-    public func snapshot<T>(_ body: () throws -> T) throws -> T {
-        guard !db.isInTransaction else { return try body() }
-        try db.execute(dialect == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
-        do {
-            let result = try body()
-            try db.execute("COMMIT")
-            return result
-        } catch {
-            try? db.execute("ROLLBACK")
-            throw error
-        }
-    }
+    /// commit meanwhile (a read transaction). Reads of this store inside `body` join it.
+    public func snapshot<T>(_ body: () throws -> T) throws -> T { try db.readTransaction(body) }
 
     /// Each copied table's row count, for checking a copy.
     public func tableCounts() throws -> [String: Int] {
