@@ -125,8 +125,24 @@ struct Context {
 
     func makeIntake(store: Store) throws -> Intake {
         for problem in trustFileProblems { Output.warn(problem) }
-        // The store remembers checked chains, so one-shot processes (CGI) check each chain once.
-        return Intake(store: store, verifier: SignedDataVerifier(roots: try trustRoots(), memory: store), policy: try intakePolicy())
+        // The store remembers checked chains, so one-shot processes (CGI) check each chain
+        // once; without this host's key nothing is remembered or recalled (every chain is
+        // checked in full, and doctor says why).
+        let key = try? ChainMemoryKey.load(path: chainKeyPath)
+        return Intake(store: store, verifier: SignedDataVerifier(roots: try trustRoots(), memory: store, memoryKey: key),
+                      policy: try intakePolicy())
+    }
+
+    /// Where this host keeps the key that seals remembered chain checks: `chain_key_file`,
+    /// else beside a SQLite store (its folder is the receiver's own), else in subdesk's
+    /// data folder. Never in the store: that is what the key guards against.
+    var chainKeyPath: String {
+        if let path = config.string("chain_key_file") { return path }
+        let store = databasePath
+        if !PostgresLocation.isPostgres(store), store != ":memory:" {
+            return ((store as NSString).deletingLastPathComponent as NSString).appendingPathComponent("chain-memory.key")
+        }
+        return Configuration.dataDirectory(environment: environment) + "/chain-memory.key"
     }
 
     var wantsJSON: Bool { arguments.has("json") }

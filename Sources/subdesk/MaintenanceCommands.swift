@@ -124,6 +124,7 @@ enum MaintenanceCommands {
             add("config", "fail", "\(error)")
         }
         add("config file", "ok", context.config.path ?? "none (defaults)")
+        chainKeyCheck(context, add: add)
         revalidationChecks(context, add: add)
         for problem in context.trustFileProblems { add("trust files", "fail", problem) }
         if context.wantsJSON {
@@ -137,6 +138,22 @@ enum MaintenanceCommands {
     }
 
     /// What revalidation (`r` in the dashboard, `revalidate`, `sweep`) needs, and what is missing.
+    /// The key that seals remembered chain checks. Doctor never makes it (it may run as
+    /// another user than intake): a missing key is made by the first intake.
+    static func chainKeyCheck(_ context: Context, add: (String, String, String) -> Void) {
+        let path = context.chainKeyPath
+        guard FileManager.default.fileExists(atPath: path) else {
+            add("chain key", "ok", "\(path) not made yet: intake makes it (0600) on first use")
+            return
+        }
+        do {
+            _ = try ChainMemoryKey.load(path: path, create: false)
+            add("chain key", "ok", "\(path): chain checks are remembered sealed with it")
+        } catch {
+            add("chain key", "warn", "\(error); chain checks are not remembered, so each CGI request checks its chain in full")
+        }
+    }
+
     static func revalidationChecks(_ context: Context, add: (String, String, String) -> Void) {
         do {
             let policy = try context.intakePolicy()

@@ -348,34 +348,35 @@ final class VerificationTests: XCTestCase {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: Store.testLocation(file: directory.appendingPathComponent("s.db").path))
+        let key = ChainMemoryKey.random()
         let jws = try signer.sign(payload: Self.payload())
 
-        let first = SignedDataVerifier(roots: roots, memory: store)
+        let first = SignedDataVerifier(roots: roots, memory: store, memoryKey: key)
         let checked = try first.verify(jws, field: "signedPayload")
-        XCTAssertEqual(first.cacheStatistics, .init(hits: 0, chainChecks: 1, recalled: 0, entries: 1))
+        XCTAssertEqual(first.cacheStatistics, .init(hits: 0, chainChecks: 1, recalled: 0, unsealed: 0, entries: 1))
 
-        let second = SignedDataVerifier(roots: roots, memory: store)
+        let second = SignedDataVerifier(roots: roots, memory: store, memoryKey: key)
         let recalled = try second.verify(jws, field: "signedPayload")
-        XCTAssertEqual(second.cacheStatistics, .init(hits: 0, chainChecks: 0, recalled: 1, entries: 1))
+        XCTAssertEqual(second.cacheStatistics, .init(hits: 0, chainChecks: 0, recalled: 1, unsealed: 0, entries: 1))
         XCTAssertEqual(recalled.chainHash, checked.chainHash)
         XCTAssertEqual(recalled.signerSubject, checked.signerSubject)
         XCTAssertEqual(recalled.payload, checked.payload)
 
         // A recalled chain still needs a good signature.
         let impostor = try makeSigner(leaf: "test-ca/leaf.der", intermediate: "test-ca/intermediate.der", key: "other-key.pem")
-        XCTAssertThrowsError(try SignedDataVerifier(roots: roots, memory: store).verify(try impostor.sign(payload: Self.payload()),
+        XCTAssertThrowsError(try SignedDataVerifier(roots: roots, memory: store, memoryKey: key).verify(try impostor.sign(payload: Self.payload()),
                                                                                       field: "signedPayload"))
 
         // Other roots: nothing recalled, and this chain does not lead to them.
-        let apple = SignedDataVerifier(roots: .appleDefault, memory: store)
+        let apple = SignedDataVerifier(roots: .appleDefault, memory: store, memoryKey: key)
         XCTAssertThrowsError(try apple.verify(jws, field: "signedPayload"))
         XCTAssertEqual(apple.cacheStatistics.recalled, 0)
 
         // Outside the remembered window the chain is checked again, and fails as it should.
         let expired = try makeSigner(leaf: "leaf-expired-2021.der", intermediate: "test-ca/intermediate.der")
-        _ = try SignedDataVerifier(roots: roots, memory: store).verify(try expired.sign(payload: Self.payload(signedDate: 1_622_505_600_000)),
+        _ = try SignedDataVerifier(roots: roots, memory: store, memoryKey: key).verify(try expired.sign(payload: Self.payload(signedDate: 1_622_505_600_000)),
                                                                         field: "signedPayload")
-        let later = SignedDataVerifier(roots: roots, memory: store)
+        let later = SignedDataVerifier(roots: roots, memory: store, memoryKey: key)
         XCTAssertThrowsError(try later.verify(try expired.sign(payload: Self.payload(signedDate: 1_717_200_000_000)), field: "signedPayload")) { error in
             guard case .certificateExpired(.x5c(0), _, _)? = (error as? VerificationError)?.fault else {
                 return XCTFail("unexpected \(error)")
@@ -383,6 +384,82 @@ final class VerificationTests: XCTestCase {
         }
         XCTAssertEqual(later.cacheStatistics.recalled, 0)
         XCTAssertEqual(later.cacheStatistics.chainChecks, 1)
+    }
+
+    /// Anyone who can write the store can plant a row; only this host's key makes one
+    /// believed. A row planted for a chain that leads to no configured root (the attack:
+    /// copy another row's roots column and seal, put a self-made chain's hash beside them)
+    /// is ignored and the chain refused after a full check; a row with a broken seal for a
+    /// good chain costs only a full check; another host's key finds nothing.
+    func testAPlantedChainRowCreatesNoTrust() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chains-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: Store.testLocation(file: directory.appendingPathComponent("s.db").path))
+        let key = ChainMemoryKey.random()
+        _ = try SignedDataVerifier(roots: roots, memory: store, memoryKey: key).verify(try signer.sign(payload: Self.payload()),
+                                                                                     field: "signedPayload")
+        let honest = try XCTUnwrap(try store.chainRowsForTesting().first)
+
+        let forger = try makeSigner(leaf: "other-ca/leaf.der", intermediate: "other-ca/intermediate.der", root: "other-ca/root.der",
+                                    key: "other-ca/leaf-key.pem")
+        let forged = try forger.sign(payload: Self.payload())
+        let forgedChain = try ["other-ca/leaf.der", "other-ca/intermediate.der", "other-ca/root.der"].map(Self.fixture)
+        let forgedHash = SignedDataVerifier.chainHash(forgedChain)
+        try store.plantChainForTesting(hash: forgedHash, roots: honest.roots, lengths: forgedChain.map { String($0.count) }.joined(separator: ","),
+                                       subjects: honest.subjects, seal: honest.seal)
+        let victim = SignedDataVerifier(roots: roots, memory: store, memoryKey: key)
+        XCTAssertThrowsError(try victim.verify(forged, field: "signedPayload")) { error in
+            guard case .chainUntrusted? = (error as? VerificationError)?.fault else { return XCTFail("unexpected \(error)") }
+        }
+        XCTAssertEqual(victim.cacheStatistics.recalled, 0)
+        XCTAssertEqual(victim.cacheStatistics.unsealed, 1)
+        XCTAssertEqual(victim.cacheStatistics.chainChecks, 1)
+
+        // The honest row with its seal broken: not believed, the chain checked again and found good.
+        try store.plantChainForTesting(hash: honest.hash, roots: honest.roots, lengths: honest.lengths, subjects: honest.subjects,
+                                       seal: Data(repeating: 7, count: 32))
+        let checked = SignedDataVerifier(roots: roots, memory: store, memoryKey: key)
+        XCTAssertNoThrow(try checked.verify(try signer.sign(payload: Self.payload()), field: "signedPayload"))
+        XCTAssertEqual(checked.cacheStatistics.unsealed, 1)
+        XCTAssertEqual(checked.cacheStatistics.chainChecks, 1)
+
+        // Another host's key files its rows apart: it neither recalls nor overwrites this host's.
+        let other = SignedDataVerifier(roots: roots, memory: store, memoryKey: .random())
+        XCTAssertNoThrow(try other.verify(try signer.sign(payload: Self.payload()), field: "signedPayload"))
+        XCTAssertEqual(other.cacheStatistics.recalled + other.cacheStatistics.unsealed, 0)
+        let again = SignedDataVerifier(roots: roots, memory: store, memoryKey: key)
+        XCTAssertNoThrow(try again.verify(try signer.sign(payload: Self.payload()), field: "signedPayload"))
+        XCTAssertEqual(again.cacheStatistics.recalled, 1)
+
+        // No key, no memory: nothing recalled, nothing written.
+        let before = try store.chainRowsForTesting().count
+        let keyless = SignedDataVerifier(roots: roots, memory: store)
+        XCTAssertNoThrow(try keyless.verify(try signer.sign(payload: Self.payload()), field: "signedPayload"))
+        XCTAssertEqual(keyless.cacheStatistics.recalled, 0)
+        XCTAssertEqual(try store.chainRowsForTesting().count, before)
+    }
+
+    /// The key file is made once, 0600, and refused when others may read it or it is cut short.
+    func testChainKeyFileIsPrivateAndChecked() throws {
+        let directory = NSTemporaryDirectory() + "chain-key-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/state/chain-memory.key"
+        let made = try ChainMemoryKey.load(path: path)
+        let mode = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        XCTAssertEqual(mode & 0o777, 0o600)
+        XCTAssertEqual(try ChainMemoryKey.load(path: path).rowKey(roots: Data([1])), made.rowKey(roots: Data([1])),
+                       "a second process reads the key the first made")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        XCTAssertThrowsError(try ChainMemoryKey.load(path: path)) { error in
+            XCTAssertTrue(String(describing: error).contains("mode 644"), "\(error)")
+        }
+        try Data(count: 5).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        XCTAssertThrowsError(try ChainMemoryKey.load(path: path)) { error in
+            XCTAssertTrue(String(describing: error).contains("holds 5 bytes, not 32"), "\(error)")
+        }
+        XCTAssertThrowsError(try ChainMemoryKey.load(path: directory + "/absent.key", create: false))
     }
 
     func testCachedChainIsRecheckedOutsideItsValidityWindow() throws {
@@ -752,5 +829,27 @@ final class VerificationTests: XCTestCase {
                      + "verify uncached %.0f, verify cached %.0f, bare P-256 verify %.0f",
                      runs, chainCheck, appleChainCheck, uncachedVerify, cachedVerify, rawVerify))
         XCTAssertLessThan(cachedVerify, uncachedVerify)
+    }
+}
+
+extension Store {
+    typealias ChainRow = (hash: Data, roots: Data, lengths: String, subjects: String, seal: Data)
+
+    func chainRowsForTesting() throws -> [ChainRow] {
+        try db.rows("SELECT chain_hash, roots_hash, entry_lengths, subjects, seal FROM verified_chains ORDER BY checked_ms") {
+            ($0.data(0), $0.data(1), $0.string(2), $0.string(3), $0.isNull(4) ? Data() : $0.data(4))
+        }
+    }
+
+    /// What an attacker with write access to the store does: a row valid forever.
+    func plantChainForTesting(hash: Data, roots: Data, lengths: String, subjects: String, seal: Data) throws {
+        try write {
+            try db.run("""
+                INSERT INTO verified_chains (chain_hash, roots_hash, entry_lengths, subjects, valid_from_s, valid_until_s, checked_ms, seal)
+                VALUES (?, ?, ?, ?, 0, 253402300799, 0, ?)
+                ON CONFLICT (chain_hash, roots_hash) DO UPDATE SET entry_lengths = excluded.entry_lengths, subjects = excluded.subjects,
+                    valid_from_s = 0, valid_until_s = 253402300799, seal = excluded.seal
+                """, [hash, roots, lengths, subjects, seal])
+        }
     }
 }

@@ -438,6 +438,12 @@ enum Migrations {
         CREATE TABLE metric_segments_pending (original_transaction_id TEXT PRIMARY KEY, applied BLOB) WITHOUT ROWID;
         INSERT INTO metric_segments_pending SELECT original_transaction_id, NULL FROM subscriptions;
         """),
+        (16, """
+        -- Remembered chain checks are believed only through a seal (an HMAC under a key kept
+        -- outside the store, ChainMemoryKey): rows from before carry none, so they go.
+        DELETE FROM verified_chains;
+        ALTER TABLE verified_chains ADD COLUMN seal BLOB;
+        """),
     ]
 
     /// What search matches in, for a subscription `s` and its subscriber `b` (SQL names):

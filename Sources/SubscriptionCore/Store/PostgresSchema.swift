@@ -8,7 +8,12 @@ enum PostgresSchema {
     /// The SQLite migration number whose final state `sql` matches.
     static let baseVersion = 15
     /// Later migrations, numbered as SQLite's.
-    static let upgrades: [(version: Int, sql: String)] = []
+    static let upgrades: [(version: Int, sql: String)] = [
+        (16, """
+        DELETE FROM verified_chains;
+        ALTER TABLE verified_chains ADD COLUMN seal BYTEA;
+        """),
+    ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
 
     /// The triggers that keep the audit log append-only; `doctor` reports any that is

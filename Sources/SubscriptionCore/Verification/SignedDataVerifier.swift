@@ -61,6 +61,9 @@ public final class SignedDataVerifier: @unchecked Sendable {
         public var chainChecks = 0
         /// Chains found in the `ChainMemory` instead of being checked again.
         public var recalled = 0
+        /// Rows found in the `ChainMemory` whose seal did not verify: ignored, and the
+        /// chain checked in full.
+        public var unsealed = 0
         public var entries = 0
     }
 
@@ -76,15 +79,20 @@ public final class SignedDataVerifier: @unchecked Sendable {
     /// compares lengths first beats hashing kilobytes for a dictionary.
     private var headers: [ParsedHeader] = []
     private var statistics = CacheStatistics()
-    /// Chain checks kept beyond this process (the store), and the roots' fingerprint that
-    /// keys them. Used from the thread that owns it, like the store itself.
+    /// Chain checks kept beyond this process (the store), the key that seals them, and the
+    /// roots' fingerprint they were checked against. Used from the thread that owns it,
+    /// like the store itself.
     private let memory: ChainMemory?
+    private let memoryKey: ChainMemoryKey?
     private let rootsFingerprint: Data
+    /// What the memory's rows are filed under: the roots' fingerprint bound to the key.
+    private let memoryRowKey: Data
 
     /// - Parameter cacheCapacity: verified chains kept; Apple rotates its
     ///   signing leaf rarely, so a handful covers production and sandbox.
-    /// - Parameter memory: where passed chain checks are remembered across processes.
-    public init(roots: TrustRoots, cacheCapacity: Int = 32, memory: ChainMemory? = nil) {
+    /// - Parameter memory: where passed chain checks are remembered across processes; used
+    ///   only with a `memoryKey`, which seals what is remembered and checks it on recall.
+    public init(roots: TrustRoots, cacheCapacity: Int = 32, memory: ChainMemory? = nil, memoryKey: ChainMemoryKey? = nil) {
         guard let store = X509_STORE_new() else {
             preconditionFailure("libcrypto could not allocate an X509_STORE: \(OpenSSL.takeErrors())")
         }
@@ -96,9 +104,12 @@ public final class SignedDataVerifier: @unchecked Sendable {
         self.store = store
         self.roots = roots
         self.cacheCapacity = max(1, cacheCapacity)
-        self.memory = memory
-        self.rootsFingerprint = ContentDigest.sha256(roots.certificates.map(\.der).sorted { $0.lexicographicallyPrecedes($1) }
-                                                        .reduce(into: Data()) { $0 += ContentDigest.sha256($1) })
+        self.memory = memoryKey == nil ? nil : memory
+        self.memoryKey = memoryKey
+        let fingerprint = ContentDigest.sha256(roots.certificates.map(\.der).sorted { $0.lexicographicallyPrecedes($1) }
+                                                .reduce(into: Data()) { $0 += ContentDigest.sha256($1) })
+        self.rootsFingerprint = fingerprint
+        self.memoryRowKey = memoryKey?.rowKey(roots: fingerprint) ?? Data()
     }
 
     deinit { X509_STORE_free(store) }
@@ -276,8 +287,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         lock.unlock()
 
         let checked: CachedChain
-        if let remembered = memory?.recallChain(hash: hash, roots: rootsFingerprint),
-           remembered.entryLengths == entryLengths, remembered.validFrom <= instant, instant <= remembered.validUntil {
+        if let remembered = recall(hash: hash, entryLengths: entryLengths, instant: instant) {
             checked = try CachedChain(hash: hash, remembered: remembered, leaf: ders[0], fail: fail)
             lock.lock()
             statistics.recalled += 1
@@ -287,9 +297,13 @@ public final class SignedDataVerifier: @unchecked Sendable {
             statistics.chainChecks += 1
             lock.unlock()
             checked = try checkChain(ders, hash: hash, at: time, instant: instant, fail: fail)
-            memory?.rememberChain(RememberedChain(entryLengths: checked.entryLengths, subjects: checked.subjects,
-                                                  validFrom: checked.validFrom, validUntil: checked.validUntil),
-                                  hash: hash, roots: rootsFingerprint)
+            if let memory, let memoryKey {
+                let seal = memoryKey.seal(chainHash: hash, roots: rootsFingerprint, entryLengths: checked.entryLengths,
+                                          subjects: checked.subjects, validFrom: checked.validFrom, validUntil: checked.validUntil)
+                memory.rememberChain(RememberedChain(entryLengths: checked.entryLengths, subjects: checked.subjects,
+                                                     validFrom: checked.validFrom, validUntil: checked.validUntil, seal: seal),
+                                     hash: hash, roots: memoryRowKey)
+            }
         }
 
         lock.lock()
@@ -301,6 +315,27 @@ public final class SignedDataVerifier: @unchecked Sendable {
         }
         lock.unlock()
         return checked
+    }
+
+    /// A remembered check of this chain that this host's key sealed, for these roots and
+    /// this cut, valid at `instant`; nil (check in full) for anything else. What a row
+    /// says is believed only through its seal: the store is writable by others.
+    private func recall(hash: Data, entryLengths: [Int], instant: Date) -> RememberedChain? {
+        guard let memory, let memoryKey,
+              let remembered = memory.recallChain(hash: hash, roots: memoryRowKey) else { return nil }
+        let expected = memoryKey.seal(chainHash: hash, roots: rootsFingerprint, entryLengths: remembered.entryLengths,
+                                      subjects: remembered.subjects, validFrom: remembered.validFrom,
+                                      validUntil: remembered.validUntil)
+        guard ChainMemoryKey.sealsMatch(expected, remembered.seal) else {
+            lock.lock()
+            statistics.unsealed += 1
+            lock.unlock()
+            return nil
+        }
+        guard remembered.entryLengths == entryLengths, remembered.validFrom <= instant, instant <= remembered.validUntil else {
+            return nil
+        }
+        return remembered
     }
 
     private func checkChain(_ ders: [Data], hash: Data, at time: VerificationError.CheckTime, instant: Date,
