@@ -74,7 +74,10 @@ enum MaintenanceCommands {
                     + "it was tampered with outside subdesk: investigate, and restore the store from a backup")
                 let wal = h.walBytes ?? 0
                 if store.dialect == .postgres {
-                    add("engine", "ok", "PostgreSQL, as database user \(try store.databaseUser() ?? "?")" + (store.isReadOnly ? " (read-only role)" : ""))
+                    let roles = try store.databaseRoles()
+                    add("engine", "ok", "PostgreSQL, as database user \(try store.databaseUser() ?? "?")"
+                        + (roles.isEmpty ? "" : " (\(roles.joined(separator: ", ")))")
+                        + (store.isReadOnly ? "; may not derive state" : ""))
                 } else {
                 add("wal", wal > 256 << 20 ? "warn" : "ok", "\(wal / 1024) KiB" + (wal > 256 << 20 ? " (a long-running reader may be blocking checkpoints)" : ""))
                 }

@@ -110,10 +110,117 @@ final class PostgresRoleTests: XCTestCase {
         XCTAssertEqual(try owner.audit().map(\.reason), ["goodwill"])
     }
 
+    enum Attempt: Equatable { case allowed, denied, guarded }
+
+    /// Runs `sql` in a transaction that is rolled back: denied when the server refuses the
+    /// privilege (42501), guarded when the audit log's triggers refuse it, allowed otherwise
+    /// (a constraint that fails on the empty row still means the privilege was there).
+    func attempt(_ store: Store, _ sql: String) throws -> Attempt {
+        try store.executeForTesting("BEGIN")
+        defer { try? store.executeForTesting("ROLLBACK") }
+        do {
+            try store.executeForTesting(sql)
+            return .allowed
+        } catch let e as StoreError {
+            if e.sqlState == "42501" { return .denied }
+            if e.message.contains("append-only") { return .guarded }
+            return .allowed
+        }
+    }
+
+    /// The role matrix: every role, the owner and a login with no subdesk grant, against
+    /// every table of the schema and every column of it for UPDATE, tried for real; what the
+    /// server allows is exactly what `PostgresRoles.rights` (and with it the README) says.
+    func testEveryRoleMayDoExactlyWhatTheRightsTableSays() throws {
+        _ = try Operations(store: owner, operatorName: "x").grant(try seed(), until: DateText.nowMillis() + 86_400_000, reason: "goodwill")
+        let schemaTables = try owner.columnsForTesting()
+        XCTAssertEqual(Set(schemaTables.keys), Set(PostgresRoles.tables), "PostgresRoles.tables lists every table of the schema")
+
+        var logins: [(who: String, store: Store)] = [("owner", owner)]
+        for role in PostgresRoles.all { logins.append((role, try open(as: role).store)) }
+        var mismatches: [String] = []
+        for (who, store) in logins {
+            for table in PostgresRoles.tables {
+                func expect(_ privilege: PostgresRoles.Privilege, column: String? = nil, _ sql: String) throws {
+                    var wanted: Attempt
+                    if who == "owner" {
+                        wanted = table == "audit_log" && [.update, .delete, .truncate].contains(privilege) ? .guarded : .allowed
+                    } else {
+                        wanted = PostgresRoles.allows(who, privilege, on: table, column: column) ? .allowed : .denied
+                    }
+                    let got = try attempt(store, sql)
+                    if got != wanted { mismatches.append("\(who) \(privilege.rawValue) \(table)\(column.map { ".\($0)" } ?? ""): \(got), wanted \(wanted)") }
+                }
+                // The audit log holds a row, so its row triggers meet something to refuse.
+                let rows = table == "audit_log" ? "" : " WHERE false"
+                try expect(.select, "SELECT 1 FROM \(table) LIMIT 0")
+                try expect(.insert, "INSERT INTO \(table) DEFAULT VALUES")
+                for column in schemaTables[table] ?? [] {
+                    try expect(.update, column: column, "UPDATE \(table) SET \(column) = \(column)\(rows)")
+                }
+                try expect(.delete, "DELETE FROM \(table)\(rows)")
+                try expect(.truncate, "TRUNCATE \(table)")
+            }
+            // Row locks need UPDATE somewhere in the table: a reader cannot hold a subscription.
+            let wantsLock = who == "owner"
+                || PostgresRoles.rights.contains { $0.roles.contains(who) && $0.privileges.contains(.update) && $0.tables.contains("subscriptions") }
+            let lock = try attempt(store, "SELECT 1 FROM subscriptions FOR UPDATE")
+            if (lock == .allowed) != wantsLock { mismatches.append("\(who) row lock on subscriptions: \(lock)") }
+        }
+        XCTAssertEqual(mismatches, [], mismatches.joined(separator: "\n"))
+
+        // A login that is no member of any subdesk role reaches nothing in the store.
+        let stranger = "stranger_\(suffix!)"
+        try owner.executeForTesting("CREATE ROLE \(stranger) LOGIN")
+        var parts = try XCTUnwrap(URLComponents(string: location))
+        parts.user = stranger
+        do {
+            let store = try Store(path: try XCTUnwrap(parts.string), mode: .reading)
+            for table in PostgresRoles.tables {
+                XCTAssertEqual(try attempt(store, "SELECT 1 FROM \(table) LIMIT 0"), .denied, "stranger reads \(table)")
+            }
+        } catch is StoreNotFound {
+            // Without USAGE on the schema the store's tables are not even visible.
+        } catch let e as StoreError {
+            XCTAssertEqual(e.sqlState.map { ["42501", "08001"].contains($0) }, true, "stranger: \(e)")
+        }
+    }
+
+    /// Support places overrides and links users, but cannot rewrite what Apple's data derives.
+    func testSupportCannotRewriteDerivedState() throws {
+        let otid = try seed()
+        let (support, _) = try open(as: "subdesk_support")
+        for statement in ["UPDATE subscriptions SET status = 5", "UPDATE subscriptions SET expires_ms = 4102444800000",
+                          "DELETE FROM transactions", "UPDATE renewal_info SET auto_renew = 0",
+                          "INSERT INTO verified_chains (chain_hash, roots_hash, entry_lengths, subjects, valid_from_s, valid_until_s, checked_ms) VALUES ('\\x00', '\\x00', '1', 's', 0, 1, 0)"] {
+            assertRefused("support: \(statement)") { try support.executeForTesting(statement) }
+        }
+        let ops = Operations(store: support, operatorName: "support")
+        let placed = try ops.grant(otid, until: DateText.nowMillis() + 86_400_000, reason: "goodwill")
+        _ = try ops.lift(overrideId: placed.id, reason: "done")
+        _ = try ops.link(userId: "user-\(suffix!)", to: otid, force: false)
+        XCTAssertEqual(try owner.subscription(originalTransactionId: otid)?.subscriber.userId, "user-\(suffix!)")
+        XCTAssertEqual(try owner.audit().map(\.action), ["override_grant", "override_lift", "link"])
+    }
+
     private func seed() throws -> String {
         guard case .stored = try TestKit.intake(owner).ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500009")) else {
             throw XCTSkip("seed not stored")
         }
         return "2000000955500009"
+    }
+}
+
+extension Store {
+    /// Every table of the store's schema with its columns, as the server lists them.
+    func columnsForTesting() throws -> [String: [String]] {
+        var tables: [String: [String]] = [:]
+        for (table, column) in try db.rows("""
+            SELECT table_name, column_name FROM information_schema.columns
+            WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position
+            """, [], { ($0.string(0), $0.string(1)) }) {
+            tables[table, default: []].append(column)
+        }
+        return tables
     }
 }

@@ -1,33 +1,108 @@
 /// The database roles of a PostgreSQL store, enforced by the server rather than by subdesk.
 ///
-/// Four group roles (NOLOGIN); each person or host logs in as a user that is a member of one:
+/// Four group roles (NOLOGIN); each person or host logs in as a user that is a member of one.
+/// What each may do is declared once, as data (`rights`): the SQL that `db init --roles`
+/// runs, the README's table of rights and the role-matrix test all come from it.
 ///
-/// - `subdesk_read`: reads everything (managers, reports). Writes nothing.
-/// - `subdesk_intake`: what `subdesk ingest` does: adds notifications, quarantines bodies,
-///   and keeps the state derived from them (subscriptions, transactions, renewal info,
-///   metrics). Never updates or deletes a notification; no overrides, no audit entries.
-/// - `subdesk_support`: reads, and marks overrides, links users, adds audit entries.
-/// - `subdesk_operator`: support's rights, plus revalidation, extensions, sweeps, backfills,
-///   refund answers and quarantine purges.
-///
-/// Every role may only add to the audit log: its triggers refuse UPDATE, DELETE and TRUNCATE
-/// for everyone, owner included, and record the database user as the operator.
+/// State derived from Apple's signed data (subscriptions, transactions, renewal info, the
+/// counts) is written only by the paths that verify what Apple signed: intake, and the
+/// operator's revalidations, sweeps and backfills. Support changes only what its commands
+/// change: overrides, the audit log, and the owner of a subscription when it links a user.
+/// No human role may write the remembered chain checks; intake may, and its rows are still
+/// believed only through a seal under a key the database never sees (`ChainMemoryKey`).
 public enum PostgresRoles {
     public static let all = ["subdesk_read", "subdesk_intake", "subdesk_support", "subdesk_operator"]
 
-    /// The tables the state derived from notifications lives in: every role that writes
-    /// keeps them up to date (an override or a revalidation derives the state again).
-    static let derived = ["subscribers", "subscriptions", "transactions", "renewal_info", "status_counts",
-                          "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",
-                          "verified_chains", "receipts", "refund_requests", "store_changes"]
+    /// What a role may do to a table.
+    public enum Privilege: String, CaseIterable, Sendable {
+        case select = "SELECT", insert = "INSERT", update = "UPDATE", delete = "DELETE", truncate = "TRUNCATE"
+    }
+
+    /// Privileges on tables given to roles, and why they need them.
+    public struct Right: Sendable {
+        public let roles: [String]
+        public let privileges: [Privilege]
+        public let tables: [String]
+        /// The only columns the privileges cover (UPDATE of some columns); nil for all.
+        public let columns: [String]?
+        public let why: String
+
+        init(_ roles: [String], _ privileges: [Privilege], _ tables: [String], columns: [String]? = nil, why: String) {
+            self.roles = roles
+            self.privileges = privileges
+            self.tables = tables
+            self.columns = columns
+            self.why = why
+        }
+    }
+
+    /// Every table of the schema (`PostgresSchema`), in the order the README lists them.
+    public static let tables = [
+        "subscribers", "subscriptions", "transactions", "renewal_info", "receipts", "refund_requests",
+        "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",
+        "notifications", "jws_headers", "intake_log", "quarantine", "verified_chains",
+        "overrides", "audit_log", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts",
+        "store_changes", "schema_version",
+    ]
+
+    /// The state derived from Apple's signed data.
+    static let derived = ["subscribers", "subscriptions", "transactions", "renewal_info", "receipts", "refund_requests",
+                          "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending"]
     /// What intake adds and never changes afterwards.
     static let intakeAppendOnly = ["notifications", "jws_headers", "intake_log"]
 
-    /// The SQL that creates the roles (when missing) and grants each its rights on `schema`.
-    /// Idempotent: running it again after an upgrade grants rights on new tables.
+    static let writers = ["subdesk_intake", "subdesk_support", "subdesk_operator"]
+    static let verifiers = ["subdesk_intake", "subdesk_operator"]
+    static let people = ["subdesk_support", "subdesk_operator"]
+
+    public static let rights: [Right] = [
+        Right(all, [.select], tables, why: "everyone reads everything"),
+        Right(verifiers, [.insert, .update, .delete], derived,
+              why: "derive state from what Apple signed: intake, and an operator's revalidations, sweeps and backfills"),
+        Right(verifiers, [.insert], intakeAppendOnly, why: "add notifications; nobody changes or deletes one"),
+        Right(["subdesk_intake"], [.insert, .update], ["quarantine"], why: "quarantine refused bodies, counting repeats"),
+        Right(["subdesk_intake"], [.insert, .update], ["verified_chains"],
+              why: "remember chain checks, sealed with the receiver's key"),
+        Right(["subdesk_operator"], [.insert, .update, .delete],
+              ["quarantine", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts"],
+              why: "replay and purge the quarantine, extensions, backfills, pings"),
+        Right(people, [.insert], ["overrides", "audit_log"], why: "place overrides, and audit every action"),
+        Right(people, [.update], ["overrides"], columns: ["lifted_ms", "lifted_by", "lift_reason"], why: "lift an override"),
+        Right(["subdesk_support"], [.update], ["subscriptions"], columns: ["subscriber_id"],
+              why: "link a user: move a subscription to the user's subscriber"),
+        Right(["subdesk_support"], [.update], ["subscribers"], columns: ["user_id"], why: "link a user id to a subscriber"),
+        Right(writers, [.update], ["store_changes"], why: "every write bumps the change counter that live views watch"),
+    ]
+
+    /// What each role is for, in the README's words.
+    public static let summaries: [String: String] = [
+        "subdesk_read": "read everything (managers, reports); write nothing",
+        "subdesk_intake": "add notifications, quarantine bodies, keep the derived state, remember chain checks; never change or delete a notification; no overrides, no audit entries",
+        "subdesk_support": "read; overrides, user links, audit entries; never the derived state",
+        "subdesk_operator": "support's rights, plus revalidation, extensions, sweeps, backfills, refund answers, quarantine replays and purges (which derive state from what Apple signed); never the chain memory",
+    ]
+
+    /// Whether `role` may use `privilege` on `table`: on every column when `column` is nil,
+    /// else on that column (a column grant, or one on the whole table).
+    public static func allows(_ role: String, _ privilege: Privilege, on table: String, column: String? = nil) -> Bool {
+        rights.contains { right in
+            right.roles.contains(role) && right.privileges.contains(privilege) && right.tables.contains(table)
+                && (right.columns == nil || column.map { right.columns!.contains($0) } == true)
+        }
+    }
+
+    /// The columns `role` may update in `table` when it may update only some; nil otherwise.
+    static func updatableColumns(_ role: String, _ table: String) -> [String]? {
+        let columns = rights.filter { $0.roles.contains(role) && $0.privileges.contains(.update) && $0.tables.contains(table) }
+            .compactMap(\.columns).flatMap { $0 }
+        return columns.isEmpty ? nil : columns
+    }
+
+    /// The SQL that creates the roles (when missing) and gives each exactly its rights on
+    /// `schema`: every earlier grant is revoked first, so running it again after an upgrade
+    /// also takes away what a role no longer needs. One implicit transaction.
     public static func sql(schema: String) -> String {
         let s = schema
-        func tables(_ names: [String]) -> String { names.map { "\(s).\($0)" }.joined(separator: ", ") }
         var lines: [String] = []
         lines.append("""
             DO $$
@@ -40,30 +115,44 @@ public enum PostgresRoles {
                 END LOOP;
             END $$;
             """)
-        lines.append("REVOKE ALL ON ALL TABLES IN SCHEMA \(s) FROM PUBLIC;")
+        lines.append("REVOKE ALL ON ALL TABLES IN SCHEMA \(s) FROM PUBLIC, \(all.joined(separator: ", "));")
+        lines.append("REVOKE ALL ON ALL SEQUENCES IN SCHEMA \(s) FROM PUBLIC, \(all.joined(separator: ", "));")
         lines.append("REVOKE CREATE ON SCHEMA \(s) FROM PUBLIC;")
-        for role in all {
-            lines.append("GRANT USAGE ON SCHEMA \(s) TO \(role);")
-            lines.append("GRANT SELECT ON ALL TABLES IN SCHEMA \(s) TO \(role);")
+        for role in all { lines.append("GRANT USAGE ON SCHEMA \(s) TO \(role);") }
+        for right in rights {
+            let privileges = right.privileges.map { privilege in
+                right.columns.map { "\(privilege.rawValue) (\($0.joined(separator: ", ")))" } ?? privilege.rawValue
+            }.joined(separator: ", ")
+            let tables = right.tables.map { "\(s).\($0)" }.joined(separator: ", ")
+            lines.append("GRANT \(privileges) ON \(tables) TO \(right.roles.joined(separator: ", "));")
         }
-        let writers = ["subdesk_intake", "subdesk_support", "subdesk_operator"]
-        for role in writers {
-            lines.append("GRANT INSERT, UPDATE, DELETE ON \(tables(derived)) TO \(role);")
-            lines.append("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(s) TO \(role);")
+        // Identity columns draw from sequences; only roles that insert need them.
+        lines.append("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(s) TO \(writers.joined(separator: ", "));")
+        return lines.joined(separator: "\n")
+    }
+
+    /// The README's tables: what each role is for, then every table's rights by role
+    /// (S select, I insert, U update, D delete; `U(col)` only those columns).
+    public static var markdown: String {
+        var lines = ["| role | may |", "|---|---|"]
+        for role in all { lines.append("| `\(role)` | \(summaries[role] ?? "") |") }
+        lines.append("")
+        lines.append("| table | " + all.map { "`\($0.replacingOccurrences(of: "subdesk_", with: ""))`" }.joined(separator: " | ") + " |")
+        lines.append("|---|" + all.map { _ in "---|" }.joined())
+        for table in tables {
+            let cells = all.map { role -> String in
+                var letters: [String] = []
+                for (privilege, letter) in [(Privilege.select, "S"), (.insert, "I"), (.update, "U"), (.delete, "D"), (.truncate, "T")] {
+                    if allows(role, privilege, on: table) {
+                        letters.append(letter)
+                    } else if privilege == .update, let columns = updatableColumns(role, table) {
+                        letters.append("U(\(columns.joined(separator: ", ")))")
+                    }
+                }
+                return letters.joined(separator: " ")
+            }
+            lines.append("| `\(table)` | " + cells.joined(separator: " | ") + " |")
         }
-        // Intake: notifications and what arrives with them, added and never changed.
-        lines.append("GRANT INSERT ON \(tables(intakeAppendOnly)) TO subdesk_intake;")
-        lines.append("GRANT INSERT, UPDATE ON \(s).quarantine TO subdesk_intake;")
-        // Support: overrides, user links, and the audit entries that record them.
-        for role in ["subdesk_support", "subdesk_operator"] {
-            lines.append("GRANT INSERT, UPDATE ON \(s).overrides TO \(role);")
-            lines.append("GRANT INSERT ON \(s).audit_log TO \(role);")
-        }
-        // Operator: what talks to Apple and changes many subscriptions at once.
-        lines.append("""
-            GRANT INSERT ON \(tables(intakeAppendOnly)) TO subdesk_operator;
-            GRANT INSERT, UPDATE, DELETE ON \(tables(["quarantine", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts"])) TO subdesk_operator;
-            """)
         return lines.joined(separator: "\n")
     }
 }

@@ -127,6 +127,16 @@ extension Store {
         try db.execute(PostgresRoles.sql(schema: schema))
     }
 
+    /// The subdesk roles the connection's user is a member of, on PostgreSQL (none for the
+    /// owner or a superuser that is no member).
+    public func databaseRoles() throws -> [String] {
+        guard dialect == .postgres else { return [] }
+        return try db.rows("""
+            SELECT rolname FROM pg_roles WHERE rolname IN ('subdesk_read', 'subdesk_intake', 'subdesk_support', 'subdesk_operator')
+            AND pg_has_role(session_user, oid, 'MEMBER') ORDER BY rolname
+            """) { $0.string(0) }
+    }
+
     /// The database user this store's connection is, on PostgreSQL.
     public func databaseUser() throws -> String? {
         guard dialect == .postgres else { return nil }

@@ -1,0 +1,36 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// The README's table of role rights is `PostgresRoles.rights`, as `PostgresRoles.markdown`
+/// writes it; the role-matrix test (PostgresRoleTests) proves the server enforces the same.
+final class RoleTableTests: XCTestCase {
+    static let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("README.md")
+
+    func testTheReadmeShowsTheRightsTheRolesAreGiven() throws {
+        let readme = try String(contentsOf: Self.readme, encoding: .utf8)
+        let table = PostgresRoles.markdown.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
+        XCTAssertTrue(readme.contains(table), "README.md's role table differs from PostgresRoles.rights; it should read:\n\(table)")
+    }
+
+    /// What the matrix and the README rest on: support and read never write derived state,
+    /// and no human role writes the chain memory.
+    func testTheRightsKeepDerivedStateAndChainMemoryToTheVerifyingRoles() {
+        for role in ["subdesk_read", "subdesk_support"] {
+            for table in PostgresRoles.derived {
+                for privilege in [PostgresRoles.Privilege.insert, .delete, .truncate] {
+                    XCTAssertFalse(PostgresRoles.allows(role, privilege, on: table), "\(role) \(privilege) \(table)")
+                }
+                XCTAssertFalse(PostgresRoles.allows(role, .update, on: table, column: "status"), "\(role) may update \(table)")
+            }
+        }
+        for role in ["subdesk_read", "subdesk_support", "subdesk_operator"] {
+            XCTAssertFalse(PostgresRoles.allows(role, .insert, on: "verified_chains"), role)
+            XCTAssertFalse(PostgresRoles.allows(role, .update, on: "verified_chains"), role)
+        }
+        XCTAssertTrue(PostgresRoles.allows("subdesk_support", .update, on: "subscriptions", column: "subscriber_id"))
+        XCTAssertFalse(PostgresRoles.allows("subdesk_support", .update, on: "subscriptions"))
+    }
+}
