@@ -76,4 +76,32 @@ extension WebServerTests {
         XCTAssertTrue(ping.output.contains("2 attempts: 2026-06-01 00:00:00 UTC NO_RESPONSE, 2026-06-01 00:01:00 UTC TIMED_OUT"),
                       ping.output)
     }
+
+    /// A TEST notification that another ping caused is no proof for this one: with the
+    /// webhook down, an earlier TEST notification in the store must not be taken for it.
+    func testPingIgnoresAnEarlierTestNotificationWhenTheWebhookIsDown() async throws {
+        let lighttpd = try Self.lighttpdExecutable()
+        let port = try startServer(lighttpd)
+        let webhook = try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/appstore/notifications"))
+        let earlierUUID = UUID().uuidString.lowercased()
+        let earlier = try Self.testNotification(uuid: earlierUUID)
+        let stored = await Self.post([Request(body: earlier.body, kind: .good, uuid: earlierUUID)], to: webhook, concurrency: 1,
+                                     deadline: Date().addingTimeInterval(20))
+        XCTAssertEqual(stored.first??.status, 200, stored.first??.text ?? "no answer")
+        stopServer()
+
+        let ours = try Self.testNotification(uuid: UUID().uuidString.lowercased())
+        let apple = try FakeAppleServer()
+        defer { apple.stop() }
+        apple.route("POST", "/prod/inApps/v1/notifications/test") { _ in .json(["testNotificationToken": "ping-token-3"]) }
+        apple.route("GET", "/prod/inApps/v1/notifications/test/ping-token-3") { _ in
+            .json(["signedPayload": ours.signedPayload,
+                   "sendAttempts": [["attemptDate": DateText.nowMillis(), "sendAttemptResult": "NO_RESPONSE"]]])
+        }
+        let ping = try runToEnd(CLITests.binary, try pingArguments(apple: apple) + ["--wait", "2"])
+        XCTAssertEqual(ping.status, 1, ping.output)
+        XCTAssertFalse(ping.output.contains(earlierUUID), ping.output)
+        XCTAssertTrue(ping.output.contains("no TEST notification arrived within 2 s (token ping-token-3)"), ping.output)
+        XCTAssertFalse(ping.output.contains("arrived through intake"), ping.output)
+    }
 }

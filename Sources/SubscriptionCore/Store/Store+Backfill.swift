@@ -111,6 +111,11 @@ extension Store {
 }
 
 extension Store {
+    /// When the notification `uuid` was stored, if it is.
+    public func notificationReceived(uuid: String) throws -> Millis? {
+        try db.first("SELECT received_ms FROM notifications WHERE notification_uuid = ?", [uuid]) { $0.int64(0) }
+    }
+
     /// Notifications of `type` received at or after `since`, oldest first.
     public func notifications(type: String, receivedSince since: Millis) throws -> [(uuid: String, received: Millis)] {
         try db.rows("""
