@@ -141,11 +141,41 @@ enum ShowCommand {
             if case .unknownSubscription = error { return 2 }
             return 1
         }
-        guard let first = order.originalTransactionIds.first else {
+        guard !order.originalTransactionIds.isEmpty else {
             Output.error("Apple's answer for order \(orderId) holds no transaction")
             return 2
         }
-        return try show(first, context)
+        return try showOrder(orderId, originalTransactionIds: order.originalTransactionIds, context)
+    }
+
+    /// Everything one order bought: an order may hold several purchases (a non-consumable
+    /// and a subscription, say), each shown, subscriptions with their subscriber.
+    static func showOrder(_ orderId: String, originalTransactionIds: [String], _ context: Context) throws -> Int32 {
+        let store = try context.openStore(mode: .reading)
+        let now = DateText.nowMillis()
+        var reports: [SubscriberReport] = []
+        var purchases: [TransactionRecord] = []
+        for otid in originalTransactionIds {
+            if let report = try SubscriberReport.load(store: store, id: otid, now: now) {
+                if !reports.contains(where: { $0.subscriber.id == report.subscriber.id }) { reports.append(report) }
+            } else {
+                purchases += try store.purchases(id: otid).filter { p in !purchases.contains { $0.transactionId == p.transactionId } }
+            }
+        }
+        let subscriptions = reports.reduce(0) { $0 + $1.subscriptions.count }
+        if context.wantsJSON {
+            Output.json(["orderId": orderId, "subscribers": reports.map { $0.jsonObject() },
+                         "purchases": purchases.map { $0.jsonObject() }])
+            return 0
+        }
+        func count(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+        Output.line("Order \(SafeText.sanitize(orderId)): \(count(subscriptions, "subscription")), \(count(purchases.count, "one-time purchase"))")
+        for p in purchases { Output.line(describePurchase(p)) }
+        for report in reports {
+            Output.line("")
+            Output.line(render(report, now: now))
+        }
+        return 0
     }
 }
 

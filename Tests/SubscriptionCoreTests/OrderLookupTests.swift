@@ -73,6 +73,30 @@ final class OrderLookupTests: XCTestCase {
         XCTAssertEqual(unknown.status, 2, unknown.output)
         XCTAssertTrue(unknown.output.contains("Apple does not know order id NOTANORDER1"), unknown.output)
     }
+
+    /// One order, two purchases: a non-consumable bought with a subscription. `show` gives both.
+    func testAnOrderWithAPurchaseAndASubscriptionShowsBoth() throws {
+        let binary = try RevalidationFixture.subdeskBinary()
+        answerForTheOrder()
+        let unlock = TestKit.transaction(id: "2000000770000099", original: "2000000770000099", product: "app.lifetime.unlock",
+                                         purchase: TestKit.anchor - 5 * TestKit.day, expires: nil, signed: TestKit.anchor - 5 * TestKit.day,
+                                         extra: ["type": "Non-Consumable", "price": 24990])
+        let subscription = TestKit.transaction(id: otid, original: otid, product: "app.monthly", purchase: TestKit.anchor - 5 * TestKit.day,
+                                               expires: TestKit.anchor + 25 * TestKit.day, signed: TestKit.anchor - 5 * TestKit.day)
+        fixture.server.route("GET", "/prod/inApps/v1/lookup/MTN9T4BRB8",
+                             .json(["status": 0, "signedTransactions": [RevalidationFixture.sign(unlock), RevalidationFixture.sign(subscription)]]))
+        _ = try fixture.openStore()
+        let shown = try ChildOutput.run(binary, ["show", "MTN9T4BRB8"] + fixture.commandLineFlags)
+        XCTAssertEqual(shown.status, 0, shown.output)
+        XCTAssertTrue(shown.output.contains("Order MTN9T4BRB8: 1 subscription, 1 one-time purchase"), shown.output)
+        XCTAssertTrue(shown.output.contains("Purchase 2000000770000099  app.lifetime.unlock  Non-Consumable"), shown.output)
+        XCTAssertTrue(shown.output.contains("Subscription \(otid)"), shown.output)
+
+        let json = try ChildOutput.run(binary, ["show", "MTN9T4BRB8", "--json"] + fixture.commandLineFlags)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any], json.output)
+        XCTAssertEqual((object["purchases"] as? [[String: Any]])?.compactMap { $0["transactionId"] as? String }, ["2000000770000099"])
+        XCTAssertEqual((object["subscribers"] as? [Any])?.count, 1)
+    }
 }
 
 /// Get Refund History and Get Transaction Info for a subscription, verified and stored.
