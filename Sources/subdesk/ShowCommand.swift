@@ -48,7 +48,7 @@ enum ShowCommand {
                 return 2
             }
             if context.wantsJSON {
-                Output.json(["purchases": purchases.map { $0.jsonObject() }])
+                Output.json(["purchases": try purchases.map { try $0.purchaseJSON(store: store) }])
             } else {
                 for p in purchases { Output.line(describePurchase(p)) }
             }
@@ -165,7 +165,7 @@ enum ShowCommand {
         let subscriptions = reports.reduce(0) { $0 + $1.subscriptions.count }
         if context.wantsJSON {
             Output.json(["orderId": orderId, "subscribers": reports.map { $0.jsonObject() },
-                         "purchases": purchases.map { $0.jsonObject() }])
+                         "purchases": try purchases.map { try $0.purchaseJSON(store: store) }])
             return 0
         }
         func count(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }

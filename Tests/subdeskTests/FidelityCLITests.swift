@@ -42,6 +42,43 @@ final class FidelityCLITests: SubdeskTestCase {
         XCTAssertEqual(unknown.status, 2)
         XCTAssertNotNil((try? JSONSerialization.jsonObject(with: Data(unknown.stdout.utf8)) as? [String: Any])?["error"], unknown.stdout)
     }
+
+    /// Apple's own example transaction (with its 2026 fields: storefrontId, quantity,
+    /// advancedCommerceInfo) as a one-time purchase, plus a field no Apple version has yet
+    /// and non-ASCII descriptors: `show --json` keeps every field exactly as signed.
+    func testAOneTimePurchaseKeepsEveryFieldAppleSigned() throws {
+        let db = Store.testLocation(file: dir + "/p.db")
+        let fixture = Self.repoRoot + "/Tests/SubscriptionCoreTests/Fixtures/apple-models/signedTransaction.json"
+        var t = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: fixture))) as? [String: Any])
+        let now = DateText.nowMillis()
+        t["transactionId"] = "5100000000000091"
+        t["originalTransactionId"] = "5100000000000091"
+        t["bundleId"] = ScenarioBuilder.demoBundleId
+        t["environment"] = "Production"
+        t["type"] = "Consumable"
+        t["signedDate"] = now
+        t["purchaseDate"] = now - 60_000
+        t.removeValue(forKey: "expiresDate")
+        t["aFieldFromTheFuture"] = ["nested": [1, 2, 3]]
+        var commerce = try XCTUnwrap(t["advancedCommerceInfo"] as? [String: Any])
+        commerce["descriptors"] = ["description": "Prémium · 高级", "displayName": "Prémium"]
+        t["advancedCommerceInfo"] = commerce
+        let ingested = try run(["ingest", "--db", db] + Self.policyFlags + ["-"],
+                               stdin: try signedBody(type: "ONE_TIME_CHARGE", uuid: "otc-apple-1", transaction: t))
+        XCTAssertEqual(ingested.status, 0, ingested.stderr)
+        let json = try run(["show", "5100000000000091", "--db", db, "--json"])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let purchase = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["purchases"] as? [[String: Any]])?.first)
+        let apple = try XCTUnwrap(purchase["apple"] as? [String: Any], json.stdout)
+        func canonical(_ value: Any?) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: ["v": value ?? NSNull()], options: [.sortedKeys]), as: UTF8.self)
+        }
+        for key in t.keys.sorted() {
+            XCTAssertEqual(try canonical(apple[key]), try canonical(t[key]), "\(key) as signed")
+        }
+        XCTAssertEqual(((apple["advancedCommerceInfo"] as? [String: Any])?["descriptors"] as? [String: Any])?["description"] as? String,
+                       "Prémium · 高级")
+    }
 }
 
 extension FidelityCLITests {

@@ -81,6 +81,25 @@ extension SubscriptionReport {
 
 // MARK: JSON
 
+extension TransactionRecord {
+    /// The transaction as Apple signed it (every field, those subdesk does not type
+    /// included): its own payload when it came from the App Store Server API, else the
+    /// `signedTransactionInfo` of the notification that carried it.
+    public func applePayload(store: Store) throws -> Data? {
+        if let payload { return payload }
+        guard let uuid = sourceNotificationUUID, let notification = try store.notification(uuid: uuid) else { return nil }
+        return ApplePayloads.nestedPayload(body: notification.body, field: "signedTransactionInfo")
+    }
+
+    /// A one-time purchase as `show --json` prints it: the typed fields and, under `apple`,
+    /// every field Apple signed, as a subscription's transactions have them.
+    public func purchaseJSON(store: Store) throws -> [String: Any] {
+        var o = jsonObject()
+        o["apple"] = try applePayload(store: store).flatMap { try? JSONSerialization.jsonObject(with: $0) } ?? NSNull()
+        return o
+    }
+}
+
 extension SubscriberReport {
     /// `{"subscriber": {...}, "subscriptions": [...]}` as `subdesk show --json` prints it.
     public func jsonObject() -> [String: Any] {
