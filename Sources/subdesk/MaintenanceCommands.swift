@@ -18,8 +18,11 @@ enum MaintenanceCommands {
     static let backupHelp = """
     usage: subdesk backup PATH
 
-    Copies the store to PATH with SQLite's online backup: a consistent copy, safe to
-    take while intake keeps writing. Refuses to overwrite an existing file.
+    Copies the store to PATH: a SQLite store with SQLite's online backup, a PostgreSQL
+    store with `pg_dump --format=custom` of its schema (restore with pg_restore; needs
+    postgresql-client). Either is a consistent copy, safe to take while intake keeps
+    writing. The file is made readable and writable by you only (0600), as stores are: it
+    holds the same user ids, tokens and purchases. Refuses to overwrite an existing file.
     """
 
     static let initHelp = """

@@ -33,6 +33,27 @@ final class StoreSafetyTests: SubdeskTestCase {
         XCTAssertEqual(Store.kind(ofFileAt: notes), .demo)
     }
 
+    /// A backup holds what the store holds (user ids, tokens, purchases): it is made 0600
+    /// like a store, whatever the umask, and never over an existing file.
+    func testBackupsArePrivateAndNeverOverwrite() throws {
+        let store = Store.testLocation(file: dir + "/s.db")
+        XCTAssertEqual(try run(["demo", "--no-dashboard", "--copies", "1", "--db", store]).status, 0)
+        let backup = dir + "/backup.copy"
+        let made = try run(["backup", "--db", store, backup])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let mode = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: backup)[.posixPermissions] as? Int)
+        XCTAssertEqual(mode & 0o777, 0o600, String(mode & 0o777, radix: 8))
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: backup)[.size] as? Int)
+        XCTAssertGreaterThan(size, 10_000)
+
+        let notes = dir + "/notes.txt"
+        try "keep me\n".write(toFile: notes, atomically: true, encoding: .utf8)
+        let over = try run(["backup", "--db", store, notes])
+        XCTAssertNotEqual(over.status, 0)
+        XCTAssertTrue(over.stderr.contains("file exists; refusing to overwrite it"), over.stderr)
+        XCTAssertEqual(try String(contentsOfFile: notes, encoding: .utf8), "keep me\n")
+    }
+
     func testReadCommandsRefuseAMissingStoreAndFallBackToTheDemoStoreByDefault() throws {
         let missing = dir + "/typo/subdesk.db"
         for args in [["show", "x"], ["search", "x"], ["counts"], ["notifications"], ["audit"], ["quarantine"]] {

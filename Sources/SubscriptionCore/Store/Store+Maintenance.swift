@@ -83,9 +83,7 @@ extension Store {
     public func backup(to destination: String) throws {
         if dialect == .postgres { return try postgresBackup(to: destination) }
         guard let db = db as? SQLiteConnection else { return }
-        if FileManager.default.fileExists(atPath: destination) {
-            throw StoreError(operation: "backup to \(destination)", message: "file exists; refusing to overwrite it", code: 0)
-        }
+        try Store.createBackupFile(destination)
         var target: OpaquePointer?
         var rc = sqlite3_open_v2(destination, &target, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
         defer { sqlite3_close_v2(target) }
@@ -104,6 +102,23 @@ extension Store {
             try? FileManager.default.removeItem(atPath: destination)
             throw StoreError(operation: "backup to \(destination)", message: String(cString: sqlite3_errmsg(target)), code: rc)
         }
+    }
+}
+
+extension Store {
+    /// Creates `path` for a backup, readable and writable by this user only (a backup holds
+    /// the same user ids, tokens and purchases as the store); refuses a path that exists,
+    /// atomically, so nothing is ever overwritten.
+    static func createBackupFile(_ path: String) throws {
+        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            throw StoreError(operation: "backup to \(path)",
+                             message: code == EEXIST ? "file exists; refusing to overwrite it" : String(cString: strerror(code)), code: 0)
+        }
+        // The mode asked for is cut by the umask only towards fewer rights; make it exact.
+        fchmod(fd, 0o600)
+        close(fd)
     }
 }
 

@@ -91,13 +91,12 @@ extension Store {
     /// A consistent copy of a PostgreSQL store: pg_dump of its schema, in pg_dump's custom
     /// format (restore with pg_restore).
     func postgresBackup(to destination: String) throws {
-        if FileManager.default.fileExists(atPath: destination) {
-            throw StoreError(operation: "backup to \(destination)", message: "file exists; refusing to overwrite it", code: 0)
-        }
         #if SUBDESK_NO_POSTGRES
         return
         #else
         guard let c = db as? PostgresConnection else { return }
+        // pg_dump writes into the file made here, so it keeps mode 0600.
+        try Store.createBackupFile(destination)
         let schema = try db.first("SELECT current_schema()") { $0.string(0) } ?? "public"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -105,6 +104,7 @@ extension Store {
         let errors = Pipe()
         process.standardError = errors
         do { try process.run() } catch {
+            try? FileManager.default.removeItem(atPath: destination)
             throw StoreError(operation: "backup to \(destination)", message: "cannot run pg_dump (\(error.localizedDescription)); install postgresql-client", code: 0)
         }
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
