@@ -43,6 +43,7 @@ enum IngestCommand {
         }
         var counts = Counts()
         var committed = Counts()
+        var emptyInputs = 0
         let paths = context.arguments.positionals.isEmpty ? ["-"] : context.arguments.positionals
         for (pathIndex, path) in paths.enumerated() {
             let data: Data
@@ -59,6 +60,12 @@ enum IngestCommand {
             }
             let label = path == "-" ? "stdin" : path
             let bodies = splitBodies(data)
+            if bodies.isEmpty {
+                // Not a body to quarantine: there is nothing there at all.
+                Output.warn("\(label) holds no notification (it is empty): nothing to ingest from it")
+                emptyInputs += 1
+                continue
+            }
             // Bodies share a commit in small batches (a refused body is quarantined inside it;
             // a failing store stops the command with the batch rolled back, to be ingested
             // again: duplicates are answered as such); a batch ends after 500 bodies (--batch-size) or 250 ms so other
@@ -109,6 +116,7 @@ enum IngestCommand {
         } else {
             Output.line("ingested \(counts.stored), duplicates \(counts.duplicates), rejected \(counts.rejected)")
         }
+        if emptyInputs == paths.count { return 2 }
         return counts.rejected == 0 ? 0 : 1
     }
 
@@ -165,7 +173,15 @@ enum IngestCommand {
             }
             flush(bytes.count)
         }
-        if lines.count <= 1 { return [(data, lines.first?.line ?? 1)] }
+        // Nothing but blank lines (an empty stdin ended with Ctrl-D, an empty file): no body.
+        guard let only = lines.first else { return [] }
+        // One body on one line is stored as that line, without its terminator, as each line
+        // of a file of several is, so export -> ingest -> export gives the same bytes.
+        if lines.count == 1 {
+            let isDocumentOnItsLine = (try? JSONSerialization.jsonObject(with: data.subdata(in: only.range))) != nil
+            return [(isDocumentOnItsLine ? data[(data.startIndex + only.range.lowerBound)..<(data.startIndex + only.range.upperBound)] : data,
+                     only.line)]
+        }
         // A pretty-printed single document spans lines too: its first line is not a whole body.
         let first = data.subdata(in: lines[0].range)
         if (try? JSONSerialization.jsonObject(with: first, options: [.fragmentsAllowed])) == nil,

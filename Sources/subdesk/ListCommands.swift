@@ -18,8 +18,9 @@ enum ListCommands {
     or a relative offset like -2h or -7d. --ndjson prints the bodies, oldest first, one
     per line, ready for `subdesk ingest`: a body on one line as received, and a body that
     spans lines (a pretty-printed V1 body) as {"subdeskExportedBody": "<the body as a JSON
-    string>"}, which `subdesk ingest` unwraps into the very same bytes. --limit (100 by
-    default) caps how many; give a large one to export a whole store.
+    string>"}, which `subdesk ingest` unwraps into the very same bytes. --ndjson exports
+    every notification (since DATE) unless --limit N is given, and then says on stderr
+    how many it left out. The listing shows the newest 100 unless --limit says otherwise.
     """
 
     static let quarantineHelp = """
@@ -91,14 +92,31 @@ enum ListCommands {
     static func notifications(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
         let since = try context.arguments.value("since").map(parseSince)
-        let list = try store.notifications(since: since, limit: try context.arguments.int("limit") ?? 100)
+        let limit = try context.arguments.int("limit")
         if context.arguments.has("ndjson") {
-            for n in list.reversed() {
-                FileHandle.standardOutput.write(ExportedBody.line(n.body))
-                FileHandle.standardOutput.write(Data("\n".utf8))
+            func write(_ n: StoredNotification) {
+                FileHandle.standardOutput.write(ExportedBody.line(n.body) + Data("\n".utf8))
+            }
+            // An export is whole unless a limit is given, and says so when one cut it.
+            guard let limit else {
+                var last: Int64 = 0
+                while true {
+                    let page = try store.notificationPage(since: since, afterId: last, count: 1_000)
+                    page.forEach { write($0.notification) }
+                    guard let end = page.last?.id else { break }
+                    last = end
+                }
+                return 0
+            }
+            try store.notifications(since: since, limit: limit).reversed().forEach(write)
+            let total = try store.notificationCount(since: since ?? 0)
+            if total > limit {
+                Output.warn("exported the newest \(limit) of \(total) notifications (--limit \(limit)); "
+                            + "leave --limit out to export them all")
             }
             return 0
         }
+        let list = try store.notifications(since: since, limit: limit ?? 100)
         if context.wantsJSON {
             Output.json(list.map { n -> [String: Any] in
                 let e = n.event

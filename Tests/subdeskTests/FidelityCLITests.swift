@@ -79,6 +79,36 @@ final class FidelityCLITests: SubdeskTestCase {
         XCTAssertEqual(((apple["advancedCommerceInfo"] as? [String: Any])?["descriptors"] as? [String: Any])?["description"] as? String,
                        "Prémium · 高级")
     }
+
+    /// The export is whole unless a limit is asked for (and then says what it left out); a
+    /// body alone on its line round-trips to the same bytes; an empty stdin is no body.
+    func testTheExportIsWholeAndRoundTripsAndAnEmptyInputIsNoBody() throws {
+        let db = Store.testLocation(file: dir + "/d.db")
+        XCTAssertEqual(try run(["demo", "--no-dashboard", "--db", db, "--copies", "2"]).status, 0)
+        let total = Int(try engineQuery(db, "SELECT count(*) FROM notifications")) ?? 0
+        XCTAssertGreaterThan(total, 100, "the demo store holds more than the listing's default of 100")
+        let whole = try run(["notifications", "--db", db, "--ndjson"])
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+        XCTAssertEqual(whole.stdout.split(separator: "\n").count, total)
+        XCTAssertFalse(whole.stderr.contains("exported the newest"), whole.stderr)
+        let cut = try run(["notifications", "--db", db, "--ndjson", "--limit", "5"])
+        XCTAssertEqual(cut.stdout.split(separator: "\n").count, 5)
+        XCTAssertTrue(cut.stderr.contains("exported the newest 5 of \(total) notifications (--limit 5)"), cut.stderr)
+
+        // One body alone in a file, with its line end: stored as the line, exported the same.
+        let fresh = Store.testLocation(file: dir + "/e.db")
+        let line = try XCTUnwrap(whole.stdout.split(separator: "\n").first.map(String.init))
+        let file = dir + "/one.ndjson"
+        try (line + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try run(["ingest", "--db", fresh] + Self.policyFlags + [file]).status, 0)
+        XCTAssertEqual(try run(["notifications", "--db", fresh, "--ndjson"]).stdout, line + "\n")
+
+        // Ctrl-D on an empty stdin: nothing is quarantined, and the command says why it did nothing.
+        let empty = try run(["ingest", "--db", fresh] + Self.policyFlags + ["-"], stdin: Data())
+        XCTAssertEqual(empty.status, 2, empty.stderr)
+        XCTAssertTrue(empty.stderr.contains("stdin holds no notification (it is empty)"), empty.stderr)
+        XCTAssertEqual(try engineQuery(fresh, "SELECT count(*) FROM quarantine"), "0")
+    }
 }
 
 extension FidelityCLITests {

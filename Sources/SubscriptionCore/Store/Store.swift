@@ -468,6 +468,24 @@ public final class Store {
         }
     }
 
+    /// Notifications received at or after `since` with a row id above `afterId`, in the
+    /// order they were stored, `count` at a time: an export walks a store of any size in
+    /// pages, holding one page in memory.
+    public func notificationPage(since: Millis? = nil, afterId: Int64, count: Int) throws -> [(id: Int64, notification: StoredNotification)] {
+        try db.rows("""
+            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format, id FROM notifications
+            WHERE received_ms >= ? AND id > ? ORDER BY id LIMIT ?
+            """, [since ?? 0, afterId, count]) { r in
+            (r.int64(14), StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
+                                              body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12)))
+        }
+    }
+
+    /// How many notifications were received at or after `since`.
+    public func notificationCount(since: Millis) throws -> Int {
+        try db.first("SELECT count(*) FROM notifications WHERE received_ms >= ?", [since]) { $0.int(0) } ?? 0
+    }
+
     /// A stored notification's summary, without reading its body.
     public func notificationEvent(uuid: String) throws -> NotificationEvent? {
         try db.first("SELECT \(Store.eventColumns) FROM notifications WHERE notification_uuid = ?", [uuid]) { Store.event($0) }
