@@ -53,6 +53,29 @@ final class RecordOrderTests: XCTestCase {
         }
     }
 
+    /// A subscription that moves to the owner a newer version names leaves no empty owner
+    /// behind: the old token owned nothing afterwards and is no subscriber any more; a
+    /// subscriber with a linked user id stays, owning nothing or not.
+    func testAnOwnerLeftWithNothingIsNotKept() throws {
+        let older = TestKit.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY", signed: a - 10 * d,
+                                 transaction: TestKit.transaction(signed: a - 10 * d, extra: ["appAccountToken": "token-old"]))
+        let newer = TestKit.body(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", signed: a - 2 * d,
+                                 transaction: TestKit.transaction(signed: a - 2 * d, extra: ["appAccountToken": "token-new"]))
+        let store = try Store.inMemory()
+        try ingestAll([older], into: store)
+        XCTAssertNotNil(try store.lookup("token-old"))
+        try ingestAll([newer], into: store)
+        XCTAssertNil(try store.lookup("token-old"), "the token that owns nothing is gone")
+        XCTAssertEqual(try store.lookup("token-new")?.appAccountToken, "token-new")
+
+        // A linked user id is kept even once its subscription moves on.
+        let linked = try Store.inMemory()
+        try ingestAll([older], into: linked)
+        try linked.linkUser("user-7", originalTransactionId: otid)
+        try ingestAll([newer], into: linked)
+        XCTAssertEqual(try linked.lookup("user-7")?.userId, "user-7")
+    }
+
     // Fault 3: equal signedDates are not broken by arrival order.
     func testTransactionVersionsSignedAtTheSameTimeGiveTheSameStateInBothOrders() throws {
         let shared = TestKit.transaction(signed: a - 5 * d, extra: ["inAppOwnershipType": "FAMILY_SHARED", "appAccountToken": "token-b",

@@ -21,6 +21,9 @@ final class RoleTableTests: XCTestCase {
         for role in ["subdesk_read", "subdesk_support"] {
             for table in PostgresRoles.derived {
                 for privilege in [PostgresRoles.Privilege.insert, .delete, .truncate] {
+                    // A link may leave a subscriber owning nothing; the foreign key from
+                    // subscriptions lets support delete only such a one.
+                    if role == "subdesk_support" && privilege == .delete && table == "subscribers" { continue }
                     XCTAssertFalse(PostgresRoles.allows(role, privilege, on: table), "\(role) \(privilege) \(table)")
                 }
                 XCTAssertFalse(PostgresRoles.allows(role, .update, on: table, column: "status"), "\(role) may update \(table)")

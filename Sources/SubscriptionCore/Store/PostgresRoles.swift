@@ -71,6 +71,8 @@ public enum PostgresRoles {
         Right(["subdesk_support"], [.update], ["subscriptions"], columns: ["subscriber_id"],
               why: "link a user: move a subscription to the user's subscriber"),
         Right(["subdesk_support"], [.update], ["subscribers"], columns: ["user_id"], why: "link a user id to a subscriber"),
+        Right(["subdesk_support"], [.delete], ["subscribers"],
+              why: "drop the subscriber a link left owning nothing (the foreign key keeps any that owns something)"),
         Right(writers, [.update], ["store_changes"], why: "every write bumps the change counter that live views watch"),
     ]
 

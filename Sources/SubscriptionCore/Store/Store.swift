@@ -802,6 +802,7 @@ public final class Store {
             if let other = try db.first("SELECT id FROM subscribers WHERE user_id = ?", [userId], { $0.int64(0) }), other != owner {
                 // The user already has a subscriber: move this subscription to it.
                 try db.run("UPDATE subscriptions SET subscriber_id = ? WHERE subscriber_id = ?", [other, owner])
+                try dropSubscriberIfEmpty(owner)
                 return
             }
             try db.run("UPDATE subscribers SET user_id = ? WHERE id = ?", [userId, owner])
@@ -873,6 +874,18 @@ public final class Store {
             subscriptionUpdates[changed] = update
         }
         try db.run(update.sql, update.columns.map { values[$0] } + [s.originalTransactionId])
+        if stored.subscriberId != subscriberId { try dropSubscriberIfEmpty(stored.subscriberId) }
+    }
+
+    /// A subscriber that owns no subscription and carries no user id is no one (a token
+    /// whose subscription moved to the owner a newer version names, say): it goes, so
+    /// look-ups and search do not find an owner of nothing. The foreign key keeps any
+    /// subscriber that still owns something.
+    func dropSubscriberIfEmpty(_ id: Int64) throws {
+        try db.run("""
+            DELETE FROM subscribers WHERE id = ? AND user_id IS NULL
+            AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE subscriber_id = ?)
+            """, [id, id])
     }
 
     /// The columns an index other than the key's covers, in the order `storedShare` reads them.
