@@ -73,8 +73,8 @@ struct Context {
             return "no store at \(path): create it with `subdesk db init --db URI` (as the database owner), "
                 + "or copy one there with `subdesk migrate --from STORE --to URI`"
         }
-        return "no store at \(path): build the demo store with `subdesk demo`, create one with `subdesk ingest`, "
-            + "or name an existing store with --db PATH (or db = PATH in the config)"
+        return "no store at \(path): create it with `subdesk init --db \(path)` (a deployment does this once), "
+            + "build the demo store with `subdesk demo`, or name an existing store with --db PATH (or db = PATH in the config)"
     }
 
     var rootFiles: [String] { arguments.values("root-ca").isEmpty ? config.list("root_ca") : arguments.values("root-ca") }

@@ -7,8 +7,10 @@ enum ListCommands {
     static let searchHelp = """
     usage: subdesk search TEXT [--limit N] [--json]
 
-    Lists subscriptions whose originalTransactionId, transactionId, product, user id or
-    appAccountToken starts with TEXT.
+    Lists subscriptions with TEXT anywhere in their originalTransactionId, product, user
+    id or appAccountToken (ASCII case ignored; every character means itself), those holding
+    a transaction whose transactionId starts with TEXT, and one-time purchases whose
+    transactionId starts with TEXT.
     """
 
     static let notificationsHelp = """

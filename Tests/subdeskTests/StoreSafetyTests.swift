@@ -59,7 +59,7 @@ final class StoreSafetyTests: SubdeskTestCase {
         for args in [["show", "x"], ["search", "x"], ["counts"], ["notifications"], ["audit"], ["quarantine"]] {
             let r = try run(args + ["--db", missing])
             XCTAssertEqual(r.status, 2, "\(args)")
-            XCTAssertTrue(r.stderr.contains("no store at \(missing): build the demo store with `subdesk demo`"), "\(args): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains("no store at \(missing): create it with `subdesk init --db \(missing)`"), "\(args): \(r.stderr)")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/typo"), "nothing created, not even the folder")
         // No store named and none at the default place: the demo store stands in, and says so.
