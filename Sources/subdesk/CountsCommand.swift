@@ -38,7 +38,7 @@ enum CountsCommand {
 
     static func timeZone(_ context: Context) throws -> TimeZone {
         let name = context.setting("tz", "tz") ?? "UTC"
-        guard let zone = TimeZone(identifier: name) else { throw UsageError("unknown time zone \(name) (use e.g. UTC or Europe/Paris)") }
+        guard let zone = TimeZoneName.zone(name) else { throw UsageError(TimeZoneName.unknown(name)) }
         return zone
     }
 
@@ -77,6 +77,16 @@ enum CountsCommand {
             FileHandle.standardError.write(Data("\r\u{1B}[Kcounts: splitting \(done)/\(total) subscriptions by segment".utf8))
         }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    /// Refuses a segment value no subscription has (`product=app.montly`), naming those
+    /// that exist; while some subscriptions are not split by segment yet (a reader that
+    /// cannot bring them up to date) an unknown value may be a new one, and is let through.
+    static func requireKnown(_ filter: SegmentFilter, store: Store) throws {
+        let known = try store.segmentValues(filter.dimension)
+        guard !known.contains(filter.value), try store.pendingSegmentsCount() == 0 else { return }
+        throw UsageError("no subscription has \(filter.dimension.rawValue) \(filter.value): "
+                         + (known.isEmpty ? "the store has none" : "the \(filter.dimension.rawValue) values there are \(known.joined(separator: ", "))"))
     }
 
     /// `--by DIMENSION`: the values to show side by side, each with what it counts.
@@ -126,6 +136,10 @@ enum CountsCommand {
         let from = context.arguments.value("from") ?? DailyCountsReport.day(to, plus: -29, in: zone)
         let periodText = context.arguments.value("period") ?? "day"
         guard let period = CountPeriod(rawValue: periodText) else { throw UsageError("--period is day, week or month, not \(periodText)") }
+        if context.arguments.value("metric") != nil && context.arguments.value("by") == nil {
+            throw UsageError("--metric picks the one metric --by shows for each value; without --by every metric is shown "
+                             + "(add --by DIMENSION, or leave --metric out)")
+        }
         let store = try context.openStore(mode: .reading)
         try catchUp(store)
         if let by = context.arguments.value("by") {
@@ -135,7 +149,10 @@ enum CountsCommand {
         let rows: [DayCounts]
         do {
             let slice = try slice(context, where: context.arguments.value("where"))
-            if slice.filter != nil { try catchUpSegments(store) }
+            if let filter = slice.filter {
+                try catchUpSegments(store)
+                try requireKnown(filter, store: store)
+            }
             rows = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,
                                                  segments: slice.segments, period: period,
                                                  rates: try exchangeRates(context), filter: slice.filter)

@@ -33,9 +33,7 @@ enum DashboardCommand {
             return 2
         }
         let zoneName = context.setting("tz", "tz") ?? "UTC"
-        guard let zone = TimeZone(identifier: zoneName) else {
-            throw UsageError("unknown time zone \(zoneName) (use e.g. UTC or Europe/Paris)")
-        }
+        guard let zone = TimeZoneName.zone(zoneName) else { throw UsageError(TimeZoneName.unknown(zoneName)) }
         let catalog = ThemeCatalog(searchPaths: ThemeCatalog.standardSearchPaths(
             executablePath: Bundle.main.executablePath ?? CommandLine.arguments.first ?? ""))
         let loaded = try loadTheme(context, catalog: catalog)

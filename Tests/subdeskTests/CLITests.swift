@@ -115,6 +115,35 @@ final class CLITests: SubdeskTestCase {
     /// A CGI process answers one notification and exits: URLSession, and libcurl with the
     /// thirty-odd libraries behind it, stay out of the binary, in the `subdesk-http` helper
     /// that revalidation starts.
+    /// What a manager mistypes is refused with what would have been right.
+    func testCountsRefusesWhatMatchesNothingAndReadsOffsets() throws {
+        let db = try demoStore()
+        let offset = try run(["counts", "--db", db, "--tz", "+05:30", "--from", "2026-06-01", "--to", "2026-06-02", "--json"])
+        XCTAssertEqual(offset.status, 0, offset.stderr)
+        let text = try run(["counts", "--db", db, "--tz", "+05:30", "--from", "2026-06-01", "--to", "2026-06-02"])
+        XCTAssertTrue(text.stdout.contains("time zone +05:30"), text.stdout)
+        let badZone = try run(["counts", "--db", db, "--tz", "Mars/Olympus"])
+        XCTAssertEqual(badZone.status, 2)
+        XCTAssertTrue(badZone.stderr.contains("unknown time zone Mars/Olympus (use e.g. UTC, Europe/Paris or an offset such as +05:30)"), badZone.stderr)
+
+        let typo = try run(["counts", "--db", db, "--where", "product=app.montly"])
+        XCTAssertEqual(typo.status, 2, typo.stdout)
+        XCTAssertTrue(typo.stderr.contains("no subscription has product app.montly: the product values there are "), typo.stderr)
+        XCTAssertTrue(typo.stderr.contains("app.monthly"), typo.stderr)
+
+        let metric = try run(["counts", "--db", db, "--metric", "churned"])
+        XCTAssertEqual(metric.status, 2)
+        XCTAssertTrue(metric.stderr.contains("--metric picks the one metric --by shows"), metric.stderr)
+
+        let month = try run(["counts", "--db", db, "--from", "2026-13-01", "--to", "2026-13-02"])
+        XCTAssertEqual(month.status, 2)
+        XCTAssertTrue(month.stderr.contains("day 2026-13-01 is not a date: there is no month 13"), month.stderr)
+        let day = try run(["counts", "--db", db, "--from", "2026-02-30", "--to", "2026-03-02"])
+        XCTAssertTrue(day.stderr.contains("day 2026-02-30 is not a date: month 2 of 2026 has no day 30"), day.stderr)
+        let shape = try run(["counts", "--db", db, "--from", "yesterday"])
+        XCTAssertTrue(shape.stderr.contains("day yesterday is not YYYY-MM-DD"), shape.stderr)
+    }
+
     func testTheBinaryLeavesURLSessionToTheHTTPHelper() throws {
         let linked = try runToEnd("/usr/bin/ldd", [Self.binary]).output
         XCTAssertTrue(linked.contains("libsqlite3"), linked)

@@ -358,21 +358,11 @@ public enum DashboardReducer {
         return setZone(name, &state)
     }
 
-    /// A fixed offset from UTC written `+05:30`, `-08:00`, `+0530` or `+5`; nil otherwise.
-    static func zone(offset text: String) -> TimeZone? {
-        guard let sign = text.first, sign == "+" || sign == "-" else { return nil }
-        let digits = text.dropFirst().replacingOccurrences(of: ":", with: "")
-        guard !digits.isEmpty, digits.count <= 4, digits.allSatisfy(\.isNumber) else { return nil }
-        let hours = Int(digits.count <= 2 ? digits : String(digits.dropLast(2)))!
-        let minutes = digits.count <= 2 ? 0 : Int(digits.suffix(2))!
-        guard hours <= 14, minutes < 60 else { return nil }
-        let seconds = (hours * 3600 + minutes * 60) * (sign == "-" ? -1 : 1)
-        return TimeZone(secondsFromGMT: seconds)
-    }
+    static func zone(offset text: String) -> TimeZone? { TimeZoneName.offset(text) }
 
     static func setZone(_ name: String, _ state: inout DashboardState) -> [DashboardEffect] {
-        guard let zone = TimeZone(identifier: name) ?? zone(offset: name) else {
-            flash("unknown time zone \(name) (use e.g. UTC, Europe/Paris or an offset such as +05:30)", error: true, &state)
+        guard let zone = TimeZoneName.zone(name) else {
+            flash(TimeZoneName.unknown(name), error: true, &state)
             return []
         }
         state.time = ZonedTime(zone: zone)

@@ -436,11 +436,19 @@ public enum DailyCountsReport {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         func parse(_ text: String) throws -> DateComponents {
-            let parts = text.split(separator: "-").compactMap { Int($0) }
-            guard parts.count == 3, (1...12).contains(parts[1]), (1...31).contains(parts[2]) else {
+            let fields = text.split(separator: "-", omittingEmptySubsequences: false)
+            let parts = fields.compactMap { Int($0) }
+            guard fields.count == 3, parts.count == 3, fields[0].count == 4, fields[1].count == 2, fields[2].count == 2 else {
                 throw ConfigurationError("day \(text) is not YYYY-MM-DD")
             }
-            return DateComponents(year: parts[0], month: parts[1], day: parts[2])
+            let components = DateComponents(year: parts[0], month: parts[1], day: parts[2])
+            // The calendar rolls 2026-02-30 over to March: a day must come back as written.
+            guard (1...12).contains(parts[1]), let date = calendar.date(from: components),
+                  calendar.dateComponents([.year, .month, .day], from: date) == DateComponents(year: parts[0], month: parts[1], day: parts[2]) else {
+                throw ConfigurationError("day \(text) is not a date: " + ((1...12).contains(parts[1])
+                    ? "month \(parts[1]) of \(parts[0]) has no day \(parts[2])" : "there is no month \(parts[1])"))
+            }
+            return components
         }
         guard var date = calendar.date(from: try parse(from)), let last = calendar.date(from: try parse(to)) else {
             throw ConfigurationError("cannot read days \(from)..\(to)")
