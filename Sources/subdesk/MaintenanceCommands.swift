@@ -11,8 +11,10 @@ enum MaintenanceCommands {
     guards, WAL size, quarantined bodies and the quarantine's budget, test-CA data in a
     store that is no demo store, the trusted roots and their expiry, files others can
     write, the config (bundle id, app Apple id, secret files), and what revalidation
-    needs (API key, shared secret, the subdesk-http helper). Exits 0 when nothing
-    failed, 1 otherwise.
+    needs (API key, shared secret, the subdesk-http helper). On PostgreSQL also the audit
+    triggers' functions, who holds what a write would wait for (user, pid, application,
+    since when), and whether every login may connect. Exits 0 when nothing failed, 1
+    otherwise.
     """
 
     static let backupHelp = """
@@ -72,7 +74,7 @@ enum MaintenanceCommands {
                 }
                 let guardProblems = try store.auditGuardProblems()
                 add("audit log", guardProblems.isEmpty ? "ok" : "fail", guardProblems.isEmpty
-                    ? (store.dialect == .postgres ? "append-only (triggers and their functions in place)" : "append-only (triggers in place)")
+                    ? "append-only (triggers in place)" + (store.dialect == .postgres ? ", their functions unchanged" : "")
                     : guardProblems.joined(separator: "; ") + ": the audit log can be changed; "
                     + "it was tampered with outside subdesk: investigate, and restore the store from a backup")
                 let wal = h.walBytes ?? 0

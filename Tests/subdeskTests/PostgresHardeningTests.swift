@@ -173,7 +173,7 @@ final class PostgresHardeningTests: SubdeskTestCase {
         try requirePostgres()
         _ = try engineQuery(location, "INSERT INTO audit_log (at_ms, operator, action, outcome) VALUES (1, 'x', 'override_grant', 'ok')")
         XCTAssertTrue(try run(["doctor", "--db", location] + ReliabilityTests.policyFlags).stdout
-            .contains("OK    audit log     append-only (triggers and their functions in place)"))
+            .contains("OK    audit log     append-only (triggers in place), their functions unchanged"))
         // The owner neuters the guard without touching a trigger, and rewrites history.
         _ = try engineQuery(location, "CREATE OR REPLACE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$")
         XCTAssertEqual(try engineQuery(location, "UPDATE audit_log SET outcome = 'rewritten' RETURNING outcome"), "rewritten")

@@ -123,7 +123,7 @@ public struct PostgresLocation: Equatable, Sendable {
     /// named by `passfile=` or PGPASSFILE (~/.pgpass by default).
     public init(_ location: String) throws {
         guard PostgresLocation.isPostgres(location), var parts = URLComponents(string: location) else {
-            throw StoreError(operation: "open \(location)", message: "not a postgres:// URI", code: 0)
+            throw StoreError(operation: "open \(PostgresLocation.redacted(location))", message: "not a postgres:// URI", code: 0)
         }
         // Either way of writing a password in the URI (user:secret@ and ?password=) is refused.
         if parts.password != nil || (parts.queryItems ?? []).contains(where: { $0.name.lowercased() == "password" }) {
