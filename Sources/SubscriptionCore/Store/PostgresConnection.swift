@@ -282,10 +282,10 @@ final class PostgresConnection: SQLConnection {
     /// bound stays above the lock timeout, so a wait for the write lock still reports as
     /// one; the idle bound frees the locks of a client that stopped mid-transaction.
     func boundServerWaits(statementMs: Int, idleInTransactionMs: Int) throws {
-        for (setting, ms) in [("statement_timeout", statementMs), ("idle_in_transaction_session_timeout", idleInTransactionMs)] {
-            let current = try first("SELECT setting FROM pg_settings WHERE name = ?", [setting]) { $0.string(0) }
-            if current == "0" { try execute("SET \(setting) = \(max(1, ms))") }
-        }
+        // One round trip: a CGI request pays it on every notification.
+        try execute([("statement_timeout", statementMs), ("idle_in_transaction_session_timeout", idleInTransactionMs)].map {
+            "SELECT set_config('\($0.0)', '\(max(1, $0.1))', false) WHERE current_setting('\($0.0)') = '0'"
+        }.joined(separator: "; "))
     }
 
 
