@@ -38,6 +38,7 @@ enum CGIIngest {
         do {
             let store = try context.openStore(mode: .existing)
             try store.configureForOneShotWrites()
+            try store.boundServerWaitsForIntake()
             defer { store.finishOneShotWrites() }
             let intake = try context.makeIntake(store: store)
             let source = "cgi:" + (env["REMOTE_ADDR"] ?? "-")

@@ -26,7 +26,10 @@ enum DatabaseCommands {
     With --roles, on PostgreSQL, also creates the group roles subdesk_read,
     subdesk_intake, subdesk_support and subdesk_operator (when missing) and grants each its
     rights on the store's schema; give people and hosts login users that are members of
-    one (CREATE ROLE alice LOGIN IN ROLE subdesk_support). Run it as the store's owner,
+    one (CREATE ROLE alice LOGIN IN ROLE subdesk_support). It also takes CONNECT on the
+    database from PUBLIC and gives it to those four roles, so a login with no subdesk role
+    cannot connect (other applications' logins in the same database need CONNECT granted
+    by name). Run it as the store's owner who also owns the database (or a superuser),
     again after an upgrade. --print prints the SQL instead of running it.
     """
 
@@ -84,12 +87,17 @@ enum DatabaseCommands {
             throw UsageError("usage: subdesk db init [--roles] [--print]")
         }
         let path = context.databasePath
+        if let problem = PostgresLocation.keywordStringProblem(path) { throw UsageError(problem) }
         if context.arguments.has("roles") && !PostgresLocation.isPostgres(path) {
             throw UsageError("--roles is for a PostgreSQL store (--db postgres://...); a SQLite store's access is its file's mode")
         }
         if context.arguments.has("print") {
-            let schema = (try PostgresLocation(path)).schema ?? "public"
-            Output.line(PostgresRoles.sql(schema: schema))
+            let location = try PostgresLocation(path)
+            Output.line(PostgresRoles.sql(schema: location.schema ?? "public"))
+            // The database the URI names; libpq's default is the user's name, which only
+            // the server knows for sure, so an unnamed one is left for the reader to fill in.
+            let database = URLComponents(string: location.conninfo)?.path.trimmingCharacters(in: CharacterSet(charactersIn: "/")) ?? ""
+            Output.line(PostgresRoles.databaseSQL(database: database.isEmpty ? "DATABASE" : database))
             return 0
         }
         let store = try Store(path: path, mode: .createIfMissing)

@@ -32,6 +32,7 @@ enum IngestCommand {
         // A batch job can wait its turn behind other writers longer than a web request can.
         let store = try context.openStore(busyTimeoutMs: 120_000, mode: .createIfMissing)
         try store.checkpointEvery(pages: Store.batchCheckpointPages)
+        try store.boundServerWaitsForIntake()
         let intake = try context.makeIntake(store: store)
         if intake.policy.bundleId == nil {
             Output.warn("no bundle id configured: bundle ids are not checked (set bundle_id or pass --bundle-id)")

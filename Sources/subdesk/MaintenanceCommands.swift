@@ -11,8 +11,10 @@ enum MaintenanceCommands {
     guards, WAL size, quarantined bodies and the quarantine's budget, test-CA data in a
     store that is no demo store, the trusted roots and their expiry, files others can
     write, the config (bundle id, app Apple id, secret files), and what revalidation
-    needs (API key, shared secret, the subdesk-http helper). Exits 0 when nothing
-    failed, 1 otherwise.
+    needs (API key, shared secret, the subdesk-http helper). On PostgreSQL also the audit
+    triggers' functions, who holds what a write would wait for (user, pid, application,
+    since when), and whether every login may connect. Exits 0 when nothing failed, 1
+    otherwise.
     """
 
     static let backupHelp = """
@@ -50,14 +52,16 @@ enum MaintenanceCommands {
         func add(_ name: String, _ level: String, _ detail: String) { checks.append(Check(name: name, level: level, detail: detail)) }
         let path = context.databasePath
         var isDemo = false
-        if !PostgresLocation.isPostgres(path) && !FileManager.default.fileExists(atPath: path) {
+        if let problem = PostgresLocation.keywordStringProblem(path) {
+            add("store", "fail", problem)
+        } else if !PostgresLocation.isPostgres(path) && !FileManager.default.fileExists(atPath: path) {
             add("store", "fail", "\(path) does not exist (ingest something or pass --db)")
         } else {
             do {
                 let store = try context.openStore(mode: .reading)
                 let h = try store.health()
                 isDemo = store.isDemo
-                add("store", "ok", "\(path), \((h.fileBytes ?? 0) / 1024) KiB" + (isDemo ? " (a demo store)" : ""))
+                add("store", "ok", "\(store.path), \((h.fileBytes ?? 0) / 1024) KiB" + (isDemo ? " (a demo store)" : ""))
                 if !isDemo, try store.holdsTestCAData() {
                     add("test data", "fail", "this store is no demo store but holds notifications signed by the TEST ONLY demo CA "
                         + "(subdesk simulate or a test root was pointed at it); rebuild it from Apple's notifications")
@@ -71,9 +75,10 @@ enum MaintenanceCommands {
                 } else {
                     add("schema", h.schemaVersion == h.latestSchemaVersion ? "ok" : "warn", "version \(h.schemaVersion) of \(h.latestSchemaVersion)")
                 }
-                let missingGuards = try store.missingAuditGuards()
-                add("audit log", missingGuards.isEmpty ? "ok" : "fail", missingGuards.isEmpty ? "append-only (triggers in place)"
-                    : "triggers missing: \(missingGuards.joined(separator: ", ")): the audit log can be changed; "
+                let guardProblems = try store.auditGuardProblems()
+                add("audit log", guardProblems.isEmpty ? "ok" : "fail", guardProblems.isEmpty
+                    ? "append-only (triggers in place)" + (store.dialect == .postgres ? ", their functions unchanged" : "")
+                    : guardProblems.joined(separator: "; ") + ": the audit log can be changed; "
                     + "it was tampered with outside subdesk: investigate, and restore the store from a backup")
                 let wal = h.walBytes ?? 0
                 if store.dialect == .postgres {
@@ -81,6 +86,7 @@ enum MaintenanceCommands {
                     add("engine", "ok", "PostgreSQL, as database user \(try store.databaseUser() ?? "?")"
                         + (roles.isEmpty ? "" : " (\(roles.joined(separator: ", ")))")
                         + (store.isReadOnly ? "; may not derive state" : ""))
+                    writeLockChecks(store, add: add)
                 } else {
                 add("wal", wal > 256 << 20 ? "warn" : "ok", "\(wal / 1024) KiB" + (wal > 256 << 20 ? " (a long-running reader may be blocking checkpoints)" : ""))
                 }
@@ -141,6 +147,31 @@ enum MaintenanceCommands {
             }
         }
         return checks.contains { $0.level == "fail" } ? 1 : 0
+    }
+
+    /// On PostgreSQL: who keeps writes waiting (intake answers 503 once the busy timeout
+    /// passes), named so an operator can ask them or end the session; and whether every
+    /// login in the cluster may still connect to the database.
+    static func writeLockChecks(_ store: Store, add: (String, String, String) -> Void) {
+        do {
+            let holders = try store.writeLockHolders()
+            if holders.isEmpty {
+                add("write lock", "ok", "free: no session holds what a write would wait for")
+            }
+            for h in holders {
+                let since = h.since.map { "in a transaction since \($0) UTC" + (h.seconds.map { ", \($0) s ago" } ?? "") }
+                    ?? "since an unknown time (seeing other users' sessions needs pg_read_all_stats)"
+                add("write lock", "warn", "held by database user \(h.user) (pid \(h.pid), application \(h.application.isEmpty ? "unnamed" : "\"\(h.application)\""), "
+                    + "\(since)): \(h.what); intake waits for it and answers 503 after the busy timeout "
+                    + "(SELECT pg_terminate_backend(\(h.pid)) ends that session)")
+            }
+            if try store.publicMayConnect() == true {
+                add("connect", "warn", "every login in the cluster may connect to this database (CONNECT is PUBLIC's): "
+                    + "run `subdesk db init --roles` as the database's owner to keep it to subdesk's roles")
+            }
+        } catch {
+            add("write lock", "fail", "\(error)")
+        }
     }
 
     /// What revalidation (`r` in the dashboard, `revalidate`, `sweep`) needs, and what is missing.

@@ -166,6 +166,13 @@ final class PostgresRoleTests: XCTestCase {
                 || PostgresRoles.rights.contains { $0.roles.contains(who) && $0.privileges.contains(.update) && $0.tables.contains("subscriptions") }
             let lock = try attempt(store, "SELECT 1 FROM subscriptions FOR UPDATE")
             if (lock == .allowed) != wantsLock { mismatches.append("\(who) row lock on subscriptions: \(lock)") }
+            // The writers' lock is the change counter's table: only a role that may update it
+            // can hold it, so a reader cannot stall intake.
+            for mode in ["EXCLUSIVE", "ROW EXCLUSIVE"] {
+                let held = try attempt(store, "LOCK TABLE store_changes IN \(mode) MODE")
+                let wanted = who == "owner" || PostgresRoles.allows(who, .update, on: "store_changes")
+                if (held == .allowed) != wanted { mismatches.append("\(who) store lock (\(mode)): \(held)") }
+            }
         }
         XCTAssertEqual(mismatches, [], mismatches.joined(separator: "\n"))
 

@@ -123,24 +123,24 @@ public struct PostgresLocation: Equatable, Sendable {
     /// named by `passfile=` or PGPASSFILE (~/.pgpass by default).
     public init(_ location: String) throws {
         guard PostgresLocation.isPostgres(location), var parts = URLComponents(string: location) else {
-            throw StoreError(operation: "open \(location)", message: "not a postgres:// URI", code: 0)
+            throw StoreError(operation: "open \(PostgresLocation.redacted(location))", message: "not a postgres:// URI", code: 0)
         }
-        if parts.password != nil {
-            throw StoreError(operation: "open \(PostgresLocation.redacted(location))", message: """
-                the URI holds a password; keep it out of URIs and command lines: put it in a password file \
-                (~/.pgpass, or the file PGPASSFILE or ?passfile=PATH names)
-                """, code: 0)
+        // Either way of writing a password in the URI (user:secret@ and ?password=) is refused.
+        if parts.password != nil || (parts.queryItems ?? []).contains(where: { $0.name.lowercased() == "password" }) {
+            throw StoreError(operation: "open \(PostgresLocation.redacted(location))", message: PostgresLocation.passwordAdvice, code: 0)
         }
         var schema: String?
         var kept: [URLQueryItem] = []
-        for item in parts.queryItems ?? [] {
-            if item.name == "schema" { schema = item.value } else { kept.append(item) }
+        // Kept as they were encoded: decoded and encoded again, `options=-c%20x%3D1` would
+        // come back as `-c%20x=1`, a second `=` libpq refuses.
+        for item in parts.percentEncodedQueryItems ?? [] {
+            if item.name == "schema" { schema = item.value?.removingPercentEncoding ?? item.value } else { kept.append(item) }
         }
         if let schema, schema.isEmpty || !schema.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
-            throw StoreError(operation: "open \(location)", message: "schema name \"\(schema)\" must be letters, digits and _ only", code: 0)
+            throw StoreError(operation: "open \(PostgresLocation.redacted(location))", message: "schema name \"\(schema)\" must be letters, digits and _ only", code: 0)
         }
-        parts.queryItems = kept.isEmpty ? nil : kept
-        // URLComponents percent-encodes a socket folder in `host=` the way libpq reads it.
+        parts.percentEncodedQueryItems = kept.isEmpty ? nil : kept
+        // libpq decodes the query itself, as it was written.
         conninfo = parts.string ?? location
         self.schema = schema
     }
@@ -154,11 +154,76 @@ public struct PostgresLocation: Equatable, Sendable {
         return "pg:" + (database.isEmpty ? "?" : database) + (schema.map { "." + $0 } ?? "") + "@" + host
     }
 
-    /// The URI with any password replaced, for messages.
+    static let passwordAdvice = """
+        the URI holds a password; keep it out of URIs and command lines (they end up in shell \
+        histories, `ps` and logs): put it in a password file (~/.pgpass, or the file PGPASSFILE or \
+        ?passfile=PATH names), or use peer authentication over the server's socket
+        """
+
+    /// `location` fit to print: a password in a URI (`user:secret@`, `?password=`) or in a
+    /// libpq keyword string (`password=secret`) is replaced by `***`.
     public static func redacted(_ location: String) -> String {
-        guard var parts = URLComponents(string: location), parts.password != nil else { return location }
-        parts.password = "***"
-        return parts.string ?? "postgres://***"
+        if isPostgres(location) {
+            guard var parts = URLComponents(string: location) else { return "postgres://***" }
+            var changed = false
+            if parts.password != nil {
+                parts.password = "***"
+                changed = true
+            }
+            if let items = parts.queryItems, items.contains(where: { $0.name.lowercased() == "password" }) {
+                parts.queryItems = items.map { $0.name.lowercased() == "password" ? URLQueryItem(name: $0.name, value: "***") : $0 }
+                changed = true
+            }
+            return changed ? parts.string ?? "postgres://***" : location
+        }
+        guard location.range(of: "password", options: .caseInsensitive) != nil else { return location }
+        // A keyword string: every value after `password =`, quoted or bare, goes.
+        var out = ""
+        var rest = Substring(location)
+        while let found = rest.range(of: "password", options: .caseInsensitive) {
+            out += rest[..<found.upperBound]
+            rest = rest[found.upperBound...]
+            let spaces = rest.prefix { $0 == " " || $0 == "\t" }
+            guard rest.dropFirst(spaces.count).first == "=" else { continue }
+            out += spaces + "="
+            rest = rest.dropFirst(spaces.count + 1).drop { $0 == " " || $0 == "\t" }
+            if rest.first == "'" {
+                var escaped = false
+                var end = rest.index(after: rest.startIndex)
+                while end < rest.endIndex, escaped || rest[end] != "'" {
+                    escaped = !escaped && rest[end] == "\\"
+                    end = rest.index(after: end)
+                }
+                rest = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
+            } else {
+                rest = rest.drop { !$0.isWhitespace }
+            }
+            out += "***"
+        }
+        return out + rest
+    }
+
+    /// libpq's connection keywords, to know a keyword string (`host=db dbname=x`) given
+    /// where a file path or a URI was expected.
+    static let libpqKeywords: Set<String> = [
+        "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "connect_timeout", "options",
+        "application_name", "sslmode", "sslcert", "sslkey", "sslrootcert", "service", "target_session_attrs",
+        "client_encoding", "keepalives", "require_auth", "channel_binding", "gssencmode", "krbsrvname",
+    ]
+
+    /// Why `location`, given as a store's path, is refused: it reads as a libpq keyword
+    /// string, which subdesk does not take (and which may hold a password, so it is not
+    /// repeated). nil for anything else.
+    public static func keywordStringProblem(_ location: String) -> String? {
+        guard !isPostgres(location) else { return nil }
+        let head = location.drop { $0 == " " }
+        let key = head.prefix { $0.isLetter || $0 == "_" }
+        guard libpqKeywords.contains(key.lowercased()), head.dropFirst(key.count).drop(while: { $0 == " " }).first == "=" else {
+            return nil
+        }
+        return "this looks like a libpq keyword string (\(key)=...), not a file path; name a PostgreSQL store with a "
+            + "postgres:// URI (postgresql://USER@HOST/DATABASE?sslmode=...), and keep its password in ~/.pgpass or "
+            + "the file PGPASSFILE names (the value is not repeated here: it may hold a password)"
     }
 }
 
@@ -173,26 +238,56 @@ final class PostgresConnection: SQLConnection {
     let location: PostgresLocation
     private var statements: [LongTextKey: (name: String, parameters: Int)] = [:]
     let transactions = TransactionState()
+    /// How long a writer waits for the write lock, in milliseconds (0: for ever).
+    let lockWaitMs: Int
 
     /// `lockTimeoutMs` bounds how long a writer waits for the write lock (as SQLite's busy
     /// timeout does); past it the write fails as transient (55P03), and CGI answers 503.
     init(location: PostgresLocation, lockTimeoutMs: Int32 = 10_000) throws {
         self.location = location
-        let connection = PQconnectdb(location.conninfo)
+        let connection = PQconnectdb(PostgresConnection.withConnectTimeout(location.conninfo))
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let message = connection.map { String(cString: PQerrorMessage($0)).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "out of memory"
             PQfinish(connection)
-            throw StoreError(operation: "connect to \(location.conninfo)", message: message, code: 0, sqlState: "08001")
+            throw StoreError(operation: "connect to \(PostgresLocation.redacted(location.conninfo))", message: PostgresLocation.redacted(message),
+                             code: 0, sqlState: "08001")
         }
         self.connection = connection
         // NOTICEs (a schema that exists already, say) are not errors; keep them off stderr.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        lockWaitMs = Int(max(0, lockTimeoutMs))
         var setup = "SET client_min_messages = warning; SET TIME ZONE 'UTC'; SET lock_timeout = \(max(0, lockTimeoutMs))"
         if let schema = location.schema { setup += "; SET search_path TO \(schema)" }
         try execute(setup)
     }
 
     deinit { close() }
+
+    /// How long a connection may take to be made when neither the URI (`connect_timeout=`)
+    /// nor PGCONNECT_TIMEOUT says: libpq's own default is to wait for ever, and a server
+    /// that accepts connections but never answers (stopped, swapping) would hold every CGI
+    /// request until the web server gives up, as processes pile up. Past it a request is
+    /// answered 503 and Apple retries.
+    static let defaultConnectTimeoutSeconds = 5
+
+    static func withConnectTimeout(_ conninfo: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        let named = URLComponents(string: conninfo)?.queryItems?.contains { $0.name == "connect_timeout" } ?? false
+        guard !named, (environment["PGCONNECT_TIMEOUT"] ?? "").isEmpty else { return conninfo }
+        return conninfo + (conninfo.contains("?") ? "&" : "?") + "connect_timeout=\(defaultConnectTimeoutSeconds)"
+    }
+
+    /// Bounds how long the server lets one statement run and a transaction sit idle, for a
+    /// writer that answers someone waiting (intake), unless the URI (`options=-c ...`),
+    /// PGOPTIONS or the role's or database's settings chose a bound already. The statement
+    /// bound stays above the lock timeout, so a wait for the write lock still reports as
+    /// one; the idle bound frees the locks of a client that stopped mid-transaction.
+    func boundServerWaits(statementMs: Int, idleInTransactionMs: Int) throws {
+        // One round trip: a CGI request pays it on every notification.
+        try execute([("statement_timeout", statementMs), ("idle_in_transaction_session_timeout", idleInTransactionMs)].map {
+            "SELECT set_config('\($0.0)', '\(max(1, $0.1))', false) WHERE current_setting('\($0.0)') = '0'"
+        }.joined(separator: "; "))
+    }
+
 
     func close() {
         if let connection { PQfinish(connection) }
@@ -366,25 +461,46 @@ final class PostgresConnection: SQLConnection {
 
     var isInTransaction: Bool { PQtransactionStatus(connection) != PQTRANS_IDLE }
 
-    /// A write transaction first takes the store's write lock (an advisory lock named after
-    /// the schema), so writers take turns as they do on SQLite (BEGIN IMMEDIATE) and every
-    /// ordering argument made there holds here; the commit bumps the change counter and
-    /// tells listeners.
-    var beginWrite: String { "BEGIN; SELECT pg_advisory_xact_lock(hashtext('subdesk:' || current_schema()))" }
+    /// A write transaction first takes the store's write lock, so writers take turns as
+    /// they do on SQLite (BEGIN IMMEDIATE) and every ordering argument made there holds
+    /// here; the commit bumps the change counter and tells listeners.
+    ///
+    /// The lock is `store_changes` itself, locked EXCLUSIVE. An advisory lock would need no
+    /// grant at all, so any login could hold it and stall intake; a table lock in this mode
+    /// needs UPDATE on the table, which only writer roles have (every commit updates it).
+    /// EXCLUSIVE conflicts with itself and with ROW EXCLUSIVE (the shared form below), not
+    /// with the ACCESS SHARE a plain SELECT takes, so readers never wait for it or make it
+    /// wait. (VACUUM's lock conflicts too; autovacuum gives way to a waiting lock.)
+    var beginWrite: String { "BEGIN; LOCK TABLE store_changes IN EXCLUSIVE MODE" }
+
     /// The start of a write that changes only the subscriptions `keys` name (and the
-    /// shared counts, at its end): it shares the store's lock with other such writes and
-    /// takes each subscription's own lock, in one order for every writer so none waits
-    /// for another in a cycle. Writers on several hosts then store side by side.
-    func beginWrite(touching keys: [String]) -> String {
+    /// shared counts, at its end): it shares the store's lock with other such writes (ROW
+    /// EXCLUSIVE on `store_changes`, which needs a write privilege on it) and takes each
+    /// subscription's own advisory lock, so writers on several hosts store side by side.
+    ///
+    /// Advisory locks need no grant, so any login could hold a subscription's. Hence they
+    /// are only tried, never waited for: when one is held (by another writer of the same
+    /// subscription, or by anyone else), this write lets go of everything and runs alone
+    /// under the exclusive lock instead, which waits only for writers. Whoever holds
+    /// advisory locks can then slow those subscriptions' writes to SQLite's one-at-a-time,
+    /// never stop them. No writer waits while holding a lock another waits for: the shared
+    /// path waits only for the table lock before it holds anything, and the exclusive path
+    /// starts afresh; so writers cannot wait for each other in a cycle.
+    func beginWrite(touching keys: [String]) throws {
         let sorted = Array(Set(keys)).sorted()
-        var sql = "BEGIN; SELECT pg_advisory_xact_lock_shared(hashtext('subdesk:' || current_schema()))"
-        if !sorted.isEmpty {
-            // Ids are digits in practice; quoting keeps anything else literal.
-            let list = sorted.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ",")
-            sql += "; SELECT count(pg_advisory_xact_lock(hashtext(current_schema()), hashtext(k))) FROM "
-                + "(SELECT unnest(ARRAY[\(list)]::text[]) AS k ORDER BY 1) AS keys"
-        }
-        return sql
+        try execute("BEGIN; LOCK TABLE store_changes IN ROW EXCLUSIVE MODE")
+        guard !sorted.isEmpty else { return }
+        // Ids are digits in practice; quoting keeps anything else literal.
+        let list = sorted.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ",")
+        // Not prepared: each batch names other keys, and a prepared statement is kept for good.
+        let tried = PQexec(connection, "SELECT bool_and(pg_try_advisory_xact_lock(hashtext(current_schema()), hashtext(k))) "
+                           + "FROM (SELECT unnest(ARRAY[\(list)]::text[]) AS k ORDER BY 1) AS keys")
+        try check(tried, "lock subscriptions")
+        let all = PQntuples(tried) == 1 && PostgresRow(result: tried!, row: 0).string(0) == "t"
+        PQclear(tried)
+        if all { return }
+        try execute("ROLLBACK")
+        try execute(beginWrite)
     }
 
     var commitWrite: String { "UPDATE store_changes SET version = version + 1 WHERE id = 1; NOTIFY subdesk_changes; COMMIT" }

@@ -157,4 +157,17 @@ public enum PostgresRoles {
         }
         return lines.joined(separator: "\n")
     }
+
+    /// The database-wide statements: only subdesk's roles may connect to `database`.
+    /// PUBLIC keeps CONNECT on a new database, and a connected login, with no grant on the
+    /// store, can still take advisory locks and fill the server's connection slots; so
+    /// CONNECT is taken from PUBLIC and given to the four roles (their members inherit it).
+    /// Other applications' logins in the same database need CONNECT granted by name.
+    public static func databaseSQL(database: String) -> String {
+        let name = "\"" + database.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return """
+            GRANT CONNECT ON DATABASE \(name) TO \(all.joined(separator: ", "));
+            REVOKE CONNECT ON DATABASE \(name) FROM PUBLIC;
+            """
+    }
 }

@@ -20,6 +20,37 @@ enum PostgresSchema {
     /// missing or disabled.
     static let auditGuards = ["audit_log_no_update", "audit_log_no_delete", "audit_log_no_truncate", "audit_log_operator"]
 
+    /// Each audit trigger, the function it calls, and its `pg_trigger.tgtype` (bits: 1 for
+    /// each row, 2 before, 4 insert, 8 delete, 16 update, 32 truncate): `doctor` checks all
+    /// three, since a trigger that exists but fires on something else guards nothing.
+    static let auditTriggers: [(name: String, function: String, type: Int)] = [
+        ("audit_log_no_update", "audit_log_append_only", 1 | 2 | 16),
+        ("audit_log_no_delete", "audit_log_append_only", 1 | 2 | 8),
+        ("audit_log_no_truncate", "audit_log_append_only", 2 | 32),
+        ("audit_log_operator", "audit_log_operator", 1 | 2 | 4),
+    ]
+
+    /// The bodies of the audit log's trigger functions, as `sql` creates them, so `doctor`
+    /// can tell one replaced (CREATE OR REPLACE FUNCTION ... RETURN NEW) from the original.
+    static let auditFunctionBodies: [String: String] = [
+        "audit_log_append_only": """
+
+            BEGIN
+                RAISE EXCEPTION 'audit_log is append-only';
+                RETURN NULL;
+            END
+
+            """,
+        "audit_log_operator": """
+
+            BEGIN
+                NEW.operator := session_user;
+                RETURN NEW;
+            END;
+
+            """,
+    ]
+
     /// Creates every table, index, function and trigger in the current schema (search_path). Runs in one transaction.
     ///
     /// Every table keeps SQLite's column order (columns that later migrations added come
@@ -237,12 +268,7 @@ enum PostgresSchema {
         );
         CREATE INDEX audit_log_target ON audit_log(target, at_ms);
         CREATE INDEX audit_log_at ON audit_log(at_ms);
-        CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            RAISE EXCEPTION 'audit_log is append-only';
-            RETURN NULL;
-        END
-        $$;
+        CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$\(auditFunctionBodies["audit_log_append_only"]!)$$;
         -- Row-level, as SQLite's: an UPDATE or DELETE that matches no row is not an error.
         CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
             FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
@@ -254,12 +280,7 @@ enum PostgresSchema {
             FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
         -- Who did it is the database user the entry was written as, not a name the
         -- client chose: the server fills it in on every insert.
-        CREATE FUNCTION audit_log_operator() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            NEW.operator := session_user;
-            RETURN NEW;
-        END;
-        $$;
+        CREATE FUNCTION audit_log_operator() RETURNS trigger LANGUAGE plpgsql AS $$\(auditFunctionBodies["audit_log_operator"]!)$$;
         CREATE TRIGGER audit_log_operator BEFORE INSERT ON audit_log
             FOR EACH ROW EXECUTE FUNCTION audit_log_operator();
         -- No audit_log_no_replace (SQLite's migration 6): it exists because SQLite's

@@ -236,7 +236,19 @@ extension SQLConnection {
     /// the store's write lock is taken at once, so a busy writer waits at the start rather
     /// than failing mid-way.
     func writeTransaction<T>(begin: String? = nil, _ body: () throws -> T) throws -> T {
-        try execute(begin ?? beginWrite)
+        try writeTransaction(start: { try execute(begin ?? beginWrite) }, body)
+    }
+
+    /// Runs `body` in a write transaction that `start` opens and locks.
+    func writeTransaction<T>(start: () throws -> Void, _ body: () throws -> T) throws -> T {
+        do {
+            try start()
+        } catch {
+            // A lock that timed out leaves the transaction begun but failed: end it, or the
+            // connection's next write would meet an aborted transaction.
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
         transactions.joinedWriteFailed = false
         do {
             let result = try body()

@@ -73,9 +73,22 @@ extension Store {
     /// The triggers that keep the audit log append-only and are not in the store (someone
     /// dropped them with another tool); empty when all are there.
     public func missingAuditGuards() throws -> [String] {
-        if dialect == .postgres { return try missingPostgresAuditGuards() }
+        if dialect == .postgres {
+            let present = Set(try db.rows("""
+                SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE c.relname = 'audit_log' AND n.nspname = current_schema() AND t.tgenabled <> 'D' AND NOT t.tgisinternal
+                """) { $0.string(0) })
+            return PostgresSchema.auditGuards.filter { !present.contains($0) }
+        }
         let present = Set(try db.rows("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'audit_log'") { $0.string(0) })
         return Migrations.auditGuards.filter { !present.contains($0) }
+    }
+
+    /// What keeps the audit log from being append-only, one sentence each; empty when its
+    /// guards are whole. On PostgreSQL that covers the trigger functions' bodies and owners.
+    public func auditGuardProblems() throws -> [String] {
+        if dialect == .postgres { return try postgresAuditGuardProblems() }
+        return try missingAuditGuards().map { "trigger \($0) is missing" }
     }
 
     /// Copies the store to `destination` with SQLite's online backup: consistent, and
@@ -131,6 +144,18 @@ extension Store {
         guard let db = db as? SQLiteConnection else { return }
         try db.execute("PRAGMA synchronous = FULL")
         _ = subdesk_sqlite_no_checkpoint_on_close(db.handle)
+    }
+
+    /// Bounds the server's waits for a writer someone is waiting on (CGI, batch intake):
+    /// a statement may run at most 20 s past the write lock's timeout, and a transaction
+    /// left idle (a client stopped half-way) ends after 30 s, freeing its locks; unless the
+    /// connection's settings (URI, PGOPTIONS, the role's) bound them already. SQLite has
+    /// no server, and its writers wait only for the busy timeout.
+    public func boundServerWaitsForIntake() throws {
+        #if !SUBDESK_NO_POSTGRES
+        guard let c = db as? PostgresConnection else { return }
+        try c.boundServerWaits(statementMs: c.lockWaitMs + 20_000, idleInTransactionMs: 30_000)
+        #endif
     }
 
     /// Ends a one-shot writer's work. A process that opens the store while no other has it

@@ -100,6 +100,9 @@ public final class Store {
             newerSchemaVersion = opened.newerSchemaVersion
             return
         }
+        if let problem = PostgresLocation.keywordStringProblem(path) {
+            throw StoreError(operation: "open the store named by --db (db =, SUBDESK_DB)", message: problem, code: 0)
+        }
         self.path = path
         if path != ":memory:" {
             var isDirectory: ObjCBool = false
@@ -288,8 +291,12 @@ public final class Store {
     /// One write transaction started by `begin` (the connection's exclusive start when
     /// nil): the held counts are written before it commits, and dropped if it fails.
     private func transaction<T>(begin: String?, _ body: () throws -> T) throws -> T {
+        try transaction(start: { try db.execute(begin ?? db.beginWrite) }, body)
+    }
+
+    private func transaction<T>(start: () throws -> Void, _ body: () throws -> T) throws -> T {
         do {
-            return try db.writeTransaction(begin: begin) {
+            return try db.writeTransaction(start: start) {
                 let result = try body()
                 if !deferringMetrics { try flushMetrics() }
                 return result
@@ -319,7 +326,7 @@ public final class Store {
         while true {
             attempt += 1
             do {
-                return try transaction(begin: postgres.beginWrite(touching: keys), body)
+                return try transaction(start: { try postgres.beginWrite(touching: keys) }, body)
             } catch let e as StoreError where e.isConflict && attempt < 5 && !deferringMetrics {
                 continue
             }
