@@ -66,11 +66,8 @@ enum CountsCommand {
 
     /// Brings the by-segment aggregates up to date, with progress on a terminal.
     static func catchUpSegments(_ store: Store) throws {
-        guard !store.isReadOnly else {
-            let pending = try store.pendingSegmentsCount()
-            if pending > 0 { Output.warn("\(pending) subscriptions changed since the counts by segment were brought up to date; write access would") }
-            return
-        }
+        // A reader sums what is pending in memory instead (Store.segmentOverlay).
+        guard !store.isReadOnly else { return }
         let showProgress = isatty(STDERR_FILENO) == 1
         try store.catchUpSegments { done, total in
             guard showProgress, total > 5_000 else { return }
@@ -80,11 +77,10 @@ enum CountsCommand {
     }
 
     /// Refuses a segment value no subscription has (`product=app.montly`), naming those
-    /// that exist; while some subscriptions are not split by segment yet (a reader that
-    /// cannot bring them up to date) an unknown value may be a new one, and is let through.
+    /// that exist (a reader counts the values still pending too).
     static func requireKnown(_ filter: SegmentFilter, store: Store) throws {
         let known = try store.segmentValues(filter.dimension)
-        guard !known.contains(filter.value), try store.pendingSegmentsCount() == 0 else { return }
+        guard !known.contains(filter.value) else { return }
         throw UsageError("no subscription has \(filter.dimension.rawValue) \(filter.value): "
                          + (known.isEmpty ? "the store has none" : "the \(filter.dimension.rawValue) values there are \(known.joined(separator: ", "))"))
     }

@@ -210,6 +210,55 @@ final class PostgresRoleTests: XCTestCase {
         XCTAssertEqual(try owner.audit().map(\.action), ["override_grant", "override_lift", "link"])
     }
 
+    /// A manager on the read role sees by-segment counts equal to the owner's, though only a
+    /// writer may bring the aggregates up to date: the reader sums what is pending in memory.
+    func testTheReadRoleCountsBySegmentAsTheOwnerDoes() throws {
+        let builder = ScenarioBuilder(signer: TestKit.signer)
+        let scenarios = try TestKit.sample.scenarios()
+        for (index, scenario) in scenarios.enumerated() {
+            for body in try builder.bodies(for: scenario, instance: index, anchor: TestKit.anchor) {
+                _ = try TestKit.intake(owner).ingest(body, receivedAt: TestKit.anchor)
+            }
+        }
+        try owner.catchUpSegments()
+        // Intake goes on: these subscriptions are only noted pending for the aggregates.
+        let intake = try open(as: "subdesk_intake").store
+        for (index, scenario) in scenarios.enumerated() {
+            for body in try builder.bodies(for: scenario, instance: 100 + index, anchor: TestKit.anchor) {
+                _ = try TestKit.intake(intake).ingest(body, receivedAt: TestKit.anchor)
+            }
+        }
+        XCTAssertGreaterThan(try owner.pendingSegmentsCount(), 0)
+        let reader = try open(as: "subdesk_read", mode: .reading).store
+        XCTAssertTrue(reader.isReadOnly)
+        let utc = TimeZone(identifier: "UTC")!
+        func report(_ store: Store, _ filter: SegmentFilter?) throws -> [DayCounts] {
+            try DailyCountsReport.compute(store: store, from: DateText.format(TestKit.anchor - 90 * TestKit.day, "yyyy-MM-dd", zone: utc),
+                                          to: DateText.format(TestKit.anchor + 10 * TestKit.day, "yyyy-MM-dd", zone: utc),
+                                          timeZone: utc, segments: Set(CountSegment.allCases), filter: filter)
+        }
+        let products = try reader.segmentValues(.product)
+        XCTAssertFalse(products.isEmpty)
+        let readerParts = try products.map { try report(reader, SegmentFilter(dimension: .product, value: $0)) }
+        let readerWhole = try report(reader, nil)
+        XCTAssertGreaterThan(try owner.pendingSegmentsCount(), 0, "the reader wrote nothing")
+        let ownerParts = try products.map { try report(owner, SegmentFilter(dimension: .product, value: $0)) }
+        XCTAssertEqual(try owner.pendingSegmentsCount(), 0)
+        XCTAssertEqual(try owner.segmentValues(.product), products)
+        for (p, product) in products.enumerated() {
+            for (i, day) in ownerParts[p].enumerated() {
+                for m in Metric.allCases where !m.isRate {
+                    XCTAssertEqual(readerParts[p][i][m], day[m], "\(product) \(m) on \(day.day)")
+                }
+            }
+        }
+        for (i, day) in readerWhole.enumerated() {
+            for m in Metric.allCases where !m.isRate && !m.isMoney {
+                XCTAssertEqual(readerParts.map { $0[i][m] }.reduce(0, +), day[m], "products add up: \(m) on \(day.day)")
+            }
+        }
+    }
+
     private func seed() throws -> String {
         guard case .stored = try TestKit.intake(owner).ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500009")) else {
             throw XCTSkip("seed not stored")

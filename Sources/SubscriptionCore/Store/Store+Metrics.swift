@@ -72,19 +72,49 @@ extension Store {
         }
     }
 
+    /// What the by-segment aggregates lack while subscriptions wait in
+    /// `metric_segments_pending`, for a connection that may not bring them up to date (a
+    /// reader): the pending shares summed in memory, as `catchUpSegments` would write them.
+    /// Every role then reads the numbers the owner reads. nil when nothing is pending or
+    /// this connection can catch up itself. Summed again only after another commit.
+    func segmentOverlay() throws -> SegmentOverlay? {
+        guard isReadOnly else { return nil }
+        let version = try dataVersion()
+        if let cached = segmentOverlayCache, cached.version == version { return cached.overlay.isEmpty ? nil : cached.overlay }
+        var sums = SegmentSums()
+        try db.query("""
+            SELECT p.applied, s.metrics FROM metric_segments_pending p
+            LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
+            """) { r in
+            if !r.isNull(0) { sums.add(encoded: r.data(0), sign: -1) }
+            if !r.isNull(1) { sums.add(encoded: r.data(1), sign: 1) }
+        }
+        let overlay = SegmentOverlay(sums.rows())
+        segmentOverlayCache = (version, overlay)
+        return overlay.isEmpty ? nil : overlay
+    }
+
     /// Calls `each(keyIndex, bucketStart, delta)` for every non-zero aggregate of `keys[keyIndex]`
     /// in [from, to) in the given segments (and only `filter`'s part, when given), in bucket
     /// order per key and segment. Reads key by key through a covering index, so no row's
     /// text is decoded: a year of a large store is a few hundred thousand rows.
     public func forEachMetricBucket(keys: [String], from: Millis, to: Millis, segments: Set<CountSegment>,
                                     filter: SegmentFilter? = nil, _ each: (Int, Millis, Int) -> Void) throws {
+        let overlay = filter == nil ? nil : try segmentOverlay()
         for (index, key) in keys.enumerated() {
             for segment in CountSegment.allCases where segments.contains(segment) {
                 if let filter {
+                    // Stored rows and the pending part merged in bucket order.
+                    var merged = try overlay?.deltas(filter, key: key, segment: segment, from: from, to: to) ?? [:]
                     try db.query("""
                         SELECT bucket, delta FROM metric_segments
                         WHERE dimension = ? AND value = ? AND key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
-                        """, [filter.dimension.rawValue, filter.value, key, segment.rawValue, from, to]) { r in each(index, r.int64(0), r.int(1)) }
+                        """, [filter.dimension.rawValue, filter.value, key, segment.rawValue, from, to]) { r in
+                        if overlay == nil { each(index, r.int64(0), r.int(1)) } else { merged[r.int64(0), default: 0] += r.int(1) }
+                    }
+                    if overlay != nil {
+                        for (bucket, delta) in merged.sorted(by: { $0.key < $1.key }) where delta != 0 { each(index, bucket, delta) }
+                    }
                 } else {
                     try db.query("""
                         SELECT bucket, delta FROM metric_buckets INDEXED BY metric_buckets_key
@@ -104,10 +134,17 @@ extension Store {
             (r.string(0), CountSegment(rawValue: r.string(1)) ?? .paid, r.int(2))
         }
         if let filter {
-            return try db.rows("""
+            let stored = try db.rows("""
                 SELECT key, segment, sum(delta) FROM metric_segments
                 WHERE dimension = ? AND value = ? AND key IN (\(marks)) AND bucket < ? GROUP BY key, segment
                 """, [filter.dimension.rawValue, filter.value] + keys.map { $0 as SQLBindable? } + [instant], read)
+            guard let overlay = try segmentOverlay() else { return stored }
+            var totals: [String: [CountSegment: Int]] = [:]
+            for row in stored { totals[row.key, default: [:]][row.segment, default: 0] += row.total }
+            for (key, segment, delta) in overlay.totals(filter, keys: Set(keys), before: instant) {
+                totals[key, default: [:]][segment, default: 0] += delta
+            }
+            return totals.flatMap { key, bySegment in bySegment.map { (key, $0.key, $0.value) } }
         }
         return try db.rows("""
             SELECT key, segment, sum(delta) FROM metric_buckets INDEXED BY metric_buckets_key
@@ -124,7 +161,8 @@ extension Store {
             """, [dimension.rawValue, values.last ?? ""], { $0.string(0) }) {
             values.append(next)
         }
-        return values
+        guard let overlay = try segmentOverlay() else { return values }
+        return Array(Set(values).union(overlay.values(dimension))).sorted { Array($0.utf8).lexicographicallyPrecedes($1.utf8) }
     }
 
     /// Subscriptions whose share changed since the by-segment aggregates last took it in.

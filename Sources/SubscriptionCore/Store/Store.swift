@@ -84,6 +84,9 @@ public final class Store {
     public private(set) var readAsSnapshot = false
     /// Whether this connection cannot write (the file or its folder is not writable).
     public private(set) var isReadOnly = false
+    /// The by-segment aggregates' missing part as a reader last summed it, with the change
+    /// counter it was summed at (`segmentOverlay`).
+    var segmentOverlayCache: (version: Int, overlay: SegmentOverlay)?
     /// Whether opening created the file.
     public private(set) var wasCreated = false
 
