@@ -1,0 +1,48 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+
+/// Smaller things a hostile sender or a careless setting met: what the CGI answer echoes,
+/// a replay that can do nothing, a schema name PostgreSQL would cut short.
+extension HardeningTests {
+    /// A V1 body whose `notification_type` carries ESC, BEL and a right-to-left override:
+    /// the answer (which reaches the sender and the web server's log) shows them escaped,
+    /// and the body is quarantined whole.
+    func testTheCGIAnswerEscapesWhatItQuotesFromTheBody() throws {
+        let db = try makeStore()
+        let body = Data(#"{"notification_type":"X\u001b]0;pwned\u0007\u202eY","environment":"PROD"}"#.utf8)
+        let r = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: body, env: cgiEnvironment(length: body.count))
+        XCTAssertTrue(r.stdout.hasPrefix("Status: 400 Bad Request"), r.stdout)
+        XCTAssertTrue(r.stdout.contains(#"V1 notification X\e]0;pwned\x07\u{202E}Y refused"#), r.stdout)
+        let answer = r.stdout.components(separatedBy: "\r\n\r\n").last ?? ""
+        XCTAssertFalse(answer.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x202E }, answer)
+        XCTAssertEqual(try sqlite(db, "SELECT length(body) FROM quarantine"), String(body.count))
+    }
+
+    /// `quarantine replay` of a number that names nothing waiting: exit 1 with the reason.
+    func testReplayingAnEntryThatCannotBeReplayedExitsOne() throws {
+        let db = try makeStore()
+        let junk = Data(#"{"junk":true}"#.utf8)
+        XCTAssertTrue(try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: junk,
+                              env: cgiEnvironment(length: junk.count)).stdout.hasPrefix("Status: 400"))
+        let missing = try run(["quarantine", "replay", "99", "--db", db] + Self.policyFlags)
+        XCTAssertEqual(missing.status, 1, missing.stdout + missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("#99 cannot be replayed: there is no quarantine entry #99"), missing.stderr)
+        XCTAssertTrue(missing.stdout.contains("replayed 0: stored 0, duplicates 0, still refused 0, 1 could not be replayed"), missing.stdout)
+
+        _ = try sqlite(db, "UPDATE quarantine SET resolved_ms = 1, resolution = 'stored as n-1 by replay' WHERE id = 1")
+        let resolved = try run(["quarantine", "replay", "1", "--db", db] + Self.policyFlags)
+        XCTAssertEqual(resolved.status, 1, resolved.stdout + resolved.stderr)
+        XCTAssertTrue(resolved.stderr.contains("#1 cannot be replayed: it was resolved already (stored as n-1 by replay)"), resolved.stderr)
+    }
+
+    /// A `?schema=` longer than PostgreSQL's 63-byte names is refused, naming the limit,
+    /// before anything connects (PostgreSQL would cut it short and two stores would be one).
+    func testASchemaNameLongerThanPostgreSQLKeepsIsRefused() throws {
+        let long = String(repeating: "s", count: 64)
+        let r = try run(["init", "--db", "postgresql://ana@/postgres?host=\(dir!)&schema=\(long)"])
+        XCTAssertNotEqual(r.status, 0)
+        XCTAssertTrue(r.stderr.contains("is 64 bytes; PostgreSQL names are at most 63 bytes"), r.stderr)
+        XCTAssertNoThrow(try PostgresLocation("postgresql://ana@/postgres?schema=\(long.dropLast())"), "63 bytes is a name PostgreSQL keeps")
+    }
+}
