@@ -46,3 +46,29 @@ extension HardeningTests {
         XCTAssertNoThrow(try PostgresLocation("postgresql://ana@/postgres?schema=\(long.dropLast())"), "63 bytes is a name PostgreSQL keeps")
     }
 }
+
+extension HardeningTests {
+    /// Distinct junk posted past the quarantine budget: the quarantine stops adding rows
+    /// and counts each body on one entry, so the total refused stays right.
+    func testDistinctJunkPastTheBudgetIsCountedOnOneEntry() throws {
+        let db = try makeStore()
+        let config = dir + "/subdesk.conf"
+        try "quarantine_budget_mb = 0\n".write(toFile: config, atomically: true, encoding: .utf8)
+        var bytes = 0
+        for i in 0..<40 {
+            let junk = Data(#"{"junk":\#(i)}"#.utf8)
+            bytes += junk.count
+            let r = try run(["ingest", "--cgi", "--db", db, "--config", config] + Self.policyFlags, stdin: junk,
+                            env: cgiEnvironment(length: junk.count))
+            guard r.stdout.hasPrefix("Status: 400") else { return XCTFail("post \(i): \(r.stdout) \(r.stderr)") }
+        }
+        XCTAssertEqual(try sqlite(db, "SELECT count(*), sum(times_seen), sum(body_bytes), sum(length(body)) FROM quarantine"),
+                       "1|40|\(bytes)|0")
+        let listed = try run(["quarantine", "--db", db])
+        XCTAssertTrue(listed.stdout.contains("seen 40 times"), listed.stdout)
+        XCTAssertTrue(listed.stdout.contains("past the quarantine budget: refused bodies counted here, not kept; the latest: "),
+                      listed.stdout)
+        let replay = try run(["quarantine", "replay", "--db", db] + Self.policyFlags)
+        XCTAssertEqual(replay.status, 1, "nothing of those bodies is left to replay: \(replay.stderr)")
+    }
+}
