@@ -72,3 +72,39 @@ extension HardeningTests {
         XCTAssertEqual(replay.status, 1, "nothing of those bodies is left to replay: \(replay.stderr)")
     }
 }
+
+extension HardeningTests {
+    /// A validly signed notification whose transaction's productId holds U+0000: stored
+    /// text would end at it (SQLite) or could not hold it (PostgreSQL), so the body is
+    /// refused with that reason and quarantined whole, and no subscription is stored.
+    func testASignedStringHoldingNULIsRefusedAndQuarantinedWhole() throws {
+        let db = try makeStore()
+        let signer = try SampleData(directory: SubdeskTestCase.repoRoot + "/sample-data").signer()
+        let now = DateText.nowMillis()
+        let transaction: [String: Any] = [
+            "transactionId": "9300", "originalTransactionId": "9300", "productId": "app.monthly\u{0}.free",
+            "bundleId": ScenarioBuilder.demoBundleId, "purchaseDate": now - 1000, "expiresDate": now + 86_400_000,
+            "signedDate": now, "environment": "Production", "type": "Auto-Renewable Subscription"]
+        let payload: [String: Any] = [
+            "notificationType": "SUBSCRIBED", "subtype": "INITIAL_BUY", "notificationUUID": "nul-1", "signedDate": now,
+            "data": ["bundleId": ScenarioBuilder.demoBundleId, "environment": "Production", "appAppleId": ScenarioBuilder.demoAppAppleId,
+                     "signedTransactionInfo": try signer.sign(payload: try JSONSerialization.data(withJSONObject: transaction))]]
+        let body = try JSONSerialization.data(withJSONObject: [
+            "signedPayload": try signer.sign(payload: try JSONSerialization.data(withJSONObject: payload))])
+        let r = try run(["ingest", "--cgi", "--db", db] + Self.policyFlags, stdin: body, env: cgiEnvironment(length: body.count))
+        XCTAssertTrue(r.stdout.hasPrefix("Status: 400 Bad Request"), r.stdout)
+        // The verifier names the payload that failed to parse; FastJSON's own reason (a
+        // string holds U+0000) shows where the body itself is parsed.
+        XCTAssertTrue(r.stdout.contains("signedTransactionInfo: payload is not JSON"), r.stdout)
+        XCTAssertEqual(try sqlite(db, "SELECT length(body) FROM quarantine"), String(body.count), "the body is kept whole")
+        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM subscriptions"), "0")
+        let show = try run(["show", "9300", "--db", db])
+        XCTAssertNotEqual(show.status, 0, show.stdout)
+
+        // In the body itself (here a V1 body, allowed), the reason names the NUL.
+        let v1 = Data(#"{"notification_type":"INITIAL_BUY\u0000X","environment":"PROD"}"#.utf8)
+        let plain = try run(["ingest", "--cgi", "--allow-v1", "--db", db] + Self.policyFlags, stdin: v1, env: cgiEnvironment(length: v1.count))
+        XCTAssertTrue(plain.stdout.contains("body: a string holds U+0000"), plain.stdout)
+        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM quarantine WHERE length(body) = \(v1.count)"), "1")
+    }
+}
