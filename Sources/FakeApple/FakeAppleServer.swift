@@ -28,12 +28,25 @@ public final class FakeAppleServer: @unchecked Sendable {
         public var body: Data = Data()
         /// Seconds to wait before answering (a server that hangs).
         public var delay: TimeInterval = 0
+        /// Bytes of filler sent after `body`, made as they are sent (a server that sends
+        /// more than anyone should read, without holding it); 0 for none.
+        public var filler: Int = 0
+        /// Whether Content-Length is sent; without it the body ends when the connection closes.
+        public var announcesLength = true
 
         public init(status: Int, headers: [String: String] = [:], body: Data = Data(), delay: TimeInterval = 0) {
             self.status = status
             self.headers = headers
             self.body = body
             self.delay = delay
+        }
+
+        /// A JSON array `bytes` long, streamed: `[0,0,0,...`.
+        public static func huge(bytes: Int, announcingLength: Bool) -> Response {
+            var response = Response(status: 200, headers: ["Content-Type": "application/json"], body: Data("[0".utf8))
+            response.filler = max(0, bytes - 2)
+            response.announcesLength = announcingLength
+            return response
         }
 
         public static func json(_ object: Any, status: Int = 200, headers: [String: String] = [:], delay: TimeInterval = 0) -> Response {
@@ -57,6 +70,7 @@ public final class FakeAppleServer: @unchecked Sendable {
     private var served: [String: Int] = [:]
     private var recorded: [Request] = []
     private var stopped = false
+    private var filled = 0
     private let listener: Int32
     private let acceptDone = DispatchSemaphore(value: 0)
     private let connections = DispatchGroup()
@@ -114,6 +128,13 @@ public final class FakeAppleServer: @unchecked Sendable {
 
     public func requests(_ method: String, _ path: String) -> [Request] {
         requests.filter { $0.method == method && $0.path == path }
+    }
+
+    /// Filler bytes the clients took (the socket accepted) so far.
+    public var fillerBytesSent: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return filled
     }
 
     public func stop() {
@@ -232,11 +253,25 @@ public final class FakeAppleServer: @unchecked Sendable {
     private func send(_ client: Int32, _ response: Response) {
         var head = "HTTP/1.1 \(response.status) \(Self.reason(response.status))\r\n"
         var headers = response.headers
-        headers["Content-Length"] = String(response.body.count)
+        if response.announcesLength { headers["Content-Length"] = String(response.body.count + response.filler) }
         headers["Connection"] = "close"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         head += "\r\n"
-        let bytes = Array(head.utf8) + Array(response.body)
+        guard sendAll(client, Array(head.utf8) + Array(response.body)) else { return }
+        let chunk = Array(repeating: Array(",0".utf8), count: 32 * 1024).flatMap { $0 }
+        var left = response.filler
+        while left > 0 {
+            let piece = Array(chunk.prefix(left))
+            guard sendAll(client, piece) else { return }
+            lock.lock()
+            filled += piece.count
+            lock.unlock()
+            left -= piece.count
+        }
+    }
+
+    /// False when the client has gone.
+    private func sendAll(_ client: Int32, _ bytes: [UInt8]) -> Bool {
         let total = bytes.count
         var offset = 0
         while offset < total {
@@ -244,9 +279,10 @@ public final class FakeAppleServer: @unchecked Sendable {
             let n = bytes.withUnsafeBytes { raw in
                 Glibc.send(client, raw.baseAddress! + offset, total - offset, Int32(MSG_NOSIGNAL))
             }
-            guard n > 0 else { return }
+            guard n > 0 else { return false }
             offset += n
         }
+        return true
     }
 
     private static func reason(_ status: Int) -> String {

@@ -10,11 +10,11 @@ import Glibc
 // Every message is a frame: a u32 length, then that many bytes. Integers are big-endian;
 // a `bytes` field is a u32 length followed by that many bytes.
 //   request  (subdesk -> helper): u64 id, u32 timeout in milliseconds, u32 connections
-//            per host, bytes method, bytes URL, bytes headers ("Name: value\n" lines),
-//            bytes body
+//            per host, u32 largest response body in bytes, bytes method, bytes URL,
+//            bytes headers ("Name: value\n" lines), bytes body
 //   response (helper -> subdesk): u64 id, i32 status (the HTTP status; `timedOut`,
-//            `noAnswer`), bytes headers ("name: value\n" lines, names in lower case),
-//            bytes body (with `noAnswer`, the reason)
+//            `noAnswer`, `tooLarge`), bytes headers ("name: value\n" lines, names in lower case),
+//            bytes body (with `noAnswer` and `tooLarge`, the reason)
 // Responses are written as requests complete, in any order; the id pairs them up.
 public enum HelperWire {
     /// A frame larger than this is a broken peer, not an answer from Apple.
@@ -22,6 +22,8 @@ public enum HelperWire {
     /// Response statuses that are not HTTP statuses.
     public static let timedOut: Int32 = -1
     public static let noAnswer: Int32 = -2
+    /// The response body was larger than the request allowed: the helper stopped reading it.
+    public static let tooLarge: Int32 = -3
 
     /// Builds one frame field by field.
     public struct Writer {

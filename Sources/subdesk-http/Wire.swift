@@ -8,6 +8,8 @@ struct HelperRequest {
     var id: UInt64
     var timeout: TimeInterval
     var connectionsPerHost: Int
+    /// The body is read up to this many bytes; past it the transfer is cancelled.
+    var maxResponseBytes: Int
     var method: String
     var url: String
     var headers: String
@@ -17,12 +19,14 @@ struct HelperRequest {
     init?(frame: [UInt8]) {
         var reader = HelperWire.Reader(frame)
         guard let id = reader.integer(8), let milliseconds = reader.integer(4), let connections = reader.integer(4),
+              let maxBody = reader.integer(4),
               let method = reader.bytes(), let url = reader.bytes(), let headers = reader.bytes(), let body = reader.bytes(),
               reader.isAtEnd
         else { return nil }
         self.id = id
         timeout = TimeInterval(milliseconds) / 1000
         connectionsPerHost = Int(connections)
+        maxResponseBytes = Int(maxBody)
         self.method = String(decoding: method, as: UTF8.self)
         self.url = String(decoding: url, as: UTF8.self)
         self.headers = String(decoding: headers, as: UTF8.self)
@@ -34,6 +38,7 @@ struct HelperRequest {
 struct HelperResponse {
     static let timedOut = HelperWire.timedOut
     static let noAnswer = HelperWire.noAnswer
+    static let tooLarge = HelperWire.tooLarge
 
     var id: UInt64
     var status: Int32

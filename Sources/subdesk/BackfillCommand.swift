@@ -4,8 +4,8 @@ import TerminalUI
 
 enum BackfillCommand {
     static let help = """
-    usage: subdesk backfill --since DATE [--until DATE] [--only-failures] [--environment Production|Sandbox]
-           subdesk backfill --resume
+    usage: subdesk backfill --since DATE [--until DATE] [--only-failures] [--environment Production|Sandbox] [--max-pages N]
+           subdesk backfill --resume [--max-pages N]
            subdesk backfill --list
 
     Asks Apple for the notifications it sent in a window (Get Notification History, at
@@ -16,18 +16,23 @@ enum BackfillCommand {
     rows. Each page is stored with the place of the next, so a backfill that stops (an
     error, Ctrl-C, kill -9) goes on from there with --resume. Every run is audited.
 
+    A run stops, to be resumed, after \(Backfill.Limits.standard.maxPages) pages (--max-pages), or after \(Backfill.Limits.standard.maxPagesWithNothingNew) pages in a
+    row that brought nothing new: a history that never ends cannot keep it going.
+
       --only-failures   only notifications Apple failed to deliver
       --environment     which of Apple's environments to ask (default Production)
       --resume          go on with the last backfill that did not finish
+      --max-pages N     pages this run fetches at most (default \(Backfill.Limits.standard.maxPages))
       --list            the backfills run on this store, newest first
 
     Needs the App Store Server API key (api_key_file, api_key_id, api_issuer_id) and the
     bundle id. Prints how many notifications were new, duplicates and rejected; exits 1
-    when Apple could not be asked or its answer was refused (the run can be resumed).
+    when Apple could not be asked, its answer was refused, or the run stopped at a limit
+    (each can be resumed).
 
     """ + Context.appleOptionsHelp
 
-    static let options: Set<String> = Context.appleOptions.union(["since", "until", "only-failures", "resume", "list", "quiet"])
+    static let options: Set<String> = Context.appleOptions.union(["since", "until", "only-failures", "resume", "list", "quiet", "max-pages"])
 
     static func run(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty else {
@@ -40,8 +45,13 @@ enum BackfillCommand {
         guard revalidator.configuration.apiKey != nil else {
             throw UsageError("backfill asks the App Store Server API: set api_key_file, api_key_id and api_issuer_id")
         }
+        var limits = Backfill.Limits.standard
+        if let maxPages = try context.arguments.int("max-pages") {
+            guard maxPages >= 1 else { throw UsageError("--max-pages must be 1 or more, got \(maxPages)") }
+            limits.maxPages = maxPages
+        }
         let backfill = Backfill(store: store, intake: try context.makeIntake(store: store), client: try revalidator.serverAPIClient(),
-                                operatorName: context.operatorName)
+                                operatorName: context.operatorName, limits: limits)
         let now = DateText.nowMillis()
         var resume: BackfillRun?
         var request: Backfill.Request
@@ -74,6 +84,15 @@ enum BackfillCommand {
                 guard showProgress else { return }
                 FileHandle.standardError.write(Data("\r\u{1B}[Kbackfill #\(run.id): \(Backfill.summary(run))".utf8))
             }
+        } catch let stopped as Backfill.Stopped {
+            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            if context.wantsJSON {
+                var object = json(stopped.run)
+                object["stopped"] = stopped.reason
+                Output.json(object)
+            }
+            Output.error("\(stopped.description); resume with: subdesk backfill --resume")
+            return 1
         } catch let error as RevalidationError {
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
             Output.error("backfill stopped: \(error.description); what was stored stays, resume with: subdesk backfill --resume")

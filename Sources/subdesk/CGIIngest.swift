@@ -1,8 +1,12 @@
 import Foundation
 import SubscriptionCore
+import TerminalUI
 
 /// `subdesk ingest --cgi`: one notification per request, answered per CGI/1.1.
 enum CGIIngest {
+    /// `body` goes back to whoever posted, and into web server logs: what it quotes from a
+    /// request (a V1 `notification_type`, say) is escaped by the caller, so no ESC, BEL,
+    /// line break or bidi override reaches them raw.
     static func respond(_ status: Int, _ reason: String, _ body: String) -> Int32 {
         let text = "Status: \(status) \(reason)\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n\(body)\n"
         FileHandle.standardOutput.write(Data(text.utf8))
@@ -45,12 +49,12 @@ enum CGIIngest {
             let outcome = read.isWhole ? try intake.ingest(read.kept, source: source)
                 : try intake.rejectOversized(prefix: read.kept, trueLength: read.length, digest: read.digest, source: source)
             switch outcome {
-            case .stored(let e): return respond(200, "OK", "stored \(e.notificationUUID)")
-            case .duplicate(let uuid): return respond(200, "OK", "duplicate \(uuid)")
+            case .stored(let e): return respond(200, "OK", "stored \(SafeText.sanitize(e.notificationUUID))")
+            case .duplicate(let uuid): return respond(200, "OK", "duplicate \(SafeText.sanitize(uuid))")
             case .rejected(let reason, let id):
                 let status = reason.contains("over the") && reason.contains("byte limit") ? 413 : 400
                 return respond(status, status == 413 ? "Payload Too Large" : "Bad Request",
-                               "rejected (quarantine #\(id)): \(reason.filter { $0 != "\r" && $0 != "\n" })")
+                               "rejected (quarantine #\(id)): \(SafeText.sanitize(reason))")
             }
         } catch {
             Output.error("\(error)")

@@ -38,7 +38,8 @@ enum ListCommands {
     deleted. A body refused again for the same reason is counted on its entry, not kept
     twice. A body over the size limit keeps its first 64 KiB with its true length and
     digest; past the quarantine budget (quarantine_budget_mb, 256 by default) new bodies
-    keep only digest, length and count. `purge` deletes entries last seen before DATE,
+    are counted on one entry (how many, their bytes, the latest reason and sender) and
+    not kept. `purge` deletes entries last seen before DATE,
     and is audited: the only way quarantined bodies are deleted.
     """
 

@@ -242,6 +242,20 @@ enum MaintenanceCommands {
         }
         let entries = try store.quarantined(limit: 1_000_000, ids: ids.isEmpty ? nil : ids).reversed()
         var stored = 0, duplicates = 0, still = 0
+        // A number asked for that names nothing waiting cannot be replayed: say so, and fail.
+        let waiting = Set(entries.map(\.id))
+        let missing = ids.filter { !waiting.contains($0) }
+        let resolved = Dictionary(try (missing.isEmpty ? [] : store.quarantined(limit: missing.count, includeResolved: true, ids: missing))
+            .map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var unknown = 0
+        for id in ids where !waiting.contains(id) {
+            unknown += 1
+            if let entry = resolved[id] {
+                Output.error("#\(id) cannot be replayed: it was resolved already (\(SafeText.sanitize(entry.resolution ?? "resolved")))")
+            } else {
+                Output.error("#\(id) cannot be replayed: there is no quarantine entry #\(id) (subdesk quarantine --all lists them)")
+            }
+        }
         for q in entries {
             guard q.isBodyWhole else {
                 still += 1
@@ -261,7 +275,8 @@ enum MaintenanceCommands {
                 Output.error("#\(q.id) still refused: \(SafeText.sanitize(reason))")
             }
         }
-        Output.line("replayed \(entries.count): stored \(stored), duplicates \(duplicates), still refused \(still)")
-        return still == 0 ? 0 : 1
+        Output.line("replayed \(entries.count): stored \(stored), duplicates \(duplicates), still refused \(still)"
+                    + (unknown > 0 ? ", \(unknown) could not be replayed" : ""))
+        return still == 0 && unknown == 0 ? 0 : 1
     }
 }

@@ -76,9 +76,18 @@ final class BackfillTests: XCTestCase {
         }
     }
 
-    func backfill(_ store: Store, clock: Millis = TestKit.anchor) throws -> Backfill {
+    func backfill(_ store: Store, clock: Millis = TestKit.anchor, limits: Backfill.Limits = .standard) throws -> Backfill {
         let client = AppStoreServerAPIClient(key: try fixture.apiKey(), endpoints: fixture.endpoints, policy: RevalidationFixture.fastHTTP)
-        return Backfill(store: store, intake: TestKit.intake(store), client: client, operatorName: "ana", clock: { clock })
+        return Backfill(store: store, intake: TestKit.intake(store), client: client, operatorName: "ana", limits: limits, clock: { clock })
+    }
+
+    /// A history that never ends: page N holds `item(N)` and always says there is more.
+    func serveEndlessHistory(_ item: @escaping @Sendable (Int) -> Sent) {
+        fixture.server.route("POST", "/prod/inApps/v1/notifications/history") { request in
+            let page = Int(request.query["paginationToken"]?.dropFirst("page-".count) ?? "0") ?? 0
+            return .json(["hasMore": true, "paginationToken": "page-\(page + 1)",
+                          "notificationHistory": [["signedPayload": item(page).signedPayload, "sendAttempts": []]]])
+        }
     }
 
     static let window = Backfill.Request(since: TestKit.anchor - 40 * TestKit.day, until: TestKit.anchor, onlyFailures: true,
@@ -243,5 +252,85 @@ final class BackfillTests: XCTestCase {
         XCTAssertEqual(report["finished"] as? Bool, true)
         store = try fixture.openStore()
         XCTAssertEqual(try store.notificationCount(), 9, "nothing lost, nothing doubled")
+    }
+
+    /// A pagination token that advances for ever stops a run at its page limit, with every
+    /// page kept, and a resume goes on from the next page to the next limit.
+    func testAHistoryThatNeverEndsStopsAtThePageLimitAndResumeGoesOnFromThere() throws {
+        let sent = try history()
+        serveEndlessHistory { sent[$0 % sent.count] }
+        let store = try fixture.openStore()
+        let limits = Backfill.Limits(maxPages: 5, maxPagesWithNothingNew: 100)
+        XCTAssertThrowsError(try backfill(store, limits: limits).run(Self.window)) { error in
+            guard let stopped = error as? Backfill.Stopped else { return XCTFail("not stopped at a limit: \(error)") }
+            XCTAssertEqual(stopped.reason, "it fetched 5 pages, the most one run fetches")
+            XCTAssertEqual(stopped.run.pages, 5)
+            XCTAssertTrue("\(stopped)".contains("5 pages: 5 new"), "\(stopped)")
+        }
+        let asked = { self.fixture.server.requests("POST", "/prod/inApps/v1/notifications/history").map { $0.query["paginationToken"] ?? "-" } }
+        XCTAssertEqual(asked(), ["-", "page-1", "page-2", "page-3", "page-4"], "no page past the limit was asked for")
+        let stopped = try XCTUnwrap(try store.unfinishedBackfill())
+        XCTAssertEqual(stopped.nextPage, "page-5")
+        XCTAssertEqual(try store.notificationCount(), 5)
+        let audit = try XCTUnwrap(try store.audit().last)
+        XCTAssertEqual(audit.outcome, "stopped after 5 pages: 5 new, 0 duplicates, 0 rejected: it fetched 5 pages, the most one run fetches")
+        XCTAssertEqual(audit.reason, "resume with: subdesk backfill --resume")
+
+        XCTAssertThrowsError(try backfill(store, limits: limits).run(Self.window, resume: stopped)) { error in
+            XCTAssertEqual((error as? Backfill.Stopped)?.run.pages, 10, "\(error)")
+        }
+        XCTAssertEqual(asked().suffix(5), ["page-5", "page-6", "page-7", "page-8", "page-9"], "the resume went on from the next page")
+        XCTAssertEqual(try store.unfinishedBackfill()?.new, 10)
+        XCTAssertEqual(try store.notificationCount(), 10, "nothing asked twice, nothing lost")
+    }
+
+    /// Pages that bring nothing new, one after another (a history repeating itself), stop
+    /// a run well before its page limit.
+    func testPagesWithNothingNewInARowStopTheRun() throws {
+        let sent = try history()
+        serveEndlessHistory { _ in sent[0] }
+        let store = try fixture.openStore()
+        XCTAssertThrowsError(try backfill(store, limits: Backfill.Limits(maxPages: 1_000, maxPagesWithNothingNew: 3)).run(Self.window)) { error in
+            guard let stopped = error as? Backfill.Stopped else { return XCTFail("not stopped at a limit: \(error)") }
+            XCTAssertEqual(stopped.reason, "3 pages in a row brought nothing new (every notification already stored or refused)")
+            XCTAssertEqual(stopped.run.pages, 4)
+            XCTAssertEqual(stopped.run.new, 1)
+            XCTAssertEqual(stopped.run.duplicates, 3)
+        }
+        XCTAssertEqual(try store.unfinishedBackfill()?.nextPage, "page-4")
+    }
+
+    /// `subdesk backfill --max-pages` against a history that never ends: exit 1, the reason
+    /// and the resume hint on stderr; `--resume` goes on from the page after.
+    func testTheCommandStopsAtItsPageLimitAndSaysHowToResume() throws {
+        let binary = try RevalidationFixture.subdeskBinary()
+        let sent = try history()
+        serveEndlessHistory { sent[$0 % sent.count] }
+        _ = try fixture.openStore()
+        let arguments = ["backfill"] + fixture.commandLineFlags + ["--max-pages", "3"]
+        let since = DateText.iso(DateText.nowMillis() - 40 * TestKit.day)
+        func run(_ extra: [String]) throws -> (status: Int32, stderr: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = arguments + extra
+            let errors = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = errors
+            try process.run()
+            let text = String(decoding: ChildOutput.readAll(errors.fileHandleForReading), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+        let first = try run(["--since", since])
+        print("$ subdesk backfill --since \(since) --max-pages 3\n" + first.stderr)
+        XCTAssertEqual(first.status, 1, first.stderr)
+        XCTAssertTrue(first.stderr.contains("stopped: it fetched 3 pages, the most one run fetches; 3 pages: 3 new"), first.stderr)
+        XCTAssertTrue(first.stderr.contains("resume with: subdesk backfill --resume"), first.stderr)
+        let second = try run(["--resume"])
+        XCTAssertEqual(second.status, 1, second.stderr)
+        XCTAssertTrue(second.stderr.contains("6 pages: 6 new"), second.stderr)
+        let store = try fixture.openStore()
+        XCTAssertEqual(try store.notificationCount(), 6)
+        XCTAssertEqual(try store.unfinishedBackfill()?.nextPage, "page-6")
     }
 }

@@ -82,3 +82,15 @@ final class FastJSONTests: XCTestCase {
         }
     }
 }
+
+extension FastJSONTests {
+    /// `\u0000` in a string would be stored cut short (SQLite) or not at all (PostgreSQL):
+    /// it is refused, named, where a raw NUL byte already was.
+    func testAStringHoldingNULIsRefusedAndNamed() {
+        XCTAssertThrowsError(try FastJSON.parse(Data(#"{"a":"x\u0000y"}"#.utf8))) { error in
+            XCTAssertEqual(error as? FastJSON.Failure, .nulInString(offset: 7))
+            XCTAssertTrue(FastJSON.describe(error).hasPrefix(#"a string holds U+0000 (\u0000, at byte 7)"#), FastJSON.describe(error))
+        }
+        XCTAssertEqual(try FastJSON.parse(Data(#"{"a":"x\u0001y"}"#.utf8)) as? [String: String], ["a": "x\u{1}y"])
+    }
+}

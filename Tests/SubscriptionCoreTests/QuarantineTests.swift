@@ -70,7 +70,7 @@ final class QuarantineTests: XCTestCase {
         XCTAssertEqual(over.body, Data(), "past the budget: nothing of the body")
         XCTAssertEqual(over.bodyBytes, 80)
         XCTAssertEqual(try store.quarantineEntriesWithoutWholeBody(), 1)
-        XCTAssertEqual(try store.intakeLog(limit: 1).first?.detail, "body: not valid JSON [body not kept: quarantine over its budget]")
+        XCTAssertEqual(try store.intakeLog(limit: 1).first?.detail, "body: not valid JSON " + Intake.pastBudgetMark)
         XCTAssertEqual(try store.quarantineKeptBytes(), 80)
     }
 

@@ -175,3 +175,57 @@ final class RevalidationHTTPHelperTests: XCTestCase {
         XCTAssertEqual(process.terminationStatus, 0, "the helper did not end quietly when its input did")
     }
 }
+
+/// An answer far larger than any Apple sends is refused while it streams.
+final class RevalidationResponseLimitTests: XCTestCase {
+    /// The helper's peak resident memory, from /proc (kB).
+    func peakMemoryKB(_ pid: pid_t) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        return try XCTUnwrap(Int(line.split(separator: " ").dropFirst().first ?? ""))
+    }
+
+    /// 256 MB, with and without a Content-Length: each is refused at the limit, the error
+    /// names the limit and the URL, the request is made once although four attempts are
+    /// allowed, reading stops near the limit, and the helper never holds the body (before,
+    /// it read all of it, four times, to 1 GB of memory).
+    func testAHugeAnswerIsRefusedAtTheLimitWhileItStreamsAndIsNotAskedAgain() throws {
+        let helper = HTTPHelper()
+        let http = HTTPClient(policy: HTTPPolicy(timeout: 30, maxAttempts: 4, initialBackoff: 0.01, maxBackoff: 0.01, jitter: 0),
+                              helper: helper)
+        let huge = 256 << 20
+        var peak = 0
+        for announced in [true, false] {
+            let server = try FakeAppleServer()
+            defer { server.stop() }
+            server.route("POST", "/inApps/v1/notifications/history", .huge(bytes: huge, announcingLength: announced))
+            let url = server.baseURL.appendingPathComponent("inApps/v1/notifications/history")
+            XCTAssertThrowsError(try http.send(HTTPRequest(method: "POST", url: url, body: Data("{}".utf8)))) { error in
+                guard case .responseTooLarge(let request, let limit, _)? = error as? RevalidationError else {
+                    return XCTFail("not a size refusal: \(error)")
+                }
+                XCTAssertEqual(request, "POST \(url.absoluteString)")
+                XCTAssertEqual(limit, HTTPClient.maxResponseBytes)
+                XCTAssertTrue("\(error)".contains("larger than the \(HTTPClient.maxResponseBytes)-byte limit"), "\(error)")
+                XCTAssertTrue("\(error)".contains("not retried"), "\(error)")
+                XCTAssertFalse((error as? RevalidationError)?.isTransient ?? true, "a sweep would ask again")
+            }
+            XCTAssertEqual(server.requests("POST", "/inApps/v1/notifications/history").count, 1, "a size refusal is not retried")
+            let pid = try XCTUnwrap(helper.pid)
+            peak = max(peak, (try? peakMemoryKB(pid)) ?? 0)
+            // The connection is closed soon after (by the cancel, or by the helper exiting
+            // when the cancel cannot land): the sender is stopped well short of its body.
+            server.stop()
+            print("Content-Length sent: \(announced); the server sent \(server.fillerBytesSent >> 20) MB of \(huge >> 20) MB")
+            XCTAssertLessThan(server.fillerBytesSent, huge / 4, "the helper went on reading far past the limit")
+        }
+        print("subdesk-http peak resident memory during two 256 MB answers: \(peak / 1024) MB")
+        XCTAssertGreaterThan(peak, 0)
+        XCTAssertLessThan(peak, 96 * 1024, "the helper held far more than the limit")
+        // What is within the limit is answered, by the same helper or a fresh one.
+        let server = try FakeAppleServer()
+        defer { server.stop() }
+        server.route("GET", "/small", .json(["ok": true]))
+        XCTAssertEqual(try http.send(HTTPRequest(method: "GET", url: server.baseURL.appendingPathComponent("small"))).status, 200)
+    }
+}

@@ -181,6 +181,9 @@ public final class Intake {
                    source: source, receivedAt: receivedAt, keep: keep, trueLength: trueLength)
     }
 
+    /// Ends the feed line of a body refused past the quarantine's budget.
+    static let pastBudgetMark = "[body not kept: quarantine over its budget; more such bodies are counted on its entry]"
+
     public static func oversizedReason(_ length: Int, limit: Int) -> String {
         "body: \(length) bytes is over the \(limit)-byte limit"
     }
@@ -191,9 +194,14 @@ public final class Intake {
         return try store.write {
             let kept = try store.quarantine(body: body, reason: reason, source: source, receivedDate: receivedAt, bodySHA256: digest,
                                             trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes)
-            // The feed says when the quarantine is past its budget and kept only the digest.
-            let detail = kept.bodyKept ? reason : reason + " [body not kept: quarantine over its budget]"
-            try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail, source: source))
+            // The feed says when the quarantine is past its budget and kept only the digest;
+            // past it, one line a minute tells of the flood (the quarantine entry counts every
+            // body), so a client sending junk cannot grow the log by a row a request.
+            let detail = kept.bodyKept ? reason : reason + " " + Intake.pastBudgetMark
+            let floodLogged = kept.bodyKept ? false : try store.hasIntakeLine(containing: Intake.pastBudgetMark, since: receivedAt - 60_000)
+            if !floodLogged {
+                try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail, source: source))
+            }
             return .rejected(reason: reason, quarantineId: kept.id)
         }
     }

@@ -29,18 +29,58 @@ public final class Backfill {
         }
     }
 
+    /// How far one run goes before it stops, to be resumed: a history whose pagination
+    /// token advances forever (a broken or hostile server) must not keep a run, or the
+    /// dashboard's worker, busy for ever. A stopped run keeps every page it stored and
+    /// `subdesk backfill --resume` goes on from the next.
+    public struct Limits: Equatable, Sendable {
+        /// Pages one run fetches at most.
+        public var maxPages: Int
+        /// Pages in a row that brought nothing new (every notification already stored or
+        /// refused, or none at all) before the run stops.
+        public var maxPagesWithNothingNew: Int
+
+        public init(maxPages: Int, maxPagesWithNothingNew: Int) {
+            self.maxPages = max(1, maxPages)
+            self.maxPagesWithNothingNew = max(1, maxPagesWithNothingNew)
+        }
+
+        /// A run of some minutes against Apple (about 20 pages a second): large enough
+        /// that an ordinary window finishes in one, small enough that a runaway one ends.
+        public static let standard = Limits(maxPages: 10_000, maxPagesWithNothingNew: 1_000)
+    }
+
+    /// A run ended at one of its `Limits`, not finished: what it stored stays, and a resume
+    /// goes on from the next page.
+    public struct Stopped: Error, CustomStringConvertible {
+        public let run: BackfillRun
+        /// Which limit, in words.
+        public let reason: String
+
+        public var description: String {
+            "backfill #\(run.id) stopped: \(reason); \(Backfill.summary(run)) so far, all kept"
+        }
+    }
+
+    /// A limit reached; becomes `Stopped` with the run as stored.
+    private struct LimitReached: Error {
+        let reason: String
+    }
+
     let store: Store
     let intake: Intake
     let client: AppStoreServerAPIClient
     let operatorName: String
     let clock: () -> Millis
+    let limits: Limits
 
     public init(store: Store, intake: Intake, client: AppStoreServerAPIClient, operatorName: String,
-                clock: @escaping () -> Millis = DateText.nowMillis) {
+                limits: Limits = .standard, clock: @escaping () -> Millis = DateText.nowMillis) {
         self.store = store
         self.intake = intake
         self.client = client
         self.operatorName = operatorName
+        self.limits = limits
         self.clock = clock
     }
 
@@ -59,8 +99,8 @@ public final class Backfill {
     }
 
     /// Starts a new run of `request`, or goes on with `resume` (an unfinished run), page by
-    /// page until Apple has no more. `progress` hears after each write. Audited when it
-    /// ends, finished or stopped.
+    /// page until Apple has no more, or until a limit (see `Limits`) stops it with
+    /// `Stopped`. `progress` hears after each write. Audited when it ends, finished or stopped.
     public func run(_ request: Request, resume: BackfillRun? = nil,
                     progress: ((BackfillRun) -> Void)? = nil) throws -> BackfillRun {
         var run: BackfillRun
@@ -81,10 +121,16 @@ public final class Backfill {
             if !(run.pages > 0 && run.nextPage == nil) {
                 let pages = PageQueue(capacity: 64)
                 let first = run.nextPage
+                let limits = self.limits
                 let fetcher = Thread { [client] in
                     var token = first
+                    var fetched = 0
                     do {
                         while true {
+                            if fetched == limits.maxPages {
+                                throw LimitReached(reason: "it fetched \(limits.maxPages) pages, the most one run fetches")
+                            }
+                            fetched += 1
                             let page = try client.notificationHistory(asked, environment: environment, paginationToken: token)
                             let next = page.hasMore ? page.paginationToken : nil
                             if page.hasMore && (next == nil || next == token) {
@@ -102,9 +148,11 @@ public final class Backfill {
                 }
                 fetcher.start()
                 defer { pages.cancel() }
+                var nothingNew = 0
                 while let group = try pages.pop(upTo: Backfill.writeSize) {
+                    var limitReached: LimitReached?
                     try store.write {
-                        for (page, next) in group {
+                        for (page, next) in group where limitReached == nil {
                             var counts = (new: 0, duplicates: 0, rejected: 0)
                             for item in page.items {
                                 switch try intake.ingest(Backfill.body(signedPayload: item.signedPayload), source: "backfill",
@@ -121,10 +169,17 @@ public final class Backfill {
                             }
                             try store.recordBackfillPage(run.id, nextPage: next, new: counts.new, duplicates: counts.duplicates,
                                                          rejected: counts.rejected)
+                            nothingNew = counts.new == 0 ? nothingNew + 1 : 0
+                            // Only while more pages follow: a last page with nothing new still finishes the run.
+                            if nothingNew >= limits.maxPagesWithNothingNew && next != nil {
+                                limitReached = LimitReached(reason: "\(nothingNew) pages in a row brought nothing new "
+                                                            + "(every notification already stored or refused)")
+                            }
                         }
                     }
                     run = try store.backfillRun(id: run.id) ?? run
                     progress?(run)
+                    if let limitReached { throw limitReached }
                 }
             }
             try store.finishBackfill(run.id, now: clock())
@@ -133,9 +188,10 @@ public final class Backfill {
             return run
         } catch {
             let stored = (try? store.backfillRun(id: run.id)) ?? run
-            try? audit(stored, outcome: "stopped after \(Backfill.summary(stored)): \(error)",
+            let stopped = (error as? LimitReached).map { Stopped(run: stored, reason: $0.reason) }
+            try? audit(stored, outcome: "stopped after \(Backfill.summary(stored)): \(stopped?.reason ?? "\(error)")",
                        reason: "resume with: subdesk backfill --resume")
-            throw error
+            throw stopped ?? error
         }
     }
 

@@ -33,14 +33,23 @@ enum HTTPVerdict {
 /// on the caller's thread (the dashboard's worker, a sweep worker, the command line),
 /// each of which owns its own store connection.
 final class HTTPClient: @unchecked Sendable {
+    /// The largest response body read. Apple's answers are small (a notification history
+    /// page is a few hundred KB, a verifyReceipt answer for years of renewals a few MB);
+    /// anything past this is a broken or hostile server, and the helper stops reading it
+    /// there rather than hold it whole.
+    static let maxResponseBytes = 8 << 20
+
     let policy: HTTPPolicy
+    let maxResponseBytes: Int
     private let maxConnectionsPerHost: Int
     private let helper: HTTPHelper
     /// Replaced in tests that count waits instead of making them.
     var sleep: (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }
 
-    init(policy: HTTPPolicy, maxConnectionsPerHost: Int = 8, helper: HTTPHelper = .shared) {
+    init(policy: HTTPPolicy, maxConnectionsPerHost: Int = 8, helper: HTTPHelper = .shared,
+         maxResponseBytes: Int = HTTPClient.maxResponseBytes) {
         self.policy = policy
+        self.maxResponseBytes = maxResponseBytes
         self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
         self.helper = helper
     }
@@ -83,11 +92,16 @@ final class HTTPClient: @unchecked Sendable {
                     if let after, after > policy.maxRetryAfter { throw failure }
                     sleep(after ?? policy.backoff(afterAttempt: attempt))
                 }
+            case .failure(.tooLarge(let detail)):
+                // The same request would bring the same body: asking again only downloads it again.
+                throw RevalidationError.responseTooLarge(request: request.label, limit: maxResponseBytes, detail: detail)
             case .failure(let problem):
                 if isLast {
                     switch problem {
                     case .timedOut: throw RevalidationError.timedOut(request: request.label, seconds: policy.timeout, attempts: attempt)
                     case .network(let reason): throw RevalidationError.network(request: request.label, reason: reason, attempts: attempt)
+                    case .tooLarge(let detail):
+                        throw RevalidationError.responseTooLarge(request: request.label, limit: maxResponseBytes, detail: detail)
                     }
                 }
                 sleep(policy.backoff(afterAttempt: attempt))
@@ -98,13 +112,16 @@ final class HTTPClient: @unchecked Sendable {
     enum TransportProblem: Error {
         case timedOut
         case network(String)
+        /// The body went past the request's limit; what the helper saw.
+        case tooLarge(String)
     }
 
     /// One attempt, bounded by `policy.timeout` whatever the helper does.
     private func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportProblem> {
         switch helper.process() {
         case .success(let process):
-            return process.exchange(request, timeout: policy.timeout, connectionsPerHost: maxConnectionsPerHost)
+            return process.exchange(request, timeout: policy.timeout, connectionsPerHost: maxConnectionsPerHost,
+                                    maxResponseBytes: maxResponseBytes)
         case .failure(let unavailable):
             return .failure(.network(unavailable.reason))
         }

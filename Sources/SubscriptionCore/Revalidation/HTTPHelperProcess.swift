@@ -75,8 +75,8 @@ final class HTTPHelperProcess: @unchecked Sendable {
 
     /// Sends `request` and waits for its answer until `timeout` seconds from now; an answer
     /// that comes later is discarded.
-    func exchange(_ request: HTTPRequest, timeout: TimeInterval,
-                  connectionsPerHost: Int) -> Result<HTTPResponse, HTTPClient.TransportProblem> {
+    func exchange(_ request: HTTPRequest, timeout: TimeInterval, connectionsPerHost: Int,
+                  maxResponseBytes: Int) -> Result<HTTPResponse, HTTPClient.TransportProblem> {
         let deadline = DispatchTime.now() + timeout
         let waiter = Waiter()
         lock.lock()
@@ -89,7 +89,8 @@ final class HTTPHelperProcess: @unchecked Sendable {
         waiting[id] = waiter
         lock.unlock()
 
-        let frame = HTTPHelperWire.requestFrame(id: id, request, timeout: timeout, connectionsPerHost: connectionsPerHost)
+        let frame = HTTPHelperWire.requestFrame(id: id, request, timeout: timeout, connectionsPerHost: connectionsPerHost,
+                                                maxResponseBytes: maxResponseBytes)
         writeLock.lock()
         // A failed write means the helper is gone or broken: shutting the socket down makes
         // the reader see the end at once, reap the helper and fail this request with why.

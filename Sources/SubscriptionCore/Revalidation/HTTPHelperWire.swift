@@ -3,11 +3,13 @@ import HelperWire
 
 /// subdesk's side of the helper's frames (the format is described in HelperWire).
 enum HTTPHelperWire {
-    static func requestFrame(id: UInt64, _ request: HTTPRequest, timeout: TimeInterval, connectionsPerHost: Int) -> [UInt8] {
+    static func requestFrame(id: UInt64, _ request: HTTPRequest, timeout: TimeInterval, connectionsPerHost: Int,
+                             maxResponseBytes: Int) -> [UInt8] {
         var writer = HelperWire.Writer()
         writer.integer(id)
         writer.integer(UInt32(min(max(0, timeout * 1000), Double(UInt32.max)).rounded(.up)))
         writer.integer(UInt32(clamping: connectionsPerHost))
+        writer.integer(UInt32(clamping: maxResponseBytes))
         writer.bytes(request.method.utf8)
         writer.bytes(request.url.absoluteString.utf8)
         writer.bytes(request.headers.map { "\($0.key): \($0.value)\n" }.joined().utf8)
@@ -24,6 +26,8 @@ enum HTTPHelperWire {
         switch Int32(bitPattern: UInt32(rawStatus)) {
         case HelperWire.timedOut:
             return (id, .failure(.timedOut))
+        case HelperWire.tooLarge:
+            return (id, .failure(.tooLarge(String(decoding: body, as: UTF8.self))))
         case ..<0:
             return (id, .failure(.network(String(decoding: body, as: UTF8.self))))
         case let status:

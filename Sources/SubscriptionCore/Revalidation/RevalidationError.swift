@@ -19,6 +19,9 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
     case transactionNotFound(transactionId: String, environments: [String])
     /// A verifyReceipt status other than 0 (or 21006), with its documented meaning.
     case receiptStatus(status: Int, meaning: String, environment: String, retryable: Bool, attempts: Int)
+    /// The answer's body was larger than `limit` bytes: reading stopped there, and the
+    /// request was not retried (the same request would bring the same body).
+    case responseTooLarge(request: String, limit: Int, detail: String)
     /// The answer did not have the documented shape.
     case malformedResponse(request: String, problem: String)
     /// Apple's answer failed verification or policy; nothing from it was stored.
@@ -45,6 +48,9 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
         case .receiptStatus(let status, let meaning, let environment, let retryable, let attempts):
             let retry = retryable ? "; retryable later" : ""
             return "verifyReceipt (\(environment)): status \(status): \(meaning)\(retry)\(Self.attempts(attempts))"
+        case .responseTooLarge(let request, let limit, let detail):
+            return "\(request): the response body is larger than the \(limit)-byte limit for an answer from Apple "
+                + "(\(detail)); refused unread and not retried"
         case .malformedResponse(let request, let problem):
             return "\(request): unexpected response: \(problem)"
         case .refused(let reason):

@@ -113,6 +113,8 @@ struct PostgresRow {
 public struct PostgresLocation: Equatable, Sendable {
     public let conninfo: String
     public let schema: String?
+    /// PostgreSQL's identifier limit (NAMEDATALEN - 1).
+    public static let maxSchemaNameBytes = 63
 
     public static func isPostgres(_ location: String) -> Bool {
         location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
@@ -138,6 +140,14 @@ public struct PostgresLocation: Equatable, Sendable {
         }
         if let schema, schema.isEmpty || !schema.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
             throw StoreError(operation: "open \(PostgresLocation.redacted(location))", message: "schema name \"\(schema)\" must be letters, digits and _ only", code: 0)
+        }
+        // PostgreSQL cuts a longer name to its first 63 bytes without a word, so two long
+        // names would silently be one store.
+        if let schema, schema.utf8.count > PostgresLocation.maxSchemaNameBytes {
+            throw StoreError(operation: "open \(PostgresLocation.redacted(location))", message: """
+                schema name \(schema.prefix(20))... is \(schema.utf8.count) bytes; PostgreSQL names are at most \
+                \(PostgresLocation.maxSchemaNameBytes) bytes (longer ones are cut short, which could make two stores one)
+                """, code: 0)
         }
         parts.percentEncodedQueryItems = kept.isEmpty ? nil : kept
         // libpq decodes the query itself, as it was written.

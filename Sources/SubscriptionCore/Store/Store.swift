@@ -535,12 +535,40 @@ public final class Store {
             return (seen, true)
         }
         var kept = body
-        if let budgetBytes, try quarantineKeptBytes() + Int64(body.count) > budgetBytes { kept = Data() }
+        if let budgetBytes, try quarantineKeptBytes() + Int64(body.count) > budgetBytes {
+            // Past the budget a new body keeps nothing of itself, so a row for each would still
+            // grow the store with every request: they are counted on one row instead.
+            return (try countPastBudget(reason: reason, source: source, receivedDate: receivedDate, bytes: trueLength ?? body.count), false)
+        }
         try db.run("""
             INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
             VALUES (?,?,?,?,?,?,1,?)
             """, [receivedDate, reason, kept, bodySHA256, source, trueLength ?? body.count, receivedDate])
         return (try db.lastInsertRowID(), kept.count == body.count)
+    }
+
+    /// What stands for a body's digest on the row that counts bodies refused past the budget.
+    static let pastBudgetDigest = "past-budget"
+
+    /// Counts one more body refused past the budget on the row that counts them (times
+    /// seen, their bytes, the latest reason and sender); its id.
+    private func countPastBudget(reason: String, source: String?, receivedDate: Millis, bytes: Int) throws -> Int64 {
+        let summary = "past the quarantine budget: refused bodies counted here, not kept; the latest: "
+            + String(reason.prefix(200))
+        if let row = try db.first("""
+            SELECT id FROM quarantine WHERE body_sha256 = ? AND resolved_ms IS NULL ORDER BY id LIMIT 1
+            """, [Store.pastBudgetDigest], { $0.int64(0) }) {
+            try db.run("""
+                UPDATE quarantine SET times_seen = times_seen + 1, body_bytes = body_bytes + ?, last_seen_ms = ?, source = ?,
+                    reason = ? WHERE id = ?
+                """, [bytes, receivedDate, source, summary, row])
+            return row
+        }
+        try db.run("""
+            INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
+            VALUES (?,?,?,?,?,?,1,?)
+            """, [receivedDate, summary, Data(), Store.pastBudgetDigest, source, bytes, receivedDate])
+        return try db.lastInsertRowID()
     }
 
     /// The body bytes the quarantine keeps, resolved entries included.
@@ -596,6 +624,13 @@ public final class Store {
                 original_transaction_id, product_id, environment, detail, source) VALUES (?,?,?,?,?,?,?,?,?,?)
             """, [e.receivedDate, e.result.rawValue, e.notificationUUID, e.type, e.subtype,
                   e.originalTransactionId, e.productId, e.environment, e.detail, e.source])
+    }
+
+    /// Whether a refusal logged at or after `since` says `mark` (through the time index).
+    func hasIntakeLine(containing mark: String, since: Millis) throws -> Bool {
+        try db.first("""
+            SELECT 1 FROM intake_log WHERE received_ms >= ? AND result = 'rejected' AND detail LIKE ? LIMIT 1
+            """, [since, "%" + mark + "%"]) { _ in true } ?? false
     }
 
     /// Intake outcomes newer than `afterId`, newest first.

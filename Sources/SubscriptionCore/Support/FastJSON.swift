@@ -14,6 +14,8 @@ public enum FastJSON {
         case invalid(offset: Int)
         case tooDeep
         case duplicateKey(String, offset: Int)
+        /// A string holds U+0000 (`\u0000`).
+        case nulInString(offset: Int)
     }
 
     public static let maxDepth = 512
@@ -25,6 +27,9 @@ public enum FastJSON {
             let shown = key.count > 64 ? String(key.prefix(64)) + "..." : key
             return "duplicate key \"\(shown.escapingControlCharacters())\""
         case .tooDeep: return "not valid JSON: nested deeper than \(maxDepth) levels"
+        case .nulInString(let offset):
+            return "a string holds U+0000 (\\u0000, at byte \(offset)), which neither store keeps whole (SQLite text "
+                + "ends at it, PostgreSQL text cannot hold it); refused rather than stored cut short"
         default: return "not valid JSON"
         }
     }
@@ -211,6 +216,9 @@ public enum FastJSON {
                     } else if (0xDC00...0xDFFF).contains(scalar) {
                         throw fail()
                     }
+                    // Stored text would end at it (SQLite) or refuse it (PostgreSQL): a value
+                    // that differs from the one signed.
+                    if scalar == 0 { throw Failure.nulInString(offset: i - 6) }
                     guard let u = Unicode.Scalar(scalar) else { throw fail() }
                     bytes.append(contentsOf: String(Character(u)).utf8)
                 default:

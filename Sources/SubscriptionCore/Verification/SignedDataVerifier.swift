@@ -536,8 +536,9 @@ public final class SignedDataVerifier: @unchecked Sendable {
         let object: Any
         do {
             object = try FastJSON.parse(payload)
-        } catch let duplicate as FastJSON.Failure {
-            if case .duplicateKey = duplicate { throw fail(.duplicateKey(FastJSON.describe(duplicate), where: "payload")) }
+        } catch let failure as FastJSON.Failure {
+            if case .duplicateKey = failure { throw fail(.duplicateKey(FastJSON.describe(failure), where: "payload")) }
+            if case .nulInString = failure { throw fail(.payloadHoldsNUL(FastJSON.describe(failure))) }
             throw fail(.payloadNotJSON)
         } catch {
             throw fail(.payloadNotJSON)

@@ -81,6 +81,8 @@ public struct VerificationError: Error, CustomStringConvertible, Equatable, Send
         case signatureMismatch
         case payloadNotJSON
         case payloadNotJSONObject
+        /// A payload string holds U+0000, which no store keeps whole (the parser's words).
+        case payloadHoldsNUL(String)
         /// The header or payload repeats a key (`where` says which).
         case duplicateKey(String, where: String)
         case signedDateNotANumber
@@ -140,6 +142,8 @@ public struct VerificationError: Error, CustomStringConvertible, Equatable, Send
                 return "payload is not JSON"
             case .payloadNotJSONObject:
                 return "payload is JSON but not an object"
+            case .payloadHoldsNUL(let described):
+                return "payload: \(described)"
             case .signedDateNotANumber:
                 return "signedDate is not a number of milliseconds since 1970"
             case .timeOutOfRange(let value):
