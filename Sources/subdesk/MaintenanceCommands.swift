@@ -50,15 +50,16 @@ enum MaintenanceCommands {
     static func doctor(_ context: Context) throws -> Int32 {
         var checks: [Check] = []
         func add(_ name: String, _ level: String, _ detail: String) { checks.append(Check(name: name, level: level, detail: detail)) }
-        let path = context.databasePath
+        // As other reading commands: the demo store stands in while no store exists (said so).
+        let path = context.readingDatabasePath
         var isDemo = false
         if let problem = PostgresLocation.keywordStringProblem(path) {
             add("store", "fail", problem)
         } else if !PostgresLocation.isPostgres(path) && !FileManager.default.fileExists(atPath: path) {
-            add("store", "fail", "\(path) does not exist (ingest something or pass --db)")
+            add("store", "fail", Context.missingStoreMessage(path))
         } else {
             do {
-                let store = try context.openStore(mode: .reading)
+                let store = try context.openStore(path: path, mode: .reading)
                 let h = try store.health()
                 isDemo = store.isDemo
                 add("store", "ok", "\(store.path), \((h.fileBytes ?? 0) / 1024) KiB" + (isDemo ? " (a demo store)" : ""))
