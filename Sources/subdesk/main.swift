@@ -55,22 +55,25 @@ refund_consent, refund_policy, rates_file.
 struct Command {
     let help: String
     let options: Set<String>
+    /// What the command does to a store, in words a refused role is told it may not do, and
+    /// the privilege it is about (the roles holding it are the ones named as able to).
+    var action: (words: String, needs: (PostgresRoles.Privilege, String))? = nil
     let run: (Context) throws -> Int32
 }
 
 let commands: [String: Command] = [
-    "ingest": Command(help: IngestCommand.help, options: IngestCommand.options, run: IngestCommand.run),
-    "init": Command(help: MaintenanceCommands.initHelp, options: [], run: MaintenanceCommands.initStore),
+    "ingest": Command(help: IngestCommand.help, options: IngestCommand.options, action: ("store notifications", (.insert, "notifications")), run: IngestCommand.run),
+    "init": Command(help: MaintenanceCommands.initHelp, options: [], action: ("create a store", (.insert, "schema_version")), run: MaintenanceCommands.initStore),
     "show": Command(help: ShowCommand.help, options: Context.appleOptions.union(["apple"]), run: ShowCommand.run),
     "search": Command(help: ListCommands.searchHelp, options: ["limit"], run: ListCommands.search),
     "notifications": Command(help: ListCommands.notificationsHelp, options: ["since", "limit", "ndjson"], run: ListCommands.notifications),
-    "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all", "before", "reason", "operator"]), run: ListCommands.quarantine),
+    "quarantine": Command(help: ListCommands.quarantineHelp, options: IngestCommand.options.union(["limit", "all", "before", "reason", "operator"]), action: ("replay or purge quarantined bodies", (.delete, "quarantine")), run: ListCommands.quarantine),
     "doctor": Command(help: MaintenanceCommands.doctorHelp, options: IngestCommand.options.union(RevalidateCommand.options), run: MaintenanceCommands.doctor),
     "backup": Command(help: MaintenanceCommands.backupHelp, options: [], run: MaintenanceCommands.backup),
-    "migrate": Command(help: DatabaseCommands.migrateHelp, options: ["from", "to", "quiet"], run: DatabaseCommands.migrate),
-    "db": Command(help: DatabaseCommands.dbHelp, options: ["roles", "print"], run: DatabaseCommands.db),
-    "link": Command(help: ListCommands.linkHelp, options: Context.appleOptions.union(["force", "apple"]), run: ListCommands.link),
-    "demo": Command(help: DemoCommands.demoHelp, options: DashboardCommand.options.union(["copies", "no-dashboard", "sample-data", "force"]), run: { context in
+    "migrate": Command(help: DatabaseCommands.migrateHelp, options: ["from", "to", "quiet"], action: ("write the target store", (.insert, "notifications")), run: DatabaseCommands.migrate),
+    "db": Command(help: DatabaseCommands.dbHelp, options: ["roles", "print"], action: ("set up the store and its roles", (.insert, "schema_version")), run: DatabaseCommands.db),
+    "link": Command(help: ListCommands.linkHelp, options: Context.appleOptions.union(["force", "apple"]), action: ("link user ids", (.update, "subscribers")), run: ListCommands.link),
+    "demo": Command(help: DemoCommands.demoHelp, options: DashboardCommand.options.union(["copies", "no-dashboard", "sample-data", "force"]), action: ("build a demo store", (.insert, "notifications")), run: { context in
         let path = try DemoCommands.buildDemo(context)
         if context.arguments.has("no-dashboard") { return 0 }
         return try DashboardCommand.open(context, databasePath: path)
@@ -81,17 +84,17 @@ let commands: [String: Command] = [
     }),
     "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv", "period", "rates", "where", "by", "metric"],
                       run: CountsCommand.run),
-    "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], run: OperatorCommands.override),
+    "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], action: ("place or lift overrides", (.insert, "overrides")), run: OperatorCommands.override),
     "audit": Command(help: OperatorCommands.auditHelp, options: ["since", "limit"], run: OperatorCommands.audit),
-    "generate": Command(help: GenerateCommand.help, options: ["subscribers", "seed"], run: GenerateCommand.run),
-    "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], run: DemoCommands.simulate),
-    "revalidate": Command(help: RevalidateCommand.help, options: RevalidateCommand.options, run: RevalidateCommand.run),
-    "sweep": Command(help: SweepCommand.help, options: SweepCommand.options, run: SweepCommand.run),
-    "backfill": Command(help: BackfillCommand.help, options: BackfillCommand.options, run: BackfillCommand.run),
+    "generate": Command(help: GenerateCommand.help, options: ["subscribers", "seed"], action: ("generate a store", (.insert, "notifications")), run: GenerateCommand.run),
+    "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], action: ("feed the demo store", (.insert, "notifications")), run: DemoCommands.simulate),
+    "revalidate": Command(help: RevalidateCommand.help, options: RevalidateCommand.options, action: ("revalidate subscriptions", (.update, "transactions")), run: RevalidateCommand.run),
+    "sweep": Command(help: SweepCommand.help, options: SweepCommand.options, action: ("sweep expired subscriptions", (.update, "transactions")), run: SweepCommand.run),
+    "backfill": Command(help: BackfillCommand.help, options: BackfillCommand.options, action: ("backfill notifications", (.insert, "backfill_runs")), run: BackfillCommand.run),
     "gaps": Command(help: BackfillCommand.gapsHelp, options: ["limit"], run: BackfillCommand.gaps),
-    "ping": Command(help: PingCommand.help, options: PingCommand.options, run: PingCommand.run),
-    "extend": Command(help: ExtendCommand.help, options: ExtendCommand.options, run: ExtendCommand.run),
-    "refunds": Command(help: RefundsCommand.help, options: RefundsCommand.options, run: RefundsCommand.run),
+    "ping": Command(help: PingCommand.help, options: PingCommand.options, action: ("record a ping", (.insert, "store_facts")), run: PingCommand.run),
+    "extend": Command(help: ExtendCommand.help, options: ExtendCommand.options, action: ("extend renewal dates", (.insert, "renewal_extensions")), run: ExtendCommand.run),
+    "refunds": Command(help: RefundsCommand.help, options: RefundsCommand.options, action: ("answer refund requests", (.update, "refund_requests")), run: RefundsCommand.run),
     "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { try DashboardCommand.open($0, databasePath: $0.readingDatabasePath) }),
 ]
 
@@ -150,6 +153,8 @@ func runMain() -> Int32 {
         return failed(e.description, 2)
     } catch let e as ExitStatus {
         return e.code
+    } catch let e as StoreError where e.denial != nil {
+        return failed(e.denial!.explain(doing: command.action?.words, needs: command.action?.needs), 1)
     } catch {
         return failed("\(error)", 1)
     }

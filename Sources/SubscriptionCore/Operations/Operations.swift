@@ -15,7 +15,7 @@ public final class Operations {
 
     public init(store: Store, operatorName: String) {
         self.store = store
-        self.operatorName = operatorName
+        self.operatorName = store.operatorOfRecord(operatorName)
     }
 
     /// The operator name for this process: `--operator`, else the login name.

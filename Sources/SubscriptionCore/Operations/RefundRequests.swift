@@ -171,7 +171,7 @@ public struct RefundQueue {
 
     public init(store: Store, operatorName: String) {
         self.store = store
-        self.operatorName = operatorName
+        self.operatorName = store.operatorOfRecord(operatorName)
     }
 
     /// Requests by queue order, after noting (and auditing, once) every deadline that

@@ -246,6 +246,9 @@ final class PostgresConnection: SQLConnection {
 
     private var connection: OpaquePointer?
     let location: PostgresLocation
+    /// The session's user and the subdesk roles it is a member of, read at open.
+    var identity: (user: String, roles: [String])?
+    var recordedUser: String? { identity?.user }
     private var statements: [LongTextKey: (name: String, parameters: Int)] = [:]
     let transactions = TransactionState()
     /// How long a writer waits for the write lock, in milliseconds (0: for ever).
@@ -317,7 +320,9 @@ final class PostgresConnection: SQLConnection {
         if state == "55P03" { message = "database is locked by another session for longer than the busy timeout (\(message))" }
         // A conflicting key is repeated in full in the detail; a JWS header is kilobytes long.
         if message.count > 400 { message = String(message.prefix(400)) + "…" }
-        return StoreError(operation: operation, message: message, code: 0, sqlState: state ?? "XX000")
+        var failure = StoreError(operation: operation, message: message, code: 0, sqlState: state ?? "XX000")
+        if state == "42501", let identity { failure.denial = PermissionDenial(user: identity.user, roles: identity.roles, statement: operation, message: message) }
+        return failure
     }
 
     private func check(_ result: OpaquePointer?, _ operation: @autoclosure () -> String) throws {

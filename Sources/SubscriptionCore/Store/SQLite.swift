@@ -9,6 +9,8 @@ public struct StoreError: Error, CustomStringConvertible {
     public let code: Int32
     /// PostgreSQL's SQLSTATE, when the error came from PostgreSQL.
     public var sqlState: String? = nil
+    /// A privilege the server refused this role, said in the role model's words.
+    public var denial: PermissionDenial? = nil
 
     public init(operation: String, message: String, code: Int32, sqlState: String? = nil) {
         self.operation = operation
@@ -17,7 +19,7 @@ public struct StoreError: Error, CustomStringConvertible {
         self.sqlState = sqlState
     }
 
-    public var description: String { "\(operation): \(message)" }
+    public var description: String { denial?.description ?? "\(operation): \(message)" }
 
     /// PostgreSQL: this write lost a race with a concurrent one (a deadlock, a serialization
     /// failure, or a row another writer inserted first) and may simply be run again.
@@ -219,10 +221,15 @@ protocol SQLConnection: AnyObject {
     /// Ends a write transaction that succeeded.
     var commitWrite: String { get }
     var transactions: TransactionState { get }
+    /// The database user the server records as acting (PostgreSQL); nil where the engine
+    /// has no users (SQLite), and the operator's own name stands.
+    var recordedUser: String? { get }
     func close()
 }
 
 extension SQLConnection {
+    var recordedUser: String? { nil }
+
     @discardableResult
     func run(_ sql: String) throws -> Int { try run(sql, []) }
 

@@ -60,7 +60,15 @@ extension Store {
         }
         // A role that may not change the subscriptions (the read-only role) cannot bring
         // derived data up to date either: it reads what is there.
-        let canWrite = try c.first("SELECT has_table_privilege('subscriptions', 'UPDATE')") { $0.bool(0) } ?? false
+        // Who this is, in the same round trip: a refused statement names the user and roles.
+        let canWrite = try c.first("""
+            SELECT has_table_privilege('subscriptions', 'UPDATE'), session_user,
+                   (SELECT string_agg(rolname, ',' ORDER BY rolname) FROM pg_roles
+                    WHERE rolname IN ('\(PostgresRoles.all.joined(separator: "', '"))') AND pg_has_role(session_user, oid, 'MEMBER'))
+            """) { row -> Bool in
+            c.identity = (row.string(1), row.isNull(2) ? [] : row.string(2).split(separator: ",").map(String.init))
+            return row.bool(0)
+        } ?? false
         return OpenedPostgresStore(connection: c, created: created, readOnly: !canWrite,
                                    newerSchemaVersion: version > PostgresSchema.version ? version : nil)
         #endif
