@@ -49,13 +49,13 @@ public final class Operations {
 
     /// Grants entitlement until `until`, whatever Apple's state says.
     public func grant(_ id: String, until: Millis, reason: String, now: Millis = DateText.nowMillis()) throws -> Override {
-        guard until > now else { throw OperationError("--until \(DateText.iso(until)) is not in the future") }
+        guard until > now else { throw OperationError("--until \(DateText.minute(until)) UTC is not in the future") }
         return try place(.grant, id, until: until, reason: reason, now: now)
     }
 
     /// Withdraws entitlement until `until` (or until lifted), whatever Apple's state says.
     public func revoke(_ id: String, until: Millis? = nil, reason: String, now: Millis = DateText.nowMillis()) throws -> Override {
-        if let until, until <= now { throw OperationError("--until \(DateText.iso(until)) is not in the future") }
+        if let until, until <= now { throw OperationError("--until \(DateText.minute(until)) UTC is not in the future") }
         return try place(.revoke, id, until: until, reason: reason, now: now)
     }
 
@@ -68,7 +68,7 @@ public final class Operations {
             o.id = try store.insertOverride(o)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "override_\(kind.rawValue)",
                                              target: otid, reason: reason, outcome: "override #\(o.id) placed; " + (try inForce(otid, now: now)),
-                                             detail: until.map { "until \(DateText.iso($0))" } ?? "until lifted"))
+                                             detail: until.map { "until \(DateText.minute($0)) UTC" } ?? "until lifted"))
             return o
         }
     }
@@ -77,12 +77,12 @@ public final class Operations {
     /// many body bytes went. The one way quarantined bodies are ever deleted.
     public func purgeQuarantine(before: Millis, reason: String, now: Millis = DateText.nowMillis()) throws -> (entries: Int, bytes: Int64) {
         let reason = try requireReason(reason)
-        guard before <= now else { throw OperationError("--before \(DateText.iso(before)) is in the future") }
+        guard before <= now else { throw OperationError("--before \(DateText.minute(before)) UTC is in the future") }
         return try store.write {
             let purged = try store.purgeQuarantine(before: before)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "quarantine_purge", target: nil,
                                              reason: reason, outcome: "\(purged.entries) entries deleted",
-                                             detail: "last seen before \(DateText.iso(before)); \(purged.bytes) body bytes"))
+                                             detail: "last seen before \(DateText.minute(before)) UTC; \(purged.bytes) body bytes"))
             return purged
         }
     }
@@ -116,7 +116,7 @@ public final class Operations {
         return try store.write {
             guard let o = try store.override(id: overrideId) else { throw OperationError("no override #\(overrideId)") }
             guard o.lifted == nil else {
-                throw OperationError("override #\(overrideId) was already lifted by \(o.liftedBy ?? "?") at \(DateText.iso(o.lifted ?? 0))")
+                throw OperationError("override #\(overrideId) was already lifted by \(o.liftedBy ?? "?") at \(DateText.minute(o.lifted ?? 0)) UTC")
             }
             _ = try store.liftOverride(id: overrideId, by: operatorName, reason: reason, at: now)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "override_lift",
