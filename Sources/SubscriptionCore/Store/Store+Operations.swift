@@ -1,12 +1,12 @@
 extension Store {
     // MARK: Audit log
 
-    @discardableResult
     /// Who is recorded as acting, given the name an operator gave: on PostgreSQL the database
     /// user (the audit log's trigger records it whatever the client says, and overrides and
     /// lifts must name the same person), elsewhere the name given.
     public func operatorOfRecord(_ given: String) -> String { db.recordedUser ?? given }
 
+    @discardableResult
     public func appendAudit(_ e: AuditEntry) throws -> Int64 {
         try db.run("""
             INSERT INTO audit_log (at_ms, operator, action, target, reason, outcome, detail) VALUES (?,?,?,?,?,?,?)
