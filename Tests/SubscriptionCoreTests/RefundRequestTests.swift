@@ -231,6 +231,7 @@ final class RefundRequestTests: XCTestCase {
         try SQLiteConnection(path: fixture.storePath).execute("""
             DROP TRIGGER refund_request_open; DROP TRIGGER refund_request_close; DROP TABLE refund_requests;
             DROP TABLE metrics_pending; DROP TABLE metric_segments; DROP TABLE metric_segments_pending;
+            ALTER TABLE verified_chains DROP COLUMN seal;
             PRAGMA user_version = 11;
             """)
         let reopened = try fixture.openStore()

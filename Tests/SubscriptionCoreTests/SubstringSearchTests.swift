@@ -140,6 +140,7 @@ final class SubstringSearchTests: XCTestCase {
             DROP TABLE renewal_extensions;
             DROP TRIGGER refund_request_open; DROP TRIGGER refund_request_close; DROP TABLE refund_requests;
             DROP TABLE metrics_pending; DROP TABLE metric_segments; DROP TABLE metric_segments_pending;
+            ALTER TABLE verified_chains DROP COLUMN seal;
             PRAGMA user_version = 8;
             """)
         let store = try Store(path: path)
