@@ -472,6 +472,34 @@ extension ReducerTests {
         XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged), [.pollFeed(afterId: 0)])
         XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged), [.pollFeed(afterId: 0)])
     }
+
+    func testAReplacedStoreIsReadFromItsFirstRowOnEveryScreen() {
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        press(.char("/"))
+        type("RENEW")
+        press(.enter)
+        let old = (1...3).map { IntakeLogEntry(id: 900 + Int64($0), receivedDate: state.now, result: .stored, type: "DID_RENEW") }
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded(old, rate: [], now: state.now))
+        XCTAssertEqual(state.feed.lastId, 903)
+        state.audit.entries = [AuditEntry(id: 7, at: state.now, operatorName: "ana", action: "grant", target: "otid-1", reason: nil, outcome: "placed")]
+        state.audit.loaded = true
+
+        let effects = DashboardReducer.reduce(into: &state, .storeFileReopened(path: "demo.db"))
+        XCTAssertEqual(effects, [.pollFeed(afterId: 0)], "the new store's rows are numbered from the start")
+        XCTAssertTrue(state.feed.entries.isEmpty, "no row of the old store stays on the feed")
+        XCTAssertEqual(state.feed.filter, "RENEW", "what the operator chose stays")
+        XCTAssertTrue(state.audit.entries.isEmpty)
+        XCTAssertFalse(state.subscribers.loaded)
+        XCTAssertEqual(state.flash?.text, "store replaced: reopened, showing the new store at demo.db")
+        let fresh = [IntakeLogEntry(id: 2, receivedDate: state.now, result: .stored, type: "DID_RENEW")]
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded(fresh, rate: [], now: state.now))
+        XCTAssertEqual(state.feed.entries.map(\.id), [2])
+
+        guard case .loadSubscribers(let request)? = press(.escape, .escape).first else { return XCTFail("the list loads again") }
+        XCTAssertEqual(request.position, .first, "not around a row of the old store")
+    }
 }
 
 /// The subscribers list marks rows an override decides, and `y` copies the selected id.

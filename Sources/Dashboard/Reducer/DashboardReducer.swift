@@ -48,9 +48,10 @@ public enum DashboardReducer {
         case .storeFileReopened(let path):
             state.storeGone = false
             flash("store replaced: reopened, showing the new store at \(path)", duration: 10_000, &state)
-            state.refreshPending = true
-            if state.screen == .feed { return refresh(.feed, &state) }
-            return refreshIfDue(&state)
+            forgetLoadedRows(&state)
+            state.refreshPending = false
+            state.lastRefresh = state.now
+            return enter(state.screen, &state)
         case .storeChanged:
             // The feed is the live view: it follows every write, and its query reads only new rows.
             if state.screen == .feed { return refresh(.feed, &state) }
@@ -122,6 +123,47 @@ public enum DashboardReducer {
         case .notice(let message):
             flash(message, &state)
             return []
+        }
+    }
+
+    /// Drops every row loaded from a store that another file has replaced. Rows, selections
+    /// and cursors (the feed's last row id, the list's keyset position) belong to the old
+    /// file: a new store numbers its rows from the start, so a cursor kept from the old one
+    /// would sit above every new row and hide them. What the operator chose (filters, sort,
+    /// status tab, pause, the daily range) stays.
+    static func forgetLoadedRows(_ state: inout DashboardState) {
+        var list = SubscriberListState()
+        list.query = state.subscribers.query
+        list.statusFilter = state.subscribers.statusFilter
+        list.pageSize = state.subscribers.pageSize
+        state.subscribers = list
+
+        var feed = FeedState()
+        feed.paused = state.feed.paused
+        feed.filter = state.feed.filter
+        feed.lastPoll = state.feed.lastPoll
+        state.feed = feed
+
+        var audit = AuditState()
+        audit.filter = state.audit.filter
+        state.audit = audit
+        state.quarantine.entries = []
+        state.quarantine.selection = 0
+        state.quarantine.scrollOffset = 0
+        state.quarantine.loaded = false
+        state.gaps = GapsState()
+        state.refunds = RefundsState()
+        state.daily.days = []
+        state.daily.request = nil
+        state.daily.loaded = false
+        if var detail = state.detail {
+            // The same subscription, if the new store has it, read afresh.
+            detail.content = nil
+            detail.expanded = [:]
+            detail.selection = 0
+            detail.scrollOffset = 0
+            detail.missing = nil
+            state.detail = detail
         }
     }
 

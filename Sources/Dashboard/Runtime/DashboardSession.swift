@@ -98,6 +98,7 @@ public final class DashboardSession {
             if !state.storeGone { send(.storeFileGone(path: store.path)) }
             return
         }
+        store.closeAfterReplacement()
         store = reopened
         storeIdentity = now
         lastDataVersion = try? reopened.dataVersion()
