@@ -557,3 +557,44 @@ final class ListMarksAndCopyTests: XCTestCase {
         XCTAssertEqual(session.takeClipboard(), [], "each text is sent once")
     }
 }
+
+/// `q` and `:q` while work runs on a worker: a question first, and each answer does what it says.
+final class QuitWhileWorkingTests: XCTestCase {
+    var state = DashboardFixture.state()
+
+    func press(_ keys: Key...) {
+        for key in keys { _ = DashboardReducer.reduce(into: &state, .key(key)) }
+    }
+
+    func testWithNothingRunningQQuitsAtOnce() {
+        press(.char("q"))
+        XCTAssertTrue(state.quitRequested)
+    }
+
+    func testYQuitsNowAndAnyOtherKeyStays() {
+        _ = DashboardReducer.reduce(into: &state, .backgroundWorkChanged(["a ping waiting for Apple's TEST notification"]))
+        press(.char("q"))
+        XCTAssertFalse(state.quitRequested)
+        let lines = DashboardRenderer.render(state).lines()
+        XCTAssertTrue(lines.contains { $0.contains("a ping waiting for Apple's TEST notification") }, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.last?.contains("y: now (not audited)") == true, lines.last ?? "")
+        press(.char("x"))
+        XCTAssertFalse(state.quitRequested)
+        XCTAssertNil(state.confirmation)
+        for key in [":", "q"] { press(.char(Character(key))) }
+        press(.enter)
+        XCTAssertNotNil(state.confirmation, ":q asks too")
+        press(.char("y"))
+        XCTAssertTrue(state.quitRequested)
+    }
+
+    func testWQuitsWhenTheWorkIsDoneAndNotBefore() {
+        _ = DashboardReducer.reduce(into: &state, .backgroundWorkChanged(["revalidating 2000000400000901 at Apple", "a backfill from Apple's notification history"]))
+        press(.char("q"), .char("w"))
+        XCTAssertFalse(state.quitRequested)
+        _ = DashboardReducer.reduce(into: &state, .backgroundWorkChanged(["a backfill from Apple's notification history"]))
+        XCTAssertFalse(state.quitRequested, "one job is still running")
+        _ = DashboardReducer.reduce(into: &state, .backgroundWorkChanged([]))
+        XCTAssertTrue(state.quitRequested)
+    }
+}

@@ -123,7 +123,45 @@ public enum DashboardReducer {
         case .notice(let message):
             flash(message, &state)
             return []
+        case .backgroundWorkChanged(let running):
+            state.runningWork = running
+            if running.isEmpty && state.quitWhenIdle { state.quitRequested = true }
+            return []
         }
+    }
+
+    // MARK: - Quitting
+
+    /// `q`, `:q`: quits at once unless work is running on a worker. A revalidation or an
+    /// extension that has reached Apple is audited when its answer comes back; quitting
+    /// before then would lose the answer and the audit entry, so the operator is asked.
+    static func requestQuit(_ state: inout DashboardState) -> [DashboardEffect] {
+        guard !state.runningWork.isEmpty else {
+            state.quitRequested = true
+            return []
+        }
+        state.showsHelp = false
+        state.showsMessages = false
+        state.confirmation = DashboardState.Confirmation(
+            question: "Quit? w: when it is done (audited)  y: now (not audited)  any other key: stay", onYes: .quit)
+        return []
+    }
+
+    static func answerQuitQuestion(_ key: Key, _ state: inout DashboardState) -> [DashboardEffect] {
+        switch key {
+        case .char("y"), .char("Y"):
+            state.quitRequested = true
+        case .char("w"), .char("W"):
+            if state.runningWork.isEmpty {
+                state.quitRequested = true
+            } else {
+                state.quitWhenIdle = true
+                flash("quitting once this is done: \(state.runningWork.joined(separator: "; "))", &state)
+            }
+        default:
+            flash("not quitting: \(state.runningWork.isEmpty ? "nothing is running any more" : state.runningWork.joined(separator: "; ") + " goes on")", &state)
+        }
+        return []
     }
 
     /// Drops every row loaded from a store that another file has replaced. Rows, selections
@@ -202,19 +240,20 @@ public enum DashboardReducer {
         if state.prompt != nil { return handlePromptKey(key, &state) }
         if let confirmation = state.confirmation {
             state.confirmation = nil
-            guard key == .char("y") || key == .char("Y") else {
+            if case .quit = confirmation.onYes { return answerQuitQuestion(key, &state) }
+            guard key == .char("y") || key == .char("Y"), case .ask(let effect) = confirmation.onYes else {
                 flash("cancelled: nothing was asked of Apple", &state)
                 return []
             }
             flash("asking Apple…", &state)
-            return [confirmation.effect]
+            return [effect]
         }
         if state.showsHelp || state.showsMessages {
             switch state.keys.command(for: key, on: state.screen) {
             case .help?, .back?:
                 state.showsHelp = false
                 state.showsMessages = false
-            case .quit?: state.quitRequested = true
+            case .quit?: return requestQuit(&state)
             default: break
             }
             return []
@@ -231,8 +270,7 @@ public enum DashboardReducer {
     static func perform(_ command: KeyCommand, key: Key, _ state: inout DashboardState) -> [DashboardEffect] {
         switch command {
         case .quit:
-            state.quitRequested = true
-            return []
+            return requestQuit(&state)
         case .help:
             state.showsHelp = true
             return []

@@ -34,6 +34,7 @@ public enum DashboardRenderer {
         if state.showsHelp { renderHelp(state, in: content, buffer: &buffer) }
         if state.showsMessages { renderMessages(state, in: content, buffer: &buffer) }
         if let dialog = state.overrideDialog { OverrideDialogView.dialog(dialog, state: state).render(in: content, buffer: &buffer) }
+        if state.confirmation?.onYes == .quit { quitDialog(state).render(in: content, buffer: &buffer) }
         bottomLine(state, in: Rect(x: 0, y: buffer.height - 1, width: buffer.width, height: 1), buffer: &buffer)
     }
 
@@ -79,6 +80,7 @@ public enum DashboardRenderer {
             let waited = max(0, state.now - state.revalidationStarted) / 1000
             items.append(StatusItem("revalidating …\(id.suffix(4)) \(waited)s", role: .warning))
         }
+        if state.quitWhenIdle { items.append(StatusItem("quitting when done", role: .warning)) }
         if state.storeGone {
             items.append(StatusItem("✕ store gone", role: .error))
         } else if state.screen == .feed && state.feed.paused {
@@ -116,6 +118,14 @@ public enum DashboardRenderer {
             buffer.put(" ", x: area.x, y: area.y, role: .hintText)
             HintBar(hints: hints).render(in: area.inset(left: 1), buffer: &buffer)
         }
+    }
+
+    /// The question `q` asks while work runs on a worker: what is running, and what quitting now loses.
+    static func quitDialog(_ state: DashboardState) -> Dialog {
+        Dialog(title: "Quit while work is running?",
+               body: ["Still running:"] + state.runningWork.map { "  " + SafeText.sanitize($0) }
+                   + ["", "Apple's answer is stored and audited only while subdesk runs: quitting now loses it (the request may already have reached Apple)."],
+               buttons: ["w quit when done", "y quit now", "other key: stay"])
     }
 
     /// `:messages`: the session's messages, newest first, each whole (wrapped), errors marked.
