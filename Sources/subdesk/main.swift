@@ -92,7 +92,10 @@ let commands: [String: Command] = [
     "ping": Command(help: PingCommand.help, options: PingCommand.options, run: PingCommand.run),
     "extend": Command(help: ExtendCommand.help, options: ExtendCommand.options, run: ExtendCommand.run),
     "refunds": Command(help: RefundsCommand.help, options: RefundsCommand.options, run: RefundsCommand.run),
-    "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { try DashboardCommand.open($0, databasePath: $0.readingDatabasePath) }),
+    "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { context in
+        let standIn = context.demoStandIn
+        return try DashboardCommand.open(context, databasePath: standIn?.demo ?? context.databasePath, standInNotice: standIn?.notice)
+    }),
 ]
 
 func runMain() -> Int32 {

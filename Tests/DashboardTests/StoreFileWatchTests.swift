@@ -82,4 +82,31 @@ final class StoreFileWatchTests: XCTestCase {
         XCTAssertTrue(session.screenText.contains("\(newAudit.count) operator actions"), session.screenText)
         XCTAssertFalse(session.screenText.contains("goodwill"), "the old store's grant is gone with it:\n\(session.screenText)")
     }
+
+    /// The demo store standing in for a missing configured one is said on the screen, on
+    /// every screen's header and in `:messages`, not only on stderr after quitting.
+    func testTheDemoStoreStandingInIsSaidOnTheScreen() throws {
+        var state = DashboardFixture.state()
+        let notice = "no store at /data/subdesk/subdesk.db yet; showing the demo store /data/subdesk/demo.db"
+        state.standInNotice = notice
+        let session = DashboardSession(store: try DashboardFixture.demoStore(), state: state, clock: { DashboardFixture.anchor })
+        session.start()
+        let lines = session.screenLines
+        XCTAssertTrue(lines[0].contains("store: demo.db  (demo: no store configured)"), lines[0])
+        XCTAssertTrue(lines[lines.count - 1].hasPrefix(" showing the demo store, not the configured one"), lines[lines.count - 1])
+        var buffer = ScreenBuffer(width: 80, height: 24)
+        session.render(into: &buffer)
+        let column = try XCTUnwrap(lines[0].range(of: "(demo:")).lowerBound.utf16Offset(in: lines[0])
+        XCTAssertEqual(buffer[column + 1, 0].role, .warning, "marked as a warning")
+        session.send(.key(.char(":")))
+        session.type("messages")
+        session.send(.key(.enter))
+        let messages = session.screenLines.joined(separator: " ").replacingOccurrences(of: "│", with: " ")
+            .split(separator: " ").joined(separator: " ")
+        XCTAssertTrue(messages.contains("no store at /data/subdesk/subdesk.db yet; showing the demo store /data/subdesk/demo.db"), messages)
+        session.send(.key(.char(":")))
+        session.type("feed")
+        session.send(.key(.enter))
+        XCTAssertTrue(session.screenLines[0].contains("(demo: no store configured)"), "every screen: \(session.screenLines[0])")
+    }
 }

@@ -25,6 +25,10 @@ public enum DashboardReducer {
     public static func reduce(into state: inout DashboardState, _ action: DashboardAction) -> [DashboardEffect] {
         switch action {
         case .start:
+            if let notice = state.standInNotice {
+                flash("showing the demo store, not the configured one: " + notice
+                      + "; overrides and revalidations made here go to the demo store", duration: 15_000, &state)
+            }
             return enter(state.screen, &state)
         case .key(let key):
             return handleKey(key, &state)

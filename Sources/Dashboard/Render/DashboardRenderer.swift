@@ -72,6 +72,10 @@ public enum DashboardRenderer {
         if state.showsMessages { path.append("messages") }
         if state.overrideDialog != nil { path.append("override") }
         var items = [StatusItem("store: " + state.storeName), StatusItem(state.time.label, role: .accent)]
+        if state.standInNotice != nil {
+            // Every screen says it: an operator may act on what is shown.
+            items.insert(StatusItem("(demo: no store configured)", role: .warning), at: 1)
+        }
         // Shown on every screen: the answer arrives wherever the operator went meanwhile.
         if let started = state.pingStarted {
             items.append(StatusItem("ping \(max(0, state.now - started) / 1000)s", role: .warning))

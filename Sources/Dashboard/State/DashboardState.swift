@@ -19,6 +19,9 @@ public struct DashboardState: Sendable {
     public var storeName: String
     /// Set while the store's file is gone from its path: the screen is no longer live.
     public var storeGone = false
+    /// Why the store shown is not the configured one (the demo store standing in while no
+    /// store exists at the default place); the header marks it and the opening message says it.
+    public var standInNotice: String?
     public var themeName: String
     /// Theme names `:theme` completes.
     public var availableThemes: [String]
