@@ -173,7 +173,9 @@ public enum DashboardRenderer {
         var column = x
         column += buffer.put(label, x: column, y: y, role: .dim, maxWidth: maxX - column)
         column += buffer.put(" ", x: column, y: y, maxWidth: maxX - column)
-        column += buffer.put(value, x: column, y: y, role: role, maxWidth: maxX - column)
+        guard column < maxX else { return column }
+        column += buffer.put(TextWidth.truncate(SafeText.sanitize(value), toWidth: maxX - column), x: column, y: y, role: role,
+                             maxWidth: maxX - column)
         return column
     }
 
