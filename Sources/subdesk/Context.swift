@@ -30,19 +30,27 @@ struct Context {
     /// exists at the default place and none is named, the demo store stands in for it (and
     /// the command says so), so `subdesk demo` then `subdesk show ID` look at the same store.
     var readingDatabasePath: String {
+        guard let standIn = demoStandIn else { return databasePath }
+        if !arguments.has("quiet") { Output.warn(standIn.notice) }
+        return standIn.demo
+    }
+
+    /// The demo store a reading command shows instead of the configured one, and why; nil
+    /// when a store is named or exists at the default place, or no demo store exists.
+    var demoStandIn: (demo: String, notice: String)? {
         let path = databasePath
         let named = setting("db", "db") != nil || !(environment["SUBDESK_DB"] ?? "").isEmpty
-        guard !named, !FileManager.default.fileExists(atPath: path) else { return path }
+        guard !named, !FileManager.default.fileExists(atPath: path) else { return nil }
         let demo = DemoCommands.demoPath(self)
-        guard FileManager.default.fileExists(atPath: demo) else { return path }
-        if !arguments.has("quiet") { Output.warn("no store at \(path) yet; showing the demo store \(demo)") }
-        return demo
+        guard FileManager.default.fileExists(atPath: demo) else { return nil }
+        return (demo, "no store at \(path) yet; showing the demo store \(demo)")
     }
 
     /// Opens the store at `path`, else the configured one. `busyTimeoutMs` is how long a write
     /// waits for other writers unless `--busy-timeout-ms` or `busy_timeout_ms` says otherwise.
     /// A missing store is created only for `.createIfMissing` (and said so); otherwise the
-    /// command is refused with what to do.
+    /// command is refused with what to do. Only `.reading` may show the demo store in place
+    /// of a missing configured one: a write meant for the real store must never land in the demo.
     func openStore(path: String? = nil, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs,
                    mode: Store.OpenMode) throws -> Store {
         var timeout = busyTimeoutMs
@@ -50,7 +58,7 @@ struct Context {
             guard let ms = Int32(text), ms >= 0 else { throw UsageError("busy timeout must be milliseconds, got \(text)") }
             timeout = ms
         }
-        let target = path ?? (mode == .createIfMissing ? databasePath : readingDatabasePath)
+        let target = path ?? (mode == .reading ? readingDatabasePath : databasePath)
         let store: Store
         do {
             store = try Store(path: target, busyTimeoutMs: timeout, mode: mode)

@@ -27,7 +27,9 @@ enum DashboardCommand {
     /// How long to wait for a key before refreshing live views.
     static let inputTimeoutMilliseconds: Int32 = 250
 
-    static func open(_ context: Context, databasePath: String) throws -> Int32 {
+    /// `standInNotice` says why the store shown is not the configured one (the demo store
+    /// standing in for a missing one); it is shown on the screen, where it is read.
+    static func open(_ context: Context, databasePath: String, standInNotice: String? = nil) throws -> Int32 {
         guard isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 else {
             Output.error("the dashboard needs a terminal; for scripts use show, search, notifications, quarantine or counts")
             return 2
@@ -51,10 +53,11 @@ enum DashboardCommand {
         let terminal = CursesTerminal(inputTimeoutMilliseconds: inputTimeoutMilliseconds)
         defer { terminal.stop() }
         let size = terminal.size
-        let state = DashboardState(width: size.width, height: size.height, now: DateText.nowMillis(), timeZone: zone,
+        var state = DashboardState(width: size.width, height: size.height, now: DateText.nowMillis(), timeZone: zone,
                                    storeName: PostgresLocation.isPostgres(databasePath) ? PostgresLocation.displayName(databasePath)
                                        : URL(fileURLWithPath: databasePath).lastPathComponent,
                                    themeName: loaded.theme.name)
+        state.standInNotice = standInNotice
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
                                        operatorName: context.operatorName, revalidator: revalidator,
                                        refundPolicy: try RefundPolicy(configuration: context.config),

@@ -95,7 +95,10 @@ let commands: [String: Command] = [
     "ping": Command(help: PingCommand.help, options: PingCommand.options, action: ("record a ping", (.insert, "store_facts")), run: PingCommand.run),
     "extend": Command(help: ExtendCommand.help, options: ExtendCommand.options, action: ("extend renewal dates", (.insert, "renewal_extensions")), run: ExtendCommand.run),
     "refunds": Command(help: RefundsCommand.help, options: RefundsCommand.options, action: ("answer refund requests", (.update, "refund_requests")), run: RefundsCommand.run),
-    "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { try DashboardCommand.open($0, databasePath: $0.readingDatabasePath) }),
+    "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { context in
+        let standIn = context.demoStandIn
+        return try DashboardCommand.open(context, databasePath: standIn?.demo ?? context.databasePath, standInNotice: standIn?.notice)
+    }),
 ]
 
 func runMain() -> Int32 {

@@ -170,6 +170,49 @@ final class OperatorSessionTests: XCTestCase {
         XCTAssertTrue(session.screenText.contains("revalidate by ana: failed"), "the failure is audited and on the timeline")
     }
 
+    /// `q` while a revalidation waits on Apple asks first and says what is running; `w`
+    /// quits once the answer is back and audited, so the audit log holds what reached Apple.
+    func testQuittingDuringARevalidationAsksAndWaitsForItsAuditEntry() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-quit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
+        let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
+        do {
+            let writer = try Store(path: path)
+            _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: writer, anchor: DashboardFixture.anchor)
+        }
+        let gate = DispatchSemaphore(value: 0)
+        let revalidator = Revalidator(openStore: { gate.wait(); return try Store(path: path) },
+                                      configuration: RevalidationConfiguration(), verifier: SignedDataVerifier(roots: try sample.trustRoots()),
+                                      policy: SampleData.demoPolicy, operatorName: "ana", clock: { DashboardFixture.anchor })
+        let store = try Store(path: path)
+        let auditedBefore = try store.audit(targets: [id]).count
+        let session = session(store, revalidator: .success(revalidator))
+        openExpiredSubscription(session)
+        session.type(.char("r"))
+        XCTAssertEqual(session.state.runningWork, ["revalidating \(id) at Apple"])
+
+        session.type(.char("q"))
+        XCTAssertFalse(session.shouldQuit, "q asks first while Apple is being asked")
+        let screen = session.screenText
+        XCTAssertTrue(screen.contains("Quit while work is running?"), screen)
+        XCTAssertTrue(screen.contains("revalidating \(id) at Apple"), screen)
+        XCTAssertTrue(session.screenLines.last?.contains("w: when it is done (audited)") == true, session.screenLines.last ?? "")
+        session.type(.char("n"))
+        XCTAssertFalse(session.shouldQuit)
+        XCTAssertFalse(session.screenText.contains("Quit while work is running?"))
+        XCTAssertTrue(session.state.flash?.text.hasPrefix("not quitting: revalidating \(id) at Apple goes on") == true)
+
+        session.type(.char("q"), .char("w"))
+        XCTAssertFalse(session.shouldQuit, "w waits for the answer")
+        XCTAssertTrue(session.screenLines[0].contains("quitting when done"), session.screenLines[0])
+        gate.signal()
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 30))
+        XCTAssertTrue(session.shouldQuit, "quits once the revalidation is back")
+        XCTAssertEqual(try store.audit(targets: [id]).count, auditedBefore + 1, "the revalidation is in the audit log")
+    }
+
     func testRevalidationThatCannotBeSetUpSaysWhy() throws {
         let session = session(try DashboardFixture.demoStore(), revalidator: .failure(RevalidationUnavailable(
             "revalidation is not set up: the App Store Server API key needs api_key_file, api_key_id and api_issuer_id; missing api_issuer_id")))

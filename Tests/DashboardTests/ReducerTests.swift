@@ -472,6 +472,34 @@ extension ReducerTests {
         XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged), [.pollFeed(afterId: 0)])
         XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged), [.pollFeed(afterId: 0)])
     }
+
+    func testAReplacedStoreIsReadFromItsFirstRowOnEveryScreen() {
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        press(.char("/"))
+        type("RENEW")
+        press(.enter)
+        let old = (1...3).map { IntakeLogEntry(id: 900 + Int64($0), receivedDate: state.now, result: .stored, type: "DID_RENEW") }
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded(old, rate: [], now: state.now))
+        XCTAssertEqual(state.feed.lastId, 903)
+        state.audit.entries = [AuditEntry(id: 7, at: state.now, operatorName: "ana", action: "grant", target: "otid-1", reason: nil, outcome: "placed")]
+        state.audit.loaded = true
+
+        let effects = DashboardReducer.reduce(into: &state, .storeFileReopened(path: "demo.db"))
+        XCTAssertEqual(effects, [.pollFeed(afterId: 0)], "the new store's rows are numbered from the start")
+        XCTAssertTrue(state.feed.entries.isEmpty, "no row of the old store stays on the feed")
+        XCTAssertEqual(state.feed.filter, "RENEW", "what the operator chose stays")
+        XCTAssertTrue(state.audit.entries.isEmpty)
+        XCTAssertFalse(state.subscribers.loaded)
+        XCTAssertEqual(state.flash?.text, "store replaced: reopened, showing the new store at demo.db")
+        let fresh = [IntakeLogEntry(id: 2, receivedDate: state.now, result: .stored, type: "DID_RENEW")]
+        _ = DashboardReducer.reduce(into: &state, .feedLoaded(fresh, rate: [], now: state.now))
+        XCTAssertEqual(state.feed.entries.map(\.id), [2])
+
+        guard case .loadSubscribers(let request)? = press(.escape, .escape).first else { return XCTFail("the list loads again") }
+        XCTAssertEqual(request.position, .first, "not around a row of the old store")
+    }
 }
 
 /// The subscribers list marks rows an override decides, and `y` copies the selected id.
@@ -527,5 +555,46 @@ final class ListMarksAndCopyTests: XCTestCase {
         XCTAssertEqual(copied.count, 1)
         XCTAssertEqual(copied.first, session.state.subscribers.selectedRow?.state.originalTransactionId)
         XCTAssertEqual(session.takeClipboard(), [], "each text is sent once")
+    }
+}
+
+/// `q` and `:q` while work runs on a worker: a question first, and each answer does what it says.
+final class QuitWhileWorkingTests: XCTestCase {
+    var state = DashboardFixture.state()
+
+    func press(_ keys: Key...) {
+        for key in keys { _ = DashboardReducer.reduce(into: &state, .key(key)) }
+    }
+
+    func testWithNothingRunningQQuitsAtOnce() {
+        press(.char("q"))
+        XCTAssertTrue(state.quitRequested)
+    }
+
+    func testYQuitsNowAndAnyOtherKeyStays() {
+        _ = DashboardReducer.reduce(into: &state, .backgroundWorkChanged(["a ping waiting for Apple's TEST notification"]))
+        press(.char("q"))
+        XCTAssertFalse(state.quitRequested)
+        let lines = DashboardRenderer.render(state).lines()
+        XCTAssertTrue(lines.contains { $0.contains("a ping waiting for Apple's TEST notification") }, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.last?.contains("y: now (not audited)") == true, lines.last ?? "")
+        press(.char("x"))
+        XCTAssertFalse(state.quitRequested)
+        XCTAssertNil(state.confirmation)
+        for key in [":", "q"] { press(.char(Character(key))) }
+        press(.enter)
+        XCTAssertNotNil(state.confirmation, ":q asks too")
+        press(.char("y"))
+        XCTAssertTrue(state.quitRequested)
+    }
+
+    func testWQuitsWhenTheWorkIsDoneAndNotBefore() {
+        _ = DashboardReducer.reduce(into: &state, .backgroundWorkChanged(["revalidating 2000000400000901 at Apple", "a backfill from Apple's notification history"]))
+        press(.char("q"), .char("w"))
+        XCTAssertFalse(state.quitRequested)
+        _ = DashboardReducer.reduce(into: &state, .backgroundWorkChanged(["a backfill from Apple's notification history"]))
+        XCTAssertFalse(state.quitRequested, "one job is still running")
+        _ = DashboardReducer.reduce(into: &state, .backgroundWorkChanged([]))
+        XCTAssertTrue(state.quitRequested)
     }
 }

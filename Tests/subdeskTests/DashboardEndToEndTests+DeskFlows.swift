@@ -91,6 +91,40 @@ extension DashboardEndToEndTests {
         XCTAssertEqual(waitForExit(), "EXIT=0")
     }
 
+    /// `subdesk demo` run again under an open `:feed`: the feed shows the new store's rows
+    /// (and what arrives after), and `:audit` the new store's log, not the old one's.
+    func testTheFeedAndTheAuditLogFollowAStoreReplacedUnderThem() throws {
+        database = directory.appendingPathComponent("demo.db").path
+        try openDashboardOnDemoStore()
+        let granted = try subdesk(["override", "grant", "2000000400000901", "--until", "+30d", "--reason", "goodwill-old", "--db", database])
+        XCTAssertEqual(granted.status, 0, granted.output)
+        try terminal.send(literal: ":audit")
+        try terminal.send(keys: "Enter")
+        try terminal.waitFor(text: "goodwill-old")
+        let before = try XCTUnwrap(rowCount(try openFeed()))
+
+        let rebuilt = try subdesk(["demo", "--no-dashboard", "--db", database, "--copies", "2"])
+        XCTAssertEqual(rebuilt.status, 0, rebuilt.output)
+        try terminal.waitFor(text: "store replaced: reopened")
+        let replaced = try terminal.waitFor("the new store's rows on the feed") { (self.rowCount($0) ?? 0) > before }
+        XCTAssertTrue(replaced.contains("TYPE/SUBTYPE"), "still on the feed:\n\(replaced)")
+        let simulated = try subdesk(["simulate", "--db", database, "--rate", "20", "--duration", "0.2"])
+        XCTAssertEqual(simulated.status, 0, simulated.output)
+        // The selection stays on its row as rows arrive above it: the newest are at the top.
+        try terminal.send(keys: "g")
+        // simulate numbers its instances from 5,000,000 on, so its ids never start as the demo's 2000000400 do.
+        try terminal.waitFor("rows stored after the replacement") {
+            $0.range(of: #"\b20000(?!00400)\d{11}\b"#, options: .regularExpression) != nil
+        }
+
+        try terminal.send(literal: ":audit")
+        try terminal.send(keys: "Enter")
+        let audit = try terminal.waitFor(text: "0 operator actions")
+        XCTAssertFalse(audit.contains("goodwill-old"), "the old store's grant is not shown:\n\(audit)")
+        try terminal.send(keys: "q")
+        XCTAssertEqual(waitForExit(), "EXIT=0")
+    }
+
     func testTheFeedSelectionStaysOnItsNotificationWhileRowsArrive() throws {
         try openDashboardOnDemoStore()
         try openFeed()

@@ -68,6 +68,13 @@ final class StoreSafetyTests: SubdeskTestCase {
         XCTAssertEqual(shown.status, 0, shown.stderr)
         XCTAssertTrue(shown.stdout.contains("GRACE PERIOD"), shown.stdout)
         XCTAssertTrue(shown.stderr.contains("no store at \(dataHome)/subdesk.db yet; showing the demo store \(dataHome)/demo.db"), shown.stderr)
+        // A command that writes to an existing store never writes into the demo store instead.
+        let auditBefore = try run(["audit", "--db", "\(dataHome)/demo.db", "--json"]).stdout
+        let granted = try run(["override", "grant", "user-1010", "--until", "+30d", "--reason", "goodwill"])
+        XCTAssertEqual(granted.status, 2, granted.stderr)
+        XCTAssertTrue(granted.stderr.contains("no store at \(dataHome)/subdesk.db: create it with `subdesk init"), granted.stderr)
+        XCTAssertFalse(granted.stderr.contains("showing the demo store"), granted.stderr)
+        XCTAssertEqual(try run(["audit", "--db", "\(dataHome)/demo.db", "--json"]).stdout, auditBefore, "nothing was written to the demo store")
         // A writing command creates the real store at the default place, and says where.
         let created = try run(["ingest", "-"], stdin: Data())
         XCTAssertTrue(created.stderr.contains("created a new store at \(dataHome)/subdesk.db"), created.stderr)

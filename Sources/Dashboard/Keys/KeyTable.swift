@@ -113,7 +113,7 @@ extension KeyTable {
 
         // Feed
         KeyBinding([.char(" ")], .pause, "pause / resume", section: "Live feed", screens: [.feed], hint: "pause"),
-        KeyBinding([.char("/")], .filter, "filter by type", section: "Live feed", screens: [.feed], hint: "filter"),
+        KeyBinding([.char("/")], .filter, "filter: type, or rej(ected)", section: "Live feed", screens: [.feed], hint: "filter"),
         KeyBinding([.enter], .open, "open (refused: quarantine)", section: "Live feed", screens: [.feed], hint: "open"),
 
         // Daily counts

@@ -193,8 +193,7 @@ public enum DashboardCommandLine {
             state.showsMessages = true
             return []
         case "q":
-            state.quitRequested = true
-            return []
+            return DashboardReducer.requestQuit(&state)
         case "theme":
             guard !argument.isEmpty else {
                 let known = state.availableThemes.isEmpty ? "" : " (\(state.availableThemes.joined(separator: ", ")))"

@@ -25,6 +25,10 @@ public enum DashboardReducer {
     public static func reduce(into state: inout DashboardState, _ action: DashboardAction) -> [DashboardEffect] {
         switch action {
         case .start:
+            if let notice = state.standInNotice {
+                flash("showing the demo store, not the configured one: " + notice
+                      + "; overrides and revalidations made here go to the demo store", duration: 15_000, &state)
+            }
             return enter(state.screen, &state)
         case .key(let key):
             return handleKey(key, &state)
@@ -48,9 +52,10 @@ public enum DashboardReducer {
         case .storeFileReopened(let path):
             state.storeGone = false
             flash("store replaced: reopened, showing the new store at \(path)", duration: 10_000, &state)
-            state.refreshPending = true
-            if state.screen == .feed { return refresh(.feed, &state) }
-            return refreshIfDue(&state)
+            forgetLoadedRows(&state)
+            state.refreshPending = false
+            state.lastRefresh = state.now
+            return enter(state.screen, &state)
         case .storeChanged:
             // The feed is the live view: it follows every write, and its query reads only new rows.
             if state.screen == .feed { return refresh(.feed, &state) }
@@ -122,6 +127,85 @@ public enum DashboardReducer {
         case .notice(let message):
             flash(message, &state)
             return []
+        case .backgroundWorkChanged(let running):
+            state.runningWork = running
+            if running.isEmpty && state.quitWhenIdle { state.quitRequested = true }
+            return []
+        }
+    }
+
+    // MARK: - Quitting
+
+    /// `q`, `:q`: quits at once unless work is running on a worker. A revalidation or an
+    /// extension that has reached Apple is audited when its answer comes back; quitting
+    /// before then would lose the answer and the audit entry, so the operator is asked.
+    static func requestQuit(_ state: inout DashboardState) -> [DashboardEffect] {
+        guard !state.runningWork.isEmpty else {
+            state.quitRequested = true
+            return []
+        }
+        state.showsHelp = false
+        state.showsMessages = false
+        state.confirmation = DashboardState.Confirmation(
+            question: "Quit? w: when it is done (audited)  y: now (not audited)  any other key: stay", onYes: .quit)
+        return []
+    }
+
+    static func answerQuitQuestion(_ key: Key, _ state: inout DashboardState) -> [DashboardEffect] {
+        switch key {
+        case .char("y"), .char("Y"):
+            state.quitRequested = true
+        case .char("w"), .char("W"):
+            if state.runningWork.isEmpty {
+                state.quitRequested = true
+            } else {
+                state.quitWhenIdle = true
+                flash("quitting once this is done: \(state.runningWork.joined(separator: "; "))", &state)
+            }
+        default:
+            flash("not quitting: \(state.runningWork.isEmpty ? "nothing is running any more" : state.runningWork.joined(separator: "; ") + " goes on")", &state)
+        }
+        return []
+    }
+
+    /// Drops every row loaded from a store that another file has replaced. Rows, selections
+    /// and cursors (the feed's last row id, the list's keyset position) belong to the old
+    /// file: a new store numbers its rows from the start, so a cursor kept from the old one
+    /// would sit above every new row and hide them. What the operator chose (filters, sort,
+    /// status tab, pause, the daily range) stays.
+    static func forgetLoadedRows(_ state: inout DashboardState) {
+        var list = SubscriberListState()
+        list.query = state.subscribers.query
+        list.statusFilter = state.subscribers.statusFilter
+        list.pageSize = state.subscribers.pageSize
+        state.subscribers = list
+
+        var feed = FeedState()
+        feed.paused = state.feed.paused
+        feed.filter = state.feed.filter
+        feed.lastPoll = state.feed.lastPoll
+        state.feed = feed
+
+        var audit = AuditState()
+        audit.filter = state.audit.filter
+        state.audit = audit
+        state.quarantine.entries = []
+        state.quarantine.selection = 0
+        state.quarantine.scrollOffset = 0
+        state.quarantine.loaded = false
+        state.gaps = GapsState()
+        state.refunds = RefundsState()
+        state.daily.days = []
+        state.daily.request = nil
+        state.daily.loaded = false
+        if var detail = state.detail {
+            // The same subscription, if the new store has it, read afresh.
+            detail.content = nil
+            detail.expanded = [:]
+            detail.selection = 0
+            detail.scrollOffset = 0
+            detail.missing = nil
+            state.detail = detail
         }
     }
 
@@ -160,19 +244,20 @@ public enum DashboardReducer {
         if state.prompt != nil { return handlePromptKey(key, &state) }
         if let confirmation = state.confirmation {
             state.confirmation = nil
-            guard key == .char("y") || key == .char("Y") else {
+            if case .quit = confirmation.onYes { return answerQuitQuestion(key, &state) }
+            guard key == .char("y") || key == .char("Y"), case .ask(let effect) = confirmation.onYes else {
                 flash("cancelled: nothing was asked of Apple", &state)
                 return []
             }
             flash("asking Apple…", &state)
-            return [confirmation.effect]
+            return [effect]
         }
         if state.showsHelp || state.showsMessages {
             switch state.keys.command(for: key, on: state.screen) {
             case .help?, .back?:
                 state.showsHelp = false
                 state.showsMessages = false
-            case .quit?: state.quitRequested = true
+            case .quit?: return requestQuit(&state)
             default: break
             }
             return []
@@ -189,8 +274,7 @@ public enum DashboardReducer {
     static func perform(_ command: KeyCommand, key: Key, _ state: inout DashboardState) -> [DashboardEffect] {
         switch command {
         case .quit:
-            state.quitRequested = true
-            return []
+            return requestQuit(&state)
         case .help:
             state.showsHelp = true
             return []

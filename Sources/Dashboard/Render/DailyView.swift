@@ -33,11 +33,13 @@ enum DailyView {
         renderChart(state, request: request, in: chartArea, buffer: &buffer)
     }
 
-    /// A metric's name, spelled out: levels say they are counted at the end of the day.
-    static func label(_ metric: Metric, wide: Bool) -> String {
+    /// A metric's name, spelled out: levels say they are counted at the end of each column's
+    /// period (a day, a week, a month), in words that fit the METRIC column.
+    static func label(_ metric: Metric, wide: Bool, period: CountPeriod = .day) -> String {
         guard metric.isEndOfDayLevel else { return metric.label }
-        if wide { return metric.label + " at end of day" }
-        return (metric == .inBillingRetry ? "billing retry" : metric.label) + " (end of day)"
+        let name = metric == .inBillingRetry && (!wide || period != .day) ? "billing retry" : metric.label
+        if wide { return name + " at end of \(period.rawValue)" }
+        return name + (period == .day ? " (end of day)" : " (\(period.rawValue) end)")
     }
 
     /// A column's heading in five characters: `11-16` for a day or the Monday of a week,
@@ -100,10 +102,10 @@ enum DailyView {
         columns += days.map { TableColumn(columnLabel($0.day), width: .fixed(dayWidth), alignment: .right) }
         let sum = DailyCountsReport.total(daily.days)
         let rows: [[TableCell]] = Metric.allCases.map { metric in
-            // Levels (active at end of day) do not add up over days; events add up, and rates
+            // Levels (active at the end of a period) do not add up over days; events add up, and rates
             // are taken from the range's sums, except churn: a churn rate is a period's.
             let total = metric.isEndOfDayLevel || metric == .churnRate ? "" : sum?.text(metric) ?? ""
-            return [TableCell(label(metric, wide: wide), role: metric.isFromTransactions ? nil : .dim), TableCell(total, role: .title)]
+            return [TableCell(label(metric, wide: wide, period: daily.request?.period ?? daily.period), role: metric.isFromTransactions ? nil : .dim), TableCell(total, role: .title)]
                 + (trend ? [TableCell(self.trend(metric, daily.days, width: trendWidth), role: .sparkline)] : [])
                 + days.map { day in
                     let text = day.text(metric)

@@ -34,6 +34,7 @@ public enum DashboardRenderer {
         if state.showsHelp { renderHelp(state, in: content, buffer: &buffer) }
         if state.showsMessages { renderMessages(state, in: content, buffer: &buffer) }
         if let dialog = state.overrideDialog { OverrideDialogView.dialog(dialog, state: state).render(in: content, buffer: &buffer) }
+        if state.confirmation?.onYes == .quit { quitDialog(state).render(in: content, buffer: &buffer) }
         bottomLine(state, in: Rect(x: 0, y: buffer.height - 1, width: buffer.width, height: 1), buffer: &buffer)
     }
 
@@ -71,6 +72,10 @@ public enum DashboardRenderer {
         if state.showsMessages { path.append("messages") }
         if state.overrideDialog != nil { path.append("override") }
         var items = [StatusItem("store: " + state.storeName), StatusItem(state.time.label, role: .accent)]
+        if state.standInNotice != nil {
+            // Every screen says it: an operator may act on what is shown.
+            items.insert(StatusItem("(demo: no store configured)", role: .warning), at: 1)
+        }
         // Shown on every screen: the answer arrives wherever the operator went meanwhile.
         if let started = state.pingStarted {
             items.append(StatusItem("ping \(max(0, state.now - started) / 1000)s", role: .warning))
@@ -79,6 +84,7 @@ public enum DashboardRenderer {
             let waited = max(0, state.now - state.revalidationStarted) / 1000
             items.append(StatusItem("revalidating …\(id.suffix(4)) \(waited)s", role: .warning))
         }
+        if state.quitWhenIdle { items.append(StatusItem("quitting when done", role: .warning)) }
         if state.storeGone {
             items.append(StatusItem("✕ store gone", role: .error))
         } else if state.screen == .feed && state.feed.paused {
@@ -116,6 +122,14 @@ public enum DashboardRenderer {
             buffer.put(" ", x: area.x, y: area.y, role: .hintText)
             HintBar(hints: hints).render(in: area.inset(left: 1), buffer: &buffer)
         }
+    }
+
+    /// The question `q` asks while work runs on a worker: what is running, and what quitting now loses.
+    static func quitDialog(_ state: DashboardState) -> Dialog {
+        Dialog(title: "Quit while work is running?",
+               body: ["Still running:"] + state.runningWork.map { "  " + SafeText.sanitize($0) }
+                   + ["", "Apple's answer is stored and audited only while subdesk runs: quitting now loses it (the request may already have reached Apple)."],
+               buttons: ["w quit when done", "y quit now", "other key: stay"])
     }
 
     /// `:messages`: the session's messages, newest first, each whole (wrapped), errors marked.
@@ -159,7 +173,9 @@ public enum DashboardRenderer {
         var column = x
         column += buffer.put(label, x: column, y: y, role: .dim, maxWidth: maxX - column)
         column += buffer.put(" ", x: column, y: y, maxWidth: maxX - column)
-        column += buffer.put(value, x: column, y: y, role: role, maxWidth: maxX - column)
+        guard column < maxX else { return column }
+        column += buffer.put(TextWidth.truncate(SafeText.sanitize(value), toWidth: maxX - column), x: column, y: y, role: role,
+                             maxWidth: maxX - column)
         return column
     }
 

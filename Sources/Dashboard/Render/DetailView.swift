@@ -32,15 +32,24 @@ enum DetailView {
     }
 
     /// Draws a line; after the first piece, a piece that does not fit whole is left out with all after it,
-    /// since half a date reads as a wrong date.
+    /// since half a date reads as a wrong date. What is left out or cut ends in "…", so a
+    /// reader knows there is more (`:messages`-style wholeness is in the timeline's payloads).
     static func draw(_ line: Line, x: Int, y: Int, maxX: Int, buffer: inout ScreenBuffer) {
         var column = x
         column += buffer.put(line.label.padding(toLength: 9, withPad: " ", startingAt: 0), x: column, y: y,
                              role: .title, maxWidth: maxX - column)
         for (index, piece) in line.pieces.enumerated() where column < maxX {
-            let width = TextWidth.width(of: SafeText.sanitize(piece.text))
-            if index > 0 && column + width > maxX { break }
-            column += buffer.put(piece.text, x: column, y: y, role: piece.role, maxWidth: maxX - column)
+            let text = SafeText.sanitize(piece.text)
+            let width = TextWidth.width(of: text)
+            if column + width > maxX {
+                if index == 0 {
+                    buffer.put(TextWidth.truncate(text, toWidth: maxX - column), x: column, y: y, role: piece.role, maxWidth: maxX - column)
+                } else {
+                    buffer.put(String(TextWidth.ellipsis), x: min(column + 1, maxX - 1), y: y, role: .dim, maxWidth: 1)
+                }
+                return
+            }
+            column += buffer.put(text, x: column, y: y, role: piece.role, maxWidth: maxX - column)
         }
     }
 
@@ -143,7 +152,7 @@ enum DetailView {
             offer.append(("   trial used " + time.day(trial.purchaseDate), .dim))
         }
 
-        func owner(fullToken: Bool) -> String {
+        func owner(fullToken: Bool) -> [String] {
             var parts: [String] = []
             if let user = content.subscriber.userId { parts.append("user " + user) }
             if let token = content.subscriber.appAccountToken {
@@ -157,10 +166,13 @@ enum DetailView {
                 let count = content.otherSubscriptions.count
                 parts.append("\(count) other subscription\(count == 1 ? "" : "s")")
             }
-            return parts.joined(separator: " · ")
+            return parts
         }
-        var ownerText = owner(fullToken: true)
-        if TextWidth.width(of: ownerText) > width - 9 { ownerText = owner(fullToken: false) }
+        var ownerParts = owner(fullToken: true)
+        if TextWidth.width(of: ownerParts.joined(separator: " · ")) > width - 9 { ownerParts = owner(fullToken: false) }
+        // Each fact a piece of its own: one that does not fit is left out whole, marked "…".
+        let ownerRole: StyleRole = s.isFamilyShared ? .accent : .normal
+        let ownerPieces = ownerParts.enumerated().map { ($0.offset == 0 ? $0.element : " · " + $0.element, ownerRole) }
 
         // Price-increase consent belongs with renewal; when a pending change fills that line it moves
         // next to the intent (declining an increase is an intent of its own), then to the offer line.
@@ -202,7 +214,7 @@ enum DetailView {
             Line(label: "Billing", pieces: billing),
             Line(label: "Intent", pieces: intent),
             Line(label: "Offer", pieces: offer),
-            Line(label: "Owner", pieces: [(ownerText, s.isFamilyShared ? .accent : .normal)]),
+            Line(label: "Owner", pieces: ownerPieces),
         ]
     }
 

@@ -22,7 +22,9 @@ enum FeedView {
         let rows = feed.visible
         // The feed keeps the newest rows; say so once older ones have been let go.
         let older = feed.entries.count >= FeedState.capacity ? " (newest; older: subdesk notifications)" : ""
-        buffer.put("\(rows.count) rows" + older, x: x, y: y, role: .dim, maxWidth: max(0, area.maxX - x))
+        if x < area.maxX {
+            buffer.put("\(rows.count) rows" + older, x: x, y: y, width: area.maxX - x, alignment: .left, role: .dim)
+        }
 
         let wide = area.width >= 110
         let timeTitle = "TIME " + state.time.abbreviation(at: state.now)
@@ -35,13 +37,18 @@ enum FeedView {
             TableColumn("RESULT", width: .flex(wide ? 3 : 1)),
         ]
         let cells: [[TableCell]] = rows.map { entry in
-            var result = entry.result == .rejected ? "REJECTED" : entry.result.rawValue
-            if let detail = entry.detail { result += entry.result == .rejected ? " " + detail : " · " + detail }
+            let rejected = entry.result == .rejected
+            var result = rejected ? "REJECTED" : entry.result.rawValue
+            if let detail = entry.detail, !rejected { result += " · " + detail }
             // Rows a backfill brought in say so: they arrived late, from Apple's history.
             if entry.source == "backfill" { result = "backfill: " + result }
+            // A refused body has no type: its TYPE column says why it was refused instead.
+            let type = rejected
+                ? TableCell(entry.detail ?? "?", role: .error)
+                : TableCell(FeedState.typeText(entry), role: Styling.role(forNotificationType: entry.type, subtype: entry.subtype))
             return [
                 TableCell(state.time.clock(entry.receivedDate)),
-                TableCell(FeedState.typeText(entry), role: Styling.role(forNotificationType: entry.type, subtype: entry.subtype)),
+                type,
                 TableCell(entry.originalTransactionId ?? "-"),
                 TableCell(entry.productId ?? "-"),
                 TableCell(DashboardRenderer.environmentLabel(entry.environment, short: !wide)),

@@ -82,11 +82,13 @@ enum RefundsView {
         let f = entry.facts
         let request = entry.request
         buffer.put(String(repeating: "─", count: area.width), x: area.x, y: area.y, role: .border)
-        buffer.put("delivered: \(f.delivery.rawValue), \(f.deliveryWhy)", x: area.x, y: area.y + 1, maxWidth: area.width)
-        buffer.put("sample content: \(f.sampleContentProvided ? "yes" : "no"), \(f.sampleWhy)", x: area.x, y: area.y + 2, maxWidth: area.width)
+        // A line longer than the screen ends in "…"; Enter on the row opens the subscription whole.
+        buffer.put("delivered: \(f.delivery.rawValue), \(f.deliveryWhy)", x: area.x, y: area.y + 1, width: area.width, alignment: .left)
+        buffer.put("sample content: \(f.sampleContentProvided ? "yes" : "no"), \(f.sampleWhy)", x: area.x, y: area.y + 2,
+                   width: area.width, alignment: .left)
         buffer.put("customer: " + (f.tenureDays.map { "\($0) days since the first purchase" } ?? "no paid purchase known")
                    + "; bought \(RefundRequestFacts.amounts(f.lifetimePurchased)); refunded \(RefundRequestFacts.amounts(f.lifetimeRefunded))",
-                   x: area.x, y: area.y + 3, role: .dim, maxWidth: area.width)
+                   x: area.x, y: area.y + 3, width: area.width, alignment: .left, role: .dim)
         let last: String
         switch request.stage(now: state.now) {
         case .open:
@@ -101,6 +103,7 @@ enum RefundsView {
             last = "Apple decided \(request.closedBy ?? "") \(request.closed.map(state.time.minute) ?? "") \(state.time.label)"
                 + (request.isAnswered ? " after \(request.answeredBy ?? "?")'s answer" : "")
         }
-        buffer.put(last, x: area.x, y: area.y + 4, role: request.stage(now: state.now) == .open ? .accent : .dim, maxWidth: area.width)
+        buffer.put(last, x: area.x, y: area.y + 4, width: area.width, alignment: .left,
+                   role: request.stage(now: state.now) == .open ? .accent : .dim)
     }
 }

@@ -95,13 +95,31 @@ enum SubscribersView {
             tabs.append((String(index + 1), tabLabel(status), list.totalCount == nil ? nil : list.statusCounts[status] ?? 0,
                          Styling.role(for: status), list.statusFilter == status))
         }
+        // Large counts make the tabs wider than 80 columns: shorter labels and gaps first,
+        // then a tab that still does not fit is cut with "…", never silently.
+        func text(_ tab: (digit: String, label: String, count: Int?, role: StyleRole, selected: Bool)) -> String {
+            tab.label + (tab.count.map { " \($0)" } ?? "")
+        }
+        func width(gap: Int) -> Int { tabs.map { 2 + TextWidth.width(of: text($0)) }.reduce(0, +) + gap * (tabs.count - 1) }
+        var gap = 2
+        if width(gap: gap) > maxX - x {
+            tabs = tabs.map { tab in
+                var short = tab
+                if short.label == tabLabel(.billingRetry) { short.label = "retry" }
+                return short
+            }
+        }
+        if width(gap: gap) > maxX - x { gap = 1 }
         var column = x
         for tab in tabs where column < maxX {
-            let text = tab.label + (tab.count.map { " \($0)" } ?? "")
+            let label = text(tab)
             column += buffer.put(tab.digit, x: column, y: y, role: .hintKey, maxWidth: maxX - column)
             column += buffer.put(" ", x: column, y: y, maxWidth: maxX - column)
-            column += buffer.put(text, x: column, y: y, role: tab.selected ? .selection : tab.role, maxWidth: maxX - column)
-            column += 2
+            let room = maxX - column
+            guard room > 0 else { break }
+            column += buffer.put(TextWidth.truncate(label, toWidth: room), x: column, y: y,
+                                 role: tab.selected ? .selection : tab.role, maxWidth: room)
+            column += gap
         }
     }
 

@@ -9,25 +9,37 @@ final class BackgroundWork: @unchecked Sendable {
     private let group = DispatchGroup()
     private let lock = NSLock()
     private var results: [DashboardAction] = []
-    private var count = 0
+    /// What each job not yet finished is doing, by the order it was started in.
+    private var labels: [Int: String] = [:]
+    private var started = 0
 
     var running: Int {
         lock.lock()
         defer { lock.unlock() }
-        return count
+        return labels.count
+    }
+
+    /// What the jobs not yet finished are doing, oldest first.
+    var runningLabels: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return labels.sorted { $0.key < $1.key }.map(\.value)
     }
 
     /// Runs `job` on the worker queue (one job at a time, in order); its action waits for `finished()`.
-    func run(_ job: @escaping @Sendable () -> DashboardAction) {
+    /// `label` says what it does while it runs (`revalidating 2000000400000901 at Apple`).
+    func run(label: String, _ job: @escaping @Sendable () -> DashboardAction) {
         lock.lock()
-        count += 1
+        started += 1
+        let number = started
+        labels[number] = label
         lock.unlock()
         group.enter()
         queue.async { [self] in
             let action = job()
             lock.lock()
             results.append(action)
-            count -= 1
+            labels[number] = nil
             lock.unlock()
             group.leave()
         }

@@ -31,6 +31,8 @@ public final class DashboardSession {
     /// Texts `y` copied that the terminal backend has not yet sent to the terminal.
     private var clipboardOutbox: [String] = []
     private let background = BackgroundWork()
+    /// What the effect being performed would be doing on a worker, for `withRevalidator`.
+    private var workLabel = ""
 
     /// At most this many actions per dispatch: a guard against two loads asking for each other forever.
     static let actionBudget = 64
@@ -70,6 +72,14 @@ public final class DashboardSession {
             let effects = DashboardReducer.reduce(into: &state, queue.removeFirst())
             for effect in effects { queue += perform(effect) }
         }
+        reportBackgroundWork()
+    }
+
+    /// Tells the reducer what is still running on workers when that changed, so that quitting
+    /// can say what would be lost.
+    private func reportBackgroundWork() {
+        let running = background.runningLabels
+        if running != state.runningWork { send(.backgroundWorkChanged(running)) }
     }
 
     /// Advances the clock, takes in what background work finished and, when another process
@@ -78,6 +88,7 @@ public final class DashboardSession {
         // The clock first: a revalidation's answer is shown (and the detail reloaded) as of now.
         send(.tick(now: clock()))
         for action in background.finished() { send(action) }
+        reportBackgroundWork()
         watchStoreFile()
         if let version = try? store.dataVersion(), version != lastDataVersion {
             lastDataVersion = version
@@ -98,6 +109,7 @@ public final class DashboardSession {
             if !state.storeGone { send(.storeFileGone(path: store.path)) }
             return
         }
+        store.closeAfterReplacement()
         store = reopened
         storeIdentity = now
         lastDataVersion = try? reopened.dataVersion()
@@ -120,6 +132,7 @@ public final class DashboardSession {
     public func waitForBackgroundWork(timeout: TimeInterval) -> Bool {
         let done = background.wait(timeout: timeout)
         for action in background.finished() { send(action) }
+        reportBackgroundWork()
         return done
     }
 
@@ -136,6 +149,7 @@ public final class DashboardSession {
     // MARK: - Effects
 
     func perform(_ effect: DashboardEffect) -> [DashboardAction] {
+        workLabel = effect.workDescription
         do {
             switch effect {
             case .loadSubscribers(let request):
@@ -292,7 +306,7 @@ public final class DashboardSession {
         case .failure(let problem):
             return [unavailable(problem.description)]
         case .success(let ready):
-            background.run { job(ready) }
+            background.run(label: workLabel) { job(ready) }
             return []
         }
     }

@@ -45,6 +45,8 @@ public enum DashboardAction: Sendable {
     case failed(String)
     /// Something the operator should know that is not a failure, such as a theme shown in fewer colours.
     case notice(String)
+    /// What is still running on workers (each as `DashboardEffect.workDescription` says), oldest first.
+    case backgroundWorkChanged([String])
 }
 
 /// Work the reducer asks for; the runtime performs it and answers with actions.
@@ -85,6 +87,22 @@ public enum DashboardEffect: Equatable, Sendable {
     case lookUpOrder(String)
     /// Text for the terminal's clipboard, which only the terminal backend can reach.
     case copyToClipboard(String)
+
+    /// What this effect is doing while it runs, in words a quit question can use.
+    public var workDescription: String {
+        switch self {
+        case .revalidate(let id): return "revalidating \(id) at Apple"
+        case .ping: return "a ping waiting for Apple's TEST notification"
+        case .extendRenewal(let id, let days, _, _): return "extending \(id) by \(days) days at Apple"
+        case .extendAll(let product, let days, _, _, _): return "extending every subscriber of \(product) by \(days) days at Apple"
+        case .answerRefund(let uuid, _, _): return "sending Apple the answer to refund request \(uuid)"
+        case .linkUser(let id, let user, _, _): return "linking \(id) to \(user) and setting its token at Apple"
+        case .backfill: return "a backfill from Apple's notification history"
+        case .lookUpAtApple(let id): return "asking Apple about \(id)"
+        case .lookUpOrder(let order): return "looking up order \(order) at Apple"
+        default: return "work at Apple"
+        }
+    }
 }
 
 /// A page of the subscribers table to load, and where it goes.

@@ -19,6 +19,9 @@ public struct DashboardState: Sendable {
     public var storeName: String
     /// Set while the store's file is gone from its path: the screen is no longer live.
     public var storeGone = false
+    /// Why the store shown is not the configured one (the demo store standing in while no
+    /// store exists at the default place); the header marks it and the opening message says it.
+    public var standInNotice: String?
     public var themeName: String
     /// Theme names `:theme` completes.
     public var availableThemes: [String]
@@ -57,10 +60,31 @@ public struct DashboardState: Sendable {
     public var pingStarted: Millis?
     /// A question on the bottom line that y answers (any other key cancels), and what y does.
     public var confirmation: Confirmation?
+    /// What is running on workers (a revalidation, a ping…), oldest first, as the session reports it.
+    public var runningWork: [String] = []
+    /// Set when the operator chose to quit once the running work has finished (and been audited).
+    public var quitWhenIdle = false
 
     public struct Confirmation: Equatable, Sendable {
+        public enum OnYes: Equatable, Sendable {
+            /// Ask Apple (or another worker) for something.
+            case ask(DashboardEffect)
+            /// Quit although work is still running.
+            case quit
+        }
+
         public var question: String
-        public var effect: DashboardEffect
+        public var onYes: OnYes
+
+        public init(question: String, effect: DashboardEffect) {
+            self.question = question
+            self.onYes = .ask(effect)
+        }
+
+        public init(question: String, onYes: OnYes) {
+            self.question = question
+            self.onYes = onYes
+        }
     }
 
     public init(width: Int, height: Int, now: Millis, timeZone: TimeZone = TimeZone(identifier: "UTC")!,

@@ -102,7 +102,13 @@ public struct FeedState: Sendable {
     /// The entries the filter lets through.
     public var visible: [IntakeLogEntry] {
         guard !filter.isEmpty else { return entries }
-        return entries.filter { FeedState.typeText($0).localizedCaseInsensitiveContains(filter) }
+        return entries.filter { FeedState.filterText($0).localizedCaseInsensitiveContains(filter) }
+    }
+
+    /// What `/` matches: the type, or for a refused body `REJECTED` and its reason, which is
+    /// what its TYPE column shows (a refused body has no type).
+    public static func filterText(_ entry: IntakeLogEntry) -> String {
+        entry.result == .rejected ? "REJECTED " + (entry.detail ?? "") : typeText(entry)
     }
 
     /// `TYPE/SUBTYPE`, or `?` for a body that never got as far as having a type.

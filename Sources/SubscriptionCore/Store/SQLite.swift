@@ -397,6 +397,18 @@ final class SQLiteConnection: SQLConnection {
 
     deinit { close() }
 
+    /// Closes a connection whose file another has replaced at `path`. SQLite removes the
+    /// write-ahead log and shared-memory files by name when the last connection to a file
+    /// closes; those names now belong to the replacing store, and removing them under its
+    /// open connections would split them from later writers, so they are left alone.
+    func closeAfterReplacement() {
+        if let h = handle {
+            var persist: Int32 = 1
+            sqlite3_file_control(h, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        }
+        close()
+    }
+
     func close() {
         for (_, s) in statements { sqlite3_finalize(s) }
         statements.removeAll()

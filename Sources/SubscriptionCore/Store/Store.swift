@@ -349,6 +349,13 @@ public final class Store {
         }
     }
 
+    /// Closes a store whose file another file has replaced at its path (a new demo, a
+    /// restore), leaving the files SQLite keeps beside that path to the replacing store.
+    /// The store cannot be used afterwards. Does nothing for PostgreSQL, which has no file.
+    public func closeAfterReplacement() {
+        (db as? SQLiteConnection)?.closeAfterReplacement()
+    }
+
     /// Changes whenever another connection commits to this database.
     public func dataVersion() throws -> Int {
         #if !SUBDESK_NO_POSTGRES
