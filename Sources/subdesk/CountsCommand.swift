@@ -76,15 +76,6 @@ enum CountsCommand {
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
-    /// Refuses a segment value no subscription has (`product=app.montly`), naming those
-    /// that exist (a reader counts the values still pending too).
-    static func requireKnown(_ filter: SegmentFilter, store: Store) throws {
-        let known = try store.segmentValues(filter.dimension)
-        guard !known.contains(filter.value) else { return }
-        throw UsageError("no subscription has \(filter.dimension.rawValue) \(filter.value): "
-                         + (known.isEmpty ? "the store has none" : "the \(filter.dimension.rawValue) values there are \(known.joined(separator: ", "))"))
-    }
-
     /// `--by DIMENSION`: the values to show side by side, each with what it counts.
     static func values(of text: String, store: Store) throws -> [(name: String, where: String)] {
         switch text.lowercased() {
@@ -145,10 +136,7 @@ enum CountsCommand {
         let rows: [DayCounts]
         do {
             let slice = try slice(context, where: context.arguments.value("where"))
-            if let filter = slice.filter {
-                try catchUpSegments(store)
-                try requireKnown(filter, store: store)
-            }
+            if slice.filter != nil { try catchUpSegments(store) }
             rows = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,
                                                  segments: slice.segments, period: period,
                                                  rates: try exchangeRates(context), filter: slice.filter)

@@ -232,6 +232,21 @@ final class SessionTests: XCTestCase {
         XCTAssertTrue(session.screenText.contains("duplicate"))
     }
 
+    /// `:daily product=app.montly` is a typo, not a product with no sales: refused, naming
+    /// the products there are, as `counts --where` does.
+    func testDailyForAValueNoSubscriptionHasSaysWhichThereAre() throws {
+        let session = DashboardFixture.session(try demoStore(), width: 120, height: 40)
+        session.start()
+        session.type(.char(":"))
+        session.type("daily product=app.montly")
+        session.type(.enter)
+        _ = session.waitForBackgroundWork(timeout: 10)
+        let flash = try XCTUnwrap(session.state.flash)
+        XCTAssertEqual(flash.kind, .error)
+        XCTAssertTrue(flash.text.contains("no subscription has product app.montly: the product values there are "), flash.text)
+        XCTAssertTrue(flash.text.contains("app.monthly"), flash.text)
+    }
+
     func testThemeCommandSwitchesAndReportsBrokenFiles() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-themes-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

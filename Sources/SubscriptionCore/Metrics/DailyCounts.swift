@@ -297,6 +297,15 @@ public struct DayCounts: Equatable, Sendable {
 
 /// Daily counts over a range of days, computed from the store.
 public enum DailyCountsReport {
+    /// Refuses a segment value no subscription has (`product=app.montly`, a typo that would
+    /// read as zeros), naming the values there are (a reader counts those still pending too).
+    public static func requireKnown(_ filter: SegmentFilter, store: Store) throws {
+        let known = try store.segmentValues(filter.dimension)
+        guard !known.contains(filter.value) else { return }
+        throw ConfigurationError("no subscription has \(filter.dimension.rawValue) \(filter.value): "
+                                 + (known.isEmpty ? "the store has none" : "the \(filter.dimension.rawValue) values there are \(known.joined(separator: ", "))"))
+    }
+
     /// Days `from`...`to` (inclusive, `yyyy-MM-dd`) in `timeZone`, for the given segments
     /// (and only `filter`'s product, group, storefront or offer, when given), by day or
     /// gathered into weeks (from Monday) or months. A report by segment first brings the
@@ -306,7 +315,10 @@ public enum DailyCountsReport {
                                rates: ExchangeRates? = nil, filter: SegmentFilter? = nil) throws -> [DayCounts] {
         let days = try dayStarts(from: from, to: to, timeZone: timeZone)
         guard let first = days.first, let end = days.last?.end else { return [] }
-        if filter != nil && !store.isReadOnly { try store.catchUpSegments() }
+        if let filter {
+            if !store.isReadOnly { try store.catchUpSegments() }
+            try requireKnown(filter, store: store)
+        }
         var counts = days.map { DayCounts(day: $0.day, start: $0.start, values: [:]) }
         let starts = days.map(\.start)
         func dayIndex(_ t: Millis) -> Int? {
