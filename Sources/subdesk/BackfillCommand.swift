@@ -50,7 +50,7 @@ enum BackfillCommand {
             guard maxPages >= 1 else { throw UsageError("--max-pages must be 1 or more, got \(maxPages)") }
             limits.maxPages = maxPages
         }
-        let backfill = Backfill(store: store, intake: try context.makeIntake(store: store), client: try revalidator.serverAPIClient(),
+        let backfill = Backfill(store: store, intake: try context.makeIntake(store: store), client: try revalidator.serverAPIClient(for: ServerAPIAction.backfill),
                                 operatorName: context.operatorName, limits: limits)
         let now = DateText.nowMillis()
         var resume: BackfillRun?

@@ -142,7 +142,7 @@ final class RefundRequestTests: XCTestCase {
     func testThrottledAndFailingAnswersAreRetriedAndAnUnauthorizedOneSaysWhy() throws {
         let uuid = try seedRequest()
         fixture.server.route("PUT", path, RevalidationFixture.apiError(429, code: 4290000, message: "Rate limit exceeded.", headers: ["Retry-After": "0"]),
-                             RevalidationFixture.apiError(503, code: 5000000, message: "An unknown error occurred."),
+                             RevalidationFixture.apiError(503, code: 5000001, message: "An unknown error occurred."),
                              FakeAppleServer.Response(status: 202))
         _ = try fixture.revalidator().answerRefundRequest(uuid, answer: consented(), reason: nil)
         XCTAssertEqual(fixture.server.requests("PUT", path).count, 3)

@@ -44,9 +44,11 @@ final class RevalidationFixture {
     }
 
     func revalidator(apiKey useKey: Bool = true, http: HTTPPolicy = RevalidationFixture.fastHTTP,
-                     policy: IntakePolicy = TestKit.policy, maxConnections: Int = 8) throws -> Revalidator {
-        let configuration = RevalidationConfiguration(endpoints: endpoints, http: http, apiKey: useKey ? try apiKey() : nil,
+                     policy: IntakePolicy = TestKit.policy, maxConnections: Int = 8,
+                     onRetry: (@Sendable (HTTPRetryNotice) -> Void)? = nil) throws -> Revalidator {
+        var configuration = RevalidationConfiguration(endpoints: endpoints, http: http, apiKey: useKey ? try apiKey() : nil,
                                                       sharedSecret: sharedSecret)
+        configuration.onRetry = onRetry
         let path = storePath
         let at = now
         return Revalidator(openStore: { try Store(path: path) }, configuration: configuration,
