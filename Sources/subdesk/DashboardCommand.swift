@@ -43,7 +43,7 @@ enum DashboardCommand {
         // leaves the dashboard usable and is reported when r is pressed.
         let revalidator: Result<Revalidator, RevalidationUnavailable>
         do {
-            revalidator = .success(try context.makeRevalidator(maxConnections: 2, storePath: databasePath))
+            revalidator = .success(try context.makeRevalidator(maxConnections: 2, storePath: databasePath, retryNotices: false))
         } catch {
             revalidator = .failure(RevalidationUnavailable("revalidation is not set up: \(error)"))
         }
@@ -51,10 +51,11 @@ enum DashboardCommand {
         let terminal = CursesTerminal(inputTimeoutMilliseconds: inputTimeoutMilliseconds)
         defer { terminal.stop() }
         let size = terminal.size
-        let state = DashboardState(width: size.width, height: size.height, now: DateText.nowMillis(), timeZone: zone,
+        var state = DashboardState(width: size.width, height: size.height, now: DateText.nowMillis(), timeZone: zone,
                                    storeName: PostgresLocation.isPostgres(databasePath) ? PostgresLocation.displayName(databasePath)
                                        : URL(fileURLWithPath: databasePath).lastPathComponent,
                                    themeName: loaded.theme.name)
+        state.withoutServerAPIKey = (try? revalidator.get())?.configuration.apiKey == nil
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
                                        operatorName: context.operatorName, revalidator: revalidator,
                                        refundPolicy: try RefundPolicy(configuration: context.config),

@@ -58,6 +58,10 @@ public struct DashboardState: Sendable {
     /// A question on the bottom line that y answers (any other key cancels), and what y does.
     public var confirmation: Confirmation?
 
+    /// True when the App Store Server API key settings are missing: `:extend` says what
+    /// to set before it asks y/n, instead of after the operator said yes.
+    public var withoutServerAPIKey = false
+
     public struct Confirmation: Equatable, Sendable {
         public var question: String
         public var effect: DashboardEffect
