@@ -156,6 +156,35 @@ final class RefundRequestTests: XCTestCase {
         }
     }
 
+    /// Without the API key nothing reaches Apple: the operator and the audit log read
+    /// "not sent" and what to set, never that Apple refused.
+    func testAnAnswerWithoutTheAPIKeyIsNotSentAndSaysWhatIsMissing() throws {
+        let uuid = try seedRequest()
+        let needs = "answering a refund request needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id"
+        XCTAssertThrowsError(try fixture.revalidator(apiKey: false).answerRefundRequest(uuid, answer: consented(), reason: nil)) { error in
+            XCTAssertEqual("\(error)", "the answer to refund request \(uuid) was not sent: \(needs)")
+            XCTAssertFalse("\(error)".contains("refused"), "\(error)")
+        }
+        let store = try fixture.openStore()
+        XCTAssertEqual(try store.refundRequest(uuid: uuid)?.answerOutcome, "not sent: \(needs)")
+        XCTAssertEqual(try store.refundRequest(uuid: uuid)?.stage(now: TestKit.anchor), .open)
+        let audit = try XCTUnwrap(try store.audit().last { $0.action == "refund_answer" })
+        XCTAssertEqual(audit.outcome, "not sent: \(needs)")
+        XCTAssertTrue(fixture.server.requests.isEmpty, "something reached Apple")
+
+        // The command line says the same, and exits non-zero.
+        base = DateText.nowMillis() - 3_600_000
+        let other = "c0a50000-0000-4000-8000-000000000009"
+        try ingest(consumptionRequest(uuid: other, reason: "OTHER", signed: base))
+        let cli = try fixture.subdesk(["refunds", "answer", other, "--consented", "--preference", "GRANT_FULL", "--yes"]
+                                      + fixture.commandLineFlagsWithoutKey)
+        XCTAssertEqual(cli.status, 1, cli.output)
+        XCTAssertTrue(cli.output.contains("was not sent: \(needs)"), cli.output)
+        XCTAssertFalse(cli.output.contains("Apple did not take the answer"), cli.output)
+        XCTAssertEqual(try fixture.openStore().audit().last { $0.action == "refund_answer" }?.outcome, "not sent: \(needs)")
+        XCTAssertTrue(fixture.server.requests.isEmpty, "something reached Apple")
+    }
+
     func testALateAnswerAppleRefusesIsKeptAuditedAndLeftOpen() throws {
         let uuid = try seedRequest()
         // This fake Apple counts its deadline from an earlier moment than the store knows

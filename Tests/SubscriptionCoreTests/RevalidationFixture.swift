@@ -74,6 +74,25 @@ final class RevalidationFixture {
                 "--server-api-sandbox-url", base + "/sandbox"]
     }
 
+    /// The same options without the API key settings, as on a machine where nobody set them.
+    var commandLineFlagsWithoutKey: [String] {
+        var flags: [String] = []
+        var words = commandLineFlags[...]
+        while let word = words.popFirst() {
+            if ["--api-key-file", "--api-key-id", "--api-issuer-id"].contains(word) { _ = words.popFirst(); continue }
+            flags.append(word)
+        }
+        return flags
+    }
+
+    /// Runs the `subdesk` beside the tests with `arguments`, stdout and stderr together, in
+    /// a home of its own (no config file of this machine's).
+    func subdesk(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let home = directory.path
+        return try ChildOutput.run(try RevalidationFixture.subdeskBinary(), arguments,
+                                   environment: ["XDG_CONFIG_HOME": home, "HOME": home, "PATH": "/usr/bin:/bin"])
+    }
+
     /// Stores a subscription the way production does: a signed notification through intake,
     /// derived as of `receivedAt`.
     @discardableResult

@@ -257,6 +257,24 @@ final class RevalidationTests: XCTestCase {
         XCTAssertTrue(audit.last?.detail?.contains(RevalidationError.resumeText(lifts)) ?? false, audit.last?.detail ?? "nil")
     }
 
+    /// `revalidate --json` fails as JSON too: an error object on stdout, exit 1.
+    func testRevalidateJSONPrintsAnErrorObjectOnFailure() throws {
+        try seedLapsed()
+        let lifts = DateText.nowMillis() + 3_600_000
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)",
+                             RevalidationFixture.apiError(429, code: 4290000, message: "Rate limit exceeded.", headers: ["Retry-After": String(lifts)]))
+        let run = try fixture.subdesk(["revalidate", otid, "--json"] + fixture.commandLineFlags)
+        XCTAssertEqual(run.status, 1, run.output)
+        // stdout and stderr arrive together here: the JSON is the part from the line that opens it.
+        let start = try XCTUnwrap(run.output.range(of: "\n{")?.lowerBound ?? (run.output.hasPrefix("{") ? run.output.startIndex : nil), run.output)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.output[start...].utf8)) as? [String: Any], run.output)
+        let error = try XCTUnwrap(object["error"] as? String)
+        XCTAssertTrue(error.hasPrefix("revalidate \(otid): GET "), error)
+        XCTAssertTrue(error.contains("Apple asks to wait until \(RevalidationError.resumeText(lifts))"), error)
+        XCTAssertEqual(object["exitCode"] as? Int, 1)
+        XCTAssertNotNil(object["retryAfter"] as? String)
+    }
+
     /// The codes Apple marks "try again" are tried again with backoff, and succeed.
     func testApplesRetryableErrorCodesAreRetriedThenSucceed() throws {
         let seeded = try seedLapsed()
