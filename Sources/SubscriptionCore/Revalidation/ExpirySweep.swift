@@ -188,7 +188,9 @@ public final class ExpirySweep {
             received += 1
             let job = jobs[index]
             let id = job.originalTransactionId ?? job.requestedId
-            if case .failure(let error) = answer, (error as? RevalidationError)?.isRateLimit == true {} else { done.insert(index) }
+            var limitedByApple = false
+            if case .failure(let error) = answer { limitedByApple = (error as? RevalidationError)?.isRateLimit == true }
+            if !limitedByApple { done.insert(index) }
             switch answer {
             case .success(let answer):
                 do {
