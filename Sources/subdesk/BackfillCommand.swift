@@ -42,15 +42,13 @@ enum BackfillCommand {
         let store = try context.openStore(mode: .existing)
         let policy = try context.intakePolicy()
         let revalidator = try context.makeRevalidator(maxConnections: 2)
-        guard revalidator.configuration.apiKey != nil else {
-            throw UsageError("backfill asks the App Store Server API: set api_key_file, api_key_id and api_issuer_id")
-        }
+        try ExtendCommand.requireKey(revalidator, ServerAPIAction.backfill)
         var limits = Backfill.Limits.standard
         if let maxPages = try context.arguments.int("max-pages") {
             guard maxPages >= 1 else { throw UsageError("--max-pages must be 1 or more, got \(maxPages)") }
             limits.maxPages = maxPages
         }
-        let backfill = Backfill(store: store, intake: try context.makeIntake(store: store), client: try revalidator.serverAPIClient(),
+        let backfill = Backfill(store: store, intake: try context.makeIntake(store: store), client: try revalidator.serverAPIClient(for: ServerAPIAction.backfill),
                                 operatorName: context.operatorName, limits: limits)
         let now = DateText.nowMillis()
         var resume: BackfillRun?
@@ -95,7 +93,13 @@ enum BackfillCommand {
             return 1
         } catch let error as RevalidationError {
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-            Output.error("backfill stopped: \(error.description); what was stored stays, resume with: subdesk backfill --resume")
+            let message = "backfill stopped: \(error.description); what was stored stays, resume with: subdesk backfill --resume"
+            Output.error(message)
+            if context.wantsJSON {
+                var object: [String: Any] = ["error": message, "exitCode": 1]
+                if let at = error.rateLimitResumeAt { object["retryAfter"] = DateText.iso(at) }
+                Output.json(object)
+            }
             return 1
         }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }

@@ -1,5 +1,6 @@
 import Foundation
 import SubscriptionCore
+import TerminalUI
 
 /// Revalidation settings: flags, then the config file, then Apple's defaults.
 extension Context {
@@ -51,10 +52,18 @@ extension Context {
     }
 
     /// A revalidator that opens its own connections to this context's store (or the one at
-    /// `storePath`, such as the demo store).
-    func makeRevalidator(maxConnections: Int = 4, storePath: String? = nil) throws -> Revalidator {
+    /// `storePath`, such as the demo store). On a terminal (and without --quiet) each wait
+    /// before a retry is said on stderr, so a rate limit or a slow Apple is never silence;
+    /// the dashboard, which owns the screen, passes `retryNotices: false`.
+    func makeRevalidator(maxConnections: Int = 4, storePath: String? = nil, retryNotices: Bool = true) throws -> Revalidator {
         let policy = try intakePolicy()
-        let configuration = try revalidationConfiguration(policy: policy)
+        var configuration = try revalidationConfiguration(policy: policy)
+        if retryNotices && isatty(STDERR_FILENO) == 1 && !arguments.has("quiet") {
+            configuration.onRetry = { notice in
+                // Clears a progress line (sweep, backfill) before the notice takes its own line.
+                FileHandle.standardError.write(Data("\r\u{1B}[Ksubdesk: \(SafeText.sanitize(notice.description))\n".utf8))
+            }
+        }
         // Each revalidation opens its own connection, with the same busy timeout as every command's.
         let context = self
         return Revalidator(openStore: { try context.openStore(path: storePath, mode: .existing) }, configuration: configuration,

@@ -45,7 +45,7 @@ enum DashboardCommand {
         // leaves the dashboard usable and is reported when r is pressed.
         let revalidator: Result<Revalidator, RevalidationUnavailable>
         do {
-            revalidator = .success(try context.makeRevalidator(maxConnections: 2, storePath: databasePath))
+            revalidator = .success(try context.makeRevalidator(maxConnections: 2, storePath: databasePath, retryNotices: false))
         } catch {
             revalidator = .failure(RevalidationUnavailable("revalidation is not set up: \(error)"))
         }
@@ -58,6 +58,7 @@ enum DashboardCommand {
                                        : URL(fileURLWithPath: databasePath).lastPathComponent,
                                    themeName: loaded.theme.name)
         state.standInNotice = standInNotice
+        state.withoutServerAPIKey = (try? revalidator.get())?.configuration.apiKey == nil
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
                                        operatorName: context.operatorName, revalidator: revalidator,
                                        refundPolicy: try RefundPolicy(configuration: context.config),

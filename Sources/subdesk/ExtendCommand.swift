@@ -42,6 +42,7 @@ enum ExtendCommand {
             FileHandle.standardError.write(Data("\r\u{1B}[Kextend: \(status.complete ? "complete" : "in progress"), \(status.succeededCount ?? 0) extended, \(status.failedCount ?? 0) failed".utf8))
         }
         if let request = context.arguments.value("status") {
+            try requireKey(revalidator, ServerAPIAction.followExtension)
             let record = try following { try revalidator.followMassExtension(request, environment: environment, wait: wait, progress: progress) }
             if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             return report(record, revalidator: revalidator, context)
@@ -58,6 +59,7 @@ enum ExtendCommand {
                 throw UsageError("extend --all needs --product PRODUCT and no ID")
             }
             let storefronts = context.arguments.value("storefront").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() } } ?? []
+            try requireKey(revalidator, ServerAPIAction.extendAll)
             try confirm("Extend EVERY active subscriber of \(product)\(storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))") by \(days) days (reason code \(code): \(codeName))?", context)
             let record = try following {
                 try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason, storefronts: storefronts,
@@ -69,6 +71,7 @@ enum ExtendCommand {
         guard let id = context.arguments.positionals.first, context.arguments.positionals.count == 1 else {
             throw UsageError("extend takes one ID, or --all --product PRODUCT (see subdesk extend --help)")
         }
+        try requireKey(revalidator, ServerAPIAction.extend)
         try confirm("Extend \(id)'s renewal date by \(days) days (reason code \(code): \(codeName))?", context)
         do {
             let record = try revalidator.extendRenewalDate(id, days: days, reasonCode: code, reason: reason)
@@ -81,6 +84,12 @@ enum ExtendCommand {
             Output.error(e.description)
             return 1
         }
+    }
+
+    /// Refuses before the y/n question when the key settings are missing: an operator must
+    /// not confirm an extension that cannot be sent.
+    static func requireKey(_ revalidator: Revalidator, _ action: String) throws {
+        do { try revalidator.requireServerAPI(for: action) } catch let e as RevalidationError { throw UsageError(e.description) }
     }
 
     /// A terminal user answers y; elsewhere --yes stands for the answer.

@@ -21,9 +21,7 @@ enum PingCommand {
         _ = try context.openStore(mode: .existing)  // a missing store is said before anything is asked
         let policy = try context.intakePolicy()
         let revalidator = try context.makeRevalidator(maxConnections: 1)
-        guard revalidator.configuration.apiKey != nil else {
-            throw UsageError("ping asks the App Store Server API: set api_key_file, api_key_id and api_issuer_id")
-        }
+        try ExtendCommand.requireKey(revalidator, ServerAPIAction.ping)
         var waitLimit: TimeInterval = 30
         if let text = context.arguments.value("wait") {
             guard let seconds = Double(text), seconds > 0, seconds <= 600 else {

@@ -43,9 +43,17 @@ enum RevalidateCommand {
             result = try revalidator.revalidate(id, reason: context.arguments.value("reason"), receipt: receipt,
                                                 dryRun: context.arguments.has("dry-run"))
         } catch let error as RevalidationError {
-            Output.error("revalidate \(SafeText.sanitize(id)): \(SafeText.sanitize(error.description))")
-            if case .unknownSubscription = error { return 2 }
-            return 1
+            let message = "revalidate \(SafeText.sanitize(id)): \(SafeText.sanitize(error.description))"
+            Output.error(message)
+            let code: Int32
+            if case .unknownSubscription = error { code = 2 } else { code = 1 }
+            // A script that asked for JSON reads the failure as JSON too, as from every command.
+            if context.wantsJSON {
+                var object: [String: Any] = ["error": message, "exitCode": Int(code)]
+                if let resumeAt = error.rateLimitResumeAt { object["retryAfter"] = DateText.iso(resumeAt) }
+                Output.json(object)
+            }
+            return code
         }
         if context.wantsJSON {
             Output.json(result.jsonObject())

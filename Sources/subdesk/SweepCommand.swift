@@ -4,7 +4,7 @@ import TerminalUI
 
 enum SweepCommand {
     static let help = """
-    usage: subdesk sweep [--dry-run] [--concurrency N] [--limit N] [--quiet] [--json]
+    usage: subdesk sweep [--resume] [--dry-run] [--concurrency N] [--limit N] [--quiet] [--json]
 
     The daily expiry sweep: revalidates every subscription whose stored expiry has passed
     while it still counts as active, and every one in grace period or billing retry,
@@ -15,14 +15,18 @@ enum SweepCommand {
                        store writes stay on one connection, one at a time
       --limit N        check at most N candidates
       --dry-run        ask Apple and count, but store and audit nothing
+      --resume         go on after the last subscription a sweep stopped by Apple's
+                       rate limit had checked (its audit entry keeps the place)
       --quiet          no progress line (it only shows when stderr is a terminal)
 
     Prints the counts: checked, renewed, expired, changed, unchanged, failed; one audit
     entry records the run. Exits 0 when nothing failed, 1 when some candidate failed.
+    A short wait Apple asks for (HTTP 429) is waited out; a longer one stops the sweep
+    with the time Apple named, exit 1: run `subdesk sweep --resume` after it.
 
     """ + Context.appleOptionsHelp
 
-    static let options: Set<String> = Context.appleOptions.union(["concurrency", "limit", "quiet"])
+    static let options: Set<String> = Context.appleOptions.union(["concurrency", "limit", "quiet", "resume"])
 
     static func run(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty else {
@@ -32,9 +36,19 @@ enum SweepCommand {
         guard (1...64).contains(concurrency) else { throw UsageError("--concurrency must be between 1 and 64, got \(concurrency)") }
         let limit = try context.arguments.int("limit")
         if let limit, limit < 1 { throw UsageError("--limit must be at least 1, got \(limit)") }
-        let options = SweepOptions(concurrency: concurrency, dryRun: context.arguments.has("dry-run"),
+        var options = SweepOptions(concurrency: concurrency, dryRun: context.arguments.has("dry-run"),
                                    reason: context.arguments.value("reason") ?? "expiry sweep", limit: limit)
-        let sweep = ExpirySweep(revalidator: try context.makeRevalidator(maxConnections: concurrency))
+        let revalidator = try context.makeRevalidator(maxConnections: concurrency)
+        if context.arguments.has("resume") {
+            let point = try ExpirySweep.resumePoint(store: try context.openStore(mode: .existing))
+            guard let after = point.after else {
+                let last = point.entry.map { "the last sweep (audit #\($0.id), \(DateText.minute($0.at)) UTC) finished: \($0.outcome)" }
+                    ?? "no sweep has run on this store"
+                throw UsageError("no stopped sweep to resume: \(last); run subdesk sweep")
+            }
+            options.after = after
+        }
+        let sweep = ExpirySweep(revalidator: revalidator)
         let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet")
         let report: SweepReport
         do {
@@ -48,6 +62,11 @@ enum SweepCommand {
         for failure in report.failures where !context.arguments.has("quiet") {
             Output.error("sweep: \(SafeText.sanitize(failure.originalTransactionId)): \(SafeText.sanitize(failure.reason))")
         }
+        if let stopped = report.stoppedBy {
+            Output.error("sweep stopped: \(SafeText.sanitize(stopped.description)); \(report.unchecked) not checked, "
+                         + "what was checked is stored; resume with: subdesk sweep --resume"
+                         + (stopped.rateLimitResumeAt.map { " (after \(RevalidationError.resumeText($0)))" } ?? ""))
+        }
         if context.wantsJSON {
             Output.json(report.jsonObject())
         } else {
@@ -55,7 +74,7 @@ enum SweepCommand {
             Output.line("sweep\(report.dryRun ? " (dry run, nothing stored)" : ""): \(report.counts.summary) in \(seconds) s"
                         + (report.auditId.map { "; audit #\($0)" } ?? ""))
         }
-        return report.counts.failed == 0 ? 0 : 1
+        return report.counts.failed == 0 && report.stoppedBy == nil ? 0 : 1
     }
 
     private static func progressLine(_ p: SweepProgress) {

@@ -73,6 +73,22 @@ final class OperatorReducerTests: XCTestCase {
                        [.loadDetail(originalTransactionId: id)], "the detail reloads with Apple's new expiry")
     }
 
+    /// Without the key settings `:extend` says what to set instead of asking y/n.
+    func testExtendWithoutTheAPIKeySaysWhatItNeedsBeforeAsking() {
+        state.withoutServerAPIKey = true
+        openDetail()
+        XCTAssertEqual(command("extend 7 3 outage on 11-20"), [])
+        XCTAssertNil(state.confirmation, "asked y/n for an extension that cannot be sent")
+        XCTAssertEqual(state.flash?.kind, .error)
+        XCTAssertEqual(state.flash?.text,
+                       "extending a renewal date needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id")
+        press(.escape)
+        XCTAssertEqual(command("extend all app.monthly 3 3 outage"), [])
+        XCTAssertNil(state.confirmation)
+        XCTAssertTrue(state.flash?.text.hasPrefix("extending renewal dates for every active subscriber needs the App Store Server API") == true,
+                      "\(String(describing: state.flash))")
+    }
+
     // MARK: - r
 
     func testRStartsOneBackgroundRevalidationAndShowsItIsRunning() {

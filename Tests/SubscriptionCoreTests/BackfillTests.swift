@@ -175,6 +175,38 @@ final class BackfillTests: XCTestCase {
         XCTAssertNil(try store.unfinishedBackfill())
     }
 
+    /// Apple's rate limit on a page: a moment a second ahead is waited out; one hours
+    /// ahead stops the run, naming when, with every page before it kept, and the resume
+    /// asks for that page next.
+    func testARateLimitedPageIsWaitedOutOrStopsTheRunForAResume() throws {
+        let sent = try history()
+        let store = try fixture.openStore()
+        let near = DateText.nowMillis() + 1_000
+        let far = DateText.nowMillis() + 4 * 3_600_000
+        nonisolated(unsafe) var limited: [Int: Millis] = [1: near, 3: far]
+        serveHistory(sent, pageSize: 2) { page in
+            guard let until = limited[page] else { return nil }
+            if page == 1 { limited[1] = nil }
+            return .json(["errorCode": 4290000, "errorMessage": "Rate limit exceeded."], status: 429, headers: ["Retry-After": String(until)])
+        }
+        XCTAssertThrowsError(try backfill(store).run(Self.window)) { error in
+            XCTAssertTrue("\(error)".contains("Apple asks to wait until \(RevalidationError.resumeText(far))"), "\(error)")
+        }
+        XCTAssertGreaterThanOrEqual(DateText.nowMillis(), near, "page 1 was asked again before the moment Apple named")
+        let stopped = try XCTUnwrap(try store.unfinishedBackfill())
+        XCTAssertEqual(stopped.pages, 3, "pages 0 to 2 were stored, page 1 after its wait")
+        XCTAssertEqual(stopped.nextPage, "page-3")
+        let audit = try XCTUnwrap(try store.audit().last)
+        XCTAssertTrue(audit.outcome.contains(RevalidationError.resumeText(far)), audit.outcome)
+        XCTAssertEqual(audit.reason, "resume with: subdesk backfill --resume")
+
+        limited = [:]
+        let resumed = try backfill(store).run(Self.window, resume: stopped)
+        XCTAssertEqual(resumed.new, 9)
+        XCTAssertEqual(resumed.duplicates, 0, "no page was asked twice")
+        XCTAssertNil(try store.unfinishedBackfill())
+    }
+
     func testAWindowAppleWouldRefuseIsRefusedFirst() {
         let now = TestKit.anchor
         XCTAssertThrowsError(try Backfill.check(Backfill.Request(since: now - 181 * TestKit.day, until: now, onlyFailures: false,

@@ -142,7 +142,7 @@ final class RefundRequestTests: XCTestCase {
     func testThrottledAndFailingAnswersAreRetriedAndAnUnauthorizedOneSaysWhy() throws {
         let uuid = try seedRequest()
         fixture.server.route("PUT", path, RevalidationFixture.apiError(429, code: 4290000, message: "Rate limit exceeded.", headers: ["Retry-After": "0"]),
-                             RevalidationFixture.apiError(503, code: 5000000, message: "An unknown error occurred."),
+                             RevalidationFixture.apiError(503, code: 5000001, message: "An unknown error occurred."),
                              FakeAppleServer.Response(status: 202))
         _ = try fixture.revalidator().answerRefundRequest(uuid, answer: consented(), reason: nil)
         XCTAssertEqual(fixture.server.requests("PUT", path).count, 3)
@@ -154,6 +154,35 @@ final class RefundRequestTests: XCTestCase {
         XCTAssertThrowsError(try fixture.revalidator().answerRefundRequest(other, answer: consented(), reason: nil)) { error in
             XCTAssertTrue("\(error)".contains("unauthorized: Apple refused the token"), "\(error)")
         }
+    }
+
+    /// Without the API key nothing reaches Apple: the operator and the audit log read
+    /// "not sent" and what to set, never that Apple refused.
+    func testAnAnswerWithoutTheAPIKeyIsNotSentAndSaysWhatIsMissing() throws {
+        let uuid = try seedRequest()
+        let needs = "answering a refund request needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id"
+        XCTAssertThrowsError(try fixture.revalidator(apiKey: false).answerRefundRequest(uuid, answer: consented(), reason: nil)) { error in
+            XCTAssertEqual("\(error)", "the answer to refund request \(uuid) was not sent: \(needs)")
+            XCTAssertFalse("\(error)".contains("refused"), "\(error)")
+        }
+        let store = try fixture.openStore()
+        XCTAssertEqual(try store.refundRequest(uuid: uuid)?.answerOutcome, "not sent: \(needs)")
+        XCTAssertEqual(try store.refundRequest(uuid: uuid)?.stage(now: TestKit.anchor), .open)
+        let audit = try XCTUnwrap(try store.audit().last { $0.action == "refund_answer" })
+        XCTAssertEqual(audit.outcome, "not sent: \(needs)")
+        XCTAssertTrue(fixture.server.requests.isEmpty, "something reached Apple")
+
+        // The command line says the same, and exits non-zero.
+        base = DateText.nowMillis() - 3_600_000
+        let other = "c0a50000-0000-4000-8000-000000000009"
+        try ingest(consumptionRequest(uuid: other, reason: "OTHER", signed: base))
+        let cli = try fixture.subdesk(["refunds", "answer", other, "--consented", "--preference", "GRANT_FULL", "--yes"]
+                                      + fixture.commandLineFlagsWithoutKey)
+        XCTAssertEqual(cli.status, 1, cli.output)
+        XCTAssertTrue(cli.output.contains("was not sent: \(needs)"), cli.output)
+        XCTAssertFalse(cli.output.contains("Apple did not take the answer"), cli.output)
+        XCTAssertEqual(try fixture.openStore().audit().last { $0.action == "refund_answer" }?.outcome, "not sent: \(needs)")
+        XCTAssertTrue(fixture.server.requests.isEmpty, "something reached Apple")
     }
 
     func testALateAnswerAppleRefusesIsKeptAuditedAndLeftOpen() throws {

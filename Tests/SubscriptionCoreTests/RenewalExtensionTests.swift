@@ -39,6 +39,30 @@ final class RenewalExtensionTests: XCTestCase {
         XCTAssertTrue(audit.outcome.hasPrefix("extended by 7 days to "), audit.outcome)
     }
 
+    /// Without the key settings the command says what it needs before any y/n question,
+    /// and nothing is asked of Apple or kept.
+    func testExtendWithoutTheAPIKeyIsRefusedBeforeTheQuestion() throws {
+        try seed()
+        let needs = "extending a renewal date needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id"
+        let single = try fixture.subdesk(["extend", otid, "--days", "7", "--reason-code", "3", "--reason", "outage"]
+                                         + fixture.commandLineFlagsWithoutKey)
+        XCTAssertEqual(single.status, 2, single.output)
+        XCTAssertTrue(single.output.contains(needs), single.output)
+        XCTAssertFalse(single.output.contains("--yes"), "asked to confirm first: \(single.output)")
+        XCTAssertFalse(single.output.contains("not configured"), single.output)
+        let all = try fixture.subdesk(["extend", "--all", "--product", "app.monthly", "--days", "3", "--reason-code", "3", "--reason", "outage"]
+                                      + fixture.commandLineFlagsWithoutKey)
+        XCTAssertEqual(all.status, 2, all.output)
+        XCTAssertTrue(all.output.contains("extending renewal dates for every active subscriber needs the App Store Server API: set api_key_file"),
+                      all.output)
+        XCTAssertTrue(fixture.server.requests.isEmpty)
+        XCTAssertEqual(try fixture.openStore().extensions(originalTransactionId: otid).count, 0)
+        // The core says the same to any other caller.
+        XCTAssertThrowsError(try fixture.revalidator(apiKey: false).extendRenewalDate(otid, days: 7, reasonCode: 3, reason: "outage")) { error in
+            XCTAssertEqual("\(error)", needs)
+        }
+    }
+
     func testApplesRulesAreCheckedBeforeAppleIsAsked() throws {
         try seed()
         fixture.server.route("PUT", "/prod/inApps/v1/subscriptions/extend/\(otid)",

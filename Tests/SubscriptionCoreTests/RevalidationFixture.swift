@@ -44,9 +44,11 @@ final class RevalidationFixture {
     }
 
     func revalidator(apiKey useKey: Bool = true, http: HTTPPolicy = RevalidationFixture.fastHTTP,
-                     policy: IntakePolicy = TestKit.policy, maxConnections: Int = 8) throws -> Revalidator {
-        let configuration = RevalidationConfiguration(endpoints: endpoints, http: http, apiKey: useKey ? try apiKey() : nil,
+                     policy: IntakePolicy = TestKit.policy, maxConnections: Int = 8,
+                     onRetry: (@Sendable (HTTPRetryNotice) -> Void)? = nil) throws -> Revalidator {
+        var configuration = RevalidationConfiguration(endpoints: endpoints, http: http, apiKey: useKey ? try apiKey() : nil,
                                                       sharedSecret: sharedSecret)
+        configuration.onRetry = onRetry
         let path = storePath
         let at = now
         return Revalidator(openStore: { try Store(path: path) }, configuration: configuration,
@@ -70,6 +72,25 @@ final class RevalidationFixture {
                 "--api-key-file", RevalidationKeys.privateKeyFile, "--api-key-id", RevalidationFixture.keyId,
                 "--api-issuer-id", RevalidationFixture.issuerId, "--server-api-url", base + "/prod",
                 "--server-api-sandbox-url", base + "/sandbox"]
+    }
+
+    /// The same options without the API key settings, as on a machine where nobody set them.
+    var commandLineFlagsWithoutKey: [String] {
+        var flags: [String] = []
+        var words = commandLineFlags[...]
+        while let word = words.popFirst() {
+            if ["--api-key-file", "--api-key-id", "--api-issuer-id"].contains(word) { _ = words.popFirst(); continue }
+            flags.append(word)
+        }
+        return flags
+    }
+
+    /// Runs the `subdesk` beside the tests with `arguments`, stdout and stderr together, in
+    /// a home of its own (no config file of this machine's).
+    func subdesk(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let home = directory.path
+        return try ChildOutput.run(try RevalidationFixture.subdeskBinary(), arguments,
+                                   environment: ["XDG_CONFIG_HOME": home, "HOME": home, "PATH": "/usr/bin:/bin"])
     }
 
     /// Stores a subscription the way production does: a signed notification through intake,

@@ -65,10 +65,13 @@ extension RevalidationTests {
         XCTAssertEqual((claims?["exp"] as? NSNumber)?.int64Value, 1_780_272_000 + 3600)
     }
 
-    func testRetryAfterIsReadAsSecondsOrAnHTTPDate() {
+    func testRetryAfterIsReadAsApplesMillisecondMomentSecondsOrAnHTTPDate() {
         let now = Date(timeIntervalSince1970: 1_780_272_000)
         XCTAssertEqual(HTTPClient.retryAfter("7", now: now), 7)
         XCTAssertEqual(HTTPClient.retryAfter("Mon, 01 Jun 2026 00:00:30 GMT", now: now), 30)
+        // Apple's App Store Server API form: the moment the limit lifts, in milliseconds.
+        XCTAssertEqual(HTTPClient.retryAfter("1780272012500", now: now), 12.5)
+        XCTAssertEqual(HTTPClient.retryAfter("1780271000000", now: now), 0, "a moment already past is no wait")
         XCTAssertNil(HTTPClient.retryAfter("soon", now: now))
         XCTAssertNil(HTTPClient.retryAfter(nil, now: now))
     }

@@ -155,7 +155,7 @@ extension RevalidationTests {
         fixture.server.route("POST", "/verifyReceipt", .json(["status": 21120, "is-retryable": 1]))
         XCTAssertThrowsError(try revalidator.revalidate(otid)) { error in
             XCTAssertTrue((error as? RevalidationError)?.isTransient ?? false, "left for a later run")
-            XCTAssertTrue("\(error)".contains("retryable later (3 attempts)"), "\(error)")
+            XCTAssertTrue("\(error)".contains("retryable later; failed after 3 attempts"), "\(error)")
         }
     }
 

@@ -102,6 +102,79 @@ extension RevalidationTests {
         XCTAssertEqual(second.counts.unchanged, 1)
     }
 
+    /// Apple's rate limit far ahead stops the sweep (no more candidates asked, none counted
+    /// as failed), the audit entry keeps the place and when to resume, and a resumed sweep
+    /// goes on from the first subscription not checked, not from the start.
+    func testASweepStoppedByARateLimitResumesWhereItStopped() throws {
+        try seedSweepCandidates()
+        let lifts = DateText.nowMillis() + 3 * 3_600_000
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(failing)",
+                             RevalidationFixture.apiError(429, code: 4290000, message: "Rate limit exceeded.", headers: ["Retry-After": String(lifts)]))
+        let sweep = ExpirySweep(revalidator: try fixture.revalidator(maxConnections: 1))
+        let report = try sweep.run(options: SweepOptions(concurrency: 1))
+
+        XCTAssertEqual(report.stoppedBy?.rateLimitResumeAt.map { abs($0 - lifts) < 1000 }, true)
+        XCTAssertEqual(report.counts.failed, 0, "a rate limit is not the candidate's failure")
+        XCTAssertTrue(report.failures.isEmpty)
+        XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v1/subscriptions/\(failing)").count, 1, "asked again under the limit")
+        XCTAssertGreaterThanOrEqual(report.unchecked, 1)
+        XCTAssertEqual(try fixture.state(renews)?.status, .active, "what was checked before the stop is stored")
+        let entry = try XCTUnwrap(try fixture.openStore().audit().last { $0.action == "sweep" })
+        XCTAssertTrue(entry.outcome.hasPrefix("stopped by Apple's rate limit after checked "), entry.outcome)
+        XCTAssertTrue(entry.outcome.hasSuffix("failed 0; \(report.unchecked) not checked"), entry.outcome)
+        XCTAssertTrue(entry.detail?.contains(RevalidationError.resumeText(lifts)) ?? false, entry.detail ?? "nil")
+        XCTAssertEqual(try ExpirySweep.resumePoint(store: try fixture.openStore()).after, lapses)
+
+        // The limit lifted: the resumed sweep starts at the one that was stopped.
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(failing)",
+                             RevalidationFixture.statuses([(1, TestKit.transaction(id: "2000000900000203", original: failing,
+                                                                                    purchase: anchor - day, expires: anchor + 29 * day,
+                                                                                    signed: anchor - day), nil)]))
+        fixture.server.route("GET", "/prod/inApps/v2/history/\(failing)", RevalidationFixture.history([]))
+        let asked = fixture.server.requests.count
+        let resumed = try sweep.run(options: SweepOptions(concurrency: 1, after: lapses))
+        XCTAssertNil(resumed.stoppedBy)
+        XCTAssertEqual(resumed.counts.renewed, 1)
+        XCTAssertEqual(resumed.counts.failed, 0)
+        let since = fixture.server.requests.dropFirst(asked)
+        XCTAssertTrue(since.allSatisfy { !$0.path.contains(renews) && !$0.path.contains(lapses) }, "started again from the start")
+        XCTAssertTrue(since.contains { $0.path.contains(failing) })
+        XCTAssertEqual(try fixture.state(failing)?.status, .active)
+        XCTAssertNil(try ExpirySweep.resumePoint(store: try fixture.openStore()).after, "a finished sweep leaves nothing to resume")
+    }
+
+    /// The command says when to resume, exits 1, and `--resume` goes on from the stop.
+    func testTheSweepCommandStopsForARateLimitAndResumes() throws {
+        try seedSweepCandidates()
+        // The command runs on today's clock, past every seeded expiry: `current` is a candidate too.
+        let later = TestKit.transaction(id: "2000000900000205", original: current, purchase: anchor - 5 * day,
+                                        expires: DateText.nowMillis() + 20 * day, signed: anchor)
+        fixture.answer(current, statuses: RevalidationFixture.statuses([(1, later, nil)]), history: RevalidationFixture.history([later]))
+        let lifts = DateText.nowMillis() + 3 * 3_600_000
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(failing)",
+                             RevalidationFixture.apiError(429, code: 4290000, message: "Rate limit exceeded.", headers: ["Retry-After": String(lifts)]))
+        let nothing = try fixture.subdesk(["sweep", "--resume"] + fixture.commandLineFlags)
+        XCTAssertEqual(nothing.status, 2, nothing.output)
+        XCTAssertTrue(nothing.output.contains("no stopped sweep to resume: no sweep has run on this store"), nothing.output)
+
+        let stopped = try fixture.subdesk(["sweep", "--concurrency", "1"] + fixture.commandLineFlags)
+        XCTAssertEqual(stopped.status, 1, stopped.output)
+        XCTAssertTrue(stopped.output.contains("sweep stopped: "), stopped.output)
+        XCTAssertTrue(stopped.output.contains("Apple asks to wait until \(RevalidationError.resumeText(lifts))"), stopped.output)
+        XCTAssertTrue(stopped.output.contains("resume with: subdesk sweep --resume (after \(RevalidationError.resumeText(lifts)))"), stopped.output)
+
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(failing)",
+                             RevalidationFixture.statuses([(1, TestKit.transaction(id: "2000000900000203", original: failing,
+                                                                                    purchase: anchor - day, expires: anchor + 29 * day,
+                                                                                    signed: anchor - day), nil)]))
+        fixture.server.route("GET", "/prod/inApps/v2/history/\(failing)", RevalidationFixture.history([]))
+        let resumed = try fixture.subdesk(["sweep", "--resume", "--json"] + fixture.commandLineFlags)
+        XCTAssertEqual(resumed.status, 0, resumed.output)
+        XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v1/subscriptions/\(renews)").count, 1, "renews was asked again")
+        XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v1/subscriptions/\(failing)").count, 2)
+        XCTAssertGreaterThanOrEqual(fixture.server.requests("GET", "/prod/inApps/v1/subscriptions/\(current)").count, 1, "the rest was checked")
+    }
+
     func testSweepNetworkCallsRunConcurrentlyUpToTheLimit() throws {
         try seedSweepCandidates()
         let gauge = RevalidationInFlightGauge()

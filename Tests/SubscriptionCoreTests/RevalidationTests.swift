@@ -203,22 +203,129 @@ final class RevalidationTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(elapsed, 0.95, "Retry-After: 1 was not honoured")
     }
 
-    func testARetryAfterLongerThanWeWaitFailsAndSaysHowLong() throws {
+    func testARetryAfterDelayLongerThanWeWaitStopsAndSaysWhenToResume() throws {
         try seedLapsed()
         fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)",
                              RevalidationFixture.apiError(429, code: 4290000, message: "Rate limit exceeded.", headers: ["Retry-After": "3600"]))
+        let before = DateText.nowMillis()
         XCTAssertThrowsError(try fixture.revalidator().revalidate(otid)) { error in
-            XCTAssertTrue("\(error)".contains("rate limited (HTTP 429, Apple asked to wait 3600 s)"), "\(error)")
+            let resumeAt = (error as? RevalidationError)?.rateLimitResumeAt ?? 0
+            XCTAssertTrue((before + 3_600_000...before + 3_610_000).contains(resumeAt), "\(error)")
+            XCTAssertTrue("\(error)".contains("rate limited by Apple (HTTP 429); Apple asks to wait until \(RevalidationError.resumeText(resumeAt))"),
+                          "\(error)")
             XCTAssertTrue((error as? RevalidationError)?.isTransient ?? false)
         }
         XCTAssertEqual(fixture.server.requests.count, 1)
+    }
+
+    /// Apple's own form: Retry-After is the UNIX time in milliseconds when the limit lifts.
+    /// A few seconds ahead is waited out (and said so), then the request succeeds.
+    func testApplesRetryAfterAMomentInMillisecondsIsWaitedOutAndSaid() throws {
+        let seeded = try seedLapsed()
+        let lifts = DateText.nowMillis() + 1_500
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)",
+                             RevalidationFixture.apiError(429, code: 4290000, message: "Rate limit exceeded.", headers: ["Retry-After": String(lifts)]),
+                             RevalidationFixture.statuses([(1, unseenRenewal, freshRenewalInfo)]))
+        fixture.server.route("GET", "/prod/inApps/v2/history/\(otid)", RevalidationFixture.history([seeded.first, unseenRenewal]))
+        let notices = NoticeLog()
+        let result = try fixture.revalidator(onRetry: { notices.append($0) }).revalidate(otid)
+        XCTAssertEqual(result.after?.status, .active)
+        let asked = fixture.server.requests("GET", "/prod/inApps/v1/subscriptions/\(otid)")
+        XCTAssertEqual(asked.count, 2)
+        XCTAssertGreaterThanOrEqual(DateText.nowMillis(), lifts, "asked again before the moment Apple named")
+        XCTAssertEqual(notices.all.count, 1)
+        let notice = try XCTUnwrap(notices.all.first)
+        XCTAssertTrue(notice.askedByApple)
+        XCTAssertLessThan(notice.wait, 2, "the moment was read as seconds, not milliseconds")
+        XCTAssertTrue(notice.description.contains("rate limited by Apple (HTTP 429); waiting 1."), notice.description)
+        XCTAssertTrue(notice.description.hasSuffix("as Apple asks, then attempt 2 of 3"), notice.description)
+    }
+
+    /// A moment far ahead is not waited for, nor asked again: the error names when to resume.
+    func testApplesRetryAfterFarAheadStopsWithTheResumeTime() throws {
+        try seedLapsed()
+        let lifts: Millis = DateText.nowMillis() + 2 * 3_600_000 + 17 * 60_000
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)",
+                             RevalidationFixture.apiError(429, code: 4290000, message: "Rate limit exceeded.", headers: ["Retry-After": String(lifts)]))
+        XCTAssertThrowsError(try fixture.revalidator().revalidate(otid)) { error in
+            XCTAssertEqual((error as? RevalidationError)?.rateLimitResumeAt.map { abs($0 - lifts) < 1000 }, true, "\(error)")
+            XCTAssertTrue("\(error)".hasSuffix("Apple asks to wait until \(RevalidationError.resumeText(lifts)): try again after then"), "\(error)")
+            XCTAssertFalse("\(error)".contains(" s)"), "no wait in seconds: \(error)")
+        }
+        XCTAssertEqual(fixture.server.requests.count, 1, "asked again before the limit lifted")
+        let audit = try fixture.openStore().audit(targets: [otid])
+        XCTAssertTrue(audit.last?.detail?.contains(RevalidationError.resumeText(lifts)) ?? false, audit.last?.detail ?? "nil")
+    }
+
+    /// `revalidate --json` fails as JSON too: an error object on stdout, exit 1.
+    func testRevalidateJSONPrintsAnErrorObjectOnFailure() throws {
+        try seedLapsed()
+        let lifts = DateText.nowMillis() + 3_600_000
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)",
+                             RevalidationFixture.apiError(429, code: 4290000, message: "Rate limit exceeded.", headers: ["Retry-After": String(lifts)]))
+        let run = try fixture.subdesk(["revalidate", otid, "--json"] + fixture.commandLineFlags)
+        XCTAssertEqual(run.status, 1, run.output)
+        // stdout and stderr arrive together here: the JSON is the part from the line that opens it.
+        let start = try XCTUnwrap(run.output.range(of: "\n{")?.lowerBound ?? (run.output.hasPrefix("{") ? run.output.startIndex : nil), run.output)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.output[start...].utf8)) as? [String: Any], run.output)
+        let error = try XCTUnwrap(object["error"] as? String)
+        XCTAssertTrue(error.hasPrefix("revalidate \(otid): GET "), error)
+        XCTAssertTrue(error.contains("Apple asks to wait until \(RevalidationError.resumeText(lifts))"), error)
+        XCTAssertEqual(object["exitCode"] as? Int, 1)
+        XCTAssertNotNil(object["retryAfter"] as? String)
+    }
+
+    /// The codes Apple marks "try again" are tried again with backoff, and succeed.
+    func testApplesRetryableErrorCodesAreRetriedThenSucceed() throws {
+        let seeded = try seedLapsed()
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)",
+                             RevalidationFixture.apiError(404, code: 4040006, message: "Original transaction id not found."),
+                             RevalidationFixture.apiError(404, code: 4040002, message: "Account not found."),
+                             RevalidationFixture.statuses([(1, unseenRenewal, freshRenewalInfo)]))
+        fixture.server.route("GET", "/prod/inApps/v2/history/\(otid)",
+                             RevalidationFixture.apiError(404, code: 4040004, message: "App not found."),
+                             RevalidationFixture.history([seeded.first, unseenRenewal]))
+        let notices = NoticeLog()
+        let result = try fixture.revalidator(onRetry: { notices.append($0) }).revalidate(otid)
+        XCTAssertEqual(result.outcome, .renewed)
+        XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v1/subscriptions/\(otid)").count, 3)
+        XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v2/history/\(otid)").count, 2)
+        XCTAssertEqual(fixture.server.requests("GET", "/sandbox/inApps/v1/subscriptions/\(otid)").count, 0,
+                       "a retryable not-found is not a reason to ask the sandbox")
+        XCTAssertEqual(notices.all.map { $0.description.contains("error 4040006 (original transaction id not found; try again)") }.first, true,
+                       notices.all.map(\.description).joined(separator: "\n"))
+    }
+
+    func testARetryableErrorCodeThatPersistsNamesTheAttempts() throws {
+        try seedLapsed()
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)",
+                             RevalidationFixture.apiError(500, code: 5000001, message: "An unknown retryable error occurred."))
+        XCTAssertThrowsError(try fixture.revalidator().revalidate(otid)) { error in
+            XCTAssertEqual("\(error)", "GET \(fixture.endpoints.serverAPI.absoluteString)/inApps/v1/subscriptions/\(otid): "
+                           + "HTTP 500 error 5000001 (general internal error; try again): An unknown retryable error occurred.; failed after 3 attempts")
+            XCTAssertTrue((error as? RevalidationError)?.isTransient ?? false)
+        }
+        XCTAssertEqual(fixture.server.requests.count, 3)
+    }
+
+    /// 5000000 is final by Apple's word: asking again brings the same answer.
+    func testAGeneralInternalErrorIsNotRetried() throws {
+        try seedLapsed()
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)",
+                             RevalidationFixture.apiError(500, code: 5000000, message: "An unknown error occurred."))
+        XCTAssertThrowsError(try fixture.revalidator().revalidate(otid)) { error in
+            XCTAssertEqual("\(error)", "GET \(fixture.endpoints.serverAPI.absoluteString)/inApps/v1/subscriptions/\(otid): "
+                           + "HTTP 500 error 5000000 (general internal error): An unknown error occurred.")
+        }
+        XCTAssertEqual(fixture.server.requests.count, 1)
+        XCTAssertEqual(try fixture.state(otid)?.status, .expired, "state untouched")
     }
 
     func testServerErrorsAreRetriedWithBackoff() throws {
         let seeded = try seedLapsed()
         fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)",
                              RevalidationFixture.apiError(503, code: 5000001, message: "An unknown retryable error occurred."),
-                             RevalidationFixture.apiError(500, code: 5000000, message: "An unknown error occurred."),
+                             FakeAppleServer.Response(status: 502),
                              RevalidationFixture.statuses([(1, unseenRenewal, freshRenewalInfo)]))
         fixture.server.route("GET", "/prod/inApps/v2/history/\(otid)", RevalidationFixture.history([seeded.first, unseenRenewal]))
         let result = try fixture.revalidator().revalidate(otid)
@@ -228,11 +335,10 @@ final class RevalidationTests: XCTestCase {
 
     func testServerErrorsThatPersistFailAfterTheLastAttempt() throws {
         try seedLapsed()
-        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)",
-                             RevalidationFixture.apiError(500, code: 5000000, message: "An unknown error occurred."))
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)", FakeAppleServer.Response(status: 503))
         XCTAssertThrowsError(try fixture.revalidator().revalidate(otid)) { error in
             XCTAssertEqual("\(error)", "GET \(fixture.endpoints.serverAPI.absoluteString)/inApps/v1/subscriptions/\(otid): "
-                           + "HTTP 500 error 5000000: An unknown error occurred. (3 attempts)")
+                           + "HTTP 503: server error; failed after 3 attempts")
         }
         XCTAssertEqual(fixture.server.requests.count, 3)
         XCTAssertEqual(try fixture.state(otid)?.status, .expired, "state untouched")
@@ -255,7 +361,7 @@ final class RevalidationTests: XCTestCase {
         let started = Date()
         XCTAssertThrowsError(try fixture.revalidator(http: http).revalidate(otid)) { error in
             XCTAssertEqual("\(error)", "GET \(fixture.endpoints.serverAPI.absoluteString)/inApps/v1/subscriptions/\(otid): "
-                           + "timed out after 0.5 s (2 attempts)")
+                           + "timed out after 0.5 s; failed after 2 attempts")
             XCTAssertTrue((error as? RevalidationError)?.isTransient ?? false)
         }
         let elapsed = Date().timeIntervalSince(started)
@@ -272,7 +378,7 @@ final class RevalidationTests: XCTestCase {
         fixture.server.stop()
         XCTAssertThrowsError(try fixture.revalidator().revalidate(otid)) { error in
             XCTAssertTrue("\(error)".contains("127.0.0.1:\(port)/prod/inApps/v1/subscriptions/\(otid): network error"), "\(error)")
-            XCTAssertTrue("\(error)".hasSuffix("(3 attempts)"), "\(error)")
+            XCTAssertTrue("\(error)".hasSuffix("; failed after 3 attempts"), "\(error)")
         }
     }
 
@@ -390,5 +496,20 @@ extension FakeAppleServer.Response {
         var copy = self
         copy.delay = seconds
         return copy
+    }
+}
+
+/// The retry notices a client told, in order, from whichever thread it ran on.
+final class NoticeLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var notices: [HTTPRetryNotice] = []
+
+    func append(_ notice: HTTPRetryNotice) {
+        lock.lock(); notices.append(notice); lock.unlock()
+    }
+
+    var all: [HTTPRetryNotice] {
+        lock.lock(); defer { lock.unlock() }
+        return notices
     }
 }

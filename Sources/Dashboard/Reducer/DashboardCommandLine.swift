@@ -233,6 +233,10 @@ public enum DashboardCommandLine {
             DashboardReducer.flash("\(error)", error: true, &state)
             return []
         }
+        guard !state.withoutServerAPIKey else {
+            DashboardReducer.flash(RevalidationError.needsServerAPI(action: ServerAPIAction.extend).description, error: true, &state)
+            return []
+        }
         state.confirmation = DashboardState.Confirmation(
             question: "Extend \(otid) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
             effect: .extendRenewal(originalTransactionId: otid, days: days, reasonCode: code, reason: words[2]))
@@ -255,6 +259,10 @@ public enum DashboardCommandLine {
             try Revalidator.checkExtension(days: days, reasonCode: code, reason: words[3])
         } catch {
             DashboardReducer.flash("\(error)", error: true, &state)
+            return []
+        }
+        guard !state.withoutServerAPIKey else {
+            DashboardReducer.flash(RevalidationError.needsServerAPI(action: ServerAPIAction.extendAll).description, error: true, &state)
             return []
         }
         let where_ = storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))"

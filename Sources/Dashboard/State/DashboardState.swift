@@ -65,6 +65,10 @@ public struct DashboardState: Sendable {
     /// Set when the operator chose to quit once the running work has finished (and been audited).
     public var quitWhenIdle = false
 
+    /// True when the App Store Server API key settings are missing: `:extend` says what
+    /// to set before it asks y/n, instead of after the operator said yes.
+    public var withoutServerAPIKey = false
+
     public struct Confirmation: Equatable, Sendable {
         public enum OnYes: Equatable, Sendable {
             /// Ask Apple (or another worker) for something.

@@ -197,16 +197,11 @@ public struct AppStoreAPIErrorBody: Equatable, Sendable {
         }
     }
 
-    /// Meanings of the error codes revalidation meets most.
+    /// What the code means, from Apple's list (`AppStoreAPIErrorCode`).
     public static func meaning(_ code: Int) -> String? {
-        switch code {
-        case 4000006: return "invalid transaction id"
-        case 4040005: return "original transaction id not found"
-        case 4040010: return "transaction id not found"
-        case 4290000: return "rate limit exceeded"
-        case 5000000: return "general internal error"
-        case 5000001: return "general internal error, retryable"
-        default: return nil
-        }
+        AppStoreAPIErrorCode.lookup(code)?.meaning
     }
+
+    /// Whether Apple documents this code as one to try again.
+    public var isRetryable: Bool { AppStoreAPIErrorCode.lookup(errorCode)?.retryable ?? false }
 }

@@ -294,7 +294,7 @@ extension Revalidator {
     public func backfill(days: Int?, onlyFailures: Bool) throws -> BackfillRun {
         let store = try openStore()
         let backfill = Backfill(store: store, intake: Intake(store: store, verifier: verifier, policy: policy),
-                                client: try serverAPIClient(), operatorName: operatorName, clock: clock)
+                                client: try serverAPIClient(for: ServerAPIAction.backfill), operatorName: operatorName, clock: clock)
         guard let days else {
             guard let unfinished = try store.unfinishedBackfill() else {
                 throw OperationError("no backfill to resume: every backfill on this store finished")

@@ -299,12 +299,19 @@ extension Revalidator {
         try answer.check(productType: facts.productType)
         let body = answer.json
         let bodyText = String(decoding: body, as: UTF8.self)
+        // The outcome says what happened, not only that it did not work: an answer never
+        // sent (no key) or lost on the way is not one Apple refused.
         var outcome = "accepted"
         do {
-            try lookup.serverAPI().sendConsumptionInformation(transactionId: transactionId, body: body,
-                                                              environment: AppStoreEnvironment(rawValue: request.environment ?? "Production"))
+            let client = try lookup.serverAPI(for: ServerAPIAction.refundAnswer)
+            try client.sendConsumptionInformation(transactionId: transactionId, body: body,
+                                                  environment: AppStoreEnvironment(rawValue: request.environment ?? "Production"))
         } catch let error as RevalidationError {
-            outcome = "refused: \(error)"
+            switch error {
+            case .needsServerAPI: outcome = "not sent: \(error)"
+            case .http: outcome = "refused: \(error)"
+            default: outcome = "failed: \(error)"
+            }
         }
         try store.write {
             try store.recordRefundAnswer(uuid: request.notificationUUID, answer: bodyText, by: operatorName, at: now, outcome: outcome)
@@ -313,7 +320,10 @@ extension Revalidator {
                                              outcome: outcome == "accepted" ? "sent to Apple: \(answer.summary)" : outcome,
                                              detail: "refund request \(request.notificationUUID), transaction \(transactionId), body \(bodyText)"))
         }
-        guard outcome == "accepted" else { throw OperationError("Apple did not take the answer: \(outcome)") }
+        guard outcome == "accepted" else {
+            if outcome.hasPrefix("refused: ") { throw OperationError("Apple did not take the answer: \(outcome)") }
+            throw OperationError("the answer to refund request \(request.notificationUUID) was \(outcome)")
+        }
         return try store.refundRequest(uuid: request.notificationUUID) ?? request
     }
 

@@ -35,7 +35,7 @@ extension Revalidator {
         guard row.state.ownershipType != "FAMILY_SHARED" else {
             throw OperationError("\(otid) is family shared: Apple extends the purchaser's subscription, not a family member's")
         }
-        let client = try lookup.serverAPI()
+        let client = try lookup.serverAPI(for: ServerAPIAction.extend)
         let request = UUID().uuidString.lowercased()
         var record = RenewalExtension(id: 0, requestIdentifier: request, originalTransactionId: otid, productId: row.state.productId,
                                       storefronts: [], days: days, reasonCode: reasonCode, reason: reason, operatorName: operatorName,
@@ -69,7 +69,7 @@ extension Revalidator {
                                    environment: AppStoreEnvironment, wait: TimeInterval, pollEvery: TimeInterval = 5,
                                    progress: ((MassExtensionStatus) -> Void)? = nil) throws -> RenewalExtension {
         try Revalidator.checkExtension(days: days, reasonCode: reasonCode, reason: reason)
-        let client = try lookup.serverAPI()
+        let client = try lookup.serverAPI(for: ServerAPIAction.extendAll)
         let store = try openStore()
         let request = UUID().uuidString.lowercased()
         let now = clock()
@@ -96,7 +96,7 @@ extension Revalidator {
         guard let record = try store.renewalExtension(requestIdentifier: request), let productId = record.productId else {
             throw OperationError("no mass extension with request identifier \(request) in this store")
         }
-        let client = try lookup.serverAPI()
+        let client = try lookup.serverAPI(for: ServerAPIAction.followExtension)
         let deadline = Date().addingTimeInterval(wait)
         while true {
             let status = try client.massExtensionStatus(productId: productId, requestIdentifier: request, environment: environment)

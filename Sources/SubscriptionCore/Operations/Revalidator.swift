@@ -205,7 +205,7 @@ extension Revalidator {
     /// for callers on another thread (the dashboard's worker). Each request gives up after
     /// 10 s at most: the wait for the notification is the loop's, not one request's.
     public func ping(wait: TimeInterval) throws -> Ping.Result {
-        let client = try lookup.serverAPI(maxTimeout: 10)
+        let client = try lookup.serverAPI(for: ServerAPIAction.ping, maxTimeout: 10)
         return try Ping(store: try openStore(), client: client).run(environment: policy.environment ?? .production, timeout: wait)
     }
 }
@@ -277,7 +277,7 @@ extension Revalidator {
         guard let row = try store.subscription(originalTransactionId: otid) else {
             throw RevalidationError.unknownSubscription("no subscription \(otid)")
         }
-        let client = try lookup.serverAPI()
+        let client = try lookup.serverAPI(for: ServerAPIAction.appAccountToken)
         let token = row.subscriber.appAccountToken ?? UUID().uuidString.lowercased()
         do {
             try client.setAppAccountToken(originalTransactionId: otid, token: token,
@@ -301,6 +301,13 @@ extension Revalidator {
 
 extension Revalidator {
     /// The App Store Server API client this revalidator's settings make, or an error
-    /// naming the settings it needs.
-    public func serverAPIClient() throws -> AppStoreServerAPIClient { try lookup.serverAPI() }
+    /// naming `action` and the settings it needs.
+    public func serverAPIClient(for action: String) throws -> AppStoreServerAPIClient { try lookup.serverAPI(for: action) }
+
+    /// Whether the App Store Server API key settings are there; without them, the error
+    /// that names `action` and what to set. Called before asking an operator to confirm,
+    /// so nobody answers y to something that cannot be sent.
+    public func requireServerAPI(for action: String) throws {
+        _ = try lookup.serverAPI(for: action)
+    }
 }

@@ -87,6 +87,9 @@ public struct RevalidationConfiguration: Sendable {
     /// Transaction history pages fetched at most per revalidation, so a server that
     /// always says `hasMore` cannot keep us looping.
     public var historyPageLimit: Int
+    /// Hears of every wait before a retry (a 429's Retry-After, a backoff), so a command
+    /// on a terminal can say why it is quiet.
+    public var onRetry: (@Sendable (HTTPRetryNotice) -> Void)?
 
     public init(endpoints: AppStoreEndpoints = .apple, http: HTTPPolicy = HTTPPolicy(), apiKey: AppStoreAPIKey? = nil,
                 sharedSecret: String? = nil, historyPageLimit: Int = 100) {

@@ -59,31 +59,30 @@ final class AppStoreLookup: @unchecked Sendable {
         let environments: [AppStoreEnvironment] = policy.environment.map { [$0] } ?? [.production, .sandbox]
         apiClient = configuration.apiKey.map {
             AppStoreServerAPIClient(key: $0, endpoints: configuration.endpoints, policy: configuration.http,
-                                    environments: environments, maxConnections: maxConnections)
+                                    environments: environments, maxConnections: maxConnections, onRetry: configuration.onRetry)
         }
         receiptClient = VerifyReceiptClient(endpoints: configuration.endpoints, policy: configuration.http,
                                             sharedSecret: configuration.sharedSecret,
                                             startEnvironment: policy.environment == .sandbox ? .sandbox : .production,
-                                            maxConnections: maxConnections)
+                                            maxConnections: maxConnections, onRetry: configuration.onRetry)
     }
 
     var policy: IntakePolicy { checks.policy }
 
     /// The App Store Server API client, or an error naming the settings it needs. With
     /// `maxTimeout`, one whose requests give up sooner (for callers that poll).
-    func serverAPI(maxTimeout: TimeInterval? = nil) throws -> AppStoreServerAPIClient {
-        guard let api = apiClient else {
-            throw RevalidationError.notConfigured("no App Store Server API key (set api_key_file, api_key_id and api_issuer_id)")
-        }
+    func serverAPI(for action: String, maxTimeout: TimeInterval? = nil) throws -> AppStoreServerAPIClient {
+        guard let api = apiClient else { throw RevalidationError.needsServerAPI(action: action) }
         guard let maxTimeout, maxTimeout < configuration.http.timeout else { return api }
         var http = configuration.http
         http.timeout = maxTimeout
-        return AppStoreServerAPIClient(key: api.key, endpoints: api.endpoints, policy: http, environments: api.environments)
+        return AppStoreServerAPIClient(key: api.key, endpoints: api.endpoints, policy: http, environments: api.environments,
+                                       onRetry: configuration.onRetry)
     }
 
     /// Statuses and full history from the App Store Server API.
     func serverAPI(transactionId: String) throws -> AppleAnswer {
-        let api = try serverAPI()
+        let api = try serverAPI(for: ServerAPIAction.revalidate)
         let statuses = try api.subscriptionStatuses(transactionId: transactionId)
         let environment = try responseEnvironment(statuses.environment, bundleId: statuses.bundleId,
                                                   appAppleId: statuses.appAppleId, field: "subscriptions response")
@@ -131,7 +130,7 @@ final class AppStoreLookup: @unchecked Sendable {
     /// The original transaction id of the subscription an order bought, from Look Up Order
     /// ID, every signed transaction of the answer verified and checked as intake checks one.
     func order(_ orderId: String) throws -> (originalTransactionIds: [String], transactions: [TransactionRecord]) {
-        let api = try serverAPI()
+        let api = try serverAPI(for: ServerAPIAction.orderLookup)
         let answer = try api.lookUpOrder(orderId)
         guard answer.status == 0 else {
             throw RevalidationError.unknownSubscription("Apple does not know order id \(orderId) (Look Up Order ID answered status \(answer.status): invalid)")
@@ -150,7 +149,7 @@ final class AppStoreLookup: @unchecked Sendable {
     /// Refund history and the latest transaction's info for a subscription, verified.
     func refundsAndTransaction(_ transactionId: String, environment: AppStoreEnvironment) throws
         -> (refunds: [TransactionRecord], transaction: TransactionRecord) {
-        let api = try serverAPI()
+        let api = try serverAPI(for: ServerAPIAction.appleLookup)
         let refunds = try api.refundHistory(transactionId: transactionId, environment: environment)
         let info = try api.transactionInfo(transactionId: transactionId, environment: environment)
         return try refusingOnFault {

@@ -12,11 +12,12 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     var now: () -> Date = { Date() }
 
     public init(key: AppStoreAPIKey, endpoints: AppStoreEndpoints, policy: HTTPPolicy,
-                environments: [AppStoreEnvironment] = [.production, .sandbox], maxConnections: Int = 8) {
+                environments: [AppStoreEnvironment] = [.production, .sandbox], maxConnections: Int = 8,
+                onRetry: (@Sendable (HTTPRetryNotice) -> Void)? = nil) {
         self.key = key
         self.endpoints = endpoints
         self.environments = environments.isEmpty ? [.production, .sandbox] : environments
-        http = HTTPClient(policy: policy, maxConnectionsPerHost: maxConnections)
+        http = HTTPClient(policy: policy, maxConnectionsPerHost: maxConnections, onRetry: onRetry)
     }
 
     /// Get All Subscription Statuses, from the first environment that knows `transactionId`.

@@ -11,12 +11,16 @@ public struct SweepOptions: Sendable {
     public var reason: String
     /// Check at most this many candidates (the first by originalTransactionId).
     public var limit: Int?
+    /// Only candidates after this originalTransactionId: where a sweep stopped by Apple's
+    /// rate limit left off (`ExpirySweep.resumePoint`).
+    public var after: String?
 
-    public init(concurrency: Int = 4, dryRun: Bool = false, reason: String = "expiry sweep", limit: Int? = nil) {
+    public init(concurrency: Int = 4, dryRun: Bool = false, reason: String = "expiry sweep", limit: Int? = nil, after: String? = nil) {
         self.concurrency = min(max(1, concurrency), 64)
         self.dryRun = dryRun
         self.reason = reason
         self.limit = limit
+        self.after = after
     }
 }
 
@@ -81,6 +85,10 @@ public struct SweepReport: Sendable {
     public var dryRun: Bool
     /// The sweep's own audit entry; nil for a dry run.
     public var auditId: Int64?
+    /// Set when Apple's rate limit stopped the sweep: the error (naming when Apple said to
+    /// ask again) and how many candidates were left unchecked for `subdesk sweep --resume`.
+    public var stoppedBy: RevalidationError?
+    public var unchecked = 0
 
     public func jsonObject() -> [String: Any] {
         var o = counts.jsonObject()
@@ -91,6 +99,11 @@ public struct SweepReport: Sendable {
         o["results"] = results.filter { $0.outcome != .unchanged }.map { $0.jsonObject() }
         o["failures"] = failures.map { ["originalTransactionId": $0.originalTransactionId, "reason": $0.reason,
                                         "transient": $0.isTransient] as [String: Any] }
+        if let stoppedBy {
+            o["stopped"] = stoppedBy.description
+            o["unchecked"] = unchecked
+            if let at = stoppedBy.rateLimitResumeAt { o["retryAfter"] = DateText.iso(at) }
+        }
         return o
     }
 }
@@ -120,7 +133,7 @@ public final class ExpirySweep {
         }
         let store = try revalidator.openStore()
         let startedAt = revalidator.clock()
-        let candidates = try collectCandidates(store: store, now: startedAt, limit: options.limit)
+        let candidates = try collectCandidates(store: store, now: startedAt, after: options.after ?? "", limit: options.limit)
         var counts = SweepCounts()
         var results: [RevalidationResult] = []
         var failures: [SweepFailure] = []
@@ -164,10 +177,20 @@ public final class ExpirySweep {
             worker.start()
         }
 
-        for _ in 0..<jobs.count {
+        // Apple's rate limit stops the sweep: the jobs already taken finish, no new one
+        // starts, and the first job not done decides where `--resume` goes on.
+        var stoppedBy: RevalidationError?
+        var done: Set<Int> = []
+        var received = 0
+        while received < jobs.count {
+            if stoppedBy != nil && received >= next.taken(upTo: jobs.count) { break }
             let (index, answer) = answers.pop()
+            received += 1
             let job = jobs[index]
             let id = job.originalTransactionId ?? job.requestedId
+            var limitedByApple = false
+            if case .failure(let error) = answer { limitedByApple = (error as? RevalidationError)?.isRateLimit == true }
+            if !limitedByApple { done.insert(index) }
             switch answer {
             case .success(let answer):
                 do {
@@ -181,6 +204,13 @@ public final class ExpirySweep {
                     fail(id, error)
                 }
             case .failure(let error):
+                if let limit = error as? RevalidationError, limit.isRateLimit {
+                    if stoppedBy == nil {
+                        stoppedBy = limit
+                        next.stop()
+                    }
+                    continue
+                }
                 if !options.dryRun { revalidator.recordFailure(target: id, error: error, reason: reason, store: store) }
                 fail(id, error)
             }
@@ -193,25 +223,52 @@ public final class ExpirySweep {
         failures.sort { $0.originalTransactionId < $1.originalTransactionId }
         var report = SweepReport(counts: counts, results: results, failures: failures, startedAt: startedAt,
                                  finishedAt: finishedAt, dryRun: options.dryRun, auditId: nil)
+        var resumeAfter: String?
+        if let stoppedBy {
+            report.stoppedBy = stoppedBy
+            // Every job before the first one not done was answered: a resumed sweep takes
+            // the candidates after the last of them.
+            let firstNotDone = (0..<jobs.count).first { !done.contains($0) } ?? jobs.count
+            report.unchecked = jobs.count - done.count
+            resumeAfter = firstNotDone == 0 ? (options.after ?? "") : (jobs[firstNotDone - 1].originalTransactionId ?? jobs[firstNotDone - 1].requestedId)
+        }
         if !options.dryRun {
             var detail = "concurrency \(options.concurrency); \(String(format: "%.1f", Double(finishedAt - startedAt) / 1000)) s"
             if !failures.isEmpty {
                 let shown = failures.prefix(20).map { "\($0.originalTransactionId): \($0.reason)" }
                 detail += "; failed: " + shown.joined(separator: " | ") + (failures.count > 20 ? " | ..." : "")
             }
-            report.auditId = try store.write {
-                try store.appendAudit(AuditEntry(at: finishedAt, operatorName: revalidator.operatorName, action: "sweep",
-                                                 target: nil, reason: reason, outcome: counts.summary, detail: detail))
+            var outcome = counts.summary
+            if let stoppedBy, let resumeAfter {
+                outcome = "stopped by Apple's rate limit after \(counts.summary); \(report.unchecked) not checked"
+                // Read back by `resumePoint`: keep this shape.
+                detail = "\(ExpirySweep.resumeMarker)\(resumeAfter.isEmpty ? "-" : resumeAfter); \(stoppedBy); " + detail
             }
+            let entry = AuditEntry(at: finishedAt, operatorName: revalidator.operatorName, action: "sweep",
+                                   target: nil, reason: reason, outcome: outcome, detail: detail)
+            report.auditId = try store.write { try store.appendAudit(entry) }
         }
         return report
     }
 
+    static let resumeMarker = "resume after "
+
+    /// Where `subdesk sweep --resume` goes on: after the originalTransactionId the last
+    /// sweep's audit entry names, when Apple's rate limit stopped that sweep ("" for the
+    /// start); nil when the last sweep finished (or none ran). Also the entry, to name it.
+    public static func resumePoint(store: Store) throws -> (after: String?, entry: AuditEntry?) {
+        guard let entry = try store.lastAudit(action: "sweep") else { return (nil, nil) }
+        guard let detail = entry.detail, detail.hasPrefix(resumeMarker),
+              let end = detail.firstIndex(of: ";") else { return (nil, entry) }
+        let id = String(detail[detail.index(detail.startIndex, offsetBy: resumeMarker.count)..<end])
+        return (id == "-" ? "" : id, entry)
+    }
+
     /// Every candidate up front: revalidating moves subscriptions out of the candidate set,
     /// which must not shift the pages still to be read.
-    private func collectCandidates(store: Store, now: Millis, limit: Int?) throws -> [String] {
+    private func collectCandidates(store: Store, now: Millis, after start: String, limit: Int?) throws -> [String] {
         var all: [String] = []
-        var after = ""
+        var after = start
         let page = 500
         while true {
             let ids = try store.sweepCandidates(now: now, after: after, limit: page)
@@ -261,5 +318,12 @@ final class Counter: @unchecked Sendable {
         lock.lock()
         stopped = true
         lock.unlock()
+    }
+
+    /// How many indexes below `count` were handed out.
+    func taken(upTo count: Int) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return min(value, count)
     }
 }

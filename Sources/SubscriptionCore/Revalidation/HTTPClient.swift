@@ -19,6 +19,26 @@ struct HTTPResponse {
     func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
+/// A wait before another attempt, told to whoever watches (a terminal's stderr), so a
+/// long retry is never silence.
+public struct HTTPRetryNotice: Sendable, CustomStringConvertible {
+    /// Method and URL.
+    public let request: String
+    /// What went wrong with the attempt that failed, in words.
+    public let problem: String
+    public let wait: TimeInterval
+    /// The attempt about to be made, and how many are allowed.
+    public let nextAttempt: Int
+    public let maxAttempts: Int
+    /// True when the wait is the one Apple asked for (Retry-After).
+    public let askedByApple: Bool
+
+    public var description: String {
+        let waitText = wait < 10 ? String(format: "%.1f s", wait) : "\(Int(wait.rounded(.up))) s"
+        return "\(request): \(problem); waiting \(waitText)\(askedByApple ? " as Apple asks" : ""), then attempt \(nextAttempt) of \(maxAttempts)"
+    }
+}
+
 /// What a caller makes of one response.
 enum HTTPVerdict {
     case accept
@@ -45,27 +65,37 @@ final class HTTPClient: @unchecked Sendable {
     private let helper: HTTPHelper
     /// Replaced in tests that count waits instead of making them.
     var sleep: (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }
+    /// Hears of every wait before a retry.
+    let onRetry: (@Sendable (HTTPRetryNotice) -> Void)?
 
     init(policy: HTTPPolicy, maxConnectionsPerHost: Int = 8, helper: HTTPHelper = .shared,
-         maxResponseBytes: Int = HTTPClient.maxResponseBytes) {
+         maxResponseBytes: Int = HTTPClient.maxResponseBytes, onRetry: (@Sendable (HTTPRetryNotice) -> Void)? = nil) {
+        self.onRetry = onRetry
         self.policy = policy
         self.maxResponseBytes = maxResponseBytes
         self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
         self.helper = helper
     }
 
-    /// The usual verdict: 2xx and 4xx are the caller's to read; 429 and 5xx are retried.
-    static func standardVerdict(_ request: HTTPRequest, _ response: HTTPResponse, attempt: Int) -> HTTPVerdict {
+    /// The usual verdict: 2xx and 4xx are the caller's to read; 429 waits for Apple's
+    /// Retry-After; the error codes Apple marks "try again" (4040002, 4040004, 4040006,
+    /// 5000001) and 5xx without a code of Apple's are retried with backoff; a 5xx whose
+    /// code Apple says is final (5000000) fails at once.
+    static func standardVerdict(_ request: HTTPRequest, _ response: HTTPResponse, attempt: Int, now: Date = Date()) -> HTTPVerdict {
         if response.status == 429 {
-            let wait = HTTPClient.retryAfter(response.header("Retry-After"))
-            return .retry(after: wait, failure: .rateLimited(request: request.label, retryAfter: wait, attempts: attempt))
+            let wait = HTTPClient.retryAfter(response.header("Retry-After"), now: now)
+            let resumeAt = wait.map { DateText.millis(now.addingTimeInterval($0)) }
+            return .retry(after: wait, failure: .rateLimited(request: request.label, resumeAt: resumeAt, attempts: attempt))
         }
-        if response.status >= 500 {
-            let error = AppStoreAPIErrorBody(response.body)
-            return .retry(after: nil, failure: .http(request: request.label, status: response.status, apiErrorCode: error?.errorCode,
-                                                     message: error?.summary ?? "server error", attempts: attempt))
+        guard response.status >= 400 else { return .accept }
+        let error = AppStoreAPIErrorBody(response.body)
+        let failure = RevalidationError.http(request: request.label, status: response.status, apiErrorCode: error?.errorCode,
+                                             message: error?.summary ?? "server error", attempts: attempt)
+        if let error {
+            if error.isRetryable { return .retry(after: nil, failure: failure) }
+            return response.status >= 500 ? .fail(failure) : .accept
         }
-        return .accept
+        return response.status >= 500 ? .retry(after: nil, failure: failure) : .accept
     }
 
     /// Sends `request` until `judge` accepts or fails a response, or attempts run out.
@@ -89,8 +119,12 @@ final class HTTPClient: @unchecked Sendable {
                     throw error
                 case .retry(let after, let failure):
                     if isLast { throw failure }
+                    // A wait longer than the policy's bound is not made here: the caller
+                    // stops with the time Apple named, and a later run goes on from there.
                     if let after, after > policy.maxRetryAfter { throw failure }
-                    sleep(after ?? policy.backoff(afterAttempt: attempt))
+                    let wait = after ?? policy.backoff(afterAttempt: attempt)
+                    notify(request, problem: failure, wait: wait, attempt: attempt, askedByApple: after != nil)
+                    sleep(wait)
                 }
             case .failure(.tooLarge(let detail)):
                 // The same request would bring the same body: asking again only downloads it again.
@@ -104,9 +138,25 @@ final class HTTPClient: @unchecked Sendable {
                         throw RevalidationError.responseTooLarge(request: request.label, limit: maxResponseBytes, detail: detail)
                     }
                 }
-                sleep(policy.backoff(afterAttempt: attempt))
+                let wait = policy.backoff(afterAttempt: attempt)
+                let failure: RevalidationError
+                switch problem {
+                case .timedOut: failure = .timedOut(request: request.label, seconds: policy.timeout, attempts: 1)
+                case .network(let reason), .tooLarge(let reason): failure = .network(request: request.label, reason: reason, attempts: 1)
+                }
+                notify(request, problem: failure, wait: wait, attempt: attempt, askedByApple: false)
+                sleep(wait)
             }
         }
+    }
+
+    private func notify(_ request: HTTPRequest, problem: RevalidationError, wait: TimeInterval, attempt: Int, askedByApple: Bool) {
+        guard let onRetry else { return }
+        // The problem as one attempt saw it: the request is named once, at the front.
+        var text = problem.single.description
+        if text.hasPrefix(request.label + ": ") { text.removeFirst(request.label.count + 2) }
+        onRetry(HTTPRetryNotice(request: request.label, problem: text, wait: wait, nextAttempt: attempt + 1,
+                                maxAttempts: policy.maxAttempts, askedByApple: askedByApple))
     }
 
     enum TransportProblem: Error {
@@ -127,10 +177,20 @@ final class HTTPClient: @unchecked Sendable {
         }
     }
 
-    /// Retry-After as delay-seconds or an HTTP-date (RFC 9110 §10.2.3); nil when absent or unreadable.
+    /// A number at least this large is a moment, in milliseconds since 1970 (from
+    /// 1973-03 on), not a delay: no server asks for a wait of three thousand years.
+    static let epochMillisThreshold = 100_000_000_000.0
+
+    /// The seconds to wait that Retry-After asks for: Apple's App Store Server API sends
+    /// the moment the limit lifts as UNIX time in milliseconds ("Identifying rate
+    /// limits"); other servers send delay-seconds or an HTTP-date (RFC 9110 §10.2.3), told
+    /// apart by magnitude. A moment already past is no wait; nil when absent or unreadable.
     static func retryAfter(_ value: String?, now: Date = Date()) -> TimeInterval? {
         guard let text = value?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
-        if let seconds = Double(text), seconds.isFinite, seconds >= 0 { return seconds }
+        if let number = Double(text), number.isFinite, number >= 0 {
+            guard number >= epochMillisThreshold else { return number }
+            return max(0, Date(timeIntervalSince1970: number / 1000).timeIntervalSince(now))
+        }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

@@ -1,5 +1,20 @@
 import Foundation
 
+/// What each call to the App Store Server API is for, as messages name it when the key
+/// settings are missing: one wording wherever the action starts (CLI, dashboard, core).
+public enum ServerAPIAction {
+    public static let revalidate = "revalidating with the App Store Server API"
+    public static let extend = "extending a renewal date"
+    public static let extendAll = "extending renewal dates for every active subscriber"
+    public static let followExtension = "following a mass extension"
+    public static let refundAnswer = "answering a refund request"
+    public static let backfill = "a backfill (Get Notification History)"
+    public static let ping = "ping (Request a Test Notification)"
+    public static let appleLookup = "asking Apple for refund history and the latest transaction"
+    public static let appAccountToken = "setting the app account token at Apple"
+    public static let orderLookup = "looking up an order id"
+}
+
 /// Why a revalidation did not complete. Each names the request or setting at fault;
 /// none ever carries a secret (key, token or shared secret).
 public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -12,7 +27,11 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
     /// The connection failed (refused, reset, DNS...) on every attempt.
     case network(request: String, reason: String, attempts: Int)
     /// Apple kept answering 429, or asked for a longer wait than we are willing to make.
-    case rateLimited(request: String, retryAfter: TimeInterval?, attempts: Int)
+    /// `resumeAt` is when Apple said to ask again (its Retry-After), when it said.
+    case rateLimited(request: String, resumeAt: Millis?, attempts: Int)
+    /// An action that only the App Store Server API can do was asked for without its key
+    /// settings; `action` names it (`extending a renewal date`).
+    case needsServerAPI(action: String)
     /// An HTTP status we cannot use, with Apple's error code and message when it sent them.
     case http(request: String, status: Int, apiErrorCode: Int?, message: String, attempts: Int)
     /// Neither environment knows the transaction id.
@@ -37,12 +56,17 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
             return "\(request): timed out after \(Self.seconds(seconds)) s\(Self.attempts(attempts))"
         case .network(let request, let reason, let attempts):
             return "\(request): network error: \(reason)\(Self.attempts(attempts))"
-        case .rateLimited(let request, let retryAfter, let attempts):
-            let wait = retryAfter.map { ", Apple asked to wait \(Self.seconds($0)) s" } ?? ""
-            return "\(request): rate limited (HTTP 429\(wait))\(Self.attempts(attempts))"
+        case .rateLimited(let request, let resumeAt, let attempts):
+            let until = resumeAt.map { "; Apple asks to wait until \(Self.resumeText($0)): try again after then" } ?? ""
+            return "\(request): rate limited by Apple (HTTP 429)\(Self.attempts(attempts))\(until)"
+        case .needsServerAPI(let action):
+            return "\(action) needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id"
         case .http(let request, let status, let code, let message, let attempts):
-            let apiCode = code.map { " error \($0)" } ?? ""
-            return "\(request): HTTP \(status)\(apiCode): \(message)\(Self.attempts(attempts))"
+            // Apple's own code and what its list says it means, then Apple's message when it adds something.
+            let known = code.flatMap(AppStoreAPIErrorCode.lookup)
+            let apiCode = code.map { " error \($0)" + (known.map { " (\($0.meaning))" } ?? "") } ?? ""
+            let said = known?.meaning == message ? "" : ": \(message)"
+            return "\(request): HTTP \(status)\(apiCode)\(said)\(Self.attempts(attempts))"
         case .transactionNotFound(let id, let environments):
             return "transaction id \(id) not found in \(environments.joined(separator: " or ")) (App Store Server API error 4040010)"
         case .receiptStatus(let status, let meaning, let environment, let retryable, let attempts):
@@ -62,13 +86,47 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
     public var isTransient: Bool {
         switch self {
         case .timedOut, .network, .rateLimited: return true
-        case .http(_, let status, _, _, _): return status >= 500 || status == 429
+        case .http(_, let status, let code, _, _):
+            // Apple's "not retryable" 5000000 means not now, in this run; a later run may still succeed.
+            if let known = code.flatMap(AppStoreAPIErrorCode.lookup), known.retryable { return true }
+            return status >= 500 || status == 429
         case .receiptStatus(_, _, _, let retryable, _): return retryable
         default: return false
         }
     }
 
-    static func attempts(_ n: Int) -> String { n > 1 ? " (\(n) attempts)" : "" }
+    /// When Apple said to ask again, for a stop caused by a rate limit; nil for any other error.
+    public var rateLimitResumeAt: Millis? {
+        if case .rateLimited(_, let resumeAt, _) = self { return resumeAt }
+        return nil
+    }
+
+    /// Whether Apple's rate limit stopped the request: asking again before it lifts only
+    /// adds to the count Apple keeps, so sweeps and backfills stop rather than go on.
+    public var isRateLimit: Bool {
+        if case .rateLimited = self { return true }
+        return false
+    }
+
+    /// The same error as one attempt saw it, without the count of attempts.
+    var single: RevalidationError {
+        switch self {
+        case .timedOut(let r, let s, _): return .timedOut(request: r, seconds: s, attempts: 1)
+        case .network(let r, let reason, _): return .network(request: r, reason: reason, attempts: 1)
+        case .rateLimited(let r, _, _): return .rateLimited(request: r, resumeAt: nil, attempts: 1)
+        case .http(let r, let status, let code, let message, _): return .http(request: r, status: status, apiErrorCode: code, message: message, attempts: 1)
+        case .receiptStatus(let status, let meaning, let env, let retryable, _):
+            return .receiptStatus(status: status, meaning: meaning, environment: env, retryable: retryable, attempts: 1)
+        default: return self
+        }
+    }
+
+    static func attempts(_ n: Int) -> String { n > 1 ? "; failed after \(n) attempts" : "" }
+
+    /// `2026-12-02 18:15 UTC`, rounded up to the minute so that "after then" is never early.
+    public static func resumeText(_ millis: Millis) -> String {
+        "\(DateText.minute((millis + 59_999) / 60_000 * 60_000)) UTC"
+    }
 
     static func seconds(_ s: TimeInterval) -> String {
         s == s.rounded() ? String(Int(s)) : String(format: "%.1f", s)

@@ -10,11 +10,12 @@ public final class VerifyReceiptClient: @unchecked Sendable {
     var now: () -> Millis = { DateText.nowMillis() }
 
     public init(endpoints: AppStoreEndpoints, policy: HTTPPolicy, sharedSecret: String?,
-                startEnvironment: AppStoreEnvironment = .production, maxConnections: Int = 8) {
+                startEnvironment: AppStoreEnvironment = .production, maxConnections: Int = 8,
+                onRetry: (@Sendable (HTTPRetryNotice) -> Void)? = nil) {
         self.endpoints = endpoints
         self.sharedSecret = sharedSecret
         self.startEnvironment = startEnvironment
-        http = HTTPClient(policy: policy, maxConnectionsPerHost: maxConnections)
+        http = HTTPClient(policy: policy, maxConnectionsPerHost: maxConnections, onRetry: onRetry)
     }
 
     /// Posts `receipt` (base64 receipt data) and returns a response with status 0 or 21006;

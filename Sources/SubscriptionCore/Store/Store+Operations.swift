@@ -30,6 +30,16 @@ extension Store {
         }.reversed()
     }
 
+    /// The newest audit entry of `action` (the last sweep, say), if any.
+    public func lastAudit(action: String) throws -> AuditEntry? {
+        try db.rows("""
+            SELECT id, at_ms, operator, action, target, reason, outcome, detail FROM audit_log WHERE action = ? ORDER BY id DESC LIMIT 1
+            """, [action]) { r in
+            AuditEntry(id: r.int64(0), at: r.int64(1), operatorName: r.string(2), action: r.string(3),
+                       target: r.optionalString(4), reason: r.optionalString(5), outcome: r.string(6), detail: r.optionalString(7))
+        }.first
+    }
+
     /// Runs raw SQL against the audit log; only for tests proving the log refuses changes.
     func executeForTesting(_ sql: String) throws { try db.execute(sql) }
 
