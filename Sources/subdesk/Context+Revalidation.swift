@@ -96,8 +96,9 @@ extension Context {
       --api-issuer-id ID        the issuer id                        api_issuer_id
       --bundle-id ID            the app (required with an API key)   bundle_id
       --shared-secret-file FILE verifyReceipt password               shared_secret_file
-      --server-api-url URL      default https://api.storekit.itunes.apple.com               server_api_url
-      --server-api-sandbox-url  default https://api.storekit-sandbox.itunes.apple.com       server_api_sandbox_url
+      --server-api-url URL      default https://api.storekit.apple.com (before 2026-05-05:
+                                https://api.storekit.itunes.apple.com, still served)    server_api_url
+      --server-api-sandbox-url  default https://api.storekit-sandbox.apple.com           server_api_sandbox_url
       --verify-receipt-url URL  default https://buy.itunes.apple.com/verifyReceipt          verify_receipt_url
       --verify-receipt-sandbox-url  default https://sandbox.itunes.apple.com/verifyReceipt  verify_receipt_sandbox_url
       --timeout SECONDS         per request, default 30              revalidation_timeout

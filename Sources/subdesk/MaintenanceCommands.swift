@@ -204,7 +204,10 @@ enum MaintenanceCommands {
             if policy.sharedSecret == nil {
                 add("shared secret", "warn", "not set (shared_secret_file): verifyReceipt revalidation is refused by Apple for subscriptions")
             }
-            _ = try context.revalidationConfiguration(policy: policy)
+            let configuration = try context.revalidationConfiguration(policy: policy)
+            // What a firewall in front of this host must let out, for revalidation, sweeps,
+            // backfills, pings and refund answers.
+            add("egress", "ok", "HTTPS to " + configuration.endpoints.hosts.joined(separator: ", "))
         } catch {
             add("revalidation", "fail", "\(error)")
         }

@@ -85,6 +85,24 @@ extension RevalidationTests {
         XCTAssertThrowsError(try AppStoreEndpoints.url("ftp://example.com", setting: "server_api_url")) { error in
             XCTAssertEqual("\(error)", "revalidation is not configured: server_api_url: ftp://example.com is not an http(s) URL with a host")
         }
-        XCTAssertEqual(try AppStoreEndpoints.url("https://api.storekit.itunes.apple.com", setting: "x"), AppStoreEndpoints.apple.serverAPI)
+        XCTAssertEqual(try AppStoreEndpoints.url("https://api.storekit.apple.com", setting: "x"), AppStoreEndpoints.apple.serverAPI)
+        // The hosts before 2026-05-05 stay configurable.
+        XCTAssertEqual(try AppStoreEndpoints.url("https://api.storekit.itunes.apple.com", setting: "x"),
+                       AppStoreEndpoints.appleBefore2026.serverAPI)
+    }
+
+    /// Apple's recommended hosts by default; Xcode and LocalTesting purchases are never
+    /// sent anywhere, least of all to the production host.
+    func testTheServerAPIHostsAndTheEnvironmentsThatHaveNone() throws {
+        XCTAssertEqual(AppStoreEndpoints.apple.serverAPI.host, "api.storekit.apple.com")
+        XCTAssertEqual(AppStoreEndpoints.apple.serverAPISandbox.host, "api.storekit-sandbox.apple.com")
+        XCTAssertEqual(try AppStoreEndpoints.apple.serverAPI(for: .sandbox).host, "api.storekit-sandbox.apple.com")
+        XCTAssertEqual(AppStoreEndpoints.apple.hosts, ["api.storekit.apple.com", "api.storekit-sandbox.apple.com",
+                                                       "buy.itunes.apple.com", "sandbox.itunes.apple.com"])
+        for environment in [AppStoreEnvironment.xcode, .localTesting, AppStoreEnvironment(rawValue: "Staging")] {
+            XCTAssertThrowsError(try AppStoreEndpoints.apple.serverAPI(for: environment)) { error in
+                XCTAssertTrue("\(error)".contains("knows nothing of the \(environment.rawValue) environment"), "\(error)")
+            }
+        }
     }
 }

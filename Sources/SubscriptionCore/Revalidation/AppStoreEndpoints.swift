@@ -16,15 +16,38 @@ public struct AppStoreEndpoints: Equatable, Sendable {
         self.verifyReceiptSandbox = verifyReceiptSandbox
     }
 
-    /// Apple's own hosts.
+    /// Apple's own hosts: the App Store Server API on the hosts Apple recommends since
+    /// 2026-05-05 (`api.storekit.apple.com`, `api.storekit-sandbox.apple.com`).
     public static let apple = AppStoreEndpoints(
-        serverAPI: URL(string: "https://api.storekit.itunes.apple.com")!,
-        serverAPISandbox: URL(string: "https://api.storekit-sandbox.itunes.apple.com")!,
+        serverAPI: URL(string: "https://api.storekit.apple.com")!,
+        serverAPISandbox: URL(string: "https://api.storekit-sandbox.apple.com")!,
         verifyReceipt: URL(string: "https://buy.itunes.apple.com/verifyReceipt")!,
         verifyReceiptSandbox: URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!)
 
-    public func serverAPI(for environment: AppStoreEnvironment) -> URL {
-        environment == .sandbox ? serverAPISandbox : serverAPI
+    /// The App Store Server API's hosts before 2026-05-05; they keep working, and
+    /// `server_api_url` / `server_api_sandbox_url` can name them.
+    public static let appleBefore2026 = (serverAPI: URL(string: "https://api.storekit.itunes.apple.com")!,
+                                         serverAPISandbox: URL(string: "https://api.storekit-sandbox.itunes.apple.com")!)
+
+    /// The Server API's address for `environment`: Production and Sandbox only. Anything
+    /// else (Xcode, LocalTesting, an unknown value) is refused, so a test purchase never
+    /// reaches the production host.
+    public func serverAPI(for environment: AppStoreEnvironment) throws -> URL {
+        switch environment {
+        case .production: return serverAPI
+        case .sandbox: return serverAPISandbox
+        default: throw RevalidationError.noServerForEnvironment(environment.rawValue)
+        }
+    }
+
+    /// The hosts an egress allow-list must let through for these endpoints.
+    public var hosts: [String] {
+        var seen: [String] = []
+        for url in [serverAPI, serverAPISandbox, verifyReceipt, verifyReceiptSandbox] {
+            let host = (url.host ?? "?") + (url.port.map { ":\($0)" } ?? "")
+            if !seen.contains(host) { seen.append(host) }
+        }
+        return seen
     }
 
     public func verifyReceipt(for environment: AppStoreEnvironment) -> URL {

@@ -26,7 +26,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         var tried: [String] = []
         for environment in environments {
             tried.append(environment.rawValue)
-            let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/subscriptions/\(id)")
+            let url = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/subscriptions/\(id)")
             guard let json = try get(url, treatingNotFoundAsNil: true) else { continue }
             return try decode(url) { try SubscriptionStatusesResponse(json: json) }
         }
@@ -38,7 +38,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     public func transactionHistory(transactionId: String, environment: AppStoreEnvironment,
                                    pageLimit: Int = 100) throws -> [TransactionHistoryResponse] {
         let id = try Self.checkedTransactionId(transactionId)
-        let base = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v2/history/\(id)")
+        let base = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v2/history/\(id)")
         var pages: [TransactionHistoryResponse] = []
         var revision: String?
         while true {
@@ -85,7 +85,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     /// the next with the token the previous page gave.
     public func notificationHistory(_ request: NotificationHistoryRequest, environment: AppStoreEnvironment,
                                     paginationToken: String?) throws -> NotificationHistoryResponse {
-        let base = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/notifications/history")
+        let base = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/notifications/history")
         var components = URLComponents(url: base, resolvingAgainstBaseURL: false)
         if let paginationToken { components?.queryItems = [URLQueryItem(name: "paginationToken", value: paginationToken)] }
         guard let url = components?.url else {
@@ -104,7 +104,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     /// `transactionId`, following `revision` while `hasMore`, at most `pageLimit` pages.
     public func refundHistory(transactionId: String, environment: AppStoreEnvironment, pageLimit: Int = 50) throws -> [String] {
         let id = try Self.checkedTransactionId(transactionId)
-        let base = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v2/refund/lookup/\(id)")
+        let base = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v2/refund/lookup/\(id)")
         var signed: [String] = []
         var revision: String?
         for _ in 0..<pageLimit {
@@ -126,7 +126,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     /// Get Transaction Info: one transaction as Apple has it now.
     public func transactionInfo(transactionId: String, environment: AppStoreEnvironment) throws -> String {
         let id = try Self.checkedTransactionId(transactionId)
-        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/transactions/\(id)")
+        let url = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/transactions/\(id)")
         guard let json = try get(url, treatingNotFoundAsNil: true) else {
             throw RevalidationError.transactionNotFound(transactionId: id, environments: [environment.rawValue])
         }
@@ -143,7 +143,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         guard UUID(uuidString: token) != nil else {
             throw RevalidationError.notConfigured("\(token.escapingControlCharacters()) is not a UUID; an app account token must be one")
         }
-        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/transactions/\(id)/appAccountToken")
+        let url = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/transactions/\(id)/appAccountToken")
         let body = try JSONSerialization.data(withJSONObject: ["appAccountToken": token.lowercased()])
         _ = try send("PUT", url, body: body, treatingNotFoundAsNil: false, emptyAnswerAllowed: true)
     }
@@ -152,7 +152,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     /// refunded transaction's id): `body` is a `ConsumptionAnswer`'s JSON. Apple answers 202.
     public func sendConsumptionInformation(transactionId: String, body: Data, environment: AppStoreEnvironment) throws {
         let id = try Self.checkedTransactionId(transactionId)
-        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v2/transactions/consumption/\(id)")
+        let url = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v2/transactions/consumption/\(id)")
         _ = try send("PUT", url, body: body, treatingNotFoundAsNil: false, emptyAnswerAllowed: true)
     }
 
@@ -161,7 +161,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     public func extendRenewalDate(originalTransactionId: String, days: Int, reasonCode: Int, requestIdentifier: String,
                                   environment: AppStoreEnvironment) throws -> ExtendRenewalDateResponse {
         let id = try Self.checkedTransactionId(originalTransactionId)
-        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/subscriptions/extend/\(id)")
+        let url = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/subscriptions/extend/\(id)")
         let body = try JSONSerialization.data(withJSONObject: ["extendByDays": days, "extendReasonCode": reasonCode,
                                                               "requestIdentifier": requestIdentifier], options: [.sortedKeys])
         guard let json = try send("PUT", url, body: body, treatingNotFoundAsNil: false) else {
@@ -174,7 +174,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     /// (optionally only in `storefronts`); Apple works through them in the background.
     public func extendForAllActive(productId: String, days: Int, reasonCode: Int, requestIdentifier: String,
                                    storefronts: [String], environment: AppStoreEnvironment) throws {
-        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/subscriptions/extend/mass")
+        let url = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/subscriptions/extend/mass")
         var object: [String: Any] = ["extendByDays": days, "extendReasonCode": reasonCode, "requestIdentifier": requestIdentifier,
                                      "productId": productId]
         if !storefronts.isEmpty { object["storefrontCountryCodes"] = storefronts }
@@ -188,7 +188,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
               !productId.isEmpty, productId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
             throw RevalidationError.notConfigured("a product id and a request identifier (UUID) are needed to ask for an extension's status")
         }
-        let url = endpoints.serverAPI(for: environment)
+        let url = try endpoints.serverAPI(for: environment)
             .appendingPathComponent("inApps/v1/subscriptions/extend/mass/\(productId)/\(requestIdentifier)")
         guard let json = try get(url, treatingNotFoundAsNil: false) else {
             throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: "no answer")
@@ -203,7 +203,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         guard AppStoreServerAPIClient.looksLikeOrderId(orderId) else {
             throw RevalidationError.unknownSubscription("\(orderId.escapingControlCharacters()) is not an order id (letters and digits)")
         }
-        let url = endpoints.serverAPI(for: .production).appendingPathComponent("inApps/v1/lookup/\(orderId)")
+        let url = try endpoints.serverAPI(for: .production).appendingPathComponent("inApps/v1/lookup/\(orderId)")
         guard let json = try get(url, treatingNotFoundAsNil: false) else {
             throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: "no answer")
         }
@@ -220,7 +220,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     /// Request a Test Notification: Apple sends a TEST notification to the app's server
     /// URL for `environment`; the token names it for `testNotificationStatus`.
     public func requestTestNotification(environment: AppStoreEnvironment) throws -> String {
-        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/notifications/test")
+        let url = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/notifications/test")
         guard let json = try send("POST", url, body: nil, treatingNotFoundAsNil: false),
               let token = try json.string("testNotificationToken"), !token.isEmpty else {
             throw RevalidationError.malformedResponse(request: "POST \(url.absoluteString)", problem: "no testNotificationToken")
@@ -234,7 +234,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         guard !token.isEmpty, token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }) else {
             throw RevalidationError.malformedResponse(request: "test notification", problem: "the token \(token.escapingControlCharacters()) is not one Apple gives")
         }
-        let url = endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/notifications/test/\(token)")
+        let url = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/notifications/test/\(token)")
         guard let json = try get(url, treatingNotFoundAsNil: false) else {
             throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: "no answer")
         }

@@ -45,6 +45,9 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
     case malformedResponse(request: String, problem: String)
     /// Apple's answer failed verification or policy; nothing from it was stored.
     case refused(reason: String)
+    /// Purchases made in Xcode or in local StoreKit testing exist nowhere at Apple: no
+    /// request about them is sent, least of all to the production host.
+    case noServerForEnvironment(String)
 
     public var description: String {
         switch self {
@@ -79,6 +82,9 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
             return "\(request): unexpected response: \(problem)"
         case .refused(let reason):
             return "refused Apple's answer, nothing stored: \(reason)"
+        case .noServerForEnvironment(let environment):
+            return "the App Store Server API knows nothing of the \(environment) environment (purchases made in Xcode or "
+                + "local StoreKit testing): nothing was sent to Apple"
         }
     }
 
