@@ -91,7 +91,7 @@ public enum Metric: String, CaseIterable, Sendable {
         case .inGracePeriod: return "subscriptions in the billing grace period at the end of the period (from DID_FAIL_TO_RENEW/GRACE_PERIOD until the next change)"
         case .inBillingRetry: return "subscriptions in billing retry at the end of the period (from DID_FAIL_TO_RENEW until the next change)"
         case .setToCancel:
-            return "active paid with auto-renew turned off at the end of the period (from DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying auto-renew is off, or for a commitment that the commitment will not renew, until it is turned on, bought again, or the access ends)"
+            return "active paid with auto-renew turned off at the end of the period (from DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying auto-renew is off, until it is turned on, bought again, or the access ends)"
         case .setToRenew:
             return "active paid not set to cancel at the end of the period (a subscription in the grace period or billing retry is not active paid: its paid period has ended; see in grace, in billing retry)"
         case .expiredVoluntary:
