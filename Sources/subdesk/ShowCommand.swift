@@ -112,6 +112,7 @@ enum ShowCommand {
         for sub in report.subscriptions {
             lines.append("")
             lines.append(contentsOf: SubscriptionText.describe(sub.state, now: now).map { "  " + $0 })
+            lines.append(contentsOf: SubscriptionText.describeRenewal(sub, now: now).map { "  " + $0 })
             if let o = sub.entitlement.override {
                 let until = o.until.map { "until \(DateText.minute($0)) UTC" } ?? "until lifted"
                 lines.append("  Override #\(o.id) \(o.kind.rawValue) \(until) by \(SafeText.sanitize(o.operatorName)): "
@@ -213,6 +214,20 @@ enum SubscriptionText {
         }
         lines.append("Owner    \(st.ownershipType) · \(safe(st.environment))")
         if !st.upgradedFrom.isEmpty { lines.append("Upgraded from transaction \(st.upgradedFrom.joined(separator: ", "))") }
+        return lines
+    }
+
+    /// The commitment (plan, period of the total, when it ends, its price, whether it
+    /// renews) and the next renewal with its offer: support's "when can I stop paying?".
+    static func describeRenewal(_ sub: SubscriptionReport, now: Millis) -> [String] {
+        func utc(_ m: Millis) -> String { DateText.minute(m) + " UTC" }
+        var lines: [String] = []
+        if let commitment = sub.commitment {
+            lines.append("Commit   " + SafeText.sanitize(commitment.phrases(date: utc).joined(separator: " · ")))
+        }
+        if sub.state.status != .revoked, let next = sub.appleFacts.nextRenewal(date: utc) {
+            lines.append("Next     " + SafeText.sanitize(next))
+        }
         return lines
     }
 }

@@ -71,3 +71,59 @@ final class AppleFactsDetailTests: XCTestCase {
         XCTAssertTrue(screen.contains("refund request (UNINTENDED_PURCHASE): refunded"), screen)
     }
 }
+
+/// A 12-month commitment billed monthly, from Apple's example payloads, on the detail screen:
+/// the plan, the month of the total, when it ends, its price, whether it renews, and the next
+/// renewal's offer.
+final class CommitmentDetailTests: XCTestCase {
+    func example(_ name: String) throws -> [String: Any] {
+        let url = DashboardFixture.repositoryRoot.appendingPathComponent("Tests/SubscriptionCoreTests/Fixtures/apple-models/\(name).json")
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+    }
+
+    func testTheDetailShowsMonthThreeOfTwelveAndWhenPaymentsStop() throws {
+        let store = try Store.inMemory()
+        let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
+        let signer = try sample.signer()
+        let intake = Intake(store: store, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: SampleData.demoPolicy)
+        let now = DashboardFixture.anchor, day: Millis = 86_400_000
+        let ends = now + 290 * day
+        // Apple's examples as the demo app's, in Production, month 3 of 12 began ten days ago.
+        var t = try example("signedTransaction")
+        for key in ["revocationDate", "revocationReason", "isUpgraded", "advancedCommerceInfo"] { t.removeValue(forKey: key) }
+        let app: [String: Any] = ["bundleId": ScenarioBuilder.demoBundleId, "environment": "Production"]
+        for (k, v) in app { t[k] = v }
+        t["purchaseDate"] = now - 10 * day
+        t["originalPurchaseDate"] = now - 70 * day
+        t["expiresDate"] = now + 20 * day
+        t["signedDate"] = now - 10 * day
+        t["commitmentInfo"] = ["billingPeriodNumber": 3, "totalBillingPeriods": 12, "commitmentExpiresDate": ends, "commitmentPrice": 119880]
+        var r = try example("signedRenewalInfo")
+        for key in ["isInBillingRetryPeriod", "gracePeriodExpiresDate", "expirationIntent", "advancedCommerceInfo"] { r.removeValue(forKey: key) }
+        r["environment"] = "Production"
+        r["autoRenewProductId"] = "com.example.product"
+        r["signedDate"] = now - 5 * day
+        r["renewalDate"] = now + 20 * day
+        var commitment = r["commitmentInfo"] as! [String: Any]
+        commitment["commitmentAutoRenewStatus"] = 0
+        commitment["commitmentRenewalDate"] = ends
+        r["commitmentInfo"] = commitment
+        let data: [String: Any] = ["bundleId": ScenarioBuilder.demoBundleId, "environment": "Production", "appAppleId": ScenarioBuilder.demoAppAppleId,
+                                   "signedTransactionInfo": try signer.sign(payload: try JSONSerialization.data(withJSONObject: t)),
+                                   "signedRenewalInfo": try signer.sign(payload: try JSONSerialization.data(withJSONObject: r))]
+        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": try signer.sign(payload: try JSONSerialization.data(
+            withJSONObject: ["notificationType": "DID_CHANGE_RENEWAL_STATUS", "subtype": "AUTO_RENEW_DISABLED",
+                             "notificationUUID": "commit-1", "signedDate": now - 5 * day, "data": data]))])
+        guard case .stored = try intake.ingest(body) else { return XCTFail("not stored") }
+
+        let session = DashboardFixture.session(store, width: 200, height: 40)
+        session.type(.char("/"))
+        session.type("12345")
+        session.type(.enter, .enter)
+        let screen = session.screenText
+        let endText = DateText.format(ends, "yyyy-MM-dd HH:mm", zone: TimeZone(identifier: "UTC")!)
+        XCTAssertTrue(screen.contains("Commit   billed monthly · month 3 of 12 · commitment ends \(endText) · 119.88 USD for the commitment"
+                                      + " · will not renew: payments stop \(endText)"), screen)
+        XCTAssertTrue(screen.contains("at 9.99 USD · offer PAY_AS_YOU_GO P1Y"), screen)
+    }
+}

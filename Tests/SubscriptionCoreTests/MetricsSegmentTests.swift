@@ -37,7 +37,7 @@ extension MetricsDefinitionTests {
         let additive = Metric.allCases.filter { !$0.isRate && !$0.isMoney }
         let expected: [SegmentDimension: Set<String>] = [
             .product: ["app.monthly", "app.premium.monthly"], .storefront: ["USA", "FRA", "JPN", "DEU"],
-            .offer: ["none", "free_trial", "promotional", "offer_code"], .group: ["21000002"],
+            .offer: ["none", "free_trial", "promotional", "offer_code"], .group: ["21000002"], .plan: ["none"],
         ]
         for dimension in SegmentDimension.allCases {
             let values = try store.segmentValues(dimension)
@@ -121,7 +121,7 @@ extension MetricsDefinitionTests {
         var renewal = old
         renewal.counts = [MetricContributions.Key(bucket: 0, key: .renewal, segment: .paid): 1]
         sums.add(renewal, sign: 1)
-        XCTAssertEqual(sums.rows().map(\.value), ["unknown", "unknown", "unknown", "unknown"], "one row per dimension")
+        XCTAssertEqual(sums.rows().map(\.value), Array(repeating: "unknown", count: SegmentDimension.allCases.count), "one row per dimension")
     }
 
     func testASegmentIsReadFromDimensionEqualsValue() throws {

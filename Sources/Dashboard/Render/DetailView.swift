@@ -190,9 +190,9 @@ enum DetailView {
 
         // Apple's facts beyond the state, last on their lines: dropped first when space runs out.
         let f = content.facts
-        if let date = f.renewalDate, date > now, s.autoRenewStatus, s.status != .revoked {
-            let price = f.renewalPrice.map { " at " + String(format: "%.2f", Double($0) / 1000) + (f.renewalCurrency.map { " " + $0 } ?? "") } ?? ""
-            renewal.append(("   next renewal " + time.minute(date) + price, .dim))
+        if let date = f.renewalDate, date > now, s.autoRenewStatus, s.status != .revoked,
+           let next = f.nextRenewal(date: time.minute) {
+            renewal.append(("   " + SafeText.sanitize(next), .dim))
         }
         if let request = content.refundRequests.first {
             // The queue's standing, so support sees a refund in flight without leaving the detail.
@@ -211,11 +211,23 @@ enum DetailView {
         return lines + [
             Line(label: "Product", pieces: product),
             Line(label: "Renewal", pieces: renewal),
+        ] + commitmentLines(content, time: time) + [
             Line(label: "Billing", pieces: billing),
             Line(label: "Intent", pieces: intent),
             Line(label: "Offer", pieces: offer),
             Line(label: "Owner", pieces: ownerPieces),
         ]
+    }
+
+    /// The commitment's line, when the plan has one: its plan, the period of the total, when it
+    /// ends and what it costs, and whether it renews, which is what decides when paying stops.
+    static func commitmentLines(_ content: DetailContent, time: ZonedTime) -> [Line] {
+        guard let commitment = content.report.commitment else { return [] }
+        let phrases = commitment.phrases(date: time.minute).map(SafeText.sanitize)
+        var pieces: [(String, StyleRole)] = [(phrases.dropLast().joined(separator: " · "), .normal)]
+        let last = phrases.last ?? ""
+        pieces.append(((phrases.count > 1 ? " · " : "") + last, commitment.willRenew == false ? .warning : .dim))
+        return [Line(label: "Commit", pieces: pieces)]
     }
 
     /// `Override GRANT #3 · entitled until 2026-12-31 00:00 (in 45d 12h) · by ana: ticket 4411`; the reason,

@@ -25,6 +25,7 @@ public enum Layout {
     /// Apple's own state both show, each on a line of its own.
     public static func detailHeaderLines(_ detail: DetailState?) -> Int {
         detailHeaderLines + (detail?.content?.report.entitlement.override == nil ? 0 : 1)
+            + (detail?.content?.report.commitment == nil ? 0 : 1)
     }
 
     /// Lines the detail timeline shows: the content less the frame, the header and the divider.

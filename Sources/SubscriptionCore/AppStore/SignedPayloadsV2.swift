@@ -1,3 +1,5 @@
+import Foundation
+
 extension TransactionRecord {
     /// Decodes a verified JWSTransactionDecodedPayload.
     public init(v2 json: JSONFields) throws {
@@ -33,7 +35,36 @@ extension TransactionRecord {
             type: try json.string("type"),
             storefront: try json.string("storefront"),
             appTransactionId: try json.stringOrNumber("appTransactionId"))
+        try decodeRefundsAndCommitment(json)
     }
+
+    /// The fields of 2025-2026 (revocation type and share, billing plan, commitment,
+    /// Advanced Commerce item refunds), read alike at intake and from a stored payload.
+    mutating func decodeRefundsAndCommitment(_ json: JSONFields) throws {
+        revocationType = try json.string("revocationType")
+        revocationPercentage = try json.int("revocationPercentage")
+        billingPlanType = try json.string("billingPlanType")
+        commitment = try json.object("commitmentInfo").map(CommitmentInfo.init)
+        advancedCommerceRefunds = try json.object("advancedCommerceInfo").map(AdvancedCommerceRefund.all) ?? []
+    }
+
+    /// Whether this version carries a field that state or counts read and the
+    /// transactions table has no column for: such a version keeps its payload, and the
+    /// fields are read from it when loaded.
+    var needsPayloadKept: Bool {
+        revocationType != nil || revocationPercentage != nil || billingPlanType != nil || commitment != nil
+            || !advancedCommerceRefunds.isEmpty
+    }
+
+    /// Fills the fields kept only in the payload (see `needsPayloadKept`). The payload was
+    /// verified when it arrived; one that no longer reads leaves them empty.
+    mutating func adoptPayloadFields() {
+        guard let payload, PayloadProbe.mentions(payload, TransactionRecord.payloadOnlyKeys),
+              let json = try? JSONFields(data: payload, path: "payload") else { return }
+        try? decodeRefundsAndCommitment(json)
+    }
+
+    static let payloadOnlyKeys = ["revocationType", "revocationPercentage", "billingPlanType", "commitmentInfo", "advancedCommerceInfo"]
 }
 
 extension RenewalRecord {
@@ -61,5 +92,37 @@ extension RenewalRecord {
             currency: try json.string("currency"),
             environment: AppStoreEnvironment(rawValue: try json.string("environment") ?? "Production"),
             signedDate: signed)
+        try decodeTokenOfferAndCommitment(json)
+    }
+
+    /// Renewal info's owner, offer and commitment fields (see `TransactionRecord`'s).
+    mutating func decodeTokenOfferAndCommitment(_ json: JSONFields) throws {
+        appAccountToken = try json.string("appAccountToken").flatMap { $0.isEmpty ? nil : $0 }
+        appTransactionId = try json.stringOrNumber("appTransactionId")
+        offerDiscountType = try json.string("offerDiscountType")
+        offerPeriod = try json.string("offerPeriod")
+        renewalBillingPlanType = try json.string("renewalBillingPlanType")
+        commitment = try json.object("commitmentInfo").map(RenewalCommitment.init)
+    }
+
+    var needsPayloadKept: Bool {
+        appAccountToken != nil || appTransactionId != nil || offerDiscountType != nil || offerPeriod != nil
+            || renewalBillingPlanType != nil || commitment != nil
+    }
+
+    mutating func adoptPayloadFields() {
+        guard let payload, PayloadProbe.mentions(payload, RenewalRecord.payloadOnlyKeys),
+              let json = try? JSONFields(data: payload, path: "payload") else { return }
+        try? decodeTokenOfferAndCommitment(json)
+    }
+
+    static let payloadOnlyKeys = ["appAccountToken", "appTransactionId", "offerDiscountType", "offerPeriod",
+                                  "renewalBillingPlanType", "commitmentInfo"]
+}
+
+/// A byte search that spares parsing the payloads (most of them) that hold none of the keys.
+enum PayloadProbe {
+    static func mentions(_ payload: Data, _ keys: [String]) -> Bool {
+        keys.contains { payload.range(of: Data(("\"" + $0 + "\"").utf8)) != nil }
     }
 }

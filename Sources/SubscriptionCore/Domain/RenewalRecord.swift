@@ -25,6 +25,23 @@ public struct RenewalRecord: Equatable, Sendable {
     /// (see TransactionRecord).
     public var sourceNotificationUUID: String?
     public var payload: Data?
+    /// The token the app set at purchase, as the renewal info carries it: it names the
+    /// owner as the transaction's does.
+    public var appAccountToken: String?
+    public var appTransactionId: String?
+    /// The offer the next renewal applies: FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT (or a
+    /// newer value), and its period (ISO 8601, `P1M`).
+    public var offerDiscountType: String?
+    public var offerPeriod: String?
+    /// The billing plan the subscription renews into (`MONTHLY`, `BILLED_UPFRONT`), and
+    /// what happens when its commitment ends.
+    public var renewalBillingPlanType: String?
+    public var commitment: RenewalCommitment?
+
+    /// Whether the subscription is set to go on renewing: for a commitment, the
+    /// commitment's own status decides (the monthly billing within it is not the customer's
+    /// to stop), else auto-renew.
+    public var willRenew: Bool { commitment?.autoRenewStatus ?? autoRenewStatus }
 
     public init(originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
                 autoRenewStatus: Bool = true, expirationIntent: Int? = nil, isInBillingRetryPeriod: Bool = false,

@@ -72,11 +72,33 @@ public enum StateDerivation {
             isTrial: current.isFreeTrial,
             ownershipType: current.ownershipType,
             environment: current.environment.rawValue,
-            appAccountToken: ordered.last(where: { $0.appAccountToken != nil })?.appAccountToken,
+            appAccountToken: owningToken(ordered, renewal),
             upgradedFrom: ordered.filter { superseded.contains($0.transactionId) }.map(\.transactionId).reversed(),
             revokedTransactionIds: ordered.filter(\.isRevoked).map(\.transactionId),
             lastEventDate: lastEvent?.signedDate,
             lastNotificationType: lastEvent?.typeAndSubtype)
+    }
+
+    /// The token that names the owner: of the newest transaction that carries one, or of
+    /// the renewal info when Apple signed that later (it carries the token as the
+    /// transaction does); so whichever arrives first, the owner ends the same.
+    static func owningToken(_ ordered: [TransactionRecord], _ renewal: RenewalRecord?) -> String? {
+        let fromTransaction = ordered.last(where: { $0.appAccountToken != nil })
+        guard let renewalToken = renewal?.appAccountToken, let renewal else { return fromTransaction?.appAccountToken }
+        guard let t = fromTransaction, let token = t.appAccountToken else { return renewalToken }
+        return renewal.signedDate > t.signedDate ? renewalToken : token
+    }
+
+    /// Where the subscription stands in its commitment, when its current transaction has one.
+    public static func commitment(transactions: [TransactionRecord], renewal: RenewalRecord?) -> CommitmentState? {
+        let ordered = transactions.sorted(by: purchaseOrder)
+        let superseded = supersededByUpgrade(ordered)
+        guard let current = ordered.last(where: { !superseded.contains($0.transactionId) }) ?? ordered.last,
+              current.billingPlanType != nil || current.commitment != nil else { return nil }
+        let fresh = renewal.flatMap { $0.signedDate >= current.purchaseDate ? $0 : nil }
+        return CommitmentState(billingPlanType: current.billingPlanType, info: current.commitment ?? CommitmentInfo(),
+                               price: current.price, currency: current.currency, renewal: fresh?.commitment,
+                               renewalBillingPlanType: fresh?.renewalBillingPlanType)
     }
 
     /// Purchase order with a total tie-break, so sorting never depends on input order.
@@ -113,7 +135,7 @@ public enum StateDerivation {
             isInBillingRetryPeriod: false, expirationIntent: renewal.expirationIntent,
             priceIncreaseStatus: renewal.priceIncreaseStatus, offerType: nil, offerIdentifier: nil,
             offerDiscountType: nil, isTrial: false, ownershipType: "PURCHASED",
-            environment: renewal.environment.rawValue, appAccountToken: nil, upgradedFrom: [],
+            environment: renewal.environment.rawValue, appAccountToken: renewal.appAccountToken, upgradedFrom: [],
             revokedTransactionIds: [], lastEventDate: lastEvent?.signedDate,
             lastNotificationType: lastEvent?.typeAndSubtype)
     }

@@ -46,6 +46,15 @@ public struct TransactionRecord: Equatable, Sendable {
     public var storefront: String?
     /// The app download's id; RESCIND_CONSENT names the app transaction, not a purchase.
     public var appTransactionId: String?
+    /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE` (or a newer value, kept as sent), and
+    /// the share refunded in thousandths of a percent (50000 is 50%): see `revocationKind`.
+    public var revocationType: String?
+    public var revocationPercentage: Int?
+    /// `MONTHLY` or `BILLED_UPFRONT` for a subscription with a commitment; nil for the rest.
+    public var billingPlanType: String?
+    public var commitment: CommitmentInfo?
+    /// Refunds of Advanced Commerce items, each by its own amount.
+    public var advancedCommerceRefunds: [AdvancedCommerceRefund] = []
 
     public init(transactionId: String, originalTransactionId: String, productId: String,
                 subscriptionGroupIdentifier: String? = nil, purchaseDate: Millis,
@@ -88,6 +97,41 @@ public struct TransactionRecord: Equatable, Sendable {
     }
 
     public var isRevoked: Bool { revocationDate != nil }
+
+    /// How the transaction was revoked; nil when it was not. Before Apple sent
+    /// `revocationType`, a revocation of a family-shared transaction was a family revocation
+    /// and any other a full refund; a prorated refund without its percentage is counted as
+    /// full, since the share refunded is unknown.
+    public var revocationKind: RevocationKind? {
+        guard revocationDate != nil else { return nil }
+        switch revocationType {
+        case "FAMILY_REVOKE": return .familyRevoke
+        case "REFUND_FULL": return .fullRefund
+        case "REFUND_PRORATED":
+            guard let p = revocationPercentage else { return .fullRefund }
+            return .proratedRefund(percentMilli: min(100_000, max(0, p)))
+        default:
+            if isFamilyShared { return .familyRevoke }
+            if let p = revocationPercentage, p < 100_000 { return .proratedRefund(percentMilli: max(0, p)) }
+            return .fullRefund
+        }
+    }
+
+    /// Whether the transaction counts as never bought: revoked, but not by a prorated refund,
+    /// after which the customer paid for the period up to the revocation.
+    public var isVoided: Bool {
+        guard let kind = revocationKind else { return false }
+        if case .proratedRefund = kind { return false }
+        return true
+    }
+
+    /// When the paid access this transaction bought ends: its expiry, or the revocation of
+    /// a prorated refund if sooner.
+    public var accessEnds: Millis? {
+        guard let expires = expiresDate else { return nil }
+        if case .proratedRefund? = revocationKind, let revoked = revocationDate { return min(expires, revoked) }
+        return expires
+    }
     public var isFamilyShared: Bool { ownershipType == "FAMILY_SHARED" }
     public var isFreeTrial: Bool { offerType == 1 && offerDiscountType == "FREE_TRIAL" }
     public var isIntroductoryOffer: Bool { offerType == 1 }

@@ -295,6 +295,9 @@ public final class Intake {
             var checked = try checks.transactionAndPieces(signed, field: "signedTransactionInfo", in: context)
             checked.record.notificationSignedDate = payload.signedDate
             checked.record.sourceNotificationUUID = payload.notificationUUID
+            // The transactions table has no columns for these fields: the version keeps its
+            // payload, and loading reads them from it.
+            if checked.record.needsPayloadKept { checked.record.payload = checked.pieces?.payload ?? ApplePayloads.payload(ofJWS: signed) }
             transactions.append(checked.record)
             if let p = checked.pieces { nested.append((signed, p)) }
         }
@@ -303,6 +306,7 @@ public final class Intake {
             var checked = try checks.renewalAndPieces(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected)
             checked.record.notificationSignedDate = payload.signedDate
             checked.record.sourceNotificationUUID = payload.notificationUUID
+            if checked.record.needsPayloadKept { checked.record.payload = checked.pieces?.payload ?? ApplePayloads.payload(ofJWS: signed) }
             renewals.append(checked.record)
             if let p = checked.pieces { nested.append((signed, p)) }
         }

@@ -11,7 +11,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case newPaidSubscriptions, renewals, reactivations, recoveries, churned, churnRate
     case expiredVoluntary, expiredBillingRetry, expiredPriceIncrease, expiredProductNotForSale, expiredOther
     case trialStarts, trialConversions, trialConversionRate
-    case paidTransactions, refunds, refundRate
+    case paidTransactions, refunds, refundsFull, refundsProrated, refundRate
     case mrr, revenue
     case revocations, upgrades, downgrades
     // From the subscription's notifications (and renewal info)
@@ -34,6 +34,8 @@ public enum Metric: String, CaseIterable, Sendable {
         case .trialConversionRate: return "trial conversion (cohort)"
         case .paidTransactions: return "paid transactions"
         case .refunds: return "refunds"
+        case .refundsFull: return "refunds: full"
+        case .refundsProrated: return "refunds: prorated"
         case .refundRate: return "refund rate"
         case .mrr: return "MRR"
         case .revenue: return "revenue"
@@ -75,12 +77,17 @@ public enum Metric: String, CaseIterable, Sendable {
         case .trialConversions: return "paid periods that began at most a day after a free trial ended, on the day they began"
         case .trialConversionRate: return "of the trials that began in the period, the share that converted (so far)"
         case .paidTransactions: return "purchases and renewals of paid periods, refunded ones included"
-        case .refunds: return "purchased transactions refunded, on the refund's date (family-sharing revocations apart)"
-        case .refundRate: return "refunds in the period divided by paid transactions in it"
+        case .refunds:
+            return "purchased transactions refunded, in full or in part, on the refund's date (each Advanced Commerce item refund counts; family-sharing revocations apart)"
+        case .refundsFull: return "refunds of the whole price (REFUND_FULL, or a revocation that names no type; an Advanced Commerce item refund of type FULL)"
+        case .refundsProrated:
+            return "refunds of a share of the price (REFUND_PRORATED with its revocationPercentage; an Advanced Commerce item refund of another type); the customer paid for the period until the refund"
+        case .refundRate:
+            return "refunds in the period, each weighed by the share refunded (a full refund 1, half the price 0.5), divided by paid transactions in it"
         case .mrr:
-            return "monthly recurring revenue at the end of the period: each active paid period's price per month (weekly x 52/12, yearly / 12, other lengths pro rata), in the reporting currency"
+            return "monthly recurring revenue at the end of the period: each active paid period's price per month (weekly x 52/12, yearly / 12, other lengths pro rata; a commitment billed monthly at its monthly price, one billed up front as its period's price), in the reporting currency"
         case .revenue:
-            return "prices of paid transactions when bought, less refunded ones when refunded, in the reporting currency (Apple's prices, before its commission and taxes)"
+            return "prices of paid transactions when bought, less what was refunded when refunded (the whole price, a prorated refund's share, an Advanced Commerce item's refundAmount), in the reporting currency (Apple's prices, before its commission and taxes)"
         case .inGracePeriod: return "subscriptions in the billing grace period at the end of the period (from DID_FAIL_TO_RENEW/GRACE_PERIOD until the next change)"
         case .inBillingRetry: return "subscriptions in billing retry at the end of the period (from DID_FAIL_TO_RENEW until the next change)"
         case .setToCancel:
@@ -88,7 +95,7 @@ public enum Metric: String, CaseIterable, Sendable {
         case .setToRenew:
             return "active paid not set to cancel at the end of the period (a subscription in the grace period or billing retry is not active paid: its paid period has ended; see in grace, in billing retry)"
         case .expiredVoluntary:
-            return "churned because the customer turned auto-renew off (EXPIRED/VOLUNTARY, expiration intent 1, or auto-renew off at the end)"
+            return "churned because the customer turned auto-renew off (EXPIRED/VOLUNTARY, expiration intent 1, a commitment set not to renew, or auto-renew off at the end)"
         case .expiredBillingRetry:
             return "churned because billing failed (EXPIRED/BILLING_RETRY, expiration intent 2, or a failed renewal at the end)"
         case .expiredPriceIncrease:
@@ -127,6 +134,8 @@ public enum Metric: String, CaseIterable, Sendable {
         case .trialConversions: return .conversion
         case .paidTransactions: return .paidTransaction
         case .refunds: return .refund
+        case .refundsFull: return .refundFull
+        case .refundsProrated: return .refundProrated
         case .expiredVoluntary: return .churnVoluntary
         case .expiredBillingRetry: return .churnBilling
         case .expiredPriceIncrease: return .churnPriceIncrease
@@ -181,6 +190,8 @@ public struct DayCounts: Equatable, Sendable {
     public var activePaidAtStart = 0
     /// Trials that began in the period and converted: the cohort rate's numerator.
     public var trialsConvertedByStart = 0
+    /// Refunds weighed by the share refunded, in thousandths: the refund rate's numerator.
+    public var refundShareMilli = 0
     /// MRR (at the end) and revenue in milliunits, by currency.
     public var moneyByCurrency: [String: [Metric: Int64]] = [:]
     /// The same in units of `currency`, when the money is in one currency or a rates file
@@ -257,6 +268,7 @@ public struct DayCounts: Equatable, Sendable {
     mutating func absorb(_ day: DayCounts) {
         for m in Metric.allCases where !m.isRate { values[m] = m.isEndOfDayLevel ? day[m] : self[m] + day[m] }
         trialsConvertedByStart += day.trialsConvertedByStart
+        refundShareMilli += day.refundShareMilli
         for code in Set(moneyByCurrency.keys).union(day.moneyByCurrency.keys) {
             let values = day.moneyByCurrency[code] ?? [:]
             moneyByCurrency[code, default: [:]][.revenue, default: 0] += values[.revenue] ?? 0
@@ -272,7 +284,11 @@ public struct DayCounts: Equatable, Sendable {
         rates = [:]
         if activePaidAtStart > 0 { rates[.churnRate] = Double(self[.churned]) / Double(activePaidAtStart) }
         if self[.trialStarts] > 0 { rates[.trialConversionRate] = Double(trialsConvertedByStart) / Double(self[.trialStarts]) }
-        if self[.paidTransactions] > 0 { rates[.refundRate] = Double(self[.refunds]) / Double(self[.paidTransactions]) }
+        // Refunds a share counted by an earlier subdesk split into neither kind: whole ones.
+        let unsplit = max(0, self[.refunds] - self[.refundsFull] - self[.refundsProrated])
+        if self[.paidTransactions] > 0 {
+            rates[.refundRate] = (Double(refundShareMilli) / 1000 + Double(unsplit)) / Double(self[.paidTransactions])
+        }
     }
 
     /// `{"day": ..., "newPaidSubscriptions": ..., "churnRate": 0.0123 or null, ...}` as
@@ -353,6 +369,7 @@ public enum DailyCountsReport {
             for m in target.metrics { counts[i].values[m, default: 0] += count }
             if let key = target.period {
                 if key == .trialConvertedByStart { counts[i].trialsConvertedByStart += count }
+                if key == .refundShare { counts[i].refundShareMilli += count }
                 deltas[i][key, default: 0] += count
             }
         }

@@ -19,7 +19,7 @@ public struct MetricContributions: Equatable, Sendable {
 
     /// What a report by segment splits on, besides the environment and ownership that
     /// `CountSegment` already keeps apart: the transaction's product, subscription group,
-    /// storefront and offer type.
+    /// storefront, offer type and billing plan.
     public struct Attributes: Hashable, Sendable {
         public var values: [String]
 
@@ -33,7 +33,8 @@ public struct MetricContributions: Equatable, Sendable {
             case 4: offer = "win_back"
             case let other?: offer = "type_\(other)"
             }
-            values = [t.productId, t.subscriptionGroupIdentifier ?? "unknown", t.storefront ?? "unknown", offer]
+            values = [t.productId, t.subscriptionGroupIdentifier ?? "unknown", t.storefront ?? "unknown", offer,
+                      BillingPlan.segmentValue(t.billingPlanType)]
         }
 
         init(values: [String]) { self.values = values }
@@ -77,6 +78,10 @@ public struct MetricContributions: Equatable, Sendable {
         /// Entering billing trouble (grace or billing retry), entering grace, and leaving it
         /// through a renewal.
         case renewalFailure, graceEntry, billingRecovery
+        /// A refund of the whole price, and one of a share (prorated), at the refund's date;
+        /// `refundShare` is the refunded share in thousandths of a refund (a full refund 1000,
+        /// half a price refunded 500), the refund rate's numerator.
+        case refundFull, refundProrated, refundShare
 
         /// Whether reports read it: `start` and `end` come only from shares stored by an
         /// earlier subdesk (until recomputed), so the by-segment aggregates leave them out.
@@ -114,6 +119,9 @@ public struct MetricContributions: Equatable, Sendable {
             case .renewalFailure: return "p:renewal_failure"
             case .graceEntry: return "p:grace_entry"
             case .billingRecovery: return "p:billing_recovery"
+            case .refundFull: return "p:refund_full"
+            case .refundProrated: return "p:refund_prorated"
+            case .refundShare: return "p:refund_share"
             }
         }
     }
@@ -188,7 +196,7 @@ public struct MetricContributions: Equatable, Sendable {
         func variant(_ t: TransactionRecord) -> UInt8 {
             // Renewals mostly repeat the transaction before: no strings to hash then.
             if let last = lastVariant, last.t.productId == t.productId, last.t.storefront == t.storefront,
-               last.t.offerType == t.offerType, last.t.isFreeTrial == t.isFreeTrial,
+               last.t.offerType == t.offerType, last.t.isFreeTrial == t.isFreeTrial, last.t.billingPlanType == t.billingPlanType,
                last.t.subscriptionGroupIdentifier == t.subscriptionGroupIdentifier { return last.v }
             let a = Attributes(t)
             let v: UInt8
@@ -225,17 +233,40 @@ public struct MetricContributions: Equatable, Sendable {
             let v = variant(t)
             if !t.isFreeTrial {
                 add(t.purchaseDate, .paidTransaction, segment, v)
-                if let revoked = t.revocationDate {
-                    add(revoked, t.ownershipType == "FAMILY_SHARED" ? .familyRevoke : .refund, segment, v)
-                }
-                if let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency) {
+                let currency = t.currency.flatMap { Self.isCurrency($0) ? $0 : nil }
+                if let price = t.price, price > 0, let currency {
                     money(t.purchaseDate, .revenue, currency, segment, v, price)
-                    if let revoked = t.revocationDate { money(revoked, .revenue, currency, segment, v, -price) }
+                }
+                func refund(_ date: Millis, full: Bool, shareMilli: Int) {
+                    add(date, .refund, segment, v)
+                    add(date, full ? .refundFull : .refundProrated, segment, v)
+                    add(date, .refundShare, segment, v, shareMilli)
+                }
+                if !t.advancedCommerceRefunds.isEmpty {
+                    // Advanced Commerce refunds item by item, each by its own amount (Apple
+                    // sends no revocationType for these): the amounts are what came back.
+                    for r in t.advancedCommerceRefunds {
+                        let date = r.date ?? t.revocationDate ?? t.purchaseDate
+                        let share = (t.price ?? 0) > 0 ? Int(min(1000, r.amount * 1000 / t.price!)) : 1000
+                        refund(date, full: r.type == "FULL", shareMilli: share)
+                        if let currency, r.amount != 0 { money(date, .revenue, currency, segment, v, -r.amount) }
+                    }
+                } else if let revoked = t.revocationDate, let kind = t.revocationKind {
+                    switch kind {
+                    case .familyRevoke: add(revoked, .familyRevoke, segment, v)
+                    case .fullRefund: refund(revoked, full: true, shareMilli: 1000)
+                    case .proratedRefund(let percentMilli): refund(revoked, full: false, shareMilli: percentMilli / 100)
+                    }
+                    if let price = t.price, price > 0, let currency {
+                        let back = kind.refunded(of: price)
+                        if back != 0 { money(revoked, .revenue, currency, segment, v, -back) }
+                    }
                 }
             }
-            // A refunded or revoked transaction is as if never bought.
-            guard !t.isRevoked, var ends = t.expiresDate else { continue }
-            if superseded.contains(t.transactionId), let next = ordered[(index + 1)...].first(where: { !$0.isRevoked }) {
+            // A fully refunded or revoked transaction is as if never bought; a prorated refund
+            // bought access until the refund.
+            guard !t.isVoided, var ends = t.accessEnds else { continue }
+            if superseded.contains(t.transactionId), let next = ordered[(index + 1)...].first(where: { !$0.isVoided }) {
                 ends = min(ends, next.purchaseDate)
             }
             // A trial's start and end make the trial level; paid periods move the paid level
@@ -244,14 +275,16 @@ public struct MetricContributions: Equatable, Sendable {
                 add(t.purchaseDate, .trialStart, segment, v)
                 add(ends, .trialEnd, segment, v)
             } else {
-                if let p = previous, p.isFreeTrial, !p.isRevoked, (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
+                if let p = previous, p.isFreeTrial, !p.isVoided, (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
                     add(t.purchaseDate, .conversion, segment, v)
                     // The cohort is the trial's: its product, storefront and offer.
                     add(p.purchaseDate, .trialConvertedByStart, segment, variant(p))
                 }
                 paid.append((t, ends, segment, v))
                 if let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency), let expires = t.expiresDate {
-                    let perMonth = monthly(price: price, periodMs: expires - t.purchaseDate)
+                    // A commitment billed monthly is billed a month at a time, whatever the
+                    // length of the commitment.
+                    let perMonth = t.billingPlanType == "MONTHLY" ? price : monthly(price: price, periodMs: expires - t.purchaseDate)
                     money(t.purchaseDate, .mrr, currency, segment, v, perMonth)
                     money(ends, .mrr, currency, segment, v, -perMonth)
                 }
@@ -336,7 +369,8 @@ public struct MetricContributions: Equatable, Sendable {
                 continue
             }
         }
-        if let renewal, !renewal.autoRenewStatus, off == nil, renewal.signedDate > (lastChange ?? .min) {
+        // For a commitment, the commitment's own renewal status decides (see `willRenew`).
+        if let renewal, !renewal.willRenew, off == nil, renewal.signedDate > (lastChange ?? .min) {
             turnOff(renewal.signedDate)
         }
         if let o = off { turnOn(runs[o.run].ends, enabled: false) }
@@ -358,6 +392,10 @@ public struct MetricContributions: Equatable, Sendable {
             }
             if reason == nil, index == runs.count - 1, let intent = renewal?.expirationIntent {
                 reason = [1: .churnVoluntary, 2: .churnBilling, 3: .churnPriceIncrease, 4: .churnNotForSale][intent] ?? .churnOther
+            }
+            // A commitment the customer chose not to renew ended as they asked.
+            if reason == nil, index == runs.count - 1, renewal?.commitment?.autoRenewStatus == false {
+                reason = .churnVoluntary
             }
             if reason == nil {
                 if offAtEnd.contains(index) {

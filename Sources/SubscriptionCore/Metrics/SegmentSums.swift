@@ -6,10 +6,11 @@ import Foundation
 /// each aggregate row is written once however many shares reach it.
 public struct SegmentSums: Sendable {
     /// One aggregate row packed into a word, most significant first in the aggregate
-    /// table's key order: dimension (2 bits), value rank or id (20), key id (12), segment
-    /// (2), and the hour since 1970 (28 bits: hours before 1970 are not counted).
+    /// table's key order: dimension (3 bits: up to eight dimensions), value rank or id (20),
+    /// key id (12), segment (2), and the hour since 1970 (27 bits, some 15,000 years: hours
+    /// before 1970 are not counted).
     private static func cell(dimension: Int, value: Int32, key: Int32, segment: Int, hour: Int64) -> UInt64 {
-        UInt64(dimension) << 62 | UInt64(value) << 42 | UInt64(key) << 30 | UInt64(segment) << 28 | UInt64(hour)
+        UInt64(dimension) << 61 | UInt64(value) << 41 | UInt64(key) << 29 | UInt64(segment) << 27 | UInt64(hour)
     }
 
     /// Strings numbered in the order first seen.
@@ -65,7 +66,7 @@ public struct SegmentSums: Sendable {
         for a in attributes { byVariant.append(dimensions.map { value(a[$0]) }) }
         func ids(_ variant: UInt8) -> [Int32] { Int(variant) < byVariant.count ? byVariant[Int(variant)] : unknown }
         func spread(_ hour: Int64, _ key: Int32, _ segment: CountSegment, _ variant: UInt8, _ delta: Int) {
-            guard hour >= 0, hour < 1 << 28, key < 1 << 12 else { return }
+            guard hour >= 0, hour < 1 << 27, key < 1 << 12 else { return }
             let valueIds = ids(variant)
             let s = CountSegment.allCases.firstIndex(of: segment)!
             for d in 0..<valueIds.count where valueIds[d] < 1 << 20 {
@@ -84,7 +85,7 @@ public struct SegmentSums: Sendable {
     /// segment, bucket), so they are written as one ordered pass: the cells are re-packed
     /// with each value's and key's rank among the strings, then sorted as words.
     public func rows() -> [(dimension: SegmentDimension, value: String, key: String, segment: CountSegment, bucket: Millis, delta: Int)] {
-        // Dimensions sort by name (group, offer, product, storefront), segments by raw value.
+        // Dimensions sort by name (group, offer, plan, product, storefront), segments by raw value.
         let dimensionNames = SegmentDimension.allCases.map(\.rawValue)
         let dimensionRank = Self.ranks(dimensionNames), segmentRank = Self.ranks(CountSegment.allCases.map(\.rawValue))
         let values = valueNames.strings, keys = keyNames.strings
@@ -95,14 +96,14 @@ public struct SegmentSums: Sendable {
         var ranked: [(cell: UInt64, delta: Int)] = []
         ranked.reserveCapacity(sums.count)
         for (cell, delta) in sums where delta != 0 {
-            let d = Int(cell >> 62), v = Int(cell >> 42 & 0xFFFFF), k = Int(cell >> 30 & 0xFFF), s = Int(cell >> 28 & 3)
+            let d = Int(cell >> 61), v = Int(cell >> 41 & 0xFFFFF), k = Int(cell >> 29 & 0xFFF), s = Int(cell >> 27 & 3)
             ranked.append((Self.cell(dimension: dimensionRank[d], value: Int32(valueRank[v]), key: Int32(keyRank[k]),
-                                     segment: segmentRank[s], hour: Int64(cell & 0xFFFFFFF)), delta))
+                                     segment: segmentRank[s], hour: Int64(cell & 0x7FFFFFF)), delta))
         }
         ranked.sort { $0.cell < $1.cell }
         return ranked.map { r in
-            (dimensionByRank[Int(r.cell >> 62)], valueByRank[Int(r.cell >> 42 & 0xFFFFF)], keyByRank[Int(r.cell >> 30 & 0xFFF)],
-             segmentByRank[Int(r.cell >> 28 & 3)], Int64(r.cell & 0xFFFFFFF) * MetricContributions.bucketMs, r.delta)
+            (dimensionByRank[Int(r.cell >> 61)], valueByRank[Int(r.cell >> 41 & 0xFFFFF)], keyByRank[Int(r.cell >> 29 & 0xFFF)],
+             segmentByRank[Int(r.cell >> 27 & 3)], Int64(r.cell & 0x7FFFFFF) * MetricContributions.bucketMs, r.delta)
         }
     }
 

@@ -15,10 +15,25 @@ public struct AppleFacts: Equatable, Sendable {
     public var renewalDate: Millis?
     public var renewalPrice: Int64?
     public var renewalCurrency: String?
+    /// The offer the next renewal applies (FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT) and its
+    /// period, from the renewal info.
+    public var renewalOfferDiscountType: String?
+    public var renewalOfferPeriod: String?
     /// Win-back offers the subscriber may redeem.
     public var winBackOfferIds: [String] = []
     /// Why the newest consumption request was made (`UNINTENDED_PURCHASE`, ...).
     public var consumptionRequestReason: String?
+
+    /// `next renewal 2026-07-01 09:14 at 9.99 USD · offer PAY_AS_YOU_GO P1Y`; nil without a
+    /// renewal date. Strings from the payload are as sent: escape them before a terminal.
+    public func nextRenewal(date: (Millis) -> String) -> String? {
+        guard let when = renewalDate else { return nil }
+        var text = "next renewal " + date(when)
+        if let price = renewalPrice { text += " at " + Money.format(milliunits: price, currency: renewalCurrency ?? "") }
+        let offer = [renewalOfferDiscountType, renewalOfferPeriod].compactMap { $0 }
+        if !offer.isEmpty { text += " · offer " + offer.joined(separator: " ") }
+        return text
+    }
 
     /// `50%`, `12.5%`.
     public var revocationShare: String? {
@@ -43,6 +58,8 @@ extension SubscriptionReport {
         facts.renewalDate = history.renewal?.renewalDate
         facts.renewalPrice = history.renewal?.renewalPrice
         facts.renewalCurrency = history.renewal?.currency
+        facts.renewalOfferDiscountType = history.renewal?.offerDiscountType
+        facts.renewalOfferPeriod = history.renewal?.offerPeriod
         facts.winBackOfferIds = renewal["eligibleWinBackOfferIds"] as? [String] ?? []
         if let request = notificationBodies.last(where: { $0.event.type == "CONSUMPTION_REQUEST" }),
            let data = ApplePayloads.notificationObject(body: request.body)?["data"] as? [String: Any] {

@@ -79,6 +79,13 @@ extension SubscriptionReport {
     }
 }
 
+extension SubscriptionReport {
+    /// Where the subscription stands in its commitment; nil for a plan without one.
+    public var commitment: CommitmentState? {
+        StateDerivation.commitment(transactions: history.transactions, renewal: history.renewal)
+    }
+}
+
 // MARK: JSON
 
 extension TransactionRecord {
@@ -119,6 +126,7 @@ extension SubscriptionReport {
         var o = state.jsonObject()
         o["entitled"] = entitlement.entitled
         o["appleEntitled"] = entitlement.appleEntitled
+        o["commitment"] = commitment?.jsonObject() ?? NSNull()
         o["override"] = entitlement.override?.jsonObject() ?? NSNull()
         func apple(_ data: Data?) -> Any { data.flatMap { try? JSONSerialization.jsonObject(with: $0) } ?? NSNull() }
         o["transactions"] = history.transactions.sorted(by: StateDerivation.purchaseOrder).map { t -> [String: Any] in

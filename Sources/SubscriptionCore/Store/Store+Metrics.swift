@@ -20,6 +20,9 @@ public enum CountSegment: String, CaseIterable, Sendable {
 /// `promotional`, `offer_code`, `win_back`).
 public enum SegmentDimension: String, CaseIterable, Sendable {
     case product, group, storefront, offer
+    /// The billing plan of a subscription with a commitment (`monthly`, `upfront`), `none`
+    /// for the rest.
+    case plan
 }
 
 /// One value of one dimension: the part of the counts a report by segment reads.

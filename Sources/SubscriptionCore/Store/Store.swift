@@ -692,6 +692,7 @@ public final class Store {
             type: r.optionalString(22), storefront: r.optionalString(23), notificationSignedDate: r.optionalInt64(24),
             sourceNotificationUUID: r.optionalString(25), payload: r.isNull(26) ? nil : r.data(26))
         t.appTransactionId = r.optionalString(27)
+        t.adoptPayloadFields()
         return t
     }
 
@@ -734,7 +735,7 @@ public final class Store {
 
     public func renewal(originalTransactionId: String) throws -> RenewalRecord? {
         try db.first(Store.selectRenewal, [originalTransactionId]) { r in
-            RenewalRecord(originalTransactionId: r.string(0), productId: r.optionalString(1),
+            var renewal = RenewalRecord(originalTransactionId: r.string(0), productId: r.optionalString(1),
                           autoRenewProductId: r.optionalString(2), autoRenewStatus: r.bool(3),
                           expirationIntent: r.optionalInt(4), isInBillingRetryPeriod: r.bool(5),
                           gracePeriodExpiresDate: r.optionalInt64(6), priceIncreaseStatus: r.optionalInt(7),
@@ -743,6 +744,8 @@ public final class Store {
                           currency: r.optionalString(12), environment: AppStoreEnvironment(rawValue: r.string(13)),
                           signedDate: r.int64(14), notificationSignedDate: r.optionalInt64(15),
                           sourceNotificationUUID: r.optionalString(16), payload: r.isNull(17) ? nil : r.data(17))
+            renewal.adoptPayloadFields()
+            return renewal
         }
     }
 
