@@ -4,6 +4,9 @@
 /// later SQLite migration N gets its PostgreSQL form in `upgrades` under the same number,
 /// so a schema version means the same thing on both engines. The search index (SQLite's
 /// migration 9) has no counterpart: PostgreSQL tests each row's search text instead.
+/// `SchemaParityTests` proves the two equal after `db init` (version, tables, columns in
+/// order with type class, nullability and default, named indexes, triggers), save the
+/// differences it lists with their reasons.
 enum PostgresSchema {
     /// The SQLite migration number whose final state `sql` matches.
     static let baseVersion = 15
