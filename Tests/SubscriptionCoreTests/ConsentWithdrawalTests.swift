@@ -13,53 +13,11 @@ final class ConsentWithdrawalTests: XCTestCase {
     let a = TestKit.anchor, day = TestKit.day
     static let rescindUUID = "002e14d5-51f5-4503-b5a8-c3a1af68eb20"
 
-    /// An Apple example, dates shifted, made the demo app's, in Production.
-    func example(_ name: String, _ changes: [String: Any] = [:], removing: [String] = []) throws -> [String: Any] {
-        var o = Examples.shifted(try Examples.example(name)) as! [String: Any]
-        for key in removing { o.removeValue(forKey: key) }
-        if o["bundleId"] != nil { o["bundleId"] = ScenarioBuilder.demoBundleId }
-        if o["appAppleId"] != nil { o["appAppleId"] = ScenarioBuilder.demoAppAppleId }
-        if o["environment"] != nil { o["environment"] = "Production" }
-        if o["receiptType"] != nil { o["receiptType"] = "Production" }
-        for (k, v) in changes { o[k] = v }
-        return o
-    }
-
-    /// Apple's example app transaction (71134: iOS, first downloaded at version 1.1.2).
-    func appTransaction(_ changes: [String: Any] = [:]) throws -> [String: Any] { try example("appTransaction", changes) }
-
-    /// Apple's example subscription purchase, bought from app transaction 71134, active.
-    func purchase() throws -> [String: Any] {
-        try example("signedTransaction", ["purchaseDate": a - 10 * day, "originalPurchaseDate": a - 10 * day,
-                                          "expiresDate": a + 20 * day, "signedDate": a - 10 * day],
-                    removing: ["revocationDate", "revocationReason", "isUpgraded", "advancedCommerceInfo",
-                               "revocationType", "revocationPercentage"])
-    }
-
-    func purchaseBody() throws -> Data {
-        var payload = try example("signedNotification", ["notificationType": "SUBSCRIBED", "subtype": "INITIAL_BUY",
-                                                         "notificationUUID": "consent-buy", "signedDate": a - 10 * day])
-        var data = payload["data"] as! [String: Any]
-        data["bundleId"] = ScenarioBuilder.demoBundleId
-        data["appAppleId"] = ScenarioBuilder.demoAppAppleId
-        data["environment"] = "Production"
-        data["signedTransactionInfo"] = try Examples.sign(try purchase())
-        data.removeValue(forKey: "signedRenewalInfo")
-        payload["data"] = data
-        return TestKit.json(["signedPayload": try Examples.sign(payload)])
-    }
-
-    /// Apple's example RESCIND_CONSENT with its app transaction signed in, or `signedApp` as given.
-    func rescindBody(app: [String: Any]? = nil, signedApp: String? = nil) throws -> Data {
-        var payload = try example("signedRescindConsentNotification", ["signedDate": a - day])
-        var appData = payload["appData"] as! [String: Any]
-        appData["bundleId"] = ScenarioBuilder.demoBundleId
-        appData["appAppleId"] = ScenarioBuilder.demoAppAppleId
-        appData["environment"] = "Production"
-        appData["signedAppTransactionInfo"] = try signedApp ?? Examples.sign(try app ?? appTransaction())
-        payload["appData"] = appData
-        return TestKit.json(["signedPayload": try Examples.sign(payload)])
-    }
+    let examples = ConsentExamples()
+    func appTransaction(_ changes: [String: Any] = [:]) throws -> [String: Any] { try examples.appTransaction(changes) }
+    func purchase() throws -> [String: Any] { try examples.purchase() }
+    func purchaseBody() throws -> Data { try examples.purchaseBody() }
+    func rescindBody(app: [String: Any]? = nil, signedApp: String? = nil) throws -> Data { try examples.rescindBody(app: app, signedApp: signedApp) }
 
     func ingest(_ intake: Intake, _ body: Data) throws {
         let outcome = try intake.ingest(body, source: "test")
@@ -186,4 +144,125 @@ final class ConsentWithdrawalTests: XCTestCase {
         }
         XCTAssertTrue(try fixture.openStore().audit(targets: ["71135"]).contains { $0.outcome == "failed" })
     }
+}
+
+/// The same as a support agent meets it at the command line.
+final class ConsentCommandTests: XCTestCase {
+    let helper = ConsentExamples()
+
+    func ingest(_ intake: Intake, _ body: Data) throws {
+        let outcome = try intake.ingest(body, source: "test")
+        guard case .stored = outcome else { return XCTFail("not stored: \(outcome)") }
+    }
+
+    func testShowConsentAndHandleAtTheCommandLine() throws {
+        let fixture = try RevalidationFixture()
+        defer { fixture.tearDown() }
+        let store = try fixture.openStore()
+        try ingest(TestKit.intake(store), try helper.purchaseBody())
+        try ingest(TestKit.intake(store), try helper.rescindBody())
+        let uuid = ConsentWithdrawalTests.rescindUUID
+
+        let shown = try fixture.subdesk(["show", "12345"] + fixture.commandLineFlagsWithoutKey)
+        XCTAssertEqual(shown.status, 0, shown.output)
+        XCTAssertTrue(shown.output.contains("Consent  WITHDRAWN \(DateText.minute(TestKit.anchor - TestKit.day)) UTC (RESCIND_CONSENT \(uuid)) · open"), shown.output)
+        XCTAssertTrue(shown.output.contains("App      app transaction 71134 · iOS · downloaded"), shown.output)
+        // The app transaction id finds the same customer, locally.
+        let byApp = try fixture.subdesk(["show", "71134"] + fixture.commandLineFlagsWithoutKey)
+        XCTAssertEqual(byApp.status, 0, byApp.output)
+        XCTAssertTrue(byApp.output.contains("Subscription 12345"), byApp.output)
+
+        let listed = try fixture.subdesk(["consent"] + fixture.commandLineFlagsWithoutKey)
+        XCTAssertEqual(listed.status, 0, listed.output)
+        XCTAssertTrue(listed.output.contains("\(uuid)  consent withdrawn  app transaction 71134 · iOS"), listed.output)
+        XCTAssertTrue(listed.output.contains("subscriptions 12345  [open]"), listed.output)
+
+        let refused = try fixture.subdesk(["consent", "handle", uuid] + fixture.commandLineFlagsWithoutKey)
+        XCTAssertEqual(refused.status, 2, refused.output)
+        XCTAssertTrue(refused.output.contains("a reason is required"), refused.output)
+        let handled = try fixture.subdesk(["consent", "handle", uuid, "--reason", "account closed", "--operator", "ana"] + fixture.commandLineFlagsWithoutKey)
+        XCTAssertEqual(handled.status, 0, handled.output)
+        XCTAssertTrue(handled.output.contains("marked handled by ana"), handled.output)
+        let audit = try fixture.subdesk(["audit", "--db", fixture.storePath])
+        XCTAssertTrue(audit.output.contains("consent_handled"), audit.output)
+        let after = try fixture.subdesk(["consent"] + fixture.commandLineFlagsWithoutKey)
+        XCTAssertTrue(after.output.contains("no consent withdrawals to handle"), after.output)
+        let all = try fixture.subdesk(["consent", "--all", "--json"] + fixture.commandLineFlagsWithoutKey)
+        XCTAssertTrue(all.output.contains("\"handledBy\" : \"ana\"") || all.output.contains("\"handledBy\":\"ana\""), all.output)
+    }
+
+    func testShowAnAppTransactionIdTheStoreDoesNotKnowAsksApple() throws {
+        let fixture = try RevalidationFixture()
+        defer { fixture.tearDown() }
+        _ = try fixture.openStore()
+        var response = try AppleExamplesConformanceTests.example("appTransactionInfoResponse")
+        response["signedAppTransactionInfo"] = try AppleExamplesConformanceTests.sign(try helper.appTransaction())
+        fixture.server.route("GET", "/prod/inApps/v1/transactions/appTransactions/71134", .json(response))
+        fixture.answer("71134", statuses: RevalidationFixture.statuses([(1, try helper.purchase(), nil)]),
+                       history: RevalidationFixture.history([try helper.purchase()]))
+        // Without the key nothing is asked: the id is unknown.
+        let offline = try fixture.subdesk(["show", "71134"] + fixture.commandLineFlagsWithoutKey)
+        XCTAssertEqual(offline.status, 2, offline.output)
+        let shown = try fixture.subdesk(["show", "71134"] + fixture.commandLineFlags)
+        XCTAssertEqual(shown.status, 0, shown.output)
+        XCTAssertTrue(shown.output.contains("App      app transaction 71134 · iOS · downloaded"), shown.output)
+        XCTAssertTrue(shown.output.contains("version 1.1.2 (now 1.2.3) · Production (from Apple)"), shown.output)
+        XCTAssertTrue(shown.output.contains("Subscription 12345"), shown.output)
+        XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v1/transactions/appTransactions/71134").count, 1)
+    }
+}
+
+/// Apple's examples made the demo app's, in Production, for both test classes.
+struct ConsentExamples {
+    typealias Examples = AppleExamplesConformanceTests
+    let a = TestKit.anchor, day = TestKit.day
+
+    /// An Apple example, dates shifted, made the demo app's, in Production.
+    func example(_ name: String, _ changes: [String: Any] = [:], removing: [String] = []) throws -> [String: Any] {
+        var o = Examples.shifted(try Examples.example(name)) as! [String: Any]
+        for key in removing { o.removeValue(forKey: key) }
+        if o["bundleId"] != nil { o["bundleId"] = ScenarioBuilder.demoBundleId }
+        if o["appAppleId"] != nil { o["appAppleId"] = ScenarioBuilder.demoAppAppleId }
+        if o["environment"] != nil { o["environment"] = "Production" }
+        if o["receiptType"] != nil { o["receiptType"] = "Production" }
+        for (k, v) in changes { o[k] = v }
+        return o
+    }
+
+    /// Apple's example app transaction (71134: iOS, first downloaded at version 1.1.2).
+    func appTransaction(_ changes: [String: Any] = [:]) throws -> [String: Any] { try example("appTransaction", changes) }
+
+    /// Apple's example subscription purchase, bought from app transaction 71134, active.
+    func purchase() throws -> [String: Any] {
+        try example("signedTransaction", ["purchaseDate": a - 10 * day, "originalPurchaseDate": a - 10 * day,
+                                          "expiresDate": a + 20 * day, "signedDate": a - 10 * day],
+                    removing: ["revocationDate", "revocationReason", "isUpgraded", "advancedCommerceInfo",
+                               "revocationType", "revocationPercentage"])
+    }
+
+    func purchaseBody() throws -> Data {
+        var payload = try example("signedNotification", ["notificationType": "SUBSCRIBED", "subtype": "INITIAL_BUY",
+                                                         "notificationUUID": "consent-buy", "signedDate": a - 10 * day])
+        var data = payload["data"] as! [String: Any]
+        data["bundleId"] = ScenarioBuilder.demoBundleId
+        data["appAppleId"] = ScenarioBuilder.demoAppAppleId
+        data["environment"] = "Production"
+        data["signedTransactionInfo"] = try Examples.sign(try purchase())
+        data.removeValue(forKey: "signedRenewalInfo")
+        payload["data"] = data
+        return TestKit.json(["signedPayload": try Examples.sign(payload)])
+    }
+
+    /// Apple's example RESCIND_CONSENT with its app transaction signed in, or `signedApp` as given.
+    func rescindBody(app: [String: Any]? = nil, signedApp: String? = nil) throws -> Data {
+        var payload = try example("signedRescindConsentNotification", ["signedDate": a - day])
+        var appData = payload["appData"] as! [String: Any]
+        appData["bundleId"] = ScenarioBuilder.demoBundleId
+        appData["appAppleId"] = ScenarioBuilder.demoAppAppleId
+        appData["environment"] = "Production"
+        appData["signedAppTransactionInfo"] = try signedApp ?? Examples.sign(try app ?? appTransaction())
+        payload["appData"] = appData
+        return TestKit.json(["signedPayload": try Examples.sign(payload)])
+    }
+
 }
