@@ -9,7 +9,8 @@ enum ShowCommand {
     Shows a subscriber and each of their subscriptions as of now: status, entitlement,
     expiry, renewal preference, grace period, billing retry, expiration intent, offer,
     ownership, environment, and the transaction timeline. ID is a user id, an
-    appAccountToken, an originalTransactionId or a transactionId; the ids of a one-time
+    appAccountToken, an originalTransactionId, a transactionId, or the appTransactionId
+    (the app download) the customer's purchases carry; the ids of a one-time
     purchase (consumable, non-consumable, non-renewing) show that purchase. With --json,
     each subscription lists every stored field of its transactions and renewal info.
 
@@ -40,6 +41,10 @@ enum ShowCommand {
             let purchases = try store.purchases(id: id)
             // An order id the store does not know is asked of Apple.
             if purchases.isEmpty, AppStoreServerAPIClient.looksLikeOrderId(id), let found = try lookUpOrder(id, context) {
+                return found
+            }
+            // So may an app transaction id (the app download a RESCIND_CONSENT names).
+            if purchases.isEmpty, !id.isEmpty, id.allSatisfy({ $0.isASCII && $0.isNumber }), let found = try lookUpAppTransaction(id, context) {
                 return found
             }
             guard !purchases.isEmpty else {
@@ -119,12 +124,47 @@ enum ShowCommand {
                              + "\(SafeText.sanitize(o.reason))  -> \(sub.entitlement.entitled ? "entitled" : "not entitled")"
                              + " (Apple: \(sub.entitlement.appleEntitled ? "entitled" : "not entitled"))")
             }
+            lines.append(contentsOf: SubscriptionText.describeApp(sub).map { "  " + $0 })
             lines.append("  Timeline (UTC)")
             for e in sub.timeline {
                 lines.append("    \(DateText.minute(e.date))  \(e.kind.padding(toLength: 15, withPad: " ", startingAt: 0)) \(SafeText.sanitize(e.detail))")
             }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Asks Apple about an app transaction id the store does not know; nil when there is no
+    /// API key to ask with, or Apple has no such app transaction (the id is then unknown as usual).
+    static func lookUpAppTransaction(_ id: String, _ context: Context) throws -> Int32? {
+        let revalidator = try context.makeRevalidator(maxConnections: 2)
+        guard revalidator.configuration.apiKey != nil else { return nil }
+        if !context.wantsJSON { Output.warn("\(id) is not in the store; asking Apple whether it is an app transaction (Get App Transaction Info)") }
+        let found: AppTransactionLookup
+        do {
+            guard let answer = try revalidator.resolveAppTransaction(id, reason: "show \(id)") else { return nil }
+            found = answer
+        } catch let error as RevalidationError {
+            if context.wantsJSON { Output.json(["error": error.description]) }
+            Output.error(error.description)
+            return 1
+        }
+        let store = try context.openStore(mode: .reading)
+        let now = DateText.nowMillis()
+        var report = try SubscriberReport.load(store: store, id: id, now: now)
+        if report != nil {
+            for i in report!.subscriptions.indices where report!.subscriptions[i].appTransaction == nil {
+                report!.subscriptions[i].appTransaction = found.appTransaction
+            }
+        }
+        if context.wantsJSON {
+            var object = report?.jsonObject() ?? ["subscriber": NSNull(), "subscriptions": [Any]()]
+            object["appTransaction"] = found.appTransaction.jsonObject()
+            Output.json(object)
+        } else {
+            Output.line(SafeText.sanitize("App      " + found.appTransaction.phrases.joined(separator: " · ") + " (from Apple)"))
+            if let report { Output.line(render(report, now: now)) } else { Output.line("no subscription bought from this app download") }
+        }
+        return 0
     }
 
     /// Asks Apple about an order id the store does not know, stores what it bought, and
@@ -214,6 +254,17 @@ enum SubscriptionText {
         }
         lines.append("Owner    \(st.ownershipType) · \(safe(st.environment))")
         if !st.upgradedFrom.isEmpty { lines.append("Upgraded from transaction \(st.upgradedFrom.joined(separator: ", "))") }
+        return lines
+    }
+
+    /// The app download the subscription was bought from, and any withdrawal of consent
+    /// for it, with whether an operator has handled it.
+    static func describeApp(_ sub: SubscriptionReport) -> [String] {
+        var lines: [String] = []
+        if let app = sub.appTransaction { lines.append("App      " + SafeText.sanitize(app.phrases.joined(separator: " · "))) }
+        for w in sub.consentWithdrawals {
+            lines.append(SafeText.sanitize("Consent  WITHDRAWN \(DateText.minute(w.signedDate)) UTC (RESCIND_CONSENT \(w.notificationUUID)) · \(w.statusText)"))
+        }
         return lines
     }
 

@@ -22,6 +22,7 @@ commands:
   counts           daily counts per day in a time zone (--json, --csv)
   override         grant, revoke, lift or list manual entitlement overrides
   audit            the append-only log of operator actions
+  consent          consent withdrawals (RESCIND_CONSENT) to act on, and marking one handled
   revalidate ID    ask Apple for a subscription's state, store it, print what changed
   sweep            revalidate every subscription whose stored expiry passed (daily, cron)
   backfill         fetch notifications Apple sent in a window and take in the missing ones
@@ -85,6 +86,7 @@ let commands: [String: Command] = [
     "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv", "period", "rates", "where", "by", "metric"],
                       run: CountsCommand.run),
     "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], action: ("place or lift overrides", (.insert, "overrides")), run: OperatorCommands.override),
+    "consent": Command(help: ConsentCommand.help, options: ConsentCommand.options, action: ("mark consent withdrawals handled", (.insert, "audit_log")), run: ConsentCommand.run),
     "audit": Command(help: OperatorCommands.auditHelp, options: ["since", "limit"], run: OperatorCommands.audit),
     "generate": Command(help: GenerateCommand.help, options: ["subscribers", "seed"], action: ("generate a store", (.insert, "notifications")), run: GenerateCommand.run),
     "simulate": Command(help: DemoCommands.simulateHelp, options: ["rate", "duration", "sample-data"], action: ("feed the demo store", (.insert, "notifications")), run: DemoCommands.simulate),

@@ -211,12 +211,29 @@ enum DetailView {
         return lines + [
             Line(label: "Product", pieces: product),
             Line(label: "Renewal", pieces: renewal),
-        ] + commitmentLines(content, time: time) + [
+        ] + commitmentLines(content, time: time) + appLines(content, time: time) + [
             Line(label: "Billing", pieces: billing),
             Line(label: "Intent", pieces: intent),
             Line(label: "Offer", pieces: offer),
             Line(label: "Owner", pieces: ownerPieces),
         ]
+    }
+
+    /// The app download the subscription was bought from, and any withdrawal of consent for
+    /// it (a RESCIND_CONSENT: Apple no longer lets the app launch for that user), open
+    /// withdrawals as a warning until an operator marks them handled (`:consent`).
+    static func appLines(_ content: DetailContent, time: ZonedTime) -> [Line] {
+        var lines: [Line] = []
+        if let app = content.report.appTransaction {
+            lines.append(Line(label: "App", pieces: [(SafeText.sanitize(app.phrases.joined(separator: " · ")), .dim)]))
+        }
+        for w in content.report.consentWithdrawals {
+            lines.append(Line(label: "Consent", pieces: [
+                ("WITHDRAWN " + time.minute(w.signedDate), w.isHandled ? .accent : .warning),
+                (SafeText.sanitize(" · " + w.statusText), .dim),
+            ]))
+        }
+        return lines
     }
 
     /// The commitment's line, when the plan has one: its plan, the period of the total, when it

@@ -23,13 +23,16 @@ public struct NotificationType: RawRepresentable, Hashable, Codable, Sendable, C
     public static let test = NotificationType(rawValue: "TEST")
     public static let externalPurchaseToken = NotificationType(rawValue: "EXTERNAL_PURCHASE_TOKEN")
     public static let oneTimeCharge = NotificationType(rawValue: "ONE_TIME_CHARGE")
+    /// A parent or guardian withdrew consent (Notifications 2.19): Apple stops the app from
+    /// launching for that user. It carries `appData`, naming the app transaction, not a purchase.
+    public static let rescindConsent = NotificationType(rawValue: "RESCIND_CONSENT")
 
     /// Every type Apple documents, in documentation order.
     public static let documented: [NotificationType] = [
         .subscribed, .didRenew, .didChangeRenewalPref, .didChangeRenewalStatus, .offerRedeemed,
         .didFailToRenew, .gracePeriodExpired, .expired, .priceIncrease, .refund, .refundDeclined,
         .refundReversed, .consumptionRequest, .renewalExtended, .renewalExtension, .revoke, .test,
-        .externalPurchaseToken, .oneTimeCharge,
+        .externalPurchaseToken, .oneTimeCharge, .rescindConsent,
     ]
 
     public var isDocumented: Bool { NotificationType.documented.contains(self) }

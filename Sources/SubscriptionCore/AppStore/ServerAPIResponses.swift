@@ -177,6 +177,8 @@ public struct AppStoreAPIErrorBody: Equatable, Sendable {
     public var errorMessage: String?
 
     public static let transactionIdNotFound = 4040010
+    /// Get App Transaction Info: the customer has no app transaction (in this environment).
+    public static let appTransactionDoesNotExist = 4040019
 
     /// Parses an error body; nil when the body is not one (Apple sends none with a 401).
     public init?(_ body: Data) {

@@ -313,10 +313,15 @@ public final class Intake {
         // RESCIND_CONSENT names the app transaction (the app's download), verified like any JWS;
         // the subscription it concerns is the one a stored transaction with that id belongs to.
         var concerned: String?
+        var feedDetail = Intake.feedDetail(payload)
         if let signed = payload.appData?.signedAppTransactionInfo {
             let app = try checks.appTransactionAndPieces(signed, field: "signedAppTransactionInfo", in: context)
             if let p = app.pieces { nested.append((signed, p)) }
-            if let id = app.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
+            if let id = app.appTransaction.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
+            if payload.notificationType == .rescindConsent {
+                feedDetail = ConsentWithdrawal.badge + " · app transaction \(app.appTransaction.appTransactionId ?? "?")"
+                    + (concerned == nil ? " (no stored purchase)" : "")
+            }
         }
         let t = transactions.first
         let event = NotificationEvent(
@@ -327,7 +332,7 @@ public final class Intake {
             environment: payload.environment?.rawValue)
         let pieces = keepPieces ? verified.pieces.map { NotificationPieces(outer: $0, nested: nested) } : nil
         return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces,
-                       signedPayload: jws, feedDetail: Intake.feedDetail(payload))
+                       signedPayload: jws, feedDetail: feedDetail)
     }
 
     private func decodeV1(_ json: JSONFields, digest: String) throws -> Decoded {

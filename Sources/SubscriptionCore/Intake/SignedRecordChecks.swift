@@ -35,17 +35,22 @@ struct SignedRecordChecks {
         return (t, verified.pieces)
     }
 
-    /// An app transaction (`signedAppTransactionInfo`): verified like any JWS, its bundle id
-    /// checked, and its environment (`receiptType`) held to the notification's.
+    /// An app transaction (`signedAppTransactionInfo`): verified like any JWS, then held
+    /// to the policy as Apple's libraries hold one: its bundle id, its app Apple id (in
+    /// Production) and its environment (`receiptType`), which must also be the container's.
     func appTransactionAndPieces(_ jws: String, field: String, in context: Context) throws
-        -> (appTransactionId: String?, pieces: JWSPieces?) {
+        -> (appTransaction: AppTransaction, pieces: JWSPieces?) {
         let verified = try verifier.verifiedPieces(jws, field: field)
-        let json = JSONFields(dictionary: verified.object, path: field)
-        if let p = policy.bundleProblem(try json.string("bundleId"), field: field) { throw Rejection(reason: p) }
-        if let env = context.environment, let receiptType = try json.string("receiptType"), receiptType != env.rawValue {
-            throw Rejection(reason: "\(field): receiptType \(receiptType) differs from \(context.owner) \(env)")
+        let app = try AppTransaction(json: JSONFields(dictionary: verified.object, path: field))
+        if let p = policy.bundleProblem(app.bundleId, field: field) { throw Rejection(reason: p) }
+        if let receiptType = app.environment {
+            if let env = context.environment, receiptType != env {
+                throw Rejection(reason: "\(field): receiptType \(receiptType) differs from \(context.owner) \(env)")
+            }
+            if let p = policy.environmentProblem(receiptType, field: "\(field) receiptType") { throw Rejection(reason: p) }
+            if let p = policy.appAppleIdProblem(app.appAppleId, environment: receiptType, field: field) { throw Rejection(reason: p) }
         }
-        return (try json.stringOrNumber("appTransactionId"), verified.pieces)
+        return (app, verified.pieces)
     }
 
     /// - Parameter expectedOriginal: the originalTransactionId the renewal info must belong

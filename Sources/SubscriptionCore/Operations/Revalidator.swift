@@ -183,7 +183,8 @@ public final class Revalidator: @unchecked Sendable {
     private func subscriptionId(_ job: Job, _ answer: AppleAnswer) throws -> String {
         if let otid = job.originalTransactionId { return otid }
         let id = job.queryTransactionId
-        if let t = answer.transactions.first(where: { $0.transactionId == id || $0.originalTransactionId == id }) {
+        if let t = answer.transactions.first(where: { $0.transactionId == id || $0.originalTransactionId == id })
+            ?? answer.transactions.first(where: { $0.appTransactionId == id }) {
             return t.originalTransactionId
         }
         if let r = answer.renewals.first(where: { $0.originalTransactionId == id }) { return r.originalTransactionId }
@@ -309,5 +310,54 @@ extension Revalidator {
     /// so nobody answers y to something that cannot be sent.
     public func requireServerAPI(for action: String) throws {
         _ = try lookup.serverAPI(for: action)
+    }
+}
+
+/// What Apple said about an app download: its verified facts and the subscriptions its
+/// customer holds, now stored.
+public struct AppTransactionLookup: Sendable {
+    public var appTransaction: AppTransaction
+    public var originalTransactionIds: [String]
+}
+
+extension Revalidator {
+    /// Resolves an app transaction at Apple: Get App Transaction Info (verified, bundle id,
+    /// app Apple id and environment checked), then the customer's statuses and history asked
+    /// for by that appTransactionId (API 1.20), verified and stored as a revalidation stores
+    /// them. Audited (`app_transaction_lookup`), failed or not. nil when Apple has no app
+    /// transaction with that id.
+    public func resolveAppTransaction(_ appTransactionId: String, reason: String? = nil) throws -> AppTransactionLookup? {
+        let store = try openStore()
+        func audit(_ outcome: String, _ detail: String?) {
+            _ = try? store.write {
+                try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: "app_transaction_lookup",
+                                                 target: appTransactionId, reason: reason, outcome: outcome, detail: detail))
+            }
+        }
+        let app: AppTransaction
+        do {
+            guard let found = try lookup.appTransaction(appTransactionId) else {
+                audit("Apple has no app transaction \(appTransactionId)", nil)
+                return nil
+            }
+            app = found
+        } catch {
+            audit("failed", "\(error)")
+            throw error
+        }
+        guard app.appTransactionId == appTransactionId else {
+            let error = RevalidationError.refused(reason: "app transaction info: appTransactionId \(app.appTransactionId ?? "missing") differs from the \(appTransactionId) asked for")
+            audit("failed", error.description)
+            throw error
+        }
+        // The app was downloaded; the customer may have bought nothing (Apple then knows no
+        // subscription for the id), which is an answer, not a failure.
+        do {
+            _ = try revalidate(appTransactionId, store: store, reason: reason ?? "app transaction \(appTransactionId)")
+        } catch RevalidationError.unknownSubscription, RevalidationError.transactionNotFound {}
+        let otids = try store.originalTransactionIds(appTransactionId: appTransactionId)
+        audit("app transaction \(appTransactionId) found at Apple" + (otids.isEmpty ? "; no subscription" : "; subscriptions " + otids.joined(separator: ", ")),
+              app.phrases.joined(separator: " · "))
+        return AppTransactionLookup(appTransaction: app, originalTransactionIds: otids)
     }
 }

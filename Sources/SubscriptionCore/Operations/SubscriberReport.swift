@@ -20,6 +20,11 @@ public struct SubscriptionReport: Sendable {
     public var renewalPayload: Data?
     /// Each notification's body as stored, oldest first, for its decoded fields.
     public var notificationBodies: [(event: NotificationEvent, body: Data)] = []
+    /// RESCIND_CONSENTs naming the app download this subscription was bought from, newest first.
+    public var consentWithdrawals: [ConsentWithdrawal] = []
+    /// The app download's facts, when a verified app transaction is at hand (a consent
+    /// withdrawal's, or one looked up at Apple).
+    public var appTransaction: AppTransaction?
 }
 
 extension SubscriberReport {
@@ -75,6 +80,8 @@ extension SubscriptionReport {
         report.renewalPayload = history.renewal.flatMap {
             payload($0.payload, source: $0.sourceNotificationUUID, field: "signedRenewalInfo")
         }
+        report.consentWithdrawals = try ConsentWithdrawal.concerning([otid], store: store)
+        report.appTransaction = report.consentWithdrawals.lazy.compactMap(\.appTransaction).first
         return report
     }
 }
@@ -128,6 +135,9 @@ extension SubscriptionReport {
         o["appleEntitled"] = entitlement.appleEntitled
         o["commitment"] = commitment?.jsonObject() ?? NSNull()
         o["override"] = entitlement.override?.jsonObject() ?? NSNull()
+        o["consentWithdrawn"] = !consentWithdrawals.isEmpty
+        o["consentWithdrawals"] = consentWithdrawals.map { $0.jsonObject() }
+        o["appTransaction"] = appTransaction?.jsonObject() ?? NSNull()
         func apple(_ data: Data?) -> Any { data.flatMap { try? JSONSerialization.jsonObject(with: $0) } ?? NSNull() }
         o["transactions"] = history.transactions.sorted(by: StateDerivation.purchaseOrder).map { t -> [String: Any] in
             var j = t.jsonObject()

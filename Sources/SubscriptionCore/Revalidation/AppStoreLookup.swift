@@ -162,6 +162,19 @@ final class AppStoreLookup: @unchecked Sendable {
         }
     }
 
+    /// The customer's app download from Get App Transaction Info, verified and held to the
+    /// policy as intake holds a RESCIND_CONSENT's (bundle id, app Apple id, environment);
+    /// nil when no environment has one.
+    func appTransaction(_ id: String) throws -> AppTransaction? {
+        let api = try serverAPI(for: ServerAPIAction.appTransaction)
+        guard let answer = try api.appTransactionInfo(id: id) else { return nil }
+        return try refusingOnFault {
+            let context = SignedRecordChecks.Context(environment: answer.environment, owner: "the app transaction endpoint's")
+            return try checks.appTransactionAndPieces(answer.signed, field: "app transaction info signedAppTransactionInfo",
+                                                      in: context).appTransaction
+        }
+    }
+
     /// The legacy path: verifyReceipt with a stored receipt.
     func verifyReceipt(_ receipt: String) throws -> AppleAnswer {
         guard configuration.sharedSecret != nil else {

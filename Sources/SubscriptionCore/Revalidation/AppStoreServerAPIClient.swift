@@ -20,7 +20,8 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         http = HTTPClient(policy: policy, maxConnectionsPerHost: maxConnections, onRetry: onRetry)
     }
 
-    /// Get All Subscription Statuses, from the first environment that knows `transactionId`.
+    /// Get All Subscription Statuses, from the first environment that knows `transactionId`
+    /// (any transactionId, originalTransactionId, or, since API 1.20, appTransactionId of the customer).
     public func subscriptionStatuses(transactionId: String) throws -> SubscriptionStatusesResponse {
         let id = try Self.checkedTransactionId(transactionId)
         var tried: [String] = []
@@ -33,7 +34,8 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
         throw RevalidationError.transactionNotFound(transactionId: id, environments: tried)
     }
 
-    /// Every page of Get Transaction History in `environment`, following `revision` while
+    /// Every page of Get Transaction History in `environment` (for a transaction id or, since
+    /// API 1.20, the customer's appTransactionId), following `revision` while
     /// `hasMore`, at most `pageLimit` pages.
     public func transactionHistory(transactionId: String, environment: AppStoreEnvironment,
                                    pageLimit: Int = 100) throws -> [TransactionHistoryResponse] {
@@ -101,7 +103,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     }
 
     /// Get Refund History: every refunded transaction of the customer who made
-    /// `transactionId`, following `revision` while `hasMore`, at most `pageLimit` pages.
+    /// `transactionId` (or whose app download is that appTransactionId, since API 1.20), following `revision` while `hasMore`, at most `pageLimit` pages.
     public func refundHistory(transactionId: String, environment: AppStoreEnvironment, pageLimit: Int = 50) throws -> [String] {
         let id = try Self.checkedTransactionId(transactionId)
         let base = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v2/refund/lookup/\(id)")
@@ -134,6 +136,24 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
             throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: "signedTransactionInfo missing")
         }
         return signed
+    }
+
+    /// Get App Transaction Info (API 1.17): the customer's app download, signed, for any of
+    /// their transaction ids or their appTransactionId, from the first environment that has
+    /// one; nil when none does (Apple's 4040019, or an id it does not know). Returns the
+    /// `signedAppTransactionInfo` and the environment that answered.
+    public func appTransactionInfo(id anyId: String) throws -> (signed: String, environment: AppStoreEnvironment)? {
+        let id = try Self.checkedTransactionId(anyId)
+        for environment in environments {
+            let url = try endpoints.serverAPI(for: environment).appendingPathComponent("inApps/v1/transactions/appTransactions/\(id)")
+            guard let json = try send("GET", url, body: nil, treatingNotFoundAsNil: true,
+                                      alsoNotFound: [AppStoreAPIErrorBody.appTransactionDoesNotExist]) else { continue }
+            guard let signed = try decode(url, { try json.string("signedAppTransactionInfo") }), !signed.isEmpty else {
+                throw RevalidationError.malformedResponse(request: "GET \(url.absoluteString)", problem: "signedAppTransactionInfo missing")
+            }
+            return (signed, environment)
+        }
+        return nil
     }
 
     /// Set App Account Token: Apple records `token` (a UUID) on the purchase, so its later
@@ -257,8 +277,9 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
     }
 
     /// A request with a fresh token, JSON in and out; errors as `get` says.
+    /// - Parameter alsoNotFound: error codes besides 4040010 that mean "not here" for this request.
     private func send(_ method: String, _ url: URL, body: Data?, treatingNotFoundAsNil: Bool,
-                      emptyAnswerAllowed: Bool = false) throws -> JSONFields? {
+                      emptyAnswerAllowed: Bool = false, alsoNotFound: [Int] = []) throws -> JSONFields? {
         let token: String
         do {
             token = try key.token(now: now())
@@ -279,7 +300,8 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
             }
         }
         let error = AppStoreAPIErrorBody(response.body)
-        if treatingNotFoundAsNil, response.status == 404, error?.errorCode == AppStoreAPIErrorBody.transactionIdNotFound {
+        if treatingNotFoundAsNil, response.status == 404,
+           let code = error?.errorCode, code == AppStoreAPIErrorBody.transactionIdNotFound || alsoNotFound.contains(code) {
             return nil
         }
         let message: String

@@ -13,6 +13,7 @@ public enum ServerAPIAction {
     public static let appleLookup = "asking Apple for refund history and the latest transaction"
     public static let appAccountToken = "setting the app account token at Apple"
     public static let orderLookup = "looking up an order id"
+    public static let appTransaction = "looking up an app transaction (Get App Transaction Info)"
 }
 
 /// Why a revalidation did not complete. Each names the request or setting at fault;

@@ -444,6 +444,11 @@ enum Migrations {
         DELETE FROM verified_chains;
         ALTER TABLE verified_chains ADD COLUMN seal BLOB;
         """),
+        (17, """
+        -- Consent withdrawals (RESCIND_CONSENT) are read from the notifications themselves, on
+        -- every subscriber list and feed refresh: this keeps that from reading every row.
+        CREATE INDEX notifications_rescind ON notifications(signed_ms) WHERE type = 'RESCIND_CONSENT';
+        """),
     ]
 
     /// What search matches in, for a subscription `s` and its subscriber `b` (SQL names):

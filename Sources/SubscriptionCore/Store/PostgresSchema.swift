@@ -16,6 +16,9 @@ enum PostgresSchema {
         DELETE FROM verified_chains;
         ALTER TABLE verified_chains ADD COLUMN seal BYTEA;
         """),
+        (17, """
+        CREATE INDEX notifications_rescind ON notifications(signed_ms) WHERE type = 'RESCIND_CONSENT';
+        """),
     ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
 

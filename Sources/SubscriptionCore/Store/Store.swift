@@ -1046,7 +1046,8 @@ public final class Store {
         try db.first("SELECT count(*) FROM subscriptions") { $0.int(0) } ?? 0
     }
 
-    /// Finds the subscriber an id names: a user id, appAccountToken, originalTransactionId or transactionId.
+    /// Finds the subscriber an id names: a user id, appAccountToken, originalTransactionId,
+    /// transactionId, or the appTransactionId (the app download) their purchases carry.
     public func lookup(_ id: String) throws -> Subscriber? {
         if let s = try db.first("SELECT id, user_id, app_account_token FROM subscribers WHERE user_id = ? OR app_account_token = ?",
                                 [id, id], { Store.subscriber($0) }) {
@@ -1054,6 +1055,7 @@ public final class Store {
         }
         let otid = try db.first("SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id = ?", [id]) { $0.string(0) }
             ?? db.first("SELECT original_transaction_id FROM transactions WHERE transaction_id = ?", [id]) { $0.string(0) }
+            ?? originalTransactionId(appTransactionId: id)
         guard let otid else { return nil }
         return try db.first("""
             SELECT b.id, b.user_id, b.app_account_token FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id
@@ -1091,8 +1093,8 @@ public final class Store {
     }
 
     /// Subscriptions with `text` anywhere in their ids, product, or owner's user id or
-    /// token (ASCII case ignored), and those holding a transaction whose id starts with
-    /// `text`. Every character in `text` means itself (`%` and `_` too).
+    /// token (ASCII case ignored), those holding a transaction whose id starts with
+    /// `text`, and those bought from the app download (appTransactionId) `text`. Every character in `text` means itself (`%` and `_` too).
     public func search(_ text: String, limit: Int = 50) throws -> [SubscriptionRow] {
         let match = try textCondition(text, placeholder: "?1")
         return try db.rows("""
@@ -1100,6 +1102,7 @@ public final class Store {
             WHERE s.original_transaction_id IN (
                 SELECT s.original_transaction_id FROM \(Store.rowSource) WHERE \(match.sql)
                 UNION SELECT original_transaction_id FROM transactions WHERE transaction_id >= ?2 AND transaction_id < ?3
+                UNION SELECT original_transaction_id FROM transactions WHERE app_transaction_id = ?2
                 LIMIT ?4)
             ORDER BY s.original_transaction_id LIMIT ?4
             """,

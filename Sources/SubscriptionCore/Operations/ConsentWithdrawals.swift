@@ -1,0 +1,110 @@
+import Foundation
+
+/// A parent's or guardian's withdrawal of consent (RESCIND_CONSENT): Apple stops the app
+/// from launching for that user, and the operator has to act on it (end the account's
+/// access, delete data, tell the family). Derived, not stored apart: the notification is
+/// the withdrawal, the subscriptions are those whose stored transactions carry its
+/// appTransactionId, and "handled" is a `consent_handled` audit entry naming its UUID.
+public struct ConsentWithdrawal: Sendable {
+    /// The marker the feed, the subscriber list, `show` and the detail show.
+    public static let badge = "consent withdrawn"
+    public static let handledAction = "consent_handled"
+
+    public var notificationUUID: String
+    public var signedDate: Millis
+    public var receivedDate: Millis
+    public var environment: String?
+    /// The app download it names, from the nested `signedAppTransactionInfo` (verified at intake).
+    public var appTransaction: AppTransaction?
+    /// The subscriptions it concerns: those whose transactions carry its appTransactionId
+    /// now (a purchase stored after the notification counts), else the one intake found.
+    public var originalTransactionIds: [String]
+    public var handled: AuditEntry?
+
+    public var appTransactionId: String? { appTransaction?.appTransactionId }
+    public var isHandled: Bool { handled != nil }
+
+    /// `handled by ana 2026-12-02 18:15 UTC: <reason>` or `open`.
+    public var statusText: String {
+        guard let h = handled else { return "open" }
+        return "handled by \(h.operatorName) \(DateText.minute(h.at)) UTC" + (h.reason.map { ": \($0)" } ?? "")
+    }
+
+    public func jsonObject() -> [String: Any] {
+        var o: [String: Any] = [
+            "notificationUUID": notificationUUID, "signedDate": signedDate, "receivedDate": receivedDate,
+            "environment": environment as Any? ?? NSNull(), "appTransactionId": appTransactionId as Any? ?? NSNull(),
+            "appTransaction": appTransaction?.jsonObject() as Any? ?? NSNull(),
+            "originalTransactionIds": originalTransactionIds, "handled": isHandled,
+        ]
+        if let h = handled {
+            o["handledBy"] = h.operatorName
+            o["handledAt"] = h.at
+            o["handledReason"] = h.reason as Any? ?? NSNull()
+        }
+        return o
+    }
+}
+
+extension ConsentWithdrawal {
+    /// Every stored consent withdrawal, newest first; only those not yet handled unless `includeHandled`.
+    public static func load(store: Store, includeHandled: Bool = true) throws -> [ConsentWithdrawal] {
+        let notifications = try store.consentNotifications()
+        let handled = try store.consentHandled(uuids: notifications.map(\.event.notificationUUID))
+        var list: [ConsentWithdrawal] = []
+        for n in notifications {
+            let uuid = n.event.notificationUUID
+            if !includeHandled, handled[uuid] != nil { continue }
+            let app = appTransaction(body: n.body)
+            var otids = try app?.appTransactionId.map { try store.originalTransactionIds(appTransactionId: $0) } ?? []
+            if otids.isEmpty, let found = n.event.originalTransactionId { otids = [found] }
+            list.append(ConsentWithdrawal(notificationUUID: uuid, signedDate: n.event.signedDate, receivedDate: n.receivedDate,
+                                          environment: n.event.environment, appTransaction: app,
+                                          originalTransactionIds: otids, handled: handled[uuid]))
+        }
+        return list
+    }
+
+    /// The withdrawals that concern any of these subscriptions.
+    public static func concerning(_ originalTransactionIds: Set<String>, store: Store) throws -> [ConsentWithdrawal] {
+        try load(store: store).filter { !Set($0.originalTransactionIds).isDisjoint(with: originalTransactionIds) }
+    }
+
+    /// The app transaction a stored RESCIND_CONSENT body carries. The body was verified when
+    /// it was stored (and the store keeps only what was), so its payload is read, not checked again.
+    static func appTransaction(body: Data) -> AppTransaction? {
+        guard let payload = ApplePayloads.nestedPayload(body: body, field: "signedAppTransactionInfo"),
+              let json = try? JSONFields(data: payload, path: "signedAppTransactionInfo") else { return nil }
+        return try? AppTransaction(json: json)
+    }
+}
+
+extension Operations {
+    /// Marks a consent withdrawal handled: one audit entry (action `consent_handled`, the
+    /// notification UUID as its target) saying what was done and which subscriptions it
+    /// concerned. A withdrawal is handled once; a second attempt names who handled it.
+    @discardableResult
+    public func markConsentHandled(_ uuid: String, reason: String, now: Millis = DateText.nowMillis()) throws -> AuditEntry {
+        let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw OperationError("a reason is required (say what was done for the family)") }
+        return try store.write {
+            guard let n = try store.notificationEvent(uuid: uuid) else {
+                throw OperationError("no stored notification \(uuid.escapingControlCharacters())")
+            }
+            guard n.type == NotificationType.rescindConsent.rawValue else {
+                throw OperationError("notification \(uuid) is a \(n.typeAndSubtype), not a RESCIND_CONSENT")
+            }
+            if let earlier = try store.consentHandled(uuids: [uuid])[uuid] {
+                throw OperationError("consent withdrawal \(uuid) was already handled by \(earlier.operatorName) at \(DateText.minute(earlier.at)) UTC")
+            }
+            let withdrawal = try ConsentWithdrawal.load(store: store).first { $0.notificationUUID == uuid }
+            let concerned = withdrawal?.originalTransactionIds ?? []
+            var entry = AuditEntry(at: now, operatorName: operatorName, action: ConsentWithdrawal.handledAction, target: uuid,
+                                   reason: trimmed, outcome: "consent withdrawal marked handled",
+                                   detail: "app transaction \(withdrawal?.appTransactionId ?? "?"); "
+                                       + (concerned.isEmpty ? "no stored subscription" : "subscriptions " + concerned.joined(separator: ", ")))
+            entry.id = try store.appendAudit(entry)
+            return entry
+        }
+    }
+}

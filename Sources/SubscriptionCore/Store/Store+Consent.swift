@@ -1,0 +1,32 @@
+import Foundation
+
+extension Store {
+    /// Every stored RESCIND_CONSENT, newest signed first, with its body.
+    public func consentNotifications() throws -> [StoredNotification] {
+        try db.rows("""
+            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format FROM notifications
+            WHERE type = 'RESCIND_CONSENT' ORDER BY signed_ms DESC, notification_uuid
+            """, []) { r in
+            StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
+                               body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12))
+        }
+    }
+
+    /// The first `consent_handled` audit entry of each of these notification UUIDs.
+    public func consentHandled(uuids: [String]) throws -> [String: AuditEntry] {
+        guard !uuids.isEmpty else { return [:] }
+        var byTarget: [String: AuditEntry] = [:]
+        for e in try audit(targets: uuids, limit: 100_000) where e.action == ConsentWithdrawal.handledAction {
+            if let t = e.target, byTarget[t] == nil { byTarget[t] = e }
+        }
+        return byTarget
+    }
+
+    /// Every subscription holding a transaction from the app download `appTransactionId`
+    /// (a customer's subscriptions all name the same one).
+    public func originalTransactionIds(appTransactionId: String) throws -> [String] {
+        try db.rows("""
+            SELECT DISTINCT original_transaction_id FROM transactions WHERE app_transaction_id = ? ORDER BY original_transaction_id
+            """, [appTransactionId]) { $0.string(0) }
+    }
+}
