@@ -541,7 +541,7 @@ public final class Store {
                        [receivedDate, source, seen])
             return (seen, true)
         }
-        var kept = body
+        let kept = body
         if let budgetBytes, try quarantineKeptBytes() + Int64(body.count) > budgetBytes {
             // Past the budget a new body keeps nothing of itself, so a row for each would still
             // grow the store with every request: they are counted on one row instead.
