@@ -204,6 +204,44 @@ final class RevocationCheckTests: XCTestCase {
         XCTAssertEqual(checker.statistics.queries, 0)
     }
 
+    /// Holds what would have gone out, and answers that no network is there.
+    struct Unplugged: OCSPTransport {
+        final class Log: @unchecked Sendable {
+            var posts: [(URL, Data)] = []
+        }
+        let log = Log()
+        struct NoNetwork: Error, CustomStringConvertible { var description: String { "no network in this test" } }
+        func post(_ request: Data, to url: URL) throws -> Data {
+            log.posts.append((url, request))
+            throw NoNetwork()
+        }
+    }
+
+    func testApplesChainIsAskedAboutAtApplesResponders() throws {
+        let leaf = try X509Certificate(der: VerificationTests.appleLeaf)
+        let intermediate = try X509Certificate(der: VerificationTests.appleIntermediate)
+        XCTAssertEqual(OCSPRevocationChecker.responderURL(of: leaf)?.absoluteString, "http://ocsp.apple.com/ocsp03-wwdrg602")
+        XCTAssertEqual(OCSPRevocationChecker.responderURL(of: intermediate)?.absoluteString,
+                       "http://ocsp.apple.com/ocsp03-applerootcag3")
+
+        let transport = Unplugged()
+        let checker = OCSPRevocationChecker(roots: .appleDefault, transport: transport)
+        XCTAssertThrowsError(try checker.check([leaf.der, intermediate.der], field: "signedPayload")) { error in
+            XCTAssertEqual("\(error)", "signedPayload: revocation status of x5c[1] (\(intermediate.subjectSummary)) could not be "
+                           + "learned from OCSP responder http://ocsp.apple.com/ocsp03-applerootcag3: no network in this test; "
+                           + "not stored, retry later")
+        }
+        // One request, about the WWDR intermediate by its serial, under Apple Root CA G3, without a nonce.
+        let (url, request) = try XCTUnwrap(transport.log.posts.first)
+        XCTAssertEqual(transport.log.posts.count, 1)
+        XCTAssertEqual(url.absoluteString, "http://ocsp.apple.com/ocsp03-applerootcag3")
+        let file = chain.directory + "/apple-request.der"
+        try request.write(to: URL(fileURLWithPath: file))
+        let text = try openssl(["ocsp", "-reqin", file, "-req_text"])
+        XCTAssertTrue(text.contains("Serial Number: \(OCSPRevocationChecker.serial(of: intermediate))"), text)
+        XCTAssertFalse(text.contains("Nonce"), text)
+    }
+
     private func openssl(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

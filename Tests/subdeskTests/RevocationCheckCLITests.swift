@@ -115,6 +115,11 @@ final class RevocationCheckCLITests: SubdeskTestCase {
         XCTAssertEqual(flagOff.status, 0, flagOff.stderr)
         XCTAssertTrue(flagOff.stdout.hasPrefix("ingested 3, duplicates 0, rejected 0"), flagOff.stdout)
 
+        // doctor says intake now needs a way out to the responders.
+        let doctor = try run(["doctor", "--db", db])
+        let line = try XCTUnwrap(doctor.stdout.split(separator: "\n").first { $0.contains("revocation") }, doctor.stdout)
+        XCTAssertTrue(line.contains("OCSP") && line.contains("http://ocsp.apple.com") && line.contains("503"), String(line))
+
         try "revocation_check = crl\n".write(toFile: config, atomically: true, encoding: .utf8)
         let wrong = try run(["ingest", "--db", db, input])
         XCTAssertEqual(wrong.status, 2, wrong.stderr)
