@@ -13,6 +13,7 @@
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
+#include <openssl/ocsp.h>
 
 static inline void subdesk_openssl_free(void *p) { OPENSSL_free(p); }
 static inline long subdesk_bio_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }

@@ -117,6 +117,12 @@ struct Context {
             return env.rawValue
         })
         policy.allowV1 = arguments.has("allow-v1") || (config.bool("allow_v1") ?? false)
+        if let text = setting("revocation-check", "revocation_check") {
+            guard let mode = RevocationCheckMode(rawValue: text.lowercased()) else {
+                throw UsageError("revocation check must be off or ocsp, got \(text) (--revocation-check or revocation_check)")
+            }
+            policy.revocationCheck = mode
+        }
         if let text = config.string("quarantine_budget_mb") {
             guard let mb = Int64(text), mb >= 0 else { throw UsageError("quarantine_budget_mb must be a whole number of MiB, got \(text)") }
             policy.quarantineBudgetBytes = mb << 20
@@ -137,8 +143,12 @@ struct Context {
         // once; without this host's key nothing is remembered or recalled (every chain is
         // checked in full, and doctor says why).
         let key = try? ChainMemoryKey.load(path: chainKeyPath)
-        return Intake(store: store, verifier: SignedDataVerifier(roots: try trustRoots(), memory: store, memoryKey: key),
-                      policy: try intakePolicy())
+        let policy = try intakePolicy()
+        let roots = try trustRoots()
+        let revocation = policy.revocationCheck == .ocsp
+            ? OCSPRevocationChecker(roots: roots, transport: HTTPOCSPTransport()) : nil
+        return Intake(store: store, verifier: SignedDataVerifier(roots: roots, memory: store, memoryKey: key, revocation: revocation),
+                      policy: policy)
     }
 
     /// Where this host keeps the key that seals remembered chain checks: `chain_key_file`,

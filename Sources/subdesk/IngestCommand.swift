@@ -6,7 +6,8 @@ enum IngestCommand {
     static let help = """
     usage: subdesk ingest [--root-ca FILE]... [--bundle-id ID] [--app-apple-id N]
                           [--environment Production|Sandbox] [--allow-environment Xcode|LocalTesting]
-                          [--allow-v1] [--shared-secret-file FILE] [--json] [PATH|-]...
+                          [--allow-v1] [--shared-secret-file FILE] [--revocation-check off|ocsp]
+                          [--json] [PATH|-]...
            subdesk ingest --cgi
 
     Verifies and stores App Store server notifications. Each PATH holds one JSON body
@@ -20,10 +21,16 @@ enum IngestCommand {
     --cgi   CGI/1.1 mode: reads one POST body (CONTENT_LENGTH) from stdin and answers
             Status 200 once stored or a duplicate, 4xx for a body that can never be valid
             (it is quarantined), 5xx when it could not be stored, so Apple retries.
+
+    --revocation-check off|ocsp   (config: revocation_check; off by default)
+            ocsp asks the OCSP responders the signing leaf and intermediate name whether
+            either was revoked: a revoked certificate refuses the body (quarantined); a
+            responder that cannot answer leaves the body unstored and unquarantined (CGI
+            answers 503 so Apple retries; a batch stops as on a store failure, resumable).
     """
 
     static let options: Set<String> = ["root-ca", "bundle-id", "app-apple-id", "environment", "allow-environment",
-                                       "allow-v1", "shared-secret-file", "cgi", "quiet", "batch-size"]
+                                       "allow-v1", "shared-secret-file", "cgi", "quiet", "batch-size", "revocation-check"]
 
     struct Counts { var stored = 0, duplicates = 0, rejected = 0 }
 

@@ -133,6 +133,12 @@ enum MaintenanceCommands {
             add("environment", "ok", policy.environment?.rawValue ?? "Production and Sandbox accepted")
             add("v1", policy.allowV1 && policy.sharedSecret == nil ? "warn" : "ok",
                 policy.allowV1 ? (policy.sharedSecret == nil ? "V1 allowed without a shared secret" : "V1 allowed, password checked") : "V1 refused")
+            // With the check on, intake depends on a host outside: a firewall must let it
+            // through, or every notification is answered 503 until it does.
+            add("revocation", "ok", policy.revocationCheck == .ocsp
+                ? "OCSP: intake asks the responders the signing certificates name (Apple's: http://ocsp.apple.com, port 80); "
+                    + "while they cannot answer, notifications are answered 503 and Apple retries"
+                : "not checked online (revocation_check = ocsp asks Apple's OCSP responders)")
         } catch {
             add("config", "fail", "\(error)")
         }

@@ -50,7 +50,7 @@ config file keys (key = value, # comments; flags win): db, bundle_id, app_apple_
 environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments,
 operator, api_key_file, api_key_id, api_issuer_id, server_api_url, server_api_sandbox_url,
 verify_receipt_url, verify_receipt_sandbox_url, revalidation_timeout, quarantine_budget_mb,
-refund_consent, refund_policy, rates_file.
+refund_consent, refund_policy, rates_file, chain_key_file, revocation_check.
 """
 
 struct Command {

@@ -31,7 +31,8 @@ struct Rejection: Error, CustomStringConvertible {
 /// body -> decode -> verify -> dedupe -> apply -> commit, or quarantine.
 ///
 /// Every body ends stored, a duplicate, or quarantined with its reason; only a
-/// failure of the store itself is thrown (the caller answers 5xx so Apple retries).
+/// failure of the store itself, or a revocation check that could not be made
+/// (`RevocationStatusUnavailable`), is thrown (the caller answers 5xx so Apple retries).
 public final class Intake {
     public let store: Store
     let verifier: SignedPayloadVerifier
@@ -114,6 +115,10 @@ public final class Intake {
         } catch let f as DecodingFault {
             return checked(.refused(f.description))
         } catch let e as StoreError {
+            throw e
+        } catch let e as RevocationStatusUnavailable {
+            // A responder that cannot be reached says nothing about the body: it is neither
+            // stored nor quarantined, and the caller answers so that Apple sends it again.
             throw e
         } catch {
             return checked(.refused("\(error)"))

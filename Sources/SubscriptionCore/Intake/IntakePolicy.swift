@@ -17,6 +17,9 @@ public struct IntakePolicy: Sendable, Equatable {
     /// The most body bytes the quarantine keeps in all; past it, a new rejected body keeps
     /// only its digest, length and count. Nil keeps every body.
     public var quarantineBudgetBytes: Int64? = IntakePolicy.defaultQuarantineBudgetBytes
+    /// Whether the signing chain's revocation is asked of its OCSP responders; off, intake
+    /// never touches the network.
+    public var revocationCheck: RevocationCheckMode = .off
 
     public static let defaultQuarantineBudgetBytes: Int64 = 256 << 20
 

@@ -10,6 +10,7 @@ public struct Configuration: Equatable, Sendable {
         "allow_environments", "theme", "tz", "server_api_url", "server_api_sandbox_url", "verify_receipt_url",
         "verify_receipt_sandbox_url", "api_key_file", "api_key_id", "api_issuer_id", "operator", "busy_timeout_ms",
         "revalidation_timeout", "quarantine_budget_mb", "refund_consent", "refund_policy", "rates_file", "chain_key_file",
+        "revocation_check",
     ]
 
     public init() {}

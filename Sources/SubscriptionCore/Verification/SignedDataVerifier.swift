@@ -87,12 +87,18 @@ public final class SignedDataVerifier: @unchecked Sendable {
     private let rootsFingerprint: Data
     /// What the memory's rows are filed under: the roots' fingerprint bound to the key.
     private let memoryRowKey: Data
+    /// Asks the chain's OCSP responders about revocation once the chain and signature
+    /// verify; nil (the default) keeps verification off the network.
+    public let revocation: OCSPRevocationChecker?
 
     /// - Parameter cacheCapacity: verified chains kept; Apple rotates its
     ///   signing leaf rarely, so a handful covers production and sandbox.
     /// - Parameter memory: where passed chain checks are remembered across processes; used
     ///   only with a `memoryKey`, which seals what is remembered and checks it on recall.
-    public init(roots: TrustRoots, cacheCapacity: Int = 32, memory: ChainMemory? = nil, memoryKey: ChainMemoryKey? = nil) {
+    /// - Parameter revocation: checks the leaf and intermediate with their OCSP responders
+    ///   after everything else passed; nil checks nothing online.
+    public init(roots: TrustRoots, cacheCapacity: Int = 32, memory: ChainMemory? = nil, memoryKey: ChainMemoryKey? = nil,
+                revocation: OCSPRevocationChecker? = nil) {
         guard let store = X509_STORE_new() else {
             preconditionFailure("libcrypto could not allocate an X509_STORE: \(OpenSSL.takeErrors())")
         }
@@ -110,6 +116,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
                                                 .reduce(into: Data()) { $0 += ContentDigest.sha256($1) })
         self.rootsFingerprint = fingerprint
         self.memoryRowKey = memoryKey?.rowKey(roots: fingerprint) ?? Data()
+        self.revocation = revocation
     }
 
     deinit { X509_STORE_free(store) }
@@ -183,6 +190,8 @@ public final class SignedDataVerifier: @unchecked Sendable {
         guard hashed else { throw fail(.libcrypto("SHA-256 failed: \(OpenSSL.takeErrors())")) }
         let valid = [UInt8](signature).withUnsafeBufferPointer { ES256.isValidSignature($0, digest: digest, by: chain.key) }
         guard valid else { throw fail(.signatureMismatch) }
+        // Last, so a body that fails offline checks never causes a request.
+        if let revocation { try revocation.check(header.certificates, field: field) }
         return VerifiedJWS(payload: payload, payloadObject: payloadObject, header: header.info, signedDate: signedDate,
                            chainHash: chain.hashHex, signerSubject: chain.subjects.first ?? "",
                            headerSegment: header.segment, signature: signature)

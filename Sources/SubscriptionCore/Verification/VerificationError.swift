@@ -91,6 +91,10 @@ public struct VerificationError: Error, CustomStringConvertible, Equatable, Send
         case timeOutOfRange(String)
         /// libcrypto failed for a reason that is not the input's fault.
         case libcrypto(String)
+        /// The certificate's issuer (through its OCSP responder) says it was revoked.
+        case certificateRevoked(CertificatePosition, subject: String, at: Date, reason: String?, responder: String)
+        /// Revocation checking is on, and the certificate names no OCSP responder to ask.
+        case noOCSPResponder(CertificatePosition, subject: String)
 
         public var description: String {
             switch self {
@@ -150,6 +154,12 @@ public struct VerificationError: Error, CustomStringConvertible, Equatable, Send
                 return "time \(value) is outside 1970-9999, cannot check a chain at it"
             case .libcrypto(let reason):
                 return "libcrypto failed (\(reason))"
+            case .certificateRevoked(let position, let subject, let at, let reason, let responder):
+                return "certificate \(position) (\(subject)) was revoked at \(VerificationError.timestamp(at))"
+                    + (reason.map { " (\($0))" } ?? "") + ", says OCSP responder \(responder.escapingControlCharacters())"
+            case .noOCSPResponder(let position, let subject):
+                return "certificate \(position) (\(subject)) names no OCSP responder in its Authority Information Access, "
+                    + "so its revocation cannot be checked (revocation_check = ocsp)"
             }
         }
     }
