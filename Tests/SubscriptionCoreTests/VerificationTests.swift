@@ -404,7 +404,7 @@ final class VerificationTests: XCTestCase {
         let forger = try makeSigner(leaf: "other-ca/leaf.der", intermediate: "other-ca/intermediate.der", root: "other-ca/root.der",
                                     key: "other-ca/leaf-key.pem")
         let forged = try forger.sign(payload: Self.payload())
-        let forgedChain = try ["other-ca/leaf.der", "other-ca/intermediate.der", "other-ca/root.der"].map(Self.fixture)
+        let forgedChain = ["other-ca/leaf.der", "other-ca/intermediate.der", "other-ca/root.der"].map(Self.fixture)
         let forgedHash = SignedDataVerifier.chainHash(forgedChain)
         try store.plantChainForTesting(hash: forgedHash, roots: honest.roots, lengths: forgedChain.map { String($0.count) }.joined(separator: ","),
                                        subjects: honest.subjects, seal: honest.seal)
