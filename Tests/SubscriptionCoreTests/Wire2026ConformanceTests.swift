@@ -207,7 +207,10 @@ final class Wire2026ConformanceTests: XCTestCase {
         // The month's 10.99, not the commitment's 119.88 over its length.
         XCTAssertEqual(try XCTUnwrap(today.money[.mrr]), 10.99, accuracy: 1e-9)
         XCTAssertEqual(try counts(store, filter: SegmentFilter(dimension: .plan, value: "monthly")).days["2026-06-01"]?[.activePaid], 1)
-        XCTAssertEqual(try counts(store, filter: SegmentFilter(dimension: .plan, value: "none")).days["2026-06-01"]?[.activePaid], 0)
+        // No subscription here is without a plan: asking for that part is refused, naming the plans there are.
+        XCTAssertThrowsError(try counts(store, filter: SegmentFilter(dimension: .plan, value: "none"))) { error in
+            XCTAssertTrue("\(error)".contains("no subscription has plan none: the plan values there are monthly"), "\(error)")
+        }
     }
 
     func testACommitmentWhoseRenewalIsTurnedOffIsSetToCancelAndSaysWhenPaymentsStop() throws {

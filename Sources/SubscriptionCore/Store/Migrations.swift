@@ -447,7 +447,7 @@ enum Migrations {
         (17, """
         -- Consent withdrawals (RESCIND_CONSENT) are read from the notifications themselves, on
         -- every subscriber list and feed refresh: this keeps that from reading every row.
-        CREATE INDEX notifications_rescind ON notifications(signed_ms) WHERE type = 'RESCIND_CONSENT';
+        CREATE INDEX IF NOT EXISTS notifications_rescind ON notifications(signed_ms) WHERE type = 'RESCIND_CONSENT';
         """),
     ]
 

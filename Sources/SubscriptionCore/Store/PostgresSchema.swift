@@ -17,7 +17,7 @@ enum PostgresSchema {
         ALTER TABLE verified_chains ADD COLUMN seal BYTEA;
         """),
         (17, """
-        CREATE INDEX notifications_rescind ON notifications(signed_ms) WHERE type = 'RESCIND_CONSENT';
+        CREATE INDEX IF NOT EXISTS notifications_rescind ON notifications(signed_ms) WHERE type = 'RESCIND_CONSENT';
         """),
     ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
