@@ -48,6 +48,8 @@ enum SubscribersView {
             TableColumn("STATUS", width: .fixed(wide ? 13 : 7)),
             // An operator's override in force decides entitlement instead of Apple's state.
             TableColumn(wide ? "OVERRIDE" : "OV", width: .fixed(wide ? 8 : 2)),
+            // A parent or guardian withdrew consent: Apple stops the app, an operator has to act.
+            TableColumn(wide ? "CONSENT" : "C", width: .fixed(wide ? TextWidth.width(of: consentWide) : 1)),
             TableColumn("EXPIRES (\(state.time.label))", width: .fixed(16)),
             TableColumn(wide ? "RENEW" : "AUTO", width: .fixed(wide ? 5 : 4)),
             TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
@@ -60,6 +62,7 @@ enum SubscribersView {
                 TableCell(s.productId),
                 TableCell(wide ? s.status.label : shortLabel(s.status), role: Styling.role(for: s.status)),
                 overrideCell(list.overrides[s.originalTransactionId], wide: wide),
+                consentCell(list.consentWithdrawn.contains(s.originalTransactionId), wide: wide),
                 TableCell(s.expiresDate.map(state.time.minute) ?? "-"),
                 TableCell(s.autoRenewStatus ? "on" : "off", role: s.autoRenewStatus ? nil : .dim),
                 TableCell(DashboardRenderer.environmentLabel(s.environment, short: !wide)),
@@ -83,6 +86,15 @@ enum SubscribersView {
         guard let kind else { return TableCell("") }
         let text = wide ? kind.rawValue : (kind == .grant ? "G" : "R")
         return TableCell(text, role: kind == .grant ? .success : .error)
+    }
+
+    /// The marker of a subscription an open consent withdrawal concerns (`:consent` lists them).
+    static let consentMark = "⊘"
+    static let consentWide = consentMark + " withdrawn"
+
+    static func consentCell(_ withdrawn: Bool, wide: Bool) -> TableCell {
+        guard withdrawn else { return TableCell("") }
+        return TableCell(wide ? consentWide : consentMark, role: .warning)
     }
 
     /// ` 0 all 144  1 active 96  2 grace 6 …`: the digit keys, what they show, and how many.
