@@ -129,6 +129,7 @@ extension DashboardReducer {
             if page.consentWithdrawn.contains(id) { list.consentWithdrawn.insert(id) } else { list.consentWithdrawn.remove(id) }
         }
         list.searchCut = !page.complete
+        list.openConsentWithdrawals = page.openConsentWithdrawals
 
         switch request.position {
         case .first:

@@ -13,8 +13,10 @@ enum ConsentView {
         let consent = state.consent
         let open = consent.openCount
         let handled = consent.entries.count - open
-        let title = "\(open) open consent withdrawal\(open == 1 ? "" : "s"): Apple stops the app for that user · "
-            + "\(handled) handled" + (consent.includeHandled || handled == 0 ? "" : " (a lists them)")
+        // The counts first: the explanation after them is what a narrow screen cuts.
+        let title = "\(open) open consent withdrawal\(open == 1 ? "" : "s") · \(handled) handled"
+            + (consent.includeHandled || handled == 0 ? "" : " (a lists them)")
+            + " · a parent or guardian withdrew consent: Apple stops the app for that user"
         buffer.put(title, x: area.x + 1, y: area.y, width: area.width - 2, alignment: .left, role: .title)
 
         let wide = area.width >= 110
@@ -77,7 +79,7 @@ enum ConsentView {
             last = "handled by \(h.operatorName) \(state.time.minute(h.at)) \(state.time.label)" + (h.reason.map { ": \($0)" } ?? "")
             role = .dim
         } else {
-            last = "open: act for the family (end access, delete data), then h marks it handled with what was done (audited)"
+            last = "open: h marks it handled once done (end access, delete data, tell the family)"
             role = .accent
         }
         buffer.put(SafeText.sanitize(last), x: area.x, y: area.y + 2, width: area.width, alignment: .left, role: role)

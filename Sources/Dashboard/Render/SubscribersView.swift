@@ -41,32 +41,37 @@ enum SubscribersView {
 
         let tableArea = area.inset(top: 2)
         let wide = area.width >= 110
-        let columns: [TableColumn] = [
+        // A store with no open consent withdrawal (most of them) keeps the columns for the rest.
+        let consentColumn = list.openConsentWithdrawals > 0 || !list.consentWithdrawn.isEmpty
+        var columns: [TableColumn] = [
             TableColumn("USER", width: .flex(1)),
             TableColumn("ORIGINAL TX", width: .fixed(16)),
             TableColumn("PRODUCT", width: .flex(1)),
             TableColumn("STATUS", width: .fixed(wide ? 13 : 7)),
             // An operator's override in force decides entitlement instead of Apple's state.
             TableColumn(wide ? "OVERRIDE" : "OV", width: .fixed(wide ? 8 : 2)),
-            // A parent or guardian withdrew consent: Apple stops the app, an operator has to act.
-            TableColumn(wide ? "CONSENT" : "C", width: .fixed(wide ? TextWidth.width(of: consentWide) : 1)),
             TableColumn("EXPIRES (\(state.time.label))", width: .fixed(16)),
             TableColumn(wide ? "RENEW" : "AUTO", width: .fixed(wide ? 5 : 4)),
             TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
         ]
+        if consentColumn {
+            // A parent or guardian withdrew consent: Apple stops the app, an operator has to act.
+            columns.insert(TableColumn(wide ? "CONSENT" : "C", width: .fixed(wide ? TextWidth.width(of: consentWide) : 1)), at: 5)
+        }
         let rows: [[TableCell]] = list.rows.map { row in
             let s = row.state
-            return [
+            var cells = [
                 TableCell(userLabel(row.subscriber)),
                 TableCell(s.originalTransactionId),
                 TableCell(s.productId),
                 TableCell(wide ? s.status.label : shortLabel(s.status), role: Styling.role(for: s.status)),
                 overrideCell(list.overrides[s.originalTransactionId], wide: wide),
-                consentCell(list.consentWithdrawn.contains(s.originalTransactionId), wide: wide),
                 TableCell(s.expiresDate.map(state.time.minute) ?? "-"),
                 TableCell(s.autoRenewStatus ? "on" : "off", role: s.autoRenewStatus ? nil : .dim),
                 TableCell(DashboardRenderer.environmentLabel(s.environment, short: !wide)),
             ]
+            if consentColumn { cells.insert(consentCell(list.consentWithdrawn.contains(s.originalTransactionId), wide: wide), at: 5) }
+            return cells
         }
         let empty: String
         if !list.loaded {

@@ -385,7 +385,9 @@ public final class DashboardSession {
         where o.isInForce(at: now) && page.overrides[o.originalTransactionId] == nil {
             page.overrides[o.originalTransactionId] = o.kind
         }
-        page.consentWithdrawn = try consentBadges.withdrawn(among: page.rows.map(\.state.originalTransactionId), store: store)
+        let consent = try consentBadges.marks(among: page.rows.map(\.state.originalTransactionId), store: store)
+        page.consentWithdrawn = consent.withdrawn
+        page.openConsentWithdrawals = consent.openCount
         return page
     }
 

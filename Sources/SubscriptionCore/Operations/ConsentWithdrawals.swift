@@ -129,16 +129,33 @@ public final class ConsentBadgeIndex {
 
     public init() {}
 
+    /// What the list shows for one page.
+    public struct Marks: Equatable, Sendable {
+        /// The page's subscriptions an open withdrawal concerns.
+        public var withdrawn: Set<String> = []
+        /// Open withdrawals in the whole store, whichever subscriptions they concern.
+        public var openCount = 0
+
+        public init(withdrawn: Set<String> = [], openCount: Int = 0) {
+            self.withdrawn = withdrawn
+            self.openCount = openCount
+        }
+    }
+
     /// The original transaction ids among `originalTransactionIds` that an open (not yet
-    /// handled) withdrawal concerns: its appTransactionId is on one of their transactions,
-    /// or intake found the subscription when the withdrawal arrived.
-    public func withdrawn(among originalTransactionIds: [String], store: Store) throws -> Set<String> {
-        guard !originalTransactionIds.isEmpty else { return [] }
+    /// handled) withdrawal concerns (its appTransactionId is on one of their transactions,
+    /// or intake found the subscription when the withdrawal arrived), and how many are open.
+    public func marks(among originalTransactionIds: [String], store: Store) throws -> Marks {
         let keys = try store.consentNotificationKeys()
-        guard !keys.isEmpty else { return [] }
+        guard !keys.isEmpty else { return Marks() }
         let handled = try store.consentHandled(uuids: keys.map(\.uuid))
         let open = keys.filter { handled[$0.uuid] == nil }
-        guard !open.isEmpty else { return [] }
+        return Marks(withdrawn: try withdrawn(among: originalTransactionIds, open: open, store: store), openCount: open.count)
+    }
+
+    private func withdrawn(among originalTransactionIds: [String], open: [(uuid: String, originalTransactionId: String?)],
+                           store: Store) throws -> Set<String> {
+        guard !originalTransactionIds.isEmpty, !open.isEmpty else { return [] }
         let page = Set(originalTransactionIds)
         var marked = Set(open.compactMap(\.originalTransactionId)).intersection(page)
         var openApps = Set<String>()
