@@ -165,8 +165,16 @@ enum CountsCommand {
             let widths = [10] + shown.map { max(6, $0.0.count) }
             Output.line(ListCommands.pad([periodHeader(period)] + shown.map(\.0), widths))
             for r in rows { Output.line(ListCommands.pad([r.day] + shown.map { r.text($0.1) }, widths)) }
+            // Not a daily metric: a withdrawal may concern no stored subscription, and it is
+            // work waiting for an operator now, whatever the range.
+            Output.line(consentLine(try ConsentWithdrawal.openCount(store: store)))
         }
         return 0
+    }
+
+    /// `consent  2 open withdrawals (subdesk consent)`: the line under the counts table.
+    static func consentLine(_ open: Int) -> String {
+        "consent  \(open) open withdrawal\(open == 1 ? "" : "s") (subdesk consent)"
     }
 
     /// The first column's heading in a text table.

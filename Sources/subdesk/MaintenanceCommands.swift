@@ -104,6 +104,10 @@ enum MaintenanceCommands {
                 }
                 let partial = try store.quarantineEntriesWithoutWholeBody()
                 if partial > 0 { add("partial bodies", "warn", "\(partial) entries keep only a prefix or a digest of their body") }
+                // `counts --json` is an array of periods with no envelope to carry this, so it is here.
+                let openConsent = try ConsentWithdrawal.openCount(store: store)
+                add("consent", openConsent > 0 ? "warn" : "ok",
+                    "\(openConsent) open withdrawal\(openConsent == 1 ? "" : "s") (subdesk consent)")
             } catch {
                 add("store", "fail", "\(error)")
             }

@@ -63,6 +63,21 @@ final class KeyTableTests: XCTestCase {
         }
     }
 
+    /// The README's key table is `subdesk keys` pasted; it must be pasted again when keys change.
+    func testTheReadmeKeyTableIsTheKeyTable() throws {
+        let readme = try String(contentsOf: DashboardFixture.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        XCTAssertTrue(readme.contains(table.markdown() + "\n"), "README.md's key table differs; paste `subdesk keys`:\n\(table.markdown())")
+    }
+
+    func testConsentKeysWorkOnTheConsentScreen() {
+        XCTAssertEqual(table.command(for: .char("h"), on: .consent), .markConsentHandled)
+        XCTAssertEqual(table.command(for: .char("a"), on: .consent), .toggleHandled)
+        XCTAssertEqual(table.command(for: .enter, on: .consent), .open)
+        XCTAssertEqual(table.command(for: .char("h"), on: .daily), .earlierDays, "h keeps its meaning elsewhere")
+        XCTAssertEqual(table.hints(for: .consent).prefix(3).map(\.label), ["handled", "open", "all"])
+        XCTAssertEqual(table.helpEntries(for: .consent).first?.section, "Consent withdrawals")
+    }
+
     func testMarkdownListsEveryBinding() {
         let lines = table.markdown().components(separatedBy: "\n")
         XCTAssertEqual(lines.count, table.bindings.count + 2)

@@ -27,6 +27,12 @@ public enum KeyCommand: Hashable, Sendable {
     /// `a`: send the suggested answer for the selected request (confirmed).
     case answerRefund
 
+    // Consent withdrawals
+    /// `h`: mark the selected withdrawal handled, with a reason (confirmed, audited).
+    case markConsentHandled
+    /// `a`: show handled withdrawals too, or only open ones.
+    case toggleHandled
+
     // Subscribers
     /// A digit key: 1–5 pick a status, 0 shows all.
     case statusDigit

@@ -147,9 +147,16 @@ extension KeyTable {
                    screens: [.refunds], hint: "answer"),
         KeyBinding([.enter], .open, "open the subscription", section: "Refund requests", screens: [.refunds], hint: "open"),
 
+        // Consent withdrawals
+        KeyBinding([.char("h")], .markConsentHandled, "mark handled (a reason)", section: "Consent withdrawals",
+                   screens: [.consent], hint: "handled"),
+        KeyBinding([.enter], .open, "open the subscription", section: "Consent withdrawals", screens: [.consent], hint: "open"),
+        KeyBinding([.char("a")], .toggleHandled, "show handled ones too", section: "Consent withdrawals",
+                   screens: [.consent], hint: "all"),
+
         // Copying
         KeyBinding([.char("y")], .copyId, "copy the id (OSC 52)", section: "Copy",
-                   screens: [.subscribers, .detail, .feed, .audit, .refunds]),
+                   screens: [.subscribers, .detail, .feed, .audit, .refunds, .consent]),
 
         // Moving
         KeyBinding([.char("j"), .down], .down, "down", section: "Moving", keyLabel: "j/↓"),

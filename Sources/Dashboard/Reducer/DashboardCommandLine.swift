@@ -5,7 +5,7 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "refunds", "backfill", "ping", "extend", "answer", "apple", "link", "messages",
+    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "refunds", "consent", "backfill", "ping", "extend", "answer", "apple", "link", "messages",
                                "theme", "tz", "help", "q"]
 
     /// What each command does, as `?` lists it: the screens first, then the rest.
@@ -18,6 +18,7 @@ public enum DashboardCommandLine {
         (":gaps", "missed"),
         (":backfill DAYS", ""),
         (":refunds", ""),
+        (":consent", "withdrawn"),
         (":ping", "webhook"),
         (":extend [all P] D C WHY", ""),
         (":answer PREF", "refund"),
@@ -156,6 +157,8 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.gaps, &state)
         case "refunds":
             return DashboardReducer.switchTo(.refunds, &state)
+        case "consent":
+            return DashboardReducer.switchTo(.consent, &state)
         case "extend":
             if argument.lowercased().hasPrefix("all ") || argument.lowercased() == "all" {
                 return extendAll(String(argument.dropFirst(3)).trimmingCharacters(in: .whitespaces), &state)

@@ -123,8 +123,13 @@ extension DashboardReducer {
         let visible = Layout.subscriberRows(height: state.height)
         let capacity = Layout.windowCapacity(pageLimit: request.limit, height: state.height)
         func clamp(_ index: Int) -> Int { min(max(0, index), max(0, list.rows.count - 1)) }
-        for row in page.rows { list.overrides[row.state.originalTransactionId] = page.overrides[row.state.originalTransactionId] }
+        for row in page.rows {
+            let id = row.state.originalTransactionId
+            list.overrides[id] = page.overrides[id]
+            if page.consentWithdrawn.contains(id) { list.consentWithdrawn.insert(id) } else { list.consentWithdrawn.remove(id) }
+        }
         list.searchCut = !page.complete
+        list.openConsentWithdrawals = page.openConsentWithdrawals
 
         switch request.position {
         case .first:

@@ -92,6 +92,14 @@ public enum DashboardReducer {
         case .refundAnswered(let message, let failed):
             flash(message, error: failed, &state)
             return state.screen == .refunds ? [.loadRefunds] : []
+        case .consentLoaded(let withdrawals):
+            applyConsent(withdrawals, &state)
+            return []
+        case .consentHandled(let message, let failed):
+            flash(message, error: failed, &state)
+            // The subscriber list's badge goes with the withdrawal, when the list is shown next.
+            if !failed { state.refreshPending = true }
+            return state.screen == .consent ? [.loadConsent] : []
         case .auditLoaded(let filter, let entries):
             applyAudit(filter, entries, &state)
             return []
@@ -195,6 +203,9 @@ public enum DashboardReducer {
         state.quarantine.loaded = false
         state.gaps = GapsState()
         state.refunds = RefundsState()
+        var consent = ConsentState()
+        consent.includeHandled = state.consent.includeHandled
+        state.consent = consent
         state.daily.days = []
         state.daily.request = nil
         state.daily.loaded = false
@@ -245,6 +256,13 @@ public enum DashboardReducer {
         if let confirmation = state.confirmation {
             state.confirmation = nil
             if case .quit = confirmation.onYes { return answerQuitQuestion(key, &state) }
+            if case .record(let effect) = confirmation.onYes {
+                guard key == .char("y") || key == .char("Y") else {
+                    flash("cancelled: nothing was recorded", &state)
+                    return []
+                }
+                return [effect]
+            }
             guard key == .char("y") || key == .char("Y"), case .ask(let effect) = confirmation.onYes else {
                 flash("cancelled: nothing was asked of Apple", &state)
                 return []
@@ -302,6 +320,7 @@ public enum DashboardReducer {
         case .audit: return auditCommand(command, &state)
         case .gaps: return gapsCommand(command, &state)
         case .refunds: return refundsCommand(command, &state)
+        case .consent: return consentCommand(command, &state)
         }
     }
 
@@ -324,6 +343,9 @@ public enum DashboardReducer {
             return state.audit.entries[state.audit.selection].target
         case .refunds:
             return state.refunds.selected.map { $0.request.originalTransactionId ?? $0.request.notificationUUID }
+        case .consent:
+            // The notification UUID is what `subdesk consent handle` takes.
+            return state.consent.selected?.notificationUUID
         default:
             return nil
         }
@@ -391,6 +413,8 @@ public enum DashboardReducer {
             return [.loadGaps]
         case .refunds:
             return [.loadRefunds]
+        case .consent:
+            return [.loadConsent]
         }
     }
 
@@ -407,7 +431,7 @@ public enum DashboardReducer {
         case .feed:
             state.feed.lastPoll = state.now
             return [.pollFeed(afterId: state.feed.lastId)]
-        case .detail, .daily, .quarantine, .audit, .gaps, .refunds:
+        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent:
             return enter(screen, &state)
         case .quarantineBody:
             return []
@@ -495,6 +519,7 @@ public enum DashboardReducer {
             state.prompt = nil
             // A filter applied while typing goes back to what it was.
             if prompt.kind == .filter && prompt.text != prompt.original { return applyFilter(prompt.original, &state) }
+            if case .consentReason = prompt.kind { flash("cancelled: nothing was recorded", &state) }
             return []
         case .enter:
             state.prompt = nil
@@ -542,6 +567,8 @@ public enum DashboardReducer {
         switch prompt.kind {
         case .command:
             return DashboardCommandLine.execute(prompt.text, &state)
+        case .consentReason(let uuid):
+            return askToMarkConsentHandled(uuid, reason: prompt.text, &state)
         case .filter:
             var effects = applyFilter(prompt.text, &state)
             // An order id from a customer's receipt matches nothing stored: ask Apple.

@@ -28,6 +28,7 @@ public enum DashboardRenderer {
         case .quarantine: QuarantineView.renderList(state, in: content, buffer: &buffer)
         case .gaps: GapsView.render(state, in: content, buffer: &buffer)
         case .refunds: RefundsView.render(state, in: content, buffer: &buffer)
+        case .consent: ConsentView.render(state, in: content, buffer: &buffer)
         case .quarantineBody: QuarantineView.renderBody(state, in: content, buffer: &buffer)
         case .audit: AuditView.render(state, in: content, buffer: &buffer)
         }
@@ -64,6 +65,7 @@ public enum DashboardRenderer {
             case .quarantine: path.append("quarantine")
             case .gaps: path.append("gaps")
             case .refunds: path.append("refunds")
+            case .consent: path.append("consent")
             case .quarantineBody: path.append(state.quarantine.openEntry.map { "#\($0.id)" } ?? "body")
             case .audit: path.append("audit")
             }

@@ -41,7 +41,9 @@ enum SubscribersView {
 
         let tableArea = area.inset(top: 2)
         let wide = area.width >= 110
-        let columns: [TableColumn] = [
+        // A store with no open consent withdrawal (most of them) keeps the columns for the rest.
+        let consentColumn = list.openConsentWithdrawals > 0 || !list.consentWithdrawn.isEmpty
+        var columns: [TableColumn] = [
             TableColumn("USER", width: .flex(1)),
             TableColumn("ORIGINAL TX", width: .fixed(16)),
             TableColumn("PRODUCT", width: .flex(1)),
@@ -52,9 +54,13 @@ enum SubscribersView {
             TableColumn(wide ? "RENEW" : "AUTO", width: .fixed(wide ? 5 : 4)),
             TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
         ]
+        if consentColumn {
+            // A parent or guardian withdrew consent: Apple stops the app, an operator has to act.
+            columns.insert(TableColumn(wide ? "CONSENT" : "C", width: .fixed(wide ? TextWidth.width(of: consentWide) : 1)), at: 5)
+        }
         let rows: [[TableCell]] = list.rows.map { row in
             let s = row.state
-            return [
+            var cells = [
                 TableCell(userLabel(row.subscriber)),
                 TableCell(s.originalTransactionId),
                 TableCell(s.productId),
@@ -64,6 +70,8 @@ enum SubscribersView {
                 TableCell(s.autoRenewStatus ? "on" : "off", role: s.autoRenewStatus ? nil : .dim),
                 TableCell(DashboardRenderer.environmentLabel(s.environment, short: !wide)),
             ]
+            if consentColumn { cells.insert(consentCell(list.consentWithdrawn.contains(s.originalTransactionId), wide: wide), at: 5) }
+            return cells
         }
         let empty: String
         if !list.loaded {
@@ -83,6 +91,15 @@ enum SubscribersView {
         guard let kind else { return TableCell("") }
         let text = wide ? kind.rawValue : (kind == .grant ? "G" : "R")
         return TableCell(text, role: kind == .grant ? .success : .error)
+    }
+
+    /// The marker of a subscription an open consent withdrawal concerns (`:consent` lists them).
+    static let consentMark = "⊘"
+    static let consentWide = consentMark + " withdrawn"
+
+    static func consentCell(_ withdrawn: Bool, wide: Bool) -> TableCell {
+        guard withdrawn else { return TableCell("") }
+        return TableCell(wide ? consentWide : consentMark, role: .warning)
     }
 
     /// ` 0 all 144  1 active 96  2 grace 6 …`: the digit keys, what they show, and how many.

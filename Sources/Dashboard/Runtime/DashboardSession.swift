@@ -33,6 +33,8 @@ public final class DashboardSession {
     private let background = BackgroundWork()
     /// What the effect being performed would be doing on a worker, for `withRevalidator`.
     private var workLabel = ""
+    /// Which subscriptions of a page an open consent withdrawal concerns, remembering what it read.
+    private var consentBadges = ConsentBadgeIndex()
 
     /// At most this many actions per dispatch: a guard against two loads asking for each other forever.
     static let actionBudget = 64
@@ -111,6 +113,8 @@ public final class DashboardSession {
         }
         store.closeAfterReplacement()
         store = reopened
+        // Another store may hold other bodies under the same UUIDs.
+        consentBadges = ConsentBadgeIndex()
         storeIdentity = now
         lastDataVersion = try? reopened.dataVersion()
         send(.storeFileReopened(path: store.path))
@@ -179,6 +183,16 @@ public final class DashboardSession {
                 return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit))]
             case .loadRefunds:
                 return [.refundsLoaded(try loadRefunds())]
+            case .loadConsent:
+                return [.consentLoaded(try ConsentWithdrawal.load(store: store, includeHandled: true))]
+            case .markConsentHandled(let uuid, let reason):
+                do {
+                    let entry = try Operations(store: store, operatorName: operatorName).markConsentHandled(uuid, reason: reason, now: clock())
+                    return [.consentHandled(message: SafeText.sanitize("consent withdrawal \(uuid) marked handled by \(entry.operatorName) "
+                                                + "(audit #\(entry.id)); \(entry.detail ?? "")"), failed: false)]
+                } catch let error as OperationError {
+                    return [.consentHandled(message: "not marked handled: " + SafeText.sanitize(error.description), failed: true)]
+                }
             case .answerRefund(let uuid, let answer, let reason):
                 return withRevalidator({ _ in
                     .refundAnswered(message: "answering needs the App Store Server API key settings", failed: true)
@@ -371,6 +385,9 @@ public final class DashboardSession {
         where o.isInForce(at: now) && page.overrides[o.originalTransactionId] == nil {
             page.overrides[o.originalTransactionId] = o.kind
         }
+        let consent = try consentBadges.marks(among: page.rows.map(\.state.originalTransactionId), store: store)
+        page.consentWithdrawn = consent.withdrawn
+        page.openConsentWithdrawals = consent.openCount
         return page
     }
 

@@ -24,6 +24,10 @@ public enum DashboardAction: Sendable {
     case quarantineLoaded([QuarantineEntry])
     case gapsLoaded([DeliveryGap])
     case refundsLoaded([RefundQueueEntry])
+    /// Every stored consent withdrawal, handled ones included.
+    case consentLoaded([ConsentWithdrawal])
+    /// What marking a consent withdrawal handled came to.
+    case consentHandled(message: String, failed: Bool)
     /// What sending a refund request's answer came to.
     case refundAnswered(message: String, failed: Bool)
     case themeApplied(name: String, warnings: [String])
@@ -61,6 +65,9 @@ public enum DashboardEffect: Equatable, Sendable {
     case loadQuarantine
     case loadGaps
     case loadRefunds
+    case loadConsent
+    /// Mark a consent withdrawal handled through `Operations` (confirmed, audited as `consent_handled`).
+    case markConsentHandled(notificationUUID: String, reason: String)
     /// Send Apple the consumption information for a refund request (confirmed), off the thread that draws.
     case answerRefund(notificationUUID: String, answer: ConsumptionAnswer, reason: String?)
     case applyTheme(String)
@@ -142,13 +149,18 @@ public struct SubscriberPage: Sendable {
     public var reachesEnd: Bool
     /// The kind of the override in force, newest first, for rows that have one.
     public var overrides: [String: Override.Kind]
+    /// Rows an open consent withdrawal concerns.
+    public var consentWithdrawn: Set<String>
+    /// Open consent withdrawals in the store, for whether the list gives them a column.
+    public var openConsentWithdrawals = 0
     /// False when the query's scan limit stopped the read before the page filled: more
     /// matches may lie further down the list.
     public var complete: Bool
 
     public init(rows: [SubscriptionRow], reachesStart: Bool, reachesEnd: Bool, overrides: [String: Override.Kind] = [:],
-                complete: Bool = true) {
+                consentWithdrawn: Set<String> = [], complete: Bool = true) {
         self.rows = rows
+        self.consentWithdrawn = consentWithdrawn
         self.reachesStart = reachesStart
         self.reachesEnd = reachesEnd
         self.overrides = overrides

@@ -49,6 +49,7 @@ public struct DashboardState: Sendable {
     public var quarantine = QuarantineState()
     public var gaps = GapsState()
     public var refunds = RefundsState()
+    public var consent = ConsentState()
     public var audit = AuditState()
     /// The `o` dialog, modal over the detail while open.
     public var overrideDialog: OverrideDialogState?
@@ -73,6 +74,8 @@ public struct DashboardState: Sendable {
         public enum OnYes: Equatable, Sendable {
             /// Ask Apple (or another worker) for something.
             case ask(DashboardEffect)
+            /// Record something in the store through `Operations` (audited); nothing goes to Apple.
+            case record(DashboardEffect)
             /// Quit although work is still running.
             case quit
         }

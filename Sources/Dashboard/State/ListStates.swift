@@ -22,6 +22,11 @@ public struct SubscriberListState: Sendable {
     public var searchCut = false
     /// Rows with an override in force, by original transaction id, as their pages said.
     public var overrides: [String: Override.Kind] = [:]
+    /// Rows whose customer withdrew consent (an open RESCIND_CONSENT), as their pages said.
+    public var consentWithdrawn: Set<String> = []
+    /// Open consent withdrawals in the store as the last page said: while there are none,
+    /// the list spends no columns on a consent marker.
+    public var openConsentWithdrawals = 0
     /// Rows per page; nil sizes pages from the screen. Small pages make paging visible in tests.
     public var pageSize: Int?
 
@@ -236,4 +241,33 @@ public struct QuarantineState: Sendable {
     public static let limit = 200
 
     public init() {}
+}
+
+/// The `:consent` screen: consent withdrawals, open ones first, each newest first.
+public struct ConsentState: Sendable {
+    /// Every stored withdrawal, handled ones included, in the order the screen lists them.
+    public var entries: [ConsentWithdrawal] = []
+    /// Whether handled withdrawals are listed too (`a`), as `subdesk consent --all`.
+    public var includeHandled = false
+    public var selection = 0
+    public var scrollOffset = 0
+    public var loaded = false
+
+    public init() {}
+
+    /// Open withdrawals first (they need an operator), each group newest first.
+    public static func ordered(_ withdrawals: [ConsentWithdrawal]) -> [ConsentWithdrawal] {
+        let newest = withdrawals.sorted { ($0.signedDate, $1.notificationUUID) > ($1.signedDate, $0.notificationUUID) }
+        return newest.filter { !$0.isHandled } + newest.filter(\.isHandled)
+    }
+
+    public var openCount: Int { entries.filter { !$0.isHandled }.count }
+
+    /// The rows on screen: the open ones, or all with `includeHandled`.
+    public var visible: [ConsentWithdrawal] { includeHandled ? entries : entries.filter { !$0.isHandled } }
+
+    public var selected: ConsentWithdrawal? {
+        let rows = visible
+        return rows.indices.contains(selection) ? rows[selection] : nil
+    }
 }

@@ -3,6 +3,8 @@ public struct PromptState: Equatable, Sendable {
     public enum Kind: Equatable, Sendable {
         case command
         case filter
+        /// Why a consent withdrawal is handled (what was done for the family), for `h` on `:consent`.
+        case consentReason(notificationUUID: String)
     }
 
     public var kind: Kind
@@ -22,7 +24,14 @@ public struct PromptState: Equatable, Sendable {
         self.original = text
     }
 
-    public var symbol: Character { kind == .command ? ":" : "/" }
+    /// What the line starts with: `:`, `/`, or the question a reason answers.
+    public var symbol: String {
+        switch kind {
+        case .command: return ":"
+        case .filter: return "/"
+        case .consentReason: return "reason (what was done for the family): "
+        }
+    }
 
     mutating func insert(_ character: Character) {
         var characters = Array(text)

@@ -13,6 +13,8 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
     case gaps
     /// Customers' refund requests: Apple's deadline, the facts, the answer.
     case refunds
+    /// Parents' and guardians' consent withdrawals (RESCIND_CONSENT) to act on.
+    case consent
 
     /// The section title the help screen gives this screen's keys.
     public var helpSection: String {
@@ -26,6 +28,7 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
         case .audit: return "Audit log"
         case .gaps: return "Delivery gaps"
         case .refunds: return "Refund requests"
+        case .consent: return "Consent withdrawals"
         }
     }
 }

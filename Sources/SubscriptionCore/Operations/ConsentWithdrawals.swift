@@ -108,3 +108,72 @@ extension Operations {
         }
     }
 }
+
+extension ConsentWithdrawal {
+    /// How many withdrawals no operator has marked handled yet. Reads no bodies.
+    public static func openCount(store: Store) throws -> Int {
+        let keys = try store.consentNotificationKeys()
+        guard !keys.isEmpty else { return 0 }
+        let handled = try store.consentHandled(uuids: keys.map(\.uuid))
+        return keys.filter { handled[$0.uuid] == nil }.count
+    }
+}
+
+/// Which subscriptions of a page an open consent withdrawal concerns, for the subscriber
+/// list's badge: the list asks for every page it loads, so this reads the withdrawals'
+/// keys through their partial index, the page's app transactions in one query, and each
+/// withdrawal's body once per process (a stored body never changes under its UUID).
+public final class ConsentBadgeIndex {
+    /// The appTransactionId each withdrawal names, by notification UUID; nil when unreadable.
+    private var appTransactionIdByUUID: [String: String?] = [:]
+
+    public init() {}
+
+    /// What the list shows for one page.
+    public struct Marks: Equatable, Sendable {
+        /// The page's subscriptions an open withdrawal concerns.
+        public var withdrawn: Set<String> = []
+        /// Open withdrawals in the whole store, whichever subscriptions they concern.
+        public var openCount = 0
+
+        public init(withdrawn: Set<String> = [], openCount: Int = 0) {
+            self.withdrawn = withdrawn
+            self.openCount = openCount
+        }
+    }
+
+    /// The original transaction ids among `originalTransactionIds` that an open (not yet
+    /// handled) withdrawal concerns (its appTransactionId is on one of their transactions,
+    /// or intake found the subscription when the withdrawal arrived), and how many are open.
+    public func marks(among originalTransactionIds: [String], store: Store) throws -> Marks {
+        let keys = try store.consentNotificationKeys()
+        guard !keys.isEmpty else { return Marks() }
+        let handled = try store.consentHandled(uuids: keys.map(\.uuid))
+        let open = keys.filter { handled[$0.uuid] == nil }
+        return Marks(withdrawn: try withdrawn(among: originalTransactionIds, open: open, store: store), openCount: open.count)
+    }
+
+    private func withdrawn(among originalTransactionIds: [String], open: [(uuid: String, originalTransactionId: String?)],
+                           store: Store) throws -> Set<String> {
+        guard !originalTransactionIds.isEmpty, !open.isEmpty else { return [] }
+        let page = Set(originalTransactionIds)
+        var marked = Set(open.compactMap(\.originalTransactionId)).intersection(page)
+        var openApps = Set<String>()
+        for key in open {
+            if let id = try appTransactionId(key.uuid, store: store) { openApps.insert(id) }
+        }
+        guard !openApps.isEmpty else { return marked }
+        for (otid, apps) in try store.appTransactionIds(originalTransactionIds: originalTransactionIds)
+        where !apps.isDisjoint(with: openApps) {
+            marked.insert(otid)
+        }
+        return marked
+    }
+
+    private func appTransactionId(_ uuid: String, store: Store) throws -> String? {
+        if let known = appTransactionIdByUUID[uuid] { return known }
+        let id = try store.notification(uuid: uuid).flatMap { ConsentWithdrawal.appTransaction(body: $0.body)?.appTransactionId }
+        appTransactionIdByUUID[uuid] = .some(id)
+        return id
+    }
+}

@@ -30,3 +30,29 @@ extension Store {
             """, [appTransactionId]) { $0.string(0) }
     }
 }
+
+extension Store {
+    /// Every stored RESCIND_CONSENT's UUID and the subscription intake found for it, without
+    /// the bodies: what the subscriber list's badge and the open count read, through the
+    /// partial index on RESCIND_CONSENT rows (migration 17), however large the table.
+    public func consentNotificationKeys() throws -> [(uuid: String, originalTransactionId: String?)] {
+        try db.rows("""
+            SELECT notification_uuid, original_transaction_id FROM notifications
+            WHERE type = 'RESCIND_CONSENT' ORDER BY signed_ms DESC, notification_uuid
+            """, []) { (uuid: $0.string(0), originalTransactionId: $0.optionalString(1)) }
+    }
+
+    /// The app transactions (app downloads) these subscriptions' transactions were bought
+    /// from, by original transaction id; subscriptions whose transactions name none are absent.
+    public func appTransactionIds(originalTransactionIds: [String]) throws -> [String: Set<String>] {
+        guard !originalTransactionIds.isEmpty else { return [:] }
+        var byId: [String: Set<String>] = [:]
+        let pairs = try db.rows("""
+            SELECT DISTINCT original_transaction_id, app_transaction_id FROM transactions
+            WHERE original_transaction_id IN (\(originalTransactionIds.map { _ in "?" }.joined(separator: ",")))
+            AND app_transaction_id IS NOT NULL
+            """, originalTransactionIds.map { $0 as SQLBindable? }) { ($0.string(0), $0.string(1)) }
+        for (otid, app) in pairs { byId[otid, default: []].insert(app) }
+        return byId
+    }
+}

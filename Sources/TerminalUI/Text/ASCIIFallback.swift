@@ -3,7 +3,7 @@
 /// columns stay where they were instead of vanishing.
 ///
 /// Box lines become `-`, `|` and `+`; status glyphs and arrows their usual ASCII
-/// stand-ins (`●` `*`, `▸` `>`, `…` `~`); sparkline blocks a rising `_ . - = #`; any other
+/// stand-ins (`●` `*`, `▸` `>`, `…` `~`, `⊘` `!`); sparkline blocks a rising `_ . - = #`; any other
 /// character one `?` per column it takes.
 public enum ASCIIFallback {
     public static func text(_ text: String) -> String {
@@ -25,7 +25,7 @@ public enum ASCIIFallback {
     static let glyphs: [Unicode.Scalar: Character] = [
         "●": "*", "○": "o", "•": "*", "◂": "<", "▸": ">", "◄": "<", "►": ">", "▴": "^", "▾": "v", "▲": "^", "▼": "v",
         "↑": "^", "↓": "v", "←": "<", "→": ">", "·": ".", "…": "~", "—": "-", "–": "-", "✕": "x", "✗": "x", "×": "x",
-        "✓": "v", "✔": "v", "‹": "<", "›": ">", "«": "<", "»": ">", "≤": "<", "≥": ">", "°": "o", "⚑": "!",
+        "✓": "v", "✔": "v", "‹": "<", "›": ">", "«": "<", "»": ">", "≤": "<", "≥": ">", "°": "o", "⚑": "!", "⊘": "!",
         "▁": "_", "▂": "_", "▃": ".", "▄": "-", "▅": "=", "▆": "=", "▇": "#", "█": "#",
     ]
 

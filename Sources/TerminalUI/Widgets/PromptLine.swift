@@ -4,8 +4,8 @@
 /// :sub▏  subscribers  subscriptions
 /// ```
 public struct PromptLine: Sendable {
-    /// `:` for commands, `/` for filters.
-    public var symbol: Character
+    /// `:` for commands, `/` for filters, or a question such as `reason: ` for a free answer.
+    public var symbol: String
     public var text: String
     /// Position of the cursor in `text`, in characters: 0 before the first, `text.count` at the end.
     public var cursor: Int
@@ -13,7 +13,7 @@ public struct PromptLine: Sendable {
     /// The completion Tab would pick, highlighted.
     public var selectedCompletion: Int?
 
-    public init(symbol: Character, text: String, cursor: Int? = nil, completions: [String] = [], selectedCompletion: Int? = nil) {
+    public init(symbol: String, text: String, cursor: Int? = nil, completions: [String] = [], selectedCompletion: Int? = nil) {
         self.symbol = symbol
         self.text = text
         self.cursor = cursor ?? text.count
@@ -32,7 +32,7 @@ public struct PromptLine: Sendable {
         guard !area.isEmpty else { return nil }
         let y = area.y
         buffer.fill(Rect(x: area.x, y: y, width: area.width, height: 1))
-        let symbolWidth = buffer.put(String(symbol), x: area.x, y: y, role: .prompt)
+        let symbolWidth = buffer.put(symbol, x: area.x, y: y, role: .prompt, maxWidth: area.width / 2)
         let field = Rect(x: area.x + symbolWidth, y: y, width: area.width - symbolWidth, height: 1)
         guard field.width > 0 else { return nil }
 
