@@ -108,7 +108,7 @@ extension Store {
             for segment in CountSegment.allCases where segments.contains(segment) {
                 if let filter {
                     // Stored rows and the pending part merged in bucket order.
-                    var merged = try overlay?.deltas(filter, key: key, segment: segment, from: from, to: to) ?? [:]
+                    var merged = overlay?.deltas(filter, key: key, segment: segment, from: from, to: to) ?? [:]
                     try db.query("""
                         SELECT bucket, delta FROM metric_segments
                         WHERE dimension = ? AND value = ? AND key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
