@@ -41,7 +41,7 @@ extension WebServerTests {
         if postgres {
             // A support login may not write the chain memory at all.
             let location = try PostgresLocation(database)
-            try engineQuery(database, PostgresRoles.sql(schema: try XCTUnwrap(location.schema)))
+            _ = try engineQuery(database, PostgresRoles.sql(schema: try XCTUnwrap(location.schema)))
             let user = "forger_\(UUID().uuidString.prefix(8).lowercased())"
             _ = try engineQuery(database, "CREATE ROLE \(user) LOGIN IN ROLE subdesk_support")
             var login = try XCTUnwrap(URLComponents(string: location.conninfo))
