@@ -631,6 +631,19 @@ public final class Store {
                 original_transaction_id, product_id, environment, detail, source) VALUES (?,?,?,?,?,?,?,?,?,?)
             """, [e.receivedDate, e.result.rawValue, e.notificationUUID, e.type, e.subtype,
                   e.originalTransactionId, e.productId, e.environment, e.detail, e.source])
+        try countIntake(e)
+    }
+
+    /// Adds one outcome to `intake_counts`, the counters the on-call metrics read. Called for
+    /// every body intake answers, logged or not (a flood past the quarantine's budget logs
+    /// one line a minute but counts every body).
+    func countIntake(_ e: IntakeLogEntry) throws {
+        let reason = e.result == .rejected ? RejectionClass.of(reason: e.detail).rawValue : ""
+        let latest = dialect == .sqlite ? "max(intake_counts.last_ms, excluded.last_ms)" : "greatest(intake_counts.last_ms, excluded.last_ms)"
+        try db.run("""
+            INSERT INTO intake_counts (environment, type, outcome, reason, count, last_ms) VALUES (?,?,?,?,1,?)
+            ON CONFLICT (environment, type, outcome, reason) DO UPDATE SET count = intake_counts.count + 1, last_ms = \(latest)
+            """, [e.environment ?? "", e.type ?? "", e.result.rawValue, reason, e.receivedDate])
     }
 
     /// Whether a refusal logged at or after `since` says `mark` (through the time index).
