@@ -14,7 +14,7 @@ struct Options {
     var scales = [10_000, 100_000, 1_000_000]
     var dataDirectory: String?
     var intakeBodies = 4_000
-    /// Sections to run (baseline, intake, backfill, python, cgi, scales, dashboard); empty runs them all.
+    /// Sections to run (baseline, intake, backfill, python, cgi, scales, engines, metrics, dashboard); empty runs them all.
     var only: Set<String> = []
     /// Writes the intake bodies as NDJSON here and stops (for profiling `subdesk ingest`).
     var writeBodies: String?
@@ -38,7 +38,7 @@ struct Options {
             case "--cgi-binary": i += 1; cgiBinary = args[i]
             case "--postgres": i += 1; postgres = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,scales,engines,dashboard] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,scales,engines,metrics,dashboard] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))
@@ -761,6 +761,47 @@ if wanted("engines") {
                       value: zip(cpu, cores).map { "\(fmt($0, 2)) / \(fmt($1, 2))" }.joined(separator: ", "),
                       target: "", met: nil,
                       numbers: ["cpuOne": cpu[0], "cpuTwo": cpu[1], "cpuFour": cpu[2], "coresOne": cores[0], "coresTwo": cores[1], "coresFour": cores[2]]))
+    }
+}
+
+// MARK: 5c. On-call metrics scrape
+
+/// One scrape as `subdesk metrics` does it: the store's reading and the exposition text.
+func scrapeTimes(_ store: Store) throws -> Spread {
+    let roots = TrustRoots.appleDefault.certificates.map { (subject: $0.subjectSummary, notAfter: $0.notAfter) }
+    var times: [Double] = []
+    for _ in 0..<max(5, options.runs * 3) {
+        times.append(try seconds {
+            let inputs = OnCallInputs(reading: try store.onCallReading(now: DateText.nowMillis()), roots: roots,
+                                      quarantineBudgetBytes: IntakePolicy.defaultQuarantineBudgetBytes)
+            _ = OnCallMetrics.exposition(inputs)
+        } * 1000)
+    }
+    return Spread(times)
+}
+
+if wanted("metrics") {
+    for scale in options.scales {
+        let path = dataDirectory + "/generated-\(scale).db"
+        if !FileManager.default.fileExists(atPath: path) {
+            log("  generating \(scale) subscribers into \(path) ...")
+            _ = try StoreGenerator(subscribers: scale).generate(into: try Store(path: path))
+        }
+        let sqlite = try scrapeTimes(try Store(path: path, mode: .reading))
+        record(Figure(section: "metrics", what: "metrics scrape at \(scale), SQLite, ms median (min-max)", value: spreadText(sqlite, 2),
+                      target: "<= 50 ms", met: sqlite.median <= 50, numbers: ["median": sqlite.median, "scale": Double(scale)]))
+        // PostgreSQL: the copy the engines section keeps in schema bench_SCALE, when there is one.
+        if let postgres = options.postgres {
+            let location = postgres + (postgres.contains("?") ? "&" : "?") + "schema=bench_\(scale)"
+            if let pg = try? Store(path: location, mode: .reading), (try? pg.subscriptionCount()) ?? 0 > 0 {
+                let spread = try scrapeTimes(pg)
+                record(Figure(section: "metrics", what: "metrics scrape at \(scale), PostgreSQL, ms median (min-max)",
+                              value: spreadText(spread, 2), target: "<= 50 ms", met: spread.median <= 50,
+                              numbers: ["median": spread.median, "scale": Double(scale)]))
+            } else {
+                log("  no PostgreSQL copy of the \(scale) store (run the engines section first): its scrape is not timed")
+            }
+        }
     }
 }
 

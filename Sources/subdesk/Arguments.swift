@@ -13,7 +13,7 @@ struct Arguments {
         "seed", "status", "segment", "busy-timeout-ms", "server-api-sandbox-url", "verify-receipt-sandbox-url",
         "api-key-file", "api-key-id", "api-issuer-id", "timeout", "concurrency", "receipt-file", "batch-size", "before",
         "wait", "days", "reason-code", "product", "storefront", "preference", "delivery", "sample", "consumed", "period", "rates",
-        "where", "by", "metric", "max-pages", "revocation-check",
+        "where", "by", "metric", "max-pages", "revocation-check", "max-silence", "max-rejected-per-hour", "refund-deadline",
     ]
     /// Options that are switches.
     static let switches: Set<String> = [

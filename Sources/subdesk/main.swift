@@ -31,6 +31,8 @@ commands:
   extend           extend renewal dates at Apple: one subscription, or all active of a product
   refunds          customers' refund requests: the facts, the deadline, the answer sent to Apple
   doctor           check the store, roots and config
+  metrics          on-call metrics in Prometheus's text format (--cgi for a /metrics location)
+  check            intake health as one Nagios status line and exit code (0 OK .. 3 UNKNOWN)
   backup PATH      consistent online copy of the store
   migrate          copy a store between SQLite and PostgreSQL (--from STORE --to STORE)
   db init          create a PostgreSQL store, and with --roles its database roles
@@ -97,6 +99,8 @@ let commands: [String: Command] = [
     "ping": Command(help: PingCommand.help, options: PingCommand.options, action: ("record a ping", (.insert, "store_facts")), run: PingCommand.run),
     "extend": Command(help: ExtendCommand.help, options: ExtendCommand.options, action: ("extend renewal dates", (.insert, "renewal_extensions")), run: ExtendCommand.run),
     "refunds": Command(help: RefundsCommand.help, options: RefundsCommand.options, action: ("answer refund requests", (.update, "refund_requests")), run: RefundsCommand.run),
+    "metrics": Command(help: MetricsCommand.metricsHelp, options: ["cgi"], run: MetricsCommand.metrics),
+    "check": Command(help: MetricsCommand.checkHelp, options: MetricsCommand.checkOptions, run: MetricsCommand.check),
     "dashboard": Command(help: DashboardCommand.help, options: DashboardCommand.options, run: { context in
         let standIn = context.demoStandIn
         return try DashboardCommand.open(context, databasePath: standIn?.demo ?? context.databasePath, standInNotice: standIn?.notice)
@@ -108,6 +112,11 @@ func runMain() -> Int32 {
     do {
         arguments = try Arguments.parse(Array(CommandLine.arguments.dropFirst()))
     } catch {
+        // `check` answers in Nagios's terms even when its options do not parse.
+        if CommandLine.arguments.dropFirst().first(where: { !$0.hasPrefix("-") }) == "check" {
+            Output.line("SUBDESK UNKNOWN - \(error)")
+            return 3
+        }
         Output.error("\(error)")
         return 2
     }
@@ -139,6 +148,11 @@ func runMain() -> Int32 {
     // A web server in front needs an HTTP answer even when set-up fails, so Apple retries.
     let cgi = name == "ingest" && arguments.has("cgi")
     func failed(_ message: String, _ code: Int32) -> Int32 {
+        // Nagios reads 1 and 2 as WARNING and CRITICAL: a check that could not run is UNKNOWN.
+        if name == "check" {
+            Output.line("SUBDESK UNKNOWN - \(message)")
+            return 3
+        }
         Output.error(message)
         // A script that asked for JSON gets its error as JSON too.
         if arguments.has("json") && !cgi { Output.json(["error": message, "exitCode": Int(code)]) }

@@ -204,9 +204,8 @@ public final class Intake {
             // body), so a client sending junk cannot grow the log by a row a request.
             let detail = kept.bodyKept ? reason : reason + " " + Intake.pastBudgetMark
             let floodLogged = kept.bodyKept ? false : try store.hasIntakeLine(containing: Intake.pastBudgetMark, since: receivedAt - 60_000)
-            if !floodLogged {
-                try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail, source: source))
-            }
+            let entry = IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail, source: source)
+            if floodLogged { try store.countIntake(entry) } else { try store.logIntake(entry) }
             return .rejected(reason: reason, quarantineId: kept.id)
         }
     }

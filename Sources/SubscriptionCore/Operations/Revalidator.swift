@@ -207,7 +207,12 @@ extension Revalidator {
     /// 10 s at most: the wait for the notification is the loop's, not one request's.
     public func ping(wait: TimeInterval) throws -> Ping.Result {
         let client = try lookup.serverAPI(for: ServerAPIAction.ping, maxTimeout: 10)
-        return try Ping(store: try openStore(), client: client).run(environment: policy.environment ?? .production, timeout: wait)
+        let store = try openStore()
+        let environment = policy.environment ?? .production
+        let result = try Ping(store: store, client: client).run(environment: environment, timeout: wait)
+        // Kept for the on-call metrics; a store this role may not write still gets its answer.
+        try? store.recordPing(environment: environment.rawValue, requested: result.requested, arrived: result.arrived)
+        return result
     }
 }
 

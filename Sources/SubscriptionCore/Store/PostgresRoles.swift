@@ -40,7 +40,7 @@ public enum PostgresRoles {
     public static let tables = [
         "subscribers", "subscriptions", "transactions", "renewal_info", "receipts", "refund_requests",
         "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",
-        "notifications", "jws_headers", "intake_log", "quarantine", "verified_chains",
+        "notifications", "jws_headers", "intake_log", "intake_counts", "quarantine", "verified_chains",
         "overrides", "audit_log", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts",
         "store_changes", "schema_version",
     ]
@@ -50,6 +50,8 @@ public enum PostgresRoles {
                           "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending"]
     /// What intake adds and never changes afterwards.
     static let intakeAppendOnly = ["notifications", "jws_headers", "intake_log"]
+    /// What counts intake's outcomes: only ever added to.
+    static let intakeCounters = ["intake_counts"]
 
     static let writers = ["subdesk_intake", "subdesk_support", "subdesk_operator"]
     static let verifiers = ["subdesk_intake", "subdesk_operator"]
@@ -60,6 +62,7 @@ public enum PostgresRoles {
         Right(verifiers, [.insert, .update, .delete], derived,
               why: "derive state from what Apple signed: intake, and an operator's revalidations, sweeps and backfills"),
         Right(verifiers, [.insert], intakeAppendOnly, why: "add notifications; nobody changes or deletes one"),
+        Right(verifiers, [.insert, .update], intakeCounters, why: "count each intake outcome, for the on-call metrics"),
         Right(["subdesk_intake"], [.insert, .update], ["quarantine"], why: "quarantine refused bodies, counting repeats"),
         Right(["subdesk_intake"], [.insert, .update], ["verified_chains"],
               why: "remember chain checks, sealed with the receiver's key"),

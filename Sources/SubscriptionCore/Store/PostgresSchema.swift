@@ -19,6 +19,19 @@ enum PostgresSchema {
         (17, """
         CREATE INDEX IF NOT EXISTS notifications_rescind ON notifications(signed_ms) WHERE type = 'RESCIND_CONSENT';
         """),
+        (18, """
+        CREATE TABLE intake_counts (
+            environment TEXT COLLATE "C" NOT NULL,
+            type TEXT COLLATE "C" NOT NULL,
+            outcome TEXT COLLATE "C" NOT NULL,
+            reason TEXT COLLATE "C" NOT NULL,
+            count BIGINT NOT NULL,
+            last_ms BIGINT NOT NULL,
+            PRIMARY KEY (environment, type, outcome, reason)
+        );
+        \(Migrations.intakeCountsBackfill(dialect: .postgres))
+        CREATE INDEX audit_log_action ON audit_log(action, at_ms);
+        """),
     ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
 

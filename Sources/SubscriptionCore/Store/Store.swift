@@ -24,6 +24,21 @@ public final class Store {
     /// at the end of a write, in status order, so concurrent writers (PostgreSQL) hold
     /// these few shared rows only while they commit.
     private var pendingStatusCounts: [Int: Int] = [:]
+    /// Intake outcomes counted for the on-call metrics, held the same way: written in key
+    /// order just before commit, or concurrent batches taking these shared rows in different
+    /// orders deadlock (PostgreSQL).
+    private var pendingIntakeCounts: [IntakeCountKey: (count: Int, last: Millis)] = [:]
+
+    struct IntakeCountKey: Hashable, Comparable {
+        var environment: String
+        var type: String
+        var outcome: String
+        var reason: String
+
+        static func < (a: Self, b: Self) -> Bool {
+            (a.environment, a.type, a.outcome, a.reason) < (b.environment, b.type, b.outcome, b.reason)
+        }
+    }
 
     struct MetricRowKey: Hashable {
         var bucket: Millis
@@ -44,6 +59,9 @@ public final class Store {
         pendingMetrics.removeAll()
         let statuses = pendingStatusCounts.filter { $0.value != 0 }.sorted { $0.key < $1.key }
         pendingStatusCounts.removeAll()
+        let intakeCounts = pendingIntakeCounts.sorted { $0.key < $1.key }
+        pendingIntakeCounts.removeAll()
+        for (key, held) in intakeCounts { try writeIntakeCount(key, count: held.count, last: held.last) }
         for (status, delta) in statuses {
             try db.run("""
                 INSERT INTO status_counts (status, count) VALUES (?, ?)
@@ -308,6 +326,7 @@ public final class Store {
             if !deferringMetrics {
                 pendingMetrics.removeAll()
                 pendingStatusCounts.removeAll()
+                pendingIntakeCounts.removeAll()
             }
             throw error
         }
@@ -339,12 +358,12 @@ public final class Store {
 
     /// Runs `body` so that its writes are undone alone if it throws, inside or outside a write.
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
-        let pendingBefore = (pendingMetrics, pendingStatusCounts)
+        let pendingBefore = (pendingMetrics, pendingStatusCounts, pendingIntakeCounts)
         do {
             if db.isInTransaction { return try db.savepoint(body) }
             return try write { try db.savepoint(body) }
         } catch {
-            (pendingMetrics, pendingStatusCounts) = pendingBefore
+            (pendingMetrics, pendingStatusCounts, pendingIntakeCounts) = pendingBefore
             throw error
         }
     }
@@ -631,6 +650,26 @@ public final class Store {
                 original_transaction_id, product_id, environment, detail, source) VALUES (?,?,?,?,?,?,?,?,?,?)
             """, [e.receivedDate, e.result.rawValue, e.notificationUUID, e.type, e.subtype,
                   e.originalTransactionId, e.productId, e.environment, e.detail, e.source])
+        try countIntake(e)
+    }
+
+    /// Adds one outcome to `intake_counts`, the counters the on-call metrics read. Called for
+    /// every body intake answers, logged or not (a flood past the quarantine's budget logs
+    /// one line a minute but counts every body).
+    func countIntake(_ e: IntakeLogEntry) throws {
+        let key = IntakeCountKey(environment: e.environment ?? "", type: e.type ?? "", outcome: e.result.rawValue,
+                                 reason: e.result == .rejected ? RejectionClass.of(reason: e.detail).rawValue : "")
+        guard db.isInTransaction else { return try writeIntakeCount(key, count: 1, last: e.receivedDate) }
+        let held = pendingIntakeCounts[key] ?? (0, e.receivedDate)
+        pendingIntakeCounts[key] = (held.count + 1, max(held.last, e.receivedDate))
+    }
+
+    private func writeIntakeCount(_ key: IntakeCountKey, count: Int, last: Millis) throws {
+        let latest = dialect == .sqlite ? "max(intake_counts.last_ms, excluded.last_ms)" : "greatest(intake_counts.last_ms, excluded.last_ms)"
+        try db.run("""
+            INSERT INTO intake_counts (environment, type, outcome, reason, count, last_ms) VALUES (?,?,?,?,?,?)
+            ON CONFLICT (environment, type, outcome, reason) DO UPDATE SET count = intake_counts.count + excluded.count, last_ms = \(latest)
+            """, [key.environment, key.type, key.outcome, key.reason, count, last])
     }
 
     /// Whether a refusal logged at or after `since` says `mark` (through the time index).

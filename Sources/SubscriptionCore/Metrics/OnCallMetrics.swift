@@ -1,0 +1,278 @@
+import Foundation
+
+/// What a scrape is computed from: the store's reading and the facts of this host's
+/// configuration that the store does not hold.
+public struct OnCallInputs: Sendable {
+    public var reading: OnCallReading
+    /// The configured trust roots: subject and end of validity.
+    public var roots: [(subject: String, notAfter: Date)]
+    public var quarantineBudgetBytes: Int64?
+    public var version: String
+
+    public init(reading: OnCallReading, roots: [(subject: String, notAfter: Date)], quarantineBudgetBytes: Int64?,
+                version: String = SubdeskVersion.string) {
+        self.reading = reading
+        self.roots = roots
+        self.quarantineBudgetBytes = quarantineBudgetBytes
+        self.version = version
+    }
+}
+
+/// One on-call metric, declared once: the exposition, the README's list and the tests all
+/// come from this table, so a metric cannot be documented one way and served another.
+public struct OnCallMetric: Sendable {
+    public enum Kind: String, Sendable { case counter, gauge, summary }
+
+    /// One line of the exposition: `suffix` is `_sum`/`_count` for a summary's parts.
+    public struct Sample: Sendable, Equatable {
+        public var labels: [(String, String)]
+        public var suffix: String
+        public var value: Double
+
+        public init(_ labels: [(String, String)] = [], suffix: String = "", _ value: Double) {
+            self.labels = labels
+            self.suffix = suffix
+            self.value = value
+        }
+
+        public init(_ value: Double) { self.init([], value) }
+
+        public static func == (a: Sample, b: Sample) -> Bool {
+            a.labels.map { $0.0 + "=" + $0.1 } == b.labels.map { $0.0 + "=" + $0.1 } && a.suffix == b.suffix && a.value == b.value
+        }
+    }
+
+    public let name: String
+    public let kind: Kind
+    public let help: String
+    /// The base unit the name ends in (seconds, bytes, ratio), or "" for a plain count.
+    public let unit: String
+    public let labels: [String]
+    public let samples: @Sendable (OnCallInputs) -> [Sample]
+}
+
+public enum OnCallMetrics {
+    public static let all: [OnCallMetric] = [
+        OnCallMetric(name: "subdesk_build_info", kind: .gauge,
+                     help: "Always 1; the labels say which subdesk serves these metrics and the store engine it reads.",
+                     unit: "", labels: ["version", "engine"]) { i in
+            [.init([("version", i.version), ("engine", i.reading.engine.rawValue)], 1)]
+        },
+        OnCallMetric(name: "subdesk_notifications_received_total", kind: .counter,
+                     help: "Bodies intake answered, by environment, notification type, outcome (stored, duplicate, rejected) and, for rejections, the kind of refusal.",
+                     unit: "", labels: ["environment", "type", "outcome", "reason"]) { i in
+            var merged: [String: (labels: [(String, String)], value: Double)] = [:]
+            for c in i.reading.intakeCounts {
+                let labels = [("environment", environmentLabel(c.environment)), ("type", typeLabel(c.type)),
+                              ("outcome", outcomeLabel(c.outcome)), ("reason", c.reason.isEmpty ? "none" : reasonLabel(c.reason))]
+                let key = labels.map { $0.1 }.joined(separator: "\u{1}")
+                merged[key, default: (labels, 0)].value += Double(c.count)
+            }
+            return merged.keys.sorted().map { .init(merged[$0]!.labels, merged[$0]!.value) }
+        },
+        OnCallMetric(name: "subdesk_last_notification_timestamp_seconds", kind: .gauge,
+                     help: "When the last notification of each environment arrived (stored or duplicate), Unix time.",
+                     unit: "seconds", labels: ["environment"]) { i in
+            lastArrivals(i).map { .init([("environment", $0.0)], seconds($0.1)) }
+        },
+        OnCallMetric(name: "subdesk_last_notification_age_seconds", kind: .gauge,
+                     help: "Seconds since the last notification of each environment arrived, at the time of the scrape.",
+                     unit: "seconds", labels: ["environment"]) { i in
+            lastArrivals(i).map { .init([("environment", $0.0)], seconds(i.reading.now - $0.1)) }
+        },
+        OnCallMetric(name: "subdesk_notification_delivery_lag_seconds", kind: .summary,
+                     help: "Arrival minus Apple's signedDate of the notifications stored in the last hour (at most the newest 5000).",
+                     unit: "seconds", labels: ["quantile"]) { i in
+            let lags = i.reading.lags
+            var samples: [OnCallMetric.Sample] = []
+            if !lags.isEmpty {
+                for q in [0.5, 0.9, 0.99] {
+                    let rank = min(lags.count - 1, max(0, Int((q * Double(lags.count)).rounded(.up)) - 1))
+                    samples.append(.init([("quantile", String(q))], seconds(lags[rank])))
+                }
+            }
+            samples.append(.init(suffix: "_sum", seconds(lags.reduce(0, +))))
+            samples.append(.init(suffix: "_count", Double(lags.count)))
+            return samples
+        },
+        OnCallMetric(name: "subdesk_rejected_last_hour", kind: .gauge,
+                     help: "Bodies refused in the hour before the scrape, as the intake log records them.",
+                     unit: "", labels: []) { i in [.init(Double(i.reading.rejectedLastHour))] },
+        OnCallMetric(name: "subdesk_quarantine_entries", kind: .gauge,
+                     help: "Quarantined bodies not yet resolved by a replay.",
+                     unit: "", labels: []) { i in [.init(Double(i.reading.quarantineEntries))] },
+        OnCallMetric(name: "subdesk_quarantine_bytes", kind: .gauge,
+                     help: "Body bytes the quarantine keeps, resolved entries included (what its budget counts).",
+                     unit: "bytes", labels: []) { i in [.init(Double(i.reading.quarantineBytes))] },
+        OnCallMetric(name: "subdesk_quarantine_budget_bytes", kind: .gauge,
+                     help: "The quarantine's budget (quarantine_budget_mb); absent when it has none.",
+                     unit: "bytes", labels: []) { i in
+            i.quarantineBudgetBytes.flatMap { $0 > 0 ? [.init(Double($0))] : nil } ?? []
+        },
+        OnCallMetric(name: "subdesk_quarantine_budget_ratio", kind: .gauge,
+                     help: "Share of the quarantine's budget in use, 0 to 1 (past 1 bodies are counted, not kept).",
+                     unit: "ratio", labels: []) { i in
+            guard let budget = i.quarantineBudgetBytes, budget > 0 else { return [] }
+            return [.init(Double(i.reading.quarantineBytes) / Double(budget))]
+        },
+        OnCallMetric(name: "subdesk_refund_requests_open", kind: .gauge,
+                     help: "Refund requests (CONSUMPTION_REQUEST) still open, unanswered and within Apple's 12-hour answer window.",
+                     unit: "", labels: []) { i in [.init(Double(i.reading.openRefunds))] },
+        OnCallMetric(name: "subdesk_refund_next_deadline_seconds", kind: .gauge,
+                     help: "Seconds until the nearest answer deadline among open, unanswered refund requests; absent when there is none.",
+                     unit: "seconds", labels: []) { i in
+            i.reading.nextRefundDeadline.map { [.init(seconds($0 - i.reading.now))] } ?? []
+        },
+        OnCallMetric(name: "subdesk_refund_answers_total", kind: .counter,
+                     help: "Refund requests by what became of the answer: accepted by Apple, refused by Apple, or late (no accepted answer by the deadline, the request not closed before it).",
+                     unit: "", labels: ["outcome"]) { i in
+            [.init([("outcome", "accepted")], Double(i.reading.refundAnswersAccepted)),
+             .init([("outcome", "refused")], Double(i.reading.refundAnswersRefused)),
+             .init([("outcome", "late")], Double(i.reading.refundAnswersLate))]
+        },
+        OnCallMetric(name: "subdesk_ping_last_timestamp_seconds", kind: .gauge,
+                     help: "When the last `subdesk ping` asked Apple for a TEST notification, Unix time; absent before the first.",
+                     unit: "seconds", labels: ["environment"]) { i in
+            i.reading.ping.map { [.init([("environment", environmentLabel($0.environment))], seconds($0.requested))] } ?? []
+        },
+        OnCallMetric(name: "subdesk_ping_last_age_seconds", kind: .gauge,
+                     help: "Seconds since the last `subdesk ping` asked, at the time of the scrape.",
+                     unit: "seconds", labels: []) { i in
+            i.reading.ping.map { [.init(seconds(i.reading.now - $0.requested))] } ?? []
+        },
+        OnCallMetric(name: "subdesk_ping_last_arrived", kind: .gauge,
+                     help: "1 when the last ping's TEST notification came through the webhook in time, else 0.",
+                     unit: "", labels: []) { i in
+            i.reading.ping.map { [.init($0.arrived == nil ? 0 : 1)] } ?? []
+        },
+        OnCallMetric(name: "subdesk_ping_last_round_trip_seconds", kind: .gauge,
+                     help: "The last arrived ping's round trip, from asking Apple to the TEST notification stored.",
+                     unit: "seconds", labels: []) { i in
+            i.reading.ping?.roundTrip.map { [.init(seconds($0))] } ?? []
+        },
+        OnCallMetric(name: "subdesk_delivery_gaps_total", kind: .counter,
+                     help: "Notifications Apple sent that first reached the store through a backfill (`subdesk gaps`), by notification type.",
+                     unit: "", labels: ["type"]) { i in
+            var merged: [String: Double] = [:]
+            for g in i.reading.gapsByType { merged[typeLabel(g.type), default: 0] += Double(g.count) }
+            return merged.keys.sorted().map { .init([("type", $0)], merged[$0]!) }
+        },
+        OnCallMetric(name: "subdesk_sweep_last_run_timestamp_seconds", kind: .gauge,
+                     help: "When the last expiry sweep finished, from the audit log, Unix time; absent before the first.",
+                     unit: "seconds", labels: []) { i in
+            i.reading.lastSweep.map { [.init(seconds($0.at))] } ?? []
+        },
+        OnCallMetric(name: "subdesk_sweep_last_failures", kind: .gauge,
+                     help: "Subscriptions the last expiry sweep could not revalidate.",
+                     unit: "", labels: []) { i in
+            i.reading.lastSweepFailures.map { [.init(Double($0))] } ?? []
+        },
+        OnCallMetric(name: "subdesk_revalidation_failures_last_day", kind: .gauge,
+                     help: "Revalidations that failed (audit log) in the 24 hours before the scrape.",
+                     unit: "", labels: []) { i in [.init(Double(i.reading.revalidationFailuresLastDay))] },
+        OnCallMetric(name: "subdesk_renewal_extensions_pending", kind: .gauge,
+                     help: "Renewal-date extensions asked of Apple whose outcome is still pending (`subdesk extend`).",
+                     unit: "", labels: []) { i in [.init(Double(i.reading.pendingExtensions))] },
+        OnCallMetric(name: "subdesk_store_schema_version", kind: .gauge,
+                     help: "The store's schema version.",
+                     unit: "", labels: []) { i in [.init(Double(i.reading.schemaVersion))] },
+        OnCallMetric(name: "subdesk_binary_schema_version", kind: .gauge,
+                     help: "The newest schema version this subdesk knows; below the store's means an older binary reads a newer store.",
+                     unit: "", labels: []) { i in [.init(Double(i.reading.binarySchemaVersion))] },
+        OnCallMetric(name: "subdesk_store_size_bytes", kind: .gauge,
+                     help: "The store's size: the SQLite file, or the PostgreSQL schema's tables with their indexes.",
+                     unit: "bytes", labels: []) { i in i.reading.storeBytes.map { [.init(Double($0))] } ?? [] },
+        OnCallMetric(name: "subdesk_store_wal_bytes", kind: .gauge,
+                     help: "The SQLite write-ahead log's size; absent on PostgreSQL.",
+                     unit: "bytes", labels: []) { i in i.reading.walBytes.map { [.init(Double($0))] } ?? [] },
+        OnCallMetric(name: "subdesk_segments_pending", kind: .gauge,
+                     help: "Subscriptions whose by-segment counts wait to be caught up (counted up to 100000).",
+                     unit: "", labels: []) { i in [.init(Double(i.reading.pendingSegments))] },
+        OnCallMetric(name: "subdesk_trusted_root_expiry_seconds", kind: .gauge,
+                     help: "Seconds until each configured trust root's certificate expires (negative once it has).",
+                     unit: "seconds", labels: ["subject"]) { i in
+            i.roots.map { .init([("subject", $0.subject)], ($0.notAfter.timeIntervalSince1970 * 1000 - Double(i.reading.now)) / 1000) }
+        },
+    ]
+
+    // MARK: Labels: only ever from small fixed sets
+
+    static let environments: Set<String> = ["Production", "Sandbox", "Xcode", "LocalTesting"]
+
+    static func environmentLabel(_ text: String) -> String {
+        if text.isEmpty { return "unknown" }
+        if text == "PROD" { return "Production" }
+        return environments.contains(text) ? text : "other"
+    }
+
+    /// Apple's type names (V2 and V1) are upper-case words; anything else (a body that did not
+    /// decode says nothing trustworthy) is folded so it cannot grow the label set.
+    static func typeLabel(_ text: String) -> String {
+        if text.isEmpty { return "unknown" }
+        let ok = text.count <= 64 && text.unicodeScalars.allSatisfy { ("A"..."Z").contains($0) || $0 == "_" || ("0"..."9").contains($0) }
+        return ok ? text : "other"
+    }
+
+    static func outcomeLabel(_ text: String) -> String {
+        IntakeLogEntry.Result(rawValue: text)?.rawValue ?? "other"
+    }
+
+    static func reasonLabel(_ text: String) -> String {
+        RejectionClass(rawValue: text)?.rawValue ?? "other"
+    }
+
+    static func lastArrivals(_ i: OnCallInputs) -> [(String, Millis)] {
+        var merged: [String: Millis] = [:]
+        for (env, last) in i.reading.lastArrivalByEnvironment {
+            let label = environmentLabel(env)
+            merged[label] = max(merged[label] ?? 0, last)
+        }
+        return merged.keys.sorted().map { ($0, merged[$0]!) }
+    }
+
+    static func seconds(_ ms: Millis) -> Double { Double(ms) / 1000 }
+
+    // MARK: Outputs
+
+    /// The Prometheus text exposition format, version 0.0.4.
+    public static func exposition(_ inputs: OnCallInputs) -> String {
+        var out = ""
+        for metric in all {
+            out += "# HELP \(metric.name) \(escapeHelp(metric.help))\n"
+            out += "# TYPE \(metric.name) \(metric.kind.rawValue)\n"
+            for s in metric.samples(inputs) {
+                out += metric.name + s.suffix
+                if !s.labels.isEmpty {
+                    out += "{" + s.labels.map { "\($0.0)=\"\(escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
+                }
+                out += " " + number(s.value) + "\n"
+            }
+        }
+        return out
+    }
+
+    static func escapeHelp(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    static func escapeLabel(_ text: String) -> String {
+        escapeHelp(text).replacingOccurrences(of: "\"", with: "\\\"")
+    }
+
+    static func number(_ v: Double) -> String {
+        if v.isNaN { return "NaN" }
+        if v.isInfinite { return v > 0 ? "+Inf" : "-Inf" }
+        if v == v.rounded(), abs(v) < 1e15 { return String(Int64(v)) }
+        return String(v)
+    }
+
+    /// The README's list of metrics (Markdown), checked against the README by a test.
+    public static func markdown() -> String {
+        var lines = ["| metric | type | labels | what it says |", "| --- | --- | --- | --- |"]
+        for m in all {
+            let labels = m.labels.isEmpty ? "" : m.labels.map { "`\($0)`" }.joined(separator: ", ")
+            lines.append("| `\(m.name)` | \(m.kind.rawValue) | \(labels) | \(m.help.replacingOccurrences(of: "|", with: "\\|")) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+
+/// What the on-call metrics and `subdesk check` are computed from: everything read from the
+/// store in one go, with indexed queries over small tables or recent windows only, so a
+/// scrape every 15 s costs little on a store of a million subscribers.
+public struct OnCallReading: Sendable {
+    public struct IntakeCount: Sendable {
+        public var environment: String
+        public var type: String
+        public var outcome: String
+        public var reason: String
+        public var count: Int64
+        public var last: Millis
+    }
+
+    public var now: Millis
+    public var engine: SQLDialect
+    public var intakeCounts: [IntakeCount] = []
+    /// Delivery lag (arrival minus Apple's signedDate, ms) of the notifications stored in
+    /// the window before `now`, sorted.
+    public var lags: [Millis] = []
+    public static let lagWindow: Millis = 3_600_000
+    /// The most lags read per scrape: a burst is described by its newest notifications.
+    public static let lagSampleLimit = 5_000
+    public var rejectedLastHour = 0
+    public var quarantineEntries = 0
+    public var quarantineBytes: Int64 = 0
+    public var openRefunds = 0
+    /// The nearest answer deadline among open, unanswered refund requests.
+    public var nextRefundDeadline: Millis?
+    public var refundAnswersAccepted = 0
+    public var refundAnswersRefused = 0
+    public var refundAnswersLate = 0
+    /// Open requests whose deadline passed in the last day with no accepted answer: still
+    /// worth waking someone for (Apple has not decided yet).
+    public var refundsMissedLastDay = 0
+    public var ping: PingRecord?
+    public var gapsByType: [(type: String, count: Int)] = []
+    public var lastSweep: AuditEntry?
+    public var revalidationFailuresLastDay = 0
+    public var pendingExtensions = 0
+    public var schemaVersion = 0
+    public var binarySchemaVersion = 0
+    public var storeBytes: Int64?
+    public var walBytes: Int64?
+    /// Subscriptions whose by-segment counts have not been caught up, counted up to `pendingCap`.
+    public var pendingSegments = 0
+    public static let pendingCap = 100_000
+
+    /// When the last notification of each environment arrived (stored or duplicate).
+    public var lastArrivalByEnvironment: [String: Millis] {
+        var last: [String: Millis] = [:]
+        for c in intakeCounts where c.outcome != IntakeLogEntry.Result.rejected.rawValue && !c.environment.isEmpty {
+            last[c.environment] = max(last[c.environment] ?? 0, c.last)
+        }
+        return last
+    }
+
+    /// Failures the last sweep reported (`failed N` in its outcome).
+    public var lastSweepFailures: Int? {
+        guard let outcome = lastSweep?.outcome, let range = outcome.range(of: "failed ") else { return nil }
+        return Int(outcome[range.upperBound...].prefix { $0.isNumber })
+    }
+}
+
+/// The last `subdesk ping`, as the store remembers it (`store_facts`).
+public struct PingRecord: Sendable, Equatable {
+    public var environment: String
+    public var requested: Millis
+    public var arrived: Millis?
+    public var roundTrip: Millis? { arrived.map { $0 - requested } }
+}
+
+extension Store {
+    static let pingFactKeys = ["ping.environment", "ping.requested_ms", "ping.arrived_ms"]
+
+    /// Remembers a ping's outcome, so monitoring can tell whether the webhook's round trip
+    /// still works without asking Apple itself.
+    public func recordPing(environment: String, requested: Millis, arrived: Millis?) throws {
+        let values = [environment, String(requested), arrived.map(String.init) ?? ""]
+        try write {
+            for (key, value) in zip(Store.pingFactKeys, values) {
+                try db.run("INSERT INTO store_facts (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                           [key, value])
+            }
+        }
+    }
+
+    public func lastPing() throws -> PingRecord? {
+        var facts: [String: String] = [:]
+        try db.query("SELECT key, value FROM store_facts WHERE key IN (?, ?, ?)", Store.pingFactKeys.map { $0 as SQLBindable? }) { facts[$0.string(0)] = $0.string(1) }
+        guard let environment = facts["ping.environment"], let requested = facts["ping.requested_ms"].flatMap({ Millis($0) }) else { return nil }
+        return PingRecord(environment: environment, requested: requested, arrived: facts["ping.arrived_ms"].flatMap { Millis($0) })
+    }
+
+    /// Reads everything the on-call metrics need. Only reads: it never starts a write, so a
+    /// scrape never waits for intake or makes intake wait (SQLite readers see the last commit
+    /// through the WAL; PostgreSQL readers never block writers).
+    public func onCallReading(now: Millis) throws -> OnCallReading {
+        var r = OnCallReading(now: now, engine: dialect)
+        try db.query("SELECT environment, type, outcome, reason, count, last_ms FROM intake_counts") { row in
+            r.intakeCounts.append(.init(environment: row.string(0), type: row.string(1), outcome: row.string(2),
+                                        reason: row.string(3), count: row.int64(4), last: row.int64(5)))
+        }
+        let since = now - OnCallReading.lagWindow
+        r.lags = try db.rows("""
+            SELECT received_ms - signed_ms FROM notifications WHERE received_ms >= ? AND received_ms <= ?
+            ORDER BY received_ms DESC LIMIT ?
+            """, [since, now, OnCallReading.lagSampleLimit]) { max(0, $0.int64(0)) }.sorted()
+        r.rejectedLastHour = try db.first("""
+            SELECT count(*) FROM intake_log WHERE received_ms >= ? AND received_ms <= ? AND result = 'rejected'
+            """, [now - 3_600_000, now]) { $0.int(0) } ?? 0
+        r.quarantineEntries = try quarantineCount()
+        r.quarantineBytes = try quarantineKeptBytes()
+        // Open requests are the ones refund_requests_queue finds under closed_ms IS NULL.
+        let window = RefundRequest.answerWindow
+        try db.query("""
+            SELECT count(*), min(requested_ms) FROM refund_requests
+            WHERE closed_ms IS NULL AND requested_ms > ? AND (answer_outcome IS NULL OR answer_outcome <> 'accepted')
+            """, [now - window]) { row in
+            r.openRefunds = row.int(0)
+            r.nextRefundDeadline = row.optionalInt64(1).map { $0 + window }
+        }
+        r.refundsMissedLastDay = try db.first("""
+            SELECT count(*) FROM refund_requests
+            WHERE closed_ms IS NULL AND requested_ms > ? AND requested_ms <= ? AND (answer_outcome IS NULL OR answer_outcome <> 'accepted')
+            """, [now - window - 86_400_000, now - window]) { $0.int(0) } ?? 0
+        try db.query("""
+            SELECT
+                sum(CASE WHEN answer_outcome = 'accepted' THEN 1 ELSE 0 END),
+                sum(CASE WHEN answer_outcome IS NOT NULL AND answer_outcome <> 'accepted' THEN 1 ELSE 0 END),
+                sum(CASE WHEN requested_ms + ? <= ?
+                          AND (closed_ms IS NULL OR closed_ms > requested_ms + ?)
+                          AND NOT (answer_outcome IS NOT NULL AND answer_outcome = 'accepted' AND answered_ms <= requested_ms + ?)
+                         THEN 1 ELSE 0 END)
+            FROM refund_requests
+            """, [window, now, window, window]) { row in
+            r.refundAnswersAccepted = row.optionalInt64(0).map(Int.init) ?? 0
+            r.refundAnswersRefused = row.optionalInt64(1).map(Int.init) ?? 0
+            r.refundAnswersLate = row.optionalInt64(2).map(Int.init) ?? 0
+        }
+        r.ping = try lastPing()
+        try db.query("""
+            SELECT coalesce(n.type, ''), count(*) FROM delivery_gaps g LEFT JOIN notifications n ON n.notification_uuid = g.notification_uuid
+            GROUP BY 1 ORDER BY 1
+            """) { r.gapsByType.append((type: $0.string(0), count: $0.int(1))) }
+        r.lastSweep = try lastAudit(action: "sweep")
+        r.revalidationFailuresLastDay = try db.first("""
+            SELECT count(*) FROM audit_log WHERE action = 'revalidate' AND at_ms >= ? AND outcome = 'failed'
+            """, [now - 86_400_000]) { $0.int(0) } ?? 0
+        r.pendingExtensions = try db.first("SELECT count(*) FROM renewal_extensions WHERE outcome = 'pending'") { $0.int(0) } ?? 0
+        r.schemaVersion = newerSchemaVersion ?? schemaVersion
+        r.binarySchemaVersion = dialect == .postgres ? PostgresSchema.version : Migrations.latestVersion
+        r.pendingSegments = try db.first("""
+            SELECT count(*) FROM (SELECT 1 FROM metric_segments_pending LIMIT \(OnCallReading.pendingCap)) AS capped
+            """) { $0.int(0) } ?? 0
+        if dialect == .postgres {
+            r.storeBytes = try db.first("""
+                SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+                JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'
+                """) { $0.int64(0) }
+        } else if path != ":memory:" {
+            func size(_ p: String) -> Int64? {
+                (try? FileManager.default.attributesOfItem(atPath: p)[.size] as? NSNumber)?.int64Value
+            }
+            r.storeBytes = size(path)
+            r.walBytes = size(path + "-wal") ?? 0
+        }
+        return r
+    }
+}
