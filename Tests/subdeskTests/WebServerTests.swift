@@ -298,6 +298,9 @@ final class WebServerTests: XCTestCase {
             "var.subdesk_config": "\"\(dir!)/config\"",
             "var.subdesk_docroot": "\"\(dir!)/www\"",
             "var.subdesk_logs": "\"\(dir!)/logs\"",
+            // The metrics listener gets a free port too: a fixed one may be taken on the host.
+            "var.subdesk_metrics_socket": "\"127.0.0.1:\(try Self.freeLoopbackPort())\"",
+            "var.subdesk_metrics_cgi": "\"\(dir!)/subdesk-metrics-cgi\"",
         ]
         var seen: Set<String> = []
         var lines: [String] = []
