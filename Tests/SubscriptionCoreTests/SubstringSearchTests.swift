@@ -140,7 +140,8 @@ final class SubstringSearchTests: XCTestCase {
             DROP TABLE renewal_extensions;
             DROP TRIGGER refund_request_open; DROP TRIGGER refund_request_close; DROP TABLE refund_requests;
             DROP TABLE metrics_pending; DROP TABLE metric_segments; DROP TABLE metric_segments_pending;
-            ALTER TABLE verified_chains DROP COLUMN seal;
+            ALTER TABLE verified_chains DROP COLUMN seal; DROP INDEX notifications_rescind;
+            DROP TABLE intake_counts; DROP INDEX audit_log_action;
             PRAGMA user_version = 8;
             """)
         let store = try Store(path: path)
