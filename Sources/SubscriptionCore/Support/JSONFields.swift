@@ -1,8 +1,5 @@
 import Foundation
 
-/// Milliseconds since 1970-01-01 UTC, the unit Apple uses for every date.
-public typealias Millis = Int64
-
 /// A decoding failure that names the field path and what was wrong with it.
 public struct DecodingFault: Error, CustomStringConvertible, Equatable {
     public let path: String
