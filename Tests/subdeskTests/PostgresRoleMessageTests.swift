@@ -20,6 +20,21 @@ extension PostgresHardeningTests {
                                              + "subdesk_support or subdesk_operator"), placed.stderr)
         XCTAssertFalse(placed.stderr.contains("INSERT INTO"), "no cut SQL statement: \(placed.stderr)")
 
+        let made2 = try bodies(1, firstInstance: 890)
+        let one = dir + "/one.ndjson"
+        try made2.lines[0].write(to: URL(fileURLWithPath: one))
+        let ingested = try run(["ingest", "--db", try uri(as: manager)] + ReliabilityTests.policyFlags + [one])
+        XCTAssertNotEqual(ingested.status, 0, ingested.stderr)
+        // Ingest stops its batch and says why: the server's refusal in the role model's words.
+        XCTAssertTrue(ingested.stderr.contains("\(manager) (subdesk_read) may not INSERT on "), ingested.stderr)
+        XCTAssertTrue(ingested.stderr.contains("that needs subdesk_intake or subdesk_operator"), ingested.stderr)
+
+        let receiver = try login("receiver", in: "subdesk_intake")
+        let byIntake = try run(["override", "grant", otid, "--until", "+1d", "--reason", "goodwill", "--db", try uri(as: receiver)])
+        XCTAssertEqual(byIntake.status, 1, byIntake.stderr)
+        XCTAssertTrue(byIntake.stderr.contains("\(receiver) (subdesk_intake) may not place or lift overrides: that needs "
+                                               + "subdesk_support or subdesk_operator"), byIntake.stderr)
+
         let clerk = try login("clerk", in: "subdesk_support")
         let purge = try run(["quarantine", "purge", "--before", "-1d", "--reason", "tidy", "--db", try uri(as: clerk)])
         XCTAssertEqual(purge.status, 1, purge.stderr)
