@@ -10,7 +10,8 @@ enum DashboardCommand {
     Opens the terminal dashboard on the store: subscribers (/ to search, Enter for a
     subscription's state and timeline; there r revalidates with Apple and o grants,
     revokes or lifts an override), :feed (notifications as they arrive), :daily
-    (counts per day), :quarantine (rejected bodies), :audit (operator actions).
+    (counts per day), :quarantine (rejected bodies), :audit (operator actions),
+    :health (intake's on-call signals, judged as subdesk check judges them).
     ? lists every key, q quits.
 
     --theme NAME   a theme from themes/ (default, mono, midnight...) or your
@@ -50,6 +51,12 @@ enum DashboardCommand {
             revalidator = .failure(RevalidationUnavailable("revalidation is not set up: \(error)"))
         }
 
+        // Unreadable trust roots must not keep the dashboard closed; :health then lacks them
+        // and the message line says why.
+        var healthSettings: OnCallSettings?
+        var healthProblem: String?
+        do { healthSettings = try MetricsCommand.settings(context) } catch { healthProblem = ":health cannot judge the configuration: \(error)" }
+
         let terminal = CursesTerminal(inputTimeoutMilliseconds: inputTimeoutMilliseconds)
         defer { terminal.stop() }
         let size = terminal.size
@@ -62,8 +69,10 @@ enum DashboardCommand {
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
                                        operatorName: context.operatorName, revalidator: revalidator,
                                        refundPolicy: try RefundPolicy(configuration: context.config),
-                                       exchangeRates: try CountsCommand.exchangeRates(context))
+                                       exchangeRates: try CountsCommand.exchangeRates(context),
+                                       healthSettings: healthSettings ?? OnCallSettings())
         session.start()
+        if let healthProblem { session.send(.failed(healthProblem)) }
         if !loaded.warnings.isEmpty {
             session.send(.themeApplied(name: loaded.theme.name, warnings: loaded.warnings.map(\.description)))
         }

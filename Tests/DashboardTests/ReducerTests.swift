@@ -187,7 +187,7 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(state.prompt?.text, "feed")
         let effects = press(.enter)
         XCTAssertEqual(state.stack, [.subscribers, .feed])
-        XCTAssertEqual(effects, [.pollFeed(afterId: 0)])
+        XCTAssertEqual(effects, [.pollFeed(afterId: 0), .loadHealth], "the feed's header sums up health")
 
         press(.char(":"))
         type("d")
@@ -487,7 +487,7 @@ extension ReducerTests {
         state.audit.loaded = true
 
         let effects = DashboardReducer.reduce(into: &state, .storeFileReopened(path: "demo.db"))
-        XCTAssertEqual(effects, [.pollFeed(afterId: 0)], "the new store's rows are numbered from the start")
+        XCTAssertEqual(effects, [.pollFeed(afterId: 0), .loadHealth], "the new store's rows are numbered from the start")
         XCTAssertTrue(state.feed.entries.isEmpty, "no row of the old store stays on the feed")
         XCTAssertEqual(state.feed.filter, "RENEW", "what the operator chose stays")
         XCTAssertTrue(state.audit.entries.isEmpty)

@@ -64,6 +64,14 @@ final class ScreenSnapshotTests: XCTestCase {
         }
     }
 
+    func testHealth() throws {
+        try snapshot("health") { session in
+            session.type(.char(":"))
+            session.type("health")
+            session.type(.enter)
+        }
+    }
+
     func testDaily() throws {
         try snapshot("daily") { session in
             session.type(.char(":"))

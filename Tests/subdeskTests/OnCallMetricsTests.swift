@@ -141,6 +141,23 @@ final class OnCallMetricsTests: SubdeskTestCase {
         XCTAssertEqual(unknownOption.status, 3, unknownOption.stdout + unknownOption.stderr)
     }
 
+    /// The check judges the ping as the alert rules do: a ping whose TEST notification never
+    /// came back pages, one merely old warns, and a store never pinged is not judged.
+    func testCheckJudgesTheLastPingAsTheRulesDo() throws {
+        let db = try demoStore()
+        let relaxed = ["check", "--db", db, "--max-rejected-per-hour", "100", "--refund-deadline", "1s"]
+        XCTAssertEqual(try run(relaxed).status, 0, "never pinged is not a problem")
+        let now = DateText.nowMillis()
+        try Store(path: db).recordPing(environment: "Production", requested: now - 60_000, arrived: nil)
+        let lost = try run(relaxed)
+        XCTAssertEqual(lost.status, 2, lost.stdout)
+        XCTAssertTrue(lost.stdout.hasPrefix("SUBDESK CRITICAL - the last ping's TEST notification (Production) did not arrive; run subdesk ping"), lost.stdout)
+        try Store(path: db).recordPing(environment: "Production", requested: now - 2 * 86_400_000, arrived: now - 2 * 86_400_000 + 3000)
+        let stale = try run(relaxed)
+        XCTAssertEqual(stale.status, 1, stale.stdout)
+        XCTAssertTrue(stale.stdout.hasPrefix("SUBDESK WARNING - no ping for 2d; run subdesk ping"), stale.stdout)
+    }
+
     /// Scrapes in a loop while four writers ingest into one SQLite store: every scrape answers
     /// at once (a scrape never takes the write lock), every writer finishes, nothing is lost,
     /// and the counters end at exactly what was stored.

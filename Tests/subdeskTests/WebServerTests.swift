@@ -26,6 +26,8 @@ final class WebServerTests: XCTestCase {
     /// The receivers' store: a file under the site's data folder, or with
     /// SUBDESK_TEST_POSTGRES set, a new schema in that database.
     var database = ""
+    /// The loopback port of the /metrics listener, chosen with the site configuration.
+    var metricsPort = 0
 
     override func setUpWithError() throws {
         dir = NSTemporaryDirectory() + "subdesk-web-\(UUID().uuidString)"
@@ -291,6 +293,7 @@ final class WebServerTests: XCTestCase {
     /// The shipped config with only its settings changed, the way a site would edit it.
     func siteConfiguration(port: Int) throws -> String {
         let shipped = try String(contentsOfFile: Self.repoRoot + "/deploy/lighttpd.conf", encoding: .utf8)
+        metricsPort = try Self.freeLoopbackPort()
         let settings: [String: String] = [
             "var.subdesk_bind": "\"127.0.0.1\"",
             "var.subdesk_port": String(port),
@@ -299,7 +302,7 @@ final class WebServerTests: XCTestCase {
             "var.subdesk_docroot": "\"\(dir!)/www\"",
             "var.subdesk_logs": "\"\(dir!)/logs\"",
             // The metrics listener gets a free port too: a fixed one may be taken on the host.
-            "var.subdesk_metrics_socket": "\"127.0.0.1:\(try Self.freeLoopbackPort())\"",
+            "var.subdesk_metrics_socket": "\"127.0.0.1:\(metricsPort)\"",
             "var.subdesk_metrics_cgi": "\"\(dir!)/subdesk-metrics-cgi\"",
         ]
         var seen: Set<String> = []
@@ -327,11 +330,13 @@ final class WebServerTests: XCTestCase {
         for sub in ["www", "logs", "data"] {
             try fm.createDirectory(atPath: dir + "/" + sub, withIntermediateDirectories: true)
         }
-        let shippedWrapper = try String(contentsOfFile: Self.repoRoot + "/deploy/subdesk-cgi", encoding: .utf8)
-        XCTAssertTrue(shippedWrapper.contains("/usr/local/bin/subdesk"), "deploy/subdesk-cgi names the installed binary")
-        try shippedWrapper.replacingOccurrences(of: "/usr/local/bin/subdesk", with: CLITests.binary)
-            .write(toFile: dir + "/subdesk-cgi", atomically: true, encoding: .utf8)
-        try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir + "/subdesk-cgi")
+        for wrapper in ["subdesk-cgi", "subdesk-metrics-cgi"] {
+            let shippedWrapper = try String(contentsOfFile: Self.repoRoot + "/deploy/" + wrapper, encoding: .utf8)
+            XCTAssertTrue(shippedWrapper.contains("/usr/local/bin/subdesk"), "deploy/\(wrapper) names the installed binary")
+            try shippedWrapper.replacingOccurrences(of: "/usr/local/bin/subdesk", with: CLITests.binary)
+                .write(toFile: dir + "/" + wrapper, atomically: true, encoding: .utf8)
+            try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir + "/" + wrapper)
+        }
         try """
             db = \(database)
             root_ca = \(Self.repoRoot)/sample-data/test-ca/root.der

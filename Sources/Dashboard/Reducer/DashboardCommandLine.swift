@@ -5,13 +5,14 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "daily", "quarantine", "audit", "gaps", "refunds", "consent", "backfill", "ping", "extend", "answer", "apple", "link", "messages",
+    public static let names = ["subs", "feed", "health", "daily", "quarantine", "audit", "gaps", "refunds", "consent", "backfill", "ping", "extend", "answer", "apple", "link", "messages",
                                "theme", "tz", "help", "q"]
 
     /// What each command does, as `?` lists it: the screens first, then the rest.
     public static let descriptions: [(usage: String, description: String)] = [
         (":subs", "list"),
         (":feed", "live"),
+        (":health", "on-call"),
         (":daily [D=V|all]", "counts"),
         (":quarantine", ""),
         (":audit [ID]", ""),
@@ -155,6 +156,8 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.quarantine, &state)
         case "gaps":
             return DashboardReducer.switchTo(.gaps, &state)
+        case "health":
+            return DashboardReducer.switchTo(.health, &state)
         case "refunds":
             return DashboardReducer.switchTo(.refunds, &state)
         case "consent":

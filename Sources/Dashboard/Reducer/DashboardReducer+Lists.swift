@@ -8,7 +8,7 @@ extension DashboardReducer {
     static func feedCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
         let rows = state.feed.visible
         if moveInList(command, &state.feed.selection, &state.feed.scrollOffset, count: rows.count,
-                      visible: Layout.listRows(height: state.height)) { return [] }
+                      visible: Layout.feedRows(height: state.height)) { return [] }
         switch command {
         case .pause:
             state.feed.paused.toggle()
@@ -71,7 +71,7 @@ extension DashboardReducer {
         let count = after.count
         feed.selection = min(feed.selection, max(0, count - 1))
         feed.scrollOffset = TableView.scrollOffset(current: feed.scrollOffset, selected: feed.selection,
-                                                   visibleRows: Layout.listRows(height: state.height), rowCount: count)
+                                                   visibleRows: Layout.feedRows(height: state.height), rowCount: count)
         state.feed = feed
     }
 

@@ -39,11 +39,16 @@ public enum DashboardReducer {
         case .tick(let now):
             state.now = now
             if state.flash != nil && now >= state.flashUntil { state.flash = nil }
+            var effects: [DashboardEffect] = []
             if state.screen == .feed && now - state.feed.lastPoll >= feedRefreshInterval {
                 state.feed.lastPoll = now
-                return [.pollFeed(afterId: state.feed.lastId)]
+                effects.append(.pollFeed(afterId: state.feed.lastId))
             }
-            return refreshIfDue(&state)
+            if (state.screen == .feed || state.screen == .health) && now - state.health.lastRequest >= HealthState.refreshInterval {
+                state.health.lastRequest = now
+                effects.append(.loadHealth)
+            }
+            return effects.isEmpty ? refreshIfDue(&state) : effects
         case .storeFileGone(let path):
             state.storeGone = true
             flash("store deleted or moved: showing what was loaded; it reopens when a store is back at \(path)",
@@ -85,6 +90,11 @@ public enum DashboardReducer {
             state.gaps.entries = entries
             state.gaps.loaded = true
             state.gaps.selection = min(state.gaps.selection, max(0, entries.count - 1))
+            return []
+        case .healthLoaded(let signals, let now):
+            state.health.signals = signals
+            state.health.loaded = true
+            state.health.readAt = now
             return []
         case .refundsLoaded(let entries):
             applyRefunds(entries, &state)
@@ -202,6 +212,7 @@ public enum DashboardReducer {
         state.quarantine.scrollOffset = 0
         state.quarantine.loaded = false
         state.gaps = GapsState()
+        state.health = HealthState()
         state.refunds = RefundsState()
         var consent = ConsentState()
         consent.includeHandled = state.consent.includeHandled
@@ -321,6 +332,7 @@ public enum DashboardReducer {
         case .gaps: return gapsCommand(command, &state)
         case .refunds: return refundsCommand(command, &state)
         case .consent: return consentCommand(command, &state)
+        case .health: return []
         }
     }
 
@@ -400,7 +412,8 @@ public enum DashboardReducer {
             return [.loadDetail(originalTransactionId: detail.originalTransactionId)]
         case .feed:
             state.feed.lastPoll = state.now
-            return [.pollFeed(afterId: state.feed.lastId)]
+            state.health.lastRequest = state.now
+            return [.pollFeed(afterId: state.feed.lastId), .loadHealth]
         case .daily:
             return [.loadDaily(dailyRequest(state))]
         case .quarantine:
@@ -415,6 +428,9 @@ public enum DashboardReducer {
             return [.loadRefunds]
         case .consent:
             return [.loadConsent]
+        case .health:
+            state.health.lastRequest = state.now
+            return [.loadHealth]
         }
     }
 
@@ -431,7 +447,7 @@ public enum DashboardReducer {
         case .feed:
             state.feed.lastPoll = state.now
             return [.pollFeed(afterId: state.feed.lastId)]
-        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent:
+        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent, .health:
             return enter(screen, &state)
         case .quarantineBody:
             return []
@@ -496,7 +512,7 @@ public enum DashboardReducer {
                                                                 selected: state.subscribers.selection,
                                                                 visibleRows: Layout.subscriberRows(height: state.height), rowCount: state.subscribers.rows.count)
         state.feed.scrollOffset = TableView.scrollOffset(current: state.feed.scrollOffset, selected: state.feed.selection,
-                                                         visibleRows: rows, rowCount: state.feed.visible.count)
+                                                         visibleRows: Layout.feedRows(height: state.height), rowCount: state.feed.visible.count)
         state.quarantine.scrollOffset = TableView.scrollOffset(current: state.quarantine.scrollOffset,
                                                                selected: state.quarantine.selection,
                                                                visibleRows: rows, rowCount: state.quarantine.entries.count)

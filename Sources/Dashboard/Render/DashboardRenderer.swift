@@ -29,6 +29,7 @@ public enum DashboardRenderer {
         case .gaps: GapsView.render(state, in: content, buffer: &buffer)
         case .refunds: RefundsView.render(state, in: content, buffer: &buffer)
         case .consent: ConsentView.render(state, in: content, buffer: &buffer)
+        case .health: HealthView.render(state, in: content, buffer: &buffer)
         case .quarantineBody: QuarantineView.renderBody(state, in: content, buffer: &buffer)
         case .audit: AuditView.render(state, in: content, buffer: &buffer)
         }
@@ -66,6 +67,7 @@ public enum DashboardRenderer {
             case .gaps: path.append("gaps")
             case .refunds: path.append("refunds")
             case .consent: path.append("consent")
+            case .health: path.append("health")
             case .quarantineBody: path.append(state.quarantine.openEntry.map { "#\($0.id)" } ?? "body")
             case .audit: path.append("audit")
             }

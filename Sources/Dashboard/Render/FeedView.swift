@@ -4,7 +4,7 @@ import TerminalUI
 /// The live feed: the intake rate, then every body's outcome as it arrives.
 enum FeedView {
     static func render(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
-        guard area.height >= 2 else { return }
+        guard area.height >= 3 else { return }
         let feed = state.feed
         let y = area.y
         var x = area.x + 1
@@ -25,6 +25,10 @@ enum FeedView {
         if x < area.maxX {
             buffer.put("\(rows.count) rows" + older, x: x, y: y, width: area.maxX - x, alignment: .left, role: .dim)
         }
+
+        // The pager's picture in one line, so watching the feed never hides a firing signal.
+        let health = HealthView.summary(state)
+        buffer.put(health.text, x: area.x + 1, y: y + 1, width: area.width - 2, alignment: .left, role: health.role)
 
         let wide = area.width >= 110
         let timeTitle = "TIME " + state.time.abbreviation(at: state.now)
@@ -65,6 +69,6 @@ enum FeedView {
         }
         TableView(columns: columns, rows: cells, selectedRow: cells.isEmpty ? nil : feed.selection,
                   scrollOffset: feed.scrollOffset, columnSpacing: wide ? 2 : 1, emptyText: empty)
-            .render(in: area.inset(top: 1, left: 1, right: 1), buffer: &buffer)
+            .render(in: area.inset(top: 2, left: 1, right: 1), buffer: &buffer)
     }
 }

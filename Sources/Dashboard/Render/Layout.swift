@@ -15,6 +15,9 @@ public enum Layout {
     /// Data rows a list screen shows: the content less its summary line and the table header.
     public static func listRows(height: Int) -> Int { max(1, height - 4) }
 
+    /// Data rows of the feed, whose second line sums up intake's health.
+    public static func feedRows(height: Int) -> Int { max(1, height - 5) }
+
     /// Data rows of the subscribers table, which has a second summary line for its sort and filter.
     public static func subscriberRows(height: Int) -> Int { max(1, height - 5) }
 

@@ -27,6 +27,8 @@ public final class DashboardSession {
     let refundPolicy: RefundPolicy
     /// What puts money in several currencies into one for `:daily`, when the config names a rates file.
     let exchangeRates: ExchangeRates?
+    /// The configuration and limits `:health` judges with: those of `subdesk check`.
+    let healthSettings: OnCallSettings
     private var lastDataVersion: Int?
     /// Texts `y` copied that the terminal backend has not yet sent to the terminal.
     private var clipboardOutbox: [String] = []
@@ -43,8 +45,9 @@ public final class DashboardSession {
                 clock: @escaping () -> Millis = DateText.nowMillis, operatorName: String = Operations.defaultOperator(),
                 revalidator: Result<Revalidator, RevalidationUnavailable> = .failure(RevalidationUnavailable(
                     "revalidation is not set up in this session")), refundPolicy: RefundPolicy = RefundPolicy(),
-                exchangeRates: ExchangeRates? = nil) {
+                exchangeRates: ExchangeRates? = nil, healthSettings: OnCallSettings = OnCallSettings()) {
         self.refundPolicy = refundPolicy
+        self.healthSettings = healthSettings
         self.exchangeRates = exchangeRates
         self.store = store
         self.state = state
@@ -181,6 +184,9 @@ public final class DashboardSession {
                 return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit))]
             case .loadGaps:
                 return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit))]
+            case .loadHealth:
+                let now = clock()
+                return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now)), now: now)]
             case .loadRefunds:
                 return [.refundsLoaded(try loadRefunds())]
             case .loadConsent:

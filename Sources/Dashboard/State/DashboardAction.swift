@@ -23,6 +23,8 @@ public enum DashboardAction: Sendable {
     case dailyLoaded(DailyRequest, [DayCounts])
     case quarantineLoaded([QuarantineEntry])
     case gapsLoaded([DeliveryGap])
+    /// The on-call signals judged from the store at `now`.
+    case healthLoaded([HealthSignal], now: Millis)
     case refundsLoaded([RefundQueueEntry])
     /// Every stored consent withdrawal, handled ones included.
     case consentLoaded([ConsentWithdrawal])
@@ -64,6 +66,8 @@ public enum DashboardEffect: Equatable, Sendable {
     case loadDaily(DailyRequest)
     case loadQuarantine
     case loadGaps
+    /// Read the store's on-call facts and judge them, as `subdesk check` does.
+    case loadHealth
     case loadRefunds
     case loadConsent
     /// Mark a consent withdrawal handled through `Operations` (confirmed, audited as `consent_handled`).

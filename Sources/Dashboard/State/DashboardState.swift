@@ -50,6 +50,7 @@ public struct DashboardState: Sendable {
     public var gaps = GapsState()
     public var refunds = RefundsState()
     public var consent = ConsentState()
+    public var health = HealthState()
     public var audit = AuditState()
     /// The `o` dialog, modal over the detail while open.
     public var overrideDialog: OverrideDialogState?

@@ -186,6 +186,22 @@ public struct DailyState: Sendable {
     public var selectedMetric: Metric { Metric.allCases[min(max(0, metric), Metric.allCases.count - 1)] }
 }
 
+/// The on-call signals as last judged, for `:health` and the feed's header line.
+public struct HealthState: Sendable {
+    public var signals: [HealthSignal] = []
+    public var loaded = false
+    /// The clock when the signals were judged (ages are as of then).
+    public var readAt: Millis = 0
+    /// When a reading was last asked for, so ticks re-read at most every `refreshInterval`.
+    public var lastRequest: Millis = 0
+    /// Silence and deadlines move with the clock, not only with writes: re-judge this often.
+    public static let refreshInterval: Millis = 5000
+
+    public init() {}
+
+    public var firing: [HealthSignal] { signals.filter(\.isFiring) }
+}
+
 /// Delivery gaps found by backfills, newest found first.
 public struct GapsState: Sendable {
     public var entries: [DeliveryGap] = []

@@ -15,6 +15,8 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
     case refunds
     /// Parents' and guardians' consent withdrawals (RESCIND_CONSENT) to act on.
     case consent
+    /// Intake's health: each on-call signal, its limit, and whether it fires.
+    case health
 
     /// The section title the help screen gives this screen's keys.
     public var helpSection: String {
@@ -29,6 +31,7 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
         case .gaps: return "Delivery gaps"
         case .refunds: return "Refund requests"
         case .consent: return "Consent withdrawals"
+        case .health: return "On-call health"
         }
     }
 }

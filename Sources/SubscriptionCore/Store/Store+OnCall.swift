@@ -11,11 +11,25 @@ public struct OnCallReading: Sendable {
         public var reason: String
         public var count: Int64
         public var last: Millis
+
+        public init(environment: String, type: String, outcome: String, reason: String, count: Int64, last: Millis) {
+            self.environment = environment
+            self.type = type
+            self.outcome = outcome
+            self.reason = reason
+            self.count = count
+            self.last = last
+        }
     }
 
     public var now: Millis
     public var engine: SQLDialect
     public var intakeCounts: [IntakeCount] = []
+
+    public init(now: Millis, engine: SQLDialect) {
+        self.now = now
+        self.engine = engine
+    }
     /// Delivery lag (arrival minus Apple's signedDate, ms) of the notifications stored in
     /// the window before `now`, sorted.
     public var lags: [Millis] = []
@@ -36,6 +50,9 @@ public struct OnCallReading: Sendable {
     public var refundsMissedLastDay = 0
     public var ping: PingRecord?
     public var gapsByType: [(type: String, count: Int)] = []
+    /// Notifications a backfill found missing in the day before `now`: what the gaps alert
+    /// judges (a gap found last month was dealt with then).
+    public var gapsFoundLastDay = 0
     public var lastSweep: AuditEntry?
     public var revalidationFailuresLastDay = 0
     public var pendingExtensions = 0
@@ -69,6 +86,12 @@ public struct PingRecord: Sendable, Equatable {
     public var requested: Millis
     public var arrived: Millis?
     public var roundTrip: Millis? { arrived.map { $0 - requested } }
+
+    public init(environment: String, requested: Millis, arrived: Millis?) {
+        self.environment = environment
+        self.requested = requested
+        self.arrived = arrived
+    }
 }
 
 extension Store {
@@ -144,6 +167,7 @@ extension Store {
             SELECT coalesce(n.type, ''), count(*) FROM delivery_gaps g LEFT JOIN notifications n ON n.notification_uuid = g.notification_uuid
             GROUP BY 1 ORDER BY 1
             """) { r.gapsByType.append((type: $0.string(0), count: $0.int(1))) }
+        r.gapsFoundLastDay = try db.first("SELECT count(*) FROM delivery_gaps WHERE found_ms >= ?", [now - 86_400_000]) { $0.int(0) } ?? 0
         r.lastSweep = try lastAudit(action: "sweep")
         r.revalidationFailuresLastDay = try db.first("""
             SELECT count(*) FROM audit_log WHERE action = 'revalidate' AND at_ms >= ? AND outcome = 'failed'
