@@ -18,7 +18,7 @@ public struct OnCallThresholds: Sendable, Equatable {
     public var rootExpiryWarning: Millis
 
     public init(maxSilence: Millis = 7_200_000, maxRejectedPerHour: Int = 10, refundWindow: Millis = 7_200_000,
-                quarantineShare: Double = 0.9, maxPingAge: Millis = 86_400_000, rootExpiryWarning: Millis = 30 * 86_400_000) {
+                quarantineShare: Double = 0.8, maxPingAge: Millis = 86_400_000, rootExpiryWarning: Millis = 30 * 86_400_000) {
         self.maxSilence = maxSilence
         self.maxRejectedPerHour = maxRejectedPerHour
         self.refundWindow = refundWindow
