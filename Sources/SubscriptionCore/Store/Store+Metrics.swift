@@ -22,17 +22,27 @@ extension Store {
         guard isReadOnly else { return nil }
         let version = try dataVersion()
         if let cached = segmentOverlayCache, cached.version == version { return cached.overlay.isEmpty ? nil : cached.overlay }
+        let overlay = SegmentOverlay(try pendingSegmentSums().sums.rows())
+        segmentOverlayCache = (version, overlay)
+        return overlay.isEmpty ? nil : overlay
+    }
+
+    /// What the pending subscriptions change in the by-segment aggregates: each one's share
+    /// now, less the share the aggregates last took, summed in memory; and how many were
+    /// read, told to `progress` every 10,000. Both the catch-up and a reader's overlay sum so.
+    private func pendingSegmentSums(progress: ((Int) -> Void)? = nil) throws -> (sums: SegmentSums, count: Int) {
         var sums = SegmentSums()
+        var count = 0
         try db.query("""
             SELECT p.applied, s.metrics FROM metric_segments_pending p
             LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
             """) { r in
             if !r.isNull(0) { sums.add(encoded: r.data(0), sign: -1) }
             if !r.isNull(1) { sums.add(encoded: r.data(1), sign: 1) }
+            count += 1
+            if count % 10_000 == 0 { progress?(count) }
         }
-        let overlay = SegmentOverlay(sums.rows())
-        segmentOverlayCache = (version, overlay)
-        return overlay.isEmpty ? nil : overlay
+        return (sums, count)
     }
 
     /// Calls `each(keyIndex, bucketStart, delta)` for every non-zero aggregate of `keys[keyIndex]`
@@ -122,17 +132,7 @@ extension Store {
         let total = try pendingSegmentsCount()
         guard total > 0 else { return 0 }
         return try write {
-            var sums = SegmentSums()
-            var done = 0
-            try db.query("""
-                SELECT p.applied, s.metrics FROM metric_segments_pending p
-                LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
-                """) { r in
-                if !r.isNull(0) { sums.add(encoded: r.data(0), sign: -1) }
-                if !r.isNull(1) { sums.add(encoded: r.data(1), sign: 1) }
-                done += 1
-                if done % 10_000 == 0 { progress?(done, total) }
-            }
+            let (sums, done) = try pendingSegmentSums { progress?($0, total) }
             for row in sums.rows() {
                 try db.run("""
                     INSERT INTO metric_segments (dimension, value, key, segment, bucket, delta) VALUES (?, ?, ?, ?, ?, ?)
