@@ -162,8 +162,7 @@ final class PostgresRoleTests: XCTestCase {
                 try expect(.truncate, "TRUNCATE \(table)")
             }
             // Row locks need UPDATE somewhere in the table: a reader cannot hold a subscription.
-            let wantsLock = who == "owner"
-                || PostgresRoles.rights.contains { $0.roles.contains(who) && $0.privileges.contains(.update) && $0.tables.contains("subscriptions") }
+            let wantsLock = who == "owner" || PostgresRoles.holds(who, .update, on: "subscriptions")
             let lock = try attempt(store, "SELECT 1 FROM subscriptions FOR UPDATE")
             if (lock == .allowed) != wantsLock { mismatches.append("\(who) row lock on subscriptions: \(lock)") }
             // The writers' lock is the change counter's table: only a role that may update it

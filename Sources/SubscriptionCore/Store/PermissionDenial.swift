@@ -22,9 +22,7 @@ public struct PermissionDenial: Sendable, CustomStringConvertible {
 
     /// The roles whose rights hold `privilege` on `table` (on some column at least).
     public static func rolesThatMay(_ privilege: PostgresRoles.Privilege, on table: String) -> [String] {
-        PostgresRoles.all.filter { role in
-            PostgresRoles.rights.contains { $0.roles.contains(role) && $0.privileges.contains(privilege) && $0.tables.contains(table) }
-        }
+        PostgresRoles.all.filter { PostgresRoles.holds($0, privilege, on: table) }
     }
 
     /// The roles that may do what was refused: the writers' lock is any write.

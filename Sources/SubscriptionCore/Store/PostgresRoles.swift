@@ -87,19 +87,28 @@ public enum PostgresRoles {
         "subdesk_operator": "support's rights, plus revalidation, extensions, sweeps, backfills, refund answers, quarantine replays and purges (which derive state from what Apple signed); never the chain memory",
     ]
 
+    /// The rights that give `role` `privilege` on `table`, on every column or on some.
+    static func rights(of role: String, _ privilege: Privilege, on table: String) -> [Right] {
+        rights.filter { $0.roles.contains(role) && $0.privileges.contains(privilege) && $0.tables.contains(table) }
+    }
+
     /// Whether `role` may use `privilege` on `table`: on every column when `column` is nil,
     /// else on that column (a column grant, or one on the whole table).
     public static func allows(_ role: String, _ privilege: Privilege, on table: String, column: String? = nil) -> Bool {
-        rights.contains { right in
-            right.roles.contains(role) && right.privileges.contains(privilege) && right.tables.contains(table)
-                && (right.columns == nil || column.map { right.columns!.contains($0) } == true)
+        rights(of: role, privilege, on: table).contains { right in
+            right.columns == nil || column.map { right.columns!.contains($0) } == true
         }
+    }
+
+    /// Whether `role` may use `privilege` on at least some column of `table` (what a row
+    /// lock, or a statement naming only those columns, needs).
+    public static func holds(_ role: String, _ privilege: Privilege, on table: String) -> Bool {
+        !rights(of: role, privilege, on: table).isEmpty
     }
 
     /// The columns `role` may update in `table` when it may update only some; nil otherwise.
     static func updatableColumns(_ role: String, _ table: String) -> [String]? {
-        let columns = rights.filter { $0.roles.contains(role) && $0.privileges.contains(.update) && $0.tables.contains(table) }
-            .compactMap(\.columns).flatMap { $0 }
+        let columns = rights(of: role, .update, on: table).compactMap(\.columns).flatMap { $0 }
         return columns.isEmpty ? nil : columns
     }
 
