@@ -131,22 +131,30 @@ final class OperatorSessionTests: XCTestCase {
         XCTAssertEqual(try store.audit().map(\.action), ["override_grant", "override_lift"], "the refused lift wrote nothing")
     }
 
-    func testRevalidationRunsOffTheScreenThreadAndNamesTheFault() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-revalidate-\(UUID().uuidString)")
+    /// A one-copy demo store in a folder of its own (delete `directory` afterwards), and a
+    /// revalidator whose worker waits on `gate` before it opens the store, so a test can
+    /// look at the screen while Apple is being asked.
+    func gatedRevalidation(_ name: String) throws -> (store: Store, gate: DispatchSemaphore, revalidator: Revalidator, directory: URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let path = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
         let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
         do {
             let writer = try Store(path: path)
             _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: writer, anchor: DashboardFixture.anchor)
         }
-        // The worker waits here until the test has shown the screen still answers keys.
         let gate = DispatchSemaphore(value: 0)
         let revalidator = Revalidator(openStore: { gate.wait(); return try Store(path: path) },
                                       configuration: RevalidationConfiguration(), verifier: SignedDataVerifier(roots: try sample.trustRoots()),
                                       policy: SampleData.demoPolicy, operatorName: "ana", clock: { DashboardFixture.anchor })
-        let session = session(try Store(path: path), revalidator: .success(revalidator))
+        return (try Store(path: path), gate, revalidator, directory)
+    }
+
+    func testRevalidationRunsOffTheScreenThreadAndNamesTheFault() throws {
+        // The worker waits here until the test has shown the screen still answers keys.
+        let (store, gate, revalidator, directory) = try gatedRevalidation("subdesk-revalidate")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let session = session(store, revalidator: .success(revalidator))
         openExpiredSubscription(session)
 
         session.type(.char("r"))
@@ -174,20 +182,8 @@ final class OperatorSessionTests: XCTestCase {
     /// `q` while a revalidation waits on Apple asks first and says what is running; `w`
     /// quits once the answer is back and audited, so the audit log holds what reached Apple.
     func testQuittingDuringARevalidationAsksAndWaitsForItsAuditEntry() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-quit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (store, gate, revalidator, directory) = try gatedRevalidation("subdesk-quit")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
-        let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
-        do {
-            let writer = try Store(path: path)
-            _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: writer, anchor: DashboardFixture.anchor)
-        }
-        let gate = DispatchSemaphore(value: 0)
-        let revalidator = Revalidator(openStore: { gate.wait(); return try Store(path: path) },
-                                      configuration: RevalidationConfiguration(), verifier: SignedDataVerifier(roots: try sample.trustRoots()),
-                                      policy: SampleData.demoPolicy, operatorName: "ana", clock: { DashboardFixture.anchor })
-        let store = try Store(path: path)
         let auditedBefore = try store.audit(targets: [id]).count
         let session = session(store, revalidator: .success(revalidator))
         openExpiredSubscription(session)
