@@ -482,8 +482,6 @@ public enum DashboardReducer {
         return setZone(name, &state)
     }
 
-    static func zone(offset text: String) -> TimeZone? { TimeZoneName.offset(text) }
-
     static func setZone(_ name: String, _ state: inout DashboardState) -> [DashboardEffect] {
         guard let zone = TimeZoneName.zone(name) else {
             flash(TimeZoneName.unknown(name), error: true, &state)
