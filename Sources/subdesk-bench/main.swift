@@ -170,23 +170,11 @@ func makeIntake(_ store: Store) throws -> Intake {
     Intake(store: store, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: SampleData.demoPolicy)
 }
 
-/// Ingests `bodies` the way `subdesk ingest` does (one commit per batch of 500); notifications per second.
+/// Ingests `bodies` in batches as `subdesk ingest` does (`BatchIngest`); notifications per second.
 func ingestRate(_ store: Store, _ bodies: [Data]) throws -> Double {
-    try store.checkpointEvery(pages: Store.batchCheckpointPages)
-    let intake = try makeIntake(store)
+    var batches = try BatchIngest(intake: try makeIntake(store))
     var stored = 0
-    let elapsed = try seconds {
-        var i = 0
-        while i < bodies.count {
-            let end = Swift.min(bodies.count, i + 500)
-            try store.write {
-                for body in bodies[i..<end] {
-                    if case .stored = try intake.ingest(body) { stored += 1 }
-                }
-            }
-            i = end
-        }
-    }
+    let elapsed = try seconds { stored = try batches.ingest(bodies).stored }
     guard stored == bodies.count else {
         log("subdesk-bench: only \(stored) of \(bodies.count) bodies were stored")
         exit(1)

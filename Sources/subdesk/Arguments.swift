@@ -5,24 +5,21 @@ struct Arguments {
     var options: [String: [String]] = [:]
     var flags: Set<String> = []
 
-    /// Options that take a value, for every command (`--db PATH` or `--db=PATH`).
-    static let valued: Set<String> = [
-        "db", "config", "root-ca", "bundle-id", "app-apple-id", "environment", "allow-environment",
-        "shared-secret-file", "since", "limit", "rate", "duration", "copies", "tz", "theme", "from", "to",
-        "sample-data", "operator", "until", "reason", "server-api-url", "verify-receipt-url", "subscribers",
-        "seed", "status", "segment", "busy-timeout-ms", "server-api-sandbox-url", "verify-receipt-sandbox-url",
-        "api-key-file", "api-key-id", "api-issuer-id", "timeout", "concurrency", "receipt-file", "batch-size", "before",
-        "wait", "days", "reason-code", "product", "storefront", "preference", "delivery", "sample", "consumed", "period", "rates",
-        "where", "by", "metric", "max-pages", "revocation-check", "max-silence", "max-rejected-per-hour", "refund-deadline",
-    ]
-    /// Options that are switches.
-    static let switches: Set<String> = [
-        "json", "csv", "ndjson", "all", "help", "version", "allow-v1", "cgi", "no-dashboard", "dry-run", "quiet", "force",
-        "only-failures", "resume", "list", "apple", "yes", "consented", "auto", "roles", "print",
-    ]
+    /// Why the command line cannot be run as written (an option the command does not take,
+    /// a value missing); reported once the command is known, in its terms.
+    var problem: UsageError?
 
-    static func parse(_ argv: [String]) throws -> Arguments {
+    /// Splits `argv` as `commands` says: the options the named command's spec lists (or the
+    /// dashboard's, with no command) and the global ones are taken; any other is a problem.
+    static func parse(_ argv: [String], commands: CommandTable) -> Arguments {
+        let named = commands.commandName(in: argv)
+        let label = named ?? "dashboard"
+        // `help` and an unknown command have no spec: only options no command takes are refused.
+        let spec = commands.spec(named: label)
         var result = Arguments()
+        func refuse(_ message: String) {
+            if result.problem == nil { result.problem = UsageError(message) }
+        }
         var i = 0
         var onlyPositionals = false
         while i < argv.count {
@@ -34,27 +31,38 @@ struct Arguments {
             }
             if arg == "--" { onlyPositionals = true; continue }
             if arg == "-h" { result.flags.insert("help"); continue }
-            guard arg.hasPrefix("--") else { throw UsageError("unknown option \(arg)") }
+            guard arg.hasPrefix("--") else { refuse("unknown option \(arg)"); continue }
             var name = String(arg.dropFirst(2))
             var inlineValue: String?
             if let eq = name.firstIndex(of: "=") {
                 inlineValue = String(name[name.index(after: eq)...])
                 name = String(name[..<eq])
             }
-            if switches.contains(name) {
-                if inlineValue != nil { throw UsageError("--\(name) takes no value") }
-                result.flags.insert(name)
-            } else if valued.contains(name) {
-                if let v = inlineValue {
-                    result.options[name, default: []].append(v)
-                } else {
-                    guard i < argv.count else { throw UsageError("--\(name) needs a value") }
-                    result.options[name, default: []].append(argv[i])
-                    i += 1
-                }
-            } else {
-                throw UsageError("unknown option --\(name)")
+            let taken = OptionGroup.global.options.first { $0.name == name }
+                ?? (named == nil && name == CommandTable.version.name ? CommandTable.version : nil)
+                ?? spec?.option(named: name)
+            // An option the command does not take still says whether a value follows it.
+            guard let option = taken ?? commands.anyOption(named: name) else {
+                refuse("unknown option --\(name)" + (spec == nil ? "" : " (see subdesk \(label) --help)"))
+                continue
             }
+            if taken == nil && spec != nil {
+                refuse("'\(label)' does not take --\(name) (see subdesk \(label) --help)")
+            }
+            if !option.takesValue {
+                if inlineValue != nil { refuse("--\(name) takes no value") }
+                if taken != nil { result.flags.insert(name) }
+                continue
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                guard i < argv.count else { refuse("--\(name) needs a value"); continue }
+                value = argv[i]
+                i += 1
+            }
+            if taken != nil { result.options[name, default: []].append(value) }
         }
         return result
     }
@@ -73,14 +81,6 @@ struct Arguments {
         guard let v = value(name) else { return nil }
         guard let n = Double(v), n.isFinite else { throw UsageError("--\(name) expects a number, got \(v)") }
         return n
-    }
-
-    /// Refuses options the command does not take, so a typo is not silently ignored.
-    func allowOnly(_ allowed: Set<String>, command: String) throws {
-        let global: Set<String> = ["db", "config", "help", "json", "busy-timeout-ms"]
-        for name in Set(options.keys).union(flags) where !allowed.contains(name) && !global.contains(name) {
-            throw UsageError("'\(command)' does not take --\(name) (see subdesk \(command) --help)")
-        }
     }
 }
 

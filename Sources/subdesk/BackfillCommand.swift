@@ -3,36 +3,44 @@ import SubscriptionCore
 import TerminalUI
 
 enum BackfillCommand {
-    static let help = """
-    usage: subdesk backfill --since DATE [--until DATE] [--only-failures] [--environment Production|Sandbox] [--max-pages N]
-           subdesk backfill --resume [--max-pages N]
-           subdesk backfill --list
+    static let spec: CommandSpec = CommandSpec(
+        name: "backfill", abstract: "fetch notifications Apple sent in a window and take in the missing ones",
+        usage: """
+        subdesk backfill --since DATE [--until DATE] [--only-failures] [--environment Production|Sandbox] [--max-pages N]
+        subdesk backfill --resume [--max-pages N]
+        subdesk backfill --list
+        """,
+        discussion: """
+        Asks Apple for the notifications it sent in a window (Get Notification History, at
+        most 180 days back; --until defaults to now) and feeds every signed payload through
+        intake, as if it had arrived: verified, deduplicated, ordered, or quarantined with its
+        reason. A notification the store did not have is a delivery gap: `subdesk gaps` and
+        the dashboard's :gaps list them with Apple's send attempts. The feed marks backfilled
+        rows. Each page is stored with the place of the next, so a backfill that stops (an
+        error, Ctrl-C, kill -9) goes on from there with --resume. Every run is audited.
 
-    Asks Apple for the notifications it sent in a window (Get Notification History, at
-    most 180 days back; --until defaults to now) and feeds every signed payload through
-    intake, as if it had arrived: verified, deduplicated, ordered, or quarantined with its
-    reason. A notification the store did not have is a delivery gap: `subdesk gaps` and
-    the dashboard's :gaps list them with Apple's send attempts. The feed marks backfilled
-    rows. Each page is stored with the place of the next, so a backfill that stops (an
-    error, Ctrl-C, kill -9) goes on from there with --resume. Every run is audited.
+        A run stops, to be resumed, after \(Backfill.Limits.standard.maxPages) pages (--max-pages), or after \(Backfill.Limits.standard.maxPagesWithNothingNew) pages in a
+        row that brought nothing new: a history that never ends cannot keep it going.
 
-    A run stops, to be resumed, after \(Backfill.Limits.standard.maxPages) pages (--max-pages), or after \(Backfill.Limits.standard.maxPagesWithNothingNew) pages in a
-    row that brought nothing new: a history that never ends cannot keep it going.
-
-      --only-failures   only notifications Apple failed to deliver
-      --environment     which of Apple's environments to ask (default Production)
-      --resume          go on with the last backfill that did not finish
-      --max-pages N     pages this run fetches at most (default \(Backfill.Limits.standard.maxPages))
-      --list            the backfills run on this store, newest first
-
-    Needs the App Store Server API key (api_key_file, api_key_id, api_issuer_id) and the
-    bundle id. Prints how many notifications were new, duplicates and rejected; exits 1
-    when Apple could not be asked, its answer was refused, or the run stopped at a limit
-    (each can be resumed).
-
-    """ + Context.appleOptionsHelp
-
-    static let options: Set<String> = Context.appleOptions.union(["since", "until", "only-failures", "resume", "list", "quiet", "max-pages"])
+        Needs the App Store Server API key (api_key_file, api_key_id, api_issuer_id) and the
+        bundle id. Prints how many notifications were new, duplicates and rejected; exits 1
+        when Apple could not be asked, its answer was refused, or the run stopped at a limit
+        (each can be resumed).
+        """,
+        options: [
+            .value("since", "DATE", "the window's start (at most 180 days back)"),
+            .value("until", "DATE", "the window's end (default now)"),
+            .flag("only-failures", "only notifications Apple failed to deliver"),
+            .value("environment", "Production|Sandbox", "which of Apple's environments to ask (default Production)",
+                   config: "environment"),
+            .flag("resume", "go on with the last backfill that did not finish"),
+            .value("max-pages", "N", "pages this run fetches at most (default \(Backfill.Limits.standard.maxPages))"),
+            .flag("list", "the backfills run on this store, newest first"),
+            .quiet,
+        ],
+        groups: [.apple],
+        action: StoreAction(words: "backfill notifications", privilege: .insert, table: "backfill_runs"),
+        run: run)
 
     static func run(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty else {
@@ -136,12 +144,15 @@ enum BackfillCommand {
         return 0
     }
 
-    static let gapsHelp = """
-    usage: subdesk gaps [--limit N] [--json]
-
-    Notifications Apple says it sent that this store first received through a backfill,
-    newest found first, with Apple's delivery attempts (date and result) for each.
-    """
+    static let gapsSpec: CommandSpec = CommandSpec(
+        name: "gaps", abstract: "notifications that first arrived through a backfill, with Apple's attempts",
+        usage: "subdesk gaps [--limit N] [--json]",
+        discussion: """
+        Notifications Apple says it sent that this store first received through a backfill,
+        newest found first, with Apple's delivery attempts (date and result) for each.
+        """,
+        options: [.value("limit", "N", "the newest N (default 500)")],
+        run: gaps)
 
     static func gaps(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)

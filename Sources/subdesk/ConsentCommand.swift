@@ -4,27 +4,36 @@ import TerminalUI
 
 /// `subdesk consent`: consent withdrawals (RESCIND_CONSENT) to act on, and marking one handled.
 enum ConsentCommand {
-    static let help = """
-    usage: subdesk consent [--all] [--json]
-           subdesk consent handle NOTIFICATION_UUID --reason TEXT [--operator NAME]
+    static let spec: CommandSpec = CommandSpec(
+        name: "consent", arguments: "[handle UUID]",
+        abstract: "consent withdrawals (RESCIND_CONSENT) to act on, and marking one handled",
+        usage: """
+        subdesk consent [--all] [--json]
+        subdesk consent handle NOTIFICATION_UUID --reason TEXT [--operator NAME]
+        """,
+        discussion: """
+        Lists consent withdrawals not yet handled, newest first (--all: handled ones too). A
+        RESCIND_CONSENT means a parent or guardian withdrew consent and Apple stops the app
+        from launching for that user: each row names the app transaction (the app download,
+        with its platform, download date and version), the subscriptions whose transactions
+        carry its appTransactionId, and whether an operator has handled it.
 
-    Lists consent withdrawals not yet handled, newest first (--all: handled ones too). A
-    RESCIND_CONSENT means a parent or guardian withdrew consent and Apple stops the app
-    from launching for that user: each row names the app transaction (the app download,
-    with its platform, download date and version), the subscriptions whose transactions
-    carry its appTransactionId, and whether an operator has handled it.
+        A withdrawal that no stored purchase matches is resolved at Apple when the App Store
+        Server API key settings are there: Get App Transaction Info, then the customer's
+        statuses and history asked for by the appTransactionId, verified and stored
+        (audited as app_transaction_lookup). Intake itself never asks Apple.
 
-    A withdrawal that no stored purchase matches is resolved at Apple when the App Store
-    Server API key settings are there: Get App Transaction Info, then the customer's
-    statuses and history asked for by the appTransactionId, verified and stored
-    (audited as app_transaction_lookup). Intake itself never asks Apple.
-
-    `handle` marks one handled, with the reason (what was done for the family); audited
-    as consent_handled with the notification UUID as its target. A withdrawal is handled once.
-
-    """ + Context.appleOptionsHelp
-
-    static let options: Set<String> = Context.appleOptions.union(["all", "reason", "operator"])
+        `handle` marks one handled, with the reason (what was done for the family); audited
+        as consent_handled with the notification UUID as its target. A withdrawal is handled once.
+        """,
+        options: [
+            .flag("all", "also the withdrawals already handled"),
+            .value("reason", "TEXT", "what was done for the family, for the audit log"),
+            .operatorName,
+        ],
+        groups: [.apple],
+        action: StoreAction(words: "mark consent withdrawals handled", privilege: .insert, table: "audit_log"),
+        run: run)
 
     static func run(_ context: Context) throws -> Int32 {
         let p = context.arguments.positionals

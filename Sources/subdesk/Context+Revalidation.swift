@@ -81,30 +81,4 @@ extension Context {
             throw UsageError(e.description)
         }
     }
-
-    /// Options every command that talks to Apple takes.
-    static let appleOptions: Set<String> = [
-        "server-api-url", "server-api-sandbox-url", "verify-receipt-url", "verify-receipt-sandbox-url", "api-key-file",
-        "api-key-id", "api-issuer-id", "timeout", "operator", "bundle-id", "app-apple-id", "environment",
-        "allow-environment", "root-ca", "shared-secret-file", "reason", "dry-run", "busy-timeout-ms",
-    ]
-
-    static let appleOptionsHelp = """
-    Apple (flags win over config keys):
-      --api-key-file FILE       in-app purchase key (.p8)           api_key_file
-      --api-key-id ID           its key id                           api_key_id
-      --api-issuer-id ID        the issuer id                        api_issuer_id
-      --bundle-id ID            the app (required with an API key)   bundle_id
-      --shared-secret-file FILE verifyReceipt password               shared_secret_file
-      --server-api-url URL      default https://api.storekit.apple.com (before 2026-05-05:
-                                https://api.storekit.itunes.apple.com, still served)    server_api_url
-      --server-api-sandbox-url  default https://api.storekit-sandbox.apple.com           server_api_sandbox_url
-      --verify-receipt-url URL  default https://buy.itunes.apple.com/verifyReceipt          verify_receipt_url
-      --verify-receipt-sandbox-url  default https://sandbox.itunes.apple.com/verifyReceipt  verify_receipt_sandbox_url
-      --timeout SECONDS         per request, default 30              revalidation_timeout
-      --root-ca FILE            trust roots for signed data (default Apple Root CA - G3)   root_ca
-      --operator NAME           who the audit log names (default: login name)             operator
-    Without an API key, the stored receipt goes to verifyReceipt (needs the shared secret).
-    Key and secret files are never printed; one readable by others draws a warning.
-    """
 }

@@ -2,33 +2,49 @@ import Foundation
 import SubscriptionCore
 
 enum CountsCommand {
-    static let help = """
-    usage: subdesk counts [--from DAY] [--to DAY] [--period day|week|month] [--tz ZONE] [--rates FILE]
-                          [--segment paid|family_shared|sandbox|all] [--where DIMENSION=VALUE]
-                          [--by DIMENSION [--metric METRIC]] [--json|--csv]
+    static let spec: CommandSpec = CommandSpec(
+        name: "counts", abstract: "daily counts per day in a time zone (--json, --csv)",
+        usage: """
+        subdesk counts [--from DAY] [--to DAY] [--period day|week|month] [--tz ZONE] [--rates FILE]
+                       [--segment paid|family_shared|sandbox|all] [--where DIMENSION=VALUE]
+                       [--by DIMENSION [--metric METRIC]] [--json|--csv]
+        """,
+        discussion: """
+        The counts the dashboard's :daily screen shows, per day (or week from Monday, or
+        month). From each subscription's transactions, dated by purchase, expiry and refund
+        dates (so a missed notification repaired by revalidation or a backfill changes
+        nothing): active paid, active trials, new paid subscriptions (a converting trial
+        counts, a free trial does not), renewals, reactivations, recoveries from billing
+        retry, churned and the churn rate, trial starts, conversions and the conversion rate
+        of the period's trial cohort, paid transactions, refunds and the refund rate, MRR and
+        revenue (in the store's one currency, or added up by --rates FILE / rates_file: a
+        `reporting CODE` line, then `CODE RATE` lines), churn by reason, family-sharing
+        revocations, upgrades and downgrades. From each subscription's notifications and
+        renewal info, each counted once: in grace and in billing retry, set to renew or to
+        cancel, auto-renew off/on, renewal failures, grace entries, billing recoveries.
+        Levels are at the end of each period; rates are shares (JSON, CSV) or percentages. DAY is
+        YYYY-MM-DD in ZONE (default UTC); the range defaults to the last 30 days.
+        Family-shared and sandbox are counted apart (--segment; default paid).
 
-    The counts the dashboard's :daily screen shows, per day (or week from Monday, or
-    month). From each subscription's transactions, dated by purchase, expiry and refund
-    dates (so a missed notification repaired by revalidation or a backfill changes
-    nothing): active paid, active trials, new paid subscriptions (a converting trial
-    counts, a free trial does not), renewals, reactivations, recoveries from billing
-    retry, churned and the churn rate, trial starts, conversions and the conversion rate
-    of the period's trial cohort, paid transactions, refunds and the refund rate, MRR and
-    revenue (in the store's one currency, or added up by --rates FILE / rates_file: a
-    `reporting CODE` line, then `CODE RATE` lines), churn by reason, family-sharing
-    revocations, upgrades and downgrades. From each subscription's notifications and
-    renewal info, each counted once: in grace and in billing retry, set to renew or to
-    cancel, auto-renew off/on, renewal failures, grace entries, billing recoveries.
-    Levels are at the end of each period; rates are shares (JSON, CSV) or percentages. DAY is
-    YYYY-MM-DD in ZONE (default UTC); the range defaults to the last 30 days.
-    Family-shared and sandbox are counted apart (--segment; default paid).
-
-    By segment: --where product=ID (or group=ID, storefront=USA, offer=free_trial,
-    environment=Sandbox, ownership=FAMILY_SHARED) counts only that part; --by DIMENSION
-    shows one metric (--metric, default activePaid) for each value of the dimension,
-    side by side. Offer types: none, free_trial, introductory, promotional, offer_code,
-    win_back. The README gives each metric's definition.
-    """
+        By segment: --where product=ID (or group=ID, storefront=USA, offer=free_trial,
+        environment=Sandbox, ownership=FAMILY_SHARED) counts only that part; --by DIMENSION
+        shows one metric (--metric, default activePaid) for each value of the dimension,
+        side by side. Offer types: none, free_trial, introductory, promotional, offer_code,
+        win_back. The README gives each metric's definition.
+        """,
+        options: [
+            .value("from", "DAY", "the first day (default 30 days ago)"),
+            .value("to", "DAY", "the last day (default today)"),
+            .value("period", "day|week|month", "one row per day (default), week from Monday, or month"),
+            .timeZone,
+            .value("rates", "FILE", "exchange rates that add revenue up in one currency", config: "rates_file"),
+            .value("segment", "paid|family_shared|sandbox|all", "which subscriptions are counted (default paid)"),
+            .value("where", "DIMENSION=VALUE", "count only that part (product, group, storefront, offer, environment, ownership)"),
+            .value("by", "DIMENSION", "one metric for each value of the dimension, side by side"),
+            .value("metric", "METRIC", "the metric --by shows (default activePaid)"),
+            .flag("csv", "comma-separated values, a header row first"),
+        ],
+        run: run)
 
     /// `--rates FILE`, else `rates_file` in the config.
     static func exchangeRates(_ context: Context) throws -> ExchangeRates? {

@@ -4,26 +4,32 @@ import SubscriptionCore
 import TerminalUI
 
 enum DashboardCommand {
-    static let help = """
-    usage: subdesk [dashboard] [--db PATH] [--theme NAME] [--tz ZONE] [--operator NAME]
+    static let spec: CommandSpec = CommandSpec(
+        name: "dashboard", abstract: "open the dashboard on the store (the default with no command)",
+        usage: "subdesk [dashboard] [--db PATH] [--theme NAME] [--tz ZONE] [--operator NAME]",
+        discussion: """
+        Opens the terminal dashboard on the store: subscribers (/ to search, Enter for a
+        subscription's state and timeline; there r revalidates with Apple and o grants,
+        revokes or lifts an override), :feed (notifications as they arrive), :daily
+        (counts per day), :quarantine (rejected bodies), :audit (operator actions),
+        :health (intake's on-call signals, judged as subdesk check judges them).
+        ? lists every key, q quits.
 
-    Opens the terminal dashboard on the store: subscribers (/ to search, Enter for a
-    subscription's state and timeline; there r revalidates with Apple and o grants,
-    revokes or lifts an override), :feed (notifications as they arrive), :daily
-    (counts per day), :quarantine (rejected bodies), :audit (operator actions),
-    :health (intake's on-call signals, judged as subdesk check judges them).
-    ? lists every key, q quits.
+        r uses the same settings as subdesk revalidate, listed here under Apple settings;
+        --operator names who the audit log names for actions taken here.
+        """,
+        groups: [settings, .apple],
+        run: { context in
+            let standIn = context.demoStandIn
+            return try open(context, databasePath: standIn?.demo ?? context.databasePath, standInNotice: standIn?.notice)
+        })
 
-    --theme NAME   a theme from themes/ (default, mono, midnight...) or your
-                   $XDG_CONFIG_HOME/subdesk/themes; NO_COLOR=1 selects mono
-    --tz ZONE      the time zone dates and days are shown in (default UTC); z cycles
-    --operator NAME  who the audit log names for actions taken here (default: login name)
-
-    r uses the same settings as subdesk revalidate (see subdesk revalidate --help).
-    """
-
-    /// Flags the dashboard takes: its own, and those `r` needs to reach Apple.
-    static let options: Set<String> = Context.appleOptions.subtracting(["reason", "dry-run"]).union(["theme", "tz"])
+    /// What the dashboard shows its screens in, for `dashboard` and `demo`.
+    static let settings: OptionGroup = OptionGroup(title: "dashboard settings", options: [
+        .value("theme", "NAME", "a theme from themes/ (default, mono, midnight...) or your $XDG_CONFIG_HOME/subdesk/themes; "
+               + "NO_COLOR=1 selects mono", config: "theme"),
+        .value("tz", "ZONE", "the time zone dates and days are shown in (default UTC); z cycles", config: "tz"),
+    ])
 
     /// How long to wait for a key before refreshing live views.
     static let inputTimeoutMilliseconds: Int32 = 250

@@ -3,35 +3,50 @@ import SubscriptionCore
 
 /// `migrate` (copy a store between engines) and `db init` (a PostgreSQL store and its roles).
 enum DatabaseCommands {
-    static let migrateHelp = """
-    usage: subdesk migrate --from STORE --to STORE [--json]
+    static let migrateSpec: CommandSpec = CommandSpec(
+        name: "migrate", abstract: "copy a store between SQLite and PostgreSQL (--from STORE --to STORE)",
+        usage: "subdesk migrate --from STORE --to STORE [--quiet] [--json]",
+        discussion: """
+        Copies every row of one store into another, losslessly and with progress: SQLite to
+        PostgreSQL, PostgreSQL to SQLite, or between two of one kind. STORE is a SQLite file
+        or a postgres:// URI (add ?schema=NAME for a store in its own PostgreSQL schema; the
+        password comes from ~/.pgpass, PGPASSFILE or ?passfile=PATH, never the URI). The
+        target is created when missing and must hold no data: copying into a store that has
+        some would mix two stores, so it is refused. On PostgreSQL the copy runs as the
+        tables' owner (it turns their triggers off while it copies). The copy is one
+        transaction: stopped half-way, the target is left empty. It reads one consistent state
+        of the source, so intake may go on meanwhile; what arrives after the copy began stays
+        in the source only. Afterwards each table's rows are digested on both sides (the
+        source as copied), and any difference fails the command.
+        """,
+        options: [
+            .value("from", "STORE", "the store to copy"),
+            .value("to", "STORE", "the store to copy into: missing or empty"),
+            .flag("quiet", "no progress on stderr"),
+        ],
+        action: StoreAction(words: "write the target store", privilege: .insert, table: "notifications"),
+        run: migrate)
 
-    Copies every row of one store into another, losslessly and with progress: SQLite to
-    PostgreSQL, PostgreSQL to SQLite, or between two of one kind. STORE is a SQLite file
-    or a postgres:// URI (add ?schema=NAME for a store in its own PostgreSQL schema; the
-    password comes from ~/.pgpass, PGPASSFILE or ?passfile=PATH, never the URI). The
-    target is created when missing and must hold no data: copying into a store that has
-    some would mix two stores, so it is refused. On PostgreSQL the copy runs as the
-    tables' owner (it turns their triggers off while it copies). The copy is one
-    transaction: stopped half-way, the target is left empty. It reads one consistent state
-    of the source, so intake may go on meanwhile; what arrives after the copy began stays
-    in the source only. Afterwards each table's rows are digested on both sides (the
-    source as copied), and any difference fails the command.
-    """
-
-    static let dbHelp = """
-    usage: subdesk db init [--roles] [--print]
-
-    Creates the store named by --db (a postgres:// URI, or a SQLite file) when missing.
-    With --roles, on PostgreSQL, also creates the group roles subdesk_read,
-    subdesk_intake, subdesk_support and subdesk_operator (when missing) and grants each its
-    rights on the store's schema; give people and hosts login users that are members of
-    one (CREATE ROLE alice LOGIN IN ROLE subdesk_support). It also takes CONNECT on the
-    database from PUBLIC and gives it to those four roles, so a login with no subdesk role
-    cannot connect (other applications' logins in the same database need CONNECT granted
-    by name). Run it as the store's owner who also owns the database (or a superuser),
-    again after an upgrade. --print prints the SQL instead of running it.
-    """
+    static let dbSpec: CommandSpec = CommandSpec(
+        name: "db", arguments: "init", abstract: "create a PostgreSQL store, and with --roles its database roles",
+        usage: "subdesk db init [--roles] [--print]",
+        discussion: """
+        Creates the store named by --db (a postgres:// URI, or a SQLite file) when missing.
+        With --roles, on PostgreSQL, also creates the group roles subdesk_read,
+        subdesk_intake, subdesk_support and subdesk_operator (when missing) and grants each its
+        rights on the store's schema; give people and hosts login users that are members of
+        one (CREATE ROLE alice LOGIN IN ROLE subdesk_support). It also takes CONNECT on the
+        database from PUBLIC and gives it to those four roles, so a login with no subdesk role
+        cannot connect (other applications' logins in the same database need CONNECT granted
+        by name). Run it as the store's owner who also owns the database (or a superuser),
+        again after an upgrade.
+        """,
+        options: [
+            .flag("roles", "also create the group roles and grant their rights (PostgreSQL)"),
+            .flag("print", "print the SQL instead of running it"),
+        ],
+        action: StoreAction(words: "set up the store and its roles", privilege: .insert, table: "schema_version"),
+        run: db)
 
     static func migrate(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty,

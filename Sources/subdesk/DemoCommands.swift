@@ -3,29 +3,53 @@ import SubscriptionCore
 
 /// `demo` and `simulate`: a store to explore, and fresh traffic for live views.
 enum DemoCommands {
-    static let demoHelp = """
-    usage: subdesk demo [--db PATH] [--copies N] [--no-dashboard] [--force]
+    static let demoSpec: CommandSpec = CommandSpec(
+        name: "demo", abstract: "build a demo store from sample-data and open the dashboard on it",
+        usage: "subdesk demo [--db PATH] [--copies N] [--no-dashboard] [--force]",
+        discussion: """
+        Builds a demo store from sample-data/scenarios (every lifecycle: trials, intro
+        offers, renewals, upgrades, downgrades, grace periods, billing retry, expiries,
+        refunds, family sharing...), signing each notification with the TEST ONLY demo CA
+        and storing it through the real intake path, then opens the dashboard on it.
+        The default store is $XDG_DATA_HOME/subdesk/demo.db; it is rebuilt each time. A demo
+        store is marked as one in the store itself, and only a demo store is ever replaced:
+        any other file at PATH (a real store, a text file) is refused unless --force.
+        While no real store exists at the default place, commands that read (and the
+        dashboard) show the demo store, and say so; `subdesk --db PATH` reopens a demo store
+        without rebuilding it.
+        """,
+        options: [
+            .value("copies", "N", "copies of every scenario (default 6, at most 10000)"),
+            .flag("no-dashboard", "build the store and stop"),
+            sampleData,
+            .flag("force", "replace a file at PATH that is not a demo store"),
+        ],
+        groups: [DashboardCommand.settings, .apple],
+        action: StoreAction(words: "build a demo store", privilege: .insert, table: "notifications"),
+        run: { context in
+            let path = try buildDemo(context)
+            if context.arguments.has("no-dashboard") { return 0 }
+            return try DashboardCommand.open(context, databasePath: path)
+        })
 
-    Builds a demo store from sample-data/scenarios (every lifecycle: trials, intro
-    offers, renewals, upgrades, downgrades, grace periods, billing retry, expiries,
-    refunds, family sharing...), signing each notification with the TEST ONLY demo CA
-    and storing it through the real intake path, then opens the dashboard on it.
-    The default store is $XDG_DATA_HOME/subdesk/demo.db; it is rebuilt each time. A demo
-    store is marked as one in the store itself, and only a demo store is ever replaced:
-    any other file at PATH (a real store, a text file) is refused unless --force.
-    While no real store exists at the default place, commands that read (and the
-    dashboard) show the demo store, and say so; `subdesk --db PATH` reopens a demo store
-    without rebuilding it.
-    """
+    static let sampleData = CommandOption.value("sample-data", "DIR", "the sample-data folder (default: found beside the executable or the sources)")
 
-    static let simulateHelp = """
-    usage: subdesk simulate [--db PATH] [--rate N] [--duration SECONDS]
-
-    Feeds freshly signed demo notifications (N per second, default 5) through intake
-    for SECONDS (default 60), for live demos of the feed. The store is the demo store
-    unless --db names another demo store; anything but a demo store is refused, since
-    the bodies are signed by the TEST ONLY demo CA for the demo app.
-    """
+    static let simulateSpec: CommandSpec = CommandSpec(
+        name: "simulate", abstract: "feed fresh signed demo notifications, for live demos",
+        usage: "subdesk simulate [--db PATH] [--rate N] [--duration SECONDS]",
+        discussion: """
+        Feeds freshly signed demo notifications (N per second, default 5) through intake
+        for SECONDS (default 60), for live demos of the feed. The store is the demo store
+        unless --db names another demo store; anything but a demo store is refused, since
+        the bodies are signed by the TEST ONLY demo CA for the demo app.
+        """,
+        options: [
+            .value("rate", "N", "notifications per second (default 5)"),
+            .value("duration", "SECONDS", "how long (default 60)"),
+            sampleData,
+        ],
+        action: StoreAction(words: "feed the demo store", privilege: .insert, table: "notifications"),
+        run: simulate)
 
     static func demoPath(_ context: Context) -> String {
         context.arguments.value("db") ?? (Configuration.dataDirectory(environment: context.environment) + "/demo.db")

@@ -3,29 +3,44 @@ import SubscriptionCore
 import TerminalUI
 
 enum ExtendCommand {
-    static let help = """
-    usage: subdesk extend ID --days N --reason-code C --reason TEXT [--yes]
-           subdesk extend --all --product PRODUCT --days N --reason-code C --reason TEXT
-                          [--storefront USA,CAN] [--wait SECONDS] [--yes]
-           subdesk extend --status REQUEST_ID [--wait SECONDS]
-           subdesk extend --list [ID]
-
-    Extends renewal dates at Apple, as after an outage: one subscription (Extend a
-    Subscription Renewal Date), or every active subscriber of a product (Extend
-    Subscription Renewal Dates for All Active Subscribers), then follows the mass request
-    (Get Status of Subscription Renewal Date Extensions) until Apple reports it complete
-    or --wait (default 60 s) passes; --status follows it again later. Apple's rules are
-    checked first: 1 to 90 days, a reason code (0 undeclared, 1 customer satisfaction,
-    2 other, 3 service issue or outage), at most two extensions of one subscription in
-    365 days, none of a family-shared one. Asks for confirmation on a terminal (--yes
-    skips it; elsewhere --yes is required). Every request is kept and audited with its
-    reason; a single extension is followed by a revalidation that stores Apple's new
-    expiry. A local override stays for what Apple cannot do.
-
-    """ + Context.appleOptionsHelp
-
-    static let options: Set<String> = Context.appleOptions.union(["days", "reason-code", "all", "product", "storefront", "status",
-                                                                   "wait", "yes", "list", "quiet"])
+    static let spec: CommandSpec = CommandSpec(
+        name: "extend", arguments: "[ID]", abstract: "extend renewal dates at Apple: one subscription, or all active of a product",
+        usage: """
+        subdesk extend ID --days N --reason-code C --reason TEXT [--yes]
+        subdesk extend --all --product PRODUCT --days N --reason-code C --reason TEXT
+                       [--storefront USA,CAN] [--wait SECONDS] [--yes]
+        subdesk extend --status REQUEST_ID [--wait SECONDS]
+        subdesk extend --list [ID]
+        """,
+        discussion: """
+        Extends renewal dates at Apple, as after an outage: one subscription (Extend a
+        Subscription Renewal Date), or every active subscriber of a product (Extend
+        Subscription Renewal Dates for All Active Subscribers), then follows the mass request
+        (Get Status of Subscription Renewal Date Extensions) until Apple reports it complete
+        or --wait (default 60 s) passes; --status follows it again later. Apple's rules are
+        checked first: 1 to 90 days, a reason code (0 undeclared, 1 customer satisfaction,
+        2 other, 3 service issue or outage), at most two extensions of one subscription in
+        365 days, none of a family-shared one. Asks for confirmation on a terminal (--yes
+        skips it; elsewhere --yes is required). Every request is kept and audited with its
+        reason; a single extension is followed by a revalidation that stores Apple's new
+        expiry. A local override stays for what Apple cannot do.
+        """,
+        options: [
+            .value("days", "N", "days to extend by, 1 to 90"),
+            .value("reason-code", "C", "0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage"),
+            .value("reason", "TEXT", "why, kept with the request and in the audit log"),
+            .flag("all", "every active subscriber of --product"),
+            .value("product", "PRODUCT", "the product whose active subscribers --all extends"),
+            .value("storefront", "USA,CAN", "with --all, only these storefronts"),
+            .value("status", "REQUEST_ID", "follow a mass extension request again"),
+            .value("wait", "SECONDS", "how long to follow a mass request (default 60)"),
+            .flag("yes", "extend without asking for confirmation"),
+            .flag("list", "the extension requests made, or those of ID"),
+            .quiet,
+        ],
+        groups: [.apple],
+        action: StoreAction(words: "extend renewal dates", privilege: .insert, table: "renewal_extensions"),
+        run: run)
 
     static func run(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .existing)

@@ -2,15 +2,22 @@ import Foundation
 import SubscriptionCore
 
 enum GenerateCommand {
-    static let help = """
-    usage: subdesk generate --subscribers N [--db PATH] [--seed N]
-
-    Builds a large, realistic store for benchmarks and load tests directly through the
-    store (not through intake): about ten transactions per subscription, every status,
-    about 5% family-shared, notifications over the past year. Generated notifications
-    are unsigned placeholders and are marked as generated. Refuses to touch an
-    existing file.
-    """
+    static let spec: CommandSpec = CommandSpec(
+        name: "generate", abstract: "build a large generated store for benchmarks",
+        usage: "subdesk generate --subscribers N [--db PATH] [--seed N]",
+        discussion: """
+        Builds a large, realistic store for benchmarks and load tests directly through the
+        store (not through intake): about ten transactions per subscription, every status,
+        about 5% family-shared, notifications over the past year. Generated notifications
+        are unsigned placeholders and are marked as generated. Refuses to touch an
+        existing file.
+        """,
+        options: [
+            .value("subscribers", "N", "how many subscribers (1 to 50,000,000)"),
+            .value("seed", "N", "the random seed (default 42)"),
+        ],
+        action: StoreAction(words: "generate a store", privilege: .insert, table: "notifications"),
+        run: run)
 
     static func run(_ context: Context) throws -> Int32 {
         guard let n = try context.arguments.int("subscribers"), n > 0, n <= 50_000_000 else {

@@ -3,54 +3,49 @@ import SubscriptionCore
 import TerminalUI
 
 enum IngestCommand {
-    static let help = """
-    usage: subdesk ingest [--root-ca FILE]... [--bundle-id ID] [--app-apple-id N]
-                          [--environment Production|Sandbox] [--allow-environment Xcode|LocalTesting]
-                          [--allow-v1] [--shared-secret-file FILE] [--revocation-check off|ocsp]
-                          [--json] [PATH|-]...
-           subdesk ingest --cgi
-
-    Verifies and stores App Store server notifications. Each PATH holds one JSON body
-    or NDJSON (one body per line); `-` (or no PATH) reads standard input. Every body is
-    stored, recognised as a duplicate, or quarantined with the reason it was refused.
-    Prints `ingested N, duplicates D, rejected R`; exits 0 when nothing was rejected, 1 otherwise.
-    Bodies are committed in batches (--batch-size, 500 by default). When the store stops a batch
-    (a full disk, a lock held too long), what was committed stays, the command says how much and
-    the first input line not stored, prints the command that resumes from there, and exits 3.
-
-    --cgi   CGI/1.1 mode: reads one POST body (CONTENT_LENGTH) from stdin and answers
-            Status 200 once stored or a duplicate, 4xx for a body that can never be valid
-            (it is quarantined), 5xx when it could not be stored, so Apple retries.
-
-    --revocation-check off|ocsp   (config: revocation_check; off by default)
-            ocsp asks the OCSP responders the signing leaf and intermediate name whether
-            either was revoked: a revoked certificate refuses the body (quarantined); a
-            responder that cannot answer leaves the body unstored and unquarantined (CGI
-            answers 503 so Apple retries; a batch stops as on a store failure, resumable).
-    """
-
-    static let options: Set<String> = ["root-ca", "bundle-id", "app-apple-id", "environment", "allow-environment",
-                                       "allow-v1", "shared-secret-file", "cgi", "quiet", "batch-size", "revocation-check"]
-
-    struct Counts { var stored = 0, duplicates = 0, rejected = 0 }
+    static let spec: CommandSpec = CommandSpec(
+        name: "ingest", arguments: "[PATH|-]...", abstract: "verify and store notifications from files, stdin, or CGI (--cgi)",
+        usage: """
+        subdesk ingest [--root-ca FILE]... [--bundle-id ID] [--app-apple-id N]
+                       [--environment Production|Sandbox] [--allow-environment Xcode|LocalTesting]
+                       [--allow-v1] [--shared-secret-file FILE] [--revocation-check off|ocsp]
+                       [--batch-size N] [--json] [PATH|-]...
+        subdesk ingest --cgi
+        """,
+        discussion: """
+        Verifies and stores App Store server notifications. Each PATH holds one JSON body
+        or NDJSON (one body per line); `-` (or no PATH) reads standard input. Every body is
+        stored, recognised as a duplicate, or quarantined with the reason it was refused.
+        Prints `ingested N, duplicates D, rejected R`; exits 0 when nothing was rejected, 1 otherwise.
+        Bodies are committed in batches (--batch-size, 500 by default). When the store stops a batch
+        (a full disk, a lock held too long), what was committed stays, the command says how much and
+        the first input line not stored, prints the command that resumes from there, and exits 3.
+        """,
+        options: [
+            .flag("cgi", "CGI/1.1 mode: reads one POST body (CONTENT_LENGTH) from stdin and answers Status 200 once "
+                  + "stored or a duplicate, 4xx for a body that can never be valid (it is quarantined), 5xx when it "
+                  + "could not be stored, so Apple retries"),
+            .value("batch-size", "N", "bodies committed together at most (default \(BatchIngest.standardBatchSize))"),
+            .quiet,
+        ],
+        groups: [.intake],
+        action: StoreAction(words: "store notifications", privilege: .insert, table: "notifications"),
+        run: run)
 
     static func run(_ context: Context) throws -> Int32 {
         if context.arguments.has("cgi") { return CGIIngest.run(context) }
         // A batch job can wait its turn behind other writers longer than a web request can.
         let store = try context.openStore(busyTimeoutMs: 120_000, mode: .createIfMissing)
-        try store.checkpointEvery(pages: Store.batchCheckpointPages)
-        try store.boundServerWaitsForIntake()
         let intake = try context.makeIntake(store: store)
         if intake.policy.bundleId == nil {
             Output.warn("no bundle id configured: bundle ids are not checked (set bundle_id or pass --bundle-id)")
         }
-        var batchSize = 500
+        var batchSize = BatchIngest.standardBatchSize
         if let text = context.arguments.value("batch-size") {
             guard let n = Int(text), n >= 1 else { throw UsageError("--batch-size must be a whole number of bodies, got \(text)") }
             batchSize = n
         }
-        var counts = Counts()
-        var committed = Counts()
+        var batches = try BatchIngest(intake: intake, batchSize: batchSize)
         var emptyInputs = 0
         let paths = context.arguments.positionals.isEmpty ? ["-"] : context.arguments.positionals
         for (pathIndex, path) in paths.enumerated() {
@@ -74,51 +69,23 @@ enum IngestCommand {
                 emptyInputs += 1
                 continue
             }
-            // Bodies share a commit in small batches (a refused body is quarantined inside it;
-            // a failing store stops the command with the batch rolled back, to be ingested
-            // again: duplicates are answered as such); a batch ends after 500 bodies (--batch-size) or 250 ms so other
-            // writers (a CGI request, another ingest) never wait long for the lock.
-            var index = 0
-            while index < bodies.count {
-                let started = DispatchTime.now().uptimeNanoseconds
-                let batchStart = index
-                do {
-                    // Decoded and verified before the write: other writers store meanwhile.
-                    var checked: [(body: Intake.CheckedBody, source: String)] = []
-                    repeat {
-                        let body = bodies[index]
-                        let where_ = bodies.count > 1 ? "\(label):\(body.line)" : label
-                        checked.append((try intake.check(ExportedBody.unwrap(body.data), source: where_), where_))
-                        index += 1
-                    } while index < bodies.count && (index - batchStart) < batchSize
-                        && DispatchTime.now().uptimeNanoseconds - started < 250_000_000
-                    var batch = counts
-                    try store.write(touching: checked.flatMap(\.body.lockKeys)) {
-                        batch = counts
-                        for c in checked {
-                            switch try intake.commit(c.body) {
-                            case .stored: batch.stored += 1
-                            case .duplicate: batch.duplicates += 1
-                            case .rejected(let reason, let id):
-                                batch.rejected += 1
-                                if !context.arguments.has("quiet") {
-                                    Output.error("rejected \(c.source): \(SafeText.sanitize(reason)) (quarantine #\(id))")
-                                }
-                            }
-                        }
+            do {
+                try batches.ingest(count: bodies.count, body: { i in
+                    BatchIngest.Body(ExportedBody.unwrap(bodies[i].data), source: bodies.count > 1 ? "\(label):\(bodies[i].line)" : label)
+                }, rejected: { source, reason, id in
+                    if !context.arguments.has("quiet") {
+                        Output.error("rejected \(source): \(SafeText.sanitize(reason)) (quarantine #\(id))")
                     }
-                    counts = batch
-                    committed = counts
-                } catch {
-                    let first = bodies[batchStart]
-                    let rest = paths.count - pathIndex - 1
-                    let stop = BatchStopped(cause: "\(error)", committed: committed, resumeAt: "\(label) line \(first.line)",
-                                            resume: path == "-" ? nil : (path, first.line), laterFiles: rest)
-                    stop.report(json: context.wantsJSON)
-                    throw ExitStatus(code: BatchStopped.exitCode)
-                }
+                })
+            } catch let stopped as BatchIngest.Stopped {
+                let first = bodies[stopped.firstUncommitted]
+                let stop = BatchStopped(cause: "\(stopped.cause)", committed: stopped.committed, resumeAt: "\(label) line \(first.line)",
+                                        resume: path == "-" ? nil : (path, first.line), laterFiles: paths.count - pathIndex - 1)
+                stop.report(json: context.wantsJSON)
+                throw ExitStatus(code: BatchStopped.exitCode)
             }
         }
+        let counts = batches.committed
         if context.wantsJSON {
             Output.json(["ingested": counts.stored, "duplicates": counts.duplicates, "rejected": counts.rejected])
         } else {
@@ -132,7 +99,7 @@ enum IngestCommand {
     /// committed before it stays, and the operator is told where to resume.
     struct BatchStopped: Error, CustomStringConvertible {
         let cause: String
-        let committed: Counts
+        let committed: BatchIngest.Counts
         let resumeAt: String
         let resume: (path: String, line: Int)?
         let laterFiles: Int

@@ -4,58 +4,88 @@ import TerminalUI
 
 /// `search`, `notifications`, `quarantine` and `link`: read the store, print rows.
 enum ListCommands {
-    static let searchHelp = """
-    usage: subdesk search TEXT [--limit N] [--json]
+    static let searchSpec: CommandSpec = CommandSpec(
+        name: "search", arguments: "TEXT", abstract: "subscriptions whose id, user, token or product contain TEXT",
+        usage: "subdesk search TEXT [--limit N] [--json]",
+        discussion: """
+        Lists subscriptions with TEXT anywhere in their originalTransactionId, product, user
+        id or appAccountToken (ASCII case ignored; every character means itself), those holding
+        a transaction whose transactionId starts with TEXT, and one-time purchases whose
+        transactionId starts with TEXT.
+        """,
+        options: [.value("limit", "N", "at most N subscriptions and N purchases (default 50)")],
+        run: search)
 
-    Lists subscriptions with TEXT anywhere in their originalTransactionId, product, user
-    id or appAccountToken (ASCII case ignored; every character means itself), those holding
-    a transaction whose transactionId starts with TEXT, and one-time purchases whose
-    transactionId starts with TEXT.
-    """
+    static let notificationsSpec: CommandSpec = CommandSpec(
+        name: "notifications", abstract: "stored notifications, newest first",
+        usage: "subdesk notifications [--since DATE] [--limit N] [--json | --ndjson]",
+        discussion: """
+        Lists stored notifications, newest first. DATE is 2026-11-16, 2026-11-16T09:14 (UTC),
+        or a relative offset like -2h or -7d. --ndjson prints the bodies, oldest first, one
+        per line, ready for `subdesk ingest`: a body on one line as received, and a body that
+        spans lines (a pretty-printed V1 body) as {"subdeskExportedBody": "<the body as a JSON
+        string>"}, which `subdesk ingest` unwraps into the very same bytes. --ndjson exports
+        every notification (since DATE) unless --limit N is given, and then says on stderr
+        how many it left out. The listing shows the newest 100 unless --limit says otherwise.
+        """,
+        options: [
+            .value("since", "DATE", "only those received since DATE"),
+            .value("limit", "N", "at most N (default 100; --ndjson: all)"),
+            .flag("ndjson", "the bodies, oldest first, one per line, ready for `subdesk ingest`"),
+        ],
+        run: notifications)
 
-    static let notificationsHelp = """
-    usage: subdesk notifications [--since DATE] [--limit N] [--json | --ndjson]
+    static let quarantineSpec: CommandSpec = CommandSpec(
+        name: "quarantine", arguments: "[show|replay|purge]", abstract: "rejected bodies and why they were refused",
+        usage: """
+        subdesk quarantine [--all] [--limit N] [--json]
+        subdesk quarantine show ID
+        subdesk quarantine replay [ID]... [intake settings]
+        subdesk quarantine purge --before DATE --reason TEXT [--operator NAME]
+        """,
+        discussion: """
+        Lists rejected bodies waiting, newest first, with the reason each was refused
+        (--all includes those a replay resolved). `show` prints one body (escaped).
+        `replay` ingests quarantined bodies again under the current configuration (after
+        fixing a missing root or bundle id, say); accepted ones are marked resolved, never
+        deleted. A body refused again for the same reason is counted on its entry, not kept
+        twice. A body over the size limit keeps its first 64 KiB with its true length and
+        digest; past the quarantine budget (quarantine_budget_mb, 256 by default) new bodies
+        are counted on one entry (how many, their bytes, the latest reason and sender) and
+        not kept. `purge` deletes entries last seen before DATE,
+        and is audited: the only way quarantined bodies are deleted.
+        """,
+        options: [
+            .flag("all", "also the entries a replay resolved"),
+            .limit,
+            .value("before", "DATE", "purge: the entries last seen before DATE"),
+            .value("reason", "TEXT", "purge: why, for the audit log"),
+            .operatorName,
+            .quiet,
+        ],
+        groups: [.intake],
+        action: StoreAction(words: "replay or purge quarantined bodies", privilege: .delete, table: "quarantine"),
+        run: quarantine)
 
-    Lists stored notifications, newest first. DATE is 2026-11-16, 2026-11-16T09:14 (UTC),
-    or a relative offset like -2h or -7d. --ndjson prints the bodies, oldest first, one
-    per line, ready for `subdesk ingest`: a body on one line as received, and a body that
-    spans lines (a pretty-printed V1 body) as {"subdeskExportedBody": "<the body as a JSON
-    string>"}, which `subdesk ingest` unwraps into the very same bytes. --ndjson exports
-    every notification (since DATE) unless --limit N is given, and then says on stderr
-    how many it left out. The listing shows the newest 100 unless --limit says otherwise.
-    """
-
-    static let quarantineHelp = """
-    usage: subdesk quarantine [--all] [--limit N] [--json]
-           subdesk quarantine show ID
-           subdesk quarantine replay [ID]... [ingest options]
-           subdesk quarantine purge --before DATE --reason TEXT [--operator NAME]
-
-    Lists rejected bodies waiting, newest first, with the reason each was refused
-    (--all includes those a replay resolved). `show` prints one body (escaped).
-    `replay` ingests quarantined bodies again under the current configuration (after
-    fixing a missing root or bundle id, say); accepted ones are marked resolved, never
-    deleted. A body refused again for the same reason is counted on its entry, not kept
-    twice. A body over the size limit keeps its first 64 KiB with its true length and
-    digest; past the quarantine budget (quarantine_budget_mb, 256 by default) new bodies
-    are counted on one entry (how many, their bytes, the latest reason and sender) and
-    not kept. `purge` deletes entries last seen before DATE,
-    and is audited: the only way quarantined bodies are deleted.
-    """
-
-    static let linkHelp = """
-    usage: subdesk link USER_ID ID [--force] [--apple] [--operator NAME]
-
-    Links your application's user id to the subscriber that owns ID (an
-    originalTransactionId or transactionId), so `show USER_ID` finds them. A
-    subscription already linked to another user id is moved only with --force. Every
-    link is audited with the previous and the new owner.
-
-    --apple also sets the subscriber's app account token on the subscription at Apple
-    (Set App Account Token; a subscriber without one gets a new UUID), so Apple's later
-    transactions and notifications name the subscriber. Audited; needs the App Store
-    Server API key settings. Apple refuses family-shared purchases.
-    """
+    static let linkSpec: CommandSpec = CommandSpec(
+        name: "link", arguments: "USER_ID ID", abstract: "link your user id to the subscriber owning a transaction",
+        usage: "subdesk link USER_ID ID [--force] [--apple] [--operator NAME]",
+        discussion: """
+        Links your application's user id to the subscriber that owns ID (an
+        originalTransactionId or transactionId), so `show USER_ID` finds them. A
+        subscription already linked to another user id is moved only with --force. Every
+        link is audited with the previous and the new owner.
+        """,
+        options: [
+            .flag("force", "move a subscription already linked to another user id"),
+            .flag("apple", "also set the subscriber's app account token on the subscription at Apple (Set App Account "
+                  + "Token; a subscriber without one gets a new UUID), so Apple's later transactions and notifications "
+                  + "name the subscriber. Audited; needs the App Store Server API key settings. Apple refuses "
+                  + "family-shared purchases"),
+        ],
+        groups: [.apple],
+        action: StoreAction(words: "link user ids", privilege: .update, table: "subscribers"),
+        run: link)
 
     static func row(_ r: SubscriptionRow) -> [String: Any] {
         var o = r.state.jsonObject()

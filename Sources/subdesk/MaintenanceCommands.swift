@@ -4,37 +4,46 @@ import TerminalUI
 
 /// `doctor`, `backup` and `quarantine replay`: looking after a store.
 enum MaintenanceCommands {
-    static let doctorHelp = """
-    usage: subdesk doctor [--json]
+    static let doctorSpec: CommandSpec = CommandSpec(
+        name: "doctor", abstract: "check the store, roots and config",
+        usage: "subdesk doctor [--json]",
+        discussion: """
+        Checks the store and the set-up: SQLite integrity, schema version, the audit log's
+        guards, WAL size, quarantined bodies and the quarantine's budget, test-CA data in a
+        store that is no demo store, the trusted roots and their expiry, files others can
+        write, the config (bundle id, app Apple id, secret files), and what revalidation
+        needs (API key, shared secret, the subdesk-http helper). On PostgreSQL also the audit
+        triggers' functions, who holds what a write would wait for (user, pid, application,
+        since when), and whether every login may connect. Exits 0 when nothing failed, 1
+        otherwise. Takes the settings intake and revalidation read, to check them.
+        """,
+        options: [.quiet],
+        groups: [.intake, .apple],
+        run: doctor)
 
-    Checks the store and the set-up: SQLite integrity, schema version, the audit log's
-    guards, WAL size, quarantined bodies and the quarantine's budget, test-CA data in a
-    store that is no demo store, the trusted roots and their expiry, files others can
-    write, the config (bundle id, app Apple id, secret files), and what revalidation
-    needs (API key, shared secret, the subdesk-http helper). On PostgreSQL also the audit
-    triggers' functions, who holds what a write would wait for (user, pid, application,
-    since when), and whether every login may connect. Exits 0 when nothing failed, 1
-    otherwise.
-    """
+    static let backupSpec: CommandSpec = CommandSpec(
+        name: "backup", arguments: "PATH", abstract: "consistent online copy of the store",
+        usage: "subdesk backup PATH",
+        discussion: """
+        Copies the store to PATH: a SQLite store with SQLite's online backup, a PostgreSQL
+        store with `pg_dump --format=custom` of its schema (restore with pg_restore; needs
+        postgresql-client). Either is a consistent copy, safe to take while intake keeps
+        writing. The file is made readable and writable by you only (0600), as stores are: it
+        holds the same user ids, tokens and purchases. Refuses to overwrite an existing file.
+        """,
+        run: backup)
 
-    static let backupHelp = """
-    usage: subdesk backup PATH
-
-    Copies the store to PATH: a SQLite store with SQLite's online backup, a PostgreSQL
-    store with `pg_dump --format=custom` of its schema (restore with pg_restore; needs
-    postgresql-client). Either is a consistent copy, safe to take while intake keeps
-    writing. The file is made readable and writable by you only (0600), as stores are: it
-    holds the same user ids, tokens and purchases. Refuses to overwrite an existing file.
-    """
-
-    static let initHelp = """
-    usage: subdesk init [--db PATH]
-
-    Creates an empty store at PATH (or the configured one), readable and writable by its
-    owner only, with its folder. `ingest --cgi` never creates a store: a missing one is a
-    broken set-up, answered 503 so Apple retries, so a deployment runs this once as the
-    web server's user. An existing store is left as it is.
-    """
+    static let initSpec: CommandSpec = CommandSpec(
+        name: "init", abstract: "create an empty store (a deployment does this once; CGI never creates one)",
+        usage: "subdesk init [--db PATH]",
+        discussion: """
+        Creates an empty store at PATH (or the configured one), readable and writable by its
+        owner only, with its folder. `ingest --cgi` never creates a store: a missing one is a
+        broken set-up, answered 503 so Apple retries, so a deployment runs this once as the
+        web server's user. An existing store is left as it is.
+        """,
+        action: StoreAction(words: "create a store", privilege: .insert, table: "schema_version"),
+        run: initStore)
 
     static func initStore(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty else { throw UsageError("init takes no arguments; name the store with --db PATH") }

@@ -5,38 +5,50 @@ import TerminalUI
 /// `subdesk metrics` (Prometheus's text format, printed or as a CGI answer) and `subdesk
 /// check` (one Nagios status line): the same reading of the store, for on-call.
 enum MetricsCommand {
-    static let metricsHelp = """
-    usage: subdesk metrics [--cgi]
+    static let metricsSpec: CommandSpec = CommandSpec(
+        name: "metrics", abstract: "on-call metrics in Prometheus's text format (--cgi for a /metrics location)",
+        usage: "subdesk metrics [--cgi]",
+        discussion: """
+        Prints the on-call metrics in Prometheus's text exposition format (0.0.4), computed from
+        the store alone: counters come from stored rows, so they survive restarts. Reads only:
+        never waits for intake and never makes it wait. The metrics and what each says: README,
+        "Alerting".
+        """,
+        options: [
+            .flag("cgi", "answer as a CGI program (Status and Content-Type headers first), for a web server's "
+                  + "/metrics location"),
+        ],
+        run: metrics)
 
-    Prints the on-call metrics in Prometheus's text exposition format (0.0.4), computed from
-    the store alone: counters come from stored rows, so they survive restarts. Reads only:
-    never waits for intake and never makes it wait. With --cgi, answers as a CGI program
-    (Status and Content-Type headers first) for a web server's /metrics location.
-    The metrics and what each says: README, "Alerting".
-
-    """
-
-    static let checkHelp = """
-    usage: subdesk check [--max-silence DURATION] [--max-rejected-per-hour N]
-                         [--refund-deadline DURATION] [--environment Production|Sandbox]
-
-    Checks intake's health for cron, Nagios, Icinga or a systemd OnFailure=, and prints one
-    status line with perfdata. Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
-      CRITICAL  no notification of the environment for longer than --max-silence (default 2h),
-                a refund request's answer deadline passed unanswered, the last ping's TEST
-                notification not arrived, an expired trusted root, or the store's schema
-                newer than this subdesk
-      WARNING   more than --max-rejected-per-hour bodies refused in the last hour (default 10),
-                a refund answer due within --refund-deadline (default 2h) and not sent,
-                the quarantine at 90% of its budget, no notification of the environment yet,
-                no ping for a day, gaps a backfill found in the last day, or a trusted root
-                expiring within 30 days
-      UNKNOWN   the store cannot be read, or an option is wrong
-    DURATION is seconds, or a number with s, m, h or d.
-
-    """
-
-    static let checkOptions: Set<String> = ["max-silence", "max-rejected-per-hour", "refund-deadline", "environment"]
+    static let checkSpec: CommandSpec = CommandSpec(
+        name: "check", abstract: "intake health as one Nagios status line and exit code (0 OK .. 3 UNKNOWN)",
+        usage: """
+        subdesk check [--max-silence DURATION] [--max-rejected-per-hour N]
+                      [--refund-deadline DURATION] [--environment Production|Sandbox]
+        """,
+        discussion: """
+        Checks intake's health for cron, Nagios, Icinga or a systemd OnFailure=, and prints one
+        status line with perfdata. Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+          CRITICAL  no notification of the environment for longer than --max-silence (default 2h),
+                    a refund request's answer deadline passed unanswered, the last ping's TEST
+                    notification not arrived, an expired trusted root, or the store's schema
+                    newer than this subdesk
+          WARNING   more than --max-rejected-per-hour bodies refused in the last hour (default 10),
+                    a refund answer due within --refund-deadline (default 2h) and not sent,
+                    the quarantine at 90% of its budget, no notification of the environment yet,
+                    no ping for a day, gaps a backfill found in the last day, or a trusted root
+                    expiring within 30 days
+          UNKNOWN   the store cannot be read, or an option is wrong
+        DURATION is seconds, or a number with s, m, h or d.
+        """,
+        options: [
+            .value("max-silence", "DURATION", "CRITICAL after this long without a notification (default 2h)"),
+            .value("max-rejected-per-hour", "N", "WARNING above this many bodies refused in the last hour (default 10)"),
+            .value("refund-deadline", "DURATION", "WARNING when a refund answer is due this soon and not sent (default 2h)"),
+            .value("environment", "Production|Sandbox", "the environment whose intake is judged (default: the "
+                   + "configured one, else Production)", config: "environment"),
+        ],
+        run: check)
 
     /// The configuration health is judged with, as `subdesk check` and the dashboard read it.
     static func settings(_ context: Context, thresholds: OnCallThresholds = .standard) throws -> OnCallSettings {

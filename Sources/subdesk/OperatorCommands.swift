@@ -4,27 +4,43 @@ import TerminalUI
 
 /// `override` and `audit`: manual entitlement changes and the log of every operator action.
 enum OperatorCommands {
-    static let overrideHelp = """
-    usage: subdesk override grant ID --until DATE --reason TEXT [--operator NAME] [--json]
-           subdesk override revoke ID [--until DATE] --reason TEXT [--operator NAME] [--json]
-           subdesk override lift OVERRIDE_ID --reason TEXT [--operator NAME] [--json]
-           subdesk override list [ID] [--json]
+    static let overrideSpec: CommandSpec = CommandSpec(
+        name: "override", arguments: "grant|revoke|lift|list", abstract: "grant, revoke, lift or list manual entitlement overrides",
+        usage: """
+        subdesk override grant ID --until DATE --reason TEXT [--operator NAME] [--json]
+        subdesk override revoke ID [--until DATE] --reason TEXT [--operator NAME] [--json]
+        subdesk override lift OVERRIDE_ID --reason TEXT [--operator NAME] [--json]
+        subdesk override list [ID] [--json]
+        """,
+        discussion: """
+        An override decides `entitled` in `subdesk show` (Apple's own state stays visible
+        beside it) until it expires or is lifted. ID is a user id, appAccountToken,
+        originalTransactionId or transactionId. DATE is 2026-12-31 or 2026-12-31T12:00 (UTC)
+        or an offset like +7d. The operator is --operator, else the login user name.
+        Every action is written to the audit log.
+        """,
+        options: [
+            .value("until", "DATE", "when the override ends (grant: required)"),
+            .reason,
+            .operatorName,
+        ],
+        action: StoreAction(words: "place or lift overrides", privilege: .insert, table: "overrides"),
+        run: override)
 
-    An override decides `entitled` in `subdesk show` (Apple's own state stays visible
-    beside it) until it expires or is lifted. ID is a user id, appAccountToken,
-    originalTransactionId or transactionId. DATE is 2026-12-31 or 2026-12-31T12:00 (UTC)
-    or an offset like +7d. The operator is --operator, else the login user name.
-    Every action is written to the audit log.
-    """
-
-    static let auditHelp = """
-    usage: subdesk audit [ID] [--since DATE] [--limit N] [--json]
-
-    The audit log, newest first as on the dashboard's :audit (--limit N keeps the newest
-    N, default 1000): every revalidation, override granted, revoked or lifted, link and
-    sweep run, with when, who, what, target, reason and outcome. The log is append-only:
-    the database refuses to change or delete its entries.
-    """
+    static let auditSpec: CommandSpec = CommandSpec(
+        name: "audit", arguments: "[ID]", abstract: "the append-only log of operator actions",
+        usage: "subdesk audit [ID] [--since DATE] [--limit N] [--json]",
+        discussion: """
+        The audit log, newest first as on the dashboard's :audit: every revalidation,
+        override granted, revoked or lifted, link and sweep run, with when, who, what,
+        target, reason and outcome. The log is append-only: the database refuses to change
+        or delete its entries.
+        """,
+        options: [
+            .value("since", "DATE", "only entries since DATE"),
+            .value("limit", "N", "the newest N (default 1000)"),
+        ],
+        run: audit)
 
     static func operations(_ context: Context, store: Store) -> Operations {
         Operations(store: store, operatorName: context.operatorName)

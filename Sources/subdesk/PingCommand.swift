@@ -3,18 +3,23 @@ import SubscriptionCore
 import TerminalUI
 
 enum PingCommand {
-    static let help = """
-    usage: subdesk ping [--wait SECONDS] [--environment Production|Sandbox] [--json]
-
-    Is the webhook alive? Asks Apple for a TEST notification (Request a Test Notification)
-    and waits until it has come through the server's real intake into this store, then
-    prints the round trip. When it has not arrived within --wait (default 30 s), prints
-    what Apple reports of its delivery attempts (Get Test Notification Status) and exits 1.
-    Needs the App Store Server API key settings, like backfill.
-
-    """ + Context.appleOptionsHelp
-
-    static let options: Set<String> = Context.appleOptions.union(["quiet", "wait"])
+    static let spec: CommandSpec = CommandSpec(
+        name: "ping", abstract: "ask Apple for a TEST notification and time its way through the webhook",
+        usage: "subdesk ping [--wait SECONDS] [--environment Production|Sandbox] [--json]",
+        discussion: """
+        Is the webhook alive? Asks Apple for a TEST notification (Request a Test Notification)
+        and waits until it has come through the server's real intake into this store, then
+        prints the round trip. When it has not arrived within --wait (default 30 s), prints
+        what Apple reports of its delivery attempts (Get Test Notification Status) and exits 1.
+        Needs the App Store Server API key settings, like backfill.
+        """,
+        options: [
+            .value("wait", "SECONDS", "how long to wait for the TEST notification (default 30)"),
+            .quiet,
+        ],
+        groups: [.apple],
+        action: StoreAction(words: "record a ping", privilege: .insert, table: "store_facts"),
+        run: run)
 
     static func run(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty else { throw UsageError("ping takes no arguments") }

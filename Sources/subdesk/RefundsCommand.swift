@@ -3,40 +3,54 @@ import SubscriptionCore
 import TerminalUI
 
 enum RefundsCommand {
-    static let help = """
-    usage: subdesk refunds [--all] [--json]
-           subdesk refunds ID [--json]
-           subdesk refunds answer ID [--preference DECLINE|GRANT_FULL|GRANT_PRORATED|none]
-                          [--delivery STATUS] [--sample yes|no] [--consumed PERCENT] [--consented]
-                          [--reason TEXT] [--yes]
-           subdesk refunds --auto
+    static let spec: CommandSpec = CommandSpec(
+        name: "refunds", arguments: "[ID | answer ID]",
+        abstract: "customers' refund requests: the facts, the deadline, the answer sent to Apple",
+        usage: """
+        subdesk refunds [--all] [--json]
+        subdesk refunds ID [--json]
+        subdesk refunds answer ID [--preference DECLINE|GRANT_FULL|GRANT_PRORATED|none]
+                       [--delivery STATUS] [--sample yes|no] [--consumed PERCENT] [--consented]
+                       [--reason TEXT] [--yes]
+        subdesk refunds --auto
+        """,
+        discussion: """
+        The refund-request queue. Every CONSUMPTION_REQUEST notification opens an item: a
+        customer asked Apple for a refund, and Apple wants consumption information within 12
+        hours (Send Consumption Information). The list shows open items, nearest deadline
+        first, with the time left and the customer's reason (--all adds decided ones). ID is a
+        request's notification UUID, or a subscription, transaction or user with one.
 
-    The refund-request queue. Every CONSUMPTION_REQUEST notification opens an item: a
-    customer asked Apple for a refund, and Apple wants consumption information within 12
-    hours (Send Consumption Information). The list shows open items, nearest deadline
-    first, with the time left and the customer's reason (--all adds decided ones). ID is a
-    request's notification UUID, or a subscription, transaction or user with one.
+        `refunds ID` shows what the store knows: whether the purchase was delivered (a local
+        revoke override or an outage extension says it was not), whether a free trial came
+        first (sampleContentProvided), the customer's tenure and lifetime dollars purchased and
+        refunded (for the operator; Apple's current request no longer takes them), and the
+        answer the policy suggests. `refunds answer` sends it, with any field changed; Apple's
+        rules are checked first (consent required; a consumed share only for consumables,
+        non-consumables and non-renewing subscriptions, and 0 when not delivered; GRANT_PRORATED
+        needs one), and so is the deadline. `--auto` answers every open request as
+        refund_policy says (run it from cron every few minutes). Each answer, refusal and
+        missed deadline is audited; the REFUND or REFUND_DECLINED that follows closes the item.
 
-    `refunds ID` shows what the store knows: whether the purchase was delivered (a local
-    revoke override or an outage extension says it was not), whether a free trial came
-    first (sampleContentProvided), the customer's tenure and lifetime dollars purchased and
-    refunded (for the operator; Apple's current request no longer takes them), and the
-    answer the policy suggests. `refunds answer` sends it, with any field changed; Apple's
-    rules are checked first (consent required; a consumed share only for consumables,
-    non-consumables and non-renewing subscriptions, and 0 when not delivered; GRANT_PRORATED
-    needs one), and so is the deadline. `--auto` answers every open request as
-    refund_policy says (run it from cron every few minutes). Each answer, refusal and
-    missed deadline is audited; the REFUND or REFUND_DECLINED that follows closes the item.
-
-    config keys: refund_consent = yes (customers consent to sharing consumption data,
-    as the app's terms collect it; otherwise pass --consented after asking the customer),
-    refund_policy = manual | facts | decline-if-delivered | grant | decline (default manual:
-    --auto sends nothing).
-
-    """ + Context.appleOptionsHelp
-
-    static let options: Set<String> = Context.appleOptions.union(["all", "preference", "delivery", "sample", "consumed", "consented",
-                                                                   "yes", "auto"])
+        config keys: refund_consent = yes (customers consent to sharing consumption data,
+        as the app's terms collect it; otherwise pass --consented after asking the customer),
+        refund_policy = manual | facts | decline-if-delivered | grant | decline (default manual:
+        --auto sends nothing).
+        """,
+        options: [
+            .flag("all", "also the requests already decided"),
+            .value("preference", "DECLINE|GRANT_FULL|GRANT_PRORATED|none", "the refund preference sent, instead of the suggested one"),
+            .value("delivery", "STATUS", "the delivery status sent, instead of the one the store suggests"),
+            .value("sample", "yes|no", "whether sample content was provided, instead of what the store says"),
+            .value("consumed", "PERCENT", "the share consumed, for purchases that are not auto-renewable subscriptions"),
+            .flag("consented", "the customer consented to sharing consumption data (when refund_consent is not yes)"),
+            .value("reason", "TEXT", "why, for the audit log"),
+            .flag("yes", "send without asking for confirmation"),
+            .flag("auto", "answer every open request as refund_policy says (cron)"),
+        ],
+        groups: [.apple],
+        action: StoreAction(words: "answer refund requests", privilege: .update, table: "refund_requests"),
+        run: run)
 
     static func policy(_ context: Context) throws -> RefundPolicy {
         try RefundPolicy(configuration: context.config)

@@ -3,27 +3,29 @@ import SubscriptionCore
 import TerminalUI
 
 enum RevalidateCommand {
-    static let help = """
-    usage: subdesk revalidate ID [--reason TEXT] [--dry-run] [--receipt-file FILE] [--json]
+    static let spec: CommandSpec = CommandSpec(
+        name: "revalidate", arguments: "ID", abstract: "ask Apple for a subscription's state, store it, print what changed",
+        usage: "subdesk revalidate ID [--reason TEXT] [--dry-run] [--receipt-file FILE] [--json]",
+        discussion: """
+        Asks Apple for the subscription's current state, verifies the answer exactly as
+        intake verifies notifications, stores it, and prints what changed (status and expiry
+        before and after). ID is an originalTransactionId, a transactionId, a user id or an
+        appAccountToken; with an API key, also a transaction id the store has never seen.
+        The App Store Server API is asked (production first, the sandbox when production
+        does not know the id); with no API key, the stored receipt goes to verifyReceipt.
+        Every revalidation, failed or not, is written to the audit log.
 
-    Asks Apple for the subscription's current state, verifies the answer exactly as
-    intake verifies notifications, stores it, and prints what changed (status and expiry
-    before and after). ID is an originalTransactionId, a transactionId, a user id or an
-    appAccountToken; with an API key, also a transaction id the store has never seen.
-    The App Store Server API is asked (production first, the sandbox when production
-    does not know the id); with no API key, the stored receipt goes to verifyReceipt.
-    Every revalidation, failed or not, is written to the audit log.
-
-      --reason TEXT        why, for the audit log
-      --dry-run            ask and compare, but store and audit nothing
-      --receipt-file FILE  send this base64 receipt to verifyReceipt instead
-
-    Exits 0 when revalidated, 1 when Apple could not be asked or its answer was refused,
-    2 for a usage error or an unknown ID.
-
-    """ + Context.appleOptionsHelp
-
-    static let options: Set<String> = Context.appleOptions.union(["receipt-file"])
+        Exits 0 when revalidated, 1 when Apple could not be asked or its answer was refused,
+        2 for a usage error or an unknown ID.
+        """,
+        options: [
+            .reason,
+            .flag("dry-run", "ask and compare, but store and audit nothing"),
+            .value("receipt-file", "FILE", "send this base64 receipt to verifyReceipt instead"),
+        ],
+        groups: [.apple],
+        action: StoreAction(words: "revalidate subscriptions", privilege: .update, table: "transactions"),
+        run: run)
 
     static func run(_ context: Context) throws -> Int32 {
         guard let id = context.arguments.positionals.first, context.arguments.positionals.count == 1 else {

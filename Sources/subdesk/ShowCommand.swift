@@ -3,28 +3,31 @@ import SubscriptionCore
 import TerminalUI
 
 enum ShowCommand {
-    static let help = """
-    usage: subdesk show ID [--json]
+    static let spec: CommandSpec = CommandSpec(
+        name: "show", arguments: "ID", abstract: "a subscriber's subscriptions, state and timeline",
+        usage: "subdesk show ID [--apple] [--json]",
+        discussion: """
+        Shows a subscriber and each of their subscriptions as of now: status, entitlement,
+        expiry, renewal preference, grace period, billing retry, expiration intent, offer,
+        ownership, environment, and the transaction timeline. ID is a user id, an
+        appAccountToken, an originalTransactionId, a transactionId, or the appTransactionId
+        (the app download) the customer's purchases carry; the ids of a one-time
+        purchase (consumable, non-consumable, non-renewing) show that purchase. With --json,
+        each subscription lists every stored field of its transactions and renewal info.
 
-    Shows a subscriber and each of their subscriptions as of now: status, entitlement,
-    expiry, renewal preference, grace period, billing retry, expiration intent, offer,
-    ownership, environment, and the transaction timeline. ID is a user id, an
-    appAccountToken, an originalTransactionId, a transactionId, or the appTransactionId
-    (the app download) the customer's purchases carry; the ids of a one-time
-    purchase (consumable, non-consumable, non-renewing) show that purchase. With --json,
-    each subscription lists every stored field of its transactions and renewal info.
-
-    An order id from the customer's e-mailed receipt (letters and digits, such as
-    MTN9T4BRB9) that the store does not know is looked up at Apple (Look Up Order ID,
-    with the App Store Server API key settings): the order's transactions are verified
-    and stored, its subscription revalidated, and then shown. Exits 2 when unknown,
-    including an order id Apple does not know.
-
-    --apple also asks Apple for each subscription's refund history (Get Refund History)
-    and its latest transaction (Get Transaction Info), verifies, stores and audits them,
-    and lists them (under "appleLookups" with --json).
-
-    """ + Context.appleOptionsHelp
+        An order id from the customer's e-mailed receipt (letters and digits, such as
+        MTN9T4BRB9) that the store does not know is looked up at Apple (Look Up Order ID,
+        with the App Store Server API key settings): the order's transactions are verified
+        and stored, its subscription revalidated, and then shown. Exits 2 when unknown,
+        including an order id Apple does not know.
+        """,
+        options: [
+            .flag("apple", "also ask Apple for each subscription's refund history (Get Refund History) and its latest "
+                  + "transaction (Get Transaction Info), verify, store and audit them, and list them (under "
+                  + "\"appleLookups\" with --json)"),
+        ],
+        groups: [.apple],
+        run: run)
 
     static func run(_ context: Context) throws -> Int32 {
         guard let id = context.arguments.positionals.first, context.arguments.positionals.count == 1 else {

@@ -3,30 +3,33 @@ import SubscriptionCore
 import TerminalUI
 
 enum SweepCommand {
-    static let help = """
-    usage: subdesk sweep [--resume] [--dry-run] [--concurrency N] [--limit N] [--quiet] [--json]
+    static let spec: CommandSpec = CommandSpec(
+        name: "sweep", abstract: "revalidate every subscription whose stored expiry passed (daily, cron)",
+        usage: "subdesk sweep [--resume] [--dry-run] [--concurrency N] [--limit N] [--quiet] [--json]",
+        discussion: """
+        The daily expiry sweep: revalidates every subscription whose stored expiry has passed
+        while it still counts as active, and every one in grace period or billing retry,
+        because Apple does not announce every renewal. Safe to run from cron once a day:
+        a candidate that fails is audited and simply checked again next run.
 
-    The daily expiry sweep: revalidates every subscription whose stored expiry has passed
-    while it still counts as active, and every one in grace period or billing retry,
-    because Apple does not announce every renewal. Safe to run from cron once a day:
-    a candidate that fails is audited and simply checked again next run.
-
-      --concurrency N  requests to Apple in flight at once (default 4, at most 64);
-                       store writes stay on one connection, one at a time
-      --limit N        check at most N candidates
-      --dry-run        ask Apple and count, but store and audit nothing
-      --resume         go on after the last subscription a sweep stopped by Apple's
-                       rate limit had checked (its audit entry keeps the place)
-      --quiet          no progress line (it only shows when stderr is a terminal)
-
-    Prints the counts: checked, renewed, expired, changed, unchanged, failed; one audit
-    entry records the run. Exits 0 when nothing failed, 1 when some candidate failed.
-    A short wait Apple asks for (HTTP 429) is waited out; a longer one stops the sweep
-    with the time Apple named, exit 1: run `subdesk sweep --resume` after it.
-
-    """ + Context.appleOptionsHelp
-
-    static let options: Set<String> = Context.appleOptions.union(["concurrency", "limit", "quiet", "resume"])
+        Prints the counts: checked, renewed, expired, changed, unchanged, failed; one audit
+        entry records the run. Exits 0 when nothing failed, 1 when some candidate failed.
+        A short wait Apple asks for (HTTP 429) is waited out; a longer one stops the sweep
+        with the time Apple named, exit 1: run `subdesk sweep --resume` after it.
+        """,
+        options: [
+            .value("concurrency", "N", "requests to Apple in flight at once (default 4, at most 64); store writes "
+                   + "stay on one connection, one at a time"),
+            .value("limit", "N", "check at most N candidates"),
+            .flag("dry-run", "ask Apple and count, but store and audit nothing"),
+            .flag("resume", "go on after the last subscription a sweep stopped by Apple's rate limit had checked "
+                  + "(its audit entry keeps the place)"),
+            .flag("quiet", "no progress line (it only shows when stderr is a terminal)"),
+            .value("reason", "TEXT", "why, for the audit log (default: expiry sweep)"),
+        ],
+        groups: [.apple],
+        action: StoreAction(words: "sweep expired subscriptions", privilege: .update, table: "transactions"),
+        run: run)
 
     static func run(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty else {

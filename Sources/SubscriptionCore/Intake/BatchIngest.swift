@@ -1,0 +1,107 @@
+import Foundation
+
+/// Many bodies into one store in batches, as `subdesk ingest` takes in a file.
+///
+/// A batch's bodies are checked (decoded and verified) before the write, then stored in
+/// one write that locks only what they touch (`Store.write(touching:)`), so writers on
+/// several hosts verify side by side and take turns only to store. A batch ends after
+/// `batchSize` bodies or `batchTime`, whichever comes first, so other writers (a CGI
+/// request, another ingest) never wait long for the lock. A refused body is quarantined
+/// inside its batch. A store that fails, or a revocation check that could not be made,
+/// stops the run (`Stopped`): that batch is rolled back and every batch before it stays
+/// committed, to be resumed from the batch's first body (duplicates are answered as such).
+public struct BatchIngest {
+    /// What became of the bodies committed so far.
+    public struct Counts: Equatable, Sendable {
+        public var stored = 0, duplicates = 0, rejected = 0
+        public init() {}
+    }
+
+    /// One body and the name a rejection gives it (`file:12`).
+    public struct Body {
+        public var data: Data
+        public var source: String
+        public init(_ data: Data, source: String) {
+            self.data = data
+            self.source = source
+        }
+    }
+
+    /// A batch that could not be checked or stored; what was committed before it stays.
+    public struct Stopped: Error, CustomStringConvertible {
+        public let cause: Error
+        /// Every body committed by this `BatchIngest`, over all its calls.
+        public let committed: Counts
+        /// The index (in the call that stopped) of the stopped batch's first body.
+        public let firstUncommitted: Int
+        public var description: String { "\(cause)" }
+    }
+
+    public static let standardBatchSize = 500
+    public static let standardBatchTime: Duration = .milliseconds(250)
+
+    public let intake: Intake
+    public var batchSize: Int
+    public var batchTime: Duration
+    /// Every body committed so far, over all calls.
+    public private(set) var committed = Counts()
+
+    /// Readies `intake`'s store for many batches in a row: fewer WAL checkpoints on SQLite,
+    /// bounded server-side waits on PostgreSQL.
+    public init(intake: Intake, batchSize: Int = standardBatchSize, batchTime: Duration = standardBatchTime) throws {
+        precondition(batchSize >= 1, "a batch holds at least one body")
+        self.intake = intake
+        self.batchSize = batchSize
+        self.batchTime = batchTime
+        try intake.store.checkpointEvery(pages: Store.batchCheckpointPages)
+        try intake.store.boundServerWaitsForIntake()
+    }
+
+    /// Checks and commits `count` bodies in order, `body(i)` giving the i-th; `rejected`
+    /// hears each refused body (its source, the reason, the quarantine entry) inside the
+    /// write that quarantines it. Returns the counts committed so far; throws `Stopped`.
+    @discardableResult
+    public mutating func ingest(count: Int, body: (Int) throws -> Body,
+                                rejected: (_ source: String, _ reason: String, _ quarantineId: Int64) -> Void = { _, _, _ in }) throws -> Counts {
+        let store = intake.store
+        let limit = UInt64(batchTime.components.seconds) * 1_000_000_000 + UInt64(batchTime.components.attoseconds / 1_000_000_000)
+        var index = 0
+        while index < count {
+            let started = DispatchTime.now().uptimeNanoseconds
+            let batchStart = index
+            do {
+                var checked: [(body: Intake.CheckedBody, source: String)] = []
+                repeat {
+                    let next = try body(index)
+                    checked.append((try intake.check(next.data, source: next.source), next.source))
+                    index += 1
+                } while index < count && (index - batchStart) < batchSize
+                    && DispatchTime.now().uptimeNanoseconds - started < limit
+                var batch = committed
+                try store.write(touching: checked.flatMap(\.body.lockKeys)) {
+                    // A write that is tried again starts its counts again.
+                    batch = committed
+                    for c in checked {
+                        switch try intake.commit(c.body) {
+                        case .stored: batch.stored += 1
+                        case .duplicate: batch.duplicates += 1
+                        case .rejected(let reason, let id):
+                            batch.rejected += 1
+                            rejected(c.source, reason, id)
+                        }
+                    }
+                }
+                committed = batch
+            } catch {
+                throw Stopped(cause: error, committed: committed, firstUncommitted: batchStart)
+            }
+        }
+        return committed
+    }
+
+    /// Checks and commits `bodies` in order, named `source` and their index.
+    @discardableResult
+    public mutating func ingest(_ bodies: [Data], source: String = "body") throws -> Counts {
+        try ingest(count: bodies.count, body: { Body(bodies[$0], source: "\(source) \($0 + 1)") })
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import SubscriptionCore
+import Dashboard
+
+/// Every command as data, in the order `subdesk --help` and the README list them.
+///
+/// Parsing (`Arguments.parse`), each command's `--help`, `subdesk --help` and the README's
+/// command table (`subdesk commands` prints it; a test fails when the README differs) are
+/// generated from it, so a command or an option is declared once, in its `CommandSpec`.
+struct CommandTable {
+    var commands: [CommandSpec]
+
+    static let standard: CommandTable = CommandTable(commands: [
+        DashboardCommand.spec,
+        MaintenanceCommands.initSpec,
+        DemoCommands.demoSpec,
+        IngestCommand.spec,
+        ShowCommand.spec,
+        ListCommands.searchSpec,
+        ListCommands.notificationsSpec,
+        ListCommands.quarantineSpec,
+        ListCommands.linkSpec,
+        CountsCommand.spec,
+        OperatorCommands.overrideSpec,
+        OperatorCommands.auditSpec,
+        ConsentCommand.spec,
+        RevalidateCommand.spec,
+        SweepCommand.spec,
+        BackfillCommand.spec,
+        BackfillCommand.gapsSpec,
+        PingCommand.spec,
+        ExtendCommand.spec,
+        RefundsCommand.spec,
+        MaintenanceCommands.doctorSpec,
+        MetricsCommand.metricsSpec,
+        MetricsCommand.checkSpec,
+        MaintenanceCommands.backupSpec,
+        DatabaseCommands.migrateSpec,
+        DatabaseCommands.dbSpec,
+        CommandTable.keysSpec,
+        CommandTable.commandsSpec,
+        DemoCommands.simulateSpec,
+        GenerateCommand.spec,
+    ])
+
+    /// `--version`: only without a command.
+    static let version = CommandOption.flag("version", "print the version")
+
+    func spec(named name: String) -> CommandSpec? {
+        commands.first { $0.name == name }
+    }
+
+    /// The option `name` as any command (or every command) takes it: how to read a word
+    /// after it before the command is known, and whether another command takes it.
+    func anyOption(named name: String) -> CommandOption? {
+        if let global = OptionGroup.global.options.first(where: { $0.name == name }) { return global }
+        if name == Self.version.name { return Self.version }
+        for command in commands {
+            if let option = command.option(named: name) { return option }
+        }
+        return nil
+    }
+
+    /// The command `argv` names: its first word that is neither an option nor an option's
+    /// value, as long as no `--` came before it; nil for the default (the dashboard).
+    func commandName(in argv: [String]) -> String? {
+        var i = 0
+        while i < argv.count {
+            let arg = argv[i]
+            i += 1
+            if arg == "--" { return nil }
+            if arg == "-" { continue }
+            if !arg.hasPrefix("-") { return arg }
+            if arg.hasPrefix("--"), !arg.contains("="), anyOption(named: String(arg.dropFirst(2)))?.takesValue == true { i += 1 }
+        }
+        return nil
+    }
+
+    /// What `subdesk --help` (and `subdesk help`) prints.
+    var usage: String {
+        let rows = commands.map { ($0.arguments.isEmpty ? $0.name : "\($0.name) \($0.arguments)", $0.abstract) }
+            + [("help [COMMAND]", "this text, or a command's own help")]
+        // A long name and arguments put the abstract on a line of its own, so the column stays narrow.
+        let width = 22
+        let list = rows.map { row in
+            "  " + (row.0.count + 2 <= width ? row.0.padding(toLength: width, withPad: " ", startingAt: 0)
+                                             : row.0 + "\n" + String(repeating: " ", count: width + 2)) + row.1
+        }
+        return """
+        usage: subdesk [--db STORE] [--config FILE] [COMMAND] [OPTIONS]
+
+        App Store subscription operations: verified notification intake into a local store,
+        each subscriber's true state, and a terminal dashboard.
+
+        commands:
+        \(list.joined(separator: "\n"))
+
+        global options:
+        \(OptionGroup.list(OptionGroup.global.options + [Self.version]))
+
+        config file keys (key = value, # comments; flags win): db, bundle_id, app_apple_id,
+        environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments,
+        operator, api_key_file, api_key_id, api_issuer_id, server_api_url, server_api_sandbox_url,
+        verify_receipt_url, verify_receipt_sandbox_url, revalidation_timeout, quarantine_budget_mb,
+        refund_consent, refund_policy, rates_file, chain_key_file, revocation_check.
+        """
+    }
+
+    /// The README's command table: each command with what it does and the options it takes,
+    /// then the shared option groups and the global options.
+    func markdown() -> String {
+        func code(_ text: String) -> String { "`" + text.replacingOccurrences(of: "|", with: "\\|") + "`" }
+        var lines = ["| Command | What it does | Options |", "|---|---|---|"]
+        var groups: [OptionGroup] = []
+        for command in commands {
+            let own = command.options.map { code($0.synopsis) }.joined(separator: ", ")
+            let shared = command.groups.map(\.title).joined(separator: ", ")
+            let options = [own, shared].filter { !$0.isEmpty }.joined(separator: "; ")
+            let name = command.arguments.isEmpty ? command.name : "\(command.name) \(command.arguments)"
+            lines.append("| \(code("subdesk " + name)) | \(command.abstract) | \(options.isEmpty ? "-" : options) |")
+            for group in command.groups where !groups.contains(where: { $0.title == group.title }) { groups.append(group) }
+        }
+        lines.append("| \(code("subdesk help [COMMAND]")) | this list, or a command's own help (also `subdesk COMMAND --help`) | - |")
+        lines.append("")
+        for group in groups {
+            lines.append("- \(group.title.prefix(1).uppercased() + group.title.dropFirst()): "
+                         + group.options.map { code($0.synopsis) }.joined(separator: ", ") + ".")
+        }
+        lines.append("- Every command takes " + OptionGroup.global.options.map { code($0.synopsis) }.joined(separator: ", ")
+                     + "; " + code("subdesk " + Self.version.synopsis) + " prints the version.")
+        return lines.joined(separator: "\n")
+    }
+}
+
+// MARK: - Options several commands share
+
+extension CommandOption {
+    static let operatorName = value("operator", "NAME", "who the audit log names (default: login name)", config: "operator")
+    static let rootCA = repeatable("root-ca", "FILE", "trust roots for signed data (default Apple Root CA - G3)", config: "root_ca")
+    static let bundleId = value("bundle-id", "ID", "the app's bundle id; signed data of another app is refused", config: "bundle_id")
+    static let appAppleId = value("app-apple-id", "N", "the app's Apple id, checked on Production data", config: "app_apple_id")
+    static let environment = value("environment", "Production|Sandbox", "the App Store environment: the only one accepted "
+                                   + "(default both), and the one asked where one is (default Production)", config: "environment")
+    static let allowEnvironment = repeatable("allow-environment", "Xcode|LocalTesting",
+                                             "also accept this test environment (refused by default)", config: "allow_environments")
+    static let sharedSecretFile = value("shared-secret-file", "FILE", "the app's shared secret (verifyReceipt, V1 notifications)",
+                                        config: "shared_secret_file")
+    static let timeZone = value("tz", "ZONE", "the time zone days and dates are in (default UTC)", config: "tz")
+    static let quiet = flag("quiet", "no progress or notices on stderr")
+    static let limit = value("limit", "N", "at most N rows")
+    static let reason = value("reason", "TEXT", "why, for the audit log")
+    static let all = flag("all", "also those already dealt with")
+}
+
+extension OptionGroup {
+    /// Taken by every command, before or after its name.
+    static let global: OptionGroup = OptionGroup(title: "global options", options: [
+        .value("db", "STORE", "the store: a SQLite file, or postgres://... (default $SUBDESK_DB, else "
+               + "$XDG_DATA_HOME/subdesk/subdesk.db)", config: "db"),
+        .value("config", "FILE", "config file (default $SUBDESK_CONFIG, else $XDG_CONFIG_HOME/subdesk/config)"),
+        .flag("json", "machine-readable output where a command prints results"),
+        .value("busy-timeout-ms", "N", "how long a write waits for other writers", config: "busy_timeout_ms"),
+        .flag("help", "this text, or a command's own with `subdesk COMMAND --help`"),
+    ])
+
+    /// What intake checks signed data against.
+    static let intake: OptionGroup = OptionGroup(title: "intake settings", options: [
+        .rootCA, .bundleId, .appAppleId, .environment, .allowEnvironment,
+        .flag("allow-v1", "accept version 1 notifications (unsigned; checked with the shared secret)"),
+        .sharedSecretFile,
+        .value("revocation-check", "off|ocsp", "ocsp asks the OCSP responders the signing leaf and intermediate name "
+               + "whether either was revoked: a revoked certificate refuses the body (quarantined); a responder that "
+               + "cannot answer leaves the body unstored and unquarantined (CGI answers 503 so Apple retries; a batch "
+               + "stops as on a store failure, resumable). Off by default", config: "revocation_check"),
+    ])
+
+    /// What a command that asks Apple needs.
+    static let apple: OptionGroup = OptionGroup(title: "Apple settings", options: [
+        .value("api-key-file", "FILE", "in-app purchase key (.p8)", config: "api_key_file"),
+        .value("api-key-id", "ID", "its key id", config: "api_key_id"),
+        .value("api-issuer-id", "ID", "the issuer id", config: "api_issuer_id"),
+        .value("bundle-id", "ID", "the app (required with an API key)", config: "bundle_id"),
+        .sharedSecretFile,
+        .value("server-api-url", "URL", "default https://api.storekit.apple.com (before 2026-05-05: "
+               + "https://api.storekit.itunes.apple.com, still served)", config: "server_api_url"),
+        .value("server-api-sandbox-url", "URL", "default https://api.storekit-sandbox.apple.com", config: "server_api_sandbox_url"),
+        .value("verify-receipt-url", "URL", "default https://buy.itunes.apple.com/verifyReceipt", config: "verify_receipt_url"),
+        .value("verify-receipt-sandbox-url", "URL", "default https://sandbox.itunes.apple.com/verifyReceipt",
+               config: "verify_receipt_sandbox_url"),
+        .value("timeout", "SECONDS", "per request, default 30", config: "revalidation_timeout"),
+        .rootCA, .operatorName, .appAppleId, .environment, .allowEnvironment,
+    ], note: """
+    Flags win over config keys. Without an API key, the stored receipt goes to verifyReceipt
+    (needs the shared secret). Key and secret files are never printed; one readable by others
+    draws a warning.
+    """)
+}
+
+// MARK: - Commands about subdesk itself
+
+extension CommandTable {
+    static let keysSpec: CommandSpec = printing(
+        "keys", abstract: "the dashboard's key table",
+        discussion: "Prints the dashboard's key table (Markdown), as the README shows it.") { KeyTable.standard.markdown() }
+
+    static let commandsSpec: CommandSpec = printing(
+        "commands", abstract: "this command table (Markdown)",
+        discussion: "Prints every command with what it does and the options it takes (Markdown), as the README shows it.") {
+            CommandTable.standard.markdown()
+        }
+
+    /// A command that prints one of subdesk's tables, taking no options.
+    static func printing(_ name: String, abstract: String, discussion: String, _ text: @escaping () -> String) -> CommandSpec {
+        CommandSpec(name: name, abstract: abstract, usage: "subdesk \(name)", discussion: discussion, run: { _ in
+            Output.line(text())
+            return 0
+        })
+    }
+}
