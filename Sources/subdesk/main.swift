@@ -85,7 +85,7 @@ let commands: [String: Command] = [
         Output.line(KeyTable.standard.markdown())
         return 0
     }),
-    "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv", "period", "rates", "where", "by", "metric"],
+    "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv", "period", "rates", "where", "by", "metric", "definitions-markdown"],
                       run: CountsCommand.run),
     "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], action: ("place or lift overrides", (.insert, "overrides")), run: OperatorCommands.override),
     "consent": Command(help: ConsentCommand.help, options: ConsentCommand.options, action: ("mark consent withdrawals handled", (.insert, "audit_log")), run: ConsentCommand.run),

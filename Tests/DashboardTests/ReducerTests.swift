@@ -326,7 +326,7 @@ final class ReducerTests: XCTestCase {
         press(.char("j"), .char("j"), .down, .char("k"))
         XCTAssertEqual(state.daily.metric, 2)
         press(.char("G"))
-        XCTAssertEqual(state.daily.selectedMetric, Metric.allCases.last)
+        XCTAssertEqual(state.daily.selectedMetric, Metric.all.last)
     }
 
     func testFeedPollsEverySecondOnlyWhileShown() {
