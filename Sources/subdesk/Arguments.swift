@@ -18,7 +18,7 @@ struct Arguments {
     /// Options that are switches.
     static let switches: Set<String> = [
         "json", "csv", "ndjson", "all", "help", "version", "allow-v1", "cgi", "no-dashboard", "dry-run", "quiet", "force",
-        "only-failures", "resume", "list", "apple", "yes", "consented", "auto", "roles", "print",
+        "only-failures", "resume", "list", "apple", "yes", "consented", "auto", "roles", "print", "definitions-markdown",
     ]
 
     static func parse(_ argv: [String]) throws -> Arguments {

@@ -62,6 +62,11 @@ final class MetricTableTests: XCTestCase {
         XCTAssertTrue(lists[0].hasSuffix("\n- **renewal share** (`renewalShare`): \(Self.renewalShare.definition)."), lists[0])
     }
 
+    /// Scripts read these names: a change to the table must not rename or reorder them.
+    func testTheJSONAndCSVNamesStayAsTheyWere() {
+        XCTAssertEqual(DayCounts.csvHeader(.day), "day,activePaid,activeTrials,activeSubscriptions,newPaidSubscriptions,renewals,reactivations,recoveries,churned,churnRate,expiredVoluntary,expiredBillingRetry,expiredPriceIncrease,expiredProductNotForSale,expiredOther,trialStarts,trialConversions,trialConversionRate,paidTransactions,refunds,refundsFull,refundsProrated,refundRate,mrr,revenue,revocations,upgrades,downgrades,inGracePeriod,inBillingRetry,setToRenew,setToCancel,autoRenewOff,autoRenewOn,renewalFailures,gracePeriodEntries,billingRecoveries,currency")
+    }
+
     /// Every metric a source names by key is in the table, and names are unique.
     func testTheTableIsWhole() {
         XCTAssertEqual(Set(Metric.all.map(\.key)).count, Metric.all.count, "a key twice")
