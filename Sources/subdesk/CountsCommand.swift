@@ -8,6 +8,7 @@ enum CountsCommand {
         subdesk counts [--from DAY] [--to DAY] [--period day|week|month] [--tz ZONE] [--rates FILE]
                        [--segment paid|family_shared|sandbox|all] [--where DIMENSION=VALUE]
                        [--by DIMENSION [--metric METRIC]] [--json|--csv]
+        subdesk counts --definitions-markdown
         """,
         discussion: """
         The counts the dashboard's :daily screen shows, per day (or week from Monday, or
@@ -30,7 +31,8 @@ enum CountsCommand {
         environment=Sandbox, ownership=FAMILY_SHARED) counts only that part; --by DIMENSION
         shows one metric (--metric, default activePaid) for each value of the dimension,
         side by side. Offer types: none, free_trial, introductory, promotional, offer_code,
-        win_back. The README gives each metric's definition.
+        win_back. The README gives each metric's definition; --definitions-markdown prints
+        them as the README lists them.
         """,
         options: [
             .value("from", "DAY", "the first day (default 30 days ago)"),
@@ -43,6 +45,7 @@ enum CountsCommand {
             .value("by", "DIMENSION", "one metric for each value of the dimension, side by side"),
             .value("metric", "METRIC", "the metric --by shows (default activePaid)"),
             .flag("csv", "comma-separated values, a header row first"),
+            .flag("definitions-markdown", "print each metric's definition as the README lists them"),
         ],
         run: run)
 
@@ -109,10 +112,10 @@ enum CountsCommand {
     /// A metric by its name (`activePaid`) or label (`active paid`).
     static func metric(_ text: String?) throws -> Metric {
         guard let text else { return .activePaid }
-        if let m = Metric(rawValue: text) ?? Metric.allCases.first(where: { $0.label == text || $0.rawValue.lowercased() == text.lowercased() }) {
+        if let m = Metric.all.first(where: { $0.key == text }) ?? Metric.all.first(where: { $0.label == text || $0.key.lowercased() == text.lowercased() }) {
             return m
         }
-        throw UsageError("no metric \(text): use one of \(Metric.allCases.map(\.rawValue).joined(separator: ", "))")
+        throw UsageError("no metric \(text): use one of \(Metric.all.map(\.key).joined(separator: ", "))")
     }
 
     /// Brings every subscription's share of the counts to this version's metrics; a store
@@ -133,6 +136,10 @@ enum CountsCommand {
     }
 
     static func run(_ context: Context) throws -> Int32 {
+        if context.arguments.has("definitions-markdown") {
+            Output.line(Metric.readmeLists().joined(separator: "\n\n"))
+            return 0
+        }
         let zone = try timeZone(context)
         let zoneName = context.setting("tz", "tz") ?? "UTC"
         let to = context.arguments.value("to") ?? DailyCountsReport.today(in: zone)
@@ -162,22 +169,15 @@ enum CountsCommand {
         if context.wantsJSON {
             Output.json(rows.map { $0.jsonObject() })
         } else if context.arguments.has("csv") {
-            Output.line(([period.rawValue] + Metric.allCases.map(\.rawValue) + ["currency"]).joined(separator: ","))
-            for r in rows {
-                Output.line(([r.day] + Metric.allCases.map { csv(r, $0) } + [r.currency ?? ""]).joined(separator: ","))
-            }
+            Output.line(DayCounts.csvHeader(period))
+            for r in rows { Output.line(r.csvLine()) }
         } else {
             let currencies = Set(rows.flatMap { $0.moneyByCurrency.keys })
             let money = rows.last?.currency.map { "money in \($0)" }
                 ?? (currencies.isEmpty ? "no money" : "money in \(currencies.sorted().joined(separator: ", ")): give a rates file (--rates) to add it up")
             let part = context.arguments.value("where").map { ", only \($0)" } ?? ""
             Output.line("counts \(from)..\(to) by \(period.rawValue), time zone \(zoneName)\(part), \(money)")
-            let shown: [(String, Metric)] = [("ACTIVE", .activePaid), ("TRIALS", .activeTrials), ("NEW", .newPaidSubscriptions),
-                                             ("RENEW", .renewals), ("REACT", .reactivations), ("RECOV", .recoveries),
-                                             ("CHURN", .churned), ("CHURN%", .churnRate), ("T-START", .trialStarts),
-                                             ("CONV%", .trialConversionRate), ("REFUND", .refunds), ("REFUND%", .refundRate),
-                                             ("MRR", .mrr), ("REVENUE", .revenue),
-                                             ("GRACE", .inGracePeriod), ("RETRY", .inBillingRetry)]
+            let shown = Metric.all.compactMap { m in m.column.map { ($0, m) } }
             let widths = [10] + shown.map { max(6, $0.0.count) }
             Output.line(ListCommands.pad([periodHeader(period)] + shown.map(\.0), widths))
             for r in rows { Output.line(ListCommands.pad([r.day] + shown.map { r.text($0.1) }, widths)) }
@@ -196,12 +196,6 @@ enum CountsCommand {
     /// The first column's heading in a text table.
     static func periodHeader(_ period: CountPeriod) -> String {
         period == .month ? "MONTH" : period == .week ? "WEEK OF" : "DAY"
-    }
-
-    /// A value as CSV gives it: a count, a rate as a fraction, money in units; empty when undefined.
-    static func csv(_ r: DayCounts, _ m: Metric) -> String {
-        return m.isRate ? (r.rates[m].map { String(format: "%.4f", $0) } ?? "")
-            : m.isMoney ? (r.money[m].map { String(format: "%.2f", $0) } ?? "") : String(r[m])
     }
 
     /// `--by DIMENSION`: one metric per period for each value of the dimension.
@@ -225,7 +219,7 @@ enum CountsCommand {
         let currency = columns.lazy.compactMap { $0.rows.last?.currency }.first
         if context.wantsJSON {
             Output.json([
-                "metric": metric.rawValue, "by": by.lowercased(), "period": period.rawValue,
+                "metric": metric.key, "by": by.lowercased(), "period": period.rawValue,
                 "currency": currency.map { $0 as Any } ?? NSNull(),
                 "periods": days.indices.map { i -> [String: Any] in
                     var values: [String: Any] = [:]
@@ -235,7 +229,7 @@ enum CountsCommand {
             ] as [String: Any])
         } else if context.arguments.has("csv") {
             Output.line(([period.rawValue] + columns.map(\.name)).joined(separator: ","))
-            for i in days.indices { Output.line(([days[i]] + columns.map { csv($0.rows[i], metric) }).joined(separator: ",")) }
+            for i in days.indices { Output.line(([days[i]] + columns.map { $0.rows[i].csvValue(metric) }).joined(separator: ",")) }
         } else {
             let money = metric.isMoney ? (currency.map { ", in \($0)" } ?? ", in several currencies: give a rates file (--rates)") : ""
             Output.line("\(metric.label) by \(by.lowercased()), \(from)..\(to) by \(period.rawValue)\(money): \(metric.definition)")

@@ -66,4 +66,27 @@ final class CommandLineTests: XCTestCase {
         _ = run("tz Asia/Kolkata", &state)
         XCTAssertEqual(state.time.zone.identifier, "Asia/Kolkata")
     }
+
+    /// Names, aliases, Tab and the unknown-command message all read one table.
+    func testTheTableNamesCompletesAndSuggests() {
+        for command in DashboardCommandLine.table {
+            for word in [command.name] + command.aliases {
+                XCTAssertEqual(DashboardCommandLine.resolve(word).command?.name, command.name, word)
+            }
+        }
+        var state = DashboardFixture.state()
+        _ = run("nosuch", &state)
+        XCTAssertEqual(state.flash?.text, "unknown command :nosuch (try :subs :feed :daily :quarantine :audit :theme NAME :tz ZONE :q)")
+        XCTAssertEqual(DashboardCommandLine.completions(for: "th", state: state), ["theme"])
+        var prompt = PromptState(kind: .command)
+        prompt.setText("th")
+        prompt.completions = DashboardCommandLine.completions(for: "th", state: state)
+        DashboardCommandLine.complete(&prompt, backward: false)
+        XCTAssertEqual(prompt.text, "theme ", "a command that takes a value is completed with a space")
+        prompt.setText("mes")
+        prompt.completions = DashboardCommandLine.completions(for: "mes", state: state)
+        DashboardCommandLine.complete(&prompt, backward: false)
+        XCTAssertEqual(prompt.text, "messages")
+        XCTAssertEqual(DashboardCommandLine.completions(for: "theme m", state: state), ["theme midnight", "theme mono"])
+    }
 }

@@ -48,7 +48,7 @@ final class CountsAgreementTests: XCTestCase {
         XCTAssertEqual(json.map { $0["day"] as? String }, days.map(\.day))
 
         var compared = 0
-        for metric in Metric.allCases {
+        for metric in Metric.all {
             let label = DailyView.label(metric, wide: true)
             let row = try XCTUnwrap(lines.first { $0.hasPrefix(" " + label + " ") }, "no row for \(label)")
             // After the label: TOTAL (none for levels and churn), the TREND sparkline, the days.
@@ -56,7 +56,7 @@ final class CountsAgreementTests: XCTestCase {
             let dayCells = Array(cells.dropFirst(metric.isEndOfDayLevel || metric == .churnRate ? 1 : 2))
             XCTAssertEqual(dayCells.count, days.count, "\(label): \(row)")
             for (index, cell) in dayCells.enumerated() {
-                let value = json[index][metric.rawValue]
+                let value = json[index][metric.key]
                 let expected: String
                 if metric.isRate || metric.isMoney {
                     var day = DayCounts(day: "", start: 0, values: [:])
@@ -65,13 +65,13 @@ final class CountsAgreementTests: XCTestCase {
                     }
                     expected = day.text(metric)
                 } else {
-                    expected = String(try XCTUnwrap(value as? Int, "\(metric.rawValue) on \(json[index]["day"] ?? "?")"))
+                    expected = String(try XCTUnwrap(value as? Int, "\(metric.key) on \(json[index]["day"] ?? "?")"))
                 }
                 XCTAssertEqual(cell, expected, "\(label) on \(json[index]["day"] ?? "?")")
                 compared += 1
             }
         }
-        XCTAssertEqual(compared, Metric.allCases.count * 30)
+        XCTAssertEqual(compared, Metric.all.count * 30)
     }
 }
 

@@ -34,7 +34,7 @@ extension MetricsDefinitionTests {
         try fillMixedStore()
         let whole = try mixedReport()
         try store.catchUpSegments()
-        let additive = Metric.allCases.filter { !$0.isRate && !$0.isMoney }
+        let additive = Metric.all.filter { !$0.isRate && !$0.isMoney }
         let expected: [SegmentDimension: Set<String>] = [
             .product: ["app.monthly", "app.premium.monthly"], .storefront: ["USA", "FRA", "JPN", "DEU"],
             .offer: ["none", "free_trial", "promotional", "offer_code"], .group: ["21000002"], .plan: ["none"],
@@ -92,14 +92,14 @@ extension MetricsDefinitionTests {
         XCTAssertEqual(try store.pendingSegmentsCount(), 2, "intake only notes the two subscriptions")
         try store.catchUpSegments()
         let dimensionsKept = try SegmentDimension.allCases.map { d in
-            try store.segmentValues(d).map { try mixedReport(filter: SegmentFilter(dimension: d, value: $0)).map { r in Metric.allCases.map { r.text($0) } } }
+            try store.segmentValues(d).map { try mixedReport(filter: SegmentFilter(dimension: d, value: $0)).map { r in Metric.all.map { r.text($0) } } }
         }
         try store.db.run("DELETE FROM metric_segments")
         try store.db.run("DELETE FROM metric_segments_pending")
         try store.db.run("INSERT INTO metric_segments_pending SELECT original_transaction_id, NULL FROM subscriptions")
         try store.catchUpSegments()
         let fromScratch = try SegmentDimension.allCases.map { d in
-            try store.segmentValues(d).map { try mixedReport(filter: SegmentFilter(dimension: d, value: $0)).map { r in Metric.allCases.map { r.text($0) } } }
+            try store.segmentValues(d).map { try mixedReport(filter: SegmentFilter(dimension: d, value: $0)).map { r in Metric.all.map { r.text($0) } } }
         }
         XCTAssertEqual(dimensionsKept, fromScratch)
     }

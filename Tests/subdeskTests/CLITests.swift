@@ -356,6 +356,13 @@ final class CLITests: SubdeskTestCase {
         XCTAssertEqual(bad.status, 2)
     }
 
+    /// `--definitions-markdown` prints the README's two lists of definitions, from the table.
+    func testCountsPrintsTheMetricDefinitionsAsTheReadmeListsThem() throws {
+        let r = try run(["counts", "--definitions-markdown"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stdout, Metric.readmeLists().joined(separator: "\n\n") + "\n")
+    }
+
     /// `--by` splits one metric by a dimension's values, which add up to the whole; `--where`
     /// counts one part; bad input names what is wrong.
     func testCountsBySegmentAddUpToTheWholeAndRefuseWhatCannotBeSplit() throws {

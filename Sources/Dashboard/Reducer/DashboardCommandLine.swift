@@ -2,60 +2,129 @@ import Foundation
 import SubscriptionCore
 import TerminalUI
 
+/// One `:` command: its name and other spellings, its argument, how `?` describes it and what
+/// it does. Help, completion and the errors for an unknown or misused command come from
+/// `DashboardCommandLine.table`.
+public struct LineCommand: Sendable {
+    /// What may follow the name.
+    public enum Argument: Sendable {
+        /// Nothing: anything after the name is refused.
+        case none
+        /// An argument the command reads itself (and answers when it is missing or wrong).
+        case optional
+        /// A value Tab completes (from `values`), so completing the name adds a space.
+        case value(@Sendable (DashboardState) -> [String])
+    }
+
+    public var name: String
+    /// Other spellings people type out of habit.
+    public var aliases: [String]
+    /// How `?` writes it, arguments included: `:daily [D=V|all]`.
+    public var usage: String
+    /// A word or two after the usage in `?`; empty for none.
+    public var summary: String
+    public var argument: Argument
+    /// Whether an unknown command's message suggests it.
+    public var suggested: Bool
+    /// Runs it with the rest of the line (trimmed, possibly empty).
+    public var run: @Sendable (String, inout DashboardState) -> [DashboardEffect]
+
+    public init(_ name: String, aliases: [String] = [], usage: String? = nil, _ summary: String = "", argument: Argument = .none,
+                suggested: Bool = false, run: @escaping @Sendable (String, inout DashboardState) -> [DashboardEffect]) {
+        self.name = name
+        self.aliases = aliases
+        self.usage = usage ?? ":" + name
+        self.summary = summary
+        self.argument = argument
+        self.suggested = suggested
+        self.run = run
+    }
+
+    /// Switches to a screen.
+    static func screen(_ screen: ScreenID, _ name: String, aliases: [String] = [], _ summary: String = "",
+                       suggested: Bool = false) -> LineCommand {
+        LineCommand(name, aliases: aliases, summary, suggested: suggested) { _, state in DashboardReducer.switchTo(screen, &state) }
+    }
+
+    var takesNoArgument: Bool {
+        if case .none = argument { return true }
+        return false
+    }
+
+    var takesValue: Bool {
+        if case .value = argument { return true }
+        return false
+    }
+}
+
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
-    /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "health", "daily", "quarantine", "audit", "gaps", "refunds", "consent", "backfill", "ping", "extend", "answer", "apple", "link", "messages",
-                               "theme", "tz", "help", "q"]
-
-    /// What each command does, as `?` lists it: the screens first, then the rest.
-    public static let descriptions: [(usage: String, description: String)] = [
-        (":subs", "list"),
-        (":feed", "live"),
-        (":health", "on-call"),
-        (":daily [D=V|all]", "counts"),
-        (":quarantine", ""),
-        (":audit [ID]", ""),
-        (":gaps", "missed"),
-        (":backfill DAYS", ""),
-        (":refunds", ""),
-        (":consent", "withdrawn"),
-        (":ping", "webhook"),
-        (":extend [all P] D C WHY", ""),
-        (":answer PREF", "refund"),
-        (":apple", "refunds"),
-        (":link USER [apple]", ""),
-        (":messages", ""),
-        (":theme NAME", ""),
-        (":tz ZONE", ""),
-        (":help", ""),
-        (":q", "quit"),
+    /// Every command, in the order `?` and completions list them: the screens first, then the rest.
+    public static let table: [LineCommand] = [
+        .screen(.subscribers, "subs", aliases: ["subscribers", "sub", "s"], "list", suggested: true),
+        .screen(.feed, "feed", "live", suggested: true),
+        .screen(.health, "health", "on-call"),
+        LineCommand("daily", aliases: ["counts"], usage: ":daily [D=V|all]", "counts", argument: .optional, suggested: true, run: { daily($0, &$1) }),
+        .screen(.quarantine, "quarantine", aliases: ["quar"], suggested: true),
+        LineCommand("audit", aliases: ["log"], usage: ":audit [ID]", argument: .optional, suggested: true) { argument, state in
+            // `:audit ID` opens the log already filtered to one target.
+            DashboardReducer.resetAudit(filter: argument, &state)
+            return DashboardReducer.switchTo(.audit, &state)
+        },
+        .screen(.gaps, "gaps", "missed"),
+        LineCommand("backfill", usage: ":backfill DAYS", argument: .optional, run: { backfill($0, &$1) }),
+        .screen(.refunds, "refunds"),
+        .screen(.consent, "consent", "withdrawn"),
+        LineCommand("ping", "webhook", run: { ping($0, &$1) }),
+        LineCommand("extend", usage: ":extend [all P] D C WHY", argument: .optional) { argument, state in
+            if argument.lowercased().hasPrefix("all ") || argument.lowercased() == "all" {
+                return extendAll(String(argument.dropFirst(3)).trimmingCharacters(in: .whitespaces), &state)
+            }
+            return extend(argument, &state)
+        },
+        LineCommand("answer", usage: ":answer PREF", "refund", argument: .optional, run: { answer($0, &$1) }),
+        LineCommand("apple", "refunds", run: { apple($0, &$1) }),
+        LineCommand("link", usage: ":link USER [apple]", argument: .optional, run: { link($0, &$1) }),
+        LineCommand("messages") { _, state in
+            state.showsMessages = true
+            return []
+        },
+        LineCommand("theme", usage: ":theme NAME", argument: .value { $0.availableThemes }, suggested: true, run: { theme($0, &$1) }),
+        LineCommand("tz", usage: ":tz ZONE", argument: .value { $0.zoneChoices }, suggested: true) { argument, state in
+            guard !argument.isEmpty else {
+                DashboardReducer.flash("time zone \(state.time.label); change with :tz ZONE or z", &state)
+                return []
+            }
+            return DashboardReducer.setZone(argument, &state)
+        },
+        LineCommand("help") { _, state in
+            state.showsHelp = true
+            return []
+        },
+        LineCommand("q", aliases: ["quit", "q!", "exit"], "quit", suggested: true) { _, state in DashboardReducer.requestQuit(&state) },
     ]
+
+    /// Command names in the order completions list them.
+    public static var names: [String] { table.map(\.name) }
 
     /// The help screen's paragraph on commands, wrapped to `width`.
     public static func helpLines(width: Int) -> [String] {
-        let items = descriptions.map { $0.description.isEmpty ? $0.usage : "\($0.usage) \($0.description)" }
+        let items = table.map { $0.summary.isEmpty ? $0.usage : "\($0.usage) \($0.summary)" }
         return TextWidth.wrap("Screens and commands (any unique start: :d is :daily): " + items.joined(separator: " · "),
                               toWidth: max(10, width))
     }
 
-    /// Other spellings people type out of habit.
-    static let aliases: [String: String] = [
-        "subscribers": "subs", "sub": "subs", "s": "subs", "quit": "q", "q!": "q", "exit": "q",
-        "quar": "quarantine", "counts": "daily", "log": "audit",
-    ]
-
-    /// Commands that take an argument, so completing them adds a space.
-    static let takesArgument: Set<String> = ["theme", "tz"]
-    /// Commands that may take one; the others refuse anything after their name.
-    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend", "answer", "link", "backfill", "daily"]
+    /// The message for a command no name, alias or start of one matches.
+    static func unknown(_ word: String) -> String {
+        let suggestions = table.filter(\.suggested).map { $0.takesValue ? $0.usage : ":" + $0.name }
+        return "unknown command :\(word) (try \(suggestions.joined(separator: " ")))"
+    }
 
     /// The command `word` names: itself, an alias, or the one command it is a unique start of.
-    static func resolve(_ word: String) -> (name: String?, candidates: [String]) {
-        if names.contains(word) { return (word, [word]) }
-        if let alias = aliases[word] { return (alias, [alias]) }
-        let candidates = names.filter { $0.hasPrefix(word) }
-        return (candidates.count == 1 ? candidates[0] : nil, candidates)
+    static func resolve(_ word: String) -> (command: LineCommand?, candidates: [String]) {
+        if let exact = table.first(where: { $0.name == word || $0.aliases.contains(word) }) { return (exact, [exact.name]) }
+        let candidates = table.filter { $0.name.hasPrefix(word) }
+        return (candidates.count == 1 ? candidates[0] : nil, candidates.map(\.name))
     }
 
     /// Everything `text` could become: command names, or for `theme `/`tz ` the values they accept.
@@ -64,13 +133,8 @@ public enum DashboardCommandLine {
         if let space = trimmed.firstIndex(of: " ") {
             let command = String(trimmed[..<space])
             let argument = trimmed[trimmed.index(after: space)...].trimmingCharacters(in: .whitespaces)
-            let values: [String]
-            switch command {
-            case "theme": values = state.availableThemes
-            case "tz": values = state.zoneChoices
-            default: values = []
-            }
-            return values.filter { $0.lowercased().hasPrefix(argument.lowercased()) }.map { command + " " + $0 }
+            guard let entry = table.first(where: { $0.name == command }), case .value(let choices) = entry.argument else { return [] }
+            return choices(state).filter { $0.lowercased().hasPrefix(argument.lowercased()) }.map { command + " " + $0 }
         }
         return names.filter { $0.hasPrefix(trimmed.lowercased()) }
     }
@@ -81,7 +145,7 @@ public enum DashboardCommandLine {
         guard !options.isEmpty else { return }
         if options.count == 1 {
             let only = options[0]
-            prompt.setText(takesArgument.contains(only) ? only + " " : only)
+            prompt.setText(table.contains { $0.name == only && $0.takesValue } ? only + " " : only)
             prompt.completions = []
             return
         }
@@ -114,110 +178,73 @@ public enum DashboardCommandLine {
         let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard let first = words.first?.lowercased() else { return [] }
         let resolved = resolve(first)
-        guard let name = resolved.name else {
+        guard let command = resolved.command else {
             if resolved.candidates.count > 1 {
                 DashboardReducer.flash(":\(first) could be " + resolved.candidates.map { ":" + $0 }.joined(separator: " or ")
                                        + "; type more of it", error: true, &state)
             } else {
-                DashboardReducer.flash("unknown command :\(first) (try :subs :feed :daily :quarantine :audit :theme NAME :tz ZONE :q)",
-                                       error: true, &state)
+                DashboardReducer.flash(unknown(first), error: true, &state)
             }
             return []
         }
         let argument = words.dropFirst().joined(separator: " ")
-        if !argument.isEmpty && !acceptsArgument.contains(name) {
-            DashboardReducer.flash(":\(name) takes no argument (got \(argument))", error: true, &state)
+        if !argument.isEmpty && command.takesNoArgument {
+            DashboardReducer.flash(":\(command.name) takes no argument (got \(argument))", error: true, &state)
             return []
         }
-        switch name {
-        case "subs":
-            return DashboardReducer.switchTo(.subscribers, &state)
-        case "feed":
-            return DashboardReducer.switchTo(.feed, &state)
-        case "daily":
-            guard !argument.isEmpty else { return DashboardReducer.switchTo(.daily, &state) }
-            if argument.lowercased() == "all" {
-                state.daily.filter = nil
-            } else {
-                do {
-                    let parsed = try SegmentFilter.parse(argument)
-                    guard let filter = parsed.filter else {
-                        DashboardReducer.flash("f switches between paid, family shared, sandbox and all", error: true, &state)
-                        return []
-                    }
-                    state.daily.filter = filter
-                } catch {
-                    DashboardReducer.flash("\(error)", error: true, &state)
+        return command.run(argument, &state)
+    }
+
+    /// `:daily [DIMENSION=VALUE|all]`: the counts, of one part or of all again.
+    static func daily(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        guard !argument.isEmpty else { return DashboardReducer.switchTo(.daily, &state) }
+        if argument.lowercased() == "all" {
+            state.daily.filter = nil
+        } else {
+            do {
+                let parsed = try SegmentFilter.parse(argument)
+                guard let filter = parsed.filter else {
+                    DashboardReducer.flash("f switches between paid, family shared, sandbox and all", error: true, &state)
                     return []
                 }
-            }
-            return DashboardReducer.switchTo(.daily, &state)
-        case "quarantine":
-            return DashboardReducer.switchTo(.quarantine, &state)
-        case "gaps":
-            return DashboardReducer.switchTo(.gaps, &state)
-        case "health":
-            return DashboardReducer.switchTo(.health, &state)
-        case "refunds":
-            return DashboardReducer.switchTo(.refunds, &state)
-        case "consent":
-            return DashboardReducer.switchTo(.consent, &state)
-        case "extend":
-            if argument.lowercased().hasPrefix("all ") || argument.lowercased() == "all" {
-                return extendAll(String(argument.dropFirst(3)).trimmingCharacters(in: .whitespaces), &state)
-            }
-            return extend(argument, &state)
-        case "answer":
-            return answer(argument, &state)
-        case "link":
-            return link(argument, &state)
-        case "backfill":
-            return backfill(argument, &state)
-        case "apple":
-            guard state.screen == .detail, let otid = state.detail?.originalTransactionId else {
-                DashboardReducer.flash(":apple works on a subscription's detail: open one first", error: true, &state)
+                state.daily.filter = filter
+            } catch {
+                DashboardReducer.flash("\(error)", error: true, &state)
                 return []
             }
-            DashboardReducer.flash("asking Apple for \(otid)'s refund history and latest transaction…", &state)
-            return [.lookUpAtApple(originalTransactionId: otid)]
-        case "ping":
-            guard state.pingStarted == nil else {
-                DashboardReducer.flash("a ping is already waiting for its TEST notification", &state)
-                return []
-            }
-            state.pingStarted = state.now
-            DashboardReducer.flash("asked Apple for a TEST notification; waiting for it to come through the webhook", &state)
-            return [.ping]
-        case "audit":
-            // `:audit ID` opens the log already filtered to one target.
-            DashboardReducer.resetAudit(filter: argument, &state)
-            return DashboardReducer.switchTo(.audit, &state)
-        case "help":
-            state.showsHelp = true
-            return []
-        case "messages":
-            state.showsMessages = true
-            return []
-        case "q":
-            return DashboardReducer.requestQuit(&state)
-        case "theme":
-            guard !argument.isEmpty else {
-                let known = state.availableThemes.isEmpty ? "" : " (\(state.availableThemes.joined(separator: ", ")))"
-                DashboardReducer.flash("theme \(state.themeName); switch with :theme NAME\(known)", &state)
-                return []
-            }
-            return [.applyTheme(argument)]
-        case "tz":
-            guard !argument.isEmpty else {
-                DashboardReducer.flash("time zone \(state.time.label); change with :tz ZONE or z", &state)
-                return []
-            }
-            return DashboardReducer.setZone(argument, &state)
-        default:
-            DashboardReducer.flash("unknown command :\(first) (try :subs :feed :daily :quarantine :audit :theme NAME :tz ZONE :q)",
-                                   error: true, &state)
+        }
+        return DashboardReducer.switchTo(.daily, &state)
+    }
+
+    /// `:apple` on a subscription's detail: its refund history and latest transaction at Apple.
+    static func apple(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        guard state.screen == .detail, let otid = state.detail?.originalTransactionId else {
+            DashboardReducer.flash(":apple works on a subscription's detail: open one first", error: true, &state)
             return []
         }
+        DashboardReducer.flash("asking Apple for \(otid)'s refund history and latest transaction…", &state)
+        return [.lookUpAtApple(originalTransactionId: otid)]
+    }
+
+    /// `:ping`: asks Apple for a TEST notification, once at a time.
+    static func ping(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        guard state.pingStarted == nil else {
+            DashboardReducer.flash("a ping is already waiting for its TEST notification", &state)
+            return []
+        }
+        state.pingStarted = state.now
+        DashboardReducer.flash("asked Apple for a TEST notification; waiting for it to come through the webhook", &state)
+        return [.ping]
+    }
+
+    /// `:theme [NAME]`: switches theme, or says which is in use and which there are.
+    static func theme(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        guard !argument.isEmpty else {
+            let known = state.availableThemes.isEmpty ? "" : " (\(state.availableThemes.joined(separator: ", ")))"
+            DashboardReducer.flash("theme \(state.themeName); switch with :theme NAME\(known)", &state)
+            return []
+        }
+        return [.applyTheme(argument)]
     }
 
     /// `:extend DAYS CODE REASON` on a subscription's detail: Apple's rules checked, then

@@ -93,8 +93,8 @@ extension DashboardReducer {
     }
 
     static func dailyCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
-        let count = Metric.allCases.count
-        let rows = Layout.daily(height: state.height).tableRows
+        let count = state.daily.metrics.count
+        let rows = Layout.daily(height: state.height, metrics: state.daily.metrics.count).tableRows
         switch command {
         case .previousMetric, .up: state.daily.metric -= 1
         case .nextMetric, .down: state.daily.metric += 1
@@ -137,10 +137,10 @@ extension DashboardReducer {
     }
 
     static func clampDailyScroll(_ state: inout DashboardState) {
-        let count = Metric.allCases.count
+        let count = state.daily.metrics.count
         state.daily.metric = min(max(0, state.daily.metric), count - 1)
         state.daily.scrollOffset = TableView.scrollOffset(current: state.daily.scrollOffset, selected: state.daily.metric,
-                                                          visibleRows: Layout.daily(height: state.height).tableRows,
+                                                          visibleRows: Layout.daily(height: state.height, metrics: state.daily.metrics.count).tableRows,
                                                           rowCount: count)
     }
 

@@ -26,7 +26,7 @@ enum DailyView {
             buffer.put(fitting, x: x, y: area.y, role: .dim)
         }
 
-        let (tableRows, chartRows) = Layout.daily(height: area.height + 2)
+        let (tableRows, chartRows) = Layout.daily(height: area.height + 2, metrics: state.daily.metrics.count)
         let tableArea = Rect(x: area.x + 1, y: area.y + 1, width: area.width - 2, height: tableRows + 1)
         renderTable(state, in: tableArea, buffer: &buffer)
         let chartArea = Rect(x: area.x + 1, y: area.maxY - chartRows, width: area.width - 2, height: chartRows)
@@ -37,7 +37,7 @@ enum DailyView {
     /// period (a day, a week, a month), in words that fit the METRIC column.
     static func label(_ metric: Metric, wide: Bool, period: CountPeriod = .day) -> String {
         guard metric.isEndOfDayLevel else { return metric.label }
-        let name = metric == .inBillingRetry && (!wide || period != .day) ? "billing retry" : metric.label
+        let name = !wide || period != .day ? metric.narrowLabel ?? metric.label : metric.label
         if wide { return name + " at end of \(period.rawValue)" }
         return name + (period == .day ? " (end of day)" : " (\(period.rawValue) end)")
     }
@@ -101,10 +101,10 @@ enum DailyView {
         if trend { columns.append(TableColumn("TREND (ALL)", width: .fixed(trendWidth))) }
         columns += days.map { TableColumn(columnLabel($0.day), width: .fixed(dayWidth), alignment: .right) }
         let sum = DailyCountsReport.total(daily.days)
-        let rows: [[TableCell]] = Metric.allCases.map { metric in
+        let rows: [[TableCell]] = daily.metrics.map { metric in
             // Levels (active at the end of a period) do not add up over days; events add up, and rates
             // are taken from the range's sums, except churn: a churn rate is a period's.
-            let total = metric.isEndOfDayLevel || metric == .churnRate ? "" : sum?.text(metric) ?? ""
+            let total = metric.hasRangeTotal ? sum?.text(metric) ?? "" : ""
             return [TableCell(label(metric, wide: wide, period: daily.request?.period ?? daily.period), role: metric.isFromTransactions ? nil : .dim), TableCell(total, role: .title)]
                 + (trend ? [TableCell(self.trend(metric, daily.days, width: trendWidth), role: .sparkline)] : [])
                 + days.map { day in

@@ -47,9 +47,8 @@ public enum Layout {
     public static func bodyRows(height: Int) -> Int { max(1, height - 4) }
 
     /// Rows of the daily table and of the chart block (its title included) below it.
-    public static func daily(height: Int) -> (tableRows: Int, chartRows: Int) {
+    public static func daily(height: Int, metrics: Int = Metric.all.count) -> (tableRows: Int, chartRows: Int) {
         let area = height - 2
-        let metrics = Metric.allCases.count
         // Summary, table header and the blank line before the chart take three rows.
         let chart = max(9, area - 3 - metrics)
         return (max(1, area - 3 - chart), chart)

@@ -172,7 +172,7 @@ public struct DailyState: Sendable {
     public var filter: SegmentFilter?
     /// Days, weeks from Monday, or months per column.
     public var period: CountPeriod = .day
-    /// Index into `Metric.allCases`.
+    /// Index into `metrics`.
     public var metric = 0
     public var scrollOffset = 0
     /// Days of the range hidden to the right of the columns: 0 shows the latest that fit.
@@ -183,7 +183,10 @@ public struct DailyState: Sendable {
 
     public init() {}
 
-    public var selectedMetric: Metric { Metric.allCases[min(max(0, metric), Metric.allCases.count - 1)] }
+    /// The metrics the rows show: those the counts were computed with.
+    public var metrics: [Metric] { days.first?.metrics ?? Metric.all }
+
+    public var selectedMetric: Metric { metrics[min(max(0, metric), metrics.count - 1)] }
 }
 
 /// The on-call signals as last judged, for `:health` and the feed's header line.

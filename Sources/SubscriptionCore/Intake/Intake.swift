@@ -448,9 +448,13 @@ public final class Intake {
         guard let state = StateDerivation.derive(originalTransactionId: otid, transactions: history.transactions,
                                                  renewal: history.renewal, events: history.events, now: now) else { return }
         let token = appAccountToken ?? state.appAccountToken
-        try store.saveState(state, appAccountToken: token, now: now,
-                            metrics: MetricContributions.of(transactions: history.transactions, events: history.events,
-                                                             renewal: history.renewal))
+        try store.saveState(state, appAccountToken: token, now: now, metrics: Intake.metricShare(of: history))
+    }
+
+    /// A subscription's share of the counts, from its whole stored history: derived with its
+    /// state on every save, and again for a share an earlier subdesk computed.
+    public static func metricShare(of history: SubscriptionHistory) -> MetricContributions {
+        MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
     }
 
     /// Whether a transaction belongs to an auto-renewable subscription: by its `type` when
@@ -462,5 +466,14 @@ public final class Intake {
         case nil: return t.expiresDate != nil
         default: return true
         }
+    }
+}
+
+extension Store {
+    /// Recomputes the shares an earlier subdesk computed (`metrics_pending`) through intake's
+    /// derivation, `batch` to a write, telling `progress` (done, total) after each.
+    @discardableResult
+    public func catchUpMetrics(batch: Int = 2_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+        try catchUpMetrics(deriving: Intake.metricShare, batch: batch, progress: progress)
     }
 }

@@ -1,177 +1,5 @@
 import Foundation
 
-/// One metric of the counts, each summed from the subscriptions' shares. The first group
-/// is derived from each subscription's transactions and renewal info (so a notification
-/// that never arrived, once revalidation or a backfill has brought its transaction, changes
-/// nothing), dated in Apple's terms: purchase, expiry and revocation dates. The second
-/// follows the subscription's notifications, each counted once, and its renewal info.
-public enum Metric: String, CaseIterable, Sendable {
-    // From the transactions (and renewal info)
-    case activePaid, activeTrials, activeSubscriptions
-    case newPaidSubscriptions, renewals, reactivations, recoveries, churned, churnRate
-    case expiredVoluntary, expiredBillingRetry, expiredPriceIncrease, expiredProductNotForSale, expiredOther
-    case trialStarts, trialConversions, trialConversionRate
-    case paidTransactions, refunds, refundsFull, refundsProrated, refundRate
-    case mrr, revenue
-    case revocations, upgrades, downgrades
-    // From the subscription's notifications (and renewal info)
-    case inGracePeriod, inBillingRetry, setToRenew, setToCancel, autoRenewOff, autoRenewOn
-    case renewalFailures, gracePeriodEntries, billingRecoveries
-
-    public var label: String {
-        switch self {
-        case .activePaid: return "active paid"
-        case .activeTrials: return "active trials"
-        case .activeSubscriptions: return "active in all"
-        case .newPaidSubscriptions: return "new paid subscriptions"
-        case .renewals: return "renewals"
-        case .reactivations: return "reactivations"
-        case .recoveries: return "back from billing retry"
-        case .churned: return "churned"
-        case .churnRate: return "churn rate"
-        case .trialStarts: return "trial starts"
-        case .trialConversions: return "trial conversions"
-        case .trialConversionRate: return "trial conversion (cohort)"
-        case .paidTransactions: return "paid transactions"
-        case .refunds: return "refunds"
-        case .refundsFull: return "refunds: full"
-        case .refundsProrated: return "refunds: prorated"
-        case .refundRate: return "refund rate"
-        case .mrr: return "MRR"
-        case .revenue: return "revenue"
-        case .inGracePeriod: return "in grace"
-        case .inBillingRetry: return "in billing retry"
-        case .setToRenew: return "set to renew"
-        case .setToCancel: return "set to cancel"
-        case .billingRecoveries: return "billing recoveries"
-        case .renewalFailures: return "renewal failures"
-        case .gracePeriodEntries: return "grace period entries"
-        case .expiredVoluntary: return "churned: voluntary"
-        case .expiredBillingRetry: return "churned: billing"
-        case .expiredPriceIncrease: return "churned: price rise"
-        case .expiredProductNotForSale: return "churned: not for sale"
-        case .expiredOther: return "churned: other"
-        case .revocations: return "revocations"
-        case .upgrades: return "upgrades"
-        case .downgrades: return "downgrades"
-        case .autoRenewOff: return "auto-renew off"
-        case .autoRenewOn: return "auto-renew on"
-        }
-    }
-
-    /// What the metric counts, as the README and the dashboard's `?` say it.
-    public var definition: String {
-        switch self {
-        case .activePaid:
-            return "subscriptions in a paid period at the end of the period: runs of paid periods that follow one another within the hour count once"
-        case .activeTrials: return "subscriptions in a free trial at the end of the period"
-        case .activeSubscriptions: return "active paid plus active trials at the end of the period"
-        case .newPaidSubscriptions:
-            return "subscriptions whose first paid period began (a trial that converts counts, on its conversion; a free trial does not)"
-        case .renewals: return "paid periods that continue the one before within the hour"
-        case .reactivations: return "paid access bought again after a gap (a resubscription, a win-back)"
-        case .recoveries: return "paid access Apple renewed after a gap, once billing succeeded in the billing retry period"
-        case .churned: return "runs of paid access that ended (at the expiry, or the start of an upgrade's replacement) with nothing following within the hour; a renewal arriving later takes it back"
-        case .churnRate: return "churned in the period divided by active paid at its start"
-        case .trialStarts: return "free trials that began"
-        case .trialConversions: return "paid periods that began at most a day after a free trial ended, on the day they began"
-        case .trialConversionRate: return "of the trials that began in the period, the share that converted (so far)"
-        case .paidTransactions: return "purchases and renewals of paid periods, refunded ones included"
-        case .refunds:
-            return "purchased transactions refunded, in full or in part, on the refund's date (each Advanced Commerce item refund counts; family-sharing revocations apart)"
-        case .refundsFull: return "refunds of the whole price (REFUND_FULL, or a revocation that names no type; an Advanced Commerce item refund of type FULL)"
-        case .refundsProrated:
-            return "refunds of a share of the price (REFUND_PRORATED with its revocationPercentage; an Advanced Commerce item refund of another type); the customer paid for the period until the refund"
-        case .refundRate:
-            return "refunds in the period, each weighed by the share refunded (a full refund 1, half the price 0.5), divided by paid transactions in it"
-        case .mrr:
-            return "monthly recurring revenue at the end of the period: each active paid period's price per month (weekly x 52/12, yearly / 12, other lengths pro rata; a commitment billed monthly at its monthly price, one billed up front as its period's price), in the reporting currency"
-        case .revenue:
-            return "prices of paid transactions when bought, less what was refunded when refunded (the whole price, a prorated refund's share, an Advanced Commerce item's refundAmount), in the reporting currency (Apple's prices, before its commission and taxes)"
-        case .inGracePeriod: return "subscriptions in the billing grace period at the end of the period (from DID_FAIL_TO_RENEW/GRACE_PERIOD until the next change)"
-        case .inBillingRetry: return "subscriptions in billing retry at the end of the period (from DID_FAIL_TO_RENEW until the next change)"
-        case .setToCancel:
-            return "active paid with auto-renew turned off at the end of the period (from DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying auto-renew is off, until it is turned on, bought again, or the access ends)"
-        case .setToRenew:
-            return "active paid not set to cancel at the end of the period (a subscription in the grace period or billing retry is not active paid: its paid period has ended; see in grace, in billing retry)"
-        case .expiredVoluntary:
-            return "churned because the customer turned auto-renew off (EXPIRED/VOLUNTARY, expiration intent 1, a commitment set not to renew, or auto-renew off at the end)"
-        case .expiredBillingRetry:
-            return "churned because billing failed (EXPIRED/BILLING_RETRY, expiration intent 2, or a failed renewal at the end)"
-        case .expiredPriceIncrease:
-            return "churned because the customer did not consent to a price increase (EXPIRED/PRICE_INCREASE, expiration intent 3)"
-        case .expiredProductNotForSale:
-            return "churned because the product was not for sale at renewal (EXPIRED/PRODUCT_NOT_FOR_SALE, expiration intent 4)"
-        case .expiredOther:
-            return "churned for any other reason or none known (a refund of the last period, an upgrade never renewed, intent 5)"
-        case .autoRenewOff:
-            return "customers turning auto-renew off during paid access (DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying so when it came without one)"
-        case .autoRenewOn:
-            return "customers turning auto-renew on again before their paid access ended (DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED)"
-        case .revocations: return "family-shared access revoked (the purchaser stopped sharing, or was refunded), on the revocation date"
-        case .upgrades:
-            return "paid periods of another product that replaced the previous one at once (an upgrade, or a crossgrade of the same duration)"
-        case .downgrades:
-            return "paid periods of another product that followed the previous one at a renewal (a downgrade, or a crossgrade of another duration)"
-        case .renewalFailures:
-            return "subscriptions entering billing trouble, the grace period or billing retry (DID_FAIL_TO_RENEW, or renewal info saying so when it came without one)"
-        case .gracePeriodEntries: return "subscriptions entering the billing grace period (DID_FAIL_TO_RENEW/GRACE_PERIOD, or renewal info within a grace period)"
-        case .billingRecoveries:
-            return "subscriptions leaving the grace period or billing retry through a renewal (DID_RENEW, DID_RECOVER, or renewal info after a paid period began)"
-        }
-    }
-
-
-    /// The transaction-derived key each event metric sums.
-    var periodKey: MetricContributions.PeriodKey? {
-        switch self {
-        case .newPaidSubscriptions: return .newPaid
-        case .renewals: return .renewal
-        case .reactivations: return .reactivation
-        case .recoveries: return .recovery
-        case .churned: return .churn
-        case .trialStarts: return .trialStart
-        case .trialConversions: return .conversion
-        case .paidTransactions: return .paidTransaction
-        case .refunds: return .refund
-        case .refundsFull: return .refundFull
-        case .refundsProrated: return .refundProrated
-        case .expiredVoluntary: return .churnVoluntary
-        case .expiredBillingRetry: return .churnBilling
-        case .expiredPriceIncrease: return .churnPriceIncrease
-        case .expiredProductNotForSale: return .churnNotForSale
-        case .expiredOther: return .churnOther
-        case .autoRenewOff: return .autoRenewDisabled
-        case .autoRenewOn: return .autoRenewEnabled
-        case .revocations: return .familyRevoke
-        case .upgrades: return .productChangeNow
-        case .downgrades: return .productChangeAtRenewal
-        case .renewalFailures: return .renewalFailure
-        case .gracePeriodEntries: return .graceEntry
-        case .billingRecoveries: return .billingRecovery
-        default: return nil
-        }
-    }
-
-    /// Whether the value is a level at the end of the day rather than a count of events.
-    public var isEndOfDayLevel: Bool {
-        [.activePaid, .activeTrials, .activeSubscriptions, .mrr, .inGracePeriod, .inBillingRetry, .setToRenew, .setToCancel].contains(self)
-    }
-
-    /// Whether the value is money (`money`), in the report's currency.
-    public var isMoney: Bool { self == .mrr || self == .revenue }
-
-    /// Whether the value is a share of two counts (`rates`), not a count.
-    public var isRate: Bool { [.churnRate, .trialConversionRate, .refundRate].contains(self) }
-
-    /// Whether it is derived from the transactions (the rest count notifications).
-    public var isFromTransactions: Bool { self < .inGracePeriod }
-
-    static func < (a: Metric, b: Metric) -> Bool {
-        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
-    }
-}
-
 /// How long the periods of a report are.
 public enum CountPeriod: String, CaseIterable, Sendable {
     case day, week, month
@@ -183,16 +11,17 @@ public struct DayCounts: Equatable, Sendable {
     /// month (`yyyy-MM` for a month).
     public var day: String
     public var start: Millis
+    /// The metrics counted, in order: `Metric.all` unless the report was given others.
+    public var metrics: [Metric]
     public var values: [Metric: Int]
     /// The rate metrics, as fractions; absent when the count they divide by is 0.
     public var rates: [Metric: Double] = [:]
-    /// Active paid at the start of the period: the churn rate's base.
-    public var activePaidAtStart = 0
-    /// Trials that began in the period and converted: the cohort rate's numerator.
-    public var trialsConvertedByStart = 0
-    /// Refunds weighed by the share refunded, in thousandths: the refund rate's numerator.
-    public var refundShareMilli = 0
-    /// MRR (at the end) and revenue in milliunits, by currency.
+    /// Levels as at the start of the period, for rates over them (the churn rate's base).
+    public var atStart: [Metric: Int] = [:]
+    /// The period's sums of the keys rates read directly (the trials of the period's cohort
+    /// that converted; refunds weighed by the share refunded, in thousandths).
+    public var keySums: [MetricContributions.PeriodKey: Int] = [:]
+    /// Money metrics (MRR at the end, revenue) in milliunits, by currency.
     public var moneyByCurrency: [String: [Metric: Int64]] = [:]
     /// The same in units of `currency`, when the money is in one currency or a rates file
     /// converts it; absent otherwise.
@@ -200,10 +29,11 @@ public struct DayCounts: Equatable, Sendable {
     /// The reporting currency.
     public var currency: String?
 
-    public init(day: String, start: Millis, values: [Metric: Int]) {
+    public init(day: String, start: Millis, values: [Metric: Int], metrics: [Metric] = Metric.all) {
         self.day = day
         self.start = start
         self.values = values
+        self.metrics = metrics
     }
 
     public subscript(_ m: Metric) -> Int { values[m] ?? 0 }
@@ -245,7 +75,7 @@ public struct DayCounts: Equatable, Sendable {
         money = [:]
         if let rates {
             currency = rates.reporting
-            for m in [Metric.mrr, .revenue] {
+            for m in metrics where m.isMoney {
                 money[m] = try currencies.reduce(0.0) { sum, code in
                     guard let rate = rates.rates[code] else {
                         throw ConfigurationError("the rates file gives no rate for \(code), which the store holds money in")
@@ -255,7 +85,7 @@ public struct DayCounts: Equatable, Sendable {
             }
         } else if currencies.count <= 1 {
             currency = currencies.first
-            for m in [Metric.mrr, .revenue] {
+            for m in metrics where m.isMoney {
                 money[m] = Double(currencies.first.flatMap { moneyByCurrency[$0]?[m] } ?? 0) / 1000
             }
         } else {
@@ -266,28 +96,45 @@ public struct DayCounts: Equatable, Sendable {
     /// Takes a later day into this period: counts and revenue add up, levels (MRR among
     /// them) are the later day's, and rates are to be computed again from the sums.
     mutating func absorb(_ day: DayCounts) {
-        for m in Metric.allCases where !m.isRate { values[m] = m.isEndOfDayLevel ? day[m] : self[m] + day[m] }
-        trialsConvertedByStart += day.trialsConvertedByStart
-        refundShareMilli += day.refundShareMilli
+        for m in metrics where !m.isRate { values[m] = m.isEndOfDayLevel ? day[m] : self[m] + day[m] }
+        for (key, sum) in day.keySums { keySums[key, default: 0] += sum }
+        let moneyMetrics = metrics.filter(\.isMoney)
         for code in Set(moneyByCurrency.keys).union(day.moneyByCurrency.keys) {
             let values = day.moneyByCurrency[code] ?? [:]
-            moneyByCurrency[code, default: [:]][.revenue, default: 0] += values[.revenue] ?? 0
-            moneyByCurrency[code, default: [:]][.mrr] = values[.mrr] ?? 0
+            for m in moneyMetrics {
+                if m.isEndOfDayLevel {
+                    moneyByCurrency[code, default: [:]][m] = values[m] ?? 0
+                } else {
+                    moneyByCurrency[code, default: [:]][m, default: 0] += values[m] ?? 0
+                }
+            }
         }
         // Every day of a report is converted alike, so converted amounts add up too.
-        money[.mrr] = day.money[.mrr]
-        money[.revenue] = day.money[.revenue].flatMap { later in money[.revenue].map { $0 + later } }
+        for m in moneyMetrics {
+            money[m] = m.isEndOfDayLevel ? day.money[m] : day.money[m].flatMap { later in money[m].map { $0 + later } }
+        }
         currency = day.currency
     }
 
     mutating func computeRates() {
         rates = [:]
-        if activePaidAtStart > 0 { rates[.churnRate] = Double(self[.churned]) / Double(activePaidAtStart) }
-        if self[.trialStarts] > 0 { rates[.trialConversionRate] = Double(trialsConvertedByStart) / Double(self[.trialStarts]) }
-        // Refunds a share counted by an earlier subdesk split into neither kind: whole ones.
-        let unsplit = max(0, self[.refunds] - self[.refundsFull] - self[.refundsProrated])
-        if self[.paidTransactions] > 0 {
-            rates[.refundRate] = (Double(refundShareMilli) / 1000 + Double(unsplit)) / Double(self[.paidTransactions])
+        for m in metrics {
+            guard case .ratio(let numerator, let denominator) = m.source else { continue }
+            let base = term(denominator)
+            if base > 0 { rates[m] = term(numerator) / base }
+        }
+    }
+
+    /// A rate's numerator or denominator in this period.
+    func term(_ term: Metric.RateTerm) -> Double {
+        switch term {
+        case .metric(let key): return Double(metrics.first { $0.key == key }.map { self[$0] } ?? 0)
+        case .atStart(let key): return Double(metrics.first { $0.key == key }.flatMap { atStart[$0] } ?? 0)
+        case .key(let key): return Double(keySums[key] ?? 0)
+        case .weighedRefunds:
+            // Refunds a share counted by an earlier subdesk split into neither kind: whole ones.
+            let unsplit = max(0, (keySums[.refund] ?? 0) - (keySums[.refundFull] ?? 0) - (keySums[.refundProrated] ?? 0))
+            return Double(keySums[.refundShare] ?? 0) / 1000 + Double(unsplit)
         }
     }
 
@@ -295,9 +142,9 @@ public struct DayCounts: Equatable, Sendable {
     /// `subdesk counts --json` prints it.
     public func jsonObject() -> [String: Any] {
         var o: [String: Any] = ["day": day, "currency": currency.map { $0 as Any } ?? NSNull()]
-        for m in Metric.allCases {
-            o[m.rawValue] = jsonValue(m)
-            if m.isMoney { o[m.rawValue + "ByCurrency"] = moneyByCurrency.mapValues { Double($0[m] ?? 0) / 1000 } }
+        for m in metrics {
+            o[m.key] = jsonValue(m)
+            if m.isMoney { o[m.key + "ByCurrency"] = moneyByCurrency.mapValues { Double($0[m] ?? 0) / 1000 } }
         }
         return o
     }
@@ -308,6 +155,23 @@ public struct DayCounts: Equatable, Sendable {
         if m.isMoney { return money[m].map { (($0 * 100).rounded() / 100) as Any } ?? NSNull() }
         if m.isRate { return rates[m].map { (($0 * 10_000).rounded() / 10_000) as Any } ?? NSNull() }
         return self[m]
+    }
+
+    /// One metric's value as CSV gives it: a count, a rate as a fraction, money in units;
+    /// empty when undefined.
+    public func csvValue(_ m: Metric) -> String {
+        m.isRate ? (rates[m].map { String(format: "%.4f", $0) } ?? "")
+            : m.isMoney ? (money[m].map { String(format: "%.2f", $0) } ?? "") : String(self[m])
+    }
+
+    /// The CSV header for a report of `metrics` by `period`, as `subdesk counts --csv` prints it.
+    public static func csvHeader(_ period: CountPeriod, metrics: [Metric] = Metric.all) -> String {
+        ([period.rawValue] + metrics.map(\.key) + ["currency"]).joined(separator: ",")
+    }
+
+    /// This period's CSV line under `csvHeader`.
+    public func csvLine() -> String {
+        ([day] + metrics.map(csvValue) + [currency ?? ""]).joined(separator: ",")
     }
 }
 
@@ -324,18 +188,19 @@ public enum DailyCountsReport {
 
     /// Days `from`...`to` (inclusive, `yyyy-MM-dd`) in `timeZone`, for the given segments
     /// (and only `filter`'s product, group, storefront or offer, when given), by day or
-    /// gathered into weeks (from Monday) or months. A report by segment first brings the
-    /// by-segment aggregates up to date when it may write.
+    /// gathered into weeks (from Monday) or months, of `metrics` (the table, `Metric.all`).
+    /// A report by segment first brings the by-segment aggregates up to date when it may write.
     public static func compute(store: Store, from: String, to: String, timeZone: TimeZone,
                                segments: Set<CountSegment> = [.paid], period: CountPeriod = .day,
-                               rates: ExchangeRates? = nil, filter: SegmentFilter? = nil) throws -> [DayCounts] {
+                               rates: ExchangeRates? = nil, filter: SegmentFilter? = nil,
+                               metrics: [Metric] = Metric.all) throws -> [DayCounts] {
         let days = try dayStarts(from: from, to: to, timeZone: timeZone)
         guard let first = days.first, let end = days.last?.end else { return [] }
         if let filter {
             if !store.isReadOnly { try store.catchUpSegments() }
             try requireKnown(filter, store: store)
         }
-        var counts = days.map { DayCounts(day: $0.day, start: $0.start, values: [:]) }
+        var counts = days.map { DayCounts(day: $0.day, start: $0.start, values: [:], metrics: metrics) }
         let starts = days.map(\.start)
         func dayIndex(_ t: Millis) -> Int? {
             // Binary search: the last day starting at or before t.
@@ -349,71 +214,55 @@ public enum DailyCountsReport {
         }
 
         typealias P = MetricContributions.PeriodKey
-        let levelKeys: [P] = [.trialStart, .trialEnd, .graceLevel, .retryLevel, .newPaid, .reactivation, .recovery, .churn, .autoRenewOffLevel,
-                              .paidShift]
+        let plan = MetricPlan(metrics)
         // Levels at the range's start: every change before it.
         var level: [P: Int] = [:]
+        let levelKeys = P.allCases.filter(plan.levelKeys.contains)
         for row in try store.metricTotals(before: first.start, keys: levelKeys.map(\.name), filter: filter) where segments.contains(row.segment) {
             if let key = levelKeys.first(where: { $0.name == row.key }) { level[key, default: 0] += row.total }
         }
+        // Each period's sum of every key read: the flows, and what moves the levels.
+        let read = P.allCases.filter { $0.isReported && (plan.levelKeys.contains($0) || plan.flowKeys.contains($0)) }
         var deltas = Array(repeating: [P: Int](), count: days.count)
-        var metricsByPeriodKey: [P: [Metric]] = [:]
-        for m in Metric.allCases { if let k = m.periodKey { metricsByPeriodKey[k, default: []].append(m) } }
-        // What each key adds to: the metrics that sum it, and the levels it moves.
-        let reported = P.allCases.filter(\.isReported)
-        let keys = reported.map(\.name)
-        let targets: [(metrics: [Metric], period: P?)] = reported.map { (metricsByPeriodKey[$0] ?? [], $0) }
-        try store.forEachMetricBucket(keys: keys, from: first.start, to: end, segments: segments, filter: filter) { k, bucket, count in
+        try store.forEachMetricBucket(keys: read.map(\.name), from: first.start, to: end, segments: segments, filter: filter) { k, bucket, count in
             guard let i = dayIndex(bucket) else { return }
-            let target = targets[k]
-            for m in target.metrics { counts[i].values[m, default: 0] += count }
-            if let key = target.period {
-                if key == .trialConvertedByStart { counts[i].trialsConvertedByStart += count }
-                if key == .refundShare { counts[i].refundShareMilli += count }
-                deltas[i][key, default: 0] += count
-            }
+            deltas[i][read[k], default: 0] += count
         }
-        // Money: MRR as a level from every change before the range, revenue per day.
+        // Money: levels (MRR) from every change before the range, flows (revenue) per day.
         let currencies = try store.metricCurrencies()
-        let mrrKeys = currencies.map { MetricContributions.AmountKind.mrr.name($0) }
-        let revenueKeys = currencies.map { MetricContributions.AmountKind.revenue.name($0) }
-        var mrrLevel: [String: Int64] = [:]
-        for row in try store.metricTotals(before: first.start, keys: mrrKeys, filter: filter) where segments.contains(row.segment) {
-            if let code = row.key.split(separator: ":").last { mrrLevel[String(code), default: 0] += Int64(row.total) }
+        let money = metrics.filter(\.isMoney)
+        let moneyKeys = money.flatMap { m in currencies.map { m.amountKind!.name($0) } }
+        var moneyLevel = Array(repeating: [String: Int64](), count: money.count)
+        let levelMoneyKeys = money.enumerated().filter { $0.element.isEndOfDayLevel }.flatMap { index, m in
+            currencies.map { (name: m.amountKind!.name($0), metric: index, code: $0) }
         }
-        var mrrDeltas = Array(repeating: [String: Int64](), count: days.count)
+        for row in try store.metricTotals(before: first.start, keys: levelMoneyKeys.map(\.name), filter: filter) where segments.contains(row.segment) {
+            if let key = levelMoneyKeys.first(where: { $0.name == row.key }) { moneyLevel[key.metric][key.code, default: 0] += Int64(row.total) }
+        }
+        var moneyDeltas = Array(repeating: Array(repeating: [String: Int64](), count: money.count), count: days.count)
         // The currencies this report holds money in (these segments, this range).
-        var reportCurrencies = Set(mrrLevel.filter { $0.value != 0 }.keys)
-        try store.forEachMetricBucket(keys: mrrKeys + revenueKeys, from: first.start, to: end, segments: segments, filter: filter) { k, bucket, amount in
+        var reportCurrencies = Set(moneyLevel.flatMap { $0.filter { $0.value != 0 }.keys })
+        try store.forEachMetricBucket(keys: moneyKeys, from: first.start, to: end, segments: segments, filter: filter) { k, bucket, amount in
             guard let i = dayIndex(bucket) else { return }
-            let code = currencies[k % max(1, currencies.count)]
+            let index = k / max(1, currencies.count), code = currencies[k % max(1, currencies.count)]
             if amount != 0 { reportCurrencies.insert(code) }
-            if k < mrrKeys.count {
-                mrrDeltas[i][code, default: 0] += Int64(amount)
+            if money[index].isEndOfDayLevel {
+                moneyDeltas[i][index][code, default: 0] += Int64(amount)
             } else {
-                counts[i].moneyByCurrency[code, default: [:]][.revenue, default: 0] += Int64(amount)
+                counts[i].moneyByCurrency[code, default: [:]][money[index], default: 0] += Int64(amount)
             }
         }
         let reportCodes = reportCurrencies.sorted()
-        func activePaid() -> Int {
-            (level[.newPaid] ?? 0) + (level[.reactivation] ?? 0) + (level[.recovery] ?? 0) - (level[.churn] ?? 0) + (level[.paidShift] ?? 0)
-        }
         for i in days.indices {
-            counts[i].activePaidAtStart = max(0, activePaid())
+            counts[i].atStart = plan.levelsAtStart(level)
             for (k, v) in deltas[i] { level[k, default: 0] += v }
-            let paid = max(0, activePaid())
-            let trials = max(0, (level[.trialStart] ?? 0) - (level[.trialEnd] ?? 0))
-            counts[i].values[.activePaid] = paid
-            counts[i].values[.activeTrials] = trials
-            counts[i].values[.activeSubscriptions] = paid + trials
-            counts[i].values[.inGracePeriod] = max(0, level[.graceLevel] ?? 0)
-            counts[i].values[.inBillingRetry] = max(0, level[.retryLevel] ?? 0)
-            let cancelling = min(paid, max(0, level[.autoRenewOffLevel] ?? 0))
-            counts[i].values[.setToCancel] = cancelling
-            counts[i].values[.setToRenew] = paid - cancelling
-            for (code, delta) in mrrDeltas[i] { mrrLevel[code, default: 0] += delta }
-            for (code, amount) in mrrLevel where amount != 0 || counts[i].moneyByCurrency[code] != nil {
-                counts[i].moneyByCurrency[code, default: [:]][.mrr] = amount
+            counts[i].values = plan.values(levels: level, flows: deltas[i])
+            for key in plan.rateKeys { counts[i].keySums[key] = deltas[i][key] ?? 0 }
+            for (index, m) in money.enumerated() where m.isEndOfDayLevel {
+                for (code, delta) in moneyDeltas[i][index] { moneyLevel[index][code, default: 0] += delta }
+                for (code, amount) in moneyLevel[index] where amount != 0 || counts[i].moneyByCurrency[code] != nil {
+                    counts[i].moneyByCurrency[code, default: [:]][m] = amount
+                }
             }
             try counts[i].convertMoney(rates, currencies: reportCodes)
             counts[i].computeRates()
@@ -520,5 +369,82 @@ public enum DailyCountsReport {
     public static func day(_ day: String, plus offset: Int, in timeZone: TimeZone) -> String {
         guard let d = try? dayStarts(from: day, to: day, timeZone: timeZone).first else { return day }
         return DateText.format(d.start + Millis(offset) * 86_400_000 + 43_200_000, "yyyy-MM-dd", zone: timeZone)
+    }
+}
+
+/// How a report computes a table's metrics from the shares' keys: which keys are running
+/// levels, which are summed per period, and each metric's value from them.
+struct MetricPlan {
+    typealias P = MetricContributions.PeriodKey
+    let metrics: [Metric]
+    let byKey: [String: Metric]
+    /// Keys summed from the beginning (levels), and per period (flows and rates' terms).
+    private(set) var levelKeys = Set<P>(), flowKeys = Set<P>()
+    /// Keys rates read directly, kept per period so longer periods can add them up.
+    private(set) var rateKeys: [P] = []
+    /// Level metrics rates read as at the period's start.
+    private(set) var startLevels: [Metric] = []
+
+    init(_ metrics: [Metric]) {
+        self.metrics = metrics
+        byKey = Dictionary(metrics.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+        var rateKeys = Set<P>()
+        for m in metrics {
+            note(m.source, level: m.isEndOfDayLevel)
+            guard case .ratio(let numerator, let denominator) = m.source else { continue }
+            for term in [numerator, denominator] {
+                switch term {
+                case .key(let key): rateKeys.insert(key)
+                case .weighedRefunds: rateKeys.formUnion([.refund, .refundFull, .refundProrated, .refundShare])
+                case .atStart(let key): if let level = byKey[key], !startLevels.contains(level) { startLevels.append(level) }
+                case .metric: break
+                }
+            }
+        }
+        flowKeys.formUnion(rateKeys)
+        self.rateKeys = P.allCases.filter(rateKeys.contains)
+    }
+
+    private mutating func note(_ source: Metric.Source, level: Bool) {
+        switch source {
+        case .keys(let plus, let minus):
+            if level { levelKeys.formUnion(plus + minus) } else { flowKeys.formUnion(plus + minus) }
+        case .within(let inner, _): note(inner, level: level)
+        case .sum, .remainder, .ratio, .money: break
+        }
+    }
+
+    /// The count metrics' values: levels from `levels` (every change up to the period's
+    /// end), flows from `flows` (the period's).
+    func values(levels: [P: Int], flows: [P: Int]) -> [Metric: Int] {
+        var memo: [Metric: Int] = [:]
+        for m in metrics where !m.isRate && !m.isMoney { _ = value(m, levels: levels, flows: flows, memo: &memo) }
+        return memo
+    }
+
+    /// The levels rates read as at the period's start.
+    func levelsAtStart(_ levels: [P: Int]) -> [Metric: Int] {
+        var memo: [Metric: Int] = [:]
+        return Dictionary(uniqueKeysWithValues: startLevels.map { ($0, value($0, levels: levels, flows: [:], memo: &memo)) })
+    }
+
+    private func value(_ m: Metric, levels: [P: Int], flows: [P: Int], memo: inout [Metric: Int]) -> Int {
+        if let known = memo[m] { return known }
+        func named(_ key: String) -> Int { byKey[key].map { value($0, levels: levels, flows: flows, memo: &memo) } ?? 0 }
+        func evaluate(_ source: Metric.Source) -> Int {
+            switch source {
+            case .keys(let plus, let minus):
+                let sums = m.isEndOfDayLevel ? levels : flows
+                let total = plus.reduce(0) { $0 + (sums[$1] ?? 0) } - minus.reduce(0) { $0 + (sums[$1] ?? 0) }
+                return m.isEndOfDayLevel ? max(0, total) : total
+            case .sum(let keys): return keys.reduce(0) { $0 + named($1) }
+            case .within(let inner, let cap): return min(named(cap), evaluate(inner))
+            case .remainder(let key, let less): return named(key) - named(less)
+            case .ratio, .money: return 0
+            }
+        }
+        let result = evaluate(m.source)
+        memo[m] = result
+        return result
     }
 }

@@ -61,8 +61,9 @@ public struct MetricContributions: Equatable, Sendable {
         case trialConvertedByStart
         /// Paid access with auto-renew turned off: a level, from the notifications.
         case autoRenewOffLevel
-        /// Churn (see `churn`) by why the run of paid access ended.
-        case churnVoluntary, churnBilling, churnPriceIncrease, churnNotForSale, churnOther
+        /// Churn (see `churn`) by why the run of paid access ended, named as the metrics
+        /// that count them (their stored names keep an earlier spelling: `p:churn_voluntary`).
+        case expiredVoluntary, expiredBillingRetry, expiredPriceIncrease, expiredProductNotForSale, expiredOther
         /// Auto-renew turned off during paid access (once until turned on again), and on again.
         case autoRenewDisabled, autoRenewEnabled
         /// A run of paid access moving to another product, storefront or offer (-1 from the
@@ -87,6 +88,7 @@ public struct MetricContributions: Equatable, Sendable {
         /// earlier subdesk (until recomputed), so the by-segment aggregates leave them out.
         public var isReported: Bool { self != .start && self != .end }
 
+        /// The aggregates' key: stored, so never renamed.
         public var name: String {
             switch self {
             case .start: return "p:start"
@@ -105,11 +107,11 @@ public struct MetricContributions: Equatable, Sendable {
             case .refund: return "p:refund"
             case .trialConvertedByStart: return "p:trial_converted_by_start"
             case .autoRenewOffLevel: return "p:auto_renew_off"
-            case .churnVoluntary: return "p:churn_voluntary"
-            case .churnBilling: return "p:churn_billing"
-            case .churnPriceIncrease: return "p:churn_price_increase"
-            case .churnNotForSale: return "p:churn_not_for_sale"
-            case .churnOther: return "p:churn_other"
+            case .expiredVoluntary: return "p:churn_voluntary"
+            case .expiredBillingRetry: return "p:churn_billing"
+            case .expiredPriceIncrease: return "p:churn_price_increase"
+            case .expiredProductNotForSale: return "p:churn_not_for_sale"
+            case .expiredOther: return "p:churn_other"
             case .autoRenewDisabled: return "p:auto_renew_disabled"
             case .autoRenewEnabled: return "p:auto_renew_enabled"
             case .paidShift: return "p:paid_shift"
@@ -383,29 +385,29 @@ public struct MetricContributions: Equatable, Sendable {
             var reason: PeriodKey?
             if let expired = after.first(where: { $0.type == "EXPIRED" }) {
                 switch expired.subtype {
-                case "VOLUNTARY": reason = .churnVoluntary
-                case "BILLING_RETRY": reason = .churnBilling
-                case "PRICE_INCREASE": reason = .churnPriceIncrease
-                case "PRODUCT_NOT_FOR_SALE": reason = .churnNotForSale
+                case "VOLUNTARY": reason = .expiredVoluntary
+                case "BILLING_RETRY": reason = .expiredBillingRetry
+                case "PRICE_INCREASE": reason = .expiredPriceIncrease
+                case "PRODUCT_NOT_FOR_SALE": reason = .expiredProductNotForSale
                 default: reason = nil
                 }
             }
             if reason == nil, index == runs.count - 1, let intent = renewal?.expirationIntent {
-                reason = [1: .churnVoluntary, 2: .churnBilling, 3: .churnPriceIncrease, 4: .churnNotForSale][intent] ?? .churnOther
+                reason = [1: .expiredVoluntary, 2: .expiredBillingRetry, 3: .expiredPriceIncrease, 4: .expiredProductNotForSale][intent] ?? .expiredOther
             }
             // A commitment the customer chose not to renew ended as they asked.
             if reason == nil, index == runs.count - 1, renewal?.commitment?.autoRenewStatus == false {
-                reason = .churnVoluntary
+                reason = .expiredVoluntary
             }
             if reason == nil {
                 if offAtEnd.contains(index) {
-                    reason = .churnVoluntary
+                    reason = .expiredVoluntary
                 } else if after.contains(where: { $0.type == "DID_FAIL_TO_RENEW" || $0.type == "GRACE_PERIOD_EXPIRED" })
                             || (index == runs.count - 1 && renewal?.isInBillingRetryPeriod == true) {
-                    reason = .churnBilling
+                    reason = .expiredBillingRetry
                 }
             }
-            add(ended.ends, reason ?? .churnOther, ended.segment, ended.variant)
+            add(ended.ends, reason ?? .expiredOther, ended.segment, ended.variant)
         }
         // Grace and billing retry as levels: +1 on entering a phase, -1 on leaving it.
         let current = ordered.last

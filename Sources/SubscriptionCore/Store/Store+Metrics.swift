@@ -185,17 +185,19 @@ extension Store {
     }
 
     /// Recomputes the share of the counts of every subscription `pendingMetricsCount`
-    /// counts, `batch` to a write, telling `progress` (done, total) after each.
+    /// counts, `batch` to a write, telling `progress` (done, total) after each: `share`
+    /// derives a share from the subscription's history (intake's derivation, as for every
+    /// save; see `Intake.metricShare`), the store reads the history and stores the result.
     @discardableResult
-    public func catchUpMetrics(batch: Int = 2_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+    public func catchUpMetrics(deriving share: (SubscriptionHistory) -> MetricContributions,
+                               batch: Int = 2_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
         let total = try pendingMetricsCount()
         var done = 0
         while true {
             let count = try write { () -> Int in
                 let otids = try db.rows("SELECT original_transaction_id FROM metrics_pending LIMIT ?", [batch]) { $0.string(0) }
                 for otid in otids {
-                    let history = try history(originalTransactionId: otid)
-                    let fresh = MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
+                    let fresh = share(try history(originalTransactionId: otid))
                     let stored = try db.first("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [otid]) {
                         $0.isNull(0) ? nil : $0.data(0)
                     } ?? nil
