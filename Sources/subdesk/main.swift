@@ -20,6 +20,7 @@ commands:
   quarantine       rejected bodies and why they were refused
   link USER ID     link your user id to the subscriber owning a transaction
   counts           daily counts per day in a time zone (--json, --csv)
+  cohorts          retention, realized lifetime value and trial conversion by cohort
   override         grant, revoke, lift or list manual entitlement overrides
   audit            the append-only log of operator actions
   consent          consent withdrawals (RESCIND_CONSENT) to act on, and marking one handled
@@ -87,6 +88,7 @@ let commands: [String: Command] = [
     }),
     "counts": Command(help: CountsCommand.help, options: ["from", "to", "tz", "segment", "csv", "period", "rates", "where", "by", "metric"],
                       run: CountsCommand.run),
+    "cohorts": Command(help: CohortsCommand.help, options: CohortsCommand.options, run: CohortsCommand.run),
     "override": Command(help: OperatorCommands.overrideHelp, options: ["until", "reason", "operator"], action: ("place or lift overrides", (.insert, "overrides")), run: OperatorCommands.override),
     "consent": Command(help: ConsentCommand.help, options: ConsentCommand.options, action: ("mark consent withdrawals handled", (.insert, "audit_log")), run: ConsentCommand.run),
     "audit": Command(help: OperatorCommands.auditHelp, options: ["since", "limit"], run: OperatorCommands.audit),

@@ -210,21 +210,24 @@ public struct CohortShare: Equatable, Sendable {
         // begins as the one before it ends is the next renewal; one that replaces it before
         // its end (an upgrade) continues the same period.
         var boundaries: [Millis] = [start]
-        var periodEnd = first.ends, runEnd = first.ends
+        // A period's own end is its expiry, even where an upgrade cut its access short.
+        var periodEnd = first.t.expiresDate ?? first.ends, runEnd = first.ends
         var index = 1
         while index < paid.count, paid[index].t.purchaseDate <= runEnd + MetricContributions.contiguity {
             let p = paid[index]
             if p.t.purchaseDate >= periodEnd - MetricContributions.contiguity { boundaries.append(p.t.purchaseDate) }
             if regular.t.offerType != nil, p.t.offerType == nil { regular = p }
-            periodEnd = p.ends
+            periodEnd = p.t.expiresDate ?? p.ends
             runEnd = max(runEnd, p.ends)
             index += 1
         }
         let d = duration((regular.t.expiresDate ?? regular.ends) - regular.t.purchaseDate)
+        // After the first run, periods go on from its end at the duration's nominal length.
+        boundaries.append(max(runEnd, boundaries[boundaries.count - 1] + 1))
         let last = boundaries.count - 1
         func period(_ t: Millis) -> Int {
             if t < start { return 0 }
-            if t >= boundaries[last] + d.nominal { return last + Int(min(10_000, (t - boundaries[last]) / d.nominal)) }
+            if t >= boundaries[last] { return last + Int(min(10_000, (t - boundaries[last]) / d.nominal)) }
             var lo = 0, hi = last
             while lo < hi {
                 let mid = (lo + hi + 1) / 2
@@ -234,7 +237,7 @@ public struct CohortShare: Equatable, Sendable {
         }
         func boundary(_ k: Int) -> Millis { k <= last ? boundaries[k] : boundaries[last] + Millis(k - last) * d.nominal }
         var entries: [Entry: Int64] = [Entry(measure: .members, period: 0, currency: ""): 1]
-        for k in stride(from: 1, through: last, by: 1) { entries[Entry(measure: .retained, period: k, currency: "")] = 1 }
+        for k in stride(from: 1, to: last, by: 1) { entries[Entry(measure: .retained, period: k, currency: "")] = 1 }
         // Later runs: paying again. Each period a later run's access overlaps, up to the
         // period of its latest purchase (no period that has not begun).
         while index < paid.count {
@@ -246,7 +249,7 @@ public struct CohortShare: Equatable, Sendable {
                 latest = paid[index].t.purchaseDate
                 index += 1
             }
-            var k = max(last + 1, period(runStart))
+            var k = max(last, period(runStart))
             let through = max(period(latest), period(runStart))
             while k <= through, boundary(k) < ends {
                 entries[Entry(measure: .reactivated, period: k, currency: "")] = 1
