@@ -366,16 +366,7 @@ public struct CohortShare: Equatable, Sendable {
     /// Reads the section at `i` of `b`; an empty share when it is cut short.
     static func decode(_ b: [UInt8], at start: Int) -> CohortShare {
         var i = start
-        func varint() -> UInt64? {
-            var v: UInt64 = 0, shift: UInt64 = 0
-            while i < b.count, shift < 64 {
-                let byte = b[i]; i += 1
-                v |= UInt64(byte & 0x7f) << shift
-                if byte < 0x80 { return v }
-                shift += 7
-            }
-            return nil
-        }
+        func varint() -> UInt64? { CompactBody.readVarint(b, &i) }
         func string() -> String? {
             guard let n = varint(), n <= UInt64(b.count - i) else { return nil }
             defer { i += Int(n) }

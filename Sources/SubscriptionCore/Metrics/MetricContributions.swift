@@ -555,16 +555,7 @@ public struct MetricContributions: Equatable, Sendable {
         guard let format = b.first, (1...4).contains(format) else { return ([], [], [], b.count) }
         let variants = format >= 3
         var i = 1
-        func varint() -> UInt64? {
-            var v: UInt64 = 0, shift: UInt64 = 0
-            while i < b.count, shift < 64 {
-                let byte = b[i]; i += 1
-                v |= UInt64(byte & 0x7f) << shift
-                if byte < 0x80 { return v }
-                shift += 7
-            }
-            return nil
-        }
+        func varint() -> UInt64? { CompactBody.readVarint(b, &i) }
         var remaining = Int.max
         if format >= 2 {
             guard let n = varint() else { return (counts, amounts, attributes, b.count) }
