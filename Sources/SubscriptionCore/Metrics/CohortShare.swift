@@ -284,8 +284,16 @@ public struct CohortShare: Equatable, Sendable {
 
     /// The aggregate key of one entry of one membership, for cohorts by `period`:
     /// `c:m:p:r:3:` then the currency and the membership's values, separated by U+001F.
-    static func key(_ m: Membership, _ e: Entry, _ period: CohortPeriod) -> String {
-        "c:\(period.code):\(m.kind.code):\(e.measure.rawValue):\(e.period):\(e.currency)\u{1F}" + m.values.joined(separator: "\u{1F}")
+    private static func key(prefix: String, _ e: Entry, values: String) -> String {
+        var key = prefix
+        key.reserveCapacity(prefix.utf8.count + values.utf8.count + 12)
+        key += e.measure.rawValue
+        key += ":"
+        key += String(e.period)
+        key += ":"
+        key += e.currency
+        key += values
+        return key
     }
 
     /// The first and last-plus-one keys of every aggregate of `kind` by `period`.
@@ -297,8 +305,15 @@ public struct CohortShare: Equatable, Sendable {
     /// segment, delta). Keys are built only for entries that changed (a renewal changes
     /// one or two).
     func difference(from old: CohortShare, _ each: (Millis, String, CountSegment, Int) throws -> Void) rethrows {
+        if self == old { return }
+        var built: (m: Membership, values: String, buckets: [Millis], prefixes: [String])?
         func emit(_ m: Membership, _ e: Entry, _ delta: Int64) throws {
-            for period in CohortPeriod.allCases { try each(period.start(of: m.start), Self.key(m, e, period), m.segment, Int(delta)) }
+            if built?.m != m {
+                built = (m, "\u{1F}" + m.values.joined(separator: "\u{1F}"), CohortPeriod.allCases.map { $0.start(of: m.start) },
+                         CohortPeriod.allCases.map { "c:" + $0.code + ":" + m.kind.code + ":" })
+            }
+            let b = built!
+            for i in b.buckets.indices { try each(b.buckets[i], Self.key(prefix: b.prefixes[i], e, values: b.values), m.segment, Int(delta)) }
         }
         var matched = Set<Int>()
         for (i, m) in memberships.enumerated() {
