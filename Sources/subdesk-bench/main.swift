@@ -518,6 +518,13 @@ for scale in options.scales where wanted("scales") {
     record(Figure(section: "counts", what: "metrics (daily counts), 365 days by day at \(scale), ms", value: spreadText(countsSpread, 1),
                   target: "<= 200 ms", met: countsSpread.median <= 200, numbers: ["median": countsSpread.median, "scale": Double(scale)]))
 
+    // Cohorts: 24 months of retention and of realized LTV, as `subdesk cohorts` reads them.
+    let cohortSpread = Spread(try cohortReports(store, .retention)), ltvSpread = Spread(try cohortReports(store, .ltv))
+    record(Figure(section: "counts", what: "cohort retention, 24 months at \(scale), ms", value: spreadText(cohortSpread, 1),
+                  target: "<= 1000 ms", met: cohortSpread.median <= 1000, numbers: ["median": cohortSpread.median, "scale": Double(scale)]))
+    record(Figure(section: "counts", what: "cohort LTV, 24 months at \(scale), ms", value: spreadText(ltvSpread, 1),
+                  target: "<= 1000 ms", met: ltvSpread.median <= 1000, numbers: ["median": ltvSpread.median, "scale": Double(scale)]))
+
     // The same year for one product, and every offer type's year side by side (`counts --by offer`).
     let product = SegmentFilter(dimension: .product, value: "app.monthly")
     var oneProduct: [Double] = [], byOffer: [Double] = []
@@ -587,6 +594,14 @@ func yearOfCounts(_ store: Store) throws -> [Double] {
     }
 }
 
+/// A 24-month cohort report (`subdesk cohorts --from` two years back), `options.runs` times; milliseconds each.
+func cohortReports(_ store: Store, _ metric: CohortMetric) throws -> [Double] {
+    let now = DateText.nowMillis()
+    return try (0..<options.runs).map { _ in
+        try seconds { _ = try CohortReport.compute(store: store, metric: metric, from: now - 700 * 86_400_000, to: now, now: now) } * 1000
+    }
+}
+
 /// Cursors at the ends of the first `pages` pages of 200 rows of `query`.
 func pageCursors(_ store: Store, _ query: SubscriptionQuery, pages: Int) throws -> [PageCursor] {
     var cursors: [PageCursor] = []
@@ -618,7 +633,8 @@ func engineFigures(_ store: Store, scale: Int) throws -> [String: Double] {
     }
     let counts = try yearOfCounts(store)
     return ["lookupP50": percentile(lookups, 0.5), "lookupP99": percentile(lookups, 0.99),
-            "page": Spread(pages).median, "pageMax": Spread(pages).max, "counts": Spread(counts).median]
+            "page": Spread(pages).median, "pageMax": Spread(pages).max, "counts": Spread(counts).median,
+            "retention": Spread(try cohortReports(store, .retention)).median, "ltv": Spread(try cohortReports(store, .ltv)).median]
 }
 
 /// The machine's busy CPU time so far, in seconds: every core's user, system, interrupt and
@@ -721,6 +737,11 @@ if wanted("engines") {
                       numbers: ["sqlite": a["page"]!, "postgres": b["page"]!, "scale": Double(scale)]))
         record(Figure(section: "engines", what: "metrics, 365 days at \(scale), ms, SQLite / PostgreSQL", value: both("counts", 1),
                       target: "", met: nil, numbers: ["sqlite": a["counts"]!, "postgres": b["counts"]!, "scale": Double(scale)]))
+        for (key, what) in [("retention", "cohort retention"), ("ltv", "cohort LTV")] {
+            record(Figure(section: "engines", what: "\(what), 24 months at \(scale), ms, SQLite / PostgreSQL", value: both(key, 1),
+                          target: "SQLite <= 1000, PostgreSQL <= 2000", met: a[key]! <= 1000 && b[key]! <= 2000,
+                          numbers: ["sqlite": a[key]!, "postgres": b[key]!, "scale": Double(scale)]))
+        }
     }
     // Intake into a new store on each engine, in one process.
     let bodies = try signedBodies(options.intakeBodies)

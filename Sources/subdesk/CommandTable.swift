@@ -21,6 +21,7 @@ struct CommandTable {
         ListCommands.quarantineSpec,
         ListCommands.linkSpec,
         CountsCommand.spec,
+        CohortsCommand.spec,
         OperatorCommands.overrideSpec,
         OperatorCommands.auditSpec,
         ConsentCommand.spec,
@@ -146,6 +147,9 @@ extension CommandOption {
     static let sharedSecretFile = value("shared-secret-file", "FILE", "the app's shared secret (verifyReceipt, V1 notifications)",
                                         config: "shared_secret_file")
     static let timeZone = value("tz", "ZONE", "the time zone days and dates are in (default UTC)", config: "tz")
+    static let rates = value("rates", "FILE", "exchange rates that add revenue up in one currency", config: "rates_file")
+    static let segment = value("segment", "paid|family_shared|sandbox|all", "which subscriptions are counted (default paid)")
+    static let csv = flag("csv", "comma-separated values, a header row first")
     static let quiet = flag("quiet", "no progress or notices on stderr")
     static let limit = value("limit", "N", "at most N rows")
     static let reason = value("reason", "TEXT", "why, for the audit log")

@@ -151,10 +151,15 @@ public struct MetricContributions: Equatable, Sendable {
 
     public var amounts: [AmountKey: Int64] = [:]
 
-    public init(counts: [Key: Int] = [:], amounts: [AmountKey: Int64] = [:], attributes: [Attributes] = []) {
+    /// The subscription's place in the cohort reports (`CohortShare`).
+    public var cohorts = CohortShare()
+
+    public init(counts: [Key: Int] = [:], amounts: [AmountKey: Int64] = [:], attributes: [Attributes] = [],
+                cohorts: CohortShare = CohortShare()) {
         self.counts = counts
         self.amounts = amounts
         self.attributes = attributes
+        self.cohorts = cohorts
     }
 
     /// A price per month: weekly, monthly, two-, three-, six-monthly and yearly periods as
@@ -214,7 +219,13 @@ public struct MetricContributions: Equatable, Sendable {
             lastVariant = (t, v)
             return v
         }
+        // What the cohort share is made of: revenue as it came and went back, refund dates,
+        // the first trial, and trials' conversions.
+        var cohortMoney: [CohortShare.MoneyEvent] = [], cohortRefunds: [Millis] = []
+        var firstTrial: (t: TransactionRecord, segment: CountSegment, ends: Millis)?
+        var conversions: [(trialStart: Millis, at: Millis)] = []
         func money(_ t: Millis, _ kind: AmountKind, _ currency: String, _ segment: CountSegment, _ v: UInt8, _ amount: Int64) {
+            if kind == .revenue { cohortMoney.append(.init(date: t, currency: currency, amount: amount)) }
             let k = AmountKey(bucket: bucket(t), kind: kind, currency: currency, segment: segment, variant: v)
             let sum = (c.amounts[k] ?? 0) + amount
             c.amounts[k] = sum == 0 ? nil : sum
@@ -240,6 +251,7 @@ public struct MetricContributions: Equatable, Sendable {
                     money(t.purchaseDate, .revenue, currency, segment, v, price)
                 }
                 func refund(_ date: Millis, full: Bool, shareMilli: Int) {
+                    cohortRefunds.append(date)
                     add(date, .refund, segment, v)
                     add(date, full ? .refundFull : .refundProrated, segment, v)
                     add(date, .refundShare, segment, v, shareMilli)
@@ -274,11 +286,13 @@ public struct MetricContributions: Equatable, Sendable {
             // A trial's start and end make the trial level; paid periods move the paid level
             // through runs (below), so they keep no `start` or `end` entries of their own.
             if t.isFreeTrial {
+                if firstTrial == nil { firstTrial = (t, segment, ends) }
                 add(t.purchaseDate, .trialStart, segment, v)
                 add(ends, .trialEnd, segment, v)
             } else {
                 if let p = previous, p.isFreeTrial, !p.isVoided, (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
                     add(t.purchaseDate, .conversion, segment, v)
+                    conversions.append((p.purchaseDate, t.purchaseDate))
                     // The cohort is the trial's: its product, storefront and offer.
                     add(p.purchaseDate, .trialConvertedByStart, segment, variant(p))
                 }
@@ -332,6 +346,9 @@ public struct MetricContributions: Equatable, Sendable {
             add(ended.ends, .churn, ended.segment, ended.variant)
             runs.append(ended)
         }
+        c.cohorts = CohortShare.of(paid: paid.sorted(by: { $0.t.purchaseDate < $1.t.purchaseDate }).map { ($0.t, $0.ends, $0.segment) },
+                                   revenue: cohortMoney, refunds: cohortRefunds, trial: firstTrial, conversions: conversions,
+                                   values: { Array(Attributes($0).values.prefix(4)) })
         let chronological = events.sorted(by: NotificationEvent.chronological)
         // Set to cancel: from a notification turning auto-renew off during paid access until
         // one turns it on again, a new purchase, or the end of that access. Renewal info
@@ -476,6 +493,7 @@ public struct MetricContributions: Equatable, Sendable {
 
     // MARK: Stored form
     //
+    // Format 4 is format 3 followed by the cohort share (`CohortShare.encode`).
     // Format 3: the number of count entries, then varint-packed (bucket delta, key,
     // segment, variant, count) entries, the number of amount entries, then (bucket delta,
     // kind, currency, segment, variant, amount) ones, then the attributes: their number,
@@ -484,7 +502,7 @@ public struct MetricContributions: Equatable, Sendable {
     // entries only.
 
     public func encoded() -> Data {
-        var out: [UInt8] = [3]
+        var out: [UInt8] = [4]
         CompactBody.appendVarint(&out, UInt64(counts.count))
         var last: Millis = 0
         // Entries in one total order, so an unchanged share encodes to the same bytes (a save
@@ -519,6 +537,7 @@ public struct MetricContributions: Equatable, Sendable {
                 out += bytes
             }
         }
+        cohorts.encode(into: &out)
         return Data(out)
     }
 
@@ -527,73 +546,65 @@ public struct MetricContributions: Equatable, Sendable {
         counts = Dictionary(entries.counts, uniquingKeysWith: { $1 })
         amounts = Dictionary(entries.amounts, uniquingKeysWith: { $1 })
         attributes = entries.attributes
+        if entries.end < data.count { cohorts = CohortShare.decode([UInt8](data), at: entries.end) }
     }
 
     /// The entries of a stored share as they are stored, without building dictionaries:
     /// what summing many shares needs.
-    static func entries(encoded data: Data) -> (counts: [(Key, Int)], amounts: [(AmountKey, Int64)], attributes: [Attributes]) {
+    static func entries(encoded data: Data) -> (counts: [(Key, Int)], amounts: [(AmountKey, Int64)], attributes: [Attributes], end: Int) {
         var counts: [(Key, Int)] = [], amounts: [(AmountKey, Int64)] = [], attributes: [Attributes] = []
         let b = [UInt8](data)
-        guard let format = b.first, (1...3).contains(format) else { return ([], [], []) }
+        guard let format = b.first, (1...4).contains(format) else { return ([], [], [], b.count) }
         let variants = format >= 3
         var i = 1
-        func varint() -> UInt64? {
-            var v: UInt64 = 0, shift: UInt64 = 0
-            while i < b.count, shift < 64 {
-                let byte = b[i]; i += 1
-                v |= UInt64(byte & 0x7f) << shift
-                if byte < 0x80 { return v }
-                shift += 7
-            }
-            return nil
-        }
+        func varint() -> UInt64? { CompactBody.readVarint(b, &i) }
         var remaining = Int.max
         if format >= 2 {
-            guard let n = varint() else { return (counts, amounts, attributes) }
+            guard let n = varint() else { return (counts, amounts, attributes, b.count) }
             remaining = Int(clamping: n)
         }
         var last: Millis = 0
         while i < b.count && remaining > 0 {
             let width = variants ? 3 : 2
-            guard let delta = varint(), i + width <= b.count else { return (counts, amounts, attributes) }
+            guard let delta = varint(), i + width <= b.count else { return (counts, amounts, attributes, b.count) }
             let keyRaw = b[i], segmentIndex = Int(b[i + 1]), variant = variants ? b[i + 2] : 0
             i += width
-            guard let count = varint(), let key = PeriodKey(rawValue: keyRaw), segmentIndex < CountSegment.allCases.count else { return (counts, amounts, attributes) }
+            guard let count = varint(), let key = PeriodKey(rawValue: keyRaw), segmentIndex < CountSegment.allCases.count else { return (counts, amounts, attributes, b.count) }
             last += unzigzag(delta) * MetricContributions.bucketMs
             counts.append((Key(bucket: last, key: key, segment: CountSegment.allCases[segmentIndex], variant: variant), Int(unzigzag(count))))
             remaining -= 1
         }
-        guard format >= 2 else { return (counts, amounts, attributes) }
+        guard format >= 2 else { return (counts, amounts, attributes, b.count) }
         remaining = Int.max
         if variants {
-            guard let n = varint() else { return (counts, amounts, attributes) }
+            guard let n = varint() else { return (counts, amounts, attributes, b.count) }
             remaining = Int(clamping: n)
         }
         last = 0
         while i < b.count && remaining > 0 {
             let width = variants ? 6 : 5
-            guard let delta = varint(), i + width <= b.count, let kind = AmountKind(rawValue: b[i]) else { return (counts, amounts, attributes) }
+            guard let delta = varint(), i + width <= b.count, let kind = AmountKind(rawValue: b[i]) else { return (counts, amounts, attributes, b.count) }
             let currency = String(decoding: b[(i + 1)...(i + 3)], as: UTF8.self)
             let segmentIndex = Int(b[i + 4]), variant = variants ? b[i + 5] : 0
             i += width
-            guard let amount = varint(), segmentIndex < CountSegment.allCases.count else { return (counts, amounts, attributes) }
+            guard let amount = varint(), segmentIndex < CountSegment.allCases.count else { return (counts, amounts, attributes, b.count) }
             last += unzigzag(delta) * MetricContributions.bucketMs
             amounts.append((AmountKey(bucket: last, kind: kind, currency: currency, segment: CountSegment.allCases[segmentIndex],
                                       variant: variant), unzigzag(amount)))
             remaining -= 1
         }
-        guard variants, let n = varint() else { return (counts, amounts, attributes) }
+        guard variants, let n = varint() else { return (counts, amounts, attributes, b.count) }
         for _ in 0..<min(n, 255) {
-            guard let m = varint() else { return (counts, amounts, attributes) }
+            guard let m = varint() else { return (counts, amounts, attributes, b.count) }
             var values: [String] = []
             for _ in 0..<min(m, 16) {
-                guard let length = varint(), length <= UInt64(b.count - i) else { return (counts, amounts, attributes) }
+                guard let length = varint(), length <= UInt64(b.count - i) else { return (counts, amounts, attributes, b.count) }
                 values.append(String(decoding: b[i..<(i + Int(length))], as: UTF8.self))
                 i += Int(length)
             }
             attributes.append(Attributes(values: values))
         }
-        return (counts, amounts, attributes)
+        return (counts, amounts, attributes, format >= 4 ? i : b.count)
     }
 
     private static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }

@@ -349,6 +349,18 @@ enum CompactBody {
         out += signature
     }
 
+    /// The varint at `i` of `b`, moving `i` past it; nil when `b` ends first.
+    static func readVarint(_ b: [UInt8], _ i: inout Int) -> UInt64? {
+        var v: UInt64 = 0, shift: UInt64 = 0
+        while i < b.count, shift < 64 {
+            let byte = b[i]; i += 1
+            v |= UInt64(byte & 0x7f) << shift
+            if byte < 0x80 { return v }
+            shift += 7
+        }
+        return nil
+    }
+
     static func appendVarint(_ out: inout [UInt8], _ value: UInt64) {
         var v = value
         while v >= 0x80 { out.append(UInt8(v & 0x7f) | 0x80); v >>= 7 }

@@ -466,6 +466,12 @@ enum Migrations {
         -- The last sweep, the last day's failed revalidations: found without reading the log.
         CREATE INDEX audit_log_action ON audit_log(action, at_ms);
         """),
+        (19, """
+        -- Each subscription's share now holds its place in the cohort reports (retention,
+        -- realized lifetime value, trial conversion), kept in metric_buckets under `c:` keys:
+        -- recompute every share.
+        INSERT OR IGNORE INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
+        """),
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome

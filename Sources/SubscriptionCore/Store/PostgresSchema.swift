@@ -32,6 +32,9 @@ enum PostgresSchema {
         \(Migrations.intakeCountsBackfill(dialect: .postgres))
         CREATE INDEX audit_log_action ON audit_log(action, at_ms);
         """),
+        (19, """
+        INSERT INTO metrics_pending SELECT original_transaction_id FROM subscriptions ON CONFLICT DO NOTHING;
+        """),
     ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
 

@@ -163,13 +163,18 @@ extension Store {
 }
 
 extension Store {
-    /// Moves the aggregates from a subscription's `old` share to `new`: counts and money.
+    /// Moves the aggregates from a subscription's `old` share to `new`: counts, money and cohorts.
     func applyMetrics(_ new: MetricContributions, replacing old: MetricContributions) throws {
         for (k, delta) in new.difference(from: old) {
             try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
         }
         for (k, delta) in new.amountDifference(from: old) {
             try addToMetric(bucket: k.bucket, key: k.kind.name(k.currency), segment: k.segment, delta: Int(delta))
+        }
+        // The cohort cells ride in the same aggregates under `c:` keys, held and written with
+        // them at commit (in key order, once per batch).
+        try new.cohorts.difference(from: old.cohorts) { bucket, key, segment, delta in
+            try addToMetric(bucket: bucket, key: key, segment: segment, delta: delta)
         }
     }
 

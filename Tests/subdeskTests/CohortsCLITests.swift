@@ -1,0 +1,66 @@
+import Foundation
+import SubscriptionCore
+import XCTest
+
+/// `subdesk cohorts`: JSON and CSV give every number, the text reads as a table with its
+/// definitions, and bad options are refused with what is wrong.
+final class CohortsCLITests: SubdeskTestCase {
+    func testCohortsJSONAndCSVAreCompleteAndTheTextIsReadable() throws {
+        let db = try demoStore()
+        let range = ["--from", "2025-01", "--to", DateText.format(DateText.nowMillis(), "yyyy-MM", zone: TimeZone(identifier: "UTC")!)]
+        let r = try run(["cohorts", "--db", db, "--json"] + range)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let o = try XCTUnwrap(try json(r.stdout) as? [String: Any])
+        XCTAssertEqual(o["metric"] as? String, "retention")
+        let cohorts = try XCTUnwrap(o["cohorts"] as? [[String: Any]])
+        XCTAssertFalse(cohorts.isEmpty)
+        // The sizes are the daily counts' new paid subscriptions over the same months.
+        let counts = try run(["counts", "--db", db, "--json", "--period", "month", "--from", "2025-01-01",
+                              "--to", DateText.format(DateText.nowMillis(), "yyyy-MM-dd", zone: TimeZone(identifier: "UTC")!)])
+        let months = try XCTUnwrap(try json(counts.stdout) as? [[String: Any]])
+        XCTAssertEqual(cohorts.reduce(0) { $0 + ($1["size"] as! Int) }, months.reduce(0) { $0 + ($1["newPaidSubscriptions"] as! Int) })
+        for c in cohorts {
+            let first = try XCTUnwrap((c["cells"] as? [Any])?.first as? [String: Any])
+            XCTAssertEqual(first["share"] as? Double, 1, "period 0 is 100%")
+        }
+        let ltv = try run(["cohorts", "--db", db, "--json", "--metric", "ltv"] + range)
+        let ltvCells = try XCTUnwrap(((try json(ltv.stdout) as? [String: Any])?["cohorts"] as? [[String: Any]])?.first?["cells"] as? [Any])
+        let cell = try XCTUnwrap(ltvCells.first as? [String: Any])
+        for key in ["revenue", "perMember", "perPayer", "revenueByCurrency", "refunds", "count", "complete"] {
+            XCTAssertNotNil(cell[key], "ltv cells give \(key)")
+        }
+        let csv = try run(["cohorts", "--db", db, "--csv", "--metric", "ltv"] + range)
+        let lines = csv.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.first, "cohort,value,size,column,unit,count,share,reactivated,revenue,per_member,per_payer,refunds,currency,complete")
+        let ltvObject = try XCTUnwrap(try json(ltv.stdout) as? [String: Any])
+        let cellCount = (ltvObject["cohorts"] as! [[String: Any]]).reduce(0) { $0 + ($1["cells"] as! [Any]).filter { !($0 is NSNull) }.count }
+        XCTAssertEqual(lines.count - 1, cellCount, "one line per cell")
+        XCTAssertTrue(lines.dropFirst().allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false).count == 14 }, csv.stdout)
+        // Unrounded: a per-member value keeps its digits.
+        XCTAssertTrue(lines.dropFirst().contains { $0.split(separator: ",", omittingEmptySubsequences: false)[9].contains(".") })
+        let text = try run(["cohorts", "--db", db] + range)
+        XCTAssertTrue(text.stdout.hasPrefix("subscription retention by month cohort (UTC)"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("COHORT") && text.stdout.contains("100.0%"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("- period N: still in the first run"), "definitions under the table")
+        let weeks = try run(["cohorts", "--db", db, "--period", "week", "--metric", "trial"] + ["--from", "2025-W01"])
+        XCTAssertEqual(weeks.status, 0, weeks.stderr)
+        XCTAssertTrue(weeks.stdout.contains("WEEK"), weeks.stdout)
+    }
+
+    func testCohortsRefusesBadOptions() throws {
+        let db = try demoStore()
+        for (args, says) in [(["--where", "product=app.montly"], "no cohort has product app.montly"),
+                             (["--where", "colour=red"], "no cohort dimension colour"),
+                             (["--where", "plan=monthly"], "cohorts are not split by plan"),
+                             (["--by", "colour"], "--by takes one of"),
+                             (["--metric", "arpu"], "--metric is retention, ltv or trial"),
+                             (["--period", "day"], "--period is month or week"),
+                             (["--from", "2026-13"], "is not a month"),
+                             (["--from", "2026-05", "--to", "2026-01"], "is after"),
+                             (["--segment", "sandbox", "--where", "ownership=FAMILY_SHARED"], "leave nothing")] {
+            let refused = try run(["cohorts", "--db", db] + args)
+            XCTAssertEqual(refused.status, 2, "\(args): \(refused.stdout)")
+            XCTAssertTrue(refused.stderr.contains(says), "\(args): \(refused.stderr)")
+        }
+    }
+}
