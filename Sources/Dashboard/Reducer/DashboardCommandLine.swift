@@ -5,7 +5,7 @@ import TerminalUI
 /// The `:` commands: what they are called, how Tab completes them, what they do.
 public enum DashboardCommandLine {
     /// Command names in the order completions list them.
-    public static let names = ["subs", "feed", "health", "daily", "quarantine", "audit", "gaps", "refunds", "consent", "backfill", "ping", "extend", "answer", "apple", "link", "messages",
+    public static let names = ["subs", "feed", "health", "daily", "cohorts", "quarantine", "audit", "gaps", "refunds", "consent", "backfill", "ping", "extend", "answer", "apple", "link", "messages",
                                "theme", "tz", "help", "q"]
 
     /// What each command does, as `?` lists it: the screens first, then the rest.
@@ -14,6 +14,7 @@ public enum DashboardCommandLine {
         (":feed", "live"),
         (":health", "on-call"),
         (":daily [D=V|all]", "counts"),
+        (":cohorts [D=V]", ""),
         (":quarantine", ""),
         (":audit [ID]", ""),
         (":gaps", "missed"),
@@ -35,7 +36,7 @@ public enum DashboardCommandLine {
     /// The help screen's paragraph on commands, wrapped to `width`.
     public static func helpLines(width: Int) -> [String] {
         let items = descriptions.map { $0.description.isEmpty ? $0.usage : "\($0.usage) \($0.description)" }
-        return TextWidth.wrap("Screens and commands (any unique start: :d is :daily): " + items.joined(separator: " · "),
+        return TextWidth.wrap("Commands (any unique start: :d is :daily): " + items.joined(separator: " · "),
                               toWidth: max(10, width))
     }
 
@@ -48,7 +49,7 @@ public enum DashboardCommandLine {
     /// Commands that take an argument, so completing them adds a space.
     static let takesArgument: Set<String> = ["theme", "tz"]
     /// Commands that may take one; the others refuse anything after their name.
-    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend", "answer", "link", "backfill", "daily"]
+    static let acceptsArgument: Set<String> = ["theme", "tz", "audit", "extend", "answer", "link", "backfill", "daily", "cohorts"]
 
     /// The command `word` names: itself, an alias, or the one command it is a unique start of.
     static func resolve(_ word: String) -> (name: String?, candidates: [String]) {
@@ -152,6 +153,8 @@ public enum DashboardCommandLine {
                 }
             }
             return DashboardReducer.switchTo(.daily, &state)
+        case "cohorts":
+            return DashboardReducer.openCohorts(argument, &state)
         case "quarantine":
             return DashboardReducer.switchTo(.quarantine, &state)
         case "gaps":
