@@ -18,12 +18,10 @@ final class CountsAgreementTests: XCTestCase {
 
     func agree(segment: String?) throws {
         guard let binary = ChildOutput.programBesideThisOne("subdesk") else { throw XCTSkip("no subdesk beside the tests") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-agree-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
-        let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
-        do { _ = try DemoStoreBuilder(sample: sample, copies: 3).build(into: try Store(path: path), anchor: DashboardFixture.anchor) }
+        try DashboardFixture.withDemoStoreFile { path in try agree(segment: segment, binary: binary, path: path) }
+    }
+
+    func agree(segment: String?, binary: String, path: String) throws {
 
         // Wide and tall enough for all 30 days and every metric.
         let session = DashboardFixture.session(try Store(path: path), width: 240, height: 70)

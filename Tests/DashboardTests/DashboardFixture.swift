@@ -20,6 +20,28 @@ enum DashboardFixture {
         return store
     }
 
+    nonisolated(unsafe) private static var shared: Store?
+
+    /// One demo store for tests that only read it, built the first time one asks.
+    static func sharedDemoStore() throws -> Store {
+        if let store = shared { return store }
+        let store = try demoStore()
+        shared = store
+        return store
+    }
+
+    /// Runs `body` with the path of a demo store of `copies` copies that the `subdesk` beside
+    /// the tests opens too, removed afterwards.
+    static func withDemoStoreFile(copies: Int = 3, _ body: (String) throws -> Void) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
+        let sample = try SampleData.locate(explicit: repositoryRoot.appendingPathComponent("sample-data").path)
+        do { _ = try DemoStoreBuilder(sample: sample, copies: copies).build(into: try Store(path: path), anchor: anchor) }
+        try body(path)
+    }
+
     static func state(width: Int = 80, height: Int = 24) -> DashboardState {
         DashboardState(width: width, height: height, now: anchor, storeName: "demo.db",
                        availableThemes: ["default", "midnight", "mono"], localZone: TimeZone(identifier: "UTC")!)
@@ -43,6 +65,13 @@ extension DashboardSession {
 
     func type(_ text: String) {
         for character in text { send(.key(.char(character))) }
+    }
+
+    /// Types a `:` command line and Enter.
+    func command(_ text: String) {
+        type(.char(":"))
+        type(text)
+        type(.enter)
     }
 
     var screenLines: [String] {

@@ -80,6 +80,14 @@ final class ScreenSnapshotTests: XCTestCase {
         }
     }
 
+    func testCohorts() throws {
+        try snapshot("cohorts") { session in
+            session.type(.char(":"))
+            session.type("cohorts")
+            session.type(.enter)
+        }
+    }
+
     func testRefunds() throws {
         try snapshot("refunds") { session in
             session.type(.char(":"))

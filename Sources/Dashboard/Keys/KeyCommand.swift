@@ -49,6 +49,12 @@ public enum KeyCommand: Hashable, Sendable {
     case earlierDays, laterDays
     case earlierRange, laterRange
     case cycleSegment
-    /// Days, weeks or months per column.
+    /// Days, weeks or months per column; on the cohorts, month or week cohorts.
     case cyclePeriod
+
+    // Cohorts
+    /// Retention, realized LTV, trial conversion.
+    case cycleCohortMetric
+    /// Show earlier or later period columns of the triangle.
+    case columnsLeft, columnsRight
 }

@@ -132,6 +132,17 @@ extension KeyTable {
         KeyBinding([.char("f")], .cycleSegment, "paid/family/sandbox/all", section: "Daily counts",
                    screens: [.daily], hint: "segment"),
 
+        // Cohorts
+        KeyBinding([.char("m")], .cycleCohortMetric, "retention/LTV/trial", section: "Cohorts",
+                   screens: [.cohorts], hint: "metric"),
+        KeyBinding([.char("p")], .cyclePeriod, "month/week cohorts", section: "Cohorts",
+                   screens: [.cohorts], hint: "period"),
+        KeyBinding([.char("h"), .left], .columnsLeft, "earlier periods (columns)", section: "Cohorts",
+                   screens: [.cohorts], hint: "periods", hintKey: "h/l"),
+        KeyBinding([.char("l"), .right], .columnsRight, "later periods (columns)", section: "Cohorts", screens: [.cohorts]),
+        KeyBinding([.char("f")], .cycleSegment, "paid/family/sandbox/all", section: "Cohorts",
+                   screens: [.cohorts], hint: "segment"),
+
         // Quarantine
         KeyBinding([.enter], .open, "show the body", section: "Quarantine", screens: [.quarantine], hint: "show body"),
 

@@ -65,6 +65,7 @@ public enum DashboardCommandLine {
         .screen(.feed, "feed", "live", suggested: true),
         .screen(.health, "health", "on-call"),
         LineCommand("daily", aliases: ["counts"], usage: ":daily [D=V|all]", "counts", argument: .optional, suggested: true, run: { daily($0, &$1) }),
+        LineCommand("cohorts", usage: ":cohorts [D=V]", argument: .optional, run: { DashboardReducer.openCohorts($0, &$1) }),
         .screen(.quarantine, "quarantine", aliases: ["quar"], suggested: true),
         LineCommand("audit", aliases: ["log"], usage: ":audit [ID]", argument: .optional, suggested: true) { argument, state in
             // `:audit ID` opens the log already filtered to one target.
@@ -110,7 +111,7 @@ public enum DashboardCommandLine {
     /// The help screen's paragraph on commands, wrapped to `width`.
     public static func helpLines(width: Int) -> [String] {
         let items = table.map { $0.summary.isEmpty ? $0.usage : "\($0.usage) \($0.summary)" }
-        return TextWidth.wrap("Screens and commands (any unique start: :d is :daily): " + items.joined(separator: " · "),
+        return TextWidth.wrap("Commands (any unique start: :d is :daily): " + items.joined(separator: " · "),
                               toWidth: max(10, width))
     }
 

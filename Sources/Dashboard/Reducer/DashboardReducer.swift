@@ -96,6 +96,11 @@ public enum DashboardReducer {
             state.health.loaded = true
             state.health.readAt = now
             return []
+        case .cohortsLoaded(let request, let report):
+            applyCohorts(request, report, &state)
+            return []
+        case .cohortsRefused(let request, let message):
+            return refuseCohorts(request, message, &state)
         case .refundsLoaded(let entries):
             applyRefunds(entries, &state)
             return []
@@ -220,6 +225,8 @@ public enum DashboardReducer {
         state.daily.days = []
         state.daily.request = nil
         state.daily.loaded = false
+        state.cohorts.report = nil
+        state.cohorts.asked = nil
         if var detail = state.detail {
             // The same subscription, if the new store has it, read afresh.
             detail.content = nil
@@ -333,6 +340,7 @@ public enum DashboardReducer {
         case .refunds: return refundsCommand(command, &state)
         case .consent: return consentCommand(command, &state)
         case .health: return []
+        case .cohorts: return cohortsCommand(command, &state)
         }
     }
 
@@ -431,6 +439,8 @@ public enum DashboardReducer {
         case .health:
             state.health.lastRequest = state.now
             return [.loadHealth]
+        case .cohorts:
+            return askCohorts(state.cohorts.choice, &state)
         }
     }
 
@@ -447,7 +457,7 @@ public enum DashboardReducer {
         case .feed:
             state.feed.lastPoll = state.now
             return [.pollFeed(afterId: state.feed.lastId)]
-        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent, .health:
+        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent, .health, .cohorts:
             return enter(screen, &state)
         case .quarantineBody:
             return []
@@ -519,6 +529,7 @@ public enum DashboardReducer {
                                                           rowCount: state.audit.entries.count)
         clampDetailScroll(&state)
         clampDailyScroll(&state)
+        clampCohortsScroll(&state)
         clampBodyScroll(&state)
         return prefetchSubscribers(state)
     }

@@ -30,6 +30,7 @@ public enum DashboardRenderer {
         case .refunds: RefundsView.render(state, in: content, buffer: &buffer)
         case .consent: ConsentView.render(state, in: content, buffer: &buffer)
         case .health: HealthView.render(state, in: content, buffer: &buffer)
+        case .cohorts: CohortsView.render(state, in: content, buffer: &buffer)
         case .quarantineBody: QuarantineView.renderBody(state, in: content, buffer: &buffer)
         case .audit: AuditView.render(state, in: content, buffer: &buffer)
         }
@@ -68,6 +69,7 @@ public enum DashboardRenderer {
             case .refunds: path.append("refunds")
             case .consent: path.append("consent")
             case .health: path.append("health")
+            case .cohorts: path.append("cohorts")
             case .quarantineBody: path.append(state.quarantine.openEntry.map { "#\($0.id)" } ?? "body")
             case .audit: path.append("audit")
             }

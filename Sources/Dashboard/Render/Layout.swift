@@ -54,6 +54,12 @@ public enum Layout {
         return (max(1, area - 3 - chart), chart)
     }
 
+    /// Data rows of the cohort table: the lines it has, while its summary, its header, the
+    /// legend under it and three lines of definitions keep their room.
+    public static func cohortRows(height: Int, lines: Int) -> Int {
+        max(1, min(lines, height - 2 - 3 - 3))
+    }
+
     /// Rows to load per page of the subscribers table: a few screens' worth, so paging rarely waits.
     public static func pageLimit(height: Int) -> Int { max(100, subscriberRows(height: height) * 3) }
 

@@ -187,6 +187,17 @@ public final class DashboardSession {
             case .loadHealth:
                 let now = clock()
                 return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now)), now: now)]
+            case .loadCohorts(let request):
+                // As for the daily counts: a store from before this version's shares catches up once.
+                if !store.isReadOnly, try store.pendingMetricsCount() > 0 { try store.catchUpMetrics() }
+                do {
+                    let report = try CohortReport.compute(store: store, metric: request.metric, period: request.period,
+                                                          filters: request.filter.map { [$0] } ?? [],
+                                                          segments: request.segment.segments, rates: exchangeRates, now: clock())
+                    return [.cohortsLoaded(request, report)]
+                } catch let refusal as ConfigurationError {
+                    return [.cohortsRefused(request, message: refusal.description)]
+                }
             case .loadRefunds:
                 return [.refundsLoaded(try loadRefunds())]
             case .loadConsent:

@@ -25,6 +25,9 @@ public enum DashboardAction: Sendable {
     case gapsLoaded([DeliveryGap])
     /// The on-call signals judged from the store at `now`.
     case healthLoaded([HealthSignal], now: Millis)
+    case cohortsLoaded(CohortsRequest, CohortReport)
+    /// The store refused a cohort request (a segment value no cohort has), saying why.
+    case cohortsRefused(CohortsRequest, message: String)
     case refundsLoaded([RefundQueueEntry])
     /// Every stored consent withdrawal, handled ones included.
     case consentLoaded([ConsentWithdrawal])
@@ -68,6 +71,8 @@ public enum DashboardEffect: Equatable, Sendable {
     case loadGaps
     /// Read the store's on-call facts and judge them, as `subdesk check` does.
     case loadHealth
+    /// Compute a cohort report from the store's cohort aggregates, as `subdesk cohorts` does.
+    case loadCohorts(CohortsRequest)
     case loadRefunds
     case loadConsent
     /// Mark a consent withdrawal handled through `Operations` (confirmed, audited as `consent_handled`).

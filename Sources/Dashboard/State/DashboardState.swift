@@ -51,6 +51,7 @@ public struct DashboardState: Sendable {
     public var refunds = RefundsState()
     public var consent = ConsentState()
     public var health = HealthState()
+    public var cohorts = CohortsState()
     public var audit = AuditState()
     /// The `o` dialog, modal over the detail while open.
     public var overrideDialog: OverrideDialogState?

@@ -17,6 +17,8 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
     case consent
     /// Intake's health: each on-call signal, its limit, and whether it fires.
     case health
+    /// Cohorts down, periods since their start across: retention, realized LTV, trial conversion.
+    case cohorts
 
     /// The section title the help screen gives this screen's keys.
     public var helpSection: String {
@@ -32,6 +34,7 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
         case .refunds: return "Refund requests"
         case .consent: return "Consent withdrawals"
         case .health: return "On-call health"
+        case .cohorts: return "Cohorts"
         }
     }
 }

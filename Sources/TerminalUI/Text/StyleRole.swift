@@ -30,6 +30,13 @@ public enum StyleRole: String, CaseIterable, Hashable, Sendable {
 
     case chartBar = "chart_bar"
     case sparkline
+    /// A cell of a shaded table (the cohort triangle) by its value against the table's
+    /// largest: the lowest quarter, the second, the third, the top quarter. Without colour
+    /// the four still differ (dim, plain, bold, reverse).
+    case heatLow = "heat_low"
+    case heatMedium = "heat_medium"
+    case heatHigh = "heat_high"
+    case heatTop = "heat_top"
 
     /// The `:` or `/` prompt symbol.
     case prompt
