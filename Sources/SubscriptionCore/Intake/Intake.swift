@@ -1,19 +1,5 @@
 import Foundation
 
-/// Turns a verified JWS into its parsed payload; `SignedDataVerifier` is the real one.
-public protocol SignedPayloadVerifier {
-    func verifiedPayload(_ compactJWS: String, field: String) throws -> [String: Any]
-    /// The parsed payload and, when the verifier has them, the decoded pieces of the JWS,
-    /// so storing the body compactly need not decode it again.
-    func verifiedPieces(_ compactJWS: String, field: String) throws -> (object: [String: Any], pieces: JWSPieces?)
-}
-
-extension SignedPayloadVerifier {
-    public func verifiedPieces(_ compactJWS: String, field: String) throws -> (object: [String: Any], pieces: JWSPieces?) {
-        (try verifiedPayload(compactJWS, field: field), nil)
-    }
-}
-
 /// What became of one body.
 public enum IntakeOutcome: Equatable, Sendable {
     case stored(NotificationEvent)
@@ -273,9 +259,9 @@ public final class Intake {
         if let uuid = try store.notificationUUID(bodySHA256: digest), let event = try store.notificationEvent(uuid: uuid) {
             return Decoded(event: event, transactions: [], renewals: [], isDuplicate: true)
         }
-        let verified = try verifier.verifiedPieces(jws, field: "signedPayload")
-        let payload = try NotificationPayloadV2(json: JSONFields(dictionary: verified.object, path: "signedPayload"))
         let field = "signedPayload"
+        let verified = try verifier.verifyNotification(jws, field: field)
+        let payload = verified.decoded
         // App facts are checked in whichever object carries them (data, summary,
         // externalPurchaseToken, appData). A validly signed payload in a shape newer than this
         // subdesk carries none that it knows: it is Apple's, so it is kept, not refused.
@@ -296,34 +282,27 @@ public final class Intake {
         let context = SignedRecordChecks.Context(environment: payload.environment, owner: "the notification's")
         var nested: [(text: String, pieces: JWSPieces)] = []
         if let signed = payload.data?.signedTransactionInfo {
-            var checked = try checks.transactionAndPieces(signed, field: "signedTransactionInfo", in: context)
-            checked.record.notificationSignedDate = payload.signedDate
-            checked.record.sourceNotificationUUID = payload.notificationUUID
-            // The transactions table has no columns for these fields: the version keeps its
-            // payload, and loading reads them from it.
-            if checked.record.needsPayloadKept { checked.record.payload = checked.pieces?.payload ?? ApplePayloads.payload(ofJWS: signed) }
-            transactions.append(checked.record)
-            if let p = checked.pieces { nested.append((signed, p)) }
+            let checked = try checks.verifiedTransaction(signed, field: "signedTransactionInfo", in: context)
+            transactions.append(checked.carried(by: payload))
+            nested.append((signed, checked.jws.pieces))
         }
         if let signed = payload.data?.signedRenewalInfo {
             let expected = transactions.first.map { (id: $0.originalTransactionId, source: "signedTransactionInfo") }
-            var checked = try checks.renewalAndPieces(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected)
-            checked.record.notificationSignedDate = payload.signedDate
-            checked.record.sourceNotificationUUID = payload.notificationUUID
-            if checked.record.needsPayloadKept { checked.record.payload = checked.pieces?.payload ?? ApplePayloads.payload(ofJWS: signed) }
-            renewals.append(checked.record)
-            if let p = checked.pieces { nested.append((signed, p)) }
+            let checked = try checks.verifiedRenewal(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected)
+            renewals.append(checked.carried(by: payload))
+            nested.append((signed, checked.jws.pieces))
         }
         // RESCIND_CONSENT names the app transaction (the app's download), verified like any JWS;
         // the subscription it concerns is the one a stored transaction with that id belongs to.
         var concerned: String?
         var feedDetail = Intake.feedDetail(payload)
         if let signed = payload.appData?.signedAppTransactionInfo {
-            let app = try checks.appTransactionAndPieces(signed, field: "signedAppTransactionInfo", in: context)
-            if let p = app.pieces { nested.append((signed, p)) }
-            if let id = app.appTransaction.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
+            let checked = try checks.verifiedAppTransaction(signed, field: "signedAppTransactionInfo", in: context)
+            nested.append((signed, checked.jws.pieces))
+            let app = checked.decoded
+            if let id = app.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
             if payload.notificationType == .rescindConsent {
-                feedDetail = ConsentWithdrawal.badge + " · app transaction \(app.appTransaction.appTransactionId ?? "?")"
+                feedDetail = ConsentWithdrawal.badge + " · app transaction \(app.appTransactionId ?? "?")"
                     + (concerned == nil ? " (no stored purchase)" : "")
             }
         }
@@ -334,7 +313,7 @@ public final class Intake {
             originalTransactionId: t?.originalTransactionId ?? renewals.first?.originalTransactionId ?? concerned,
             transactionId: t?.transactionId, productId: t?.productId ?? payload.summary?.productId,
             environment: payload.environment?.rawValue)
-        let pieces = keepPieces ? verified.pieces.map { NotificationPieces(outer: $0, nested: nested) } : nil
+        let pieces = keepPieces ? NotificationPieces(outer: verified.jws.pieces, nested: nested) : nil
         return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces,
                        signedPayload: jws, feedDetail: feedDetail)
     }
