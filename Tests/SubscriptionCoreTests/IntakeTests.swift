@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// Intake end to end: decode, verify, check policy, dedupe, store or quarantine.
 final class IntakeTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+@testable import SubdeskScenarios
 import COpenSSL
 
 /// Signed-data verification against the TEST ONLY CA and the fixtures made by
