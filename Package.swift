@@ -24,25 +24,30 @@ let package = Package(
                        providers: [.apt(["libpq-dev"])]),
 
         .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL", "CLibPQ", "HelperWire"]),
+        // The demo store, the scenarios that build it and the large-store generator: for the
+        // demo commands, the benchmark and the tests; in no product.
+        .target(name: "SubdeskScenarios", dependencies: ["SubscriptionCore"]),
         // The frames subdesk and subdesk-http exchange; shared by both, linked into both.
         .target(name: "HelperWire"),
         .target(name: "TerminalUI"),
         .target(name: "Dashboard", dependencies: ["SubscriptionCore", "TerminalUI"]),
         .executableTarget(name: "subdesk",
-                          dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard", "CNCurses"]),
-        .executableTarget(name: "subdesk-bench", dependencies: ["SubscriptionCore", "TerminalUI", "Dashboard", "FakeApple"]),
+                          dependencies: ["SubscriptionCore", "SubdeskScenarios", "TerminalUI", "Dashboard", "CNCurses"]),
+        .executableTarget(name: "subdesk-bench", dependencies: ["SubscriptionCore", "SubdeskScenarios", "TerminalUI", "Dashboard",
+                                                                "FakeApple"]),
         // A local HTTP server that plays Apple's App Store Server API, for the tests and the
         // benchmark's backfill figure; in no product.
         .target(name: "FakeApple"),
         // Shares no code with SubscriptionCore: only the socket's wire format.
         .executableTarget(name: "subdesk-http", dependencies: ["HelperWire"]),
 
-        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore", "FakeApple"],
+        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "FakeApple"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
-        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore", "FakeApple"],
+        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore", "SubdeskScenarios",
+                                                           "FakeApple"],
                     exclude: ["Snapshots"]),
-        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "subdesk", "FakeApple"]),
+        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "subdesk", "FakeApple"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -63,7 +63,8 @@ if [ "$stale" = yes ]; then
     started=$(date +%s)
     # -O: the fuzzer needs executions per second; ASan and coverage still instrument it.
     # The fuzz targets never reach PostgreSQL: built without libpq (SUBDESK_NO_POSTGRES).
-    swiftc -module-name SubdeskFuzz -parse-as-library -swift-version 5 \
+    # -package-name: the core declares package-wide API, as SwiftPM builds it.
+    swiftc -module-name SubdeskFuzz -package-name subdesk -parse-as-library -swift-version 5 \
         -sanitize=fuzzer,address -O -g -D SUBDESK_NO_POSTGRES \
         -I Sources/CSQLite -I Sources/COpenSSL -I "$build/modules" \
         "${core[@]}" Fuzz/Targets/*.swift "$build/EmbeddedTestCA.swift" "$build/HelperWire.o" \

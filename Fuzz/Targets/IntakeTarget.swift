@@ -7,7 +7,8 @@ enum IntakeTarget {
     /// Verifies nothing: hands back the JWS payload so that mutated payloads reach the
     /// decoders, state derivation and the store, which signatures would otherwise guard.
     struct PayloadOnly: SignedPayloadVerifier {
-        func verifiedPayload(_ compactJWS: String, field: String) throws -> [String: Any] {
+        func verify<Decoded>(_ compactJWS: String, field: String,
+                             as decode: (JSONFields) throws -> Decoded) throws -> Verified<Decoded> {
             let parts = compactJWS.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else {
                 throw VerificationError(field: field, fault: .notCompactJWS(segmentCount: parts.count))
@@ -15,7 +16,13 @@ enum IntakeTarget {
             guard let object = try? FastJSON.parse(payload) as? [String: Any] else {
                 throw VerificationError(field: field, fault: .payloadNotJSONObject)
             }
-            return object
+            // The pieces as the text has them: the store compacts a body only when they give
+            // back its very bytes.
+            let jws = VerifiedJWS(payload: payload, payloadObject: object,
+                                  header: JWSHeader(algorithm: "none", certificateCount: 0, keyID: nil, type: nil),
+                                  signedDate: nil, chainHash: "", signerSubject: "", headerSegment: String(parts[0]),
+                                  signature: Base64URL.decode(parts[2]) ?? Data())
+            return Verified(decoded: try decode(JSONFields(dictionary: object, path: field)), jws: jws)
         }
     }
 

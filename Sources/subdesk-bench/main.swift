@@ -1,5 +1,6 @@
 import Foundation
 import FakeApple
+import SubdeskScenarios
 import SubscriptionCore
 
 // subdesk-bench: builds its own data, measures, and prints one table (median of several

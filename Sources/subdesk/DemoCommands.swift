@@ -1,4 +1,5 @@
 import Foundation
+import SubdeskScenarios
 import SubscriptionCore
 
 /// `demo` and `simulate`: a store to explore, and fresh traffic for live views.

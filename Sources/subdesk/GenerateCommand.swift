@@ -1,4 +1,5 @@
 import Foundation
+import SubdeskScenarios
 import SubscriptionCore
 
 enum GenerateCommand {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import SubscriptionCore
+import SubdeskScenarios
 import FakeApple
 @testable import Dashboard
 

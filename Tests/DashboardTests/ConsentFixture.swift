@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import SubscriptionCore
+import SubdeskScenarios
 @testable import Dashboard
 
 /// Consent withdrawals signed with the demo CA and taken in through intake: subscriptions

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import SubscriptionCore
+import SubdeskScenarios
 import FakeApple
 @testable import Dashboard
 
@@ -50,7 +51,7 @@ final class CountsAgreementTests: XCTestCase {
             let label = DailyView.label(metric, wide: true)
             let row = try XCTUnwrap(lines.first { $0.hasPrefix(" " + label + " ") }, "no row for \(label)")
             // After the label: TOTAL (none for levels and churn), the TREND sparkline, the days.
-            let cells = row.dropFirst(1 + DailyView.labelWidth(wide: true)).split(separator: " ").map(String.init)
+            let cells = row.dropFirst(1 + Layout.DailyColumns.labelWidth(wide: true)).split(separator: " ").map(String.init)
             let dayCells = Array(cells.dropFirst(metric.isEndOfDayLevel || metric == .churnRate ? 1 : 2))
             XCTAssertEqual(dayCells.count, days.count, "\(label): \(row)")
             for (index, cell) in dayCells.enumerated() {

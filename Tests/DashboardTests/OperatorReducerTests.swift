@@ -255,7 +255,7 @@ final class OperatorReducerTests: XCTestCase {
         type("chargeback")
         press(.tab, .enter)
         XCTAssertEqual(state.overrideDialog?.pending?.kind, .revoke(until: DateText.parse("2026-12-31T11:00:00Z")!))
-        XCTAssertEqual(DashboardReducer.confirmationQuestion(state.overrideDialog!.pending!, state),
+        XCTAssertEqual(Selectors.confirmationQuestion(state.overrideDialog!.pending!, state),
                        "Revoke entitlement from \(id) until 2026-12-31 12:00 Europe/Paris? y/n")
         XCTAssertTrue(screen.contains("Revoke entitlement from \(id) until 2026-12-31 12:00"), screen)
 

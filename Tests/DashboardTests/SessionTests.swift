@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
 

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import FakeApple
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// RESCIND_CONSENT built from Apple's example payloads (signed with the test CA, dates moved
 /// into its validity as `AppleExamplesConformanceTests` does), moved to Production and the

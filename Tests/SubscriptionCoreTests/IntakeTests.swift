@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// Intake end to end: decode, verify, check policy, dedupe, store or quarantine.
 final class IntakeTests: XCTestCase {
@@ -154,7 +155,7 @@ final class IntakeTests: XCTestCase {
             for (length, position) in [(1, 0), (31, 30), (32, 0), (32, 31), (33, 32), (64, 17), (100, 99), (100, 64)] {
                 var bytes = [UInt8](repeating: UInt8(ascii: "A"), count: length)
                 bytes[position] = UInt8(byte)
-                let checked = bytes.withUnsafeBufferPointer { Intake.isBase64URLOrDots($0) }
+                let checked = bytes.withUnsafeBufferPointer { JWSBytes.isBase64URLOrDots($0) }
                 XCTAssertEqual(checked, allowed.contains(UInt8(byte)), "byte \(byte) at \(position) of \(length)")
             }
         }

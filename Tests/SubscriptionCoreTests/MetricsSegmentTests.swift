@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// Reports by product, subscription group, storefront and offer type: the parts add up to
 /// the whole, a subscription that changes product moves between products, and the

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// Overrides and the audit log, through the core API.
 final class OperationsTests: XCTestCase {

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import FakeApple
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// Renewal-date extensions against the fake Apple: Apple's rules checked first, every
 /// request kept and audited, a mass extension followed to completion and set beside

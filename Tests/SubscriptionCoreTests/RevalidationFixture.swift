@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import FakeApple
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// A temporary store, a local server playing Apple, and revalidators wired to both.
 final class RevalidationFixture {

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import FakeApple
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// The legacy path: verifyReceipt with a stored receipt when no API key is configured.
 extension RevalidationTests {

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import FakeApple
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// Revalidation against the App Store Server API and verifyReceipt, both played by a
 /// local HTTP server. One class, its tests spread over `RevalidationTests+*.swift`, so

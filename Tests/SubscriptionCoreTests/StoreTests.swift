@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+@testable import SubdeskScenarios
 
 /// The store: schema, lookups by every id, keyset paging, and daily counts.
 final class StoreTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+@testable import SubdeskScenarios
 
 /// Shared set-up for core tests: the project's sample data, signers, and body builders.
 enum TestKit {

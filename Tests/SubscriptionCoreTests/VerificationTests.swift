@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+@testable import SubdeskScenarios
 import COpenSSL
 
 /// Signed-data verification against the TEST ONLY CA and the fixtures made by
@@ -115,6 +116,37 @@ final class VerificationTests: XCTestCase {
         let transaction = Data(#"{"transactionId":"2000000412345678","signedDate":1767225600000}"#.utf8)
         let verified = try verifier.verify(try signer.sign(payload: transaction), field: "signedTransactionInfo")
         XCTAssertEqual(verified.payload, transaction)
+    }
+
+    /// The typed results decode the payload into its model and keep the JWS as signed; a
+    /// payload that verifies but does not decode names the field it came from.
+    func testTypedResultsCarryTheModelAndTheSignedBytes() throws {
+        let payload = Self.payload()
+        let notification = try verifier.verifyNotification(try signer.sign(payload: payload))
+        XCTAssertEqual(notification.decoded.notificationType, .didRenew)
+        XCTAssertEqual(notification.decoded.notificationUUID, "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        XCTAssertEqual(notification.decoded.signedDate, 1_767_225_600_000)
+        XCTAssertEqual(notification.jws.payload, payload)
+
+        let transaction = Data((#"{"transactionId":"2000000412345678","originalTransactionId":"2000000412345670","#
+                                + #""productId":"pro.monthly","purchaseDate":1767225000000,"signedDate":1767225600000}"#).utf8)
+        let verified = try verifier.verifyTransaction(try signer.sign(payload: transaction), field: "signedTransactionInfo")
+        XCTAssertEqual(verified.decoded.transactionId, "2000000412345678")
+        XCTAssertEqual(verified.decoded.productId, "pro.monthly")
+        XCTAssertEqual(verified.jws.payload, transaction)
+
+        let app = try verifier.verifyAppTransaction(try signer.sign(payload: Data(#"{"appTransactionId":"704","receiptType":"Sandbox"}"#.utf8)),
+                                                    field: "signedAppTransactionInfo")
+        XCTAssertEqual(app.decoded.appTransactionId, "704")
+        XCTAssertEqual(app.decoded.environment, .sandbox)
+
+        let renewal = try verifier.verifyRenewalInfo(try signer.sign(payload: Data(#"{"originalTransactionId":"2000000412345670","signedDate":1767225600000}"#.utf8)),
+                                                     field: "signedRenewalInfo")
+        XCTAssertEqual(renewal.decoded.originalTransactionId, "2000000412345670")
+
+        XCTAssertThrowsError(try verifier.verifyTransaction(try signer.sign(payload: Self.payload()), field: "signedTransactionInfo")) { error in
+            XCTAssertEqual((error as? DecodingFault)?.path, "signedTransactionInfo.purchaseDate")
+        }
     }
 
     // MARK: Structure

@@ -1,5 +1,6 @@
 import Foundation
 import SubscriptionCore
+import SubdeskScenarios
 import XCTest
 
 /// The number of open consent withdrawals where managers and on-call look: under the

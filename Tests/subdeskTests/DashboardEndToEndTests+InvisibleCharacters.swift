@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+@testable import SubdeskScenarios
 
 /// Zero-width and bidi format characters and wide CJK text in every string a payload or a
 /// sender controls, drawn by the real dashboard in tmux: the invisible ones are shown as

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+@testable import SubdeskScenarios
 
 /// Intake fidelity as a support agent meets it on the command line.
 final class FidelityCLITests: SubdeskTestCase {

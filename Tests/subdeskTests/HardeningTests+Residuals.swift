@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+@testable import SubdeskScenarios
 
 /// Smaller things a hostile sender or a careless setting met: what the CGI answer echoes,
 /// a replay that can do nothing, a schema name PostgreSQL would cut short.

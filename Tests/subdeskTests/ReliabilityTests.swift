@@ -2,6 +2,7 @@ import Foundation
 import FakeApple
 import XCTest
 @testable import SubscriptionCore
+@testable import SubdeskScenarios
 
 /// The store under abuse: SIGKILL mid-ingest, concurrent writers and readers, broken
 /// disks and set-ups, and hostile strings on the way to a terminal.

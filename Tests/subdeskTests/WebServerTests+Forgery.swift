@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// The attack on remembered chain checks, run as an attacker with write access to the store
 /// would run it: through the shipped lighttpd set-up, on SQLite (the row planted with

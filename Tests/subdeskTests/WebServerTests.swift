@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import XCTest
 @testable import SubscriptionCore
+@testable import SubdeskScenarios
 
 /// `subdesk ingest --cgi` behind a real lighttpd, started from the shipped
 /// `deploy/lighttpd.conf`, under a bounded burst of concurrent POSTs on the loopback.

@@ -24,7 +24,7 @@ extension DashboardReducer {
     }
 
     static func consentVisibleRows(_ state: DashboardState) -> Int {
-        max(1, Layout.listRows(height: state.height) - ConsentView.panelHeight)
+        max(1, Layout.listRows(height: state.height) - Layout.consentPanelHeight)
     }
 
     static func consentCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {

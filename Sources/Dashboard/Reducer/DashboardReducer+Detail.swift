@@ -2,17 +2,6 @@ import SubscriptionCore
 import TerminalUI
 
 extension DashboardReducer {
-    /// Where each timeline entry starts in screen lines (expanded lines included), and the total.
-    static func timelineLines(_ detail: DetailState) -> (starts: [Int], total: Int) {
-        var starts: [Int] = []
-        var line = 0
-        for event in detail.timeline {
-            starts.append(line)
-            line += 1 + (detail.expanded[DetailState.entryKey(event)]?.count ?? 0)
-        }
-        return (starts, line)
-    }
-
     /// Moving through the timeline goes line by line through an expanded payload before leaving it,
     /// so a payload taller than the screen can still be read to its end.
     static func detailCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
@@ -23,7 +12,7 @@ extension DashboardReducer {
         }
         guard var detail = state.detail, !detail.timeline.isEmpty else { return [] }
         let visible = Layout.timelineRows(state)
-        let (starts, total) = timelineLines(detail)
+        let (starts, total) = Selectors.timelineLines(detail)
         let count = detail.timeline.count
         let maxOffset = max(0, total - visible)
         let index = min(max(0, detail.selection), count - 1)
@@ -88,7 +77,7 @@ extension DashboardReducer {
     static func clampDetailScroll(_ state: inout DashboardState) {
         guard var detail = state.detail else { return }
         let visible = Layout.timelineRows(state)
-        let total = timelineLines(detail).total
+        let total = Selectors.timelineLines(detail).total
         detail.selection = min(max(0, detail.selection), max(0, detail.timeline.count - 1))
         detail.scrollOffset = min(max(0, detail.scrollOffset), max(0, total - visible))
         state.detail = detail
@@ -113,7 +102,7 @@ extension DashboardReducer {
         if firstLoad {
             // The latest events are what someone opening a subscription usually came for.
             detail.selection = max(0, content.report.timeline.count - 1)
-            detail.scrollOffset = timelineLines(detail).total
+            detail.scrollOffset = Selectors.timelineLines(detail).total
         } else if let selectedKey, let index = content.report.timeline.firstIndex(where: { DetailState.entryKey($0) == selectedKey }) {
             detail.selection = index
         }
@@ -127,7 +116,7 @@ extension DashboardReducer {
         // Show as much of the new lines as fits without losing the line they belong to.
         if let index = detail.timeline.firstIndex(where: { DetailState.entryKey($0) == key }) {
             let visible = Layout.timelineRows(state)
-            let start = timelineLines(detail).starts[index]
+            let start = Selectors.timelineLines(detail).starts[index]
             let end = start + detail.expanded[key]!.count
             if end >= detail.scrollOffset + visible {
                 detail.scrollOffset = min(start, end - visible + 1)

@@ -77,21 +77,6 @@ extension DashboardReducer {
 
     // MARK: - Daily counts
 
-    static func dailyRequest(_ state: DashboardState) -> DailyRequest {
-        let zone = state.time.zone
-        let today = DailyCountsReport.today(in: zone, now: state.now)
-        let to = DailyCountsReport.day(today, plus: -state.daily.endOffset, in: zone)
-        let from: String
-        switch state.daily.period {
-        case .day: from = DailyCountsReport.day(to, plus: -(state.daily.rangeDays - 1), in: zone)
-        // Twelve weeks, the first from its Monday; twelve months, the first from its first day.
-        case .week: from = DailyCountsReport.day(to, plus: -(11 * 7 + DailyCountsReport.weekday(to, in: zone)), in: zone)
-        case .month: from = DailyCountsReport.monthStart(to, monthsBack: 11)
-        }
-        return DailyRequest(from: from, to: to, zone: zone, segment: state.daily.segment, period: state.daily.period,
-                            filter: state.daily.filter)
-    }
-
     static func dailyCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
         let count = state.daily.metrics.count
         let rows = Layout.daily(height: state.height, metrics: state.daily.metrics.count).tableRows
@@ -103,7 +88,7 @@ extension DashboardReducer {
         case .top: state.daily.metric = 0
         case .bottom: state.daily.metric = count - 1
         case .earlierDays, .laterDays:
-            let hidden = max(0, state.daily.days.count - DailyView.fittingDays(width: state.width))
+            let hidden = Selectors.hiddenDays(state.daily, width: state.width)
             guard hidden > 0 else {
                 flash("every day of the range is on screen", &state)
                 return []
@@ -112,23 +97,23 @@ extension DashboardReducer {
             state.daily.dayOffset = min(max(0, state.daily.dayOffset + step), hidden)
         case .earlierRange:
             state.daily.endOffset += 7
-            return [.loadDaily(dailyRequest(state))]
+            return [.loadDaily(Selectors.dailyRequest(state))]
         case .laterRange:
             guard state.daily.endOffset > 0 else {
                 flash("the range already ends today", &state)
                 return []
             }
             state.daily.endOffset = max(0, state.daily.endOffset - 7)
-            return [.loadDaily(dailyRequest(state))]
+            return [.loadDaily(Selectors.dailyRequest(state))]
         case .cyclePeriod:
             let all = CountPeriod.allCases
             state.daily.period = all[((all.firstIndex(of: state.daily.period) ?? 0) + 1) % all.count]
             state.daily.dayOffset = 0
-            return [.loadDaily(dailyRequest(state))]
+            return [.loadDaily(Selectors.dailyRequest(state))]
         case .cycleSegment:
             let all = DailySegment.allCases
             state.daily.segment = all[((all.firstIndex(of: state.daily.segment) ?? 0) + 1) % all.count]
-            return [.loadDaily(dailyRequest(state))]
+            return [.loadDaily(Selectors.dailyRequest(state))]
         default:
             return []
         }
@@ -146,7 +131,7 @@ extension DashboardReducer {
 
     static func applyDaily(_ request: DailyRequest, _ days: [DayCounts], _ state: inout DashboardState) {
         // Only the answer for the range, zone and segment now on screen.
-        let current = dailyRequest(state)
+        let current = Selectors.dailyRequest(state)
         guard request.zone == current.zone, request.segment == current.segment, request.to == current.to,
               request.period == current.period, request.filter == current.filter else { return }
         state.daily.request = request
@@ -182,14 +167,6 @@ extension DashboardReducer {
         PayloadText.quarantinedLines(entry.body, time: time)
     }
 
-    /// The body's lines cut to the screen's width, since a body may be one 13 000-character line.
-    /// The reason, which can be long, comes first, wrapped at words.
-    static func wrappedBody(_ state: DashboardState) -> [String] {
-        let width = max(1, state.width - 2)
-        let reason = state.quarantine.openEntry.map { TextWidth.wrap("reason: " + SafeText.sanitize($0.reason), toWidth: width) } ?? []
-        return reason + [""] + state.quarantine.bodyLines.flatMap { TextLayout.hardWrap($0, width: width) }
-    }
-
     static func quarantineBodyCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
         let visible = Layout.bodyRows(height: state.height)
         switch command {
@@ -207,7 +184,7 @@ extension DashboardReducer {
 
     static func clampBodyScroll(_ state: inout DashboardState) {
         guard state.quarantine.openEntry != nil else { return }
-        let total = wrappedBody(state).count
+        let total = Selectors.wrappedBody(state).count
         let visible = Layout.bodyRows(height: state.height)
         state.quarantine.bodyScroll = min(max(0, state.quarantine.bodyScroll), max(0, total - visible))
     }
@@ -272,7 +249,7 @@ extension DashboardReducer {
 
     static func refundsCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
         if moveInList(command, &state.refunds.selection, &state.refunds.scrollOffset, count: state.refunds.entries.count,
-                      visible: Layout.listRows(height: state.height) - RefundsView.panelHeight) { return [] }
+                      visible: Layout.listRows(height: state.height) - Layout.refundsPanelHeight) { return [] }
         guard let entry = state.refunds.selected else { return [] }
         switch command {
         case .open:

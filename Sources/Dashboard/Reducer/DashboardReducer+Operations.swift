@@ -234,22 +234,6 @@ extension DashboardReducer {
         return .success(OverrideRequest(originalTransactionId: id, kind: kind, reason: reason))
     }
 
-    /// The y/n question: what will happen, to whom, until when, in words.
-    static func confirmationQuestion(_ request: OverrideRequest, _ state: DashboardState) -> String {
-        let time = state.time
-        let id = request.originalTransactionId
-        switch request.kind {
-        case .grant(let until):
-            return "Grant entitlement to \(id) until \(time.minute(until)) \(time.label)? y/n"
-        case .revoke(let until):
-            let end = until.map { "until \(time.minute($0)) \(time.label)" } ?? "until lifted"
-            return "Revoke entitlement from \(id) \(end)? y/n"
-        case .lift(let number):
-            let kind = state.detail?.content?.report.overrides.first { $0.id == number }.map { " (\($0.kind.rawValue))" } ?? ""
-            return "Lift override #\(number)\(kind) from \(id)? y/n"
-        }
-    }
-
     static func applyOverrideResult(_ request: OverrideRequest, _ result: Override, inForce: String,
                                     _ state: inout DashboardState) -> [DashboardEffect] {
         let id = request.originalTransactionId

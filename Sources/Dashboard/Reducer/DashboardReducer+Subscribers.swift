@@ -2,9 +2,6 @@ import SubscriptionCore
 import TerminalUI
 
 extension DashboardReducer {
-    /// The statuses digits 1–5 pick, in order; Tab cycles through them and then all.
-    static let statusOrder: [SubscriptionStatus] = [.active, .gracePeriod, .billingRetry, .expired, .revoked]
-
     static func pageLimit(_ state: DashboardState) -> Int {
         state.subscribers.pageSize ?? Layout.pageLimit(height: state.height)
     }
@@ -36,13 +33,13 @@ extension DashboardReducer {
             return []
         case .statusDigit:
             guard case .char(let c) = key, let digit = c.wholeNumberValue else { return [] }
-            return setStatusFilter(digit == 0 ? nil : statusOrder[min(digit, statusOrder.count) - 1], &state)
+            return setStatusFilter(digit == 0 ? nil : Selectors.statusOrder[min(digit, Selectors.statusOrder.count) - 1], &state)
         case .cycleStatus:
             let next: SubscriptionStatus?
-            if let current = list.statusFilter, let index = statusOrder.firstIndex(of: current) {
-                next = index + 1 < statusOrder.count ? statusOrder[index + 1] : nil
+            if let current = list.statusFilter, let index = Selectors.statusOrder.firstIndex(of: current) {
+                next = index + 1 < Selectors.statusOrder.count ? Selectors.statusOrder[index + 1] : nil
             } else {
-                next = statusOrder.first
+                next = Selectors.statusOrder.first
             }
             return setStatusFilter(next, &state)
         case .toggleSort:

@@ -423,7 +423,7 @@ public enum DashboardReducer {
             state.health.lastRequest = state.now
             return [.pollFeed(afterId: state.feed.lastId), .loadHealth]
         case .daily:
-            return [.loadDaily(dailyRequest(state))]
+            return [.loadDaily(Selectors.dailyRequest(state))]
         case .quarantine:
             return [.loadQuarantine]
         case .quarantineBody:
@@ -501,7 +501,7 @@ public enum DashboardReducer {
         flash("time zone \(state.time.label)", &state)
         switch state.screen {
         case .daily:
-            return [.loadDaily(dailyRequest(state))]
+            return [.loadDaily(Selectors.dailyRequest(state))]
         case .detail:
             return reloadExpanded(&state)
         case .quarantineBody:

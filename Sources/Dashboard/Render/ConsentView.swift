@@ -5,9 +5,6 @@ import TerminalUI
 /// the app from launching for that user, and an operator has to act (end the account's
 /// access, delete data, tell the family) and then mark it handled.
 enum ConsentView {
-    /// Lines under the table that tell the selected withdrawal whole.
-    static let panelHeight = 3
-
     static func render(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
         guard area.height >= 2 else { return }
         let consent = state.consent
@@ -44,7 +41,7 @@ enum ConsentView {
         } else {
             empty = "no open consent withdrawals; a lists the handled ones"
         }
-        let panel = area.height > panelHeight + 4 && !rows.isEmpty ? panelHeight : 0
+        let panel = area.height > Layout.consentPanelHeight + 4 && !rows.isEmpty ? Layout.consentPanelHeight : 0
         TableView(columns: columns, rows: rows, selectedRow: rows.isEmpty ? nil : consent.selection,
                   scrollOffset: consent.scrollOffset, columnSpacing: wide ? 2 : 1, emptyText: empty)
             .render(in: area.inset(top: 1, left: 1, bottom: panel, right: 1), buffer: &buffer)

@@ -3,10 +3,12 @@ import TerminalUI
 
 /// The daily counts: metrics down, days across (the latest that fit), and a chart of one metric over the range.
 enum DailyView {
+    typealias Columns = Layout.DailyColumns
+
     static func render(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
         guard area.height >= 4 else { return }
         let daily = state.daily
-        let request = daily.request ?? DashboardReducer.dailyRequest(state)
+        let request = daily.request ?? Selectors.dailyRequest(state)
         let zone = ZonedTime.label(for: request.zone)
 
         var x = area.x + 1
@@ -15,7 +17,7 @@ enum DailyView {
         x += buffer.put(" (\(zone))", x: x, y: area.y, role: .accent, maxWidth: max(0, area.maxX - x)) + 3
         x = DashboardRenderer.fact("segment", request.segmentLabel, x: x, y: area.y, maxX: area.maxX, buffer: &buffer) + 3
         // What TOTAL adds up, and which days the columns show when not all fit.
-        let shown = visibleDays(daily, width: state.width)
+        let shown = Selectors.visibleDays(daily, width: state.width)
         let unit = "\(request.period.rawValue)\(daily.days.count == 1 ? "" : "s")"
         var legend = "TOTAL: all \(daily.days.count) \(unit)"
         if let first = shown.first, let last = shown.last, shown.count < daily.days.count {
@@ -50,21 +52,6 @@ enum DailyView {
         return names[month - 1] + String(day.dropFirst(2).prefix(2))
     }
 
-    static let dayWidth = 5
-    static let spacing = 1
-    static func labelWidth(wide: Bool) -> Int { wide ? 30 : 26 }
-
-    /// The TREND column: the whole range in one sparkline per metric, where there is room.
-    static let trendWidth = 15
-    static func showsTrend(width: Int) -> Bool { width - 4 >= 110 }
-
-    /// How many day columns a screen `width` wide shows beside the labels, TOTAL and TREND.
-    static func fittingDays(width: Int) -> Int {
-        let table = width - 4
-        let trend = showsTrend(width: width) ? trendWidth + spacing : 0
-        return max(0, (table - labelWidth(wide: table >= 110) - spacing - 6 - trend) / (dayWidth + spacing))
-    }
-
     /// `metric` over all of `days` in `width` characters: neighbouring periods share a
     /// character (counts added, levels and rates as the later one's).
     static func trend(_ metric: Metric, _ days: [DayCounts], width: Int) -> String {
@@ -81,24 +68,17 @@ enum DailyView {
         return Sparkline.string(values.map { $0 - low })
     }
 
-    /// The days whose columns are on screen: those that fit, `dayOffset` days back from the last.
-    static func visibleDays(_ daily: DailyState, width: Int) -> ArraySlice<DayCounts> {
-        let fit = fittingDays(width: width)
-        let end = max(0, daily.days.count - min(daily.dayOffset, max(0, daily.days.count - fit)))
-        return daily.days[max(0, end - fit)..<end]
-    }
-
     static func renderTable(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
         let daily = state.daily
         let wide = area.width >= 110
-        let labelWidth = labelWidth(wide: wide)
-        let dayWidth = dayWidth
-        let spacing = spacing
-        let days = Array(visibleDays(daily, width: state.width))
+        let labelWidth = Columns.labelWidth(wide: wide)
+        let dayWidth = Columns.dayWidth
+        let spacing = Columns.spacing
+        let days = Array(Selectors.visibleDays(daily, width: state.width))
 
-        let trend = showsTrend(width: state.width)
+        let trend = Columns.showsTrend(width: state.width)
         var columns = [TableColumn("METRIC", width: .fixed(labelWidth)), TableColumn("TOTAL", width: .fixed(6), alignment: .right)]
-        if trend { columns.append(TableColumn("TREND (ALL)", width: .fixed(trendWidth))) }
+        if trend { columns.append(TableColumn("TREND (ALL)", width: .fixed(Columns.trendWidth))) }
         columns += days.map { TableColumn(columnLabel($0.day), width: .fixed(dayWidth), alignment: .right) }
         let sum = DailyCountsReport.total(daily.days)
         let rows: [[TableCell]] = daily.metrics.map { metric in
@@ -106,7 +86,7 @@ enum DailyView {
             // are taken from the range's sums, except churn: a churn rate is a period's.
             let total = metric.hasRangeTotal ? sum?.text(metric) ?? "" : ""
             return [TableCell(label(metric, wide: wide, period: daily.request?.period ?? daily.period), role: metric.isFromTransactions ? nil : .dim), TableCell(total, role: .title)]
-                + (trend ? [TableCell(self.trend(metric, daily.days, width: trendWidth), role: .sparkline)] : [])
+                + (trend ? [TableCell(self.trend(metric, daily.days, width: Columns.trendWidth), role: .sparkline)] : [])
                 + days.map { day in
                     let text = day.text(metric)
                     return TableCell(text, role: text == "0" || text == "-" ? .dim : nil)

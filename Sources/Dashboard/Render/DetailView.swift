@@ -293,7 +293,7 @@ enum DetailView {
         TimelineView(entries: entries, selectedEntry: nil, expandedEntries: expanded, scrollOffset: detail.scrollOffset,
                      kindWidth: min(entries.map { TextWidth.width(of: $0.kind) }.max() ?? 0, area.width * 2 / 5), emptyText: "no events")
             .render(in: area, buffer: &buffer)
-        let starts = DashboardReducer.timelineLines(detail).starts
+        let starts = Selectors.timelineLines(detail).starts
         if starts.indices.contains(detail.selection) {
             let row = starts[detail.selection] - detail.scrollOffset
             if row >= 0 && row < area.height {

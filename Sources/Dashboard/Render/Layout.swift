@@ -43,6 +43,12 @@ public enum Layout {
     /// Rows of the audit table: a list screen less the rule and two lines that show the selected entry whole.
     public static func auditRows(height: Int) -> Int { max(1, listRows(height: height) - 3) }
 
+    /// Lines under the consent table that tell the selected withdrawal whole.
+    static let consentPanelHeight = 3
+
+    /// Lines under the refund requests table that tell the selected request's facts.
+    static let refundsPanelHeight = 5
+
     /// Lines of the quarantined body view.
     public static func bodyRows(height: Int) -> Int { max(1, height - 4) }
 
@@ -69,4 +75,24 @@ public enum Layout {
     /// edge never trims the other edge close enough to the screen to make it
     /// load again, so loads cannot chase each other.
     public static func windowCapacity(pageLimit: Int, height: Int) -> Int { 3 * pageLimit + 4 * subscriberRows(height: height) }
+}
+
+extension Layout {
+    /// The daily table's columns: METRIC, TOTAL, TREND where there is room, and the days that fit.
+    enum DailyColumns {
+        static let dayWidth = 5
+        static let spacing = 1
+        static func labelWidth(wide: Bool) -> Int { wide ? 30 : 26 }
+
+        /// The TREND column: the whole range in one sparkline per metric, where there is room.
+        static let trendWidth = 15
+        static func showsTrend(width: Int) -> Bool { width - 4 >= 110 }
+
+        /// How many day columns a screen `width` wide shows beside the labels, TOTAL and TREND.
+        static func fitting(width: Int) -> Int {
+            let table = width - 4
+            let trend = showsTrend(width: width) ? trendWidth + spacing : 0
+            return max(0, (table - labelWidth(wide: table >= 110) - spacing - 6 - trend) / (dayWidth + spacing))
+        }
+    }
 }

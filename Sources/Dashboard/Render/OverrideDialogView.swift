@@ -50,7 +50,7 @@ enum OverrideDialogView {
         let note: String?
         let noteRole: StyleRole
         if let pending = dialog.pending {
-            note = DashboardReducer.confirmationQuestion(pending, state)
+            note = Selectors.confirmationQuestion(pending, state)
             noteRole = .warning
         } else {
             note = dialog.error

@@ -45,7 +45,7 @@ enum QuarantineView {
         DashboardRenderer.fact("from", entry.source ?? "-", x: x, y: text.y, maxX: text.maxX, buffer: &buffer)
         buffer.put(String(repeating: "─", count: area.width), x: area.x, y: text.y + 1, role: .border)
 
-        let lines = DashboardReducer.wrappedBody(state)
+        let lines = Selectors.wrappedBody(state)
         let visible = Layout.bodyRows(height: state.height)
         let start = min(state.quarantine.bodyScroll, max(0, lines.count - visible))
         let reasonLines = lines.firstIndex(of: "") ?? 0

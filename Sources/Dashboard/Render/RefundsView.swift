@@ -5,9 +5,6 @@ import TerminalUI
 /// asked, and, for the selected request, what the store knows and the answer the policy
 /// suggests.
 enum RefundsView {
-    /// Lines under the table that tell the selected request's facts.
-    static let panelHeight = 5
-
     static func render(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
         guard area.height >= 2 else { return }
         let refunds = state.refunds
@@ -36,7 +33,7 @@ enum RefundsView {
             row.append(TableCell(state.time.minute(request.requested)))
             return row
         }
-        let panel = area.height > panelHeight + 4 && !rows.isEmpty ? panelHeight : 0
+        let panel = area.height > Layout.refundsPanelHeight + 4 && !rows.isEmpty ? Layout.refundsPanelHeight : 0
         let table = area.inset(top: 1, left: 1, bottom: panel, right: 1)
         TableView(columns: columns, rows: rows, selectedRow: rows.isEmpty ? nil : refunds.selection,
                   scrollOffset: refunds.scrollOffset, columnSpacing: wide ? 2 : 1,

@@ -29,7 +29,7 @@ enum SubscribersView {
             var text = total.map { "\($0) subscription" + ($0 == 1 ? "" : "s") }
                 ?? (list.searchCut ? "\(list.rows.count) found" : "more than \(list.rows.count) subscriptions")
             if list.searchCut {
-                text += " in \(DashboardReducer.keystrokeScanLimit / 1000)k rows, Enter: all"
+                text += " in \(SubscriptionQuery.keystrokeScanLimit / 1000)k rows, Enter: all"
             }
             // Where the selection is: exact from the top of the list, else only that it is past the rows in hand.
             if !list.rows.isEmpty {
@@ -108,7 +108,7 @@ enum SubscribersView {
         var tabs: [(digit: String, label: String, count: Int?, role: StyleRole, selected: Bool)] = [
             ("0", "all", list.totalCount, .normal, list.statusFilter == nil),
         ]
-        for (index, status) in DashboardReducer.statusOrder.enumerated() {
+        for (index, status) in Selectors.statusOrder.enumerated() {
             tabs.append((String(index + 1), tabLabel(status), list.totalCount == nil ? nil : list.statusCounts[status] ?? 0,
                          Styling.role(for: status), list.statusFilter == status))
         }

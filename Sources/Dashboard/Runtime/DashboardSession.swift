@@ -14,7 +14,9 @@ public final class DashboardSession {
     /// The theme frames should be painted in; changes when `:theme` succeeds.
     public private(set) var theme: Theme
     /// The store, opened again when its file is replaced under the session.
-    public private(set) var store: Store
+    public var store: Store { operations.store }
+    /// The session's operator actions on its store, made again only when the store is.
+    private(set) var operations: Operations
     /// The device and inode of the store's file when it was opened.
     private var storeIdentity: FileIdentity?
     let themes: ThemeCatalog
@@ -49,7 +51,7 @@ public final class DashboardSession {
         self.refundPolicy = refundPolicy
         self.healthSettings = healthSettings
         self.exchangeRates = exchangeRates
-        self.store = store
+        self.operations = Operations(store: store, operatorName: operatorName)
         self.state = state
         self.theme = theme
         self.themes = themes
@@ -115,7 +117,7 @@ public final class DashboardSession {
             return
         }
         store.closeAfterReplacement()
-        store = reopened
+        operations = Operations(store: reopened, operatorName: operatorName)
         // Another store may hold other bodies under the same UUIDs.
         consentBadges = ConsentBadgeIndex()
         storeIdentity = now
@@ -204,7 +206,7 @@ public final class DashboardSession {
                 return [.consentLoaded(try ConsentWithdrawal.load(store: store, includeHandled: true))]
             case .markConsentHandled(let uuid, let reason):
                 do {
-                    let entry = try Operations(store: store, operatorName: operatorName).markConsentHandled(uuid, reason: reason, now: clock())
+                    let entry = try operations.markConsentHandled(uuid, reason: reason, now: clock())
                     return [.consentHandled(message: SafeText.sanitize("consent withdrawal \(uuid) marked handled by \(entry.operatorName) "
                                                 + "(audit #\(entry.id)); \(entry.detail ?? "")"), failed: false)]
                 } catch let error as OperationError {
@@ -261,7 +263,7 @@ public final class DashboardSession {
                     }
                 }
             case .linkUser(let otid, let userId, let force, let atApple):
-                let linked = try Operations(store: store, operatorName: operatorName).link(userId: userId, to: otid, force: force, now: clock())
+                let linked = try operations.link(userId: userId, to: otid, force: force, now: clock())
                 let local = "linked \(otid) to user \(userId)" + (linked.previousUser.map { " (was \($0))" } ?? "")
                 guard atApple else { return [.appleAnswered(originalTransactionId: otid, message: local, failed: false)] }
                 return withRevalidator({ _ in
@@ -321,7 +323,7 @@ public final class DashboardSession {
                 // would judge it as of the last tick, before it existed, and not show it in force.
                 let now = clock()
                 let result = try applyOverride(request, now: now)
-                let inForce = try Operations(store: store, operatorName: operatorName).inForce(request.originalTransactionId, now: now)
+                let inForce = try operations.inForce(request.originalTransactionId, now: now)
                 return [.tick(now: now), .overrideApplied(request, result, inForce: inForce)]
             }
         } catch {
@@ -366,7 +368,6 @@ public final class DashboardSession {
     }
 
     func applyOverride(_ request: OverrideRequest, now: Millis) throws -> Override {
-        let operations = Operations(store: store, operatorName: operatorName)
         switch request.kind {
         case .grant(let until):
             return try operations.grant(request.originalTransactionId, until: until, reason: request.reason, now: now)
@@ -383,7 +384,6 @@ public final class DashboardSession {
     func loadAudit(_ filter: String) throws -> [AuditEntry] {
         let text = filter.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { return try store.audit(limit: AuditState.limit).reversed() }
-        let operations = Operations(store: store, operatorName: operatorName)
         // A failed revalidation is logged under the id as typed, which may name no subscription.
         let targets = ((try? operations.subscriptionIds(text)) ?? []) + [text]
         var entries = try store.audit(targets: targets, limit: AuditState.limit)

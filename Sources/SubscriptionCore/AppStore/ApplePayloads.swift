@@ -15,7 +15,7 @@ public enum ApplePayloads {
 
     /// The `signedPayload` of a stored V2 body.
     static func signedPayload(body: Data) -> String? {
-        if let jws = Intake.signedPayloadFastPath(body) { return jws }
+        if let jws = JWSBytes.signedPayloadFastPath(body) { return jws }
         return (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["signedPayload"] as? String
     }
 

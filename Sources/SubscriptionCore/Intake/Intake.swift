@@ -1,19 +1,5 @@
 import Foundation
 
-/// Turns a verified JWS into its parsed payload; `SignedDataVerifier` is the real one.
-public protocol SignedPayloadVerifier {
-    func verifiedPayload(_ compactJWS: String, field: String) throws -> [String: Any]
-    /// The parsed payload and, when the verifier has them, the decoded pieces of the JWS,
-    /// so storing the body compactly need not decode it again.
-    func verifiedPieces(_ compactJWS: String, field: String) throws -> (object: [String: Any], pieces: JWSPieces?)
-}
-
-extension SignedPayloadVerifier {
-    public func verifiedPieces(_ compactJWS: String, field: String) throws -> (object: [String: Any], pieces: JWSPieces?) {
-        (try verifiedPayload(compactJWS, field: field), nil)
-    }
-}
-
 /// What became of one body.
 public enum IntakeOutcome: Equatable, Sendable {
     case stored(NotificationEvent)
@@ -165,7 +151,7 @@ public final class Intake {
     private func sameSignedPayload(_ decoded: Decoded) throws -> Bool {
         guard let jws = decoded.signedPayload,
               let stored = try store.notification(uuid: decoded.event.notificationUUID) else { return false }
-        let storedJWS = Intake.signedPayloadFastPath(stored.body)
+        let storedJWS = JWSBytes.signedPayloadFastPath(stored.body)
             ?? (try? JSONFields(data: stored.body, path: "body").string("signedPayload")) ?? nil
         return storedJWS == jws
     }
@@ -222,7 +208,7 @@ public final class Intake {
 
     func decode(_ body: Data, digest: String) throws -> Decoded {
         if body.isEmpty { throw Rejection(reason: "body: empty") }
-        if let jws = Intake.signedPayloadFastPath(body) {
+        if let jws = JWSBytes.signedPayloadFastPath(body) {
             return try decodeV2(jws: jws, digest: digest, keepPieces: true)
         }
         let json = try JSONFields(data: body, path: "body")
@@ -235,37 +221,6 @@ public final class Intake {
         throw Rejection(reason: "body: neither a V2 notification (signedPayload) nor a V1 notification (notification_type)")
     }
 
-    /// The JWS of a body that is exactly `{"signedPayload":"<base64url and dots>"}` (as Apple
-    /// sends it), found without a JSON parser; nil sends the body down the general path.
-    static func signedPayloadFastPath(_ body: Data) -> String? {
-        let prefix = Array(CompactBody.signedPayloadPrefix.utf8)
-        return body.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> String? in
-            let b = raw.bindMemory(to: UInt8.self)
-            var end = b.count
-            while end > 0, b[end - 1] == 10 || b[end - 1] == 13 || b[end - 1] == 32 { end -= 1 }
-            guard end > prefix.count + 2, b[end - 1] == UInt8(ascii: "}"), b[end - 2] == UInt8(ascii: "\""),
-                  prefix.indices.allSatisfy({ b[$0] == prefix[$0] }) else { return nil }
-            let range = prefix.count..<(end - 2)
-            let jws = UnsafeBufferPointer(rebasing: b[range])
-            guard Intake.isBase64URLOrDots(jws) else { return nil }
-            return String(decoding: jws, as: UTF8.self)
-        }
-    }
-
-    /// Whether every byte is a base64url character or a dot.
-    static func isBase64URLOrDots(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        base64URLOrDot.withUnsafeBufferPointer { table in
-            var bad: UInt8 = 0
-            for b in bytes { bad |= table[Int(b)] }
-            return bad == 0
-        }
-    }
-
-    /// 0 for base64url characters and `.`, 1 for anything else.
-    static let base64URLOrDot: [UInt8] = (0..<256).map { c in
-        (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95 || c == 46 ? 0 : 1
-    }
-
     /// - Parameter keepPieces: the body is exactly `{"signedPayload":"<jws>"}` (give or take
     ///   trailing white space), so the verified pieces can build its compact form.
     private func decodeV2(jws: String, digest: String, keepPieces: Bool) throws -> Decoded {
@@ -273,9 +228,9 @@ public final class Intake {
         if let uuid = try store.notificationUUID(bodySHA256: digest), let event = try store.notificationEvent(uuid: uuid) {
             return Decoded(event: event, transactions: [], renewals: [], isDuplicate: true)
         }
-        let verified = try verifier.verifiedPieces(jws, field: "signedPayload")
-        let payload = try NotificationPayloadV2(json: JSONFields(dictionary: verified.object, path: "signedPayload"))
         let field = "signedPayload"
+        let verified = try verifier.verifyNotification(jws, field: field)
+        let payload = verified.decoded
         // App facts are checked in whichever object carries them (data, summary,
         // externalPurchaseToken, appData). A validly signed payload in a shape newer than this
         // subdesk carries none that it knows: it is Apple's, so it is kept, not refused.
@@ -296,34 +251,27 @@ public final class Intake {
         let context = SignedRecordChecks.Context(environment: payload.environment, owner: "the notification's")
         var nested: [(text: String, pieces: JWSPieces)] = []
         if let signed = payload.data?.signedTransactionInfo {
-            var checked = try checks.transactionAndPieces(signed, field: "signedTransactionInfo", in: context)
-            checked.record.notificationSignedDate = payload.signedDate
-            checked.record.sourceNotificationUUID = payload.notificationUUID
-            // The transactions table has no columns for these fields: the version keeps its
-            // payload, and loading reads them from it.
-            if checked.record.needsPayloadKept { checked.record.payload = checked.pieces?.payload ?? ApplePayloads.payload(ofJWS: signed) }
-            transactions.append(checked.record)
-            if let p = checked.pieces { nested.append((signed, p)) }
+            let checked = try checks.verifiedTransaction(signed, field: "signedTransactionInfo", in: context)
+            transactions.append(checked.carried(by: payload))
+            nested.append((signed, checked.jws.pieces))
         }
         if let signed = payload.data?.signedRenewalInfo {
             let expected = transactions.first.map { (id: $0.originalTransactionId, source: "signedTransactionInfo") }
-            var checked = try checks.renewalAndPieces(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected)
-            checked.record.notificationSignedDate = payload.signedDate
-            checked.record.sourceNotificationUUID = payload.notificationUUID
-            if checked.record.needsPayloadKept { checked.record.payload = checked.pieces?.payload ?? ApplePayloads.payload(ofJWS: signed) }
-            renewals.append(checked.record)
-            if let p = checked.pieces { nested.append((signed, p)) }
+            let checked = try checks.verifiedRenewal(signed, field: "signedRenewalInfo", in: context, expectedOriginal: expected)
+            renewals.append(checked.carried(by: payload))
+            nested.append((signed, checked.jws.pieces))
         }
         // RESCIND_CONSENT names the app transaction (the app's download), verified like any JWS;
         // the subscription it concerns is the one a stored transaction with that id belongs to.
         var concerned: String?
         var feedDetail = Intake.feedDetail(payload)
         if let signed = payload.appData?.signedAppTransactionInfo {
-            let app = try checks.appTransactionAndPieces(signed, field: "signedAppTransactionInfo", in: context)
-            if let p = app.pieces { nested.append((signed, p)) }
-            if let id = app.appTransaction.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
+            let checked = try checks.verifiedAppTransaction(signed, field: "signedAppTransactionInfo", in: context)
+            nested.append((signed, checked.jws.pieces))
+            let app = checked.decoded
+            if let id = app.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
             if payload.notificationType == .rescindConsent {
-                feedDetail = ConsentWithdrawal.badge + " · app transaction \(app.appTransaction.appTransactionId ?? "?")"
+                feedDetail = ConsentWithdrawal.badge + " · app transaction \(app.appTransactionId ?? "?")"
                     + (concerned == nil ? " (no stored purchase)" : "")
             }
         }
@@ -334,7 +282,7 @@ public final class Intake {
             originalTransactionId: t?.originalTransactionId ?? renewals.first?.originalTransactionId ?? concerned,
             transactionId: t?.transactionId, productId: t?.productId ?? payload.summary?.productId,
             environment: payload.environment?.rawValue)
-        let pieces = keepPieces ? verified.pieces.map { NotificationPieces(outer: $0, nested: nested) } : nil
+        let pieces = keepPieces ? NotificationPieces(outer: verified.jws.pieces, nested: nested) : nil
         return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces,
                        signedPayload: jws, feedDetail: feedDetail)
     }

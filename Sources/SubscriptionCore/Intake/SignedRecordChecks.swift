@@ -17,31 +17,29 @@ struct SignedRecordChecks {
     /// A transaction from an API response: no stored notification carries it, so its signed
     /// payload is kept with it.
     func transaction(_ jws: String, field: String, in context: Context) throws -> TransactionRecord {
-        let checked = try transactionAndPieces(jws, field: field, in: context)
-        var t = checked.record
-        t.payload = checked.pieces?.payload ?? Base64URL.decode(String(jws.split(separator: ".").dropFirst().first ?? ""))
+        let checked = try verifiedTransaction(jws, field: field, in: context)
+        var t = checked.decoded
+        t.payload = checked.jws.payload
         return t
     }
 
-    /// The transaction, and the decoded pieces of its JWS when the verifier has them.
-    func transactionAndPieces(_ jws: String, field: String, in context: Context) throws
-        -> (record: TransactionRecord, pieces: JWSPieces?) {
-        let verified = try verifier.verifiedPieces(jws, field: field)
-        let t = try TransactionRecord(v2: JSONFields(dictionary: verified.object, path: field))
+    /// The transaction with its verified JWS.
+    func verifiedTransaction(_ jws: String, field: String, in context: Context) throws -> VerifiedTransaction {
+        let verified = try verifier.verifyTransaction(jws, field: field)
+        let t = verified.decoded
         if let p = policy.bundleProblem(t.bundleId, field: field) { throw Rejection(reason: p) }
         if let env = context.environment, t.environment != env {
             throw Rejection(reason: "\(field): environment \(t.environment) differs from \(context.owner) \(env)")
         }
-        return (t, verified.pieces)
+        return verified
     }
 
     /// An app transaction (`signedAppTransactionInfo`): verified like any JWS, then held
     /// to the policy as Apple's libraries hold one: its bundle id, its app Apple id (in
     /// Production) and its environment (`receiptType`), which must also be the container's.
-    func appTransactionAndPieces(_ jws: String, field: String, in context: Context) throws
-        -> (appTransaction: AppTransaction, pieces: JWSPieces?) {
-        let verified = try verifier.verifiedPieces(jws, field: field)
-        let app = try AppTransaction(json: JSONFields(dictionary: verified.object, path: field))
+    func verifiedAppTransaction(_ jws: String, field: String, in context: Context) throws -> VerifiedAppTransaction {
+        let verified = try verifier.verifyAppTransaction(jws, field: field)
+        let app = verified.decoded
         if let p = policy.bundleProblem(app.bundleId, field: field) { throw Rejection(reason: p) }
         if let receiptType = app.environment {
             if let env = context.environment, receiptType != env {
@@ -50,30 +48,59 @@ struct SignedRecordChecks {
             if let p = policy.environmentProblem(receiptType, field: "\(field) receiptType") { throw Rejection(reason: p) }
             if let p = policy.appAppleIdProblem(app.appAppleId, environment: receiptType, field: field) { throw Rejection(reason: p) }
         }
-        return (app, verified.pieces)
+        return verified
     }
 
     /// - Parameter expectedOriginal: the originalTransactionId the renewal info must belong
     ///   to, and the field that named it.
     func renewal(_ jws: String, field: String, in context: Context,
                  expectedOriginal: (id: String, source: String)?) throws -> RenewalRecord {
-        let checked = try renewalAndPieces(jws, field: field, in: context, expectedOriginal: expectedOriginal)
-        var r = checked.record
-        r.payload = checked.pieces?.payload ?? Base64URL.decode(String(jws.split(separator: ".").dropFirst().first ?? ""))
+        let checked = try verifiedRenewal(jws, field: field, in: context, expectedOriginal: expectedOriginal)
+        var r = checked.decoded
+        r.payload = checked.jws.payload
         return r
     }
 
-    /// The renewal info, and the decoded pieces of its JWS when the verifier has them.
-    func renewalAndPieces(_ jws: String, field: String, in context: Context,
-                          expectedOriginal: (id: String, source: String)?) throws -> (record: RenewalRecord, pieces: JWSPieces?) {
-        let verified = try verifier.verifiedPieces(jws, field: field)
-        let r = try RenewalRecord(v2: JSONFields(dictionary: verified.object, path: field))
+    /// The renewal info with its verified JWS.
+    func verifiedRenewal(_ jws: String, field: String, in context: Context,
+                         expectedOriginal: (id: String, source: String)?) throws -> VerifiedRenewalInfo {
+        let verified = try verifier.verifyRenewalInfo(jws, field: field)
+        let r = verified.decoded
         if let expected = expectedOriginal, r.originalTransactionId != expected.id {
             throw Rejection(reason: "\(field): originalTransactionId \(r.originalTransactionId) differs from \(expected.source)'s \(expected.id)")
         }
         if let env = context.environment, r.environment != env {
             throw Rejection(reason: "\(field): environment \(r.environment) differs from \(context.owner) \(env)")
         }
-        return (r, verified.pieces)
+        return verified
+    }
+}
+
+extension VerifiedJWS {
+    /// What compact storage of the body needs of this JWS, decoded once during verification.
+    var pieces: JWSPieces { JWSPieces(header: headerSegment, payload: payload, signature: signature) }
+}
+
+/// A record a notification carries as a nested JWS: a transaction or renewal info.
+protocol NotificationCarriedRecord {
+    var notificationSignedDate: Millis? { get set }
+    var sourceNotificationUUID: String? { get set }
+    var payload: Data? { get set }
+    /// Whether the version holds fields its table has no columns for.
+    var needsPayloadKept: Bool { get }
+}
+
+extension TransactionRecord: NotificationCarriedRecord {}
+extension RenewalRecord: NotificationCarriedRecord {}
+
+extension Verified where Decoded: NotificationCarriedRecord {
+    /// The record stamped with the notification that carried it. A version with fields its
+    /// table has no columns for keeps its payload, and loading reads them from it.
+    func carried(by notification: NotificationPayloadV2) -> Decoded {
+        var record = decoded
+        record.notificationSignedDate = notification.signedDate
+        record.sourceNotificationUUID = notification.notificationUUID
+        if record.needsPayloadKept { record.payload = jws.payload }
+        return record
     }
 }

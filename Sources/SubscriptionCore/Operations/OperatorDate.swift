@@ -11,7 +11,7 @@ public enum OperatorDate {
     public static func parse(_ text: String, now: Millis, zone: TimeZone = TimeZone(identifier: "UTC")!) -> Millis? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("+") || trimmed.hasPrefix("-") {
-            return Scenario.parseOffset(trimmed).map { now + $0 }
+            return DateText.parseOffset(trimmed).map { now + $0 }
         }
         return DateText.parse(trimmed, zone: zone)
     }

@@ -170,8 +170,8 @@ final class AppStoreLookup: @unchecked Sendable {
         guard let answer = try api.appTransactionInfo(id: id) else { return nil }
         return try refusingOnFault {
             let context = SignedRecordChecks.Context(environment: answer.environment, owner: "the app transaction endpoint's")
-            return try checks.appTransactionAndPieces(answer.signed, field: "app transaction info signedAppTransactionInfo",
-                                                      in: context).appTransaction
+            return try checks.verifiedAppTransaction(answer.signed, field: "app transaction info signedAppTransactionInfo",
+                                                     in: context).decoded
         }
     }
 

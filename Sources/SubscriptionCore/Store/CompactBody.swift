@@ -268,7 +268,7 @@ enum CompactBody {
     private static func jwsStringValues(in json: [UInt8]) -> [Range<Int>] {
         var result: [Range<Int>] = []
         json.withUnsafeBufferPointer { j in
-            Intake.base64URLOrDot.withUnsafeBufferPointer { table in
+            JWSBytes.base64URLOrDot.withUnsafeBufferPointer { table in
                 var i = 0
                 while i < j.count {
                     guard j[i] == UInt8(ascii: "\"") else { i += 1; continue }

@@ -17,6 +17,17 @@ public struct StoredNotification: Equatable, Sendable {
     public var source: String?
     /// The ownership of the notification's transaction (PURCHASED, FAMILY_SHARED), for counting apart.
     public var ownership: String? = nil
+
+    /// Package-wide for the store generator, which stores notifications without intake.
+    package init(event: NotificationEvent, receivedDate: Millis, bodySHA256: String, body: Data, source: String?,
+                 ownership: String? = nil) {
+        self.event = event
+        self.receivedDate = receivedDate
+        self.bodySHA256 = bodySHA256
+        self.body = body
+        self.source = source
+        self.ownership = ownership
+    }
 }
 
 /// A rejected body, kept with the reason it was refused.

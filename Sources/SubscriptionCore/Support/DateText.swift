@@ -64,4 +64,29 @@ public enum DateText {
         if hours > 0 { return "\(hours)h \(mins)m" }
         return "\(mins)m"
     }
+
+    /// `-30d`, `+6d12h`, `45m`, `0`: a signed duration in days, hours and minutes.
+    package static func parseOffset(_ text: String) -> Millis? {
+        var s = Substring(text.trimmingCharacters(in: .whitespaces))
+        var sign: Millis = 1
+        if s.first == "-" { sign = -1; s = s.dropFirst() } else if s.first == "+" { s = s.dropFirst() }
+        if s == "0" { return 0 }
+        var total: Millis = 0
+        var number = ""
+        var sawUnit = false
+        for c in s {
+            if c.isNumber { number.append(c); continue }
+            guard let n = Millis(number) else { return nil }
+            switch c {
+            case "d": total += n * 86_400_000
+            case "h": total += n * 3_600_000
+            case "m": total += n * 60_000
+            default: return nil
+            }
+            number = ""
+            sawUnit = true
+        }
+        guard number.isEmpty, sawUnit else { return nil }
+        return sign * total
+    }
 }

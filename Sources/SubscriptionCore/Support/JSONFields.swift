@@ -48,7 +48,7 @@ public struct JSONFields {
         return 0
     }
 
-    func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    package func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     public func has(_ key: String) -> Bool {
         guard let v = dictionary[key] else { return false }

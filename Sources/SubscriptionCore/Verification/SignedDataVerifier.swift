@@ -14,8 +14,9 @@ public struct JWSHeader: Equatable, Sendable {
 public struct VerifiedJWS: @unchecked Sendable {
     /// The decoded payload: JSON bytes exactly as signed.
     public let payload: Data
-    /// The payload parsed once, here, so callers need not parse it again.
-    public let payloadObject: [String: Any]
+    /// The payload parsed once, here, so decoding it into its model (`Verified`) need not
+    /// parse it again.
+    let payloadObject: [String: Any]
     public let header: JWSHeader
     /// The payload's `signedDate`; the chain was checked at this instant.
     public let signedDate: Date?
@@ -137,7 +138,9 @@ public final class SignedDataVerifier: @unchecked Sendable {
         headers.removeAll()
     }
 
-    /// Verifies a compact JWS and returns its payload.
+    /// Verifies a compact JWS and returns its payload; `verifyNotification`,
+    /// `verifyTransaction`, `verifyRenewalInfo` and `verifyAppTransaction` (`Verified.swift`)
+    /// also decode it.
     ///
     /// - Parameter field: where the JWS came from (`signedPayload`,
     ///   `signedTransactionInfo`, …); every error names it.

@@ -1,4 +1,5 @@
 import Foundation
+import SubscriptionCore
 
 /// A subscription lifecycle written as data (`sample-data/scenarios/*.json`): the
 /// notifications Apple would send, at times relative to an anchor, and the state
@@ -121,7 +122,7 @@ public struct Scenario: Sendable {
 
     private static func offset(_ j: JSONFields, _ key: String) throws -> Millis? {
         guard let text = try j.string(key) else { return nil }
-        guard let v = parseOffset(text) else {
+        guard let v = DateText.parseOffset(text) else {
             throw DecodingFault(path: j.fieldPath(key), problem: "expected an offset like -30d, +6d12h or 45m, found \(text)")
         }
         return v
@@ -132,30 +133,5 @@ public struct Scenario: Sendable {
         guard j.dictionary.keys.contains(key) else { return nil }
         if !j.has(key) { return .some(nil) }
         return .some(try offset(j, key))
-    }
-
-    /// `-30d`, `+6d12h`, `45m`, `0`: a signed duration in days, hours and minutes.
-    public static func parseOffset(_ text: String) -> Millis? {
-        var s = Substring(text.trimmingCharacters(in: .whitespaces))
-        var sign: Millis = 1
-        if s.first == "-" { sign = -1; s = s.dropFirst() } else if s.first == "+" { s = s.dropFirst() }
-        if s == "0" { return 0 }
-        var total: Millis = 0
-        var number = ""
-        var sawUnit = false
-        for c in s {
-            if c.isNumber { number.append(c); continue }
-            guard let n = Millis(number) else { return nil }
-            switch c {
-            case "d": total += n * 86_400_000
-            case "h": total += n * 3_600_000
-            case "m": total += n * 60_000
-            default: return nil
-            }
-            number = ""
-            sawUnit = true
-        }
-        guard number.isEmpty, sawUnit else { return nil }
-        return sign * total
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SubscriptionCore
 
 /// The project's `sample-data/` folder: scenarios and the TEST ONLY demo CA.
 public struct SampleData {

@@ -1,4 +1,5 @@
 import Foundation
+import SubscriptionCore
 
 /// Builds a large, realistic store directly through the Store API, for benchmarks and
 /// load tests: about ten transactions per subscription, every status, about 5%

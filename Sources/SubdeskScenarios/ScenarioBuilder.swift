@@ -1,4 +1,5 @@
 import Foundation
+import SubscriptionCore
 
 /// Turns a `Scenario` into the signed V2 notification bodies Apple would have sent.
 public struct ScenarioBuilder {

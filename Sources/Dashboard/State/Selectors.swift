@@ -1,0 +1,83 @@
+import SubscriptionCore
+import TerminalUI
+
+/// What the reducer and the views both work out from the state: the range the daily screen
+/// asks for and the days it shows, the quarantined body's and the timeline's lines, the
+/// status filters and the override's question. Kept here so neither calls into the other.
+enum Selectors {
+    // MARK: - Daily counts
+
+    /// The range, zone, segment and period the daily screen shows, as the request that loads it.
+    static func dailyRequest(_ state: DashboardState) -> DailyRequest {
+        let zone = state.time.zone
+        let today = DailyCountsReport.today(in: zone, now: state.now)
+        let to = DailyCountsReport.day(today, plus: -state.daily.endOffset, in: zone)
+        let from: String
+        switch state.daily.period {
+        case .day: from = DailyCountsReport.day(to, plus: -(state.daily.rangeDays - 1), in: zone)
+        // Twelve weeks, the first from its Monday; twelve months, the first from its first day.
+        case .week: from = DailyCountsReport.day(to, plus: -(11 * 7 + DailyCountsReport.weekday(to, in: zone)), in: zone)
+        case .month: from = DailyCountsReport.monthStart(to, monthsBack: 11)
+        }
+        return DailyRequest(from: from, to: to, zone: zone, segment: state.daily.segment, period: state.daily.period,
+                            filter: state.daily.filter)
+    }
+
+    /// The days whose columns are on screen: those that fit, `dayOffset` days back from the last.
+    static func visibleDays(_ daily: DailyState, width: Int) -> ArraySlice<DayCounts> {
+        let fit = Layout.DailyColumns.fitting(width: width)
+        let end = max(0, daily.days.count - min(daily.dayOffset, max(0, daily.days.count - fit)))
+        return daily.days[max(0, end - fit)..<end]
+    }
+
+    /// How many of the range's days are off screen, `h`/`l` bring them in.
+    static func hiddenDays(_ daily: DailyState, width: Int) -> Int {
+        max(0, daily.days.count - Layout.DailyColumns.fitting(width: width))
+    }
+
+    // MARK: - Subscribers
+
+    /// The statuses digits 1–5 pick, in order; Tab cycles through them and then all.
+    static let statusOrder: [SubscriptionStatus] = [.active, .gracePeriod, .billingRetry, .expired, .revoked]
+
+    // MARK: - Detail
+
+    /// Where each timeline entry starts in screen lines (expanded lines included), and the total.
+    static func timelineLines(_ detail: DetailState) -> (starts: [Int], total: Int) {
+        var starts: [Int] = []
+        var line = 0
+        for event in detail.timeline {
+            starts.append(line)
+            line += 1 + (detail.expanded[DetailState.entryKey(event)]?.count ?? 0)
+        }
+        return (starts, line)
+    }
+
+    // MARK: - Quarantine
+
+    /// The body's lines cut to the screen's width, since a body may be one 13 000-character line.
+    /// The reason, which can be long, comes first, wrapped at words.
+    static func wrappedBody(_ state: DashboardState) -> [String] {
+        let width = max(1, state.width - 2)
+        let reason = state.quarantine.openEntry.map { TextWidth.wrap("reason: " + SafeText.sanitize($0.reason), toWidth: width) } ?? []
+        return reason + [""] + state.quarantine.bodyLines.flatMap { TextLayout.hardWrap($0, width: width) }
+    }
+
+    // MARK: - Override dialog
+
+    /// The y/n question: what will happen, to whom, until when, in words.
+    static func confirmationQuestion(_ request: OverrideRequest, _ state: DashboardState) -> String {
+        let time = state.time
+        let id = request.originalTransactionId
+        switch request.kind {
+        case .grant(let until):
+            return "Grant entitlement to \(id) until \(time.minute(until)) \(time.label)? y/n"
+        case .revoke(let until):
+            let end = until.map { "until \(time.minute($0)) \(time.label)" } ?? "until lifted"
+            return "Revoke entitlement from \(id) \(end)? y/n"
+        case .lift(let number):
+            let kind = state.detail?.content?.report.overrides.first { $0.id == number }.map { " (\($0.kind.rawValue))" } ?? ""
+            return "Lift override #\(number)\(kind) from \(id)? y/n"
+        }
+    }
+}
