@@ -126,7 +126,8 @@ enum CohortsCommand {
             lines.append("no cohort in this range")
             return lines
         }
-        let labelWidth = max(8, r.rows.map { $0.label.count + ($0.value.map { $0.count + 1 } ?? 0) }.max() ?? 8)
+        let cameBack = "  came back"
+        let labelWidth = max(cameBack.count, r.rows.map { $0.label.count + ($0.value.map { $0.count + 1 } ?? 0) }.max() ?? 0)
         let widths = [labelWidth, 6] + r.columns.map { _ in 7 }
         lines.append(ListCommands.pad([r.period == .month ? "COHORT" : "WEEK", "SIZE"] + r.columns, widths))
         for row in r.rows {
@@ -142,7 +143,7 @@ enum CohortsCommand {
             }
             lines.append(ListCommands.pad([label, String(row.size)] + cells, widths).replacingOccurrences(of: "  +$", with: "", options: .regularExpression))
             if r.metric == .retention, row.cells.contains(where: { ($0?.reactivated ?? 0) > 0 }) {
-                lines.append(ListCommands.pad(["  came back", ""] + row.cells.map { $0.map { $0.reactivated > 0 ? "+\($0.reactivated)" : "" } ?? "" }, widths))
+                lines.append(ListCommands.pad([cameBack, ""] + row.cells.map { $0.map { $0.reactivated > 0 ? "+\($0.reactivated)" : "" } ?? "" }, widths))
             }
         }
         lines.append("~ the cohort's newest members have not reached this column yet")
