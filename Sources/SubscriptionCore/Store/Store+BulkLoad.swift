@@ -12,10 +12,7 @@ extension Store {
     /// ends in a checkpoint: pages the next batch changes again are copied each time, and
     /// both files are synced each time. The WAL grows to `pages` × 4 KB meanwhile, and the
     /// last connection to close checkpoints what is left.
-    public func checkpointEvery(pages: Int) throws {
-        guard dialect == .sqlite else { return }
-        try db.execute("PRAGMA wal_autocheckpoint = \(max(1, pages))")
-    }
+    public func checkpointEvery(pages: Int) throws { try db.checkpointEvery(pages: pages) }
 
     /// Trades durability for speed while bulk-loading a store that can be rebuilt.
     ///
@@ -24,13 +21,10 @@ extension Store {
     /// sorts them in a single pass, where keeping it up to date sends every insert to a
     /// random page of it.
     public func setBulkLoading(_ on: Bool) throws {
-        guard dialect == .sqlite else { return }
+        guard let bulk = db.bulkLoad else { return }
         if on {
-            // No journal and a large page cache: each page is written once, at the end.
-            try db.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -524288")
-            let indexes = try db.rows("""
-                SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%'
-                """) { (name: $0.string(0), sql: $0.string(1)) }
+            try db.execute(bulk.start)
+            let indexes = try db.rows(bulk.setAsideIndexes) { (name: $0.string(0), sql: $0.string(1)) }
             try write { for index in indexes { try db.execute("DROP INDEX \"\(index.name)\"") } }
             suspendedIndexes += indexes
         } else {
@@ -39,7 +33,7 @@ extension Store {
             suspendedIndexes.removeAll()
             // The search index takes in the loaded subscriptions at once, as the indexes did.
             try refreshSearchIndex()
-            try db.execute("PRAGMA cache_size = -2000; PRAGMA synchronous = NORMAL; PRAGMA journal_mode = WAL")
+            try db.execute(bulk.end)
         }
     }
 }

@@ -41,8 +41,7 @@ extension Store {
                 ON CONFLICT (status) DO UPDATE SET count = status_counts.count + excluded.count
                 """, [status, delta])
         }
-        // PostgreSQL answers each statement over the wire: many rows go in one statement.
-        let rowsPerStatement = dialect == .postgres ? 100 : 1
+        let rowsPerStatement = db.dialect.rowsPerInsert
         var start = 0
         while start < pending.count {
             let chunk = pending[start..<min(pending.count, start + rowsPerStatement)]

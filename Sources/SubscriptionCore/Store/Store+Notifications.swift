@@ -50,7 +50,7 @@ extension Store {
     /// in their batches at once and wait on one another. Outside a write only; SQLite
     /// needs none of this.
     public func registerHeaders(_ segments: [String]) throws {
-        guard dialect == .postgres, !db.isInTransaction else { return }
+        guard db.dialect.writersRunSideBySide, !db.isInTransaction else { return }
         validateHeaderCache()
         for segment in segments where headerIds[LongTextKey(text: segment)] == nil {
             try db.run("INSERT OR IGNORE INTO jws_headers (segment) VALUES (?)", [segment])

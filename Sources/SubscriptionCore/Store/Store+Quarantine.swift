@@ -125,7 +125,7 @@ extension Store {
     }
 
     func writeIntakeCount(_ key: IntakeCountKey, count: Int, last: Millis) throws {
-        let latest = dialect == .sqlite ? "max(intake_counts.last_ms, excluded.last_ms)" : "greatest(intake_counts.last_ms, excluded.last_ms)"
+        let latest = "\(db.dialect.greatest)(intake_counts.last_ms, excluded.last_ms)"
         try db.run("""
             INSERT INTO intake_counts (environment, type, outcome, reason, count, last_ms) VALUES (?,?,?,?,?,?)
             ON CONFLICT (environment, type, outcome, reason) DO UPDATE SET count = intake_counts.count + excluded.count, last_ms = \(latest)

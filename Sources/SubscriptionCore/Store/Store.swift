@@ -7,7 +7,9 @@ import Foundation
 /// same location for another thread or process. On SQLite, WAL mode lets readers run
 /// beside the single writer; on PostgreSQL, intake writers also run side by side
 /// (`write(touching:)`). Statements are written once, in SQLite's dialect, and
-/// `PostgresConnection` rewrites what PostgreSQL spells otherwise.
+/// `PostgresConnection` rewrites what PostgreSQL spells otherwise; what the engines do
+/// differently is asked of the connection (`SQLConnection`, `SQLDialect`), never
+/// branched on here (see README.md in this folder).
 public final class Store {
     let db: any SQLConnection
     public let path: String
@@ -230,10 +232,7 @@ public final class Store {
 
     // MARK: Schema
 
-    public var schemaVersion: Int {
-        if dialect == .postgres { return (try? db.first("SELECT version FROM schema_version") { $0.int(0) }) ?? 0 }
-        return (try? db.first("PRAGMA user_version") { $0.int(0) }) ?? 0
-    }
+    public var schemaVersion: Int { (try? db.schemaVersion()) ?? 0 }
 
     /// The engine the store lives in.
     public var dialect: SQLDialect { db.dialect }
@@ -292,20 +291,16 @@ public final class Store {
     /// be safe to run again: it reads what it decides on inside the write.
     @discardableResult
     public func write<T>(touching keys: [String], _ body: () throws -> T) throws -> T {
-        #if SUBDESK_NO_POSTGRES
-        return try write(body)
-        #else
-        guard let postgres = db as? PostgresConnection, !db.isInTransaction else { return try write(body) }
+        guard !db.isInTransaction else { return try write(body) }
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try transaction(start: { try postgres.beginWrite(touching: keys) }, body)
+                return try transaction(start: { try db.beginWrite(touching: keys) }, body)
             } catch let e as StoreError where e.isConflict && attempt < 5 && !deferringMetrics {
                 continue
             }
         }
-        #endif
     }
 
     /// Runs `body` so that its writes are undone alone if it throws, inside or outside a write.
@@ -324,14 +319,11 @@ public final class Store {
     /// restore), leaving the files SQLite keeps beside that path to the replacing store.
     /// The store cannot be used afterwards. Does nothing for PostgreSQL, which has no file.
     public func closeAfterReplacement() {
-        (db as? SQLiteConnection)?.closeAfterReplacement()
+        db.closeAfterReplacement()
     }
 
     /// Changes whenever another connection commits to this database.
     public func dataVersion() throws -> Int {
-        #if !SUBDESK_NO_POSTGRES
-        if let postgres = db as? PostgresConnection { return try postgres.changeVersion() }
-        #endif
-        return try db.first("PRAGMA data_version") { $0.int(0) } ?? 0
+        try db.changeVersion()
     }
 }
