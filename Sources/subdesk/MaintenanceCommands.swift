@@ -76,7 +76,7 @@ enum MaintenanceCommands {
                     add("test data", "fail", "this store is no demo store but holds notifications signed by the TEST ONLY demo CA "
                         + "(subdesk simulate or a test root was pointed at it); rebuild it from Apple's notifications")
                 }
-                if store.dialect == .sqlite {
+                if h.pagesChecked {
                     add("integrity", h.integrity == ["ok"] ? "ok" : "fail", h.integrity.prefix(5).joined(separator: "; "))
                 }
                 if h.schemaVersion > h.latestSchemaVersion {
@@ -87,18 +87,18 @@ enum MaintenanceCommands {
                 }
                 let guardProblems = try store.auditGuardProblems()
                 add("audit log", guardProblems.isEmpty ? "ok" : "fail", guardProblems.isEmpty
-                    ? "append-only (triggers in place)" + (store.dialect == .postgres ? ", their functions unchanged" : "")
+                    ? store.auditGuardsWhole
                     : guardProblems.joined(separator: "; ") + ": the audit log can be changed; "
                     + "it was tampered with outside subdesk: investigate, and restore the store from a backup")
-                let wal = h.walBytes ?? 0
-                if store.dialect == .postgres {
+                if let user = try store.databaseUser() {
                     let roles = try store.databaseRoles()
-                    add("engine", "ok", "PostgreSQL, as database user \(try store.databaseUser() ?? "?")"
+                    add("engine", "ok", "\(store.dialect.displayName), as database user \(user)"
                         + (roles.isEmpty ? "" : " (\(roles.joined(separator: ", ")))")
                         + (store.isReadOnly ? "; may not derive state" : ""))
                     writeLockChecks(store, add: add)
-                } else {
-                add("wal", wal > 256 << 20 ? "warn" : "ok", "\(wal / 1024) KiB" + (wal > 256 << 20 ? " (a long-running reader may be blocking checkpoints)" : ""))
+                }
+                if let wal = h.walBytes {
+                    add("wal", wal > 256 << 20 ? "warn" : "ok", "\(wal / 1024) KiB" + (wal > 256 << 20 ? " (a long-running reader may be blocking checkpoints)" : ""))
                 }
                 add("contents", "ok", "\(h.subscriptions) subscriptions, \(h.notifications) notifications")
                 add("quarantine", h.quarantined > 0 ? "warn" : "ok",

@@ -12,6 +12,7 @@ public enum RejectionClass: String, CaseIterable, Sendable {
     case other
 
     /// Words a reason contains, tried in this order: the first class with a match wins.
+    /// (`Migrations.rejectionClass` says the same in SQL.)
     /// Order matters: an oversized body's reason starts with `body:` like a malformed one's.
     static let markers: [(RejectionClass, [String])] = [
         (.oversized, ["-byte limit"]),
@@ -26,18 +27,5 @@ public enum RejectionClass: String, CaseIterable, Sendable {
         guard let reason else { return .other }
         for (kind, words) in markers where words.contains(where: { reason.contains($0) }) { return kind }
         return .other
-    }
-
-    /// The same classification in SQL over `column`, so a migration can count the
-    /// refusals logged before the counters existed exactly as intake counts new ones.
-    /// Case-sensitive, as Swift's `contains` is (SQLite's LIKE is not).
-    static func sqlCase(_ column: String, dialect: SQLDialect) -> String {
-        let find = dialect == .sqlite ? "instr" : "strpos"
-        var sql = "CASE"
-        for (kind, words) in markers {
-            let tests = words.map { "\(find)(\(column), '\($0.replacingOccurrences(of: "'", with: "''"))') > 0" }
-            sql += " WHEN " + tests.joined(separator: " OR ") + " THEN '\(kind.rawValue)'"
-        }
-        return sql + " ELSE 'other' END"
     }
 }

@@ -56,7 +56,7 @@ public enum OnCallMetrics {
         OnCallMetric(name: "subdesk_build_info", kind: .gauge,
                      help: "Always 1; the labels say which subdesk serves these metrics and the store engine it reads.",
                      unit: "", labels: ["version", "engine"]) { i in
-            [.init([("version", i.version), ("engine", i.reading.engine.rawValue)], 1)]
+            [.init([("version", i.version), ("engine", i.reading.engine.name)], 1)]
         },
         OnCallMetric(name: "subdesk_notifications_received_total", kind: .counter,
                      help: "Bodies intake answered, by environment, notification type, outcome (stored, duplicate, rejected) and, for rejections, the kind of refusal.",

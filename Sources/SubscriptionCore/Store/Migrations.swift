@@ -480,10 +480,22 @@ enum Migrations {
         """
         INSERT INTO intake_counts (environment, type, outcome, reason, count, last_ms)
             SELECT coalesce(environment, ''), coalesce(type, ''), result,
-                   CASE WHEN result = 'rejected' THEN \(RejectionClass.sqlCase("detail", dialect: dialect)) ELSE '' END,
+                   CASE WHEN result = 'rejected' THEN \(rejectionClass("detail", dialect: dialect)) ELSE '' END,
                    count(*), max(received_ms)
             FROM intake_log GROUP BY 1, 2, 3, 4;
         """
+    }
+
+    /// `RejectionClass.of(reason:)` in SQL over `column`, so a migration can count the
+    /// refusals logged before the counters existed exactly as intake counts new ones.
+    /// Case-sensitive, as Swift's `contains` is (SQLite's LIKE is not).
+    static func rejectionClass(_ column: String, dialect: SQLDialect) -> String {
+        var sql = "CASE"
+        for (kind, words) in RejectionClass.markers {
+            let tests = words.map { "\(dialect.find)(\(column), '\($0.replacingOccurrences(of: "'", with: "''"))') > 0" }
+            sql += " WHEN " + tests.joined(separator: " OR ") + " THEN '\(kind.rawValue)'"
+        }
+        return sql + " ELSE 'other' END"
     }
 
     /// What search matches in, for a subscription `s` and its subscriber `b` (SQL names):
@@ -491,7 +503,7 @@ enum Migrations {
     /// text never matches across two fields. Two line ends close it, so every character
     /// of every field starts a trigram.
     static func searchText(_ s: String, _ b: String, dialect: SQLDialect = .sqlite) -> String {
-        let lineEnd = dialect == .sqlite ? "char(10)" : "chr(10)"
+        let lineEnd = dialect.lineFeed
         return """
         lower(\(s).original_transaction_id || \(lineEnd) || \(s).product_id
               || \(lineEnd) || COALESCE(\(b).user_id, '') || \(lineEnd) || COALESCE(\(b).app_account_token, '') || \(lineEnd) || \(lineEnd))

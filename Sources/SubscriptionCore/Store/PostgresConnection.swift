@@ -237,10 +237,31 @@ public struct PostgresLocation: Equatable, Sendable {
     }
 }
 
+extension StoreError {
+    /// A serialization failure, a deadlock, a lost connection, a server short of
+    /// resources or shutting down, or a lock not granted in time.
+    static func isTransient(sqlState state: String) -> Bool {
+        state == "40001" || state == "40P01" || state.hasPrefix("08") || state.hasPrefix("53")
+            || state == "57P01" || state == "57P03" || state == "55P03"
+    }
+}
+
+extension SQLDialect {
+    public static let postgres = SQLDialect(
+        name: "postgres", displayName: "PostgreSQL", find: "strpos", greatest: "greatest", lineFeed: "chr(10)",
+        // Repeatable read keeps one snapshot for the whole transaction.
+        beginRead: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        // Each statement is a round trip: many rows go in one.
+        rowsPerInsert: 100,
+        writersRunSideBySide: true, hasSearchIndex: false,
+        auditGuardsWhole: "append-only (triggers in place), their functions unchanged")
+}
+
 #if !SUBDESK_NO_POSTGRES
 /// A PostgreSQL connection through libpq, with the statements it has prepared. Statements
 /// arrive written for SQLite (`?` parameters, `INSERT OR IGNORE`, `IFNULL`) and are
-/// rewritten once each. Not thread-safe: one per thread.
+/// rewritten once each (`translate`). What the Store asks of it beyond statements is in
+/// PostgresConnection+Store.swift. Not thread-safe: one per thread.
 final class PostgresConnection: SQLConnection {
     var dialect: SQLDialect { .postgres }
 
@@ -441,7 +462,7 @@ final class PostgresConnection: SQLConnection {
         let count = PQntuples(result)
         var row: Int32 = 0
         while row < count {
-            guard try body(SQLRow(postgres: PostgresRow(result: result, row: row))) else { return }
+            guard try body(SQLRow(PostgresRow(result: result, row: row))) else { return }
             row += 1
         }
     }
@@ -460,7 +481,7 @@ final class PostgresConnection: SQLConnection {
                 defer { PQclear(result) }
                 let count = PQntuples(result)
                 if count == 0 { break }
-                for row in 0..<count { try body(SQLRow(postgres: PostgresRow(result: result, row: row))) }
+                for row in 0..<count { try body(SQLRow(PostgresRow(result: result, row: row))) }
             }
             try execute("CLOSE \(name)")
         }
@@ -549,7 +570,10 @@ final class PostgresConnection: SQLConnection {
     }
 
     /// Rewrites SQLite's dialect into PostgreSQL's: numbered parameters, `INSERT OR IGNORE`
-    /// as `ON CONFLICT DO NOTHING`, `IFNULL` as `COALESCE`. Quoted text is left alone.
+    /// as `ON CONFLICT DO NOTHING`, `IFNULL` as `COALESCE`, index hints dropped, empty
+    /// lists as empty arrays. Quoted text and comments are left alone. Shared statements
+    /// are written in SQLite's spelling on purpose (Store/README.md); every rewrite is
+    /// listed in `PostgresTranslationTests`.
     static func translate(_ sql: String) -> (text: String, parameters: Int) {
         var out = ""
         out.reserveCapacity(sql.utf8.count + 16)

@@ -19,17 +19,7 @@ extension Store {
     ]
 
     /// The columns of `table`, in order.
-    func columns(of table: String) throws -> [String] {
-        switch dialect {
-        case .sqlite:
-            return try db.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [table]) { $0.string(0) }
-        case .postgres:
-            return try db.rows("""
-                SELECT column_name FROM information_schema.columns
-                WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position
-                """, [table]) { $0.string(0) }
-        }
-    }
+    func columns(of table: String) throws -> [String] { try db.columns(of: table) }
 
     /// Whether the store holds anything a copy could overwrite or mix with.
     public func holdsData() throws -> Bool {
@@ -48,9 +38,7 @@ extension Store {
             throw StoreError(operation: "copy into \(path)", message: "it already holds data; copying would mix two stores", code: 0)
         }
         try write { try source.snapshot {
-            if dialect == .postgres {
-                for table in Store.copiedTables { try db.execute("ALTER TABLE \(table) DISABLE TRIGGER USER") }
-            }
+            try db.copyStarts(into: Store.copiedTables)
             for table in Store.copiedTables {
                 let theirs = Set(try source.columns(of: table))
                 let columns = try columns(of: table).filter { theirs.contains($0) }
@@ -84,21 +72,7 @@ extension Store {
                 if pending > 0 { try db.run(insert(pending), values) }
                 progress(CopyProgress(table: table, rows: rows, tableDone: true))
             }
-            if dialect == .postgres {
-                for table in Store.copiedTables { try db.execute("ALTER TABLE \(table) ENABLE TRIGGER USER") }
-                // Ids generated from now on continue after the copied ones.
-                try db.execute("""
-                    DO $$
-                    DECLARE t record;
-                    BEGIN
-                        FOR t IN SELECT table_name, column_name FROM information_schema.columns
-                                 WHERE table_schema = current_schema() AND is_identity = 'YES' LOOP
-                            EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT max(%I) FROM %I), 0) + 1, false)',
-                                           t.table_name, t.column_name, t.column_name, t.table_name);
-                        END LOOP;
-                    END $$
-                    """)
-            }
+            try db.copyEnded(into: Store.copiedTables)
         } }
     }
 

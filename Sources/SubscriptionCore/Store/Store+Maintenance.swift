@@ -1,9 +1,10 @@
-import CSQLite
 import Foundation
 
 /// Facts `subdesk doctor` reports about a store.
 public struct StoreHealth: Sendable {
     public var integrity: [String]
+    /// Whether `integrity` is subdesk's check of the store's pages, not left to a server.
+    public var pagesChecked: Bool
     public var schemaVersion: Int
     public var latestSchemaVersion: Int
     public var walBytes: Int64?
@@ -14,16 +15,15 @@ public struct StoreHealth: Sendable {
 }
 
 extension Store {
-    /// Runs SQLite's integrity check and gathers the store's vital signs.
+    /// Runs the engine's integrity check (SQLite's; a server checks its own pages) and
+    /// gathers the store's vital signs.
     public func health() throws -> StoreHealth {
-        if dialect == .postgres { return try postgresHealth() }
-        let integrity = try db.rows("PRAGMA integrity_check") { $0.string(0) }
-        func size(_ p: String) -> Int64? {
-            (try? FileManager.default.attributesOfItem(atPath: p)[.size] as? NSNumber)?.int64Value
-        }
-        return StoreHealth(integrity: integrity, schemaVersion: schemaVersion, latestSchemaVersion: Migrations.latestVersion,
-                           walBytes: size(path + "-wal"), fileBytes: size(path), subscriptions: try subscriptionCount(),
-                           notifications: try notificationCount(), quarantined: try quarantineCount())
+        let integrity = try db.integrityCheck()
+        let bytes = try db.storageBytes()
+        return StoreHealth(integrity: integrity ?? ["ok"], pagesChecked: integrity != nil, schemaVersion: schemaVersion,
+                           latestSchemaVersion: db.latestSchemaVersion, walBytes: bytes.wal, fileBytes: bytes.store,
+                           subscriptions: try subscriptionCount(), notifications: try notificationCount(),
+                           quarantined: try quarantineCount())
     }
 
     /// Marks the store as one `subdesk demo` built (test-CA data, replaceable by the next demo).
@@ -72,50 +72,18 @@ extension Store {
 
     /// The triggers that keep the audit log append-only and are not in the store (someone
     /// dropped them with another tool); empty when all are there.
-    public func missingAuditGuards() throws -> [String] {
-        if dialect == .postgres {
-            let present = Set(try db.rows("""
-                SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-                WHERE c.relname = 'audit_log' AND n.nspname = current_schema() AND t.tgenabled <> 'D' AND NOT t.tgisinternal
-                """) { $0.string(0) })
-            return PostgresSchema.auditGuards.filter { !present.contains($0) }
-        }
-        let present = Set(try db.rows("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'audit_log'") { $0.string(0) })
-        return Migrations.auditGuards.filter { !present.contains($0) }
-    }
+    public func missingAuditGuards() throws -> [String] { try db.missingAuditGuards() }
 
     /// What keeps the audit log from being append-only, one sentence each; empty when its
     /// guards are whole. On PostgreSQL that covers the trigger functions' bodies and owners.
-    public func auditGuardProblems() throws -> [String] {
-        if dialect == .postgres { return try postgresAuditGuardProblems() }
-        return try missingAuditGuards().map { "trigger \($0) is missing" }
-    }
+    public func auditGuardProblems() throws -> [String] { try db.auditGuardProblems() }
 
-    /// Copies the store to `destination` with SQLite's online backup: consistent, and
-    /// safe while other processes keep writing (it restarts its pass if they do).
-    public func backup(to destination: String) throws {
-        if dialect == .postgres { return try postgresBackup(to: destination) }
-        guard let db = db as? SQLiteConnection else { return }
-        try Store.createBackupFile(destination)
-        var target: OpaquePointer?
-        var rc = sqlite3_open_v2(destination, &target, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
-        defer { sqlite3_close_v2(target) }
-        guard rc == SQLITE_OK, let target else {
-            throw StoreError(operation: "backup to \(destination)", message: target.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open", code: rc)
-        }
-        guard let backup = sqlite3_backup_init(target, "main", db.handle, "main") else {
-            throw StoreError(operation: "backup to \(destination)", message: String(cString: sqlite3_errmsg(target)), code: sqlite3_errcode(target))
-        }
-        repeat {
-            rc = sqlite3_backup_step(backup, 256)
-            if rc == SQLITE_BUSY || rc == SQLITE_LOCKED { sqlite3_sleep(20) }
-        } while rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED
-        let finish = sqlite3_backup_finish(backup)
-        guard rc == SQLITE_DONE, finish == SQLITE_OK else {
-            try? FileManager.default.removeItem(atPath: destination)
-            throw StoreError(operation: "backup to \(destination)", message: String(cString: sqlite3_errmsg(target)), code: rc)
-        }
-    }
+    /// What was found in place when `auditGuardProblems` finds nothing, to say so.
+    public var auditGuardsWhole: String { db.dialect.auditGuardsWhole }
+
+    /// Copies the store to `destination`, consistent while other processes keep writing:
+    /// SQLite's online backup, or pg_dump of the store's schema in its custom format.
+    public func backup(to destination: String) throws { try db.backup(to: destination) }
 }
 
 extension Store {
@@ -139,39 +107,18 @@ extension Store {
     /// For one short-lived writer per request (CGI): every commit reaches the disk before
     /// it returns (so "stored" survives a power cut), and closing does not checkpoint the
     /// WAL (the next writer's automatic checkpoint does), keeping the answer fast.
-    public func configureForOneShotWrites() throws {
-        // A PostgreSQL commit is durable when it returns (synchronous_commit is the server's).
-        guard let db = db as? SQLiteConnection else { return }
-        try db.execute("PRAGMA synchronous = FULL")
-        _ = subdesk_sqlite_no_checkpoint_on_close(db.handle)
-    }
+    public func configureForOneShotWrites() throws { try db.configureForOneShotWrites() }
 
     /// Bounds the server's waits for a writer someone is waiting on (CGI, batch intake):
     /// a statement may run at most 20 s past the write lock's timeout, and a transaction
     /// left idle (a client stopped half-way) ends after 30 s, freeing its locks; unless the
     /// connection's settings (URI, PGOPTIONS, the role's) bound them already. SQLite has
     /// no server, and its writers wait only for the busy timeout.
-    public func boundServerWaitsForIntake() throws {
-        #if !SUBDESK_NO_POSTGRES
-        guard let c = db as? PostgresConnection else { return }
-        try c.boundServerWaits(statementMs: c.lockWaitMs + 20_000, idleInTransactionMs: 30_000)
-        #endif
-    }
+    public func boundServerWaitsForIntake() throws { try db.boundServerWaitsForIntake() }
 
-    /// Ends a one-shot writer's work. A process that opens the store while no other has it
-    /// open rebuilds the WAL index by reading the whole WAL, and knows nothing of what earlier
-    /// checkpoints copied, so with one process per request the WAL would only grow and every
-    /// request read all of it. Past `walLimitBytes` the WAL is copied into the database and
-    /// truncated; when another connection is busy that is left to a later request.
-    public func finishOneShotWrites(walLimitBytes: Int64 = 1 << 20) {
-        // stat(2), not FileManager's attributes: those also look up the owner's name,
-        // which costs a one-shot process the whole user database.
-        guard let db = db as? SQLiteConnection else { return }
-        var info = stat()
-        guard stat(path + "-wal", &info) == 0, Int64(info.st_size) > walLimitBytes else { return }
-        sqlite3_busy_timeout(db.handle, 0)
-        try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    }
+    /// Ends a one-shot writer's work: past `walLimitBytes`, SQLite's WAL is copied into
+    /// the database and truncated (see `SQLiteConnection.finishOneShotWrites`).
+    public func finishOneShotWrites(walLimitBytes: Int64 = 1 << 20) { db.finishOneShotWrites(walLimitBytes: walLimitBytes) }
 
     /// Stored size of V2 notification bodies against their size as received.
     public func bodyStatistics() throws -> (count: Int, storedBytes: Int64, jwsHeaders: Int, headerBytes: Int64) {

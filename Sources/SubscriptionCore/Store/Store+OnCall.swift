@@ -174,22 +174,11 @@ extension Store {
             """, [now - 86_400_000]) { $0.int(0) } ?? 0
         r.pendingExtensions = try db.first("SELECT count(*) FROM renewal_extensions WHERE outcome = 'pending'") { $0.int(0) } ?? 0
         r.schemaVersion = newerSchemaVersion ?? schemaVersion
-        r.binarySchemaVersion = dialect == .postgres ? PostgresSchema.version : Migrations.latestVersion
+        r.binarySchemaVersion = db.latestSchemaVersion
         r.pendingSegments = try db.first("""
             SELECT count(*) FROM (SELECT 1 FROM metric_segments_pending LIMIT \(OnCallReading.pendingCap)) AS capped
             """) { $0.int(0) } ?? 0
-        if dialect == .postgres {
-            r.storeBytes = try db.first("""
-                SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
-                JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'
-                """) { $0.int64(0) }
-        } else if path != ":memory:" {
-            func size(_ p: String) -> Int64? {
-                (try? FileManager.default.attributesOfItem(atPath: p)[.size] as? NSNumber)?.int64Value
-            }
-            r.storeBytes = size(path)
-            r.walBytes = size(path + "-wal") ?? 0
-        }
+        (r.storeBytes, r.walBytes) = try db.storageBytes()
         return r
     }
 }

@@ -121,10 +121,8 @@ extension Store {
     /// remembered for the text where it cannot go stale, as paging asks again.
     func textCondition(_ text: String, placeholder: String = "?") throws -> (sql: String, value: SQLBindable, testsEachRow: Bool) {
         let needle = Store.asciiLowercased(text)
-        if dialect == .postgres {
-            // No trigram index on PostgreSQL: the search text is tested on each row read.
-            return ("strpos(\(Migrations.searchText("s", "b", dialect: .postgres)), \(placeholder)) > 0", needle, true)
-        }
+        // Without a trigram index (PostgreSQL), the search text is tested on each row read.
+        guard db.dialect.hasSearchIndex else { return (containsCondition(placeholder), needle, true) }
         let plan: SearchPlan
         if try !refreshSearchIndex() {
             // An index behind the store answers wrongly, and a reader that cannot write
@@ -147,10 +145,15 @@ extension Store {
         case .trigrams(let query):
             return ("s.rowid IN (SELECT rowid FROM subscription_search WHERE subscription_search MATCH \(placeholder))", query, false)
         case .scan:
-            return ("instr(\(Migrations.searchText("s", "b")), \(placeholder)) > 0", needle, true)
+            return (containsCondition(placeholder), needle, true)
         case .nothing:
             return ("\(placeholder) IS NULL", needle, false)
         }
+    }
+
+    /// The condition that the search text of `s` and `b` holds the text `placeholder` binds.
+    func containsCondition(_ placeholder: String) -> String {
+        "\(db.dialect.find)(\(Migrations.searchText("s", "b", dialect: db.dialect)), \(placeholder)) > 0"
     }
 
     /// Counts what the index holds for `needle` (lower-cased) and picks the plan.
@@ -195,7 +198,7 @@ extension Store {
     /// in one write; false when some are pending and this connection cannot write.
     @discardableResult
     public func refreshSearchIndex() throws -> Bool {
-        guard dialect == .sqlite else { return true }
+        guard db.dialect.hasSearchIndex else { return true }
         guard try db.first("SELECT EXISTS (SELECT 1 FROM search_pending)", [], { $0.bool(0) }) == true else { return true }
         if isReadOnly { return false }
         try write {

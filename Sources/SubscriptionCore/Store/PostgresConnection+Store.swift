@@ -1,0 +1,223 @@
+#if !SUBDESK_NO_POSTGRES
+import Foundation
+
+/// What the Store asks of a PostgreSQL connection that it does its own way: a server that
+/// checks its own pages and keeps its own settings, writers side by side, users and roles.
+extension PostgresConnection {
+    func schemaVersion() throws -> Int { try first("SELECT version FROM schema_version") { $0.int(0) } ?? 0 }
+
+    var latestSchemaVersion: Int { PostgresSchema.version }
+
+    /// Nothing of the store lies beside a location on a server.
+    func closeAfterReplacement() {}
+
+    /// The schema's tables, indexes and TOAST included; the server's write-ahead log is
+    /// the cluster's, not the store's.
+    func storageBytes() throws -> (store: Int64?, wal: Int64?) {
+        let bytes = try first("""
+            SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+            JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'
+            """) { $0.int64(0) }
+        return (bytes, nil)
+    }
+
+    /// The server checks its own pages.
+    func integrityCheck() throws -> [String]? { nil }
+
+    func missingAuditGuards() throws -> [String] {
+        let present = Set(try rows("""
+            SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE c.relname = 'audit_log' AND n.nspname = current_schema() AND t.tgenabled <> 'D' AND NOT t.tgisinternal
+            """) { $0.string(0) })
+        return PostgresSchema.auditGuards.filter { !present.contains($0) }
+    }
+
+    /// What is wrong with the audit log's guards on PostgreSQL, each said as a sentence:
+    /// every trigger present, enabled, firing on what it should with no condition, calling
+    /// subdesk's function from this schema, whose body is still subdesk's and whose owner
+    /// is the audit log's. The owner can replace a function's body without touching the
+    /// trigger, so a trigger that exists proves nothing alone.
+    func auditGuardProblems() throws -> [String] {
+        struct Found { var enabled: String; var type: Int; var unconditional: Bool; var allColumns: Bool
+                       var function: String; var functionHere: Bool; var body: String; var functionOwner: String
+                       var tableOwner: String; var language: String }
+        var found: [String: Found] = [:]
+        try scan("""
+            SELECT t.tgname, t.tgenabled::text, t.tgtype::int, t.tgqual IS NULL, t.tgattr::text = '', p.proname::text,
+                   pn.nspname = current_schema(), p.prosrc, pg_get_userbyid(p.proowner)::text, pg_get_userbyid(c.relowner)::text,
+                   l.lanname::text
+            FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_namespace pn ON pn.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
+            WHERE c.relname = 'audit_log' AND n.nspname = current_schema() AND NOT t.tgisinternal
+            """) { row in
+            found[row.string(0)] = Found(enabled: row.string(1), type: row.int(2), unconditional: row.bool(3), allColumns: row.bool(4),
+                                         function: row.string(5), functionHere: row.bool(6), body: row.string(7),
+                                         functionOwner: row.string(8), tableOwner: row.string(9), language: row.string(10))
+            return true
+        }
+        func words(_ text: String) -> [Substring] { text.split(whereSeparator: { $0.isWhitespace }) }
+        var problems: [String] = []
+        var functionsSaid = Set<String>()
+        for expected in PostgresSchema.auditTriggers {
+            guard let t = found[expected.name] else {
+                problems.append("trigger \(expected.name) is missing")
+                continue
+            }
+            switch t.enabled {
+            case "O", "A": break
+            case "R": problems.append("trigger \(expected.name) fires only in replication (ENABLE REPLICA TRIGGER)")
+            default: problems.append("trigger \(expected.name) is disabled")
+            }
+            if t.type != expected.type { problems.append("trigger \(expected.name) fires on other events than subdesk's (tgtype \(t.type), not \(expected.type))") }
+            if !t.unconditional { problems.append("trigger \(expected.name) has a WHEN condition") }
+            if !t.allColumns { problems.append("trigger \(expected.name) fires only for some columns") }
+            guard t.function == expected.function && t.functionHere else {
+                problems.append("trigger \(expected.name) calls \(t.function)() \(t.functionHere ? "" : "of another schema ")instead of \(expected.function)()")
+                continue
+            }
+            guard functionsSaid.insert(t.function).inserted else { continue }
+            let body = PostgresSchema.auditFunctionBodies[expected.function] ?? ""
+            if t.language != "plpgsql" || words(t.body) != words(body) {
+                problems.append("function \(t.function)() is not subdesk's: its body was replaced (CREATE OR REPLACE FUNCTION)")
+            }
+            if t.functionOwner != t.tableOwner {
+                problems.append("function \(t.function)() belongs to \(t.functionOwner), not to the audit log's owner \(t.tableOwner)")
+            }
+        }
+        return problems
+    }
+
+    func columns(of table: String) throws -> [String] {
+        try rows("""
+            SELECT column_name FROM information_schema.columns
+            WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position
+            """, [table]) { $0.string(0) }
+    }
+
+    /// The tables' triggers are off while rows are copied in (they would open refund
+    /// requests again and stamp the audit log with the copying user), which needs the
+    /// tables' owner.
+    func copyStarts(into tables: [String]) throws {
+        for table in tables { try execute("ALTER TABLE \(table) DISABLE TRIGGER USER") }
+    }
+
+    func copyEnded(into tables: [String]) throws {
+        for table in tables { try execute("ALTER TABLE \(table) ENABLE TRIGGER USER") }
+        // Ids generated from now on continue after the copied ones.
+        try execute("""
+            DO $$
+            DECLARE t record;
+            BEGIN
+                FOR t IN SELECT table_name, column_name FROM information_schema.columns
+                         WHERE table_schema = current_schema() AND is_identity = 'YES' LOOP
+                    EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT max(%I) FROM %I), 0) + 1, false)',
+                                   t.table_name, t.column_name, t.column_name, t.table_name);
+                END LOOP;
+            END $$
+            """)
+    }
+
+    /// A commit is durable when it returns (synchronous_commit is the server's), and
+    /// there is no log file of the store's own to keep short.
+    func configureForOneShotWrites() throws {}
+    func finishOneShotWrites(walLimitBytes: Int64) {}
+
+    /// A statement may run at most 20 s past the write lock's timeout, and a transaction
+    /// left idle (a client stopped half-way) ends after 30 s, freeing its locks.
+    func boundServerWaitsForIntake() throws {
+        try boundServerWaits(statementMs: lockWaitMs + 20_000, idleInTransactionMs: 30_000)
+    }
+
+    /// The server keeps its own log and settings.
+    func checkpointEvery(pages: Int) throws {}
+    var bulkLoad: BulkLoadSettings? { nil }
+
+    /// Who holds what a write would wait for, as PostgreSQL's lock table says: a lock on
+    /// `store_changes` that conflicts with a shared write's, or anything a waiting writer
+    /// waits for. Empty when nothing is held.
+    func writeLockHolders() throws -> [Store.WriteLockHolder] {
+        try rows("""
+            WITH here AS (SELECT oid FROM pg_database WHERE datname = current_database()),
+            held AS (
+                SELECT l.pid, upper(regexp_replace(replace(l.mode, 'Lock', ''), '([a-z])([A-Z])', '\\1 \\2', 'g')) || ' lock on store_changes' AS what
+                FROM pg_locks l, here
+                WHERE l.locktype = 'relation' AND l.database = here.oid AND l.relation = 'store_changes'::regclass AND l.granted
+                  AND l.mode IN ('ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')
+                UNION
+                SELECT b.pid, 'a lock writer pid ' || w.pid || ' waits for' AS what
+                FROM pg_locks w CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS b(pid), here
+                WHERE NOT w.granted AND w.locktype = 'relation' AND w.database = here.oid AND w.relation = 'store_changes'::regclass
+            )
+            SELECT h.pid, COALESCE(a.usename::text, '?'), COALESCE(a.application_name, ''),
+                   to_char(a.xact_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),
+                   extract(epoch FROM now() - a.xact_start)::bigint, string_agg(h.what, ', ' ORDER BY h.what)
+            FROM held h LEFT JOIN pg_stat_activity a ON a.pid = h.pid
+            WHERE h.pid <> pg_backend_pid()
+            GROUP BY h.pid, a.usename, a.application_name, a.xact_start
+            ORDER BY a.xact_start NULLS LAST, h.pid
+            """) { row in
+            Store.WriteLockHolder(pid: row.int(0), user: row.string(1), application: row.string(2),
+                            since: row.isNull(3) ? nil : row.string(3), seconds: row.isNull(4) ? nil : row.int(4), what: row.string(5))
+        }
+    }
+
+    /// Whether every login may connect to this store's database (CONNECT left to PUBLIC),
+    /// which `db init --roles` revokes.
+    func publicMayConnect() throws -> Bool? {
+        try first("SELECT has_database_privilege('public', current_database(), 'CONNECT')") { $0.bool(0) }
+    }
+
+    /// A consistent copy of a PostgreSQL store: pg_dump of its schema, in pg_dump's custom
+    /// format (restore with pg_restore).
+    func backup(to destination: String) throws {
+        // pg_dump writes into the file made here, so it keeps mode 0600.
+        try Store.createBackupFile(destination)
+        let schema = try first("SELECT current_schema()") { $0.string(0) } ?? "public"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["pg_dump", "--format=custom", "--schema=\(schema)", "--file=\(destination)", "--dbname=\(location.conninfo)"]
+        let errors = Pipe()
+        process.standardError = errors
+        do { try process.run() } catch {
+            try? FileManager.default.removeItem(atPath: destination)
+            throw StoreError(operation: "backup to \(destination)", message: "cannot run pg_dump (\(error.localizedDescription)); install postgresql-client", code: 0)
+        }
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            try? FileManager.default.removeItem(atPath: destination)
+            throw StoreError(operation: "backup to \(destination)", message: "pg_dump failed: \(message.trimmingCharacters(in: .whitespacesAndNewlines))", code: 0)
+        }
+    }
+
+    /// Creates the database roles and grants their rights on this store's schema (`PostgresRoles`).
+    func installRoles() throws {
+        let schema = try first("SELECT current_schema()") { $0.string(0) } ?? "public"
+        try execute(PostgresRoles.sql(schema: schema))
+        let database = try first("SELECT current_database()") { $0.string(0) } ?? "postgres"
+        try execute(PostgresRoles.databaseSQL(database: database))
+        // REVOKE by a user who may not revoke is only a warning: check that it took.
+        if try publicMayConnect() == true {
+            let owner = try first("SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()") { $0.string(0) } ?? "?"
+            throw StoreError(operation: "install roles on database \(database)", message: """
+                CONNECT could not be taken from PUBLIC: only the database's owner (\(owner)) or a superuser may; \
+                run `subdesk db init --roles` as \(owner), or have \(owner) run the statements `db init --roles --print` shows
+                """, code: 0)
+        }
+    }
+
+    /// The subdesk roles the connection's user is a member of (none for the
+    /// owner or a superuser that is no member).
+    func databaseRoles() throws -> [String] {
+        try rows("""
+            SELECT rolname FROM pg_roles WHERE rolname IN ('subdesk_read', 'subdesk_intake', 'subdesk_support', 'subdesk_operator')
+            AND pg_has_role(session_user, oid, 'MEMBER') ORDER BY rolname
+            """) { $0.string(0) }
+    }
+
+    /// The database user this store's connection is.
+    func databaseUser() throws -> String? {
+        try first("SELECT session_user") { $0.string(0) }
+    }
+}
+#endif

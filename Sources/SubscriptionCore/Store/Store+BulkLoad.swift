@@ -1,0 +1,39 @@
+import Foundation
+
+/// Bulk loading: a store written in one long run that can be rebuilt if it fails.
+extension Store {
+    /// The checkpoint interval `subdesk ingest` uses: 40 MB of WAL.
+    public static let batchCheckpointPages = 10_000
+
+    /// For a process that writes many batches in a row (`subdesk ingest` of a file): move
+    /// the WAL's pages into the database every `pages` pages instead of SQLite's 1,000.
+    ///
+    /// A batch of 500 notifications changes about 1,000 pages, so by default every batch
+    /// ends in a checkpoint: pages the next batch changes again are copied each time, and
+    /// both files are synced each time. The WAL grows to `pages` × 4 KB meanwhile, and the
+    /// last connection to close checkpoints what is left.
+    public func checkpointEvery(pages: Int) throws { try db.checkpointEvery(pages: pages) }
+
+    /// Trades durability for speed while bulk-loading a store that can be rebuilt.
+    ///
+    /// Indexes that only speed up reads (not the unique ones, which keep rows apart) are
+    /// dropped while loading and built again at the end: building one from all rows at once
+    /// sorts them in a single pass, where keeping it up to date sends every insert to a
+    /// random page of it.
+    public func setBulkLoading(_ on: Bool) throws {
+        guard let bulk = db.bulkLoad else { return }
+        if on {
+            try db.execute(bulk.start)
+            let indexes = try db.rows(bulk.setAsideIndexes) { (name: $0.string(0), sql: $0.string(1)) }
+            try write { for index in indexes { try db.execute("DROP INDEX \"\(index.name)\"") } }
+            suspendedIndexes += indexes
+        } else {
+            let indexes = suspendedIndexes
+            try write { for index in indexes { try db.execute(index.sql) } }
+            suspendedIndexes.removeAll()
+            // The search index takes in the loaded subscriptions at once, as the indexes did.
+            try refreshSearchIndex()
+            try db.execute(bulk.end)
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+extension Store {
+    // MARK: Notifications
+
+    /// The body digest of the stored notification with this UUID, if one is stored.
+    public func notificationDigest(uuid: String) throws -> String? {
+        try db.first("SELECT body_sha256 FROM notifications WHERE notification_uuid = ?", [uuid]) { $0.string(0) }
+    }
+
+    /// The UUID of a stored notification whose body is byte-identical to one with this digest.
+    public func notificationUUID(bodySHA256: String) throws -> String? {
+        try db.first("SELECT notification_uuid FROM notifications WHERE body_sha256 = ? LIMIT 1", [bodySHA256]) { $0.string(0) }
+    }
+
+    /// - Parameter pieces: the body's JWS pieces as verification decoded them, when the
+    ///   caller has them (the compact form is then built without decoding the body again).
+    public func insertNotification(_ n: StoredNotification, pieces: NotificationPieces? = nil) throws {
+        let e = n.event
+        var format = 0
+        var stored = n.body
+        // Compact only what decodes back to the very same bytes; the rest is kept as it came.
+        if let compact = try pieces.flatMap({ try CompactBody.encode(n.body, pieces: $0, headerId: headerId) })
+            ?? CompactBody.encode(n.body, headerId: headerId) {
+            format = 1
+            stored = compact
+        }
+        try db.run("""
+            INSERT INTO notifications (notification_uuid, version, type, subtype, signed_ms, received_ms,
+                original_transaction_id, transaction_id, product_id, environment, ownership, body_sha256, body_format,
+                body, source)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+            """, [e.notificationUUID, e.version, e.type, e.subtype, e.signedDate, n.receivedDate,
+                  e.originalTransactionId, e.transactionId, e.productId, e.environment, n.ownership, n.bodySHA256,
+                  format, stored, n.source])
+    }
+
+    private func validateHeaderCache() {
+        if headerCacheRollbacks != db.rollbacks {
+            headerIds.removeAll()
+            headerSegments.removeAll()
+            headerCacheRollbacks = db.rollbacks
+        }
+    }
+
+    /// The id of a JWS header segment, stored on first sight.
+    /// Stores JWS header segments not stored yet, each in a write of its own, before a
+    /// batch that needs them. Every body signed with one certificate chain carries the
+    /// same header: PostgreSQL writers storing side by side would otherwise all insert it
+    /// in their batches at once and wait on one another. Outside a write only; SQLite
+    /// needs none of this.
+    public func registerHeaders(_ segments: [String]) throws {
+        guard db.dialect.writersRunSideBySide, !db.isInTransaction else { return }
+        validateHeaderCache()
+        for segment in segments where headerIds[LongTextKey(text: segment)] == nil {
+            try db.run("INSERT OR IGNORE INTO jws_headers (segment) VALUES (?)", [segment])
+            if let id = try db.first("SELECT id FROM jws_headers WHERE segment = ?", [segment], { $0.int64(0) }) {
+                headerIds[LongTextKey(text: segment)] = id
+                headerSegments[id] = segment
+            }
+        }
+    }
+
+    func headerId(_ segment: String) throws -> Int64 {
+        validateHeaderCache()
+        if let id = headerIds[LongTextKey(text: segment)] { return id }
+        let id: Int64
+        if let existing = try db.first("SELECT id FROM jws_headers WHERE segment = ?", [segment], { $0.int64(0) }) {
+            id = existing
+        } else {
+            try db.run("INSERT INTO jws_headers (segment) VALUES (?)", [segment])
+            id = try db.lastInsertRowID()
+        }
+        headerIds[LongTextKey(text: segment)] = id
+        headerSegments[id] = segment
+        return id
+    }
+
+    func headerSegment(_ id: Int64) throws -> String {
+        validateHeaderCache()
+        if let s = headerSegments[id] { return s }
+        guard let s = try db.first("SELECT segment FROM jws_headers WHERE id = ?", [id], { $0.string(0) }) else {
+            throw StoreError(operation: "read body", message: "JWS header #\(id) is missing", code: 0)
+        }
+        headerSegments[id] = s
+        headerIds[LongTextKey(text: s)] = id
+        return s
+    }
+
+    /// The body exactly as received, whatever form it is stored in.
+    func body(format: Int, stored: Data) throws -> Data {
+        switch format {
+        case 0: return stored
+        case 1: return try CompactBody.decode(stored, header: headerSegment)
+        default: throw StoreError(operation: "read body", message: "unknown body format \(format)", code: 0)
+        }
+    }
+
+    static let eventColumns = "notification_uuid, version, type, subtype, signed_ms, original_transaction_id, transaction_id, product_id, environment"
+
+    static func event(_ r: SQLRow, from i: Int32 = 0) -> NotificationEvent {
+        NotificationEvent(notificationUUID: r.string(i), version: r.int(i + 1), type: r.string(i + 2),
+                          subtype: r.optionalString(i + 3), signedDate: r.int64(i + 4),
+                          originalTransactionId: r.optionalString(i + 5), transactionId: r.optionalString(i + 6),
+                          productId: r.optionalString(i + 7), environment: r.optionalString(i + 8))
+    }
+
+    /// Stored notifications received at or after `since`, newest first.
+    public func notifications(since: Millis? = nil, limit: Int = 100) throws -> [StoredNotification] {
+        try db.rows("""
+            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format FROM notifications
+            WHERE received_ms >= ? ORDER BY received_ms DESC, id DESC LIMIT ?
+            """, [since ?? 0, limit]) { r in
+            StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
+                               body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12))
+        }
+    }
+
+    /// Notifications received at or after `since` with a row id above `afterId`, in the
+    /// order they were stored, `count` at a time: an export walks a store of any size in
+    /// pages, holding one page in memory.
+    public func notificationPage(since: Millis? = nil, afterId: Int64, count: Int) throws -> [(id: Int64, notification: StoredNotification)] {
+        try db.rows("""
+            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format, id FROM notifications
+            WHERE received_ms >= ? AND id > ? ORDER BY id LIMIT ?
+            """, [since ?? 0, afterId, count]) { r in
+            (r.int64(14), StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
+                                              body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12)))
+        }
+    }
+
+    /// How many notifications were received at or after `since`.
+    public func notificationCount(since: Millis) throws -> Int {
+        try db.first("SELECT count(*) FROM notifications WHERE received_ms >= ?", [since]) { $0.int(0) } ?? 0
+    }
+
+    /// A stored notification's summary, without reading its body.
+    public func notificationEvent(uuid: String) throws -> NotificationEvent? {
+        try db.first("SELECT \(Store.eventColumns) FROM notifications WHERE notification_uuid = ?", [uuid]) { Store.event($0) }
+    }
+
+    public func notification(uuid: String) throws -> StoredNotification? {
+        try db.first("""
+            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format FROM notifications
+            WHERE notification_uuid = ?
+            """, [uuid]) { r in
+            StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
+                               body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12))
+        }
+    }
+
+    public func notificationCount() throws -> Int {
+        try db.first("SELECT count(*) FROM notifications") { $0.int(0) } ?? 0
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+
+extension Store {
+    // MARK: Quarantine and intake log
+
+    /// Keeps a rejected body. The same body refused for the same reason again (a retrying
+    /// sender, a flood of identical junk) is counted on its first entry, not stored again.
+    /// - Parameters:
+    ///   - body: what is kept of the body: all of it, or a prefix when `trueLength` is larger.
+    ///   - trueLength: the body's length when `body` is only a prefix.
+    ///   - budgetBytes: the most body bytes the quarantine keeps in all; past it, only the
+    ///     digest, length and count of a new body are kept.
+    @discardableResult
+    public func quarantine(body: Data, reason: String, source: String?, receivedDate: Millis, bodySHA256: String,
+                           trueLength: Int? = nil, budgetBytes: Int64? = nil) throws -> (id: Int64, bodyKept: Bool) {
+        if let seen = try db.first("""
+            SELECT id FROM quarantine WHERE body_sha256 = ? AND resolved_ms IS NULL AND reason = ? ORDER BY id LIMIT 1
+            """, [bodySHA256, reason], { $0.int64(0) }) {
+            try db.run("UPDATE quarantine SET times_seen = times_seen + 1, last_seen_ms = ?, source = ? WHERE id = ?",
+                       [receivedDate, source, seen])
+            return (seen, true)
+        }
+        let kept = body
+        if let budgetBytes, try quarantineKeptBytes() + Int64(body.count) > budgetBytes {
+            // Past the budget a new body keeps nothing of itself, so a row for each would still
+            // grow the store with every request: they are counted on one row instead.
+            return (try countPastBudget(reason: reason, source: source, receivedDate: receivedDate, bytes: trueLength ?? body.count), false)
+        }
+        try db.run("""
+            INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
+            VALUES (?,?,?,?,?,?,1,?)
+            """, [receivedDate, reason, kept, bodySHA256, source, trueLength ?? body.count, receivedDate])
+        return (try db.lastInsertRowID(), kept.count == body.count)
+    }
+
+    /// What stands for a body's digest on the row that counts bodies refused past the budget.
+    static let pastBudgetDigest = "past-budget"
+
+    /// Counts one more body refused past the budget on the row that counts them (times
+    /// seen, their bytes, the latest reason and sender); its id.
+    private func countPastBudget(reason: String, source: String?, receivedDate: Millis, bytes: Int) throws -> Int64 {
+        let summary = "past the quarantine budget: refused bodies counted here, not kept; the latest: "
+            + String(reason.prefix(200))
+        if let row = try db.first("""
+            SELECT id FROM quarantine WHERE body_sha256 = ? AND resolved_ms IS NULL ORDER BY id LIMIT 1
+            """, [Store.pastBudgetDigest], { $0.int64(0) }) {
+            try db.run("""
+                UPDATE quarantine SET times_seen = times_seen + 1, body_bytes = body_bytes + ?, last_seen_ms = ?, source = ?,
+                    reason = ? WHERE id = ?
+                """, [bytes, receivedDate, source, summary, row])
+            return row
+        }
+        try db.run("""
+            INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
+            VALUES (?,?,?,?,?,?,1,?)
+            """, [receivedDate, summary, Data(), Store.pastBudgetDigest, source, bytes, receivedDate])
+        return try db.lastInsertRowID()
+    }
+
+    /// The body bytes the quarantine keeps, resolved entries included.
+    public func quarantineKeptBytes() throws -> Int64 {
+        try db.first("SELECT coalesce(sum(length(body)), 0) FROM quarantine") { $0.int64(0) } ?? 0
+    }
+
+    /// Entries whose body was not kept whole (over the size limit, or past the budget).
+    public func quarantineEntriesWithoutWholeBody() throws -> Int {
+        try db.first("SELECT count(*) FROM quarantine WHERE length(body) < body_bytes") { $0.int(0) } ?? 0
+    }
+
+    /// Deletes quarantine entries last seen before `before`; returns how many and their body bytes.
+    public func purgeQuarantine(before: Millis) throws -> (entries: Int, bytes: Int64) {
+        let predicate = "coalesce(last_seen_ms, received_ms) < ?"
+        let bytes = try db.first("SELECT coalesce(sum(length(body)), 0) FROM quarantine WHERE \(predicate)", [before]) { $0.int64(0) } ?? 0
+        let entries = try db.run("DELETE FROM quarantine WHERE \(predicate)", [before])
+        return (entries, bytes)
+    }
+
+    /// Quarantined bodies, newest first; resolved ones only when asked.
+    public func quarantined(limit: Int = 100, includeResolved: Bool = false, ids: [Int64]? = nil) throws -> [QuarantineEntry] {
+        var sql = """
+            SELECT id, received_ms, reason, body, source, resolved_ms, resolution, coalesce(body_bytes, length(body)),
+                times_seen, coalesce(last_seen_ms, received_ms) FROM quarantine WHERE true
+            """
+        var values: [SQLBindable?] = []
+        if !includeResolved { sql += " AND resolved_ms IS NULL" }
+        if let ids {
+            sql += " AND id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
+            values += ids.map { $0 as SQLBindable? }
+        }
+        values.append(limit)
+        return try db.rows(sql + " ORDER BY id DESC LIMIT ?", values) { r in
+            QuarantineEntry(id: r.int64(0), receivedDate: r.int64(1), reason: r.string(2), body: r.data(3),
+                            source: r.optionalString(4), resolved: r.optionalInt64(5), resolution: r.optionalString(6),
+                            bodyBytes: r.int(7), timesSeen: r.int(8), lastSeen: r.int64(9))
+        }
+    }
+
+    public func resolveQuarantine(id: Int64, resolution: String, at: Millis) throws {
+        try db.run("UPDATE quarantine SET resolved_ms = ?, resolution = ? WHERE id = ?", [at, resolution, id])
+    }
+
+    /// Quarantined bodies not yet resolved by a replay.
+    public func quarantineCount() throws -> Int {
+        try db.first("SELECT count(*) FROM quarantine WHERE resolved_ms IS NULL") { $0.int(0) } ?? 0
+    }
+
+    public func logIntake(_ e: IntakeLogEntry) throws {
+        try db.run("""
+            INSERT INTO intake_log (received_ms, result, notification_uuid, type, subtype,
+                original_transaction_id, product_id, environment, detail, source) VALUES (?,?,?,?,?,?,?,?,?,?)
+            """, [e.receivedDate, e.result.rawValue, e.notificationUUID, e.type, e.subtype,
+                  e.originalTransactionId, e.productId, e.environment, e.detail, e.source])
+        try countIntake(e)
+    }
+
+    /// Adds one outcome to `intake_counts`, the counters the on-call metrics read. Called for
+    /// every body intake answers, logged or not (a flood past the quarantine's budget logs
+    /// one line a minute but counts every body).
+    func countIntake(_ e: IntakeLogEntry) throws {
+        let key = IntakeCountKey(environment: e.environment ?? "", type: e.type ?? "", outcome: e.result.rawValue,
+                                 reason: e.result == .rejected ? RejectionClass.of(reason: e.detail).rawValue : "")
+        guard db.isInTransaction else { return try writeIntakeCount(key, count: 1, last: e.receivedDate) }
+        let held = pendingIntakeCounts[key] ?? (0, e.receivedDate)
+        pendingIntakeCounts[key] = (held.count + 1, max(held.last, e.receivedDate))
+    }
+
+    func writeIntakeCount(_ key: IntakeCountKey, count: Int, last: Millis) throws {
+        let latest = "\(db.dialect.greatest)(intake_counts.last_ms, excluded.last_ms)"
+        try db.run("""
+            INSERT INTO intake_counts (environment, type, outcome, reason, count, last_ms) VALUES (?,?,?,?,?,?)
+            ON CONFLICT (environment, type, outcome, reason) DO UPDATE SET count = intake_counts.count + excluded.count, last_ms = \(latest)
+            """, [key.environment, key.type, key.outcome, key.reason, count, last])
+    }
+
+    /// Whether a refusal logged at or after `since` says `mark` (through the time index).
+    func hasIntakeLine(containing mark: String, since: Millis) throws -> Bool {
+        try db.first("""
+            SELECT 1 FROM intake_log WHERE received_ms >= ? AND result = 'rejected' AND detail LIKE ? LIMIT 1
+            """, [since, "%" + mark + "%"]) { _ in true } ?? false
+    }
+
+    /// Intake outcomes newer than `afterId`, newest first.
+    public func intakeLog(afterId: Int64 = 0, limit: Int = 200) throws -> [IntakeLogEntry] {
+        try db.rows("""
+            SELECT id, received_ms, result, notification_uuid, type, subtype, original_transaction_id,
+                product_id, environment, detail, source FROM intake_log WHERE id > ? ORDER BY id DESC LIMIT ?
+            """, [afterId, limit]) { r in
+            IntakeLogEntry(id: r.int64(0), receivedDate: r.int64(1),
+                           result: IntakeLogEntry.Result(rawValue: r.string(2)) ?? .rejected,
+                           notificationUUID: r.optionalString(3), type: r.optionalString(4),
+                           subtype: r.optionalString(5), originalTransactionId: r.optionalString(6),
+                           productId: r.optionalString(7), environment: r.optionalString(8), detail: r.optionalString(9),
+                           source: r.optionalString(10))
+        }
+    }
+
+    /// Count of intake outcomes per minute over the last `minutes` minutes ending at `now`, oldest first.
+    public func intakeRate(minutes: Int, now: Millis) throws -> [Int] {
+        let start = now - Millis(minutes) * 60_000
+        var buckets = Array(repeating: 0, count: minutes)
+        try db.query("""
+            SELECT (received_ms - ?) / 60000 AS bucket, count(*) FROM intake_log
+            WHERE received_ms >= ? AND received_ms < ? GROUP BY bucket
+            """, [start, start, now]) { r in
+            let b = r.int(0)
+            if b >= 0 && b < minutes { buckets[b] = r.int(1) }
+        }
+        return buckets
+    }
+}
