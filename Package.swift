@@ -34,20 +34,23 @@ let package = Package(
         .executableTarget(name: "subdesk",
                           dependencies: ["SubscriptionCore", "SubdeskScenarios", "TerminalUI", "Dashboard", "CNCurses"]),
         .executableTarget(name: "subdesk-bench", dependencies: ["SubscriptionCore", "SubdeskScenarios", "TerminalUI", "Dashboard",
-                                                                "FakeApple"]),
+                                                                "FakeApple", "SubdeskTestSupport"]),
         // A local HTTP server that plays Apple's App Store Server API, for the tests and the
         // benchmark's backfill figure; in no product.
         .target(name: "FakeApple"),
+        // Where the tests and the benchmark open their stores (in memory, or a fresh
+        // PostgreSQL schema when SUBDESK_TEST_POSTGRES is set); in no product.
+        .target(name: "SubdeskTestSupport", dependencies: ["SubscriptionCore"]),
         // Shares no code with SubscriptionCore: only the socket's wire format.
         .executableTarget(name: "subdesk-http", dependencies: ["HelperWire"]),
 
-        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "FakeApple"],
+        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "SubdeskTestSupport", "FakeApple"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore", "SubdeskScenarios",
-                                                           "FakeApple"],
+                                                           "SubdeskTestSupport", "FakeApple"],
                     exclude: ["Snapshots"]),
-        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "subdesk", "FakeApple"]),
+        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "SubdeskTestSupport", "subdesk", "FakeApple"]),
     ],
     swiftLanguageModes: [.v5]
 )

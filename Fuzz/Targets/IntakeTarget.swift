@@ -35,7 +35,7 @@ enum IntakeTarget {
 
     static func makeIntake(_ verifier: SignedPayloadVerifier) -> Intake {
         do {
-            return Intake(store: try Store.inMemory(), verifier: verifier, policy: policy)
+            return Intake(store: try Store(path: ":memory:"), verifier: verifier, policy: policy)
         } catch {
             fatalError("in-memory store: \(error)")
         }

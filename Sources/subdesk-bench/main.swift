@@ -2,6 +2,7 @@ import Foundation
 import FakeApple
 import SubdeskScenarios
 import SubscriptionCore
+import SubdeskTestSupport
 
 // subdesk-bench: builds its own data, measures, and prints one table (median of several
 // runs with min and max) beside the machine's own baseline, measured in the same run.

@@ -4,6 +4,7 @@ import SubscriptionCore
 import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
+import SubdeskTestSupport
 
 /// What support asks about beyond the derived state (storefront, refund type and share, offer
 /// period, next renewal and price, win-back eligibility, a consumption request's reason) reaches

@@ -4,6 +4,7 @@ import XCTest
 import TerminalUI
 import FakeApple
 @testable import Dashboard
+import SubdeskTestSupport
 
 /// `:cohorts`: the triangle of `subdesk cohorts` on the dashboard, shaded by value, with each
 /// cohort's size, the definitions under it, metric, period and segment switching, and

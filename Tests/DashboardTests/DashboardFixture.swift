@@ -4,6 +4,7 @@ import SubscriptionCore
 import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
+import SubdeskTestSupport
 
 /// A demo store built from the repository's sample data at a fixed instant, and sessions over it.
 enum DashboardFixture {

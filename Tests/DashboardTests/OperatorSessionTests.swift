@@ -5,6 +5,7 @@ import SubdeskScenarios
 import FakeApple
 import TerminalUI
 @testable import Dashboard
+import SubdeskTestSupport
 
 /// Operator actions through the keys with a runtime carrying them out against a real demo store.
 final class OperatorSessionTests: XCTestCase {

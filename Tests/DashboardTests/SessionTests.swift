@@ -4,6 +4,7 @@ import XCTest
 import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
+import SubdeskTestSupport
 
 /// Key sequences through the reducer with a runtime performing the loads against a real demo store.
 final class SessionTests: XCTestCase {

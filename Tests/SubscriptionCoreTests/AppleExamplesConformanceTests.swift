@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// Apple's own example payloads (Fixtures/apple-models, from Apple's App Store Server
 /// Library), signed with the test CA and nested as Apple nests them, then ingested: every

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import FakeApple
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// Backfill from Get Notification History against a local server playing Apple: the
 /// store ends as if it had received everything live, a stopped run resumes where it

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// Hostile and broken bodies, each with the reason it must be refused. Every one is
 /// quarantined with a reason naming the fault; none crashes intake, writes state, or

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// Batch intake: bodies committed in batches, counts over every call, and a stop that keeps
 /// what came before it.

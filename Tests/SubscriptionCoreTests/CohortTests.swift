@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// Cohort retention, realized LTV and trial conversion pinned on hand-made histories, and
 /// held to the daily counts on the demo store and a generated one (both engines when

@@ -3,6 +3,7 @@ import XCTest
 import FakeApple
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// RESCIND_CONSENT built from Apple's example payloads (signed with the test CA, dates moved
 /// into its validity as `AppleExamplesConformanceTests` does), moved to Production and the

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// Intake end to end: decode, verify, check policy, dedupe, store or quarantine.
 final class IntakeTests: XCTestCase {

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// Each metric's definition pinned on a hand-made history, and the property that makes
 /// them trustworthy: a history delivered whole, or with notifications missing and then

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// Overrides and the audit log, through the core API.
 final class OperationsTests: XCTestCase {

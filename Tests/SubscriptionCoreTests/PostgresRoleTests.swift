@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// What only a PostgreSQL store has: database roles, and an audit log whose operator the
 /// server records. Runs when SUBDESK_TEST_POSTGRES names a server (`scripts/pg-cluster`).

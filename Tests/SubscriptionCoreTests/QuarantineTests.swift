@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// The quarantine keeps every refusal and cannot be used to fill the disk: repeats are
 /// counted, oversized bodies keep a prefix, a budget caps what is kept, and only an

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// One total order on record versions (RecordVersionOrder): whichever order versions
 /// arrive in, the same version wins, and owner, token, ownership and offers follow it.

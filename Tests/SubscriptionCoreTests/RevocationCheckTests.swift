@@ -2,6 +2,7 @@ import Foundation
 import FakeApple
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// The optional OCSP check of the signing chain, against a local server that answers as
 /// the leaf's and the intermediate's responders do, for a chain made for the test whose

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// Each sample-data scenario, signed and ingested, ends in the state it declares;
 /// and the state never depends on the order the notifications arrived in.

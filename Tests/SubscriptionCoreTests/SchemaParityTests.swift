@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// The two engines' schemas are written twice (`Migrations`, `PostgresSchema`); this proves
 /// them equal after a fresh store is made on each: the version, every table, its columns in

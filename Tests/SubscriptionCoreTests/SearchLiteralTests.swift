@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// A search means what it says: `%` and `_` are characters, not wildcards, in `search`
 /// and in the dashboard's filter alike.

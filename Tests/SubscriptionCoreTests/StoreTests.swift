@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
+import SubdeskTestSupport
 
 /// The store: schema, lookups by every id, keyset paging, and daily counts.
 final class StoreTests: XCTestCase {

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// The subscribers filter and `subdesk search` find text anywhere in a subscription's ids,
 /// product, user id and token, whatever its ASCII case, through either of the two plans

@@ -83,3 +83,8 @@ enum TestKit {
                                       events: h.events, now: now)
     }
 }
+
+extension Store {
+    /// Runs raw SQL, for tests proving the store refuses a change (the audit log's guards).
+    func executeForTesting(_ sql: String) throws { try db.execute(sql) }
+}

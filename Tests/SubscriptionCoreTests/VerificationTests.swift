@@ -3,6 +3,7 @@ import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
 import COpenSSL
+import SubdeskTestSupport
 
 /// Signed-data verification against the TEST ONLY CA and the fixtures made by
 /// `Fixtures/verification/make-fixtures.sh`, plus Apple's real chain.

@@ -2,6 +2,7 @@ import Foundation
 import FakeApple
 import SubscriptionCore
 import XCTest
+import SubdeskTestSupport
 
 /// Runs the `subdesk` binary as a user or a script would; shared by the command-line tests.
 class SubdeskTestCase: XCTestCase {

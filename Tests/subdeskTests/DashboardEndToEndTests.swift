@@ -1,6 +1,7 @@
 import Foundation
 import SubscriptionCore
 import XCTest
+import SubdeskTestSupport
 
 /// The built `subdesk` in a real terminal (tmux): search, detail, live feed, daily counts, resize, quit.
 final class DashboardEndToEndTests: XCTestCase {

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
+import SubdeskTestSupport
 
 /// Intake fidelity as a support agent meets it on the command line.
 final class FidelityCLITests: SubdeskTestCase {

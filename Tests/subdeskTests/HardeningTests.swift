@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// What a hostile or broken world sends, met as it arrives: CGI requests with real
 /// environment variables, stores and files tampered with from outside.

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// `subdesk migrate` and `subdesk db`, as a person moving a store would run them.
 final class MigrateCommandTests: SubdeskTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// Several intake processes writing one PostgreSQL store at once, as two CGI hosts behind a
 /// load balancer do. Runs when SUBDESK_TEST_POSTGRES names a server (`scripts/pg-cluster`).

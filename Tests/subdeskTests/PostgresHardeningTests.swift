@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
+import SubdeskTestSupport
 
 /// A PostgreSQL store met by people who should not be able to hurt it: a reader or another
 /// application's login holding every lock it can take, a writer holding the write lock

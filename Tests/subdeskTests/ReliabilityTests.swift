@@ -3,6 +3,7 @@ import FakeApple
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
+import SubdeskTestSupport
 
 /// The store under abuse: SIGKILL mid-ingest, concurrent writers and readers, broken
 /// disks and set-ups, and hostile strings on the way to a terminal.

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestSupport
 
 /// Nothing a user types creates, replaces or pollutes a store by accident.
 final class StoreSafetyTests: SubdeskTestCase {

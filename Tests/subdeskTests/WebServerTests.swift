@@ -6,6 +6,7 @@ import FoundationNetworking
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
+import SubdeskTestSupport
 
 /// `subdesk ingest --cgi` behind a real lighttpd, started from the shipped
 /// `deploy/lighttpd.conf`, under a bounded burst of concurrent POSTs on the loopback.

@@ -40,9 +40,6 @@ extension Store {
         }.first
     }
 
-    /// Runs raw SQL against the audit log; only for tests proving the log refuses changes.
-    func executeForTesting(_ sql: String) throws { try db.execute(sql) }
-
     // MARK: Overrides
 
     public func insertOverride(_ o: Override) throws -> Int64 {
