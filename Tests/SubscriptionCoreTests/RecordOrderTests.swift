@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskScenarios
+@testable import SubdeskScenarios
 import SubdeskTestSupport
 
 /// One total order on record versions (RecordVersionOrder): whichever order versions
@@ -200,7 +200,7 @@ final class RecordOrderTests: XCTestCase {
     /// same time, notifications signed at the same time, tokens and ownership that change.
     /// Every permutation of each history gives the same stored versions, state and owner.
     func testEveryArrivalOrderOfCollidingVersionsGivesTheSameResult() throws {
-        var random = SeededRandom(seed: 20261124)
+        var random = StoreGenerator.Random(state: 20261124)
         var checked = 0
         for history in 0..<12 {
             let bodies: [Data] = (0..<4).map { i in
@@ -236,18 +236,5 @@ final class RecordOrderTests: XCTestCase {
             let first = rest.remove(at: i)
             return permutations(rest).map { [first] + $0 }
         }
-    }
-}
-
-/// A small reproducible generator (SplitMix64), so a failing history can be run again.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
