@@ -377,7 +377,9 @@ public enum DailyCountsReport {
 struct MetricPlan {
     typealias P = MetricContributions.PeriodKey
     let metrics: [Metric]
-    let byKey: [String: Metric]
+    /// Each metric's place in `metrics`, by name: evaluation memoises by place, not by
+    /// hashing metrics.
+    let index: [String: Int]
     /// Keys summed from the beginning (levels), and per period (flows and rates' terms).
     private(set) var levelKeys = Set<P>(), flowKeys = Set<P>()
     /// Keys rates read directly, kept per period so longer periods can add them up.
@@ -387,7 +389,7 @@ struct MetricPlan {
 
     init(_ metrics: [Metric]) {
         self.metrics = metrics
-        byKey = Dictionary(metrics.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+        index = Dictionary(metrics.indices.map { (metrics[$0].key, $0) }, uniquingKeysWith: { first, _ in first })
         var rateKeys = Set<P>()
         for m in metrics {
             note(m.source, level: m.isEndOfDayLevel)
@@ -396,7 +398,7 @@ struct MetricPlan {
                 switch term {
                 case .key(let key): rateKeys.insert(key)
                 case .weighedRefunds: rateKeys.formUnion([.refund, .refundFull, .refundProrated, .refundShare])
-                case .atStart(let key): if let level = byKey[key], !startLevels.contains(level) { startLevels.append(level) }
+                case .atStart(let key): if let i = index[key], !startLevels.contains(metrics[i]) { startLevels.append(metrics[i]) }
                 case .metric: break
                 }
             }
@@ -417,20 +419,25 @@ struct MetricPlan {
     /// The count metrics' values: levels from `levels` (every change up to the period's
     /// end), flows from `flows` (the period's).
     func values(levels: [P: Int], flows: [P: Int]) -> [Metric: Int] {
-        var memo: [Metric: Int] = [:]
-        for m in metrics where !m.isRate && !m.isMoney { _ = value(m, levels: levels, flows: flows, memo: &memo) }
-        return memo
+        var memo = [Int?](repeating: nil, count: metrics.count)
+        var result: [Metric: Int] = [:]
+        result.reserveCapacity(metrics.count)
+        for (i, m) in metrics.enumerated() where !m.isRate && !m.isMoney {
+            result[m] = value(i, levels: levels, flows: flows, memo: &memo)
+        }
+        return result
     }
 
     /// The levels rates read as at the period's start.
     func levelsAtStart(_ levels: [P: Int]) -> [Metric: Int] {
-        var memo: [Metric: Int] = [:]
-        return Dictionary(uniqueKeysWithValues: startLevels.map { ($0, value($0, levels: levels, flows: [:], memo: &memo)) })
+        var memo = [Int?](repeating: nil, count: metrics.count)
+        return Dictionary(uniqueKeysWithValues: startLevels.map { ($0, value(index[$0.key]!, levels: levels, flows: [:], memo: &memo)) })
     }
 
-    private func value(_ m: Metric, levels: [P: Int], flows: [P: Int], memo: inout [Metric: Int]) -> Int {
-        if let known = memo[m] { return known }
-        func named(_ key: String) -> Int { byKey[key].map { value($0, levels: levels, flows: flows, memo: &memo) } ?? 0 }
+    private func value(_ i: Int, levels: [P: Int], flows: [P: Int], memo: inout [Int?]) -> Int {
+        if let known = memo[i] { return known }
+        let m = metrics[i]
+        func named(_ key: String) -> Int { index[key].map { value($0, levels: levels, flows: flows, memo: &memo) } ?? 0 }
         func evaluate(_ source: Metric.Source) -> Int {
             switch source {
             case .keys(let plus, let minus):
@@ -444,7 +451,7 @@ struct MetricPlan {
             }
         }
         let result = evaluate(m.source)
-        memo[m] = result
+        memo[i] = result
         return result
     }
 }

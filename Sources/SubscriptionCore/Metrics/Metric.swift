@@ -67,6 +67,8 @@ public struct Metric: Hashable, Sendable, CustomStringConvertible {
     public let narrowLabel: String?
     /// What the metric counts, as the README and the dashboard's chart say it.
     public let definition: String
+    /// The name's hash, taken once: reports key dictionaries by metric for every day.
+    private let keyHash: Int
 
     public init(_ key: String, _ label: String, _ kind: Kind, _ source: Source, _ basis: Basis,
                 column: String? = nil, narrowLabel: String? = nil, definition: String) {
@@ -78,10 +80,11 @@ public struct Metric: Hashable, Sendable, CustomStringConvertible {
         self.column = column
         self.narrowLabel = narrowLabel
         self.definition = definition
+        keyHash = key.hashValue
     }
 
     public static func == (a: Metric, b: Metric) -> Bool { a.key == b.key }
-    public func hash(into hasher: inout Hasher) { hasher.combine(key) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(keyHash) }
     public var description: String { key }
 
     /// Whether the value is a level at the end of the period rather than a count of events.
