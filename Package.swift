@@ -23,7 +23,8 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ",
                        providers: [.apt(["libpq-dev"])]),
 
-        .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL", "CLibPQ", "HelperWire"]),
+        .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL", "CLibPQ", "HelperWire"],
+                exclude: ["Store/README.md"]),
         // The demo store, the scenarios that build it and the large-store generator: for the
         // demo commands, the benchmark and the tests; in no product.
         .target(name: "SubdeskScenarios", dependencies: ["SubscriptionCore"]),
