@@ -61,13 +61,17 @@ enum CohortsCommand {
         let from = try bound("from"), to = try bound("to")
         if let from, let to, from > to { throw UsageError("--from \(args.value("from")!) is after --to \(args.value("to")!)") }
         var segments = try CountsCommand.segments(args.value("segment"))
+        // The default segment gives way to the first --where naming segments; a chosen one
+        // (by --segment, or by an earlier --where) keeps what both name.
+        var chosen = args.value("segment") != nil
         var filters: [CohortFilter] = []
         for text in args.values("where") {
             let parsed: (filter: CohortFilter?, segments: Set<CountSegment>?)
             do { parsed = try CohortFilter.parse(text) } catch let e as ConfigurationError { throw UsageError(e.description) }
             if let f = parsed.filter { filters.append(f) }
             if let only = parsed.segments {
-                segments = args.value("segment") == nil && filters.isEmpty ? only : segments.intersection(only)
+                segments = chosen ? segments.intersection(only) : only
+                chosen = true
                 guard !segments.isEmpty else { throw UsageError("--segment and --where \(text) leave nothing to report") }
             }
         }

@@ -47,6 +47,22 @@ final class CohortsCLITests: SubdeskTestCase {
         XCTAssertTrue(weeks.stdout.contains("WEEK"), weeks.stdout)
     }
 
+    /// `--where` options narrow the same way in any order: a product filter given first does
+    /// not stop a later `ownership=` from choosing the family-shared segment.
+    func testWhereOptionsNarrowTheSameInAnyOrder() throws {
+        let db = try demoStore()
+        let product = ["--where", "product=app.family.monthly"], shared = ["--where", "ownership=FAMILY_SHARED"]
+        let first = try run(["cohorts", "--db", db, "--json", "--from", "2025-01"] + product + shared)
+        let second = try run(["cohorts", "--db", db, "--json", "--from", "2025-01"] + shared + product)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertEqual(second.status, 0, second.stderr)
+        let a = try XCTUnwrap(try json(first.stdout) as? [String: Any]), b = try XCTUnwrap(try json(second.stdout) as? [String: Any])
+        XCTAssertEqual(a["segments"] as? [String], ["family_shared"], first.stdout)
+        // Everything but the moment each report was taken.
+        XCTAssertEqual(NSDictionary(dictionary: a.filter { $0.key != "asOf" }).isEqual(to: b.filter { $0.key != "asOf" }), true,
+                       "the same report either way")
+    }
+
     func testCohortsRefusesBadOptions() throws {
         let db = try demoStore()
         for (args, says) in [(["--where", "product=app.montly"], "no cohort has product app.montly"),
