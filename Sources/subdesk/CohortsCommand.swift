@@ -136,15 +136,7 @@ enum CohortsCommand {
         lines.append(ListCommands.pad([r.period == .month ? "COHORT" : "WEEK", "SIZE"] + r.columns, widths))
         for row in r.rows {
             let label = row.label + (row.value.map { " " + $0 } ?? "")
-            let cells = row.cells.map { cell -> String in
-                guard let c = cell else { return "" }
-                let value: String
-                switch r.metric {
-                case .retention, .trial: value = c.share.map { String(format: "%.1f%%", $0 * 100) } ?? "-"
-                case .ltv: value = c.perMember.map { String(format: "%.2f", $0) } ?? "-"
-                }
-                return (c.complete ? "" : "~") + value
-            }
+            let cells = row.cells.map { cell in cell.map(r.text) ?? "" }
             lines.append(ListCommands.pad([label, String(row.size)] + cells, widths).replacingOccurrences(of: "  +$", with: "", options: .regularExpression))
             if r.metric == .retention, row.cells.contains(where: { ($0?.reactivated ?? 0) > 0 }) {
                 lines.append(ListCommands.pad([cameBack, ""] + row.cells.map { $0.map { $0.reactivated > 0 ? "+\($0.reactivated)" : "" } ?? "" }, widths))

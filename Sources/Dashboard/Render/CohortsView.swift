@@ -27,15 +27,13 @@ enum CohortsView {
     /// under a retention cohort that has any, who came back in each period.
     static func tableLines(_ report: CohortReport?) -> [Line] {
         guard let report else { return [] }
-        let values = report.rows.flatMap { $0.cells.compactMap { $0.flatMap { value($0, report.metric) } } }
+        let values = report.rows.flatMap { $0.cells.compactMap { $0.flatMap(report.shown) } }
         let largest = values.max() ?? 0
         var lines: [Line] = []
         for row in report.rows {
             let cells = row.cells.map { cell -> TableCell in
                 guard let cell else { return TableCell("") }
-                let value = value(cell, report.metric)
-                return TableCell((cell.complete ? "" : "~") + text(value, report.metric),
-                                 role: value.map { heat($0, largest: largest) } ?? .dim)
+                return TableCell(report.text(cell), role: report.shown(cell).map { heat($0, largest: largest) } ?? .dim)
             }
             lines.append(Line(label: row.label, size: String(row.size), cells: cells))
             if report.metric == .retention, row.cells.contains(where: { ($0?.reactivated ?? 0) > 0 }) {
@@ -46,17 +44,6 @@ enum CohortsView {
             }
         }
         return lines
-    }
-
-    /// What a cell shows: the share for retention and trial conversion, LTV per member.
-    static func value(_ cell: CohortReport.Cell, _ metric: CohortMetric) -> Double? {
-        metric == .ltv ? cell.perMember : cell.share
-    }
-
-    /// A value as `subdesk cohorts` writes it: `54.5%`, or money to the cent; `-` when undefined.
-    static func text(_ value: Double?, _ metric: CohortMetric) -> String {
-        guard let value else { return "-" }
-        return metric == .ltv ? String(format: "%.2f", value) : String(format: "%.1f%%", value * 100)
     }
 
     /// The shade of `value` against the table's `largest`, by quarters.

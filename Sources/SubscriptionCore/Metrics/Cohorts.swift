@@ -147,6 +147,18 @@ public struct CohortReport: Equatable, Sendable {
 
     public var definitions: [String] { metric.definitions }
 
+    /// What a cell shows: the share for retention and trial conversion, LTV per member.
+    public func shown(_ cell: Cell) -> Double? {
+        metric == .ltv ? cell.perMember : cell.share
+    }
+
+    /// A cell as `subdesk cohorts` and `:cohorts` write it: `54.5%`, or money to the cent;
+    /// `-` when undefined; `~` first where the cohort's newest members have not reached it.
+    public func text(_ cell: Cell) -> String {
+        let value = shown(cell).map { metric == .ltv ? String(format: "%.2f", $0) : String(format: "%.1f%%", $0 * 100) } ?? "-"
+        return (cell.complete ? "" : "~") + value
+    }
+
     /// Reads the aggregates and builds the report: cohorts starting in the months or weeks
     /// `from`...`to` (any instant within them; default the last 12), as of `now`. A filter
     /// value no cohort has is refused, naming the values there are.
