@@ -10,17 +10,9 @@ public enum CohortDimension: String, CaseIterable, Sendable {
 }
 
 /// One value of one cohort dimension.
-public struct CohortFilter: Equatable, Sendable, CustomStringConvertible {
-    public var dimension: CohortDimension
-    public var value: String
+public typealias CohortFilter = DimensionFilter<CohortDimension>
 
-    public init(dimension: CohortDimension, value: String) {
-        self.dimension = dimension
-        self.value = value
-    }
-
-    public var description: String { "\(dimension.rawValue)=\(value)" }
-
+extension DimensionFilter where Dimension == CohortDimension {
     /// Reads `DIMENSION=VALUE`; `environment=` and `ownership=` give the segments they are,
     /// as for the daily counts.
     public static func parse(_ text: String) throws -> (filter: CohortFilter?, segments: Set<CountSegment>?) {

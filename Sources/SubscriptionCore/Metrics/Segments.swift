@@ -25,18 +25,24 @@ public enum SegmentDimension: String, CaseIterable, Sendable {
     case plan
 }
 
-/// One value of one dimension: the part of the counts a report by segment reads.
-public struct SegmentFilter: Equatable, Sendable, CustomStringConvertible {
-    public var dimension: SegmentDimension
+/// One value of one dimension (`product=app.monthly`): the part of a report that is read.
+public struct DimensionFilter<Dimension>: Equatable, Sendable, CustomStringConvertible
+where Dimension: RawRepresentable & Equatable & Sendable, Dimension.RawValue == String {
+    public var dimension: Dimension
     public var value: String
 
-    public init(dimension: SegmentDimension, value: String) {
+    public init(dimension: Dimension, value: String) {
         self.dimension = dimension
         self.value = value
     }
 
     public var description: String { "\(dimension.rawValue)=\(value)" }
+}
 
+/// The part of the counts a report by segment reads.
+public typealias SegmentFilter = DimensionFilter<SegmentDimension>
+
+extension DimensionFilter where Dimension == SegmentDimension {
     /// Reads `DIMENSION=VALUE`: a product, group, storefront or offer type gives a filter;
     /// `environment=Production|Sandbox` and `ownership=PURCHASED|FAMILY_SHARED` give the
     /// `CountSegment`s they are.
