@@ -50,6 +50,18 @@ class SubdeskTestCase: XCTestCase {
     }
 
 
+    /// Starts subdesk with `args` in the background, its output thrown away, for a test that
+    /// works beside it (a writer while another command reads); the caller waits for it.
+    func startQuietly(_ args: [String]) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = args
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return p
+    }
+
     @discardableResult
     func run(_ args: [String], stdin: Data? = nil, env: [String: String] = [:], executable: String? = nil) throws -> Result {
         let p = Process()

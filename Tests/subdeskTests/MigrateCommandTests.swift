@@ -74,12 +74,7 @@ final class MigrateCommandTests: SubdeskTestCase {
         XCTAssertEqual(try run(["ingest", "--db", source, "--quiet"] + ReliabilityTests.policyFlags + [bodies]).status, 0)
         let more = dir + "/more.ndjson"
         try ReliabilityTests.signedBodies(count: 3000, firstInstance: 700_000).write(to: URL(fileURLWithPath: more))
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: Self.binary)
-        writer.arguments = ["ingest", "--db", source, "--quiet", "--batch-size", "20"] + ReliabilityTests.policyFlags + [more]
-        writer.standardOutput = FileHandle.nullDevice
-        writer.standardError = FileHandle.nullDevice
-        try writer.run()
+        let writer = try startQuietly(["ingest", "--db", source, "--quiet", "--batch-size", "20"] + ReliabilityTests.policyFlags + [more])
         let target = dir + "/copy.db"
         let copied = try run(["migrate", "--from", source, "--to", target, "--json"])
         let stillWriting = writer.isRunning

@@ -172,13 +172,7 @@ final class OnCallMetricsTests: SubdeskTestCase {
             let part = lines.enumerated().filter { $0.offset % 4 == i }.map { $0.element }
             let file = dir + "/part\(i).ndjson"
             try Data((part.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: file))
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: Self.binary)
-            p.arguments = ["ingest", "--db", db, "--quiet", "--batch-size", "5"] + ReliabilityTests.policyFlags + [file]
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            writers.append(p)
+            writers.append(try startQuietly(["ingest", "--db", db, "--quiet", "--batch-size", "5"] + ReliabilityTests.policyFlags + [file]))
         }
         var scrapes = 0
         var slowest = 0.0
