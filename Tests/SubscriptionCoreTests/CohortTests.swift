@@ -233,6 +233,31 @@ final class CohortTests: XCTestCase {
         XCTAssertEqual(ltv.rows[0].cells[0]?.total ?? 0, 0)
     }
 
+    func testAStoreWrittenBeforeTheseRulesIsRepairedByMigrationTwenty() throws {
+        let dir = NSTemporaryDirectory() + "cohort-tests-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let location = Store.testLocation(file: dir + "/old.db")
+        store = try Store(path: location)
+        // As an earlier subdesk counted it: the family member's price as revenue.
+        ReferenceBreak.active = .familyMoney
+        defer { ReferenceBreak.active = nil }
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5600", 1, from: 0, to: 30, extra: ["inAppOwnershipType": "FAMILY_SHARED"]))
+        ReferenceBreak.active = nil
+        func revenue() throws -> Int64 {
+            try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-06-30", timeZone: utc, segments: [.familyShared])
+                .reduce(0) { $0 + ($1.moneyByCurrency["USD"]?[.revenue] ?? 0) }
+        }
+        XCTAssertEqual(try revenue(), 9990)
+        try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 19" : "UPDATE schema_version SET version = 19")
+        store = nil
+        store = try Store(path: location)
+        XCTAssertEqual(store.schemaVersion, 20)
+        XCTAssertEqual(try store.pendingMetricsCount(), 1, "the migration queues every share")
+        XCTAssertEqual(try store.catchUpMetrics(), 1)
+        XCTAssertEqual(try revenue(), 0)
+    }
+
     func testALateNotificationAndABackfillRepairTheCohort() throws {
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("4600", 1, from: 0, to: 30))
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("4610", 1, from: 0, to: 30))
