@@ -352,6 +352,12 @@ final class ReferenceMetricsTests: XCTestCase {
         return m
     }
 
+    /// The Monday (UTC) of `t`'s week: 1970-01-01 was a Thursday.
+    static func weekStart(_ t: Millis) -> Millis {
+        let days = t / day
+        return (days - (days + 3) % 7) * day
+    }
+
     static func monthStart(_ t: Millis) -> Millis {
         let comps = utc.dateComponents([.year, .month], from: Date(timeIntervalSince1970: Double(t) / 1000))
         return Millis(utc.date(from: comps)!.timeIntervalSince1970 * 1000)
@@ -476,6 +482,34 @@ final class ReferenceMetricsTests: XCTestCase {
                     check("refunds", at, Double(m.refunds), Double(refunds))
                 }
             }
+            // Durations mixed: columns are months since the start, each member read at its own
+            // period covering the month (a yearly one's period k / 12).
+            let mixed = try CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now, segments: segments,
+                                                 rates: Self.rates, now: Self.now)
+            for row in mixed.rows {
+                let cohort = members.filter { $0.key.hasPrefix("\(row.start)|") }.values.joined()
+                for (k, cell) in row.cells.enumerated() {
+                    guard let cell else { continue }
+                    let at = "\(row.label) month \(k)"
+                    let periods = cohort.map { ($0, k / (($0.duration == "P1Y") ? 12 : 1)) }
+                    check("retained (mixed)", at, Double(cell.count),
+                          Double(k == 0 ? cohort.count : periods.filter { $0.1 >= 1 && $0.0.retained >= $0.1 || $0.1 == 0 }.count))
+                    check("came back (mixed)", at, Double(cell.reactivated), Double(periods.filter { $0.0.cameBack.contains($0.1) }.count))
+                }
+            }
+            // ISO week cohorts: the same members and periods, gathered by the week (from Monday, UTC) they began.
+            let weeks = try CohortReport.compute(store: store, metric: .retention, period: .week, from: from, to: Self.now,
+                                                 segments: segments, by: .duration, rates: Self.rates, now: Self.now)
+            for row in weeks.rows {
+                let cohort = members.values.joined().filter { Self.weekStart($0.start) == row.start && $0.duration == row.value }
+                check("week size", row.label, Double(row.size), Double(cohort.count))
+                for (k, cell) in row.cells.enumerated() {
+                    guard let cell, k > 0 else { continue }
+                    check("week retained", "\(row.label) period \(k)", Double(cell.count), Double(cohort.filter { $0.retained >= k }.count))
+                }
+            }
+            check("week cohorts' members", family ? "family" : "paid", Double(weeks.rows.reduce(0) { $0 + $1.size }),
+                  Double(members.values.joined().filter { $0.start >= Self.weekStart(from) }.count))
             for offer in ["free_trial", "none"] {
                 let expected = members.values.joined().filter { $0.startOffer == offer }.count
                 let got = (try? CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now,
