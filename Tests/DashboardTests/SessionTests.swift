@@ -54,7 +54,7 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(session.state.subscribers.query.text, "user-1010", "the filter survives the round trip")
         session.type(.escape)
         XCTAssertEqual(session.state.subscribers.query.text, "")
-        XCTAssertEqual(session.state.subscribers.rows.count, 24)
+        XCTAssertEqual(session.state.subscribers.rows.count, 25)
     }
 
     func testLongPayloadIsReadLineByLineBeforeTheSelectionMoves() throws {
@@ -95,7 +95,7 @@ final class SessionTests: XCTestCase {
         session.start()
         let query = session.state.subscribers.query
         let all = try store.page(query, limit: 1000).map(\.state.originalTransactionId)
-        XCTAssertEqual(all.count, 120)
+        XCTAssertEqual(all.count, 125)
         XCTAssertLessThan(session.state.subscribers.rows.count, all.count, "the first screen does not load the whole store")
 
         var seen: [String] = []
@@ -125,7 +125,7 @@ final class SessionTests: XCTestCase {
             session.type(.pageDown)
             pages += 1
         }
-        XCTAssertEqual(pages, 7, "120 rows at 19 a page")
+        XCTAssertEqual(pages, 7, "125 rows at 19 a page")
         session.type(.pageUp)
         XCTAssertEqual(session.state.subscribers.selectedRow?.state.originalTransactionId, all[all.count - 1 - 19])
     }
@@ -205,7 +205,7 @@ final class SessionTests: XCTestCase {
         session.type("feed")
         session.type(.enter)
         let before = session.state.feed.entries.count
-        XCTAssertEqual(before, 68)
+        XCTAssertEqual(before, 72)
 
         let writer = try Store(path: path)
         let intake = Intake(store: writer, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: SampleData.demoPolicy)

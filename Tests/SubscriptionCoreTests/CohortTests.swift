@@ -124,6 +124,140 @@ final class CohortTests: XCTestCase {
         XCTAssertEqual(days.reduce(0) { $0 + $1[.recoveries] }, 1)
     }
 
+    // MARK: The five rules, each on the example
+
+    func sum(_ days: [DayCounts], _ m: Metric) -> Int { days.reduce(0) { $0 + $1[m] } }
+
+    func testARecoveryWithinGraceContinuesTheRunWithNoGapInTheCountsOrTheCohort() throws {
+        // Bought Jun 1 (expires Jul 1), grace until Jul 7, billing recovered Jul 3 with the
+        // renewal date kept (expires Aug 1): Apple's shape, with and without a grace date known.
+        for (otid, subtype) in [("5100", "GRACE_PERIOD"), ("5110", nil as String?)] {
+            try deliver("SUBSCRIBED", "INITIAL_BUY", period(otid, 1, from: 0, to: 30))
+            let failed = TestKit.body(type: "DID_FAIL_TO_RENEW", subtype: subtype, signed: d0 + 30 * day,
+                                      transaction: period(otid, 1, from: 0, to: 30),
+                                      renewal: TestKit.renewal(original: otid, signed: d0 + 30 * day, extra: subtype == nil
+                                          ? ["isInBillingRetryPeriod": true]
+                                          : ["isInBillingRetryPeriod": true, "gracePeriodExpiresDate": d0 + 36 * day]))
+            _ = try TestKit.intake(store).ingest(failed, receivedAt: d0 + 30 * day)
+            var recovered = period(otid, 2, from: 32, to: 61)
+            recovered["expiresDate"] = d0 + 61 * day
+            try deliver("DID_RENEW", "BILLING_RECOVERY", recovered)
+        }
+        let retention = try report(.retention)
+        XCTAssertEqual(Array(counts(retention).prefix(2)), [2, 2], "retained at period 1")
+        XCTAssertEqual(retention.rows[0].cells[1]?.reactivated, 0, "no one came back: no one left")
+        let days = try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-07-31", timeZone: utc)
+        XCTAssertEqual(sum(days, .churned), 0)
+        XCTAssertEqual(sum(days, .recoveries), 0)
+        XCTAssertEqual(sum(days, .reactivations), 0)
+        XCTAssertEqual(sum(days, .renewals), 2)
+        XCTAssertEqual(sum(days, .billingRecoveries), 2, "leaving billing trouble through a renewal still counts")
+        XCTAssertEqual(days.map { $0[.activePaid] }, Array(repeating: 2, count: days.count), "the grace days are paid access")
+    }
+
+    func testTheSignedGracePeriodDecidesWhetherARecoveryWasWithinIt() {
+        func share(recoveredOn dayNumber: Int) -> MetricContributions {
+            let first = TransactionRecord(transactionId: "1", originalTransactionId: "1", productId: "app.monthly",
+                                          purchaseDate: d0, expiresDate: d0 + 30 * day, transactionReason: "PURCHASE",
+                                          price: 9990, currency: "USD", signedDate: d0)
+            var second = first
+            second.transactionId = "2"
+            second.transactionReason = "RENEWAL"
+            second.purchaseDate = d0 + Millis(dayNumber) * day
+            second.expiresDate = d0 + 61 * day   // the renewal date kept either way
+            let renewal = RenewalRecord(originalTransactionId: "1", isInBillingRetryPeriod: true,
+                                        gracePeriodExpiresDate: d0 + 36 * day, signedDate: d0 + 30 * day)
+            return MetricContributions.of(transactions: [first, second], events: [], renewal: renewal)
+        }
+        func total(_ c: MetricContributions, _ key: MetricContributions.PeriodKey) -> Int {
+            c.counts.filter { $0.key.key == key }.values.reduce(0, +)
+        }
+        XCTAssertEqual(total(share(recoveredOn: 35), .recovery), 0, "before the grace period's end")
+        XCTAssertEqual(total(share(recoveredOn: 37), .recovery), 1, "after it: a churn and a recovery")
+        XCTAssertEqual(total(share(recoveredOn: 37), .churn), 2)
+    }
+
+    func testAComebackCountsInEachPeriodItsAccessOverlapsAndOnABoundaryInTheLaterOne() throws {
+        // Bought Jun 1 for a month, expired Jul 1; bought again Jul 24 to Aug 24: periods 1 and 2.
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5200", 1, from: 0, to: 30))
+        try deliver("SUBSCRIBED", "RESUBSCRIBE", period("5200", 2, from: 53, to: 84, reason: "PURCHASE"))
+        // Another bought again exactly as its period 3 begins (two nominal months after its end).
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5210", 1, from: 0, to: 30, hour: 1))
+        var again = period("5210", 2, from: 0, to: 0, reason: "PURCHASE")
+        let boundary = d0 + 30 * day + 3_600_000 + 2 * 2_629_800_000
+        again["purchaseDate"] = boundary
+        again["signedDate"] = boundary
+        again["expiresDate"] = boundary + 20 * day
+        try deliver("SUBSCRIBED", "RESUBSCRIBE", again)
+        let split = try report(.retention, by: .storefront)
+        XCTAssertEqual(split.rows[0].cells.prefix(5).map { $0?.reactivated }, [0, 1, 1, 1, 0],
+                       "5200 in periods 1 and 2, 5210 in period 3 alone")
+    }
+
+    func testAProratedRefundTakesItsMoneyOutInThePeriodItHappened() throws {
+        // Bought Jun 1, renewed Jul 1, half refunded Jul 6.
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5300", 1, from: 0, to: 30))
+        try deliver("DID_RENEW", nil, period("5300", 2, from: 30, to: 60))
+        let refunded = period("5300", 2, from: 30, to: 60, extra: ["revocationDate": d0 + 35 * day, "revocationReason": 0,
+                                                                  "revocationType": "REFUND_PRORATED", "revocationPercentage": 50000])
+        try deliver("REFUND", nil, refunded, signed: d0 + 35 * day)
+        let ltv = try report(.ltv)
+        XCTAssertEqual(Array(ltv.rows[0].cells.prefix(3)).map { (($0?.perMember ?? 0) * 1000).rounded() / 1000 }, [9.99, 14.985, 14.985])
+        XCTAssertEqual(ltv.rows[0].cells[1]?.refunds, 1)
+        XCTAssertEqual(Array(counts(try report(.retention)).prefix(3)), [1, 1, 0], "paid through period 1 until the refund")
+    }
+
+    func testATrialPaidForOnlyAfterBillingRetryStartedWithTheTrial() throws {
+        // A 7-day trial from Jun 1, billing failed at its end, recovered Jun 18.
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5400", 1, from: 0, to: 7, trial: true))
+        try deliver("DID_FAIL_TO_RENEW", nil, period("5400", 1, from: 0, to: 7, trial: true), signed: d0 + 7 * day)
+        try deliver("DID_RENEW", "BILLING_RECOVERY", period("5400", 2, from: 17, to: 47))
+        XCTAssertEqual(try report(.retention, filters: [CohortFilter(dimension: .start, value: "free_trial")]).rows.map(\.size), [1])
+        XCTAssertThrowsError(try report(.retention, filters: [CohortFilter(dimension: .start, value: "none")]))
+    }
+
+    func testFamilySharedAccessMovesNoMoneyUnderAnySegment() throws {
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5500", 1, from: 0, to: 30, extra: ["inAppOwnershipType": "FAMILY_SHARED"]))
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5510", 1, from: 0, to: 30))
+        for segments: Set<CountSegment> in [[.familyShared], [.paid, .familyShared]] {
+            let days = try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-06-30", timeZone: utc, segments: segments)
+            let family = segments == [.familyShared]
+            XCTAssertEqual(days.reduce(0) { $0 + ($1.moneyByCurrency["USD"]?[.revenue] ?? 0) }, family ? 0 : 9990, "\(segments)")
+            XCTAssertEqual(days.last?.moneyByCurrency["USD"]?[.mrr] ?? 0, family ? 0 : 9990, "\(segments)")
+            XCTAssertEqual(sum(days, .paidTransactions), family ? 0 : 1, "\(segments)")
+            XCTAssertEqual(sum(days, .newPaidSubscriptions), family ? 1 : 2, "the family member's access is still counted")
+            XCTAssertEqual(days.last?[.activePaid], family ? 1 : 2)
+        }
+        let ltv = try report(.ltv, segments: [.familyShared])
+        XCTAssertEqual(ltv.rows.map(\.size), [1])
+        XCTAssertEqual(ltv.rows[0].cells[0]?.total ?? 0, 0)
+    }
+
+    func testAStoreWrittenBeforeTheseRulesIsRepairedByMigrationTwenty() throws {
+        let dir = NSTemporaryDirectory() + "cohort-tests-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let location = Store.testLocation(file: dir + "/old.db")
+        store = try Store(path: location)
+        // As an earlier subdesk counted it: the family member's price as revenue.
+        ReferenceBreak.active = .familyMoney
+        defer { ReferenceBreak.active = nil }
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5600", 1, from: 0, to: 30, extra: ["inAppOwnershipType": "FAMILY_SHARED"]))
+        ReferenceBreak.active = nil
+        func revenue() throws -> Int64 {
+            try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-06-30", timeZone: utc, segments: [.familyShared])
+                .reduce(0) { $0 + ($1.moneyByCurrency["USD"]?[.revenue] ?? 0) }
+        }
+        XCTAssertEqual(try revenue(), 9990)
+        try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 19" : "UPDATE schema_version SET version = 19")
+        store = nil
+        store = try Store(path: location)
+        XCTAssertEqual(store.schemaVersion, 20)
+        XCTAssertEqual(try store.pendingMetricsCount(), 1, "the migration queues every share")
+        XCTAssertEqual(try store.catchUpMetrics(), 1)
+        XCTAssertEqual(try revenue(), 0)
+    }
+
     func testALateNotificationAndABackfillRepairTheCohort() throws {
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("4600", 1, from: 0, to: 30))
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("4610", 1, from: 0, to: 30))

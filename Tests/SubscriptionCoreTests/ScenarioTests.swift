@@ -112,6 +112,37 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(promo.offerIdentifier, "loyal-50")
     }
 
+    /// Billing recovered within grace continues the run (Apple kept the renewal date); after
+    /// grace, the renewal date moved and the customer churned and came back from billing retry.
+    func testGraceScenariosCountAsTheirRenewalDatesSay() throws {
+        func totals(_ name: String) throws -> [Metric: Int] {
+            let index = try XCTUnwrap(Self.scenarios.firstIndex { $0.name == name })
+            let store = try Store.inMemory()
+            let intake = TestKit.intake(store)
+            for body in try Self.builder.bodies(for: Self.scenarios[index], instance: index, anchor: TestKit.anchor) {
+                _ = try intake.ingest(body, receivedAt: TestKit.anchor)
+            }
+            let utc = TimeZone(identifier: "UTC")!
+            let from = DateText.format(TestKit.anchor - 70 * TestKit.day, "yyyy-MM-dd", zone: utc)
+            let days = try DailyCountsReport.compute(store: store, from: from, to: DateText.format(TestKit.anchor, "yyyy-MM-dd", zone: utc), timeZone: utc)
+            var sums: [Metric: Int] = [:]
+            for m in [Metric.churned, .recoveries, .billingRecoveries, .renewals] { sums[m] = days.reduce(0) { $0 + $1[m] } }
+            sums[.activePaid] = days.map { $0[.activePaid] }.filter { $0 > 0 }.count
+            return sums
+        }
+        let within = try totals("grace-then-recovery")
+        XCTAssertEqual(within[.churned], 0)
+        XCTAssertEqual(within[.recoveries], 0)
+        XCTAssertEqual(within[.renewals], 1)
+        XCTAssertEqual(within[.billingRecoveries], 1)
+        XCTAssertEqual(within[.activePaid], 41, "paid every day from its purchase 40 days ago, the grace days too")
+        let after = try totals("billing-recovered-after-grace")
+        XCTAssertEqual(after[.churned], 1)
+        XCTAssertEqual(after[.recoveries], 1)
+        XCTAssertEqual(after[.renewals], 0)
+        XCTAssertEqual(after[.billingRecoveries], 1)
+    }
+
     /// Every permutation of each multi-step scenario's notifications, with a duplicate
     /// thrown in, derives exactly the state in-order delivery derives.
     func testEveryArrivalOrderDerivesTheSameState() throws {

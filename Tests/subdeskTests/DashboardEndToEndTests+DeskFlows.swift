@@ -14,7 +14,7 @@ extension DashboardEndToEndTests {
     func openDashboardOnDemoStore() throws {
         try buildDemoStore()
         try terminal.shell(commandLine("--db '\(database)'"))
-        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.waitFor(text: "25 subscriptions")
     }
 
     /// Switches to the live feed with `:feed`; the screen once it shows.
@@ -39,7 +39,7 @@ extension DashboardEndToEndTests {
         let tail = try terminal.waitFor(text: "1 subscription")
         XCTAssertTrue(tail.contains("2000000400001201"), tail)
         try terminal.send(keys: "Escape")
-        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.waitFor(text: "25 subscriptions")
         try terminal.send(keys: "q")
         XCTAssertEqual(waitForExit(), "EXIT=0")
     }
@@ -83,7 +83,7 @@ extension DashboardEndToEndTests {
         let rebuilt = try subdesk(["demo", "--no-dashboard", "--db", database, "--copies", "2"])
         XCTAssertEqual(rebuilt.status, 0, rebuilt.output)
         let screen = try terminal.waitFor(text: "store replaced: reopened")
-        try terminal.waitFor(text: "48 subscriptions")
+        try terminal.waitFor(text: "50 subscriptions")
         XCTAssertTrue(screen.contains("● live"), screen)
         try FileManager.default.removeItem(atPath: database)
         try terminal.waitFor(text: "store deleted or moved")
@@ -157,7 +157,7 @@ extension DashboardEndToEndTests {
         // tmux keeps what an application sets through OSC 52 as a paste buffer when allowed to.
         try terminal.run(["set-option", "-g", "set-clipboard", "on"])
         try terminal.shell(commandLine("--db '\(database)'"))
-        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.waitFor(text: "25 subscriptions")
         try terminal.send(literal: "/user-1013")
         let screen = try terminal.waitFor(text: "1 subscription")
         let row = try XCTUnwrap(screen.components(separatedBy: "\n").first { $0.contains("2000000400001201") }, screen)
@@ -175,7 +175,7 @@ extension DashboardEndToEndTests {
     func testInTheCLocaleBordersAndGlyphsFallBackToASCII() throws {
         try buildDemoStore()
         try terminal.shell("LC_ALL=C LANG=C " + commandLine("--db '\(database)'"))
-        var screen = try terminal.waitFor(text: "24 subscriptions")
+        var screen = try terminal.waitFor(text: "25 subscriptions")
         XCTAssertTrue(screen.contains("subdesk > subscribers"), screen)
         XCTAssertTrue(screen.contains("* live"), screen)
         try terminal.send(keys: "Enter")

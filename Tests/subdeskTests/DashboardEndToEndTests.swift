@@ -93,7 +93,7 @@ final class DashboardEndToEndTests: XCTestCase {
     func testSearchDetailFeedDailyResizeAndQuit() throws {
         try buildDemoStore()
         try terminal.shell(commandLine("dashboard --db '\(database)'"))
-        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.waitFor(text: "25 subscriptions")
 
         try terminal.send(literal: "/")
         try terminal.send(literal: "user-1010")
@@ -110,13 +110,13 @@ final class DashboardEndToEndTests: XCTestCase {
         try terminal.send(keys: "Escape")
         try terminal.waitFor(text: "filter user-1010")
         try terminal.send(keys: "Escape")
-        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.waitFor(text: "25 subscriptions")
 
         try terminal.send(literal: ":feed")
         try terminal.send(keys: "Enter")
         screen = try terminal.waitFor(text: "TYPE/SUBTYPE")
         let before = rowCount(screen)
-        XCTAssertEqual(before, 68, screen)
+        XCTAssertEqual(before, 72, screen)
         let simulator = Process()
         simulator.executableURL = URL(fileURLWithPath: binary)
         simulator.arguments = ["simulate", "--db", database, "--rate", "20", "--duration", "5"]
@@ -155,7 +155,7 @@ final class DashboardEndToEndTests: XCTestCase {
     func testCommandLineQuitAndThemeSwitch() throws {
         try buildDemoStore()
         try terminal.shell(commandLine("--db '\(database)' --theme mono"))
-        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.waitFor(text: "25 subscriptions")
         try terminal.send(literal: ":theme midn")
         try terminal.send(keys: "Tab", "Enter")
         try terminal.waitFor(text: "theme midnight")
@@ -171,7 +171,7 @@ final class DashboardEndToEndTests: XCTestCase {
     func testRevalidateAndOverrideFromTheDetailThenReadTheAuditLog() throws {
         try buildDemoStore()
         try terminal.shell(commandLine("dashboard --db '\(database)' --operator ana"))
-        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.waitFor(text: "25 subscriptions")
         try terminal.send(literal: "/")
         try terminal.send(literal: "user-1013")
         try terminal.send(keys: "Enter")
@@ -212,7 +212,7 @@ final class DashboardEndToEndTests: XCTestCase {
     func testInterruptRestoresTheTerminal() throws {
         try buildDemoStore()
         try terminal.shell(commandLine("dashboard --db '\(database)'"))
-        try terminal.waitFor(text: "24 subscriptions")
+        try terminal.waitFor(text: "25 subscriptions")
         try terminal.send(keys: "C-c")
         XCTAssertEqual(waitForExit(), "EXIT=130")
         try assertTerminalRestored()
@@ -220,7 +220,7 @@ final class DashboardEndToEndTests: XCTestCase {
 
     func testDemoBuildsAndOpens() throws {
         try terminal.shell(commandLine("demo --db '\(database)' --copies 1"))
-        try terminal.waitFor(text: "24 subscriptions", timeout: 15)
+        try terminal.waitFor(text: "25 subscriptions", timeout: 15)
         try terminal.send(keys: "q")
         XCTAssertEqual(waitForExit(), "EXIT=0")
         try assertTerminalRestored()

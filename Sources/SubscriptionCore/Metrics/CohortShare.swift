@@ -186,10 +186,13 @@ public struct CohortShare: Equatable, Sendable {
     /// The share of a subscription whose paid periods that count (not refunded in full or
     /// revoked) are `paid`, in purchase order, with its money (`revenue`: prices when bought,
     /// negative amounts when refunded) and refund dates, and its trials and conversions.
-    static func of(paid: [(t: TransactionRecord, ends: Millis, segment: CountSegment)],
+    /// `renewedTrials`: purchases of paid periods that renewed a free trial after billing
+    /// retry (not conversions, too late, but the subscription started with the trial).
+    /// A period `starts` at its purchase, or where a recovery within grace kept it.
+    static func of(paid: [(t: TransactionRecord, starts: Millis, ends: Millis, segment: CountSegment)],
                    revenue: [MoneyEvent], refunds: [Millis],
                    trial: (t: TransactionRecord, segment: CountSegment, ends: Millis)?, conversions: [(trialStart: Millis, at: Millis)],
-                   values: (TransactionRecord) -> [String]) -> CohortShare {
+                   renewedTrials: [Millis] = [], values: (TransactionRecord) -> [String]) -> CohortShare {
         var share = CohortShare()
         if let trial {
             var entries: [Entry: Int64] = [Entry(measure: .members, period: 0, currency: ""): 1]
@@ -213,17 +216,20 @@ public struct CohortShare: Equatable, Sendable {
         // A period's own end is its expiry, even where an upgrade cut its access short.
         var periodEnd = first.t.expiresDate ?? first.ends, runEnd = first.ends
         var index = 1
-        while index < paid.count, paid[index].t.purchaseDate <= runEnd + MetricContributions.contiguity {
+        while index < paid.count, paid[index].starts <= runEnd + MetricContributions.contiguity {
             let p = paid[index]
-            if p.t.purchaseDate >= periodEnd - MetricContributions.contiguity { boundaries.append(p.t.purchaseDate) }
+            if p.starts >= periodEnd - MetricContributions.contiguity { boundaries.append(p.starts) }
             if regular.t.offerType != nil, p.t.offerType == nil { regular = p }
             periodEnd = p.t.expiresDate ?? p.ends
             runEnd = max(runEnd, p.ends)
             index += 1
         }
         let d = duration((regular.t.expiresDate ?? regular.ends) - regular.t.purchaseDate)
-        // After the first run, periods go on from its end at the duration's nominal length.
-        boundaries.append(max(runEnd, boundaries[boundaries.count - 1] + 1))
+        // After the first run, periods go on from the end of its last period at the duration's
+        // nominal length: from its expiry, even where a prorated refund ended access sooner
+        // (the refund then falls in the period it cut short).
+        let lastPeriodEnd = ReferenceBreak.active == .proratedRefundPeriod ? runEnd : max(runEnd, periodEnd)
+        boundaries.append(max(lastPeriodEnd, boundaries[boundaries.count - 1] + 1))
         let last = boundaries.count - 1
         func period(_ t: Millis) -> Int {
             if t < start { return 0 }
@@ -238,19 +244,19 @@ public struct CohortShare: Equatable, Sendable {
         func boundary(_ k: Int) -> Millis { k <= last ? boundaries[k] : boundaries[last] + Millis(k - last) * d.nominal }
         var entries: [Entry: Int64] = [Entry(measure: .members, period: 0, currency: ""): 1]
         for k in stride(from: 1, to: last, by: 1) { entries[Entry(measure: .retained, period: k, currency: "")] = 1 }
-        // Later runs: paying again. Each period a later run's access overlaps, up to the
-        // period of its latest purchase (no period that has not begun).
+        // Later runs: paying again, in each period a later run's access overlaps (periods
+        // are half-open: access from a boundary on is in the period that begins there).
         while index < paid.count {
-            let runStart = paid[index].t.purchaseDate
+            let runStart = paid[index].starts
             var ends = paid[index].ends, latest = runStart
             index += 1
-            while index < paid.count, paid[index].t.purchaseDate <= ends + MetricContributions.contiguity {
+            while index < paid.count, paid[index].starts <= ends + MetricContributions.contiguity {
                 ends = max(ends, paid[index].ends)
-                latest = paid[index].t.purchaseDate
+                latest = paid[index].starts
                 index += 1
             }
             var k = max(last, period(runStart))
-            let through = max(period(latest), period(runStart))
+            let through = ReferenceBreak.active == .comebackPeriods ? max(period(latest), period(runStart)) : last + 10_000
             while k <= through, boundary(k) < ends {
                 entries[Entry(measure: .reactivated, period: k, currency: "")] = 1
                 k += 1
@@ -272,7 +278,7 @@ public struct CohortShare: Equatable, Sendable {
                 entries[Entry(measure: .payers, period: k, currency: "")] = paying ? 1 : -1
             }
         }
-        let converted = conversions.contains { $0.at == start }
+        let converted = conversions.contains { $0.at == start } || renewedTrials.contains(start)
         let startOffer = converted ? "free_trial" : first.t.isIntroductoryOffer ? "introductory" : "none"
         share.memberships.insert(Membership(kind: .paid, start: start, segment: first.segment,
                                             values: values(first.t) + [startOffer, d.name]), at: 0)

@@ -239,12 +239,18 @@ public struct MetricContributions: Equatable, Sendable {
         let superseded = StateDerivation.supersededByUpgrade(ordered)
         var previous: TransactionRecord?
         // The paid periods that count (not refunded), each with where it ends.
-        var paid: [(t: TransactionRecord, ends: Millis, segment: CountSegment, variant: UInt8)] = []
+        var paid: [(t: TransactionRecord, starts: Millis, ends: Millis, segment: CountSegment, variant: UInt8)] = []
+        var renewedTrials: [Millis] = []
         for (index, t) in ordered.enumerated() {
             defer { previous = t }
             let segment = segment(environment: t.environment.rawValue, ownership: t.ownershipType)
             let v = variant(t)
-            if !t.isFreeTrial {
+            // A family member pays nothing (the purchaser's own transaction is the payment):
+            // family-shared access moves no money and is no paid transaction; its revocation
+            // is counted as one.
+            if t.isFamilyShared && ReferenceBreak.active != .familyMoney {
+                if let revoked = t.revocationDate, t.revocationKind != nil { add(revoked, .familyRevoke, segment, v) }
+            } else if !t.isFreeTrial {
                 add(t.purchaseDate, .paidTransaction, segment, v)
                 let currency = t.currency.flatMap { Self.isCurrency($0) ? $0 : nil }
                 if let price = t.price, price > 0, let currency {
@@ -290,18 +296,33 @@ public struct MetricContributions: Equatable, Sendable {
                 add(t.purchaseDate, .trialStart, segment, v)
                 add(ends, .trialEnd, segment, v)
             } else {
-                if let p = previous, p.isFreeTrial, !p.isVoided, (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
-                    add(t.purchaseDate, .conversion, segment, v)
-                    conversions.append((p.purchaseDate, t.purchaseDate))
-                    // The cohort is the trial's: its product, storefront and offer.
-                    add(p.purchaseDate, .trialConvertedByStart, segment, variant(p))
+                if let p = previous, p.isFreeTrial, !p.isVoided {
+                    if (p.expiresDate ?? 0) >= t.purchaseDate - 86_400_000 {
+                        add(t.purchaseDate, .conversion, segment, v)
+                        conversions.append((p.purchaseDate, t.purchaseDate))
+                        // The cohort is the trial's: its product, storefront and offer.
+                        add(p.purchaseDate, .trialConvertedByStart, segment, variant(p))
+                    } else if t.transactionReason == "RENEWAL" && ReferenceBreak.active != .trialAfterRetry {
+                        // Apple billed the trial's renewal once billing retry succeeded: the
+                        // subscription started with the trial, though it converted late.
+                        renewedTrials.append(t.purchaseDate)
+                    }
                 }
-                paid.append((t, ends, segment, v))
-                if let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency), let expires = t.expiresDate {
+                // A renewal recovered within the billing grace period keeps its renewal date:
+                // its access runs from the end of the period before, so the grace days are paid.
+                var starts = t.purchaseDate
+                if let before = paid.last, t.purchaseDate > before.ends + contiguity,
+                   Self.recoveredWithinGrace(t, after: before.t, graceExpires: renewal?.gracePeriodExpiresDate),
+                   let kept = before.t.expiresDate {
+                    starts = min(t.purchaseDate, kept)
+                }
+                paid.append((t, starts, ends, segment, v))
+                if !t.isFamilyShared || ReferenceBreak.active == .familyMoney,
+                   let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency), let expires = t.expiresDate {
                     // A commitment billed monthly is billed a month at a time, whatever the
                     // length of the commitment.
-                    let perMonth = t.billingPlanType == "MONTHLY" ? price : monthly(price: price, periodMs: expires - t.purchaseDate)
-                    money(t.purchaseDate, .mrr, currency, segment, v, perMonth)
+                    let perMonth = t.billingPlanType == "MONTHLY" ? price : monthly(price: price, periodMs: expires - starts)
+                    money(starts, .mrr, currency, segment, v, perMonth)
                     money(ends, .mrr, currency, segment, v, -perMonth)
                 }
             }
@@ -317,8 +338,9 @@ public struct MetricContributions: Equatable, Sendable {
         var run: Run?
         var runs: [Run] = []
         var latest: TransactionRecord?
-        for period in paid.sorted(by: { $0.t.purchaseDate < $1.t.purchaseDate }) {
-            let start = period.t.purchaseDate
+        let paidByStart = paid.sorted(by: { $0.starts < $1.starts })
+        for period in paidByStart {
+            let start = period.starts
             defer { latest = period.t }
             if let current = run, start <= current.ends + contiguity {
                 add(start, .renewal, period.segment, period.variant)
@@ -346,8 +368,9 @@ public struct MetricContributions: Equatable, Sendable {
             add(ended.ends, .churn, ended.segment, ended.variant)
             runs.append(ended)
         }
-        c.cohorts = CohortShare.of(paid: paid.sorted(by: { $0.t.purchaseDate < $1.t.purchaseDate }).map { ($0.t, $0.ends, $0.segment) },
+        c.cohorts = CohortShare.of(paid: paidByStart.map { ($0.t, $0.starts, $0.ends, $0.segment) },
                                    revenue: cohortMoney, refunds: cohortRefunds, trial: firstTrial, conversions: conversions,
+                                   renewedTrials: renewedTrials,
                                    values: { Array(Attributes($0).values.prefix(4)) })
         let chronological = events.sorted(by: NotificationEvent.chronological)
         // Set to cancel: from a notification turning auto-renew off during paid access until
@@ -469,6 +492,43 @@ public struct MetricContributions: Equatable, Sendable {
             }
         }
         return c
+    }
+
+    /// Whether `t`, a renewal that came after a gap following the paid period `previous`,
+    /// was recovered within the billing grace period, where Apple keeps the renewal date:
+    /// it came before the grace period's end Apple signed (`graceExpires`, the renewal
+    /// info's, when it is of this gap), or, with no such date known, it expires within an
+    /// hour of where a period after `previous` would (the previous expiry plus one period:
+    /// calendar months for a duration of months, else the previous period's own length).
+    /// A recovery after grace moves the renewal date, so it is neither.
+    static func recoveredWithinGrace(_ t: TransactionRecord, after previous: TransactionRecord, graceExpires: Millis?) -> Bool {
+        guard ReferenceBreak.active != .graceRecovery, t.transactionReason != "PURCHASE",
+              let kept = previous.expiresDate, let expires = t.expiresDate, t.purchaseDate > kept else { return false }
+        if let grace = graceExpires, grace > kept, grace <= kept + 60 * 86_400_000 { return t.purchaseDate < grace }
+        let length = kept - previous.purchaseDate
+        if abs(expires - (kept + length)) <= contiguity { return true }
+        let months: Int64
+        switch CohortShare.duration(length).name {
+        case "P1M": months = 1
+        case "P2M": months = 2
+        case "P3M": months = 3
+        case "P6M": months = 6
+        case "P1Y": months = 12
+        default: return false
+        }
+        return abs(expires - addingMonths(months, to: kept)) <= contiguity
+    }
+
+    /// `t` moved on by `months` calendar months in UTC, the day of the month kept (the
+    /// month's last day where it has fewer), the time of day kept.
+    static func addingMonths(_ months: Int64, to t: Millis) -> Millis {
+        let day: Millis = 86_400_000
+        let days = t >= 0 ? t / day : (t - day + 1) / day
+        let (y, m, d) = CohortCalendar.civil(days)
+        let index = y * 12 + (m - 1) + months
+        let (ny, nm) = (index >= 0 ? index / 12 : (index - 11) / 12, (index % 12 + 12) % 12 + 1)
+        let monthLength = CohortCalendar.days(nm == 12 ? ny + 1 : ny, nm == 12 ? 1 : nm + 1, 1) - CohortCalendar.days(ny, nm, 1)
+        return CohortCalendar.days(ny, nm, min(d, monthLength)) * day + (t - days * day)
     }
 
     static func isCurrency(_ code: String) -> Bool {
@@ -609,4 +669,16 @@ public struct MetricContributions: Equatable, Sendable {
 
     private static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
     private static func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1) }
+}
+
+/// One of the rules of the derivation turned back to how an earlier subdesk counted, so the
+/// reference test can show it catches each (`SUBDESK_REFERENCE_BREAK=N` in that test). Never
+/// set outside it.
+enum ReferenceBreak: Int, Sendable {
+    /// 1: a recovery within grace is a churn and a recovery; 2: a comeback counts in one
+    /// period; 3: a prorated refund's money is at the period after; 4: a trial paid for after
+    /// billing retry starts as `none`; 5: family-shared access moves money.
+    case graceRecovery = 1, comebackPeriods, proratedRefundPeriod, trialAfterRetry, familyMoney
+
+    nonisolated(unsafe) static var active: ReferenceBreak?
 }

@@ -472,6 +472,13 @@ enum Migrations {
         -- recompute every share.
         INSERT OR IGNORE INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
         """),
+        (20, """
+        -- Shares follow five corrected rules (a billing recovery within grace continues the
+        -- run, a comeback counts in every period it overlaps, a prorated refund's money is in
+        -- the period it happened, a trial renewed after billing retry started with the trial,
+        -- family-shared access moves no money): recompute every share.
+        INSERT OR IGNORE INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
+        """),
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome

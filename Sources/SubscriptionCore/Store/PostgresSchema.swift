@@ -35,6 +35,9 @@ enum PostgresSchema {
         (19, """
         INSERT INTO metrics_pending SELECT original_transaction_id FROM subscriptions ON CONFLICT DO NOTHING;
         """),
+        (20, """
+        INSERT INTO metrics_pending SELECT original_transaction_id FROM subscriptions ON CONFLICT DO NOTHING;
+        """),
     ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
 

@@ -1,0 +1,523 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+@testable import SubdeskScenarios
+import SubdeskTestSupport
+
+/// The daily counts and the cohort tables held, cell for cell, to a second computation
+/// written from the README's definitions alone: plain loops over each generated
+/// subscription's own purchases, day by day and period by period, sharing nothing with
+/// `MetricContributions`, `CohortShare`, `CohortReport` or `DailyCountsReport`.
+///
+/// The store is built through intake's repair path (each transaction arrives on its own,
+/// in shuffled order, and the subscription is derived again each time), so the
+/// by-difference aggregates are what is checked, not one fresh computation.
+///
+/// `SUBDESK_REFERENCE_BREAK=N` turns rule N of the derivation back to how an earlier
+/// subdesk counted (1 grace recoveries, 2 comebacks, 3 prorated refunds' periods, 4 a trial
+/// paid for after billing retry, 5 family money); the test must then fail.
+final class ReferenceMetricsTests: XCTestCase {
+    static let day: Millis = 86_400_000
+    static let hour: Millis = 3_600_000
+    /// 2026-06-01T00:00Z.
+    static let now: Millis = 1_780_272_000_000
+    static let subscriptions = 2_400
+    static let rates = ExchangeRates(reporting: "USD", rates: ["USD": 1, "EUR": 1.1])
+    static var utc: Calendar {
+        var c = Calendar(identifier: .gregorian)
+        c.timeZone = TimeZone(identifier: "UTC")!
+        return c
+    }
+
+    // MARK: Histories, as plain facts
+
+    struct Purchase {
+        var id: String
+        var product: String
+        var start: Millis
+        var expires: Millis
+        var price: Int64
+        var trial = false
+        var renewal = false
+        /// A refund: its date and the share refunded in thousandths of a percent (100000 full).
+        var refund: (date: Millis, percentMilli: Int)?
+        var familyRevoked: Millis?
+    }
+
+    struct History {
+        var otid: String
+        var family: Bool
+        var currency: String
+        var purchases: [Purchase]
+    }
+
+    static func months(_ product: String) -> Int { product == "app.yearly" ? 12 : 1 }
+
+    static func adding(months: Int, to t: Millis) -> Millis {
+        let date = utc.date(byAdding: .month, value: months, to: Date(timeIntervalSince1970: Double(t) / 1000))!
+        return Millis((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// The generator's own reproducible SplitMix64.
+    typealias Random = StoreGenerator.Random
+
+    /// Subscriptions with every case the rules are about: trials converting, and paid for
+    /// only after billing retry; renewals recovered within grace (renewal date kept) and
+    /// after it (date moved); upgrades; churn and comebacks; full and prorated refunds;
+    /// family sharing and its revocation; two currencies; monthly and yearly.
+    static func histories() -> [History] {
+        var rng = Random(state: 32)
+        var out: [History] = []
+        for i in 0..<subscriptions {
+            let otid = String(5_000_000_000_000_000 + Int64(i) * 100)
+            let family = rng.chance(0.08)
+            let currency = rng.chance(0.3) ? "EUR" : "USD"
+            var product = rng.chance(0.12) ? "app.yearly" : "app.monthly"
+            func price(_ product: String) -> Int64 {
+                let usd: Int64 = product == "app.yearly" ? 99_990 : product == "app.premium.monthly" ? 14_990 : 9_990
+                return currency == "EUR" ? usd + 1_000 : usd
+            }
+            var n = 0
+            var purchases: [Purchase] = []
+            func add(_ p: Purchase) { purchases.append(p); n += 1 }
+            var t = now - Millis(rng.int(0..<420)) * day - Millis(rng.int(1..<59)) * 60_000 - Millis(rng.int(1..<59)) * 1000
+            if rng.chance(0.2) {
+                add(Purchase(id: "\(otid)-\(n)", product: product, start: t, expires: t + 7 * day, price: 0, trial: true))
+                switch rng.int(0..<10) {
+                case 0..<5: t += 7 * day                                     // converts at the trial's end
+                case 5..<8: t += 7 * day + Millis(rng.int(2..<20)) * day + 3_600_000 * 5   // paid after billing retry
+                default: t = .max                                            // never paid
+                }
+            }
+            var renewal = !purchases.isEmpty
+            while t < now {
+                var p = Purchase(id: "\(otid)-\(n)", product: product, start: t, expires: adding(months: months(product), to: t),
+                                 price: price(product), renewal: renewal)
+                // What happens next: renewed, recovered within grace or after it, upgraded, or ended.
+                let fate = rng.int(0..<100)
+                var next: Millis = .max
+                var nextRenewal = true
+                var upgradeAt: Millis?
+                switch fate {
+                case 0..<68: next = p.expires
+                case 68..<74: next = p.expires + Millis(rng.int(1..<5)) * day + Millis(rng.int(1..<600)) * 60_000
+                case 74..<79: next = p.expires + Millis(rng.int(17..<45)) * day + Millis(rng.int(1..<600)) * 60_000
+                case 79..<84 where product == "app.monthly":
+                    upgradeAt = p.start + Millis(rng.int(2..<25)) * day + Millis(rng.int(1..<600)) * 60_000
+                default:
+                    if rng.chance(0.45) {
+                        next = p.expires + Millis(rng.int(3..<130)) * day + Millis(rng.int(1..<600)) * 60_000
+                        nextRenewal = false
+                    }
+                }
+                if fate >= 68 && fate < 74 {
+                    // Within grace Apple keeps the renewal date.
+                    add(p)
+                    var recovered = Purchase(id: "\(otid)-\(n)", product: product, start: next, expires: adding(months: months(product), to: p.expires),
+                                             price: price(product), renewal: true)
+                    guard recovered.start < now else { break }
+                    t = recovered.expires
+                    if !family, rng.chance(0.03) { recovered.refund = (recovered.start + 2 * day, 100_000) }
+                    add(recovered)
+                    if recovered.refund != nil { break }
+                    continue
+                }
+                if let u = upgradeAt, u < now {
+                    add(p)
+                    product = "app.premium.monthly"
+                    t = u
+                    renewal = false
+                    continue
+                }
+                // Refunds end the subscription, as they mostly do.
+                // (Not an upgrade's purchase: a revoked one never replaced the period before.)
+                if !family, !p.trial, renewal || purchases.last?.product == p.product || purchases.isEmpty,
+                   rng.chance(0.07), p.start + 2 * day < now {
+                    let full = rng.chance(0.5)
+                    let span = max(1, Int((min(p.expires, now) - p.start) / day) - 1)
+                    p.refund = (p.start + Millis(rng.int(1..<(span + 1))) * day + 7 * 60_000,
+                                full ? 100_000 : [25_000, 50_000, 75_000][rng.int(0..<3)])
+                    next = .max
+                }
+                if family, rng.chance(0.04), p.start + day < now {
+                    p.familyRevoked = p.start + day
+                    next = .max
+                }
+                add(p)
+                t = next
+                renewal = nextRenewal
+            }
+            out.append(History(otid: otid, family: family, currency: currency, purchases: purchases))
+        }
+        return out
+    }
+
+    static func records(_ h: History) -> [TransactionRecord] {
+        h.purchases.map { p in
+            var r = TransactionRecord(transactionId: p.id, originalTransactionId: h.otid, productId: p.product,
+                                      subscriptionGroupIdentifier: "21000001", purchaseDate: p.start,
+                                      originalPurchaseDate: h.purchases[0].start, expiresDate: p.expires,
+                                      offerType: p.trial ? 1 : nil, offerDiscountType: p.trial ? "FREE_TRIAL" : nil,
+                                      ownershipType: h.family ? "FAMILY_SHARED" : "PURCHASED",
+                                      transactionReason: p.renewal ? "RENEWAL" : "PURCHASE", price: p.price, currency: h.currency,
+                                      signedDate: p.start, type: "Auto-Renewable Subscription", storefront: "USA")
+            if let refund = p.refund {
+                r.revocationDate = refund.date
+                r.revocationReason = 0
+                r.revocationType = refund.percentMilli == 100_000 ? "REFUND_FULL" : "REFUND_PRORATED"
+                r.revocationPercentage = refund.percentMilli == 100_000 ? nil : refund.percentMilli
+            }
+            if let revoked = p.familyRevoked {
+                r.revocationDate = revoked
+                r.revocationType = "FAMILY_REVOKE"
+            }
+            // The store keeps the revocation's type and share in the payload, as intake does.
+            if let type = r.revocationType {
+                let share = r.revocationPercentage.map { #","revocationPercentage":\#($0)"# } ?? ""
+                r.payload = Data(#"{"revocationType":"\#(type)"\#(share)}"#.utf8)
+            }
+            return r
+        }
+    }
+
+    // MARK: The README's definitions, computed plainly
+
+    /// A paid period as the README defines access: from its purchase (or the renewal date
+    /// a recovery within grace kept) to its expiry, or the refund that ended it, or the
+    /// purchase of the upgrade that replaced it.
+    struct Access {
+        var p: Purchase
+        var from: Millis
+        var to: Millis
+    }
+
+    static func paidAccess(_ h: History) -> [Access] {
+        let kept = h.purchases.filter { !$0.trial && !($0.refund?.percentMilli == 100_000) && $0.familyRevoked == nil }
+        var out: [Access] = []
+        for (i, p) in kept.enumerated() {
+            var to = p.expires
+            if let r = p.refund { to = min(to, r.date) }
+            // Replaced by a purchase of another product before it expired: an upgrade.
+            if i + 1 < kept.count, kept[i + 1].product != p.product, kept[i + 1].start < p.expires { to = min(to, kept[i + 1].start) }
+            var from = p.start
+            if let before = out.last, p.renewal, p.start > before.to + hour {
+                // Within grace: its expiry is where one more period after the previous would end.
+                let previous = before.p
+                let one = adding(months: months(previous.product), to: previous.expires)
+                let same = previous.expires + (previous.expires - previous.start)
+                if abs(p.expires - one) <= hour || abs(p.expires - same) <= hour { from = previous.expires }
+            }
+            out.append(Access(p: p, from: from, to: to))
+        }
+        return out
+    }
+
+    /// Runs: periods that begin within the hour of the run's end continue it.
+    static func runs(_ access: [Access]) -> [[Access]] {
+        var runs: [[Access]] = []
+        for a in access {
+            if let last = runs.last, a.from <= last.map(\.to).max()! + hour { runs[runs.count - 1].append(a) } else { runs.append([a]) }
+        }
+        return runs
+    }
+
+    struct DayRow: Equatable {
+        var counts: [String: Int] = [:]
+        var money: [String: Int64] = [:]
+    }
+
+    /// Day by day (UTC), for one part (family-shared or paid).
+    static func referenceDays(_ histories: [History], family: Bool, days: [Millis]) -> [DayRow] {
+        var rows = Array(repeating: DayRow(), count: days.count)
+        func on(_ t: Millis) -> Int? {
+            let i = Int((t - days[0]) / day)
+            return t >= days[0] && i < days.count ? i : nil
+        }
+        for h in histories where h.family == family {
+            let access = paidAccess(h)
+            let runs = runs(access)
+            for (r, run) in runs.enumerated() {
+                let end = run.map(\.to).max()!
+                if let i = on(run[0].from) {
+                    let what = r == 0 ? "newPaid" : run[0].p.renewal ? "recoveries" : "reactivations"
+                    rows[i].counts[what, default: 0] += 1
+                }
+                if let i = on(end) { rows[i].counts["churned", default: 0] += 1 }
+                for (k, a) in run.enumerated() where k > 0 {
+                    if let i = on(a.from) { rows[i].counts["renewals", default: 0] += 1 }
+                    if a.p.product != run[k - 1].p.product, a.p.start < run[k - 1].p.expires, let i = on(a.from) {
+                        rows[i].counts["upgrades", default: 0] += 1
+                    }
+                }
+                for (i, d) in days.enumerated() {
+                    let dayEnd = d + day
+                    if run[0].from < dayEnd && end >= dayEnd { rows[i].counts["activePaid", default: 0] += 1 }
+                }
+            }
+            for (i, d) in days.enumerated() {
+                let dayEnd = d + day
+                for p in h.purchases where p.trial && p.start < dayEnd && p.expires >= dayEnd { rows[i].counts["activeTrials", default: 0] += 1 }
+                // MRR: each paid period's price per month, a family member's none.
+                if !family {
+                    for a in access where a.from < dayEnd && a.to >= dayEnd {
+                        rows[i].money["mrr:" + h.currency, default: 0] += a.p.product == "app.yearly" ? Int64((Double(a.p.price) / 12).rounded()) : a.p.price
+                    }
+                }
+            }
+            for (k, p) in h.purchases.enumerated() {
+                if p.trial, let i = on(p.start) { rows[i].counts["trialStarts", default: 0] += 1 }
+                if !p.trial, k > 0, h.purchases[k - 1].trial, h.purchases[k - 1].expires >= p.start - day,
+                   p.refund?.percentMilli != 100_000, p.familyRevoked == nil, let i = on(p.start) {
+                    rows[i].counts["trialConversions", default: 0] += 1
+                }
+                if let revoked = p.familyRevoked, let i = on(revoked) { rows[i].counts["revocations", default: 0] += 1 }
+                guard !family, !p.trial else { continue }
+                if let i = on(p.start) {
+                    rows[i].counts["paidTransactions", default: 0] += 1
+                    rows[i].money["revenue:" + h.currency, default: 0] += p.price
+                }
+                if let r = p.refund, let i = on(r.date) {
+                    rows[i].counts["refunds", default: 0] += 1
+                    rows[i].counts[r.percentMilli == 100_000 ? "refundsFull" : "refundsProrated", default: 0] += 1
+                    rows[i].money["revenue:" + h.currency, default: 0] -= (p.price * Int64(r.percentMilli) + 50_000) / 100_000
+                }
+            }
+        }
+        return rows
+    }
+
+    static let dayMetrics: [(String, Metric)] = [
+        ("activePaid", .activePaid), ("activeTrials", .activeTrials), ("newPaid", .newPaidSubscriptions), ("renewals", .renewals),
+        ("reactivations", .reactivations), ("recoveries", .recoveries), ("churned", .churned), ("trialStarts", .trialStarts),
+        ("trialConversions", .trialConversions), ("paidTransactions", .paidTransactions), ("refunds", .refunds),
+        ("refundsFull", .refundsFull), ("refundsProrated", .refundsProrated), ("revocations", .revocations), ("upgrades", .upgrades),
+    ]
+
+    /// One cohort member's cells: its cohort, duration, and what it adds at each period.
+    struct Member {
+        var start: Millis
+        var duration: String
+        var startOffer: String
+        var retained: Int
+        var cameBack: Set<Int> = []
+        var money: [Int: [String: Int64]] = [:]
+        var refunds: [Int: Int] = [:]
+    }
+
+    static func referenceMember(_ h: History) -> Member? {
+        let access = paidAccess(h)
+        guard let first = access.first else { return nil }
+        let runs = runs(access)
+        // Retention: the renewals of the first run (an upgrade continues the period it replaced).
+        var boundaries = [first.from]
+        var periodEnd = first.p.expires
+        for a in runs[0].dropFirst() {
+            if a.from >= periodEnd - hour { boundaries.append(a.from) }
+            periodEnd = a.p.expires
+        }
+        let retained = boundaries.count - 1
+        // Then periods go on from the end of the first run's last period, at the nominal length.
+        boundaries.append(max(runs[0].map(\.to).max()!, periodEnd))
+        let nominal: Millis = months(first.p.product) == 12 ? 12 * 2_629_800_000 : 2_629_800_000
+        func period(_ t: Millis) -> Int {
+            if t < boundaries[0] { return 0 }
+            var k = 0
+            while k + 1 < boundaries.count, boundaries[k + 1] <= t { k += 1 }
+            if k == boundaries.count - 1 { k += Int((t - boundaries[k]) / nominal) }
+            return k
+        }
+        func start(of k: Int) -> Millis {
+            k < boundaries.count ? boundaries[k] : boundaries[boundaries.count - 1] + Millis(k - boundaries.count + 1) * nominal
+        }
+        let trialBefore = h.purchases.firstIndex { $0.id == first.p.id }.flatMap { $0 > 0 ? h.purchases[$0 - 1] : nil }
+        let offer = trialBefore.map { $0.trial && ($0.expires >= first.p.start - day || first.p.renewal) } == true ? "free_trial" : "none"
+        var m = Member(start: first.from, duration: months(first.p.product) == 12 ? "P1Y" : "P1M", startOffer: offer, retained: retained)
+        for run in runs.dropFirst() {
+            let end = run.map(\.to).max()!
+            var k = period(run[0].from)
+            while start(of: k) < end {
+                m.cameBack.insert(k)
+                k += 1
+            }
+        }
+        if !h.family {
+            for p in h.purchases where !p.trial {
+                m.money[period(p.start), default: [:]][h.currency, default: 0] += p.price
+                if let r = p.refund {
+                    m.money[period(r.date), default: [:]][h.currency, default: 0] -= (p.price * Int64(r.percentMilli) + 50_000) / 100_000
+                    m.refunds[period(r.date), default: 0] += 1
+                }
+            }
+        }
+        return m
+    }
+
+    /// The Monday (UTC) of `t`'s week: 1970-01-01 was a Thursday.
+    static func weekStart(_ t: Millis) -> Millis {
+        let days = t / day
+        return (days - (days + 3) % 7) * day
+    }
+
+    static func monthStart(_ t: Millis) -> Millis {
+        let comps = utc.dateComponents([.year, .month], from: Date(timeIntervalSince1970: Double(t) / 1000))
+        return Millis(utc.date(from: comps)!.timeIntervalSince1970 * 1000)
+    }
+
+    // MARK: The store, and the comparison
+
+    static func buildStore(_ histories: [History]) throws -> Store {
+        let store = try Store.inMemory()
+        let intake = TestKit.intake(store)
+        var rng = Random(state: 7)
+        var arrivals: [(Int, TransactionRecord)] = []
+        for (i, h) in histories.enumerated() { for r in records(h) { arrivals.append((i, r)) } }
+        for i in stride(from: arrivals.count - 1, to: 0, by: -1) { arrivals.swapAt(i, rng.int(0..<(i + 1))) }
+        try store.write {
+            for (_, r) in arrivals {
+                try store.putTransaction(r)
+                try intake.rederive(r.originalTransactionId, now: now)
+            }
+        }
+        return store
+    }
+
+    func testTheCountsAndCohortsAreTheReadmesDefinitionsComputedPlainly() throws {
+        if let n = ProcessInfo.processInfo.environment["SUBDESK_REFERENCE_BREAK"].flatMap(Int.init) {
+            ReferenceBreak.active = ReferenceBreak(rawValue: n)
+        }
+        defer { ReferenceBreak.active = nil }
+        let histories = Self.histories()
+        let store = try Self.buildStore(histories)
+        ReferenceBreak.active = nil
+        XCTAssertGreaterThanOrEqual(histories.count, 2_000)
+        // Every case the rules are about is there, many times over.
+        var cases: [String: Int] = [:]
+        for h in histories {
+            let access = Self.paidAccess(h)
+            cases["within grace", default: 0] += access.filter { $0.from != $0.p.start }.count
+            let runs = Self.runs(access)
+            cases["recovery after grace", default: 0] += runs.dropFirst().filter { $0[0].p.renewal }.count
+            cases["comeback", default: 0] += runs.dropFirst().filter { !$0[0].p.renewal }.count
+            cases["full refund", default: 0] += h.purchases.filter { $0.refund?.percentMilli == 100_000 }.count
+            cases["prorated refund", default: 0] += h.purchases.filter { ($0.refund?.percentMilli ?? 100_000) < 100_000 }.count
+            cases["upgrade", default: 0] += h.purchases.filter { $0.product == "app.premium.monthly" && !$0.renewal }.count
+            cases["family", default: 0] += h.family ? 1 : 0
+            cases["EUR", default: 0] += h.currency == "EUR" ? 1 : 0
+            if let k = h.purchases.firstIndex(where: { !$0.trial }), k > 0, h.purchases[k - 1].expires < h.purchases[k].start - Self.day {
+                cases["trial paid after billing retry", default: 0] += 1
+            }
+        }
+        for (name, n) in cases { XCTAssertGreaterThanOrEqual(n, 20, name) }
+        try compareDays(store, histories)
+        try compareCohorts(store, histories)
+    }
+
+    func compareDays(_ store: Store, _ histories: [History]) throws {
+        let days = (0..<430).map { Self.now - Millis(429 - $0) * Self.day }
+        let utc = TimeZone(identifier: "UTC")!
+        for family in [false, true] {
+            let reference = Self.referenceDays(histories, family: family, days: days)
+            let report = try DailyCountsReport.compute(store: store, from: DateText.format(days[0], "yyyy-MM-dd", zone: utc),
+                                                       to: DateText.format(days[days.count - 1], "yyyy-MM-dd", zone: utc),
+                                                       timeZone: utc, segments: family ? [.familyShared] : [.paid], rates: Self.rates)
+            XCTAssertEqual(report.count, days.count)
+            var wrong: [String: Int] = [:], example: [String: String] = [:]
+            func check(_ name: String, _ day: DayCounts, _ got: Int64, _ expected: Int64) {
+                guard got != expected else { return }
+                wrong[name, default: 0] += 1
+                if example[name] == nil { example[name] = "\(day.day): \(got), reference \(expected)" }
+            }
+            for (i, d) in report.enumerated() {
+                for (name, metric) in Self.dayMetrics { check(name, d, Int64(d[metric]), Int64(reference[i].counts[name] ?? 0)) }
+                for currency in ["USD", "EUR"] {
+                    check("revenue " + currency, d, d.moneyByCurrency[currency]?[.revenue] ?? 0, reference[i].money["revenue:" + currency] ?? 0)
+                    check("mrr " + currency, d, d.moneyByCurrency[currency]?[.mrr] ?? 0, reference[i].money["mrr:" + currency] ?? 0)
+                }
+                let converted = Double(reference[i].money["revenue:USD"] ?? 0) / 1000 + Double(reference[i].money["revenue:EUR"] ?? 0) / 1000 * 1.1
+                if abs((d.money[.revenue] ?? 0) - converted) > 1e-6 { check("revenue in USD", d, Int64((d.money[.revenue] ?? 0) * 1000), Int64(converted * 1000)) }
+            }
+            XCTAssertEqual(wrong, [:], "\(family ? "family shared" : "paid"): days that differ, by metric; first of each: \(example)")
+        }
+    }
+
+    func compareCohorts(_ store: Store, _ histories: [History]) throws {
+        let from = Self.now - 440 * Self.day
+        for family in [false, true] {
+            let segments: Set<CountSegment> = family ? [.familyShared] : [.paid]
+            var members: [String: [Member]] = [:]   // by "month start|duration"
+            for h in histories where h.family == family {
+                if let m = Self.referenceMember(h) { members["\(Self.monthStart(m.start))|\(m.duration)", default: []].append(m) }
+            }
+            let retention = try CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now, segments: segments,
+                                                     by: .duration, rates: Self.rates, now: Self.now)
+            let ltv = try CohortReport.compute(store: store, metric: .ltv, from: from, to: Self.now, segments: segments,
+                                               by: .duration, rates: Self.rates, now: Self.now)
+            XCTAssertEqual(Set(retention.rows.map { "\($0.start)|\($0.value ?? "")" }), Set(members.keys), "cohorts and durations")
+            var wrong: [String: Int] = [:], example: [String: String] = [:]
+            func check(_ name: String, _ where_: String, _ got: Double, _ expected: Double) {
+                guard abs(got - expected) > 1e-6 else { return }
+                wrong[name, default: 0] += 1
+                if example[name] == nil { example[name] = "\(where_): \(got), reference \(expected)" }
+            }
+            for (row, money) in zip(retention.rows, ltv.rows) {
+                let cohort = members["\(row.start)|\(row.value ?? "")"] ?? []
+                check("size", row.label, Double(row.size), Double(cohort.count))
+                for (k, cell) in row.cells.enumerated() {
+                    guard let cell else { continue }
+                    let at = "\(row.label) \(row.value ?? "") period \(k)"
+                    check("retained", at, Double(cell.count), Double(k == 0 ? cohort.count : cohort.filter { $0.retained >= k }.count))
+                    check("came back", at, Double(cell.reactivated), Double(cohort.filter { $0.cameBack.contains(k) }.count))
+                    guard k < money.cells.count, let m = money.cells[k] else { continue }
+                    var total = 0.0, payers = 0, refunds = 0
+                    for member in cohort {
+                        var net: [String: Int64] = [:]
+                        for (p, byCurrency) in member.money where p <= k { for (c, v) in byCurrency { net[c, default: 0] += v } }
+                        let value = net.reduce(0.0) { $0 + Double($1.value) / 1000 * (Self.rates.rates[$1.key] ?? 0) }
+                        total += value
+                        if value > 1e-9 { payers += 1 }
+                        refunds += member.refunds.filter { $0.key <= k }.values.reduce(0, +)
+                    }
+                    check("LTV", at, m.total ?? 0, total)
+                    check("payers", at, Double(m.count), Double(payers))
+                    check("refunds", at, Double(m.refunds), Double(refunds))
+                }
+            }
+            // Durations mixed: columns are months since the start, each member read at its own
+            // period covering the month (a yearly one's period k / 12).
+            let mixed = try CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now, segments: segments,
+                                                 rates: Self.rates, now: Self.now)
+            for row in mixed.rows {
+                let cohort = members.filter { $0.key.hasPrefix("\(row.start)|") }.values.joined()
+                for (k, cell) in row.cells.enumerated() {
+                    guard let cell else { continue }
+                    let at = "\(row.label) month \(k)"
+                    let periods = cohort.map { ($0, k / (($0.duration == "P1Y") ? 12 : 1)) }
+                    check("retained (mixed)", at, Double(cell.count),
+                          Double(k == 0 ? cohort.count : periods.filter { $0.1 >= 1 && $0.0.retained >= $0.1 || $0.1 == 0 }.count))
+                    check("came back (mixed)", at, Double(cell.reactivated), Double(periods.filter { $0.0.cameBack.contains($0.1) }.count))
+                }
+            }
+            // ISO week cohorts: the same members and periods, gathered by the week (from Monday, UTC) they began.
+            let weeks = try CohortReport.compute(store: store, metric: .retention, period: .week, from: from, to: Self.now,
+                                                 segments: segments, by: .duration, rates: Self.rates, now: Self.now)
+            for row in weeks.rows {
+                let cohort = members.values.joined().filter { Self.weekStart($0.start) == row.start && $0.duration == row.value }
+                check("week size", row.label, Double(row.size), Double(cohort.count))
+                for (k, cell) in row.cells.enumerated() {
+                    guard let cell, k > 0 else { continue }
+                    check("week retained", "\(row.label) period \(k)", Double(cell.count), Double(cohort.filter { $0.retained >= k }.count))
+                }
+            }
+            check("week cohorts' members", family ? "family" : "paid", Double(weeks.rows.reduce(0) { $0 + $1.size }),
+                  Double(members.values.joined().filter { $0.start >= Self.weekStart(from) }.count))
+            for offer in ["free_trial", "none"] {
+                let expected = members.values.joined().filter { $0.startOffer == offer }.count
+                let got = (try? CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now,
+                                                     filters: [CohortFilter(dimension: .start, value: offer)], segments: segments,
+                                                     rates: Self.rates, now: Self.now))?.rows.reduce(0) { $0 + $1.size } ?? 0
+                check("start=" + offer, family ? "family" : "paid", Double(got), Double(expected))
+            }
+            XCTAssertEqual(wrong, [:], "\(family ? "family shared" : "paid"): cohort cells that differ, by measure; first of each: \(example)")
+        }
+    }
+}
