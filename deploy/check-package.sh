@@ -97,12 +97,15 @@ if [ "$install_too" = yes ]; then
         || fail "subdesk init as the subdesk user"
     (cd / && $sudo runuser -u subdesk -- env HOME=/var/lib/subdesk /usr/bin/subdesk --db /var/lib/subdesk/subdesk.db doctor) \
         || fail "subdesk doctor after dpkg -i"
+    # The same package again is an upgrade: postinst runs doctor on the store.
+    $sudo dpkg -i "$deb" > "$tmp/upgrade.log" 2>&1 || { cat "$tmp/upgrade.log"; fail "dpkg -i over the installed package"; }
+    grep -q "subdesk.db" "$tmp/upgrade.log" || { cat "$tmp/upgrade.log"; fail "the upgrade did not run subdesk doctor on /var/lib/subdesk/subdesk.db"; }
     MANPAGER=cat man subdesk > "$tmp/man.txt" 2>&1 || fail "man subdesk"
     grep -q "subdesk-counts" "$tmp/man.txt" || fail "man subdesk does not list subdesk-counts"
     MANPAGER=cat man subdesk-counts | grep -q -- "--segment" || fail "man subdesk-counts"
     $sudo dpkg --purge subdesk || fail "dpkg --purge"
     [ -f /var/lib/subdesk/subdesk.db ] || fail "dpkg --purge removed the store"
     [ ! -e /usr/bin/subdesk ] || fail "dpkg --purge left /usr/bin/subdesk"
-    ok "dpkg -i, subdesk doctor, man subdesk, and dpkg --purge kept /var/lib/subdesk/subdesk.db"
+    ok "dpkg -i, subdesk doctor, an upgrade running doctor, man subdesk, and dpkg --purge kept /var/lib/subdesk/subdesk.db"
 fi
 ok "the package and the tarball pass"

@@ -177,7 +177,8 @@ if [ "\$1" = configure ]; then
             systemctl try-restart \$units || true
         fi
         if [ -r /etc/subdesk/config ]; then
-            runuser -u subdesk -- env SUBDESK_CONFIG=/etc/subdesk/config HOME=/var/lib/subdesk subdesk doctor \\
+            # XDG_DATA_HOME=/var/lib: without db in the config, the store is /var/lib/subdesk/subdesk.db.
+            runuser -u subdesk -- env SUBDESK_CONFIG=/etc/subdesk/config HOME=/var/lib/subdesk XDG_DATA_HOME=/var/lib subdesk doctor \\
                 || echo "subdesk: doctor found problems (above); the upgrade is installed" >&2
         fi
     fi
