@@ -103,7 +103,7 @@ struct CommandTable {
         global options:
         \(OptionGroup.list(OptionGroup.global.options + [Self.version]))
 
-        config file keys (key = value, # comments; flags win; subdesk man subdesk describes each):
+        config file keys (key = value, # comments; flags win; man subdesk describes each):
         \(OptionGroup.wrap(Configuration.keys.map { $0.name + ($0.repeatable ? " (repeatable)" : "") }.joined(separator: ", ") + ".",
                            width: 92).joined(separator: "\n"))
         """
