@@ -78,6 +78,8 @@ ok "bash completes 'subdesk co' and 'subdesk counts --se'"
 zsh -n "$tree/usr/share/zsh/vendor-completions/_subdesk" || fail "zsh -n _subdesk"
 got=$(run zsh -f -c "fpath=('$tree/usr/share/zsh/vendor-completions' \$fpath); autoload -Uz compinit; compinit -u -D; print -r -- \"\${_comps[subdesk]}\"")
 [ "$got" = _subdesk ] || fail "zsh's compinit does not bind _subdesk to subdesk ($got)"
+got=$(run "$repo/scripts/zsh-complete" "$tree/usr/share/zsh/vendor-completions" "subdesk counts --se")
+[ "$got" = --segment ] || fail "zsh completion of 'subdesk counts --se' gave '$got'"
 # fish: syntax, and one completion.
 fish -n "$tree/usr/share/fish/vendor_completions.d/subdesk.fish" || fail "fish -n subdesk.fish"
 got=$(run fish --no-config -c "source '$tree/usr/share/fish/vendor_completions.d/subdesk.fish'; complete -C 'subdesk counts --se'" | cut -f1)

@@ -147,6 +147,15 @@ final class ManAndCompletionTests: SubdeskTestCase {
             .write(toFile: probe, atomically: true, encoding: .utf8)
         let bound = try run(["zsh", "-f", probe], executable: "/usr/bin/env")
         XCTAssertEqual(bound.stdout, "_subdesk\n", bound.stderr + " status \(bound.status)")
+        // Completions as an interactive zsh offers them (scripts/zsh-complete).
+        func zshCompletes(_ line: String) throws -> [String] {
+            let r = try run([Self.repoRoot + "/scripts/zsh-complete", dir, line], executable: "/usr/bin/env")
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return r.stdout.split(separator: "\n").map(String.init)
+        }
+        XCTAssertEqual(try zshCompletes("subdesk counts --se"), ["--segment"])
+        XCTAssertEqual(try zshCompletes("subdesk co"), ["cohorts", "commands", "completions", "consent", "counts"])
+        XCTAssertEqual(try zshCompletes("subdesk cohorts --period "), ["month", "week"])
         let fishCheck = try run(["fish", "-n", fish], executable: "/usr/bin/env")
         XCTAssertEqual(fishCheck.status, 0, fishCheck.stderr)
         let completed = try run(["fish", "--no-config", "-c", "source \(fish); complete -C 'subdesk counts --se'; complete -C 'subdesk counts --period '"],
