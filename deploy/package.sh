@@ -67,11 +67,15 @@ if readelf -d "$root/usr/bin/subdesk" "$root/usr/bin/subdesk-http" | grep -E "RU
 fi
 subdesk=$root/usr/bin/subdesk
 
-# Installed paths: /usr/bin and /usr/lib/subdesk instead of deploy/'s /usr/local ones, and
-# the package's subdesk user for its services.
+# Installed paths: /usr/bin and /usr/lib/subdesk instead of deploy/'s /usr/local ones, the
+# package's subdesk user for its services, and one default store for all of them (units,
+# CGI programs, the upgrade's doctor): XDG_DATA_HOME=/var/lib makes it
+# /var/lib/subdesk/subdesk.db unless the config names another.
 installed() {
     sed -e 's|/usr/local/bin/|/usr/bin/|g' -e 's|/usr/local/lib/subdesk|/usr/lib/subdesk|g' \
-        -e 's|^User=www-data$|User=subdesk|' -e 's|^Group=www-data$|Group=subdesk|' "$1"
+        -e 's|^User=www-data$|User=subdesk|' -e 's|^Group=www-data$|Group=subdesk|' \
+        -e 's|^Environment=SUBDESK_CONFIG=/etc/subdesk/config$|&\nEnvironment=XDG_DATA_HOME=/var/lib|' \
+        -e 's|^exec "/usr/bin/subdesk"|XDG_DATA_HOME=${XDG_DATA_HOME:-/var/lib} &|' "$1"
 }
 for cgi in subdesk-cgi subdesk-metrics-cgi; do
     installed "deploy/$cgi" > "$root/usr/lib/subdesk/$cgi"
