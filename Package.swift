@@ -23,7 +23,9 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ",
                        providers: [.apt(["libpq-dev"])]),
 
-        .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL", "CLibPQ", "HelperWire"],
+        // The commit, build time and linking deploy/package.sh gives the build ("unknown" otherwise).
+        .target(name: "CBuildInfo"),
+        .target(name: "SubscriptionCore", dependencies: ["CSQLite", "COpenSSL", "CLibPQ", "HelperWire", "CBuildInfo"],
                 exclude: ["Store/README.md"]),
         // The demo store, the scenarios that build it and the large-store generator: for the
         // demo commands, the benchmark and the tests; in no product.

@@ -19,9 +19,13 @@ public struct SampleData {
             }
             return SampleData(directory: path)
         }
-        var starts = [FileManager.default.currentDirectoryPath]
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().deletingLastPathComponent().path
-        starts.append(executable)
+        // Installed (the package, or the tarball unpacked anywhere): ../share/subdesk beside
+        // the executable's folder, whatever the current folder is.
+        let executable = executableDirectory()
+        let installed = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("share/subdesk").path
+        if FileManager.default.fileExists(atPath: installed + "/scenarios") { return SampleData(directory: installed) }
+        // A checkout: sample-data/ in the current folder or the executable's, or above them.
+        let starts = [FileManager.default.currentDirectoryPath, executable]
         for start in starts {
             var dir = URL(fileURLWithPath: start)
             for _ in 0..<8 {
@@ -30,7 +34,16 @@ public struct SampleData {
                 dir.deleteLastPathComponent()
             }
         }
-        throw ConfigurationError("cannot find sample-data/ (run from the subdesk checkout or set SUBDESK_SAMPLE_DATA)")
+        throw ConfigurationError("cannot find the demo's sample data (looked in \(installed) and for sample-data/ above "
+                                 + "the current folder and \(executable)): pass --sample-data DIR or set SUBDESK_SAMPLE_DATA")
+    }
+
+    /// The folder of the running executable, symbolic links resolved (`/proc/self/exe`, so a
+    /// command found on PATH is found too).
+    static func executableDirectory() -> String {
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().path
+        return (path as NSString).deletingLastPathComponent
     }
 
     public func scenarios() throws -> [Scenario] { try Scenario.loadAll(directory: scenariosDirectory) }

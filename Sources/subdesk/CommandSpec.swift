@@ -18,20 +18,52 @@ struct CommandOption {
     let help: String
     /// The config file key the option stands in for, when there is one (flags win).
     var configKey: String? = nil
+    /// The values it takes when they are a fixed set that its value name does not spell
+    /// out (`--metric`: every metric's key); `DIMENSION=` for a dimension that takes a value.
+    var choices: [String] = []
 
     static func flag(_ name: String, _ help: String) -> CommandOption {
         CommandOption(name: name, kind: .flag, help: help)
     }
 
-    static func value(_ name: String, _ valueName: String, _ help: String, config: String? = nil) -> CommandOption {
-        CommandOption(name: name, kind: .value(valueName), help: help, configKey: config)
+    static func value(_ name: String, _ valueName: String, _ help: String, config: String? = nil,
+                      choices: [String] = []) -> CommandOption {
+        CommandOption(name: name, kind: .value(valueName), help: help, configKey: config, choices: choices)
     }
 
-    static func repeatable(_ name: String, _ valueName: String, _ help: String, config: String? = nil) -> CommandOption {
-        CommandOption(name: name, kind: .repeatable(valueName), help: help, configKey: config)
+    static func repeatable(_ name: String, _ valueName: String, _ help: String, config: String? = nil,
+                           choices: [String] = []) -> CommandOption {
+        CommandOption(name: name, kind: .repeatable(valueName), help: help, configKey: config, choices: choices)
     }
 
     var takesValue: Bool { kind != .flag }
+
+    /// What a shell completes after the option: its fixed values, or a file name.
+    enum Completion: Equatable {
+        case none
+        case words([String])
+        case file
+        case directory
+    }
+
+    /// `choices` when given, else the words of a value name like `day|week|month`, else a
+    /// file or a folder for `FILE`, `PATH`, `STORE` and `DIR`.
+    var completion: Completion {
+        if !choices.isEmpty { return .words(choices) }
+        let valueName: String
+        switch kind {
+        case .flag: return .none
+        case .value(let v), .repeatable(let v): valueName = v
+        }
+        if valueName.contains("|") && !valueName.contains(" ") {
+            return .words(valueName.split(separator: "|").map(String.init))
+        }
+        switch valueName {
+        case "FILE", "PATH", "STORE": return .file
+        case "DIR": return .directory
+        default: return .none
+        }
+    }
 
     /// How help and the README write it: `--all`, `--limit N`, `--root-ca FILE...`.
     var synopsis: String {
@@ -76,7 +108,16 @@ struct CommandSpec {
     var options: [CommandOption] = []
     var groups: [OptionGroup] = []
     var action: StoreAction? = nil
+    /// What the command's arguments complete to in a shell.
+    var argumentCompletion: ArgumentCompletion = .none
     let run: (Context) throws -> Int32
+
+    enum ArgumentCompletion {
+        case none
+        /// A command's name (`subdesk man COMMAND`).
+        case commands
+        case words([String])
+    }
 
     /// Every option the command takes (besides the global ones), its own first, each once.
     var allOptions: [CommandOption] {
@@ -127,17 +168,5 @@ extension OptionGroup {
     }
 
     /// `text` in lines of at most `width` columns, broken at spaces.
-    static func wrap(_ text: String, width: Int) -> [String] {
-        var lines: [String] = []
-        var line = ""
-        for word in text.split(separator: " ") {
-            if !line.isEmpty && line.count + 1 + word.count > width {
-                lines.append(line)
-                line = ""
-            }
-            line += (line.isEmpty ? "" : " ") + word
-        }
-        lines.append(line)
-        return lines
-    }
+    static func wrap(_ text: String, width: Int) -> [String] { WordWrap.lines(text, width: width) }
 }

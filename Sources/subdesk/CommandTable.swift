@@ -1,6 +1,7 @@
 import Foundation
 import SubscriptionCore
 import Dashboard
+import TerminalUI
 
 /// Every command as data, in the order `subdesk --help` and the README list them.
 ///
@@ -40,6 +41,9 @@ struct CommandTable {
         DatabaseCommands.dbSpec,
         CommandTable.keysSpec,
         CommandTable.commandsSpec,
+        CommandTable.manSpec,
+        CommandTable.completionsSpec,
+        CommandTable.sampleConfigSpec,
         DemoCommands.simulateSpec,
         GenerateCommand.spec,
     ])
@@ -99,11 +103,9 @@ struct CommandTable {
         global options:
         \(OptionGroup.list(OptionGroup.global.options + [Self.version]))
 
-        config file keys (key = value, # comments; flags win): db, bundle_id, app_apple_id,
-        environment, root_ca (repeatable), shared_secret_file, allow_v1, allow_environments,
-        operator, api_key_file, api_key_id, api_issuer_id, server_api_url, server_api_sandbox_url,
-        verify_receipt_url, verify_receipt_sandbox_url, revalidation_timeout, quarantine_budget_mb,
-        refund_consent, refund_policy, rates_file, chain_key_file, revocation_check.
+        config file keys (key = value, # comments; flags win; man subdesk describes each):
+        \(OptionGroup.wrap(Configuration.keys.map { $0.name + ($0.repeatable ? " (repeatable)" : "") }.joined(separator: ", ") + ".",
+                           width: 92).joined(separator: "\n"))
         """
     }
 
@@ -211,6 +213,64 @@ extension CommandTable {
         "commands", abstract: "this command table (Markdown)",
         discussion: "Prints every command with what it does and the options it takes (Markdown), as the README shows it.") {
             CommandTable.standard.markdown()
+        }
+
+    static let manSpec: CommandSpec = CommandSpec(
+        name: "man", arguments: "[COMMAND]", abstract: "the manual page subdesk(1), or subdesk-COMMAND(1) (roff)",
+        usage: "subdesk man [COMMAND]\nsubdesk man --directory DIR",
+        discussion: """
+        Prints the manual page subdesk(1), or a command's page subdesk-COMMAND(1), in roff, generated
+        from the command table (read one with: subdesk man counts | man -l -). --directory writes every
+        page into DIR (subdesk.1, subdesk-COMMAND.1), as the package installs them.
+        """,
+        options: [.value("directory", "DIR", "write every page into DIR instead")],
+        argumentCompletion: .commands,
+        run: { context in
+            let pages = ManPages(table: CommandTable.standard)
+            if let directory = context.arguments.value("directory") {
+                guard context.arguments.positionals.isEmpty else { throw UsageError("--directory writes every page; name no command") }
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                for page in pages.all {
+                    try Data(page.text.utf8).write(to: URL(fileURLWithPath: directory).appendingPathComponent(page.file))
+                }
+                return 0
+            }
+            let positionals = context.arguments.positionals
+            guard positionals.count <= 1 else { throw UsageError("subdesk man takes at most one command") }
+            guard let name = positionals.first, name != "subdesk" else {
+                Output.text(pages.main)
+                return 0
+            }
+            guard let command = CommandTable.standard.spec(named: name) else {
+                throw UsageError("no command '\(SafeText.sanitize(name))' (see subdesk --help)")
+            }
+            Output.text(pages.page(for: command))
+            return 0
+        })
+
+    static let completionsSpec: CommandSpec = CommandSpec(
+        name: "completions", arguments: "bash|zsh|fish", abstract: "a shell completion script for subdesk",
+        usage: "subdesk completions bash|zsh|fish",
+        discussion: """
+        Prints the completion script for the shell, generated from the command table: commands, each
+        command's options and the values an option takes where they are a fixed set. To try it in bash:
+        source <(subdesk completions bash). The package installs all three.
+        """,
+        argumentCompletion: .words(Completions.Shell.allCases.map(\.rawValue)),
+        run: { context in
+            let names = Completions.Shell.allCases.map(\.rawValue).joined(separator: ", ")
+            guard context.arguments.positionals.count == 1 else { throw UsageError("name one shell: \(names)") }
+            guard let shell = Completions.Shell(rawValue: context.arguments.positionals[0]) else {
+                throw UsageError("no completions for '\(SafeText.sanitize(context.arguments.positionals[0]))': name one of \(names)")
+            }
+            Output.text(Completions(table: CommandTable.standard).script(for: shell))
+            return 0
+        })
+
+    static let sampleConfigSpec: CommandSpec = printing(
+        "sample-config", abstract: "a config file with every key commented out, each with its help",
+        discussion: "Prints a config file with every key commented out under its help, as the package installs /etc/subdesk/config.") {
+            String(Configuration.sampleFile().dropLast())
         }
 
     /// A command that prints one of subdesk's tables, taking no options.

@@ -171,6 +171,10 @@ enum Output {
     static func line(_ text: String) {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
+    /// `text` as it is, for text that ends in its own newline (a file's content).
+    static func text(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
     static func error(_ text: String) {
         FileHandle.standardError.write(Data(("subdesk: " + text + "\n").utf8))
     }

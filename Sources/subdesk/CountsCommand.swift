@@ -41,13 +41,17 @@ enum CountsCommand {
             .timeZone,
             .rates,
             .segment,
-            .value("where", "DIMENSION=VALUE", "count only that part (product, group, storefront, offer, environment, ownership)"),
-            .value("by", "DIMENSION", "one metric for each value of the dimension, side by side"),
-            .value("metric", "METRIC", "the metric --by shows (default activePaid)"),
+            .value("where", "DIMENSION=VALUE", "count only that part (product, group, storefront, offer, environment, ownership)",
+                   choices: dimensions.map { $0 + "=" }),
+            .value("by", "DIMENSION", "one metric for each value of the dimension, side by side", choices: dimensions),
+            .value("metric", "METRIC", "the metric --by shows (default activePaid)", choices: Metric.all.map(\.key)),
             .csv,
             .flag("definitions-markdown", "print each metric's definition as the README lists them"),
         ],
         run: run)
+
+    /// What --where and --by name: the segment dimensions, and the two that pick segments.
+    static let dimensions = SegmentDimension.allCases.map(\.rawValue) + ["environment", "ownership"]
 
     /// `--rates FILE`, else `rates_file` in the config.
     static func exchangeRates(_ context: Context) throws -> ExchangeRates? {
@@ -102,7 +106,7 @@ enum CountsCommand {
         case "ownership": return [("PURCHASED", "ownership=PURCHASED"), ("FAMILY_SHARED", "ownership=FAMILY_SHARED")]
         default:
             guard let dimension = SegmentDimension(rawValue: text.lowercased()) else {
-                throw UsageError("--by takes one of \((SegmentDimension.allCases.map(\.rawValue) + ["environment", "ownership"]).joined(separator: ", ")), not \(text)")
+                throw UsageError("--by takes one of \(dimensions.joined(separator: ", ")), not \(text)")
             }
             try catchUpSegments(store)
             return try store.segmentValues(dimension).map { ($0, "\(dimension.rawValue)=\($0)") }

@@ -7,7 +7,7 @@ func runMain() -> Int32 {
     let table = CommandTable.standard
     let arguments = Arguments.parse(Array(CommandLine.arguments.dropFirst()), commands: table)
     if arguments.has("version") && arguments.command == nil {
-        Output.line("subdesk \(SubdeskVersion.string)")
+        Output.line(SubdeskVersion.text)
         return 0
     }
     let name = arguments.command ?? "dashboard"

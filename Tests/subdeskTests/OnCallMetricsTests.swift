@@ -35,7 +35,7 @@ final class OnCallMetricsTests: SubdeskTestCase {
             XCTAssertTrue(r.stdout.contains("# TYPE \(metric.name) \(metric.kind.rawValue)\n"), "\(metric.name) is not declared")
         }
         let engine = PostgresLocation.isPostgres(db) ? "postgres" : "sqlite"
-        XCTAssertEqual(samples(r.stdout, "subdesk_build_info"), ["subdesk_build_info{version=\"\(SubdeskVersion.string)\",engine=\"\(engine)\"} 1"])
+        XCTAssertEqual(samples(r.stdout, "subdesk_build_info"), ["subdesk_build_info{version=\"\(SubdeskVersion.string)\",commit=\"\(SubdeskVersion.commit)\",built=\"\(SubdeskVersion.buildDate)\",engines=\"\(SubdeskVersion.engines.joined(separator: ","))\",linking=\"\(SubdeskVersion.linking)\",engine=\"\(engine)\"} 1"])
         let received = samples(r.stdout, "subdesk_notifications_received_total")
         let stored = received.filter { $0.contains("outcome=\"stored\"") }.compactMap(value).reduce(0, +)
         let storedInStore = try Store(path: db, mode: .reading).notificationCount()

@@ -54,9 +54,9 @@ public struct OnCallMetric: Sendable {
 public enum OnCallMetrics {
     public static let all: [OnCallMetric] = [
         OnCallMetric(name: "subdesk_build_info", kind: .gauge,
-                     help: "Always 1; the labels say which subdesk serves these metrics and the store engine it reads.",
-                     unit: "", labels: ["version", "engine"]) { i in
-            [.init([("version", i.version), ("engine", i.reading.engine.name)], 1)]
+                     help: "Always 1; the labels say which subdesk serves these metrics (as subdesk --version does) and the store engine it reads.",
+                     unit: "", labels: ["version"] + SubdeskVersion.details.map(\.name) + ["engine"]) { i in
+            [.init([("version", i.version)] + SubdeskVersion.details.map { ($0.name, $0.value) } + [("engine", i.reading.engine.name)], 1)]
         },
         OnCallMetric(name: "subdesk_notifications_received_total", kind: .counter,
                      help: "Bodies intake answered, by environment, notification type, outcome (stored, duplicate, rejected) and, for rejections, the kind of refusal.",

@@ -1,0 +1,116 @@
+import Foundation
+
+/// One key of the config file, declared once: the parser accepts exactly these, and the
+/// sample config file, `subdesk --help` and the man page's CONFIGURATION section are
+/// generated from them.
+public struct ConfigurationKey: Sendable, Equatable {
+    public let name: String
+    /// An example value, as the sample file shows it (commented out).
+    public let example: String
+    public let help: String
+    /// Given on several lines (or comma-separated), every one counts.
+    public var repeatable: Bool = false
+
+    public init(_ name: String, example: String, _ help: String, repeatable: Bool = false) {
+        self.name = name
+        self.example = example
+        self.help = help
+        self.repeatable = repeatable
+    }
+}
+
+/// The keys under one heading of the sample file and the man page.
+public struct ConfigurationSection: Sendable {
+    public let title: String
+    public let keys: [ConfigurationKey]
+}
+
+extension Configuration {
+    /// Every key, under its heading, in the order the sample file lists them.
+    public static let sections: [ConfigurationSection] = [
+        ConfigurationSection(title: "The store", keys: [
+            .init("db", example: "/var/lib/subdesk/subdesk.db",
+                  "the store: a SQLite file, or postgres://USER@HOST/DATABASE (the password in ~/.pgpass); "
+                  + "default $SUBDESK_DB, else $XDG_DATA_HOME/subdesk/subdesk.db"),
+            .init("busy_timeout_ms", example: "5000", "how long a write waits for other writers, in milliseconds"),
+            .init("operator", example: "ana", "who the audit log names (default: the login name)"),
+        ]),
+        ConfigurationSection(title: "Intake: what signed data is checked against", keys: [
+            .init("bundle_id", example: "com.example.app", "the app's bundle id; signed data of another app is refused"),
+            .init("app_apple_id", example: "1234567890", "the app's Apple id, checked on Production data"),
+            .init("environment", example: "Production",
+                  "Production or Sandbox: the only environment accepted (unset accepts both), and the one asked"),
+            .init("allow_environments", example: "Xcode",
+                  "also accept these test environments (Xcode, LocalTesting); refused by default", repeatable: true),
+            .init("root_ca", example: "/etc/subdesk/AppleRootCA-G3.cer",
+                  "a trust root for signed data; default Apple Root CA - G3, built in. Never the demo's test CA", repeatable: true),
+            .init("shared_secret_file", example: "/etc/subdesk/shared-secret",
+                  "the app's shared secret (verifyReceipt, and the password of version 1 notifications)"),
+            .init("allow_v1", example: "no", "yes: accept version 1 notifications (unsigned; checked with the shared secret)"),
+            .init("revocation_check", example: "off",
+                  "ocsp: ask the signing chain's OCSP responders whether a certificate was revoked (off by default)"),
+            .init("quarantine_budget_mb", example: "256",
+                  "body bytes the quarantine keeps, in MiB; past it, digests and counts only"),
+            .init("chain_key_file", example: "/var/lib/subdesk/chain-memory.key",
+                  "the key that seals remembered chain checks (default beside a SQLite store, else in the data folder)"),
+        ]),
+        ConfigurationSection(title: "Apple: the App Store Server API and verifyReceipt", keys: [
+            .init("api_key_file", example: "/etc/subdesk/SubscriptionKey.p8", "the in-app purchase key (.p8); never printed"),
+            .init("api_key_id", example: "ABC123DEFG", "its key id"),
+            .init("api_issuer_id", example: "57246542-96fe-1a63-e053-0824d011072a", "the issuer id"),
+            .init("server_api_url", example: "https://api.storekit.apple.com", "the App Store Server API (Production)"),
+            .init("server_api_sandbox_url", example: "https://api.storekit-sandbox.apple.com", "the App Store Server API (Sandbox)"),
+            .init("verify_receipt_url", example: "https://buy.itunes.apple.com/verifyReceipt", "verifyReceipt (Production)"),
+            .init("verify_receipt_sandbox_url", example: "https://sandbox.itunes.apple.com/verifyReceipt", "verifyReceipt (Sandbox)"),
+            .init("revalidation_timeout", example: "30", "seconds each request to Apple may take"),
+        ]),
+        ConfigurationSection(title: "Refund requests", keys: [
+            .init("refund_consent", example: "no", "yes: customers consented (in the app) to sharing consumption data"),
+            .init("refund_policy", example: "manual",
+                  "what `subdesk refunds --auto` sends: manual, facts, decline-if-delivered, grant or decline"),
+        ]),
+        ConfigurationSection(title: "Reports and the dashboard", keys: [
+            .init("tz", example: "Europe/Paris", "the time zone days and dates are in (default UTC)"),
+            .init("rates_file", example: "/etc/subdesk/rates", "exchange rates that add MRR and revenue up in one currency"),
+            .init("theme", example: "default", "the dashboard's theme (default, mono, midnight... or your own)"),
+        ]),
+    ]
+
+    public static var keys: [ConfigurationKey] { sections.flatMap(\.keys) }
+
+    /// A config file with every key commented out, each under its help: what the package
+    /// installs as /etc/subdesk/config, and `subdesk man`'s example.
+    public static func sampleFile() -> String {
+        var lines = [
+            "# subdesk's configuration: `key = value` lines; a line starting with # is a comment.",
+            "# Command-line flags win over these keys. Every key is commented out here: uncomment",
+            "# and edit the ones you need (see subdesk(1), CONFIGURATION).",
+        ]
+        for section in sections {
+            lines += ["", "## " + section.title]
+            for key in section.keys {
+                lines.append("")
+                let help = key.help + (key.repeatable ? " (may be given several times)" : "")
+                lines += WordWrap.lines(help, width: 88).map { "# " + $0 }
+                lines.append("#\(key.name) = \(key.example)")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Text in lines of at most `width` columns, broken at spaces (a longer word has a line of its own).
+public enum WordWrap {
+    public static func lines(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty && line.count + 1 + word.count > width {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        return lines + [line]
+    }
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Checks what deploy/package.sh built, as a new user would meet it:
+#   - the tarball unpacked into an empty folder and run from another one, with fresh XDG
+#     folders: subdesk demo builds the demo, --version names the commit;
+#   - every man page renders without a warning;
+#   - the completions: bash (sourced, `subdesk co` and `subdesk counts --se`), zsh and
+#     fish (syntax, and one completion each);
+#   - lintian finds no error in the Debian package;
+#   - with --install (CI, whose machine is fresh each run): dpkg -i, subdesk doctor and
+#     man subdesk work, and dpkg --purge leaves the store in /var/lib/subdesk.
+# Exits non-zero on the first failure, saying which.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+install_too=no
+[ "${1:-}" = --install ] && install_too=yes
+
+version=$(sed -n 's/^ *public static let string = "\(.*\)"$/\1/p' Sources/SubscriptionCore/Support/Version.swift)
+arch=$(dpkg --print-architecture)
+deb=$repo/.build/package/subdesk_${version}_$arch.deb
+tarball=$repo/.build/package/subdesk-$version-linux-$arch.tar.gz
+commit=$(git rev-parse --short=12 HEAD)
+[ -z "$(git status --porcelain --untracked-files=no)" ] || commit="$commit-dirty"
+
+fail() { echo "check-package: FAILED: $*" >&2; exit 1; }
+ok() { echo "check-package: $*"; }
+[ -f "$deb" ] && [ -f "$tarball" ] || fail "no $deb or $tarball: run deploy/package.sh first"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/unpacked" "$tmp/elsewhere" "$tmp/home"
+tar -xzf "$tarball" -C "$tmp/unpacked"
+tree=$tmp/unpacked
+subdesk=$tree/usr/bin/subdesk
+# Nothing of the checkout or the caller's settings: a clean environment.
+run() { (cd "$tmp/elsewhere" && env -i PATH=/usr/bin:/bin HOME="$tmp/home" XDG_DATA_HOME="$tmp/data" \
+            XDG_CONFIG_HOME="$tmp/config" LANG=C.UTF-8 "$@"); }
+
+# The demo from elsewhere.
+run "$subdesk" demo --no-dashboard --db demo.db > "$tmp/demo.log" 2>&1 || { cat "$tmp/demo.log"; fail "subdesk demo from the unpacked tarball"; }
+[ -f "$tmp/elsewhere/demo.db" ] || fail "subdesk demo wrote no demo.db"
+run "$subdesk" --db demo.db counts --json > /dev/null || fail "subdesk counts on the demo store"
+ok "the unpacked tarball builds the demo from another folder"
+
+run "$subdesk" --version > "$tmp/version"
+grep -qx "commit: $commit" "$tmp/version" || { cat "$tmp/version"; fail "--version does not name commit $commit"; }
+grep -qx "linking: static-stdlib" "$tmp/version" || fail "--version does not say static-stdlib"
+ok "--version names commit $commit"
+
+# Every man page, as man-db renders it, and as groff checks it.
+pages=0
+for page in "$tree"/usr/share/man/man1/*.1.gz; do
+    warnings=$(run env MANPAGER=cat MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
+    [ -z "$warnings" ] || fail "man --warnings on $(basename "$page"): $warnings"
+    warnings=$(zcat "$page" | groff -ww -man -z 2>&1)
+    [ -z "$warnings" ] || fail "groff -ww on $(basename "$page"): $warnings"
+    pages=$((pages + 1))
+done
+[ "$pages" -gt 1 ] || fail "no man pages"
+ok "$pages man pages render without warnings"
+
+# bash: the script sourced, its function called as bash's completion calls it.
+bash_complete() {
+    local words=$1
+    run bash --norc --noprofile -c "source '$tree/usr/share/bash-completion/completions/subdesk'
+        COMP_WORDS=($words); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); _subdesk; printf '%s\n' \"\${COMPREPLY[@]}\"" | sort | tr '\n' ' '
+}
+got=$(bash_complete "subdesk co")
+want=$(run "$subdesk" commands | sed -n 's/^| `subdesk \(co[a-z-]*\).*/\1/p' | sort | tr '\n' ' ')
+[ "$got" = "$want" ] || fail "bash completion of 'subdesk co' gave '$got', not '$want'"
+[ "$got" = "cohorts commands completions consent counts " ] || fail "bash completion of 'subdesk co' gave '$got'"
+got=$(bash_complete "subdesk counts --se")
+[ "$got" = "--segment " ] || fail "bash completion of 'subdesk counts --se' gave '$got'"
+ok "bash completes 'subdesk co' and 'subdesk counts --se'"
+
+# zsh: syntax, and compinit binds the function to subdesk.
+zsh -n "$tree/usr/share/zsh/vendor-completions/_subdesk" || fail "zsh -n _subdesk"
+got=$(run zsh -f -c "fpath=('$tree/usr/share/zsh/vendor-completions' \$fpath); autoload -Uz compinit; compinit -u -D; print -r -- \"\${_comps[subdesk]}\"")
+[ "$got" = _subdesk ] || fail "zsh's compinit does not bind _subdesk to subdesk ($got)"
+got=$(run "$repo/scripts/zsh-complete" "$tree/usr/share/zsh/vendor-completions" "subdesk counts --se")
+[ "$got" = --segment ] || fail "zsh completion of 'subdesk counts --se' gave '$got'"
+# fish: syntax, and one completion.
+fish -n "$tree/usr/share/fish/vendor_completions.d/subdesk.fish" || fail "fish -n subdesk.fish"
+got=$(run fish --no-config -c "source '$tree/usr/share/fish/vendor_completions.d/subdesk.fish'; complete -C 'subdesk counts --se'" | cut -f1)
+[ "$got" = --segment ] || fail "fish completion of 'subdesk counts --se' gave '$got'"
+ok "zsh and fish read their completions"
+
+lintian --fail-on error --no-tag-display-limit "$deb" > "$tmp/lintian" 2>&1 || { cat "$tmp/lintian"; fail "lintian reports errors"; }
+ok "lintian: no errors ($(grep -c '^W:' "$tmp/lintian" || true) warnings)"
+
+if [ "$install_too" = yes ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo dpkg -i "$deb" || fail "dpkg -i"
+    getent passwd subdesk > /dev/null || fail "no subdesk user after install"
+    [ -d /var/lib/subdesk ] || fail "no /var/lib/subdesk after install"
+    [ -f /var/lib/subdesk/subdesk.db ] || $sudo runuser -u subdesk -- env HOME=/var/lib/subdesk /usr/bin/subdesk init --db /var/lib/subdesk/subdesk.db \
+        || fail "subdesk init as the subdesk user"
+    (cd / && $sudo runuser -u subdesk -- env HOME=/var/lib/subdesk /usr/bin/subdesk --db /var/lib/subdesk/subdesk.db doctor) \
+        || fail "subdesk doctor after dpkg -i"
+    # The same package again is an upgrade: postinst runs doctor on the store.
+    $sudo dpkg -i "$deb" > "$tmp/upgrade.log" 2>&1 || { cat "$tmp/upgrade.log"; fail "dpkg -i over the installed package"; }
+    grep -q "subdesk.db" "$tmp/upgrade.log" || { cat "$tmp/upgrade.log"; fail "the upgrade did not run subdesk doctor on /var/lib/subdesk/subdesk.db"; }
+    MANPAGER=cat man subdesk > "$tmp/man.txt" 2>&1 || fail "man subdesk"
+    grep -q "subdesk-counts" "$tmp/man.txt" || fail "man subdesk does not list subdesk-counts"
+    MANPAGER=cat man subdesk-counts | grep -q -- "--segment" || fail "man subdesk-counts"
+    $sudo dpkg --purge subdesk || fail "dpkg --purge"
+    [ -f /var/lib/subdesk/subdesk.db ] || fail "dpkg --purge removed the store"
+    [ ! -e /usr/bin/subdesk ] || fail "dpkg --purge left /usr/bin/subdesk"
+    ok "dpkg -i, subdesk doctor, an upgrade running doctor, man subdesk, and dpkg --purge kept /var/lib/subdesk/subdesk.db"
+fi
+ok "the package and the tarball pass"

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Builds, from a checkout, the Debian package .build/package/subdesk_VERSION_ARCH.deb and
+# the tarball .build/package/subdesk-VERSION-linux-ARCH.tar.gz, with the same tree:
+#
+#   usr/bin/subdesk, usr/bin/subdesk-http     the Swift runtime linked in (-static-stdlib),
+#                                             system libraries (libc, SQLite, ncurses,
+#                                             libcrypto, libpq, libcurl) shared
+#   usr/lib/subdesk/subdesk-cgi, -metrics-cgi the web server's CGI programs
+#   usr/share/man/man1/subdesk*.1.gz          subdesk man --directory
+#   usr/share/bash-completion/..., zsh/..., fish/...   subdesk completions SHELL
+#   etc/subdesk/config                        subdesk sample-config, every key commented out
+#   usr/lib/systemd/system/                   the units in deploy/ and deploy/systemd/
+#   usr/share/subdesk/                        the demo's scenarios and TEST ONLY CA (what
+#                                             subdesk demo finds as ../share/subdesk), web
+#                                             server configurations, Prometheus rules
+#
+# The commit (with -dirty), SOURCE_DATE_EPOCH (the commit's time unless set) and the
+# linking reach the binary through .build/build-info.h, written for the build and removed
+# after it, so the tree stays clean. The tarball unpacks anywhere: DIR/usr/bin/subdesk
+# finds DIR/usr/share/subdesk.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+version=$(sed -n 's/^ *public static let string = "\(.*\)"$/\1/p' Sources/SubscriptionCore/Support/Version.swift)
+arch=$(dpkg --print-architecture)
+commit=unknown
+if git rev-parse --git-dir >/dev/null 2>&1; then
+    commit=$(git rev-parse --short=12 HEAD)
+    [ -z "$(git status --porcelain --untracked-files=no)" ] || commit="$commit-dirty"
+    : "${SOURCE_DATE_EPOCH:=$(git log -1 --format=%ct)}"
+fi
+: "${SOURCE_DATE_EPOCH:=$(date +%s)}"
+export SOURCE_DATE_EPOCH
+
+out=.build/package
+root=$out/root
+scratch=.build/package-build
+mkdir -p "$out"
+
+# The build: the Swift runtime and Foundation linked statically (no Debian package has
+# them, and no RUNPATH into the toolchain), the system libraries dynamically (a fully
+# static binary has no libpq, and lintian refuses one).
+cat > .build/build-info.h <<EOF
+#define SUBDESK_BUILD_COMMIT "$commit"
+#define SUBDESK_BUILD_EPOCH ${SOURCE_DATE_EPOCH}LL
+#define SUBDESK_BUILD_LINKING "static-stdlib"
+EOF
+trap 'rm -f .build/build-info.h' EXIT
+for product in subdesk subdesk-http; do
+    swift build -c release --scratch-path "$scratch" --product "$product" -Xswiftc -static-stdlib --disable-local-rpath
+done
+rm -f .build/build-info.h
+bin=$scratch/release
+
+rm -rf "$root"
+install -d "$root/usr/bin" "$root/usr/lib/subdesk" "$root/usr/share/man/man1" "$root/etc/subdesk" \
+    "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
+    "$root/usr/share/fish/vendor_completions.d" "$root/usr/lib/systemd/system" \
+    "$root/usr/share/subdesk/deploy/prometheus" "$root/usr/share/doc/subdesk"
+for program in subdesk subdesk-http; do
+    install -m 0755 "$bin/$program" "$root/usr/bin/$program"
+    strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/$program"
+done
+if readelf -d "$root/usr/bin/subdesk" "$root/usr/bin/subdesk-http" | grep -E "RUNPATH|RPATH"; then
+    echo "package.sh: a binary has a RUNPATH (above); it must load only system libraries" >&2
+    exit 1
+fi
+subdesk=$root/usr/bin/subdesk
+
+# Installed paths: /usr/bin and /usr/lib/subdesk instead of deploy/'s /usr/local ones, the
+# package's subdesk user for its services, and one default store for all of them (units,
+# CGI programs, the upgrade's doctor): XDG_DATA_HOME=/var/lib makes it
+# /var/lib/subdesk/subdesk.db unless the config names another.
+installed() {
+    sed -e 's|/usr/local/bin/|/usr/bin/|g' -e 's|/usr/local/lib/subdesk|/usr/lib/subdesk|g' \
+        -e 's|^User=www-data$|User=subdesk|' -e 's|^Group=www-data$|Group=subdesk|' \
+        -e 's|^Environment=SUBDESK_CONFIG=/etc/subdesk/config$|&\nEnvironment=XDG_DATA_HOME=/var/lib|' \
+        -e 's|^exec "/usr/bin/subdesk"|XDG_DATA_HOME=${XDG_DATA_HOME:-/var/lib} &|' "$1"
+}
+for cgi in subdesk-cgi subdesk-metrics-cgi; do
+    installed "deploy/$cgi" > "$root/usr/lib/subdesk/$cgi"
+    chmod 0755 "$root/usr/lib/subdesk/$cgi"
+done
+for conf in lighttpd.conf nginx-fcgiwrap.conf apache-cgi.conf; do
+    installed "deploy/$conf" > "$root/usr/share/subdesk/deploy/$conf"
+done
+install -m 0644 deploy/prometheus/*.yml "$root/usr/share/subdesk/deploy/prometheus/"
+units=()
+for unit in deploy/*.service deploy/*.socket deploy/*.timer deploy/systemd/*.service deploy/systemd/*.socket deploy/systemd/*.timer; do
+    [ -f "$unit" ] || continue
+    installed "$unit" > "$root/usr/lib/systemd/system/$(basename "$unit")"
+    units+=("$(basename "$unit")")
+done
+# The demo's data, without the scripts that made the test CA.
+cp -R sample-data/scenarios sample-data/test-ca "$root/usr/share/subdesk/"
+rm -f "$root"/usr/share/subdesk/test-ca/*.sh
+
+# Generated from the command table and the config keys, by the binary just built.
+"$subdesk" man --directory "$root/usr/share/man/man1"
+gzip -9n "$root"/usr/share/man/man1/*.1
+"$subdesk" completions bash > "$root/usr/share/bash-completion/completions/subdesk"
+"$subdesk" completions zsh > "$root/usr/share/zsh/vendor-completions/_subdesk"
+"$subdesk" completions fish > "$root/usr/share/fish/vendor_completions.d/subdesk.fish"
+"$subdesk" sample-config > "$root/etc/subdesk/config"
+
+cat > "$root/usr/share/doc/subdesk/copyright" <<EOF
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: subdesk
+
+Files: *
+Copyright: $(date -u -d "@$SOURCE_DATE_EPOCH" +%Y) the subdesk authors
+License: none
+ All rights reserved. No licence is granted to use, copy, modify or distribute this
+ software; it is not open source.
+EOF
+changelog=$root/usr/share/doc/subdesk/changelog
+cat > "$changelog" <<EOF
+subdesk ($version) unstable; urgency=medium
+
+  * Built from commit $commit.
+
+ -- subdesk <subdesk@invalid.example>  $(date -u -R -d "@$SOURCE_DATE_EPOCH")
+EOF
+gzip -9n "$changelog"
+find "$root" -type d -exec chmod 0755 {} +
+find "$root" -type f ! -perm -u+x -exec chmod 0644 {} +
+find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+
+# The tarball: the tree as it is, nothing of dpkg's.
+tarball=$out/subdesk-$version-linux-$arch.tar.gz
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -C "$root" -cf - usr etc \
+    | gzip -9n > "$tarball"
+
+# The Debian package: the same tree, its libraries' packages from dpkg-shlibdeps.
+shlibs=$(mktemp -d)
+mkdir -p "$shlibs/debian"
+touch "$shlibs/debian/control"
+depends=$(cd "$shlibs" && dpkg-shlibdeps -O -e"$OLDPWD/$root/usr/bin/subdesk" -e"$OLDPWD/$root/usr/bin/subdesk-http" 2>/dev/null \
+          | sed -n 's/^shlibs:Depends=//p')
+rm -rf "$shlibs"
+[ -n "$depends" ] || { echo "package.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+install -d "$root/DEBIAN"
+cat > "$root/DEBIAN/control" <<EOF
+Package: subdesk
+Version: $version
+Architecture: $arch
+Maintainer: subdesk <subdesk@invalid.example>
+Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
+Depends: $depends, passwd
+Section: admin
+Priority: optional
+Homepage: https://subdesk.invalid.example/
+Description: App Store subscription operations: intake, state and a dashboard
+ subdesk verifies App Store Server Notifications into a local store (SQLite,
+ or PostgreSQL for a team), derives each subscriber's true state, and shows it
+ in a terminal dashboard and on the command line: counts, cohorts, refunds,
+ revalidation against Apple, on-call metrics and checks.
+EOF
+echo /etc/subdesk/config > "$root/DEBIAN/conffiles"
+units_list="${units[*]}"
+cat > "$root/DEBIAN/postinst" <<EOF
+#!/bin/sh
+set -e
+units="$units_list"
+if [ "\$1" = configure ]; then
+    # The services' user, and the store's folder; both are kept on removal and purge.
+    if ! getent passwd subdesk >/dev/null; then
+        useradd --system --user-group --home-dir /var/lib/subdesk --no-create-home \\
+            --shell /usr/sbin/nologin --comment "subdesk services" subdesk
+    fi
+    if [ ! -d /var/lib/subdesk ]; then
+        install -d -o subdesk -g subdesk -m 2770 /var/lib/subdesk
+    fi
+    if [ -d /run/systemd/system ]; then
+        systemctl daemon-reload || true
+    fi
+    if [ -n "\$2" ]; then
+        # An upgrade: running units start the new binary; doctor says whether the set-up
+        # still holds (the store's schema migrates on its first write).
+        if [ -d /run/systemd/system ] && [ -n "\$units" ]; then
+            systemctl try-restart \$units || true
+        fi
+        if [ -r /etc/subdesk/config ]; then
+            # XDG_DATA_HOME=/var/lib: without db in the config, the store is /var/lib/subdesk/subdesk.db.
+            runuser -u subdesk -- env SUBDESK_CONFIG=/etc/subdesk/config HOME=/var/lib/subdesk XDG_DATA_HOME=/var/lib subdesk doctor \\
+                || echo "subdesk: doctor found problems (above); the upgrade is installed" >&2
+        fi
+    fi
+fi
+exit 0
+EOF
+cat > "$root/DEBIAN/prerm" <<EOF
+#!/bin/sh
+set -e
+units="$units_list"
+if [ "\$1" = remove ] && [ -d /run/systemd/system ] && [ -n "\$units" ]; then
+    systemctl stop \$units || true
+fi
+exit 0
+EOF
+cat > "$root/DEBIAN/postrm" <<'EOF'
+#!/bin/sh
+set -e
+if [ -d /run/systemd/system ]; then
+    systemctl daemon-reload || true
+fi
+if [ "$1" = purge ] && [ -d /var/lib/subdesk ]; then
+    # The store is data, not the package's: it is never removed, not even on purge.
+    echo "subdesk: /var/lib/subdesk and the subdesk user are kept (the store); remove them yourself if you mean to" >&2
+fi
+exit 0
+EOF
+chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
+(cd "$root" && find usr etc -type f ! -path etc/\* -exec md5sum {} + | sort -k2) > "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/conffiles" "$root/DEBIAN/md5sums"
+deb=$out/subdesk_${version}_$arch.deb
+dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+rm -rf "$root/DEBIAN"
+echo "built $deb and $tarball (subdesk $version, commit $commit)"
