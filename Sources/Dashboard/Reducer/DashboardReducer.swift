@@ -404,6 +404,8 @@ public enum DashboardReducer {
     static func switchTo(_ screen: ScreenID, _ state: inout DashboardState) -> [DashboardEffect] {
         state.showsHelp = false
         state.stack = screen == .subscribers ? [.subscribers] : [.subscribers, screen]
+        // The feed opened again starts at the newest row, following (Esc back to it keeps its place).
+        if screen == .feed { state.feed.followNewest() }
         return enter(screen, &state)
     }
 

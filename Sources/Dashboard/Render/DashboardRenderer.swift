@@ -95,6 +95,9 @@ public enum DashboardRenderer {
             items.append(StatusItem("✕ store gone", role: .error))
         } else if state.screen == .feed && state.feed.paused {
             items.append(StatusItem("❚❚ paused", role: .warning))
+        } else if state.screen == .feed && !state.feed.following {
+            // Live, but the view holds still: how many newer rows are above it.
+            items.append(StatusItem(state.feed.arrivalText, role: .warning))
         } else {
             items.append(StatusItem("● live", role: .success))
         }
