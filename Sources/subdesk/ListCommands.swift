@@ -84,7 +84,7 @@ enum ListCommands {
                   + "family-shared purchases"),
         ],
         groups: [.apple],
-        action: StoreAction(words: "link user ids", privilege: .update, table: "subscribers"),
+        action: .linking,
         run: link)
 
     static func row(_ r: SubscriptionRow) -> [String: Any] {

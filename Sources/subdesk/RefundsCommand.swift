@@ -49,7 +49,7 @@ enum RefundsCommand {
             .flag("auto", "answer every open request as refund_policy says (cron)"),
         ],
         groups: [.apple],
-        action: StoreAction(words: "answer refund requests", privilege: .update, table: "refund_requests"),
+        action: .refundAnswers,
         run: run)
 
     static func policy(_ context: Context) throws -> RefundPolicy {

@@ -26,11 +26,15 @@ public struct LineCommand: Sendable {
     public var argument: Argument
     /// Whether an unknown command's message suggests it.
     public var suggested: Bool
+    /// What it writes to the store: a login that may not is told so before anything is asked.
+    public var write: StoreWrite?
     /// Runs it with the rest of the line (trimmed, possibly empty).
     public var run: @Sendable (String, inout DashboardState) -> [DashboardEffect]
 
     public init(_ name: String, aliases: [String] = [], usage: String? = nil, _ summary: String = "", argument: Argument = .none,
-                suggested: Bool = false, run: @escaping @Sendable (String, inout DashboardState) -> [DashboardEffect]) {
+                suggested: Bool = false, write: StoreWrite? = nil,
+                run: @escaping @Sendable (String, inout DashboardState) -> [DashboardEffect]) {
+        self.write = write
         self.name = name
         self.aliases = aliases
         self.usage = usage ?? ":" + name
@@ -73,19 +77,19 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.audit, &state)
         },
         .screen(.gaps, "gaps", "missed"),
-        LineCommand("backfill", usage: ":backfill DAYS", argument: .optional, run: { backfill($0, &$1) }),
+        LineCommand("backfill", usage: ":backfill DAYS", argument: .optional, write: .backfill, run: { backfill($0, &$1) }),
         .screen(.refunds, "refunds"),
         .screen(.consent, "consent", "withdrawn"),
-        LineCommand("ping", "webhook", run: { ping($0, &$1) }),
-        LineCommand("extend", usage: ":extend [all P] D C WHY", argument: .optional) { argument, state in
+        LineCommand("ping", "webhook", write: .ping, run: { ping($0, &$1) }),
+        LineCommand("extend", usage: ":extend [all P] D C WHY", argument: .optional, write: .extension_) { argument, state in
             if argument.lowercased().hasPrefix("all ") || argument.lowercased() == "all" {
                 return extendAll(String(argument.dropFirst(3)).trimmingCharacters(in: .whitespaces), &state)
             }
             return extend(argument, &state)
         },
-        LineCommand("answer", usage: ":answer PREF", "refund", argument: .optional, run: { answer($0, &$1) }),
+        LineCommand("answer", usage: ":answer PREF", "refund", argument: .optional, write: .refundAnswers, run: { answer($0, &$1) }),
         LineCommand("apple", "refunds", run: { apple($0, &$1) }),
-        LineCommand("link", usage: ":link USER [apple]", argument: .optional, run: { link($0, &$1) }),
+        LineCommand("link", usage: ":link USER [apple]", argument: .optional, write: .linking, run: { link($0, &$1) }),
         LineCommand("messages") { _, state in
             state.showsMessages = true
             return []
@@ -108,9 +112,13 @@ public enum DashboardCommandLine {
     /// Command names in the order completions list them.
     public static var names: [String] { table.map(\.name) }
 
-    /// The help screen's paragraph on commands, wrapped to `width`.
-    public static func helpLines(width: Int) -> [String] {
-        let items = table.map { $0.summary.isEmpty ? $0.usage : "\($0.usage) \($0.summary)" }
+    /// The help screen's paragraph on commands, wrapped to `width`; a command this login may
+    /// not use is marked `⊘`.
+    public static func helpLines(width: Int, login: StoreLogin = StoreLogin()) -> [String] {
+        let items = table.map { command in
+            let mark = command.write.flatMap(login.refusal) == nil ? "" : "⊘"
+            return mark + (command.summary.isEmpty ? command.usage : "\(command.usage) \(command.summary)")
+        }
         return TextWidth.wrap("Commands (any unique start: :d is :daily): " + items.joined(separator: " · "),
                               toWidth: max(10, width))
     }
@@ -191,6 +199,10 @@ public enum DashboardCommandLine {
         let argument = words.dropFirst().joined(separator: " ")
         if !argument.isEmpty && command.takesNoArgument {
             DashboardReducer.flash(":\(command.name) takes no argument (got \(argument))", error: true, &state)
+            return []
+        }
+        if let write = command.write, let refusal = state.login.refusal(write) {
+            DashboardReducer.flash(refusal, error: true, &state)
             return []
         }
         return command.run(argument, &state)

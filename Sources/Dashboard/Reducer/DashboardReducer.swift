@@ -328,6 +328,11 @@ public enum DashboardReducer {
         default:
             break
         }
+        // A write this login may not make is refused before any dialog or question, in the CLI's words.
+        if let write = command.write, let refusal = state.login.refusal(write) {
+            flash(refusal, error: true, &state)
+            return []
+        }
         switch state.screen {
         case .subscribers: return subscribersCommand(command, key: key, &state)
         case .detail: return detailCommand(command, &state)
