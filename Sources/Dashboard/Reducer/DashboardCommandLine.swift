@@ -235,6 +235,7 @@ public enum DashboardCommandLine {
             DashboardReducer.flash(":apple works on a subscription's detail: open one first", error: true, &state)
             return []
         }
+        if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.appleLookup, &state) { return [] }
         DashboardReducer.flash("asking Apple for \(otid)'s refund history and latest transaction…", &state)
         return [.lookUpAtApple(originalTransactionId: otid)]
     }
@@ -245,6 +246,7 @@ public enum DashboardCommandLine {
             DashboardReducer.flash("a ping is already waiting for its TEST notification", &state)
             return []
         }
+        if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.ping, &state) { return [] }
         state.pingStarted = state.now
         DashboardReducer.flash("asked Apple for a TEST notification; waiting for it to come through the webhook", &state)
         return [.ping]
@@ -279,10 +281,7 @@ public enum DashboardCommandLine {
             DashboardReducer.flash("\(error)", error: true, &state)
             return []
         }
-        guard !state.withoutServerAPIKey else {
-            DashboardReducer.flash(RevalidationError.needsServerAPI(action: ServerAPIAction.extend).description, error: true, &state)
-            return []
-        }
+        if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.extend, &state) { return [] }
         state.confirmation = DashboardState.Confirmation(
             question: "Extend \(otid) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
             effect: .extendRenewal(originalTransactionId: otid, days: days, reasonCode: code, reason: words[2]))
@@ -307,10 +306,7 @@ public enum DashboardCommandLine {
             DashboardReducer.flash("\(error)", error: true, &state)
             return []
         }
-        guard !state.withoutServerAPIKey else {
-            DashboardReducer.flash(RevalidationError.needsServerAPI(action: ServerAPIAction.extendAll).description, error: true, &state)
-            return []
-        }
+        if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.extendAll, &state) { return [] }
         let where_ = storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))"
         state.confirmation = DashboardState.Confirmation(
             question: "Extend EVERY active subscriber of \(product)\(where_) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
@@ -361,6 +357,7 @@ public enum DashboardCommandLine {
             DashboardReducer.flash(":link USER [apple] [force]: your user id for this subscriber; apple also sets its token at Apple", error: true, &state)
             return []
         }
+        if atApple && DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.appAccountToken, &state) { return [] }
         state.confirmation = DashboardState.Confirmation(
             question: "Link \(otid) to user \(user)\(atApple ? " and set its app account token at Apple" : "")? y: yes, any other key: no",
             effect: .linkUser(originalTransactionId: otid, userId: user, force: force, atApple: atApple))
@@ -372,6 +369,7 @@ public enum DashboardCommandLine {
     /// message line and new arrivals in `:gaps`.
     static func backfill(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
         let words = argument.lowercased().split(separator: " ").map(String.init)
+        if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.backfill, &state) { return [] }
         if words == ["resume"] {
             DashboardReducer.flash("resuming the unfinished backfill in the background…", &state)
             return [.backfill(days: nil, onlyFailures: false)]

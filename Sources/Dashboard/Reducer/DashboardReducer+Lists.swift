@@ -277,6 +277,14 @@ extension DashboardReducer {
         }
     }
 
+    /// An action that needs the App Store Server API is refused at once, before any y/n
+    /// question, when its key settings are missing (nothing could be sent); true when refused.
+    static func refusedWithoutServerAPI(_ action: String, _ state: inout DashboardState) -> Bool {
+        guard state.withoutServerAPIKey else { return false }
+        flash(RevalidationError.needsServerAPI(action: action).description, error: true, &state)
+        return true
+    }
+
     /// Apple's rules and the deadline checked, then a y/n question before Apple is asked.
     static func askToAnswer(_ entry: RefundQueueEntry, answer: ConsumptionAnswer, _ state: inout DashboardState) -> [DashboardEffect] {
         let request = entry.request
@@ -290,6 +298,7 @@ extension DashboardReducer {
             flash("\(error)", error: true, &state)
             return []
         }
+        if refusedWithoutServerAPI(ServerAPIAction.refundAnswer, &state) { return [] }
         state.confirmation = DashboardState.Confirmation(
             question: "Send Apple \(answer.summary) for \(request.originalTransactionId ?? request.notificationUUID)? y: yes, any other key: no",
             effect: .answerRefund(notificationUUID: request.notificationUUID, answer: answer, reason: nil))
