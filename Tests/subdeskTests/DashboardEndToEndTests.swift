@@ -116,7 +116,7 @@ final class DashboardEndToEndTests: XCTestCase {
         try terminal.send(keys: "Enter")
         screen = try terminal.waitFor(text: "TYPE/SUBTYPE")
         let before = rowCount(screen)
-        XCTAssertEqual(before, 68, screen)
+        XCTAssertEqual(before, 69, screen)
         let simulator = Process()
         simulator.executableURL = URL(fileURLWithPath: binary)
         simulator.arguments = ["simulate", "--db", database, "--rate", "20", "--duration", "5"]

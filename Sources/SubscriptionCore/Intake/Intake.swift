@@ -44,6 +44,9 @@ public final class Intake {
         var signedPayload: String? = nil
         /// What the feed says beside `stored` (a summary's counts, a consumption request's reason).
         var feedDetail: String? = nil
+        /// The app download a RESCIND_CONSENT names, to find its subscription again when it is
+        /// stored (a purchase checked earlier in the same batch is stored by then).
+        var appTransactionId: String? = nil
     }
 
     /// Ingests one body. With `quarantine` false (a replay of an already quarantined body)
@@ -141,6 +144,12 @@ public final class Intake {
                 return try reject(body, digest: digest, reason: differentContent(decoded.event.notificationUUID),
                                   source: source, receivedAt: receivedAt, keep: keep)
             }
+            var decoded = decoded
+            if decoded.event.originalTransactionId == nil, let app = decoded.appTransactionId,
+               let concerned = try store.originalTransactionId(appTransactionId: app) {
+                decoded.event.originalTransactionId = concerned
+                decoded.feedDetail = decoded.feedDetail?.replacingOccurrences(of: Intake.noStoredPurchase, with: "")
+            }
             try apply(decoded, body: body, digest: digest, source: source, receivedAt: receivedAt)
             return .stored(decoded.event)
         }
@@ -159,6 +168,9 @@ public final class Intake {
     private func differentContent(_ uuid: String) -> String {
         "notificationUUID \(uuid) is already stored with different content"
     }
+
+    /// The feed's note on a consent withdrawal whose app download no stored purchase names.
+    static let noStoredPurchase = " (no stored purchase)"
 
     /// How much of a body over the size limit the quarantine keeps.
     public static let keptPrefixBytes = 64 << 10
@@ -264,15 +276,17 @@ public final class Intake {
         // RESCIND_CONSENT names the app transaction (the app's download), verified like any JWS;
         // the subscription it concerns is the one a stored transaction with that id belongs to.
         var concerned: String?
+        var appTransactionId: String?
         var feedDetail = Intake.feedDetail(payload)
         if let signed = payload.appData?.signedAppTransactionInfo {
             let checked = try checks.verifiedAppTransaction(signed, field: "signedAppTransactionInfo", in: context)
             nested.append((signed, checked.jws.pieces))
             let app = checked.decoded
+            appTransactionId = app.appTransactionId
             if let id = app.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
             if payload.notificationType == .rescindConsent {
                 feedDetail = ConsentWithdrawal.badge + " · app transaction \(app.appTransactionId ?? "?")"
-                    + (concerned == nil ? " (no stored purchase)" : "")
+                    + (concerned == nil ? Intake.noStoredPurchase : "")
             }
         }
         let t = transactions.first
@@ -284,7 +298,8 @@ public final class Intake {
             environment: payload.environment?.rawValue)
         let pieces = keepPieces ? NotificationPieces(outer: verified.jws.pieces, nested: nested) : nil
         return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces,
-                       signedPayload: jws, feedDetail: feedDetail)
+                       signedPayload: jws, feedDetail: feedDetail,
+                       appTransactionId: payload.notificationType == .rescindConsent ? appTransactionId : nil)
     }
 
     private func decodeV1(_ json: JSONFields, digest: String) throws -> Decoded {
