@@ -30,3 +30,29 @@ final class DatesAsFactsTests: XCTestCase {
         XCTAssertFalse(product.contains("expires "), product)
     }
 }
+
+/// Small things the screens said wrong: the hint for Enter on an expanded line, and the
+/// list's position at its last row.
+final class ScreenWordingTests: XCTestCase {
+    func testEnterOnAnExpandedLineIsHintedAsFold() throws {
+        let session = DashboardFixture.session(try DashboardFixture.sharedDemoStore())
+        session.type(.char("/"))
+        session.type("user-1010")
+        session.type(.enter, .enter)
+        XCTAssertTrue(session.screenLines.last!.contains("Enter expand"), session.screenLines.last!)
+        session.type(.enter)
+        XCTAssertTrue(session.screenLines.last!.contains("Enter fold"), session.screenLines.last!)
+        XCTAssertFalse(session.screenLines.last!.contains("expand"), session.screenLines.last!)
+    }
+
+    func testGAtTheLastRowSaysItsPositionWhole() throws {
+        var state = DashboardFixture.state()
+        state.subscribers.pageSize = 5
+        let session = DashboardSession(store: try DashboardFixture.sharedDemoStore(), state: state, clock: { DashboardFixture.anchor })
+        session.start()
+        session.type(.char("G"))
+        XCTAssertTrue(session.screenText.contains("24 subscriptions · 24/24"), session.screenText)
+        session.type(.char("k"))
+        XCTAssertTrue(session.screenText.contains("24 subscriptions · 23/24"), session.screenText)
+    }
+}

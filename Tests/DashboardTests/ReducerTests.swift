@@ -91,8 +91,8 @@ final class ReducerTests: XCTestCase {
         type("user")
         press(.enter)
         press(.char("/"))
-        press(.backspace, .backspace)
-        XCTAssertEqual(state.subscribers.query.text, "us")
+        type("us")
+        XCTAssertEqual(state.subscribers.query.text, "us", "a fresh filter replaces the kept one as it is typed")
         press(.escape)
         XCTAssertEqual(state.subscribers.query.text, "user", "Esc restores the filter in force before the prompt")
         press(.char("/"))
@@ -528,6 +528,23 @@ extension ReducerTests {
         press(.char("j"))
         _ = DashboardReducer.reduce(into: &state, .quarantineLoaded([entry(4), entry(3), entry(2), entry(1)]))
         XCTAssertEqual(state.quarantine.entries[state.quarantine.selection].id, 2, "moved away, the selection holds")
+    }
+
+    /// `/` starts a new filter rather than appending to the one kept; Esc puts the kept one back.
+    func testSlashStartsAFreshFilter() {
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        press(.char("/"))
+        type("renew")
+        press(.enter)
+        XCTAssertEqual(state.feed.filter, "renew")
+        press(.char("/"))
+        XCTAssertEqual(state.prompt?.text, "", "a fresh filter")
+        type("exp")
+        XCTAssertEqual(state.feed.filter, "exp")
+        press(.escape)
+        XCTAssertEqual(state.feed.filter, "renew", "Esc puts the kept filter back")
     }
 
     func testStoreChangesReloadAtMostEveryTwoSecondsExceptTheFeed() {

@@ -38,3 +38,19 @@ extension CLITests {
         XCTAssertFalse(doctor.stdout.contains("WARN  quarantine"), doctor.stdout)
     }
 }
+
+extension CLITests {
+    /// `subdesk refunds` is a table with a header, its columns aligned, in the order of `:refunds`.
+    func testRefundsListsUnderAHeader() throws {
+        let db = try demoStore()
+        let listed = try run(["refunds", "--db", db, "--all"])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        let lines = listed.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.first?.hasPrefix("STANDING    ORIGINAL TX       REASON") == true, listed.stdout)
+        XCTAssertEqual(lines.count, 3, listed.stdout)
+        let column = try XCTUnwrap(lines[0].range(of: "ORIGINAL TX")).lowerBound.utf16Offset(in: lines[0])
+        for line in lines.dropFirst() {
+            XCTAssertEqual(line.range(of: "200000040000")?.lowerBound.utf16Offset(in: line), column, line)
+        }
+    }
+}

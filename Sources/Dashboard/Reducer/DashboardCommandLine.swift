@@ -358,8 +358,15 @@ public enum DashboardCommandLine {
             return []
         }
         if atApple && DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.appAccountToken, &state) { return [] }
+        // Linking to another user moves the subscription from the user it has: the question says so.
+        let owner = state.detail?.content?.subscriber.userId
+        let move = owner.flatMap { $0 == user ? nil : " (moves it from user \($0))" } ?? ""
+        if let owner, owner != user, !force {
+            DashboardReducer.flash("\(otid) is linked to user \(owner): :link \(user) force moves it from that user", error: true, &state)
+            return []
+        }
         state.confirmation = DashboardState.Confirmation(
-            question: "Link \(otid) to user \(user)\(atApple ? " and set its app account token at Apple" : "")? y: yes, any other key: no",
+            question: "Link \(otid) to user \(user)\(move)\(atApple ? " and set its app account token at Apple" : "")? y: yes, any other key: no",
             effect: .linkUser(originalTransactionId: otid, userId: user, force: force, atApple: atApple))
         return []
     }

@@ -24,7 +24,7 @@ extension DashboardReducer {
             flash(state.feed.paused ? "feed paused" : "feed resumed", &state)
             return []
         case .filter:
-            state.prompt = PromptState(kind: .filter, text: state.feed.filter)
+            state.prompt = PromptState.filter(replacing: state.feed.filter)
             return []
         case .open:
             guard rows.indices.contains(state.feed.selection) else { return [] }

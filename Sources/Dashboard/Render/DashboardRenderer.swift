@@ -152,11 +152,20 @@ public enum DashboardRenderer {
             } else if state.showsHelp || state.showsMessages {
                 hints = [Hint(Key.escape, state.showsHelp ? "close help" : "close messages"), Hint("q", "quit")]
             } else {
-                hints = state.keys.hints(for: state.screen, login: state.login)
+                hints = state.keys.hints(for: state.screen, login: state.login).map { hint in
+                    // On an expanded timeline line, Enter folds it.
+                    hint.label == "expand" && selectedLineExpanded(state) ? Hint(hint.key, "fold") : hint
+                }
             }
             buffer.put(" ", x: area.x, y: area.y, role: .hintText)
             HintBar(hints: hints).render(in: area.inset(left: 1), buffer: &buffer)
         }
+    }
+
+    /// Whether the detail's selected timeline line is expanded (Enter then folds it).
+    static func selectedLineExpanded(_ state: DashboardState) -> Bool {
+        guard state.screen == .detail, let detail = state.detail, detail.timeline.indices.contains(detail.selection) else { return false }
+        return detail.expanded[DetailState.entryKey(detail.timeline[detail.selection])] != nil
     }
 
     /// The question `q` asks while work runs on a worker: what is running, and what quitting now loses.
