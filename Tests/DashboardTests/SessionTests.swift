@@ -276,7 +276,7 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(flash.kind, .error)
         XCTAssertTrue(flash.text.contains("broken.theme:3"), flash.text)
         // The line is too short for the whole message: it says where to read it whole.
-        XCTAssertTrue(session.screenLines.last?.contains("whole in :messages") ?? false, session.screenLines.last ?? "")
+        XCTAssertTrue(session.screenLines.last?.contains("(:messages · Esc)") ?? false, session.screenLines.last ?? "")
         session.type(.char(":"))
         session.type("messages")
         session.type(.enter)

@@ -137,14 +137,8 @@ public enum DashboardRenderer {
             PromptLine(symbol: prompt.symbol, text: prompt.text, cursor: prompt.cursor, completions: prompt.completions,
                        selectedCompletion: prompt.selectedCompletion).render(in: area, buffer: &buffer)
         } else if let flash = state.flash {
-            // A message too long for the line says where it can be read whole; an error says how it goes.
-            let tail = flash.kind == .error ? "  (Esc dismisses · :messages)" : ""
-            var text = " " + flash.text + tail
-            if TextWidth.width(of: text) > area.width {
-                let more = flash.kind == .error ? " … whole in :messages · Esc" : " … whole in :messages"
-                text = TextWidth.truncate(" " + flash.text, toWidth: max(1, area.width - TextWidth.width(of: more))) + more
-            }
-            FlashMessage(text, kind: flash.kind).render(in: area, buffer: &buffer)
+            FlashMessage(flashLine(flash.text, error: flash.kind == .error, width: area.width), kind: flash.kind)
+                .render(in: area, buffer: &buffer)
         } else {
             let hints: [Hint]
             if let dialog = state.overrideDialog {
@@ -160,6 +154,35 @@ public enum DashboardRenderer {
             buffer.put(" ", x: area.x, y: area.y, role: .hintText)
             HintBar(hints: hints).render(in: area.inset(left: 1), buffer: &buffer)
         }
+    }
+
+    /// The bottom line for a message: whole when it fits (an error says how it goes, in
+    /// fewer words where room is short); else its start cut at a word, one `…`, its last
+    /// clause (what to do) when it leaves the start some room, and where it is whole
+    /// (`:messages`). Never two ellipses in a row.
+    static func flashLine(_ message: String, error: Bool, width: Int) -> String {
+        let tails = error ? ["  (Esc dismisses · :messages)", "  (Esc)"] : [""]
+        for tail in tails where TextWidth.width(of: " " + message + tail) <= width { return " " + message + tail }
+        let more = error ? "  (:messages · Esc)" : "  (:messages)"
+        var room = width - 1 - TextWidth.width(of: more) - 1
+        // The last clause, after "; " or ": ", usually says what to do: keep it when the
+        // start keeps some room.
+        var ending = ""
+        if let cut = [message.range(of: "; ", options: .backwards), message.range(of: ": ", options: .backwards)]
+            .compactMap({ $0 }).max(by: { $0.upperBound < $1.upperBound }) {
+            let clause = String(message[cut.upperBound...])
+            if !clause.isEmpty, TextWidth.width(of: clause) + 1 <= room - 14 {
+                ending = " " + clause
+                room -= TextWidth.width(of: ending)
+            }
+        }
+        var head = TextWidth.prefix(message, maxWidth: max(1, room)).text
+        // At a word, without the punctuation or ellipsis it ended on.
+        if head.count < message.count, let space = head.lastIndex(of: " "), head.distance(from: head.startIndex, to: space) > head.count / 2 {
+            head = String(head[..<space])
+        }
+        while let last = head.last, " ;:,.…".contains(last) { head.removeLast() }
+        return " " + head + "…" + ending + more
     }
 
     /// Whether the detail's selected timeline line is expanded (Enter then folds it).
