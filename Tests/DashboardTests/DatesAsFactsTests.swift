@@ -1,5 +1,7 @@
 import XCTest
 import SubscriptionCore
+import SubdeskScenarios
+import SubdeskTestSupport
 import TerminalUI
 @testable import Dashboard
 
@@ -46,13 +48,17 @@ final class ScreenWordingTests: XCTestCase {
     }
 
     func testGAtTheLastRowSaysItsPositionWhole() throws {
+        let store = try Store.inMemory()
+        let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
+        _ = try DemoStoreBuilder(sample: sample, copies: 8).build(into: store, anchor: DashboardFixture.anchor)
         var state = DashboardFixture.state()
-        state.subscribers.pageSize = 5
-        let session = DashboardSession(store: try DashboardFixture.sharedDemoStore(), state: state, clock: { DashboardFixture.anchor })
+        state.subscribers.pageSize = 20
+        let session = DashboardSession(store: store, state: state, clock: { DashboardFixture.anchor })
         session.start()
         session.type(.char("G"))
-        XCTAssertTrue(session.screenText.contains("24 subscriptions · 24/24"), session.screenText)
+        XCTAssertFalse(session.state.subscribers.atStart, "the window holds the list's end, not its start")
+        XCTAssertTrue(session.screenText.contains("192 subscriptions · 192/192"), session.screenText)
         session.type(.char("k"))
-        XCTAssertTrue(session.screenText.contains("24 subscriptions · 23/24"), session.screenText)
+        XCTAssertTrue(session.screenText.contains("192 subscriptions · 191/192"), session.screenText)
     }
 }
