@@ -210,14 +210,6 @@ final class OperatorReducerTests: XCTestCase {
         XCTAssertEqual(state.overrideDialog?.action, .revoke, "l chooses nothing")
     }
 
-    /// `q` while work runs asks with what is running named in the question itself.
-    func testTheQuitQuestionNamesWhatRuns() {
-        _ = DashboardReducer.reduce(into: &state, .backgroundWorkChanged(["revalidating 2000000400001201"]))
-        press(.char("q"))
-        XCTAssertTrue(state.confirmation?.question.hasPrefix("Quit while revalidating 2000000400001201 runs? w:") == true,
-                      "\(String(describing: state.confirmation))")
-    }
-
     /// `:link` to another user says it moves the subscription from its owner, and needs `force`.
     func testLinkToAnotherUserSaysItMovesTheSubscription() {
         openDetail()

@@ -172,7 +172,8 @@ final class RefundScreenTests: XCTestCase {
         session.type(open)
         session.type(.enter, .enter)
         fixture.command("link user-7 apple force")
-        XCTAssertTrue(session.screenText.contains("Link \(open) to user user-7 and set its app account token at Apple? y: yes"), session.screenText)
+        XCTAssertTrue(session.screenText.contains("Link \(open) to user user-7 (moves it from user user-1004) and set its app account token"),
+                      session.screenText)
         session.type(.char("y"))
         XCTAssertTrue(session.waitForBackgroundWork(timeout: 20))
         let message = try XCTUnwrap(session.state.messages.last?.text)

@@ -170,8 +170,7 @@ public enum DashboardReducer {
         state.showsHelp = false
         state.showsMessages = false
         state.confirmation = DashboardState.Confirmation(
-            question: "Quit while \(state.runningWork.joined(separator: "; ")) runs? w: when it is done (audited)  y: now (not audited)  any other key: stay",
-            onYes: .quit)
+            question: "Quit? w: when it is done (audited)  y: now (not audited)  any other key: stay", onYes: .quit)
         return []
     }
 
