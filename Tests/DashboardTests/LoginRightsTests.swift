@@ -71,7 +71,10 @@ final class LoginRightsTests: XCTestCase {
                                                  short: "pg:subdesk_production@db-primary.example.internal"),
                                       StatusItem("pg: mgr (read)", keep: 3, short: "mgr (read)"),
                                       StatusItem("UTC", keep: 1), StatusItem("held · 120 new ↑", keep: 5)])
-        XCTAssertEqual(line.fitting(40).map(\.text), ["mgr (read)", "held · 120 new ↑"])
-        XCTAssertEqual(line.fitting(50).map(\.text), ["pg: mgr (read)", "UTC", "held · 120 new ↑"])
+        // The breadcrumb keeps 21 columns; then the store goes, the zone, the login's `pg:`.
+        XCTAssertEqual(line.fitting(70).map(\.text), ["pg: mgr (read)", "UTC", "held · 120 new ↑"])
+        XCTAssertEqual(line.fitting(57).map(\.text), ["pg: mgr (read)", "held · 120 new ↑"])
+        XCTAssertEqual(line.fitting(52).map(\.text), ["mgr (read)", "held · 120 new ↑"])
+        XCTAssertEqual(line.fitting(40).map(\.text), ["held · 120 new ↑"])
     }
 }

@@ -35,6 +35,9 @@ public struct StatusLine: Sendable {
         self.separator = separator
     }
 
+    /// Columns the breadcrumb keeps before status items give way.
+    public static let pathRoom = 21
+
     public func render(in area: Rect, buffer: inout ScreenBuffer) {
         guard !area.isEmpty else { return }
         let y = area.y
@@ -56,12 +59,14 @@ public struct StatusLine: Sendable {
         buffer.put(breadcrumb(fitting: room), x: area.x, y: y, role: .breadcrumb, maxWidth: room)
     }
 
-    /// The items that fit in `width` beside the breadcrumb's last segment (at most 24
-    /// columns of it): the lowest `keep` shortened or left out first.
+    /// The items that fit in `width` beside the breadcrumb's last segment, and at least
+    /// `pathRoom` columns of it (a top-level path such as `subdesk ▸ subscribers` stays whole):
+    /// the lowest `keep` shortened or left out first.
     public func fitting(_ width: Int) -> [StatusItem] {
         let segments = path.map(SafeText.sanitize)
+        let whole = TextWidth.width(of: segments.joined(separator: separator))
         let last = TextWidth.width(of: segments.last ?? "") + (segments.count > 1 ? TextWidth.width(of: "…" + separator) : 0)
-        let pathRoom = min(24, last)
+        let pathRoom = min(whole, max(StatusLine.pathRoom, last))
         var items = self.items
         func total() -> Int {
             items.map { TextWidth.width(of: SafeText.sanitize($0.text)) }.reduce(0, +) + 2 * max(0, items.count - 1)
