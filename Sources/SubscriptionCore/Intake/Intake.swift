@@ -145,12 +145,15 @@ public final class Intake {
                                   source: source, receivedAt: receivedAt, keep: keep)
             }
             var decoded = decoded
+            var rederive = true
             if decoded.event.originalTransactionId == nil, let app = decoded.appTransactionId,
                let concerned = try store.originalTransactionId(appTransactionId: app) {
+                // Named on the notification only: this write holds no lock on that subscription,
+                // and a withdrawal changes nothing its state is derived from.
                 decoded.event.originalTransactionId = concerned
-                decoded.feedDetail = decoded.feedDetail?.replacingOccurrences(of: Intake.noStoredPurchase, with: "")
+                rederive = false
             }
-            try apply(decoded, body: body, digest: digest, source: source, receivedAt: receivedAt)
+            try apply(decoded, body: body, digest: digest, source: source, receivedAt: receivedAt, rederive: rederive)
             return .stored(decoded.event)
         }
     }
@@ -285,8 +288,8 @@ public final class Intake {
             appTransactionId = app.appTransactionId
             if let id = app.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
             if payload.notificationType == .rescindConsent {
+                // `(no stored purchase)` is added when it is logged, if it still concerns none.
                 feedDetail = ConsentWithdrawal.badge + " · app transaction \(app.appTransactionId ?? "?")"
-                    + (concerned == nil ? Intake.noStoredPurchase : "")
             }
         }
         let t = transactions.first
@@ -340,11 +343,11 @@ public final class Intake {
 
     // MARK: Applying
 
-    private func apply(_ d: Decoded, body: Data, digest: String, source: String?, receivedAt: Millis) throws {
+    private func apply(_ d: Decoded, body: Data, digest: String, source: String?, receivedAt: Millis, rederive: Bool = true) throws {
         let ownership = d.transactions.first { $0.transactionId == d.event.transactionId }?.ownershipType
         try store.insertNotification(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
                                                         body: body, source: source, ownership: ownership), pieces: d.pieces)
-        try mergeRecords(d.transactions, d.renewals, alsoRederive: d.event.originalTransactionId, now: receivedAt)
+        try mergeRecords(d.transactions, d.renewals, alsoRederive: rederive ? d.event.originalTransactionId : nil, now: receivedAt)
         if let receipt = d.latestReceipt, let otid = d.event.originalTransactionId {
             try store.putReceipt(receipt, originalTransactionId: otid, at: receivedAt)
         }
@@ -352,7 +355,9 @@ public final class Intake {
                                            type: d.event.type, subtype: d.event.subtype,
                                            originalTransactionId: d.event.originalTransactionId,
                                            productId: d.event.productId, environment: d.event.environment,
-                                           detail: d.feedDetail, source: source))
+                                           detail: d.appTransactionId != nil && d.event.originalTransactionId == nil
+                                               ? (d.feedDetail ?? "") + Intake.noStoredPurchase : d.feedDetail,
+                                           source: source))
     }
 
     /// The facts of a payload the feed shows beside `stored`: a renewal-date extension summary's
