@@ -478,8 +478,7 @@ public enum DashboardReducer {
             return [.loadSubscribers(firstPage(state))]
         case .feed where !state.feed.filter.isEmpty:
             state.feed.filter = ""
-            state.feed.selection = 0
-            state.feed.scrollOffset = 0
+            state.feed.followNewest()
             return []
         case .audit where !state.audit.filter.isEmpty:
             return setAuditFilter("", &state)
@@ -637,8 +636,7 @@ public enum DashboardReducer {
         case .feed:
             guard text != state.feed.filter else { return [] }
             state.feed.filter = text
-            state.feed.selection = 0
-            state.feed.scrollOffset = 0
+            state.feed.followNewest()
             return []
         case .audit:
             guard text != state.audit.filter else { return [] }
