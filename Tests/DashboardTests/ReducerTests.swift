@@ -530,6 +530,22 @@ extension ReducerTests {
         XCTAssertEqual(state.quarantine.entries[state.quarantine.selection].id, 2, "moved away, the selection holds")
     }
 
+    /// On its first row the subscriber list follows the top when the store changes; moved
+    /// down, it reloads around the selected row.
+    func testTheSubscriberListFollowsItsTopRow() {
+        state.now = 10_000
+        _ = DashboardReducer.reduce(into: &state, .start)
+        let rows = ["2000000400000101", "2000000400000201", "2000000400000301"].map { ReducerTests.row($0) }
+        _ = DashboardReducer.reduce(into: &state, .subscribersLoaded(DashboardReducer.firstPage(state),
+                                                                     SubscriberPage(rows: rows, reachesStart: true, reachesEnd: true)))
+        guard case .loadSubscribers(let top)? = DashboardReducer.reduce(into: &state, .storeChanged).first else { return XCTFail() }
+        XCTAssertEqual(top.position, .first, "on the first row, the first page again")
+        press(.char("j"))
+        state.now += 5000
+        guard case .loadSubscribers(let around)? = DashboardReducer.reduce(into: &state, .storeChanged).first else { return XCTFail() }
+        XCTAssertNotEqual(around.position, .first, "moved down, the list keeps its place")
+    }
+
     /// `/` starts a new filter rather than appending to the one kept; Esc puts the kept one back.
     func testSlashStartsAFreshFilter() {
         press(.char(":"))

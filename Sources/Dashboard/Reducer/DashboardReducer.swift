@@ -456,7 +456,10 @@ public enum DashboardReducer {
         switch screen {
         case .subscribers:
             let list = state.subscribers
-            guard let row = list.selectedRow else { return [.loadSubscribers(firstPage(state)), .loadStatusCounts] }
+            // On the first row the list follows, as the feed does: what moved to the top is shown there.
+            guard let row = list.selectedRow, !(list.selection == 0 && list.atStart) else {
+                return [.loadSubscribers(firstPage(state)), .loadStatusCounts]
+            }
             let request = SubscriberPageRequest(query: list.query, position: .around(Store.cursor(for: row, in: list.query)),
                                                 limit: pageLimit(state),
                                                 keep: row.state.originalTransactionId)
