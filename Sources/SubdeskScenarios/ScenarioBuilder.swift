@@ -54,8 +54,18 @@ public struct ScenarioBuilder {
         var renewal: [String: Any] = ["autoRenewStatus": 1, "originalTransactionId": String(otid)]
         var result: [Data] = []
 
+        // A scenario whose customer's parent withdraws consent ties its purchases to the app
+        // download (appTransactionId) the RESCIND_CONSENT names.
+        let appTransactionId = scenario.steps.contains { $0.type == ScenarioBuilder.rescindConsent }
+            ? ScenarioBuilder.appTransactionId(instance: instance) : nil
+
         for (index, step) in scenario.steps.enumerated() {
             let signedDate = anchor + step.at
+            if step.type == ScenarioBuilder.rescindConsent {
+                result.append(try rescindConsent(appTransactionId: appTransactionId ?? "", downloaded: transactions.first?["purchaseDate"] as? Millis,
+                                                 uuid: uuid(scenario.name, instance: instance, step: index), signedDate: signedDate))
+                continue
+            }
             if let spec = step.transaction {
                 if let ref = spec.ref {
                     guard ref >= 1 && ref <= transactions.count else {
@@ -66,6 +76,7 @@ public struct ScenarioBuilder {
                 } else {
                     transactions.append(newTransaction(spec, otid: otid, number: transactions.count + 1,
                                                        anchor: anchor, signedDate: signedDate, scenario: scenario, instance: instance))
+                    if let appTransactionId { transactions[transactions.count - 1]["appTransactionId"] = appTransactionId }
                     current = transactions.count - 1
                 }
                 apply(spec, to: &transactions[current], anchor: anchor)
@@ -112,6 +123,41 @@ public struct ScenarioBuilder {
             result.append(try json(["signedPayload": signedPayload]))
         }
         return result
+    }
+
+    static let rescindConsent = "RESCIND_CONSENT"
+
+    /// The app download a scenario instance's purchases were made from, when it names one.
+    public static func appTransactionId(instance: Int) -> String { String(7_000_000_000 + Int64(instance)) }
+
+    /// RESCIND_CONSENT: a parent or guardian withdrew consent for the app download
+    /// `appTransactionId`; Apple sends it in `appData`, with the app transaction signed in.
+    private func rescindConsent(appTransactionId: String, downloaded: Millis?, uuid: String, signedDate: Millis) throws -> Data {
+        let app: [String: Any] = [
+            "receiptType": environment.rawValue,
+            "appAppleId": appAppleId,
+            "bundleId": bundleId,
+            "applicationVersion": "1.0",
+            "originalApplicationVersion": "1.0",
+            "receiptCreationDate": signedDate,
+            "originalPurchaseDate": downloaded ?? signedDate,
+            "appTransactionId": appTransactionId,
+            "originalPlatform": "iOS",
+            "signedDate": signedDate,
+        ]
+        let payload: [String: Any] = [
+            "notificationType": ScenarioBuilder.rescindConsent,
+            "notificationUUID": uuid,
+            "version": "2.0",
+            "signedDate": signedDate,
+            "appData": [
+                "appAppleId": appAppleId,
+                "bundleId": bundleId,
+                "environment": environment.rawValue,
+                "signedAppTransactionInfo": try signer.sign(payload: try json(app)),
+            ] as [String: Any],
+        ]
+        return try json(["signedPayload": try signer.sign(payload: try json(payload))])
     }
 
     private func newTransaction(_ spec: Scenario.TransactionSpec, otid: Int64, number: Int, anchor: Millis,

@@ -39,7 +39,7 @@ enum BackfillCommand {
             .quiet,
         ],
         groups: [.apple],
-        action: StoreAction(words: "backfill notifications", privilege: .insert, table: "backfill_runs"),
+        action: .backfill,
         run: run)
 
     static func run(_ context: Context) throws -> Int32 {

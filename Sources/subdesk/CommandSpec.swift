@@ -84,13 +84,8 @@ struct OptionGroup {
     var note: String = ""
 }
 
-/// What a command does to a store, in words a refused role is told it may not do, and the
-/// privilege it is about (the roles holding it are the ones named as able to).
-struct StoreAction {
-    let words: String
-    let privilege: PostgresRoles.Privilege
-    let table: String
-}
+/// What a command does to a store (`StoreWrite`: the dashboard's keys say the same words).
+typealias StoreAction = StoreWrite
 
 /// A command as data: its name, what it does, its usage, its options and how it runs.
 /// Parsing, `subdesk COMMAND --help`, `subdesk --help` and the README's command table are

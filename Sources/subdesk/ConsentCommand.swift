@@ -32,7 +32,7 @@ enum ConsentCommand {
             .operatorName,
         ],
         groups: [.apple],
-        action: StoreAction(words: "mark consent withdrawals handled", privilege: .insert, table: "audit_log"),
+        action: .consentHandling,
         run: run)
 
     static func run(_ context: Context) throws -> Int32 {

@@ -182,6 +182,10 @@ enum Output {
         FileHandle.standardError.write(Data(("subdesk: warning: " + text + "\n").utf8))
     }
     static func json(_ object: Any) { line(JSONText.render(object)) }
+    /// A notice beside a result (work waiting elsewhere), on stderr so a pipe reads only the result.
+    static func notice(_ text: String) {
+        FileHandle.standardError.write(Data(("subdesk: " + text + "\n").utf8))
+    }
     /// How far a long command has come, on stderr (results stay alone on stdout).
     static func progress(_ text: String) {
         FileHandle.standardError.write(Data(("subdesk: " + text + "\n").utf8))

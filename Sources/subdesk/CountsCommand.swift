@@ -186,13 +186,14 @@ enum CountsCommand {
             Output.line(ListCommands.pad([periodHeader(period)] + shown.map(\.0), widths))
             for r in rows { Output.line(ListCommands.pad([r.day] + shown.map { r.text($0.1) }, widths)) }
             // Not a daily metric: a withdrawal may concern no stored subscription, and it is
-            // work waiting for an operator now, whatever the range.
-            Output.line(consentLine(try ConsentWithdrawal.openCount(store: store)))
+            // work waiting for an operator now, whatever the range. On stderr: `counts | awk`
+            // reads only days.
+            Output.notice(consentLine(try ConsentWithdrawal.openCount(store: store)))
         }
         return 0
     }
 
-    /// `consent  2 open withdrawals (subdesk consent)`: the line under the counts table.
+    /// `consent  2 open withdrawals (subdesk consent)`: said on stderr after the counts table.
     static func consentLine(_ open: Int) -> String {
         "consent  \(open) open withdrawal\(open == 1 ? "" : "s") (subdesk consent)"
     }

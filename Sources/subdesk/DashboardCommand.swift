@@ -46,7 +46,13 @@ enum DashboardCommand {
         let catalog = ThemeCatalog(searchPaths: ThemeCatalog.standardSearchPaths(
             executablePath: Bundle.main.executablePath ?? CommandLine.arguments.first ?? ""))
         let loaded = try loadTheme(context, catalog: catalog)
-        let store = try context.openStore(path: databasePath, mode: .existing)
+        // A store file this user may only read opens read-only: the desk reads it and says so.
+        let store: Store
+        do {
+            store = try context.openStore(path: databasePath, mode: .existing)
+        } catch let error as StoreError where error.code == 8 && !PostgresLocation.isPostgres(databasePath) {
+            store = try context.openStore(path: databasePath, mode: .reading)
+        }
         // Built before the screen is taken: reading key and secret files may print warnings,
         // which would land in the middle of the dashboard. A setting that cannot be read
         // leaves the dashboard usable and is reported when r is pressed.
@@ -71,6 +77,7 @@ enum DashboardCommand {
                                        : URL(fileURLWithPath: databasePath).lastPathComponent,
                                    themeName: loaded.theme.name)
         state.standInNotice = standInNotice
+        state.login = store.login()
         state.withoutServerAPIKey = (try? revalidator.get())?.configuration.apiKey == nil
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
                                        operatorName: context.operatorName, revalidator: revalidator,

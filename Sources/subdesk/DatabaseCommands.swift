@@ -75,7 +75,7 @@ enum DatabaseCommands {
             try target.copyAll(from: source) { p in
                 if p.tableDone { copied[p.table] = p.rows }
                 if !json && !context.arguments.has("quiet") && (p.tableDone ? p.rows > 0 : true) {
-                    Output.progress("\(p.table): \(p.rows) rows" + (p.tableDone ? " copied" : "…"))
+                    Output.progress("\(p.table): \(p.rows) row\(p.rows == 1 ? "" : "s")" + (p.tableDone ? " copied" : "…"))
                 }
             }
             return try source.contentDigest()
@@ -87,7 +87,8 @@ enum DatabaseCommands {
             Output.json(["from": source.path, "to": target.path, "tables": copied, "seconds": seconds,
                          "identical": differing.isEmpty, "differing": differing])
         } else if differing.isEmpty {
-            Output.line("copied \(copied.values.reduce(0, +)) rows in \(copied.count) tables from \(source.path) to \(target.path) "
+            let rows = copied.values.reduce(0, +)
+            Output.line("copied \(rows) row\(rows == 1 ? "" : "s") in \(copied.count) table\(copied.count == 1 ? "" : "s") from \(source.path) to \(target.path) "
                         + "in \(String(format: "%.1f", seconds)) s; every table's rows are identical on both sides")
         }
         guard differing.isEmpty else {

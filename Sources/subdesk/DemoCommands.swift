@@ -37,16 +37,24 @@ enum DemoCommands {
 
     static let simulateSpec: CommandSpec = CommandSpec(
         name: "simulate", abstract: "feed fresh signed demo notifications, for live demos",
-        usage: "subdesk simulate [--db PATH] [--rate N] [--duration SECONDS]",
+        usage: """
+        subdesk simulate [--db PATH] [--rate N] [--duration SECONDS]
+        subdesk simulate --ndjson [--count N]
+        """,
         discussion: """
         Feeds freshly signed demo notifications (N per second, default 5) through intake
         for SECONDS (default 60), for live demos of the feed. The store is the demo store
         unless --db names another demo store; anything but a demo store is refused, since
-        the bodies are signed by the TEST ONLY demo CA for the demo app.
+        the bodies are signed by the TEST ONLY demo CA for the demo app. With --ndjson it
+        prints N fresh bodies (default 20), one per line, and touches no store: to rehearse
+        intake, pipe them to `subdesk ingest` or post them to the webhook with settings that
+        trust the demo's test CA (README: Rehearsing intake on the demo).
         """,
         options: [
             .value("rate", "N", "notifications per second (default 5)"),
             .value("duration", "SECONDS", "how long (default 60)"),
+            .flag("ndjson", "print fresh signed bodies, one per line, instead of storing them"),
+            .value("count", "N", "with --ndjson: how many bodies (default 20, at most 100000)"),
             sampleData,
         ],
         action: StoreAction(words: "feed the demo store", privilege: .insert, table: "notifications"),
@@ -102,6 +110,7 @@ enum DemoCommands {
     }
 
     static func simulate(_ context: Context) throws -> Int32 {
+        if context.arguments.has("ndjson") { return try printFreshBodies(context) }
         let rate = try context.arguments.double("rate") ?? 5
         let duration = try context.arguments.double("duration") ?? 60
         guard rate > 0 && rate <= 10_000 else { throw UsageError("--rate must be between 0 and 10000 per second") }
@@ -140,6 +149,28 @@ enum DemoCommands {
             if wait > 0 { Thread.sleep(forTimeInterval: min(wait, duration)) }
         }
         Output.line("simulated \(sent) notifications in \(String(format: "%.1f", Date().timeIntervalSince(start)))s")
+        return 0
+    }
+
+    /// `simulate --ndjson`: fresh bodies, signed now by the demo's test CA for the demo app,
+    /// each with its own notificationUUID, one per line for `subdesk ingest` or a webhook.
+    static func printFreshBodies(_ context: Context) throws -> Int32 {
+        let count = try context.arguments.int("count") ?? 20
+        guard (1...100_000).contains(count) else { throw UsageError("--count must be between 1 and 100000, got \(count)") }
+        let sample = try SampleData.locate(explicit: context.arguments.value("sample-data"))
+        let builder = ScenarioBuilder(signer: try sample.signer())
+        let scenarios = try sample.scenarios()
+        var generator = SystemRandomNumberGenerator()
+        var instance = 5_000_000 + Int.random(in: 0..<1_000_000, using: &generator) * 10
+        var printed = 0
+        while printed < count {
+            let scenario = scenarios[Int.random(in: 0..<scenarios.count, using: &generator)]
+            instance += 1
+            for body in try builder.bodies(for: scenario, instance: instance, anchor: DateText.nowMillis()) where printed < count {
+                FileHandle.standardOutput.write(ExportedBody.line(body) + Data("\n".utf8))
+                printed += 1
+            }
+        }
         return 0
     }
 }

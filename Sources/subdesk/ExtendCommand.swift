@@ -39,7 +39,7 @@ enum ExtendCommand {
             .quiet,
         ],
         groups: [.apple],
-        action: StoreAction(words: "extend renewal dates", privilege: .insert, table: "renewal_extensions"),
+        action: .extension_,
         run: run)
 
     static func run(_ context: Context) throws -> Int32 {

@@ -84,7 +84,7 @@ enum ListCommands {
                   + "family-shared purchases"),
         ],
         groups: [.apple],
-        action: StoreAction(words: "link user ids", privilege: .update, table: "subscribers"),
+        action: .linking,
         run: link)
 
     static func row(_ r: SubscriptionRow) -> [String: Any] {
@@ -261,7 +261,7 @@ enum ListCommands {
     /// An absolute date or an offset from now such as `-2h` or `-7d`.
     static func parseSince(_ text: String) throws -> Millis {
         guard let d = OperatorDate.parse(text, now: DateText.nowMillis()) else {
-            throw UsageError("cannot read date \(text): use 2026-11-16, 2026-11-16T09:14 or -2h")
+            throw UsageError("cannot read date \(text): use 2026-11-16, 2026-11-16T09:14, -2h or -30s")
         }
         return d
     }

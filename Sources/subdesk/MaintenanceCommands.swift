@@ -101,8 +101,11 @@ enum MaintenanceCommands {
                     add("wal", wal > 256 << 20 ? "warn" : "ok", "\(wal / 1024) KiB" + (wal > 256 << 20 ? " (a long-running reader may be blocking checkpoints)" : ""))
                 }
                 add("contents", "ok", "\(h.subscriptions) subscriptions, \(h.notifications) notifications")
-                add("quarantine", h.quarantined > 0 ? "warn" : "ok",
-                    h.quarantined > 0 ? "\(h.quarantined) rejected bodies waiting (subdesk quarantine; replay after a fix)" : "empty")
+                // A demo store's refused bodies are the demo's own, refused on purpose to show the quarantine.
+                add("quarantine", h.quarantined > 0 && !isDemo ? "warn" : "ok",
+                    h.quarantined == 0 ? "empty"
+                        : isDemo ? "\(h.quarantined) rejected bodies (a demo store: its bad bodies are refused on purpose; subdesk quarantine)"
+                        : "\(h.quarantined) rejected bodies waiting (subdesk quarantine; replay after a fix)")
                 let kept = try store.quarantineKeptBytes()
                 let budget: Int64? = (try? context.intakePolicy()).map { $0.quarantineBudgetBytes } ?? IntakePolicy.defaultQuarantineBudgetBytes
                 if let budget {
@@ -124,7 +127,10 @@ enum MaintenanceCommands {
         do {
             let roots = try context.trustRoots()
             let now = Date()
-            for cert in roots.certificates where cert.subjectSummary.contains("TEST ONLY") && !isDemo {
+            // The demo's test CA by its fingerprint (any regenerated one by its TEST ONLY name):
+            // only a store `subdesk demo` built (marked as one in the store) may trust it.
+            for cert in roots.certificates where !isDemo && (ContentDigest.sha256Hex(cert.der) == SignedDataVerifier.demoTestCAFingerprint
+                                                             || cert.subjectSummary.contains("TEST ONLY")) {
                 add("test root", "fail", "\(cert.subjectSummary) is trusted: anyone with the demo CA's keys (they ship with subdesk) "
                     + "can sign notifications this store accepts; trust Apple Root CA G3 only (remove root_ca / --root-ca)")
             }

@@ -135,7 +135,7 @@ enum MetricsCommand {
             ? "\(environment) intake healthy, last notification \(silence.map { OnCallHealth.span($0) + " ago" } ?? "never")"
             : problems.joined(separator: "; ")
         var perf = [
-            "silence=\(silence.map { String($0 / 1000) } ?? "U")s;\(t.maxSilence / 1000);\(t.maxSilence / 1000);0",
+            "silence=\(silence.map { "\($0 / 1000)s" } ?? "U");\(t.maxSilence / 1000);\(t.maxSilence / 1000);0",
             "rejected_1h=\(r.rejectedLastHour);\(t.maxRejectedPerHour);;0",
             "refunds_open=\(r.openRefunds);;;0",
             "quarantine_entries=\(r.quarantineEntries);;;0",

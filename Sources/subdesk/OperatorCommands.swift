@@ -24,7 +24,7 @@ enum OperatorCommands {
             .reason,
             .operatorName,
         ],
-        action: StoreAction(words: "place or lift overrides", privilege: .insert, table: "overrides"),
+        action: .overrides,
         run: override)
 
     static let auditSpec: CommandSpec = CommandSpec(

@@ -18,7 +18,7 @@ enum PingCommand {
             .quiet,
         ],
         groups: [.apple],
-        action: StoreAction(words: "record a ping", privilege: .insert, table: "store_facts"),
+        action: .ping,
         run: run)
 
     static func run(_ context: Context) throws -> Int32 {

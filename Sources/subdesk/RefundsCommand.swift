@@ -49,7 +49,7 @@ enum RefundsCommand {
             .flag("auto", "answer every open request as refund_policy says (cron)"),
         ],
         groups: [.apple],
-        action: StoreAction(words: "answer refund requests", privilege: .update, table: "refund_requests"),
+        action: .refundAnswers,
         run: run)
 
     static func policy(_ context: Context) throws -> RefundPolicy {
@@ -81,13 +81,19 @@ enum RefundsCommand {
             Output.line(context.arguments.has("all") ? "no refund requests" : "no open refund requests (--all lists decided ones)")
             return 0
         }
-        for request in requests {
+        // A table with a header, each column as wide as its widest cell.
+        // The columns of the dashboard's queue, in its order, then the id `refunds answer` takes.
+        let header = ["STANDING", "ORIGINAL TX", "REASON", "PRODUCT", "ASKED (UTC)", "NOTIFICATION UUID"]
+        let rows = try requests.map { request -> [String] in
             let facts = try queue.facts(request, now: now)
-            Output.line(SafeText.sanitize([
-                request.standing(now: now).padding(toLength: 18, withPad: " ", startingAt: 0),
-                request.originalTransactionId ?? "-", facts.productId ?? "-", facts.reason ?? "reason not given",
-                "asked \(DateText.minute(request.requested)) UTC", request.notificationUUID,
-            ].joined(separator: "  ")))
+            return [request.standing(now: now), request.originalTransactionId ?? "-", facts.reason ?? "reason not given",
+                    facts.productId ?? "-", DateText.minute(request.requested), request.notificationUUID]
+                .map(SafeText.sanitize)
+        }
+        let widths = header.indices.map { column in ([header] + rows).map { TextWidth.width(of: $0[column]) }.max() ?? 0 }
+        for row in [header] + rows {
+            Output.line(zip(row, widths).map { TextWidth.fit($0, toWidth: $1) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces))
         }
         return 0
     }

@@ -24,7 +24,7 @@ enum RevalidateCommand {
             .value("receipt-file", "FILE", "send this base64 receipt to verifyReceipt instead"),
         ],
         groups: [.apple],
-        action: StoreAction(words: "revalidate subscriptions", privilege: .update, table: "transactions"),
+        action: .revalidation,
         run: run)
 
     static func run(_ context: Context) throws -> Int32 {

@@ -119,7 +119,7 @@ enum ShowCommand {
         lines.append(who.joined(separator: "  "))
         for sub in report.subscriptions {
             lines.append("")
-            lines.append(contentsOf: SubscriptionText.describe(sub.state, now: now).map { "  " + $0 })
+            lines.append(contentsOf: SubscriptionText.describe(sub.state, now: now, accessEnded: sub.accessEnded).map { "  " + $0 })
             lines.append(contentsOf: SubscriptionText.describeRenewal(sub, now: now).map { "  " + $0 })
             if let o = sub.entitlement.override {
                 let until = o.until.map { "until \(DateText.minute($0)) UTC" } ?? "until lifted"
@@ -225,7 +225,9 @@ enum ShowCommand {
 
 /// Words for a subscription's state, shared by `show` and the dashboard header.
 enum SubscriptionText {
-    static func describe(_ st: SubscriptionState, now: Millis) -> [String] {
+    /// `accessEnded` is when a revoked subscription's access ended (its refund), said instead
+    /// of the refunded period's end.
+    static func describe(_ st: SubscriptionState, now: Millis, accessEnded: Millis? = nil) -> [String] {
         func safe(_ s: String) -> String { SafeText.sanitize(s) }
         var lines: [String] = []
         lines.append("Subscription \(safe(st.originalTransactionId))")
@@ -235,7 +237,11 @@ enum SubscriptionText {
         }
         lines.append(status + ")")
         var product = "Product  \(safe(st.productId))"
-        if let e = st.expiresDate { product += "   \(e > now ? "Expires" : "Expired") \(DateText.minute(e)) UTC" }
+        if st.status == .revoked {
+            if let ended = accessEnded { product += "   Access ended \(DateText.minute(ended)) UTC (revoked)" }
+        } else if let e = st.expiresDate {
+            product += "   \(e > now ? "Expires" : "Expired") \(DateText.minute(e)) UTC"
+        }
         lines.append(product)
         var renewal = "Renewal  auto-renew \(st.autoRenewStatus ? "ON" : "OFF")"
         if let p = st.autoRenewProductId { renewal += " -> \(safe(p))" }
@@ -279,7 +285,7 @@ enum SubscriptionText {
         if let commitment = sub.commitment {
             lines.append("Commit   " + SafeText.sanitize(commitment.phrases(date: utc).joined(separator: " · ")))
         }
-        if sub.state.status != .revoked, let next = sub.appleFacts.nextRenewal(date: utc) {
+        if let next = sub.appleFacts.renewalFact(sub.state, now: now, date: utc) {
             lines.append("Next     " + SafeText.sanitize(next))
         }
         return lines

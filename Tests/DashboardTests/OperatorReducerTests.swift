@@ -181,8 +181,10 @@ final class OperatorReducerTests: XCTestCase {
     }
 
     func testActionIsChosenWithArrowsSpaceOrItsInitial() {
-        openDetail()
+        openDetail(overrides: [override(3)])
         press(.char("o"))
+        press(.right)
+        XCTAssertEqual(state.overrideDialog?.action, .grant, "from lift, the choice wraps around to grant")
         press(.right)
         XCTAssertEqual(state.overrideDialog?.action, .revoke)
         press(.char(" "))
@@ -194,6 +196,32 @@ final class OperatorReducerTests: XCTestCase {
         type("r")
         XCTAssertEqual(state.overrideDialog?.action, .revoke)
         XCTAssertEqual(state.overrideDialog?.until, "", "letters on the action field choose, they are not typed")
+    }
+
+    /// With no override in force there is nothing to lift: the dialog offers grant and revoke.
+    func testLiftIsNotOfferedWithoutAnOverrideInForce() {
+        openDetail()
+        press(.char("o"))
+        press(.right, .right)
+        XCTAssertEqual(state.overrideDialog?.action, .grant, "grant, revoke, then grant again")
+        press(.left)
+        XCTAssertEqual(state.overrideDialog?.action, .revoke)
+        type("l")
+        XCTAssertEqual(state.overrideDialog?.action, .revoke, "l chooses nothing")
+    }
+
+    /// `:link` to another user says it moves the subscription from its owner, and needs `force`.
+    func testLinkToAnotherUserSaysItMovesTheSubscription() {
+        openDetail()
+        _ = command("link user-2000")
+        XCTAssertNil(state.confirmation)
+        XCTAssertEqual(state.flash?.text, "\(id) is linked to user user-1013: :link user-2000 force moves it from that user")
+        press(.escape)
+        _ = command("link user-2000 force")
+        XCTAssertEqual(state.confirmation?.question, "Link \(id) to user user-2000 (moves it from user user-1013)? y: yes, any other key: no")
+        press(.char("n"))
+        _ = command("link user-1013")
+        XCTAssertEqual(state.confirmation?.question, "Link \(id) to user user-1013? y: yes, any other key: no")
     }
 
     func testTabAndArrowsMoveBetweenFieldsAndTypingEditsTheFocusedOne() {

@@ -91,8 +91,8 @@ final class ReducerTests: XCTestCase {
         type("user")
         press(.enter)
         press(.char("/"))
-        press(.backspace, .backspace)
-        XCTAssertEqual(state.subscribers.query.text, "us")
+        type("us")
+        XCTAssertEqual(state.subscribers.query.text, "us", "a fresh filter replaces the kept one as it is typed")
         press(.escape)
         XCTAssertEqual(state.subscribers.query.text, "user", "Esc restores the filter in force before the prompt")
         press(.char("/"))
@@ -371,8 +371,8 @@ final class ReducerTests: XCTestCase {
         XCTAssertFalse(state.showsMessages)
     }
 
-    /// A full feed (its capacity reached, so rows are dropped as others arrive) keeps the
-    /// selection on its notification, at the top as anywhere, and says older rows exist.
+    /// A full feed (its capacity reached, so rows are dropped as others arrive) follows the
+    /// newest at the top, keeps a held selection on its notification, and says older rows exist.
     func testTheFeedSelectionFollowsItsNotificationWhenTheFeedIsFull() {
         press(.char(":"))
         type("feed")
@@ -384,10 +384,9 @@ final class ReducerTests: XCTestCase {
         _ = DashboardReducer.reduce(into: &state, .feedLoaded(full, rate: [1], now: state.now))
         XCTAssertEqual(state.feed.entries.count, FeedState.capacity)
         XCTAssertTrue(DashboardRenderer.render(state).lines()[1].contains("500 rows (newest"), DashboardRenderer.render(state).lines()[1])
-        // At the top: the newest row is selected, then new rows arrive above it.
-        let top = state.feed.visible[state.feed.selection].id
+        // At the top the feed follows: new rows push in and the newest stays selected.
         _ = DashboardReducer.reduce(into: &state, .feedLoaded([entry(501), entry(502)], rate: [3], now: state.now))
-        XCTAssertEqual(state.feed.visible[state.feed.selection].id, top, "Enter still opens the row that was selected")
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, 502, "the newest row stays selected")
         // Further down, with the feed full: the count does not grow, the selection still holds.
         press(.char("j"), .char("j"), .char("j"))
         let chosen = state.feed.visible[state.feed.selection].id
@@ -435,7 +434,7 @@ final class ReducerTests: XCTestCase {
         _ = DashboardReducer.reduce(into: &state, .feedLoaded([entry(4, "REFUND")], rate: [0, 4], now: state.now))
         XCTAssertEqual(state.feed.entries.map(\.id), [3, 2, 1])
         XCTAssertEqual(state.feed.held.map(\.id), [4])
-        XCTAssertTrue(DashboardRenderer.render(state).lines()[1].contains("paused: yes (+1 new)"))
+        XCTAssertTrue(DashboardRenderer.render(state).lines()[1].contains("paused (+1 new)"), DashboardRenderer.render(state).lines()[1])
         press(.char(" "))
         XCTAssertEqual(state.feed.entries.map(\.id), [4, 3, 2, 1])
 
@@ -447,6 +446,7 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(state.feed.visible.count, 4, "Esc clears the feed filter first")
         XCTAssertEqual(state.stack, [.subscribers, .feed])
 
+        press(.char("g"))
         guard case .loadDetail(let id)? = press(.enter).first else { return XCTFail() }
         XCTAssertEqual(id, "otid-4")
         XCTAssertEqual(state.stack, [.subscribers, .feed, .detail])
@@ -456,6 +456,113 @@ final class ReducerTests: XCTestCase {
 }
 
 extension ReducerTests {
+    /// The feed follows like `tail -f` while the newest row is selected; moved away it holds
+    /// still and counts what arrived above; `g` follows again; reopening starts at the newest.
+    func testTheFeedFollowsTheNewestAndHoldsOnceMovedAway() {
+        state = DashboardFixture.state(width: 120, height: 40)
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        var next: Int64 = 0
+        func burst(_ count: Int) {
+            let entries = (0..<count).map { _ -> IntakeLogEntry in
+                next += 1
+                return IntakeLogEntry(id: next, receivedDate: state.now, result: .stored, type: "DID_RENEW", originalTransactionId: "otid-\(next)")
+            }
+            _ = DashboardReducer.reduce(into: &state, .feedLoaded(entries.reversed(), rate: [count], now: state.now))
+        }
+        func rowOnScreen(_ id: Int64) -> Bool { DashboardRenderer.render(state).lines().joined(separator: "\n").contains("otid-\(id) ") }
+        burst(5)
+        burst(60)
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, 65, "the newest is selected after a burst")
+        XCTAssertTrue(rowOnScreen(65), DashboardRenderer.render(state).lines().joined(separator: "\n"))
+        XCTAssertTrue(DashboardRenderer.render(state).lines()[0].contains("● live"))
+
+        press(.char("j"), .char("j"))
+        let held = state.feed.visible[state.feed.selection].id
+        let before = DashboardRenderer.render(state).lines()
+        burst(12)
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, held, "moved away, the selection stays on its row")
+        let after = DashboardRenderer.render(state).lines()
+        XCTAssertEqual(Array(after[4...]), Array(before[4...]), "the rows on screen hold still")
+        XCTAssertTrue(after[0].contains("held · 12 new ↑"), after[0])
+        XCTAssertTrue(after[1].contains("held · 12 new ↑"), after[1])
+        XCTAssertFalse(rowOnScreen(77))
+
+        press(.char("g"))
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, 77)
+        XCTAssertTrue(DashboardRenderer.render(state).lines()[1].contains("following"))
+        burst(3)
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, 80, "following again after g")
+
+        press(.char("j"), .char("j"), .char("j"))
+        for line in ["health", "feed"] {
+            press(.char(":"))
+            type(line)
+            press(.enter)
+        }
+        burst(2)
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, 82, ":feed again opens at the newest, following")
+        XCTAssertTrue(rowOnScreen(82))
+
+        press(.char(" "))
+        burst(4)
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, 82, "Space pauses: nothing new is shown")
+        XCTAssertTrue(DashboardRenderer.render(state).lines()[0].contains("paused"))
+        press(.char(" "))
+        XCTAssertEqual(state.feed.visible[state.feed.selection].id, 86, "resumed at the newest, it follows")
+    }
+
+    /// The quarantine (like the audit log) follows its newest entry the same way, and holds once moved away.
+    func testTheQuarantineFollowsItsNewestEntryAndHoldsOnceMovedAway() {
+        press(.char(":"))
+        type("quarantine")
+        press(.enter)
+        func entry(_ id: Int64) -> QuarantineEntry {
+            QuarantineEntry(id: id, receivedDate: state.now, reason: "body: not valid JSON", body: Data("x".utf8), source: nil,
+                            bodyBytes: 1, timesSeen: 1, lastSeen: state.now)
+        }
+        _ = DashboardReducer.reduce(into: &state, .quarantineLoaded([entry(2), entry(1)]))
+        _ = DashboardReducer.reduce(into: &state, .quarantineLoaded([entry(3), entry(2), entry(1)]))
+        XCTAssertEqual(state.quarantine.entries[state.quarantine.selection].id, 3, "on the newest, the newest stays selected")
+        press(.char("j"))
+        _ = DashboardReducer.reduce(into: &state, .quarantineLoaded([entry(4), entry(3), entry(2), entry(1)]))
+        XCTAssertEqual(state.quarantine.entries[state.quarantine.selection].id, 2, "moved away, the selection holds")
+    }
+
+    /// On its first row the subscriber list follows the top when the store changes; moved
+    /// down, it reloads around the selected row.
+    func testTheSubscriberListFollowsItsTopRow() {
+        state.now = 10_000
+        _ = DashboardReducer.reduce(into: &state, .start)
+        let rows = ["2000000400000101", "2000000400000201", "2000000400000301"].map { ReducerTests.row($0) }
+        _ = DashboardReducer.reduce(into: &state, .subscribersLoaded(DashboardReducer.firstPage(state),
+                                                                     SubscriberPage(rows: rows, reachesStart: true, reachesEnd: true)))
+        guard case .loadSubscribers(let top)? = DashboardReducer.reduce(into: &state, .storeChanged).first else { return XCTFail() }
+        XCTAssertEqual(top.position, .first, "on the first row, the first page again")
+        press(.char("j"))
+        state.now += 5000
+        guard case .loadSubscribers(let around)? = DashboardReducer.reduce(into: &state, .storeChanged).first else { return XCTFail() }
+        XCTAssertNotEqual(around.position, .first, "moved down, the list keeps its place")
+    }
+
+    /// `/` starts a new filter rather than appending to the one kept; Esc puts the kept one back.
+    func testSlashStartsAFreshFilter() {
+        press(.char(":"))
+        type("feed")
+        press(.enter)
+        press(.char("/"))
+        type("renew")
+        press(.enter)
+        XCTAssertEqual(state.feed.filter, "renew")
+        press(.char("/"))
+        XCTAssertEqual(state.prompt?.text, "", "a fresh filter")
+        type("exp")
+        XCTAssertEqual(state.feed.filter, "exp")
+        press(.escape)
+        XCTAssertEqual(state.feed.filter, "renew", "Esc puts the kept filter back")
+    }
+
     func testStoreChangesReloadAtMostEveryTwoSecondsExceptTheFeed() {
         state.now = 10_000
         XCTAssertEqual(DashboardReducer.reduce(into: &state, .storeChanged).count, 2, "the first change reloads at once")

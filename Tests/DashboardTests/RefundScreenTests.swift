@@ -39,6 +39,42 @@ final class RefundScreenTests: XCTestCase {
         XCTAssertTrue(session.screenText.contains("refund request (UNINTENDED_PURCHASE): 9h00m left"), session.screenText)
     }
 
+    /// Without the App Store Server API key settings, every action that needs Apple refuses
+    /// at once, before y/n: `:answer` and `a`, `:apple`, `:ping`, `:backfill`, `:link … apple`.
+    func testEveryActionThatNeedsAppleRefusesBeforeAskingWithoutTheKey() throws {
+        var state = DashboardFixture.state(width: 120, height: 40)
+        state.withoutServerAPIKey = true
+        let session = DashboardSession(store: try DashboardFixture.demoStore(), state: state, clock: { DashboardFixture.anchor })
+        session.start()
+        session.command("refunds")
+        session.command("answer DECLINE consented")
+        XCTAssertNil(session.state.confirmation, "asked y/n for an answer that cannot be sent")
+        XCTAssertEqual(session.state.flash?.text,
+                       "answering a refund request needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id")
+        session.type(.escape)
+        session.command("ping")
+        XCTAssertNil(session.state.pingStarted)
+        XCTAssertTrue(session.state.flash?.text.hasPrefix("ping (Request a Test Notification) needs the App Store Server API") == true,
+                      "\(String(describing: session.state.flash))")
+        session.type(.escape)
+        session.command("backfill 3")
+        XCTAssertTrue(session.state.flash?.text.hasPrefix("a backfill (Get Notification History) needs") == true,
+                      "\(String(describing: session.state.flash))")
+        session.type(.escape)
+        session.command("subs")
+        session.type(.enter)
+        XCTAssertEqual(session.state.screen, .detail)
+        session.command("link user-77 apple")
+        XCTAssertNil(session.state.confirmation)
+        XCTAssertTrue(session.state.flash?.text.hasPrefix("setting the app account token at Apple needs") == true,
+                      "\(String(describing: session.state.flash))")
+        session.type(.escape)
+        session.command("apple")
+        XCTAssertTrue(session.state.flash?.text.hasPrefix("asking Apple for refund history and the latest transaction needs") == true,
+                      "\(String(describing: session.state.flash))")
+        XCTAssertFalse(session.state.messages.contains { $0.text.contains("was not sent") })
+    }
+
     func testAnAnswerIsConfirmedSentAndAudited() throws {
         let fixture = try AppleSessionFixture(refundPolicy: RefundPolicy(consent: true, rule: .manual))
         defer { fixture.tearDown() }
@@ -136,7 +172,8 @@ final class RefundScreenTests: XCTestCase {
         session.type(open)
         session.type(.enter, .enter)
         fixture.command("link user-7 apple force")
-        XCTAssertTrue(session.screenText.contains("Link \(open) to user user-7 and set its app account token at Apple? y: yes"), session.screenText)
+        XCTAssertTrue(session.screenText.contains("Link \(open) to user user-7 (moves it from user user-1004) and set its app account token"),
+                      session.screenText)
         session.type(.char("y"))
         XCTAssertTrue(session.waitForBackgroundWork(timeout: 20))
         let message = try XCTUnwrap(session.state.messages.last?.text)

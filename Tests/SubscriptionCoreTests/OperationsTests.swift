@@ -80,3 +80,20 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(try store.audit().first?.operatorName, try store.databaseUser() ?? "ana")
     }
 }
+
+extension OperationsTests {
+    /// Linking a subscription to the user it already has moves nothing, and the audit log
+    /// says so instead of naming the same user as previous and new owner.
+    func testALinkToTheSameOwnerIsNotAuditedAsAMove() throws {
+        let scenarios = try TestKit.sample.scenarios()
+        let index = try XCTUnwrap(scenarios.firstIndex { $0.name == "renewals" })
+        let otid = ScenarioBuilder.originalTransactionId(instance: index)
+        let owner = try XCTUnwrap(scenarios[index].userId)
+        _ = try ops.link(userId: owner, to: otid, force: false, now: now)
+        let same = try XCTUnwrap(try store.audit().last { $0.action == "link" })
+        XCTAssertEqual(same.detail, "already linked to user \(owner): no change of owner")
+        _ = try ops.link(userId: "user-new", to: otid, force: true, now: now)
+        let moved = try XCTUnwrap(try store.audit().last { $0.action == "link" })
+        XCTAssertEqual(moved.detail, "previous owner: user \(owner); new owner: user user-new")
+    }
+}

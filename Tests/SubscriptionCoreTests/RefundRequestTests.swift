@@ -183,6 +183,12 @@ final class RefundRequestTests: XCTestCase {
         XCTAssertFalse(cli.output.contains("Apple did not take the answer"), cli.output)
         XCTAssertEqual(try fixture.openStore().audit().last { $0.action == "refund_answer" }?.outcome, "not sent: \(needs)")
         XCTAssertTrue(fixture.server.requests.isEmpty, "something reached Apple")
+
+        // The metrics count them as never sent, not as refused by Apple.
+        let metrics = OnCallMetrics.exposition(OnCallInputs(reading: try fixture.openStore().onCallReading(now: DateText.nowMillis()),
+                                                            roots: [], quarantineBudgetBytes: nil))
+        XCTAssertTrue(metrics.contains("subdesk_refund_answers_total{outcome=\"not_sent\"} 2"), metrics)
+        XCTAssertTrue(metrics.contains("subdesk_refund_answers_total{outcome=\"refused\"} 0"), metrics)
     }
 
     func testALateAnswerAppleRefusesIsKeptAuditedAndLeftOpen() throws {
@@ -200,6 +206,10 @@ final class RefundRequestTests: XCTestCase {
         let audit = try XCTUnwrap(try store.audit().first { $0.action == "refund_answer" })
         XCTAssertTrue(audit.outcome.hasPrefix("refused: "), audit.outcome)
         XCTAssertTrue(audit.outcome.contains("4000000"), audit.outcome)
+        let metrics = OnCallMetrics.exposition(OnCallInputs(reading: try store.onCallReading(now: TestKit.anchor),
+                                                            roots: [], quarantineBudgetBytes: nil))
+        XCTAssertTrue(metrics.contains("subdesk_refund_answers_total{outcome=\"refused\"} 1"), metrics)
+        XCTAssertTrue(metrics.contains("subdesk_refund_answers_total{outcome=\"not_sent\"} 0"), metrics)
     }
 
     func testTheAutomaticPolicyAnswersOpenRequestsOnly() throws {
@@ -319,7 +329,7 @@ final class RefundRequestTests: XCTestCase {
 
         try ingest(decision("REFUND", signed: DateText.nowMillis()))
         let all = try subdesk(["refunds", "--all"])
-        XCTAssertTrue(all.output.hasPrefix("refunded"), all.output)
+        XCTAssertTrue(all.output.split(separator: "\n").dropFirst().first?.hasPrefix("refunded") == true, "under the header: \(all.output)")
         XCTAssertEqual(try subdesk(["refunds"]).output, "no open refund requests (--all lists decided ones)\n")
     }
 

@@ -230,6 +230,25 @@ final class CLITests: SubdeskTestCase {
         XCTAssertTrue(unknown.stderr.contains("no subscriber, subscription, purchase or transaction matches no-such-id"))
     }
 
+    /// Dates a support agent reads aloud: no "next renewal" once its date passed (what
+    /// happened instead), and a refunded subscription says when access ended, not the
+    /// refunded period's end.
+    func testShowSaysWhatBecameOfAPassedRenewalAndWhenARevokedOnesAccessEnded() throws {
+        let db = try demoStore()
+        let grace = try run(["show", "--db", db, "user-1010"]).stdout
+        let next = try XCTUnwrap(grace.components(separatedBy: "\n").first { $0.contains("Next ") }, grace)
+        XCTAssertTrue(next.contains("Next     renewal was due "), next)
+        XCTAssertTrue(next.contains("; in grace until "), next)
+        XCTAssertFalse(grace.contains("next renewal"), grace)
+        let revoked = try run(["show", "--db", db, "2000000400001801"]).stdout
+        XCTAssertTrue(revoked.contains("REVOKED"), revoked)
+        let product = try XCTUnwrap(revoked.components(separatedBy: "\n").first { $0.contains("Product ") }, revoked)
+        XCTAssertTrue(product.contains("Access ended "), product)
+        XCTAssertFalse(product.contains("Expires"), product)
+        let active = try run(["show", "--db", db, "2000000400001701"]).stdout
+        XCTAssertTrue(active.contains("Next     renewal 20"), active)
+    }
+
     func testIngestCountsAndExitStatusAndQuarantine() throws {
         let demo = try demoStore()
         // Re-ingesting the demo's stored bodies as NDJSON: all duplicates.

@@ -25,14 +25,17 @@ final class ConsentCountTests: SubdeskTestCase {
         func countsLine() throws -> String? {
             let r = try run(["counts", "--db", db] + range)
             XCTAssertEqual(r.status, 0, r.stderr)
-            return r.stdout.split(separator: "\n").map(String.init).last
+            // A notice, on stderr: standard output holds only the table, its last line a day.
+            XCTAssertTrue(r.stdout.split(separator: "\n").last?.hasPrefix("2026-01-03") == true, r.stdout)
+            return r.stderr.split(separator: "\n").map(String.init).last.map { $0.replacingOccurrences(of: "subdesk: ", with: "") }
         }
         func doctorLine() throws -> String? {
             let r = try run(["doctor", "--db", db])
             return r.stdout.split(separator: "\n").map(String.init).first { $0.contains(" consent ") }
         }
-        XCTAssertEqual(try countsLine(), "consent  0 open withdrawals (subdesk consent)")
-        XCTAssertEqual(try doctorLine(), "OK    consent       0 open withdrawals (subdesk consent)")
+        // The demo's family-sharing scenario ends with a RESCIND_CONSENT: one open withdrawal.
+        XCTAssertEqual(try countsLine(), "consent  1 open withdrawal (subdesk consent)")
+        XCTAssertEqual(try doctorLine(), "WARN  consent       1 open withdrawal (subdesk consent)")
 
         let now = DateText.nowMillis()
         let bodies = try [rescindBody(uuid: "cli-rescind-1", appTransactionId: "990001", signedAt: now - 60_000),
@@ -43,8 +46,8 @@ final class ConsentCountTests: SubdeskTestCase {
                                stdin: Data(ndjson.utf8))
         XCTAssertEqual(ingested.status, 0, ingested.stderr)
         XCTAssertTrue(ingested.stdout.hasPrefix("ingested 2,"), ingested.stdout)
-        XCTAssertEqual(try countsLine(), "consent  2 open withdrawals (subdesk consent)")
-        XCTAssertEqual(try doctorLine(), "WARN  consent       2 open withdrawals (subdesk consent)")
+        XCTAssertEqual(try countsLine(), "consent  3 open withdrawals (subdesk consent)")
+        XCTAssertEqual(try doctorLine(), "WARN  consent       3 open withdrawals (subdesk consent)")
 
         // The JSON shapes stay as their consumers read them: counts an array of periods,
         // doctor an array of checks, this one among them.
@@ -52,11 +55,11 @@ final class ConsentCountTests: SubdeskTestCase {
         XCTAssertEqual((try self.json(json.stdout) as? [[String: Any]])?.count, 3, json.stdout)
         let checks = try XCTUnwrap(try self.json(try run(["doctor", "--db", db, "--json"]).stdout) as? [[String: String]])
         XCTAssertEqual(checks.first { $0["check"] == "consent" }, ["check": "consent", "level": "warn",
-                                                                   "detail": "2 open withdrawals (subdesk consent)"])
+                                                                   "detail": "3 open withdrawals (subdesk consent)"])
 
         let handled = try run(["consent", "handle", "cli-rescind-1", "--reason", "account closed", "--operator", "ana", "--db", db])
         XCTAssertEqual(handled.status, 0, handled.stderr)
-        XCTAssertEqual(try countsLine(), "consent  1 open withdrawal (subdesk consent)")
-        XCTAssertEqual(try doctorLine(), "WARN  consent       1 open withdrawal (subdesk consent)")
+        XCTAssertEqual(try countsLine(), "consent  2 open withdrawals (subdesk consent)")
+        XCTAssertEqual(try doctorLine(), "WARN  consent       2 open withdrawals (subdesk consent)")
     }
 }

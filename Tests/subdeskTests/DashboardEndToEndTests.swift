@@ -116,7 +116,7 @@ final class DashboardEndToEndTests: XCTestCase {
         try terminal.send(keys: "Enter")
         screen = try terminal.waitFor(text: "TYPE/SUBTYPE")
         let before = rowCount(screen)
-        XCTAssertEqual(before, 72, screen)
+        XCTAssertEqual(before, 73, screen)
         let simulator = Process()
         simulator.executableURL = URL(fileURLWithPath: binary)
         simulator.arguments = ["simulate", "--db", database, "--rate", "20", "--duration", "5"]

@@ -202,3 +202,39 @@ final class OnCallMetricsTests: SubdeskTestCase {
         XCTAssertEqual(Int(stored), count)
     }
 }
+
+extension OnCallMetricsTests {
+    /// Nagios wants an unknown value as `U`, without a unit; the README's example line is
+    /// what `check` prints (its thresholds included), and its rules table names each
+    /// alert's severity as the rules file labels it.
+    func testCheckPerfdataSaysUForNoArrivalAndTheReadmeMatchesChecksAndRules() throws {
+        let db = dir + "/fresh.db"
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let fresh = try run(["check", "--db", db])
+        XCTAssertTrue(fresh.stdout.contains(" | silence=U;7200;7200;0 "), fresh.stdout)
+        XCTAssertFalse(fresh.stdout.contains("=Us"), fresh.stdout)
+
+        let readme = try String(contentsOfFile: Self.repoRoot + "/README.md", encoding: .utf8)
+        let demo = try demoStore()
+        let ok = try run(["check", "--db", demo, "--max-rejected-per-hour", "100"])
+        let budget = try XCTUnwrap(ok.stdout.range(of: #"quarantine_budget=\d+%;\d+;100;0;100"#, options: .regularExpression)
+            .map { String(ok.stdout[$0]) }, ok.stdout)
+        let limits = budget.drop { $0 != ";" }
+        XCTAssertTrue(readme.contains("quarantine_budget=0%" + limits), "README's check example should end like \(budget)")
+
+        let rules = try String(contentsOfFile: Self.repoRoot + "/deploy/prometheus/subdesk.rules.yml", encoding: .utf8)
+        var alert: String?
+        var checked = 0
+        for line in rules.components(separatedBy: "\n") {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("- alert: ") { alert = String(text.dropFirst("- alert: ".count)) }
+            if text.hasPrefix("severity: "), let name = alert {
+                let severity = String(text.dropFirst("severity: ".count))
+                XCTAssertTrue(["critical", "warning"].contains(severity), "\(name): \(severity)")
+                XCTAssertTrue(readme.contains("| `\(name)` | \(severity) |"), "README's rules table should say \(name) is \(severity)")
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, 10)
+    }
+}

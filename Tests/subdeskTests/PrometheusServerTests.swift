@@ -77,7 +77,7 @@ extension WebServerTests {
         XCTAssertTrue(firing, "SubdeskIntakeSilent never fired: \(alerts)\n\(log())")
         let silent = alerts.first { ($0["labels"] as? [String: String])?["alertname"] == "SubdeskIntakeSilent" }
         XCTAssertEqual((silent?["labels"] as? [String: String])?["environment"], environment.first)
-        XCTAssertEqual((silent?["labels"] as? [String: String])?["severity"], "page")
+        XCTAssertEqual((silent?["labels"] as? [String: String])?["severity"], "critical")
         XCTAssertFalse(alerts.contains { ($0["labels"] as? [String: String])?["alertname"] == "SubdeskMetricsScrapeFailing" },
                        "the scrape works: \(alerts)")
     }

@@ -58,3 +58,16 @@ public enum KeyCommand: Hashable, Sendable {
     /// Show earlier or later period columns of the triangle.
     case columnsLeft, columnsRight
 }
+
+extension KeyCommand {
+    /// What the command writes to the store, so a login that may not is told before a dialog opens.
+    public var write: StoreWrite? {
+        switch self {
+        case .revalidate: return .revalidation
+        case .override: return .overrides
+        case .answerRefund: return .refundAnswers
+        case .markConsentHandled: return .consentHandling
+        default: return nil
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import SubscriptionCore
 import TerminalUI
 
 /// One entry of the key table: which keys, what they do, where, and how the help and hint bar name them.
@@ -56,17 +57,25 @@ public struct KeyTable: Sendable {
     }
 
     /// The help screen's entries for `screen`: that screen's keys first, then those that work everywhere.
-    public func helpEntries(for screen: ScreenID) -> [HelpEntry] {
+    /// A key whose write `login` may not make is marked `⊘` in both.
+    public func helpEntries(for screen: ScreenID, login: StoreLogin = StoreLogin()) -> [HelpEntry] {
         let specific = bindings.filter { !$0.screens.isEmpty && $0.screens.contains(screen) }
         let general = bindings.filter { $0.screens.isEmpty }
-        return (specific + general).map { HelpEntry(keys: $0.keysText, description: $0.description, section: $0.section) }
+        return (specific + general).map {
+            HelpEntry(keys: $0.keysText, description: KeyTable.mark($0, login) + $0.description, section: $0.section)
+        }
     }
 
     /// The hint bar for `screen`, in table order, screen keys first.
-    public func hints(for screen: ScreenID) -> [Hint] {
+    public func hints(for screen: ScreenID, login: StoreLogin = StoreLogin()) -> [Hint] {
         let specific = bindings.filter { !$0.screens.isEmpty && $0.screens.contains(screen) && $0.hint != nil }
         let general = bindings.filter { $0.screens.isEmpty && $0.hint != nil }
-        return (specific + general).map { Hint($0.hintKeyText, $0.hint!) }
+        return (specific + general).map { Hint($0.hintKeyText, KeyTable.mark($0, login) + $0.hint!) }
+    }
+
+    /// `⊘` before what a key does when this login may not make its write.
+    static func mark(_ binding: KeyBinding, _ login: StoreLogin) -> String {
+        binding.command.write.flatMap(login.refusal) == nil ? "" : "⊘"
     }
 
     /// The whole table as a Markdown table, for the README.

@@ -26,11 +26,15 @@ public struct LineCommand: Sendable {
     public var argument: Argument
     /// Whether an unknown command's message suggests it.
     public var suggested: Bool
+    /// What it writes to the store: a login that may not is told so before anything is asked.
+    public var write: StoreWrite?
     /// Runs it with the rest of the line (trimmed, possibly empty).
     public var run: @Sendable (String, inout DashboardState) -> [DashboardEffect]
 
     public init(_ name: String, aliases: [String] = [], usage: String? = nil, _ summary: String = "", argument: Argument = .none,
-                suggested: Bool = false, run: @escaping @Sendable (String, inout DashboardState) -> [DashboardEffect]) {
+                suggested: Bool = false, write: StoreWrite? = nil,
+                run: @escaping @Sendable (String, inout DashboardState) -> [DashboardEffect]) {
+        self.write = write
         self.name = name
         self.aliases = aliases
         self.usage = usage ?? ":" + name
@@ -73,19 +77,19 @@ public enum DashboardCommandLine {
             return DashboardReducer.switchTo(.audit, &state)
         },
         .screen(.gaps, "gaps", "missed"),
-        LineCommand("backfill", usage: ":backfill DAYS", argument: .optional, run: { backfill($0, &$1) }),
+        LineCommand("backfill", usage: ":backfill DAYS", argument: .optional, write: .backfill, run: { backfill($0, &$1) }),
         .screen(.refunds, "refunds"),
         .screen(.consent, "consent", "withdrawn"),
-        LineCommand("ping", "webhook", run: { ping($0, &$1) }),
-        LineCommand("extend", usage: ":extend [all P] D C WHY", argument: .optional) { argument, state in
+        LineCommand("ping", "webhook", write: .ping, run: { ping($0, &$1) }),
+        LineCommand("extend", usage: ":extend [all P] D C WHY", argument: .optional, write: .extension_) { argument, state in
             if argument.lowercased().hasPrefix("all ") || argument.lowercased() == "all" {
                 return extendAll(String(argument.dropFirst(3)).trimmingCharacters(in: .whitespaces), &state)
             }
             return extend(argument, &state)
         },
-        LineCommand("answer", usage: ":answer PREF", "refund", argument: .optional, run: { answer($0, &$1) }),
+        LineCommand("answer", usage: ":answer PREF", "refund", argument: .optional, write: .refundAnswers, run: { answer($0, &$1) }),
         LineCommand("apple", "refunds", run: { apple($0, &$1) }),
-        LineCommand("link", usage: ":link USER [apple]", argument: .optional, run: { link($0, &$1) }),
+        LineCommand("link", usage: ":link USER [apple]", argument: .optional, write: .linking, run: { link($0, &$1) }),
         LineCommand("messages") { _, state in
             state.showsMessages = true
             return []
@@ -108,9 +112,13 @@ public enum DashboardCommandLine {
     /// Command names in the order completions list them.
     public static var names: [String] { table.map(\.name) }
 
-    /// The help screen's paragraph on commands, wrapped to `width`.
-    public static func helpLines(width: Int) -> [String] {
-        let items = table.map { $0.summary.isEmpty ? $0.usage : "\($0.usage) \($0.summary)" }
+    /// The help screen's paragraph on commands, wrapped to `width`; a command this login may
+    /// not use is marked `⊘`.
+    public static func helpLines(width: Int, login: StoreLogin = StoreLogin()) -> [String] {
+        let items = table.map { command in
+            let mark = command.write.flatMap(login.refusal) == nil ? "" : "⊘"
+            return mark + (command.summary.isEmpty ? command.usage : "\(command.usage) \(command.summary)")
+        }
         return TextWidth.wrap("Commands (any unique start: :d is :daily): " + items.joined(separator: " · "),
                               toWidth: max(10, width))
     }
@@ -193,6 +201,10 @@ public enum DashboardCommandLine {
             DashboardReducer.flash(":\(command.name) takes no argument (got \(argument))", error: true, &state)
             return []
         }
+        if let write = command.write, let refusal = state.login.refusal(write) {
+            DashboardReducer.flash(refusal, error: true, &state)
+            return []
+        }
         return command.run(argument, &state)
     }
 
@@ -223,6 +235,7 @@ public enum DashboardCommandLine {
             DashboardReducer.flash(":apple works on a subscription's detail: open one first", error: true, &state)
             return []
         }
+        if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.appleLookup, &state) { return [] }
         DashboardReducer.flash("asking Apple for \(otid)'s refund history and latest transaction…", &state)
         return [.lookUpAtApple(originalTransactionId: otid)]
     }
@@ -233,6 +246,7 @@ public enum DashboardCommandLine {
             DashboardReducer.flash("a ping is already waiting for its TEST notification", &state)
             return []
         }
+        if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.ping, &state) { return [] }
         state.pingStarted = state.now
         DashboardReducer.flash("asked Apple for a TEST notification; waiting for it to come through the webhook", &state)
         return [.ping]
@@ -267,10 +281,7 @@ public enum DashboardCommandLine {
             DashboardReducer.flash("\(error)", error: true, &state)
             return []
         }
-        guard !state.withoutServerAPIKey else {
-            DashboardReducer.flash(RevalidationError.needsServerAPI(action: ServerAPIAction.extend).description, error: true, &state)
-            return []
-        }
+        if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.extend, &state) { return [] }
         state.confirmation = DashboardState.Confirmation(
             question: "Extend \(otid) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
             effect: .extendRenewal(originalTransactionId: otid, days: days, reasonCode: code, reason: words[2]))
@@ -295,10 +306,7 @@ public enum DashboardCommandLine {
             DashboardReducer.flash("\(error)", error: true, &state)
             return []
         }
-        guard !state.withoutServerAPIKey else {
-            DashboardReducer.flash(RevalidationError.needsServerAPI(action: ServerAPIAction.extendAll).description, error: true, &state)
-            return []
-        }
+        if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.extendAll, &state) { return [] }
         let where_ = storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))"
         state.confirmation = DashboardState.Confirmation(
             question: "Extend EVERY active subscriber of \(product)\(where_) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
@@ -349,8 +357,16 @@ public enum DashboardCommandLine {
             DashboardReducer.flash(":link USER [apple] [force]: your user id for this subscriber; apple also sets its token at Apple", error: true, &state)
             return []
         }
+        if atApple && DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.appAccountToken, &state) { return [] }
+        // Linking to another user moves the subscription from the user it has: the question says so.
+        let owner = state.detail?.content?.subscriber.userId
+        let move = owner.flatMap { $0 == user ? nil : " (moves it from user \($0))" } ?? ""
+        if let owner, owner != user, !force {
+            DashboardReducer.flash("\(otid) is linked to user \(owner): :link \(user) force moves it from that user", error: true, &state)
+            return []
+        }
         state.confirmation = DashboardState.Confirmation(
-            question: "Link \(otid) to user \(user)\(atApple ? " and set its app account token at Apple" : "")? y: yes, any other key: no",
+            question: "Link \(otid) to user \(user)\(move)\(atApple ? " and set its app account token at Apple" : "")? y: yes, any other key: no",
             effect: .linkUser(originalTransactionId: otid, userId: user, force: force, atApple: atApple))
         return []
     }
@@ -360,6 +376,7 @@ public enum DashboardCommandLine {
     /// message line and new arrivals in `:gaps`.
     static func backfill(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
         let words = argument.lowercased().split(separator: " ").map(String.init)
+        if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.backfill, &state) { return [] }
         if words == ["resume"] {
             DashboardReducer.flash("resuming the unfinished backfill in the background…", &state)
             return [.backfill(days: nil, onlyFailures: false)]

@@ -8,7 +8,11 @@ extension DashboardReducer {
     static func feedCommand(_ command: KeyCommand, _ state: inout DashboardState) -> [DashboardEffect] {
         let rows = state.feed.visible
         if moveInList(command, &state.feed.selection, &state.feed.scrollOffset, count: rows.count,
-                      visible: Layout.feedRows(height: state.height)) { return [] }
+                      visible: Layout.feedRows(height: state.height)) {
+            // Back on the newest row (`g`, Home, or up to it): following again.
+            if state.feed.following { state.feed.newer = 0 }
+            return []
+        }
         switch command {
         case .pause:
             state.feed.paused.toggle()
@@ -20,7 +24,7 @@ extension DashboardReducer {
             flash(state.feed.paused ? "feed paused" : "feed resumed", &state)
             return []
         case .filter:
-            state.prompt = PromptState(kind: .filter, text: state.feed.filter)
+            state.prompt = PromptState.filter(replacing: state.feed.filter)
             return []
         case .open:
             guard rows.indices.contains(state.feed.selection) else { return [] }
@@ -54,19 +58,24 @@ extension DashboardReducer {
         }
     }
 
-    /// Puts newer entries on top. The selection stays on its notification (the row moves
-    /// down as rows arrive above it), so Enter opens what was selected; away from the top,
-    /// the view moves with it.
+    /// Puts newer entries on top. While the selection is on the newest row it stays there
+    /// and the new rows push in above the old ones (following). Once the operator moved
+    /// away, the view holds still: the selection stays on its notification, the rows on
+    /// screen stay where they were, and `newer` counts what arrived above them.
     static func insertFeedEntries(_ fresh: [IntakeLogEntry], _ state: inout DashboardState) {
         var feed = state.feed
         let before = feed.visible
         let selectedId = before.indices.contains(feed.selection) ? before[feed.selection].id : nil
-        let atTop = feed.scrollOffset == 0
+        let following = feed.following
         feed.entries = Array((fresh + feed.entries).prefix(FeedState.capacity))
         let after = feed.visible
-        if let selectedId, let index = after.firstIndex(where: { $0.id == selectedId }) {
-            if !atTop { feed.scrollOffset += index - feed.selection }
+        if following {
+            feed.followNewest()
+        } else if let selectedId, let index = after.firstIndex(where: { $0.id == selectedId }) {
+            let arrived = index - feed.selection
+            feed.scrollOffset += arrived
             feed.selection = index
+            feed.newer += arrived
         }
         let count = after.count
         feed.selection = min(feed.selection, max(0, count - 1))
@@ -204,10 +213,13 @@ extension DashboardReducer {
         return quarantineCommand(.open, &state)
     }
 
-    /// Replaces a list's entries, keeping the selected entry selected while it is still there.
+    /// Replaces a list's entries (newest first), keeping the selected entry selected while it
+    /// is still there. On the newest row the list follows, as the feed does: newer entries
+    /// come in above and the newest stays selected.
     static func replaceKeepingSelection<List: ReloadableList, ID: Equatable>(
         _ list: inout List, with entries: [List.Entry], id: (List.Entry) -> ID, visible: Int) {
-        let selectedId = list.entries.indices.contains(list.selection) ? id(list.entries[list.selection]) : nil
+        let following = list.selection == 0
+        let selectedId = !following && list.entries.indices.contains(list.selection) ? id(list.entries[list.selection]) : nil
         list.entries = entries
         list.loaded = true
         if let selectedId, let index = entries.firstIndex(where: { id($0) == selectedId }) {
@@ -265,6 +277,14 @@ extension DashboardReducer {
         }
     }
 
+    /// An action that needs the App Store Server API is refused at once, before any y/n
+    /// question, when its key settings are missing (nothing could be sent); true when refused.
+    static func refusedWithoutServerAPI(_ action: String, _ state: inout DashboardState) -> Bool {
+        guard state.withoutServerAPIKey else { return false }
+        flash(RevalidationError.needsServerAPI(action: action).description, error: true, &state)
+        return true
+    }
+
     /// Apple's rules and the deadline checked, then a y/n question before Apple is asked.
     static func askToAnswer(_ entry: RefundQueueEntry, answer: ConsumptionAnswer, _ state: inout DashboardState) -> [DashboardEffect] {
         let request = entry.request
@@ -278,6 +298,7 @@ extension DashboardReducer {
             flash("\(error)", error: true, &state)
             return []
         }
+        if refusedWithoutServerAPI(ServerAPIAction.refundAnswer, &state) { return [] }
         state.confirmation = DashboardState.Confirmation(
             question: "Send Apple \(answer.summary) for \(request.originalTransactionId ?? request.notificationUUID)? y: yes, any other key: no",
             effect: .answerRefund(notificationUUID: request.notificationUUID, answer: answer, reason: nil))

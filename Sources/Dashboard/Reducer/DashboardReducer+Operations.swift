@@ -75,9 +75,12 @@ extension DashboardReducer {
         }
         // With an override in force, ending it is the likelier errand; its number is filled in either way.
         let inForce = content.report.entitlement.override
-        state.overrideDialog = OverrideDialogState(originalTransactionId: detail.originalTransactionId,
-                                                   action: inForce == nil ? .grant : .lift,
-                                                   overrideNumber: inForce.map { String($0.id) } ?? "")
+        var dialog = OverrideDialogState(originalTransactionId: detail.originalTransactionId,
+                                         action: inForce == nil ? .grant : .lift,
+                                         overrideNumber: inForce.map { String($0.id) } ?? "")
+        // Nothing to lift without an override in force: the dialog offers grant and revoke only.
+        dialog.canLift = inForce != nil
+        state.overrideDialog = dialog
         return []
     }
 
@@ -104,7 +107,7 @@ extension DashboardReducer {
             dialog.focus = stops[(index + step + stops.count) % stops.count]
         }
         func cycleAction(_ step: Int) {
-            let all = OverrideDialogState.Action.allCases
+            let all = dialog.actions
             let index = all.firstIndex(of: dialog.action) ?? 0
             dialog.action = all[(index + step + all.count) % all.count]
             dialog.error = nil
@@ -133,7 +136,7 @@ extension DashboardReducer {
         case (.right, .field(.action)), (.char(" "), .field(.action)):
             cycleAction(1)
         case (.char(let c), .field(.action)):
-            if let action = OverrideDialogState.Action.allCases.first(where: { $0.rawValue.first == c.lowercased().first }) {
+            if let action = dialog.actions.first(where: { $0.rawValue.first == c.lowercased().first }) {
                 dialog.action = action
                 dialog.error = nil
             }
@@ -255,7 +258,7 @@ extension DashboardReducer {
                       visible: Layout.auditRows(height: state.height)) { return [] }
         switch command {
         case .filter:
-            state.prompt = PromptState(kind: .filter, text: state.audit.filter)
+            state.prompt = PromptState.filter(replacing: state.audit.filter)
             return []
         case .open:
             guard state.audit.entries.indices.contains(state.audit.selection) else { return [] }

@@ -29,7 +29,7 @@ extension DashboardReducer {
             guard let row = list.selectedRow else { return [] }
             return openDetail(row.state.originalTransactionId, &state)
         case .filter:
-            state.prompt = PromptState(kind: .filter, text: list.query.text)
+            state.prompt = PromptState.filter(replacing: list.query.text)
             return []
         case .statusDigit:
             guard case .char(let c) = key, let digit = c.wholeNumberValue else { return [] }

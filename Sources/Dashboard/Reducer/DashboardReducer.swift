@@ -328,6 +328,11 @@ public enum DashboardReducer {
         default:
             break
         }
+        // A write this login may not make is refused before any dialog or question, in the CLI's words.
+        if let write = command.write, let refusal = state.login.refusal(write) {
+            flash(refusal, error: true, &state)
+            return []
+        }
         switch state.screen {
         case .subscribers: return subscribersCommand(command, key: key, &state)
         case .detail: return detailCommand(command, &state)
@@ -404,6 +409,8 @@ public enum DashboardReducer {
     static func switchTo(_ screen: ScreenID, _ state: inout DashboardState) -> [DashboardEffect] {
         state.showsHelp = false
         state.stack = screen == .subscribers ? [.subscribers] : [.subscribers, screen]
+        // The feed opened again starts at the newest row, following (Esc back to it keeps its place).
+        if screen == .feed { state.feed.followNewest() }
         return enter(screen, &state)
     }
 
@@ -449,7 +456,10 @@ public enum DashboardReducer {
         switch screen {
         case .subscribers:
             let list = state.subscribers
-            guard let row = list.selectedRow else { return [.loadSubscribers(firstPage(state)), .loadStatusCounts] }
+            // On the first row the list follows, as the feed does: what moved to the top is shown there.
+            guard let row = list.selectedRow, !(list.selection == 0 && list.atStart) else {
+                return [.loadSubscribers(firstPage(state)), .loadStatusCounts]
+            }
             let request = SubscriberPageRequest(query: list.query, position: .around(Store.cursor(for: row, in: list.query)),
                                                 limit: pageLimit(state),
                                                 keep: row.state.originalTransactionId)
@@ -471,8 +481,7 @@ public enum DashboardReducer {
             return [.loadSubscribers(firstPage(state))]
         case .feed where !state.feed.filter.isEmpty:
             state.feed.filter = ""
-            state.feed.selection = 0
-            state.feed.scrollOffset = 0
+            state.feed.followNewest()
             return []
         case .audit where !state.audit.filter.isEmpty:
             return setAuditFilter("", &state)
@@ -630,8 +639,7 @@ public enum DashboardReducer {
         case .feed:
             guard text != state.feed.filter else { return [] }
             state.feed.filter = text
-            state.feed.selection = 0
-            state.feed.scrollOffset = 0
+            state.feed.followNewest()
             return []
         case .audit:
             guard text != state.audit.filter else { return [] }

@@ -77,28 +77,57 @@ public enum DashboardRenderer {
         if state.showsHelp { path.append("help") }
         if state.showsMessages { path.append("messages") }
         if state.overrideDialog != nil { path.append("override") }
-        var items = [StatusItem("store: " + state.storeName), StatusItem(state.time.label, role: .accent)]
+        // What gives way first at narrow widths (lowest `keep` first; see `HeaderKeep`): the
+        // store's name (shortened, then left out), the time zone, work in progress, the
+        // login (shortened to its roles); the demo notice and the live state stay.
+        var items = [StatusItem("store: " + state.storeName, keep: HeaderKeep.store, short: state.storeName),
+                     StatusItem(state.time.label, role: .accent, keep: HeaderKeep.zone)]
+        // Who the desk acts as: the database login and its roles, or a file it may only read.
+        if let login = state.login.headerText {
+            items.insert(StatusItem(login, role: state.login.refusals.isEmpty ? .accent : .warning, keep: HeaderKeep.login,
+                                    short: state.login.shortHeaderText), at: 1)
+        }
         if state.standInNotice != nil {
             // Every screen says it: an operator may act on what is shown.
-            items.insert(StatusItem("(demo: no store configured)", role: .warning), at: 1)
+            items.insert(StatusItem("(demo: no store configured)", role: .warning, keep: HeaderKeep.demo, short: "(demo)"), at: 1)
         }
         // Shown on every screen: the answer arrives wherever the operator went meanwhile.
         if let started = state.pingStarted {
-            items.append(StatusItem("ping \(max(0, state.now - started) / 1000)s", role: .warning))
+            items.append(StatusItem("ping \(max(0, state.now - started) / 1000)s", role: .warning, keep: HeaderKeep.work))
         }
         if let id = state.revalidating {
             let waited = max(0, state.now - state.revalidationStarted) / 1000
-            items.append(StatusItem("revalidating …\(id.suffix(4)) \(waited)s", role: .warning))
+            items.append(StatusItem("revalidating …\(id.suffix(4)) \(waited)s", role: .warning, keep: HeaderKeep.work))
         }
-        if state.quitWhenIdle { items.append(StatusItem("quitting when done", role: .warning)) }
+        if state.quitWhenIdle { items.append(StatusItem("quitting when done", role: .warning, keep: HeaderKeep.work)) }
         if state.storeGone {
-            items.append(StatusItem("✕ store gone", role: .error))
+            items.append(StatusItem("✕ store gone", role: .error, keep: HeaderKeep.live))
         } else if state.screen == .feed && state.feed.paused {
-            items.append(StatusItem("❚❚ paused", role: .warning))
+            items.append(StatusItem("❚❚ paused", role: .warning, keep: HeaderKeep.live))
+        } else if state.screen == .feed && !state.feed.following {
+            // Live, but the view holds still: how many newer rows are above it.
+            items.append(StatusItem(state.feed.arrivalText, role: .warning, keep: HeaderKeep.live))
         } else {
-            items.append(StatusItem("● live", role: .success))
+            items.append(StatusItem("● live", role: .success, keep: HeaderKeep.live))
         }
         return StatusLine(path: path, items: items)
+    }
+
+    /// The header's order of giving way at narrow widths, lowest first. A new fact takes
+    /// the place its importance gives it here, so the ones above it stay at 80 columns.
+    enum HeaderKeep {
+        /// `store: demo.db`, shortened to `demo.db`, then left out.
+        static let store = 0
+        /// The time zone dates are in.
+        static let zone = 1
+        /// Work in progress: a ping, a revalidation, quitting when done.
+        static let work = 2
+        /// `pg: mgr (read)` shortened to `mgr (read)`; `read-only`.
+        static let login = 3
+        /// `(demo: no store configured)`, shortened to `(demo)`.
+        static let demo = 4
+        /// `● live`, `held · 12 new ↑`, `❚❚ paused`, `✕ store gone`: never left out first.
+        static let live = 5
     }
 
     static func bottomLine(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
@@ -108,14 +137,8 @@ public enum DashboardRenderer {
             PromptLine(symbol: prompt.symbol, text: prompt.text, cursor: prompt.cursor, completions: prompt.completions,
                        selectedCompletion: prompt.selectedCompletion).render(in: area, buffer: &buffer)
         } else if let flash = state.flash {
-            // A message too long for the line says where it can be read whole; an error says how it goes.
-            let tail = flash.kind == .error ? "  (Esc dismisses · :messages)" : ""
-            var text = " " + flash.text + tail
-            if TextWidth.width(of: text) > area.width {
-                let more = flash.kind == .error ? " … whole in :messages · Esc" : " … whole in :messages"
-                text = TextWidth.truncate(" " + flash.text, toWidth: max(1, area.width - TextWidth.width(of: more))) + more
-            }
-            FlashMessage(text, kind: flash.kind).render(in: area, buffer: &buffer)
+            FlashMessage(flashLine(flash.text, error: flash.kind == .error, width: area.width), kind: flash.kind)
+                .render(in: area, buffer: &buffer)
         } else {
             let hints: [Hint]
             if let dialog = state.overrideDialog {
@@ -123,11 +146,49 @@ public enum DashboardRenderer {
             } else if state.showsHelp || state.showsMessages {
                 hints = [Hint(Key.escape, state.showsHelp ? "close help" : "close messages"), Hint("q", "quit")]
             } else {
-                hints = state.keys.hints(for: state.screen)
+                hints = state.keys.hints(for: state.screen, login: state.login).map { hint in
+                    // On an expanded timeline line, Enter folds it.
+                    hint.label == "expand" && selectedLineExpanded(state) ? Hint(hint.key, "fold") : hint
+                }
             }
             buffer.put(" ", x: area.x, y: area.y, role: .hintText)
             HintBar(hints: hints).render(in: area.inset(left: 1), buffer: &buffer)
         }
+    }
+
+    /// The bottom line for a message: whole when it fits (an error says how it goes, in
+    /// fewer words where room is short); else its start cut at a word, one `…`, its last
+    /// clause (what to do) when it leaves the start some room, and where it is whole
+    /// (`:messages`). Never two ellipses in a row.
+    static func flashLine(_ message: String, error: Bool, width: Int) -> String {
+        let tails = error ? ["  (Esc dismisses · :messages)", "  (Esc)"] : [""]
+        for tail in tails where TextWidth.width(of: " " + message + tail) <= width { return " " + message + tail }
+        let more = error ? "  (:messages · Esc)" : "  (:messages)"
+        var room = width - 1 - TextWidth.width(of: more) - 1
+        // The last clause, after "; " or ": ", usually says what to do: keep it when the
+        // start keeps some room.
+        var ending = ""
+        if let cut = [message.range(of: "; ", options: .backwards), message.range(of: ": ", options: .backwards)]
+            .compactMap({ $0 }).max(by: { $0.upperBound < $1.upperBound }) {
+            let clause = String(message[cut.upperBound...])
+            if !clause.isEmpty, TextWidth.width(of: clause) + 1 <= room - 14 {
+                ending = " " + clause
+                room -= TextWidth.width(of: ending)
+            }
+        }
+        var head = TextWidth.prefix(message, maxWidth: max(1, room)).text
+        // At a word, without the punctuation or ellipsis it ended on.
+        if head.count < message.count, let space = head.lastIndex(of: " "), head.distance(from: head.startIndex, to: space) > head.count / 2 {
+            head = String(head[..<space])
+        }
+        while let last = head.last, " ;:,.…".contains(last) { head.removeLast() }
+        return " " + head + "…" + ending + more
+    }
+
+    /// Whether the detail's selected timeline line is expanded (Enter then folds it).
+    static func selectedLineExpanded(_ state: DashboardState) -> Bool {
+        guard state.screen == .detail, let detail = state.detail, detail.timeline.indices.contains(detail.selection) else { return false }
+        return detail.expanded[DetailState.entryKey(detail.timeline[detail.selection])] != nil
     }
 
     /// The question `q` asks while work runs on a worker: what is running, and what quitting now loses.
@@ -162,8 +223,12 @@ public enum DashboardRenderer {
         let title = "Keys: \(state.screen.helpSection.lowercased()) and everywhere; screens and commands"
         let inner = Box(title: title).render(in: area, buffer: &buffer)
         let text = inner.inset(horizontal: 1, vertical: 0)
-        let commands = DashboardCommandLine.helpLines(width: text.width)
-        HelpView(entries: state.keys.helpEntries(for: state.screen)).render(in: text.inset(bottom: commands.count + 1), buffer: &buffer)
+        var commands = DashboardCommandLine.helpLines(width: text.width, login: state.login)
+        if !state.login.refusals.isEmpty {
+            commands += TextWidth.wrap("⊘: not for this login (\(state.login.headerText ?? "")); pressing it says which role may",
+                                       toWidth: max(10, text.width))
+        }
+        HelpView(entries: state.keys.helpEntries(for: state.screen, login: state.login)).render(in: text.inset(bottom: commands.count + 1), buffer: &buffer)
         for (index, line) in commands.enumerated() {
             buffer.put(line, x: text.x, y: text.maxY - commands.count + index, role: .dim, maxWidth: text.width)
         }

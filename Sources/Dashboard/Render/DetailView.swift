@@ -101,7 +101,10 @@ enum DetailView {
                                              ("  (" + facts.joined(separator: ", ") + ")", .normal)]
 
         var product: [(String, StyleRole)] = [(s.productId, .normal)]
-        if let expires = s.expiresDate {
+        if s.status == .revoked {
+            // When access ended (the refund), not the refunded period's end, which may be a year ahead.
+            if let ended = content.report.accessEnded { product.append(("   access ended " + time.minute(ended), .normal)) }
+        } else if let expires = s.expiresDate {
             product.append(("   " + (expires > now ? "expires " : "expired ") + time.minute(expires), .normal))
         }
         if let purchased = s.purchaseDate { product.append(("   period began " + time.minute(purchased), .dim)) }
@@ -190,9 +193,10 @@ enum DetailView {
 
         // Apple's facts beyond the state, last on their lines: dropped first when space runs out.
         let f = content.facts
-        if let date = f.renewalDate, date > now, s.autoRenewStatus, s.status != .revoked,
-           let next = f.nextRenewal(date: time.minute) {
-            renewal.append(("   " + SafeText.sanitize(next), .dim))
+        // Only a renewal still ahead: once its date passed, the status line says what happened
+        // instead (grace until, billing retry, expired).
+        if let date = f.renewalDate, date > now, let next = f.renewalFact(s, now: now, date: time.minute) {
+            renewal.append(("   next " + SafeText.sanitize(next), .dim))
         }
         if let request = content.refundRequests.first {
             // The queue's standing, so support sees a refund in flight without leaving the detail.

@@ -14,9 +14,9 @@ enum FeedView {
         let spark = Sparkline.string(feed.rate.map(Double.init), width: minutes)
         x += buffer.put(spark, x: x, y: y, role: .sparkline)
         x += buffer.put(" \(minutes) min", x: x, y: y, role: .dim) + 3
-        let paused = feed.paused ? "yes" + (feed.held.isEmpty ? "" : " (+\(feed.held.count) new)") : "no"
-        x = DashboardRenderer.fact("paused:", paused, x: x, y: y, maxX: area.maxX,
-                                   role: feed.paused ? .warning : .normal, buffer: &buffer) + 3
+        // Following the newest, held still (the selection moved away) or paused (Space).
+        x += buffer.put(feed.arrivalText, x: x, y: y, role: feed.following && !feed.paused ? .success : .warning,
+                        maxWidth: max(0, area.maxX - x)) + 3
         x = DashboardRenderer.fact("filter:", feed.filter.isEmpty ? "-" : feed.filter, x: x, y: y, maxX: area.maxX,
                                    role: feed.filter.isEmpty ? .normal : .match, buffer: &buffer) + 3
         let rows = feed.visible

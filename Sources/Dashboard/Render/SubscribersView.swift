@@ -31,9 +31,12 @@ enum SubscribersView {
             if list.searchCut {
                 text += " in \(SubscriptionQuery.keystrokeScanLimit / 1000)k rows, Enter: all"
             }
-            // Where the selection is: exact from the top of the list, else only that it is past the rows in hand.
+            // Where the selection is: exact from the top of the list, or from its end when the
+            // window touches it (G: 177/177), else only that it is past the rows in hand.
             if !list.rows.isEmpty {
-                let position = list.atStart ? String(list.selection + 1) : "…"
+                let fromEnd = list.rows.count - list.selection
+                let position = list.atStart ? String(list.selection + 1)
+                    : (list.atEnd && total != nil ? String(total! - fromEnd + 1) : "…")
                 text += " · \(position)/\(total.map(String.init) ?? "\(list.rows.count)+")"
             }
             buffer.put(text, x: x, y: y, role: .dim, maxWidth: max(0, area.maxX - x))

@@ -326,6 +326,11 @@ public final class DashboardSession {
                 let inForce = try operations.inForce(request.originalTransactionId, now: now)
                 return [.tick(now: now), .overrideApplied(request, result, inForce: inForce)]
             }
+        } catch let error as StoreError where error.denial != nil {
+            // What the server refused, in the command line's words: who, what, and which roles may.
+            let write = effect.write
+            return [.failed(error.denial!.explain(doing: write?.words ?? "change the store",
+                                                  needs: write.map { ($0.privilege, $0.table) }))]
         } catch {
             return [.failed("\(error)")]
         }

@@ -176,3 +176,20 @@ public struct SubscriberPage: Sendable {
         self.complete = complete
     }
 }
+
+extension DashboardEffect {
+    /// What the effect writes to the store, in the words a refused login is told.
+    var write: StoreWrite? {
+        switch self {
+        case .markConsentHandled: return .consentHandling
+        case .answerRefund: return .refundAnswers
+        case .revalidate: return .revalidation
+        case .applyOverride: return .overrides
+        case .ping: return .ping
+        case .extendRenewal, .extendAll: return .extension_
+        case .linkUser: return .linking
+        case .backfill: return .backfill
+        default: return nil
+        }
+    }
+}

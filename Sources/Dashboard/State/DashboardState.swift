@@ -17,6 +17,8 @@ public struct DashboardState: Sendable {
     public var zoneChoices: [String]
     /// The store's file name, for the header.
     public var storeName: String
+    /// Who the store's login is and what it may not write (the header names it; refused keys say so).
+    public var login = StoreLogin()
     /// Set while the store's file is gone from its path: the screen is no longer live.
     public var storeGone = false
     /// Why the store shown is not the configured one (the demo store standing in while no

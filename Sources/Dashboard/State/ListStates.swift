@@ -88,7 +88,11 @@ public struct FeedState: Sendable {
     /// Entries that arrived while paused, shown on resume.
     public var held: [IntakeLogEntry] = []
     public var lastId: Int64 = 0
+    /// Space: nothing new is shown until Space again (the rows wait in `held`).
     public var paused = false
+    /// Rows that arrived above the view while it held still, because the selection was
+    /// moved away from the newest row; 0 once the selection is back on the newest.
+    public var newer = 0
     /// Case-insensitive text the TYPE/SUBTYPE must contain.
     public var filter = ""
     /// Intake outcomes per minute, oldest first, the last one the current minute.
@@ -103,6 +107,25 @@ public struct FeedState: Sendable {
     public static let rateMinutes = 30
 
     public init() {}
+
+    /// Whether new rows push in at the top with the selection staying on the newest, as
+    /// `tail -f` does: while the selection is on the newest row. Moving away holds the view.
+    public var following: Bool { selection == 0 }
+
+    /// What the feed's header says of arrivals: `following`, `held · 12 new ↑` once the
+    /// selection moved away, or `paused (+3 new)` after Space.
+    public var arrivalText: String {
+        if paused { return "paused" + (held.isEmpty ? "" : " (+\(held.count) new)") }
+        if following { return "following" }
+        return "held" + (newer > 0 ? " · \(newer) new ↑" : "")
+    }
+
+    /// Back on the newest row, following again (`g`, reopening the feed).
+    public mutating func followNewest() {
+        selection = 0
+        scrollOffset = 0
+        newer = 0
+    }
 
     /// The entries the filter lets through.
     public var visible: [IntakeLogEntry] {

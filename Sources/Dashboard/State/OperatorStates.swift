@@ -31,6 +31,11 @@ public struct OverrideDialogState: Equatable, Sendable {
     public var error: String?
     /// A checked request waiting for y or n.
     public var pending: OverrideRequest?
+    /// Whether an override is in force to lift: without one, lift is not offered.
+    public var canLift = true
+
+    /// The actions the dialog offers, in the order ←/→ go through them.
+    public var actions: [Action] { canLift ? Action.allCases : [.grant, .revoke] }
 
     public init(originalTransactionId: String, action: Action = .grant, overrideNumber: String = "") {
         self.originalTransactionId = originalTransactionId

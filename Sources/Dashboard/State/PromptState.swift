@@ -24,6 +24,14 @@ public struct PromptState: Equatable, Sendable {
         self.original = text
     }
 
+    /// `/`: a new filter, typed from the start, replacing `current` as it is typed; Esc puts
+    /// `current` back.
+    public static func filter(replacing current: String) -> PromptState {
+        var prompt = PromptState(kind: .filter)
+        prompt.original = current
+        return prompt
+    }
+
     /// What the line starts with: `:`, `/`, or the question a reason answers.
     public var symbol: String {
         switch kind {

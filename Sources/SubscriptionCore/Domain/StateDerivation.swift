@@ -48,7 +48,7 @@ public enum StateDerivation {
             pending = .init(kind: lastPrefChange != nil ? "downgrade" : "change",
                             productId: target, effectiveDate: current.expiresDate)
         }
-        let lastEvent = events.max(by: NotificationEvent.chronological)
+        let lastEvent = lastSubscriptionEvent(events)
         let notActive = status != .active
         return SubscriptionState(
             originalTransactionId: originalTransactionId,
@@ -125,8 +125,16 @@ public enum StateDerivation {
         return result
     }
 
+    /// The newest notification about the subscription itself. A consent withdrawal
+    /// (RESCIND_CONSENT) is about the app download: it is tied to the subscription only once
+    /// a purchase naming that download is stored, so it would make the last event depend on
+    /// the order things arrived in; it is marked on its own (the consent badge) instead.
+    static func lastSubscriptionEvent(_ events: [NotificationEvent]) -> NotificationEvent? {
+        events.filter { $0.type != "RESCIND_CONSENT" }.max(by: NotificationEvent.chronological)
+    }
+
     private static func expiredFromRenewalOnly(_ renewal: RenewalRecord, events: [NotificationEvent]) -> SubscriptionState {
-        let lastEvent = events.max(by: NotificationEvent.chronological)
+        let lastEvent = lastSubscriptionEvent(events)
         return SubscriptionState(
             originalTransactionId: renewal.originalTransactionId, productId: renewal.productId ?? "",
             status: .expired, entitled: false, expiresDate: nil, purchaseDate: nil, originalPurchaseDate: nil,

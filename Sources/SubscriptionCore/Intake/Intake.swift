@@ -44,6 +44,9 @@ public final class Intake {
         var signedPayload: String? = nil
         /// What the feed says beside `stored` (a summary's counts, a consumption request's reason).
         var feedDetail: String? = nil
+        /// The app download a RESCIND_CONSENT names, to find its subscription again when it is
+        /// stored (a purchase checked earlier in the same batch is stored by then).
+        var appTransactionId: String? = nil
     }
 
     /// Ingests one body. With `quarantine` false (a replay of an already quarantined body)
@@ -141,7 +144,16 @@ public final class Intake {
                 return try reject(body, digest: digest, reason: differentContent(decoded.event.notificationUUID),
                                   source: source, receivedAt: receivedAt, keep: keep)
             }
-            try apply(decoded, body: body, digest: digest, source: source, receivedAt: receivedAt)
+            var decoded = decoded
+            var rederive = true
+            if decoded.event.originalTransactionId == nil, let app = decoded.appTransactionId,
+               let concerned = try store.originalTransactionId(appTransactionId: app) {
+                // Named on the notification only: this write holds no lock on that subscription,
+                // and a withdrawal changes nothing its state is derived from.
+                decoded.event.originalTransactionId = concerned
+                rederive = false
+            }
+            try apply(decoded, body: body, digest: digest, source: source, receivedAt: receivedAt, rederive: rederive)
             return .stored(decoded.event)
         }
     }
@@ -159,6 +171,9 @@ public final class Intake {
     private func differentContent(_ uuid: String) -> String {
         "notificationUUID \(uuid) is already stored with different content"
     }
+
+    /// The feed's note on a consent withdrawal whose app download no stored purchase names.
+    static let noStoredPurchase = " (no stored purchase)"
 
     /// How much of a body over the size limit the quarantine keeps.
     public static let keptPrefixBytes = 64 << 10
@@ -264,15 +279,17 @@ public final class Intake {
         // RESCIND_CONSENT names the app transaction (the app's download), verified like any JWS;
         // the subscription it concerns is the one a stored transaction with that id belongs to.
         var concerned: String?
+        var appTransactionId: String?
         var feedDetail = Intake.feedDetail(payload)
         if let signed = payload.appData?.signedAppTransactionInfo {
             let checked = try checks.verifiedAppTransaction(signed, field: "signedAppTransactionInfo", in: context)
             nested.append((signed, checked.jws.pieces))
             let app = checked.decoded
+            appTransactionId = app.appTransactionId
             if let id = app.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
             if payload.notificationType == .rescindConsent {
+                // `(no stored purchase)` is added when it is logged, if it still concerns none.
                 feedDetail = ConsentWithdrawal.badge + " · app transaction \(app.appTransactionId ?? "?")"
-                    + (concerned == nil ? " (no stored purchase)" : "")
             }
         }
         let t = transactions.first
@@ -284,7 +301,8 @@ public final class Intake {
             environment: payload.environment?.rawValue)
         let pieces = keepPieces ? NotificationPieces(outer: verified.jws.pieces, nested: nested) : nil
         return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces,
-                       signedPayload: jws, feedDetail: feedDetail)
+                       signedPayload: jws, feedDetail: feedDetail,
+                       appTransactionId: payload.notificationType == .rescindConsent ? appTransactionId : nil)
     }
 
     private func decodeV1(_ json: JSONFields, digest: String) throws -> Decoded {
@@ -325,11 +343,11 @@ public final class Intake {
 
     // MARK: Applying
 
-    private func apply(_ d: Decoded, body: Data, digest: String, source: String?, receivedAt: Millis) throws {
+    private func apply(_ d: Decoded, body: Data, digest: String, source: String?, receivedAt: Millis, rederive: Bool = true) throws {
         let ownership = d.transactions.first { $0.transactionId == d.event.transactionId }?.ownershipType
         try store.insertNotification(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
                                                         body: body, source: source, ownership: ownership), pieces: d.pieces)
-        try mergeRecords(d.transactions, d.renewals, alsoRederive: d.event.originalTransactionId, now: receivedAt)
+        try mergeRecords(d.transactions, d.renewals, alsoRederive: rederive ? d.event.originalTransactionId : nil, now: receivedAt)
         if let receipt = d.latestReceipt, let otid = d.event.originalTransactionId {
             try store.putReceipt(receipt, originalTransactionId: otid, at: receivedAt)
         }
@@ -337,7 +355,9 @@ public final class Intake {
                                            type: d.event.type, subtype: d.event.subtype,
                                            originalTransactionId: d.event.originalTransactionId,
                                            productId: d.event.productId, environment: d.event.environment,
-                                           detail: d.feedDetail, source: source))
+                                           detail: d.appTransactionId != nil && d.event.originalTransactionId == nil
+                                               ? (d.feedDetail ?? "") + Intake.noStoredPurchase : d.feedDetail,
+                                           source: source))
     }
 
     /// The facts of a payload the feed shows beside `stored`: a renewal-date extension summary's

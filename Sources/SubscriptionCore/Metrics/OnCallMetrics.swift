@@ -124,10 +124,12 @@ public enum OnCallMetrics {
             i.reading.nextRefundDeadline.map { [.init(seconds($0 - i.reading.now))] } ?? []
         },
         OnCallMetric(name: "subdesk_refund_answers_total", kind: .counter,
-                     help: "Refund requests by what became of the answer: accepted by Apple, refused by Apple, or late (no accepted answer by the deadline, the request not closed before it).",
+                     help: "Refund requests by what became of the last answer: accepted (Apple took it), refused (Apple answered with an error), not_sent (never sent: the App Store Server API key settings were missing), failed (sent, no answer from Apple: a timeout or the network); late counts requests with no accepted answer by the deadline that were not closed before it.",
                      unit: "", labels: ["outcome"]) { i in
             [.init([("outcome", "accepted")], Double(i.reading.refundAnswersAccepted)),
              .init([("outcome", "refused")], Double(i.reading.refundAnswersRefused)),
+             .init([("outcome", "not_sent")], Double(i.reading.refundAnswersNotSent)),
+             .init([("outcome", "failed")], Double(i.reading.refundAnswersFailed)),
              .init([("outcome", "late")], Double(i.reading.refundAnswersLate))]
         },
         OnCallMetric(name: "subdesk_ping_last_timestamp_seconds", kind: .gauge,

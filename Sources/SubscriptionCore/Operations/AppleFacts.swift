@@ -35,6 +35,30 @@ public struct AppleFacts: Equatable, Sendable {
         return text
     }
 
+    /// The renewal as a fact of `state` at `now`: `renewal 2026-07-01 09:14 at 9.99 USD` while
+    /// it is ahead and auto-renew is on; once its date passed, what happened instead
+    /// (`renewal was due 2026-11-24 06:47; in billing retry`, `…; in grace until …`, `…; it
+    /// did not renew`); nil for a revoked subscription, or auto-renew off with the date ahead.
+    public func renewalFact(_ state: SubscriptionState, now: Millis, date: (Millis) -> String) -> String? {
+        guard let when = renewalDate, state.status != .revoked else { return nil }
+        if when > now {
+            guard state.autoRenewStatus, let next = nextRenewal(date: date) else { return nil }
+            return String(next.dropFirst("next ".count))
+        }
+        let due = "renewal was due " + date(when) + "; "
+        switch state.status {
+        case .gracePeriod:
+            return due + (state.gracePeriodExpiresDate.map { "in grace until " + date($0) } ?? "in grace")
+        case .billingRetry:
+            return due + "in billing retry"
+        case .active:
+            // Renewed since (a newer period runs): the date is history, not news.
+            return nil
+        case .expired, .revoked:
+            return due + (state.isInBillingRetryPeriod ? "in billing retry" : "it did not renew")
+        }
+    }
+
     /// `50%`, `12.5%`.
     public var revocationShare: String? {
         revocationPercentage.map { $0 % 1000 == 0 ? "\($0 / 1000)%" : String(format: "%.3g%%", Double($0) / 1000) }
@@ -42,6 +66,12 @@ public struct AppleFacts: Equatable, Sendable {
 }
 
 extension SubscriptionReport {
+    /// When access ended for a revoked (refunded) subscription: the latest revocation date.
+    public var accessEnded: Millis? {
+        guard state.status == .revoked else { return nil }
+        return history.transactions.filter(\.isRevoked).compactMap(\.revocationDate).max()
+    }
+
     public var appleFacts: AppleFacts {
         func object(_ data: Data?) -> [String: Any] {
             data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]

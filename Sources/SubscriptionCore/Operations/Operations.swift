@@ -102,10 +102,12 @@ public final class Operations {
         }
         try store.write {
             try store.linkUser(userId, originalTransactionId: otid)
+            // Linking again to the user it already has moves nothing: audited as such, not as a move.
+            let detail = previous == userId ? "already linked to user \(userId): no change of owner"
+                : "previous owner: " + (previous.map { "user \($0)" } ?? "subscriber #\(row.subscriber.id), no user id")
+                    + "; new owner: user \(userId)"
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "link", target: otid, reason: nil,
-                                             outcome: "linked to user \(userId)",
-                                             detail: "previous owner: " + (previous.map { "user \($0)" } ?? "subscriber #\(row.subscriber.id), no user id")
-                                                + "; new owner: user \(userId)"))
+                                             outcome: "linked to user \(userId)", detail: detail))
         }
         return (otid, previous)
     }

@@ -10,6 +10,13 @@ public struct PermissionDenial: Sendable, CustomStringConvertible {
     public let privilege: String
     public let table: String?
 
+    init(user: String, roles: [String], privilege: String, table: String?) {
+        self.user = user
+        self.roles = roles
+        self.privilege = privilege
+        self.table = table
+    }
+
     init(user: String, roles: [String], statement: String, message: String) {
         self.user = user
         self.roles = roles

@@ -270,6 +270,11 @@ final class PostgresConnection: SQLConnection {
     /// The session's user and the subdesk roles it is a member of, read at open.
     var identity: (user: String, roles: [String])?
     var recordedUser: String? { identity?.user }
+    var loginRoles: [String] { identity?.roles ?? [] }
+
+    func mayWrite(_ privilege: String, on table: String) throws -> Bool {
+        try first("SELECT has_table_privilege(?, ?)", [table, privilege]) { $0.bool(0) } ?? false
+    }
     private var statements: [LongTextKey: (name: String, parameters: Int)] = [:]
     let transactions = TransactionState()
     /// How long a writer waits for the write lock, in milliseconds (0: for ever).

@@ -228,6 +228,11 @@ protocol SQLConnection: AnyObject {
     /// The database user the server records as acting (PostgreSQL); nil where the engine
     /// has no users (SQLite), and the operator's own name stands.
     var recordedUser: String? { get }
+    /// The subdesk roles the database user is a member of (PostgreSQL); empty for SQLite.
+    var loginRoles: [String] { get }
+    /// Whether the database user holds `privilege` (`INSERT`, `UPDATE`...) on `table`;
+    /// true where the engine has no users (SQLite: the file's mode decides).
+    func mayWrite(_ privilege: String, on table: String) throws -> Bool
     func close()
 
     // MARK: What each engine does its own way
@@ -299,6 +304,8 @@ struct BulkLoadSettings {
 
 extension SQLConnection {
     var recordedUser: String? { nil }
+    var loginRoles: [String] { [] }
+    func mayWrite(_ privilege: String, on table: String) throws -> Bool { true }
 
     @discardableResult
     func run(_ sql: String) throws -> Int { try run(sql, []) }

@@ -44,6 +44,10 @@ public struct OnCallReading: Sendable {
     public var nextRefundDeadline: Millis?
     public var refundAnswersAccepted = 0
     public var refundAnswersRefused = 0
+    /// Answers never sent (the App Store Server API key settings were missing).
+    public var refundAnswersNotSent = 0
+    /// Answers lost on the way (no answer from Apple: a timeout, the network).
+    public var refundAnswersFailed = 0
     public var refundAnswersLate = 0
     /// Open requests whose deadline passed in the last day with no accepted answer: still
     /// worth waking someone for (Apple has not decided yet).
@@ -151,16 +155,20 @@ extension Store {
         try db.query("""
             SELECT
                 sum(CASE WHEN answer_outcome = 'accepted' THEN 1 ELSE 0 END),
-                sum(CASE WHEN answer_outcome IS NOT NULL AND answer_outcome <> 'accepted' THEN 1 ELSE 0 END),
+                sum(CASE WHEN answer_outcome LIKE 'refused%' THEN 1 ELSE 0 END),
                 sum(CASE WHEN requested_ms + ? <= ?
                           AND (closed_ms IS NULL OR closed_ms > requested_ms + ?)
                           AND NOT (answer_outcome IS NOT NULL AND answer_outcome = 'accepted' AND answered_ms <= requested_ms + ?)
-                         THEN 1 ELSE 0 END)
+                         THEN 1 ELSE 0 END),
+                sum(CASE WHEN answer_outcome LIKE 'not sent%' THEN 1 ELSE 0 END),
+                sum(CASE WHEN answer_outcome LIKE 'failed%' THEN 1 ELSE 0 END)
             FROM refund_requests
             """, [window, now, window, window]) { row in
             r.refundAnswersAccepted = row.optionalInt64(0).map(Int.init) ?? 0
             r.refundAnswersRefused = row.optionalInt64(1).map(Int.init) ?? 0
             r.refundAnswersLate = row.optionalInt64(2).map(Int.init) ?? 0
+            r.refundAnswersNotSent = row.optionalInt64(3).map(Int.init) ?? 0
+            r.refundAnswersFailed = row.optionalInt64(4).map(Int.init) ?? 0
         }
         r.ping = try lastPing()
         try db.query("""

@@ -65,7 +65,7 @@ public enum DateText {
         return "\(mins)m"
     }
 
-    /// `-30d`, `+6d12h`, `45m`, `0`: a signed duration in days, hours and minutes.
+    /// `-30d`, `+6d12h`, `45m`, `-30s`, `0`: a signed duration in days, hours, minutes and seconds.
     package static func parseOffset(_ text: String) -> Millis? {
         var s = Substring(text.trimmingCharacters(in: .whitespaces))
         var sign: Millis = 1
@@ -81,6 +81,7 @@ public enum DateText {
             case "d": total += n * 86_400_000
             case "h": total += n * 3_600_000
             case "m": total += n * 60_000
+            case "s": total += n * 1000
             default: return nil
             }
             number = ""

@@ -269,6 +269,19 @@ public final class SignedDataVerifier: @unchecked Sendable {
         }
     }
 
+    /// The SHA-256 of the demo's test CA root (sample-data/test-ca/root.der), whose private
+    /// key ships with subdesk: a chain ending there is signed by the demo, never by Apple.
+    public static let demoTestCAFingerprint = "87e120550fb1e88de5f99d4f89b07c3f4125cc4314bd5e0bf304a7c1b033fb00"
+
+    /// An untrusted chain whose x5c ends at the demo's test CA says so: the body was made by
+    /// `subdesk demo` or `simulate`, which only a demo store's settings trust.
+    static func namingTheDemoCA(_ error: VerificationError, ders: [Data]) -> VerificationError {
+        guard case .chainUntrusted(let reason) = error.fault, ders.count >= 3,
+              ContentDigest.sha256Hex(ders[ders.count - 1]) == demoTestCAFingerprint else { return error }
+        return VerificationError(field: error.field, fault: .chainUntrusted(
+            reason: reason + "; signed by the demo's test CA (sample-data/test-ca), which this store's settings do not trust"))
+    }
+
     private func trustedChain(_ ders: [Data], hash knownHash: Data?, at time: VerificationError.CheckTime,
                               field: String) throws -> CachedChain {
         func fail(_ fault: VerificationError.Fault) -> VerificationError {
@@ -308,7 +321,11 @@ public final class SignedDataVerifier: @unchecked Sendable {
             lock.lock()
             statistics.chainChecks += 1
             lock.unlock()
-            checked = try checkChain(ders, hash: hash, at: time, instant: instant, fail: fail)
+            do {
+                checked = try checkChain(ders, hash: hash, at: time, instant: instant, fail: fail)
+            } catch let error as VerificationError {
+                throw Self.namingTheDemoCA(error, ders: ders)
+            }
             if let memory, let memoryKey {
                 let seal = memoryKey.seal(chainHash: hash, roots: rootsFingerprint, entryLengths: checked.entryLengths,
                                           subjects: checked.subjects, validFrom: checked.validFrom, validUntil: checked.validUntil)
