@@ -86,13 +86,20 @@ enum MetricsCommand {
         return 0
     }
 
-    /// `2h`, `30m`, `90s`, `1d` or plain seconds, as milliseconds.
+    /// The longest duration a threshold may be: ten years, far past any useful alert.
+    static let maxDurationDays = 3650.0
+
+    /// `2h`, `30m`, `90s`, `1d` or plain seconds, as milliseconds; more than
+    /// `maxDurationDays` is refused, compared before any conversion to milliseconds.
     static func duration(_ text: String, option: String) throws -> Millis {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         var number = Substring(text), scale = 1.0
         if let last = text.last, let unit = units[last] { number = text.dropLast(); scale = unit }
         guard let value = Double(number), value > 0, value.isFinite else {
             throw UsageError("--\(option) must be a duration such as 90s, 30m, 2h or 1d, got \(text)")
+        }
+        guard value * scale <= maxDurationDays * 86_400 else {
+            throw UsageError("--\(option) must be at most \(Int(maxDurationDays))d, got \(text)")
         }
         return Millis(value * scale * 1000)
     }

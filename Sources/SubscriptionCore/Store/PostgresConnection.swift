@@ -49,7 +49,7 @@ struct PostgresRow {
             guard let text = String(bytes: bytes, encoding: .utf8) else { return 0 }
             if text == "t" { return 1 }
             if text == "f" { return 0 }
-            return Int64(Double(text) ?? 0)
+            return Int64(saturating: Double(text) ?? 0)
         }
     }
 
