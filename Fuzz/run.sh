@@ -5,22 +5,24 @@
 # Builds the libFuzzer binary (the SubscriptionCore sources and Fuzz/Targets, compiled
 # by swiftc with -sanitize=fuzzer,address) into .build/fuzz/, then runs TARGET for at
 # most SECONDS, seeded from Fuzz/corpus/TARGET. Targets: intake, payload, jws,
-# certificate (each file in Fuzz/Targets says what it feeds where).
+# certificate, response (each file in Fuzz/Targets says what it feeds where), and
+# options, the command line's parse, built from the subdesk sources into a binary of its
+# own (.build/fuzz/subdesk-fuzz-options: Fuzz/Options says how).
 # New inputs go to .build/fuzz/corpus-TARGET, crashes to .build/fuzz/artifacts-TARGET/,
 # so the committed seeds only change by hand. Exits 1 when a crash was found, 3 when this
 # toolchain cannot build libFuzzer binaries at all, 4 when the sources do not compile.
 set -euo pipefail
 
 usage() {
-    echo "usage: Fuzz/run.sh intake|payload|jws|certificate SECONDS [LIBFUZZER_OPTION...]" >&2
-    echo "       Fuzz/run.sh intake|payload|jws|certificate replay FILE..." >&2
+    echo "usage: Fuzz/run.sh intake|payload|jws|certificate|response|options SECONDS [LIBFUZZER_OPTION...]" >&2
+    echo "       Fuzz/run.sh intake|payload|jws|certificate|response|options replay FILE..." >&2
     exit 2
 }
 [ $# -ge 2 ] || usage
 target=$1
 seconds=$2
 shift 2
-case "$target" in intake|payload|jws|certificate) ;; *) usage ;; esac
+case "$target" in intake|payload|jws|certificate|response|options) ;; *) usage ;; esac
 [[ "$seconds" =~ ^[0-9]+$ || "$seconds" == replay ]] || usage
 [[ "$seconds" != replay || $# -gt 0 ]] || usage
 

@@ -67,6 +67,9 @@ final class HTTPClient: @unchecked Sendable {
     var sleep: (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }
     /// Hears of every wait before a retry.
     let onRetry: (@Sendable (HTTPRetryNotice) -> Void)?
+    /// Answers each attempt in place of the helper when set: the fuzz target's seam, which
+    /// feeds arbitrary responses to every caller's handling of them.
+    var exchange: ((HTTPRequest) -> Result<HTTPResponse, TransportProblem>)?
 
     init(policy: HTTPPolicy, maxConnectionsPerHost: Int = 8, helper: HTTPHelper = .shared,
          maxResponseBytes: Int = HTTPClient.maxResponseBytes, onRetry: (@Sendable (HTTPRetryNotice) -> Void)? = nil) {
@@ -105,7 +108,7 @@ final class HTTPClient: @unchecked Sendable {
     /// `judge` receives the attempt count so its failures can report it.
     func send(_ request: HTTPRequest, judge: ((HTTPResponse, Int) -> HTTPVerdict)? = nil) throws -> HTTPResponse {
         // Without the HTTP helper no attempt can succeed: say so at once.
-        if case .failure(let unavailable) = helper.process() {
+        if exchange == nil, case .failure(let unavailable) = helper.process() {
             throw RevalidationError.network(request: request.label, reason: unavailable.reason, attempts: 0)
         }
         var attempt = 0
@@ -171,6 +174,7 @@ final class HTTPClient: @unchecked Sendable {
 
     /// One attempt, bounded by `policy.timeout` whatever the helper does.
     private func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportProblem> {
+        if let exchange { return exchange(request) }
         switch helper.process() {
         case .success(let process):
             return process.exchange(request, timeout: policy.timeout, connectionsPerHost: maxConnectionsPerHost,
