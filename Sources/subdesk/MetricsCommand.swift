@@ -53,7 +53,7 @@ enum MetricsCommand {
     /// The configuration health is judged with, as `subdesk check` and the dashboard read it.
     static func settings(_ context: Context, thresholds: OnCallThresholds = .standard) throws -> OnCallSettings {
         let policy = try context.intakePolicy()
-        let roots = try context.trustRoots().certificates.map { (subject: $0.subjectSummary, notAfter: $0.notAfter) }
+        let roots = try context.trustRoots().expiries
         return OnCallSettings(roots: roots, quarantineBudgetBytes: policy.quarantineBudgetBytes,
                               environment: policy.environment?.rawValue ?? AppStoreEnvironment.production.rawValue,
                               thresholds: thresholds)
