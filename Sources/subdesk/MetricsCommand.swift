@@ -79,9 +79,18 @@ enum MetricsCommand {
                 + OnCallMetrics.exposition(try inputs(context))
         } catch {
             Output.error("metrics: \(error)")
-            answer = "Status: 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
-                + "subdesk metrics: the store could not be read: \(error)\n"
+            return respondUnavailable("the store could not be read: \(error)")
         }
+        FileHandle.standardOutput.write(Data(answer.utf8))
+        return 0
+    }
+
+    /// The CGI answer when the metrics cannot be read (a store, or the set-up before it: a
+    /// config file SUBDESK_CONFIG names that is missing): a 503 with the reason, which
+    /// Prometheus records as a failed scrape (up == 0), never a web server's 500 page.
+    static func respondUnavailable(_ reason: String) -> Int32 {
+        let answer = "Status: 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+            + "subdesk metrics: \(reason)\n"
         FileHandle.standardOutput.write(Data(answer.utf8))
         return 0
     }

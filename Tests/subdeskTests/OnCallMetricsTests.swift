@@ -148,6 +148,11 @@ final class OnCallMetricsTests: SubdeskTestCase {
         let missing = try run(["metrics", "--cgi", "--db", dir + "/none.db"])
         XCTAssertTrue(missing.stdout.hasPrefix("Status: 503"), "a store that cannot be read is a failed scrape: \(missing.stdout)")
         XCTAssertTrue(missing.stdout.contains("no store at"), missing.stdout)
+        // The set-up before the store: a config file the deployment names that is not there.
+        let unconfigured = try run(["metrics", "--cgi"], env: ["SUBDESK_CONFIG": dir + "/missing.conf"])
+        XCTAssertTrue(unconfigured.stdout.hasPrefix("Status: 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"),
+                      "a missing SUBDESK_CONFIG is a failed scrape, not a web server's 500: \(unconfigured.stdout)")
+        XCTAssertTrue(unconfigured.stdout.contains("config file \(dir!)/missing.conf does not exist"), unconfigured.stdout)
     }
 
     func testCheckSaysOKWarningCriticalAndUnknownWithNagiosExitCodes() throws {
