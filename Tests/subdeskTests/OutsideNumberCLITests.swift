@@ -40,6 +40,18 @@ final class OutsideNumberCLITests: SubdeskTestCase {
         }
     }
 
+    /// A negative limit would mean "no limit" to SQLite and an error to PostgreSQL.
+    func testLimitsBelowOneAreRefusedByName() throws {
+        let db = try demoStore()
+        for args in [["audit"], ["notifications"], ["gaps"], ["quarantine"], ["search", "user"]] {
+            let r = try run(args + ["--db", db, "--limit", "-1"])
+            XCTAssertEqual(r.status, 2, "\(args[0]): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains("--limit must be at least 1, got -1"), "\(args[0]): \(r.stderr)")
+        }
+        let huge = try run(["notifications", "--db", db, "--limit", "9223372036854775807"])
+        XCTAssertEqual(huge.status, 0, huge.stderr)
+    }
+
     func testANegativeSeedIsASeed() throws {
         let r = try run(["generate", "--subscribers", "5", "--seed", "-1", "--db", dir + "/generated.db"])
         XCTAssertEqual(r.status, 0, r.stderr)
