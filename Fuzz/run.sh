@@ -85,6 +85,7 @@ elif [ "$stale" = yes ]; then
         for name in root intermediate leaf; do
             echo "    static let $name = \"$(base64 -w0 "sample-data/test-ca/$name.der")\""
         done
+        echo "    static let leafKeyPEM = \"$(base64 -w0 sample-data/test-ca/leaf-key.pem)\""
         echo "}"
     } > "$build/EmbeddedTestCA.swift"
     # SubscriptionCore imports HelperWire: compile that module first, as its own module.

@@ -9,14 +9,6 @@ import Foundation
 /// The input is either a response frame as the helper sends it, or, readable for seeds:
 /// `STATUS\nName: value\n...\n\nBODY`. The first byte of a frame picks the call.
 enum ResponseTarget {
-    /// A throwaway P-256 key: tokens are signed, never checked.
-    static let keyPEM = """
-        -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgziW7Uw4edtWlbHTs
-        I0gpVvrTTPyMX2gurAXK/oCKgi6hRANCAAS2EA3KmXyHkv8HigX43gYjRY1lB6fU
-        /l28PTPy5NwYWHgIKfTAiRKUnFj/5L5T+rjD8kOsFL8QgGOi0gQpC/li
-        -----END PRIVATE KEY-----
-        """
     nonisolated(unsafe) static var response: Result<HTTPResponse, HTTPClient.TransportProblem> = .failure(.timedOut)
 
     static let endpoints = AppStoreEndpoints(serverAPI: URL(string: "https://api.invalid")!,
@@ -25,10 +17,11 @@ enum ResponseTarget {
                                              verifyReceiptSandbox: URL(string: "https://sandbox.invalid/verifyReceipt")!)
     static let policy = HTTPPolicy(timeout: 1, maxAttempts: 2, initialBackoff: 0, maxBackoff: 0, maxRetryAfter: 60, jitter: 0)
 
+    /// Signed with the TEST ONLY CA's leaf key (run.sh embeds it): tokens are made, never checked.
     static let api: AppStoreServerAPIClient = {
         do {
             let key = try AppStoreAPIKey(keyId: "FUZZKEY001", issuerId: "fuzz", bundleId: "com.example.subdesk.demo",
-                                         privateKey: ES256.PrivateKey(pem: Data(keyPEM.utf8)))
+                                         privateKey: ES256.PrivateKey(pem: FuzzFixtures.der(EmbeddedTestCA.leafKeyPEM)))
             let client = AppStoreServerAPIClient(key: key, endpoints: endpoints, policy: policy)
             answer(client.http)
             return client
