@@ -69,6 +69,7 @@ public final class FakeAppleServer: @unchecked Sendable {
     private var routes: [String: [Handler]] = [:]
     private var served: [String: Int] = [:]
     private var recorded: [Request] = []
+    private var fallback: Handler?
     private var stopped = false
     private var filled = 0
     private let listener: Int32
@@ -117,6 +118,13 @@ public final class FakeAppleServer: @unchecked Sendable {
         lock.lock()
         routes["\(method) \(path)"] = handlers
         served["\(method) \(path)"] = 0
+        lock.unlock()
+    }
+
+    /// Answers every request no route names (nil: 404).
+    public func routeEverythingElse(handler: @escaping Handler) {
+        lock.lock()
+        fallback = handler
         lock.unlock()
     }
 
@@ -186,6 +194,8 @@ public final class FakeAppleServer: @unchecked Sendable {
             let index = min(served[key, default: 0], handlers.count - 1)
             served[key, default: 0] += 1
             handler = handlers[index]
+        } else {
+            handler = fallback
         }
         lock.unlock()
         let response = handler?(request)

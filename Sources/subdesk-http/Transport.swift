@@ -163,6 +163,9 @@ final class TransportSession: NSObject, URLSessionDataDelegate, @unchecked Senda
         if let error {
             let (status, reason) = Self.classify(error)
             transfer.finish(.failure(transfer.id, status, reason))
+        } else if let http = task.response as? HTTPURLResponse, !(100...999).contains(http.statusCode) {
+            // Three digits, as RFC 9110 says; anything else is no answer (and no Int32 to trap on).
+            transfer.finish(.failure(transfer.id, HelperResponse.noAnswer, "the answer's status \(http.statusCode) is not an HTTP status"))
         } else if let http = task.response as? HTTPURLResponse {
             var lines = ""
             for (key, value) in http.allHeaderFields {

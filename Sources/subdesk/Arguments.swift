@@ -77,6 +77,14 @@ struct Arguments {
         return n
     }
 
+    /// A limit on how many rows are shown: a whole number from 1, refused by name otherwise
+    /// (a negative one would mean "no limit" to SQLite and an error to PostgreSQL).
+    func limit(_ name: String = "limit") throws -> Int? {
+        guard let n = try int(name) else { return nil }
+        guard n >= 1 else { throw UsageError("--\(name) must be at least 1, got \(n)") }
+        return n
+    }
+
     func double(_ name: String) throws -> Double? {
         guard let v = value(name) else { return nil }
         guard let n = Double(v), n.isFinite else { throw UsageError("--\(name) expects a number, got \(v)") }

@@ -156,7 +156,7 @@ enum BackfillCommand {
 
     static func gaps(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        let gaps = try store.deliveryGaps(limit: try context.arguments.int("limit") ?? 500)
+        let gaps = try store.deliveryGaps(limit: try context.arguments.limit() ?? 500)
         if context.wantsJSON {
             Output.json(gaps.map { gap -> [String: Any] in
                 var object: [String: Any] = ["notificationUUID": gap.notificationUUID, "backfill": gap.backfillRun,

@@ -22,7 +22,8 @@ enum CohortsCommand {
           trial      free trials by the month or week they began, and the share converted by
                      each day since
 
-        MONTH is YYYY-MM (a week: YYYY-Www or a day in it); the range defaults to the last 12.
+        MONTH is YYYY-MM, 1970 to 9999 (a week: YYYY-Www or a day in it); the range defaults
+        to the last 12.
         --where product=ID (group=, storefront=, offer=, start=free_trial|introductory|none,
         duration=P1M, environment=, ownership=) keeps only that part; repeat it to narrow
         further. --by DIMENSION splits each cohort by the dimension's values. Subscriptions
@@ -55,7 +56,8 @@ enum CohortsCommand {
         func bound(_ name: String) throws -> Millis? {
             guard let text = args.value(name) else { return nil }
             guard let t = period.parse(text) else {
-                throw UsageError("--\(name) \(text) is not a \(period == .month ? "month (YYYY-MM)" : "week (YYYY-Www, or a day YYYY-MM-DD)")")
+                throw UsageError("--\(name) \(text) is not a \(period == .month ? "month (YYYY-MM)" : "week (YYYY-Www, or a day YYYY-MM-DD)") "
+                                 + "from \(CohortPeriod.years.lowerBound) to \(CohortPeriod.years.upperBound)")
             }
             return t
         }

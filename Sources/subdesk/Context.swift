@@ -124,7 +124,10 @@ struct Context {
             policy.revocationCheck = mode
         }
         if let text = config.string("quarantine_budget_mb") {
-            guard let mb = Int64(text), mb >= 0 else { throw UsageError("quarantine_budget_mb must be a whole number of MiB, got \(text)") }
+            // At most 1 TiB: a larger number would shift past 64 bits into a small or negative budget.
+            guard let mb = Int64(text), (0...(1 << 20)).contains(mb) else {
+                throw UsageError("quarantine_budget_mb must be a whole number of MiB from 0 to 1048576 (1 TiB), got \(text)")
+            }
             policy.quarantineBudgetBytes = mb << 20
         }
         if let secretFile = setting("shared-secret-file", "shared_secret_file") {

@@ -30,7 +30,7 @@ enum GenerateCommand {
         }
         let store = try Store(path: path)
         let tty = isatty(STDERR_FILENO) == 1
-        let summary = try StoreGenerator(subscribers: n, seed: UInt64(try context.arguments.int("seed") ?? 42))
+        let summary = try StoreGenerator(subscribers: n, seed: UInt64(bitPattern: Int64(try context.arguments.int("seed") ?? 42)))
             .generate(into: store) { done in
                 if tty { FileHandle.standardError.write(Data("\rgenerated \(done) of \(n) subscribers".utf8)) }
             }

@@ -97,7 +97,7 @@ enum ListCommands {
     static func search(_ context: Context) throws -> Int32 {
         guard let text = context.arguments.positionals.first else { throw UsageError("search needs TEXT (see subdesk search --help)") }
         let store = try context.openStore(mode: .reading)
-        let limit = try context.arguments.int("limit") ?? 50
+        let limit = try context.arguments.limit() ?? 50
         let rows = try store.search(text, limit: limit)
         let purchases = try store.searchPurchases(text, limit: limit)
         if context.wantsJSON {
@@ -125,7 +125,7 @@ enum ListCommands {
     static func notifications(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
         let since = try context.arguments.value("since").map(parseSince)
-        let limit = try context.arguments.int("limit")
+        let limit = try context.arguments.limit()
         if context.arguments.has("ndjson") {
             func write(_ n: StoredNotification) {
                 FileHandle.standardOutput.write(ExportedBody.line(n.body) + Data("\n".utf8))
@@ -207,7 +207,7 @@ enum ListCommands {
         case let other?: throw UsageError("unknown quarantine action \(SafeText.sanitize(other)) (show or replay)")
         }
         let store = try context.openStore(mode: .reading)
-        let list = try store.quarantined(limit: try context.arguments.int("limit") ?? 100, includeResolved: context.arguments.has("all"))
+        let list = try store.quarantined(limit: try context.arguments.limit() ?? 100, includeResolved: context.arguments.has("all"))
         if context.wantsJSON {
             Output.json(list.map { q -> [String: Any] in
                 ["id": q.id, "receivedDate": DateText.iso(q.receivedDate), "reason": q.reason,

@@ -53,7 +53,7 @@ enum MetricsCommand {
     /// The configuration health is judged with, as `subdesk check` and the dashboard read it.
     static func settings(_ context: Context, thresholds: OnCallThresholds = .standard) throws -> OnCallSettings {
         let policy = try context.intakePolicy()
-        let roots = try context.trustRoots().certificates.map { (subject: $0.subjectSummary, notAfter: $0.notAfter) }
+        let roots = try context.trustRoots().expiries
         return OnCallSettings(roots: roots, quarantineBudgetBytes: policy.quarantineBudgetBytes,
                               environment: policy.environment?.rawValue ?? AppStoreEnvironment.production.rawValue,
                               thresholds: thresholds)
@@ -79,20 +79,36 @@ enum MetricsCommand {
                 + OnCallMetrics.exposition(try inputs(context))
         } catch {
             Output.error("metrics: \(error)")
-            answer = "Status: 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
-                + "subdesk metrics: the store could not be read: \(error)\n"
+            return respondUnavailable("the store could not be read: \(error)")
         }
         FileHandle.standardOutput.write(Data(answer.utf8))
         return 0
     }
 
-    /// `2h`, `30m`, `90s`, `1d` or plain seconds, as milliseconds.
+    /// The CGI answer when the metrics cannot be read (a store, or the set-up before it: a
+    /// config file SUBDESK_CONFIG names that is missing): a 503 with the reason, which
+    /// Prometheus records as a failed scrape (up == 0), never a web server's 500 page.
+    static func respondUnavailable(_ reason: String) -> Int32 {
+        let answer = "Status: 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+            + "subdesk metrics: \(reason)\n"
+        FileHandle.standardOutput.write(Data(answer.utf8))
+        return 0
+    }
+
+    /// The longest duration a threshold may be: ten years, far past any useful alert.
+    static let maxDurationDays = 3650.0
+
+    /// `2h`, `30m`, `90s`, `1d` or plain seconds, as milliseconds; more than
+    /// `maxDurationDays` is refused, compared before any conversion to milliseconds.
     static func duration(_ text: String, option: String) throws -> Millis {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         var number = Substring(text), scale = 1.0
         if let last = text.last, let unit = units[last] { number = text.dropLast(); scale = unit }
         guard let value = Double(number), value > 0, value.isFinite else {
             throw UsageError("--\(option) must be a duration such as 90s, 30m, 2h or 1d, got \(text)")
+        }
+        guard value * scale <= maxDurationDays * 86_400 else {
+            throw UsageError("--\(option) must be at most \(Int(maxDurationDays))d, got \(text)")
         }
         return Millis(value * scale * 1000)
     }

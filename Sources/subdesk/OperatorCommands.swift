@@ -121,7 +121,7 @@ enum OperatorCommands {
             }
         }
         // Newest first, as the dashboard shows it.
-        let entries = try store.audit(since: since, targets: targets, limit: try context.arguments.int("limit") ?? 1000).reversed()
+        let entries = try store.audit(since: since, targets: targets, limit: try context.arguments.limit() ?? 1000).reversed()
         if context.wantsJSON { Output.json(entries.map { $0.jsonObject() }); return 0 }
         if entries.isEmpty { Output.line("the audit log has no entries\(targets == nil ? "" : " for that target")"); return 0 }
         for e in entries {

@@ -37,8 +37,7 @@ enum SweepCommand {
         }
         let concurrency = try context.arguments.int("concurrency") ?? 4
         guard (1...64).contains(concurrency) else { throw UsageError("--concurrency must be between 1 and 64, got \(concurrency)") }
-        let limit = try context.arguments.int("limit")
-        if let limit, limit < 1 { throw UsageError("--limit must be at least 1, got \(limit)") }
+        let limit = try context.arguments.limit()
         var options = SweepOptions(concurrency: concurrency, dryRun: context.arguments.has("dry-run"),
                                    reason: context.arguments.value("reason") ?? "expiry sweep", limit: limit)
         let revalidator = try context.makeRevalidator(maxConnections: concurrency)

@@ -32,7 +32,7 @@ func runMain() -> Int32 {
         return 0
     }
     // A web server in front needs an HTTP answer even when set-up fails, so Apple retries.
-    let cgi = name == "ingest" && arguments.has("cgi")
+    let cgi = (name == "ingest" || name == "metrics") && arguments.has("cgi")
     func failed(_ message: String, _ code: Int32) -> Int32 {
         // Nagios reads 1 and 2 as WARNING and CRITICAL: a check that could not run is UNKNOWN.
         if name == "check" {
@@ -42,7 +42,8 @@ func runMain() -> Int32 {
         Output.error(message)
         // A script that asked for JSON gets its error as JSON too.
         if arguments.has("json") && !cgi { Output.json(["error": message, "exitCode": Int(code)]) }
-        return cgi ? CGIIngest.respondUnavailable() : code
+        guard cgi else { return code }
+        return name == "metrics" ? MetricsCommand.respondUnavailable(message) : CGIIngest.respondUnavailable()
     }
     do {
         if let problem = arguments.problem { throw problem }

@@ -28,7 +28,7 @@ final class HealthScreenTests: XCTestCase {
         r.gapsFoundLastDay = 2
         r.schemaVersion = 19
         r.binarySchemaVersion = 18
-        let settings = OnCallSettings(roots: [(subject: "CN=Ops Root\u{1b}[31m, O=Example", notAfter: Date(timeIntervalSince1970: Double(anchor + 10 * 24 * hour) / 1000))],
+        let settings = OnCallSettings(roots: [(subject: "CN=Ops Root\u{1b}[31m, O=Example", notAfter: Date(timeIntervalSince1970: Double(anchor + 10 * 24 * hour) / 1000), fingerprint: "0123456789abcdef")],
                                       quarantineBudgetBytes: 1000)
         return settings.signals(r)
     }
@@ -143,7 +143,7 @@ final class HealthScreenTests: XCTestCase {
         let rootExpiry = Date(timeIntervalSince1970: Double(anchor + 20 * 24 * hour) / 1000)
         let session = DashboardSession(store: try DashboardFixture.demoStore(), state: DashboardFixture.state(),
                                        clock: { clock.now },
-                                       healthSettings: OnCallSettings(roots: [(subject: "CN=Demo Root", notAfter: rootExpiry)],
+                                       healthSettings: OnCallSettings(roots: [(subject: "CN=Demo Root", notAfter: rootExpiry, fingerprint: "0123456789abcdef")],
                                                                       quarantineBudgetBytes: 1 << 28))
         session.start()
         session.type(.char(":"))

@@ -305,7 +305,27 @@ final class MetricsDefinitionTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("no `reporting CODE` line"), "\(error)")
         }
         XCTAssertThrowsError(try ExchangeRates(text: "reporting USD\neuro 1.1\n", source: "rates")) { error in
-            XCTAssertEqual("\(error)", "rates:2: euro is not a currency code (three capitals)")
+            XCTAssertEqual("\(error)", "rates:2: the first word is neither `reporting` nor a currency code (three capitals)")
+        }
+    }
+
+    /// A file that is not a rates file (`--rates` naming a secret by mistake) is refused
+    /// by line and fault, its content never repeated; a currency given twice is refused.
+    func testARatesFileErrorNamesTheLineNotItsContent() {
+        let secret = "s3cr3t-\(UUID().uuidString.prefix(6))"
+        for (text, expected) in [
+            ("reporting USD\nroot:\(secret):19000:0:99999:7:::\n", "rates:2: expected `reporting CODE` or `CODE RATE` (two words), found 1"),
+            ("reporting USD\n\(secret) is here\n", "rates:2: expected `reporting CODE` or `CODE RATE` (two words), found 3"),
+            ("reporting USD\n\(secret) 1.1\n", "rates:2: the first word is neither `reporting` nor a currency code (three capitals)"),
+            ("reporting \(secret)\n", "rates:1: the reporting currency is not a currency code (three capitals)"),
+            ("reporting USD\nEUR \(secret)\n", "rates:2: EUR's rate is not a positive number"),
+            ("reporting USD\nEUR 1.08\nJPY 0.0066\nEUR 1.10\n", "rates:4: EUR is given again (first on line 2)"),
+            ("reporting USD\nEUR 1.08\nreporting EUR\n", "rates:3: a second `reporting` line (the first is line 1)"),
+        ] {
+            XCTAssertThrowsError(try ExchangeRates(text: text, source: "rates")) { error in
+                XCTAssertEqual("\(error)", expected)
+                XCTAssertFalse("\(error)".contains(secret.prefix(6)), "\(error)")
+            }
         }
     }
 

@@ -76,6 +76,25 @@ extension RevalidationTests {
         XCTAssertNil(HTTPClient.retryAfter(nil, now: now))
     }
 
+    /// However large the number a server sends, the wait is bounded and the verdict says
+    /// "far in the future" rather than trap converting it to milliseconds.
+    func testARetryAfterPastAnyDateIsFarInTheFutureNotATrap() throws {
+        let now = Date(timeIntervalSince1970: 1_780_272_000)
+        let request = HTTPRequest(method: "GET", url: try XCTUnwrap(URL(string: "https://example.invalid/x")))
+        for value in ["1e300", "99999999999999999999999", "9300000000000000000", "99999999999", "Fri, 31 Dec 9999 23:59:59 GMT"] {
+            XCTAssertEqual(HTTPClient.retryAfter(value, now: now), HTTPClient.farFutureWait, value)
+            let response = HTTPResponse(status: 429, headers: ["retry-after": value], body: Data())
+            guard case .retry(_, let failure) = HTTPClient.standardVerdict(request, response, attempt: 1, now: now) else {
+                return XCTFail("a 429 is a retry")
+            }
+            XCTAssertEqual(failure.rateLimitResume, .farFuture, value)
+            XCTAssertNil(failure.rateLimitResumeAt, value)
+            XCTAssertTrue(failure.description.hasSuffix("Apple asks to wait until far in the future: not waited out"), failure.description)
+        }
+        XCTAssertNil(HTTPClient.retryAfter("nan", now: now))
+        XCTAssertEqual(HTTPClient.retryAfter("3600", now: now), 3600, "an hour is still a date")
+    }
+
     func testBackoffDoublesAndIsBounded() {
         let policy = HTTPPolicy(initialBackoff: 0.5, maxBackoff: 3, jitter: 0)
         XCTAssertEqual((1...5).map { policy.backoff(afterAttempt: $0) }, [0.5, 1, 2, 3, 3])

@@ -24,6 +24,48 @@ final class OnCallMetricsTests: SubdeskTestCase {
 
     func value(_ line: String) -> Double? { line.split(separator: " ").last.flatMap { Double($0) } }
 
+    /// A root and its successor with the same subject are two series that Prometheus
+    /// keeps: the exposition passes promtool, and promtool's own ingest (the TSDB a scrape
+    /// writes to) counts two series, not one.
+    func testTwoRootsOfOneSubjectAreTwoSeriesPrometheusKeeps() throws {
+        let promtool = try Self.promtool()
+        let db = try demoStore()
+        var files: [String] = []
+        for (name, days) in [("old", "20"), ("successor", "3650")] {
+            let cert = dir + "/\(name).pem"
+            let made = try runToEnd("/usr/bin/env", ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                                     "-nodes", "-keyout", dir + "/\(name).key", "-out", cert, "-days", days,
+                                                     "-subj", "/CN=Same Root"])
+            XCTAssertEqual(made.status, 0, made.output)
+            files.append(cert)
+        }
+        let config = dir + "/roots.conf"
+        try "root_ca = \(files.joined(separator: ", "))\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let r = try run(["metrics", "--db", db, "--config", config])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let check = try promtoolCheck(r.stdout)
+        XCTAssertEqual(check.status, 0, "promtool check metrics complained:\n\(check.stdout)\(check.stderr)")
+        let roots = samples(r.stdout, "subdesk_trusted_root_expiry_seconds")
+        XCTAssertEqual(roots.count, 2, r.stdout)
+        XCTAssertEqual(Set(roots.map { $0[..<($0.lastIndex(of: " ") ?? $0.endIndex)] }).count, 2, "two label sets: \(roots)")
+        for line in roots {
+            XCTAssertTrue(line.contains("subject=\"CN=Same Root\""), line)
+            XCTAssertNotNil(line.range(of: #"fingerprint="[0-9a-f]{16}""#, options: .regularExpression), line)
+        }
+        // Ingested as Prometheus stores a scrape: samples of one label set are one series.
+        let openMetrics = "# TYPE subdesk_trusted_root_expiry_seconds gauge\n"
+            + roots.map { "\($0) 1780272000\n" }.joined() + "# EOF\n"
+        try openMetrics.write(toFile: dir + "/roots.om", atomically: true, encoding: .utf8)
+        let blocks = try run(["tsdb", "create-blocks-from", "openmetrics", dir + "/roots.om", dir + "/tsdb"], executable: promtool)
+        XCTAssertEqual(blocks.status, 0, blocks.stdout + blocks.stderr)
+        let table = blocks.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        let header = try XCTUnwrap(table.first { $0.first == "BLOCK" }, blocks.stdout)
+        let row = try XCTUnwrap(table.last, blocks.stdout)
+        // "NUM SERIES" is the 7th column of each block's row (the header splits it in two words).
+        XCTAssertTrue(header.joined(separator: " ").contains("NUM SERIES"), blocks.stdout)
+        XCTAssertEqual(row.count >= 7 ? String(row[6]) : "", "2", "Prometheus kept one series of two roots:\n\(blocks.stdout)")
+    }
+
     func testTheDemoStoresMetricsPassPromtoolAndSayWhatArrived() throws {
         let db = try demoStore()
         let r = try run(["metrics", "--db", db])
@@ -106,6 +148,11 @@ final class OnCallMetricsTests: SubdeskTestCase {
         let missing = try run(["metrics", "--cgi", "--db", dir + "/none.db"])
         XCTAssertTrue(missing.stdout.hasPrefix("Status: 503"), "a store that cannot be read is a failed scrape: \(missing.stdout)")
         XCTAssertTrue(missing.stdout.contains("no store at"), missing.stdout)
+        // The set-up before the store: a config file the deployment names that is not there.
+        let unconfigured = try run(["metrics", "--cgi"], env: ["SUBDESK_CONFIG": dir + "/missing.conf"])
+        XCTAssertTrue(unconfigured.stdout.hasPrefix("Status: 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"),
+                      "a missing SUBDESK_CONFIG is a failed scrape, not a web server's 500: \(unconfigured.stdout)")
+        XCTAssertTrue(unconfigured.stdout.contains("config file \(dir!)/missing.conf does not exist"), unconfigured.stdout)
     }
 
     func testCheckSaysOKWarningCriticalAndUnknownWithNagiosExitCodes() throws {

@@ -217,6 +217,24 @@ final class PostgresHardeningTests: SubdeskTestCase {
                        "postgresql://u:***@h/d?password=***&sslmode=require")
     }
 
+    /// The client key's passphrase and the OAuth client secret are secrets too: refused in
+    /// a URI, naming the key and never its value, and masked when a location is printed.
+    func testEverySecretLibpqKeyIsRefusedInAURIAndMasked() throws {
+        let secret = "hunter3-\(UUID().uuidString.prefix(6))"
+        for key in ["sslpassword", "SSLPassword", "oauth_client_secret"] {
+            let db = "postgresql://ana@/postgres?host=/nonexistent&sslmode=require&\(key)=\(secret)"
+            for args in [["doctor", "--db", db], ["counts", "--db", db], ["db", "init", "--roles", "--db", db]] {
+                let r = try run(args)
+                let said = r.stdout + r.stderr
+                XCTAssertTrue([1, 2].contains(r.status), "\(args[0]) with \(key) exited \(r.status): \(said)")
+                XCTAssertFalse(said.contains(secret.prefix(7)), "\(args[0]) printed the \(key): \(said)")
+                XCTAssertTrue(said.contains("the URI holds a secret (\(key.lowercased())=)"), "\(args[0]) with \(key): \(said)")
+                XCTAssertTrue(said.contains("\(key)=***"), "\(args[0]) with \(key): \(said)")
+            }
+            XCTAssertEqual(PostgresLocation.redacted("host=x \(key)='\(secret)' user=u"), "host=x \(key)=*** user=u")
+        }
+    }
+
     func testAStoppedServerAnswers503WithinSeconds() throws {
         try requirePostgres()
         let (lines, _) = try bodies(1, firstInstance: 940_000)

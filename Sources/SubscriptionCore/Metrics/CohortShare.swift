@@ -76,16 +76,26 @@ public enum CohortPeriod: String, CaseIterable, Sendable {
         }
     }
 
+    /// The years a cohort bound may name: four digits, from the UNIX epoch on.
+    public static let years: ClosedRange<Int64> = 1970...9999
+
     /// Reads `2026-03` (month) or `2026-W11` / a day `2026-03-09` (week, the week holding it).
+    /// The year is four digits within `years`, each other part at most two: a sign, a
+    /// longer number or an empty part is no date.
     public func parse(_ text: String) -> Millis? {
-        let parts = text.split(separator: "-").map(String.init)
-        if self == .week, parts.count == 2, parts[1].hasPrefix("W"), let y = Int64(parts[0]), let w = Int64(parts[1].dropFirst()),
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+        func digits(_ s: Substring, _ counts: ClosedRange<Int>) -> Int64? {
+            guard counts.contains(s.count), s.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+            return Int64(s)
+        }
+        guard parts.count >= 2, parts.count <= 3, let y = digits(Substring(parts[0]), 4...4), Self.years.contains(y) else { return nil }
+        if self == .week, parts.count == 2, parts[1].hasPrefix("W"), let w = digits(parts[1].dropFirst(), 1...2),
            (1...53).contains(w) {
             let fourth = CohortCalendar.days(y, 1, 4) * 86_400_000
             return start(of: fourth) + (w - 1) * 7 * 86_400_000
         }
-        guard parts.count >= 2, let y = Int64(parts[0]), let m = Int64(parts[1]), (1...12).contains(m) else { return nil }
-        let d = parts.count == 3 ? Int64(parts[2]) ?? 0 : 1
+        guard let m = digits(Substring(parts[1]), 1...2), (1...12).contains(m) else { return nil }
+        let d = parts.count == 3 ? digits(Substring(parts[2]), 1...2) ?? 0 : 1
         guard (1...31).contains(d) else { return nil }
         return start(of: CohortCalendar.days(y, m, d) * 86_400_000)
     }

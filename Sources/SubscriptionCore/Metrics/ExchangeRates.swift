@@ -18,28 +18,43 @@ public struct ExchangeRates: Equatable, Sendable {
         self.rates[reporting] = 1
     }
 
-    /// Parses the file's text; `source` names it in errors (`rates:3: ...`).
+    /// Parses the file's text; `source` names it in errors (`rates:3: ...`). An error names
+    /// the line and what is wrong with it, never what the line holds: `--rates` may name a
+    /// file that was never a rates file (a key, a password file), whose lines stay unsaid.
+    /// A currency given twice, or a second `reporting` line, is refused.
     public init(text: String, source: String) throws {
-        var reporting: String?
+        var reporting: (code: String, line: Int)?
         var rates: [String: Double] = [:]
+        var lineOf: [String: Int] = [:]
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)?
                 .trimmingCharacters(in: .whitespaces) ?? ""
             if line.isEmpty { continue }
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "=" }).map(String.init)
             let place = "\(source):\(index + 1)"
-            guard words.count == 2 else { throw ConfigurationError("\(place): expected `reporting CODE` or `CODE RATE`, found \(line)") }
+            guard words.count == 2 else {
+                throw ConfigurationError("\(place): expected `reporting CODE` or `CODE RATE` (two words), found \(words.count)")
+            }
             if words[0] == "reporting" {
-                guard MetricContributions.isCurrency(words[1]) else { throw ConfigurationError("\(place): \(words[1]) is not a currency code (three capitals)") }
-                reporting = words[1]
+                guard MetricContributions.isCurrency(words[1]) else {
+                    throw ConfigurationError("\(place): the reporting currency is not a currency code (three capitals)")
+                }
+                if let first = reporting { throw ConfigurationError("\(place): a second `reporting` line (the first is line \(first.line))") }
+                reporting = (words[1], index + 1)
                 continue
             }
-            guard MetricContributions.isCurrency(words[0]) else { throw ConfigurationError("\(place): \(words[0]) is not a currency code (three capitals)") }
-            guard let rate = Double(words[1]), rate.isFinite, rate > 0 else { throw ConfigurationError("\(place): \(words[1]) is not a positive rate") }
+            guard MetricContributions.isCurrency(words[0]) else {
+                throw ConfigurationError("\(place): the first word is neither `reporting` nor a currency code (three capitals)")
+            }
+            guard let rate = Double(words[1]), rate.isFinite, rate > 0 else {
+                throw ConfigurationError("\(place): \(words[0])'s rate is not a positive number")
+            }
+            if let first = lineOf[words[0]] { throw ConfigurationError("\(place): \(words[0]) is given again (first on line \(first))") }
+            lineOf[words[0]] = index + 1
             rates[words[0]] = rate
         }
         guard let reporting else { throw ConfigurationError("\(source): no `reporting CODE` line names the currency to report in") }
-        self.init(reporting: reporting, rates: rates)
+        self.init(reporting: reporting.code, rates: rates)
     }
 
     public static func load(path: String) throws -> ExchangeRates {

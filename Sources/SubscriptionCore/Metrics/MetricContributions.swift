@@ -176,7 +176,7 @@ public struct MetricContributions: Equatable, Sendable {
         case 364...366.5: months = 12
         default: months = days / 30.4375
         }
-        return months > 0 ? Int64((Double(price) / months).rounded()) : 0
+        return months > 0 ? Int64(saturating: (Double(price) / months).rounded()) : 0
     }
 
     /// One hour: a year of aggregates stays small enough to read in milliseconds. Zones whose

@@ -207,12 +207,12 @@ public enum OnCallHealth {
 /// What judging health needs besides the store: this host's configuration (trust roots,
 /// quarantine budget, the environment intake expects) and the thresholds.
 public struct OnCallSettings: Sendable {
-    public var roots: [(subject: String, notAfter: Date)]
+    public var roots: [(subject: String, notAfter: Date, fingerprint: String)]
     public var quarantineBudgetBytes: Int64?
     public var environment: String
     public var thresholds: OnCallThresholds
 
-    public init(roots: [(subject: String, notAfter: Date)] = [], quarantineBudgetBytes: Int64? = nil,
+    public init(roots: [(subject: String, notAfter: Date, fingerprint: String)] = [], quarantineBudgetBytes: Int64? = nil,
                 environment: String = AppStoreEnvironment.production.rawValue, thresholds: OnCallThresholds = .standard) {
         self.roots = roots
         self.quarantineBudgetBytes = quarantineBudgetBytes

@@ -5,11 +5,11 @@ import Foundation
 public struct OnCallInputs: Sendable {
     public var reading: OnCallReading
     /// The configured trust roots: subject and end of validity.
-    public var roots: [(subject: String, notAfter: Date)]
+    public var roots: [(subject: String, notAfter: Date, fingerprint: String)]
     public var quarantineBudgetBytes: Int64?
     public var version: String
 
-    public init(reading: OnCallReading, roots: [(subject: String, notAfter: Date)], quarantineBudgetBytes: Int64?,
+    public init(reading: OnCallReading, roots: [(subject: String, notAfter: Date, fingerprint: String)], quarantineBudgetBytes: Int64?,
                 version: String = SubdeskVersion.string) {
         self.reading = reading
         self.roots = roots
@@ -191,9 +191,12 @@ public enum OnCallMetrics {
                      help: "Subscriptions whose by-segment counts wait to be caught up (counted up to 100000).",
                      unit: "", labels: []) { i in [.init(Double(i.reading.pendingSegments))] },
         OnCallMetric(name: "subdesk_trusted_root_expiry_seconds", kind: .gauge,
-                     help: "Seconds until each configured trust root's certificate expires (negative once it has).",
-                     unit: "seconds", labels: ["subject"]) { i in
-            i.roots.map { .init([("subject", $0.subject)], ($0.notAfter.timeIntervalSince1970 * 1000 - Double(i.reading.now)) / 1000) }
+                     help: "Seconds until each configured trust root's certificate expires (negative once it has); fingerprint is the first 16 hex digits of the SHA-256 of its DER, so a root and its successor of the same subject are two series.",
+                     unit: "seconds", labels: ["subject", "fingerprint"]) { i in
+            i.roots.map {
+                .init([("subject", $0.subject), ("fingerprint", $0.fingerprint)],
+                      ($0.notAfter.timeIntervalSince1970 * 1000 - Double(i.reading.now)) / 1000)
+            }
         },
     ]
 

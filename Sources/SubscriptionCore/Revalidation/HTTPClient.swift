@@ -67,6 +67,9 @@ final class HTTPClient: @unchecked Sendable {
     var sleep: (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }
     /// Hears of every wait before a retry.
     let onRetry: (@Sendable (HTTPRetryNotice) -> Void)?
+    /// Answers each attempt in place of the helper when set: the fuzz target's seam, which
+    /// feeds arbitrary responses to every caller's handling of them.
+    var exchange: ((HTTPRequest) -> Result<HTTPResponse, TransportProblem>)?
 
     init(policy: HTTPPolicy, maxConnectionsPerHost: Int = 8, helper: HTTPHelper = .shared,
          maxResponseBytes: Int = HTTPClient.maxResponseBytes, onRetry: (@Sendable (HTTPRetryNotice) -> Void)? = nil) {
@@ -83,8 +86,11 @@ final class HTTPClient: @unchecked Sendable {
     /// code Apple says is final (5000000) fails at once.
     static func standardVerdict(_ request: HTTPRequest, _ response: HTTPResponse, attempt: Int, now: Date = Date()) -> HTTPVerdict {
         if response.status == 429 {
+            // The wait is bounded by the parse (`retryAfter`): the moment it ends is a
+            // date only when it is near enough to be one, never a conversion that traps.
             let wait = HTTPClient.retryAfter(response.header("Retry-After"), now: now)
-            let resumeAt = wait.map { DateText.millis(now.addingTimeInterval($0)) }
+            let resumeAt = wait.map { $0 >= HTTPClient.farFutureWait ? RateLimitResume.farFuture
+                                                                      : .at(DateText.millis(now.addingTimeInterval($0))) }
             return .retry(after: wait, failure: .rateLimited(request: request.label, resumeAt: resumeAt, attempts: attempt))
         }
         guard response.status >= 400 else { return .accept }
@@ -102,7 +108,7 @@ final class HTTPClient: @unchecked Sendable {
     /// `judge` receives the attempt count so its failures can report it.
     func send(_ request: HTTPRequest, judge: ((HTTPResponse, Int) -> HTTPVerdict)? = nil) throws -> HTTPResponse {
         // Without the HTTP helper no attempt can succeed: say so at once.
-        if case .failure(let unavailable) = helper.process() {
+        if exchange == nil, case .failure(let unavailable) = helper.process() {
             throw RevalidationError.network(request: request.label, reason: unavailable.reason, attempts: 0)
         }
         var attempt = 0
@@ -168,6 +174,7 @@ final class HTTPClient: @unchecked Sendable {
 
     /// One attempt, bounded by `policy.timeout` whatever the helper does.
     private func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportProblem> {
+        if let exchange { return exchange(request) }
         switch helper.process() {
         case .success(let process):
             return process.exchange(request, timeout: policy.timeout, connectionsPerHost: maxConnectionsPerHost,
@@ -181,21 +188,32 @@ final class HTTPClient: @unchecked Sendable {
     /// 1973-03 on), not a delay: no server asks for a wait of three thousand years.
     static let epochMillisThreshold = 100_000_000_000.0
 
-    /// The seconds to wait that Retry-After asks for: Apple's App Store Server API sends
-    /// the moment the limit lifts as UNIX time in milliseconds ("Identifying rate
-    /// limits"); other servers send delay-seconds or an HTTP-date (RFC 9110 §10.2.3), told
-    /// apart by magnitude. A moment already past is no wait; nil when absent or unreadable.
+    /// A wait of a year or more is "far in the future": no rate limit of Apple's lasts
+    /// that long, and the moment it ends is not worth a date. `retryAfter` answers no more
+    /// than this, so whatever a server sends (`1e300`, twenty digits) the wait and the
+    /// moment it ends stay numbers a date can hold.
+    static let farFutureWait: TimeInterval = 366 * 86_400
+
+    /// The seconds to wait that Retry-After asks for, at most `farFutureWait`: Apple's App
+    /// Store Server API sends the moment the limit lifts as UNIX time in milliseconds
+    /// ("Identifying rate limits"); other servers send delay-seconds or an HTTP-date (RFC
+    /// 9110 §10.2.3), told apart by magnitude. A moment already past is no wait; nil when
+    /// absent or unreadable. Every comparison is made on the Double as read, before any
+    /// conversion.
     static func retryAfter(_ value: String?, now: Date = Date()) -> TimeInterval? {
-        guard let text = value?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        guard let text = value?.trimmingCharacters(in: .whitespaces), !text.isEmpty, text.utf8.count <= 64 else { return nil }
+        let wait: TimeInterval
         if let number = Double(text), number.isFinite, number >= 0 {
-            guard number >= epochMillisThreshold else { return number }
-            return max(0, Date(timeIntervalSince1970: number / 1000).timeIntervalSince(now))
+            wait = number < epochMillisThreshold ? number : number / 1000 - now.timeIntervalSince1970
+        } else {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+            guard let date = formatter.date(from: text) else { return nil }
+            wait = date.timeIntervalSince(now)
         }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: text) else { return nil }
-        return max(0, date.timeIntervalSince(now))
+        guard wait.isFinite else { return wait.isNaN ? nil : (wait > 0 ? farFutureWait : 0) }
+        return min(max(0, wait), farFutureWait)
     }
 }

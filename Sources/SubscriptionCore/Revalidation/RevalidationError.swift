@@ -16,6 +16,15 @@ public enum ServerAPIAction {
     public static let appTransaction = "looking up an app transaction (Get App Transaction Info)"
 }
 
+/// When a rate limit lifts, as a 429's Retry-After said.
+public enum RateLimitResume: Equatable, Sendable {
+    /// The moment the limit lifts.
+    case at(Millis)
+    /// A year or more away (`HTTPClient.farFutureWait`), however far: not a date worth
+    /// naming, and not waited out.
+    case farFuture
+}
+
 /// Why a revalidation did not complete. Each names the request or setting at fault;
 /// none ever carries a secret (key, token or shared secret).
 public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -29,7 +38,7 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
     case network(request: String, reason: String, attempts: Int)
     /// Apple kept answering 429, or asked for a longer wait than we are willing to make.
     /// `resumeAt` is when Apple said to ask again (its Retry-After), when it said.
-    case rateLimited(request: String, resumeAt: Millis?, attempts: Int)
+    case rateLimited(request: String, resumeAt: RateLimitResume?, attempts: Int)
     /// An action that only the App Store Server API can do was asked for without its key
     /// settings; `action` names it (`extending a renewal date`).
     case needsServerAPI(action: String)
@@ -61,7 +70,12 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
         case .network(let request, let reason, let attempts):
             return "\(request): network error: \(reason)\(Self.attempts(attempts))"
         case .rateLimited(let request, let resumeAt, let attempts):
-            let until = resumeAt.map { "; Apple asks to wait until \(Self.resumeText($0)): try again after then" } ?? ""
+            let until: String
+            switch resumeAt {
+            case .at(let millis)?: until = "; Apple asks to wait until \(Self.resumeText(millis)): try again after then"
+            case .farFuture?: until = "; Apple asks to wait until far in the future: not waited out"
+            case nil: until = ""
+            }
             return "\(request): rate limited by Apple (HTTP 429)\(Self.attempts(attempts))\(until)"
         case .needsServerAPI(let action):
             return "\(action) needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id"
@@ -102,8 +116,15 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
         }
     }
 
-    /// When Apple said to ask again, for a stop caused by a rate limit; nil for any other error.
+    /// When Apple said to ask again, for a stop caused by a rate limit; nil for any other
+    /// error, or when Apple named no moment or one far in the future (`rateLimitResume`).
     public var rateLimitResumeAt: Millis? {
+        if case .at(let millis)? = rateLimitResume { return millis }
+        return nil
+    }
+
+    /// What Apple said of when to ask again, for a stop caused by a rate limit.
+    public var rateLimitResume: RateLimitResume? {
         if case .rateLimited(_, let resumeAt, _) = self { return resumeAt }
         return nil
     }

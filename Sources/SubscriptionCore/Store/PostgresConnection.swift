@@ -49,7 +49,7 @@ struct PostgresRow {
             guard let text = String(bytes: bytes, encoding: .utf8) else { return 0 }
             if text == "t" { return 1 }
             if text == "f" { return 0 }
-            return Int64(Double(text) ?? 0)
+            return Int64(saturating: Double(text) ?? 0)
         }
     }
 
@@ -127,9 +127,14 @@ public struct PostgresLocation: Equatable, Sendable {
         guard PostgresLocation.isPostgres(location), var parts = URLComponents(string: location) else {
             throw StoreError(operation: "open \(PostgresLocation.redacted(location))", message: "not a postgres:// URI", code: 0)
         }
-        // Either way of writing a password in the URI (user:secret@ and ?password=) is refused.
+        // Either way of writing a password in the URI (user:secret@ and ?password=) is refused,
+        // and every other secret libpq takes as a parameter.
         if parts.password != nil || (parts.queryItems ?? []).contains(where: { $0.name.lowercased() == "password" }) {
             throw StoreError(operation: "open \(PostgresLocation.redacted(location))", message: PostgresLocation.passwordAdvice, code: 0)
+        }
+        if let secret = (parts.queryItems ?? []).first(where: { PostgresLocation.secretKeywords.contains($0.name.lowercased()) }) {
+            throw StoreError(operation: "open \(PostgresLocation.redacted(location))",
+                             message: PostgresLocation.secretAdvice(secret.name.lowercased()), code: 0)
         }
         var schema: String?
         var kept: [URLQueryItem] = []
@@ -170,8 +175,20 @@ public struct PostgresLocation: Equatable, Sendable {
         ?passfile=PATH names), or use peer authentication over the server's socket
         """
 
-    /// `location` fit to print: a password in a URI (`user:secret@`, `?password=`) or in a
-    /// libpq keyword string (`password=secret`) is replaced by `***`.
+    /// libpq's connection parameters whose value is a secret (libpq's list, "Parameter Key
+    /// Words"): the password, the client key's passphrase, and PostgreSQL 18's OAuth
+    /// client secret. Refused in a store URI, and masked wherever one is printed.
+    static let secretKeywords: Set<String> = ["password", "sslpassword", "oauth_client_secret"]
+
+    static func secretAdvice(_ keyword: String) -> String {
+        "the URI holds a secret (\(keyword)=); keep it out of URIs and command lines (they end up in shell histories, "
+            + "`ps` and logs): put it in a connection service file (~/.pg_service.conf, or the file PGSERVICEFILE names, "
+            + "readable only by its owner) and name that with ?service=NAME"
+    }
+
+    /// `location` fit to print: a password in a URI (`user:secret@`, `?password=`), any
+    /// other of `secretKeywords` (`?sslpassword=`), or one in a libpq keyword string
+    /// (`password=secret`) is replaced by `***`.
     public static func redacted(_ location: String) -> String {
         if isPostgres(location) {
             guard var parts = URLComponents(string: location) else { return "postgres://***" }
@@ -180,17 +197,21 @@ public struct PostgresLocation: Equatable, Sendable {
                 parts.password = "***"
                 changed = true
             }
-            if let items = parts.queryItems, items.contains(where: { $0.name.lowercased() == "password" }) {
-                parts.queryItems = items.map { $0.name.lowercased() == "password" ? URLQueryItem(name: $0.name, value: "***") : $0 }
+            if let items = parts.queryItems, items.contains(where: { secretKeywords.contains($0.name.lowercased()) }) {
+                parts.queryItems = items.map { secretKeywords.contains($0.name.lowercased()) ? URLQueryItem(name: $0.name, value: "***") : $0 }
                 changed = true
             }
             return changed ? parts.string ?? "postgres://***" : location
         }
-        guard location.range(of: "password", options: .caseInsensitive) != nil else { return location }
-        // A keyword string: every value after `password =`, quoted or bare, goes.
+        // A keyword string: every value after a secret's keyword and `=`, quoted or bare,
+        // goes (`password` is also the end of `sslpassword`).
+        func nextSecret(_ text: Substring) -> Range<Substring.Index>? {
+            secretKeywords.compactMap { text.range(of: $0, options: .caseInsensitive) }.min { $0.lowerBound < $1.lowerBound }
+        }
+        guard nextSecret(Substring(location)) != nil else { return location }
         var out = ""
         var rest = Substring(location)
-        while let found = rest.range(of: "password", options: .caseInsensitive) {
+        while let found = nextSecret(rest) {
             out += rest[..<found.upperBound]
             rest = rest[found.upperBound...]
             let spaces = rest.prefix { $0 == " " || $0 == "\t" }
@@ -219,6 +240,7 @@ public struct PostgresLocation: Equatable, Sendable {
         "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "connect_timeout", "options",
         "application_name", "sslmode", "sslcert", "sslkey", "sslrootcert", "service", "target_session_attrs",
         "client_encoding", "keepalives", "require_auth", "channel_binding", "gssencmode", "krbsrvname",
+        "sslpassword", "oauth_client_secret",
     ]
 
     /// Why `location`, given as a store's path, is refused: it reads as a libpq keyword

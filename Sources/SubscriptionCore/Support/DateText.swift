@@ -3,7 +3,19 @@ import Foundation
 /// Formats dates for people and for JSON. Every format says or implies UTC unless a zone is given.
 public enum DateText {
     public static func date(_ millis: Millis) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
-    public static func millis(_ date: Date) -> Millis { Millis((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+    /// The dates a person or a server may name: years 1 to 9999, UTC. Everything parsed
+    /// is within it, so arithmetic on what was read cannot overflow.
+    public static let representable: ClosedRange<Millis> = -62_135_596_800_000...253_402_300_799_999
+
+    /// Milliseconds since 1970, saturating at the ends of `representable` (a date no
+    /// conversion can trap on) and 0 for NaN.
+    public static func millis(_ date: Date) -> Millis {
+        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard !ms.isNaN else { return 0 }
+        if ms <= Double(representable.lowerBound) { return representable.lowerBound }
+        if ms >= Double(representable.upperBound) { return representable.upperBound }
+        return Millis(ms)
+    }
     public static func nowMillis() -> Millis { millis(Date()) }
 
     private static func formatter(_ format: String, _ zone: TimeZone) -> DateFormatter {
@@ -43,15 +55,20 @@ public enum DateText {
     }
 
     /// Parses `2026-11-16`, `2026-11-16T09:14`, `2026-11-16T09:14:00Z`, `2026-11-16 09:14:00`,
-    /// or a plain number of milliseconds. Dates without a zone are in `zone`, UTC unless given.
+    /// or a plain number of milliseconds. Dates without a zone are in `zone`, UTC unless
+    /// given. Nil for anything outside `representable`.
     public static func parse(_ text: String, zone: TimeZone = TimeZone(identifier: "UTC")!) -> Millis? {
         let t = text.trimmingCharacters(in: .whitespaces)
-        if let n = Int64(t), t.count >= 10 { return n }
+        if let n = Int64(t), t.count >= 10 { return representable.contains(n) ? n : nil }
         let patterns = ["yyyy-MM-dd'T'HH:mm:ss.SSSXXXXX", "yyyy-MM-dd'T'HH:mm:ssXXXXX", "yyyy-MM-dd'T'HH:mmXXXXX",
                         "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm",
                         "yyyy-MM-dd"]
         for p in patterns {
-            if let d = formatter(p, zone).date(from: t) { return millis(d) }
+            if let d = formatter(p, zone).date(from: t) {
+                let ms = (d.timeIntervalSince1970 * 1000).rounded(.down)
+                guard ms >= Double(representable.lowerBound), ms <= Double(representable.upperBound) else { return nil }
+                return Millis(ms)
+            }
         }
         return nil
     }
@@ -65,7 +82,11 @@ public enum DateText {
         return "\(mins)m"
     }
 
-    /// `-30d`, `+6d12h`, `45m`, `-30s`, `0`: a signed duration in days, hours, minutes and seconds.
+    /// The longest offset `parseOffset` reads: 100 years (36,500 days) either way.
+    package static let maxOffset: Millis = 36_500 * 86_400_000
+
+    /// `-30d`, `+6d12h`, `45m`, `-30s`, `0`: a signed duration in days, hours, minutes and seconds, at most
+    /// `maxOffset` either way (nil past it: each step is checked before it is made).
     package static func parseOffset(_ text: String) -> Millis? {
         var s = Substring(text.trimmingCharacters(in: .whitespaces))
         var sign: Millis = 1
@@ -77,13 +98,17 @@ public enum DateText {
         for c in s {
             if c.isNumber { number.append(c); continue }
             guard let n = Millis(number) else { return nil }
+            let unit: Millis
             switch c {
-            case "d": total += n * 86_400_000
-            case "h": total += n * 3_600_000
-            case "m": total += n * 60_000
-            case "s": total += n * 1000
+            case "d": unit = 86_400_000
+            case "h": unit = 3_600_000
+            case "m": unit = 60_000
+            case "s": unit = 1000
             default: return nil
             }
+            guard n <= maxOffset / unit else { return nil }
+            total += n * unit
+            guard total <= maxOffset else { return nil }
             number = ""
             sawUnit = true
         }

@@ -5,6 +5,12 @@ import Foundation
 public struct TrustRoots: Sendable {
     public let certificates: [X509Certificate]
 
+    /// Each root's subject, end of validity and short fingerprint, for the on-call
+    /// checks: two roots of one subject (a root and its successor) stay two.
+    public var expiries: [(subject: String, notAfter: Date, fingerprint: String)] {
+        certificates.map { (subject: $0.subjectSummary, notAfter: $0.notAfter, fingerprint: $0.shortFingerprint) }
+    }
+
     public init(certificates: [X509Certificate]) {
         self.certificates = certificates
     }

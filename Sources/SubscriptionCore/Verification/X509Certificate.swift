@@ -83,6 +83,10 @@ public final class X509Certificate: @unchecked Sendable {
     /// SHA-256 of the DER encoding: the certificate's usual fingerprint.
     public var sha256: Data { ContentDigest.sha256(der) }
 
+    /// The first 16 hex digits (64 bits) of `sha256`: enough to tell a root from its
+    /// successor of the same subject, short enough for a label.
+    public var shortFingerprint: String { String(ContentDigest.sha256Hex(der).prefix(16)) }
+
     /// Whether the certificate has an extension with this dotted OID, critical
     /// or not, whatever its value.
     public func hasExtension(oid: String) -> Bool {
