@@ -1,0 +1,24 @@
+import XCTest
+@testable import SubscriptionCore
+
+/// The README's example config file is what a new user copies first: it must parse as
+/// written, and each value must be the value alone (the parser takes whole-line comments
+/// only, so a comment after a value would become part of it).
+final class ReadmeConfigurationTests: XCTestCase {
+    func testTheReadmesExampleConfigParsesWithPlainValues() throws {
+        let readme = try String(contentsOf: RoleTableTests.readme, encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        guard let example = blocks.first(where: { $0.hasPrefix("\nbundle_id = com.example.app") }) else {
+            return XCTFail("README.md has no example config block starting with bundle_id = com.example.app")
+        }
+        let config = try Configuration(text: example, source: "README.md")
+        XCTAssertEqual(config.string("environment"), "Production")
+        XCTAssertEqual(config.string("quarantine_budget_mb"), "256")
+        XCTAssertEqual(config.string("refund_policy"), "manual")
+        for (key, values) in config.values {
+            for value in values {
+                XCTAssertFalse(value.contains("#"), "README.md's example gives \(key) the value '\(value)', comment and all")
+            }
+        }
+    }
+}
