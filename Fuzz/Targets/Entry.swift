@@ -10,6 +10,7 @@ let fuzzTargets: [String: FuzzTarget] = [
     "jws": JWSTarget.run,
     "certificate": CertificateTarget.run,
     "payload": PayloadTarget.run,
+    "fastcgi": FastCGITarget.run,
 ]
 
 nonisolated(unsafe) var selectedTarget: FuzzTarget?

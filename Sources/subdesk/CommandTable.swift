@@ -15,6 +15,7 @@ struct CommandTable {
         MaintenanceCommands.initSpec,
         DemoCommands.demoSpec,
         IngestCommand.spec,
+        ServeCommand.spec,
         ShowCommand.spec,
         ListCommands.searchSpec,
         ListCommands.notificationsSpec,

@@ -42,7 +42,7 @@ func runMain() -> Int32 {
         Output.error(message)
         // A script that asked for JSON gets its error as JSON too.
         if arguments.has("json") && !cgi { Output.json(["error": message, "exitCode": Int(code)]) }
-        return cgi ? CGIIngest.respondUnavailable() : code
+        return cgi ? CGIIngest.respond(.unavailable) : code
     }
     do {
         if let problem = arguments.problem { throw problem }
