@@ -245,6 +245,25 @@ final class ServeTests: SubdeskTestCase {
         XCTAssertEqual(stored.text, "stored \(signed[1].uuid)", server.log)
     }
 
+    /// PostgreSQL restarted under a running serve: the kept connections are broken, and the
+    /// next request is answered 200 on new ones (not 503 until serve is restarted).
+    func testAPostgreSQLRestartIsFollowedByNewConnections() throws {
+        guard let uri = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"],
+              let host = URLComponents(string: uri)?.queryItems?.first(where: { $0.name == "host" })?.value else {
+            throw XCTSkip("needs the PostgreSQL test cluster (SUBDESK_TEST_POSTGRES)")
+        }
+        let db = try makeStore()
+        let server = try startServe(db)
+        let signed = try Self.signedBodies(2, firstInstance: 870_000)
+        let client = try FastCGITestClient(socket: socketPath)
+        XCTAssertEqual(client.post(signed[0].body)?.status, 200)
+        // system(3), not Process: the restarted server outlives the script that started it.
+        let restarted = system("'\(Self.repoRoot)/scripts/pg-cluster' restart '\(host)' > '\(dir!)/restart.log' 2>&1")
+        XCTAssertEqual(restarted, 0, (try? String(contentsOfFile: dir + "/restart.log", encoding: .utf8)) ?? "")
+        let after = client.post(signed[1].body)
+        XCTAssertEqual(after?.text, "stored \(signed[1].uuid)", server.log)
+    }
+
     func testASecondServeOnTheSameSQLiteStoreRefuses() throws {
         let db = try makeStore()
         guard !PostgresLocation.isPostgres(db) else { throw XCTSkip("PostgreSQL writers run side by side: several serve processes may share a store") }

@@ -36,6 +36,23 @@ final class ServeEngine: @unchecked Sendable {
     /// Stores one request's body: verified on a checking connection (side by side with
     /// other requests), then committed with the next group.
     func store(_ read: BodyReader.Result, source: String) throws -> IntakeOutcome {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try storeOnce(read, source: source)
+            } catch let e as StoreError where e.isConnectionLoss && attempt < 3 {
+                // A PostgreSQL server that restarted broke every kept connection: the idle
+                // checking ones are dropped with the one that failed (the committer drops its
+                // own), and the request is tried again on new ones.
+                pool.lock()
+                idle.removeAll()
+                pool.unlock()
+            }
+        }
+    }
+
+    private func storeOnce(_ read: BodyReader.Result, source: String) throws -> IntakeOutcome {
         guard read.isWhole else {
             return try committer.submit(touching: ["q:" + read.digest]) {
                 try $0.rejectOversized(prefix: read.kept, trueLength: read.length, digest: read.digest, source: source)
