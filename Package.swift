@@ -37,7 +37,7 @@ let package = Package(
         .executableTarget(name: "subdesk",
                           dependencies: ["SubscriptionCore", "SubdeskScenarios", "TerminalUI", "Dashboard", "CNCurses", "FastCGI"]),
         .executableTarget(name: "subdesk-bench", dependencies: ["SubscriptionCore", "SubdeskScenarios", "TerminalUI", "Dashboard",
-                                                                "FakeApple", "SubdeskTestSupport"]),
+                                                                "FakeApple", "SubdeskTestSupport", "FastCGI"]),
         // A local HTTP server that plays Apple's App Store Server API, for the tests and the
         // benchmark's backfill figure; in no product.
         .target(name: "FakeApple"),

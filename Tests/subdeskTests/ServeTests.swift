@@ -264,6 +264,34 @@ final class ServeTests: SubdeskTestCase {
         XCTAssertEqual(after?.text, "stored \(signed[1].uuid)", server.log)
     }
 
+    /// doctor and check ask the serve the configuration names (serve_socket): one that is
+    /// stopped (SIGSTOP: it holds its socket but answers nothing) or gone is CRITICAL.
+    func testDoctorAndCheckSeeAServeThatStoppedAnswering() throws {
+        let db = try makeStore()
+        let config = dir + "/subdesk.conf"
+        try "db = \(db)\nroot_ca = \(HardeningTests.root)\nbundle_id = \(ScenarioBuilder.demoBundleId)\nserve_socket = \(socketPath)\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        chmod(config, 0o600)
+        let server = try startServe(db, [], env: ["SUBDESK_CONFIG": config])
+        let env = ["SUBDESK_CONFIG": config]
+        let doctor = try run(["doctor"], env: env)
+        XCTAssertTrue(doctor.stdout.contains("subdesk serve answers on unix:\(socketPath)"), doctor.stdout)
+        let healthy = try run(["check", "--environment", "Sandbox"], env: env)
+        XCTAssertFalse(healthy.stdout.contains("subdesk serve"), healthy.stdout)
+
+        server.signal(SIGSTOP)
+        let stalled = try run(["check", "--environment", "Sandbox"], env: env)
+        XCTAssertEqual(stalled.status, 2, stalled.stdout)
+        XCTAssertTrue(stalled.stdout.hasPrefix("SUBDESK CRITICAL - subdesk serve on unix:\(socketPath) did not answer within 2 s"), stalled.stdout)
+        let stalledDoctor = try run(["doctor"], env: env)
+        XCTAssertTrue(stalledDoctor.stdout.contains("did not answer within 2 s"), stalledDoctor.stdout)
+        server.signal(SIGCONT)
+        server.stop()
+        let gone = try run(["check", "--environment", "Sandbox"], env: env)
+        XCTAssertEqual(gone.status, 2, gone.stdout)
+        XCTAssertTrue(gone.stdout.contains("does not take connections on unix:\(socketPath)"), gone.stdout)
+    }
+
     func testASecondServeOnTheSameSQLiteStoreRefuses() throws {
         let db = try makeStore()
         guard !PostgresLocation.isPostgres(db) else { throw XCTSkip("PostgreSQL writers run side by side: several serve processes may share a store") }

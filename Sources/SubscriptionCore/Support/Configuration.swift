@@ -9,7 +9,7 @@ public struct Configuration: Equatable, Sendable {
         "db", "bundle_id", "app_apple_id", "environment", "root_ca", "shared_secret_file", "allow_v1",
         "allow_environments", "theme", "tz", "server_api_url", "server_api_sandbox_url", "verify_receipt_url",
         "verify_receipt_sandbox_url", "api_key_file", "api_key_id", "api_issuer_id", "operator", "busy_timeout_ms",
-        "revalidation_timeout", "quarantine_budget_mb", "refund_consent", "refund_policy", "rates_file", "chain_key_file",
+        "revalidation_timeout", "quarantine_budget_mb", "refund_consent", "refund_policy", "rates_file", "chain_key_file", "serve_socket",
         "revocation_check",
     ]
 
