@@ -33,7 +33,9 @@ final class GroupCommitter: @unchecked Sendable {
     /// server that restarted, a store replaced).
     private let open: () throws -> Intake
     private var intake: Intake?
-    /// Hears each group's size once committed (the figures `serve` logs).
+    /// How many requests and groups were committed, and the largest group: `serve` says so
+    /// when it stops (read once the thread has finished).
+    private(set) var requests = 0
     private(set) var groups = 0
     private(set) var largestGroup = 0
 
@@ -105,6 +107,7 @@ final class GroupCommitter: @unchecked Sendable {
             }
             for (job, result) in zip(group, results) { job.result = result }
             groups += 1
+            requests += group.count
             largestGroup = max(largestGroup, group.count)
             // The WAL is kept short as the CGI keeps it: truncated once past 1 MiB.
             store.finishOneShotWrites()

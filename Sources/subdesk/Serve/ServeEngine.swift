@@ -119,6 +119,11 @@ final class ServeEngine: @unchecked Sendable {
         if done { committer.retire() }
     }
 
+    /// What the committer did: requests, groups, the largest group.
+    var commitFigures: (requests: Int, groups: Int, largest: Int) {
+        (committer.requests, committer.groups, committer.largestGroup)
+    }
+
     func waitUntilRetired() {
         committer.waitUntilFinished()
         pool.lock()

@@ -118,7 +118,9 @@ final class ServeServer: @unchecked Sendable {
         lock.unlock()
         last.retire()
         last.waitUntilRetired()
-        log.notice("stopped")
+        let figures = last.commitFigures
+        log.notice("stopped; since the last (re)load \(figures.requests) requests were committed in \(figures.groups) groups "
+                   + "(the largest \(figures.largest))")
         return 0
     }
 }
