@@ -292,6 +292,25 @@ final class ServeTests: SubdeskTestCase {
         XCTAssertTrue(gone.stdout.contains("does not take connections on unix:\(socketPath)"), gone.stdout)
     }
 
+    /// A store restored over the running one's file: after SIGHUP the next body goes into
+    /// the file now at the path, not the replaced one serve still had open.
+    func testSIGHUPReopensAStoreReplacedAtItsPath() throws {
+        let db = try makeStore()
+        guard !PostgresLocation.isPostgres(db) else { throw XCTSkip("a file replaced at its path is a SQLite matter") }
+        let server = try startServe(db)
+        let signed = try Self.signedBodies(2, firstInstance: 880_500)
+        let client = try FastCGITestClient(socket: socketPath)
+        XCTAssertEqual(client.post(signed[0].body)?.status, 200)
+        let replacement = try makeStore("replacement.db")
+        XCTAssertEqual(rename(replacement, db), 0)
+        for suffix in ["-wal", "-shm"] { unlink(db + suffix) }
+        server.signal(SIGHUP)
+        let deadline = Date().addingTimeInterval(30)
+        while !server.log.contains("reloaded") && Date() < deadline { usleep(20_000) }
+        XCTAssertEqual(client.post(signed[1].body)?.text, "stored \(signed[1].uuid)", server.log)
+        XCTAssertEqual(try storedUUIDs(db), [signed[1].uuid], "the new file holds the body sent after the reload, and only it")
+    }
+
     func testASecondServeOnTheSameSQLiteStoreRefuses() throws {
         let db = try makeStore()
         guard !PostgresLocation.isPostgres(db) else { throw XCTSkip("PostgreSQL writers run side by side: several serve processes may share a store") }
