@@ -111,11 +111,12 @@ final class ServeProcess {
     let socket: String
     let logPath: String
 
-    init(binary: String, arguments: [String], socket: String, log: String, environment: [String: String]) throws {
+    init(binary: String, arguments: [String], socket: String, log: String, environment: [String: String],
+         listen: String? = nil) throws {
         self.socket = socket
         logPath = log
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--listen", "unix:" + socket] + arguments
+        process.arguments = ["serve", "--listen", listen ?? "unix:" + socket] + arguments
         process.environment = environment
         FileManager.default.createFile(atPath: log, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))

@@ -339,6 +339,31 @@ final class ServeTests: SubdeskTestCase {
         XCTAssertTrue(server.log.contains("not FastCGI") && server.log.contains("did not arrive whole"), server.log)
     }
 
+    /// A TCP listener takes connections only from the allowed addresses: one from
+    /// elsewhere (here the loopback, not on the list) is closed unanswered and logged.
+    func testATCPListenerRefusesPeersNotAllowed() throws {
+        let db = try makeStore()
+        let port = try WebServerTests.freeLoopbackPort()
+        let server = try ServeProcess(binary: Self.binary, arguments: ["--db", db, "--allow-from", "192.0.2.1"] + Self.policyFlags,
+                                      socket: socketPath, log: dir + "/serve-tcp.log", environment: environment(), listen: "127.0.0.1:\(port)")
+        servers.append(server)
+        let deadline = Date().addingTimeInterval(30)
+        while !server.log.contains("answering FastCGI on 127.0.0.1:\(port)") && Date() < deadline { usleep(20_000) }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(fd) }
+        var address = WebServerTests.loopback(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(connected, 0, server.log)
+        let ask = FastCGIRecord(.getValues, requestId: 0, content: NameValuePairs.encode([("FCGI_MPXS_CONNS", "")])).encoded()
+        _ = ask.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var byte: UInt8 = 0
+        XCTAssertLessThanOrEqual(read(fd, &byte, 1), 0, "no answer to a peer not allowed")
+        usleep(100_000)
+        XCTAssertTrue(server.log.contains("refused a connection from 127.0.0.1"), server.log)
+    }
+
     func testATCPListenerOffTheLoopbackNeedsTheAllowedWebServers() throws {
         let db = try makeStore()
         let r = try run(["serve", "--db", db, "--listen", "0.0.0.0:9"] + Self.policyFlags)
