@@ -364,6 +364,49 @@ final class ServeTests: SubdeskTestCase {
         XCTAssertTrue(server.log.contains("refused a connection from 127.0.0.1"), server.log)
     }
 
+    /// A listening socket made by someone else: on file descriptor 0 (lighttpd's bin-path,
+    /// spawn-fcgi) and as systemd passes it (fd 3, LISTEN_PID and LISTEN_FDS).
+    func testAListeningSocketOnDescriptorZeroOrFromSystemdIsServed() throws {
+        let db = try makeStore()
+        let signed = try Self.signedBodies(2, firstInstance: 890_500)
+        for (index, mode) in ["descriptor 0", "systemd"].enumerated() {
+            let path = dir + "/inherited-\(index).sock"
+            let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = ServeListenerTestAddress.unix(path)
+            XCTAssertEqual(withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }, 0)
+            XCTAssertEqual(listen(listener, 16), 0)
+            let log = dir + "/inherited-\(index).log"
+            let arguments = ["serve", "--db", db] + Self.policyFlags
+            let pid: pid_t
+            if index == 0 {
+                pid = try Spawn.start(Self.binary, arguments) { actions in
+                    posix_spawn_file_actions_adddup2(actions, listener, 0)
+                    posix_spawn_file_actions_addopen(actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+                }
+            } else {
+                let command = ([Self.binary] + arguments).map { "'" + $0 + "'" }.joined(separator: " ")
+                pid = try Spawn.start("/bin/sh", ["-c", "LISTEN_PID=$$ LISTEN_FDS=1 exec " + command]) { actions in
+                    posix_spawn_file_actions_adddup2(actions, listener, 3)
+                    posix_spawn_file_actions_addopen(actions, 0, "/dev/null", O_RDONLY, 0)
+                    posix_spawn_file_actions_addopen(actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+                }
+            }
+            close(listener)
+            // The socket listens already: the request waits in its queue until serve takes it.
+            let client = try FastCGITestClient(socket: path)
+            let answer = client.post(signed[index].body)
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            XCTAssertEqual(answer?.text, "stored \(signed[index].uuid)", "\(mode): \(text)")
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            XCTAssertEqual(status, 0, "\(mode): exits 0 on SIGTERM; \(text)")
+            XCTAssertTrue(FileManager.default.fileExists(atPath: path), "\(mode): a socket serve did not make is not removed")
+        }
+    }
+
     func testATCPListenerOffTheLoopbackNeedsTheAllowedWebServers() throws {
         let db = try makeStore()
         let r = try run(["serve", "--db", db, "--listen", "0.0.0.0:9"] + Self.policyFlags)
