@@ -10,9 +10,13 @@ final class ServeLog: @unchecked Sendable {
     private var windowStart = Date.distantPast
     private var written = 0
     private var suppressed = 0
+    private let write: (String) -> Void
+    private let now: () -> Date
 
-    init(perMinute: Int = 60) {
+    init(perMinute: Int = 60, write: @escaping (String) -> Void = { Output.error($0) }, now: @escaping () -> Date = Date.init) {
         self.perMinute = perMinute
+        self.write = write
+        self.now = now
     }
 
     /// Always written (start, stop, reload).
@@ -23,7 +27,7 @@ final class ServeLog: @unchecked Sendable {
     /// Written unless the minute's budget is spent.
     func error(_ text: String) {
         lock.lock()
-        let now = Date()
+        let now = now()
         var lines: [String] = []
         if now.timeIntervalSince(windowStart) >= 60 {
             if suppressed > 0 { lines.append("serve: \(suppressed) more error lines were left out in the last minute") }
@@ -38,6 +42,6 @@ final class ServeLog: @unchecked Sendable {
             suppressed += 1
         }
         lock.unlock()
-        for line in lines { Output.error(line) }
+        for line in lines { write(line) }
     }
 }
