@@ -33,11 +33,13 @@ let package = Package(
         // The frames subdesk and subdesk-http exchange; shared by both, linked into both.
         .target(name: "HelperWire"),
         .target(name: "TerminalUI"),
+        // The FastCGI wire format `subdesk serve` speaks to the web server: pure Swift, no I/O.
+        .target(name: "FastCGI"),
         .target(name: "Dashboard", dependencies: ["SubscriptionCore", "TerminalUI"]),
         .executableTarget(name: "subdesk",
-                          dependencies: ["SubscriptionCore", "SubdeskScenarios", "TerminalUI", "Dashboard", "CNCurses"]),
+                          dependencies: ["SubscriptionCore", "SubdeskScenarios", "TerminalUI", "Dashboard", "CNCurses", "FastCGI"]),
         .executableTarget(name: "subdesk-bench", dependencies: ["SubscriptionCore", "SubdeskScenarios", "TerminalUI", "Dashboard",
-                                                                "FakeApple", "SubdeskTestSupport"]),
+                                                                "FakeApple", "SubdeskTestSupport", "FastCGI"]),
         // A local HTTP server that plays Apple's App Store Server API, for the tests and the
         // benchmark's backfill figure; in no product.
         .target(name: "FakeApple"),
@@ -50,10 +52,11 @@ let package = Package(
         .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "SubdeskTestSupport", "FakeApple"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
+        .testTarget(name: "FastCGITests", dependencies: ["FastCGI"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore", "SubdeskScenarios",
                                                            "SubdeskTestSupport", "FakeApple"],
                     exclude: ["Snapshots"]),
-        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "SubdeskTestSupport", "subdesk", "FakeApple"]),
+        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "SubdeskTestSupport", "subdesk", "FakeApple", "FastCGI"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -5,7 +5,7 @@
 # Builds the libFuzzer binary (the SubscriptionCore sources and Fuzz/Targets, compiled
 # by swiftc with -sanitize=fuzzer,address) into .build/fuzz/, then runs TARGET for at
 # most SECONDS, seeded from Fuzz/corpus/TARGET. Targets: intake, payload, jws,
-# certificate, response (each file in Fuzz/Targets says what it feeds where), and
+# certificate, response, fastcgi (each file in Fuzz/Targets says what it feeds where), and
 # options, the command line's parse, built from the subdesk sources into a binary of its
 # own (.build/fuzz/subdesk-fuzz-options: Fuzz/Options says how).
 # New inputs go to .build/fuzz/corpus-TARGET, crashes to .build/fuzz/artifacts-TARGET/,
@@ -14,15 +14,15 @@
 set -euo pipefail
 
 usage() {
-    echo "usage: Fuzz/run.sh intake|payload|jws|certificate|response|options SECONDS [LIBFUZZER_OPTION...]" >&2
-    echo "       Fuzz/run.sh intake|payload|jws|certificate|response|options replay FILE..." >&2
+    echo "usage: Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi SECONDS [LIBFUZZER_OPTION...]" >&2
+    echo "       Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi replay FILE..." >&2
     exit 2
 }
 [ $# -ge 2 ] || usage
 target=$1
 seconds=$2
 shift 2
-case "$target" in intake|payload|jws|certificate|response|options) ;; *) usage ;; esac
+case "$target" in intake|payload|jws|certificate|response|options|fastcgi) ;; *) usage ;; esac
 [[ "$seconds" =~ ^[0-9]+$ || "$seconds" == replay ]] || usage
 [[ "$seconds" != replay || $# -gt 0 ]] || usage
 
@@ -32,7 +32,7 @@ build=.build/fuzz
 binary=$build/subdesk-fuzz
 mkdir -p "$build"
 
-sources=(Sources/SubscriptionCore Sources/HelperWire Fuzz/Targets Sources/CSQLite Sources/COpenSSL sample-data/test-ca)
+sources=(Sources/SubscriptionCore Sources/HelperWire Sources/FastCGI Fuzz/Targets Sources/CSQLite Sources/COpenSSL sample-data/test-ca)
 if [ "$target" = options ]; then
     binary=$build/subdesk-fuzz-options
     sources=(Sources/SubscriptionCore Sources/HelperWire Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios
@@ -94,7 +94,8 @@ elif [ "$stale" = yes ]; then
     swiftc -module-name HelperWire -parse-as-library -swift-version 5 -O -g -wmo \
         -emit-module -emit-module-path "$build/modules/HelperWire.swiftmodule" \
         -c "${wire[@]}" -o "$build/HelperWire.o" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
-    mapfile -t core < <(find Sources/SubscriptionCore -name '*.swift' | sort)
+    # The FastCGI record parser is compiled into the same module as the core.
+    mapfile -t core < <(find Sources/SubscriptionCore Sources/FastCGI -name '*.swift' | sort)
     echo "fuzz: compiling ${#core[@]} core sources and the targets into $binary" >&2
     started=$(date +%s)
     # -O: the fuzzer needs executions per second; ASan and coverage still instrument it.

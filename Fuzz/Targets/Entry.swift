@@ -11,6 +11,7 @@ let fuzzTargets: [String: FuzzTarget] = [
     "certificate": CertificateTarget.run,
     "payload": PayloadTarget.run,
     "response": ResponseTarget.run,
+    "fastcgi": FastCGITarget.run,
 ]
 
 nonisolated(unsafe) var selectedTarget: FuzzTarget?

@@ -16,7 +16,7 @@ struct Options {
     var scales = [10_000, 100_000, 1_000_000]
     var dataDirectory: String?
     var intakeBodies = 4_000
-    /// Sections to run (baseline, intake, backfill, python, cgi, scales, engines, metrics, dashboard); empty runs them all.
+    /// Sections to run (baseline, intake, backfill, python, cgi, serve, scales, engines, metrics, dashboard); empty runs them all.
     var only: Set<String> = []
     /// Writes the intake bodies as NDJSON here and stops (for profiling `subdesk ingest`).
     var writeBodies: String?
@@ -40,7 +40,7 @@ struct Options {
             case "--cgi-binary": i += 1; cgiBinary = args[i]
             case "--postgres": i += 1; postgres = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,scales,engines,metrics,dashboard] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,scales,engines,metrics,dashboard] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))
@@ -393,6 +393,11 @@ if !wanted("cgi") {
                   met: cgi.median <= 15, numbers: ["median": cgi.median, "min": cgi.min, "max": cgi.max]))
 } else {
     record(Figure(section: "cgi", what: "CGI request", value: "no subdesk binary at \(cgiBinary)", target: "median <= 15 ms", met: nil))
+}
+
+if wanted("serve") {
+    // The dynamic build beside this one: serve has no static build of its own to compare.
+    try ServeBench.run(binary: subdeskBinary, postgres: options.postgres)
 }
 
 // MARK: 5. Stores of growing size

@@ -21,34 +21,55 @@ enum BodyReader {
 
     static let defaultCap = 256 << 20
 
-    static func read(fd: Int32, expected: Int?, limit: Int, cap: Int = defaultCap) -> Result {
-        let want = min(expected ?? Int.max, cap)
-        var kept = Data()
-        var length = 0
-        let hasher = ContentDigest.Streaming()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while length < want {
-            let n = buffer.withUnsafeMutableBytes { raw -> Int in
-                Foundation.read(fd, raw.baseAddress, min(raw.count, want - length))
+    /// A body taken in as it arrives, from a file descriptor (CGI) or in FastCGI records.
+    struct Accumulator {
+        let limit: Int
+        let cap: Int
+        private(set) var kept = Data()
+        private(set) var length = 0
+        private let hasher = ContentDigest.Streaming()
+
+        init(limit: Int, cap: Int = BodyReader.defaultCap) {
+            self.limit = limit
+            self.cap = cap
+        }
+
+        /// How many more bytes are taken in: past `cap`, or past what the sender said it
+        /// would send, the rest is not read.
+        func room(expected: Int?) -> Int { max(0, min(expected ?? Int.max, cap) - length) }
+
+        mutating func append(_ chunk: UnsafeRawBufferPointer) {
+            let n = chunk.count
+            guard n > 0 else { return }
+            hasher.update(chunk)
+            // Keep bytes while the body may still be within the limit, and then only the prefix.
+            let keepUpTo = length + n <= limit ? length + n : Intake.keptPrefixBytes
+            if kept.count < keepUpTo {
+                kept.append(contentsOf: chunk.prefix(keepUpTo - kept.count))
             }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            buffer.withUnsafeBytes { raw in
-                let chunk = UnsafeRawBufferPointer(rebasing: raw[0..<n])
-                hasher.update(chunk)
-                // Keep bytes while the body may still be within the limit, and then only the prefix.
-                let keepUpTo = length + n <= limit ? length + n : Intake.keptPrefixBytes
-                if kept.count < keepUpTo {
-                    kept.append(contentsOf: chunk.prefix(keepUpTo - kept.count))
-                }
-                if length + n > limit && kept.count > Intake.keptPrefixBytes {
-                    kept = kept.prefix(Intake.keptPrefixBytes)
-                }
+            if length + n > limit && kept.count > Intake.keptPrefixBytes {
+                kept = kept.prefix(Intake.keptPrefixBytes)
             }
             length += n
         }
-        let isWhole = length <= limit
-        return Result(kept: kept, length: length, digest: hasher.finishHex(), isWhole: isWhole,
-                      stoppedAtCap: length >= cap && (expected.map { $0 > cap } ?? true))
+
+        func result(expected: Int?) -> Result {
+            Result(kept: kept, length: length, digest: hasher.finishHex(), isWhole: length <= limit,
+                   stoppedAtCap: length >= cap && (expected.map { $0 > cap } ?? true))
+        }
+    }
+
+    static func read(fd: Int32, expected: Int?, limit: Int, cap: Int = defaultCap) -> Result {
+        var body = Accumulator(limit: limit, cap: cap)
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while body.room(expected: expected) > 0 {
+            let n = buffer.withUnsafeMutableBytes { raw -> Int in
+                Foundation.read(fd, raw.baseAddress, min(raw.count, body.room(expected: expected)))
+            }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            buffer.withUnsafeBytes { raw in body.append(UnsafeRawBufferPointer(rebasing: raw[0..<n])) }
+        }
+        return body.result(expected: expected)
     }
 }

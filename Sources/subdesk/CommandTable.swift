@@ -16,6 +16,7 @@ struct CommandTable {
         MaintenanceCommands.initSpec,
         DemoCommands.demoSpec,
         IngestCommand.spec,
+        ServeCommand.spec,
         ShowCommand.spec,
         ListCommands.searchSpec,
         ListCommands.notificationsSpec,

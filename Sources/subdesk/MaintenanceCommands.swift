@@ -124,6 +124,10 @@ enum MaintenanceCommands {
                 add("store", "fail", "\(error)")
             }
         }
+        if let socket = ServeProbe.socketPath(context) {
+            let problem = ServeProbe.problem(at: socket)
+            add("serve", problem == nil ? "ok" : "fail", problem ?? "subdesk serve answers on unix:\(socket)")
+        }
         do {
             let roots = try context.trustRoots()
             let now = Date()

@@ -128,7 +128,9 @@ enum MetricsCommand {
                 guard let env = AppStoreEnvironment.parse(text) else { throw UsageError("--environment must be Production or Sandbox, got \(text)") }
                 environment = env.rawValue
             }
-            let result = evaluate(try inputs(context), environment: environment, thresholds: thresholds)
+            // A responder that stopped answering is CRITICAL before any silence shows it.
+            let serveProblem = ServeProbe.socketPath(context).flatMap { ServeProbe.problem(at: $0) }
+            let result = evaluate(try inputs(context), environment: environment, thresholds: thresholds, serveProblem: serveProblem)
             Output.line(result.line)
             return result.status
         } catch {
@@ -140,12 +142,13 @@ enum MetricsCommand {
 
     /// The Nagios status (0 OK, 1 WARNING, 2 CRITICAL) and line: the worst signal, the
     /// firing ones' sentences, and perfdata. Only `environment`'s intake is judged.
+    /// `serveProblem`: the configured `subdesk serve` did not answer (CRITICAL).
     static func evaluate(_ inputs: OnCallInputs, environment: String,
-                         thresholds t: OnCallThresholds) -> (status: Int32, line: String) {
+                         thresholds t: OnCallThresholds, serveProblem: String? = nil) -> (status: Int32, line: String) {
         let r = inputs.reading
         let signals = OnCallHealth.signals(inputs, environments: [environment], thresholds: t)
-        let level = OnCallHealth.level(of: signals)
-        let problems = signals.compactMap(\.problem)
+        let level = serveProblem == nil ? OnCallHealth.level(of: signals) : .critical
+        let problems = (serveProblem.map { [$0] } ?? []) + signals.compactMap(\.problem)
         let silence = r.lastArrivalByEnvironment[environment].map { max(0, r.now - $0) }
         let summary = problems.isEmpty
             ? "\(environment) intake healthy, last notification \(silence.map { OnCallHealth.span($0) + " ago" } ?? "never")"

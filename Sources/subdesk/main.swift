@@ -43,7 +43,7 @@ func runMain() -> Int32 {
         // A script that asked for JSON gets its error as JSON too.
         if arguments.has("json") && !cgi { Output.json(["error": message, "exitCode": Int(code)]) }
         guard cgi else { return code }
-        return name == "metrics" ? MetricsCommand.respondUnavailable(message) : CGIIngest.respondUnavailable()
+        return name == "metrics" ? MetricsCommand.respondUnavailable(message) : CGIIngest.respond(.unavailable)
     }
     do {
         if let problem = arguments.problem { throw problem }

@@ -24,6 +24,13 @@ public struct StoreError: Error, CustomStringConvertible {
     /// failure, or a row another writer inserted first) and may simply be run again.
     public var isConflict: Bool { ["40P01", "40001", "23505", "23P01"].contains(sqlState ?? "") }
 
+    /// PostgreSQL: the connection itself is gone (the server restarted or shut down, the
+    /// network failed): a new connection may succeed where this one cannot.
+    public var isConnectionLoss: Bool {
+        guard let state = sqlState else { return false }
+        return state.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(state)
+    }
+
     /// Busy, locked, full or read-only, or (PostgreSQL) a serialization failure, a
     /// deadlock, a lost connection or a server short of resources: conditions a caller
     /// may retry later. Each engine reads its own codes.

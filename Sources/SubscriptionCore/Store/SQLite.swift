@@ -84,11 +84,14 @@ final class SQLiteConnection: SQLConnection {
     var dialect: SQLDialect { .sqlite }
     private var statements: [LongTextKey: OpaquePointer] = [:]
     let path: String
+    /// How long a statement waits for another connection's lock, as opened.
+    let busyTimeoutMs: Int32
 
     /// `immutable` reads the file as a snapshot without SQLite's lock files, for a reader
     /// that cannot create them (see `Store.init`).
     init(path: String, readOnly: Bool = false, immutable: Bool = false, busyTimeoutMs: Int32 = 5000) throws {
         self.path = path
+        self.busyTimeoutMs = busyTimeoutMs
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0)

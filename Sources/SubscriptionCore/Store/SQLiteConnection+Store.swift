@@ -76,7 +76,7 @@ extension SQLiteConnection {
     /// reading the whole WAL, and knows nothing of what earlier checkpoints copied, so with
     /// one process per request the WAL would only grow and every request read all of it.
     /// Past `walLimitBytes` the WAL is copied into the database and truncated; when another
-    /// connection is busy that is left to a later request.
+    /// connection is busy that is left to a later request (or, for `serve`, a later group).
     func finishOneShotWrites(walLimitBytes: Int64) {
         // stat(2), not FileManager's attributes: those also look up the owner's name,
         // which costs a one-shot process the whole user database.
@@ -84,6 +84,8 @@ extension SQLiteConnection {
         guard stat(path + "-wal", &info) == 0, Int64(info.st_size) > walLimitBytes else { return }
         sqlite3_busy_timeout(handle, 0)
         try? execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        // A long-lived writer (serve) goes on writing through this connection.
+        sqlite3_busy_timeout(handle, busyTimeoutMs)
     }
 
     /// No server: writers wait only for the busy timeout.

@@ -69,6 +69,11 @@ extension Configuration {
             .init("refund_policy", example: "manual",
                   "what `subdesk refunds --auto` sends: manual, facts, decline-if-delivered, grant or decline"),
         ]),
+        ConfigurationSection(title: "subdesk serve", keys: [
+            .init("serve_socket", example: "/run/subdesk/serve.sock",
+                  "the unix socket path of the subdesk serve that takes the notification URL; "
+                  + "doctor and check ask it whether it answers"),
+        ]),
         ConfigurationSection(title: "Reports and the dashboard", keys: [
             .init("tz", example: "Europe/Paris", "the time zone days and dates are in (default UTC)"),
             .init("rates_file", example: "/etc/subdesk/rates", "exchange rates that add MRR and revenue up in one currency"),

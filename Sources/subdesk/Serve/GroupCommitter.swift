@@ -1,0 +1,121 @@
+import Foundation
+import SubscriptionCore
+
+/// Commits the bodies of concurrent requests together: one thread owns the writing
+/// connection, and each time it is free it takes every request that arrived meanwhile
+/// (up to `maxGroup`) and stores them in one transaction, so one fsync (SQLite) or one
+/// commit (PostgreSQL) serves them all. Each request runs in a savepoint of its own, so
+/// one that fails is undone alone and answered 503 while the others commit. Requests are
+/// stored in the order they arrived, and intake looks for an earlier copy inside the same
+/// write, so two bodies of one notification in one group are stored once, the second a
+/// duplicate, as `BatchIngest` does. Each request is answered only after its group commits.
+final class GroupCommitter: @unchecked Sendable {
+    typealias Work = (Intake) throws -> IntakeOutcome
+
+    private final class Job {
+        let keys: [String]
+        let work: Work
+        var result: Result<IntakeOutcome, Error>?
+        let done = DispatchSemaphore(value: 0)
+        init(keys: [String], work: @escaping Work) {
+            self.keys = keys
+            self.work = work
+        }
+    }
+
+    static let maxGroup = 256
+
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var retired = false
+    private var finished = false
+    /// Opens the writing connection; called again after a failure dropped it (a PostgreSQL
+    /// server that restarted, a store replaced).
+    private let open: () throws -> Intake
+    private var intake: Intake?
+    /// How many requests and groups were committed, and the largest group: `serve` says so
+    /// when it stops (read once the thread has finished).
+    private(set) var requests = 0
+    private(set) var groups = 0
+    private(set) var largestGroup = 0
+
+    init(open: @escaping () throws -> Intake, opened: Intake? = nil) {
+        self.open = open
+        self.intake = opened
+        let thread = Thread { [self] in loop() }
+        thread.name = "subdesk-commit"
+        thread.start()
+    }
+
+    /// Stores one request's body with the next group and returns once it is committed (or
+    /// throws what kept it from being stored).
+    func submit(touching keys: [String], _ work: @escaping Work) throws -> IntakeOutcome {
+        let job = Job(keys: keys, work: work)
+        condition.lock()
+        if retired {
+            condition.unlock()
+            throw StoreError(operation: "store the request", message: "serve is reloading or stopping", code: 0)
+        }
+        queue.append(job)
+        condition.signal()
+        condition.unlock()
+        job.done.wait()
+        return try job.result!.get()
+    }
+
+    /// Commits what is queued, then ends the thread; `waitUntilFinished` waits for that.
+    func retire() {
+        condition.lock()
+        retired = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitUntilFinished() {
+        condition.lock()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !retired { condition.wait() }
+            if queue.isEmpty {
+                finished = true
+                intake = nil
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let group = Array(queue.prefix(Self.maxGroup))
+            queue.removeFirst(group.count)
+            condition.unlock()
+            commit(group)
+        }
+    }
+
+    private func commit(_ group: [Job]) {
+        do {
+            let intake = try self.intake ?? open()
+            self.intake = intake
+            let store = intake.store
+            var results: [Result<IntakeOutcome, Error>] = []
+            try store.write(touching: group.flatMap(\.keys)) {
+                // A write tried again (a PostgreSQL conflict) starts its results again.
+                results = group.map { job in Result { try store.savepoint { try job.work(intake) } } }
+            }
+            for (job, result) in zip(group, results) { job.result = result }
+            groups += 1
+            requests += group.count
+            largestGroup = max(largestGroup, group.count)
+            // The WAL is kept short as the CGI keeps it: truncated once past 1 MiB.
+            store.finishOneShotWrites()
+        } catch {
+            // The connection may be what failed: the next group opens a new one.
+            intake = nil
+            for job in group { job.result = .failure(error) }
+        }
+        for job in group { job.done.signal() }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import SubscriptionCore
+
+/// One configuration at work: the store and trust settings `serve` read at start (or at
+/// the last SIGHUP), a pool of connections that verify bodies side by side, and the group
+/// committer that stores them. A reload builds a new engine and retires the old one once
+/// its requests are answered.
+final class ServeEngine: @unchecked Sendable {
+    let context: Context
+    /// The body size limit, as the CGI reads it.
+    let maxBodyBytes: Int
+    private let committer: GroupCommitter
+    private let pool = NSCondition()
+    private var idle: [Intake] = []
+    private var checking = 0
+    let workers: Int
+
+    init(context: Context, workers: Int) throws {
+        self.context = context
+        self.workers = workers
+        maxBodyBytes = try context.intakePolicy().maxBodyBytes
+        // Opened now, so that a store or trust setting that is wrong stops `serve` at start.
+        let first = try ServeEngine.openIntake(context)
+        committer = GroupCommitter(open: { try ServeEngine.openIntake(context) }, opened: first)
+    }
+
+    /// A connection to the store as the CGI opens it: commits reach the disk before they
+    /// return, and a PostgreSQL server's waits are bounded.
+    static func openIntake(_ context: Context) throws -> Intake {
+        let store = try context.openStore(mode: .existing)
+        try store.configureForOneShotWrites()
+        try store.boundServerWaitsForIntake()
+        return try context.makeIntake(store: store)
+    }
+
+    /// Stores one request's body: verified on a checking connection (side by side with
+    /// other requests), then committed with the next group.
+    func store(_ read: BodyReader.Result, source: String) throws -> IntakeOutcome {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try storeOnce(read, source: source)
+            } catch let e as StoreError where e.isConnectionLoss && attempt < 3 {
+                // A PostgreSQL server that restarted broke every kept connection: the idle
+                // checking ones are dropped with the one that failed (the committer drops its
+                // own), and the request is tried again on new ones.
+                pool.lock()
+                idle.removeAll()
+                pool.unlock()
+            }
+        }
+    }
+
+    private func storeOnce(_ read: BodyReader.Result, source: String) throws -> IntakeOutcome {
+        guard read.isWhole else {
+            return try committer.submit(touching: ["q:" + read.digest]) {
+                try $0.rejectOversized(prefix: read.kept, trueLength: read.length, digest: read.digest, source: source)
+            }
+        }
+        let checked = try withChecker { try $0.check(read.kept, source: source) }
+        return try committer.submit(touching: checked.lockKeys) { try $0.commit(checked) }
+    }
+
+    /// Runs `body` with a checking connection, at most `workers` at once. A connection that
+    /// failed with a store error is dropped, and the next request opens a new one.
+    private func withChecker<T>(_ body: (Intake) throws -> T) throws -> T {
+        pool.lock()
+        while checking >= workers { pool.wait() }
+        checking += 1
+        let reused = idle.popLast()
+        pool.unlock()
+        var keep: Intake?
+        defer {
+            pool.lock()
+            checking -= 1
+            if let keep { idle.append(keep) }
+            pool.signal()
+            pool.unlock()
+        }
+        let intake = try reused ?? ServeEngine.openIntake(context)
+        do {
+            let result = try body(intake)
+            keep = intake
+            return result
+        } catch let e as StoreError {
+            throw e
+        } catch {
+            keep = intake
+            throw error
+        }
+    }
+
+    private var users = 0
+    private var replaced = false
+
+    /// A request starts on this engine; `release` when it is answered.
+    func acquire() {
+        pool.lock()
+        users += 1
+        pool.unlock()
+    }
+
+    func release() {
+        pool.lock()
+        users -= 1
+        let done = replaced && users == 0
+        pool.unlock()
+        if done { committer.retire() }
+    }
+
+    /// A newer engine takes the next requests: this one stops once those it has are answered;
+    /// `waitUntilRetired` waits for that.
+    func retire() {
+        pool.lock()
+        replaced = true
+        let done = users == 0
+        pool.unlock()
+        if done { committer.retire() }
+    }
+
+    /// What the committer did: requests, groups, the largest group.
+    var commitFigures: (requests: Int, groups: Int, largest: Int) {
+        (committer.requests, committer.groups, committer.largestGroup)
+    }
+
+    func waitUntilRetired() {
+        committer.waitUntilFinished()
+        pool.lock()
+        idle.removeAll()
+        pool.unlock()
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+
+/// Where `subdesk serve` takes connections: a unix socket, a TCP port (loopback unless told
+/// otherwise), a listening socket inherited on file descriptor 0 (the FastCGI convention:
+/// lighttpd's `bin-path`, spawn-fcgi) or one systemd passes (`LISTEN_FDS`).
+struct ServeListener {
+    enum Address: Equatable {
+        case unix(String)
+        case tcp(host: String, port: UInt16)
+
+        /// `unix:PATH`, `HOST:PORT`, `[V6]:PORT` or a bare `PORT` (on 127.0.0.1).
+        static func parse(_ text: String) throws -> Address {
+            if text.hasPrefix("unix:") {
+                let path = String(text.dropFirst(5))
+                guard !path.isEmpty else { throw UsageError("--listen unix:PATH needs a path") }
+                guard path.utf8.count < 108 else { throw UsageError("--listen \(text): a unix socket path is at most 107 bytes") }
+                return .unix(path)
+            }
+            var host = "127.0.0.1", portText = text
+            if let colon = text.lastIndex(of: ":") {
+                host = String(text[..<colon])
+                portText = String(text[text.index(after: colon)...])
+                if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+                if host == "localhost" { host = "127.0.0.1" }
+            }
+            guard let port = UInt16(portText), port > 0 else {
+                throw UsageError("--listen \(text): expected unix:PATH, HOST:PORT or PORT")
+            }
+            return .tcp(host: host, port: port)
+        }
+    }
+
+    let fd: Int32
+    /// What the operator's log calls it.
+    let name: String
+    /// The socket file this process made, removed when it stops.
+    let socketPath: String?
+    /// The peer addresses a TCP connection may come from; nil takes any (a unix socket, or
+    /// a loopback port with no list given).
+    let allowedPeers: Set<String>?
+
+    static func isLoopback(_ host: String) -> Bool { host == "::1" || host.hasPrefix("127.") }
+
+    /// The listener the options and environment name. `allowed` is `--allow-from` with
+    /// `FCGI_WEB_SERVER_ADDRS` (comma-separated, as FastCGI's own servers read it).
+    static func open(listen: String?, socketMode: mode_t, allowed: [String], environment: [String: String]) throws -> ServeListener {
+        let fromEnvironment = (environment["FCGI_WEB_SERVER_ADDRS"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let peers = allowed + fromEnvironment
+        let allowedPeers = peers.isEmpty ? nil : Set(peers)
+        if let listen {
+            switch try Address.parse(listen) {
+            case .unix(let path):
+                return ServeListener(fd: try bindUnix(path, mode: socketMode), name: "unix:\(path)", socketPath: path, allowedPeers: nil)
+            case .tcp(let host, let port):
+                if !isLoopback(host) && allowedPeers == nil {
+                    throw UsageError("--listen \(listen) is not on the loopback: name the web servers that may connect "
+                                     + "with --allow-from ADDRESS (or FCGI_WEB_SERVER_ADDRS)")
+                }
+                return ServeListener(fd: try bindTCP(host: host, port: port), name: "\(host):\(port)", socketPath: nil,
+                                     allowedPeers: allowedPeers)
+            }
+        }
+        // systemd socket activation: the sockets start at 3, for this process only.
+        if let pid = environment["LISTEN_PID"], Int32(pid) == getpid(), let count = Int(environment["LISTEN_FDS"] ?? ""), count >= 1 {
+            guard isListening(3) else { throw UsageError("LISTEN_FDS names file descriptor 3, which is not a listening socket") }
+            unsetenv("LISTEN_PID")
+            unsetenv("LISTEN_FDS")
+            unsetenv("LISTEN_FDNAMES")
+            _ = fcntl(3, F_SETFD, FD_CLOEXEC)
+            return ServeListener(fd: 3, name: "the socket systemd passed", socketPath: nil, allowedPeers: allowedPeers)
+        }
+        if isListening(0) {
+            return ServeListener(fd: 0, name: "the listening socket on file descriptor 0", socketPath: nil, allowedPeers: allowedPeers)
+        }
+        throw UsageError("serve needs somewhere to listen: --listen unix:PATH or --listen HOST:PORT, a listening socket "
+                         + "on file descriptor 0 (a web server's bin-path, spawn-fcgi), or systemd socket activation")
+    }
+
+    static func isListening(_ fd: Int32) -> Bool {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &value, &length) == 0 && value == 1
+    }
+
+    static func unixAddress(_ path: String) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8)
+            raw.copyBytes(from: bytes.prefix(raw.count - 1))
+        }
+        return address
+    }
+
+    static func systemError(_ what: String) -> UsageError {
+        UsageError("\(what): \(String(cString: strerror(errno)))")
+    }
+
+    /// Binds a unix socket at `path`. A socket file left by a process that was killed
+    /// (nothing answers on it) is replaced; one a live process answers on is not.
+    static func bindUnix(_ path: String, mode: mode_t) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw systemError("socket") }
+        var address = unixAddress(path)
+        func bind() -> Int32 {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+        }
+        if bind() != 0 {
+            guard errno == EADDRINUSE else { close(fd); throw systemError("bind unix:\(path)") }
+            if answers(path) {
+                close(fd)
+                throw UsageError("another process answers on unix:\(path) (a subdesk serve still running?); stop it or listen elsewhere")
+            }
+            unlink(path)
+            guard bind() == 0 else { close(fd); throw systemError("bind unix:\(path)") }
+        }
+        chmod(path, mode)
+        guard listen(fd, 128) == 0 else { close(fd); throw systemError("listen on unix:\(path)") }
+        return fd
+    }
+
+    /// Whether something accepts connections on the unix socket at `path`.
+    static func answers(_ path: String) -> Bool {
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard probe >= 0 else { return false }
+        defer { close(probe) }
+        var address = unixAddress(path)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+    }
+
+    static func bindTCP(host: String, port: UInt16) throws -> Int32 {
+        var v4 = sockaddr_in(), v6 = sockaddr_in6()
+        let isV6 = host.contains(":")
+        if isV6 {
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = port.bigEndian
+            guard inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 else { throw UsageError("--listen: \(host) is not an IPv6 address") }
+        } else {
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = port.bigEndian
+            guard inet_pton(AF_INET, host, &v4.sin_addr) == 1 else { throw UsageError("--listen: \(host) is not an IPv4 address") }
+        }
+        let fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw systemError("socket") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = isV6
+            ? withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+            : withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0 else { close(fd); throw systemError("bind \(host):\(port)") }
+        guard listen(fd, 128) == 0 else { close(fd); throw systemError("listen on \(host):\(port)") }
+        return fd
+    }
+
+    /// The numeric address a connected TCP socket's peer has; nil for a unix socket.
+    static func peerAddress(_ fd: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard got == 0 else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            var a = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr } }
+            inet_ntop(AF_INET, &a, &text, socklen_t(text.count))
+        case AF_INET6:
+            var a = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr } }
+            inet_ntop(AF_INET6, &a, &text, socklen_t(text.count))
+            let v6 = String(cString: text)
+            // An IPv4 peer on a dual-stack socket is named as IPv4, as an operator lists it.
+            return v6.hasPrefix("::ffff:") && v6.contains(".") ? String(v6.dropFirst(7)) : v6
+        default:
+            return nil
+        }
+        return String(cString: text)
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import FastCGI
+
+/// Whether the `subdesk serve` the configuration names (`serve_socket = PATH`) answers:
+/// doctor and check ask it FCGI_GET_VALUES, which a responder answers without touching
+/// the store, so a process that hangs or died is seen even while no notification arrives.
+enum ServeProbe {
+    /// The configured socket, if the deployment runs `serve`.
+    static func socketPath(_ context: Context) -> String? { context.config.string("serve_socket") }
+
+    /// nil when the responder at `path` answered within `timeout` seconds; else what went wrong.
+    static func problem(at path: String, timeout: Int32 = 2) -> String? {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return "no socket: \(String(cString: strerror(errno)))" }
+        defer { close(fd) }
+        var address = ServeListener.unixAddress(path)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { return "subdesk serve does not take connections on unix:\(path) (\(String(cString: strerror(errno))))" }
+        var wait = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        let ask = FastCGIRecord(.getValues, requestId: 0, content: NameValuePairs.encode([("FCGI_MPXS_CONNS", "")])).encoded()
+        guard ask.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == ask.count else {
+            return "subdesk serve on unix:\(path) took the connection but not the question"
+        }
+        var parser = RecordParser()
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while true {
+            if let record = try? parser.next() {
+                return record.kind == .getValuesResult ? nil : "unix:\(path) answered, but not as subdesk serve (FastCGI record type \(record.type))"
+            }
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { return "subdesk serve on unix:\(path) did not answer within \(timeout) s" }
+            parser.append(buffer[0..<n])
+        }
+    }
+}

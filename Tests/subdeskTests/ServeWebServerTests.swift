@@ -1,0 +1,274 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+@testable import SubdeskScenarios
+import SubdeskTestSupport
+
+/// `subdesk serve` behind the real web servers, started from the shipped `deploy/`
+/// configurations: signed bodies POSTed over HTTP to lighttpd (mod_fastcgi) and to nginx
+/// (fastcgi_pass), answered and stored; the nginx and Apache (mod_proxy_fcgi) files pass
+/// their servers' own checks; the systemd units pass `systemd-analyze verify`.
+final class ServeWebServerTests: SubdeskTestCase {
+    var webServer: pid_t?
+    var serve: ServeProcess?
+
+    override func tearDownWithError() throws {
+        if let pid = webServer {
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        serve?.stop()
+        try super.tearDownWithError()
+    }
+
+    var socketPath: String { dir + "/serve.sock" }
+
+    /// A store, its configuration, and subdesk serve answering on `socketPath`.
+    func startServe() throws -> String {
+        for sub in ["www", "logs", "tmp"] {
+            try FileManager.default.createDirectory(atPath: dir + "/" + sub, withIntermediateDirectories: true)
+        }
+        let db = Store.testLocation(file: dir + "/data/subdesk.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        try """
+            db = \(db)
+            root_ca = \(Self.repoRoot)/sample-data/test-ca/root.der
+            bundle_id = \(ScenarioBuilder.demoBundleId)
+            app_apple_id = \(ScenarioBuilder.demoAppAppleId)
+
+            """.write(toFile: dir + "/config", atomically: true, encoding: .utf8)
+        chmod(dir + "/config", 0o600)
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "SUBDESK_DB")
+        env["SUBDESK_CONFIG"] = dir + "/config"
+        let server = try ServeProcess(binary: Self.binary, arguments: [], socket: socketPath, log: dir + "/logs/serve.log", environment: env)
+        serve = server
+        try server.waitUntilAnswering()
+        return db
+    }
+
+    func shipped(_ name: String) throws -> String {
+        try String(contentsOfFile: Self.repoRoot + "/deploy/" + name, encoding: .utf8)
+    }
+
+    func waitForPort(_ port: Int, pid: pid_t, log: String) throws {
+        let ready = Date().addingTimeInterval(15)
+        while Date() < ready && WebServerTests.isRunning(pid) {
+            if WebServerTests.accepts(port: port) { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTFail("the web server did not start listening: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        throw NSError(domain: "web server", code: 1)
+    }
+
+    /// Posts fresh signed bodies, a duplicate and a bad body through the web server at
+    /// `port`: 200 stored, 200 duplicate, 400 quarantined, and the rows to match.
+    func postThrough(port: Int, db: String, firstInstance: Int) async throws {
+        let sample = SampleData(directory: Self.repoRoot + "/sample-data")
+        var instance = firstInstance
+        let bodies = try ScenarioBuilder(signer: try sample.signer())
+            .bodies(count: 40, cycling: try sample.scenarios(), instance: &instance, anchor: DateText.nowMillis())
+        let uuids = try bodies.map { try WebServerTests.notificationUUID(of: $0) }
+        var requests = zip(bodies, uuids).map { WebServerTests.Request(body: $0, kind: .good, uuid: $1) }
+        requests.append(WebServerTests.Request(body: bodies[0], kind: .duplicate, uuid: uuids[0]))
+        requests.append(WebServerTests.Request(body: Data(#"{"junk":true}"#.utf8), kind: .bad, uuid: nil))
+        let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/appstore/notifications"))
+        // The duplicate goes last, after its original is answered.
+        var answers = await WebServerTests.post(Array(requests.dropLast(2)), to: url, concurrency: 8, deadline: Date().addingTimeInterval(120))
+        answers += await WebServerTests.post(Array(requests.suffix(2)), to: url, concurrency: 1, deadline: Date().addingTimeInterval(60))
+        for (request, response) in zip(requests, answers) {
+            let answer = response.map { (status: $0.status, text: $0.text.trimmingCharacters(in: .newlines)) }
+            switch request.kind {
+            case .good: XCTAssertEqual(answer?.text, "stored \(request.uuid!)", "\(answer?.status ?? 0)")
+            case .duplicate: XCTAssertEqual(answer?.text, "duplicate \(request.uuid!)")
+            case .bad:
+                XCTAssertEqual(answer?.status, 400)
+                XCTAssertTrue(answer?.text.hasPrefix("rejected (quarantine #") == true, answer?.text ?? "no answer")
+            }
+        }
+        let stored = Set(try engineQuery(db, "SELECT notification_uuid FROM notifications").split(separator: "\n").map(String.init))
+        XCTAssertEqual(stored, Set(uuids))
+        XCTAssertEqual(try engineQuery(db, "SELECT count(*) FROM quarantine"), "1")
+    }
+
+    // MARK: lighttpd
+
+    func testSignedBodiesThroughLighttpdAndServeAreStored() async throws {
+        let db = try startServe()
+        let port = try WebServerTests.freeLoopbackPort()
+        let settings = ["var.subdesk_port": String(port), "var.subdesk_serve_socket": "\"\(socketPath)\"",
+                        "var.subdesk_config": "\"\(dir!)/config\"", "var.subdesk_docroot": "\"\(dir!)/www\"",
+                        "var.subdesk_logs": "\"\(dir!)/logs\"",
+                        "var.subdesk_metrics_socket": "\"127.0.0.1:\(try WebServerTests.freeLoopbackPort())\"",
+                        "var.subdesk_metrics_cgi": "\"\(dir!)/subdesk-metrics-cgi\""]
+        var seen = Set<String>()
+        let lines = try shipped("lighttpd-serve.conf").split(separator: "\n", omittingEmptySubsequences: false).compactMap { line -> String? in
+            let key = line.split(separator: "=", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            if key == "server.username" || key == "server.groupname" { return nil }
+            guard let value = settings[key] else { return String(line) }
+            seen.insert(key)
+            return "\(key) = \(value)"
+        }
+        XCTAssertEqual(seen, Set(settings.keys), "deploy/lighttpd-serve.conf keeps its settings' names")
+        let config = dir + "/lighttpd.conf"
+        try lines.joined(separator: "\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let lighttpd = try WebServerTests.lighttpdExecutable()
+        let check = try runToEnd(lighttpd, ["-tt", "-f", config])
+        XCTAssertEqual(check.status, 0, check.output)
+        let pid = try WebServerTests.spawn(lighttpd, ["-D", "-f", config], output: dir + "/logs/lighttpd.out")
+        webServer = pid
+        try waitForPort(port, pid: pid, log: dir + "/logs/lighttpd.out")
+        try await postThrough(port: port, db: db, firstInstance: 880_000)
+    }
+
+    // MARK: nginx
+
+    static func nginxExecutable() throws -> String {
+        for candidate in ["/usr/sbin/nginx", "/usr/bin/nginx"] where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        XCTFail("nginx is not installed (apt-get install nginx; it is in the README's package list)")
+        throw NSError(domain: "nginx", code: 1)
+    }
+
+    /// The main configuration around a server block: everything under the test's folder.
+    func nginxMain(_ server: String) throws -> String {
+        try server.write(toFile: dir + "/site.conf", atomically: true, encoding: .utf8)
+        let tmp = dir + "/tmp"
+        return """
+            \(getuid() == 0 ? "user root;" : "")
+            daemon off;
+            pid \(dir!)/nginx.pid;
+            error_log \(dir!)/logs/nginx-error.log;
+            events { worker_connections 64; }
+            http {
+                client_body_temp_path \(tmp)/body;
+                fastcgi_temp_path \(tmp)/fastcgi;
+                proxy_temp_path \(tmp)/proxy;
+                uwsgi_temp_path \(tmp)/uwsgi;
+                scgi_temp_path \(tmp)/scgi;
+                include \(dir!)/site.conf;
+            }
+
+            """
+    }
+
+    /// The shipped server block, its paths put under the test's folder; with `port`, on
+    /// that loopback port without TLS (the test has no certificate Apple would accept).
+    func nginxSite(port: Int?) throws -> String {
+        var lines: [String] = []
+        for line in try shipped("nginx-serve.conf").split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if let port, trimmed.hasPrefix("listen ") {
+                if !lines.contains(where: { $0.contains("listen 127.0.0.1") }) { lines.append("    listen 127.0.0.1:\(port);") }
+                continue
+            }
+            if port != nil && trimmed.hasPrefix("ssl_") { continue }
+            lines.append(line.replacingOccurrences(of: "/run/subdesk/serve.sock", with: socketPath)
+                .replacingOccurrences(of: "/var/log/nginx", with: dir + "/logs")
+                .replacingOccurrences(of: "/etc/subdesk/tls", with: dir + "/tls")
+                .replacingOccurrences(of: "include fastcgi_params;", with: "include /etc/nginx/fastcgi_params;"))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func makeCertificate() throws {
+        try FileManager.default.createDirectory(atPath: dir + "/tls", withIntermediateDirectories: true)
+        let made = try runToEnd("/usr/bin/env", ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                 "-keyout", dir + "/tls/privkey.pem", "-out", dir + "/tls/fullchain.pem",
+                                                 "-subj", "/CN=notifications.example.com", "-days", "2"])
+        XCTAssertEqual(made.status, 0, made.output)
+    }
+
+    func testSignedBodiesThroughNginxAndServeAreStored() async throws {
+        let nginx = try Self.nginxExecutable()
+        let db = try startServe()
+        let port = try WebServerTests.freeLoopbackPort()
+        let config = dir + "/nginx.conf"
+        try nginxMain(try nginxSite(port: port)).write(toFile: config, atomically: true, encoding: .utf8)
+        let pid = try WebServerTests.spawn(nginx, ["-c", config, "-p", dir], output: dir + "/logs/nginx.out")
+        webServer = pid
+        try waitForPort(port, pid: pid, log: dir + "/logs/nginx-error.log")
+        try await postThrough(port: port, db: db, firstInstance: 890_000)
+    }
+
+    /// The shipped nginx block as it is (TLS on 443), with a throwaway certificate: `nginx -t`.
+    func testTheNginxConfigurationPassesNginxCheck() throws {
+        let nginx = try Self.nginxExecutable()
+        for sub in ["logs", "tmp"] { try FileManager.default.createDirectory(atPath: dir + "/" + sub, withIntermediateDirectories: true) }
+        try makeCertificate()
+        let config = dir + "/nginx.conf"
+        try nginxMain(try nginxSite(port: nil)).write(toFile: config, atomically: true, encoding: .utf8)
+        let check = try runToEnd(nginx, ["-t", "-c", config, "-p", dir])
+        XCTAssertEqual(check.status, 0, check.output)
+        XCTAssertTrue(check.output.contains("test is successful"), check.output)
+    }
+
+    /// The shipped Apache virtual host, with mod_proxy_fcgi and mod_ssl loaded and a
+    /// throwaway certificate: `apache2 -t`.
+    func testTheApacheConfigurationPassesApacheCheck() throws {
+        let apache = "/usr/sbin/apache2"
+        guard FileManager.default.isExecutableFile(atPath: apache) else {
+            return XCTFail("apache2 is not installed (apt-get install apache2; it is in the README's package list)")
+        }
+        try FileManager.default.createDirectory(atPath: dir + "/logs", withIntermediateDirectories: true)
+        try makeCertificate()
+        let site = try shipped("apache-serve.conf").replacingOccurrences(of: "/etc/subdesk/tls", with: dir + "/tls")
+        try site.write(toFile: dir + "/site.conf", atomically: true, encoding: .utf8)
+        let modules = "/usr/lib/apache2/modules"
+        try """
+            ServerRoot \(dir!)
+            Define APACHE_LOG_DIR \(dir!)/logs
+            PidFile \(dir!)/apache.pid
+            ErrorLog \(dir!)/logs/apache-error.log
+            LoadModule mpm_event_module \(modules)/mod_mpm_event.so
+            LoadModule authz_core_module \(modules)/mod_authz_core.so
+            LoadModule proxy_module \(modules)/mod_proxy.so
+            LoadModule proxy_fcgi_module \(modules)/mod_proxy_fcgi.so
+            LoadModule socache_shmcb_module \(modules)/mod_socache_shmcb.so
+            LoadModule ssl_module \(modules)/mod_ssl.so
+            Listen 127.0.0.1:443
+            Include \(dir!)/site.conf
+
+            """.write(toFile: dir + "/httpd.conf", atomically: true, encoding: .utf8)
+        let check = try runToEnd(apache, ["-t", "-f", dir + "/httpd.conf"])
+        XCTAssertEqual(check.status, 0, check.output)
+        XCTAssertTrue(check.output.contains("Syntax OK"), check.output)
+    }
+
+    // MARK: systemd
+
+    /// The units as shipped, the binary path pointed at the build: `systemd-analyze verify`
+    /// says nothing; and the hardening the deployment relies on is there.
+    func testTheSystemdUnitsVerifyAndAreHardened() throws {
+        let units = dir + "/units"
+        try FileManager.default.createDirectory(atPath: units, withIntermediateDirectories: true)
+        var service = ""
+        for name in ["subdesk-serve.socket", "subdesk-serve.service"] {
+            let text = try shipped("systemd/" + name)
+            if name.hasSuffix(".service") { service = text }
+            try text.replacingOccurrences(of: "/usr/local/bin/subdesk", with: Self.binary)
+                .write(toFile: units + "/" + name, atomically: true, encoding: .utf8)
+        }
+        let keys = Dictionary(service.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, !line.hasPrefix("#") else { return nil }
+            return (String(parts[0]), String(parts[1]))
+        }, uniquingKeysWith: { $1 })
+        XCTAssertEqual(keys["User"], "subdesk")
+        XCTAssertEqual(keys["ProtectSystem"], "strict")
+        XCTAssertEqual(keys["ReadWritePaths"], "/var/lib/subdesk", "the store's folder is the one writable path")
+        XCTAssertEqual(keys["NoNewPrivileges"], "yes")
+        XCTAssertEqual(keys["ExecStart"], "/usr/local/bin/subdesk serve")
+        let socket = try shipped("systemd/subdesk-serve.socket")
+        XCTAssertTrue(socket.contains("SocketGroup=www-data") && socket.contains("SocketMode=0660"), socket)
+
+        guard let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            return  // No systemd here: the keys above are the check.
+        }
+        let verified = try runToEnd(analyze, ["verify", units + "/subdesk-serve.socket", units + "/subdesk-serve.service"])
+        XCTAssertEqual(verified.status, 0, verified.output)
+        XCTAssertEqual(verified.output.trimmingCharacters(in: .whitespacesAndNewlines), "", verified.output)
+    }
+}
