@@ -254,6 +254,8 @@ extension SQLDialect {
         // Each statement is a round trip: many rows go in one.
         rowsPerInsert: 100,
         writersRunSideBySide: true, hasSearchIndex: false,
+        // A writer waiting for store_changes is queued and granted it at the next commit.
+        writeTurnPauseMs: 0,
         auditGuardsWhole: "append-only (triggers in place), their functions unchanged")
 }
 

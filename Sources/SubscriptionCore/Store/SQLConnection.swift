@@ -196,6 +196,11 @@ public struct SQLDialect: Sendable, Equatable, CustomStringConvertible {
     let writersRunSideBySide: Bool
     /// Whether the store keeps a trigram index for search (`Store.textCondition`).
     let hasSearchIndex: Bool
+    /// How long a long job that writes in short transactions (`Store.catchUpSegments`)
+    /// pauses between them, in milliseconds, so a writer waiting meanwhile gets its turn:
+    /// where waiters poll for the lock, long enough for a poll to land in the pause; where
+    /// the server queues them and hands the lock over in order, none.
+    let writeTurnPauseMs: Int
     /// What `doctor` says was checked when the audit log's guards are whole.
     public let auditGuardsWhole: String
 

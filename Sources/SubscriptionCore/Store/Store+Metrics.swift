@@ -29,20 +29,27 @@ extension Store {
 
     /// What the pending subscriptions change in the by-segment aggregates: each one's share
     /// now, less the share the aggregates last took, summed in memory; and how many were
-    /// read, told to `progress` every 10,000. Both the catch-up and a reader's overlay sum so.
-    private func pendingSegmentSums(progress: ((Int) -> Void)? = nil) throws -> (sums: SegmentSums, count: Int) {
+    /// read, told to `progress` every 10,000. A reader's overlay sums every one; the
+    /// catch-up sums those after `after` in order, `limit` at a time, and learns the last
+    /// one read (`last`).
+    private func pendingSegmentSums(after: String? = nil, limit: Int? = nil,
+                                    progress: ((Int) -> Void)? = nil) throws -> (sums: SegmentSums, count: Int, last: String?) {
         var sums = SegmentSums()
         var count = 0
+        var last: String?
+        let part = after == nil ? "" : "WHERE p.original_transaction_id > ? ORDER BY p.original_transaction_id LIMIT ?"
+        let values: [SQLBindable?] = after.map { [$0, limit ?? Int.max] } ?? []
         try db.query("""
-            SELECT p.applied, s.metrics FROM metric_segments_pending p
-            LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
-            """) { r in
+            SELECT p.applied, s.metrics, p.original_transaction_id FROM metric_segments_pending p
+            LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id \(part)
+            """, values) { r in
             if !r.isNull(0) { sums.add(encoded: r.data(0), sign: -1) }
             if !r.isNull(1) { sums.add(encoded: r.data(1), sign: 1) }
+            if after != nil { last = r.string(2) }
             count += 1
             if count % 10_000 == 0 { progress?(count) }
         }
-        return (sums, count)
+        return (sums, count, last)
     }
 
     /// Calls `each(keyIndex, bucketStart, delta)` for every non-zero aggregate of `keys[keyIndex]`
@@ -121,28 +128,64 @@ extension Store {
         try db.first("SELECT count(*) FROM metric_segments_pending") { $0.int(0) } ?? 0
     }
 
+    /// Empties the by-segment aggregates and notes every subscription's share as not yet in
+    /// them, as on a store no report by segment has read: the next one builds them from
+    /// every share (after a change to how a share splits by segment; the benchmark's first
+    /// report). One write.
+    public func forgetSegmentAggregates() throws {
+        try write {
+            try db.run("DELETE FROM metric_segments", [])
+            try db.run("DELETE FROM metric_segments_pending", [])
+            try db.run("INSERT INTO metric_segments_pending SELECT original_transaction_id, NULL FROM subscriptions", [])
+        }
+    }
+
     /// Brings the by-segment aggregates up to every subscription's share, telling
-    /// `progress` (done, total) every 10,000 subscriptions. Intake only notes which
-    /// subscriptions changed (and the share the aggregates last took), so a notification
-    /// never pays for the four dimensions; a report by segment pays once for what changed.
-    /// One write: every noted share is summed in memory and each aggregate row written
-    /// once, in key order (a store's first report by segment sums every subscription).
+    /// `progress` (done, total) after each write. Intake only notes which subscriptions
+    /// changed (and the share the aggregates last took), so a notification never pays for
+    /// the four dimensions; a report by segment pays once for what changed.
+    ///
+    /// In short writes, so no writer waits long behind a report: the noted subscriptions
+    /// are taken in their order, as many to a write as take about `turnMs` (starting at
+    /// `batch`), each write summing its part in memory, adding it to the aggregates and
+    /// striking it from the notes before it commits, with the engine's pause for a waiting
+    /// writer between writes. One pass reaches every subscription noted when it started;
+    /// stopped half-way (an error, `progress` throwing), what was written stays written,
+    /// and the next catch-up goes on with the rest.
     @discardableResult
-    public func catchUpSegments(progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+    public func catchUpSegments(batch: Int = 500, turnMs: Double = 30,
+                                progress: ((Int, Int) throws -> Void)? = nil) throws -> Int {
         let total = try pendingSegmentsCount()
         guard total > 0 else { return 0 }
-        return try write {
-            let (sums, done) = try pendingSegmentSums { progress?($0, total) }
-            for row in sums.rows() {
-                try db.run("""
-                    INSERT INTO metric_segments (dimension, value, key, segment, bucket, delta) VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (dimension, value, key, segment, bucket) DO UPDATE SET delta = metric_segments.delta + excluded.delta
-                    """, [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta])
+        var done = 0, after = "", size = max(1, batch)
+        while true {
+            var started: UInt64 = 0
+            let (count, last) = try write { () -> (Int, String?) in
+                started = DispatchTime.now().uptimeNanoseconds
+                let (sums, count, last) = try pendingSegmentSums(after: after, limit: size)
+                guard let last else { return (0, nil) }
+                for row in sums.rows() {
+                    try db.run("""
+                        INSERT INTO metric_segments (dimension, value, key, segment, bucket, delta) VALUES (?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (dimension, value, key, segment, bucket) DO UPDATE SET delta = metric_segments.delta + excluded.delta
+                        """, [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta])
+                }
+                // Every note in (after, last] was read under this write's lock, so none is lost.
+                try db.run("DELETE FROM metric_segments_pending WHERE original_transaction_id > ? AND original_transaction_id <= ?", [after, last])
+                return (count, last)
             }
-            // Everything noted was read under this write's lock, so nothing new is lost.
-            try db.run("DELETE FROM metric_segments_pending")
-            progress?(done, total)
-            return done
+            done += count
+            guard let last, count == size else {
+                try progress?(done, max(done, total))
+                return done
+            }
+            try progress?(done, max(done, total))
+            after = last
+            // The next write holds the lock about turnMs, whatever this machine's speed
+            // (timed from when it had the lock, not from when it asked).
+            let took = max(0.001, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
+            size = max(1, min(50_000, Int(Double(size) * min(2, turnMs / took))))
+            if db.dialect.writeTurnPauseMs > 0 { usleep(UInt32(db.dialect.writeTurnPauseMs) * 1000) }
         }
     }
 
