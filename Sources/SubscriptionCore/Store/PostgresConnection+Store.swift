@@ -193,6 +193,21 @@ extension PostgresConnection {
     /// Creates the database roles and grants their rights on this store's schema (`PostgresRoles`).
     func installRoles() throws {
         let schema = try first("SELECT current_schema()") { $0.string(0) } ?? "public"
+        // Creating a role needs CREATEROLE (or a superuser); the server's own refusal names
+        // only the privilege, so say who lacks it and what to do before trying.
+        let missing = try rows("""
+            SELECT r FROM unnest(ARRAY['\(PostgresRoles.all.joined(separator: "', '"))']) AS r
+            WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) ORDER BY r
+            """) { $0.string(0) }
+        if !missing.isEmpty, let (user, may) = try first("SELECT rolname, rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user", [], {
+            ($0.string(0), $0.bool(1))
+        }), !may {
+            throw StoreError(operation: "create the roles \(missing.joined(separator: ", "))", message: """
+                \(user) may not create roles (it has no CREATEROLE): give it CREATEROLE (as a superuser: \
+                ALTER ROLE \(user) CREATEROLE; or create it with createuser --createrole \(user)), \
+                or run `subdesk db init --roles` as a superuser
+                """, code: 0)
+        }
         try execute(PostgresRoles.sql(schema: schema))
         let database = try first("SELECT current_database()") { $0.string(0) } ?? "postgres"
         try execute(PostgresRoles.databaseSQL(database: database))
