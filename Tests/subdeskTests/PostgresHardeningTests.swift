@@ -133,6 +133,44 @@ final class PostgresHardeningTests: SubdeskTestCase {
         stranger.close()
     }
 
+    /// Support may not lock any table of the store stronger than its own writes do (only
+    /// `store_changes`, the writers' lock, which its writes take): each `LOCK TABLE ... IN
+    /// ACCESS EXCLUSIVE MODE` is refused, and intake answers 200 beside the session that
+    /// tried them all. Support still drops the subscriber a link left owning nothing.
+    func testSupportCannotTakeATableLockThatStallsIntake() throws {
+        try requirePostgres()
+        let schema = try XCTUnwrap(try PostgresLocation(location).schema)
+        let (lines, subscriptions) = try bodies(2, firstInstance: 925_000)
+        let intake = try login("intake", in: "subdesk_intake")
+        let support = try login("helpdesk", in: "subdesk_support")
+        let session = try connect(as: support, application: "psql")
+        XCTAssertEqual(try run(["ingest", "--db", try uri(as: intake), "--quiet"] + ReliabilityTests.policyFlags + [dir + "/bodies.ndjson"]).status, 0)
+        try session.execute("BEGIN")
+        for table in PostgresRoles.tables where table != "store_changes" {
+            for mode in ["ACCESS EXCLUSIVE", "EXCLUSIVE", "SHARE ROW EXCLUSIVE", "SHARE"] {
+                try session.execute("SAVEPOINT probe")
+                assertRefused("support: LOCK TABLE \(table) IN \(mode) MODE") {
+                    try session.execute("LOCK TABLE \(schema).\(table) IN \(mode) MODE")
+                }
+                try session.execute("ROLLBACK TO SAVEPOINT probe")
+            }
+        }
+        // Its transaction stays open (holding what it could, ACCESS SHARE) while intake writes.
+        try session.execute("SELECT count(*) FROM \(schema).subscribers")
+        let started = Date()
+        let r = try cgi(try uri(as: intake), lines[0])
+        XCTAssertTrue(r.stdout.hasPrefix("Status: 200 OK"), r.stdout + r.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        try session.execute("ROLLBACK")
+        session.close()
+        // A link as support moves the subscription and drops the subscriber left owning nothing.
+        let before = try engineQuery(location, "SELECT subscriber_id FROM subscriptions WHERE original_transaction_id = '\(subscriptions[0])'")
+        let link = try run(["link", "user-925", subscriptions[0], "--db", try uri(as: support)])
+        XCTAssertEqual(link.status, 0, link.stderr)
+        XCTAssertEqual(try engineQuery(location, "SELECT count(*) FROM subscribers WHERE id = \(before) AND user_id IS NULL"), "0",
+                       "the subscriber left owning nothing was dropped")
+    }
+
     func testALoginWithNoSubdeskRoleCannotConnectAfterDbInitRoles() throws {
         try requirePostgres()
         let stranger = try login("outsider", in: nil)
@@ -168,6 +206,13 @@ final class PostgresHardeningTests: SubdeskTestCase {
         try holder.execute("ROLLBACK")
         XCTAssertTrue(try cgi(location, lines[0]).stdout.hasPrefix("Status: 200 OK"))
         XCTAssertTrue(try run(["doctor", "--db", location] + ReliabilityTests.policyFlags).stdout.contains("OK    write lock    free"))
+        // A lock on any other table of the store that a write would wait for is named too.
+        try holder.execute("BEGIN; LOCK TABLE subscriptions IN SHARE MODE")
+        let other = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
+        let named = try XCTUnwrap(other.stdout.split(separator: "\n").first { $0.contains("write lock") }, other.stdout)
+        XCTAssertTrue(named.hasPrefix("WARN  write lock    held by database user nightly_\(suffix!)") && named.contains("SHARE lock on subscriptions"),
+                      String(named))
+        try holder.execute("ROLLBACK")
         holder.close()
     }
 

@@ -133,20 +133,22 @@ extension PostgresConnection {
     var bulkLoad: BulkLoadSettings? { nil }
 
     /// Who holds what a write would wait for, as PostgreSQL's lock table says: a lock on
-    /// `store_changes` that conflicts with a shared write's, or anything a waiting writer
-    /// waits for. Empty when nothing is held.
+    /// any table of the store that conflicts with a write's (SHARE or stronger; on
+    /// `store_changes` that stops every writer), or anything a waiting writer waits for.
+    /// Empty when nothing is held.
     func writeLockHolders() throws -> [Store.WriteLockHolder] {
         try rows("""
             WITH here AS (SELECT oid FROM pg_database WHERE datname = current_database()),
+            store AS (SELECT oid, relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind = 'r'),
             held AS (
-                SELECT l.pid, upper(regexp_replace(replace(l.mode, 'Lock', ''), '([a-z])([A-Z])', '\\1 \\2', 'g')) || ' lock on store_changes' AS what
-                FROM pg_locks l, here
-                WHERE l.locktype = 'relation' AND l.database = here.oid AND l.relation = 'store_changes'::regclass AND l.granted
+                SELECT l.pid, upper(regexp_replace(replace(l.mode, 'Lock', ''), '([a-z])([A-Z])', '\\1 \\2', 'g')) || ' lock on ' || t.relname AS what
+                FROM pg_locks l JOIN store t ON t.oid = l.relation, here
+                WHERE l.locktype = 'relation' AND l.database = here.oid AND l.granted
                   AND l.mode IN ('ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')
                 UNION
                 SELECT b.pid, 'a lock writer pid ' || w.pid || ' waits for' AS what
-                FROM pg_locks w CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS b(pid), here
-                WHERE NOT w.granted AND w.locktype = 'relation' AND w.database = here.oid AND w.relation = 'store_changes'::regclass
+                FROM pg_locks w JOIN store t ON t.oid = w.relation CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS b(pid), here
+                WHERE NOT w.granted AND w.locktype = 'relation' AND w.database = here.oid
             )
             SELECT h.pid, COALESCE(a.usename::text, '?'), COALESCE(a.application_name, ''),
                    to_char(a.xact_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),

@@ -201,6 +201,10 @@ public struct SQLDialect: Sendable, Equatable, CustomStringConvertible {
     /// where waiters poll for the lock, long enough for a poll to land in the pause; where
     /// the server queues them and hands the lock over in order, none.
     let writeTurnPauseMs: Int
+    /// Drops the subscriber `?1` when it owns no subscription and carries no user id. On a
+    /// server, through a function the store's owner defines (`subdesk_drop_empty_subscriber`),
+    /// so the roles that call it need no DELETE on the table (with which they could lock it).
+    let dropEmptySubscriber: String
     /// What `doctor` says was checked when the audit log's guards are whole.
     public let auditGuardsWhole: String
 
