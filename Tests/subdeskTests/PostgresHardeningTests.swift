@@ -234,6 +234,38 @@ final class PostgresHardeningTests: SubdeskTestCase {
         XCTAssertTrue(again.stdout.contains("trigger audit_log_operator fires only in replication"), again.stdout)
     }
 
+    /// Each thing an owner can add on the audit log to drop, rewrite or hide entries while
+    /// subdesk's own triggers stay whole is a FAIL that names it.
+    func testDoctorFailsNamingAnOwnersTriggerRuleOrPolicyOnTheAuditLog() throws {
+        try requirePostgres()
+        func doctorSays() throws -> (status: Int32, line: String) {
+            let d = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
+            return (d.status, String(d.stdout.split(separator: "\n").first { $0.contains("audit log") } ?? ""))
+        }
+        XCTAssertTrue(try doctorSays().line.hasPrefix("OK    audit log"))
+        let additions: [(add: String, drop: String, named: String)] = [
+            ("CREATE FUNCTION swallow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$; "
+             + "CREATE TRIGGER a_swallow BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION swallow()",
+             "DROP TRIGGER a_swallow ON audit_log", "trigger a_swallow on audit_log is not subdesk's"),
+            ("CREATE FUNCTION ceo() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.operator := 'ceo'; RETURN NEW; END $$; "
+             + "CREATE TRIGGER zz_ceo BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION ceo()",
+             "DROP TRIGGER zz_ceo ON audit_log", "trigger zz_ceo on audit_log is not subdesk's"),
+            ("CREATE RULE quiet AS ON INSERT TO audit_log DO INSTEAD NOTHING", "DROP RULE quiet ON audit_log",
+             "rule quiet on audit_log is not subdesk's"),
+            ("ALTER TABLE audit_log ENABLE ROW LEVEL SECURITY; CREATE POLICY hide ON audit_log USING (action <> 'override_grant')",
+             "DROP POLICY hide ON audit_log; ALTER TABLE audit_log DISABLE ROW LEVEL SECURITY",
+             "row-level security policy hide on audit_log is not subdesk's"),
+        ]
+        for addition in additions {
+            _ = try engineQuery(location, addition.add)
+            let said = try doctorSays()
+            XCTAssertEqual(said.status, 1, addition.add)
+            XCTAssertTrue(said.line.hasPrefix("FAIL  audit log") && said.line.contains(addition.named), "\(addition.add): \(said.line)")
+            _ = try engineQuery(location, addition.drop)
+            XCTAssertTrue(try doctorSays().line.hasPrefix("OK    audit log"), addition.drop)
+        }
+    }
+
     func testAPasswordInTheURIQueryOrAKeywordStringIsRefusedAndNeverPrinted() throws {
         let secret = "hunter2-\(UUID().uuidString.prefix(6))"
         let body = Data(#"{"signedPayload":"x"}"#.utf8)

@@ -84,6 +84,27 @@ extension PostgresConnection {
                 problems.append("function \(t.function)() belongs to \(t.functionOwner), not to the audit log's owner \(t.tableOwner)")
             }
         }
+        // Anything else that acts on the audit log's rows is the owner's addition, and may
+        // drop, rewrite or hide entries: another trigger (RETURN NULL, NEW.operator := ...),
+        // a rule (DO INSTEAD NOTHING), row-level security or a policy.
+        let ours = Set(PostgresSchema.auditTriggers.map(\.name))
+        for name in found.keys.sorted() where !ours.contains(name) {
+            problems.append("trigger \(name) on audit_log is not subdesk's (it may drop or rewrite entries)")
+        }
+        problems += try rows("""
+            SELECT 'rule ' || r.rulename || ' on audit_log is not subdesk''s (it may drop or rewrite entries)'
+            FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
+            WHERE c.relname = 'audit_log' AND c.relnamespace = current_schema()::regnamespace
+            UNION ALL
+            SELECT 'row-level security policy ' || p.polname || ' on audit_log is not subdesk''s (it may hide entries)'
+            FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
+            WHERE c.relname = 'audit_log' AND c.relnamespace = current_schema()::regnamespace
+            UNION ALL
+            SELECT 'row-level security is on for audit_log (it may hide entries)'
+            FROM pg_class c WHERE c.relname = 'audit_log' AND c.relnamespace = current_schema()::regnamespace
+              AND (c.relrowsecurity OR c.relforcerowsecurity)
+            ORDER BY 1
+            """) { $0.string(0) }
         return problems
     }
 
