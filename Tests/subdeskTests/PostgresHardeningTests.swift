@@ -266,6 +266,26 @@ final class PostgresHardeningTests: SubdeskTestCase {
         }
     }
 
+    /// An override whose audit entry something on the audit log drops fails, and is undone.
+    func testAnOverrideWhoseAuditEntryIsDroppedFailsAndIsUndone() throws {
+        try requirePostgres()
+        let (_, subscriptions) = try bodies(1, firstInstance: 950_000)
+        XCTAssertEqual(try run(["ingest", "--db", location, "--quiet"] + ReliabilityTests.policyFlags + [dir + "/bodies.ndjson"]).status, 0)
+        for (add, drop) in [("CREATE FUNCTION swallow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$; "
+                             + "CREATE TRIGGER a_swallow BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION swallow()",
+                             "DROP TRIGGER a_swallow ON audit_log"),
+                            ("CREATE RULE quiet AS ON INSERT TO audit_log DO INSTEAD NOTHING", "DROP RULE quiet ON audit_log")] {
+            _ = try engineQuery(location, add)
+            let granted = try run(["override", "grant", subscriptions[0], "--until", "+7d", "--reason", "goodwill", "--db", location])
+            XCTAssertNotEqual(granted.status, 0, "\(add): \(granted.stdout)")
+            XCTAssertTrue(granted.stderr.contains("the audit entry was not written"), granted.stderr)
+            XCTAssertEqual(try engineQuery(location, "SELECT count(*) FROM overrides"), "0", add)
+            _ = try engineQuery(location, drop)
+        }
+        XCTAssertEqual(try run(["override", "grant", subscriptions[0], "--until", "+7d", "--reason", "goodwill", "--db", location]).status, 0)
+        XCTAssertEqual(try engineQuery(location, "SELECT count(*) FROM overrides"), "1")
+    }
+
     func testAPasswordInTheURIQueryOrAKeywordStringIsRefusedAndNeverPrinted() throws {
         let secret = "hunter2-\(UUID().uuidString.prefix(6))"
         let body = Data(#"{"signedPayload":"x"}"#.utf8)

@@ -29,27 +29,20 @@ extension Store {
 
     /// What the pending subscriptions change in the by-segment aggregates: each one's share
     /// now, less the share the aggregates last took, summed in memory; and how many were
-    /// read, told to `progress` every 10,000. A reader's overlay sums every one; the
-    /// catch-up sums those after `after` in order, `limit` at a time, and learns the last
-    /// one read (`last`).
-    private func pendingSegmentSums(after: String? = nil, limit: Int? = nil,
-                                    progress: ((Int) -> Void)? = nil) throws -> (sums: SegmentSums, count: Int, last: String?) {
+    /// read. A reader's overlay sums every one; the catch-up sums those of `only`.
+    private func pendingSegmentSums(only: ArraySlice<String>? = nil) throws -> (sums: SegmentSums, count: Int) {
         var sums = SegmentSums()
         var count = 0
-        var last: String?
-        let part = after == nil ? "" : "WHERE p.original_transaction_id > ? ORDER BY p.original_transaction_id LIMIT ?"
-        let values: [SQLBindable?] = after.map { [$0, limit ?? Int.max] } ?? []
+        let part = only.map { "WHERE p.original_transaction_id IN (\($0.map { _ in "?" }.joined(separator: ",")))" } ?? ""
         try db.query("""
-            SELECT p.applied, s.metrics, p.original_transaction_id FROM metric_segments_pending p
+            SELECT p.applied, s.metrics FROM metric_segments_pending p
             LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id \(part)
-            """, values) { r in
+            """, only.map { $0.map { $0 as SQLBindable? } } ?? []) { r in
             if !r.isNull(0) { sums.add(encoded: r.data(0), sign: -1) }
             if !r.isNull(1) { sums.add(encoded: r.data(1), sign: 1) }
-            if after != nil { last = r.string(2) }
             count += 1
-            if count % 10_000 == 0 { progress?(count) }
         }
-        return (sums, count, last)
+        return (sums, count)
     }
 
     /// Calls `each(keyIndex, bucketStart, delta)` for every non-zero aggregate of `keys[keyIndex]`
@@ -145,48 +138,55 @@ extension Store {
     /// changed (and the share the aggregates last took), so a notification never pays for
     /// the four dimensions; a report by segment pays once for what changed.
     ///
-    /// In short writes, so no writer waits long behind a report: the noted subscriptions
-    /// are taken in their order, as many to a write as take about `turnMs` (starting at
-    /// `batch`), each write summing its part in memory, adding it to the aggregates and
-    /// striking it from the notes before it commits, with the engine's pause for a waiting
-    /// writer between writes. One pass reaches every subscription noted when it started;
-    /// stopped half-way (an error, `progress` throwing), what was written stays written,
-    /// and the next catch-up goes on with the rest.
+    /// In short writes, so no writer waits long behind a report. The noted subscriptions are
+    /// listed first, without the lock, in an order that puts alike shares side by side
+    /// (product, then first purchase: their parts fall in the same aggregate rows, so a
+    /// write of many adds up to few rows); then taken in that order, as many to a write as
+    /// take about `turnMs` (starting at `batch`), each write summing its part in memory,
+    /// adding it to the aggregates and striking it from the notes before it commits, with
+    /// the engine's pause for a waiting writer between writes. Every subscription noted
+    /// when it started is reached; stopped half-way (an error, `progress` throwing), what
+    /// was written stays written, and the next catch-up goes on with the rest.
     @discardableResult
     public func catchUpSegments(batch: Int = 500, turnMs: Double = 30,
                                 progress: ((Int, Int) throws -> Void)? = nil) throws -> Int {
-        let total = try pendingSegmentsCount()
-        guard total > 0 else { return 0 }
-        var done = 0, after = "", size = max(1, batch)
-        while true {
+        let noted = try db.rows("""
+            SELECT p.original_transaction_id FROM metric_segments_pending p
+            LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
+            ORDER BY s.product_id, s.original_purchase_ms, p.original_transaction_id
+            """) { $0.string(0) }
+        guard !noted.isEmpty else { return 0 }
+        var done = 0, next = 0, size = max(1, batch)
+        while next < noted.count {
+            let part = noted[next..<min(noted.count, next + size)]
             var started: UInt64 = 0
-            let (count, last) = try write { () -> (Int, String?) in
+            let count = try write { () -> Int in
                 started = DispatchTime.now().uptimeNanoseconds
-                let (sums, count, last) = try pendingSegmentSums(after: after, limit: size)
-                guard let last else { return (0, nil) }
+                let (sums, count) = try pendingSegmentSums(only: part)
                 for row in sums.rows() {
                     try db.run("""
                         INSERT INTO metric_segments (dimension, value, key, segment, bucket, delta) VALUES (?, ?, ?, ?, ?, ?)
                         ON CONFLICT (dimension, value, key, segment, bucket) DO UPDATE SET delta = metric_segments.delta + excluded.delta
                         """, [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta])
                 }
-                // Every note in (after, last] was read under this write's lock, so none is lost.
-                try db.run("DELETE FROM metric_segments_pending WHERE original_transaction_id > ? AND original_transaction_id <= ?", [after, last])
-                return (count, last)
+                // Every note of the part was read under this write's lock, so none is lost.
+                try db.run("DELETE FROM metric_segments_pending WHERE original_transaction_id IN (\(part.map { _ in "?" }.joined(separator: ",")))",
+                           part.map { $0 as SQLBindable? })
+                return count
             }
             done += count
-            guard let last, count == size else {
-                try progress?(done, max(done, total))
-                return done
-            }
-            try progress?(done, max(done, total))
-            after = last
+            next += part.count
+            try progress?(done, noted.count)
+            guard next < noted.count else { break }
             // The next write holds the lock about turnMs, whatever this machine's speed
             // (timed from when it had the lock, not from when it asked).
             let took = max(0.001, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
-            size = max(1, min(50_000, Int(Double(size) * min(2, turnMs / took))))
+            // A power of two, so the statements prepared for a part are few.
+            let wanted = max(1, min(4_096, Int(Double(size) * min(2, turnMs / took))))
+            size = 1 << (Int.bitWidth - 1 - wanted.leadingZeroBitCount)
             if db.dialect.writeTurnPauseMs > 0 { usleep(UInt32(db.dialect.writeTurnPauseMs) * 1000) }
         }
+        return done
     }
 
     /// Moves the aggregates from a subscription's stored share (`stored`, its stored form;
