@@ -148,7 +148,7 @@ extension Store {
     /// when it started is reached; stopped half-way (an error, `progress` throwing), what
     /// was written stays written, and the next catch-up goes on with the rest.
     @discardableResult
-    public func catchUpSegments(batch: Int = 500, turnMs: Double = 30,
+    public func catchUpSegments(batch: Int = 512, turnMs: Double = 100,
                                 progress: ((Int, Int) throws -> Void)? = nil) throws -> Int {
         let noted = try db.rows("""
             SELECT p.original_transaction_id FROM metric_segments_pending p
@@ -179,7 +179,7 @@ extension Store {
             try progress?(done, noted.count)
             guard next < noted.count else { break }
             // The next write holds the lock about turnMs, whatever this machine's speed
-            // (timed from when it had the lock, not from when it asked).
+            // (timed from when it had the lock, not from when it asked, to its commit).
             let took = max(0.001, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
             // A power of two, so the statements prepared for a part are few.
             let wanted = max(1, min(4_096, Int(Double(size) * min(2, turnMs / took))))
