@@ -696,17 +696,21 @@ func concurrentIntake(_ base: String, writers: Int, bodies: [Data], interleaved:
 }
 
 /// The generated store of `scale` subscribers in PostgreSQL: copied once (metrics caught up
-/// first), kept in a schema named after its size, so later runs and sections reuse it.
-func postgresCopy(of sqlite: Store, scale: Int, postgres: String) throws -> Store {
+/// first), kept in a schema named after its size (`bench_SCALE`, or `schema`), so later runs
+/// and sections reuse it. `grown`: a copy that a section writes into (holding more
+/// subscriptions than the generated store) is reused too.
+func postgresCopy(of sqlite: Store, scale: Int, postgres: String, schema: String? = nil, grown: Bool = false) throws -> Store {
     try sqlite.catchUpMetrics()
-    let location = postgres + (postgres.contains("?") ? "&" : "?") + "schema=bench_\(scale)"
+    let name = schema ?? "bench_\(scale)"
+    let location = postgres + (postgres.contains("?") ? "&" : "?") + "schema=\(name)"
     let pg = try Store(path: location)
-    if try pg.subscriptionCount() != sqlite.subscriptionCount() {
+    let held = try pg.subscriptionCount(), generated = try sqlite.subscriptionCount()
+    if grown ? held < generated : held != generated {
         guard try !pg.holdsData() else {
-            log("subdesk-bench: schema bench_\(scale) holds another store; drop it (DROP SCHEMA bench_\(scale) CASCADE)")
+            log("subdesk-bench: schema \(name) holds another store; drop it (DROP SCHEMA \(name) CASCADE)")
             exit(1)
         }
-        log("  copying the \(scale) store into PostgreSQL (schema bench_\(scale)) ...")
+        log("  copying the \(scale) store into PostgreSQL (schema \(name)) ...")
         let took = try seconds { try pg.copyAll(from: sqlite) }
         record(Figure(section: "engines", what: "migrate the \(scale) store SQLite -> PostgreSQL, s", value: fmt(took, 1),
                       target: "", met: nil, numbers: ["seconds": took, "scale": Double(scale)]))
@@ -873,8 +877,9 @@ if wanted("segments") {
         try Store(path: path).backup(to: copy)
         var engines: [(name: String, location: String)] = [("SQLite", copy)]
         if let postgres = options.postgres {
-            _ = try postgresCopy(of: try Store(path: path), scale: scale, postgres: postgres)
-            engines.append(("PostgreSQL", postgres + (postgres.contains("?") ? "&" : "?") + "schema=bench_\(scale)"))
+            // A schema of its own, since the writer adds to it.
+            _ = try postgresCopy(of: try Store(path: path), scale: scale, postgres: postgres, schema: "segments_\(scale)", grown: true)
+            engines.append(("PostgreSQL", postgres + (postgres.contains("?") ? "&" : "?") + "schema=segments_\(scale)"))
         }
         for (name, location) in engines {
             let run = try reportBesideWriter(location, bodies: try signedBodies(6_000))
