@@ -16,7 +16,7 @@ struct Options {
     var scales = [10_000, 100_000, 1_000_000]
     var dataDirectory: String?
     var intakeBodies = 4_000
-    /// Sections to run (baseline, intake, backfill, python, cgi, serve, scales, engines, metrics, dashboard); empty runs them all.
+    /// Sections to run (baseline, intake, backfill, python, cgi, scales, engines, metrics, segments, dashboard); empty runs them all.
     var only: Set<String> = []
     /// Writes the intake bodies as NDJSON here and stops (for profiling `subdesk ingest`).
     var writeBodies: String?
@@ -40,7 +40,7 @@ struct Options {
             case "--cgi-binary": i += 1; cgiBinary = args[i]
             case "--postgres": i += 1; postgres = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,scales,engines,metrics,dashboard] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,scales,engines,metrics,segments,dashboard] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))
@@ -701,17 +701,21 @@ func concurrentIntake(_ base: String, writers: Int, bodies: [Data], interleaved:
 }
 
 /// The generated store of `scale` subscribers in PostgreSQL: copied once (metrics caught up
-/// first), kept in a schema named after its size, so later runs and sections reuse it.
-func postgresCopy(of sqlite: Store, scale: Int, postgres: String) throws -> Store {
+/// first), kept in a schema named after its size (`bench_SCALE`, or `schema`), so later runs
+/// and sections reuse it. `grown`: a copy that a section writes into (holding more
+/// subscriptions than the generated store) is reused too.
+func postgresCopy(of sqlite: Store, scale: Int, postgres: String, schema: String? = nil, grown: Bool = false) throws -> Store {
     try sqlite.catchUpMetrics()
-    let location = postgres + (postgres.contains("?") ? "&" : "?") + "schema=bench_\(scale)"
+    let name = schema ?? "bench_\(scale)"
+    let location = postgres + (postgres.contains("?") ? "&" : "?") + "schema=\(name)"
     let pg = try Store(path: location)
-    if try pg.subscriptionCount() != sqlite.subscriptionCount() {
+    let held = try pg.subscriptionCount(), generated = try sqlite.subscriptionCount()
+    if grown ? held < generated : held != generated {
         guard try !pg.holdsData() else {
-            log("subdesk-bench: schema bench_\(scale) holds another store; drop it (DROP SCHEMA bench_\(scale) CASCADE)")
+            log("subdesk-bench: schema \(name) holds another store; drop it (DROP SCHEMA \(name) CASCADE)")
             exit(1)
         }
-        log("  copying the \(scale) store into PostgreSQL (schema bench_\(scale)) ...")
+        log("  copying the \(scale) store into PostgreSQL (schema \(name)) ...")
         let took = try seconds { try pg.copyAll(from: sqlite) }
         record(Figure(section: "engines", what: "migrate the \(scale) store SQLite -> PostgreSQL, s", value: fmt(took, 1),
                       target: "", met: nil, numbers: ["seconds": took, "scale": Double(scale)]))
@@ -821,6 +825,76 @@ if wanted("metrics") {
                           value: spreadText(spread, 2), target: "<= 50 ms", met: spread.median <= 50,
                           numbers: ["median": spread.median, "scale": Double(scale)]))
         }
+    }
+}
+
+// MARK: 5d. A first report by segment beside a writer
+
+/// A writer's longest wait while `subdesk counts --by product` runs on `location`, whose
+/// by-segment shares are all pending (`Store.forgetSegmentAggregates`), as on a store no
+/// report by segment has read: a thread ingests one notification at a time (a webhook's
+/// write), 10 ms apart, timing each; the report runs as its own process. The report's
+/// seconds and the writer's longest and median write, in ms, and how many writes it made.
+func reportBesideWriter(_ location: String, bodies: [Data]) throws -> (report: Double, longest: Double, median: Double, writes: Int) {
+    try Store(path: location).forgetSegmentAggregates()
+    let writer = try makeIntake(try Store(path: location))
+    final class Shared: @unchecked Sendable {
+        let lock = NSLock()
+        var stop = false, waits: [Double] = [], failure: String?
+        var stopped: Bool { lock.withLock { stop } }
+    }
+    let shared = Shared(), done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        var next = 0
+        while !shared.stopped && next < bodies.count {
+            do {
+                let took = try seconds { _ = try writer.ingest(bodies[next]) } * 1000
+                shared.lock.withLock { shared.waits.append(took) }
+            } catch {
+                shared.lock.withLock { shared.failure = "\(error)" }
+                break
+            }
+            next += 1
+            usleep(10_000)
+        }
+        done.signal()
+    }
+    usleep(200_000)
+    let report = seconds { _ = spawn(subdeskBinary, ["counts", "--by", "product", "--db", location]) }
+    shared.lock.withLock { shared.stop = true }
+    done.wait()
+    let (waits, failure) = shared.lock.withLock { (shared.waits, shared.failure) }
+    if let failure { log("  the writer stopped: \(failure)") }
+    if waits.count == bodies.count { log("  the writer ran out of notifications before the report ended") }
+    return (report, waits.max() ?? 0, Spread(waits).median, waits.count)
+}
+
+if wanted("segments") {
+    for scale in options.scales {
+        let path = dataDirectory + "/generated-\(scale).db"
+        if !FileManager.default.fileExists(atPath: path) {
+            log("  generating \(scale) subscribers into \(path) ...")
+            _ = try StoreGenerator(subscribers: scale).generate(into: try Store(path: path))
+        }
+        // A copy, so the generated store keeps its aggregates for the other sections.
+        let copy = dataDirectory + "/segments-\(scale).db"
+        try? FileManager.default.removeItem(atPath: copy)
+        try Store(path: path).backup(to: copy)
+        var engines: [(name: String, location: String)] = [("SQLite", copy)]
+        if let postgres = options.postgres {
+            // A schema of its own, since the writer adds to it.
+            _ = try postgresCopy(of: try Store(path: path), scale: scale, postgres: postgres, schema: "segments_\(scale)", grown: true)
+            engines.append(("PostgreSQL", postgres + (postgres.contains("?") ? "&" : "?") + "schema=segments_\(scale)"))
+        }
+        for (name, location) in engines {
+            let run = try reportBesideWriter(location, bodies: try signedBodies(6_000))
+            record(Figure(section: "segments", what: "first counts --by product at \(scale), every share pending, \(name): report s",
+                          value: fmt(run.report, 1), target: "", met: nil, numbers: ["seconds": run.report, "scale": Double(scale)]))
+            record(Figure(section: "segments", what: "  a writer beside it, \(run.writes) writes: longest / median ms",
+                          value: "\(fmt(run.longest, 1)) / \(fmt(run.median, 1))", target: "longest < 500 ms", met: run.longest < 500,
+                          numbers: ["longest": run.longest, "median": run.median, "writes": Double(run.writes), "scale": Double(scale)]))
+        }
+        try? FileManager.default.removeItem(atPath: copy)
     }
 }
 

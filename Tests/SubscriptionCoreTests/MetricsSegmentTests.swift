@@ -92,17 +92,46 @@ extension MetricsDefinitionTests {
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("6300", 1, from: 20, to: 50, extra: ["storefront": "USA"]))
         XCTAssertEqual(try store.pendingSegmentsCount(), 2, "intake only notes the two subscriptions")
         try store.catchUpSegments()
-        let dimensionsKept = try SegmentDimension.allCases.map { d in
-            try store.segmentValues(d).map { try mixedReport(filter: SegmentFilter(dimension: d, value: $0)).map { r in Metric.all.map { r.text($0) } } }
-        }
-        try store.db.run("DELETE FROM metric_segments")
-        try store.db.run("DELETE FROM metric_segments_pending")
-        try store.db.run("INSERT INTO metric_segments_pending SELECT original_transaction_id, NULL FROM subscriptions")
+        let dimensionsKept = try everySegmentsReport()
+        try store.forgetSegmentAggregates()
         try store.catchUpSegments()
-        let fromScratch = try SegmentDimension.allCases.map { d in
+        XCTAssertEqual(dimensionsKept, try everySegmentsReport())
+    }
+
+    /// Every value's report of every dimension, each day's every metric as shown.
+    func everySegmentsReport() throws -> [[[[String]]]] {
+        try SegmentDimension.allCases.map { d in
             try store.segmentValues(d).map { try mixedReport(filter: SegmentFilter(dimension: d, value: $0)).map { r in Metric.all.map { r.text($0) } } }
         }
-        XCTAssertEqual(dimensionsKept, fromScratch)
+    }
+
+    /// The catch-up writes a few subscriptions at a time, committing each part: stopped
+    /// after its first part, that part stays written and the rest stays noted; the next
+    /// catch-up goes on from there, and the reports equal those of one write of everything.
+    func testSegmentCatchUpInShortWritesResumesAfterAStopAndEqualsOneWrite() throws {
+        try fillMixedStore()
+        try store.forgetSegmentAggregates()
+        let total = try store.pendingSegmentsCount()
+        XCTAssertGreaterThan(total, 4)
+        try store.catchUpSegments(batch: total)
+        let inOneWrite = try everySegmentsReport()
+
+        try store.forgetSegmentAggregates()
+        struct Stopped: Error {}
+        var parts: [Int] = []
+        XCTAssertThrowsError(try store.catchUpSegments(batch: 2, turnMs: 1e-9) { done, _ in
+            parts.append(done)
+            throw Stopped()
+        })
+        XCTAssertEqual(parts, [2])
+        XCTAssertEqual(try store.pendingSegmentsCount(), total - 2, "the first part was committed, the rest is still noted")
+        parts = []
+        XCTAssertEqual(try store.catchUpSegments(batch: 3, turnMs: 1e-9) { done, _ in parts.append(done) }, total - 2)
+        XCTAssertEqual(parts.first, 3, "each part its own write")
+        XCTAssertGreaterThan(parts.count, 2, "a part of 3, then smaller ones (each took longer than the bound)")
+        XCTAssertEqual(parts.last, total - 2)
+        XCTAssertEqual(try store.pendingSegmentsCount(), 0)
+        XCTAssertEqual(try everySegmentsReport(), inOneWrite)
     }
 
     func testAShareKeepsItsVariantsThroughTheStoredForm() throws {

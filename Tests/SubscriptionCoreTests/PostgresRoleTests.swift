@@ -167,6 +167,23 @@ final class PostgresRoleTests: XCTestCase {
             let wantsLock = who == "owner" || PostgresRoles.holds(who, .update, on: "subscriptions")
             let lock = try attempt(store, "SELECT 1 FROM subscriptions FOR UPDATE")
             if (lock == .allowed) != wantsLock { mismatches.append("\(who) row lock on subscriptions: \(lock)") }
+            // A lock that stops intake's writes (stronger than ROW EXCLUSIVE) on any table but
+            // the writers' own needs a table-wide UPDATE, DELETE or TRUNCATE: only the owner
+            // and the roles that derive state hold one.
+            for table in PostgresRoles.tables where table != "store_changes" {
+                let held = try attempt(store, "LOCK TABLE \(table) IN SHARE ROW EXCLUSIVE MODE")
+                let wanted = who == "owner" || [.update, .delete, .truncate].contains { PostgresRoles.allows(who, $0, on: table) }
+                if (held == .allowed) != wanted { mismatches.append("\(who) table lock on \(table): \(held)") }
+                if wanted && who != "owner" && !PostgresRoles.tableLockers.contains(who) {
+                    mismatches.append("\(who) may lock \(table), and is no role that derives state")
+                }
+            }
+            // The owner's functions: only the roles named may call them.
+            for routine in PostgresRoles.routines {
+                let called = try attempt(store, "SELECT \(routine.name)(0)")
+                let wanted = who == "owner" || routine.roles.contains(who)
+                if (called == .allowed) != wanted { mismatches.append("\(who) calls \(routine.name): \(called)") }
+            }
             // The writers' lock is the change counter's table: only a role that may update it
             // can hold it, so a reader cannot stall intake.
             for mode in ["EXCLUSIVE", "ROW EXCLUSIVE"] {

@@ -21,9 +21,6 @@ final class RoleTableTests: XCTestCase {
         for role in ["subdesk_read", "subdesk_support"] {
             for table in PostgresRoles.derived {
                 for privilege in [PostgresRoles.Privilege.insert, .delete, .truncate] {
-                    // A link may leave a subscriber owning nothing; the foreign key from
-                    // subscriptions lets support delete only such a one.
-                    if role == "subdesk_support" && privilege == .delete && table == "subscribers" { continue }
                     XCTAssertFalse(PostgresRoles.allows(role, privilege, on: table), "\(role) \(privilege) \(table)")
                 }
                 XCTAssertFalse(PostgresRoles.allows(role, .update, on: table, column: "status"), "\(role) may update \(table)")
@@ -33,6 +30,16 @@ final class RoleTableTests: XCTestCase {
             XCTAssertFalse(PostgresRoles.allows(role, .insert, on: "verified_chains"), role)
             XCTAssertFalse(PostgresRoles.allows(role, .update, on: "verified_chains"), role)
         }
+        // Nor may they lock a table intake writes (LOCK TABLE stronger than ROW EXCLUSIVE
+        // needs a table-wide UPDATE, DELETE or TRUNCATE), but the writers' own lock.
+        for role in PostgresRoles.all where !PostgresRoles.tableLockers.contains(role) {
+            for table in PostgresRoles.tables where table != "store_changes" {
+                for privilege in [PostgresRoles.Privilege.update, .delete, .truncate] {
+                    XCTAssertFalse(PostgresRoles.allows(role, privilege, on: table), "\(role) may lock \(table) (\(privilege))")
+                }
+            }
+        }
+        XCTAssertTrue(PostgresRoles.routines.contains { $0.name == "subdesk_drop_empty_subscriber" && $0.roles.contains("subdesk_support") })
         XCTAssertTrue(PostgresRoles.allows("subdesk_support", .update, on: "subscriptions", column: "subscriber_id"))
         XCTAssertFalse(PostgresRoles.allows("subdesk_support", .update, on: "subscriptions"))
     }

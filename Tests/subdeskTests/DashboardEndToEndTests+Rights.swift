@@ -19,7 +19,7 @@ extension DashboardEndToEndTests {
         let asManager = try XCTUnwrap(parts.string)
 
         try terminal.shell(commandLine("--db '\(asManager)'"))
-        var screen = try terminal.waitFor(text: "24 subscriptions")
+        var screen = try terminal.waitFor(text: " subscriptions · ")
         XCTAssertTrue(screen.components(separatedBy: "\n")[0].contains("pg: \(manager) (read)"), screen)
         try terminal.send(literal: "/user-1010")
         try terminal.send(keys: "Enter")

@@ -133,6 +133,44 @@ final class PostgresHardeningTests: SubdeskTestCase {
         stranger.close()
     }
 
+    /// Support may not lock any table of the store stronger than its own writes do (only
+    /// `store_changes`, the writers' lock, which its writes take): each `LOCK TABLE ... IN
+    /// ACCESS EXCLUSIVE MODE` is refused, and intake answers 200 beside the session that
+    /// tried them all. Support still drops the subscriber a link left owning nothing.
+    func testSupportCannotTakeATableLockThatStallsIntake() throws {
+        try requirePostgres()
+        let schema = try XCTUnwrap(try PostgresLocation(location).schema)
+        let (lines, subscriptions) = try bodies(2, firstInstance: 925_000)
+        let intake = try login("intake", in: "subdesk_intake")
+        let support = try login("helpdesk", in: "subdesk_support")
+        let session = try connect(as: support, application: "psql")
+        XCTAssertEqual(try run(["ingest", "--db", try uri(as: intake), "--quiet"] + ReliabilityTests.policyFlags + [dir + "/bodies.ndjson"]).status, 0)
+        try session.execute("BEGIN")
+        for table in PostgresRoles.tables where table != "store_changes" {
+            for mode in ["ACCESS EXCLUSIVE", "EXCLUSIVE", "SHARE ROW EXCLUSIVE", "SHARE"] {
+                try session.execute("SAVEPOINT probe")
+                assertRefused("support: LOCK TABLE \(table) IN \(mode) MODE") {
+                    try session.execute("LOCK TABLE \(schema).\(table) IN \(mode) MODE")
+                }
+                try session.execute("ROLLBACK TO SAVEPOINT probe")
+            }
+        }
+        // Its transaction stays open (holding what it could, ACCESS SHARE) while intake writes.
+        try session.execute("SELECT count(*) FROM \(schema).subscribers")
+        let started = Date()
+        let r = try cgi(try uri(as: intake), lines[0])
+        XCTAssertTrue(r.stdout.hasPrefix("Status: 200 OK"), r.stdout + r.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        try session.execute("ROLLBACK")
+        session.close()
+        // A link as support moves the subscription and drops the subscriber left owning nothing.
+        let before = try engineQuery(location, "SELECT subscriber_id FROM subscriptions WHERE original_transaction_id = '\(subscriptions[0])'")
+        let link = try run(["link", "user-925", subscriptions[0], "--db", try uri(as: support)])
+        XCTAssertEqual(link.status, 0, link.stderr)
+        XCTAssertEqual(try engineQuery(location, "SELECT count(*) FROM subscribers WHERE id = \(before) AND user_id IS NULL"), "0",
+                       "the subscriber left owning nothing was dropped")
+    }
+
     func testALoginWithNoSubdeskRoleCannotConnectAfterDbInitRoles() throws {
         try requirePostgres()
         let stranger = try login("outsider", in: nil)
@@ -168,6 +206,13 @@ final class PostgresHardeningTests: SubdeskTestCase {
         try holder.execute("ROLLBACK")
         XCTAssertTrue(try cgi(location, lines[0]).stdout.hasPrefix("Status: 200 OK"))
         XCTAssertTrue(try run(["doctor", "--db", location] + ReliabilityTests.policyFlags).stdout.contains("OK    write lock    free"))
+        // A lock on any other table of the store that a write would wait for is named too.
+        try holder.execute("BEGIN; LOCK TABLE subscriptions IN SHARE MODE")
+        let other = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
+        let named = try XCTUnwrap(other.stdout.split(separator: "\n").first { $0.contains("write lock") }, other.stdout)
+        XCTAssertTrue(named.hasPrefix("WARN  write lock    held by database user nightly_\(suffix!)") && named.contains("SHARE lock on subscriptions"),
+                      String(named))
+        try holder.execute("ROLLBACK")
         holder.close()
     }
 
@@ -187,6 +232,58 @@ final class PostgresHardeningTests: SubdeskTestCase {
         _ = try engineQuery(location, "ALTER TABLE audit_log ENABLE REPLICA TRIGGER audit_log_operator")
         let again = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
         XCTAssertTrue(again.stdout.contains("trigger audit_log_operator fires only in replication"), again.stdout)
+    }
+
+    /// Each thing an owner can add on the audit log to drop, rewrite or hide entries while
+    /// subdesk's own triggers stay whole is a FAIL that names it.
+    func testDoctorFailsNamingAnOwnersTriggerRuleOrPolicyOnTheAuditLog() throws {
+        try requirePostgres()
+        func doctorSays() throws -> (status: Int32, line: String) {
+            let d = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
+            return (d.status, String(d.stdout.split(separator: "\n").first { $0.contains("audit log") } ?? ""))
+        }
+        XCTAssertTrue(try doctorSays().line.hasPrefix("OK    audit log"))
+        let additions: [(add: String, drop: String, named: String)] = [
+            ("CREATE FUNCTION swallow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$; "
+             + "CREATE TRIGGER a_swallow BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION swallow()",
+             "DROP TRIGGER a_swallow ON audit_log", "trigger a_swallow on audit_log is not subdesk's"),
+            ("CREATE FUNCTION ceo() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.operator := 'ceo'; RETURN NEW; END $$; "
+             + "CREATE TRIGGER zz_ceo BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION ceo()",
+             "DROP TRIGGER zz_ceo ON audit_log", "trigger zz_ceo on audit_log is not subdesk's"),
+            ("CREATE RULE quiet AS ON INSERT TO audit_log DO INSTEAD NOTHING", "DROP RULE quiet ON audit_log",
+             "rule quiet on audit_log is not subdesk's"),
+            ("ALTER TABLE audit_log ENABLE ROW LEVEL SECURITY; CREATE POLICY hide ON audit_log USING (action <> 'override_grant')",
+             "DROP POLICY hide ON audit_log; ALTER TABLE audit_log DISABLE ROW LEVEL SECURITY",
+             "row-level security policy hide on audit_log is not subdesk's"),
+        ]
+        for addition in additions {
+            _ = try engineQuery(location, addition.add)
+            let said = try doctorSays()
+            XCTAssertEqual(said.status, 1, addition.add)
+            XCTAssertTrue(said.line.hasPrefix("FAIL  audit log") && said.line.contains(addition.named), "\(addition.add): \(said.line)")
+            _ = try engineQuery(location, addition.drop)
+            XCTAssertTrue(try doctorSays().line.hasPrefix("OK    audit log"), addition.drop)
+        }
+    }
+
+    /// An override whose audit entry something on the audit log drops fails, and is undone.
+    func testAnOverrideWhoseAuditEntryIsDroppedFailsAndIsUndone() throws {
+        try requirePostgres()
+        let (_, subscriptions) = try bodies(1, firstInstance: 950_000)
+        XCTAssertEqual(try run(["ingest", "--db", location, "--quiet"] + ReliabilityTests.policyFlags + [dir + "/bodies.ndjson"]).status, 0)
+        for (add, drop) in [("CREATE FUNCTION swallow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$; "
+                             + "CREATE TRIGGER a_swallow BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION swallow()",
+                             "DROP TRIGGER a_swallow ON audit_log"),
+                            ("CREATE RULE quiet AS ON INSERT TO audit_log DO INSTEAD NOTHING", "DROP RULE quiet ON audit_log")] {
+            _ = try engineQuery(location, add)
+            let granted = try run(["override", "grant", subscriptions[0], "--until", "+7d", "--reason", "goodwill", "--db", location])
+            XCTAssertNotEqual(granted.status, 0, "\(add): \(granted.stdout)")
+            XCTAssertTrue(granted.stderr.contains("the audit entry was not written"), granted.stderr)
+            XCTAssertEqual(try engineQuery(location, "SELECT count(*) FROM overrides"), "0", add)
+            _ = try engineQuery(location, drop)
+        }
+        XCTAssertEqual(try run(["override", "grant", subscriptions[0], "--until", "+7d", "--reason", "goodwill", "--db", location]).status, 0)
+        XCTAssertEqual(try engineQuery(location, "SELECT count(*) FROM overrides"), "1")
     }
 
     func testAPasswordInTheURIQueryOrAKeywordStringIsRefusedAndNeverPrinted() throws {

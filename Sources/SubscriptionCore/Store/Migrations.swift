@@ -479,6 +479,11 @@ enum Migrations {
         -- family-shared access moves no money): recompute every share.
         INSERT OR IGNORE INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
         """),
+        (21, """
+        -- PostgreSQL's migration 21 gives the roles a function to drop an empty subscriber;
+        -- SQLite has no roles, and drops it with a plain DELETE: nothing changes here.
+        SELECT 1;
+        """),
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome

@@ -84,6 +84,27 @@ extension PostgresConnection {
                 problems.append("function \(t.function)() belongs to \(t.functionOwner), not to the audit log's owner \(t.tableOwner)")
             }
         }
+        // Anything else that acts on the audit log's rows is the owner's addition, and may
+        // drop, rewrite or hide entries: another trigger (RETURN NULL, NEW.operator := ...),
+        // a rule (DO INSTEAD NOTHING), row-level security or a policy.
+        let ours = Set(PostgresSchema.auditTriggers.map(\.name))
+        for name in found.keys.sorted() where !ours.contains(name) {
+            problems.append("trigger \(name) on audit_log is not subdesk's (it may drop or rewrite entries)")
+        }
+        problems += try rows("""
+            SELECT 'rule ' || r.rulename || ' on audit_log is not subdesk''s (it may drop or rewrite entries)'
+            FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
+            WHERE c.relname = 'audit_log' AND c.relnamespace = current_schema()::regnamespace
+            UNION ALL
+            SELECT 'row-level security policy ' || p.polname || ' on audit_log is not subdesk''s (it may hide entries)'
+            FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
+            WHERE c.relname = 'audit_log' AND c.relnamespace = current_schema()::regnamespace
+            UNION ALL
+            SELECT 'row-level security is on for audit_log (it may hide entries)'
+            FROM pg_class c WHERE c.relname = 'audit_log' AND c.relnamespace = current_schema()::regnamespace
+              AND (c.relrowsecurity OR c.relforcerowsecurity)
+            ORDER BY 1
+            """) { $0.string(0) }
         return problems
     }
 
@@ -133,20 +154,22 @@ extension PostgresConnection {
     var bulkLoad: BulkLoadSettings? { nil }
 
     /// Who holds what a write would wait for, as PostgreSQL's lock table says: a lock on
-    /// `store_changes` that conflicts with a shared write's, or anything a waiting writer
-    /// waits for. Empty when nothing is held.
+    /// any table of the store that conflicts with a write's (SHARE or stronger; on
+    /// `store_changes` that stops every writer), or anything a waiting writer waits for.
+    /// Empty when nothing is held.
     func writeLockHolders() throws -> [Store.WriteLockHolder] {
         try rows("""
             WITH here AS (SELECT oid FROM pg_database WHERE datname = current_database()),
+            store AS (SELECT oid, relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind = 'r'),
             held AS (
-                SELECT l.pid, upper(regexp_replace(replace(l.mode, 'Lock', ''), '([a-z])([A-Z])', '\\1 \\2', 'g')) || ' lock on store_changes' AS what
-                FROM pg_locks l, here
-                WHERE l.locktype = 'relation' AND l.database = here.oid AND l.relation = 'store_changes'::regclass AND l.granted
+                SELECT l.pid, upper(regexp_replace(replace(l.mode, 'Lock', ''), '([a-z])([A-Z])', '\\1 \\2', 'g')) || ' lock on ' || t.relname AS what
+                FROM pg_locks l JOIN store t ON t.oid = l.relation, here
+                WHERE l.locktype = 'relation' AND l.database = here.oid AND l.granted
                   AND l.mode IN ('ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')
                 UNION
                 SELECT b.pid, 'a lock writer pid ' || w.pid || ' waits for' AS what
-                FROM pg_locks w CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS b(pid), here
-                WHERE NOT w.granted AND w.locktype = 'relation' AND w.database = here.oid AND w.relation = 'store_changes'::regclass
+                FROM pg_locks w JOIN store t ON t.oid = w.relation CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS b(pid), here
+                WHERE NOT w.granted AND w.locktype = 'relation' AND w.database = here.oid
             )
             SELECT h.pid, COALESCE(a.usename::text, '?'), COALESCE(a.application_name, ''),
                    to_char(a.xact_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),
@@ -193,6 +216,21 @@ extension PostgresConnection {
     /// Creates the database roles and grants their rights on this store's schema (`PostgresRoles`).
     func installRoles() throws {
         let schema = try first("SELECT current_schema()") { $0.string(0) } ?? "public"
+        // Creating a role needs CREATEROLE (or a superuser); the server's own refusal names
+        // only the privilege, so say who lacks it and what to do before trying.
+        let missing = try rows("""
+            SELECT r FROM unnest(ARRAY['\(PostgresRoles.all.joined(separator: "', '"))']) AS r
+            WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) ORDER BY r
+            """) { $0.string(0) }
+        if !missing.isEmpty, let (user, may) = try first("SELECT rolname, rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user", [], {
+            ($0.string(0), $0.bool(1))
+        }), !may {
+            throw StoreError(operation: "create the roles \(missing.joined(separator: ", "))", message: """
+                \(user) may not create roles (it has no CREATEROLE): give it CREATEROLE (as a superuser: \
+                ALTER ROLE \(user) CREATEROLE; or create it with createuser --createrole \(user)), \
+                or run `subdesk db init --roles` as a superuser
+                """, code: 0)
+        }
         try execute(PostgresRoles.sql(schema: schema))
         let database = try first("SELECT current_database()") { $0.string(0) } ?? "postgres"
         try execute(PostgresRoles.databaseSQL(database: database))

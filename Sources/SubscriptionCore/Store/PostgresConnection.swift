@@ -276,6 +276,9 @@ extension SQLDialect {
         // Each statement is a round trip: many rows go in one.
         rowsPerInsert: 100,
         writersRunSideBySide: true, hasSearchIndex: false,
+        // A writer waiting for store_changes is queued and granted it at the next commit.
+        writeTurnPauseMs: 0,
+        dropEmptySubscriber: "SELECT subdesk_drop_empty_subscriber(?)",
         auditGuardsWhole: "append-only (triggers in place), their functions unchanged")
 }
 

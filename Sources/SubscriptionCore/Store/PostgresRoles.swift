@@ -74,10 +74,31 @@ public enum PostgresRoles {
         Right(["subdesk_support"], [.update], ["subscriptions"], columns: ["subscriber_id"],
               why: "link a user: move a subscription to the user's subscriber"),
         Right(["subdesk_support"], [.update], ["subscribers"], columns: ["user_id"], why: "link a user id to a subscriber"),
-        Right(["subdesk_support"], [.delete], ["subscribers"],
-              why: "drop the subscriber a link left owning nothing (the foreign key keeps any that owns something)"),
         Right(writers, [.update], ["store_changes"], why: "every write bumps the change counter that live views watch"),
     ]
+
+    /// A function the store's owner defines and runs (SECURITY DEFINER), which only the
+    /// roles named may call: what a role must do to a table without holding the privilege
+    /// that would also let it lock the table (LOCK TABLE in any mode stronger than ROW
+    /// EXCLUSIVE needs table-wide UPDATE, DELETE or TRUNCATE).
+    public struct Routine: Sendable {
+        public let name: String
+        /// Its argument types, as PostgreSQL names a function by them.
+        public let arguments: String
+        public let roles: [String]
+        public let why: String
+        public var signature: String { "\(name)(\(arguments))" }
+    }
+
+    public static let routines: [Routine] = [
+        Routine(name: "subdesk_drop_empty_subscriber", arguments: "BIGINT", roles: writers,
+                why: "drop the subscriber a link or a change of owner left owning nothing (it keeps any that owns something or has a user id)"),
+    ]
+
+    /// The roles that may hold a lock stronger than ROW EXCLUSIVE on a table intake writes:
+    /// those that derive state from Apple's data (and so hold UPDATE and DELETE on it).
+    /// Read and support never may, but on `store_changes`, the writers' own lock.
+    public static let tableLockers = verifiers
 
     /// What each role is for, in the README's words.
     public static let summaries: [String: String] = [
@@ -140,6 +161,10 @@ public enum PostgresRoles {
             let tables = right.tables.map { "\(s).\($0)" }.joined(separator: ", ")
             lines.append("GRANT \(privileges) ON \(tables) TO \(right.roles.joined(separator: ", "));")
         }
+        for routine in routines {
+            lines.append("REVOKE ALL ON FUNCTION \(s).\(routine.signature) FROM PUBLIC, \(all.joined(separator: ", "));")
+            lines.append("GRANT EXECUTE ON FUNCTION \(s).\(routine.signature) TO \(routine.roles.joined(separator: ", "));")
+        }
         // Identity columns draw from sequences; only roles that insert need them.
         lines.append("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(s) TO \(writers.joined(separator: ", "));")
         return lines.joined(separator: "\n")
@@ -166,6 +191,9 @@ public enum PostgresRoles {
                 return letters.joined(separator: " ")
             }
             lines.append("| `\(table)` | " + cells.joined(separator: " | ") + " |")
+        }
+        for routine in routines {
+            lines.append("| `\(routine.name)()` | " + all.map { routine.roles.contains($0) ? "X" : "" }.joined(separator: " | ") + " |")
         }
         return lines.joined(separator: "\n")
     }

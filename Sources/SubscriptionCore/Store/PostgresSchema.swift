@@ -38,6 +38,21 @@ enum PostgresSchema {
         (20, """
         INSERT INTO metrics_pending SELECT original_transaction_id FROM subscriptions ON CONFLICT DO NOTHING;
         """),
+        (21, """
+        -- Support drops the subscriber a link left owning nothing through this function, run
+        -- as the owner, instead of holding DELETE on subscribers (which would let it LOCK the
+        -- table in any mode and stall intake). Its search path is the store's schema, then
+        -- pg_temp, so a caller's temporary table cannot stand in for a store table.
+        DO $$ BEGIN
+            EXECUTE format($f$
+                CREATE OR REPLACE FUNCTION subdesk_drop_empty_subscriber(subscriber BIGINT) RETURNS void
+                LANGUAGE sql SECURITY DEFINER SET search_path = %I, pg_temp AS $b$
+                    DELETE FROM subscribers WHERE id = subscriber AND user_id IS NULL
+                    AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE subscriber_id = subscriber)
+                $b$ $f$, current_schema());
+        END $$;
+        REVOKE ALL ON FUNCTION subdesk_drop_empty_subscriber(BIGINT) FROM PUBLIC;
+        """),
     ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
 

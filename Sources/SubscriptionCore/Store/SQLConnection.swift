@@ -203,6 +203,15 @@ public struct SQLDialect: Sendable, Equatable, CustomStringConvertible {
     let writersRunSideBySide: Bool
     /// Whether the store keeps a trigram index for search (`Store.textCondition`).
     let hasSearchIndex: Bool
+    /// How long a long job that writes in short transactions (`Store.catchUpSegments`)
+    /// pauses between them, in milliseconds, so a writer waiting meanwhile gets its turn:
+    /// where waiters poll for the lock, long enough for a poll to land in the pause; where
+    /// the server queues them and hands the lock over in order, none.
+    let writeTurnPauseMs: Int
+    /// Drops the subscriber `?1` when it owns no subscription and carries no user id. On a
+    /// server, through a function the store's owner defines (`subdesk_drop_empty_subscriber`),
+    /// so the roles that call it need no DELETE on the table (with which they could lock it).
+    let dropEmptySubscriber: String
     /// What `doctor` says was checked when the audit log's guards are whole.
     public let auditGuardsWhole: String
 

@@ -75,7 +75,15 @@ extension SQLDialect {
         // WAL keeps a read transaction's snapshot from its first read.
         beginRead: "BEGIN",
         rowsPerInsert: 1,
-        writersRunSideBySide: false, hasSearchIndex: true, auditGuardsWhole: "append-only (triggers in place)")
+        writersRunSideBySide: false, hasSearchIndex: true,
+        // A waiting writer's busy handler polls, at most 25 ms apart in its first 128 ms:
+        // a pause of 30 ms takes one of its polls.
+        writeTurnPauseMs: 30,
+        dropEmptySubscriber: """
+            DELETE FROM subscribers WHERE id = ?1 AND user_id IS NULL
+            AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE subscriber_id = ?1)
+            """,
+        auditGuardsWhole: "append-only (triggers in place)")
 }
 
 /// A SQLite connection with a prepared-statement cache. Not thread-safe: one per thread.

@@ -29,18 +29,18 @@ extension Store {
 
     /// What the pending subscriptions change in the by-segment aggregates: each one's share
     /// now, less the share the aggregates last took, summed in memory; and how many were
-    /// read, told to `progress` every 10,000. Both the catch-up and a reader's overlay sum so.
-    private func pendingSegmentSums(progress: ((Int) -> Void)? = nil) throws -> (sums: SegmentSums, count: Int) {
+    /// read. A reader's overlay sums every one; the catch-up sums those of `only`.
+    private func pendingSegmentSums(only: ArraySlice<String>? = nil) throws -> (sums: SegmentSums, count: Int) {
         var sums = SegmentSums()
         var count = 0
+        let part = only.map { "WHERE p.original_transaction_id IN (\($0.map { _ in "?" }.joined(separator: ",")))" } ?? ""
         try db.query("""
             SELECT p.applied, s.metrics FROM metric_segments_pending p
-            LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
-            """) { r in
+            LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id \(part)
+            """, only.map { $0.map { $0 as SQLBindable? } } ?? []) { r in
             if !r.isNull(0) { sums.add(encoded: r.data(0), sign: -1) }
             if !r.isNull(1) { sums.add(encoded: r.data(1), sign: 1) }
             count += 1
-            if count % 10_000 == 0 { progress?(count) }
         }
         return (sums, count)
     }
@@ -121,29 +121,81 @@ extension Store {
         try db.first("SELECT count(*) FROM metric_segments_pending") { $0.int(0) } ?? 0
     }
 
-    /// Brings the by-segment aggregates up to every subscription's share, telling
-    /// `progress` (done, total) every 10,000 subscriptions. Intake only notes which
-    /// subscriptions changed (and the share the aggregates last took), so a notification
-    /// never pays for the four dimensions; a report by segment pays once for what changed.
-    /// One write: every noted share is summed in memory and each aggregate row written
-    /// once, in key order (a store's first report by segment sums every subscription).
-    @discardableResult
-    public func catchUpSegments(progress: ((Int, Int) -> Void)? = nil) throws -> Int {
-        let total = try pendingSegmentsCount()
-        guard total > 0 else { return 0 }
-        return try write {
-            let (sums, done) = try pendingSegmentSums { progress?($0, total) }
-            for row in sums.rows() {
-                try db.run("""
-                    INSERT INTO metric_segments (dimension, value, key, segment, bucket, delta) VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (dimension, value, key, segment, bucket) DO UPDATE SET delta = metric_segments.delta + excluded.delta
-                    """, [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta])
-            }
-            // Everything noted was read under this write's lock, so nothing new is lost.
-            try db.run("DELETE FROM metric_segments_pending")
-            progress?(done, total)
-            return done
+    /// Empties the by-segment aggregates and notes every subscription's share as not yet in
+    /// them, as on a store no report by segment has read: the next one builds them from
+    /// every share (after a change to how a share splits by segment; the benchmark's first
+    /// report). One write.
+    public func forgetSegmentAggregates() throws {
+        try write {
+            try db.run("DELETE FROM metric_segments", [])
+            try db.run("DELETE FROM metric_segments_pending", [])
+            try db.run("INSERT INTO metric_segments_pending SELECT original_transaction_id, NULL FROM subscriptions", [])
         }
+    }
+
+    /// Brings the by-segment aggregates up to every subscription's share, telling
+    /// `progress` (done, total) after each write. Intake only notes which subscriptions
+    /// changed (and the share the aggregates last took), so a notification never pays for
+    /// the four dimensions; a report by segment pays once for what changed.
+    ///
+    /// In short writes, so no writer waits long behind a report. The noted subscriptions are
+    /// listed first, without the lock, in an order that puts alike shares side by side
+    /// (product, then first purchase: their parts fall in the same aggregate rows, so a
+    /// write of many adds up to few rows); then taken in that order, as many to a write as
+    /// take about `turnMs` (starting at `batch`), each write summing its part in memory,
+    /// adding it to the aggregates and striking it from the notes before it commits, with
+    /// the engine's pause for a waiting writer between writes. Every subscription noted
+    /// when it started is reached; stopped half-way (an error, `progress` throwing), what
+    /// was written stays written, and the next catch-up goes on with the rest.
+    @discardableResult
+    public func catchUpSegments(batch: Int = 512, turnMs: Double = 100,
+                                progress: ((Int, Int) throws -> Void)? = nil) throws -> Int {
+        let noted = try db.rows("""
+            SELECT p.original_transaction_id FROM metric_segments_pending p
+            LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
+            ORDER BY s.product_id, s.original_purchase_ms, p.original_transaction_id
+            """) { $0.string(0) }
+        guard !noted.isEmpty else { return 0 }
+        var done = 0, next = 0, size = max(1, batch)
+        while next < noted.count {
+            let part = noted[next..<min(noted.count, next + size)]
+            var started: UInt64 = 0
+            let count = try write { () -> Int in
+                started = DispatchTime.now().uptimeNanoseconds
+                let (sums, count) = try pendingSegmentSums(only: part)
+                // As many rows to a statement as the engine takes (a server: one round trip
+                // for many); each row's key once, so no statement meets a row twice.
+                let rows = sums.rows()
+                var start = 0
+                while start < rows.count {
+                    let chunk = rows[start..<min(rows.count, start + db.dialect.rowsPerInsert)]
+                    var values: [SQLBindable?] = []
+                    values.reserveCapacity(chunk.count * 6)
+                    for row in chunk { values += [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta] }
+                    try db.run("""
+                        INSERT INTO metric_segments (dimension, value, key, segment, bucket, delta) VALUES \(Array(repeating: "(?,?,?,?,?,?)", count: chunk.count).joined(separator: ","))
+                        ON CONFLICT (dimension, value, key, segment, bucket) DO UPDATE SET delta = metric_segments.delta + excluded.delta
+                        """, values)
+                    start += chunk.count
+                }
+                // Every note of the part was read under this write's lock, so none is lost.
+                try db.run("DELETE FROM metric_segments_pending WHERE original_transaction_id IN (\(part.map { _ in "?" }.joined(separator: ",")))",
+                           part.map { $0 as SQLBindable? })
+                return count
+            }
+            done += count
+            next += part.count
+            try progress?(done, noted.count)
+            guard next < noted.count else { break }
+            // The next write holds the lock about turnMs, whatever this machine's speed
+            // (timed from when it had the lock, not from when it asked, to its commit).
+            let took = max(0.001, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
+            // A power of two, so the statements prepared for a part are few.
+            let wanted = max(1, min(4_096, Int(Double(size) * min(2, turnMs / took))))
+            size = 1 << (Int.bitWidth - 1 - wanted.leadingZeroBitCount)
+            if db.dialect.writeTurnPauseMs > 0 { usleep(UInt32(db.dialect.writeTurnPauseMs) * 1000) }
+        }
+        return done
     }
 
     /// Moves the aggregates from a subscription's stored share (`stored`, its stored form;

@@ -6,11 +6,20 @@ extension Store {
     /// lifts must name the same person), elsewhere the name given.
     public func operatorOfRecord(_ given: String) -> String { db.recordedUser ?? given }
 
+    /// Appends `e` and checks that the row was written: a trigger or rule on the audit log
+    /// that drops it (RETURN NULL, DO INSTEAD NOTHING) fails the write, so the action it
+    /// records, in the same transaction, is undone rather than left unaudited.
     @discardableResult
     public func appendAudit(_ e: AuditEntry) throws -> Int64 {
-        try db.run("""
+        let written = try db.run("""
             INSERT INTO audit_log (at_ms, operator, action, target, reason, outcome, detail) VALUES (?,?,?,?,?,?,?)
             """, [e.at, e.operatorName, e.action, e.target, e.reason, e.outcome, e.detail])
+        guard written == 1 else {
+            throw StoreError(operation: "audit \(e.action)", message: """
+                the audit entry was not written (something on audit_log dropped it; `subdesk doctor` names it): \
+                the action it records is undone
+                """, code: 0)
+        }
         return try db.lastInsertRowID()
     }
 

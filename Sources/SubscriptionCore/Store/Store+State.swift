@@ -74,10 +74,7 @@ extension Store {
     /// look-ups and search do not find an owner of nothing. The foreign key keeps any
     /// subscriber that still owns something.
     func dropSubscriberIfEmpty(_ id: Int64) throws {
-        try db.run("""
-            DELETE FROM subscribers WHERE id = ? AND user_id IS NULL
-            AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE subscriber_id = ?)
-            """, [id, id])
+        try db.run(db.dialect.dropEmptySubscriber, [id])
     }
 
     /// The columns an index other than the key's covers, in the order `storedShare` reads them.
