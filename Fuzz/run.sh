@@ -32,11 +32,11 @@ build=.build/fuzz
 binary=$build/subdesk-fuzz
 mkdir -p "$build"
 
-sources=(Sources/SubscriptionCore Sources/HelperWire Sources/FastCGI Fuzz/Targets Sources/CSQLite Sources/COpenSSL sample-data/test-ca)
+sources=(Sources/SubscriptionCore Sources/HelperWire Sources/FastCGI Sources/CBuildInfo Fuzz/Targets Sources/CSQLite Sources/COpenSSL sample-data/test-ca)
 if [ "$target" = options ]; then
     binary=$build/subdesk-fuzz-options
     sources=(Sources/SubscriptionCore Sources/HelperWire Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios
-             Sources/subdesk Fuzz/Options Sources/CSQLite Sources/COpenSSL Sources/CNCurses)
+             Sources/subdesk Sources/FastCGI Sources/CBuildInfo Fuzz/Options Sources/CSQLite Sources/COpenSSL Sources/CNCurses)
 fi
 stale=no
 if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary" -print -quit)" ] || [ Fuzz/run.sh -nt "$binary" ]; then
@@ -51,6 +51,15 @@ if [ "$stale" = yes ]; then
         exit 3
     fi
 fi
+if [ "$stale" = yes ]; then
+    # The core reads what the build knew about itself from the C target CBuildInfo: compile
+    # it and give it a module map, as SwiftPM does (a fuzz build is "unknown" throughout).
+    mkdir -p "$build/modules/CBuildInfo"
+    printf 'module CBuildInfo {\n    header "%s"\n    export *\n}\n' "$PWD/Sources/CBuildInfo/include/CBuildInfo.h" \
+        > "$build/modules/CBuildInfo/module.modulemap"
+    cc -c -O1 -I Sources/CBuildInfo/include Sources/CBuildInfo/build_info.c -o "$build/build_info.o" \
+        2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
+fi
 if [ "$stale" = yes ] && [ "$target" = options ]; then
     # SubscriptionCore imports HelperWire: compile that module first, as its own module.
     mkdir -p "$build/modules" "$build/stubs"
@@ -61,20 +70,20 @@ if [ "$stale" = yes ] && [ "$target" = options ]; then
     # The parse is internal to the subdesk executable: its sources (all but main.swift)
     # and the modules they import are compiled as one module with the target, each
     # `import` answered by an empty module of that name.
-    for module in SubscriptionCore TerminalUI Dashboard SubdeskScenarios; do
+    for module in SubscriptionCore TerminalUI Dashboard SubdeskScenarios FastCGI; do
         : > "$build/stubs/$module.swift"
         swiftc -parse-as-library -module-name "$module" -emit-module -emit-module-path "$build/stubs/$module.swiftmodule" \
             "$build/stubs/$module.swift" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
     done
-    mapfile -t cli < <(find Sources/SubscriptionCore Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios Sources/subdesk \
+    mapfile -t cli < <(find Sources/SubscriptionCore Sources/FastCGI Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios Sources/subdesk \
         -name '*.swift' ! -path Sources/subdesk/main.swift | sort)
     echo "fuzz: compiling ${#cli[@]} sources and the options target into $binary" >&2
     started=$(date +%s)
     # -Onone: this binary compiles four modules' worth of sources; the parse it runs is short.
     swiftc -module-name SubdeskFuzzOptions -package-name subdesk -parse-as-library -swift-version 5 \
         -sanitize=fuzzer,address -Onone -g -D SUBDESK_NO_POSTGRES \
-        -I Sources/CSQLite -I Sources/COpenSSL -I Sources/CNCurses -I "$build/modules" -I "$build/stubs" \
-        "${cli[@]}" Fuzz/Options/*.swift "$build/HelperWire.o" \
+        -I Sources/CSQLite -I Sources/COpenSSL -I Sources/CNCurses -I "$build/modules" -I "$build/modules/CBuildInfo" -I "$build/stubs" \
+        "${cli[@]}" Fuzz/Options/*.swift "$build/HelperWire.o" "$build/build_info.o" \
         -lsqlite3 -lcrypto -lncursesw -ltinfo -o "$binary" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
     echo "fuzz: built in $(( $(date +%s) - started )) s" >&2
 elif [ "$stale" = yes ]; then
@@ -103,8 +112,8 @@ elif [ "$stale" = yes ]; then
     # -package-name: the core declares package-wide API, as SwiftPM builds it.
     swiftc -module-name SubdeskFuzz -package-name subdesk -parse-as-library -swift-version 5 \
         -sanitize=fuzzer,address -O -g -D SUBDESK_NO_POSTGRES \
-        -I Sources/CSQLite -I Sources/COpenSSL -I "$build/modules" \
-        "${core[@]}" Fuzz/Targets/*.swift "$build/EmbeddedTestCA.swift" "$build/HelperWire.o" \
+        -I Sources/CSQLite -I Sources/COpenSSL -I "$build/modules" -I "$build/modules/CBuildInfo" \
+        "${core[@]}" Fuzz/Targets/*.swift "$build/EmbeddedTestCA.swift" "$build/HelperWire.o" "$build/build_info.o" \
         -lsqlite3 -lcrypto -o "$binary" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
     echo "fuzz: built in $(( $(date +%s) - started )) s" >&2
 fi
