@@ -38,6 +38,7 @@ enum PostgresSchema {
         (20, """
         INSERT INTO metrics_pending SELECT original_transaction_id FROM subscriptions ON CONFLICT DO NOTHING;
         """),
+        (22, Migrations.refusalKinds(dialect: .postgres)),
     ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
 
