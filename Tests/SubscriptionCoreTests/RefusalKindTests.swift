@@ -114,3 +114,51 @@ final class RefusalKindTests: XCTestCase {
     }
 
 }
+
+extension RefusalKindTests {
+    /// Migration 22 gives the rows stored before it the kind their reason's words gave, on
+    /// either engine; refusals after it carry the kind intake stated.
+    func testMigrationTwentyTwoFillsOldRowsWithTheKindTheirWordsGave() throws {
+        let dir = NSTemporaryDirectory() + "refusal-kinds-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let location = Store.testLocation(file: dir + "/old.db")
+        var store: Store! = try Store(path: location)
+        let reasons = [
+            "body: 3145728 bytes is over the 1048576-byte limit",
+            "signedPayload: ES256 signature does not match",
+            "signedPayload: bundleId com.other is not the configured com.example",
+            "body: not valid JSON",
+            "notificationUUID u-1 is already stored with different content",
+            "signedTransactionInfo: expiresDate: not a number",
+        ]
+        try store.db.execute("ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind")
+        for (i, reason) in reasons.enumerated() {
+            try store.db.run("""
+                INSERT INTO quarantine (received_ms, reason, body, body_sha256, body_bytes, times_seen, last_seen_ms)
+                VALUES (?, ?, ?, ?, 1, 1, ?)
+                """, [Millis(i), reason, Data("x".utf8), "digest-\(i)", Millis(i)])
+            try store.db.run("INSERT INTO intake_log (received_ms, result, detail) VALUES (?, 'rejected', ?)", [Millis(i), reason])
+        }
+        try store.db.run("INSERT INTO intake_log (received_ms, result, notification_uuid) VALUES (9, 'stored', 'u-9')")
+        try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 20" : "UPDATE schema_version SET version = 20")
+        store = nil
+        store = try Store(path: location)
+        XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
+        let expected: [RejectionClass] = [.oversized, .signature, .policy, .malformed, .conflict, .other]
+        XCTAssertEqual(expected, reasons.map { Self.formerClassification($0).kind })
+        let kept = try store.quarantined(limit: 10).sorted { $0.id < $1.id }
+        XCTAssertEqual(kept.map(\.kind), expected)
+        let logged = try store.intakeLog().sorted { $0.id < $1.id }
+        XCTAssertEqual(logged.map(\.rejection), expected.map { $0 } + [nil])
+
+        // A new refusal carries its stated kind, whatever its words.
+        var policy = TestKit.policy
+        policy.allowV1 = true
+        guard case .rejected(let refusal, let id) = try TestKit.intake(store, policy: policy)
+            .ingest(Data(#"{"notification_type":"over the 1-byte limit"}"#.utf8)) else { return XCTFail("refused") }
+        XCTAssertEqual(refusal.kind, .malformed)
+        XCTAssertEqual(try store.quarantined(ids: [id]).first?.kind, .malformed)
+        XCTAssertEqual(try store.intakeLog(limit: 1).first?.rejection, .malformed)
+    }
+}
