@@ -305,7 +305,7 @@ enum MaintenanceCommands {
                 duplicates += 1
             case .rejected(let reason, _):
                 still += 1
-                Output.error("#\(q.id) still refused: \(SafeText.sanitize(reason))")
+                Output.error("#\(q.id) still refused: \(SafeText.sanitize(reason.description))")
             }
         }
         Output.line("replayed \(entries.count): stored \(stored), duplicates \(duplicates), still refused \(still)"

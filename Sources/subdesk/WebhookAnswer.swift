@@ -26,10 +26,10 @@ struct WebhookAnswer: Equatable {
         switch outcome {
         case .stored(let e): self.init(status: 200, reason: "OK", body: "stored \(SafeText.sanitize(e.notificationUUID))")
         case .duplicate(let uuid): self.init(status: 200, reason: "OK", body: "duplicate \(SafeText.sanitize(uuid))")
-        case .rejected(let reason, let id):
-            let tooLarge = reason.contains("over the") && reason.contains("byte limit")
+        case .rejected(let refusal, let id):
+            let tooLarge = refusal.kind == .oversized
             self.init(status: tooLarge ? 413 : 400, reason: tooLarge ? "Payload Too Large" : "Bad Request",
-                      body: "rejected (quarantine #\(id)): \(SafeText.sanitize(reason))")
+                      body: "rejected (quarantine #\(id)): \(SafeText.sanitize(refusal.description))")
         }
     }
 

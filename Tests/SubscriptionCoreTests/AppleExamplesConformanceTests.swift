@@ -151,7 +151,7 @@ final class AppleExamplesConformanceTests: XCTestCase {
         }
         let environment = try Data(contentsOf: Self.directory.appendingPathComponent("transactionHistoryResponseWithMalformedEnvironment.json"))
         let response = try TransactionHistoryResponse(json: JSONFields(data: environment, path: "history"))
-        XCTAssertEqual(Self.policy.environmentProblem(response.environment, field: "history"), "history: unknown environment LocalTestingxxx")
+        XCTAssertEqual(Self.policy.environmentProblem(response.environment, field: "history")?.description, "history: unknown environment LocalTestingxxx")
         // The well-formed one passes the same checks.
         let good = try Data(contentsOf: Self.directory.appendingPathComponent("transactionHistoryResponse.json"))
         let fine = try TransactionHistoryResponse(json: JSONFields(data: good, path: "history"))

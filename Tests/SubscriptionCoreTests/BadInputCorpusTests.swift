@@ -196,8 +196,8 @@ final class BadInputCorpusTests: XCTestCase {
                 XCTFail("\(c.name): accepted (\(outcome))")
                 continue
             }
-            XCTAssertTrue(reason.contains(c.reason), "\(c.name): reason '\(reason)' does not name '\(c.reason)'")
-            XCTAssertFalse(reason.contains("\u{1b}"), "\(c.name): raw escape in reason")
+            XCTAssertTrue(reason.description.contains(c.reason), "\(c.name): reason '\(reason)' does not name '\(c.reason)'")
+            XCTAssertFalse(reason.description.contains("\u{1b}"), "\(c.name): raw escape in reason")
             XCTAssertEqual(try store.quarantineCount(), i + 1, c.name)
             XCTAssertEqual(try store.quarantined(limit: 1).first?.id, id)
             // Kept byte for byte, but for a body over the size limit: its first 64 KiB and its true length.
@@ -222,7 +222,7 @@ final class BadInputCorpusTests: XCTestCase {
         let intake = TestKit.intake(store)
         _ = try intake.ingest(TestKit.body(type: "DID_RENEW", uuid: "u-1"))
         guard case .rejected(let reason, _) = try intake.ingest(TestKit.body(type: "REFUND", uuid: "u-1")) else { return XCTFail() }
-        XCTAssertTrue(reason.contains("notificationUUID u-1 is already stored with different content"))
+        XCTAssertTrue(reason.description.contains("notificationUUID u-1 is already stored with different content"))
     }
 
     func testUnknownEnumValuesAreAccepted() throws {

@@ -86,15 +86,15 @@ final class ConsentWithdrawalTests: XCTestCase {
         parts[1] = Base64URL.encode(TestKit.json(try appTransaction(["appTransactionId": "99999"])))
         let tampered = try intake.ingest(try rescindBody(signedApp: parts.joined(separator: ".")), source: "test")
         guard case .rejected(let reason, _) = tampered else { return XCTFail("tampered app transaction accepted: \(tampered)") }
-        XCTAssertTrue(reason.contains("signedAppTransactionInfo"), reason)
+        XCTAssertTrue(reason.description.contains("signedAppTransactionInfo"), "\(reason)")
         // Another app's download, validly signed.
         let foreign = try intake.ingest(try rescindBody(app: try appTransaction(["bundleId": "com.other.app"])), source: "test")
         guard case .rejected(let why, _) = foreign else { return XCTFail("foreign app transaction accepted: \(foreign)") }
-        XCTAssertTrue(why.contains("signedAppTransactionInfo: bundleId com.other.app"), why)
+        XCTAssertTrue(why.description.contains("signedAppTransactionInfo: bundleId com.other.app"), "\(why)")
         // Another app Apple id in Production.
         let otherId = try intake.ingest(try rescindBody(app: try appTransaction(["appAppleId": 42])), source: "test")
         guard case .rejected(let idReason, _) = otherId else { return XCTFail("wrong appAppleId accepted: \(otherId)") }
-        XCTAssertTrue(idReason.contains("appAppleId 42"), idReason)
+        XCTAssertTrue(idReason.description.contains("appAppleId 42"), "\(idReason)")
         XCTAssertEqual(try store.quarantineCount(), 3)
         XCTAssertTrue(try ConsentWithdrawal.load(store: store).isEmpty)
     }

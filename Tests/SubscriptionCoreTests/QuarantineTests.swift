@@ -37,14 +37,15 @@ final class QuarantineTests: XCTestCase {
         var strict = TestKit.policy
         strict.maxBodyBytes = 10
         guard case .rejected(let reason, let other) = try TestKit.intake(store, policy: strict).ingest(junk) else { return XCTFail() }
-        XCTAssertTrue(reason.contains("over the 10-byte limit"), reason)
+        XCTAssertTrue(reason.description.contains("over the 10-byte limit"), "\(reason)")
         XCTAssertNotEqual(other, entry.id)
     }
 
     func testAnOversizedBodyKeepsItsPrefixTrueLengthAndDigest() throws {
         let big = Data(repeating: UInt8(ascii: "x"), count: 3 << 20)
         guard case .rejected(let reason, let id) = try intake.ingest(big) else { return XCTFail() }
-        XCTAssertEqual(reason, "body: 3145728 bytes is over the 1048576-byte limit")
+        XCTAssertEqual(reason, Refusal(.oversized, field: "body", fault: "3145728 bytes is over the 1048576-byte limit"))
+        XCTAssertEqual(reason.description, "body: 3145728 bytes is over the 1048576-byte limit")
         let entry = try XCTUnwrap(try store.quarantined(ids: [id]).first)
         XCTAssertEqual(entry.body, big.prefix(Intake.keptPrefixBytes))
         XCTAssertEqual(entry.bodyBytes, big.count)

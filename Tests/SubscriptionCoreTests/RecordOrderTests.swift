@@ -14,7 +14,7 @@ final class RecordOrderTests: XCTestCase {
         let intake = TestKit.intake(store, policy: policy)
         for b in bodies {
             let outcome = try intake.ingest(b)
-            if case .rejected(let reason, _) = outcome { XCTFail(reason) }
+            if case .rejected(let reason, _) = outcome { XCTFail("\(reason)") }
         }
     }
 

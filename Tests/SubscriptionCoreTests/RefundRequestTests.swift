@@ -272,6 +272,7 @@ final class RefundRequestTests: XCTestCase {
             DROP TABLE metrics_pending; DROP TABLE metric_segments; DROP TABLE metric_segments_pending;
             ALTER TABLE verified_chains DROP COLUMN seal; DROP INDEX notifications_rescind;
             DROP TABLE intake_counts; DROP INDEX audit_log_action;
+            ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind;
             PRAGMA user_version = 11;
             """)
         let reopened = try fixture.openStore()

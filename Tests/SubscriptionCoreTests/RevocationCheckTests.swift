@@ -132,11 +132,12 @@ final class RevocationCheckTests: XCTestCase {
         let (intake, _) = intake()
         guard case .rejected(let reason, let id) = try intake.ingest(body()) else { return XCTFail("a revoked leaf is refused") }
         XCTAssertGreaterThan(id, 0)
-        XCTAssertTrue(reason.hasPrefix("signedPayload: certificate x5c[0] (CN=subdesk TEST ONLY OCSP App Store Signing"), reason)
-        XCTAssertTrue(reason.contains("was revoked at \(Calendar(identifier: .gregorian).component(.year, from: Date()))-"), reason)
-        XCTAssertTrue(reason.contains("(keyCompromise)"), reason)
-        XCTAssertTrue(reason.contains("says OCSP responder \(server.baseURL.absoluteString)/ocsp/intermediate"), reason)
-        XCTAssertEqual(try store.quarantined().map(\.reason), [reason])
+        XCTAssertTrue(reason.description.hasPrefix("signedPayload: certificate x5c[0] (CN=subdesk TEST ONLY OCSP App Store Signing"), "\(reason)")
+        XCTAssertTrue(reason.description.contains("was revoked at \(Calendar(identifier: .gregorian).component(.year, from: Date()))-"), "\(reason)")
+        XCTAssertTrue(reason.description.contains("(keyCompromise)"), "\(reason)")
+        XCTAssertTrue(reason.description.contains("says OCSP responder \(server.baseURL.absoluteString)/ocsp/intermediate"), "\(reason)")
+        XCTAssertEqual(try store.quarantined().map(\.reason), [reason.description])
+        XCTAssertEqual(reason.kind, .revoked)
         XCTAssertEqual(try store.notificationCount(), 0)
     }
 
@@ -145,8 +146,8 @@ final class RevocationCheckTests: XCTestCase {
         try answer("root", with: "intermediate-revoked")
         let (intake, _) = intake()
         guard case .rejected(let reason, _) = try intake.ingest(body()) else { return XCTFail("a revoked intermediate is refused") }
-        XCTAssertTrue(reason.contains("certificate x5c[1] (CN=subdesk TEST ONLY OCSP Intermediate CA"), reason)
-        XCTAssertTrue(reason.contains("(cACompromise)"), reason)
+        XCTAssertTrue(reason.description.contains("certificate x5c[1] (CN=subdesk TEST ONLY OCSP Intermediate CA"), "\(reason)")
+        XCTAssertTrue(reason.description.contains("(cACompromise)"), "\(reason)")
         XCTAssertEqual(server.requests("POST", "/ocsp/intermediate").count, 0)
         XCTAssertEqual(try store.quarantineCount(), 1)
     }
@@ -200,8 +201,8 @@ final class RevocationCheckTests: XCTestCase {
         let checker = OCSPRevocationChecker(roots: TestKit.roots, transport: HTTPOCSPTransport(timeout: 1))
         let intake = Intake(store: store, verifier: SignedDataVerifier(roots: TestKit.roots, revocation: checker), policy: TestKit.policy)
         guard case .rejected(let reason, _) = try intake.ingest(TestKit.body(type: "DID_RENEW")) else { return XCTFail("refused") }
-        XCTAssertTrue(reason.contains("x5c[1] (CN=subdesk TEST ONLY Intermediate CA"), reason)
-        XCTAssertTrue(reason.contains("names no OCSP responder in its Authority Information Access"), reason)
+        XCTAssertTrue(reason.description.contains("x5c[1] (CN=subdesk TEST ONLY Intermediate CA"), "\(reason)")
+        XCTAssertTrue(reason.description.contains("names no OCSP responder in its Authority Information Access"), "\(reason)")
         XCTAssertEqual(checker.statistics.queries, 0)
     }
 

@@ -101,6 +101,7 @@ final class ServeTests: SubdeskTestCase {
         requests.append(("not a length", Data("{}".utf8), FastCGITestClient.params(length: nil) + [("CONTENT_LENGTH", "12x")]))
         requests.append(("cut short", Data("{\"signedPayload\":".utf8), FastCGITestClient.params(length: 400)))
         requests.append(("over the limit", Data(repeating: UInt8(ascii: "{"), count: IntakePolicy().maxBodyBytes + 10), nil))
+        requests.append(("quoting the size limit", HardeningTests.quotingTheSizeLimit, nil))
 
         let server = try startServe(serveStore)
         let client = try FastCGITestClient(socket: socketPath)
@@ -112,6 +113,7 @@ final class ServeTests: SubdeskTestCase {
             let answer = try XCTUnwrap(client.post(request.body, params: params), "\(request.name): no answer; \(server.log)")
             XCTAssertEqual(answer.stdout, cgi.stdout, request.name)
             XCTAssertEqual(answer.appStatus, UInt32(cgi.status), "\(request.name): the exit status as the application status")
+            if request.name == "quoting the size limit" { XCTAssertTrue(answer.stdout.hasPrefix("Status: 400 Bad Request"), answer.stdout) }
         }
         for sql in ["SELECT notification_uuid, type, subtype, body_sha256, source FROM notifications ORDER BY notification_uuid",
                     "SELECT id, reason, body_sha256, length(body), body_bytes, times_seen, source FROM quarantine ORDER BY id",

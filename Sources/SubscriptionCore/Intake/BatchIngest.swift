@@ -87,7 +87,7 @@ public struct BatchIngest {
                         case .duplicate: batch.duplicates += 1
                         case .rejected(let reason, let id):
                             batch.rejected += 1
-                            rejected(c.source, reason, id)
+                            rejected(c.source, reason.description, id)
                         }
                     }
                 }

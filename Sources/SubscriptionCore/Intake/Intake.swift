@@ -4,15 +4,10 @@ import Foundation
 public enum IntakeOutcome: Equatable, Sendable {
     case stored(NotificationEvent)
     case duplicate(notificationUUID: String)
-    /// Refused and quarantined; `reason` names the fault.
-    case rejected(reason: String, quarantineId: Int64)
+    /// Refused and quarantined; `reason` names its kind, field and fault.
+    case rejected(reason: Refusal, quarantineId: Int64)
 }
 
-/// A body intake refuses, with the reason that names the problem.
-struct Rejection: Error, CustomStringConvertible {
-    let reason: String
-    var description: String { reason }
-}
 
 /// body -> decode -> verify -> dedupe -> apply -> commit, or quarantine.
 ///
@@ -64,7 +59,7 @@ public final class Intake {
     public struct CheckedBody {
         enum Verdict {
             case oversized
-            case refused(String)
+            case refused(Refusal)
             case decoded(Decoded)
         }
         let body: Data
@@ -99,10 +94,12 @@ public final class Intake {
                 try store.registerHeaders([pieces.outer.header] + pieces.nested.map(\.pieces.header))
             }
             return checked(.decoded(decoded))
-        } catch let r as Rejection {
-            return checked(.refused(r.reason))
+        } catch let r as Refusal {
+            return checked(.refused(r))
+        } catch let v as VerificationError {
+            return checked(.refused(Refusal(v)))
         } catch let f as DecodingFault {
-            return checked(.refused(f.description))
+            return checked(.refused(Refusal(f)))
         } catch let e as StoreError {
             throw e
         } catch let e as RevocationStatusUnavailable {
@@ -110,7 +107,7 @@ public final class Intake {
             // stored nor quarantined, and the caller answers so that Apple sends it again.
             throw e
         } catch {
-            return checked(.refused("\(error)"))
+            return checked(.refused(Refusal(.other, field: "", fault: "\(error)")))
         }
     }
 
@@ -168,8 +165,8 @@ public final class Intake {
         return storedJWS == jws
     }
 
-    private func differentContent(_ uuid: String) -> String {
-        "notificationUUID \(uuid) is already stored with different content"
+    private func differentContent(_ uuid: String) -> Refusal {
+        Refusal(.conflict, field: "", fault: "notificationUUID \(uuid) is already stored with different content")
     }
 
     /// The feed's note on a consent withdrawal whose app download no stored purchase names.
@@ -190,24 +187,26 @@ public final class Intake {
     /// Ends the feed line of a body refused past the quarantine's budget.
     static let pastBudgetMark = "[body not kept: quarantine over its budget; more such bodies are counted on its entry]"
 
-    public static func oversizedReason(_ length: Int, limit: Int) -> String {
-        "body: \(length) bytes is over the \(limit)-byte limit"
+    public static func oversizedReason(_ length: Int, limit: Int) -> Refusal {
+        Refusal(.oversized, field: "body", fault: "\(length) bytes is over the \(limit)-byte limit")
     }
 
-    private func reject(_ body: Data, digest: String, reason: String, source: String?, receivedAt: Millis,
+    private func reject(_ body: Data, digest: String, reason refusal: Refusal, source: String?, receivedAt: Millis,
                         keep: Bool = true, trueLength: Int? = nil) throws -> IntakeOutcome {
-        guard keep else { return .rejected(reason: reason, quarantineId: 0) }
+        guard keep else { return .rejected(reason: refusal, quarantineId: 0) }
+        let reason = refusal.description
         return try store.write {
-            let kept = try store.quarantine(body: body, reason: reason, source: source, receivedDate: receivedAt, bodySHA256: digest,
+            let kept = try store.quarantine(body: body, reason: reason, kind: refusal.kind, source: source, receivedDate: receivedAt, bodySHA256: digest,
                                             trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes)
             // The feed says when the quarantine is past its budget and kept only the digest;
             // past it, one line a minute tells of the flood (the quarantine entry counts every
             // body), so a client sending junk cannot grow the log by a row a request.
             let detail = kept.bodyKept ? reason : reason + " " + Intake.pastBudgetMark
             let floodLogged = kept.bodyKept ? false : try store.hasIntakeLine(containing: Intake.pastBudgetMark, since: receivedAt - 60_000)
-            let entry = IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail, source: source)
+            let entry = IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail, source: source,
+                                       rejection: refusal.kind)
             if floodLogged { try store.countIntake(entry) } else { try store.logIntake(entry) }
-            return .rejected(reason: reason, quarantineId: kept.id)
+            return .rejected(reason: refusal, quarantineId: kept.id)
         }
     }
 
@@ -222,7 +221,7 @@ public final class Intake {
     // MARK: Decoding
 
     func decode(_ body: Data, digest: String) throws -> Decoded {
-        if body.isEmpty { throw Rejection(reason: "body: empty") }
+        if body.isEmpty { throw Refusal(.malformed, field: "body", fault: "empty") }
         if let jws = JWSBytes.signedPayloadFastPath(body) {
             return try decodeV2(jws: jws, digest: digest, keepPieces: true)
         }
@@ -233,7 +232,7 @@ public final class Intake {
         if json.has("notification_type") {
             return try decodeV1(json, digest: digest)
         }
-        throw Rejection(reason: "body: neither a V2 notification (signedPayload) nor a V1 notification (notification_type)")
+        throw Refusal(.malformed, field: "body", fault: "neither a V2 notification (signedPayload) nor a V1 notification (notification_type)")
     }
 
     /// - Parameter keepPieces: the body is exactly `{"signedPayload":"<jws>"}` (give or take
@@ -251,11 +250,11 @@ public final class Intake {
         // subdesk carries none that it knows: it is Apple's, so it is kept, not refused.
         if payload.hasKnownShape {
             if payload.notificationType != .test || payload.environment != nil {
-                if let p = policy.environmentProblem(payload.environment, field: field) { throw Rejection(reason: p) }
+                if let p = policy.environmentProblem(payload.environment, field: field) { throw p }
             }
-            if let p = policy.bundleProblem(payload.bundleId, field: field) { throw Rejection(reason: p) }
+            if let p = policy.bundleProblem(payload.bundleId, field: field) { throw p }
             if let p = policy.appAppleIdProblem(payload.appAppleId, environment: payload.environment, field: field) {
-                throw Rejection(reason: p)
+                throw p
             }
         }
         // A UUID stored with other content is refused when applying, inside the write.
@@ -308,14 +307,15 @@ public final class Intake {
     private func decodeV1(_ json: JSONFields, digest: String) throws -> Decoded {
         let type = (try? json.string("notification_type")) ?? nil
         guard policy.allowV1 else {
-            throw Rejection(reason: "body: V1 notification \(type ?? "?") refused: V1 bodies carry no signature (allow them with --allow-v1 or allow_v1 = true)")
+            throw Refusal(.policy, field: "body",
+                          fault: "V1 notification \(type ?? "?") refused: V1 bodies carry no signature (allow them with --allow-v1 or allow_v1 = true)")
         }
         let v1 = try NotificationV1(json: json)
         if let secret = policy.sharedSecret, v1.password != secret {
-            throw Rejection(reason: "body.password: does not match the configured shared secret")
+            throw Refusal(.policy, field: "body.password", fault: "does not match the configured shared secret")
         }
-        if let p = policy.bundleProblem(v1.bundleId, field: "body.bid") { throw Rejection(reason: p) }
-        if let p = policy.environmentProblem(v1.environment, field: "body") { throw Rejection(reason: p) }
+        if let p = policy.bundleProblem(v1.bundleId, field: "body.bid") { throw p }
+        if let p = policy.environmentProblem(v1.environment, field: "body") { throw p }
         // A V1 body has no id of its own: it is named by the digest of its canonical form (keys
         // sorted, no white space), so a redelivery formatted otherwise is still a duplicate.
         // Stores written before keep ids from the raw body's digest; both are looked up.

@@ -36,32 +36,33 @@ public struct IntakePolicy: Sendable, Equatable {
     }
 
     /// Why `environment` is not accepted, or nil when it is.
-    func environmentProblem(_ environment: AppStoreEnvironment?, field: String) -> String? {
-        guard let environment else { return "\(field): environment missing" }
+    func environmentProblem(_ environment: AppStoreEnvironment?, field: String) -> Refusal? {
+        func refused(_ fault: String) -> Refusal { Refusal(.policy, field: field, fault: fault) }
+        guard let environment else { return refused("environment missing") }
         if environment == .xcode || environment == .localTesting {
             return allowedTestEnvironments.contains(environment.rawValue) ? nil
-                : "\(field): environment \(environment) is never accepted unless explicitly allowed"
+                : refused("environment \(environment) is never accepted unless explicitly allowed")
         }
         if let expected = self.environment, expected != environment {
-            return "\(field): environment \(environment) is not the configured \(expected)"
+            return refused("environment \(environment) is not the configured \(expected)")
         }
         if environment != .production && environment != .sandbox {
-            return "\(field): unknown environment \(environment)"
+            return refused("unknown environment \(environment)")
         }
         return nil
     }
 
-    func bundleProblem(_ bundleId: String?, field: String) -> String? {
+    func bundleProblem(_ bundleId: String?, field: String) -> Refusal? {
         guard let expected = self.bundleId else { return nil }
-        guard let bundleId else { return "\(field): bundleId missing" }
-        return bundleId == expected ? nil : "\(field): bundleId \(bundleId) is not the configured \(expected)"
+        guard let bundleId else { return Refusal(.policy, field: field, fault: "bundleId missing") }
+        return bundleId == expected ? nil : Refusal(.policy, field: field, fault: "bundleId \(bundleId) is not the configured \(expected)")
     }
 
-    func appAppleIdProblem(_ appAppleId: Int64?, environment: AppStoreEnvironment?, field: String) -> String? {
+    func appAppleIdProblem(_ appAppleId: Int64?, environment: AppStoreEnvironment?, field: String) -> Refusal? {
         guard environment == .production else { return nil }
-        guard let appAppleId else { return "\(field): Production notification lacks appAppleId" }
+        guard let appAppleId else { return Refusal(.policy, field: field, fault: "Production notification lacks appAppleId") }
         if let expected = self.appAppleId, expected != appAppleId {
-            return "\(field): appAppleId \(appAppleId) is not the configured \(expected)"
+            return Refusal(.policy, field: field, fault: "appAppleId \(appAppleId) is not the configured \(expected)")
         }
         return nil
     }

@@ -27,9 +27,9 @@ struct SignedRecordChecks {
     func verifiedTransaction(_ jws: String, field: String, in context: Context) throws -> VerifiedTransaction {
         let verified = try verifier.verifyTransaction(jws, field: field)
         let t = verified.decoded
-        if let p = policy.bundleProblem(t.bundleId, field: field) { throw Rejection(reason: p) }
+        if let p = policy.bundleProblem(t.bundleId, field: field) { throw p }
         if let env = context.environment, t.environment != env {
-            throw Rejection(reason: "\(field): environment \(t.environment) differs from \(context.owner) \(env)")
+            throw Refusal(.policy, field: field, fault: "environment \(t.environment) differs from \(context.owner) \(env)")
         }
         return verified
     }
@@ -40,13 +40,13 @@ struct SignedRecordChecks {
     func verifiedAppTransaction(_ jws: String, field: String, in context: Context) throws -> VerifiedAppTransaction {
         let verified = try verifier.verifyAppTransaction(jws, field: field)
         let app = verified.decoded
-        if let p = policy.bundleProblem(app.bundleId, field: field) { throw Rejection(reason: p) }
+        if let p = policy.bundleProblem(app.bundleId, field: field) { throw p }
         if let receiptType = app.environment {
             if let env = context.environment, receiptType != env {
-                throw Rejection(reason: "\(field): receiptType \(receiptType) differs from \(context.owner) \(env)")
+                throw Refusal(.policy, field: field, fault: "receiptType \(receiptType) differs from \(context.owner) \(env)")
             }
-            if let p = policy.environmentProblem(receiptType, field: "\(field) receiptType") { throw Rejection(reason: p) }
-            if let p = policy.appAppleIdProblem(app.appAppleId, environment: receiptType, field: field) { throw Rejection(reason: p) }
+            if let p = policy.environmentProblem(receiptType, field: "\(field) receiptType") { throw p }
+            if let p = policy.appAppleIdProblem(app.appAppleId, environment: receiptType, field: field) { throw p }
         }
         return verified
     }
@@ -67,10 +67,10 @@ struct SignedRecordChecks {
         let verified = try verifier.verifyRenewalInfo(jws, field: field)
         let r = verified.decoded
         if let expected = expectedOriginal, r.originalTransactionId != expected.id {
-            throw Rejection(reason: "\(field): originalTransactionId \(r.originalTransactionId) differs from \(expected.source)'s \(expected.id)")
+            throw Refusal(.malformed, field: field, fault: "originalTransactionId \(r.originalTransactionId) differs from \(expected.source)'s \(expected.id)")
         }
         if let env = context.environment, r.environment != env {
-            throw Rejection(reason: "\(field): environment \(r.environment) differs from \(context.owner) \(env)")
+            throw Refusal(.policy, field: field, fault: "environment \(r.environment) differs from \(context.owner) \(env)")
         }
         return verified
     }

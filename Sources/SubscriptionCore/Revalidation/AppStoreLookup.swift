@@ -99,7 +99,8 @@ final class AppStoreLookup: @unchecked Sendable {
                     if let signed = last.signedTransactionInfo {
                         let t = try checks.transaction(signed, field: "\(path).signedTransactionInfo", in: context)
                         guard t.originalTransactionId == last.originalTransactionId else {
-                            throw Rejection(reason: "\(path).signedTransactionInfo: originalTransactionId \(t.originalTransactionId) differs from the entry's \(last.originalTransactionId)")
+                            throw Refusal(.malformed, field: "\(path).signedTransactionInfo",
+                                          fault: "originalTransactionId \(t.originalTransactionId) differs from the entry's \(last.originalTransactionId)")
                         }
                         transactions.append(t)
                     }
@@ -116,7 +117,8 @@ final class AppStoreLookup: @unchecked Sendable {
                                                 appAppleId: page.appAppleId ?? statuses.appAppleId, field: "history page \(p + 1)")
                 }
                 if let pageEnvironment = page.environment, pageEnvironment != environment {
-                    throw Rejection(reason: "history page \(p + 1): environment \(pageEnvironment) differs from the subscriptions response's \(environment)")
+                    throw Refusal(.policy, field: "history page \(p + 1)",
+                                  fault: "environment \(pageEnvironment) differs from the subscriptions response's \(environment)")
                 }
                 for (i, signed) in page.signedTransactions.enumerated() {
                     transactions.append(try checks.transaction(signed, field: "history page \(p + 1) signedTransactions[\(i)]", in: context))
@@ -182,9 +184,9 @@ final class AppStoreLookup: @unchecked Sendable {
         }
         let response = try receiptClient.verify(receipt: receipt)
         let environment = try refusingOnFault { () throws -> AppStoreEnvironment in
-            guard let env = response.environment else { throw Rejection(reason: "verifyReceipt response: environment missing") }
-            if let p = policy.environmentProblem(env, field: "verifyReceipt response") { throw Rejection(reason: p) }
-            if let p = policy.bundleProblem(response.bundleId, field: "verifyReceipt response receipt") { throw Rejection(reason: p) }
+            guard let env = response.environment else { throw Refusal(.policy, field: "verifyReceipt response", fault: "environment missing") }
+            if let p = policy.environmentProblem(env, field: "verifyReceipt response") { throw p }
+            if let p = policy.bundleProblem(response.bundleId, field: "verifyReceipt response receipt") { throw p }
             return env
         }
         var receipts: [String: String] = [:]
@@ -199,10 +201,10 @@ final class AppStoreLookup: @unchecked Sendable {
     private func responseEnvironment(_ environment: AppStoreEnvironment?, bundleId: String?, appAppleId: Int64?,
                                      field: String) throws -> AppStoreEnvironment {
         try refusingOnFault {
-            guard let environment else { throw Rejection(reason: "\(field): environment missing") }
-            if let p = policy.environmentProblem(environment, field: field) { throw Rejection(reason: p) }
-            if let p = policy.bundleProblem(bundleId, field: field) { throw Rejection(reason: p) }
-            if let p = policy.appAppleIdProblem(appAppleId, environment: environment, field: field) { throw Rejection(reason: p) }
+            guard let environment else { throw Refusal(.policy, field: field, fault: "environment missing") }
+            if let p = policy.environmentProblem(environment, field: field) { throw p }
+            if let p = policy.bundleProblem(bundleId, field: field) { throw p }
+            if let p = policy.appAppleIdProblem(appAppleId, environment: environment, field: field) { throw p }
             return environment
         }
     }
@@ -213,8 +215,8 @@ final class AppStoreLookup: @unchecked Sendable {
             return try body()
         } catch let error as RevalidationError {
             throw error
-        } catch let r as Rejection {
-            throw RevalidationError.refused(reason: r.reason)
+        } catch let r as Refusal {
+            throw RevalidationError.refused(reason: r.description)
         } catch let v as VerificationError {
             throw RevalidationError.refused(reason: v.description)
         } catch let f as DecodingFault {

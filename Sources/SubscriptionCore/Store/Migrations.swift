@@ -484,6 +484,12 @@ enum Migrations {
         -- SQLite has no roles, and drops it with a plain DELETE: nothing changes here.
         SELECT 1;
         """),
+        (22, """
+        -- Each refusal's kind (RejectionClass), stated where intake refuses a body and stored
+        -- beside its text, which is never read back for it. Rows from before get the kind
+        -- their reason's words gave.
+        \(Migrations.refusalKinds(dialect: .sqlite))
+        """),
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome
@@ -498,12 +504,36 @@ enum Migrations {
         """
     }
 
-    /// `RejectionClass.of(reason:)` in SQL over `column`, so a migration can count the
-    /// refusals logged before the counters existed exactly as intake counts new ones.
-    /// Case-sensitive, as Swift's `contains` is (SQLite's LIKE is not).
+    /// Migration 22 on either engine: the kind column of the quarantine and the intake log,
+    /// filled for the rows stored before it.
+    static func refusalKinds(dialect: SQLDialect) -> String {
+        let text = dialect == .postgres ? "TEXT COLLATE \"C\"" : "TEXT"
+        return """
+        ALTER TABLE quarantine ADD COLUMN reason_kind \(text) NOT NULL DEFAULT 'other';
+        UPDATE quarantine SET reason_kind = \(rejectionClass("reason", dialect: dialect));
+        ALTER TABLE intake_log ADD COLUMN reason_kind \(text);
+        UPDATE intake_log SET reason_kind = \(rejectionClass("detail", dialect: dialect)) WHERE result = 'rejected';
+        """
+    }
+
+    /// How a refusal's kind was told from its words before intake stated it, first match
+    /// winning (an oversized body's reason starts with `body:` like a malformed one's). Kept
+    /// only for the rows stored before migration 22, and for migration 18, which counted the
+    /// intake log as it stood; nothing else reads a kind from a reason.
+    private static let legacyMarkers: [(RejectionClass, [String])] = [
+        (.oversized, ["-byte limit"]),
+        (.conflict, ["already stored with different content"]),
+        (.revoked, ["revoked"]),
+        (.signature, ["signature", "x5c", "certificate", "configured root", "chain", "ES256", "alg "]),
+        (.policy, ["bundleId", "environment", "appAppleId", "shared secret", "V1 bodies", "not accepted"]),
+        (.malformed, ["body:", "JSON", "base64", "signedPayload", "decode"]),
+    ]
+
+    /// `legacyMarkers` in SQL over `column`. Case-sensitive, as Swift's `contains` was
+    /// (SQLite's LIKE is not).
     static func rejectionClass(_ column: String, dialect: SQLDialect) -> String {
         var sql = "CASE"
-        for (kind, words) in RejectionClass.markers {
+        for (kind, words) in legacyMarkers {
             let tests = words.map { "\(dialect.find)(\(column), '\($0.replacingOccurrences(of: "'", with: "''"))') > 0" }
             sql += " WHEN " + tests.joined(separator: " OR ") + " THEN '\(kind.rawValue)'"
         }

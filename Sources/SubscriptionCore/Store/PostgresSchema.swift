@@ -53,6 +53,7 @@ enum PostgresSchema {
         END $$;
         REVOKE ALL ON FUNCTION subdesk_drop_empty_subscriber(BIGINT) FROM PUBLIC;
         """),
+        (22, Migrations.refusalKinds(dialect: .postgres)),
     ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
 

@@ -11,7 +11,7 @@ extension Store {
     ///   - budgetBytes: the most body bytes the quarantine keeps in all; past it, only the
     ///     digest, length and count of a new body are kept.
     @discardableResult
-    public func quarantine(body: Data, reason: String, source: String?, receivedDate: Millis, bodySHA256: String,
+    public func quarantine(body: Data, reason: String, kind: RejectionClass, source: String?, receivedDate: Millis, bodySHA256: String,
                            trueLength: Int? = nil, budgetBytes: Int64? = nil) throws -> (id: Int64, bodyKept: Bool) {
         if let seen = try db.first("""
             SELECT id FROM quarantine WHERE body_sha256 = ? AND resolved_ms IS NULL AND reason = ? ORDER BY id LIMIT 1
@@ -24,12 +24,13 @@ extension Store {
         if let budgetBytes, try quarantineKeptBytes() + Int64(body.count) > budgetBytes {
             // Past the budget a new body keeps nothing of itself, so a row for each would still
             // grow the store with every request: they are counted on one row instead.
-            return (try countPastBudget(reason: reason, source: source, receivedDate: receivedDate, bytes: trueLength ?? body.count), false)
+            return (try countPastBudget(reason: reason, kind: kind, source: source, receivedDate: receivedDate,
+                                        bytes: trueLength ?? body.count), false)
         }
         try db.run("""
-            INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
-            VALUES (?,?,?,?,?,?,1,?)
-            """, [receivedDate, reason, kept, bodySHA256, source, trueLength ?? body.count, receivedDate])
+            INSERT INTO quarantine (received_ms, reason, reason_kind, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
+            VALUES (?,?,?,?,?,?,?,1,?)
+            """, [receivedDate, reason, kind.rawValue, kept, bodySHA256, source, trueLength ?? body.count, receivedDate])
         return (try db.lastInsertRowID(), kept.count == body.count)
     }
 
@@ -38,7 +39,7 @@ extension Store {
 
     /// Counts one more body refused past the budget on the row that counts them (times
     /// seen, their bytes, the latest reason and sender); its id.
-    private func countPastBudget(reason: String, source: String?, receivedDate: Millis, bytes: Int) throws -> Int64 {
+    private func countPastBudget(reason: String, kind: RejectionClass, source: String?, receivedDate: Millis, bytes: Int) throws -> Int64 {
         let summary = "past the quarantine budget: refused bodies counted here, not kept; the latest: "
             + String(reason.prefix(200))
         if let row = try db.first("""
@@ -46,14 +47,14 @@ extension Store {
             """, [Store.pastBudgetDigest], { $0.int64(0) }) {
             try db.run("""
                 UPDATE quarantine SET times_seen = times_seen + 1, body_bytes = body_bytes + ?, last_seen_ms = ?, source = ?,
-                    reason = ? WHERE id = ?
-                """, [bytes, receivedDate, source, summary, row])
+                    reason = ?, reason_kind = ? WHERE id = ?
+                """, [bytes, receivedDate, source, summary, kind.rawValue, row])
             return row
         }
         try db.run("""
-            INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
-            VALUES (?,?,?,?,?,?,1,?)
-            """, [receivedDate, summary, Data(), Store.pastBudgetDigest, source, bytes, receivedDate])
+            INSERT INTO quarantine (received_ms, reason, reason_kind, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
+            VALUES (?,?,?,?,?,?,?,1,?)
+            """, [receivedDate, summary, kind.rawValue, Data(), Store.pastBudgetDigest, source, bytes, receivedDate])
         return try db.lastInsertRowID()
     }
 
@@ -79,7 +80,7 @@ extension Store {
     public func quarantined(limit: Int = 100, includeResolved: Bool = false, ids: [Int64]? = nil) throws -> [QuarantineEntry] {
         var sql = """
             SELECT id, received_ms, reason, body, source, resolved_ms, resolution, coalesce(body_bytes, length(body)),
-                times_seen, coalesce(last_seen_ms, received_ms) FROM quarantine WHERE true
+                times_seen, coalesce(last_seen_ms, received_ms), reason_kind FROM quarantine WHERE true
             """
         var values: [SQLBindable?] = []
         if !includeResolved { sql += " AND resolved_ms IS NULL" }
@@ -91,7 +92,8 @@ extension Store {
         return try db.rows(sql + " ORDER BY id DESC LIMIT ?", values) { r in
             QuarantineEntry(id: r.int64(0), receivedDate: r.int64(1), reason: r.string(2), body: r.data(3),
                             source: r.optionalString(4), resolved: r.optionalInt64(5), resolution: r.optionalString(6),
-                            bodyBytes: r.int(7), timesSeen: r.int(8), lastSeen: r.int64(9))
+                            bodyBytes: r.int(7), timesSeen: r.int(8), lastSeen: r.int64(9),
+                            kind: RejectionClass(rawValue: r.string(10)) ?? .other)
         }
     }
 
@@ -107,9 +109,9 @@ extension Store {
     public func logIntake(_ e: IntakeLogEntry) throws {
         try db.run("""
             INSERT INTO intake_log (received_ms, result, notification_uuid, type, subtype,
-                original_transaction_id, product_id, environment, detail, source) VALUES (?,?,?,?,?,?,?,?,?,?)
+                original_transaction_id, product_id, environment, detail, source, reason_kind) VALUES (?,?,?,?,?,?,?,?,?,?,?)
             """, [e.receivedDate, e.result.rawValue, e.notificationUUID, e.type, e.subtype,
-                  e.originalTransactionId, e.productId, e.environment, e.detail, e.source])
+                  e.originalTransactionId, e.productId, e.environment, e.detail, e.source, e.rejection?.rawValue])
         try countIntake(e)
     }
 
@@ -118,7 +120,7 @@ extension Store {
     /// one line a minute but counts every body).
     func countIntake(_ e: IntakeLogEntry) throws {
         let key = IntakeCountKey(environment: e.environment ?? "", type: e.type ?? "", outcome: e.result.rawValue,
-                                 reason: e.result == .rejected ? RejectionClass.of(reason: e.detail).rawValue : "")
+                                 reason: e.result == .rejected ? (e.rejection ?? .other).rawValue : "")
         guard db.isInTransaction else { return try writeIntakeCount(key, count: 1, last: e.receivedDate) }
         let held = pendingIntakeCounts[key] ?? (0, e.receivedDate)
         pendingIntakeCounts[key] = (held.count + 1, max(held.last, e.receivedDate))
@@ -143,14 +145,14 @@ extension Store {
     public func intakeLog(afterId: Int64 = 0, limit: Int = 200) throws -> [IntakeLogEntry] {
         try db.rows("""
             SELECT id, received_ms, result, notification_uuid, type, subtype, original_transaction_id,
-                product_id, environment, detail, source FROM intake_log WHERE id > ? ORDER BY id DESC LIMIT ?
+                product_id, environment, detail, source, reason_kind FROM intake_log WHERE id > ? ORDER BY id DESC LIMIT ?
             """, [afterId, limit]) { r in
             IntakeLogEntry(id: r.int64(0), receivedDate: r.int64(1),
                            result: IntakeLogEntry.Result(rawValue: r.string(2)) ?? .rejected,
                            notificationUUID: r.optionalString(3), type: r.optionalString(4),
                            subtype: r.optionalString(5), originalTransactionId: r.optionalString(6),
                            productId: r.optionalString(7), environment: r.optionalString(8), detail: r.optionalString(9),
-                           source: r.optionalString(10))
+                           source: r.optionalString(10), rejection: r.optionalString(11).flatMap(RejectionClass.init(rawValue:)))
         }
     }
 

@@ -46,6 +46,9 @@ public struct QuarantineEntry: Equatable, Sendable {
     /// How many times this body was refused for this reason, and when it was last.
     public var timesSeen: Int = 1
     public var lastSeen: Millis = 0
+    /// What kind of refusal it was, as intake stated it (for rows stored before intake
+    /// stated it, as their reason's words gave it).
+    public var kind: RejectionClass = .other
 
     /// Whether `body` is the whole body, so a replay can ingest it.
     public var isBodyWhole: Bool { body.count >= bodyBytes }
@@ -66,11 +69,15 @@ public struct IntakeLogEntry: Equatable, Sendable {
     public var detail: String?
     /// Where the body came from, as intake was told (`backfill`, `simulate`, a CGI's address…).
     public var source: String?
+    /// A refusal's kind; nil for a body stored or found a duplicate.
+    public var rejection: RejectionClass?
 
     public init(id: Int64 = 0, receivedDate: Millis, result: Result, notificationUUID: String? = nil,
                 type: String? = nil, subtype: String? = nil, originalTransactionId: String? = nil,
-                productId: String? = nil, environment: String? = nil, detail: String? = nil, source: String? = nil) {
+                productId: String? = nil, environment: String? = nil, detail: String? = nil, source: String? = nil,
+                rejection: RejectionClass? = nil) {
         self.source = source
+        self.rejection = rejection
         self.id = id
         self.receivedDate = receivedDate
         self.result = result

@@ -1,0 +1,57 @@
+/// What kind of refusal an intake rejection was, as a short fixed word: the label the
+/// on-call metrics count refusals by, the column `reason_kind` of the quarantine and the
+/// intake log, and what decides the HTTP status a refused body is answered with. Each
+/// place that refuses a body states it; it is never read back from the reason's words
+/// (which quote what the sender sent).
+public enum RejectionClass: String, CaseIterable, Sendable {
+    case oversized
+    case conflict
+    case revoked
+    case signature
+    case policy
+    case malformed
+    case other
+}
+
+/// Why intake refused a body: its kind, the field it concerns and the fault, in the shape of
+/// `VerificationError`. The message is rendered from these, never parsed back.
+public struct Refusal: Error, CustomStringConvertible, Equatable, Sendable {
+    public let kind: RejectionClass
+    /// Where the fault is (`body`, `signedPayload`, `body.password`, ...); empty when the
+    /// fault names its own place.
+    public let field: String
+    public let fault: String
+
+    public init(_ kind: RejectionClass, field: String, fault: String) {
+        self.kind = kind
+        self.field = field
+        self.fault = fault
+    }
+
+    public var description: String { field.isEmpty ? fault : "\(field): \(fault)" }
+
+    /// A refused signed payload: its kind follows from the typed fault.
+    public init(_ error: VerificationError) {
+        self.init(Refusal.kind(of: error.fault), field: error.field.escapingControlCharacters(), fault: error.fault.description)
+    }
+
+    /// A body whose JSON does not hold what its fields should.
+    public init(_ fault: DecodingFault) {
+        self.init(.malformed, field: fault.path, fault: fault.problem)
+    }
+
+    static func kind(of fault: VerificationError.Fault) -> RejectionClass {
+        switch fault {
+        case .certificateRevoked:
+            return .revoked
+        case .notCompactJWS, .badBase64URL, .headerNotJSONObject, .payloadNotJSON, .payloadNotJSONObject,
+             .payloadHoldsNUL, .duplicateKey, .signedDateNotANumber, .libcrypto:
+            return .malformed
+        case .algorithmMissing, .algorithmNotES256, .criticalHeaderParameters, .x5cMissing, .x5cNotArrayOfStrings,
+             .x5cEmpty, .x5cTooShort, .x5cTooLong, .x5cEntryNotBase64, .x5cEntryNotCertificate, .missingMarkerOID,
+             .leafKeyNotP256, .chainUntrusted, .pathBypassesIntermediate, .certificateExpired, .certificateNotYetValid,
+             .signatureWrongLength, .signatureMismatch, .timeOutOfRange, .noOCSPResponder:
+            return .signature
+        }
+    }
+}
