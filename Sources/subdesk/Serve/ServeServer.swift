@@ -17,6 +17,8 @@ final class ServeServer: @unchecked Sendable {
     let settings: Settings
     let listener: ServeListener
     let log = ServeLog()
+    /// The requests answered 503, by reason, since the process started (reloads included).
+    let unavailable = ServeUnavailableCounts()
     private let lock = NSCondition()
     private var engine: ServeEngine
     private var stopping = false
