@@ -63,20 +63,28 @@ final class ServeTests: SubdeskTestCase {
         let answers = Shared([FastCGITestClient.Answer?](repeating: nil, count: bodies.count))
         let next = Shared(0)
         let socket = socketPath
-        DispatchQueue.concurrentPerform(iterations: clients) { _ in
-            var client = try? FastCGITestClient(socket: socket)
-            while true {
-                var index = 0
-                next.update { index = $0; $0 += 1 }
-                guard index < bodies.count else { return }
-                if client == nil { client = try? FastCGITestClient(socket: socket) }
-                guard let c = client else { continue }
-                let answer = c.post(bodies[index])
-                if answer == nil { client = nil }
-                answers.update { $0[index] = answer }
-                onAnswer(index)
+        // A thread per client: DispatchQueue.concurrentPerform runs only as many at once as
+        // there are cores.
+        let finished = DispatchGroup()
+        for _ in 0..<clients {
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave() }
+                var client = try? FastCGITestClient(socket: socket)
+                while true {
+                    var index = 0
+                    next.update { index = $0; $0 += 1 }
+                    guard index < bodies.count else { return }
+                    if client == nil { client = try? FastCGITestClient(socket: socket) }
+                    guard let c = client else { continue }
+                    let answer = c.post(bodies[index])
+                    if answer == nil { client = nil }
+                    answers.update { $0[index] = answer }
+                    onAnswer(index)
+                }
             }
         }
+        finished.wait()
         return answers.current
     }
 

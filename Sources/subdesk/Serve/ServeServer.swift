@@ -122,7 +122,9 @@ final class ServeServer: @unchecked Sendable {
         last.waitUntilRetired()
         let figures = last.commitFigures
         log.notice("stopped; since the last (re)load \(figures.requests) requests were committed in \(figures.groups) groups "
-                   + "(the largest \(figures.largest))")
+                   + "(the largest \(figures.largest)); committing took \(String(format: "%.2f", figures.commitSeconds)) s, "
+                   + "verifying \(String(format: "%.2f", figures.checkSeconds)) s, waiting for a verifier "
+                   + "\(String(format: "%.2f", figures.checkWaitSeconds)) s")
         return 0
     }
 }
