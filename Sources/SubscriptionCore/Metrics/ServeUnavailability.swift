@@ -56,7 +56,8 @@ public struct ServeUnavailability: Sendable, Equatable {
             let parts = item.split(separator: "=", maxSplits: 1)
             guard parts.count == 2, let n = Int(parts[1]), n >= 0 else { return nil }
             let reason = ServeUnavailableReason(rawValue: String(parts[0])) ?? .other
-            totals[reason, default: 0] += n
+            // Kept only when not zero, as the counts are made.
+            if n > 0 { totals[reason, default: 0] += n }
         }
         return ServeUnavailability(totals: totals, lastHour: hour)
     }
