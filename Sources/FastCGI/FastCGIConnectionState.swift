@@ -35,9 +35,13 @@ public struct FastCGIConnectionState: Sendable {
     public private(set) var requestId: UInt16 = 0
     public private(set) var keepConnection = false
     private var paramBytes: [UInt8] = []
+    /// Values of the application's own that `FCGI_GET_VALUES` may ask for besides the
+    /// standard three, read when asked.
+    private let values: @Sendable () -> [String: String]
 
-    public init(limits: Limits = Limits()) {
+    public init(limits: Limits = Limits(), values: @escaping @Sendable () -> [String: String] = { [:] }) {
         self.limits = limits
+        self.values = values
     }
 
     /// Whether a request is open (begun and not yet answered).
@@ -123,9 +127,10 @@ public struct FastCGIConnectionState: Sendable {
             // FCGI_UNKNOWN_TYPE names the type it did not know.
             return FastCGIRecord(.unknownType, requestId: 0, content: [record.type, 0, 0, 0, 0, 0, 0, 0]).encoded()
         }
-        let known = ["FCGI_MAX_CONNS": "\(limits.maxConnections)", "FCGI_MAX_REQS": "\(limits.maxConnections)", "FCGI_MPXS_CONNS": "0"]
         // A malformed query is answered with what could be read of it.
         let asked = (try? NameValuePairs.decode(record.content)) ?? []
+        var known = ["FCGI_MAX_CONNS": "\(limits.maxConnections)", "FCGI_MAX_REQS": "\(limits.maxConnections)", "FCGI_MPXS_CONNS": "0"]
+        if asked.contains(where: { known[$0.name] == nil }) { known.merge(values()) { standard, _ in standard } }
         let answer = asked.compactMap { pair in known[pair.name].map { (pair.name, $0) } }
         var content = NameValuePairs.encode(answer)
         if content.count > FastCGIRecord.maxContentLength { content = [] }

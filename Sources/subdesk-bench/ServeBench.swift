@@ -18,28 +18,40 @@ enum ServeBench {
 
     /// Runs `request(i)` for each index from `clients` threads; each must return true (200).
     static func drive(_ count: Int, clients: Int, _ request: @escaping @Sendable (_ client: Int, _ index: Int) -> Bool) -> Run {
-        let lock = NSLock()
-        var next = 0, failures = 0
-        var times: [Double] = []
+        /// What the client threads share, under its lock.
+        final class Tally: @unchecked Sendable {
+            let lock = NSLock()
+            var next = 0, failures = 0
+            var times: [Double] = []
+        }
+        let tally = Tally()
         let started = DispatchTime.now().uptimeNanoseconds
-        DispatchQueue.concurrentPerform(iterations: clients) { client in
-            while true {
-                lock.lock()
-                let index = next
-                next += 1
-                lock.unlock()
-                guard index < count else { return }
-                let t0 = DispatchTime.now().uptimeNanoseconds
-                let ok = request(client, index)
-                let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
-                lock.lock()
-                if ok { times.append(ms) } else { failures += 1 }
-                lock.unlock()
+        // A thread per client: DispatchQueue.concurrentPerform runs only as many iterations at
+        // once as there are cores, which made "16 clients" two on this host.
+        let finished = DispatchGroup()
+        for client in 0..<clients {
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave() }
+                while true {
+                    tally.lock.lock()
+                    let index = tally.next
+                    tally.next += 1
+                    tally.lock.unlock()
+                    guard index < count else { return }
+                    let t0 = DispatchTime.now().uptimeNanoseconds
+                    let ok = request(client, index)
+                    let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
+                    tally.lock.lock()
+                    if ok { tally.times.append(ms) } else { tally.failures += 1 }
+                    tally.lock.unlock()
+                }
             }
         }
+        finished.wait()
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        if failures > 0 { log("  \(failures) of \(count) requests were not answered 200") }
-        return Run(perRequestMs: Spread(times), perSecond: Double(times.count) / elapsed)
+        if tally.failures > 0 { log("  \(tally.failures) of \(count) requests were not answered 200") }
+        return Run(perRequestMs: Spread(tally.times), perSecond: Double(tally.times.count) / elapsed)
     }
 
     static func freshStore(_ engine: String, _ name: String, postgres: String?) throws -> String {

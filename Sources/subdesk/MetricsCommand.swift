@@ -36,8 +36,9 @@ enum MetricsCommand {
           WARNING   more than --max-rejected-per-hour bodies refused in the last hour (default 10),
                     a refund answer due within --refund-deadline (default 2h) and not sent,
                     the quarantine at 90% of its budget, no notification of the environment yet,
-                    no ping for a day, gaps a backfill found in the last day, or a trusted root
-                    expiring within 30 days
+                    no ping for a day, gaps a backfill found in the last day, a trusted root
+                    expiring within 30 days, or the subdesk serve of serve_socket answering
+                    requests 503 in the last hour (the store could not take them)
           UNKNOWN   the store cannot be read, or an option is wrong
         DURATION is seconds, or a number with s, m, h or d.
         """,
@@ -62,7 +63,10 @@ enum MetricsCommand {
     static func inputs(_ context: Context) throws -> OnCallInputs {
         let store = try context.openStore(mode: .reading)
         let reading = try store.onCallReading(now: DateText.nowMillis())
-        return try settings(context).inputs(reading)
+        var inputs = try settings(context).inputs(reading)
+        // The 503s serve answered are counted in serve (the store could not take them).
+        inputs.serveUnavailability = ServeProbe.socketPath(context).flatMap { ServeProbe.unavailability(at: $0) }
+        return inputs
     }
 
     static func metrics(_ context: Context) throws -> Int32 {
@@ -147,8 +151,15 @@ enum MetricsCommand {
                          thresholds t: OnCallThresholds, serveProblem: String? = nil) -> (status: Int32, line: String) {
         let r = inputs.reading
         let signals = OnCallHealth.signals(inputs, environments: [environment], thresholds: t)
-        let level = serveProblem == nil ? OnCallHealth.level(of: signals) : .critical
-        let problems = (serveProblem.map { [$0] } ?? []) + signals.compactMap(\.problem)
+        var level = serveProblem == nil ? OnCallHealth.level(of: signals) : .critical
+        var problems = (serveProblem.map { [$0] } ?? []) + signals.compactMap(\.problem)
+        // serve answered 503s in the last hour: the store could not take those notifications
+        // (Apple retries them), which no count in the store shows.
+        if let u = inputs.serveUnavailability, u.lastHour > 0 {
+            level = max(level, .warning)
+            problems.append("subdesk serve answered \(u.lastHour) request\(u.lastHour == 1 ? "" : "s") 503 in the last hour "
+                            + "(since it started: \(u.summary))")
+        }
         let silence = r.lastArrivalByEnvironment[environment].map { max(0, r.now - $0) }
         let summary = problems.isEmpty
             ? "\(environment) intake healthy, last notification \(silence.map { OnCallHealth.span($0) + " ago" } ?? "never")"

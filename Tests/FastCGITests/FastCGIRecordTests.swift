@@ -104,6 +104,28 @@ final class FastCGIRecordTests: XCTestCase {
                        [.send(FastCGIRecord(.unknownType, requestId: 0, content: [42, 0, 0, 0, 0, 0, 0, 0]).encoded())])
     }
 
+    /// The application's own values are answered when asked for, read at the time of the
+    /// question; the standard ones cannot be overridden by them.
+    func testGetValuesAnswersTheApplicationsOwnValues() throws {
+        let asked = ManagedCounter()
+        var state = FastCGIConnectionState(limits: .init(maxConnections: 3)) {
+            ["APP_COUNT": String(asked.next()), "FCGI_MAX_CONNS": "999"]
+        }
+        func answer(_ names: [String]) throws -> [String: String] {
+            let ask = FastCGIRecord(.getValues, requestId: 0, content: NameValuePairs.encode(names.map { ($0, "") }))
+            guard case .send(let bytes) = try XCTUnwrap(try state.take(ask).first) else { throw NSError(domain: "no answer", code: 1) }
+            var parser = RecordParser()
+            parser.append(bytes)
+            var values: [String: String] = [:]
+            for pair in try NameValuePairs.decode(try XCTUnwrap(try parser.next()).content) { values[pair.name] = pair.value }
+            return values
+        }
+        XCTAssertEqual(try answer(["FCGI_MAX_CONNS"]), ["FCGI_MAX_CONNS": "3"])
+        XCTAssertEqual(asked.count, 0, "standard names alone do not read the application's values")
+        XCTAssertEqual(try answer(["APP_COUNT", "FCGI_MAX_CONNS"]), ["APP_COUNT": "1", "FCGI_MAX_CONNS": "3"])
+        XCTAssertEqual(try answer(["APP_COUNT"]), ["APP_COUNT": "2"])
+    }
+
     func testOtherRolesAreRefusedAndMisorderedStreamsAreProtocolErrors() throws {
         var state = FastCGIConnectionState()
         XCTAssertEqual(try state.take(begin(3, role: 2)),
@@ -128,5 +150,17 @@ final class FastCGIRecordTests: XCTestCase {
         _ = try state.take(begin(5))
         XCTAssertEqual(try state.take(FastCGIRecord(.abortRequest, requestId: 5)), [.abort])
         XCTAssertEqual(try state.take(FastCGIRecord(.abortRequest, requestId: 9)), [])
+    }
+}
+
+/// Counts the calls of a value closure.
+final class ManagedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var count = 0
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        count += 1
+        return count
     }
 }

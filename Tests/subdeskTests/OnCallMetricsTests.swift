@@ -282,6 +282,6 @@ extension OnCallMetricsTests {
                 checked += 1
             }
         }
-        XCTAssertEqual(checked, 10)
+        XCTAssertEqual(checked, 11)
     }
 }

@@ -150,28 +150,11 @@ final class ReliabilityTests: SubdeskTestCase {
         let db = Store.testLocation(file: dir + "/locked.db")
         let body = try Self.signedBodies(count: 1, firstInstance: 400_000)
         _ = try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: Data())
-        // Another client holds a write open on the store: sqlite3 with BEGIN IMMEDIATE, or
-        // psql with the notifications table locked.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        let input = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = FileHandle.nullDevice
-        if PostgresLocation.isPostgres(db) {
-            let location = try PostgresLocation(db)
-            holder.arguments = ["psql", "-d", location.conninfo, "-qX"]
-            try holder.run()
-            input.fileHandleForWriting.write(Data("SET search_path TO \(location.schema!);\nBEGIN;\nLOCK TABLE notifications IN ACCESS EXCLUSIVE MODE;\n".utf8))
-        } else {
-            holder.arguments = ["sqlite3", db]
-            try holder.run()
-            input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nINSERT INTO subscribers (created_ms) VALUES (1);\n".utf8))
-        }
+        let release = try Self.holdWriteLock(on: db)
         Thread.sleep(forTimeInterval: 0.5)
         let r = try run(["ingest", "--cgi", "--db", db, "--busy-timeout-ms", "300"] + Self.policyFlags, stdin: body,
                         env: ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count)])
-        try input.fileHandleForWriting.close()
-        holder.waitUntilExit()
+        release()
         XCTAssertTrue(r.stdout.hasPrefix("Status: 503"), r.stdout)
         XCTAssertTrue(r.stderr.contains("locked"), "the operator's log says why: \(r.stderr)")
         XCTAssertFalse(r.stdout.contains("locked") || r.stdout.contains(db), "the HTTP client is told no more than to retry: \(r.stdout)")
@@ -327,5 +310,31 @@ final class ReliabilityTests: SubdeskTestCase {
         }
         let show = try run(["show", "9100", "--db", db])
         XCTAssertTrue(show.stdout.contains("app.\\e[2J\\e]0;pwned\\x07\\u{202E}monthly"), show.stdout)
+    }
+}
+
+extension SubdeskTestCase {
+    /// Another client holds a write open on the store (sqlite3 with BEGIN IMMEDIATE, or psql
+    /// with the notifications table locked) until the returned function is called.
+    static func holdWriteLock(on db: String) throws -> () -> Void {
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let input = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = FileHandle.nullDevice
+        if PostgresLocation.isPostgres(db) {
+            let location = try PostgresLocation(db)
+            holder.arguments = ["psql", "-d", location.conninfo, "-qX"]
+            try holder.run()
+            input.fileHandleForWriting.write(Data("SET search_path TO \(location.schema!);\nBEGIN;\nLOCK TABLE notifications IN ACCESS EXCLUSIVE MODE;\n".utf8))
+        } else {
+            holder.arguments = ["sqlite3", db]
+            try holder.run()
+            input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nINSERT INTO subscribers (created_ms) VALUES (1);\n".utf8))
+        }
+        return {
+            try? input.fileHandleForWriting.close()
+            holder.waitUntilExit()
+        }
     }
 }

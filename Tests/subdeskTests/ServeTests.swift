@@ -63,20 +63,28 @@ final class ServeTests: SubdeskTestCase {
         let answers = Shared([FastCGITestClient.Answer?](repeating: nil, count: bodies.count))
         let next = Shared(0)
         let socket = socketPath
-        DispatchQueue.concurrentPerform(iterations: clients) { _ in
-            var client = try? FastCGITestClient(socket: socket)
-            while true {
-                var index = 0
-                next.update { index = $0; $0 += 1 }
-                guard index < bodies.count else { return }
-                if client == nil { client = try? FastCGITestClient(socket: socket) }
-                guard let c = client else { continue }
-                let answer = c.post(bodies[index])
-                if answer == nil { client = nil }
-                answers.update { $0[index] = answer }
-                onAnswer(index)
+        // A thread per client: DispatchQueue.concurrentPerform runs only as many at once as
+        // there are cores.
+        let finished = DispatchGroup()
+        for _ in 0..<clients {
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave() }
+                var client = try? FastCGITestClient(socket: socket)
+                while true {
+                    var index = 0
+                    next.update { index = $0; $0 += 1 }
+                    guard index < bodies.count else { return }
+                    if client == nil { client = try? FastCGITestClient(socket: socket) }
+                    guard let c = client else { continue }
+                    let answer = c.post(bodies[index])
+                    if answer == nil { client = nil }
+                    answers.update { $0[index] = answer }
+                    onAnswer(index)
+                }
             }
         }
+        finished.wait()
         return answers.current
     }
 
@@ -266,16 +274,22 @@ final class ServeTests: SubdeskTestCase {
         XCTAssertEqual(after?.text, "stored \(signed[1].uuid)", server.log)
     }
 
+    /// A configuration file naming `db` and this test's serve socket; the environment that
+    /// points the commands at it.
+    func serveConfig(_ db: String, extra: String = "") throws -> [String: String] {
+        let config = dir + "/subdesk.conf"
+        try ("db = \(db)\nroot_ca = \(HardeningTests.root)\nbundle_id = \(ScenarioBuilder.demoBundleId)\nserve_socket = \(socketPath)\n" + extra)
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        chmod(config, 0o600)
+        return ["SUBDESK_CONFIG": config]
+    }
+
     /// doctor and check ask the serve the configuration names (serve_socket): one that is
     /// stopped (SIGSTOP: it holds its socket but answers nothing) or gone is CRITICAL.
     func testDoctorAndCheckSeeAServeThatStoppedAnswering() throws {
         let db = try makeStore()
-        let config = dir + "/subdesk.conf"
-        try "db = \(db)\nroot_ca = \(HardeningTests.root)\nbundle_id = \(ScenarioBuilder.demoBundleId)\nserve_socket = \(socketPath)\n"
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        chmod(config, 0o600)
-        let server = try startServe(db, [], env: ["SUBDESK_CONFIG": config])
-        let env = ["SUBDESK_CONFIG": config]
+        let env = try serveConfig(db)
+        let server = try startServe(db, [], env: env)
         let doctor = try run(["doctor"], env: env)
         XCTAssertTrue(doctor.stdout.contains("subdesk serve answers on unix:\(socketPath)"), doctor.stdout)
         let healthy = try run(["check", "--environment", "Sandbox"], env: env)
@@ -292,6 +306,42 @@ final class ServeTests: SubdeskTestCase {
         let gone = try run(["check", "--environment", "Sandbox"], env: env)
         XCTAssertEqual(gone.status, 2, gone.stdout)
         XCTAssertTrue(gone.stdout.contains("does not take connections on unix:\(socketPath)"), gone.stdout)
+    }
+
+    /// A store locked by another writer past the busy timeout, and a body cut short, are
+    /// answered 503; the store cannot count those, so serve does, and `subdesk metrics`
+    /// (`subdesk_serve_unavailable_total`) and `subdesk check` read the counts from it.
+    func testA503IsCountedByServeAndShownByMetricsAndCheck() throws {
+        let db = try makeStore()
+        let env = try serveConfig(db, extra: "busy_timeout_ms = 300\n")
+        let server = try startServe(db, [], env: env)
+        let signed = try Self.signedBodies(2, firstInstance: 890_000)
+        let client = try FastCGITestClient(socket: socketPath)
+        XCTAssertEqual(client.post(signed[0].body)?.status, 200, server.log)
+        let before = try run(["metrics"], env: env)
+        XCTAssertTrue(before.stdout.contains("subdesk_serve_unavailable_total{reason=\"locked\"} 0\n"), before.stdout)
+        XCTAssertFalse(try run(["check", "--environment", "Sandbox"], env: env).stdout.contains("503"))
+
+        let release = try Self.holdWriteLock(on: db)
+        Thread.sleep(forTimeInterval: 0.5)
+        let locked = client.post(signed[1].body)
+        release()
+        XCTAssertEqual(locked?.status, 503, server.log)
+        // A body that ends before its CONTENT_LENGTH: a connection fault, also 503.
+        let body = [UInt8](signed[1].body)
+        XCTAssertTrue(client.send(FastCGITestClient.requestBytes(params: FastCGITestClient.params(length: body.count + 10),
+                                                                  body: signed[1].body, keep: true)))
+        XCTAssertEqual(client.readAnswer()?.status, 503)
+
+        let after = try run(["metrics"], env: env)
+        for (reason, count) in [("locked", 1), ("connection", 0), ("store_missing", 0), ("incomplete_body", 1), ("other", 0)] {
+            XCTAssertTrue(after.stdout.contains("subdesk_serve_unavailable_total{reason=\"\(reason)\"} \(count)\n"), after.stdout)
+        }
+        let check = try run(["check", "--environment", "Sandbox"], env: env)
+        XCTAssertGreaterThanOrEqual(check.status, 1, check.stdout)
+        XCTAssertTrue(check.stdout.contains("subdesk serve answered 2 requests 503 in the last hour (since it started: locked 1, incomplete_body 1)"),
+                      check.stdout)
+        XCTAssertEqual(client.post(signed[1].body)?.text, "stored \(signed[1].uuid)", "Apple's retry is stored")
     }
 
     /// A store restored over the running one's file: after SIGHUP the next body goes into

@@ -8,6 +8,9 @@ public struct OnCallInputs: Sendable {
     public var roots: [(subject: String, notAfter: Date, fingerprint: String)]
     public var quarantineBudgetBytes: Int64?
     public var version: String
+    /// What the `subdesk serve` the configuration names (`serve_socket`) said of its 503s;
+    /// nil when there is none or it did not answer.
+    public var serveUnavailability: ServeUnavailability?
 
     public init(reading: OnCallReading, roots: [(subject: String, notAfter: Date, fingerprint: String)], quarantineBudgetBytes: Int64?,
                 version: String = SubdeskVersion.string) {
@@ -190,6 +193,12 @@ public enum OnCallMetrics {
         OnCallMetric(name: "subdesk_segments_pending", kind: .gauge,
                      help: "Subscriptions whose by-segment counts wait to be caught up (counted up to 100000).",
                      unit: "", labels: []) { i in [.init(Double(i.reading.pendingSegments))] },
+        OnCallMetric(name: "subdesk_serve_unavailable_total", kind: .counter,
+                     help: "Requests the running subdesk serve (serve_socket) answered 503 since it started, by reason (locked, connection, store_missing, incomplete_body, other): the store could not take them, so serve counts them itself; absent without serve_socket or when serve does not answer.",
+                     unit: "", labels: ["reason"]) { i in
+            guard let u = i.serveUnavailability else { return [] }
+            return ServeUnavailableReason.allCases.map { .init([("reason", $0.rawValue)], Double(u.totals[$0] ?? 0)) }
+        },
         OnCallMetric(name: "subdesk_trusted_root_expiry_seconds", kind: .gauge,
                      help: "Seconds until each configured trust root's certificate expires (negative once it has); fingerprint is the first 16 hex digits of the SHA-256 of its DER, so a root and its successor of the same subject are two series.",
                      unit: "seconds", labels: ["subject", "fingerprint"]) { i in

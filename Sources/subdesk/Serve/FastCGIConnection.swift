@@ -1,5 +1,6 @@
 import Foundation
 import FastCGI
+import SubscriptionCore
 
 /// One web server connection: FastCGI requests one after another (keep-conn honoured),
 /// each answered as `ingest --cgi` answers. A malformed record, or a request that stalls
@@ -12,7 +13,8 @@ struct FastCGIConnection {
     func run() {
         defer { close(fd) }
         var parser = RecordParser()
-        var state = FastCGIConnectionState(limits: .init(maxConnections: server.settings.maxConnections))
+        let counts = server.unavailable
+        var state = FastCGIConnectionState(limits: .init(maxConnections: server.settings.maxConnections)) { counts.values() }
         var params: [String: String] = [:]
         var expected: Int?
         var body = BodyReader.Accumulator(limit: 0)
@@ -73,10 +75,19 @@ struct FastCGIConnection {
         }
     }
 
+    /// The answer, as the CGI's; a 503 is counted by why (the store's error, or a body cut short).
     private func answer(params: [String: String], body: BodyReader.Accumulator, engine: ServeEngine) -> WebhookAnswer {
-        WebhookAnswer.answer(params: params, readBody: { body.result(expected: $0) },
-                             store: { read, source in try engine.store(read, source: source) },
-                             log: server.log.error)
+        var failure: ServeUnavailableReason?
+        let answer = WebhookAnswer.answer(params: params, readBody: { body.result(expected: $0) },
+                                          store: { read, source in
+                                              do { return try engine.store(read, source: source) } catch {
+                                                  failure = ServeUnavailableReason.of(error)
+                                                  throw error
+                                              }
+                                          },
+                                          log: server.log.error)
+        if answer.status == WebhookAnswer.unavailable.status { server.unavailable.count(failure ?? .incompleteBody) }
+        return answer
     }
 
     /// Waits until bytes can be read. Between requests a connection may stay idle for the

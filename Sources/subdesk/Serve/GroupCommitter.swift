@@ -38,6 +38,8 @@ final class GroupCommitter: @unchecked Sendable {
     private(set) var requests = 0
     private(set) var groups = 0
     private(set) var largestGroup = 0
+    /// Seconds the writing connection spent committing groups (the serial part of intake).
+    private(set) var busySeconds = 0.0
 
     init(open: @escaping () throws -> Intake, opened: Intake? = nil) {
         self.open = open
@@ -96,6 +98,8 @@ final class GroupCommitter: @unchecked Sendable {
     }
 
     private func commit(_ group: [Job]) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { busySeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
         do {
             let intake = try self.intake ?? open()
             self.intake = intake

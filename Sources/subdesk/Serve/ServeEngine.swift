@@ -65,14 +65,18 @@ final class ServeEngine: @unchecked Sendable {
     /// Runs `body` with a checking connection, at most `workers` at once. A connection that
     /// failed with a store error is dropped, and the next request opens a new one.
     private func withChecker<T>(_ body: (Intake) throws -> T) throws -> T {
+        let asked = DispatchTime.now().uptimeNanoseconds
         pool.lock()
         while checking >= workers { pool.wait() }
         checking += 1
         let reused = idle.popLast()
+        let started = DispatchTime.now().uptimeNanoseconds
+        checkWaitSeconds += Double(started - asked) / 1e9
         pool.unlock()
         var keep: Intake?
         defer {
             pool.lock()
+            checkSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             checking -= 1
             if let keep { idle.append(keep) }
             pool.signal()
@@ -119,10 +123,15 @@ final class ServeEngine: @unchecked Sendable {
         if done { committer.retire() }
     }
 
-    /// What the committer did: requests, groups, the largest group.
-    var commitFigures: (requests: Int, groups: Int, largest: Int) {
-        (committer.requests, committer.groups, committer.largestGroup)
+    /// What the committer did: requests, groups, the largest group, seconds spent committing;
+    /// and the seconds requests spent verifying and waiting for a verifier.
+    var commitFigures: (requests: Int, groups: Int, largest: Int, commitSeconds: Double, checkSeconds: Double, checkWaitSeconds: Double) {
+        pool.lock()
+        defer { pool.unlock() }
+        return (committer.requests, committer.groups, committer.largestGroup, committer.busySeconds, checkSeconds, checkWaitSeconds)
     }
+    private var checkSeconds = 0.0
+    private var checkWaitSeconds = 0.0
 
     func waitUntilRetired() {
         committer.waitUntilFinished()

@@ -17,6 +17,8 @@ final class ServeServer: @unchecked Sendable {
     let settings: Settings
     let listener: ServeListener
     let log = ServeLog()
+    /// The requests answered 503, by reason, since the process started (reloads included).
+    let unavailable = ServeUnavailableCounts()
     private let lock = NSCondition()
     private var engine: ServeEngine
     private var stopping = false
@@ -120,7 +122,9 @@ final class ServeServer: @unchecked Sendable {
         last.waitUntilRetired()
         let figures = last.commitFigures
         log.notice("stopped; since the last (re)load \(figures.requests) requests were committed in \(figures.groups) groups "
-                   + "(the largest \(figures.largest))")
+                   + "(the largest \(figures.largest)); committing took \(String(format: "%.2f", figures.commitSeconds)) s, "
+                   + "verifying \(String(format: "%.2f", figures.checkSeconds)) s, waiting for a verifier "
+                   + "\(String(format: "%.2f", figures.checkWaitSeconds)) s")
         return 0
     }
 }
