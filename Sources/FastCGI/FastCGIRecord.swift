@@ -59,6 +59,13 @@ public struct FastCGIRecord: Equatable, Sendable {
         return out
     }
 
+    /// `FCGI_BEGIN_REQUEST`, as a web server opens a request: its role, and whether the
+    /// connection stays open after it (`FCGI_KEEP_CONN`).
+    public static func beginRequest(requestId: UInt16, role: Role = .responder, keepConnection: Bool) -> FastCGIRecord {
+        FastCGIRecord(.beginRequest, requestId: requestId,
+                      content: [UInt8(role.rawValue >> 8), UInt8(role.rawValue & 0xff), keepConnection ? 1 : 0, 0, 0, 0, 0, 0])
+    }
+
     /// `FCGI_END_REQUEST`: the application's exit status and the protocol status.
     public static func endRequest(requestId: UInt16, appStatus: UInt32, protocolStatus: ProtocolStatus) -> FastCGIRecord {
         FastCGIRecord(.endRequest, requestId: requestId,

@@ -111,7 +111,7 @@ enum ServeBench {
 
     /// One FastCGI request on a kept connection; whether it was answered 200.
     static func post(_ fd: Int32, _ body: Data) -> Bool {
-        var out = FastCGIRecord(.beginRequest, requestId: 1, content: [0, 1, 1, 0, 0, 0, 0, 0]).encoded()
+        var out = FastCGIRecord.beginRequest(requestId: 1, keepConnection: true).encoded()
         out += FastCGIRecord.stream(.params, requestId: 1, NameValuePairs.encode([("REQUEST_METHOD", "POST"), ("CONTENT_LENGTH", String(body.count)),
                                                                                   ("REMOTE_ADDR", "127.0.0.1")]), end: true)
         out += FastCGIRecord.stream(.stdin, requestId: 1, [UInt8](body), end: true)

@@ -2,8 +2,8 @@ import XCTest
 import FastCGI
 
 final class FastCGIRecordTests: XCTestCase {
-    func begin(_ id: UInt16, role: UInt16 = 1, keep: Bool = true) -> FastCGIRecord {
-        FastCGIRecord(.beginRequest, requestId: id, content: [UInt8(role >> 8), UInt8(role & 0xff), keep ? 1 : 0, 0, 0, 0, 0, 0])
+    func begin(_ id: UInt16, role: FastCGIRecord.Role = .responder, keep: Bool = true) -> FastCGIRecord {
+        FastCGIRecord.beginRequest(requestId: id, role: role, keepConnection: keep)
     }
 
     /// Records written by `encoded` come back whole from the parser, however the bytes are cut.
@@ -128,7 +128,7 @@ final class FastCGIRecordTests: XCTestCase {
 
     func testOtherRolesAreRefusedAndMisorderedStreamsAreProtocolErrors() throws {
         var state = FastCGIConnectionState()
-        XCTAssertEqual(try state.take(begin(3, role: 2)),
+        XCTAssertEqual(try state.take(begin(3, role: .authorizer)),
                        [.send(FastCGIRecord.endRequest(requestId: 3, appStatus: 0, protocolStatus: .unknownRole).encoded())])
         XCTAssertFalse(state.isBusy)
         _ = try state.take(begin(4))

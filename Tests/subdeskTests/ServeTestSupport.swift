@@ -46,7 +46,7 @@ final class FastCGITestClient {
 
     /// The records of one request, the body in records of at most 8 KiB.
     static func requestBytes(id: UInt16 = 1, params: [(String, String)], body: Data, keep: Bool) -> [UInt8] {
-        var out = FastCGIRecord(.beginRequest, requestId: id, content: [0, 1, keep ? 1 : 0, 0, 0, 0, 0, 0]).encoded()
+        var out = FastCGIRecord.beginRequest(requestId: id, keepConnection: keep).encoded()
         out += FastCGIRecord.stream(.params, requestId: id, NameValuePairs.encode(params), end: true)
         var offset = 0
         let bytes = [UInt8](body)
