@@ -127,9 +127,14 @@ struct ServeListener {
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard probe >= 0 else { return false }
         defer { close(probe) }
+        return connect(probe, unix: path)
+    }
+
+    /// Connects the stream socket `fd` to the unix socket at `path`; false with errno set.
+    static func connect(_ fd: Int32, unix path: String) -> Bool {
         var address = unixAddress(path)
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         } == 0
     }
 

@@ -29,11 +29,7 @@ enum ServeProbe {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(Problem(text: "no socket: \(String(cString: strerror(errno)))")) }
         defer { close(fd) }
-        var address = ServeListener.unixAddress(path)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else {
+        guard ServeListener.connect(fd, unix: path) else {
             return .failure(Problem(text: "subdesk serve does not take connections on unix:\(path) (\(String(cString: strerror(errno))))"))
         }
         var wait = timeval(tv_sec: Int(timeout), tv_usec: 0)
