@@ -41,18 +41,28 @@ extension Store {
                 ON CONFLICT (status) DO UPDATE SET count = status_counts.count + excluded.count
                 """, [status, delta])
         }
+        var values: [SQLBindable?] = []
+        values.reserveCapacity(pending.count * 4)
+        for (k, delta) in pending { values += [k.bucket, k.key, k.segment.rawValue, delta] }
+        try addDeltas(to: "metric_buckets", keys: ["bucket", "key", "segment"], values: values)
+    }
+
+    /// Adds deltas to an aggregate table whose last column is `delta`: `values` holds each
+    /// row's `keys` then its delta, one row after another, each key once (no statement
+    /// meets a row twice). As many rows to a statement as the engine takes (a server: one
+    /// round trip for many); a row whose key is there already adds to it.
+    func addDeltas(to table: String, keys: [String], values: [SQLBindable?]) throws {
+        let width = keys.count + 1
+        let row = "(" + Array(repeating: "?", count: width).joined(separator: ",") + ")"
         let rowsPerStatement = db.dialect.rowsPerInsert
         var start = 0
-        while start < pending.count {
-            let chunk = pending[start..<min(pending.count, start + rowsPerStatement)]
-            var values: [SQLBindable?] = []
-            values.reserveCapacity(chunk.count * 4)
-            for (k, delta) in chunk { values += [k.bucket, k.key, k.segment.rawValue, delta] }
+        while start < values.count {
+            let end = min(values.count, start + rowsPerStatement * width)
             try db.run("""
-                INSERT INTO metric_buckets (bucket, key, segment, delta) VALUES \(Array(repeating: "(?,?,?,?)", count: chunk.count).joined(separator: ","))
-                ON CONFLICT (bucket, key, segment) DO UPDATE SET delta = metric_buckets.delta + excluded.delta
-                """, values)
-            start += chunk.count
+                INSERT INTO \(table) (\((keys + ["delta"]).joined(separator: ", "))) VALUES \(Array(repeating: row, count: (end - start) / width).joined(separator: ","))
+                ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET delta = \(table).delta + excluded.delta
+                """, Array(values[start..<end]))
+            start = end
         }
     }
 

@@ -163,21 +163,11 @@ extension Store {
             let count = try write { () -> Int in
                 started = DispatchTime.now().uptimeNanoseconds
                 let (sums, count) = try pendingSegmentSums(only: part)
-                // As many rows to a statement as the engine takes (a server: one round trip
-                // for many); each row's key once, so no statement meets a row twice.
                 let rows = sums.rows()
-                var start = 0
-                while start < rows.count {
-                    let chunk = rows[start..<min(rows.count, start + db.dialect.rowsPerInsert)]
-                    var values: [SQLBindable?] = []
-                    values.reserveCapacity(chunk.count * 6)
-                    for row in chunk { values += [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta] }
-                    try db.run("""
-                        INSERT INTO metric_segments (dimension, value, key, segment, bucket, delta) VALUES \(Array(repeating: "(?,?,?,?,?,?)", count: chunk.count).joined(separator: ","))
-                        ON CONFLICT (dimension, value, key, segment, bucket) DO UPDATE SET delta = metric_segments.delta + excluded.delta
-                        """, values)
-                    start += chunk.count
-                }
+                var values: [SQLBindable?] = []
+                values.reserveCapacity(rows.count * 6)
+                for row in rows { values += [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta] }
+                try addDeltas(to: "metric_segments", keys: ["dimension", "value", "key", "segment", "bucket"], values: values)
                 // Every note of the part was read under this write's lock, so none is lost.
                 try db.run("DELETE FROM metric_segments_pending WHERE original_transaction_id IN (\(part.map { _ in "?" }.joined(separator: ",")))",
                            part.map { $0 as SQLBindable? })
