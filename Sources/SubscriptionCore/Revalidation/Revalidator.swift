@@ -13,8 +13,19 @@ public final class Revalidator: @unchecked Sendable {
     let openStore: @Sendable () throws -> Store
     let verifier: SignedPayloadVerifier
     public let policy: IntakePolicy
+    /// The first configured app's (the only one's) lookup.
     let lookup: AppStoreLookup
+    /// One lookup per configured app, each signing for its app with its key and held to its rules.
+    let appLookups: [AppLookup]
     let clock: @Sendable () -> Millis
+
+    /// One app's way to Apple.
+    struct AppLookup: @unchecked Sendable {
+        var name: String
+        var bundleId: String?
+        var lookup: AppStoreLookup
+        var label: String { bundleId.map { "\(name) (\($0))" } ?? name }
+    }
 
     /// - Parameters:
     ///   - openStore: opens a connection to the store; called once per revalidation or sweep.
@@ -29,7 +40,43 @@ public final class Revalidator: @unchecked Sendable {
         self.policy = policy
         self.operatorName = operatorName
         self.clock = clock
-        lookup = AppStoreLookup(configuration: configuration, verifier: verifier, policy: policy, maxConnections: maxConnections)
+        if policy.apps.count > 1 {
+            appLookups = policy.apps.map { app in
+                var own = configuration
+                own.apiKey = app.bundleId.flatMap { configuration.appKeys[$0] }
+                own.sharedSecret = app.sharedSecret
+                let rules = (try? policy.forApp(bundleId: app.bundleId, field: "")) ?? policy
+                return AppLookup(name: app.name, bundleId: app.bundleId,
+                                 lookup: AppStoreLookup(configuration: own, verifier: verifier, policy: rules, maxConnections: maxConnections))
+            }
+        } else {
+            appLookups = [AppLookup(name: policy.apps.first?.name ?? ConfiguredApps.flatAppName, bundleId: policy.bundleId,
+                                    lookup: AppStoreLookup(configuration: configuration, verifier: verifier, policy: policy,
+                                                           maxConnections: maxConnections))]
+        }
+        lookup = appLookups[0].lookup
+    }
+
+    /// The configured apps' names and bundle ids, in the configuration's order.
+    public var apps: [(name: String, bundleId: String?)] { appLookups.map { ($0.name, $0.bundleId) } }
+
+    /// The lookup of the app with this bundle id (nil: the only app); refused when no app is configured with it.
+    func appLookup(bundleId: String?) throws -> AppLookup {
+        guard appLookups.count > 1 else { return appLookups[0] }
+        guard let bundleId, let found = appLookups.first(where: { $0.bundleId == bundleId }) else {
+            throw RevalidationError.notConfigured("the record is app \(bundleId ?? "(no bundle id)")'s, and no configured app has that "
+                                                  + "bundle id (apps: \(appLookups.map(\.label).joined(separator: ", ")))")
+        }
+        return found
+    }
+
+    /// The app a stored subscription belongs to: the bundle id its transactions were signed
+    /// for (with one app, that app, asked for nothing).
+    func appLookup(forSubscription otid: String, store: Store) throws -> AppLookup {
+        guard appLookups.count > 1 else { return appLookups[0] }
+        let bundleId = try store.transaction(id: otid)?.bundleId
+            ?? store.history(originalTransactionId: otid).transactions.lazy.compactMap(\.bundleId).first
+        return try appLookup(bundleId: bundleId)
     }
 
     public convenience init(storePath: String, configuration: RevalidationConfiguration, verifier: SignedPayloadVerifier,
@@ -85,6 +132,9 @@ public final class Revalidator: @unchecked Sendable {
         var originalTransactionId: String?
         var queryTransactionId: String
         var mode: Mode
+        /// The app asked: the stored subscription's; nil when the store does not know it, and
+        /// each app is asked in turn.
+        var app: AppLookup?
     }
 
     func prepare(_ id: String, store: Store, receipt: String? = nil) throws -> Job {
@@ -98,10 +148,11 @@ public final class Revalidator: @unchecked Sendable {
             // nothing may still be a transaction Apple knows.
             if try store.lookup(trimmed) != nil { throw RevalidationError.unknownSubscription(error.description) }
         }
+        let app = try otid.map { try appLookup(forSubscription: $0, store: store) }
         let mode: Job.Mode
         if let receipt {
             mode = .verifyReceipt(receipt: receipt)
-        } else if configuration.apiKey != nil {
+        } else if (app.map { [$0] } ?? appLookups).contains(where: { $0.lookup.apiClient != nil }) {
             mode = .serverAPI
         } else if let otid, let stored = try store.receipt(originalTransactionId: otid) {
             mode = .verifyReceipt(receipt: stored)
@@ -111,15 +162,28 @@ public final class Revalidator: @unchecked Sendable {
             throw RevalidationError.notConfigured(
                 "no App Store Server API key (api_key_file, api_key_id, api_issuer_id) and no stored receipt for \(otid ?? trimmed) to send to verifyReceipt")
         }
-        return Job(requestedId: trimmed, originalTransactionId: otid, queryTransactionId: otid ?? trimmed, mode: mode)
+        return Job(requestedId: trimmed, originalTransactionId: otid, queryTransactionId: otid ?? trimmed, mode: mode, app: app)
     }
 
-    /// The network half: no store, so it may run on any thread.
+    /// The network half: no store, so it may run on any thread. A subscription the store does
+    /// not know is asked of each app in turn, until one knows it.
     func fetch(_ job: Job) throws -> AppleAnswer {
-        switch job.mode {
-        case .serverAPI: return try lookup.serverAPI(transactionId: job.queryTransactionId)
-        case .verifyReceipt(let receipt): return try lookup.verifyReceipt(receipt)
+        let apps = job.app.map { [$0] } ?? appLookups
+        var notFound: Error?
+        for app in apps {
+            do {
+                switch job.mode {
+                case .serverAPI:
+                    guard app.lookup.apiClient != nil || apps.count == 1 else { continue }
+                    return try app.lookup.serverAPI(transactionId: job.queryTransactionId)
+                case .verifyReceipt(let receipt): return try app.lookup.verifyReceipt(receipt)
+                }
+            } catch let error as RevalidationError where apps.count > 1 {
+                guard case .transactionNotFound = error else { throw error }
+                notFound = error
+            }
         }
+        throw notFound ?? RevalidationError.needsServerAPI(action: ServerAPIAction.revalidate)
     }
 
     private struct DryRunRollback: Error {}
@@ -255,7 +319,7 @@ extension Revalidator {
         }
         let environment = AppStoreEnvironment(rawValue: row.state.environment)
         do {
-            let answer = try lookup.refundsAndTransaction(row.state.latestTransactionId ?? otid, environment: environment)
+            let answer = try appLookup(forSubscription: otid, store: store).lookup.refundsAndTransaction(row.state.latestTransactionId ?? otid, environment: environment)
             try store.write {
                 let now = clock()
                 _ = try Intake(store: store, verifier: verifier, policy: policy)
@@ -283,7 +347,7 @@ extension Revalidator {
         guard let row = try store.subscription(originalTransactionId: otid) else {
             throw RevalidationError.unknownSubscription("no subscription \(otid)")
         }
-        let client = try lookup.serverAPI(for: ServerAPIAction.appAccountToken)
+        let client = try appLookup(forSubscription: otid, store: store).lookup.serverAPI(for: ServerAPIAction.appAccountToken)
         let token = row.subscriber.appAccountToken ?? UUID().uuidString.lowercased()
         do {
             try client.setAppAccountToken(originalTransactionId: otid, token: token,
