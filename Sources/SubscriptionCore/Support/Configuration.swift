@@ -52,8 +52,9 @@ public struct Configuration: Equatable, Sendable {
             if var open = section {
                 let allowed = Configuration.sectionKinds.first { $0.kind == open.kind }?.keys.map(\.name) ?? []
                 guard allowed.contains(key) else {
-                    let what = Configuration.knownKeys.contains(key) ? "key \(key) is not allowed" : "unknown key \(key)"
-                    throw fail("\(what) in \(open.title) (a [\(open.kind.rawValue)] section takes \(allowed.joined(separator: ", ")); "
+                    let known = Configuration.knownKeys.contains(key) || Configuration.sectionKinds.contains { $0.keys.contains { $0.name == key } }
+                    throw fail("\(known ? "key \(key) is not allowed" : "unknown key \(key)") in \(open.title) "
+                               + "([\(open.kind.rawValue)] sections take \(allowed.joined(separator: ", ")); "
                                + "team-wide settings go before the first section)")
                 }
                 open.values[key] = value
@@ -81,7 +82,7 @@ public struct Configuration: Equatable, Sendable {
         guard let first = words.first, let kind = ConfigurationSectionKind.Kind(rawValue: first) else {
             throw fail("unknown section kind \(words.first ?? "(none)") (sections are \(kinds))")
         }
-        guard words.count == 2 else { throw fail("a [\(kind.rawValue)] section takes one name: [\(kind.rawValue) NAME]") }
+        guard words.count == 2 else { throw fail("[\(kind.rawValue)] sections take one name: [\(kind.rawValue) NAME]") }
         let name = words[1]
         guard name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
             throw fail("section name \(name.escapingControlCharacters()) may hold only letters, digits, -, _ and .")
