@@ -24,6 +24,9 @@ public struct IntakePolicy: Sendable, Equatable {
     /// The apps a body may belong to, each with its own rules; a body is held to the rules of
     /// the app it was signed for (`forApp`). Empty: the one app the fields above describe.
     public var apps: [AppRules] = []
+    /// Whether the apps come from `[app]` sections (ping and backfill then ask each app in
+    /// each of its environments).
+    public var appsFromSections = false
 
     public static let defaultQuarantineBudgetBytes: Int64 = 256 << 20
 

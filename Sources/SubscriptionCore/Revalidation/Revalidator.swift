@@ -57,6 +57,38 @@ public final class Revalidator: @unchecked Sendable {
         lookup = appLookups[0].lookup
     }
 
+    /// Whether some app can ask Apple: an API key, or a shared secret for verifyReceipt.
+    var canAskApple: Bool {
+        appLookups.contains { $0.lookup.apiClient != nil || $0.lookup.configuration.sharedSecret != nil }
+    }
+
+    /// One app and one environment that a command acting on the whole store (ping, backfill)
+    /// asks Apple about.
+    public struct AppleTarget: Sendable, Equatable {
+        public let app: String
+        /// `fitness (com.example.fitness)`: what each of the command's lines is for.
+        public let label: String
+        public let environment: AppStoreEnvironment
+    }
+
+    /// What ping and backfill go through: with `[app]` sections, every app and each of its
+    /// environments; otherwise the one app's one environment (the configured one, else
+    /// Production), as before apps had sections.
+    public var appleTargets: [AppleTarget] {
+        guard policy.appsFromSections else {
+            return [AppleTarget(app: appLookups[0].name, label: appLookups[0].label, environment: policy.environment ?? .production)]
+        }
+        return appLookups.flatMap { app in
+            (app.lookup.policy.environment.map { [$0] } ?? [.production, .sandbox]).map {
+                AppleTarget(app: app.name, label: app.label, environment: $0)
+            }
+        }
+    }
+
+    private func appLookup(for target: AppleTarget?) -> AppLookup {
+        target.flatMap { t in appLookups.first { $0.name == t.app } } ?? appLookups[0]
+    }
+
     /// The configured apps' names and bundle ids, in the configuration's order.
     public var apps: [(name: String, bundleId: String?)] { appLookups.map { ($0.name, $0.bundleId) } }
 
@@ -269,10 +301,10 @@ extension Revalidator {
     /// `subdesk ping` with this revalidator's settings and a store connection of its own,
     /// for callers on another thread (the dashboard's worker). Each request gives up after
     /// 10 s at most: the wait for the notification is the loop's, not one request's.
-    public func ping(wait: TimeInterval) throws -> Ping.Result {
-        let client = try lookup.serverAPI(for: ServerAPIAction.ping, maxTimeout: 10)
+    public func ping(wait: TimeInterval, target: AppleTarget? = nil) throws -> Ping.Result {
+        let client = try appLookup(for: target).lookup.serverAPI(for: ServerAPIAction.ping, maxTimeout: 10)
         let store = try openStore()
-        let environment = policy.environment ?? .production
+        let environment = target?.environment ?? policy.environment ?? .production
         let result = try Ping(store: store, client: client).run(environment: environment, timeout: wait)
         // Kept for the on-call metrics; a store this role may not write still gets its answer.
         try? store.recordPing(environment: environment.rawValue, requested: result.requested, arrived: result.arrived)
@@ -372,13 +404,16 @@ extension Revalidator {
 extension Revalidator {
     /// The App Store Server API client this revalidator's settings make, or an error
     /// naming `action` and the settings it needs.
-    public func serverAPIClient(for action: String) throws -> AppStoreServerAPIClient { try lookup.serverAPI(for: action) }
+    public func serverAPIClient(for action: String, target: AppleTarget? = nil) throws -> AppStoreServerAPIClient {
+        try appLookup(for: target).lookup.serverAPI(for: action)
+    }
 
     /// Whether the App Store Server API key settings are there; without them, the error
     /// that names `action` and what to set. Called before asking an operator to confirm,
     /// so nobody answers y to something that cannot be sent.
     public func requireServerAPI(for action: String) throws {
-        _ = try lookup.serverAPI(for: action)
+        guard let first = appLookups.first(where: { $0.lookup.apiClient != nil }) else { _ = try lookup.serverAPI(for: action); return }
+        _ = try first.lookup.serverAPI(for: action)
     }
 }
 

@@ -235,6 +235,7 @@ extension IntakePolicy {
             AppRules(name: app.name, bundleId: app.bundleId, appAppleId: app.appAppleId, environment: app.environment,
                      allowV1: app.allowV1, sharedSecret: try app.sharedSecretFile.map { try readSecret($0, app) })
         }
+        appsFromSections = apps.fromSections
         if self.apps.count == 1 {
             let only = self.apps[0]
             (bundleId, appAppleId, environment, allowV1, sharedSecret)
