@@ -89,6 +89,27 @@ public final class Revalidator: @unchecked Sendable {
         target.flatMap { t in appLookups.first { $0.name == t.app } } ?? appLookups[0]
     }
 
+    /// What the first app that knows it answers, for an id that names no stored subscription
+    /// (an order id, an app transaction): each app with a key is asked in turn, and one that
+    /// does not know the id (nil, or refused as unknown) passes to the next.
+    func askingEachApp<T>(_ ask: (AppStoreLookup) throws -> T?) throws -> T? {
+        let apps = appLookups.count == 1 ? appLookups : appLookups.filter { $0.lookup.apiClient != nil }
+        guard !apps.isEmpty else { return try ask(lookup) }
+        var unknown: Error?
+        for (index, app) in apps.enumerated() {
+            do {
+                if let found = try ask(app.lookup) { return found }
+            } catch let error as RevalidationError where index < apps.count - 1 {
+                switch error {
+                case .unknownSubscription, .transactionNotFound: unknown = error
+                default: throw error
+                }
+            }
+        }
+        if let unknown { throw unknown }
+        return nil
+    }
+
     /// The configured apps' names and bundle ids, in the configuration's order.
     public var apps: [(name: String, bundleId: String?)] { appLookups.map { ($0.name, $0.bundleId) } }
 
@@ -321,7 +342,10 @@ extension Revalidator {
         let store = try openStore()
         let order: (originalTransactionIds: [String], transactions: [TransactionRecord])
         do {
-            order = try lookup.order(orderId)
+            guard let found = try askingEachApp({ try $0.order(orderId) }) else {
+                throw RevalidationError.unknownSubscription("no configured app's Look Up Order ID knows order id \(orderId)")
+            }
+            order = found
         } catch {
             recordFailure(target: orderId, error: error, reason: reason, store: store)
             throw error
@@ -440,7 +464,7 @@ extension Revalidator {
         }
         let app: AppTransaction
         do {
-            guard let found = try lookup.appTransaction(appTransactionId) else {
+            guard let found = try askingEachApp({ try $0.appTransaction(appTransactionId) }) else {
                 audit("Apple has no app transaction \(appTransactionId)", nil)
                 return nil
             }
