@@ -98,6 +98,29 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000002"))
     }
 
+    /// `subdesk serve` takes the URL's `?app=` as the CGI does.
+    func testServeAnswersABodyPostedToAnotherAppsURL400() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/serve.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        var env = ProcessInfo.processInfo.environment
+        (env["XDG_DATA_HOME"], env["XDG_CONFIG_HOME"]) = (dir + "/data", dir + "/config")
+        env.removeValue(forKey: "SUBDESK_CONFIG")
+        let server = try ServeProcess(binary: Self.binary, arguments: ["--db", db], socket: dir + "/serve.sock",
+                                      log: dir + "/serve.log", environment: env)
+        defer { server.stop() }
+        try server.waitUntilAnswering()
+        let client = try FastCGITestClient(socket: dir + "/serve.sock")
+        let fitness = try body("com.example.fitness", appleId: 1234567890, otid: "7100000000000003")
+        let crossed = try XCTUnwrap(client.post(fitness, params: FastCGITestClient.params(length: fitness.count) + [("QUERY_STRING", "app=recipes")]))
+        XCTAssertTrue(crossed.stdout.hasPrefix("Status: 400 Bad Request"), crossed.stdout)
+        XCTAssertTrue(crossed.stdout.contains("signed for app fitness (com.example.fitness), posted to ?app=recipes"), crossed.stdout)
+        XCTAssertNil(try Store(path: db).subscription(originalTransactionId: "7100000000000003"))
+        let own = try XCTUnwrap(client.post(fitness, params: FastCGITestClient.params(length: fitness.count) + [("QUERY_STRING", "app=fitness")]))
+        XCTAssertTrue(own.stdout.hasPrefix("Status: 200 OK"), own.stdout)
+        XCTAssertNotNil(try Store(path: db).subscription(originalTransactionId: "7100000000000003"))
+    }
+
     func testSectionMistakesStopEveryCommandNamingTheFileAndLine() throws {
         try writeConfig(extra: "bundle_id = com.example.flat")
         let mixed = try run(["show", "--db", dir + "/x.db", "x"])
