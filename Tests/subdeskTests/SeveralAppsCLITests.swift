@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import FakeApple
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
 import SubdeskTestSupport
@@ -132,11 +133,41 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertTrue(duplicate.stderr.contains("/subdesk/config:15: duplicate section [app recipes] (first at line 2)"), duplicate.stderr)
     }
 
-    func testDoctorListsEachAppWithItsEnvironmentsAndKeyNameNeverTheKey() throws {
+    /// A key file for the [key team] section, made with the openssl CLI (mode 600).
+    func makeKeyFile() throws -> String {
         let keyFile = dir + "/SubscriptionKey_KEY123.p8"
         let made = try run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyFile], executable: "/usr/bin/openssl")
         XCTAssertEqual(made.status, 0, made.stderr)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)
+        return keyFile
+    }
+
+    /// backfill asks every app in each of its environments, each request signed for that app.
+    func testBackfillGoesThroughEveryAppAndEnvironmentSigningForEach() throws {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/backfill.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let apple = try FakeAppleServer()
+        defer { apple.stop() }
+        for environment in ["prod", "sandbox"] {
+            apple.route("POST", "/\(environment)/inApps/v1/notifications/history", .json(["hasMore": false, "notificationHistory": []]))
+        }
+        let base = apple.baseURL.absoluteString
+        let r = try run(["backfill", "--db", db, "--since", "-2h", "--server-api-url", base + "/prod",
+                         "--server-api-sandbox-url", base + "/sandbox", "--quiet"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        // `fitness (com.example.fitness) backfill #1 (Production, ...`: the app, then the run as before.
+        let lines = r.stdout.split(separator: "\n").map { line in
+            line.components(separatedBy: ", ")[0].replacingOccurrences(of: #"#[0-9]+ "#, with: "", options: .regularExpression)
+        }
+        XCTAssertEqual(lines, ["fitness (com.example.fitness) backfill (Production", "fitness (com.example.fitness) backfill (Sandbox",
+                               "recipes (com.example.recipes) backfill (Production"], r.stdout)
+        let asked = apple.requests.map { "\($0.path.split(separator: "/")[0]) \(FakeAppleServer.tokenBundleId($0) ?? "-")" }
+        XCTAssertEqual(asked, ["prod com.example.fitness", "sandbox com.example.fitness", "prod com.example.recipes"])
+    }
+
+    func testDoctorListsEachAppWithItsEnvironmentsAndKeyNameNeverTheKey() throws {
+        let keyFile = try makeKeyFile()
         try writeConfig(keyFile: keyFile)
         let db = Store.testLocation(file: dir + "/doctor.db")
         XCTAssertEqual(try run(["init", "--db", db]).status, 0)
