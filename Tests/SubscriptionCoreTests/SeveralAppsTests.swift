@@ -205,28 +205,46 @@ final class SeveralAppsTests: XCTestCase {
 
     // MARK: Apple
 
+    func key(_ bundleId: String) throws -> AppStoreAPIKey {
+        try AppStoreAPIKey.load(file: RevalidationKeys.privateKeyFile, keyId: RevalidationFixture.keyId,
+                                issuerId: RevalidationFixture.issuerId, bundleId: bundleId, warn: { _ in })
+    }
+
+    /// A revalidator of both apps, each signing with the team's key for its own bundle id.
+    func twoAppRevalidator(_ fixture: RevalidationFixture) throws -> Revalidator {
+        var configuration = RevalidationConfiguration(endpoints: fixture.endpoints, http: RevalidationFixture.fastHTTP)
+        configuration.appKeys = [Self.fitness: try key(Self.fitness), Self.recipes: try key(Self.recipes)]
+        let policy = try twoAppIntake(try fixture.openStore()).policy
+        let path = fixture.storePath
+        return Revalidator(openStore: { try Store(path: path) }, configuration: configuration,
+                           verifier: SignedDataVerifier(roots: TestKit.roots), policy: policy, operatorName: "ana",
+                           clock: { TestKit.anchor })
+    }
+
+    /// Stores `transaction` of `app` through two-app intake, and has the fake App Store answer
+    /// its statuses and history (for that app only).
+    func seedAndAnswer(_ fixture: RevalidationFixture, app bundleId: String, appleId: Int64, transaction: [String: Any]) throws {
+        let otid = transaction["originalTransactionId"] as! String
+        let body = TestKit.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "n-\(otid)", signed: transaction["signedDate"] as! Millis,
+                                bundleId: bundleId, appAppleId: appleId, transaction: transaction, renewal: TestKit.renewal(original: otid))
+        guard case .stored = try twoAppIntake(try fixture.openStore()).ingest(body, receivedAt: TestKit.anchor - 20 * TestKit.day) else {
+            throw RevalidationFixture.Failure("not seeded")
+        }
+        fixture.server.transactions([otid], belongTo: bundleId)
+        let app: [String: Any] = ["environment": "Production", "bundleId": bundleId, "appAppleId": appleId]
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)", .json(app.merging([
+            "data": [["subscriptionGroupIdentifier": "1", "lastTransactions": [[
+                "originalTransactionId": otid, "status": 1, "signedTransactionInfo": RevalidationFixture.sign(transaction)]]]]]) { $1 }))
+        fixture.server.route("GET", "/prod/inApps/v2/history/\(otid)", .json(app.merging([
+            "revision": "r", "hasMore": false, "signedTransactions": [RevalidationFixture.sign(transaction)]]) { $1 }))
+    }
+
     func testEachRequestIsSignedForTheSubscriptionsAppAndAnotherAppsTokenIsRefused() throws {
         let fixture = try RevalidationFixture()
         defer { fixture.tearDown() }
         let otid = "7200000000000001"
-        let transaction = TestKit.transaction(id: otid, original: otid, bundleId: Self.recipes)
-        do {
-            let store = try fixture.openStore()
-            guard case .stored = try twoAppIntake(store).ingest(body(app: Self.recipes, appleId: 2234567890, otid: otid, uuid: "rec-1"),
-                                                                 receivedAt: TestKit.anchor) else { return XCTFail("seeded") }
-        }
-        fixture.server.transactions([otid], belongTo: Self.recipes)
-        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)", .json([
-            "environment": "Production", "bundleId": Self.recipes, "appAppleId": 2234567890,
-            "data": [["subscriptionGroupIdentifier": "1", "lastTransactions": [[
-                "originalTransactionId": otid, "status": 1, "signedTransactionInfo": RevalidationFixture.sign(transaction)]]]]]))
-        fixture.server.route("GET", "/prod/inApps/v2/history/\(otid)", .json([
-            "environment": "Production", "bundleId": Self.recipes, "appAppleId": 2234567890, "revision": "r", "hasMore": false,
-            "signedTransactions": [RevalidationFixture.sign(transaction)]]))
-        func key(_ bundleId: String) throws -> AppStoreAPIKey {
-            try AppStoreAPIKey.load(file: RevalidationKeys.privateKeyFile, keyId: RevalidationFixture.keyId,
-                                    issuerId: RevalidationFixture.issuerId, bundleId: bundleId, warn: { _ in })
-        }
+        try seedAndAnswer(fixture, app: Self.recipes, appleId: 2234567890,
+                          transaction: TestKit.transaction(id: otid, original: otid, bundleId: Self.recipes))
         // A token for the other app is refused, as Apple refuses it; the app's own is answered.
         let wrong = AppStoreServerAPIClient(key: try key(Self.fitness), endpoints: fixture.endpoints, policy: RevalidationFixture.fastHTTP,
                                             environments: [.production])
@@ -237,16 +255,31 @@ final class SeveralAppsTests: XCTestCase {
                                             environments: [.production])
         XCTAssertEqual(try right.subscriptionStatuses(transactionId: otid).bundleId, Self.recipes)
         // The revalidator of both apps signs for the subscription's app (recipes, the second app), not the first.
-        var configuration = RevalidationConfiguration(endpoints: fixture.endpoints, http: RevalidationFixture.fastHTTP)
-        configuration.appKeys = [Self.fitness: try key(Self.fitness), Self.recipes: try key(Self.recipes)]
-        let policy = try twoAppIntake(try fixture.openStore()).policy
-        let path = fixture.storePath
-        let revalidator = Revalidator(openStore: { try Store(path: path) }, configuration: configuration,
-                                      verifier: SignedDataVerifier(roots: TestKit.roots), policy: policy, operatorName: "ana",
-                                      clock: { TestKit.anchor })
-        let result = try revalidator.revalidate(otid, reason: "two apps")
+        let result = try twoAppRevalidator(fixture).revalidate(otid, reason: "two apps")
         XCTAssertEqual(result.originalTransactionId, otid)
         let tokens = fixture.server.requests.filter { $0.path.hasPrefix("/prod/inApps") }.map(FakeAppleServer.tokenBundleId)
         XCTAssertEqual(Array(tokens.suffix(2)), [Self.recipes, Self.recipes])
+    }
+
+    /// The sweep takes both apps' lapsed subscriptions, each asked with its own app's token,
+    /// and names the app of one it could not revalidate.
+    func testTheSweepSignsEachSubscriptionForItsAppAndNamesTheAppOfAFailure() throws {
+        let fixture = try RevalidationFixture()
+        defer { fixture.tearDown() }
+        let (fit, rec) = ("7100000000000011", "7200000000000011")
+        for (otid, bundleId, appleId) in [(fit, Self.fitness, Int64(1234567890)), (rec, Self.recipes, Int64(2234567890))] {
+            try seedAndAnswer(fixture, app: bundleId, appleId: appleId, transaction: TestKit.transaction(
+                id: otid, original: otid, purchase: TestKit.anchor - 31 * TestKit.day, expires: TestKit.anchor - TestKit.day,
+                signed: TestKit.anchor - 31 * TestKit.day, bundleId: bundleId))
+        }
+        fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(rec)",
+                             RevalidationFixture.apiError(500, code: 5000000, message: "An unknown error occurred."))
+        let report = try ExpirySweep(revalidator: try twoAppRevalidator(fixture)).run(options: SweepOptions(concurrency: 2))
+        XCTAssertEqual(report.counts.checked, 2)
+        XCTAssertEqual(report.failures.map(\.originalTransactionId), [rec])
+        XCTAssertEqual(report.failures.first?.app, "recipes (com.example.recipes)")
+        XCTAssertEqual((report.jsonObject()["failures"] as? [[String: Any]])?.first?["app"] as? String, "recipes (com.example.recipes)")
+        let asked = Set(fixture.server.requests.map { "\($0.path.split(separator: "/").last ?? "") \(FakeAppleServer.tokenBundleId($0) ?? "-")" })
+        XCTAssertEqual(asked, ["\(fit) \(Self.fitness)", "\(rec) \(Self.recipes)"])
     }
 }
