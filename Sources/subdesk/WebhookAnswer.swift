@@ -75,11 +75,17 @@ struct WebhookAnswer: Equatable {
 
 extension WebhookAnswer {
     /// The app the request's URL names (`?app=NAME`), or nil.
+    /// Read by hand: whatever the sender put in the query (`%zz`, spaces) is a name to look
+    /// up, never something that stops the process (URLComponents traps on such text).
     static func namedApp(_ params: [String: String]) -> String? {
         guard let query = params["QUERY_STRING"], !query.isEmpty else { return nil }
-        var components = URLComponents()
-        components.percentEncodedQuery = query
-        return components.queryItems?.last(where: { $0.name == "app" })?.value.flatMap { $0.isEmpty ? nil : $0 }
+        let values = query.split(separator: "&").compactMap { pair -> String? in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == "app" else { return nil }
+            let raw = String(parts[1]).replacingOccurrences(of: "+", with: " ")
+            return raw.removingPercentEncoding ?? raw
+        }
+        return values.last.flatMap { $0.isEmpty ? nil : $0 }
     }
 }
 

@@ -93,6 +93,11 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertNil(try store.subscription(originalTransactionId: "7200000000000002"))
         XCTAssertNil(try store.notification(uuid: "n-7200000000000002"))
         XCTAssertEqual(try store.quarantined().count, 1)
+        // A query no URL parser would take names no app: refused like any unknown name, never a crash.
+        let garbled = try post("x&app=%zz%&app=%E2%80%AE")
+        XCTAssertTrue(garbled.stdout.hasPrefix("Status: 400 Bad Request"), garbled.stdout + garbled.stderr)
+        XCTAssertTrue(garbled.stdout.contains("names no configured app"), garbled.stdout)
+        XCTAssertFalse(garbled.stdout.contains("\u{202E}"), "the bidi override reaches the answer escaped")
         // Its own app's URL (by bundle id here) stores it.
         let own = try post("app=com.example.recipes")
         XCTAssertTrue(own.stdout.hasPrefix("Status: 200 OK"), own.stdout)
