@@ -49,7 +49,7 @@ public struct IntakePolicy: Sendable, Equatable {
             self.sharedSecret = sharedSecret
         }
 
-        var label: String { bundleId.map { "\(name) (\($0))" } ?? name }
+        var label: String { ConfiguredApps.label(name: name, bundleId: bundleId) }
 
         func isNamed(_ text: String) -> Bool { text == name || text == bundleId || Int64(text).map { $0 == appAppleId } == true }
     }

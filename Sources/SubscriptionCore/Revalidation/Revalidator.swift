@@ -24,7 +24,7 @@ public final class Revalidator: @unchecked Sendable {
         var name: String
         var bundleId: String?
         var lookup: AppStoreLookup
-        var label: String { bundleId.map { "\(name) (\($0))" } ?? name }
+        var label: String { ConfiguredApps.label(name: name, bundleId: bundleId) }
     }
 
     /// - Parameters:
@@ -109,9 +109,6 @@ public final class Revalidator: @unchecked Sendable {
         if let unknown { throw unknown }
         return nil
     }
-
-    /// The configured apps' names and bundle ids, in the configuration's order.
-    public var apps: [(name: String, bundleId: String?)] { appLookups.map { ($0.name, $0.bundleId) } }
 
     /// The lookup of the app with this bundle id (nil: the only app); refused when no app is configured with it.
     func appLookup(bundleId: String?) throws -> AppLookup {

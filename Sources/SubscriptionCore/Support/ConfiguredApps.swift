@@ -53,7 +53,7 @@ public struct ConfiguredApp: Sendable, Equatable {
     public var environmentsAsked: [AppStoreEnvironment] { environments.isEmpty ? [.production, .sandbox] : environments }
 
     /// The app as messages name it: `fitness (com.example.fitness)`.
-    public var label: String { bundleId.map { "\(name) (\($0))" } ?? name }
+    public var label: String { ConfiguredApps.label(name: name, bundleId: bundleId) }
 }
 
 /// The apps of one configuration, found by name, bundle id or Apple ID.
@@ -71,6 +71,9 @@ public struct ConfiguredApps: Sendable, Equatable {
         self.apps = apps
         self.fromSections = fromSections
     }
+
+    /// An app as messages name it: `fitness (com.example.fitness)`, or its name alone.
+    public static func label(name: String, bundleId: String?) -> String { bundleId.map { "\(name) (\($0))" } ?? name }
 
     /// The app `text` names: its name, its bundle id or its Apple ID.
     public func app(named text: String) -> ConfiguredApp? {
