@@ -70,6 +70,7 @@ public final class FakeAppleServer: @unchecked Sendable {
     private var served: [String: Int] = [:]
     private var recorded: [Request] = []
     private var fallback: Handler?
+    private var appOfTransaction: [String: String] = [:]
     private var stopped = false
     private var filled = 0
     private let listener: Int32
@@ -119,6 +120,26 @@ public final class FakeAppleServer: @unchecked Sendable {
         routes["\(method) \(path)"] = handlers
         served["\(method) \(path)"] = 0
         lock.unlock()
+    }
+
+    /// Says which app (bundle id) each of these transaction ids belongs to: a request about one
+    /// of them whose bearer token names another app (`bid`) is refused 401, as Apple refuses it.
+    public func transactions(_ ids: [String], belongTo bundleId: String) {
+        lock.lock()
+        for id in ids { appOfTransaction[id] = bundleId }
+        lock.unlock()
+    }
+
+    /// The `bid` claim of a request's bearer token, or nil.
+    public static func tokenBundleId(_ request: Request) -> String? {
+        guard let auth = request.headers["authorization"], auth.hasPrefix("Bearer ") else { return nil }
+        let segments = auth.dropFirst(7).split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3 else { return nil }
+        var text = segments[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        guard let data = Data(base64Encoded: text),
+              let claims = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
+        return claims["bid"] as? String
     }
 
     /// Answers every request no route names (nil: 404).
@@ -197,7 +218,13 @@ public final class FakeAppleServer: @unchecked Sendable {
         } else {
             handler = fallback
         }
+        let owner = request.path.split(separator: "/").lazy.compactMap { self.appOfTransaction[String($0)] }.first
         lock.unlock()
+        if let owner, Self.tokenBundleId(request) != owner {
+            // Apple answers a token for another app as an unauthenticated request.
+            send(client, Response(status: 401, headers: ["Content-Type": "text/plain"], body: Data("Unauthenticated".utf8)))
+            return
+        }
         let response = handler?(request)
             ?? Response(status: 404, headers: ["Content-Type": "text/plain"], body: Data("test server: no route for \(key)".utf8))
         var waited: TimeInterval = 0

@@ -56,8 +56,6 @@ enum BackfillCommand {
             guard maxPages >= 1 else { throw UsageError("--max-pages must be 1 or more, got \(maxPages)") }
             limits.maxPages = maxPages
         }
-        let backfill = Backfill(store: store, intake: try context.makeIntake(store: store), client: try revalidator.serverAPIClient(for: ServerAPIAction.backfill),
-                                operatorName: context.operatorName, limits: limits)
         let now = DateText.nowMillis()
         var resume: BackfillRun?
         var request: Backfill.Request
@@ -83,25 +81,45 @@ enum BackfillCommand {
                             + "`subdesk backfill --resume` would have gone on with it")
             }
         }
+        // Every app and each of its environments, each line naming which (one app: as before, unnamed).
+        let targets = revalidator.appleTargets
+        if targets.count > 1 && resume != nil {
+            throw UsageError("a backfill run does not record its app yet: with several apps, run subdesk backfill --since again "
+                             + "(notifications already stored are counted as duplicates)")
+        }
+        for target in targets {
+            if resume == nil { request.environment = target.environment }
+            let backfill = Backfill(store: store, intake: try context.makeIntake(store: store),
+                                    client: try revalidator.serverAPIClient(for: ServerAPIAction.backfill, target: target),
+                                    operatorName: context.operatorName, limits: limits)
+            let status = try run(context, backfill, request, resume: resume, prefix: targets.count > 1 ? "\(target.label) " : "")
+            if status != 0 { return status }
+        }
+        return 0
+    }
+
+    /// One backfill (one app, one environment), its progress and its lines.
+    static func run(_ context: Context, _ backfill: Backfill, _ request: Backfill.Request, resume: BackfillRun?, prefix: String) throws -> Int32 {
         let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet")
         let run: BackfillRun
         do {
             run = try backfill.run(request, resume: resume) { run in
                 guard showProgress else { return }
-                FileHandle.standardError.write(Data("\r\u{1B}[Kbackfill #\(run.id): \(Backfill.summary(run))".utf8))
+                FileHandle.standardError.write(Data("\r\u{1B}[K\(prefix)backfill #\(run.id): \(Backfill.summary(run))".utf8))
             }
         } catch let stopped as Backfill.Stopped {
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
             if context.wantsJSON {
                 var object = json(stopped.run)
+                if !prefix.isEmpty { object["app"] = prefix.trimmingCharacters(in: .whitespaces) }
                 object["stopped"] = stopped.reason
                 Output.json(object)
             }
-            Output.error("\(stopped.description); resume with: subdesk backfill --resume")
+            Output.error("\(prefix)\(stopped.description); resume with: subdesk backfill --resume")
             return 1
         } catch let error as RevalidationError {
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-            let message = "backfill stopped: \(error.description); what was stored stays, resume with: subdesk backfill --resume"
+            let message = "\(prefix)backfill stopped: \(error.description); what was stored stays, resume with: subdesk backfill --resume"
             Output.error(message)
             if context.wantsJSON {
                 var object: [String: Any] = ["error": message, "exitCode": 1]
@@ -112,9 +130,11 @@ enum BackfillCommand {
         }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         if context.wantsJSON {
-            Output.json(json(run))
+            var object = json(run)
+            if !prefix.isEmpty { object["app"] = prefix.trimmingCharacters(in: .whitespaces) }
+            Output.json(object)
         } else {
-            Output.line("backfill #\(run.id) (\(run.environment), \(DateText.minute(run.since)) to \(DateText.minute(run.until)) UTC"
+            Output.line("\(prefix)backfill #\(run.id) (\(run.environment), \(DateText.minute(run.since)) to \(DateText.minute(run.until)) UTC"
                         + (run.onlyFailures ? ", only failed deliveries" : "") + "): \(Backfill.summary(run))")
             if run.new > 0 { Output.line("\(run.new) notification\(run.new == 1 ? "" : "s") had not arrived: subdesk gaps lists them") }
         }

@@ -7,12 +7,12 @@ enum CGIIngest {
         let limit = (try? context.intakePolicy().maxBodyBytes) ?? IntakePolicy().maxBodyBytes
         let answer = WebhookAnswer.answer(params: context.environment, readBody: { expected in
             BodyReader.read(fd: STDIN_FILENO, expected: expected, limit: limit)
-        }, store: { read, source in
+        }, store: { read, source, app in
             let store = try context.openStore(mode: .existing)
             try store.configureForOneShotWrites()
             try store.boundServerWaitsForIntake()
             defer { store.finishOneShotWrites() }
-            return try context.makeIntake(store: store).ingest(read, source: source)
+            return try context.makeIntake(store: store).ingest(read, source: source, postedFor: app)
         }, log: { Output.error($0) })
         return respond(answer)
     }

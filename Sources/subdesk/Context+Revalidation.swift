@@ -29,26 +29,10 @@ extension Context {
             }
             http.timeout = seconds
         }
-        return RevalidationConfiguration(endpoints: endpoints, http: http, apiKey: try apiKey(bundleId: policy.bundleId),
-                                         sharedSecret: policy.sharedSecret)
-    }
-
-    /// The in-app purchase key, when all of file, key id and issuer id are set; an error
-    /// naming what is missing when only some are.
-    func apiKey(bundleId: String?) throws -> AppStoreAPIKey? {
-        let parts = [("api-key-file", "api_key_file"), ("api-key-id", "api_key_id"), ("api-issuer-id", "api_issuer_id")]
-        let values = parts.map { setting($0.0, $0.1) }
-        if values.allSatisfy({ $0 == nil }) { return nil }
-        let missing = zip(parts, values).filter { $0.1 == nil }.map { $0.0.1 }
-        guard missing.isEmpty, let file = values[0], let keyId = values[1], let issuer = values[2] else {
-            throw UsageError("the App Store Server API key needs api_key_file, api_key_id and api_issuer_id; missing \(missing.joined(separator: ", "))")
-        }
-        guard let bundleId else {
-            throw UsageError("the App Store Server API token names the app: set bundle_id (or pass --bundle-id)")
-        }
-        return try wrap {
-            try AppStoreAPIKey.load(file: file, keyId: keyId, issuerId: issuer, bundleId: bundleId, warn: Output.warn)
-        }
+        var configuration = RevalidationConfiguration(endpoints: endpoints, http: http, sharedSecret: policy.sharedSecret)
+        let apps = try configuredApps()
+        try wrap { try configuration.sign(for: apps, warn: Output.warn) }
+        return configuration
     }
 
     /// A revalidator that opens its own connections to this context's store (or the one at
@@ -72,12 +56,14 @@ extension Context {
     }
 
     /// Setting mistakes are usage errors (exit 2), whichever layer found them.
-    private func wrap<T>(_ body: () throws -> T) throws -> T {
+    func wrap<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let e as RevalidationError {
             throw UsageError(e.description)
         } catch let e as SecretFileError {
+            throw UsageError(e.description)
+        } catch let e as ConfigurationError {
             throw UsageError(e.description)
         }
     }

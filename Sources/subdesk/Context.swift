@@ -98,25 +98,27 @@ struct Context {
             + rootFiles.compactMap { SecretFile.trustProblem($0, what: "root certificate") }
     }
 
+    /// The apps the configuration declares, with the flags that describe the top-level app applied.
+    func configuredApps() throws -> ConfiguredApps {
+        var flags = ConfiguredApps.Overrides()
+        (flags.bundleId, flags.appAppleId, flags.environment) = (arguments.value("bundle-id"), arguments.value("app-apple-id"), arguments.value("environment"))
+        (flags.sharedSecretFile, flags.allowV1) = (arguments.value("shared-secret-file"), arguments.has("allow-v1"))
+        (flags.apiKeyFile, flags.apiKeyId, flags.apiIssuerId) = (arguments.value("api-key-file"), arguments.value("api-key-id"), arguments.value("api-issuer-id"))
+        do { return try ConfiguredApps(configuration: config, overrides: flags) } catch let e as ConfigurationError { throw UsageError(e.description) }
+    }
+
     func intakePolicy() throws -> IntakePolicy {
         var policy = IntakePolicy()
-        policy.bundleId = setting("bundle-id", "bundle_id")
-        if let text = setting("app-apple-id", "app_apple_id") {
-            guard let id = Int64(text) else { throw UsageError("app Apple id must be a number, got \(text)") }
-            policy.appAppleId = id
-        }
-        if let text = setting("environment", "environment") {
-            guard let env = AppStoreEnvironment.parse(text) else {
-                throw UsageError("environment must be Production or Sandbox, got \(text)")
-            }
-            policy.environment = env
+        do {
+            try policy.serve(try configuredApps()) { path, _ in try SecretFile.readText(path, what: "shared secret", warn: Output.warn) }
+        } catch let e as SecretFileError {
+            throw UsageError(e.description)
         }
         let allowed = arguments.values("allow-environment") + config.list("allow_environments")
         policy.allowedTestEnvironments = Set(try allowed.map { text in
             guard let env = AppStoreEnvironment.parse(text) else { throw UsageError("unknown environment \(text)") }
             return env.rawValue
         })
-        policy.allowV1 = arguments.has("allow-v1") || (config.bool("allow_v1") ?? false)
         if let text = setting("revocation-check", "revocation_check") {
             guard let mode = RevocationCheckMode(rawValue: text.lowercased()) else {
                 throw UsageError("revocation check must be off or ocsp, got \(text) (--revocation-check or revocation_check)")
@@ -129,13 +131,6 @@ struct Context {
                 throw UsageError("quarantine_budget_mb must be a whole number of MiB from 0 to 1048576 (1 TiB), got \(text)")
             }
             policy.quarantineBudgetBytes = mb << 20
-        }
-        if let secretFile = setting("shared-secret-file", "shared_secret_file") {
-            do {
-                policy.sharedSecret = try SecretFile.readText(secretFile, what: "shared secret", warn: Output.warn)
-            } catch let e as SecretFileError {
-                throw UsageError(e.description)
-            }
         }
         return policy
     }

@@ -37,7 +37,7 @@ enum IngestCommand {
         // A batch job can wait its turn behind other writers longer than a web request can.
         let store = try context.openStore(busyTimeoutMs: 120_000, mode: .createIfMissing)
         let intake = try context.makeIntake(store: store)
-        if intake.policy.bundleId == nil {
+        if intake.policy.bundleId == nil && intake.policy.apps.count <= 1 {
             Output.warn("no bundle id configured: bundle ids are not checked (set bundle_id or pass --bundle-id)")
         }
         var batchSize = BatchIngest.standardBatchSize

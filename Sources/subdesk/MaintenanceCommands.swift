@@ -148,14 +148,17 @@ enum MaintenanceCommands {
         }
         do {
             let policy = try context.intakePolicy()
-            add("bundle id", policy.bundleId == nil ? "warn" : "ok", policy.bundleId ?? "not set: bundle ids are not checked")
-            if policy.environment != .sandbox {
+            let apps = try context.configuredApps()
+            // The last notification of each app is not told apart yet: notifications do not store their app.
+            for app in apps.apps where apps.fromSections { add("app", "ok", app.summary) }
+            if !apps.fromSections { add("bundle id", policy.bundleId == nil ? "warn" : "ok", policy.bundleId ?? "not set: bundle ids are not checked") }
+            if !apps.fromSections && policy.environment != .sandbox {
                 add("app apple id", policy.appAppleId == nil ? "warn" : "ok",
                     policy.appAppleId.map(String.init) ?? "not set: Production notifications are checked for presence only")
             }
-            add("environment", "ok", policy.environment?.rawValue ?? "Production and Sandbox accepted")
-            add("v1", policy.allowV1 && policy.sharedSecret == nil ? "warn" : "ok",
-                policy.allowV1 ? (policy.sharedSecret == nil ? "V1 allowed without a shared secret" : "V1 allowed, password checked") : "V1 refused")
+            if !apps.fromSections { add("environment", "ok", policy.environment?.rawValue ?? "Production and Sandbox accepted") }
+            if !apps.fromSections { add("v1", policy.allowV1 && policy.sharedSecret == nil ? "warn" : "ok",
+                policy.allowV1 ? (policy.sharedSecret == nil ? "V1 allowed without a shared secret" : "V1 allowed, password checked") : "V1 refused") }
             // With the check on, intake depends on a host outside: a firewall must let it
             // through, or every notification is answered 503 until it does.
             add("revocation", "ok", policy.revocationCheck == .ocsp
@@ -224,13 +227,17 @@ enum MaintenanceCommands {
     static func revalidationChecks(_ context: Context, add: (String, String, String) -> Void) {
         do {
             let policy = try context.intakePolicy()
-            if let key = try context.apiKey(bundleId: policy.bundleId) {
-                add("api key", "ok", "key \(key.keyId), issuer \(key.issuerId): the App Store Server API is used")
-            } else {
-                add("api key", "warn", "not set (api_key_file, api_key_id, api_issuer_id): revalidation can only use "
-                    + "verifyReceipt, for subscriptions with a stored V1 receipt")
+            let apps = try context.configuredApps()
+            for app in apps.apps {
+                let whose = apps.fromSections ? "\(app.name): " : ""
+                if let key = try context.wrap({ try app.apiKey(warn: Output.warn) }) {
+                    add("api key", "ok", whose + "key \(key.keyId), issuer \(key.issuerId): the App Store Server API is used")
+                } else {
+                    add("api key", "warn", whose + "not set (\(apps.fromSections ? "key" : "api_key_file, api_key_id, api_issuer_id")): "
+                        + "revalidation can only use verifyReceipt, for subscriptions with a stored V1 receipt")
+                }
             }
-            if policy.sharedSecret == nil {
+            if !apps.fromSections && policy.sharedSecret == nil {
                 add("shared secret", "warn", "not set (shared_secret_file): verifyReceipt revalidation is refused by Apple for subscriptions")
             }
             let configuration = try context.revalidationConfiguration(policy: policy)

@@ -60,12 +60,21 @@ struct ManPages {
         as a comma-separated list. The package installs a commented sample as /etc/subdesk/config; \
         subdesk sample-config prints it.
         """)
-        for section in Configuration.sections {
-            roff.append(".SS " + Roff.escape(section.title))
-            for key in section.keys {
+        func list(_ keys: [ConfigurationKey]) {
+            for key in keys {
                 roff += [".TP", Roff.bold(Roff.escape(key.name)) + " = " + Roff.italic(Roff.escape(key.example)),
                          Roff.escape(key.help + (key.repeatable ? " (repeatable)" : "") + ".")]
             }
+        }
+        for section in Configuration.sections {
+            roff.append(".SS " + Roff.escape(section.title))
+            list(section.keys)
+        }
+        for kind in Configuration.sectionKinds {
+            roff.append(".SS " + Roff.escape(kind.title))
+            roff += Roff.paragraphs(kind.help + " A line [\(kind.kind.rawValue) NAME] starts the section; its keys run to the "
+                                    + "next section, after every team-wide setting.")
+            list(kind.keys)
         }
         roff.append(".SH FILES")
         for (file, what) in Self.files {

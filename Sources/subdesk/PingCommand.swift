@@ -24,7 +24,6 @@ enum PingCommand {
     static func run(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty else { throw UsageError("ping takes no arguments") }
         _ = try context.openStore(mode: .existing)  // a missing store is said before anything is asked
-        let policy = try context.intakePolicy()
         let revalidator = try context.makeRevalidator(maxConnections: 1)
         try ExtendCommand.requireKey(revalidator, ServerAPIAction.ping)
         var waitLimit: TimeInterval = 30
@@ -34,16 +33,29 @@ enum PingCommand {
             }
             waitLimit = seconds
         }
-        let environment = policy.environment ?? .production
+        // Every app and each of its environments, each line naming which (one app: as before, unnamed).
+        let targets = revalidator.appleTargets
+        var failed = false
+        for target in targets {
+            let named = targets.count > 1 ? "\(target.label) \(target.environment): " : ""
+            failed = try ping(context, revalidator, target, wait: waitLimit, prefix: named) || failed
+        }
+        return failed ? 1 : 0
+    }
+
+    /// Pings one app in one environment; true when the TEST notification did not arrive.
+    static func ping(_ context: Context, _ revalidator: Revalidator, _ target: Revalidator.AppleTarget, wait waitLimit: TimeInterval,
+                     prefix: String) throws -> Bool {
+        let environment = target.environment
         if isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet") {
-            Output.warn("asked Apple (\(environment)) for a TEST notification; waiting up to \(Int(waitLimit)) s for it to arrive")
+            Output.warn("\(prefix)asked Apple (\(environment)) for a TEST notification; waiting up to \(Int(waitLimit)) s for it to arrive")
         }
         let result: Ping.Result
         do {
-            result = try revalidator.ping(wait: waitLimit)
+            result = try revalidator.ping(wait: waitLimit, target: target)
         } catch let error as RevalidationError {
-            Output.error("ping: \(error.description)")
-            return 1
+            Output.error("ping: \(prefix)\(error.description)")
+            return true
         }
         if context.wantsJSON {
             var object: [String: Any] = ["testNotificationToken": result.token, "requested": DateText.iso(result.requested),
@@ -52,13 +64,14 @@ enum PingCommand {
                                                                                 "sendAttemptResult": $0.result] }]
             if let uuid = result.arrivedUUID { object["notificationUUID"] = uuid }
             if let trip = result.roundTrip { object["roundTripMs"] = trip }
+            if !prefix.isEmpty { (object["app"], object["environment"]) = (target.app, environment.rawValue) }
             Output.json(object)
         } else if let arrival = result.arrivalText {
-            Output.line(arrival + " (Apple: \(Ping.describe(result.attempts)))")
+            Output.line(prefix + arrival + " (Apple: \(Ping.describe(result.attempts)))")
         } else {
-            Output.line("no TEST notification arrived within \(Int(waitLimit)) s (token \(result.token)); "
+            Output.line(prefix + "no TEST notification arrived within \(Int(waitLimit)) s (token \(result.token)); "
                         + "Apple: \(Ping.describe(result.attempts))")
         }
-        return result.arrived == nil ? 1 : 0
+        return result.arrived == nil
     }
 }

@@ -62,7 +62,8 @@ enum SweepCommand {
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 
         for failure in report.failures where !context.arguments.has("quiet") {
-            Output.error("sweep: \(SafeText.sanitize(failure.originalTransactionId)): \(SafeText.sanitize(failure.reason))")
+            Output.error("sweep: \(failure.app.map { SafeText.sanitize($0) + ": " } ?? "")\(SafeText.sanitize(failure.originalTransactionId)): "
+                         + SafeText.sanitize(failure.reason))
         }
         if let stopped = report.stoppedBy {
             Output.error("sweep stopped: \(SafeText.sanitize(stopped.description)); \(report.unchecked) not checked, "

@@ -42,9 +42,10 @@ struct WebhookAnswer: Equatable {
     /// Answers one request: `params` are its CGI variables, `readBody` reads its body given
     /// the length CONTENT_LENGTH promised, and `store` stores the body read whole (or refuses
     /// one over the limit) under its source. `log` hears what went wrong where the answer
-    /// does not say it (the operator's log).
+    /// does not say it (the operator's log). A URL that names an app (`?app=NAME`, its name,
+    /// bundle id or Apple ID) has `store` refuse a body signed for another app.
     static func answer(params: [String: String], readBody: (_ expected: Int?) -> BodyReader.Result,
-                       store: (_ body: BodyReader.Result, _ source: String) throws -> IntakeOutcome,
+                       store: (_ body: BodyReader.Result, _ source: String, _ app: String?) throws -> IntakeOutcome,
                        log: (String) -> Void) -> WebhookAnswer {
         let method = params["REQUEST_METHOD"] ?? "POST"
         guard method == "POST" else {
@@ -64,7 +65,7 @@ struct WebhookAnswer: Equatable {
             return unavailable
         }
         do {
-            return WebhookAnswer(try store(read, "cgi:" + (params["REMOTE_ADDR"] ?? "-")))
+            return WebhookAnswer(try store(read, "cgi:" + (params["REMOTE_ADDR"] ?? "-"), namedApp(params)))
         } catch {
             log("\(error)")
             return unavailable
@@ -72,11 +73,27 @@ struct WebhookAnswer: Equatable {
     }
 }
 
+extension WebhookAnswer {
+    /// The app the request's URL names (`?app=NAME`), or nil.
+    /// Read by hand: whatever the sender put in the query (`%zz`, spaces) is a name to look
+    /// up, never something that stops the process (URLComponents traps on such text).
+    static func namedApp(_ params: [String: String]) -> String? {
+        guard let query = params["QUERY_STRING"], !query.isEmpty else { return nil }
+        let values = query.split(separator: "&").compactMap { pair -> String? in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == "app" else { return nil }
+            let raw = String(parts[1]).replacingOccurrences(of: "+", with: " ")
+            return raw.removingPercentEncoding ?? raw
+        }
+        return values.last.flatMap { $0.isEmpty ? nil : $0 }
+    }
+}
+
 extension Intake {
     /// Stores a body read by `BodyReader`: the whole body through intake, one over the limit
     /// refused from its kept prefix.
-    func ingest(_ read: BodyReader.Result, source: String) throws -> IntakeOutcome {
-        read.isWhole ? try ingest(read.kept, source: source)
+    func ingest(_ read: BodyReader.Result, source: String, postedFor app: String? = nil) throws -> IntakeOutcome {
+        read.isWhole ? try ingest(read.kept, source: source, postedFor: app)
             : try rejectOversized(prefix: read.kept, trueLength: read.length, digest: read.digest, source: source)
     }
 }

@@ -21,4 +21,19 @@ final class ReadmeConfigurationTests: XCTestCase {
             }
         }
     }
+
+    /// The README's two-app example holds the issue's shape as written and parses into two
+    /// apps that share the team's key.
+    func testTheReadmesTwoAppExampleParsesIntoTwoAppsSharingOneKey() throws {
+        let readme = try String(contentsOf: RoleTableTests.readme, encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        guard let example = blocks.first(where: { $0.contains("[app fitness]") }) else {
+            return XCTFail("README.md has no example config block with [app fitness]")
+        }
+        XCTAssertTrue(example.contains(SeveralAppsTests.issueShape + "\n"), "the issue's shape, exactly")
+        let apps = try ConfiguredApps(configuration: Configuration(text: example, source: "README.md"))
+        XCTAssertEqual(apps.apps.map(\.name), ["fitness", "recipes"])
+        XCTAssertEqual(apps.apps.map { $0.key?.name }, ["team", "team"])
+        XCTAssertEqual(apps.apps.map(\.environments), [[.production, .sandbox], [.production]])
+    }
 }

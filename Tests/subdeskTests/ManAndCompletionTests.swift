@@ -183,6 +183,21 @@ final class ManAndCompletionTests: SubdeskTestCase {
         }
         // The parser still refuses a key nobody declared.
         XCTAssertThrowsError(try Configuration(text: "colour = red", source: "c"))
+        // The sections part, uncommented alone, declares the team's key and one app that names it.
+        let sectionKeys = Configuration.sectionKinds.flatMap(\.keys).map(\.name)
+        let sections = try XCTUnwrap(sample.components(separatedBy: "## Several apps").last).split(separator: "\n").dropFirst().map { line in
+            line.hasPrefix("#[") || sectionKeys.contains { line.hasPrefix("#\($0) = ") } ? String(line.dropFirst()) : String(line)
+        }.joined(separator: "\n")
+        let apps = try ConfiguredApps(configuration: Configuration(text: sections, source: "sample"))
+        XCTAssertEqual(apps.apps.map(\.name), ["fitness"])
+        XCTAssertEqual(apps.apps.first?.key?.name, "team")
+        for kind in Configuration.sectionKinds {
+            XCTAssertTrue(main.contains(".SS " + Roff.escape(kind.title)), "subdesk(1) lacks \(kind.title)")
+            for key in kind.keys {
+                XCTAssertTrue(main.contains(".TP\n\\fB\(Roff.escape(key.name))\\fR = \\fI\(Roff.escape(key.example))"),
+                              "subdesk(1) lacks \(key.name) of \(kind.title)")
+            }
+        }
     }
 
     func testVersionNamesTheCommitTheBuildDateTheEnginesAndTheLinking() throws {

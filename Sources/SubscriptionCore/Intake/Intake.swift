@@ -46,10 +46,13 @@ public final class Intake {
 
     /// Ingests one body. With `quarantine` false (a replay of an already quarantined body)
     /// a refusal is reported but not written again.
+    ///
+    /// - Parameter postedFor: the app the webhook URL names (`?app=NAME`): a body signed for
+    ///   another app is refused and quarantined, never stored.
     @discardableResult
     public func ingest(_ body: Data, source: String? = nil, receivedAt: Millis = DateText.nowMillis(),
-                       quarantine keep: Bool = true) throws -> IntakeOutcome {
-        try commit(try check(body, source: source, receivedAt: receivedAt, quarantine: keep))
+                       quarantine keep: Bool = true, postedFor: String? = nil) throws -> IntakeOutcome {
+        try commit(try check(body, source: source, receivedAt: receivedAt, quarantine: keep, postedFor: postedFor))
     }
 
     /// A body decoded, verified and checked against the policy: what intake does before it
@@ -82,14 +85,14 @@ public final class Intake {
     }
 
     public func check(_ body: Data, source: String? = nil, receivedAt: Millis = DateText.nowMillis(),
-                      quarantine keep: Bool = true) throws -> CheckedBody {
+                      quarantine keep: Bool = true, postedFor: String? = nil) throws -> CheckedBody {
         let digest = ContentDigest.sha256Hex(body)
         func checked(_ verdict: CheckedBody.Verdict) -> CheckedBody {
             CheckedBody(body: body, digest: digest, source: source, receivedAt: receivedAt, keep: keep, verdict: verdict)
         }
         if body.count > policy.maxBodyBytes { return checked(.oversized) }
         do {
-            let decoded = try decode(body, digest: digest)
+            let decoded = try decode(body, digest: digest, postedFor: postedFor)
             if let pieces = decoded.pieces {
                 try store.registerHeaders([pieces.outer.header] + pieces.nested.map(\.pieces.header))
             }
@@ -220,24 +223,24 @@ public final class Intake {
 
     // MARK: Decoding
 
-    func decode(_ body: Data, digest: String) throws -> Decoded {
+    func decode(_ body: Data, digest: String, postedFor: String? = nil) throws -> Decoded {
         if body.isEmpty { throw Refusal(.malformed, field: "body", fault: "empty") }
         if let jws = JWSBytes.signedPayloadFastPath(body) {
-            return try decodeV2(jws: jws, digest: digest, keepPieces: true)
+            return try decodeV2(jws: jws, digest: digest, keepPieces: true, postedFor: postedFor)
         }
         let json = try JSONFields(data: body, path: "body")
         if json.has("signedPayload") {
-            return try decodeV2(jws: try json.requiredString("signedPayload"), digest: digest, keepPieces: false)
+            return try decodeV2(jws: try json.requiredString("signedPayload"), digest: digest, keepPieces: false, postedFor: postedFor)
         }
         if json.has("notification_type") {
-            return try decodeV1(json, digest: digest)
+            return try decodeV1(json, digest: digest, postedFor: postedFor)
         }
         throw Refusal(.malformed, field: "body", fault: "neither a V2 notification (signedPayload) nor a V1 notification (notification_type)")
     }
 
     /// - Parameter keepPieces: the body is exactly `{"signedPayload":"<jws>"}` (give or take
     ///   trailing white space), so the verified pieces can build its compact form.
-    private func decodeV2(jws: String, digest: String, keepPieces: Bool) throws -> Decoded {
+    private func decodeV2(jws: String, digest: String, keepPieces: Bool, postedFor: String?) throws -> Decoded {
         // A retry of a body we already verified and stored is answered without verifying again.
         if let uuid = try store.notificationUUID(bodySHA256: digest), let event = try store.notificationEvent(uuid: uuid) {
             return Decoded(event: event, transactions: [], renewals: [], isDuplicate: true)
@@ -248,6 +251,9 @@ public final class Intake {
         // App facts are checked in whichever object carries them (data, summary,
         // externalPurchaseToken, appData). A validly signed payload in a shape newer than this
         // subdesk carries none that it knows: it is Apple's, so it is kept, not refused.
+        // The app is the one it was signed for; its nested records are held to that app's rules.
+        let policy = payload.hasKnownShape ? try self.policy.forApp(bundleId: payload.bundleId, field: field, postedFor: postedFor)
+            : self.policy
         if payload.hasKnownShape {
             if payload.notificationType != .test || payload.environment != nil {
                 if let p = policy.environmentProblem(payload.environment, field: field) { throw p }
@@ -304,13 +310,17 @@ public final class Intake {
                        appTransactionId: payload.notificationType == .rescindConsent ? appTransactionId : nil)
     }
 
-    private func decodeV1(_ json: JSONFields, digest: String) throws -> Decoded {
+    private func decodeV1(_ json: JSONFields, digest: String, postedFor: String?) throws -> Decoded {
         let type = (try? json.string("notification_type")) ?? nil
-        guard policy.allowV1 else {
-            throw Refusal(.policy, field: "body",
-                          fault: "V1 notification \(type ?? "?") refused: V1 bodies carry no signature (allow them with --allow-v1 or allow_v1 = true)")
+        func refusedV1(_ app: String) -> Refusal {
+            Refusal(.policy, field: "body",
+                    fault: "V1 notification \(type ?? "?") refused\(app): V1 bodies carry no signature (allow them with --allow-v1 or allow_v1 = true)")
         }
+        guard policy.anyAllowsV1 else { throw refusedV1("") }
         let v1 = try NotificationV1(json: json)
+        // A V1 body names its app by `bid`; whether V1 is allowed, and its password, are that app's.
+        let policy = try self.policy.forApp(bundleId: v1.bundleId, field: "body.bid", postedFor: postedFor)
+        guard policy.allowV1 else { throw refusedV1(" for \(v1.bundleId ?? "?")") }
         if let secret = policy.sharedSecret, v1.password != secret {
             throw Refusal(.policy, field: "body.password", fault: "does not match the configured shared secret")
         }

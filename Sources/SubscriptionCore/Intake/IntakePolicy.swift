@@ -21,7 +21,79 @@ public struct IntakePolicy: Sendable, Equatable {
     /// never touches the network.
     public var revocationCheck: RevocationCheckMode = .off
 
+    /// The apps a body may belong to, each with its own rules; a body is held to the rules of
+    /// the app it was signed for (`forApp`). Empty: the one app the fields above describe.
+    public var apps: [AppRules] = []
+    /// Whether the apps come from `[app]` sections (ping and backfill then ask each app in
+    /// each of its environments).
+    public var appsFromSections = false
+
     public static let defaultQuarantineBudgetBytes: Int64 = 256 << 20
+
+    /// What one configured app accepts.
+    public struct AppRules: Sendable, Equatable {
+        public var name: String
+        public var bundleId: String?
+        public var appAppleId: Int64?
+        public var environment: AppStoreEnvironment?
+        public var allowV1: Bool
+        public var sharedSecret: String?
+
+        public init(name: String, bundleId: String?, appAppleId: Int64? = nil, environment: AppStoreEnvironment? = nil,
+                    allowV1: Bool = false, sharedSecret: String? = nil) {
+            self.name = name
+            self.bundleId = bundleId
+            self.appAppleId = appAppleId
+            self.environment = environment
+            self.allowV1 = allowV1
+            self.sharedSecret = sharedSecret
+        }
+
+        var label: String { ConfiguredApps.label(name: name, bundleId: bundleId) }
+
+        func isNamed(_ text: String) -> Bool { text == name || text == bundleId || Int64(text).map { $0 == appAppleId } == true }
+    }
+
+    /// Whether some app accepts version 1 bodies.
+    var anyAllowsV1: Bool { apps.isEmpty ? allowV1 : apps.contains(where: \.allowV1) }
+
+    /// The rules for a body signed for `bundleId`: this policy narrowed to the configured app
+    /// with that bundle id (with one app, that app, whose own checks then say what differs).
+    /// A body for no configured app is refused naming its bundle id; one posted to a URL
+    /// that names another app (`postedFor`, the webhook's `?app=`) is refused naming both.
+    public func forApp(bundleId: String?, field: String, postedFor: String? = nil) throws -> IntakePolicy {
+        let rules = apps.isEmpty ? [AppRules(name: ConfiguredApps.flatAppName, bundleId: self.bundleId, appAppleId: appAppleId,
+                                             environment: environment, allowV1: allowV1, sharedSecret: sharedSecret)] : apps
+        let app: AppRules
+        if rules.count == 1 {
+            app = rules[0]
+        } else if let bundleId, let found = rules.first(where: { $0.bundleId == bundleId }) {
+            app = found
+        } else {
+            let configured = rules.map(\.label).joined(separator: ", ")
+            throw Refusal(.policy, field: field, fault: bundleId.map { "bundleId \($0) is no configured app's (apps: \(configured))" }
+                          ?? "bundleId missing")
+        }
+        if let postedFor {
+            guard let named = rules.first(where: { $0.isNamed(postedFor) }) else {
+                throw Refusal(.policy, field: "?app", fault: "\(postedFor.escapingControlCharacters()) names no configured app "
+                              + "(apps: \(rules.map(\.label).joined(separator: ", ")))")
+            }
+            if named != app || (rules.count == 1 && bundleProblem(bundleId, field: field) != nil) {
+                throw Refusal(.policy, field: field, fault: "signed for app \(rules.count == 1 ? bundleId ?? "?" : app.label), "
+                              + "posted to ?app=\(postedFor.escapingControlCharacters()), app \(named.label)")
+            }
+        }
+        guard !apps.isEmpty else { return self }
+        var narrowed = self
+        narrowed.apps = []
+        narrowed.bundleId = app.bundleId
+        narrowed.appAppleId = app.appAppleId
+        narrowed.environment = app.environment
+        narrowed.allowV1 = app.allowV1
+        narrowed.sharedSecret = app.sharedSecret
+        return narrowed
+    }
 
     public init(bundleId: String? = nil, appAppleId: Int64? = nil, environment: AppStoreEnvironment? = nil,
                 allowedTestEnvironments: Set<String> = [], allowV1: Bool = false, sharedSecret: String? = nil,

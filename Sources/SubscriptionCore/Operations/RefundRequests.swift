@@ -303,7 +303,8 @@ extension Revalidator {
         // sent (no key) or lost on the way is not one Apple refused.
         var outcome = "accepted"
         do {
-            let client = try lookup.serverAPI(for: ServerAPIAction.refundAnswer)
+            let app = try request.originalTransactionId.map { try appLookup(forSubscription: $0, store: store) } ?? appLookups[0]
+            let client = try app.lookup.serverAPI(for: ServerAPIAction.refundAnswer)
             try client.sendConsumptionInformation(transactionId: transactionId, body: body,
                                                   environment: AppStoreEnvironment(rawValue: request.environment ?? "Production"))
         } catch let error as RevalidationError {

@@ -35,7 +35,7 @@ extension Revalidator {
         guard row.state.ownershipType != "FAMILY_SHARED" else {
             throw OperationError("\(otid) is family shared: Apple extends the purchaser's subscription, not a family member's")
         }
-        let client = try lookup.serverAPI(for: ServerAPIAction.extend)
+        let client = try appLookup(forSubscription: otid, store: store).lookup.serverAPI(for: ServerAPIAction.extend)
         let request = UUID().uuidString.lowercased()
         var record = RenewalExtension(id: 0, requestIdentifier: request, originalTransactionId: otid, productId: row.state.productId,
                                       storefronts: [], days: days, reasonCode: reasonCode, reason: reason, operatorName: operatorName,

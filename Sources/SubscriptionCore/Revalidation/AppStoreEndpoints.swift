@@ -107,6 +107,9 @@ public struct RevalidationConfiguration: Sendable {
     public var apiKey: AppStoreAPIKey?
     /// The app's shared secret, verifyReceipt's `password`.
     public var sharedSecret: String?
+    /// With several apps, each app's key by its bundle id (`apiKey` is then unused): every
+    /// request is signed for the app it is about (each app's shared secret is its policy's).
+    public var appKeys: [String: AppStoreAPIKey] = [:]
     /// Transaction history pages fetched at most per revalidation, so a server that
     /// always says `hasMore` cannot keep us looping.
     public var historyPageLimit: Int

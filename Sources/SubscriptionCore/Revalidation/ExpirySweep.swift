@@ -74,6 +74,8 @@ public struct SweepFailure: Equatable, Sendable {
     public var reason: String
     /// Whether tomorrow's sweep may well succeed (timeouts, 5xx, 429, retryable statuses).
     public var isTransient: Bool
+    /// The app the subscription belongs to (`fitness (com.example.fitness)`), when several are configured.
+    public var app: String? = nil
 }
 
 public struct SweepReport: Sendable {
@@ -97,8 +99,11 @@ public struct SweepReport: Sendable {
         o["finishedAt"] = DateText.iso(finishedAt)
         o["auditId"] = auditId as Any? ?? NSNull()
         o["results"] = results.filter { $0.outcome != .unchanged }.map { $0.jsonObject() }
-        o["failures"] = failures.map { ["originalTransactionId": $0.originalTransactionId, "reason": $0.reason,
-                                        "transient": $0.isTransient] as [String: Any] }
+        o["failures"] = failures.map { f in
+            var o: [String: Any] = ["originalTransactionId": f.originalTransactionId, "reason": f.reason, "transient": f.isTransient]
+            if let app = f.app { o["app"] = app }
+            return o
+        }
         if let stoppedBy {
             o["stopped"] = stoppedBy.description
             o["unchecked"] = unchecked
@@ -126,8 +131,7 @@ public final class ExpirySweep {
     public func run(options: SweepOptions = SweepOptions(), progress: ((SweepProgress) -> Void)? = nil) throws -> SweepReport {
         // With neither way to ask Apple, every candidate would fail alike: say so once
         // instead of auditing the same failure for each of them every day.
-        let configuration = revalidator.configuration
-        guard configuration.apiKey != nil || configuration.sharedSecret != nil else {
+        guard revalidator.canAskApple else {
             throw RevalidationError.notConfigured("the sweep needs an App Store Server API key (api_key_file, api_key_id, "
                                                   + "api_issuer_id) or, for verifyReceipt, the shared secret (shared_secret_file)")
         }
@@ -139,10 +143,12 @@ public final class ExpirySweep {
         var failures: [SweepFailure] = []
         let reason = options.reason
 
-        func fail(_ id: String, _ error: Error) {
+        let severalApps = revalidator.appLookups.count > 1
+        func fail(_ id: String, _ error: Error, job: Revalidator.Job? = nil) {
             counts.addFailure()
             failures.append(SweepFailure(originalTransactionId: id, reason: "\(error)",
-                                         isTransient: (error as? RevalidationError)?.isTransient ?? false))
+                                         isTransient: (error as? RevalidationError)?.isTransient ?? false,
+                                         app: severalApps ? job?.app?.label : nil))
         }
         progress?(SweepProgress(total: candidates.count, counts: counts, last: nil))
 
@@ -201,7 +207,7 @@ public final class ExpirySweep {
                     next.stop()
                     throw error
                 } catch {
-                    fail(id, error)
+                    fail(id, error, job: job)
                 }
             case .failure(let error):
                 if let limit = error as? RevalidationError, limit.isRateLimit {
@@ -212,7 +218,7 @@ public final class ExpirySweep {
                     continue
                 }
                 if !options.dryRun { revalidator.recordFailure(target: id, error: error, reason: reason, store: store) }
-                fail(id, error)
+                fail(id, error, job: job)
             }
             progress?(SweepProgress(total: candidates.count, counts: counts, last: id))
         }

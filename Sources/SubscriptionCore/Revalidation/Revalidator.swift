@@ -13,8 +13,19 @@ public final class Revalidator: @unchecked Sendable {
     let openStore: @Sendable () throws -> Store
     let verifier: SignedPayloadVerifier
     public let policy: IntakePolicy
+    /// The first configured app's (the only one's) lookup.
     let lookup: AppStoreLookup
+    /// One lookup per configured app, each signing for its app with its key and held to its rules.
+    let appLookups: [AppLookup]
     let clock: @Sendable () -> Millis
+
+    /// One app's way to Apple.
+    struct AppLookup: @unchecked Sendable {
+        var name: String
+        var bundleId: String?
+        var lookup: AppStoreLookup
+        var label: String { ConfiguredApps.label(name: name, bundleId: bundleId) }
+    }
 
     /// - Parameters:
     ///   - openStore: opens a connection to the store; called once per revalidation or sweep.
@@ -29,7 +40,93 @@ public final class Revalidator: @unchecked Sendable {
         self.policy = policy
         self.operatorName = operatorName
         self.clock = clock
-        lookup = AppStoreLookup(configuration: configuration, verifier: verifier, policy: policy, maxConnections: maxConnections)
+        if policy.apps.count > 1 {
+            appLookups = policy.apps.map { app in
+                var own = configuration
+                own.apiKey = app.bundleId.flatMap { configuration.appKeys[$0] }
+                own.sharedSecret = app.sharedSecret
+                let rules = (try? policy.forApp(bundleId: app.bundleId, field: "")) ?? policy
+                return AppLookup(name: app.name, bundleId: app.bundleId,
+                                 lookup: AppStoreLookup(configuration: own, verifier: verifier, policy: rules, maxConnections: maxConnections))
+            }
+        } else {
+            appLookups = [AppLookup(name: policy.apps.first?.name ?? ConfiguredApps.flatAppName, bundleId: policy.bundleId,
+                                    lookup: AppStoreLookup(configuration: configuration, verifier: verifier, policy: policy,
+                                                           maxConnections: maxConnections))]
+        }
+        lookup = appLookups[0].lookup
+    }
+
+    /// Whether some app can ask Apple: an API key, or a shared secret for verifyReceipt.
+    var canAskApple: Bool {
+        appLookups.contains { $0.lookup.apiClient != nil || $0.lookup.configuration.sharedSecret != nil }
+    }
+
+    /// One app and one environment that a command acting on the whole store (ping, backfill)
+    /// asks Apple about.
+    public struct AppleTarget: Sendable, Equatable {
+        public let app: String
+        /// `fitness (com.example.fitness)`: what each of the command's lines is for.
+        public let label: String
+        public let environment: AppStoreEnvironment
+    }
+
+    /// What ping and backfill go through: with `[app]` sections, every app and each of its
+    /// environments; otherwise the one app's one environment (the configured one, else
+    /// Production), as before apps had sections.
+    public var appleTargets: [AppleTarget] {
+        guard policy.appsFromSections else {
+            return [AppleTarget(app: appLookups[0].name, label: appLookups[0].label, environment: policy.environment ?? .production)]
+        }
+        return appLookups.flatMap { app in
+            (app.lookup.policy.environment.map { [$0] } ?? [.production, .sandbox]).map {
+                AppleTarget(app: app.name, label: app.label, environment: $0)
+            }
+        }
+    }
+
+    private func appLookup(for target: AppleTarget?) -> AppLookup {
+        target.flatMap { t in appLookups.first { $0.name == t.app } } ?? appLookups[0]
+    }
+
+    /// What the first app that knows it answers, for an id that names no stored subscription
+    /// (an order id, an app transaction): each app with a key is asked in turn, and one that
+    /// does not know the id (nil, or refused as unknown) passes to the next.
+    func askingEachApp<T>(_ ask: (AppStoreLookup) throws -> T?) throws -> T? {
+        let apps = appLookups.count == 1 ? appLookups : appLookups.filter { $0.lookup.apiClient != nil }
+        guard !apps.isEmpty else { return try ask(lookup) }
+        var unknown: Error?
+        for (index, app) in apps.enumerated() {
+            do {
+                if let found = try ask(app.lookup) { return found }
+            } catch let error as RevalidationError where index < apps.count - 1 {
+                switch error {
+                case .unknownSubscription, .transactionNotFound: unknown = error
+                default: throw error
+                }
+            }
+        }
+        if let unknown { throw unknown }
+        return nil
+    }
+
+    /// The lookup of the app with this bundle id (nil: the only app); refused when no app is configured with it.
+    func appLookup(bundleId: String?) throws -> AppLookup {
+        guard appLookups.count > 1 else { return appLookups[0] }
+        guard let bundleId, let found = appLookups.first(where: { $0.bundleId == bundleId }) else {
+            throw RevalidationError.notConfigured("the record is app \(bundleId ?? "(no bundle id)")'s, and no configured app has that "
+                                                  + "bundle id (apps: \(appLookups.map(\.label).joined(separator: ", ")))")
+        }
+        return found
+    }
+
+    /// The app a stored subscription belongs to: the bundle id its transactions were signed
+    /// for (with one app, that app, asked for nothing).
+    func appLookup(forSubscription otid: String, store: Store) throws -> AppLookup {
+        guard appLookups.count > 1 else { return appLookups[0] }
+        let bundleId = try store.transaction(id: otid)?.bundleId
+            ?? store.history(originalTransactionId: otid).transactions.lazy.compactMap(\.bundleId).first
+        return try appLookup(bundleId: bundleId)
     }
 
     public convenience init(storePath: String, configuration: RevalidationConfiguration, verifier: SignedPayloadVerifier,
@@ -85,6 +182,9 @@ public final class Revalidator: @unchecked Sendable {
         var originalTransactionId: String?
         var queryTransactionId: String
         var mode: Mode
+        /// The app asked: the stored subscription's; nil when the store does not know it, and
+        /// each app is asked in turn.
+        var app: AppLookup?
     }
 
     func prepare(_ id: String, store: Store, receipt: String? = nil) throws -> Job {
@@ -98,10 +198,11 @@ public final class Revalidator: @unchecked Sendable {
             // nothing may still be a transaction Apple knows.
             if try store.lookup(trimmed) != nil { throw RevalidationError.unknownSubscription(error.description) }
         }
+        let app = try otid.map { try appLookup(forSubscription: $0, store: store) }
         let mode: Job.Mode
         if let receipt {
             mode = .verifyReceipt(receipt: receipt)
-        } else if configuration.apiKey != nil {
+        } else if (app.map { [$0] } ?? appLookups).contains(where: { $0.lookup.apiClient != nil }) {
             mode = .serverAPI
         } else if let otid, let stored = try store.receipt(originalTransactionId: otid) {
             mode = .verifyReceipt(receipt: stored)
@@ -111,15 +212,28 @@ public final class Revalidator: @unchecked Sendable {
             throw RevalidationError.notConfigured(
                 "no App Store Server API key (api_key_file, api_key_id, api_issuer_id) and no stored receipt for \(otid ?? trimmed) to send to verifyReceipt")
         }
-        return Job(requestedId: trimmed, originalTransactionId: otid, queryTransactionId: otid ?? trimmed, mode: mode)
+        return Job(requestedId: trimmed, originalTransactionId: otid, queryTransactionId: otid ?? trimmed, mode: mode, app: app)
     }
 
-    /// The network half: no store, so it may run on any thread.
+    /// The network half: no store, so it may run on any thread. A subscription the store does
+    /// not know is asked of each app in turn, until one knows it.
     func fetch(_ job: Job) throws -> AppleAnswer {
-        switch job.mode {
-        case .serverAPI: return try lookup.serverAPI(transactionId: job.queryTransactionId)
-        case .verifyReceipt(let receipt): return try lookup.verifyReceipt(receipt)
+        let apps = job.app.map { [$0] } ?? appLookups
+        var notFound: Error?
+        for app in apps {
+            do {
+                switch job.mode {
+                case .serverAPI:
+                    guard app.lookup.apiClient != nil || apps.count == 1 else { continue }
+                    return try app.lookup.serverAPI(transactionId: job.queryTransactionId)
+                case .verifyReceipt(let receipt): return try app.lookup.verifyReceipt(receipt)
+                }
+            } catch let error as RevalidationError where apps.count > 1 {
+                guard case .transactionNotFound = error else { throw error }
+                notFound = error
+            }
         }
+        throw notFound ?? RevalidationError.needsServerAPI(action: ServerAPIAction.revalidate)
     }
 
     private struct DryRunRollback: Error {}
@@ -205,10 +319,10 @@ extension Revalidator {
     /// `subdesk ping` with this revalidator's settings and a store connection of its own,
     /// for callers on another thread (the dashboard's worker). Each request gives up after
     /// 10 s at most: the wait for the notification is the loop's, not one request's.
-    public func ping(wait: TimeInterval) throws -> Ping.Result {
-        let client = try lookup.serverAPI(for: ServerAPIAction.ping, maxTimeout: 10)
+    public func ping(wait: TimeInterval, target: AppleTarget? = nil) throws -> Ping.Result {
+        let client = try appLookup(for: target).lookup.serverAPI(for: ServerAPIAction.ping, maxTimeout: 10)
         let store = try openStore()
-        let environment = policy.environment ?? .production
+        let environment = target?.environment ?? policy.environment ?? .production
         let result = try Ping(store: store, client: client).run(environment: environment, timeout: wait)
         // Kept for the on-call metrics; a store this role may not write still gets its answer.
         try? store.recordPing(environment: environment.rawValue, requested: result.requested, arrived: result.arrived)
@@ -225,7 +339,10 @@ extension Revalidator {
         let store = try openStore()
         let order: (originalTransactionIds: [String], transactions: [TransactionRecord])
         do {
-            order = try lookup.order(orderId)
+            guard let found = try askingEachApp({ try $0.order(orderId) }) else {
+                throw RevalidationError.unknownSubscription("no configured app's Look Up Order ID knows order id \(orderId)")
+            }
+            order = found
         } catch {
             recordFailure(target: orderId, error: error, reason: reason, store: store)
             throw error
@@ -255,7 +372,7 @@ extension Revalidator {
         }
         let environment = AppStoreEnvironment(rawValue: row.state.environment)
         do {
-            let answer = try lookup.refundsAndTransaction(row.state.latestTransactionId ?? otid, environment: environment)
+            let answer = try appLookup(forSubscription: otid, store: store).lookup.refundsAndTransaction(row.state.latestTransactionId ?? otid, environment: environment)
             try store.write {
                 let now = clock()
                 _ = try Intake(store: store, verifier: verifier, policy: policy)
@@ -283,7 +400,7 @@ extension Revalidator {
         guard let row = try store.subscription(originalTransactionId: otid) else {
             throw RevalidationError.unknownSubscription("no subscription \(otid)")
         }
-        let client = try lookup.serverAPI(for: ServerAPIAction.appAccountToken)
+        let client = try appLookup(forSubscription: otid, store: store).lookup.serverAPI(for: ServerAPIAction.appAccountToken)
         let token = row.subscriber.appAccountToken ?? UUID().uuidString.lowercased()
         do {
             try client.setAppAccountToken(originalTransactionId: otid, token: token,
@@ -308,13 +425,16 @@ extension Revalidator {
 extension Revalidator {
     /// The App Store Server API client this revalidator's settings make, or an error
     /// naming `action` and the settings it needs.
-    public func serverAPIClient(for action: String) throws -> AppStoreServerAPIClient { try lookup.serverAPI(for: action) }
+    public func serverAPIClient(for action: String, target: AppleTarget? = nil) throws -> AppStoreServerAPIClient {
+        try appLookup(for: target).lookup.serverAPI(for: action)
+    }
 
     /// Whether the App Store Server API key settings are there; without them, the error
     /// that names `action` and what to set. Called before asking an operator to confirm,
     /// so nobody answers y to something that cannot be sent.
     public func requireServerAPI(for action: String) throws {
-        _ = try lookup.serverAPI(for: action)
+        guard let first = appLookups.first(where: { $0.lookup.apiClient != nil }) else { _ = try lookup.serverAPI(for: action); return }
+        _ = try first.lookup.serverAPI(for: action)
     }
 }
 
@@ -341,7 +461,7 @@ extension Revalidator {
         }
         let app: AppTransaction
         do {
-            guard let found = try lookup.appTransaction(appTransactionId) else {
+            guard let found = try askingEachApp({ try $0.appTransaction(appTransactionId) }) else {
                 audit("Apple has no app transaction \(appTransactionId)", nil)
                 return nil
             }

@@ -2,8 +2,25 @@ import Foundation
 
 /// Settings from the `key = value` config file; command-line flags override them.
 public struct Configuration: Equatable, Sendable {
+    /// The top-level keys' values, in the order given.
     public var values: [String: [String]] = [:]
+    /// The line each top-level key is first given on, for errors that name it.
+    public var lines: [String: Int] = [:]
+    /// The `[key NAME]` and `[app NAME]` sections, in the order given.
+    public var namedSections: [NamedSection] = []
     public var path: String?
+
+    /// One `[KIND NAME]` section of the file: its keys run to the next section.
+    public struct NamedSection: Equatable, Sendable {
+        public var kind: ConfigurationSectionKind.Kind
+        public var name: String
+        /// The line of its `[KIND NAME]` header.
+        public var line: Int
+        public var values: [String: String] = [:]
+        public var lines: [String: Int] = [:]
+
+        public var title: String { "[\(kind.rawValue) \(name)]" }
+    }
 
     /// The keys the parser accepts: those `sections` declares (ConfigurationKeys.swift).
     public static let knownKeys: Set<String> = Set(keys.map(\.name))
@@ -13,20 +30,67 @@ public struct Configuration: Equatable, Sendable {
     /// Parses config text; `source` names the file in errors (`config:7: ...`).
     public init(text: String, source: String) throws {
         path = source
+        var section: NamedSection?
+        func close() {
+            if let section { namedSections.append(section) }
+            section = nil
+        }
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let number = index + 1
+            func fail(_ message: String) -> ConfigurationError { ConfigurationError("\(source):\(number): \(message)") }
             if line.isEmpty || line.hasPrefix("#") { continue }
-            guard let eq = line.firstIndex(of: "=") else {
-                throw ConfigurationError("\(source):\(index + 1): expected key = value")
+            if line.hasPrefix("[") {
+                close()
+                section = try Configuration.header(line, line: number, after: namedSections, fail: fail)
+                continue
             }
+            guard let eq = line.firstIndex(of: "=") else { throw fail("expected key = value") }
             let key = line[..<eq].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
-            guard !key.isEmpty else { throw ConfigurationError("\(source):\(index + 1): missing key before =") }
-            guard Configuration.knownKeys.contains(key) else {
-                throw ConfigurationError("\(source):\(index + 1): unknown key \(key)")
+            guard !key.isEmpty else { throw fail("missing key before =") }
+            if var open = section {
+                let allowed = Configuration.sectionKinds.first { $0.kind == open.kind }?.keys.map(\.name) ?? []
+                guard allowed.contains(key) else {
+                    let known = Configuration.knownKeys.contains(key) || Configuration.sectionKinds.contains { $0.keys.contains { $0.name == key } }
+                    throw fail("\(known ? "key \(key) is not allowed" : "unknown key \(key)") in \(open.title) "
+                               + "([\(open.kind.rawValue)] sections take \(allowed.joined(separator: ", ")); "
+                               + "team-wide settings go before the first section)")
+                }
+                open.values[key] = value
+                open.lines[key] = open.lines[key] ?? number
+                section = open
+                continue
             }
+            guard Configuration.knownKeys.contains(key) else { throw fail("unknown key \(key)") }
             values[key, default: []].append(value)
+            lines[key] = lines[key] ?? number
         }
+        close()
+        // The apps are checked now, so that every command reports a wrong section where it is
+        // (a configuration without sections is checked, as before, where its keys are used).
+        if !namedSections.isEmpty { _ = try ConfiguredApps(configuration: self) }
+    }
+
+    /// A `[KIND NAME]` header line, refused when its kind is unknown, its name missing or
+    /// already taken by a section of that kind.
+    private static func header(_ text: String, line: Int, after earlier: [NamedSection],
+                               fail: (String) -> ConfigurationError) throws -> NamedSection {
+        let kinds = sectionKinds.map { "[\($0.kind.rawValue) NAME]" }.joined(separator: " and ")
+        guard text.hasSuffix("]") else { throw fail("a section header is [KIND NAME], with the ] ending the line") }
+        let words = text.dropFirst().dropLast().split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard let first = words.first, let kind = ConfigurationSectionKind.Kind(rawValue: first) else {
+            throw fail("unknown section kind \(words.first ?? "(none)") (sections are \(kinds))")
+        }
+        guard words.count == 2 else { throw fail("[\(kind.rawValue)] sections take one name: [\(kind.rawValue) NAME]") }
+        let name = words[1]
+        guard name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+            throw fail("section name \(name.escapingControlCharacters()) may hold only letters, digits, -, _ and .")
+        }
+        if let twin = earlier.first(where: { $0.kind == kind && $0.name == name }) {
+            throw fail("duplicate section [\(kind.rawValue) \(name)] (first at line \(twin.line))")
+        }
+        return NamedSection(kind: kind, name: name, line: line)
     }
 
     /// The default config file: `$SUBDESK_CONFIG`, else `$XDG_CONFIG_HOME/subdesk/config`.

@@ -25,6 +25,20 @@ public struct ConfigurationSection: Sendable {
     public let keys: [ConfigurationKey]
 }
 
+/// A kind of `[KIND NAME]` section and the keys it takes.
+public struct ConfigurationSectionKind: Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case key
+        case app
+    }
+    public let kind: Kind
+    public let title: String
+    /// A section name, as the sample file shows it.
+    public let example: String
+    public let help: String
+    public let keys: [ConfigurationKey]
+}
+
 extension Configuration {
     /// Every key, under its heading, in the order the sample file lists them.
     public static let sections: [ConfigurationSection] = [
@@ -83,6 +97,38 @@ extension Configuration {
 
     public static var keys: [ConfigurationKey] { sections.flatMap(\.keys) }
 
+    /// The keys of the one app a configuration without `[app]` sections describes at its top
+    /// level (its name is `ConfiguredApps.flatAppName`); a configuration with `[app]` sections
+    /// sets them in each section instead, and refuses them at the top level.
+    public static let flatAppKeys: [String] = [
+        "bundle_id", "app_apple_id", "environment", "shared_secret_file", "allow_v1", "api_key_file", "api_key_id", "api_issuer_id",
+    ]
+
+    /// The kinds of `[KIND NAME]` section the file may hold, each with the keys it takes:
+    /// the parser accepts exactly these, and the sample file and the man page list them.
+    public static let sectionKinds: [ConfigurationSectionKind] = [
+        ConfigurationSectionKind(kind: .key, title: "[key NAME]: an in-app purchase key of the team",
+                                 example: "team", help: "An In-App Purchase key belongs to the team and may serve every app: "
+                                     + "declare it once, and name it in each [app] section that uses it.", keys: [
+            .init("issuer_id", example: "57246542-96fe-1a63-e053-0824d011072a", "the issuer id"),
+            .init("key_id", example: "ABC123DEFG", "its key id"),
+            .init("key_file", example: "/etc/subdesk/SubscriptionKey_ABC123DEFG.p8", "the key (.p8); never printed"),
+        ]),
+        ConfigurationSectionKind(kind: .app, title: "[app NAME]: one app the desk serves",
+                                 example: "fitness", help: "One section per app: its notifications are stored and its "
+                                     + "calls to Apple signed for it. With [app] sections, the top level sets none of "
+                                     + flatAppKeys.joined(separator: ", ") + ".", keys: [
+            .init("bundle_id", example: "com.example.fitness", "the app's bundle id (required; no two apps share one)"),
+            .init("app_apple_id", example: "1234567890", "the app's Apple id, checked on Production data"),
+            .init("environment", example: "Production, Sandbox",
+                  "the environments accepted and asked: Production, Sandbox or both (unset accepts both)"),
+            .init("key", example: "team", "the [key] section whose key signs this app's App Store Server API requests"),
+            .init("shared_secret_file", example: "/etc/subdesk/fitness-shared-secret",
+                  "the app's shared secret (verifyReceipt, and the password of its version 1 notifications)"),
+            .init("allow_v1", example: "no", "yes: accept this app's version 1 notifications (unsigned)"),
+        ]),
+    ]
+
     /// A config file with every key commented out, each under its help: what the package
     /// installs as /etc/subdesk/config, and `subdesk man`'s example.
     public static func sampleFile() -> String {
@@ -91,14 +137,24 @@ extension Configuration {
             "# Command-line flags win over these keys. Every key is commented out here: uncomment",
             "# and edit the ones you need (see subdesk(1), CONFIGURATION).",
         ]
-        for section in sections {
-            lines += ["", "## " + section.title]
-            for key in section.keys {
+        func add(_ keys: [ConfigurationKey]) {
+            for key in keys {
                 lines.append("")
                 let help = key.help + (key.repeatable ? " (may be given several times)" : "")
                 lines += WordWrap.lines(help, width: 88).map { "# " + $0 }
                 lines.append("#\(key.name) = \(key.example)")
             }
+        }
+        for section in sections {
+            lines += ["", "## " + section.title]
+            add(section.keys)
+        }
+        lines += ["", "## Several apps: sections after the settings above (a section runs to the next one)"]
+        for kind in sectionKinds {
+            lines += ["", "## " + kind.title]
+            lines += WordWrap.lines(kind.help, width: 88).map { "# " + $0 }
+            lines += ["", "#[\(kind.kind.rawValue) \(kind.example)]"]
+            add(kind.keys)
         }
         return lines.joined(separator: "\n") + "\n"
     }

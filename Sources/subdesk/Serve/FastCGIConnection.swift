@@ -79,8 +79,8 @@ struct FastCGIConnection {
     private func answer(params: [String: String], body: BodyReader.Accumulator, engine: ServeEngine) -> WebhookAnswer {
         var failure: ServeUnavailableReason?
         let answer = WebhookAnswer.answer(params: params, readBody: { body.result(expected: $0) },
-                                          store: { read, source in
-                                              do { return try engine.store(read, source: source) } catch {
+                                          store: { read, source, app in
+                                              do { return try engine.store(read, source: source, postedFor: app) } catch {
                                                   failure = ServeUnavailableReason.of(error)
                                                   throw error
                                               }

@@ -35,12 +35,12 @@ final class ServeEngine: @unchecked Sendable {
 
     /// Stores one request's body: verified on a checking connection (side by side with
     /// other requests), then committed with the next group.
-    func store(_ read: BodyReader.Result, source: String) throws -> IntakeOutcome {
+    func store(_ read: BodyReader.Result, source: String, postedFor app: String? = nil) throws -> IntakeOutcome {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try storeOnce(read, source: source)
+                return try storeOnce(read, source: source, postedFor: app)
             } catch let e as StoreError where e.isConnectionLoss && attempt < 3 {
                 // A PostgreSQL server that restarted broke every kept connection: the idle
                 // checking ones are dropped with the one that failed (the committer drops its
@@ -52,13 +52,13 @@ final class ServeEngine: @unchecked Sendable {
         }
     }
 
-    private func storeOnce(_ read: BodyReader.Result, source: String) throws -> IntakeOutcome {
+    private func storeOnce(_ read: BodyReader.Result, source: String, postedFor app: String?) throws -> IntakeOutcome {
         guard read.isWhole else {
             return try committer.submit(touching: ["q:" + read.digest]) {
                 try $0.rejectOversized(prefix: read.kept, trueLength: read.length, digest: read.digest, source: source)
             }
         }
-        let checked = try withChecker { try $0.check(read.kept, source: source) }
+        let checked = try withChecker { try $0.check(read.kept, source: source, postedFor: app) }
         return try committer.submit(touching: checked.lockKeys) { try $0.commit(checked) }
     }
 

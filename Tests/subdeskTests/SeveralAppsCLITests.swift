@@ -1,0 +1,189 @@
+import Foundation
+import XCTest
+import FakeApple
+@testable import SubscriptionCore
+@testable import SubdeskScenarios
+import SubdeskTestSupport
+
+/// Several apps on the command line: one `ingest` and one notification URL for every app
+/// of the config file, each body stored under the app it was signed for.
+final class SeveralAppsCLITests: SubdeskTestCase {
+    static let root = repoRoot + "/sample-data/test-ca/root.der"
+
+    /// The config file with the issue's two-app shape (and the test CA as the trust root).
+    func writeConfig(keyFile: String = "/etc/subdesk/SubscriptionKey_KEY123.p8", extra: String = "") throws {
+        try FileManager.default.createDirectory(atPath: dir + "/config/subdesk", withIntermediateDirectories: true)
+        try """
+        root_ca = \(Self.root)
+        \(extra)
+        [key team]
+        issuer_id = 11111111-2222-3333-4444-555555555555
+        key_id = KEY123
+        key_file = \(keyFile)
+
+        [app fitness]
+        bundle_id = com.example.fitness
+        app_apple_id = 1234567890
+        environment = Production, Sandbox
+        key = team
+
+        [app recipes]
+        bundle_id = com.example.recipes
+        app_apple_id = 2234567890
+        environment = Production
+        key = team
+
+        """.write(toFile: dir + "/config/subdesk/config", atomically: true, encoding: .utf8)
+    }
+
+    /// A SUBSCRIBED body signed by the test CA for `bundleId`.
+    func body(_ bundleId: String, appleId: Int64, otid: String) throws -> Data {
+        let signer = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
+        let now = DateText.nowMillis()
+        let transaction: [String: Any] = [
+            "transactionId": otid, "originalTransactionId": otid, "productId": "app.monthly", "bundleId": bundleId,
+            "purchaseDate": now - 60_000, "originalPurchaseDate": now - 60_000, "expiresDate": now + 30 * 86_400_000,
+            "signedDate": now, "environment": "Production", "inAppOwnershipType": "PURCHASED",
+            "type": "Auto-Renewable Subscription", "price": 9990, "currency": "USD"]
+        let payload: [String: Any] = ["notificationType": "SUBSCRIBED", "subtype": "INITIAL_BUY", "notificationUUID": "n-\(otid)",
+                                      "signedDate": now, "version": "2.0",
+                                      "data": ["bundleId": bundleId, "environment": "Production", "appAppleId": appleId,
+                                               "signedTransactionInfo": try signer.sign(payload: try JSONSerialization.data(withJSONObject: transaction))]]
+        return try JSONSerialization.data(withJSONObject: ["signedPayload": try signer.sign(payload: try JSONSerialization.data(withJSONObject: payload))])
+    }
+
+    func testOneIngestStoresBothAppsBodiesAndRefusesAThirdAppsNamingItsBundleId() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/apps.db")
+        var files: [String] = []
+        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
+                                          ("com.example.recipes", Int64(2234567890), "7200000000000001"),
+                                          ("com.example.other", Int64(3234567890), "7300000000000001")] {
+            let file = dir + "/\(otid).json"
+            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
+            files.append(file)
+        }
+        let r = try run(["ingest", "--db", db] + files)
+        XCTAssertTrue(r.stdout.hasPrefix("ingested 2, duplicates 0, rejected 1"), r.stdout + r.stderr)
+        XCTAssertTrue(r.stderr.contains("bundleId com.example.other is no configured app's (apps: fitness (com.example.fitness), "
+                                        + "recipes (com.example.recipes))"), r.stderr)
+        XCTAssertFalse(r.stderr.contains("bundle ids are not checked"), r.stderr)
+        let store = try Store(path: db)
+        XCTAssertNotNil(try store.subscription(originalTransactionId: "7100000000000001"))
+        XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000001"))
+        XCTAssertNil(try store.subscription(originalTransactionId: "7300000000000001"))
+        XCTAssertEqual(try store.quarantined().map(\.reason).filter { $0.contains("com.example.other") }.count, 1)
+    }
+
+    func testABodyPostedToAnotherAppsURLIsAnswered400AndQuarantinedNotStored() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/cgi.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let recipes = try body("com.example.recipes", appleId: 2234567890, otid: "7200000000000002")
+        func post(_ query: String) throws -> Result {
+            try run(["ingest", "--cgi", "--db", db], stdin: recipes,
+                    env: ["REQUEST_METHOD": "POST", "GATEWAY_INTERFACE": "CGI/1.1", "REMOTE_ADDR": "192.0.2.7",
+                          "CONTENT_LENGTH": String(recipes.count), "QUERY_STRING": query])
+        }
+        let crossed = try post("app=fitness")
+        XCTAssertTrue(crossed.stdout.hasPrefix("Status: 400 Bad Request"), crossed.stdout)
+        XCTAssertTrue(crossed.stdout.contains("signed for app recipes (com.example.recipes), posted to ?app=fitness, "
+                                              + "app fitness (com.example.fitness)"), crossed.stdout)
+        let store = try Store(path: db)
+        XCTAssertNil(try store.subscription(originalTransactionId: "7200000000000002"))
+        XCTAssertNil(try store.notification(uuid: "n-7200000000000002"))
+        XCTAssertEqual(try store.quarantined().count, 1)
+        // A query no URL parser would take names no app: refused like any unknown name, never a crash.
+        let garbled = try post("x&app=%zz%&app=%E2%80%AE")
+        XCTAssertTrue(garbled.stdout.hasPrefix("Status: 400 Bad Request"), garbled.stdout + garbled.stderr)
+        XCTAssertTrue(garbled.stdout.contains("names no configured app"), garbled.stdout)
+        XCTAssertFalse(garbled.stdout.contains("\u{202E}"), "the bidi override reaches the answer escaped")
+        // Its own app's URL (by bundle id here) stores it.
+        let own = try post("app=com.example.recipes")
+        XCTAssertTrue(own.stdout.hasPrefix("Status: 200 OK"), own.stdout)
+        XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000002"))
+    }
+
+    /// `subdesk serve` takes the URL's `?app=` as the CGI does.
+    func testServeAnswersABodyPostedToAnotherAppsURL400() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/serve.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        var env = ProcessInfo.processInfo.environment
+        (env["XDG_DATA_HOME"], env["XDG_CONFIG_HOME"]) = (dir + "/data", dir + "/config")
+        env.removeValue(forKey: "SUBDESK_CONFIG")
+        let server = try ServeProcess(binary: Self.binary, arguments: ["--db", db], socket: dir + "/serve.sock",
+                                      log: dir + "/serve.log", environment: env)
+        defer { server.stop() }
+        try server.waitUntilAnswering()
+        let client = try FastCGITestClient(socket: dir + "/serve.sock")
+        let fitness = try body("com.example.fitness", appleId: 1234567890, otid: "7100000000000003")
+        let crossed = try XCTUnwrap(client.post(fitness, params: FastCGITestClient.params(length: fitness.count) + [("QUERY_STRING", "app=recipes")]))
+        XCTAssertTrue(crossed.stdout.hasPrefix("Status: 400 Bad Request"), crossed.stdout)
+        XCTAssertTrue(crossed.stdout.contains("signed for app fitness (com.example.fitness), posted to ?app=recipes"), crossed.stdout)
+        XCTAssertNil(try Store(path: db).subscription(originalTransactionId: "7100000000000003"))
+        let own = try XCTUnwrap(client.post(fitness, params: FastCGITestClient.params(length: fitness.count) + [("QUERY_STRING", "app=fitness")]))
+        XCTAssertTrue(own.stdout.hasPrefix("Status: 200 OK"), own.stdout)
+        XCTAssertNotNil(try Store(path: db).subscription(originalTransactionId: "7100000000000003"))
+    }
+
+    func testSectionMistakesStopEveryCommandNamingTheFileAndLine() throws {
+        try writeConfig(extra: "bundle_id = com.example.flat")
+        let mixed = try run(["show", "--db", dir + "/x.db", "x"])
+        XCTAssertEqual(mixed.status, 2)
+        XCTAssertTrue(mixed.stderr.contains("/subdesk/config:2: bundle_id at the top level beside [app] sections"), mixed.stderr)
+        try writeConfig(extra: "[app recipes]\nbundle_id = com.example.early")
+        let duplicate = try run(["counts", "--db", dir + "/x.db"])
+        XCTAssertEqual(duplicate.status, 2)
+        XCTAssertTrue(duplicate.stderr.contains("/subdesk/config:15: duplicate section [app recipes] (first at line 2)"), duplicate.stderr)
+    }
+
+    /// A key file for the [key team] section, made with the openssl CLI (mode 600).
+    func makeKeyFile() throws -> String {
+        let keyFile = dir + "/SubscriptionKey_KEY123.p8"
+        let made = try run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyFile], executable: "/usr/bin/openssl")
+        XCTAssertEqual(made.status, 0, made.stderr)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)
+        return keyFile
+    }
+
+    /// backfill asks every app in each of its environments, each request signed for that app.
+    func testBackfillGoesThroughEveryAppAndEnvironmentSigningForEach() throws {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/backfill.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let apple = try FakeAppleServer()
+        defer { apple.stop() }
+        for environment in ["prod", "sandbox"] {
+            apple.route("POST", "/\(environment)/inApps/v1/notifications/history", .json(["hasMore": false, "notificationHistory": []]))
+        }
+        let base = apple.baseURL.absoluteString
+        let r = try run(["backfill", "--db", db, "--since", "-2h", "--server-api-url", base + "/prod",
+                         "--server-api-sandbox-url", base + "/sandbox", "--quiet"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        // `fitness (com.example.fitness) backfill #1 (Production, ...`: the app, then the run as before.
+        let lines = r.stdout.split(separator: "\n").map { line in
+            line.components(separatedBy: ", ")[0].replacingOccurrences(of: #"#[0-9]+ "#, with: "", options: .regularExpression)
+        }
+        XCTAssertEqual(lines, ["fitness (com.example.fitness) backfill (Production", "fitness (com.example.fitness) backfill (Sandbox",
+                               "recipes (com.example.recipes) backfill (Production"], r.stdout)
+        let asked = apple.requests.map { "\($0.path.split(separator: "/")[0]) \(FakeAppleServer.tokenBundleId($0) ?? "-")" }
+        XCTAssertEqual(asked, ["prod com.example.fitness", "sandbox com.example.fitness", "prod com.example.recipes"])
+    }
+
+    func testDoctorListsEachAppWithItsEnvironmentsAndKeyNameNeverTheKey() throws {
+        let keyFile = try makeKeyFile()
+        try writeConfig(keyFile: keyFile)
+        let db = Store.testLocation(file: dir + "/doctor.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let doctor = try run(["doctor", "--db", db])
+        XCTAssertTrue(doctor.stdout.contains("app           fitness: com.example.fitness, Apple ID 1234567890, Production and Sandbox, "
+                                             + "key team (key id KEY123), no shared secret, V1 refused"), doctor.stdout)
+        XCTAssertTrue(doctor.stdout.contains("app           recipes: com.example.recipes, Apple ID 2234567890, Production, "
+                                             + "key team (key id KEY123)"), doctor.stdout)
+        XCTAssertTrue(doctor.stdout.contains("api key       recipes: key KEY123, issuer 11111111-2222-3333-4444-555555555555"), doctor.stdout)
+        let key = try String(contentsOfFile: keyFile, encoding: .utf8)
+        let secretLine = try XCTUnwrap(key.split(separator: "\n").dropFirst().first)
+        XCTAssertFalse(doctor.stdout.contains(secretLine) || doctor.stderr.contains(secretLine), "doctor printed the key")
+    }
+}
