@@ -303,7 +303,7 @@ public struct MetricContributions: Equatable, Sendable {
                         conversions.append((p.purchaseDate, t.purchaseDate))
                         // The cohort is the trial's: its product, storefront and offer.
                         add(p.purchaseDate, .trialConvertedByStart, segment, variant(p))
-                    } else if t.transactionReason == "RENEWAL" && ReferenceBreak.active != .trialAfterRetry {
+                    } else if t.isRenewalByApple && ReferenceBreak.active != .trialAfterRetry {
                         // Apple billed the trial's renewal once billing retry succeeded: the
                         // subscription started with the trial, though it converted late.
                         renewedTrials.append(t.purchaseDate)
@@ -359,7 +359,7 @@ public struct MetricContributions: Equatable, Sendable {
             if let ended = run {
                 add(ended.ends, .churn, ended.segment, ended.variant)
                 runs.append(ended)
-                add(start, period.t.transactionReason == "RENEWAL" ? .recovery : .reactivation, period.segment, period.variant)
+                add(start, period.t.isRenewalByApple ? .recovery : .reactivation, period.segment, period.variant)
             } else {
                 add(start, .newPaid, period.segment, period.variant)
             }
