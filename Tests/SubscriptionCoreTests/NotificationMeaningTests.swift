@@ -86,6 +86,19 @@ final class NotificationMeaningTests: XCTestCase {
         XCTAssertNil(table[.expired, nil]?.v1Rank, "EXPIRED is no V1 name")
     }
 
+    /// V1 intake orders bodies about the same purchase by the rank the table gives the name.
+    func testV1IntakeRanksANameByItsRow() throws {
+        let name = NotificationType(rawValue: "ACCOUNT_HOLD")
+        let json = try JSONFields(data: IntakeTests.v1Body(type: name.rawValue), path: "body")
+        let plain = try NotificationV1(json: json)
+        let ranked = try NotificationV1(json: json, meanings: NotificationMeanings.standard.adding(
+            NotificationMeaning(name, "billing on hold", .v1(rank: 2), .effect(billing: .entersRetry), tone: .billingRetry)))
+        XCTAssertEqual(plain.transactions.map(\.notificationSignedDate), plain.transactions.map { _ in plain.versionDate + 1 },
+                       "a name without a row ranks as a change of preference")
+        XCTAssertEqual(ranked.transactions.map(\.notificationSignedDate), ranked.transactions.map { _ in ranked.versionDate + 2 })
+        XCTAssertFalse(ranked.transactions.isEmpty)
+    }
+
     /// The store's triggers open and close refund requests on the types whose rows say so.
     func testTheRefundTriggersNameTheTypesTheTableGivesARefundStep() throws {
         let table = NotificationMeanings.standard
