@@ -150,8 +150,8 @@ public struct StoreGenerator {
         func event(_ type: String, _ subtype: String?, _ date: Millis, _ t: TransactionRecord) {
             events.append(NotificationEvent(
                 notificationUUID: "6e" + Self.hex(n >> 24, width: 6) + "-" + Self.hex(events.count, width: 4) + "-4000-8000-"
-                    + Self.hex(n & 0xffffff, width: 12), version: 2, type: type,
-                subtype: subtype, signedDate: date, originalTransactionId: ids.originalTransactionId,
+                    + Self.hex(n & 0xffffff, width: 12), version: 2, type: NotificationType(rawValue: type),
+                subtype: subtype.map(NotificationSubtype.init(rawValue:)), signedDate: date, originalTransactionId: ids.originalTransactionId,
                 transactionId: t.transactionId, productId: t.productId, environment: environment.rawValue))
         }
         event("SUBSCRIBED", "INITIAL_BUY", records[0].purchaseDate, records[0])

@@ -153,8 +153,8 @@ enum ListCommands {
         if context.wantsJSON {
             Output.json(list.map { n -> [String: Any] in
                 let e = n.event
-                return ["notificationUUID": e.notificationUUID, "version": e.version, "type": e.type,
-                        "subtype": e.subtype as Any? ?? NSNull(), "signedDate": DateText.iso(e.signedDate),
+                return ["notificationUUID": e.notificationUUID, "version": e.version, "type": e.type.rawValue,
+                        "subtype": e.subtype?.rawValue as Any? ?? NSNull(), "signedDate": DateText.iso(e.signedDate),
                         "receivedDate": DateText.iso(n.receivedDate),
                         "originalTransactionId": e.originalTransactionId as Any? ?? NSNull(),
                         "transactionId": e.transactionId as Any? ?? NSNull(),

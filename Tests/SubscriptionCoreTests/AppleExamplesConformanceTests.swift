@@ -139,7 +139,7 @@ final class AppleExamplesConformanceTests: XCTestCase {
                                       "signedDate": TestKit.anchor, "somethingNew": ["field": 1]]
         let outcome = try TestKit.intake(store, policy: Self.policy).ingest(TestKit.json(["signedPayload": try Self.sign(payload)]))
         guard case .stored(let e) = outcome else { return XCTFail("\(outcome)") }
-        XCTAssertEqual(e.type, "SOMETHING_NEW")
+        XCTAssertEqual(e.type.rawValue, "SOMETHING_NEW")
         XCTAssertNil(e.environment)
     }
 

@@ -104,7 +104,7 @@ final class BackfillTests: XCTestCase {
                          + "\(s.autoRenewStatus) \(s.latestTransactionId ?? "-") \(s.expirationIntent ?? -1)")
             let history = try store.history(originalTransactionId: s.originalTransactionId)
             lines += history.transactions.map { "  tx \($0.transactionId) \($0.expiresDate ?? 0)" }
-            lines += history.events.map { "  \($0.type)/\($0.subtype ?? "-") \($0.notificationUUID)" }.sorted()
+            lines += history.events.map { "  \($0.type)/\($0.subtype?.rawValue ?? "-") \($0.notificationUUID)" }.sorted()
         }
         return lines.sorted()
     }

@@ -31,7 +31,7 @@ final class ConsentWithdrawalTests: XCTestCase {
         let intake = TestKit.intake(store)
         try ingest(intake, try purchaseBody())
         try ingest(intake, try rescindBody())
-        XCTAssertEqual(try store.notificationEvent(uuid: Self.rescindUUID)?.type, NotificationType.rescindConsent.rawValue)
+        XCTAssertEqual(try store.notificationEvent(uuid: Self.rescindUUID)?.type, .rescindConsent)
         XCTAssertTrue(NotificationType.rescindConsent.isDocumented)
 
         // The feed row carries the badge and the app transaction.

@@ -61,11 +61,11 @@ final class IntakeTests: XCTestCase {
                 XCTFail("\(type)/\(subtype ?? "-") was not stored: \(outcome)")
                 continue
             }
-            XCTAssertEqual(event.type, type)
-            XCTAssertEqual(event.subtype, subtype)
+            XCTAssertEqual(event.type.rawValue, type)
+            XCTAssertEqual(event.subtype?.rawValue, subtype)
             let stored = try XCTUnwrap(try store.notification(uuid: uuid), "\(type) not in the store")
-            XCTAssertEqual(stored.event.type, type)
-            XCTAssertEqual(stored.event.subtype, subtype)
+            XCTAssertEqual(stored.event.type.rawValue, type)
+            XCTAssertEqual(stored.event.subtype?.rawValue, subtype)
             XCTAssertEqual(stored.body, body, "the raw body is kept byte for byte")
         }
         XCTAssertEqual(try store.notificationCount(), Self.documentedPairs.count)
@@ -369,7 +369,7 @@ final class IntakeTests: XCTestCase {
         intake.policy = policy
         guard case .stored(let e) = try intake.ingest(Self.v1Body(type: "INITIAL_BUY")) else { return XCTFail("V1 not stored") }
         XCTAssertEqual(e.version, 1)
-        XCTAssertEqual(e.type, "INITIAL_BUY")
+        XCTAssertEqual(e.type, .initialBuy)
         let state = try XCTUnwrap(try TestKit.state(store, "1000000111"))
         XCTAssertEqual(state.status, .active)
         XCTAssertTrue(state.entitled)
@@ -382,7 +382,7 @@ final class IntakeTests: XCTestCase {
         policy.allowV1 = true
         intake.policy = policy
         for (i, type) in NotificationV1.documentedTypes.enumerated() {
-            let outcome = try intake.ingest(Self.v1Body(type: type, expires: TestKit.anchor + Millis(i) * 1000))
+            let outcome = try intake.ingest(Self.v1Body(type: type.rawValue, expires: TestKit.anchor + Millis(i) * 1000))
             guard case .stored(let e) = outcome else { XCTFail("\(type): \(outcome)"); continue }
             XCTAssertEqual(e.type, type)
         }

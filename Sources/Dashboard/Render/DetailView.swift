@@ -272,7 +272,7 @@ enum DetailView {
         return Line(label: "Override", pieces: pieces)
     }
 
-    static func entries(_ detail: DetailState, time: ZonedTime) -> [TimelineEntry] {
+    static func entries(_ detail: DetailState, time: ZonedTime, meanings: NotificationMeanings) -> [TimelineEntry] {
         detail.timeline.map { event in
             var kind = event.kind
             var text = event.detail
@@ -283,14 +283,14 @@ enum DetailView {
                 text = parts.dropFirst().joined(separator: "  ")
             }
             return TimelineEntry(date: time.minute(event.date), kind: kind, detail: text,
-                                 role: Styling.role(forTimelineKind: event.kind, detail: event.detail),
+                                 role: Styling.role(forTimeline: event, in: meanings),
                                  extraLines: detail.expanded[DetailState.entryKey(event)] ?? [])
         }
     }
 
     static func renderTimeline(_ detail: DetailState, state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
         guard !area.isEmpty else { return }
-        let entries = entries(detail, time: state.time)
+        let entries = entries(detail, time: state.time, meanings: state.meanings)
         let expanded = Set(detail.timeline.indices.filter { detail.expanded[DetailState.entryKey(detail.timeline[$0])] != nil })
         // The reducer owns the scroll position (it scrolls through long payloads line by line),
         // so the widget draws no selection of its own and the selected line is restyled here.

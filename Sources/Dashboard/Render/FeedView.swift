@@ -49,7 +49,7 @@ enum FeedView {
             // A refused body has no type: its TYPE column says why it was refused instead.
             let type = rejected
                 ? TableCell(entry.detail ?? "?", role: .error)
-                : TableCell(FeedState.typeText(entry), role: Styling.role(forNotificationType: entry.type, subtype: entry.subtype))
+                : TableCell(FeedState.typeText(entry), role: Styling.role(forStoredType: entry.type, subtype: entry.subtype, in: state.meanings))
             return [
                 TableCell(state.time.clock(entry.receivedDate)),
                 type,

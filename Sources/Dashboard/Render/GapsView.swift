@@ -23,7 +23,7 @@ enum GapsView {
                 : "\(gap.sendAttempts.count): " + gap.sendAttempts.map { "\(state.time.clock($0.date)) \($0.result)" }.joined(separator: ", ")
             return [
                 TableCell(gap.signedDate.map(state.time.minute) ?? "-"),
-                TableCell(what.isEmpty ? "-" : what, role: Styling.role(forNotificationType: gap.type, subtype: gap.subtype)),
+                TableCell(what.isEmpty ? "-" : what, role: Styling.role(forStoredType: gap.type, subtype: gap.subtype, in: state.meanings)),
                 TableCell(gap.originalTransactionId ?? "-"),
                 TableCell(attempts, role: gap.sendAttempts.contains { $0.result == "SUCCESS" } ? nil : .warning),
             ]

@@ -28,6 +28,8 @@ public struct DashboardState: Sendable {
     /// Theme names `:theme` completes.
     public var availableThemes: [String]
     public var keys: KeyTable
+    /// What each notification type means: the feed, the gaps and the timeline colour by it.
+    public var meanings: NotificationMeanings = .standard
 
     /// Screens entered, the current one last; never empty.
     public var stack: [ScreenID] = [.subscribers]

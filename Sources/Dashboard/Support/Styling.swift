@@ -16,33 +16,38 @@ public enum Styling {
         }
     }
 
-    /// The role of a notification by what it means for the customer: money in, money at risk, access lost, a change.
-    public static func role(forNotificationType type: String?, subtype: String?) -> StyleRole {
-        guard let type else { return .normal }
-        switch type {
-        case "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED", "DID_RECOVER", "INITIAL_BUY", "INTERACTIVE_RENEWAL",
-             "RENEWAL", "REFUND_REVERSED", "RENEWAL_EXTENDED":
-            return .badgeActive
-        case "DID_FAIL_TO_RENEW":
-            return subtype == "GRACE_PERIOD" ? .badgeGrace : .badgeBillingRetry
-        case "EXPIRED", "GRACE_PERIOD_EXPIRED":
-            return .badgeExpired
-        case "REFUND", "REVOKE", "CANCEL", "REFUND_DECLINED":
-            return .badgeRevoked
-        case "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS", "PRICE_INCREASE", "PRICE_INCREASE_CONSENT":
-            return .accent
-        default:
-            return .normal
+    /// The role of a notification by what it means for the customer (its row's tone in
+    /// `meanings`): money in, money at risk, access lost, a change; plain for a type the table
+    /// does not know.
+    public static func role(forNotificationType type: NotificationType?, subtype: NotificationSubtype?,
+                            in meanings: NotificationMeanings = .standard) -> StyleRole {
+        guard let type, let meaning = meanings[type, subtype] else { return .normal }
+        return role(for: meaning.tone)
+    }
+
+    /// A notification's role from the type and subtype a log or gap row keeps as text.
+    public static func role(forStoredType type: String?, subtype: String?, in meanings: NotificationMeanings = .standard) -> StyleRole {
+        role(forNotificationType: type.map(NotificationType.init(rawValue:)), subtype: subtype.map(NotificationSubtype.init(rawValue:)),
+             in: meanings)
+    }
+
+    public static func role(for tone: NotificationMeaning.Tone) -> StyleRole {
+        switch tone {
+        case .gain: return .badgeActive
+        case .grace: return .badgeGrace
+        case .billingRetry: return .badgeBillingRetry
+        case .ended: return .badgeExpired
+        case .takenBack: return .badgeRevoked
+        case .change: return .accent
+        case .plain: return .normal
         }
     }
 
     /// The role of a timeline line: notifications by type, transactions by whether they stand or were taken back.
-    public static func role(forTimelineKind kind: String, detail: String) -> StyleRole {
-        switch kind {
+    public static func role(forTimeline event: TimelineEvent, in meanings: NotificationMeanings = .standard) -> StyleRole {
+        switch event.kind {
         case "notification":
-            let key = detail.split(separator: " ").first.map(String.init) ?? ""
-            let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
-            return role(forNotificationType: parts.first, subtype: parts.count > 1 ? parts[1] : nil)
+            return role(forNotificationType: event.notificationType, subtype: event.notificationSubtype, in: meanings)
         case "purchase", "renewal", "upgrade", "product_change":
             return .success
         case "refund", "revoke":

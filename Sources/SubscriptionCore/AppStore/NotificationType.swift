@@ -27,15 +27,24 @@ public struct NotificationType: RawRepresentable, Hashable, Codable, Sendable, C
     /// launching for that user. It carries `appData`, naming the app transaction, not a purchase.
     public static let rescindConsent = NotificationType(rawValue: "RESCIND_CONSENT")
 
-    /// Every type Apple documents, in documentation order.
-    public static let documented: [NotificationType] = [
-        .subscribed, .didRenew, .didChangeRenewalPref, .didChangeRenewalStatus, .offerRedeemed,
-        .didFailToRenew, .gracePeriodExpired, .expired, .priceIncrease, .refund, .refundDeclined,
-        .refundReversed, .consumptionRequest, .renewalExtended, .renewalExtension, .revoke, .test,
-        .externalPurchaseToken, .oneTimeCharge, .rescindConsent,
-    ]
+    /// Types Apple added after the ones above (its changelog and libraries, 2025): subdesk
+    /// keeps them and models no state effect for them (`NotificationMeanings.standard`).
+    public static let metadataUpdate = NotificationType(rawValue: "METADATA_UPDATE")
+    public static let migration = NotificationType(rawValue: "MIGRATION")
+    public static let priceChange = NotificationType(rawValue: "PRICE_CHANGE")
 
-    public var isDocumented: Bool { NotificationType.documented.contains(self) }
+    // V1 names (`notification_type`) that V2 does not use; the others are spelled as V2's.
+    public static let initialBuy = NotificationType(rawValue: "INITIAL_BUY")
+    public static let cancel = NotificationType(rawValue: "CANCEL")
+    public static let renewal = NotificationType(rawValue: "RENEWAL")
+    public static let interactiveRenewal = NotificationType(rawValue: "INTERACTIVE_RENEWAL")
+    public static let didRecover = NotificationType(rawValue: "DID_RECOVER")
+    public static let priceIncreaseConsent = NotificationType(rawValue: "PRICE_INCREASE_CONSENT")
+
+    /// Every V2 type the table of meanings knows, in its order.
+    public static var documented: [NotificationType] { NotificationMeanings.standard.v2Types }
+
+    public var isDocumented: Bool { NotificationMeanings.standard.v2Types.contains(self) }
 }
 
 /// A V2 `subtype`. Unknown values are kept as they came.
@@ -62,11 +71,13 @@ public struct NotificationSubtype: RawRepresentable, Hashable, Codable, Sendable
     public static let failure = NotificationSubtype(rawValue: "FAILURE")
     public static let unreported = NotificationSubtype(rawValue: "UNREPORTED")
 
-    public static let documented: [NotificationSubtype] = [
-        .initialBuy, .resubscribe, .downgrade, .upgrade, .autoRenewEnabled, .autoRenewDisabled,
-        .voluntary, .billingRetry, .priceIncrease, .gracePeriod, .pending, .accepted,
-        .billingRecovery, .productNotForSale, .summary, .failure, .unreported,
-    ]
+    /// External purchase tokens (Apple's changelog, 2025): a reminder about an active token,
+    /// and a token created.
+    public static let activeTokenReminder = NotificationSubtype(rawValue: "ACTIVE_TOKEN_REMINDER")
+    public static let created = NotificationSubtype(rawValue: "CREATED")
+
+    /// Every subtype the table of meanings names, in its order.
+    public static var documented: [NotificationSubtype] { NotificationMeanings.standard.subtypes }
 }
 
 /// Apple's `environment` values. Unknown values are kept as they came.

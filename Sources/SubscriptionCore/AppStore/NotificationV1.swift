@@ -1,12 +1,10 @@
 /// A legacy (V1) App Store server notification: unsigned JSON with the unified receipt.
 public struct NotificationV1: Sendable {
-    public static let documentedTypes = [
-        "INITIAL_BUY", "CANCEL", "RENEWAL", "INTERACTIVE_RENEWAL", "DID_CHANGE_RENEWAL_PREF",
-        "DID_CHANGE_RENEWAL_STATUS", "DID_FAIL_TO_RENEW", "DID_RECOVER", "DID_RENEW",
-        "PRICE_INCREASE_CONSENT", "REFUND", "REVOKE", "CONSUMPTION_REQUEST",
-    ]
+    /// The V1 names Apple documents (`NotificationMeanings.standard`'s V1 rows).
+    public static var documentedTypes: [NotificationType] { NotificationMeanings.standard.v1Types }
 
-    public var notificationType: String
+    /// The V1 name, as it came (V1 and V2 spell the names they share alike).
+    public var notificationType: NotificationType
     public var password: String?
     public var environment: AppStoreEnvironment
     public var bundleId: String?
@@ -20,8 +18,9 @@ public struct NotificationV1: Sendable {
     /// so that a replayed older body cannot overwrite newer state.
     public var versionDate: Millis
 
-    public init(json: JSONFields) throws {
-        notificationType = try json.requiredString("notification_type")
+    /// - Parameter meanings: where the type's lifecycle rank comes from.
+    public init(json: JSONFields, meanings: NotificationMeanings = .standard) throws {
+        notificationType = NotificationType(rawValue: try json.requiredString("notification_type"))
         password = try json.string("password")
         environment = AppStoreEnvironment.fromV1(try json.string("environment") ?? "PROD")
         bundleId = try json.string("bid")
@@ -42,26 +41,12 @@ public struct NotificationV1: Sendable {
         versionDate = newest
         // Two bodies about the same latest purchase tie on every date they carry; what the
         // type says happened decides between them (a failure to renew comes after the renewal).
-        let order = newest + NotificationV1.lifecycleRank(notificationType)
+        let order = newest + meanings.v1Rank(notificationType)
         transactions = decoded.map { var t = $0; t.signedDate = newest; t.notificationSignedDate = order; return t }
         renewals = try (receipt.objects("pending_renewal_info") ?? []).map {
             var r = try ReceiptInfo.renewal($0, environment: receiptEnvironment, defaultAutoRenewStatus: autoRenew, signedDate: newest)
             r.notificationSignedDate = order
             return r
-        }
-    }
-
-    /// Where a type's event falls after the latest purchase the body names: the purchase
-    /// itself (0), a change of preference about the next renewal (1), the period ending
-    /// without a renewal (2), the purchase being refunded or revoked (3). Added in
-    /// milliseconds to the body's newest date, it orders bodies that name the same purchase.
-    public static func lifecycleRank(_ type: String) -> Millis {
-        switch type {
-        case "INITIAL_BUY", "RENEWAL", "INTERACTIVE_RENEWAL", "DID_RENEW", "DID_RECOVER": return 0
-        case "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS", "PRICE_INCREASE_CONSENT", "CONSUMPTION_REQUEST": return 1
-        case "CANCEL", "DID_FAIL_TO_RENEW": return 2
-        case "REFUND", "REVOKE": return 3
-        default: return 1
         }
     }
 

@@ -3,15 +3,17 @@ public struct NotificationEvent: Equatable, Sendable {
     public var notificationUUID: String
     /// 1 for legacy JSON notifications, 2 for signed ones.
     public var version: Int
-    public var type: String
-    public var subtype: String?
+    /// Apple's type and subtype, as they came: a value the table of meanings
+    /// (`NotificationMeanings`) does not know is kept and shown all the same.
+    public var type: NotificationType
+    public var subtype: NotificationSubtype?
     public var signedDate: Millis
     public var originalTransactionId: String?
     public var transactionId: String?
     public var productId: String?
     public var environment: String?
 
-    public init(notificationUUID: String, version: Int, type: String, subtype: String?, signedDate: Millis,
+    public init(notificationUUID: String, version: Int, type: NotificationType, subtype: NotificationSubtype?, signedDate: Millis,
                 originalTransactionId: String?, transactionId: String?, productId: String?, environment: String?) {
         self.notificationUUID = notificationUUID
         self.version = version
@@ -26,8 +28,8 @@ public struct NotificationEvent: Equatable, Sendable {
 
     /// `TYPE/SUBTYPE`, or `TYPE` alone.
     public var typeAndSubtype: String {
-        if let subtype, !subtype.isEmpty { return "\(type)/\(subtype)" }
-        return type
+        if let subtype, !subtype.rawValue.isEmpty { return "\(type.rawValue)/\(subtype.rawValue)" }
+        return type.rawValue
     }
 
     /// A stable order: by signing time, then by UUID.

@@ -8,10 +8,11 @@ public enum StateDerivation {
                               transactions: [TransactionRecord],
                               renewal: RenewalRecord?,
                               events: [NotificationEvent],
-                              now: Millis) -> SubscriptionState? {
+                              now: Millis,
+                              meanings: NotificationMeanings = .standard) -> SubscriptionState? {
         let ordered = transactions.sorted(by: purchaseOrder)
         guard let newest = ordered.last else {
-            return renewal.map { expiredFromRenewalOnly($0, events: events) }
+            return renewal.map { expiredFromRenewalOnly($0, events: events, meanings: meanings) }
         }
         let superseded = supersededByUpgrade(ordered)
         let current = ordered.last(where: { !superseded.contains($0.transactionId) }) ?? newest
@@ -43,12 +44,12 @@ public enum StateDerivation {
         if let renewal, renewal.autoRenewStatus, let target = autoRenewProduct, target != current.productId,
            status != .revoked {
             let lastPrefChange = events.sorted(by: NotificationEvent.chronological).last {
-                ($0.type == "DID_CHANGE_RENEWAL_PREF" || $0.type == "OFFER_REDEEMED") && $0.subtype == "DOWNGRADE"
+                meanings[$0]?.effect.pendingDowngrade == true
             }
             pending = .init(kind: lastPrefChange != nil ? "downgrade" : "change",
                             productId: target, effectiveDate: current.expiresDate)
         }
-        let lastEvent = lastSubscriptionEvent(events)
+        let lastEvent = lastSubscriptionEvent(events, meanings: meanings)
         let notActive = status != .active
         return SubscriptionState(
             originalTransactionId: originalTransactionId,
@@ -129,12 +130,13 @@ public enum StateDerivation {
     /// (RESCIND_CONSENT) is about the app download: it is tied to the subscription only once
     /// a purchase naming that download is stored, so it would make the last event depend on
     /// the order things arrived in; it is marked on its own (the consent badge) instead.
-    static func lastSubscriptionEvent(_ events: [NotificationEvent]) -> NotificationEvent? {
-        events.filter { $0.type != "RESCIND_CONSENT" }.max(by: NotificationEvent.chronological)
+    static func lastSubscriptionEvent(_ events: [NotificationEvent], meanings: NotificationMeanings) -> NotificationEvent? {
+        events.filter { meanings[$0]?.effect.aboutTheSubscription ?? true }.max(by: NotificationEvent.chronological)
     }
 
-    private static func expiredFromRenewalOnly(_ renewal: RenewalRecord, events: [NotificationEvent]) -> SubscriptionState {
-        let lastEvent = lastSubscriptionEvent(events)
+    private static func expiredFromRenewalOnly(_ renewal: RenewalRecord, events: [NotificationEvent],
+                                               meanings: NotificationMeanings) -> SubscriptionState {
+        let lastEvent = lastSubscriptionEvent(events, meanings: meanings)
         return SubscriptionState(
             originalTransactionId: renewal.originalTransactionId, productId: renewal.productId ?? "",
             status: .expired, entitled: false, expiresDate: nil, purchaseDate: nil, originalPurchaseDate: nil,

@@ -7,12 +7,18 @@ public struct TimelineEvent: Equatable, Sendable {
     public var detail: String
     /// What the line can expand to: a transaction id, a notification UUID, an audit id.
     public var reference: String?
+    /// A notification's line: its type and subtype, as values (the detail is their words).
+    public var notificationType: NotificationType?
+    public var notificationSubtype: NotificationSubtype?
 
-    public init(date: Millis, kind: String, detail: String, reference: String? = nil) {
+    public init(date: Millis, kind: String, detail: String, reference: String? = nil,
+                notificationType: NotificationType? = nil, notificationSubtype: NotificationSubtype? = nil) {
         self.date = date
         self.kind = kind
         self.detail = detail
         self.reference = reference
+        self.notificationType = notificationType
+        self.notificationSubtype = notificationSubtype
     }
 }
 
@@ -47,7 +53,8 @@ public enum Timeline {
             var detail = e.typeAndSubtype
             if let product = e.productId { detail += "  \(product)" }
             if e.version == 1 { detail += "  (V1)" }
-            lines.append(TimelineEvent(date: e.signedDate, kind: "notification", detail: detail, reference: e.notificationUUID))
+            lines.append(TimelineEvent(date: e.signedDate, kind: "notification", detail: detail, reference: e.notificationUUID,
+                                       notificationType: e.type, notificationSubtype: e.subtype))
         }
         lines.append(contentsOf: extra)
         return lines.enumerated().sorted { a, b in

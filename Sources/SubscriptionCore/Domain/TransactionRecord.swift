@@ -134,6 +134,9 @@ public struct TransactionRecord: Equatable, Sendable {
     }
     public var isFamilyShared: Bool { ownershipType == "FAMILY_SHARED" }
     public var isFreeTrial: Bool { offerType == 1 && offerDiscountType == "FREE_TRIAL" }
+
+    /// Whether Apple billed it as a renewal (`transactionReason` RENEWAL), not a purchase the customer made.
+    public var isRenewalByApple: Bool { transactionReason == "RENEWAL" }
     public var isIntroductoryOffer: Bool { offerType == 1 }
 
     /// Whether `self` should replace `other` as the stored version of the same transaction.

@@ -18,11 +18,14 @@ public final class Intake {
     public let store: Store
     let verifier: SignedPayloadVerifier
     public var policy: IntakePolicy
+    /// What each notification type means: the derivation, the counts and V1 ordering read it.
+    public let meanings: NotificationMeanings
 
-    public init(store: Store, verifier: SignedPayloadVerifier, policy: IntakePolicy) {
+    public init(store: Store, verifier: SignedPayloadVerifier, policy: IntakePolicy, meanings: NotificationMeanings = .standard) {
         self.store = store
         self.verifier = verifier
         self.policy = policy
+        self.meanings = meanings
     }
 
     /// One notification decoded and verified, ready to apply.
@@ -216,7 +219,7 @@ public final class Intake {
     private func logDuplicate(_ e: NotificationEvent, source: String?, receivedAt: Millis) throws {
         try store.write {
             try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .duplicate, notificationUUID: e.notificationUUID,
-                                               type: e.type, subtype: e.subtype, originalTransactionId: e.originalTransactionId,
+                                               type: e.type.rawValue, subtype: e.subtype?.rawValue, originalTransactionId: e.originalTransactionId,
                                                productId: e.productId, environment: e.environment, source: source))
         }
     }
@@ -299,8 +302,8 @@ public final class Intake {
         }
         let t = transactions.first
         let event = NotificationEvent(
-            notificationUUID: payload.notificationUUID, version: 2, type: payload.notificationType.rawValue,
-            subtype: payload.subtype?.rawValue, signedDate: payload.signedDate,
+            notificationUUID: payload.notificationUUID, version: 2, type: payload.notificationType,
+            subtype: payload.subtype, signedDate: payload.signedDate,
             originalTransactionId: t?.originalTransactionId ?? renewals.first?.originalTransactionId ?? concerned,
             transactionId: t?.transactionId, productId: t?.productId ?? payload.summary?.productId,
             environment: payload.environment?.rawValue)
@@ -317,7 +320,7 @@ public final class Intake {
                     fault: "V1 notification \(type ?? "?") refused\(app): V1 bodies carry no signature (allow them with --allow-v1 or allow_v1 = true)")
         }
         guard policy.anyAllowsV1 else { throw refusedV1("") }
-        let v1 = try NotificationV1(json: json)
+        let v1 = try NotificationV1(json: json, meanings: meanings)
         // A V1 body names its app by `bid`; whether V1 is allowed, and its password, are that app's.
         let policy = try self.policy.forApp(bundleId: v1.bundleId, field: "body.bid", postedFor: postedFor)
         guard policy.allowV1 else { throw refusedV1(" for \(v1.bundleId ?? "?")") }
@@ -334,7 +337,7 @@ public final class Intake {
         let main = v1.subscriptionOriginalTransactionId(explicit: try json.stringOrNumber("original_transaction_id"))
         let latest = v1.transactions.filter { $0.originalTransactionId == main }.max(by: StateDerivation.purchaseOrder)
         let event = NotificationEvent(notificationUUID: uuid, version: 1, type: v1.notificationType, subtype: nil,
-                                      signedDate: v1.versionDate + NotificationV1.lifecycleRank(v1.notificationType), originalTransactionId: main,
+                                      signedDate: v1.versionDate + meanings.v1Rank(v1.notificationType), originalTransactionId: main,
                                       transactionId: latest?.transactionId, productId: latest?.productId,
                                       environment: v1.environment.rawValue)
         let duplicate = try store.notificationDigest(uuid: uuid) != nil
@@ -362,7 +365,7 @@ public final class Intake {
             try store.putReceipt(receipt, originalTransactionId: otid, at: receivedAt)
         }
         try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .stored, notificationUUID: d.event.notificationUUID,
-                                           type: d.event.type, subtype: d.event.subtype,
+                                           type: d.event.type.rawValue, subtype: d.event.subtype?.rawValue,
                                            originalTransactionId: d.event.originalTransactionId,
                                            productId: d.event.productId, environment: d.event.environment,
                                            detail: d.appTransactionId != nil && d.event.originalTransactionId == nil
@@ -424,15 +427,21 @@ public final class Intake {
     public func rederive(_ otid: String, appAccountToken: String? = nil, now: Millis) throws {
         let history = try store.history(originalTransactionId: otid)
         guard let state = StateDerivation.derive(originalTransactionId: otid, transactions: history.transactions,
-                                                 renewal: history.renewal, events: history.events, now: now) else { return }
+                                                 renewal: history.renewal, events: history.events, now: now,
+                                                 meanings: meanings) else { return }
         let token = appAccountToken ?? state.appAccountToken
-        try store.saveState(state, appAccountToken: token, now: now, metrics: Intake.metricShare(of: history))
+        try store.saveState(state, appAccountToken: token, now: now, metrics: Intake.metricShare(of: history, meanings: meanings))
     }
 
     /// A subscription's share of the counts, from its whole stored history: derived with its
     /// state on every save, and again for a share an earlier subdesk computed.
     public static func metricShare(of history: SubscriptionHistory) -> MetricContributions {
-        MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
+        metricShare(of: history, meanings: .standard)
+    }
+
+    public static func metricShare(of history: SubscriptionHistory, meanings: NotificationMeanings) -> MetricContributions {
+        MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal,
+                               meanings: meanings)
     }
 
     /// Whether a transaction belongs to an auto-renewable subscription: by its `type` when

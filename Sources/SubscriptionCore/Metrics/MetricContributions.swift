@@ -194,9 +194,10 @@ public struct MetricContributions: Equatable, Sendable {
         return ownership == "FAMILY_SHARED" ? .familyShared : .paid
     }
 
-    /// The share of a subscription with this history (`renewal`: its latest renewal info).
+    /// The share of a subscription with this history (`renewal`: its latest renewal info),
+    /// its notifications read through `meanings`.
     public static func of(transactions: [TransactionRecord], events: [NotificationEvent],
-                          renewal: RenewalRecord? = nil) -> MetricContributions {
+                          renewal: RenewalRecord? = nil, meanings: NotificationMeanings = .standard) -> MetricContributions {
         var c = MetricContributions()
         var variants: [Attributes: UInt8] = [:]
         var lastVariant: (t: TransactionRecord, v: UInt8)?
@@ -302,7 +303,7 @@ public struct MetricContributions: Equatable, Sendable {
                         conversions.append((p.purchaseDate, t.purchaseDate))
                         // The cohort is the trial's: its product, storefront and offer.
                         add(p.purchaseDate, .trialConvertedByStart, segment, variant(p))
-                    } else if t.transactionReason == "RENEWAL" && ReferenceBreak.active != .trialAfterRetry {
+                    } else if t.isRenewalByApple && ReferenceBreak.active != .trialAfterRetry {
                         // Apple billed the trial's renewal once billing retry succeeded: the
                         // subscription started with the trial, though it converted late.
                         renewedTrials.append(t.purchaseDate)
@@ -358,7 +359,7 @@ public struct MetricContributions: Equatable, Sendable {
             if let ended = run {
                 add(ended.ends, .churn, ended.segment, ended.variant)
                 runs.append(ended)
-                add(start, period.t.transactionReason == "RENEWAL" ? .recovery : .reactivation, period.segment, period.variant)
+                add(start, period.t.isRenewalByApple ? .recovery : .reactivation, period.segment, period.variant)
             } else {
                 add(start, .newPaid, period.segment, period.variant)
             }
@@ -372,7 +373,8 @@ public struct MetricContributions: Equatable, Sendable {
                                    revenue: cohortMoney, refunds: cohortRefunds, trial: firstTrial, conversions: conversions,
                                    renewedTrials: renewedTrials,
                                    values: { Array(Attributes($0).values.prefix(4)) })
-        let chronological = events.sorted(by: NotificationEvent.chronological)
+        // Each notification with what it means, looked up once.
+        let chronological = events.sorted(by: NotificationEvent.chronological).map { (event: $0, effect: meanings[$0]?.effect) }
         // Set to cancel: from a notification turning auto-renew off during paid access until
         // one turns it on again, a new purchase, or the end of that access. Renewal info
         // that says auto-renew is off, with no notification saying when, turns it off when
@@ -397,17 +399,17 @@ public struct MetricContributions: Equatable, Sendable {
         }
         var lastChange: Millis?
         for e in chronological {
-            if let o = off, runs[o.run].ends <= e.signedDate { turnOn(runs[o.run].ends, enabled: false) }
-            switch (e.type, e.subtype) {
-            case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"):
-                turnOff(e.signedDate)
-                lastChange = e.signedDate
-            case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"):
-                turnOn(e.signedDate, enabled: true)
-                lastChange = e.signedDate
-            case ("SUBSCRIBED", _), ("OFFER_REDEEMED", _), ("INTERACTIVE_RENEWAL", _):
-                turnOn(e.signedDate, enabled: false)
-            default:
+            if let o = off, runs[o.run].ends <= e.event.signedDate { turnOn(runs[o.run].ends, enabled: false) }
+            switch e.effect?.autoRenew {
+            case .disabled:
+                turnOff(e.event.signedDate)
+                lastChange = e.event.signedDate
+            case .enabled:
+                turnOn(e.event.signedDate, enabled: true)
+                lastChange = e.event.signedDate
+            case .boughtAgain:
+                turnOn(e.event.signedDate, enabled: false)
+            case nil:
                 continue
             }
         }
@@ -421,15 +423,15 @@ public struct MetricContributions: Equatable, Sendable {
         // (auto-renew off at the end: voluntary; a failed renewal: billing).
         for (index, ended) in runs.enumerated() {
             let next = index + 1 < runs.count ? runs[index + 1].starts : Millis.max
-            let after = chronological.lazy.filter { $0.signedDate >= ended.ends - 86_400_000 && $0.signedDate < next }
+            let after = chronological.lazy.filter { $0.event.signedDate >= ended.ends - 86_400_000 && $0.event.signedDate < next }
             var reason: PeriodKey?
-            if let expired = after.first(where: { $0.type == "EXPIRED" }) {
-                switch expired.subtype {
-                case "VOLUNTARY": reason = .expiredVoluntary
-                case "BILLING_RETRY": reason = .expiredBillingRetry
-                case "PRICE_INCREASE": reason = .expiredPriceIncrease
-                case "PRODUCT_NOT_FOR_SALE": reason = .expiredProductNotForSale
-                default: reason = nil
+            if let expiry = after.lazy.compactMap({ $0.effect?.endsPaidAccess }).first {
+                switch expiry {
+                case .voluntary: reason = .expiredVoluntary
+                case .billing: reason = .expiredBillingRetry
+                case .priceIncrease: reason = .expiredPriceIncrease
+                case .productNotForSale: reason = .expiredProductNotForSale
+                case .unstated: reason = nil
                 }
             }
             if reason == nil, index == runs.count - 1, let intent = renewal?.expirationIntent {
@@ -442,7 +444,7 @@ public struct MetricContributions: Equatable, Sendable {
             if reason == nil {
                 if offAtEnd.contains(index) {
                     reason = .expiredVoluntary
-                } else if after.contains(where: { $0.type == "DID_FAIL_TO_RENEW" || $0.type == "GRACE_PERIOD_EXPIRED" })
+                } else if after.contains(where: { $0.effect?.billing?.isTrouble == true })
                             || (index == runs.count - 1 && renewal?.isInBillingRetryPeriod == true) {
                     reason = .expiredBillingRetry
                 }
@@ -466,18 +468,15 @@ public struct MetricContributions: Equatable, Sendable {
             phase = next
         }
         for e in chronological {
+            guard let billing = e.effect?.billing else { continue }
             let next: PeriodKey?
-            switch (e.type, e.subtype) {
-            case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"): next = .graceLevel
-            case ("DID_FAIL_TO_RENEW", _), ("GRACE_PERIOD_EXPIRED", _): next = .retryLevel
-            case ("DID_RENEW", _), ("EXPIRED", _), ("SUBSCRIBED", _), ("REFUND", _), ("REVOKE", _), ("DID_RECOVER", _),
-                 ("INTERACTIVE_RENEWAL", _), ("OFFER_REDEEMED", _), ("CANCEL", _):
-                next = nil
-            default:
-                continue
+            switch billing {
+            case .entersGrace: next = .graceLevel
+            case .entersRetry: next = .retryLevel
+            case .recovers, .leaves: next = nil
             }
-            lastPhaseEvent = e.signedDate
-            enter(next, at: e.signedDate, renewed: e.type == "DID_RENEW" || e.type == "DID_RECOVER")
+            lastPhaseEvent = e.event.signedDate
+            enter(next, at: e.event.signedDate, renewed: billing == .recovers)
         }
         // Renewal info signed after the last notification that moved the phase repairs a
         // missed one: in billing retry (in grace while its grace period lasts), or out of it

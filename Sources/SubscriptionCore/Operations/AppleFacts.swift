@@ -91,7 +91,7 @@ extension SubscriptionReport {
         facts.renewalOfferDiscountType = history.renewal?.offerDiscountType
         facts.renewalOfferPeriod = history.renewal?.offerPeriod
         facts.winBackOfferIds = renewal["eligibleWinBackOfferIds"] as? [String] ?? []
-        if let request = notificationBodies.last(where: { $0.event.type == "CONSUMPTION_REQUEST" }),
+        if let request = notificationBodies.last(where: { $0.event.type == .consumptionRequest }),
            let data = ApplePayloads.notificationObject(body: request.body)?["data"] as? [String: Any] {
             facts.consumptionRequestReason = data["consumptionRequestReason"] as? String
         }

@@ -91,7 +91,7 @@ extension Operations {
             guard let n = try store.notificationEvent(uuid: uuid) else {
                 throw OperationError("no stored notification \(uuid.escapingControlCharacters())")
             }
-            guard n.type == NotificationType.rescindConsent.rawValue else {
+            guard n.type == .rescindConsent else {
                 throw OperationError("notification \(uuid) is a \(n.typeAndSubtype), not a RESCIND_CONSENT")
             }
             if let earlier = try store.consentHandled(uuids: [uuid])[uuid] {

@@ -152,7 +152,7 @@ extension SubscriptionReport {
             o["renewalInfo"] = NSNull()
         }
         o["notifications"] = notificationBodies.map { n -> [String: Any] in
-            ["notificationUUID": n.event.notificationUUID, "type": n.event.type, "subtype": n.event.subtype as Any? ?? NSNull(),
+            ["notificationUUID": n.event.notificationUUID, "type": n.event.type.rawValue, "subtype": n.event.subtype?.rawValue as Any? ?? NSNull(),
              "signedDate": DateText.iso(n.event.signedDate), "version": n.event.version,
              "apple": ApplePayloads.notificationObject(body: n.body) ?? NSNull()]
         }

@@ -117,10 +117,10 @@ extension Store {
     }
 
     /// Notifications of `type` received at or after `since`, oldest first.
-    public func notifications(type: String, receivedSince since: Millis) throws -> [(uuid: String, received: Millis)] {
+    public func notifications(type: NotificationType, receivedSince since: Millis) throws -> [(uuid: String, received: Millis)] {
         try db.rows("""
             SELECT notification_uuid, received_ms FROM notifications WHERE type = ? AND received_ms >= ? ORDER BY received_ms, id
-            """, [type, since]) { (uuid: $0.string(0), received: $0.int64(1)) }
+            """, [type.rawValue, since]) { (uuid: $0.string(0), received: $0.int64(1)) }
     }
 }
 

@@ -30,7 +30,7 @@ extension Store {
                 original_transaction_id, transaction_id, product_id, environment, ownership, body_sha256, body_format,
                 body, source)
             VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-            """, [e.notificationUUID, e.version, e.type, e.subtype, e.signedDate, n.receivedDate,
+            """, [e.notificationUUID, e.version, e.type.rawValue, e.subtype?.rawValue, e.signedDate, n.receivedDate,
                   e.originalTransactionId, e.transactionId, e.productId, e.environment, n.ownership, n.bodySHA256,
                   format, stored, n.source])
     }
@@ -99,8 +99,8 @@ extension Store {
     static let eventColumns = "notification_uuid, version, type, subtype, signed_ms, original_transaction_id, transaction_id, product_id, environment"
 
     static func event(_ r: SQLRow, from i: Int32 = 0) -> NotificationEvent {
-        NotificationEvent(notificationUUID: r.string(i), version: r.int(i + 1), type: r.string(i + 2),
-                          subtype: r.optionalString(i + 3), signedDate: r.int64(i + 4),
+        NotificationEvent(notificationUUID: r.string(i), version: r.int(i + 1), type: NotificationType(rawValue: r.string(i + 2)),
+                          subtype: r.optionalString(i + 3).map(NotificationSubtype.init(rawValue:)), signedDate: r.int64(i + 4),
                           originalTransactionId: r.optionalString(i + 5), transactionId: r.optionalString(i + 6),
                           productId: r.optionalString(i + 7), environment: r.optionalString(i + 8))
     }

@@ -37,11 +37,12 @@ public struct RefundRequest: Equatable, Sendable {
         case declined
     }
 
-    public func stage(now: Millis) -> Stage {
-        switch closedBy {
-        case "REFUND": return .refunded
-        case "REFUND_DECLINED": return .declined
-        default: break
+    /// - Parameter meanings: which closing types refund and which decline.
+    public func stage(now: Millis, meanings: NotificationMeanings = .standard) -> Stage {
+        switch closedBy.flatMap({ meanings[NotificationType(rawValue: $0), nil]?.effect.refund }) {
+        case .refunded: return .refunded
+        case .declined: return .declined
+        case .requested, nil: break
         }
         if isAnswered { return .answered }
         return now >= deadline ? .missed : .open
