@@ -17,8 +17,8 @@ struct Migration: Sendable {
 
     /// A change both engines make (`shared`, spelled with each engine's words), then what
     /// each does on its own (`sqlite`, `postgres`; empty when nothing).
-    init(_ version: Int, _ name: String, sqlite: String = "", postgres: String = "",
-         _ shared: @escaping @Sendable (SQLDialect) -> String = { _ in "" }) {
+    init(_ version: Int, _ name: String, _ shared: @escaping @Sendable (SQLDialect) -> String = { _ in "" },
+         sqlite: String = "", postgres: String = "") {
         self.version = version
         self.name = name
         self.shared = shared
