@@ -73,8 +73,9 @@ final class MigrationTests: XCTestCase {
             let path = directory + "/v\(version).db"
             do {
                 let old = try SQLiteConnection(path: path)
+                try old.execute("BEGIN")
                 for block in blocks where block.version <= version { try old.execute(block.sql) }
-                try old.execute("PRAGMA user_version = \(version)")
+                try old.execute("PRAGMA user_version = \(version); COMMIT")
                 old.close()
             }
             let store = try Store(path: path)

@@ -238,7 +238,21 @@ enum Migrations {
         CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
             BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
         """, postgres: """
-        \(AuditGuards.postgresSQL)
+        CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$\(AuditGuards.postgresFunctionBodies["audit_log_append_only"]!)$$;
+        -- Row-level, as SQLite's: an UPDATE or DELETE that matches no row is not an error.
+        CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+            FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+        CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+            FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+        -- TRUNCATE fires no row trigger; SQLite has no TRUNCATE (and a DELETE without WHERE
+        -- fires its delete trigger).
+        CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
+            FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
+        -- Who did it is the database user the entry was written as, not a name the
+        -- client chose: the server fills it in on every insert.
+        CREATE FUNCTION audit_log_operator() RETURNS trigger LANGUAGE plpgsql AS $$\(AuditGuards.postgresFunctionBodies["audit_log_operator"]!)$$;
+        CREATE TRIGGER audit_log_operator BEFORE INSERT ON audit_log
+            FOR EACH ROW EXECUTE FUNCTION audit_log_operator();
         """),
         Migration(3, "resolving quarantined bodies") { d in """
         -- A quarantined body is never deleted; a successful replay marks it resolved.
