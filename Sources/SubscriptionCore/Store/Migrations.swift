@@ -1,124 +1,126 @@
-/// The schema, as numbered migrations. A migration is never edited once shipped: add one.
+/// The schema of both engines, as one ordered list of numbered migrations (`Migration`),
+/// which `Migrations.migrate` applies to a store of either engine. Every table is created
+/// here and nowhere else; a change (a table, a column, an index) is one new entry at the
+/// end, with the next number. A migration is never edited once shipped: add one.
+///
+/// No PostgreSQL store is older than 15: until then PostgreSQL stores were made at once
+/// in the state of SQLite's migration 15 (its `schema_version` said 15), which migrations
+/// 1 to 15 here make on PostgreSQL, table for table and column for column.
 enum Migrations {
-    static let all: [(version: Int, sql: String)] = [
-        (1, """
+    static let all: [Migration] = [
+        Migration(1, "subscriptions, their records, notifications, the quarantine, the counts and the intake log", { d in """
         CREATE TABLE subscribers (
-            id INTEGER PRIMARY KEY,
-            user_id TEXT UNIQUE,
-            app_account_token TEXT UNIQUE,
-            created_ms INTEGER NOT NULL
+            id \(d.generatedID),
+            user_id \(d.text) UNIQUE,
+            app_account_token \(d.text) UNIQUE,
+            created_ms \(d.integer) NOT NULL
         );
         CREATE TABLE subscriptions (
-            original_transaction_id TEXT PRIMARY KEY,
-            subscriber_id INTEGER NOT NULL REFERENCES subscribers(id),
-            product_id TEXT NOT NULL,
-            status INTEGER NOT NULL,
-            entitled INTEGER NOT NULL,
-            expires_ms INTEGER,
-            purchase_ms INTEGER,
-            original_purchase_ms INTEGER,
-            latest_transaction_id TEXT,
-            auto_renew INTEGER NOT NULL,
-            auto_renew_product_id TEXT,
-            pending_change_kind TEXT,
-            pending_change_product_id TEXT,
-            grace_expires_ms INTEGER,
-            billing_retry INTEGER NOT NULL,
-            expiration_intent INTEGER,
-            price_increase_status INTEGER,
-            offer_type INTEGER,
-            offer_identifier TEXT,
-            offer_discount_type TEXT,
-            is_trial INTEGER NOT NULL,
-            ownership TEXT NOT NULL,
-            environment TEXT NOT NULL,
-            app_account_token TEXT,
-            upgraded_from TEXT,
-            revoked_transactions TEXT,
-            last_event_ms INTEGER,
-            last_notification_type TEXT,
-            updated_ms INTEGER NOT NULL,
+            original_transaction_id \(d.text) PRIMARY KEY,
+            subscriber_id \(d.integer) NOT NULL REFERENCES subscribers(id),
+            product_id \(d.text) NOT NULL,
+            status \(d.integer) NOT NULL,
+            entitled \(d.integer) NOT NULL,
+            expires_ms \(d.integer),
+            purchase_ms \(d.integer),
+            original_purchase_ms \(d.integer),
+            latest_transaction_id \(d.text),
+            auto_renew \(d.integer) NOT NULL,
+            auto_renew_product_id \(d.text),
+            pending_change_kind \(d.text),
+            pending_change_product_id \(d.text),
+            grace_expires_ms \(d.integer),
+            billing_retry \(d.integer) NOT NULL,
+            expiration_intent \(d.integer),
+            price_increase_status \(d.integer),
+            offer_type \(d.integer),
+            offer_identifier \(d.text),
+            offer_discount_type \(d.text),
+            is_trial \(d.integer) NOT NULL,
+            ownership \(d.text) NOT NULL,
+            environment \(d.text) NOT NULL,
+            app_account_token \(d.text),
+            upgraded_from \(d.text),
+            revoked_transactions \(d.text),
+            last_event_ms \(d.integer),
+            last_notification_type \(d.text),
+            updated_ms \(d.integer) NOT NULL,
             -- This subscription's share of metric_buckets (MetricContributions, encoded).
-            metrics BLOB
+            metrics \(d.bytes)
         );
         CREATE INDEX subscriptions_subscriber ON subscriptions(subscriber_id);
         CREATE INDEX subscriptions_product ON subscriptions(product_id, original_transaction_id);
         CREATE INDEX subscriptions_status_expires ON subscriptions(status, expires_ms, original_transaction_id);
-        CREATE INDEX subscriptions_expires ON subscriptions(IFNULL(expires_ms, 0), original_transaction_id);
-        CREATE INDEX subscriptions_last_event ON subscriptions(IFNULL(last_event_ms, 0), original_transaction_id);
-        CREATE INDEX subscriptions_status_page ON subscriptions(status, IFNULL(expires_ms, 0), original_transaction_id);
+        CREATE INDEX subscriptions_expires ON subscriptions(\(d.ifNull)(expires_ms, 0), original_transaction_id);
+        CREATE INDEX subscriptions_last_event ON subscriptions(\(d.ifNull)(last_event_ms, 0), original_transaction_id);
+        CREATE INDEX subscriptions_status_page ON subscriptions(status, \(d.ifNull)(expires_ms, 0), original_transaction_id);
         CREATE INDEX subscriptions_token ON subscriptions(app_account_token);
 
         CREATE TABLE transactions (
-            transaction_id TEXT PRIMARY KEY,
-            original_transaction_id TEXT NOT NULL,
-            product_id TEXT NOT NULL,
-            subscription_group TEXT,
-            purchase_ms INTEGER NOT NULL,
-            original_purchase_ms INTEGER,
-            expires_ms INTEGER,
-            revocation_ms INTEGER,
-            revocation_reason INTEGER,
-            is_upgraded INTEGER NOT NULL,
-            offer_type INTEGER,
-            offer_identifier TEXT,
-            offer_discount_type TEXT,
-            ownership TEXT NOT NULL,
-            transaction_reason TEXT,
-            price INTEGER,
-            currency TEXT,
-            environment TEXT NOT NULL,
-            app_account_token TEXT,
-            signed_ms INTEGER NOT NULL,
-            web_order_line_item_id TEXT,
-            bundle_id TEXT,
-            type TEXT,
-            storefront TEXT
+            transaction_id \(d.text) PRIMARY KEY,
+            original_transaction_id \(d.text) NOT NULL,
+            product_id \(d.text) NOT NULL,
+            subscription_group \(d.text),
+            purchase_ms \(d.integer) NOT NULL,
+            original_purchase_ms \(d.integer),
+            expires_ms \(d.integer),
+            revocation_ms \(d.integer),
+            revocation_reason \(d.integer),
+            is_upgraded \(d.integer) NOT NULL,
+            offer_type \(d.integer),
+            offer_identifier \(d.text),
+            offer_discount_type \(d.text),
+            ownership \(d.text) NOT NULL,
+            transaction_reason \(d.text),
+            price \(d.integer),
+            currency \(d.text),
+            environment \(d.text) NOT NULL,
+            app_account_token \(d.text),
+            signed_ms \(d.integer) NOT NULL,
+            web_order_line_item_id \(d.text),
+            bundle_id \(d.text),
+            type \(d.text),
+            storefront \(d.text)
         );
         CREATE INDEX transactions_original ON transactions(original_transaction_id);
         CREATE INDEX transactions_purchase ON transactions(purchase_ms);
 
         CREATE TABLE renewal_info (
-            original_transaction_id TEXT PRIMARY KEY,
-            product_id TEXT,
-            auto_renew_product_id TEXT,
-            auto_renew INTEGER NOT NULL,
-            expiration_intent INTEGER,
-            billing_retry INTEGER NOT NULL,
-            grace_expires_ms INTEGER,
-            price_increase_status INTEGER,
-            offer_type INTEGER,
-            offer_identifier TEXT,
-            renewal_ms INTEGER,
-            renewal_price INTEGER,
-            currency TEXT,
-            environment TEXT NOT NULL,
-            signed_ms INTEGER NOT NULL
+            original_transaction_id \(d.text) PRIMARY KEY,
+            product_id \(d.text),
+            auto_renew_product_id \(d.text),
+            auto_renew \(d.integer) NOT NULL,
+            expiration_intent \(d.integer),
+            billing_retry \(d.integer) NOT NULL,
+            grace_expires_ms \(d.integer),
+            price_increase_status \(d.integer),
+            offer_type \(d.integer),
+            offer_identifier \(d.text),
+            renewal_ms \(d.integer),
+            renewal_price \(d.integer),
+            currency \(d.text),
+            environment \(d.text) NOT NULL,
+            signed_ms \(d.integer) NOT NULL
         );
 
         CREATE TABLE notifications (
-            id INTEGER PRIMARY KEY,
-            notification_uuid TEXT NOT NULL UNIQUE,
-            version INTEGER NOT NULL,
-            type TEXT NOT NULL,
-            subtype TEXT,
-            signed_ms INTEGER NOT NULL,
-            received_ms INTEGER NOT NULL,
-            original_transaction_id TEXT,
-            transaction_id TEXT,
-            product_id TEXT,
-            environment TEXT,
-            ownership TEXT,
-            body_sha256 TEXT NOT NULL,
+            id \(d.generatedID),
+            notification_uuid \(d.text) NOT NULL UNIQUE,
+            version \(d.integer) NOT NULL,
+            type \(d.text) NOT NULL,
+            subtype \(d.text),
+            signed_ms \(d.integer) NOT NULL,
+            received_ms \(d.integer) NOT NULL,
+            original_transaction_id \(d.text),
+            transaction_id \(d.text),
+            product_id \(d.text),
+            environment \(d.text),
+            ownership \(d.text),
+            body_sha256 \(d.text) NOT NULL,
             -- 0: the body as received; 1: CompactBody format 1 (headers in jws_headers).
-            body_format INTEGER NOT NULL DEFAULT 0,
-            body BLOB NOT NULL,
-            source TEXT
-        );
-        -- JWS headers (alg and certificate chain), stored once however many bodies carry them.
-        CREATE TABLE jws_headers (
-            id INTEGER PRIMARY KEY,
-            segment TEXT NOT NULL UNIQUE
+            body_format \(d.integer) NOT NULL DEFAULT 0,
+            body \(d.bytes) NOT NULL,
+            source \(d.text)
         );
         CREATE INDEX notifications_original ON notifications(original_transaction_id, signed_ms);
         CREATE INDEX notifications_received ON notifications(received_ms);
@@ -126,29 +128,29 @@ enum Migrations {
         CREATE INDEX notifications_digest ON notifications(body_sha256);
 
         CREATE TABLE quarantine (
-            id INTEGER PRIMARY KEY,
-            received_ms INTEGER NOT NULL,
-            reason TEXT NOT NULL,
-            body BLOB NOT NULL,
-            body_sha256 TEXT NOT NULL,
-            source TEXT
+            id \(d.generatedID),
+            received_ms \(d.integer) NOT NULL,
+            reason \(d.text) NOT NULL,
+            body \(d.bytes) NOT NULL,
+            body_sha256 \(d.text) NOT NULL,
+            source \(d.text)
         );
         CREATE INDEX quarantine_received ON quarantine(received_ms);
 
         -- Daily counts' aggregates per hour bucket: notification counts (n:TYPE/SUBTYPE)
         -- and period starts, ends and level changes (p:...), per segment.
         CREATE TABLE metric_buckets (
-            bucket INTEGER NOT NULL,
-            key TEXT NOT NULL,
-            segment TEXT NOT NULL,
-            delta INTEGER NOT NULL,
+            bucket \(d.integer) NOT NULL,
+            key \(d.text) NOT NULL,
+            segment \(d.text) NOT NULL,
+            delta \(d.integer) NOT NULL,
             PRIMARY KEY (bucket, key, segment)
-        ) WITHOUT ROWID;
+        )\(d.withoutRowID);
         -- How many subscriptions have each status, kept with every save, so the
         -- dashboard's status tabs need not count a million rows at launch.
         CREATE TABLE status_counts (
-            status INTEGER PRIMARY KEY,
-            count INTEGER NOT NULL
+            status \(d.integer) PRIMARY KEY,
+            count \(d.integer) NOT NULL
         );
 
         -- Levels at a range's start sum one key's history; this covers that read.
@@ -156,122 +158,171 @@ enum Migrations {
 
         -- Every body's outcome, in arrival order, for the live feed.
         CREATE TABLE intake_log (
-            id INTEGER PRIMARY KEY,
-            received_ms INTEGER NOT NULL,
-            result TEXT NOT NULL,
-            notification_uuid TEXT,
-            type TEXT,
-            subtype TEXT,
-            original_transaction_id TEXT,
-            product_id TEXT,
-            environment TEXT,
-            detail TEXT
+            id \(d.generatedID),
+            received_ms \(d.integer) NOT NULL,
+            result \(d.text) NOT NULL,
+            notification_uuid \(d.text),
+            type \(d.text),
+            subtype \(d.text),
+            original_transaction_id \(d.text),
+            product_id \(d.text),
+            environment \(d.text),
+            detail \(d.text)
         );
         CREATE INDEX intake_log_received ON intake_log(received_ms);
+        """ }, sqlite: """
+        -- JWS headers (alg and certificate chain), stored once however many bodies carry them.
+        CREATE TABLE jws_headers (
+            id INTEGER PRIMARY KEY,
+            segment TEXT NOT NULL UNIQUE
+        );
+        """, postgres: """
+        -- JWS headers (alg and certificate chain), stored once however many bodies carry them.
+        -- A segment (a whole certificate chain, some 5 KB) is longer than a B-tree index entry
+        -- may be (2704 bytes), so SQLite's UNIQUE is an exclusion constraint on a hash index
+        -- here: the same rule (no two rows with equal segments, compared exactly), and
+        -- `WHERE segment = ?` still finds a row through the index.
+        CREATE TABLE jws_headers (
+            id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+            segment TEXT COLLATE "C" NOT NULL,
+            CONSTRAINT jws_headers_segment_key EXCLUDE USING hash (segment WITH =)
+        );
+        -- The schema's version (SQLite keeps it in PRAGMA user_version) and a counter every
+        -- write commit bumps (SQLite's PRAGMA data_version).
+        CREATE TABLE schema_version (version BIGINT NOT NULL);
+        INSERT INTO schema_version (version) VALUES (0);
+        CREATE TABLE store_changes (
+            id SMALLINT PRIMARY KEY CHECK (id = 1),
+            version BIGINT NOT NULL
+        );
+        INSERT INTO store_changes (id, version) VALUES (1, 0);
         """),
-        (2, """
+        Migration(2, "the audit log, overrides and receipts", { d in """
         -- Operator actions, append-only: the database itself refuses changes.
         CREATE TABLE audit_log (
-            id INTEGER PRIMARY KEY,
-            at_ms INTEGER NOT NULL,
-            operator TEXT NOT NULL,
-            action TEXT NOT NULL,
-            target TEXT,
-            reason TEXT,
-            outcome TEXT NOT NULL,
-            detail TEXT
+            id \(d.generatedID),
+            at_ms \(d.integer) NOT NULL,
+            operator \(d.text) NOT NULL,
+            action \(d.text) NOT NULL,
+            target \(d.text),
+            reason \(d.text),
+            outcome \(d.text) NOT NULL,
+            detail \(d.text)
         );
         CREATE INDEX audit_log_target ON audit_log(target, at_ms);
         CREATE INDEX audit_log_at ON audit_log(at_ms);
-        CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
-            BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-        CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
-            BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
 
         CREATE TABLE overrides (
-            id INTEGER PRIMARY KEY,
-            original_transaction_id TEXT NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('grant', 'revoke')),
-            until_ms INTEGER,
-            reason TEXT NOT NULL,
-            operator TEXT NOT NULL,
-            created_ms INTEGER NOT NULL,
-            lifted_ms INTEGER,
-            lifted_by TEXT,
-            lift_reason TEXT
+            id \(d.generatedID),
+            original_transaction_id \(d.text) NOT NULL,
+            kind \(d.text) NOT NULL CHECK (kind IN ('grant', 'revoke')),
+            until_ms \(d.integer),
+            reason \(d.text) NOT NULL,
+            operator \(d.text) NOT NULL,
+            created_ms \(d.integer) NOT NULL,
+            lifted_ms \(d.integer),
+            lifted_by \(d.text),
+            lift_reason \(d.text)
         );
         CREATE INDEX overrides_target ON overrides(original_transaction_id, created_ms);
 
         -- The latest receipt per subscription, for verifyReceipt revalidation.
         CREATE TABLE receipts (
-            original_transaction_id TEXT PRIMARY KEY,
-            latest_receipt TEXT NOT NULL,
-            updated_ms INTEGER NOT NULL
+            original_transaction_id \(d.text) PRIMARY KEY,
+            latest_receipt \(d.text) NOT NULL,
+            updated_ms \(d.integer) NOT NULL
         );
+        """ }, sqlite: """
+        CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+            BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+        CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+            BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+        """, postgres: """
+        CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$\(AuditGuards.postgresFunctionBodies["audit_log_append_only"]!)$$;
+        -- Row-level, as SQLite's: an UPDATE or DELETE that matches no row is not an error.
+        CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+            FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+        CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+            FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+        -- TRUNCATE fires no row trigger; SQLite has no TRUNCATE (and a DELETE without WHERE
+        -- fires its delete trigger).
+        CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
+            FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
+        -- Who did it is the database user the entry was written as, not a name the
+        -- client chose: the server fills it in on every insert.
+        CREATE FUNCTION audit_log_operator() RETURNS trigger LANGUAGE plpgsql AS $$\(AuditGuards.postgresFunctionBodies["audit_log_operator"]!)$$;
+        CREATE TRIGGER audit_log_operator BEFORE INSERT ON audit_log
+            FOR EACH ROW EXECUTE FUNCTION audit_log_operator();
         """),
-        (3, """
+        Migration(3, "resolving quarantined bodies") { d in """
         -- A quarantined body is never deleted; a successful replay marks it resolved.
-        ALTER TABLE quarantine ADD COLUMN resolved_ms INTEGER;
-        ALTER TABLE quarantine ADD COLUMN resolution TEXT;
-        """),
-        (4, """
+        ALTER TABLE quarantine ADD COLUMN resolved_ms \(d.integer);
+        ALTER TABLE quarantine ADD COLUMN resolution \(d.text);
+        """ },
+        Migration(4, "remembered chain checks") { d in """
         -- Signing chains that passed a full check, so a later process (a CGI request)
         -- need not check them again: keyed by the chain's SHA-256 and the roots'.
         CREATE TABLE verified_chains (
-            chain_hash BLOB NOT NULL,
-            roots_hash BLOB NOT NULL,
-            entry_lengths TEXT NOT NULL,
-            subjects TEXT NOT NULL,
-            valid_from_s INTEGER NOT NULL,
-            valid_until_s INTEGER NOT NULL,
-            checked_ms INTEGER NOT NULL,
+            chain_hash \(d.bytes) NOT NULL,
+            roots_hash \(d.bytes) NOT NULL,
+            entry_lengths \(d.text) NOT NULL,
+            subjects \(d.text) NOT NULL,
+            valid_from_s \(d.integer) NOT NULL,
+            valid_until_s \(d.integer) NOT NULL,
+            checked_ms \(d.integer) NOT NULL,
             PRIMARY KEY (chain_hash, roots_hash)
         );
-        """),
-        (5, """
+        """ },
+        Migration(5, "one status index fewer") { d in """
         -- subscriptions_status_page (status, IFNULL(expires_ms, 0), id) serves every query
         -- this one did; one index fewer to keep up on every subscription write.
         DROP INDEX IF EXISTS subscriptions_status_expires;
-        """),
-        (6, """
+        """ },
+        Migration(6, "repeated refusals counted; no REPLACE in the audit log", { d in """
+        -- A rejected body seen again is counted, not stored again; one over the size limit or
+        -- past the quarantine's budget keeps a prefix (or nothing) with its true length.
+        ALTER TABLE quarantine ADD COLUMN body_bytes \(d.integer);
+        ALTER TABLE quarantine ADD COLUMN times_seen \(d.integer) NOT NULL DEFAULT 1;
+        ALTER TABLE quarantine ADD COLUMN last_seen_ms \(d.integer);
+        UPDATE quarantine SET body_bytes = length(body), last_seen_ms = received_ms;
+        CREATE INDEX quarantine_digest ON quarantine(body_sha256, resolved_ms);
+        """ }, sqlite: """
         -- INSERT OR REPLACE (and REPLACE) would delete an audit row without firing the
         -- delete trigger; an insert naming an id that exists is refused before that happens.
         CREATE TRIGGER audit_log_no_replace BEFORE INSERT ON audit_log
             WHEN NEW.id IS NOT NULL AND EXISTS (SELECT 1 FROM audit_log WHERE id = NEW.id)
             BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-
-        -- A rejected body seen again is counted, not stored again; one over the size limit or
-        -- past the quarantine's budget keeps a prefix (or nothing) with its true length.
-        ALTER TABLE quarantine ADD COLUMN body_bytes INTEGER;
-        ALTER TABLE quarantine ADD COLUMN times_seen INTEGER NOT NULL DEFAULT 1;
-        ALTER TABLE quarantine ADD COLUMN last_seen_ms INTEGER;
-        UPDATE quarantine SET body_bytes = length(body), last_seen_ms = received_ms;
-        CREATE INDEX quarantine_digest ON quarantine(body_sha256, resolved_ms);
+        """, postgres: """
+        -- PostgreSQL has no REPLACE: an insert naming an id that exists fails on the primary
+        -- key (or, with ON CONFLICT DO UPDATE, fires audit_log_no_update), and nothing deletes a
+        -- row without firing audit_log_no_delete (TRUNCATE aside, refused by audit_log_no_truncate).
         """),
-        (7, """
+        Migration(7, "where each stored version came from") { d in """
         -- The signedDate of the notification that carried each stored version: the second
         -- key of the order on versions (RecordVersionOrder), after the record's own.
-        ALTER TABLE transactions ADD COLUMN notification_signed_ms INTEGER;
-        ALTER TABLE renewal_info ADD COLUMN notification_signed_ms INTEGER;
+        ALTER TABLE transactions ADD COLUMN notification_signed_ms \(d.integer);
+        ALTER TABLE renewal_info ADD COLUMN notification_signed_ms \(d.integer);
         -- Where Apple's whole signed payload of a stored version can be read: the notification
         -- that carried it, or (for a version from an API response) its JSON bytes.
-        ALTER TABLE transactions ADD COLUMN source_uuid TEXT;
-        ALTER TABLE transactions ADD COLUMN payload BLOB;
-        ALTER TABLE renewal_info ADD COLUMN source_uuid TEXT;
-        ALTER TABLE renewal_info ADD COLUMN payload BLOB;
+        ALTER TABLE transactions ADD COLUMN source_uuid \(d.text);
+        ALTER TABLE transactions ADD COLUMN payload \(d.bytes);
+        ALTER TABLE renewal_info ADD COLUMN source_uuid \(d.text);
+        ALTER TABLE renewal_info ADD COLUMN payload \(d.bytes);
         -- RESCIND_CONSENT names the app transaction; this finds the subscription it concerns.
-        ALTER TABLE transactions ADD COLUMN app_transaction_id TEXT;
+        ALTER TABLE transactions ADD COLUMN app_transaction_id \(d.text);
         CREATE INDEX transactions_app_transaction ON transactions(app_transaction_id) WHERE app_transaction_id IS NOT NULL;
-        """),
-        (8, """
+        """ },
+        Migration(8, "facts about the store") { d in """
         -- Facts about the store itself: `kind = demo` marks a store `subdesk demo` built, the
         -- only kind it may replace.
         CREATE TABLE store_facts (
-            key TEXT PRIMARY KEY,
-            value TEXT NOT NULL
+            key \(d.text) PRIMARY KEY,
+            value \(d.text) NOT NULL
         );
-        """),
-        (9, """
+        """ },
+        // PostgreSQL has no search index: search tests each row's search text (`searchText`,
+        // dialect .postgres) as it reads the rows.
+        Migration(9, "the search index", sqlite: """
         -- Substring search over what people type to find a subscription: its original
         -- transaction id, product, the owner's user id and token. A trigram index answers
         -- `premium` or an id's tail without reading every row. One row per subscription,
@@ -307,82 +358,83 @@ enum Migrations {
             INSERT OR IGNORE INTO search_pending SELECT rowid FROM subscriptions WHERE subscriber_id = NEW.id;
         END;
         """),
-        (10, """
+        Migration(10, "backfills and delivery gaps") { d in """
         -- Where each intake outcome came from, so the feed can mark backfilled notifications.
-        ALTER TABLE intake_log ADD COLUMN source TEXT;
+        ALTER TABLE intake_log ADD COLUMN source \(d.text);
         -- A backfill from Get Notification History: its window, how far it got (the token of
         -- the next page, kept with each page's notifications so a run resumes exactly), and
         -- what it found.
         CREATE TABLE backfill_runs (
-            id INTEGER PRIMARY KEY,
-            environment TEXT NOT NULL,
-            since_ms INTEGER NOT NULL,
-            until_ms INTEGER NOT NULL,
-            only_failures INTEGER NOT NULL,
-            operator TEXT NOT NULL,
-            started_ms INTEGER NOT NULL,
-            finished_ms INTEGER,
-            next_page TEXT,
-            pages INTEGER NOT NULL DEFAULT 0,
-            new INTEGER NOT NULL DEFAULT 0,
-            duplicates INTEGER NOT NULL DEFAULT 0,
-            rejected INTEGER NOT NULL DEFAULT 0
+            id \(d.generatedID),
+            environment \(d.text) NOT NULL,
+            since_ms \(d.integer) NOT NULL,
+            until_ms \(d.integer) NOT NULL,
+            only_failures \(d.integer) NOT NULL,
+            operator \(d.text) NOT NULL,
+            started_ms \(d.integer) NOT NULL,
+            finished_ms \(d.integer),
+            next_page \(d.text),
+            pages \(d.integer) NOT NULL DEFAULT 0,
+            new \(d.integer) NOT NULL DEFAULT 0,
+            duplicates \(d.integer) NOT NULL DEFAULT 0,
+            rejected \(d.integer) NOT NULL DEFAULT 0
         );
         -- Notifications Apple says it sent that first reached this store through a backfill,
         -- with Apple's delivery attempts as it reported them (JSON).
         CREATE TABLE delivery_gaps (
-            notification_uuid TEXT PRIMARY KEY,
-            backfill_run INTEGER NOT NULL REFERENCES backfill_runs(id),
-            send_attempts TEXT NOT NULL,
-            found_ms INTEGER NOT NULL
+            notification_uuid \(d.text) PRIMARY KEY,
+            backfill_run \(d.integer) NOT NULL REFERENCES backfill_runs(id),
+            send_attempts \(d.text) NOT NULL,
+            found_ms \(d.integer) NOT NULL
         );
-        """),
-        (11, """
+        """ },
+        Migration(11, "renewal-date extensions") { d in """
         -- Renewal-date extensions asked of Apple: one subscription's, or every active
         -- subscriber's of a product (original_transaction_id NULL), with what Apple answered.
         CREATE TABLE renewal_extensions (
-            id INTEGER PRIMARY KEY,
-            request_identifier TEXT NOT NULL UNIQUE,
-            original_transaction_id TEXT,
-            product_id TEXT,
-            storefronts TEXT,
-            days INTEGER NOT NULL,
-            reason_code INTEGER NOT NULL,
-            reason TEXT NOT NULL,
-            operator TEXT NOT NULL,
-            requested_ms INTEGER NOT NULL,
-            outcome TEXT NOT NULL,
-            effective_ms INTEGER,
-            succeeded INTEGER,
-            failed INTEGER,
-            completed_ms INTEGER
+            id \(d.generatedID),
+            request_identifier \(d.text) NOT NULL UNIQUE,
+            original_transaction_id \(d.text),
+            product_id \(d.text),
+            storefronts \(d.text),
+            days \(d.integer) NOT NULL,
+            reason_code \(d.integer) NOT NULL,
+            reason \(d.text) NOT NULL,
+            operator \(d.text) NOT NULL,
+            requested_ms \(d.integer) NOT NULL,
+            outcome \(d.text) NOT NULL,
+            effective_ms \(d.integer),
+            succeeded \(d.integer),
+            failed \(d.integer),
+            completed_ms \(d.integer)
         );
         CREATE INDEX renewal_extensions_target ON renewal_extensions(original_transaction_id, requested_ms);
-        """),
-        (12, """
+        """ },
+        Migration(12, "refund requests", { d in """
         -- Refund requests: every CONSUMPTION_REQUEST opens one (Apple wants the consumption
         -- information within 12 hours of asking); the first REFUND or REFUND_DECLINED of the
         -- same transaction signed at or after it closes it, whichever arrives first.
         CREATE TABLE refund_requests (
-            notification_uuid TEXT PRIMARY KEY,
-            original_transaction_id TEXT,
-            transaction_id TEXT,
-            environment TEXT,
-            requested_ms INTEGER NOT NULL,
+            notification_uuid \(d.text) PRIMARY KEY,
+            original_transaction_id \(d.text),
+            transaction_id \(d.text),
+            environment \(d.text),
+            requested_ms \(d.integer) NOT NULL,
             -- The last answer sent, as JSON, who sent it, when, and what Apple said to it
             -- ('accepted' or 'refused: ...').
-            answer TEXT,
-            answered_by TEXT,
-            answered_ms INTEGER,
-            answer_outcome TEXT,
+            answer \(d.text),
+            answered_by \(d.text),
+            answered_ms \(d.integer),
+            answer_outcome \(d.text),
             -- When subdesk noticed (and audited) that the deadline passed unanswered.
-            missed_ms INTEGER,
-            closed_ms INTEGER,
-            closed_by TEXT,
-            closing_uuid TEXT
+            missed_ms \(d.integer),
+            closed_ms \(d.integer),
+            closed_by \(d.text),
+            closing_uuid \(d.text)
         );
         CREATE INDEX refund_requests_queue ON refund_requests(closed_ms, requested_ms);
         CREATE INDEX refund_requests_transaction ON refund_requests(transaction_id);
+        """ }, sqlite: """
         CREATE TRIGGER refund_request_open AFTER INSERT ON notifications WHEN NEW.type = 'CONSUMPTION_REQUEST' BEGIN
             INSERT OR IGNORE INTO refund_requests (notification_uuid, original_transaction_id, transaction_id, environment, requested_ms)
             VALUES (NEW.notification_uuid, NEW.original_transaction_id, NEW.transaction_id, NEW.environment, NEW.signed_ms);
@@ -408,88 +460,136 @@ enum Migrations {
             WHERE n.original_transaction_id = refund_requests.original_transaction_id AND n.signed_ms >= refund_requests.requested_ms
               AND n.transaction_id = refund_requests.transaction_id AND n.type IN ('REFUND', 'REFUND_DECLINED')
             ORDER BY n.signed_ms LIMIT 1);
+        """, postgres: """
+        -- The trigger functions name tables without a schema; SET search_path FROM CURRENT
+        -- keeps them on this store's tables (as a SQLite trigger's are) whatever the
+        -- inserting session's search_path is. Of refunds signed at the same millisecond the
+        -- first stored closes: the order SQLite's notifications_original index (ties in
+        -- rowid order) gives them, where its ORDER BY alone leaves the choice open. (No
+        -- PostgreSQL store is older than migration 15: no requests to open for rows stored before.)
+        CREATE FUNCTION refund_request_open() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
+        BEGIN
+            INSERT INTO refund_requests (notification_uuid, original_transaction_id, transaction_id, environment, requested_ms)
+            VALUES (NEW.notification_uuid, NEW.original_transaction_id, NEW.transaction_id, NEW.environment, NEW.signed_ms)
+            ON CONFLICT DO NOTHING;
+            UPDATE refund_requests r SET (closed_ms, closed_by, closing_uuid) = (
+                SELECT n.signed_ms, n.type, n.notification_uuid FROM notifications n
+                WHERE n.original_transaction_id = NEW.original_transaction_id AND n.signed_ms >= NEW.signed_ms
+                  AND n.transaction_id = NEW.transaction_id AND n.type IN ('REFUND', 'REFUND_DECLINED')
+                ORDER BY n.signed_ms, n.id LIMIT 1)
+            WHERE r.notification_uuid = NEW.notification_uuid AND EXISTS (
+                SELECT 1 FROM notifications n
+                WHERE n.original_transaction_id = NEW.original_transaction_id AND n.signed_ms >= NEW.signed_ms
+                  AND n.transaction_id = NEW.transaction_id AND n.type IN ('REFUND', 'REFUND_DECLINED'));
+            RETURN NULL;
+        END
+        $$;
+        CREATE FUNCTION refund_request_close() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
+        BEGIN
+            UPDATE refund_requests r SET closed_ms = NEW.signed_ms, closed_by = NEW.type, closing_uuid = NEW.notification_uuid
+            WHERE r.transaction_id = NEW.transaction_id AND r.closed_ms IS NULL AND r.requested_ms <= NEW.signed_ms;
+            RETURN NULL;
+        END
+        $$;
+        CREATE TRIGGER refund_request_open AFTER INSERT ON notifications
+            FOR EACH ROW WHEN (NEW.type = 'CONSUMPTION_REQUEST') EXECUTE FUNCTION refund_request_open();
+        CREATE TRIGGER refund_request_close AFTER INSERT ON notifications
+            FOR EACH ROW WHEN (NEW.type IN ('REFUND', 'REFUND_DECLINED')) EXECUTE FUNCTION refund_request_close();
         """),
-        (13, """
+        Migration(13, "shares to recompute") { d in """
         -- Subscriptions whose share of the counts predates the metrics derived from
         -- transactions (new paid, churn, refunds...): Store.catchUpMetrics recomputes them.
-        CREATE TABLE metrics_pending (original_transaction_id TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TABLE metrics_pending (original_transaction_id \(d.text) PRIMARY KEY)\(d.withoutRowID);
         INSERT INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
-        """),
-        (14, """
+        """ },
+        Migration(14, "every share recomputed for the transaction metrics") { d in """
         -- Every metric now comes from each subscription's share (churn by reason, auto-renew
         -- off and on, revocations, product changes, billing trouble), with each entry's
         -- product, storefront and offer: recompute them all.
-        INSERT OR IGNORE INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
-        """),
-        (15, """
+        \(d.insertOrIgnore) metrics_pending SELECT original_transaction_id FROM subscriptions\(d.onConflictIgnore);
+        """ },
+        Migration(15, "counts by segment") { d in """
         -- The counts by product, subscription group, storefront and offer type: every
         -- aggregate once per dimension, with its value. Kept up by Store.catchUpSegments
         -- from the subscriptions noted pending (with the share the aggregates last took),
         -- when a report by segment asks.
         CREATE TABLE metric_segments (
-            dimension TEXT NOT NULL,
-            value TEXT NOT NULL,
-            key TEXT NOT NULL,
-            segment TEXT NOT NULL,
-            bucket INTEGER NOT NULL,
-            delta INTEGER NOT NULL,
+            dimension \(d.text) NOT NULL,
+            value \(d.text) NOT NULL,
+            key \(d.text) NOT NULL,
+            segment \(d.text) NOT NULL,
+            bucket \(d.integer) NOT NULL,
+            delta \(d.integer) NOT NULL,
             PRIMARY KEY (dimension, value, key, segment, bucket)
-        ) WITHOUT ROWID;
-        CREATE TABLE metric_segments_pending (original_transaction_id TEXT PRIMARY KEY, applied BLOB) WITHOUT ROWID;
+        )\(d.withoutRowID);
+        CREATE TABLE metric_segments_pending (original_transaction_id \(d.text) PRIMARY KEY, applied \(d.bytes))\(d.withoutRowID);
         INSERT INTO metric_segments_pending SELECT original_transaction_id, NULL FROM subscriptions;
-        """),
-        (16, """
+        """ },
+        Migration(16, "sealed chain checks") { d in """
         -- Remembered chain checks are believed only through a seal (an HMAC under a key kept
         -- outside the store, ChainMemoryKey): rows from before carry none, so they go.
         DELETE FROM verified_chains;
-        ALTER TABLE verified_chains ADD COLUMN seal BLOB;
-        """),
-        (17, """
+        ALTER TABLE verified_chains ADD COLUMN seal \(d.bytes);
+        """ },
+        Migration(17, "consent withdrawals found by index") { d in """
         -- Consent withdrawals (RESCIND_CONSENT) are read from the notifications themselves, on
         -- every subscriber list and feed refresh: this keeps that from reading every row.
         CREATE INDEX IF NOT EXISTS notifications_rescind ON notifications(signed_ms) WHERE type = 'RESCIND_CONSENT';
-        """),
-        (18, """
+        """ },
+        Migration(18, "intake counted for the on-call metrics") { d in """
         -- Every intake outcome counted by environment, type, outcome and kind of refusal, with
         -- the latest arrival: the on-call metrics read these few rows on every scrape instead
         -- of the whole intake log, and they only ever grow, as Prometheus counters must.
         CREATE TABLE intake_counts (
-            environment TEXT NOT NULL,
-            type TEXT NOT NULL,
-            outcome TEXT NOT NULL,
-            reason TEXT NOT NULL,
-            count INTEGER NOT NULL,
-            last_ms INTEGER NOT NULL,
+            environment \(d.text) NOT NULL,
+            type \(d.text) NOT NULL,
+            outcome \(d.text) NOT NULL,
+            reason \(d.text) NOT NULL,
+            count \(d.integer) NOT NULL,
+            last_ms \(d.integer) NOT NULL,
             PRIMARY KEY (environment, type, outcome, reason)
-        ) WITHOUT ROWID;
-        \(Migrations.intakeCountsBackfill(dialect: .sqlite))
+        )\(d.withoutRowID);
+        \(Migrations.intakeCountsBackfill(dialect: d))
         -- The last sweep, the last day's failed revalidations: found without reading the log.
         CREATE INDEX audit_log_action ON audit_log(action, at_ms);
-        """),
-        (19, """
+        """ },
+        Migration(19, "every share recomputed for the cohorts") { d in """
         -- Each subscription's share now holds its place in the cohort reports (retention,
         -- realized lifetime value, trial conversion), kept in metric_buckets under `c:` keys:
         -- recompute every share.
-        INSERT OR IGNORE INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
-        """),
-        (20, """
+        \(d.insertOrIgnore) metrics_pending SELECT original_transaction_id FROM subscriptions\(d.onConflictIgnore);
+        """ },
+        Migration(20, "every share recomputed for five corrected rules") { d in """
         -- Shares follow five corrected rules (a billing recovery within grace continues the
         -- run, a comeback counts in every period it overlaps, a prorated refund's money is in
         -- the period it happened, a trial renewed after billing retry started with the trial,
         -- family-shared access moves no money): recompute every share.
-        INSERT OR IGNORE INTO metrics_pending SELECT original_transaction_id FROM subscriptions;
+        \(d.insertOrIgnore) metrics_pending SELECT original_transaction_id FROM subscriptions\(d.onConflictIgnore);
+        """ },
+        Migration(21, "a function to drop an empty subscriber", postgres: """
+        -- Support drops the subscriber a link left owning nothing through this function, run
+        -- as the owner, instead of holding DELETE on subscribers (which would let it LOCK the
+        -- table in any mode and stall intake). Its search path is the store's schema, then
+        -- pg_temp, so a caller's temporary table cannot stand in for a store table. SQLite has
+        -- no roles, and drops it with a plain DELETE: nothing changes there.
+        DO $$ BEGIN
+            EXECUTE format($f$
+                CREATE OR REPLACE FUNCTION subdesk_drop_empty_subscriber(subscriber BIGINT) RETURNS void
+                LANGUAGE sql SECURITY DEFINER SET search_path = %I, pg_temp AS $b$
+                    DELETE FROM subscribers WHERE id = subscriber AND user_id IS NULL
+                    AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE subscriber_id = subscriber)
+                $b$ $f$, current_schema());
+        END $$;
+        REVOKE ALL ON FUNCTION subdesk_drop_empty_subscriber(BIGINT) FROM PUBLIC;
         """),
-        (21, """
-        -- PostgreSQL's migration 21 gives the roles a function to drop an empty subscriber;
-        -- SQLite has no roles, and drops it with a plain DELETE: nothing changes here.
-        SELECT 1;
-        """),
-        (22, """
+        Migration(22, "each refusal's kind") { d in """
         -- Each refusal's kind (RejectionClass), stated where intake refuses a body and stored
         -- beside its text, which is never read back for it. Rows from before get the kind
         -- their reason's words gave.
-        \(Migrations.refusalKinds(dialect: .sqlite))
-        """),
+        \(Migrations.refusalKinds(dialect: d))
+        """ },
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome
@@ -507,11 +607,10 @@ enum Migrations {
     /// Migration 22 on either engine: the kind column of the quarantine and the intake log,
     /// filled for the rows stored before it.
     static func refusalKinds(dialect: SQLDialect) -> String {
-        let text = dialect == .postgres ? "TEXT COLLATE \"C\"" : "TEXT"
-        return """
-        ALTER TABLE quarantine ADD COLUMN reason_kind \(text) NOT NULL DEFAULT 'other';
+        """
+        ALTER TABLE quarantine ADD COLUMN reason_kind \(dialect.text) NOT NULL DEFAULT 'other';
         UPDATE quarantine SET reason_kind = \(rejectionClass("reason", dialect: dialect));
-        ALTER TABLE intake_log ADD COLUMN reason_kind \(text);
+        ALTER TABLE intake_log ADD COLUMN reason_kind \(dialect.text);
         UPDATE intake_log SET reason_kind = \(rejectionClass("detail", dialect: dialect)) WHERE result = 'rejected';
         """
     }
@@ -551,9 +650,4 @@ enum Migrations {
               || \(lineEnd) || COALESCE(\(b).user_id, '') || \(lineEnd) || COALESCE(\(b).app_account_token, '') || \(lineEnd) || \(lineEnd))
         """
     }
-
-    static var latestVersion: Int { all.last?.version ?? 0 }
-
-    /// The triggers that keep the audit log append-only; `doctor` reports any that is missing.
-    static let auditGuards = ["audit_log_no_update", "audit_log_no_delete", "audit_log_no_replace"]
 }

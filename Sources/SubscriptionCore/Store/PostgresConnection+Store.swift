@@ -4,9 +4,25 @@ import Foundation
 /// What the Store asks of a PostgreSQL connection that it does its own way: a server that
 /// checks its own pages and keeps its own settings, writers side by side, users and roles.
 extension PostgresConnection {
-    func schemaVersion() throws -> Int { try first("SELECT version FROM schema_version") { $0.int(0) } ?? 0 }
+    /// The version in `schema_version`, which migration 1 creates: 0 before it.
+    func schemaVersion() throws -> Int {
+        guard try first("SELECT to_regclass('schema_version') IS NOT NULL", [], { $0.bool(0) }) == true else { return 0 }
+        return try first("SELECT version FROM schema_version") { $0.int(0) } ?? 0
+    }
 
-    var latestSchemaVersion: Int { PostgresSchema.version }
+    func recordSchemaVersion(_ version: Int) throws { try run("UPDATE schema_version SET version = ?", [version]) }
+
+    /// An advisory lock on the database, which needs no table (the store may not exist
+    /// yet), then, once the store exists, the write lock too, so writers wait for the
+    /// migration rather than meet a schema half changed.
+    func beginMigration() throws {
+        try execute("BEGIN; SELECT pg_advisory_xact_lock(hashtext('subdesk:create'))")
+        if try first("SELECT to_regclass('store_changes') IS NOT NULL", [], { $0.bool(0) }) == true {
+            try execute("LOCK TABLE store_changes IN EXCLUSIVE MODE")
+        }
+    }
+
+    
 
     /// Nothing of the store lies beside a location on a server.
     func closeAfterReplacement() {}
@@ -29,7 +45,7 @@ extension PostgresConnection {
             SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE c.relname = 'audit_log' AND n.nspname = current_schema() AND t.tgenabled <> 'D' AND NOT t.tgisinternal
             """) { $0.string(0) })
-        return PostgresSchema.auditGuards.filter { !present.contains($0) }
+        return AuditGuards.postgres.filter { !present.contains($0) }
     }
 
     /// What is wrong with the audit log's guards on PostgreSQL, each said as a sentence:
@@ -58,7 +74,7 @@ extension PostgresConnection {
         func words(_ text: String) -> [Substring] { text.split(whereSeparator: { $0.isWhitespace }) }
         var problems: [String] = []
         var functionsSaid = Set<String>()
-        for expected in PostgresSchema.auditTriggers {
+        for expected in AuditGuards.postgresTriggers {
             guard let t = found[expected.name] else {
                 problems.append("trigger \(expected.name) is missing")
                 continue
@@ -76,7 +92,7 @@ extension PostgresConnection {
                 continue
             }
             guard functionsSaid.insert(t.function).inserted else { continue }
-            let body = PostgresSchema.auditFunctionBodies[expected.function] ?? ""
+            let body = AuditGuards.postgresFunctionBodies[expected.function] ?? ""
             if t.language != "plpgsql" || words(t.body) != words(body) {
                 problems.append("function \(t.function)() is not subdesk's: its body was replaced (CREATE OR REPLACE FUNCTION)")
             }
@@ -87,7 +103,7 @@ extension PostgresConnection {
         // Anything else that acts on the audit log's rows is the owner's addition, and may
         // drop, rewrite or hide entries: another trigger (RETURN NULL, NEW.operator := ...),
         // a rule (DO INSTEAD NOTHING), row-level security or a policy.
-        let ours = Set(PostgresSchema.auditTriggers.map(\.name))
+        let ours = Set(AuditGuards.postgresTriggers.map(\.name))
         for name in found.keys.sorted() where !ours.contains(name) {
             problems.append("trigger \(name) on audit_log is not subdesk's (it may drop or rewrite entries)")
         }

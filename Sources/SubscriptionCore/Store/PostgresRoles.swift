@@ -36,7 +36,7 @@ public enum PostgresRoles {
         }
     }
 
-    /// Every table of the schema (`PostgresSchema`), in the order the README lists them.
+    /// Every table of a PostgreSQL store (`Migrations`), in the order the README lists them.
     public static let tables = [
         "subscribers", "subscriptions", "transactions", "renewal_info", "receipts", "refund_requests",
         "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",

@@ -215,6 +215,27 @@ public struct SQLDialect: Sendable, Equatable, CustomStringConvertible {
     /// What `doctor` says was checked when the audit log's guards are whole.
     public let auditGuardsWhole: String
 
+    // The schema's words: how the migrations (`Migrations.swift`) spell what the engines
+    // spell otherwise, so a statement both engines run is written once.
+
+    /// A whole-number column.
+    let integer: String
+    /// A text column: compared and sorted bytewise on both engines.
+    let text: String
+    /// A column of bytes.
+    let bytes: String
+    /// A generated row id, the table's primary key.
+    let generatedID: String
+    /// What ends a table that needs no separate row id (its primary key is the row's key).
+    let withoutRowID: String
+    /// The function that gives its second argument where the first is NULL, as a shared
+    /// statement spells it (an expression index matches only the very same expression).
+    let ifNull: String
+    /// An insert that skips rows whose key is already there: the statement's start, and
+    /// what ends it.
+    let insertOrIgnore: String
+    let onConflictIgnore: String
+
     public var description: String { name }
     public static func == (a: SQLDialect, b: SQLDialect) -> Bool { a.name == b.name }
 }
@@ -259,10 +280,13 @@ protocol SQLConnection: AnyObject {
     /// Starts a write that changes only the subscriptions `keys` names (see
     /// `Store.write(touching:)`); an engine whose writers take turns starts `beginWrite`.
     func beginWrite(touching keys: [String]) throws
-    /// The store's schema version as the store records it.
+    /// The store's schema version as the store records it (0 for a store not made yet).
     func schemaVersion() throws -> Int
-    /// The schema version this build brings a store of this engine to.
-    var latestSchemaVersion: Int { get }
+    /// Records that the store's schema is at `version` (inside the migration's transaction).
+    func recordSchemaVersion(_ version: Int) throws
+    /// Starts the transaction that migrates the store, holding what keeps two processes
+    /// from migrating it at once (the store may not exist yet).
+    func beginMigration() throws
     /// A number that changes whenever another connection commits to this store.
     func changeVersion() throws -> Int
     /// Closes a connection whose store another has replaced at its location (a new demo,

@@ -9,7 +9,12 @@ extension SQLiteConnection {
 
     func schemaVersion() throws -> Int { try first("PRAGMA user_version") { $0.int(0) } ?? 0 }
 
-    var latestSchemaVersion: Int { Migrations.latestVersion }
+    func recordSchemaVersion(_ version: Int) throws { try execute("PRAGMA user_version = \(version)") }
+
+    /// The write lock: a new store is an empty file, locked as any other.
+    func beginMigration() throws { try execute(beginWrite) }
+
+
 
     func changeVersion() throws -> Int { try first("PRAGMA data_version") { $0.int(0) } ?? 0 }
 
@@ -25,7 +30,7 @@ extension SQLiteConnection {
 
     func missingAuditGuards() throws -> [String] {
         let present = Set(try rows("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'audit_log'") { $0.string(0) })
-        return Migrations.auditGuards.filter { !present.contains($0) }
+        return AuditGuards.sqlite.filter { !present.contains($0) }
     }
 
     func auditGuardProblems() throws -> [String] {

@@ -21,7 +21,7 @@ extension Store {
         let integrity = try db.integrityCheck()
         let bytes = try db.storageBytes()
         return StoreHealth(integrity: integrity ?? ["ok"], pagesChecked: integrity != nil, schemaVersion: schemaVersion,
-                           latestSchemaVersion: db.latestSchemaVersion, walBytes: bytes.wal, fileBytes: bytes.store,
+                           latestSchemaVersion: Migrations.latestVersion, walBytes: bytes.wal, fileBytes: bytes.store,
                            subscriptions: try subscriptionCount(), notifications: try notificationCount(),
                            quarantined: try quarantineCount())
     }

@@ -182,7 +182,7 @@ extension Store {
             """, [now - 86_400_000]) { $0.int(0) } ?? 0
         r.pendingExtensions = try db.first("SELECT count(*) FROM renewal_extensions WHERE outcome = 'pending'") { $0.int(0) } ?? 0
         r.schemaVersion = newerSchemaVersion ?? schemaVersion
-        r.binarySchemaVersion = db.latestSchemaVersion
+        r.binarySchemaVersion = Migrations.latestVersion
         r.pendingSegments = try db.first("""
             SELECT count(*) FROM (SELECT 1 FROM metric_segments_pending LIMIT \(OnCallReading.pendingCap)) AS capped
             """) { $0.int(0) } ?? 0

@@ -9,8 +9,9 @@ struct OpenedPostgresStore {
 }
 
 extension Store {
-    /// Connects, and creates the schema (and the named PostgreSQL schema) when `mode` allows
-    /// and the store is not there yet; two processes creating it at once take turns.
+    /// Connects, creates the store (and the named PostgreSQL schema) when `mode` allows and
+    /// it is not there yet, and brings an older store up to date (`Migrations.migrate`,
+    /// as for SQLite); two processes creating or migrating it at once take turns.
     static func openPostgres(_ location: PostgresLocation, mode: OpenMode, busyTimeoutMs: Int32) throws -> OpenedPostgresStore {
         #if SUBDESK_NO_POSTGRES
         throw StoreError(operation: "open \(location.conninfo)", message: """
@@ -19,44 +20,26 @@ extension Store {
             """, code: 0)
         #else
         let c = try PostgresConnection(location: location, lockTimeoutMs: busyTimeoutMs)
-        func installed() throws -> Bool {
-            try c.first("SELECT to_regclass('schema_version') IS NOT NULL") { $0.bool(0) } ?? false
-        }
+        var version = try c.schemaVersion()
         var created = false
-        if try !installed() {
+        if version == 0 {
             guard mode == .createIfMissing else {
                 throw StoreNotFound(path: PostgresLocation.redacted(location.conninfo) + (location.schema.map { " (schema \($0))" } ?? ""))
             }
-            try c.execute("BEGIN; SELECT pg_advisory_xact_lock(hashtext('subdesk:create'))")
-            do {
-                if let schema = location.schema { try c.execute("CREATE SCHEMA IF NOT EXISTS \(schema)") }
-                if try !installed() {
-                    try c.execute(PostgresSchema.sql)
-                    created = true
-                }
-                try c.execute("COMMIT")
-            } catch {
-                try? c.execute("ROLLBACK")
-                throw error
+            if let schema = location.schema {
+                try c.execute("BEGIN; SELECT pg_advisory_xact_lock(hashtext('subdesk:create')); CREATE SCHEMA IF NOT EXISTS \(schema); COMMIT")
             }
         }
-        var version = try c.first("SELECT version FROM schema_version") { $0.int(0) } ?? 0
-        if version < PostgresSchema.version && mode != .reading {
-            try c.writeTransaction {
-                // Read again under the write lock: another process may have upgraded meanwhile.
-                let current = try c.first("SELECT version FROM schema_version") { $0.int(0) } ?? 0
-                for upgrade in PostgresSchema.upgrades where upgrade.version > current {
-                    try c.execute(upgrade.sql)
-                    try c.run("UPDATE schema_version SET version = ?", [upgrade.version])
-                }
-            }
-            version = PostgresSchema.version
-        }
-        if version > PostgresSchema.version && mode != .reading {
+        if version > Migrations.latestVersion && mode != .reading {
             throw StoreError(operation: "open \(location.conninfo)", message: """
                 schema version \(version) was written by a newer subdesk (this one knows up to \
-                \(PostgresSchema.version)); refusing to change it: use the newer subdesk
+                \(Migrations.latestVersion)); refusing to change it: use the newer subdesk
                 """, code: 0)
+        }
+        // A reader of an older store reads it as it is.
+        if version < Migrations.latestVersion && mode != .reading {
+            created = try Migrations.migrate(c) == 0
+            version = Migrations.latestVersion
         }
         // A role that may not change the subscriptions (the read-only role) cannot bring
         // derived data up to date either: it reads what is there.
@@ -70,7 +53,7 @@ extension Store {
             return row.bool(0)
         } ?? false
         return OpenedPostgresStore(connection: c, created: created, readOnly: !canWrite,
-                                   newerSchemaVersion: version > PostgresSchema.version ? version : nil)
+                                   newerSchemaVersion: version > Migrations.latestVersion ? version : nil)
         #endif
     }
 

@@ -140,7 +140,7 @@ public final class Store {
                 }
                 newerSchemaVersion = version
             } else {
-                try migrate()
+                try Migrations.migrate(db)
             }
         } catch let e as StoreError {
             throw Store.explained(e, path: path)
@@ -218,18 +218,6 @@ public final class Store {
     /// The engine the store lives in.
     public var dialect: SQLDialect { db.dialect }
 
-    private func migrate() throws {
-        let current = schemaVersion
-        guard current < Migrations.latestVersion else { return }
-        try db.writeTransaction {
-            // Re-read inside the lock: another process may have migrated meanwhile.
-            let version = schemaVersion
-            for m in Migrations.all where m.version > version {
-                try db.execute(m.sql)
-                try db.execute("PRAGMA user_version = \(m.version)")
-            }
-        }
-    }
 
     // MARK: Transactions
 

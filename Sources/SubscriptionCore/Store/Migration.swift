@@ -1,0 +1,66 @@
+/// One change to the schema: the number a store records once the change is made, a name
+/// for messages, and its statements for each engine. `Migrations.all` lists them in order;
+/// `Migrations.migrate` applies those a store has not recorded, each once.
+///
+/// The statements both engines run are written once, spelled with the engine's words for
+/// what the engines spell otherwise (`SQLDialect`'s schema words: `\(d.integer)`,
+/// `\(d.text)`, `\(d.bytes)`, `\(d.generatedID)`...). What one engine does its own way (a
+/// trigger, a function, a table only it has) is that engine's part, run after the shared
+/// statements; an engine with nothing to do for a change records its number all the same,
+/// so a schema version means the same change on both.
+struct Migration: Sendable {
+    let version: Int
+    let name: String
+    let shared: @Sendable (SQLDialect) -> String
+    let sqlite: String
+    let postgres: String
+
+    /// A change both engines make (`shared`, spelled with each engine's words), then what
+    /// each does on its own (`sqlite`, `postgres`; empty when nothing).
+    init(_ version: Int, _ name: String, _ shared: @escaping @Sendable (SQLDialect) -> String = { _ in "" },
+         sqlite: String = "", postgres: String = "") {
+        self.version = version
+        self.name = name
+        self.shared = shared
+        self.sqlite = sqlite
+        self.postgres = postgres
+    }
+
+    /// The statements `dialect`'s engine runs for this change; empty when it has none.
+    func sql(for dialect: SQLDialect) -> String {
+        let own = dialect == .postgres ? postgres : sqlite
+        return [shared(dialect), own].filter { !$0.isEmpty }.joined(separator: "\n")
+    }
+}
+
+extension Migrations {
+    /// The schema version this build brings every store to.
+    static var latestVersion: Int { all.last?.version ?? 0 }
+
+    /// Brings the store behind `db` up to `last` (the latest version unless a test asks for
+    /// an earlier store): every migration after the version the store records, in order,
+    /// each recorded as it is made, all in one transaction that holds the store's migration
+    /// lock (two processes opening an old store take turns, and the second finds it done).
+    /// Returns the version the store had, read under that lock: 0 for a store made now.
+    @discardableResult
+    static func migrate(_ db: any SQLConnection, upTo last: Int = latestVersion) throws -> Int {
+        let before = try db.schemaVersion()
+        guard before < last else { return before }
+        return try db.writeTransaction(start: { try db.beginMigration() }) {
+            let found = try db.schemaVersion()
+            for migration in all where migration.version > found && migration.version <= last {
+                let sql = migration.sql(for: db.dialect)
+                do {
+                    if !sql.isEmpty { try db.execute(sql) }
+                    try db.recordSchemaVersion(migration.version)
+                } catch let e as StoreError {
+                    var named = StoreError(operation: "migration \(migration.version) (\(migration.name)): \(e.operation)",
+                                           message: e.message, code: e.code, sqlState: e.sqlState)
+                    named.denial = e.denial
+                    throw named
+                }
+            }
+            return found
+        }
+    }
+}
