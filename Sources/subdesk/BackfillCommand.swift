@@ -81,18 +81,25 @@ enum BackfillCommand {
                             + "`subdesk backfill --resume` would have gone on with it")
             }
         }
-        // Every app and each of its environments, each line naming which (one app: as before, unnamed).
-        let targets = revalidator.appleTargets
-        if targets.count > 1 && resume != nil {
-            throw UsageError("a backfill run does not record its app yet: with several apps, run subdesk backfill --since again "
-                             + "(notifications already stored are counted as duplicates)")
+        // Every app and each of its environments, each line naming which (one app: as before,
+        // unnamed); a resumed run asks the app and environment it recorded.
+        var targets = revalidator.appleTargets
+        if let resume, targets.count > 1 {
+            let recorded = targets.filter { $0.bundleId == resume.bundleId && $0.environment.rawValue == resume.environment }
+            guard let target = recorded.first else {
+                throw UsageError("backfill #\(resume.id) asked \(resume.bundleId ?? "an app this store did not record") in "
+                                 + "\(resume.environment), which the configuration no longer serves: run subdesk backfill --since again")
+            }
+            targets = [target]
         }
+        let several = revalidator.appleTargets.count > 1
         for target in targets {
             if resume == nil { request.environment = target.environment }
+            request.bundleId = target.bundleId
             let backfill = Backfill(store: store, intake: try context.makeIntake(store: store),
                                     client: try revalidator.serverAPIClient(for: ServerAPIAction.backfill, target: target),
                                     operatorName: context.operatorName, limits: limits)
-            let status = try run(context, backfill, request, resume: resume, prefix: targets.count > 1 ? "\(target.label) " : "")
+            let status = try run(context, backfill, request, resume: resume, prefix: several ? "\(target.label) " : "")
             if status != 0 { return status }
         }
         return 0

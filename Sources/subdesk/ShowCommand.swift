@@ -89,6 +89,13 @@ enum ShowCommand {
         let shown = apple == nil ? report : (try SubscriberReport.load(store: store, id: id, now: now) ?? report)
         if context.wantsJSON {
             var object = shown.jsonObject()
+            // Each subscription's app: the bundle id it carries and the configured name.
+            let apps = try context.configuredApps()
+            object["subscriptions"] = zip(shown.subscriptions, object["subscriptions"] as? [[String: Any]] ?? []).map { sub, json in
+                var json = json
+                json["app"] = apps.appJSON(ofRecord: sub.state.bundleId)
+                return json
+            }
             if let apple { object["appleLookups"] = apple }
             Output.json(object)
         } else {

@@ -120,13 +120,13 @@ final class SeveralAppsTests: XCTestCase {
     // MARK: Intake
 
     /// Intake for the two apps, signed by the test CA.
-    func twoAppIntake(_ store: Store) throws -> Intake {
+    static func twoAppIntake(_ store: Store) throws -> Intake {
         var policy = IntakePolicy()
         try policy.serve(try ConfiguredApps(configuration: Configuration(text: Self.twoApps, source: "config"))) { _, _ in "" }
         return TestKit.intake(store, policy: policy)
     }
 
-    func body(app bundleId: String, appleId: Int64, otid: String, uuid: String) -> Data {
+    static func body(app bundleId: String, appleId: Int64, otid: String, uuid: String) -> Data {
         TestKit.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: uuid, bundleId: bundleId, appAppleId: appleId,
                      transaction: TestKit.transaction(id: otid, original: otid, bundleId: bundleId),
                      renewal: TestKit.renewal(original: otid))
@@ -145,19 +145,19 @@ final class SeveralAppsTests: XCTestCase {
 
     func testEachAppsBodiesAreStoredAndAThirdAppsAreRefusedNamingItsBundleId() throws {
         let store = try Store.inMemory()
-        let intake = try twoAppIntake(store)
-        guard case .stored = try intake.ingest(body(app: Self.fitness, appleId: 1234567890, otid: "7100000000000001", uuid: "fit-1")),
-              case .stored = try intake.ingest(body(app: Self.recipes, appleId: 2234567890, otid: "7200000000000001", uuid: "rec-1")) else {
+        let intake = try Self.twoAppIntake(store)
+        guard case .stored = try intake.ingest(Self.body(app: Self.fitness, appleId: 1234567890, otid: "7100000000000001", uuid: "fit-1")),
+              case .stored = try intake.ingest(Self.body(app: Self.recipes, appleId: 2234567890, otid: "7200000000000001", uuid: "rec-1")) else {
             return XCTFail("both apps' bodies are stored")
         }
         XCTAssertNotNil(try store.subscription(originalTransactionId: "7100000000000001"))
         XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000001"))
-        try assertQuarantinedAndNotStored(try intake.ingest(body(app: "com.example.other", appleId: 3234567890, otid: "7300000000000001", uuid: "oth-1")),
+        try assertQuarantinedAndNotStored(try intake.ingest(Self.body(app: "com.example.other", appleId: 3234567890, otid: "7300000000000001", uuid: "oth-1")),
                                           in: store, uuid: "oth-1", otid: "7300000000000001",
                                           reason: "signedPayload: bundleId com.example.other is no configured app's "
                                             + "(apps: fitness (com.example.fitness), recipes (com.example.recipes))")
         // An app's Production body must carry that app's Apple ID, not another app's.
-        let crossed = try intake.ingest(body(app: Self.recipes, appleId: 1234567890, otid: "7200000000000002", uuid: "rec-2"))
+        let crossed = try intake.ingest(Self.body(app: Self.recipes, appleId: 1234567890, otid: "7200000000000002", uuid: "rec-2"))
         guard case .rejected(let wrongId, _) = crossed else { return XCTFail("\(crossed)") }
         XCTAssertEqual(wrongId.description, "signedPayload: appAppleId 1234567890 is not the configured 2234567890")
         // A transaction nested in one app's notification is held to that app's bundle id.
@@ -170,8 +170,8 @@ final class SeveralAppsTests: XCTestCase {
 
     func testABodyPostedToAnotherAppsURLIsRefusedNamingBothAndNotStored() throws {
         let store = try Store.inMemory()
-        let intake = try twoAppIntake(store)
-        let recipesBody = body(app: Self.recipes, appleId: 2234567890, otid: "7200000000000009", uuid: "rec-9")
+        let intake = try Self.twoAppIntake(store)
+        let recipesBody = Self.body(app: Self.recipes, appleId: 2234567890, otid: "7200000000000009", uuid: "rec-9")
         try assertQuarantinedAndNotStored(try intake.ingest(recipesBody, source: "cgi:test", postedFor: "fitness"),
                                           in: store, uuid: "rec-9", otid: "7200000000000009",
                                           reason: "signedPayload: signed for app recipes (com.example.recipes), "
@@ -186,7 +186,7 @@ final class SeveralAppsTests: XCTestCase {
 
     func testAV1BodyNamesItsAppByBidAndOnlyThatAppsAllowV1Counts() throws {
         let store = try Store.inMemory()
-        let intake = try twoAppIntake(store)
+        let intake = try Self.twoAppIntake(store)
         func v1(_ bid: String, id: String) -> Data {
             TestKit.json(["notification_type": "INITIAL_BUY", "environment": "PROD", "bid": bid, "password": "",
                           "auto_renew_status": "true", "auto_renew_product_id": "app.monthly",
@@ -214,7 +214,7 @@ final class SeveralAppsTests: XCTestCase {
     func twoAppRevalidator(_ fixture: RevalidationFixture) throws -> Revalidator {
         var configuration = RevalidationConfiguration(endpoints: fixture.endpoints, http: RevalidationFixture.fastHTTP)
         configuration.appKeys = [Self.fitness: try key(Self.fitness), Self.recipes: try key(Self.recipes)]
-        let policy = try twoAppIntake(try fixture.openStore()).policy
+        let policy = try Self.twoAppIntake(try fixture.openStore()).policy
         let path = fixture.storePath
         return Revalidator(openStore: { try Store(path: path) }, configuration: configuration,
                            verifier: SignedDataVerifier(roots: TestKit.roots), policy: policy, operatorName: "ana",
@@ -227,7 +227,7 @@ final class SeveralAppsTests: XCTestCase {
         let otid = transaction["originalTransactionId"] as! String
         let body = TestKit.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "n-\(otid)", signed: transaction["signedDate"] as! Millis,
                                 bundleId: bundleId, appAppleId: appleId, transaction: transaction, renewal: TestKit.renewal(original: otid))
-        guard case .stored = try twoAppIntake(try fixture.openStore()).ingest(body, receivedAt: TestKit.anchor - 20 * TestKit.day) else {
+        guard case .stored = try Self.twoAppIntake(try fixture.openStore()).ingest(body, receivedAt: TestKit.anchor - 20 * TestKit.day) else {
             throw RevalidationFixture.Failure("not seeded")
         }
         fixture.server.transactions([otid], belongTo: bundleId)

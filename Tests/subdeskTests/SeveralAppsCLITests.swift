@@ -73,6 +73,11 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000001"))
         XCTAssertNil(try store.subscription(originalTransactionId: "7300000000000001"))
         XCTAssertEqual(try store.quarantined().map(\.reason).filter { $0.contains("com.example.other") }.count, 1)
+        // show --json names each subscription's app: its bundle id and configured name.
+        let shown = try run(["show", "--db", db, "7200000000000001", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any]
+        let app = (object?["subscriptions"] as? [[String: Any]])?.first?["app"] as? [String: String]
+        XCTAssertEqual(app, ["name": "recipes", "bundleId": "com.example.recipes"], shown.stdout + shown.stderr)
     }
 
     func testABodyPostedToAnotherAppsURLIsAnswered400AndQuarantinedNotStored() throws {
@@ -169,6 +174,24 @@ final class SeveralAppsCLITests: SubdeskTestCase {
                                "recipes (com.example.recipes) backfill (Production"], r.stdout)
         let asked = apple.requests.map { "\($0.path.split(separator: "/")[0]) \(FakeAppleServer.tokenBundleId($0) ?? "-")" }
         XCTAssertEqual(asked, ["prod com.example.fitness", "sandbox com.example.fitness", "prod com.example.recipes"])
+    }
+
+    func testBackfillResumeWithSeveralAppsAsksTheAppAndEnvironmentTheRunRecorded() throws {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/resume.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let now = DateText.nowMillis()
+        _ = try Store(path: db).startBackfill(environment: "Production", since: now - 7_200_000, until: now, onlyFailures: false,
+                                              operatorName: "test", now: now, bundleId: "com.example.recipes")
+        let apple = try FakeAppleServer()
+        defer { apple.stop() }
+        apple.route("POST", "/prod/inApps/v1/notifications/history", .json(["hasMore": false, "notificationHistory": []]))
+        let base = apple.baseURL.absoluteString
+        let r = try run(["backfill", "--db", db, "--resume", "--server-api-url", base + "/prod",
+                         "--server-api-sandbox-url", base + "/sandbox", "--quiet"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("recipes (com.example.recipes) backfill #1 (Production"), r.stdout)
+        XCTAssertEqual(apple.requests.map { FakeAppleServer.tokenBundleId($0) ?? "-" }, ["com.example.recipes"])
     }
 
     func testDoctorListsEachAppWithItsEnvironmentsAndKeyNameNeverTheKey() throws {

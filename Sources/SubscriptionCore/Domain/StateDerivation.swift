@@ -77,7 +77,8 @@ public enum StateDerivation {
             upgradedFrom: ordered.filter { superseded.contains($0.transactionId) }.map(\.transactionId).reversed(),
             revokedTransactionIds: ordered.filter(\.isRevoked).map(\.transactionId),
             lastEventDate: lastEvent?.signedDate,
-            lastNotificationType: lastEvent?.typeAndSubtype)
+            lastNotificationType: lastEvent?.typeAndSubtype,
+            bundleId: ordered.last(where: { $0.bundleId != nil })?.bundleId)
     }
 
     /// The token that names the owner: of the newest transaction that carries one, or of

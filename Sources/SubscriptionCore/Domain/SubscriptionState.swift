@@ -37,6 +37,9 @@ public struct SubscriptionState: Equatable, Sendable {
     public var revokedTransactionIds: [String]
     public var lastEventDate: Millis?
     public var lastNotificationType: String?
+    /// The app, as Apple signed it in the transactions: the bundle id of the newest that
+    /// names one (nil when none does, as for a V1 record or one known only by its renewal info).
+    public var bundleId: String? = nil
 
     public var isFamilyShared: Bool { ownershipType == "FAMILY_SHARED" }
 }

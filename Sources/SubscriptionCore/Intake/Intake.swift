@@ -45,6 +45,8 @@ public final class Intake {
         /// The app download a RESCIND_CONSENT names, to find its subscription again when it is
         /// stored (a purchase checked earlier in the same batch is stored by then).
         var appTransactionId: String? = nil
+        /// The app the body was signed for (a V2 payload's bundleId, a V1 body's `bid`).
+        var bundleId: String? = nil
     }
 
     /// Ingests one body. With `quarantine` false (a replay of an already quarantined body)
@@ -203,7 +205,8 @@ public final class Intake {
         let reason = refusal.description
         return try store.write {
             let kept = try store.quarantine(body: body, reason: reason, kind: refusal.kind, source: source, receivedDate: receivedAt, bodySHA256: digest,
-                                            trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes)
+                                            trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes,
+                                            bundleId: trueLength == nil ? Intake.statedBundleId(body) : nil)
             // The feed says when the quarantine is past its budget and kept only the digest;
             // past it, one line a minute tells of the flood (the quarantine entry counts every
             // body), so a client sending junk cannot grow the log by a row a request.
@@ -214,6 +217,22 @@ public final class Intake {
             if floodLogged { try store.countIntake(entry) } else { try store.logIntake(entry) }
             return .rejected(reason: refusal, quarantineId: kept.id)
         }
+    }
+
+    /// The bundle id a refused body says it was signed for, when it can be read: a V2
+    /// payload's (wherever its type carries it), a V1 body's `bid`. What it says, not what
+    /// was verified: a quarantined body is kept for its app's operators to look at, and its
+    /// app is only where to file it.
+    static func statedBundleId(_ body: Data) -> String? {
+        guard let json = try? JSONFields(data: body, path: "body") else { return nil }
+        if let jws = try? json.string("signedPayload") {
+            let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
+            guard segments.count == 3, let bytes = Base64URL.decodeUnpadded(segments[1]),
+                  let payload = try? JSONFields(data: bytes, path: "payload"),
+                  let decoded = try? NotificationPayloadV2(json: payload) else { return nil }
+            return decoded.bundleId
+        }
+        return (try? json.string("bid")) ?? nil
     }
 
     private func logDuplicate(_ e: NotificationEvent, source: String?, receivedAt: Millis) throws {
@@ -310,7 +329,8 @@ public final class Intake {
         let pieces = keepPieces ? NotificationPieces(outer: verified.jws.pieces, nested: nested) : nil
         return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces,
                        signedPayload: jws, feedDetail: feedDetail,
-                       appTransactionId: payload.notificationType == .rescindConsent ? appTransactionId : nil)
+                       appTransactionId: payload.notificationType == .rescindConsent ? appTransactionId : nil,
+                       bundleId: payload.bundleId)
     }
 
     private func decodeV1(_ json: JSONFields, digest: String, postedFor: String?) throws -> Decoded {
@@ -343,7 +363,7 @@ public final class Intake {
         let duplicate = try store.notificationDigest(uuid: uuid) != nil
             || (legacy != uuid && store.notificationDigest(uuid: legacy) != nil)
         return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate,
-                       latestReceipt: v1.latestReceipt.flatMap { $0.isEmpty ? nil : $0 })
+                       latestReceipt: v1.latestReceipt.flatMap { $0.isEmpty ? nil : $0 }, bundleId: v1.bundleId)
     }
 
     /// SHA-256 (hex) of a JSON object written with sorted keys and no white space; `fallback`
@@ -359,7 +379,8 @@ public final class Intake {
     private func apply(_ d: Decoded, body: Data, digest: String, source: String?, receivedAt: Millis, rederive: Bool = true) throws {
         let ownership = d.transactions.first { $0.transactionId == d.event.transactionId }?.ownershipType
         try store.insertNotification(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
-                                                        body: body, source: source, ownership: ownership), pieces: d.pieces)
+                                                        body: body, source: source, ownership: ownership, bundleId: d.bundleId),
+                                    pieces: d.pieces)
         try mergeRecords(d.transactions, d.renewals, alsoRederive: rederive ? d.event.originalTransactionId : nil, now: receivedAt)
         if let receipt = d.latestReceipt, let otid = d.event.originalTransactionId {
             try store.putReceipt(receipt, originalTransactionId: otid, at: receivedAt)
@@ -426,9 +447,12 @@ public final class Intake {
     /// Re-derives one subscription from its whole stored history and saves the result.
     public func rederive(_ otid: String, appAccountToken: String? = nil, now: Millis) throws {
         let history = try store.history(originalTransactionId: otid)
-        guard let state = StateDerivation.derive(originalTransactionId: otid, transactions: history.transactions,
+        guard var state = StateDerivation.derive(originalTransactionId: otid, transactions: history.transactions,
                                                  renewal: history.renewal, events: history.events, now: now,
                                                  meanings: meanings) else { return }
+        // No transaction names the app (one known only by its renewal info): the app its
+        // notifications were signed for.
+        if state.bundleId == nil { state.bundleId = try store.notificationBundleId(originalTransactionId: otid) }
         let token = appAccountToken ?? state.appAccountToken
         try store.saveState(state, appAccountToken: token, now: now, metrics: Intake.metricShare(of: history, meanings: meanings))
     }

@@ -20,8 +20,11 @@ public final class Backfill {
         public var until: Millis
         public var onlyFailures: Bool
         public var environment: AppStoreEnvironment
+        /// The app asked about (its bundle id), recorded with the run so a resume asks it again.
+        public var bundleId: String?
 
-        public init(since: Millis, until: Millis, onlyFailures: Bool, environment: AppStoreEnvironment) {
+        public init(since: Millis, until: Millis, onlyFailures: Bool, environment: AppStoreEnvironment, bundleId: String? = nil) {
+            self.bundleId = bundleId
             self.since = since
             self.until = until
             self.onlyFailures = onlyFailures
@@ -109,7 +112,8 @@ public final class Backfill {
         } else {
             try Backfill.check(request, now: clock())
             run = try store.startBackfill(environment: request.environment.rawValue, since: request.since, until: request.until,
-                                          onlyFailures: request.onlyFailures, operatorName: operatorName, now: clock())
+                                          onlyFailures: request.onlyFailures, operatorName: operatorName, now: clock(),
+                                          bundleId: request.bundleId)
         }
         let environment = AppStoreEnvironment(rawValue: run.environment)
         let asked = AppStoreServerAPIClient.NotificationHistoryRequest(start: run.since, end: run.until, onlyFailures: run.onlyFailures)

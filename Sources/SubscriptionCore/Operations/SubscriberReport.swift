@@ -197,6 +197,7 @@ extension SubscriptionState {
             "revokedTransactionIds": revokedTransactionIds,
             "lastNotification": opt(lastNotificationType),
             "lastEventDate": date(lastEventDate),
+            "bundleId": opt(bundleId),
         ]
         if let p = pendingChange {
             o["pendingChange"] = ["kind": p.kind, "productId": p.productId, "effectiveDate": date(p.effectiveDate)] as [String: Any]

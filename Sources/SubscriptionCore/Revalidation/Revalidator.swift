@@ -66,6 +66,8 @@ public final class Revalidator: @unchecked Sendable {
     /// asks Apple about.
     public struct AppleTarget: Sendable, Equatable {
         public let app: String
+        /// The app's bundle id (nil for a configuration that names none).
+        public let bundleId: String?
         /// `fitness (com.example.fitness)`: what each of the command's lines is for.
         public let label: String
         public let environment: AppStoreEnvironment
@@ -76,11 +78,12 @@ public final class Revalidator: @unchecked Sendable {
     /// Production), as before apps had sections.
     public var appleTargets: [AppleTarget] {
         guard policy.appsFromSections else {
-            return [AppleTarget(app: appLookups[0].name, label: appLookups[0].label, environment: policy.environment ?? .production)]
+            return [AppleTarget(app: appLookups[0].name, bundleId: appLookups[0].bundleId, label: appLookups[0].label,
+                                environment: policy.environment ?? .production)]
         }
         return appLookups.flatMap { app in
             (app.lookup.policy.environment.map { [$0] } ?? [.production, .sandbox]).map {
-                AppleTarget(app: app.name, label: app.label, environment: $0)
+                AppleTarget(app: app.name, bundleId: app.bundleId, label: app.label, environment: $0)
             }
         }
     }

@@ -590,6 +590,70 @@ enum Migrations {
         -- their reason's words gave.
         \(Migrations.refusalKinds(dialect: d))
         """ },
+        Migration(25, "every record's app", { d in """
+        -- Each record's app as Apple signed it: its bundle id (an app's name is the
+        -- configuration's, mapped when read, so renaming an app orphans nothing). NULL where
+        -- the app cannot be known; it then reads as the single configured app, if one.
+        ALTER TABLE subscriptions ADD COLUMN bundle_id \(d.text);
+        ALTER TABLE notifications ADD COLUMN bundle_id \(d.text);
+        ALTER TABLE quarantine ADD COLUMN bundle_id \(d.text);
+        ALTER TABLE refund_requests ADD COLUMN bundle_id \(d.text);
+        ALTER TABLE backfill_runs ADD COLUMN bundle_id \(d.text);
+        -- Stored rows take it from the transactions they carry (each stores the bundle id
+        -- Apple signed in it): a subscription from its newest transaction that names one, a
+        -- notification from its own transaction, else from any of its subscription's.
+        UPDATE subscriptions SET bundle_id = (
+            SELECT t.bundle_id FROM transactions t
+            WHERE t.original_transaction_id = subscriptions.original_transaction_id AND t.bundle_id IS NOT NULL
+            ORDER BY t.purchase_ms DESC, t.transaction_id DESC LIMIT 1);
+        UPDATE notifications SET bundle_id = coalesce(
+            (SELECT t.bundle_id FROM transactions t WHERE t.transaction_id = notifications.transaction_id),
+            (SELECT s.bundle_id FROM subscriptions s WHERE s.original_transaction_id = notifications.original_transaction_id));
+        UPDATE refund_requests SET bundle_id = (
+            SELECT n.bundle_id FROM notifications n WHERE n.notification_uuid = refund_requests.notification_uuid);
+        -- Scoped reads: one app's subscriptions by status page, expiry and last event, and
+        -- its notifications by arrival.
+        CREATE INDEX subscriptions_app_status_page ON subscriptions(bundle_id, status, \(d.ifNull)(expires_ms, 0), original_transaction_id);
+        CREATE INDEX subscriptions_app_expires ON subscriptions(bundle_id, \(d.ifNull)(expires_ms, 0), original_transaction_id);
+        CREATE INDEX subscriptions_app_last_event ON subscriptions(bundle_id, \(d.ifNull)(last_event_ms, 0), original_transaction_id);
+        CREATE INDEX notifications_app_received ON notifications(bundle_id, received_ms);
+        """ }, sqlite: """
+        -- A consumption request opens its refund request under its notification's app.
+        DROP TRIGGER refund_request_open;
+        CREATE TRIGGER refund_request_open AFTER INSERT ON notifications WHEN NEW.type = 'CONSUMPTION_REQUEST' BEGIN
+            INSERT OR IGNORE INTO refund_requests (notification_uuid, original_transaction_id, transaction_id, environment, requested_ms, bundle_id)
+            VALUES (NEW.notification_uuid, NEW.original_transaction_id, NEW.transaction_id, NEW.environment, NEW.signed_ms, NEW.bundle_id);
+            UPDATE refund_requests SET (closed_ms, closed_by, closing_uuid) = (
+                SELECT signed_ms, type, notification_uuid FROM notifications
+                WHERE original_transaction_id = NEW.original_transaction_id AND signed_ms >= NEW.signed_ms
+                  AND transaction_id = NEW.transaction_id AND type IN ('REFUND', 'REFUND_DECLINED')
+                ORDER BY signed_ms LIMIT 1)
+            WHERE notification_uuid = NEW.notification_uuid AND EXISTS (
+                SELECT 1 FROM notifications
+                WHERE original_transaction_id = NEW.original_transaction_id AND signed_ms >= NEW.signed_ms
+                  AND transaction_id = NEW.transaction_id AND type IN ('REFUND', 'REFUND_DECLINED'));
+        END;
+        """, postgres: """
+        -- A consumption request opens its refund request under its notification's app.
+        CREATE OR REPLACE FUNCTION refund_request_open() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
+        BEGIN
+            INSERT INTO refund_requests (notification_uuid, original_transaction_id, transaction_id, environment, requested_ms, bundle_id)
+            VALUES (NEW.notification_uuid, NEW.original_transaction_id, NEW.transaction_id, NEW.environment, NEW.signed_ms, NEW.bundle_id)
+            ON CONFLICT DO NOTHING;
+            UPDATE refund_requests r SET (closed_ms, closed_by, closing_uuid) = (
+                SELECT n.signed_ms, n.type, n.notification_uuid FROM notifications n
+                WHERE n.original_transaction_id = NEW.original_transaction_id AND n.signed_ms >= NEW.signed_ms
+                  AND n.transaction_id = NEW.transaction_id AND n.type IN ('REFUND', 'REFUND_DECLINED')
+                ORDER BY n.signed_ms, n.id LIMIT 1)
+            WHERE r.notification_uuid = NEW.notification_uuid AND EXISTS (
+                SELECT 1 FROM notifications n
+                WHERE n.original_transaction_id = NEW.original_transaction_id AND n.signed_ms >= NEW.signed_ms
+                  AND n.transaction_id = NEW.transaction_id AND n.type IN ('REFUND', 'REFUND_DECLINED'));
+            RETURN NULL;
+        END
+        $$;
+        """),
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome

@@ -15,6 +15,9 @@ public struct BackfillRun: Equatable, Sendable {
     public var new: Int
     public var duplicates: Int
     public var rejected: Int
+    /// The app it asked about (its bundle id); nil for a run of an earlier subdesk, or of a
+    /// configuration that names no bundle id.
+    public var bundleId: String? = nil
 
     public var isFinished: Bool { finished != nil }
 }
@@ -34,22 +37,22 @@ public struct DeliveryGap: Equatable, Sendable {
 extension Store {
     static let backfillColumns = """
         id, environment, since_ms, until_ms, only_failures, operator, started_ms, finished_ms, next_page, pages,
-        new, duplicates, rejected
+        new, duplicates, rejected, bundle_id
         """
 
     static func backfillRun(_ r: SQLRow) -> BackfillRun {
         BackfillRun(id: r.int64(0), environment: r.string(1), since: r.int64(2), until: r.int64(3), onlyFailures: r.bool(4),
                     operatorName: r.string(5), started: r.int64(6), finished: r.optionalInt64(7), nextPage: r.optionalString(8),
-                    pages: r.int(9), new: r.int(10), duplicates: r.int(11), rejected: r.int(12))
+                    pages: r.int(9), new: r.int(10), duplicates: r.int(11), rejected: r.int(12), bundleId: r.optionalString(13))
     }
 
     public func startBackfill(environment: String, since: Millis, until: Millis, onlyFailures: Bool,
-                              operatorName: String, now: Millis) throws -> BackfillRun {
+                              operatorName: String, now: Millis, bundleId: String? = nil) throws -> BackfillRun {
         try write {
             try db.run("""
-                INSERT INTO backfill_runs (environment, since_ms, until_ms, only_failures, operator, started_ms)
-                VALUES (?,?,?,?,?,?)
-                """, [environment, since, until, onlyFailures, operatorName, now])
+                INSERT INTO backfill_runs (environment, since_ms, until_ms, only_failures, operator, started_ms, bundle_id)
+                VALUES (?,?,?,?,?,?,?)
+                """, [environment, since, until, onlyFailures, operatorName, now, bundleId])
             return try backfillRun(id: try db.lastInsertRowID())!
         }
     }

@@ -28,11 +28,19 @@ extension Store {
         try db.run("""
             INSERT INTO notifications (notification_uuid, version, type, subtype, signed_ms, received_ms,
                 original_transaction_id, transaction_id, product_id, environment, ownership, body_sha256, body_format,
-                body, source)
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                body, source, bundle_id)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
             """, [e.notificationUUID, e.version, e.type.rawValue, e.subtype?.rawValue, e.signedDate, n.receivedDate,
                   e.originalTransactionId, e.transactionId, e.productId, e.environment, n.ownership, n.bodySHA256,
-                  format, stored, n.source])
+                  format, stored, n.source, n.bundleId])
+    }
+
+    /// The app the newest stored notification about a subscription was signed for, if any says.
+    public func notificationBundleId(originalTransactionId otid: String) throws -> String? {
+        try db.first("""
+            SELECT bundle_id FROM notifications WHERE original_transaction_id = ? AND bundle_id IS NOT NULL
+            ORDER BY signed_ms DESC LIMIT 1
+            """, [otid]) { $0.optionalString(0) } ?? nil
     }
 
     private func validateHeaderCache() {

@@ -12,7 +12,8 @@ extension Store {
     ///     digest, length and count of a new body are kept.
     @discardableResult
     public func quarantine(body: Data, reason: String, kind: RejectionClass, source: String?, receivedDate: Millis, bodySHA256: String,
-                           trueLength: Int? = nil, budgetBytes: Int64? = nil) throws -> (id: Int64, bodyKept: Bool) {
+                           trueLength: Int? = nil, budgetBytes: Int64? = nil,
+                           bundleId: String? = nil) throws -> (id: Int64, bodyKept: Bool) {
         if let seen = try db.first("""
             SELECT id FROM quarantine WHERE body_sha256 = ? AND resolved_ms IS NULL AND reason = ? ORDER BY id LIMIT 1
             """, [bodySHA256, reason], { $0.int64(0) }) {
@@ -28,9 +29,10 @@ extension Store {
                                         bytes: trueLength ?? body.count), false)
         }
         try db.run("""
-            INSERT INTO quarantine (received_ms, reason, reason_kind, body, body_sha256, source, body_bytes, times_seen, last_seen_ms)
-            VALUES (?,?,?,?,?,?,?,1,?)
-            """, [receivedDate, reason, kind.rawValue, kept, bodySHA256, source, trueLength ?? body.count, receivedDate])
+            INSERT INTO quarantine (received_ms, reason, reason_kind, body, body_sha256, source, body_bytes, times_seen, last_seen_ms,
+                bundle_id)
+            VALUES (?,?,?,?,?,?,?,1,?,?)
+            """, [receivedDate, reason, kind.rawValue, kept, bodySHA256, source, trueLength ?? body.count, receivedDate, bundleId])
         return (try db.lastInsertRowID(), kept.count == body.count)
     }
 

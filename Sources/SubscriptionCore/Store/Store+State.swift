@@ -47,7 +47,7 @@ extension Store {
                   s.isInBillingRetryPeriod, s.expirationIntent, s.priceIncreaseStatus, s.offerType,
                   s.offerIdentifier, s.offerDiscountType, s.isTrial, s.ownershipType, s.environment,
                   s.appAccountToken, s.upgradedFrom.joined(separator: ","), s.revokedTransactionIds.joined(separator: ","),
-                  s.lastEventDate, s.lastNotificationType, now, share]
+                  s.lastEventDate, s.lastNotificationType, now, share, s.bundleId]
         guard let stored else {
             try db.run(Store.upsertSubscription, values)
             return
@@ -110,7 +110,7 @@ extension Store {
 
     static let upsertSubscription = """
         INSERT INTO subscriptions (\(subscriptionColumns))
-        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
         ON CONFLICT (original_transaction_id) DO UPDATE SET \(subscriptionUpdates)
         """
 
@@ -119,7 +119,7 @@ extension Store {
         latest_transaction_id, auto_renew, auto_renew_product_id, pending_change_kind, pending_change_product_id,
         grace_expires_ms, billing_retry, expiration_intent, price_increase_status, offer_type, offer_identifier,
         offer_discount_type, is_trial, ownership, environment, app_account_token, upgraded_from, revoked_transactions,
-        last_event_ms, last_notification_type, updated_ms, metrics
+        last_event_ms, last_notification_type, updated_ms, metrics, bundle_id
         """
 
     /// `a = excluded.a, b = excluded.b, ...` for an upsert that updates a row in place
@@ -143,7 +143,7 @@ extension Store {
         s.pending_change_product_id, s.grace_expires_ms, s.billing_retry, s.expiration_intent, s.price_increase_status,
         s.offer_type, s.offer_identifier, s.offer_discount_type, s.is_trial, s.ownership, s.environment,
         s.app_account_token, s.upgraded_from, s.revoked_transactions, s.last_event_ms, s.last_notification_type,
-        b.id, b.user_id, b.app_account_token
+        b.id, b.user_id, b.app_account_token, s.bundle_id
         """
 
     static func row(_ r: SQLRow) -> SubscriptionRow {
@@ -161,7 +161,7 @@ extension Store {
             offerIdentifier: r.optionalString(17), offerDiscountType: r.optionalString(18), isTrial: r.bool(19),
             ownershipType: r.string(20), environment: r.string(21), appAccountToken: r.optionalString(22),
             upgradedFrom: list(23), revokedTransactionIds: list(24), lastEventDate: r.optionalInt64(25),
-            lastNotificationType: r.optionalString(26))
+            lastNotificationType: r.optionalString(26), bundleId: r.optionalString(30))
         return SubscriptionRow(subscriber: Store.subscriber(r, from: 27), state: state)
     }
 

@@ -17,10 +17,13 @@ public struct StoredNotification: Equatable, Sendable {
     public var source: String?
     /// The ownership of the notification's transaction (PURCHASED, FAMILY_SHARED), for counting apart.
     public var ownership: String? = nil
+    /// The app the body was signed for: its bundle id.
+    public var bundleId: String? = nil
 
     /// Package-wide for the store generator, which stores notifications without intake.
     package init(event: NotificationEvent, receivedDate: Millis, bodySHA256: String, body: Data, source: String?,
-                 ownership: String? = nil) {
+                 ownership: String? = nil, bundleId: String? = nil) {
+        self.bundleId = bundleId
         self.event = event
         self.receivedDate = receivedDate
         self.bodySHA256 = bodySHA256

@@ -90,6 +90,21 @@ public struct ConfiguredApps: Sendable, Equatable {
 
     public func app(appleId: Int64) -> ConfiguredApp? { apps.first { $0.appAppleId == appleId } }
 
+    /// The app of a stored record, by the bundle id it carries: a record whose app could not
+    /// be known (nil: stored by an earlier subdesk from data that named none) is the one
+    /// configured app's, when there is one.
+    public func app(ofRecord bundleId: String?) -> ConfiguredApp? {
+        guard let bundleId else { return apps.count == 1 ? apps[0] : nil }
+        return app(bundleId: bundleId)
+    }
+
+    /// A stored record's app as JSON says it: `{"name": "fitness", "bundleId": "com.example.fitness"}`,
+    /// the name null for a bundle id no configured app has.
+    public func appJSON(ofRecord bundleId: String?) -> [String: Any] {
+        let app = app(ofRecord: bundleId)
+        return ["name": app?.name as Any? ?? NSNull(), "bundleId": (bundleId ?? app?.bundleId) as Any? ?? NSNull()]
+    }
+
     /// What command-line flags set: they describe the top-level app, and with `[app]`
     /// sections only `environment` may be given (it narrows every app to that one).
     public struct Overrides: Sendable {

@@ -1,0 +1,158 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+import SubdeskScenarios
+import SubdeskTestSupport
+
+/// Every record knows its app: subscriptions, notifications, purchases, consent
+/// withdrawals, refund requests, quarantined bodies and backfill runs carry the bundle id
+/// they were signed for, written by intake and taken by migration 25 from what a store of
+/// an earlier subdesk holds. Runs on both engines (SUBDESK_TEST_POSTGRES).
+final class SeveralAppsRecordsTests: XCTestCase {
+    let apps = SeveralAppsTests.self
+    static let fitness = SeveralAppsTests.fitness
+    static let recipes = SeveralAppsTests.recipes
+
+    func column(_ store: Store, _ sql: String, _ key: String) throws -> String? {
+        try store.db.first(sql, [key]) { $0.optionalString(0) } ?? nil
+    }
+
+    func testEveryRecordCarriesTheBundleIdItWasSignedFor() throws {
+        let store = try Store.inMemory()
+        let intake = try apps.twoAppIntake(store)
+        for (bundle, appleId, otid, uuid) in [(Self.fitness, Int64(1234567890), "7100000000000001", "fit-1"),
+                                              (Self.recipes, Int64(2234567890), "7200000000000001", "rec-1")] {
+            guard case .stored = try intake.ingest(apps.body(app: bundle, appleId: appleId, otid: otid, uuid: uuid)) else {
+                return XCTFail("\(uuid) is stored")
+            }
+        }
+        // A one-time purchase of recipes, and a consumption request about it.
+        let purchase = TestKit.transaction(id: "7200000000000050", original: "7200000000000050", product: "recipes.pack",
+                                           expires: nil, bundleId: Self.recipes, extra: ["type": "Consumable"])
+        guard case .stored = try intake.ingest(TestKit.body(type: "ONE_TIME_CHARGE", uuid: "rec-2", bundleId: Self.recipes,
+                                                            appAppleId: 2234567890, transaction: purchase, renewal: nil)),
+              case .stored = try intake.ingest(TestKit.body(type: "CONSUMPTION_REQUEST", uuid: "rec-3", bundleId: Self.recipes,
+                                                            appAppleId: 2234567890, transaction: purchase, renewal: nil,
+                                                            extraData: ["consumptionRequestReason": "UNINTENDED_PURCHASE"])) else {
+            return XCTFail("the purchase and its consumption request are stored")
+        }
+        XCTAssertEqual(try store.subscription(originalTransactionId: "7100000000000001")?.state.bundleId, Self.fitness)
+        XCTAssertEqual(try store.subscription(originalTransactionId: "7200000000000001")?.state.bundleId, Self.recipes)
+        for (uuid, bundle) in [("fit-1", Self.fitness), ("rec-1", Self.recipes), ("rec-2", Self.recipes), ("rec-3", Self.recipes)] {
+            XCTAssertEqual(try column(store, "SELECT bundle_id FROM notifications WHERE notification_uuid = ?", uuid), bundle, uuid)
+        }
+        XCTAssertEqual(try store.purchases(id: "7200000000000050").map(\.bundleId), [Self.recipes])
+        XCTAssertEqual(try column(store, "SELECT bundle_id FROM refund_requests WHERE notification_uuid = ?", "rec-3"), Self.recipes)
+
+        // A body for a third app is quarantined under the bundle id it names; junk under none.
+        guard case .rejected(_, let other) = try intake.ingest(apps.body(app: "com.example.other", appleId: 3234567890,
+                                                                         otid: "7300000000000001", uuid: "oth-1")),
+              case .rejected(_, let junk) = try intake.ingest(Data("{\"signedPayload\": \"x.y.z\"}".utf8)) else {
+            return XCTFail("both are refused")
+        }
+        let quarantined = "SELECT bundle_id FROM quarantine WHERE id = CAST(? AS \(store.db.dialect == .postgres ? "BIGINT" : "INTEGER"))"
+        XCTAssertEqual(try column(store, quarantined, String(other)), "com.example.other")
+        XCTAssertNil(try column(store, quarantined, String(junk)))
+
+        // A backfill run records the app it asks about.
+        let run = try store.startBackfill(environment: "Production", since: 0, until: 1, onlyFailures: false, operatorName: "t",
+                                          now: 1, bundleId: Self.recipes)
+        XCTAssertEqual(try store.unfinishedBackfill()?.bundleId, Self.recipes)
+        XCTAssertEqual(run.bundleId, Self.recipes)
+    }
+
+    /// A subscription known only by its renewal info (no transaction names an app) takes the
+    /// app its notification was signed for.
+    func testASubscriptionKnownOnlyByItsRenewalInfoTakesItsNotificationsApp() throws {
+        let store = try Store.inMemory()
+        let intake = try apps.twoAppIntake(store)
+        let body = TestKit.body(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", uuid: "rec-r",
+                                bundleId: Self.recipes, appAppleId: 2234567890, transaction: nil,
+                                renewal: TestKit.renewal(original: "7200000000000077"))
+        guard case .stored = try intake.ingest(body) else { return XCTFail("stored") }
+        XCTAssertEqual(try store.subscription(originalTransactionId: "7200000000000077")?.state.bundleId, Self.recipes)
+    }
+
+    // MARK: A store of an earlier subdesk
+
+    /// A new, empty store at `version` on the engine the tests run on, and where it is.
+    func storeAt(_ version: Int) throws -> (connection: any SQLConnection, location: String) {
+        if let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty {
+            let location = Store.freshPostgresLocation(base)
+            let place = try PostgresLocation(location)
+            let connection = try PostgresConnection(location: place, lockTimeoutMs: 10_000)
+            try connection.execute("CREATE SCHEMA \(place.schema!)")
+            try Migrations.migrate(connection, upTo: version)
+            return (connection, location)
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("apps-\(UUID().uuidString).db").path
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        let connection = try SQLiteConnection(path: path)
+        try Migrations.migrate(connection, upTo: version)
+        return (connection, path)
+    }
+
+    /// Every row of `source` in `target` (a store at an earlier version), in the columns it has.
+    func copyRows(from source: Store, into target: any SQLConnection) throws {
+        try target.execute("BEGIN")
+        for table in Store.copiedTables {
+            let theirs = Set(try target.columns(of: table))
+            let columns = try source.db.columns(of: table).filter { theirs.contains($0) }
+            guard !columns.isEmpty else { continue }
+            try target.execute("DELETE FROM \(table)")
+            let insert = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES ("
+                + columns.map { _ in "?" }.joined(separator: ",") + ")"
+            try source.db.stream("SELECT \(columns.joined(separator: ", ")) FROM \(table)") { row in
+                try target.run(insert, (0..<columns.count).map { row.value(Int32($0)) })
+            }
+        }
+        try target.execute("COMMIT")
+    }
+
+    /// The counts of one store over the test's weeks, as `counts --json` prints them.
+    func counts(_ store: Store) throws -> Data {
+        let rows = try DailyCountsReport.compute(store: store, from: "2026-05-01", to: "2026-06-30", timeZone: TimeZone(identifier: "UTC")!)
+        return try JSONSerialization.data(withJSONObject: rows.map { $0.jsonObject() }, options: [.sortedKeys])
+    }
+
+    /// A store made by the subdesk before migration 25 (one app) migrates: each record takes
+    /// its app from the transactions Apple signed, and the counts are the same as before.
+    func testAStoreOfOneAppFromBeforeMigratesWithEachRecordsAppAndTheSameCounts() throws {
+        let made = try Store(path: Store.testLocation(file: FileManager.default.temporaryDirectory
+            .appendingPathComponent("apps-made-\(UUID().uuidString).db").path))
+        let intake = TestKit.intake(made)
+        let app = ScenarioBuilder.demoBundleId
+        for n in 1...6 {
+            let otid = "81000000000000\(n)0"
+            let t = TestKit.transaction(id: otid, original: otid, purchase: TestKit.anchor - Int64(20 + n) * TestKit.day,
+                                        expires: TestKit.anchor + Int64(n - 3) * TestKit.day)
+            guard case .stored = try intake.ingest(TestKit.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "old-\(n)",
+                                                                transaction: t, renewal: TestKit.renewal(original: otid))) else {
+                return XCTFail("old-\(n) is stored")
+            }
+        }
+        let purchase = TestKit.transaction(id: "8100000000000999", original: "8100000000000999", product: "app.pack",
+                                           expires: nil, extra: ["type": "Consumable"])
+        guard case .stored = try intake.ingest(TestKit.body(type: "CONSUMPTION_REQUEST", uuid: "old-c", transaction: purchase, renewal: nil,
+                                                            extraData: ["consumptionRequestReason": "UNINTENDED_PURCHASE"])) else {
+            return XCTFail("the consumption request is stored")
+        }
+        let before = try counts(made)
+
+        let (old, location) = try storeAt(22)
+        try copyRows(from: made, into: old)
+        old.close()
+        let migrated = try Store(path: location)
+        XCTAssertEqual(migrated.schemaVersion, Migrations.latestVersion)
+        XCTAssertEqual(try migrated.db.first("SELECT count(*) FROM subscriptions WHERE bundle_id = ?", [app]) { $0.int(0) }, 6)
+        XCTAssertEqual(try migrated.db.first("SELECT count(*) FROM notifications WHERE bundle_id = ?", [app]) { $0.int(0) }, 7)
+        XCTAssertEqual(try column(migrated, "SELECT bundle_id FROM refund_requests WHERE notification_uuid = ?", "old-c"), app)
+        XCTAssertEqual(try migrated.subscription(originalTransactionId: "8100000000000010")?.state.bundleId, app)
+        XCTAssertEqual(String(decoding: try counts(migrated), as: UTF8.self), String(decoding: before, as: UTF8.self))
+        // The app is named: the one configured app, by the bundle id the record carries.
+        let one = ConfiguredApps(apps: [ConfiguredApp(name: "default", bundleId: app)], fromSections: false)
+        XCTAssertEqual(one.appJSON(ofRecord: try migrated.subscription(originalTransactionId: "8100000000000010")?.state.bundleId)["name"] as? String,
+                       "default")
+        XCTAssertEqual(one.appJSON(ofRecord: nil)["bundleId"] as? String, app, "a record whose app is unknown is the one app's")
+    }
+}
