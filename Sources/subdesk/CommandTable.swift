@@ -165,6 +165,7 @@ extension OptionGroup {
         .value("db", "STORE", "the store: a SQLite file, or postgres://... (default $SUBDESK_DB, else "
                + "$XDG_DATA_HOME/subdesk/subdesk.db)", config: "db"),
         .value("config", "FILE", "config file (default $SUBDESK_CONFIG, else $XDG_CONFIG_HOME/subdesk/config)"),
+        .value("app", "NAME", "only this app's records: its name, bundle id or Apple ID (default every app)"),
         .flag("json", "machine-readable output where a command prints results"),
         .value("busy-timeout-ms", "N", "how long a write waits for other writers", config: "busy_timeout_ms"),
         .flag("help", "this text, or a command's own with `subdesk COMMAND --help`"),

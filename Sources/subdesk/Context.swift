@@ -107,6 +107,13 @@ struct Context {
         do { return try ConfiguredApps(configuration: config, overrides: flags) } catch let e as ConfigurationError { throw UsageError(e.description) }
     }
 
+    /// The app `--app` names (its name, bundle id or Apple ID), whose records alone a command
+    /// reads; nil without `--app`, or for the one app of a configuration that names no bundle id.
+    func appScope() throws -> AppScope? {
+        guard let text = arguments.value("app") else { return nil }
+        do { return try configuredApps().scope(named: text) } catch let e as ConfigurationError { throw UsageError(e.description) }
+    }
+
     func intakePolicy() throws -> IntakePolicy {
         var policy = IntakePolicy()
         do {

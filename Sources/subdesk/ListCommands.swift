@@ -98,8 +98,9 @@ enum ListCommands {
         guard let text = context.arguments.positionals.first else { throw UsageError("search needs TEXT (see subdesk search --help)") }
         let store = try context.openStore(mode: .reading)
         let limit = try context.arguments.limit() ?? 50
-        let rows = try store.search(text, limit: limit)
-        let purchases = try store.searchPurchases(text, limit: limit)
+        let app = try context.appScope()
+        let rows = try store.search(text, limit: limit, app: app)
+        let purchases = try store.searchPurchases(text, limit: limit, app: app)
         if context.wantsJSON {
             // Subscriptions as before; purchases that are no subscription follow, marked as such.
             Output.json(rows.map(row) + purchases.map { p -> [String: Any] in
@@ -126,6 +127,7 @@ enum ListCommands {
         let store = try context.openStore(mode: .reading)
         let since = try context.arguments.value("since").map(parseSince)
         let limit = try context.arguments.limit()
+        let app = try context.appScope()
         if context.arguments.has("ndjson") {
             func write(_ n: StoredNotification) {
                 FileHandle.standardOutput.write(ExportedBody.line(n.body) + Data("\n".utf8))
@@ -134,22 +136,22 @@ enum ListCommands {
             guard let limit else {
                 var last: Int64 = 0
                 while true {
-                    let page = try store.notificationPage(since: since, afterId: last, count: 1_000)
+                    let page = try store.notificationPage(since: since, afterId: last, count: 1_000, app: app)
                     page.forEach { write($0.notification) }
                     guard let end = page.last?.id else { break }
                     last = end
                 }
                 return 0
             }
-            try store.notifications(since: since, limit: limit).reversed().forEach(write)
-            let total = try store.notificationCount(since: since ?? 0)
+            try store.notifications(since: since, limit: limit, app: app).reversed().forEach(write)
+            let total = try store.notificationCount(since: since ?? 0, app: app)
             if total > limit {
                 Output.warn("exported the newest \(limit) of \(total) notifications (--limit \(limit)); "
                             + "leave --limit out to export them all")
             }
             return 0
         }
-        let list = try store.notifications(since: since, limit: limit ?? 100)
+        let list = try store.notifications(since: since, limit: limit ?? 100, app: app)
         if context.wantsJSON {
             Output.json(list.map { n -> [String: Any] in
                 let e = n.event

@@ -39,9 +39,10 @@ enum ShowCommand {
     static func show(_ id: String, _ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
         let now = DateText.nowMillis()
-        guard let report = try SubscriberReport.load(store: store, id: id, now: now) else {
+        let app = try context.appScope()
+        guard let report = try SubscriberReport.load(store: store, id: id, now: now, app: app) else {
             // A one-time purchase (consumable, non-consumable, non-renewing) is no subscription.
-            let purchases = try store.purchases(id: id)
+            let purchases = try store.purchases(id: id, app: app)
             // An order id the store does not know is asked of Apple.
             if purchases.isEmpty, AppStoreServerAPIClient.looksLikeOrderId(id), let found = try lookUpOrder(id, context) {
                 return found
@@ -86,7 +87,7 @@ enum ShowCommand {
             }
             apple = fetched
         }
-        let shown = apple == nil ? report : (try SubscriberReport.load(store: store, id: id, now: now) ?? report)
+        let shown = apple == nil ? report : (try SubscriberReport.load(store: store, id: id, now: now, app: app) ?? report)
         if context.wantsJSON {
             var object = shown.jsonObject()
             // Each subscription's app: the bundle id it carries and the configured name.

@@ -273,6 +273,7 @@ final class RefundRequestTests: XCTestCase {
             ALTER TABLE verified_chains DROP COLUMN seal; DROP INDEX notifications_rescind;
             DROP TABLE intake_counts; DROP INDEX audit_log_action;
             ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind;
+            \(TestKit.undoAppColumns(tables: ["subscriptions", "notifications", "quarantine", "backfill_runs"]))
             PRAGMA user_version = 11;
             """)
         let reopened = try fixture.openStore()

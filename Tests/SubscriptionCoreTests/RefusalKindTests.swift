@@ -133,6 +133,7 @@ extension RefusalKindTests {
             "signedTransactionInfo: expiresDate: not a number",
         ]
         try store.db.execute("ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind")
+        try store.db.execute(TestKit.undoAppColumns(sqlite: store.dialect == .sqlite))
         for (i, reason) in reasons.enumerated() {
             try store.db.run("""
                 INSERT INTO quarantine (received_ms, reason, body, body_sha256, body_bytes, times_seen, last_seen_ms)

@@ -73,6 +73,34 @@ final class SeveralAppsRecordsTests: XCTestCase {
         XCTAssertEqual(try store.subscription(originalTransactionId: "7200000000000077")?.state.bundleId, Self.recipes)
     }
 
+    /// A page, a search and a look-up scoped to one app find only its subscriptions; a
+    /// record whose app is unknown is the only app's, and no app's when there are several.
+    func testPagesSearchAndLookUpScopedToOneAppFindOnlyItsSubscriptions() throws {
+        let store = try Store.inMemory()
+        let intake = try apps.twoAppIntake(store)
+        for (bundle, appleId, otid) in [(Self.fitness, Int64(1234567890), "7100000000000001"), (Self.fitness, 1234567890, "7100000000000002"),
+                                        (Self.recipes, 2234567890, "7200000000000001")] {
+            guard case .stored = try intake.ingest(apps.body(app: bundle, appleId: appleId, otid: otid, uuid: "n-" + otid)) else {
+                return XCTFail(otid)
+            }
+        }
+        // A subscription stored before apps were recorded.
+        try store.db.run("UPDATE subscriptions SET bundle_id = NULL WHERE original_transaction_id = ?", ["7100000000000002"])
+        let fitness = AppScope(bundleId: Self.fitness, includesUnknown: false)
+        let recipes = AppScope(bundleId: Self.recipes, includesUnknown: false)
+        func page(_ app: AppScope?) throws -> [String] { try store.page(SubscriptionQuery(app: app), limit: 10).map(\.state.originalTransactionId) }
+        XCTAssertEqual(try page(nil), ["7100000000000001", "7100000000000002", "7200000000000001"])
+        XCTAssertEqual(try page(fitness), ["7100000000000001"])
+        XCTAssertEqual(try page(recipes), ["7200000000000001"])
+        XCTAssertEqual(try page(AppScope(bundleId: Self.fitness, includesUnknown: true)), ["7100000000000001", "7100000000000002"])
+        XCTAssertEqual(try store.search("0000000000000", app: recipes).map(\.state.originalTransactionId), ["7200000000000001"])
+        XCTAssertEqual(try store.search("0000000000000", limit: 1, app: recipes).map(\.state.originalTransactionId), ["7200000000000001"],
+                       "the limit counts only the app's")
+        XCTAssertNil(try SubscriberReport.load(store: store, id: "7200000000000001", now: TestKit.anchor, app: fitness))
+        XCTAssertNotNil(try SubscriberReport.load(store: store, id: "7200000000000001", now: TestKit.anchor, app: recipes))
+        XCTAssertEqual(try store.notifications(app: recipes).map(\.event.notificationUUID), ["n-7200000000000001"])
+    }
+
     // MARK: A store of an earlier subdesk
 
     /// A new, empty store at `version` on the engine the tests run on, and where it is.

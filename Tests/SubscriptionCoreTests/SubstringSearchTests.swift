@@ -145,6 +145,7 @@ final class SubstringSearchTests: XCTestCase {
             ALTER TABLE verified_chains DROP COLUMN seal; DROP INDEX notifications_rescind;
             DROP TABLE intake_counts; DROP INDEX audit_log_action;
             ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind;
+            \(TestKit.undoAppColumns(tables: ["subscriptions", "notifications", "quarantine"]))
             PRAGMA user_version = 8;
             """)
         let store = try Store(path: path)

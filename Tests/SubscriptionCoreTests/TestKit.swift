@@ -19,6 +19,18 @@ enum TestKit {
 
     static var policy: IntakePolicy { SampleData.demoPolicy }
 
+    /// Undoes migration 25 (every record's app) on a store, for a test that takes a store
+    /// back to an earlier version: `tables` are those of its columns' tables the store still has.
+    static func undoAppColumns(sqlite: Bool = true,
+                               tables: [String] = ["subscriptions", "notifications", "quarantine", "refund_requests", "backfill_runs"]) -> String {
+        // SQLite drops no column a trigger names: migration 25 makes the trigger again.
+        (sqlite ? "DROP TRIGGER IF EXISTS refund_request_open;\n" : "") + """
+        DROP INDEX subscriptions_app_status_page; DROP INDEX subscriptions_app_expires; DROP INDEX subscriptions_app_last_event;
+        DROP INDEX notifications_app_received;
+
+        """ + tables.map { "ALTER TABLE \($0) DROP COLUMN bundle_id;" }.joined(separator: "\n")
+    }
+
     static func intake(_ store: Store, policy: IntakePolicy = TestKit.policy) -> Intake {
         Intake(store: store, verifier: SignedDataVerifier(roots: roots), policy: policy)
     }

@@ -80,6 +80,39 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(app, ["name": "recipes", "bundleId": "com.example.recipes"], shown.stdout + shown.stderr)
     }
 
+    func testAppScopesShowSearchAndNotificationsAndAnUnknownAppIsRefusedNamingTheApps() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/scoped.db")
+        var files: [String] = []
+        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
+                                          ("com.example.recipes", Int64(2234567890), "7200000000000001")] {
+            let file = dir + "/\(otid).json"
+            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
+            files.append(file)
+        }
+        XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
+        // Another app's subscription is not found; its own is, by name, bundle id or Apple ID.
+        let other = try run(["--app", "recipes", "show", "7100000000000001", "--db", db])
+        XCTAssertEqual(other.status, 2, other.stdout)
+        for app in ["fitness", "com.example.fitness", "1234567890"] {
+            XCTAssertEqual(try run(["show", "7100000000000001", "--db", db, "--app", app]).status, 0, app)
+        }
+        let unknown = try run(["show", "7100000000000001", "--db", db, "--app", "beta"])
+        XCTAssertEqual(unknown.status, 2)
+        XCTAssertTrue(unknown.stderr.contains("--app: beta names no configured app (apps: fitness (com.example.fitness), "
+                                              + "recipes (com.example.recipes))"), unknown.stderr)
+        // Search and the notification list: one app's, or every app's without --app.
+        func ids(_ args: [String], _ key: String) throws -> [String] {
+            let r = try run(args + ["--db", db, "--json"])
+            return ((try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]) ?? []).compactMap { $0[key] as? String }.sorted()
+        }
+        XCTAssertEqual(try ids(["search", "700000000000"], "originalTransactionId"), [], "neither id holds the text")
+        XCTAssertEqual(try ids(["search", "00000000000001"], "originalTransactionId"), ["7100000000000001", "7200000000000001"])
+        XCTAssertEqual(try ids(["search", "00000000000001", "--app", "recipes"], "originalTransactionId"), ["7200000000000001"])
+        XCTAssertEqual(try ids(["notifications", "--app", "fitness"], "originalTransactionId"), ["7100000000000001"])
+        XCTAssertEqual(try ids(["notifications"], "originalTransactionId"), ["7100000000000001", "7200000000000001"])
+    }
+
     func testABodyPostedToAnotherAppsURLIsAnswered400AndQuarantinedNotStored() throws {
         try writeConfig()
         let db = Store.testLocation(file: dir + "/cgi.db")

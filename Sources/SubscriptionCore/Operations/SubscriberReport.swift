@@ -30,12 +30,14 @@ public struct SubscriptionReport: Sendable {
 extension SubscriberReport {
     /// The report for whoever `id` names (user id, appAccountToken, originalTransactionId or
     /// transactionId), with state re-derived at `now`; nil when nothing matches.
-    public static func load(store: Store, id: String, now: Millis) throws -> SubscriberReport? {
+    /// With `app`, only that app's subscriptions: none of them is no report.
+    public static func load(store: Store, id: String, now: Millis, app: AppScope? = nil) throws -> SubscriberReport? {
         guard let subscriber = try store.lookup(id) else { return nil }
         var reports: [SubscriptionReport] = []
-        for row in try store.subscriptions(subscriberId: subscriber.id) {
+        for row in try store.subscriptions(subscriberId: subscriber.id) where app?.contains(row.state.bundleId) ?? true {
             reports.append(try SubscriptionReport.load(store: store, row: row, now: now))
         }
+        if app != nil && reports.isEmpty { return nil }
         // The subscription the id names comes first.
         if let i = reports.firstIndex(where: { r in
             r.state.originalTransactionId == id || r.history.transactions.contains { $0.transactionId == id }
@@ -52,7 +54,12 @@ extension SubscriptionReport {
         let history = try store.history(originalTransactionId: otid)
         let state = StateDerivation.derive(originalTransactionId: history.originalTransactionId,
                                            transactions: history.transactions, renewal: history.renewal,
-                                           events: history.events, now: now) ?? row.state
+                                           events: history.events, now: now).map { derived in
+            // The app the stored row carries when no transaction names one (its notifications').
+            var state = derived
+            state.bundleId = derived.bundleId ?? row.state.bundleId
+            return state
+        } ?? row.state
         let overrides = try store.overrides(originalTransactionIds: [otid])
         // Operator actions join the timeline: revalidations, overrides, lifts.
         let actions = try store.audit(targets: [otid]).map { a in

@@ -619,7 +619,7 @@ enum Migrations {
         CREATE INDEX notifications_app_received ON notifications(bundle_id, received_ms);
         """ }, sqlite: """
         -- A consumption request opens its refund request under its notification's app.
-        DROP TRIGGER refund_request_open;
+        DROP TRIGGER IF EXISTS refund_request_open;
         CREATE TRIGGER refund_request_open AFTER INSERT ON notifications WHEN NEW.type = 'CONSUMPTION_REQUEST' BEGIN
             INSERT OR IGNORE INTO refund_requests (notification_uuid, original_transaction_id, transaction_id, environment, requested_ms, bundle_id)
             VALUES (NEW.notification_uuid, NEW.original_transaction_id, NEW.transaction_id, NEW.environment, NEW.signed_ms, NEW.bundle_id);

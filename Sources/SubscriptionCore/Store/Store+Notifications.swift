@@ -113,12 +113,19 @@ extension Store {
                           productId: r.optionalString(i + 7), environment: r.optionalString(i + 8))
     }
 
-    /// Stored notifications received at or after `since`, newest first.
-    public func notifications(since: Millis? = nil, limit: Int = 100) throws -> [StoredNotification] {
-        try db.rows("""
+    /// `AND` the condition that a notification is `app`'s, and the value it binds; nothing without one.
+    static func appCondition(_ app: AppScope?) -> (sql: String, values: [SQLBindable?]) {
+        guard let app else { return ("", []) }
+        return (" AND " + app.condition("bundle_id"), [app.bundleId])
+    }
+
+    /// Stored notifications received at or after `since`, newest first; with `app`, only its.
+    public func notifications(since: Millis? = nil, limit: Int = 100, app: AppScope? = nil) throws -> [StoredNotification] {
+        let own = Store.appCondition(app)
+        return try db.rows("""
             SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format FROM notifications
-            WHERE received_ms >= ? ORDER BY received_ms DESC, id DESC LIMIT ?
-            """, [since ?? 0, limit]) { r in
+            WHERE received_ms >= ?\(own.sql) ORDER BY received_ms DESC, id DESC LIMIT ?
+            """, [since ?? 0] + own.values + [limit]) { r in
             StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
                                body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12))
         }
@@ -127,19 +134,22 @@ extension Store {
     /// Notifications received at or after `since` with a row id above `afterId`, in the
     /// order they were stored, `count` at a time: an export walks a store of any size in
     /// pages, holding one page in memory.
-    public func notificationPage(since: Millis? = nil, afterId: Int64, count: Int) throws -> [(id: Int64, notification: StoredNotification)] {
-        try db.rows("""
+    public func notificationPage(since: Millis? = nil, afterId: Int64, count: Int,
+                                 app: AppScope? = nil) throws -> [(id: Int64, notification: StoredNotification)] {
+        let own = Store.appCondition(app)
+        return try db.rows("""
             SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format, id FROM notifications
-            WHERE received_ms >= ? AND id > ? ORDER BY id LIMIT ?
-            """, [since ?? 0, afterId, count]) { r in
+            WHERE received_ms >= ? AND id > ?\(own.sql) ORDER BY id LIMIT ?
+            """, [since ?? 0, afterId] + own.values + [count]) { r in
             (r.int64(14), StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
                                               body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12)))
         }
     }
 
     /// How many notifications were received at or after `since`.
-    public func notificationCount(since: Millis) throws -> Int {
-        try db.first("SELECT count(*) FROM notifications WHERE received_ms >= ?", [since]) { $0.int(0) } ?? 0
+    public func notificationCount(since: Millis, app: AppScope? = nil) throws -> Int {
+        let own = Store.appCondition(app)
+        return try db.first("SELECT count(*) FROM notifications WHERE received_ms >= ?\(own.sql)", [since] + own.values) { $0.int(0) } ?? 0
     }
 
     /// A stored notification's summary, without reading its body.

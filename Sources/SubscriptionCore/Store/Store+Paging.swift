@@ -17,8 +17,12 @@ public struct SubscriptionQuery: Equatable, Sendable {
     /// The scan limit of a filter applied as it is typed: few enough rows for a keystroke
     /// to stay within 50 ms at a million subscribers (`subdesk-bench`).
     public static let keystrokeScanLimit = 10_000
+    /// Only this app's subscriptions; nil for every app's.
+    public var app: AppScope?
 
-    public init(statuses: Set<SubscriptionStatus> = [], text: String = "", sort: Sort = .expires, descending: Bool = false) {
+    public init(statuses: Set<SubscriptionStatus> = [], text: String = "", sort: Sort = .expires, descending: Bool = false,
+                app: AppScope? = nil) {
+        self.app = app
         self.statuses = statuses
         self.text = text
         self.sort = sort
@@ -51,6 +55,10 @@ extension Store {
         var values: [SQLBindable?] = []
         if !q.statuses.isEmpty {
             conditions.append("s.status IN (\(q.statuses.map { String($0.rawValue) }.sorted().joined(separator: ",")))")
+        }
+        if let app = q.app {
+            conditions.append(app.condition("s.bundle_id"))
+            values.append(app.bundleId)
         }
         // Reading forward in a descending list is reading backward in key order, and so on.
         let ascendingScan = q.descending == backward

@@ -80,39 +80,48 @@ extension Store {
 
     /// Transactions that belong to no subscription (consumables, non-consumables, non-renewing
     /// purchases) whose transactionId or originalTransactionId is `id`.
-    public func purchases(id: String) throws -> [TransactionRecord] {
+    public func purchases(id: String, app: AppScope? = nil) throws -> [TransactionRecord] {
         try db.rows("""
             SELECT \(Store.transactionColumns) FROM transactions t
             WHERE (t.transaction_id = ?1 OR t.original_transaction_id = ?1)
               AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = t.original_transaction_id)
+              \(app.map { "AND " + $0.condition("t.bundle_id", placeholder: "?2") } ?? "")
             ORDER BY t.purchase_ms, t.transaction_id
-            """, [id], Store.transaction)
+            """, [id] + (app.map { [$0.bundleId] } ?? []), Store.transaction)
     }
 
     /// Purchases (as `purchases(id:)`) whose transactionId starts with `prefix`.
-    public func searchPurchases(_ prefix: String, limit: Int = 50) throws -> [TransactionRecord] {
+    public func searchPurchases(_ prefix: String, limit: Int = 50, app: AppScope? = nil) throws -> [TransactionRecord] {
         try db.rows("""
             SELECT \(Store.transactionColumns) FROM transactions t
             WHERE t.transaction_id >= ?1 AND t.transaction_id < ?2
               AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = t.original_transaction_id)
+              \(app.map { "AND " + $0.condition("t.bundle_id", placeholder: "?4") } ?? "")
             ORDER BY t.transaction_id LIMIT ?3
-            """, [prefix, prefix + "\u{10FFFF}", limit], Store.transaction)
+            """, [prefix, prefix + "\u{10FFFF}", limit] + (app.map { [$0.bundleId] } ?? []), Store.transaction)
     }
 
     /// Subscriptions with `text` anywhere in their ids, product, or owner's user id or
     /// token (ASCII case ignored), those holding a transaction whose id starts with
     /// `text`, and those bought from the app download (appTransactionId) `text`. Every character in `text` means itself (`%` and `_` too).
-    public func search(_ text: String, limit: Int = 50) throws -> [SubscriptionRow] {
+    /// With `app`, only that app's.
+    public func search(_ text: String, limit: Int = 50, app: AppScope? = nil) throws -> [SubscriptionRow] {
         let match = try textCondition(text, placeholder: "?1")
+        // Scoped, each way of finding a subscription finds only the app's, so the limit counts only theirs.
+        let own = app.map { " AND " + $0.condition("s.bundle_id", placeholder: "?5") } ?? ""
+        let ownTransaction = app.map {
+            " AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = transactions.original_transaction_id"
+                + " AND \($0.condition("s.bundle_id", placeholder: "?5")))"
+        } ?? ""
         return try db.rows("""
             SELECT \(Store.stateColumns) FROM \(Store.rowSource)
             WHERE s.original_transaction_id IN (
-                SELECT s.original_transaction_id FROM \(Store.rowSource) WHERE \(match.sql)
-                UNION SELECT original_transaction_id FROM transactions WHERE transaction_id >= ?2 AND transaction_id < ?3
-                UNION SELECT original_transaction_id FROM transactions WHERE app_transaction_id = ?2
+                SELECT s.original_transaction_id FROM \(Store.rowSource) WHERE \(match.sql)\(own)
+                UNION SELECT original_transaction_id FROM transactions WHERE transaction_id >= ?2 AND transaction_id < ?3\(ownTransaction)
+                UNION SELECT original_transaction_id FROM transactions WHERE app_transaction_id = ?2\(ownTransaction)
                 LIMIT ?4)
             ORDER BY s.original_transaction_id LIMIT ?4
             """,
-            [match.value, text, text + "\u{10FFFF}", limit], Store.row)
+            [match.value, text, text + "\u{10FFFF}", limit] + (app.map { [$0.bundleId] } ?? []), Store.row)
     }
 }

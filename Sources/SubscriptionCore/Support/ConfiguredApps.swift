@@ -98,6 +98,18 @@ public struct ConfiguredApps: Sendable, Equatable {
         return app(bundleId: bundleId)
     }
 
+    /// The records of the app `text` names (its name, bundle id or Apple ID): those carrying
+    /// its bundle id, and those carrying none when it is the only app. nil for the one app of
+    /// a configuration that names no bundle id (every record is its). An unknown app is
+    /// refused, naming the configured ones.
+    public func scope(named text: String) throws -> AppScope? {
+        guard let app = app(named: text) else {
+            throw ConfigurationError("--app: \(text) names no configured app (apps: "
+                                     + apps.map(\.label).joined(separator: ", ") + ")")
+        }
+        return app.bundleId.map { AppScope(bundleId: $0, includesUnknown: apps.count == 1) }
+    }
+
     /// A stored record's app as JSON says it: `{"name": "fitness", "bundleId": "com.example.fitness"}`,
     /// the name null for a bundle id no configured app has.
     public func appJSON(ofRecord bundleId: String?) -> [String: Any] {
