@@ -12,8 +12,12 @@ public struct StoreGenerator {
     public var subscribers: Int
     public var seed: UInt64
     public var now: Millis
+    /// The apps subscriptions are spread over, in turn (subscriber n is the app n mod count's).
+    public var bundleIds: [String]
 
-    public init(subscribers: Int, seed: UInt64 = 42, now: Millis = DateText.nowMillis()) {
+    public init(subscribers: Int, seed: UInt64 = 42, now: Millis = DateText.nowMillis(),
+                bundleIds: [String] = [ScenarioBuilder.demoBundleId]) {
+        self.bundleIds = bundleIds.isEmpty ? [ScenarioBuilder.demoBundleId] : bundleIds
         self.subscribers = subscribers
         self.seed = seed
         self.now = now
@@ -86,6 +90,7 @@ public struct StoreGenerator {
 
     private func generateOne(_ n: Int, into store: Store, rng: inout Random) throws -> (Int, Int) {
         let ids = Self.ids(n)
+        let bundleId = bundleIds[n % bundleIds.count]
         let otid = Int64(ids.originalTransactionId)!
         let family = rng.chance(0.05)
         let yearly = rng.chance(0.15)
@@ -110,7 +115,7 @@ public struct StoreGenerator {
                 offerType: isTrial ? 1 : nil, offerDiscountType: isTrial ? "FREE_TRIAL" : nil,
                 ownershipType: family ? "FAMILY_SHARED" : "PURCHASED", transactionReason: k == 0 ? "PURCHASE" : "RENEWAL",
                 price: isTrial ? 0 : price, currency: "USD", environment: environment, appAccountToken: ids.token,
-                signedDate: t, bundleId: ScenarioBuilder.demoBundleId, type: "Auto-Renewable Subscription"))
+                signedDate: t, bundleId: bundleId, type: "Auto-Renewable Subscription"))
             t += length
         }
         let lastEnd = t
@@ -166,7 +171,7 @@ public struct StoreGenerator {
             try store.insertNotification(StoredNotification(event: e, receivedDate: e.signedDate,
                                                             bodySHA256: ContentDigest.sha256Hex(body), body: body,
                                                             source: "generate",
-                                                            ownership: family ? "FAMILY_SHARED" : "PURCHASED"))
+                                                            ownership: family ? "FAMILY_SHARED" : "PURCHASED", bundleId: bundleId))
         }
         if let state = StateDerivation.derive(originalTransactionId: ids.originalTransactionId, transactions: records,
                                               renewal: renewal, events: events, now: now) {

@@ -41,7 +41,8 @@ enum CountsCommand {
             .timeZone,
             .rates,
             .segment,
-            .value("where", "DIMENSION=VALUE", "count only that part (product, group, storefront, offer, environment, ownership)",
+            .value("where", "DIMENSION=VALUE", "count only that part (product, group, storefront, offer, plan, app, environment, "
+                   + "ownership; app= takes the app's name or bundle id)",
                    choices: dimensions.map { $0 + "=" }),
             .value("by", "DIMENSION", "one metric for each value of the dimension, side by side", choices: dimensions),
             .value("metric", "METRIC", "the metric --by shows (default activePaid)", choices: Metric.all.map(\.key)),
@@ -73,11 +74,24 @@ enum CountsCommand {
     }
 
     /// `--segment` narrowed by `where` (`DIMENSION=VALUE`): a filter, or fewer segments.
-    static func slice(_ context: Context, where text: String?) throws -> (segments: Set<CountSegment>, filter: SegmentFilter?) {
+    static func slice(_ context: Context, where given: String?) throws -> (segments: Set<CountSegment>, filter: SegmentFilter?) {
         var segments = try segments(context.arguments.value("segment"))
+        // --app NAME counts that app's part, as --where app=NAME does.
+        var text = given
+        if let app = context.arguments.value("app") {
+            guard given == nil || given?.lowercased().hasPrefix("app=") == true else {
+                throw UsageError("--app and --where \(given ?? "") together: counts reads one part (leave --app out, or --where)")
+            }
+            text = text ?? "app=" + app
+            _ = try context.appScope()
+        }
         guard let text else { return (segments, nil) }
-        let parsed: (filter: SegmentFilter?, segments: Set<CountSegment>?)
+        var parsed: (filter: SegmentFilter?, segments: Set<CountSegment>?)
         do { parsed = try SegmentFilter.parse(text) } catch let e as ConfigurationError { throw UsageError(e.description) }
+        // An app is stored as its bundle id: a configured app's name, bundle id or Apple ID gives it.
+        if let filter = parsed.filter, filter.dimension == .app, let bundleId = try context.configuredApps().app(named: filter.value)?.bundleId {
+            parsed.filter = SegmentFilter(dimension: .app, value: bundleId)
+        }
         if let only = parsed.segments {
             segments = context.arguments.value("segment") == nil ? only : segments.intersection(only)
             guard !segments.isEmpty else {
@@ -100,7 +114,7 @@ enum CountsCommand {
     }
 
     /// `--by DIMENSION`: the values to show side by side, each with what it counts.
-    static func values(of text: String, store: Store) throws -> [(name: String, where: String)] {
+    static func values(of text: String, store: Store, context: Context) throws -> [(name: String, where: String)] {
         switch text.lowercased() {
         case "environment": return [("Production", "environment=Production"), ("Sandbox", "environment=Sandbox")]
         case "ownership": return [("PURCHASED", "ownership=PURCHASED"), ("FAMILY_SHARED", "ownership=FAMILY_SHARED")]
@@ -109,7 +123,11 @@ enum CountsCommand {
                 throw UsageError("--by takes one of \(dimensions.joined(separator: ", ")), not \(text)")
             }
             try catchUpSegments(store)
-            return try store.segmentValues(dimension).map { ($0, "\(dimension.rawValue)=\($0)") }
+            // Apps are stored by bundle id and shown by the configured name.
+            let apps = dimension == .app ? try context.configuredApps() : nil
+            return try store.segmentValues(dimension).map { value in
+                (apps?.app(bundleId: value)?.name ?? value, "\(dimension.rawValue)=\(value)")
+            }
         }
     }
 
@@ -158,6 +176,10 @@ enum CountsCommand {
         try catchUp(store)
         if let by = context.arguments.value("by") {
             guard context.arguments.value("where") == nil else { throw UsageError("--by and --where do not go together: --by shows every value") }
+            guard context.arguments.value("app") == nil || by.lowercased() == "app" else {
+                throw UsageError("--by \(by) and --app do not go together: a report by segment reads one part at a time "
+                                 + "(--app NAME alone, or --by app)")
+            }
             return try runBy(context, by: by, store: store, from: from, to: to, zone: zone, period: period)
         }
         let rows: [DayCounts]
@@ -207,7 +229,7 @@ enum CountsCommand {
     static func runBy(_ context: Context, by: String, store: Store, from: String, to: String, zone: TimeZone,
                       period: CountPeriod) throws -> Int32 {
         let metric = try metric(context.arguments.value("metric"))
-        let values = try values(of: by, store: store)
+        let values = try values(of: by, store: store, context: context)
         var columns: [(name: String, rows: [DayCounts])] = []
         do {
             let rates = try exchangeRates(context)

@@ -39,6 +39,7 @@ extension MetricsDefinitionTests {
         let expected: [SegmentDimension: Set<String>] = [
             .product: ["app.monthly", "app.premium.monthly"], .storefront: ["USA", "FRA", "JPN", "DEU"],
             .offer: ["none", "free_trial", "promotional", "offer_code"], .group: ["21000002"], .plan: ["none"],
+            .app: [ScenarioBuilder.demoBundleId],
         ]
         for dimension in SegmentDimension.allCases {
             let values = try store.segmentValues(dimension)

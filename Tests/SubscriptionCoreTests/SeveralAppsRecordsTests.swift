@@ -101,6 +101,34 @@ final class SeveralAppsRecordsTests: XCTestCase {
         XCTAssertEqual(try store.notifications(app: recipes).map(\.event.notificationUUID), ["n-7200000000000001"])
     }
 
+    /// On a generated store of three apps, each app's counts add up to the store's, for every
+    /// metric, day and segment, cell for cell.
+    func testEachAppsCountsAddUpToTheStoresOnAGeneratedStoreOfThreeApps() throws {
+        let store = try Store.inMemory()
+        let bundles = ["com.example.a", "com.example.b", "com.example.c"]
+        _ = try StoreGenerator(subscribers: 300, now: TestKit.anchor, bundleIds: bundles).generate(into: store)
+        try store.catchUpSegments()
+        XCTAssertEqual(try store.segmentValues(.app), bundles)
+        let utc = TimeZone(identifier: "UTC")!
+        func report(_ app: String?) throws -> [DayCounts] {
+            try DailyCountsReport.compute(store: store, from: "2025-05-01", to: "2026-06-01", timeZone: utc, segments: Set(CountSegment.allCases),
+                                          period: .week, filter: app.map { SegmentFilter(dimension: .app, value: $0) })
+        }
+        let whole = try report(nil)
+        let parts = try bundles.map(report)
+        let additive = Metric.all.filter { !$0.isRate && !$0.isMoney }
+        XCTAssertGreaterThan(whole.map { $0[.activePaid] }.reduce(0, +), 0)
+        for part in parts { XCTAssertGreaterThan(part.map { $0[.activePaid] }.reduce(0, +), 0, "every app has subscriptions") }
+        for (i, cell) in whole.enumerated() {
+            for m in additive { XCTAssertEqual(parts.map { $0[i][m] }.reduce(0, +), cell[m], "\(m) in the week of \(cell.day)") }
+            for (code, amounts) in cell.moneyByCurrency {
+                for (m, amount) in amounts {
+                    XCTAssertEqual(parts.map { $0[i].moneyByCurrency[code]?[m] ?? 0 }.reduce(0, +), amount, "\(m) in \(code), \(cell.day)")
+                }
+            }
+        }
+    }
+
     // MARK: A store of an earlier subdesk
 
     /// A new, empty store at `version` on the engine the tests run on, and where it is.

@@ -111,6 +111,20 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(try ids(["search", "00000000000001", "--app", "recipes"], "originalTransactionId"), ["7200000000000001"])
         XCTAssertEqual(try ids(["notifications", "--app", "fitness"], "originalTransactionId"), ["7100000000000001"])
         XCTAssertEqual(try ids(["notifications"], "originalTransactionId"), ["7100000000000001", "7200000000000001"])
+
+        // counts: by app, each by its configured name; one app's part by name, bundle id or --app.
+        let by = try run(["counts", "--by", "app", "--db", db, "--json"])
+        let periods = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(by.stdout.utf8)) as? [String: Any])?["periods"] as? [[String: Any]],
+                                    by.stdout + by.stderr)
+        XCTAssertEqual(periods.last?["values"] as? [String: Int], ["fitness": 1, "recipes": 1])
+        func activeToday(_ args: [String]) throws -> Int? {
+            let r = try run(["counts", "--db", db, "--json"] + args)
+            return ((try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])?.last?["activePaid"] as? Int)
+        }
+        XCTAssertEqual(try activeToday([]), 2)
+        for args in [["--where", "app=fitness"], ["--where", "app=com.example.fitness"], ["--app", "fitness"]] {
+            XCTAssertEqual(try activeToday(args), 1, "\(args)")
+        }
     }
 
     func testABodyPostedToAnotherAppsURLIsAnswered400AndQuarantinedNotStored() throws {

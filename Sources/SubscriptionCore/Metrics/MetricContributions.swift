@@ -34,7 +34,7 @@ public struct MetricContributions: Equatable, Sendable {
             case let other?: offer = "type_\(other)"
             }
             values = [t.productId, t.subscriptionGroupIdentifier ?? "unknown", t.storefront ?? "unknown", offer,
-                      BillingPlan.segmentValue(t.billingPlanType)]
+                      BillingPlan.segmentValue(t.billingPlanType), t.bundleId ?? "unknown"]
         }
 
         init(values: [String]) { self.values = values }
@@ -205,7 +205,7 @@ public struct MetricContributions: Equatable, Sendable {
             // Renewals mostly repeat the transaction before: no strings to hash then.
             if let last = lastVariant, last.t.productId == t.productId, last.t.storefront == t.storefront,
                last.t.offerType == t.offerType, last.t.isFreeTrial == t.isFreeTrial, last.t.billingPlanType == t.billingPlanType,
-               last.t.subscriptionGroupIdentifier == t.subscriptionGroupIdentifier { return last.v }
+               last.t.subscriptionGroupIdentifier == t.subscriptionGroupIdentifier, last.t.bundleId == t.bundleId { return last.v }
             let a = Attributes(t)
             let v: UInt8
             if let known = variants[a] {

@@ -23,6 +23,8 @@ public enum SegmentDimension: String, CaseIterable, Sendable {
     /// The billing plan of a subscription with a commitment (`monthly`, `upfront`), `none`
     /// for the rest.
     case plan
+    /// The app, as the transaction's bundle id (a report shows the configured app's name).
+    case app
 }
 
 /// One value of one dimension (`product=app.monthly`): the part of a report that is read.

@@ -617,6 +617,8 @@ enum Migrations {
         CREATE INDEX subscriptions_app_expires ON subscriptions(bundle_id, \(d.ifNull)(expires_ms, 0), original_transaction_id);
         CREATE INDEX subscriptions_app_last_event ON subscriptions(bundle_id, \(d.ifNull)(last_event_ms, 0), original_transaction_id);
         CREATE INDEX notifications_app_received ON notifications(bundle_id, received_ms);
+        -- Each share now names its app (the by-segment counts' `app` dimension): recompute them all.
+        \(d.insertOrIgnore) metrics_pending SELECT original_transaction_id FROM subscriptions\(d.onConflictIgnore);
         """ }, sqlite: """
         -- A consumption request opens its refund request under its notification's app.
         DROP TRIGGER IF EXISTS refund_request_open;
