@@ -62,6 +62,7 @@ enum MaintenanceCommands {
         // As other reading commands: the demo store stands in while no store exists (said so).
         let path = context.readingDatabasePath
         var isDemo = false
+        var opened: Store?
         if let problem = PostgresLocation.keywordStringProblem(path) {
             add("store", "fail", problem)
         } else if !PostgresLocation.isPostgres(path) && !FileManager.default.fileExists(atPath: path) {
@@ -69,6 +70,7 @@ enum MaintenanceCommands {
         } else {
             do {
                 let store = try context.openStore(path: path, mode: .reading)
+                opened = store
                 let h = try store.health()
                 isDemo = store.isDemo
                 add("store", "ok", "\(store.path), \((h.fileBytes ?? 0) / 1024) KiB" + (isDemo ? " (a demo store)" : ""))
@@ -149,8 +151,12 @@ enum MaintenanceCommands {
         do {
             let policy = try context.intakePolicy()
             let apps = try context.configuredApps()
-            // The last notification of each app is not told apart yet: notifications do not store their app.
-            for app in apps.apps where apps.fromSections { add("app", "ok", app.summary) }
+            // Each app with its last notification (by the bundle id it was signed for).
+            for app in apps.apps where apps.fromSections {
+                let scope = try app.bundleId.flatMap { try apps.scope(named: $0) }
+                let last = try scope.flatMap { try opened?.lastNotificationReceived(app: $0) }
+                add("app", "ok", app.summary + "; last notification " + (last.map { DateText.minute($0) + " UTC" } ?? "none"))
+            }
             if !apps.fromSections { add("bundle id", policy.bundleId == nil ? "warn" : "ok", policy.bundleId ?? "not set: bundle ids are not checked") }
             if !apps.fromSections && policy.environment != .sandbox {
                 add("app apple id", policy.appAppleId == nil ? "warn" : "ok",

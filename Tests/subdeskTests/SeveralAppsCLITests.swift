@@ -125,6 +125,12 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         for args in [["--where", "app=fitness"], ["--where", "app=com.example.fitness"], ["--app", "fitness"]] {
             XCTAssertEqual(try activeToday(args), 1, "\(args)")
         }
+        // doctor tells each app's last notification.
+        let doctor = try run(["doctor", "--db", db])
+        for app in ["fitness", "recipes"] {
+            XCTAssertNotNil(doctor.stdout.range(of: "app +\(app): [^\n]*; last notification [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{5} UTC",
+                                                options: .regularExpression), doctor.stdout)
+        }
     }
 
     func testABodyPostedToAnotherAppsURLIsAnswered400AndQuarantinedNotStored() throws {
@@ -248,7 +254,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(try run(["init", "--db", db]).status, 0)
         let doctor = try run(["doctor", "--db", db])
         XCTAssertTrue(doctor.stdout.contains("app           fitness: com.example.fitness, Apple ID 1234567890, Production and Sandbox, "
-                                             + "key team (key id KEY123), no shared secret, V1 refused"), doctor.stdout)
+                                             + "key team (key id KEY123), no shared secret, V1 refused; last notification none"), doctor.stdout)
         XCTAssertTrue(doctor.stdout.contains("app           recipes: com.example.recipes, Apple ID 2234567890, Production, "
                                              + "key team (key id KEY123)"), doctor.stdout)
         XCTAssertTrue(doctor.stdout.contains("api key       recipes: key KEY123, issuer 11111111-2222-3333-4444-555555555555"), doctor.stdout)

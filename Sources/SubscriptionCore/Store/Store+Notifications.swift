@@ -146,6 +146,12 @@ extension Store {
         }
     }
 
+    /// When the newest notification of `app` was received; nil when it has none.
+    public func lastNotificationReceived(app: AppScope) throws -> Millis? {
+        let own = Store.appCondition(app)
+        return try db.first("SELECT max(received_ms) FROM notifications WHERE 1 = 1\(own.sql)", own.values) { $0.optionalInt64(0) } ?? nil
+    }
+
     /// How many notifications were received at or after `since`.
     public func notificationCount(since: Millis, app: AppScope? = nil) throws -> Int {
         let own = Store.appCondition(app)
