@@ -36,7 +36,8 @@ enum CohortsCommand {
             .value("to", "MONTH", "the last cohort (default this month)"),
             .value("period", "month|week", "cohorts by month (default) or ISO week"),
             .value("metric", "retention|ltv|trial", "what the cells hold (default retention)"),
-            .repeatable("where", "DIMENSION=VALUE", "keep only that part (product, group, storefront, offer, start, duration, environment, ownership)",
+            .repeatable("where", "DIMENSION=VALUE", "keep only that part (product, group, storefront, offer, start, duration, app, "
+                        + "environment, ownership; app= takes the app's name or bundle id)",
                         choices: (CohortDimension.allCases.map(\.rawValue) + ["environment", "ownership"]).map { $0 + "=" }),
             .value("by", "DIMENSION", "split each cohort by the dimension's values", choices: CohortDimension.allCases.map(\.rawValue)),
             .rates,
@@ -68,10 +69,17 @@ enum CohortsCommand {
         // (by --segment, or by an earlier --where) keeps what both name.
         var chosen = args.value("segment") != nil
         var filters: [CohortFilter] = []
-        for text in args.values("where") {
+        let apps = try context.configuredApps()
+        // --app NAME reports that app's cohorts, as --where app=NAME does.
+        if args.value("app") != nil { _ = try context.appScope() }
+        for text in args.values("where") + (args.value("app").map { ["app=" + $0] } ?? []) {
             let parsed: (filter: CohortFilter?, segments: Set<CountSegment>?)
             do { parsed = try CohortFilter.parse(text) } catch let e as ConfigurationError { throw UsageError(e.description) }
-            if let f = parsed.filter { filters.append(f) }
+            // An app is stored as its bundle id: a configured app's name, bundle id or Apple ID gives it.
+            if var f = parsed.filter {
+                if f.dimension == .app, let bundleId = apps.app(named: f.value)?.bundleId { f.value = bundleId }
+                filters.append(f)
+            }
             if let only = parsed.segments {
                 segments = chosen ? segments.intersection(only) : only
                 chosen = true
@@ -87,12 +95,16 @@ enum CohortsCommand {
         }
         let store = try context.openStore(mode: .reading)
         try CountsCommand.catchUp(store)
-        let report: CohortReport
+        var report: CohortReport
         do {
             report = try CohortReport.compute(store: store, metric: metric, period: period, from: from, to: to, filters: filters,
                                               segments: segments, by: by, rates: try CountsCommand.exchangeRates(context))
         } catch let e as ConfigurationError {
             throw UsageError(e.description)
+        }
+        // Apps are stored by bundle id and shown by the configured name.
+        if by == .app {
+            for i in report.rows.indices { report.rows[i].value = report.rows[i].value.map { apps.app(bundleId: $0)?.name ?? $0 } }
         }
         if context.wantsJSON {
             Output.json(report.jsonObject())

@@ -127,6 +127,25 @@ final class SeveralAppsRecordsTests: XCTestCase {
                 }
             }
         }
+        // And the cohorts: each cohort's size and every cell's counts and money, app by app.
+        for metric in CohortMetric.allCases {
+            func cohorts(_ app: String?) throws -> CohortReport {
+                try CohortReport.compute(store: store, metric: metric, filters: app.map { [CohortFilter(dimension: .app, value: $0)] } ?? [],
+                                         segments: Set(CountSegment.allCases), now: TestKit.anchor)
+            }
+            let all = try cohorts(nil)
+            let byApp = try bundles.map(cohorts)
+            XCTAssertFalse(all.rows.isEmpty, "\(metric)")
+            let byStart = byApp.map { Dictionary(uniqueKeysWithValues: $0.rows.map { ($0.start, $0) }) }
+            for row in all.rows {
+                XCTAssertEqual(byStart.map { $0[row.start]?.size ?? 0 }.reduce(0, +), row.size, "\(metric) \(row.label)")
+                for (c, cell) in row.cells.enumerated() {
+                    let appCells = byStart.map { $0[row.start].flatMap { $0.cells[c] } }
+                    XCTAssertEqual(appCells.map { $0?.count ?? 0 }.reduce(0, +), cell?.count ?? 0, "\(metric) \(row.label) column \(c)")
+                    XCTAssertEqual(appCells.map { $0?.revenue["USD"] ?? 0 }.reduce(0, +), cell?.revenue["USD"] ?? 0, "\(metric) \(row.label) column \(c)")
+                }
+            }
+        }
     }
 
     // MARK: A store of an earlier subdesk

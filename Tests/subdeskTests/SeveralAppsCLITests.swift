@@ -125,6 +125,16 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         for args in [["--where", "app=fitness"], ["--where", "app=com.example.fitness"], ["--app", "fitness"]] {
             XCTAssertEqual(try activeToday(args), 1, "\(args)")
         }
+        // cohorts: by app, each by its configured name; one app's by --where app= or --app.
+        func cohorts(_ args: [String]) throws -> [(value: String?, size: Int)] {
+            let r = try run(["cohorts", "--db", db, "--json"] + args)
+            let rows = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["cohorts"] as? [[String: Any]]
+            return try XCTUnwrap(rows, r.stdout + r.stderr).map { ($0["value"] as? String, $0["size"] as? Int ?? 0) }
+        }
+        XCTAssertEqual(try cohorts(["--by", "app"]).map { "\($0.value ?? "-") \($0.size)" }.sorted(), ["fitness 1", "recipes 1"])
+        XCTAssertEqual(try cohorts([]).map(\.size), [2])
+        XCTAssertEqual(try cohorts(["--where", "app=recipes"]).map(\.size), [1])
+        XCTAssertEqual(try cohorts(["--app", "com.example.fitness"]).map(\.size), [1])
         // doctor tells each app's last notification.
         let doctor = try run(["doctor", "--db", db])
         for app in ["fitness", "recipes"] {

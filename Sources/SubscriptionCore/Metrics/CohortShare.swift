@@ -211,7 +211,7 @@ public struct CohortShare: Equatable, Sendable {
             }
             let d = duration(trial.ends - trial.t.purchaseDate)
             share.memberships.append(Membership(kind: .trial, start: trial.t.purchaseDate, segment: trial.segment,
-                                                values: values(trial.t) + ["free_trial", d.name]))
+                                                values: values(trial.t) + ["free_trial", d.name, trial.t.bundleId ?? "unknown"]))
             share.entries.append(entries)
         }
         guard let first = paid.first else { return share }
@@ -291,7 +291,7 @@ public struct CohortShare: Equatable, Sendable {
         let converted = conversions.contains { $0.at == start } || renewedTrials.contains(start)
         let startOffer = converted ? "free_trial" : first.t.isIntroductoryOffer ? "introductory" : "none"
         share.memberships.insert(Membership(kind: .paid, start: start, segment: first.segment,
-                                            values: values(first.t) + [startOffer, d.name]), at: 0)
+                                            values: values(first.t) + [startOffer, d.name, first.t.bundleId ?? "unknown"]), at: 0)
         share.entries.insert(entries.filter { $0.value != 0 }, at: 0)
         return share
     }

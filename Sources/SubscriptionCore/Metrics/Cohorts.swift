@@ -2,9 +2,10 @@ import Foundation
 
 /// What a cohort report can be restricted or split by: the first paid transaction's (or
 /// the trial's) product, subscription group, storefront and offer type, how the
-/// subscription started (`free_trial`, `introductory`, `none`) and its duration (`P1M`...).
+/// subscription started (`free_trial`, `introductory`, `none`), its duration (`P1M`...) and
+/// its app (the bundle id that transaction was signed for).
 public enum CohortDimension: String, CaseIterable, Sendable {
-    case product, group, storefront, offer, start, duration
+    case product, group, storefront, offer, start, duration, app
 
     var index: Int { Self.allCases.firstIndex(of: self)! }
 }
