@@ -134,7 +134,14 @@ enum MetricsCommand {
             }
             // A responder that stopped answering is CRITICAL before any silence shows it.
             let serveProblem = ServeProbe.socketPath(context).flatMap { ServeProbe.problem(at: $0) }
-            let result = evaluate(try inputs(context), environment: environment, thresholds: thresholds, serveProblem: serveProblem)
+            var inputs = try inputs(context)
+            // --app NAME: that app's silence (a quiet app beside a busy one is still found).
+            var scope: String?
+            if let text = context.arguments.value("app"), let app = try context.appScope() {
+                inputs.reading.appArrivals = try context.openStore(mode: .reading).lastNotificationReceivedByEnvironment(app: app)
+                scope = try context.configuredApps().app(named: text)?.name
+            }
+            let result = evaluate(inputs, environment: environment, thresholds: thresholds, serveProblem: serveProblem, app: scope)
             Output.line(result.line)
             return result.status
         } catch {
@@ -148,7 +155,7 @@ enum MetricsCommand {
     /// firing ones' sentences, and perfdata. Only `environment`'s intake is judged.
     /// `serveProblem`: the configured `subdesk serve` did not answer (CRITICAL).
     static func evaluate(_ inputs: OnCallInputs, environment: String,
-                         thresholds t: OnCallThresholds, serveProblem: String? = nil) -> (status: Int32, line: String) {
+                         thresholds t: OnCallThresholds, serveProblem: String? = nil, app: String? = nil) -> (status: Int32, line: String) {
         let r = inputs.reading
         let signals = OnCallHealth.signals(inputs, environments: [environment], thresholds: t)
         var level = serveProblem == nil ? OnCallHealth.level(of: signals) : .critical
@@ -161,9 +168,9 @@ enum MetricsCommand {
                             + "(since it started: \(u.summary))")
         }
         let silence = r.lastArrivalByEnvironment[environment].map { max(0, r.now - $0) }
-        let summary = problems.isEmpty
+        let summary = (app.map { "app \($0): " } ?? "") + (problems.isEmpty
             ? "\(environment) intake healthy, last notification \(silence.map { OnCallHealth.span($0) + " ago" } ?? "never")"
-            : problems.joined(separator: "; ")
+            : problems.joined(separator: "; "))
         var perf = [
             "silence=\(silence.map { "\($0 / 1000)s" } ?? "U");\(t.maxSilence / 1000);\(t.maxSilence / 1000);0",
             "rejected_1h=\(r.rejectedLastHour);\(t.maxRejectedPerHour);;0",

@@ -239,6 +239,31 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(asked, ["prod com.example.fitness", "sandbox com.example.fitness", "prod com.example.recipes"])
     }
 
+    func testCheckAppJudgesOneAppsSilenceBesideABusyOne() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/check.db")
+        var files: [String] = []
+        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
+                                          ("com.example.recipes", Int64(2234567890), "7200000000000001")] {
+            let file = dir + "/\(otid).json"
+            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
+            files.append(file)
+        }
+        XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
+        // recipes last heard from three hours ago; fitness just now.
+        try Store(path: db).db.run("UPDATE notifications SET received_ms = received_ms - 10800000 WHERE bundle_id = ?", ["com.example.recipes"])
+        let all = try run(["check", "--db", db])
+        XCTAssertEqual(all.status, 0, all.stdout)
+        let fitness = try run(["check", "--db", db, "--app", "fitness"])
+        XCTAssertEqual(fitness.status, 0, fitness.stdout)
+        XCTAssertTrue(fitness.stdout.hasPrefix("SUBDESK OK - app fitness: Production intake healthy"), fitness.stdout)
+        let recipes = try run(["check", "--db", db, "--app", "recipes"])
+        XCTAssertEqual(recipes.status, 2, recipes.stdout)
+        XCTAssertTrue(recipes.stdout.hasPrefix("SUBDESK CRITICAL - app recipes: no Production notification for 3h"), recipes.stdout)
+        let unknown = try run(["check", "--db", db, "--app", "beta"])
+        XCTAssertEqual(unknown.status, 3, unknown.stdout)
+    }
+
     func testBackfillResumeWithSeveralAppsAsksTheAppAndEnvironmentTheRunRecorded() throws {
         try writeConfig(keyFile: try makeKeyFile())
         let db = Store.testLocation(file: dir + "/resume.db")

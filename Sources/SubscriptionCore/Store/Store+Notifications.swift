@@ -152,6 +152,16 @@ extension Store {
         return try db.first("SELECT max(received_ms) FROM notifications WHERE 1 = 1\(own.sql)", own.values) { $0.optionalInt64(0) } ?? nil
     }
 
+    /// When `app`'s newest stored notification of each environment was received.
+    public func lastNotificationReceivedByEnvironment(app: AppScope) throws -> [String: Millis] {
+        let own = Store.appCondition(app)
+        var last: [String: Millis] = [:]
+        try db.query("""
+            SELECT environment, max(received_ms) FROM notifications WHERE environment IS NOT NULL\(own.sql) GROUP BY environment
+            """, own.values) { last[$0.string(0)] = $0.int64(1) }
+        return last
+    }
+
     /// How many notifications were received at or after `since`.
     public func notificationCount(since: Millis, app: AppScope? = nil) throws -> Int {
         let own = Store.appCondition(app)

@@ -68,8 +68,14 @@ public struct OnCallReading: Sendable {
     public var pendingSegments = 0
     public static let pendingCap = 100_000
 
-    /// When the last notification of each environment arrived (stored or duplicate).
+    /// One app's last stored notification of each environment, when a check is of one app
+    /// (`subdesk check --app`): its silence is judged by these instead of every app's arrivals.
+    public var appArrivals: [String: Millis]?
+
+    /// When the last notification of each environment arrived (stored or duplicate); of one
+    /// app, when `appArrivals` are read.
     public var lastArrivalByEnvironment: [String: Millis] {
+        if let appArrivals { return appArrivals }
         var last: [String: Millis] = [:]
         for c in intakeCounts where c.outcome != IntakeLogEntry.Result.rejected.rawValue && !c.environment.isEmpty {
             last[c.environment] = max(last[c.environment] ?? 0, c.last)
