@@ -80,9 +80,8 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(app, ["name": "recipes", "bundleId": "com.example.recipes"], shown.stdout + shown.stderr)
     }
 
-    func testAppScopesShowSearchAndNotificationsAndAnUnknownAppIsRefusedNamingTheApps() throws {
-        try writeConfig()
-        let db = Store.testLocation(file: dir + "/scoped.db")
+    /// Ingests one subscription of fitness (7100000000000001) and one of recipes (7200000000000001).
+    func ingestOneOfEachApp(_ db: String) throws {
         var files: [String] = []
         for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
                                           ("com.example.recipes", Int64(2234567890), "7200000000000001")] {
@@ -91,6 +90,12 @@ final class SeveralAppsCLITests: SubdeskTestCase {
             files.append(file)
         }
         XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
+    }
+
+    func testAppScopesShowSearchAndNotificationsAndAnUnknownAppIsRefusedNamingTheApps() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/scoped.db")
+        try ingestOneOfEachApp(db)
         // Another app's subscription is not found; its own is, by name, bundle id or Apple ID.
         let other = try run(["--app", "recipes", "show", "7100000000000001", "--db", db])
         XCTAssertEqual(other.status, 2, other.stdout)
@@ -242,14 +247,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     func testCheckAppJudgesOneAppsSilenceBesideABusyOne() throws {
         try writeConfig()
         let db = Store.testLocation(file: dir + "/check.db")
-        var files: [String] = []
-        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
-                                          ("com.example.recipes", Int64(2234567890), "7200000000000001")] {
-            let file = dir + "/\(otid).json"
-            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
-            files.append(file)
-        }
-        XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
+        try ingestOneOfEachApp(db)
         // recipes last heard from three hours ago; fitness just now.
         try Store(path: db).db.run("UPDATE notifications SET received_ms = received_ms - 10800000 WHERE bundle_id = ?", ["com.example.recipes"])
         let all = try run(["check", "--db", db])
