@@ -209,7 +209,8 @@ enum ListCommands {
         case let other?: throw UsageError("unknown quarantine action \(SafeText.sanitize(other)) (show or replay)")
         }
         let store = try context.openStore(mode: .reading)
-        let list = try store.quarantined(limit: try context.arguments.limit() ?? 100, includeResolved: context.arguments.has("all"))
+        let list = try store.quarantined(limit: try context.arguments.limit() ?? 100, includeResolved: context.arguments.has("all"),
+                                         app: try context.appScope())
         if context.wantsJSON {
             Output.json(list.map { q -> [String: Any] in
                 ["id": q.id, "receivedDate": DateText.iso(q.receivedDate), "reason": q.reason,

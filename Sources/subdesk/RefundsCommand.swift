@@ -72,7 +72,7 @@ enum RefundsCommand {
             do { request = try queue.request(id) } catch let e as OperationError { throw UsageError(e.description) }
             return try show(request, queue: queue, policy: try policy(context), now: now, context)
         }
-        let requests = try queue.requests(includeClosed: context.arguments.has("all"), now: now)
+        let requests = try queue.requests(includeClosed: context.arguments.has("all"), now: now, app: try context.appScope())
         if context.wantsJSON {
             Output.json(try requests.map { try json($0, facts: queue.facts($0, now: now), now: now) })
             return 0

@@ -53,6 +53,14 @@ final class SeveralAppsRecordsTests: XCTestCase {
         let quarantined = "SELECT bundle_id FROM quarantine WHERE id = CAST(? AS \(store.db.dialect == .postgres ? "BIGINT" : "INTEGER"))"
         XCTAssertEqual(try column(store, quarantined, String(other)), "com.example.other")
         XCTAssertNil(try column(store, quarantined, String(junk)))
+        // Read one app at a time: its quarantined bodies and its refund requests.
+        let recipes = AppScope(bundleId: Self.recipes, includesUnknown: false)
+        let fitness = AppScope(bundleId: Self.fitness, includesUnknown: false)
+        XCTAssertEqual(try store.quarantined(app: AppScope(bundleId: "com.example.other", includesUnknown: false)).map(\.id), [other])
+        XCTAssertEqual(try store.quarantined(app: recipes).map(\.id), [])
+        XCTAssertEqual(try store.quarantined(app: AppScope(bundleId: Self.recipes, includesUnknown: true)).map(\.id), [junk])
+        XCTAssertEqual(try store.refundRequests(app: recipes).map(\.notificationUUID), ["rec-3"])
+        XCTAssertEqual(try store.refundRequests(app: fitness).map(\.notificationUUID), [])
 
         // A backfill run records the app it asks about.
         let run = try store.startBackfill(environment: "Production", since: 0, until: 1, onlyFailures: false, operatorName: "t",

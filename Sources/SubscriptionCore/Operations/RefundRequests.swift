@@ -176,9 +176,9 @@ public struct RefundQueue {
 
     /// Requests by queue order, after noting (and auditing, once) every deadline that
     /// passed unanswered; a read-only store is only read.
-    public func requests(includeClosed: Bool, now: Millis, limit: Int = 500) throws -> [RefundRequest] {
+    public func requests(includeClosed: Bool, now: Millis, limit: Int = 500, app: AppScope? = nil) throws -> [RefundRequest] {
         if !store.isReadOnly { try noteMissedDeadlines(now: now) }
-        return try store.refundRequests(includeClosed: includeClosed, limit: limit)
+        return try store.refundRequests(includeClosed: includeClosed, limit: limit, app: app)
     }
 
     /// Audits each open request whose deadline passed without an accepted answer.

@@ -78,8 +78,10 @@ extension Store {
         return (entries, bytes)
     }
 
-    /// Quarantined bodies, newest first; resolved ones only when asked.
-    public func quarantined(limit: Int = 100, includeResolved: Bool = false, ids: [Int64]? = nil) throws -> [QuarantineEntry] {
+    /// Quarantined bodies, newest first; resolved ones only when asked; with `app`, those
+    /// naming its bundle id.
+    public func quarantined(limit: Int = 100, includeResolved: Bool = false, ids: [Int64]? = nil,
+                            app: AppScope? = nil) throws -> [QuarantineEntry] {
         var sql = """
             SELECT id, received_ms, reason, body, source, resolved_ms, resolution, coalesce(body_bytes, length(body)),
                 times_seen, coalesce(last_seen_ms, received_ms), reason_kind FROM quarantine WHERE true
@@ -90,6 +92,9 @@ extension Store {
             sql += " AND id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
             values += ids.map { $0 as SQLBindable? }
         }
+        let own = Store.appCondition(app)
+        sql += own.sql
+        values += own.values
         values.append(limit)
         return try db.rows(sql + " ORDER BY id DESC LIMIT ?", values) { r in
             QuarantineEntry(id: r.int64(0), receivedDate: r.int64(1), reason: r.string(2), body: r.data(3),

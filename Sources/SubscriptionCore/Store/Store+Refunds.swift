@@ -64,14 +64,16 @@ extension Store {
 
     /// The queue: requests Apple has not decided yet (oldest first, so the nearest deadline
     /// leads), then, with `includeClosed`, decided ones newest first, at most `limit` in all.
-    public func refundRequests(includeClosed: Bool = false, limit: Int = 500) throws -> [RefundRequest] {
+    /// With `app`, only the requests about its purchases.
+    public func refundRequests(includeClosed: Bool = false, limit: Int = 500, app: AppScope? = nil) throws -> [RefundRequest] {
+        let own = Store.appCondition(app)
         var result = try db.rows("""
-            SELECT \(Store.refundColumns) FROM refund_requests WHERE closed_ms IS NULL ORDER BY requested_ms, notification_uuid LIMIT ?
-            """, [limit], Store.refundRequest)
+            SELECT \(Store.refundColumns) FROM refund_requests WHERE closed_ms IS NULL\(own.sql) ORDER BY requested_ms, notification_uuid LIMIT ?
+            """, own.values + [limit], Store.refundRequest)
         if includeClosed && result.count < limit {
             result += try db.rows("""
-                SELECT \(Store.refundColumns) FROM refund_requests WHERE closed_ms IS NOT NULL ORDER BY requested_ms DESC LIMIT ?
-                """, [limit - result.count], Store.refundRequest)
+                SELECT \(Store.refundColumns) FROM refund_requests WHERE closed_ms IS NOT NULL\(own.sql) ORDER BY requested_ms DESC LIMIT ?
+                """, own.values + [limit - result.count], Store.refundRequest)
         }
         return result
     }
