@@ -77,6 +77,7 @@ enum DashboardCommand {
                                        : URL(fileURLWithPath: databasePath).lastPathComponent,
                                    themeName: loaded.theme.name)
         state.standInNotice = standInNotice
+        state.apps = (try? context.configuredApps()) ?? state.apps
         state.login = store.login()
         state.withoutServerAPIKey = (try? revalidator.get())?.configuration.apiKey == nil
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,

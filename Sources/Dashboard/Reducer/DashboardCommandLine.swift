@@ -94,6 +94,7 @@ public enum DashboardCommandLine {
             state.showsMessages = true
             return []
         },
+        LineCommand("app", usage: ":app NAME|all", argument: .value { ["all"] + $0.apps.apps.map(\.name) }, run: { app($0, &$1) }),
         LineCommand("theme", usage: ":theme NAME", argument: .value { $0.availableThemes }, suggested: true, run: { theme($0, &$1) }),
         LineCommand("tz", usage: ":tz ZONE", argument: .value { $0.zoneChoices }, suggested: true) { argument, state in
             guard !argument.isEmpty else {
@@ -113,9 +114,9 @@ public enum DashboardCommandLine {
     public static var names: [String] { table.map(\.name) }
 
     /// The help screen's paragraph on commands, wrapped to `width`; a command this login may
-    /// not use is marked `⊘`.
-    public static func helpLines(width: Int, login: StoreLogin = StoreLogin()) -> [String] {
-        let items = table.map { command in
+    /// not use is marked `⊘`. `:app` is listed only when more than one app is configured.
+    public static func helpLines(width: Int, login: StoreLogin = StoreLogin(), severalApps: Bool = false) -> [String] {
+        let items = table.filter { severalApps || $0.name != "app" }.map { command in
             let mark = command.write.flatMap(login.refusal) == nil ? "" : "⊘"
             return mark + (command.summary.isEmpty ? command.usage : "\(command.usage) \(command.summary)")
         }
@@ -227,6 +228,34 @@ public enum DashboardCommandLine {
             }
         }
         return DashboardReducer.switchTo(.daily, &state)
+    }
+
+    /// `:app NAME` scopes the subscriber list and the daily counts to one app (its name,
+    /// bundle id or Apple ID); `:app all` to every app again.
+    static func app(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        guard !argument.isEmpty else {
+            let names = state.apps.apps.map(\.name).joined(separator: ", ")
+            DashboardReducer.flash("app \(state.appName ?? "all"); scope with :app NAME|all (\(names))", &state)
+            return []
+        }
+        if argument.lowercased() == "all" {
+            state.appName = nil
+            state.subscribers.query.app = nil
+            if state.daily.filter?.dimension == .app { state.daily.filter = nil }
+        } else {
+            do {
+                let scope = try state.apps.scope(named: argument)
+                state.appName = state.apps.app(named: argument)?.name
+                state.subscribers.query.app = scope
+                state.daily.filter = scope.map { SegmentFilter(dimension: .app, value: $0.bundleId) }
+            } catch {
+                DashboardReducer.flash("\(error)", error: true, &state)
+                return []
+            }
+        }
+        state.subscribers.loaded = false
+        let entered = DashboardReducer.enter(state.screen, &state)
+        return state.screen == .subscribers ? entered : [.loadSubscribers(DashboardReducer.firstPage(state))] + entered
     }
 
     /// `:apple` on a subscription's detail: its refund history and latest transaction at Apple.

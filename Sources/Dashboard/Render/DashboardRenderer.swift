@@ -82,6 +82,8 @@ public enum DashboardRenderer {
         // login (shortened to its roles); the demo notice and the live state stay.
         var items = [StatusItem("store: " + state.storeName, keep: HeaderKeep.store, short: state.storeName),
                      StatusItem(state.time.label, role: .accent, keep: HeaderKeep.zone)]
+        // The app every screen is scoped to (`:app NAME`); nothing while it shows every app.
+        if let app = state.appName { items.insert(StatusItem("app: " + app, role: .accent, keep: HeaderKeep.login), at: 1) }
         // Who the desk acts as: the database login and its roles, or a file it may only read.
         if let login = state.login.headerText {
             items.insert(StatusItem(login, role: state.login.refusals.isEmpty ? .accent : .warning, keep: HeaderKeep.login,
@@ -223,7 +225,7 @@ public enum DashboardRenderer {
         let title = "Keys: \(state.screen.helpSection.lowercased()) and everywhere; screens and commands"
         let inner = Box(title: title).render(in: area, buffer: &buffer)
         let text = inner.inset(horizontal: 1, vertical: 0)
-        var commands = DashboardCommandLine.helpLines(width: text.width, login: state.login)
+        var commands = DashboardCommandLine.helpLines(width: text.width, login: state.login, severalApps: state.apps.apps.count > 1)
         if !state.login.refusals.isEmpty {
             commands += TextWidth.wrap("⊘: not for this login (\(state.login.headerText ?? "")); pressing it says which role may",
                                        toWidth: max(10, text.width))

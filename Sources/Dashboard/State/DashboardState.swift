@@ -17,6 +17,9 @@ public struct DashboardState: Sendable {
     public var zoneChoices: [String]
     /// The store's file name, for the header.
     public var storeName: String
+    /// The configured apps, and the one `:app NAME` scopes the desk to (nil: every app).
+    public var apps = ConfiguredApps(apps: [], fromSections: false)
+    public var appName: String?
     /// Who the store's login is and what it may not write (the header names it; refused keys say so).
     public var login = StoreLogin()
     /// Set while the store's file is gone from its path: the screen is no longer live.
