@@ -23,6 +23,12 @@ final class AppScopeTests: XCTestCase {
         XCTAssertTrue(DashboardCommandLine.helpLines(width: 200, severalApps: true).joined().contains(":app NAME|all"))
         XCTAssertFalse(DashboardCommandLine.helpLines(width: 200).joined().contains(":app NAME|all"), "one app: not listed")
 
+        // Two apps configured: the list shows each subscription's app.
+        let header = try XCTUnwrap(session.screenLines.first { $0.contains("ORIGINAL TX") })
+        XCTAssertTrue(header.trimmingCharacters(in: CharacterSet(charactersIn: " │")).hasPrefix("APP"), header)
+        XCTAssertTrue(session.screenLines.contains { $0.contains(" demo ") && $0.contains(session.state.subscribers.rows[0].state.originalTransactionId) },
+                      session.screenLines.joined(separator: "\n"))
+
         session.command("app other")
         XCTAssertEqual(session.state.appName, "other")
         XCTAssertEqual(session.state.subscribers.rows.count, 0, "no subscription of the other app")
