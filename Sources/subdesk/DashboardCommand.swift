@@ -69,6 +69,8 @@ enum DashboardCommand {
         var healthProblem: String?
         do { healthSettings = try MetricsCommand.settings(context) } catch { healthProblem = ":health cannot judge the configuration: \(error)" }
 
+        // An unknown --app is refused before the screen is taken.
+        _ = try context.appScope()
         let terminal = CursesTerminal(inputTimeoutMilliseconds: inputTimeoutMilliseconds)
         defer { terminal.stop() }
         let size = terminal.size
@@ -78,6 +80,10 @@ enum DashboardCommand {
                                    themeName: loaded.theme.name)
         state.standInNotice = standInNotice
         state.apps = (try? context.configuredApps()) ?? state.apps
+        // --app NAME: the desk opens scoped to that app, as :app NAME scopes it.
+        if let app = context.arguments.value("app") {
+            do { try DashboardCommandLine.scope(toApp: app, &state) } catch { throw UsageError("\(error)") }
+        }
         state.login = store.login()
         state.withoutServerAPIKey = (try? revalidator.get())?.configuration.apiKey == nil
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,

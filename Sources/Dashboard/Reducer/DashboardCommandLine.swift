@@ -238,24 +238,28 @@ public enum DashboardCommandLine {
             DashboardReducer.flash("app \(state.appName ?? "all"); scope with :app NAME|all (\(names))", &state)
             return []
         }
-        if argument.lowercased() == "all" {
-            state.appName = nil
-            state.subscribers.query.app = nil
-            if state.daily.filter?.dimension == .app { state.daily.filter = nil }
-        } else {
-            do {
-                let scope = try state.apps.scope(named: argument)
-                state.appName = state.apps.app(named: argument)?.name
-                state.subscribers.query.app = scope
-                state.daily.filter = scope.map { SegmentFilter(dimension: .app, value: $0.bundleId) }
-            } catch {
+        if argument.lowercased() != "all" {
+            do { try scope(toApp: argument, &state) } catch {
                 DashboardReducer.flash("\(error)", error: true, &state)
                 return []
             }
+        } else {
+            state.appName = nil
+            state.subscribers.query.app = nil
+            if state.daily.filter?.dimension == .app { state.daily.filter = nil }
         }
         state.subscribers.loaded = false
         let entered = DashboardReducer.enter(state.screen, &state)
         return state.screen == .subscribers ? entered : [.loadSubscribers(DashboardReducer.firstPage(state))] + entered
+    }
+
+    /// Scopes the desk to the app `text` names (`--app NAME` at launch, `:app NAME`): its
+    /// subscriber list and daily counts. An unknown app is refused, naming the configured ones.
+    public static func scope(toApp text: String, _ state: inout DashboardState) throws {
+        let scope = try state.apps.scope(named: text)
+        state.appName = state.apps.app(named: text)?.name
+        state.subscribers.query.app = scope
+        state.daily.filter = scope.map { SegmentFilter(dimension: .app, value: $0.bundleId) }
     }
 
     /// `:apple` on a subscription's detail: its refund history and latest transaction at Apple.
