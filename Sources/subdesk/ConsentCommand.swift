@@ -47,9 +47,9 @@ enum ConsentCommand {
 
     static func list(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        var withdrawals = try ConsentWithdrawal.load(store: store, includeHandled: context.arguments.has("all"))
+        var withdrawals = try ConsentWithdrawal.load(store: store, includeHandled: context.arguments.has("all"), app: try context.appScope())
         if try resolveUnmatched(withdrawals, context) {
-            withdrawals = try ConsentWithdrawal.load(store: store, includeHandled: context.arguments.has("all"))
+            withdrawals = try ConsentWithdrawal.load(store: store, includeHandled: context.arguments.has("all"), app: try context.appScope())
         }
         if context.wantsJSON {
             Output.json(withdrawals.map { $0.jsonObject() })

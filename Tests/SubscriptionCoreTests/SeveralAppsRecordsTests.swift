@@ -61,6 +61,12 @@ final class SeveralAppsRecordsTests: XCTestCase {
         XCTAssertEqual(try store.quarantined(app: AppScope(bundleId: Self.recipes, includesUnknown: true)).map(\.id), [junk])
         XCTAssertEqual(try store.refundRequests(app: recipes).map(\.notificationUUID), ["rec-3"])
         XCTAssertEqual(try store.refundRequests(app: fitness).map(\.notificationUUID), [])
+        // A consent withdrawal is its notification's app's.
+        let rescind = TestKit.body(type: "RESCIND_CONSENT", uuid: "rec-4", bundleId: Self.recipes, appAppleId: 2234567890,
+                                   transaction: nil, renewal: nil)
+        guard case .stored = try intake.ingest(rescind) else { return XCTFail("the consent withdrawal is stored") }
+        XCTAssertEqual(try store.consentNotifications(app: recipes).map(\.event.notificationUUID), ["rec-4"])
+        XCTAssertEqual(try store.consentNotifications(app: fitness).map(\.event.notificationUUID), [])
 
         // A backfill run records the app it asks about.
         let run = try store.startBackfill(environment: "Production", since: 0, until: 1, onlyFailures: false, operatorName: "t",

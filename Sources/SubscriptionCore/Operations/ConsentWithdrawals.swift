@@ -47,9 +47,10 @@ public struct ConsentWithdrawal: Sendable {
 }
 
 extension ConsentWithdrawal {
-    /// Every stored consent withdrawal, newest first; only those not yet handled unless `includeHandled`.
-    public static func load(store: Store, includeHandled: Bool = true) throws -> [ConsentWithdrawal] {
-        let notifications = try store.consentNotifications()
+    /// Every stored consent withdrawal, newest first; only those not yet handled unless
+    /// `includeHandled`; with `app`, only its.
+    public static func load(store: Store, includeHandled: Bool = true, app: AppScope? = nil) throws -> [ConsentWithdrawal] {
+        let notifications = try store.consentNotifications(app: app)
         let handled = try store.consentHandled(uuids: notifications.map(\.event.notificationUUID))
         var list: [ConsentWithdrawal] = []
         for n in notifications {

@@ -1,12 +1,13 @@
 import Foundation
 
 extension Store {
-    /// Every stored RESCIND_CONSENT, newest signed first, with its body.
-    public func consentNotifications() throws -> [StoredNotification] {
-        try db.rows("""
+    /// Every stored RESCIND_CONSENT, newest signed first, with its body; with `app`, its.
+    public func consentNotifications(app: AppScope? = nil) throws -> [StoredNotification] {
+        let own = Store.appCondition(app)
+        return try db.rows("""
             SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format FROM notifications
-            WHERE type = 'RESCIND_CONSENT' ORDER BY signed_ms DESC, notification_uuid
-            """, []) { r in
+            WHERE type = 'RESCIND_CONSENT'\(own.sql) ORDER BY signed_ms DESC, notification_uuid
+            """, own.values) { r in
             StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
                                body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12))
         }
