@@ -353,6 +353,18 @@ final class PostgresConnection: SQLConnection {
     }
 
 
+    /// `password` as the server will keep it (SCRAM-SHA-256, or what password_encryption
+    /// says), computed here as psql's \\password does, so the password itself is never in a
+    /// statement the server could log.
+    func encryptedPassword(_ password: String, user: String) throws -> String {
+        guard let hashed = PQencryptPasswordConn(connection, password, user, nil) else {
+            throw StoreError(operation: "encrypt the password of \(user)", message: connection.map { String(cString: PQerrorMessage($0)) } ?? "no connection",
+                             code: 0)
+        }
+        defer { PQfreemem(hashed) }
+        return String(cString: hashed)
+    }
+
     func close() {
         if let connection { PQfinish(connection) }
         connection = nil

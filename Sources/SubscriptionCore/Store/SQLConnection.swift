@@ -306,8 +306,13 @@ protocol SQLConnection: AnyObject {
     func databaseRoles() throws -> [String]
     /// The database user the connection is.
     func databaseUser() throws -> String?
-    /// Creates the database roles and grants their rights on the store.
-    func installRoles() throws
+    /// Creates the database roles and grants their rights on the store; what it could not
+    /// do that a superuser should, said as notes.
+    func installRoles() throws -> [String]
+    /// Creates or changes a login user (`PostgresLogin`); true when it was created.
+    func makeLogin(_ login: PostgresLogin, password: String?) throws -> Bool
+    /// The server's connection slots and the logins that may take them.
+    func connectionSlots() throws -> ConnectionSlots?
 }
 
 /// How an engine bulk-loads: see `SQLConnection.bulkLoad`.
