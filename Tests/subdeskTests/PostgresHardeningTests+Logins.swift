@@ -67,3 +67,21 @@ extension PostgresHardeningTests {
         XCTAssertTrue(try doctorLine().hasPrefix("OK    write lock    free"))
     }
 }
+
+extension PostgresHardeningTests {
+    /// The trigger that dates audit entries and checks their actions is subdesk's own to
+    /// doctor: in place it is no owner's addition, and its function replaced (so a role's
+    /// entries keep the time it gave) or the trigger dropped is a FAIL naming it.
+    func testDoctorKnowsTheAuditStampAndNamesItReplacedOrDropped() throws {
+        try requirePostgres()
+        let clean = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
+        XCTAssertTrue(clean.stdout.contains("OK    audit log     append-only (triggers in place), their functions unchanged"), clean.stdout)
+        _ = try engineQuery(location, "CREATE OR REPLACE FUNCTION audit_log_stamp() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$")
+        let replaced = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
+        XCTAssertEqual(replaced.status, 1)
+        XCTAssertTrue(replaced.stdout.contains("function audit_log_stamp() is not subdesk's: its body was replaced"), replaced.stdout)
+        _ = try engineQuery(location, "DROP TRIGGER audit_log_stamp ON audit_log")
+        let dropped = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
+        XCTAssertTrue(dropped.stdout.contains("trigger audit_log_stamp is missing"), dropped.stdout)
+    }
+}
