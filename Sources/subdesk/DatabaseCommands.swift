@@ -184,8 +184,8 @@ enum DatabaseCommands {
         }
         var password: String?
         if let file = context.arguments.value("password-file") {
-            password = try SecretFile.readText(file, what: "password file", warn: Output.warn)
-            guard let text = password, !text.isEmpty, !text.contains("\0"), text.utf8.count <= 1024 else {
+            password = try SecretFile.readText(file, what: "password", warn: Output.warn)
+            guard let text = password, !text.isEmpty, !text.contains("\0"), !text.contains("\n"), text.utf8.count <= 1024 else {
                 throw UsageError("--password-file \(file): a password is one line of 1 to 1024 bytes")
             }
         }
