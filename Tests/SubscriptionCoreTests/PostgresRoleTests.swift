@@ -251,7 +251,7 @@ final class PostgresRoleTests: XCTestCase {
         XCTAssertEqual(seen.at, Double(swept.at) / 1000)
 
         // Support may not write a sweep at all, however dated; the metrics do not move.
-        let (support, _) = try open(as: "subdesk_support")
+        let (support, supportUser) = try open(as: "subdesk_support")
         assertRefused("a sweep entry by support") {
             _ = try support.write {
                 try support.appendAudit(AuditEntry(at: 4_102_444_800_000, operatorName: "x", action: "sweep", target: nil, reason: nil,
@@ -282,6 +282,21 @@ final class PostgresRoleTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(entry.at, before - 1_000, "a consent_handled dated 1970 is dated when written")
             XCTAssertLessThan(entry.id, 9_000_000_000_000_000_000, "the id is the log's, not the client's")
         }
+
+        // Entries support wrote before the trigger existed (made here with the triggers off)
+        // are not read as facts: a sweep, and a failed revalidation, are an operator's.
+        let failuresBefore = try owner.onCallReading(now: DateText.nowMillis()).revalidationFailuresLastDay
+        try owner.executeForTesting("ALTER TABLE audit_log DISABLE TRIGGER audit_log_stamp, DISABLE TRIGGER audit_log_operator")
+        try owner.executeForTesting("""
+            INSERT INTO audit_log (at_ms, operator, action, outcome) VALUES
+                (4102444800000, '\(supportUser)', 'sweep', 'checked 9, failed 0'),
+                (\(DateText.nowMillis()), '\(supportUser)', 'revalidate', 'failed')
+            """)
+        try owner.executeForTesting("ALTER TABLE audit_log ENABLE TRIGGER audit_log_stamp, ENABLE TRIGGER audit_log_operator")
+        XCTAssertEqual(try owner.lastAudit(action: "sweep")?.operatorName, supportUser, "the forged entry is the newest")
+        XCTAssertEqual(try lastSweep().failures, 2)
+        XCTAssertEqual(try lastSweep().at, Double(swept.at) / 1000)
+        XCTAssertEqual(try owner.onCallReading(now: DateText.nowMillis()).revalidationFailuresLastDay, failuresBefore)
     }
 
     /// Support places overrides and links users, but cannot rewrite what Apple's data derives.

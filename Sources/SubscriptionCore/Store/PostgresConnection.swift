@@ -279,7 +279,17 @@ extension SQLDialect {
         // A writer waiting for store_changes is queued and granted it at the next commit.
         writeTurnPauseMs: 0,
         dropEmptySubscriber: "SELECT subdesk_drop_empty_subscriber(?)",
-        auditGuardsWhole: "append-only (triggers in place), their functions unchanged")
+        auditGuardsWhole: "append-only (triggers in place), their functions unchanged",
+        // Entries written before migration 23 (when a role could write any action) count
+        // only when their writer is, now, one that may write them.
+        auditWrittenBy: { roles in
+            """
+            EXISTS (SELECT 1 FROM pg_roles w WHERE w.rolname = audit_log.operator
+                AND (pg_has_role(w.oid, (SELECT c.relowner FROM pg_class c WHERE c.oid = 'audit_log'::regclass), 'MEMBER')
+                     OR EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname IN ('\(roles.joined(separator: "', '"))')
+                                AND pg_has_role(w.oid, g.oid, 'MEMBER'))))
+            """
+        })
 }
 
 #if !SUBDESK_NO_POSTGRES

@@ -214,6 +214,10 @@ public struct SQLDialect: Sendable, Equatable, CustomStringConvertible {
     let dropEmptySubscriber: String
     /// What `doctor` says was checked when the audit log's guards are whole.
     public let auditGuardsWhole: String
+    /// A condition on an `audit_log` row: its writer (the `operator` the server recorded)
+    /// is the store's owner or a member of one of the roles given. On an engine without
+    /// roles, always true.
+    let auditWrittenBy: @Sendable ([String]) -> String
 
     public var description: String { name }
     public static func == (a: SQLDialect, b: SQLDialect) -> Bool { a.name == b.name }

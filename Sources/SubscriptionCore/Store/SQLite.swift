@@ -83,7 +83,8 @@ extension SQLDialect {
             DELETE FROM subscribers WHERE id = ?1 AND user_id IS NULL
             AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE subscriber_id = ?1)
             """,
-        auditGuardsWhole: "append-only (triggers in place)")
+        auditGuardsWhole: "append-only (triggers in place)",
+        auditWrittenBy: { _ in "1 = 1" })
 }
 
 /// A SQLite connection with a prepared-statement cache. Not thread-safe: one per thread.
