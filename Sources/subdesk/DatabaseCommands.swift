@@ -48,15 +48,16 @@ enum DatabaseCommands {
 
         `login NAME` creates the login user NAME (or changes it, when it exists) for a person
         or a host: a member of the one role --role names (any other subdesk role is taken
-        away), with a connection limit (defaults: read 4, support 4, operator 3, intake none)
+        away), with a connection limit (defaults: \(PostgresLogin.defaultsText { $0.connectionLimit.map(String.init) ?? "none" }))
         and its own session bounds, which a group role's settings would not give its members:
-        statement_timeout (read 2m, support 1m, operator 30m, intake 30s), lock_timeout (read
-        5s, support 10s, operator 1m, intake 8s) and idle_in_transaction_session_timeout (read
-        30s, support 5s, operator 1m, intake 30s), so a support or operator session cannot
-        hold the writers' lock for longer. The password is read from --password-file and
-        sent hashed (SCRAM); without it the login keeps the password it has, or has none
-        (peer or certificate authentication). Run it as the store's owner, after `db init
-        --roles`; `doctor` checks the logins' limits against the server's connection slots.
+        statement_timeout (\(PostgresLogin.defaultsText { PostgresLogin.words($0.statementTimeoutMs) })), lock_timeout
+        (\(PostgresLogin.defaultsText { PostgresLogin.words($0.lockTimeoutMs) })) and idle_in_transaction_session_timeout
+        (\(PostgresLogin.defaultsText { PostgresLogin.words($0.idleInTransactionMs) })), so a support or operator
+        session cannot hold the writers' lock for longer. The password is read from
+        --password-file and sent hashed (SCRAM); without it the login keeps the password it
+        has, or has none (peer or certificate authentication). Run it as the store's owner,
+        after `db init --roles`; `doctor` checks the logins' limits against the server's
+        connection slots.
         """,
         options: [
             .flag("roles", "init: also create the group roles and grant their rights (PostgreSQL)"),

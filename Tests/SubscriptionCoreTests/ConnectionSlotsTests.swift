@@ -45,4 +45,14 @@ final class ConnectionSlotsTests: XCTestCase {
         XCTAssertEqual(loose.verdicts.map(\.level), ["warn", "ok"])
         XCTAssertTrue(loose.verdicts[0].detail.contains("without a connection limit: temp"), loose.verdicts[0].detail)
     }
+
+    /// The README's table of each role's login defaults is `PostgresLogin.defaults`.
+    func testTheReadmeShowsTheLoginDefaults() throws {
+        let readme = try String(contentsOf: RoleTableTests.readme, encoding: .utf8)
+        let table = PostgresLogin.markdown.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
+        XCTAssertTrue(readme.contains(table), "README.md's login defaults differ from PostgresLogin.defaults; they should read:\n\(table)")
+        XCTAssertEqual(PostgresLogin.roleOrder.map { "subdesk_" + $0 }.sorted(), PostgresRoles.all.sorted())
+        // Intake's lock wait ends before its busy wait (Store's default busy timeout) does.
+        XCTAssertLessThan(try XCTUnwrap(PostgresLogin.defaults["subdesk_intake"]).lockTimeoutMs, Int(Store.defaultBusyTimeoutMs))
+    }
 }

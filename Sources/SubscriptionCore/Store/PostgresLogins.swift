@@ -75,8 +75,28 @@ public struct PostgresLogin: Sendable, Equatable {
             + settings.map { "\($0.name) \(Self.words($0.ms))" }.joined(separator: ", ")
     }
 
+    /// The roles in the order `db login` names them, short.
+    public static let roleOrder = ["read", "support", "operator", "intake"]
+
+    /// Each default, said once per bound for `db login --help`: `read 4, support 4, ...`.
+    public static func defaultsText(_ value: (PostgresLogin) -> String) -> String {
+        roleOrder.compactMap { role in defaults(name: "", role: role).map { "\(role) \(value($0))" } }.joined(separator: ", ")
+    }
+
+    /// The README's table of the defaults, checked against it by a test.
+    public static var markdown: String {
+        var lines = ["| role | connection limit | `statement_timeout` | `lock_timeout` | `idle_in_transaction_session_timeout` |",
+                     "|---|---|---|---|---|"]
+        for role in roleOrder {
+            guard let d = defaults(name: "", role: role) else { continue }
+            lines.append("| \(role) | \(d.connectionLimit.map(String.init) ?? "none") | \(words(d.statementTimeoutMs)) | "
+                         + "\(words(d.lockTimeoutMs)) | \(words(d.idleInTransactionMs)) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// `500ms`, `5s`, `30m`.
-    static func words(_ ms: Int) -> String {
+    public static func words(_ ms: Int) -> String {
         if ms % 1000 != 0 { return "\(ms)ms" }
         let s = ms / 1000
         return s < 60 || s % 60 != 0 ? "\(s)s" : "\(s / 60)m"
