@@ -144,6 +144,7 @@ enum DatabaseCommands {
             // the server knows for sure, so an unnamed one is left for the reader to fill in.
             let database = URLComponents(string: location.conninfo)?.path.trimmingCharacters(in: CharacterSet(charactersIn: "/")) ?? ""
             Output.line(PostgresRoles.databaseSQL(database: database.isEmpty ? "DATABASE" : database))
+            Output.line("-- PostgreSQL 16 and later, as a superuser: " + PostgresRoles.reservedConnectionsGrant + ";")
             return 0
         }
         let store = try Store(path: path, mode: .createIfMissing)

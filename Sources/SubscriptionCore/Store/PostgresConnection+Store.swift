@@ -256,7 +256,7 @@ extension PostgresConnection {
     /// when other logins hold every ordinary slot. Untested here (Debian 12 ships 15).
     private func grantReservedConnectionsToIntake() throws -> [String] {
         guard try (first("SELECT current_setting('server_version_num')::int") { $0.int(0) } ?? 0) >= 160_000 else { return [] }
-        let grant = "GRANT pg_use_reserved_connections TO subdesk_intake"
+        let grant = PostgresRoles.reservedConnectionsGrant
         do {
             try execute(grant)
             return []

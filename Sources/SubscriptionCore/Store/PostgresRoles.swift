@@ -125,6 +125,11 @@ public enum PostgresRoles {
     /// Read and support never may, but on `store_changes`, the writers' own lock.
     public static let tableLockers = verifiers
 
+    /// PostgreSQL 16 and later keep `reserved_connections` for the members of
+    /// pg_use_reserved_connections: intake is made one (by a superuser), so webhooks are
+    /// still answered while other logins hold every ordinary slot.
+    public static let reservedConnectionsGrant = "GRANT pg_use_reserved_connections TO subdesk_intake"
+
     /// What each role is for, in the README's words.
     public static let summaries: [String: String] = [
         "subdesk_read": "read everything (managers, reports); write nothing",
