@@ -490,7 +490,7 @@ enum Migrations {
         -- their reason's words gave.
         \(Migrations.refusalKinds(dialect: .sqlite))
         """),
-        (AuditGuards.version, AuditGuards.sqlite),
+        (AuditStamp.version, AuditStamp.sqlite),
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome

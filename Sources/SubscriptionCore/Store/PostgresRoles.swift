@@ -78,7 +78,7 @@ public enum PostgresRoles {
     ]
 
     /// The audit entries a role may write: each action, and the roles whose commands write
-    /// it. On PostgreSQL the audit log's trigger (`AuditGuards`, migration 23) refuses any
+    /// it. On PostgreSQL the audit log's trigger (`AuditStamp`, migration 23) refuses any
     /// other action from that role, and stamps the entry with the server's time, so a fact
     /// read from the audit log (the last sweep, failed revalidations) was written by a role
     /// that runs the command. The owner may write any. Intake and read write none.

@@ -54,14 +54,14 @@ enum PostgresSchema {
         REVOKE ALL ON FUNCTION subdesk_drop_empty_subscriber(BIGINT) FROM PUBLIC;
         """),
         (22, Migrations.refusalKinds(dialect: .postgres)),
-        (AuditGuards.version, AuditGuards.postgres),
+        (AuditStamp.version, AuditStamp.postgres),
     ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
 
     /// The triggers that keep the audit log append-only; `doctor` reports any that is
     /// missing or disabled.
     static let auditGuards = ["audit_log_no_update", "audit_log_no_delete", "audit_log_no_truncate", "audit_log_operator",
-                              AuditGuards.stamp]
+                              AuditStamp.stamp]
 
     /// Each audit trigger, the function it calls, and its `pg_trigger.tgtype` (bits: 1 for
     /// each row, 2 before, 4 insert, 8 delete, 16 update, 32 truncate): `doctor` checks all
@@ -71,7 +71,7 @@ enum PostgresSchema {
         ("audit_log_no_delete", "audit_log_append_only", 1 | 2 | 8),
         ("audit_log_no_truncate", "audit_log_append_only", 2 | 32),
         ("audit_log_operator", "audit_log_operator", 1 | 2 | 4),
-    ] + AuditGuards.triggers
+    ] + AuditStamp.triggers
 
     /// The bodies of the audit log's trigger functions, as `sql` creates them, so `doctor`
     /// can tell one replaced (CREATE OR REPLACE FUNCTION ... RETURN NEW) from the original.
@@ -92,7 +92,7 @@ enum PostgresSchema {
             END;
 
             """,
-        AuditGuards.stamp: AuditGuards.stampBody,
+        AuditStamp.stamp: AuditStamp.stampBody,
     ]
 
     /// Creates every table, index, function and trigger in the current schema (search_path). Runs in one transaction.

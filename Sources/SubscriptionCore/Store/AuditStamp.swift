@@ -18,7 +18,7 @@
 /// The function's body is generated from `PostgresRoles.auditActions`: a change to that
 /// table needs a later migration that replaces the function, or `doctor` reports the body
 /// as not subdesk's.
-enum AuditGuards {
+enum AuditStamp {
     static let version = 23
 
     /// The trigger (and its function) that stamps and checks each entry.
