@@ -590,6 +590,7 @@ enum Migrations {
         -- their reason's words gave.
         \(Migrations.refusalKinds(dialect: d))
         """ },
+        Migration(AuditStamp.version, "audit entries dated by the server, each role's actions checked", postgres: AuditStamp.postgres),
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome

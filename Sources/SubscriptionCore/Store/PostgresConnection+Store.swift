@@ -186,6 +186,18 @@ extension PostgresConnection {
                 SELECT b.pid, 'a lock writer pid ' || w.pid || ' waits for' AS what
                 FROM pg_locks w JOIN store t ON t.oid = w.relation CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS b(pid), here
                 WHERE NOT w.granted AND w.locktype = 'relation' AND w.database = here.oid
+                UNION
+                -- A row of the store another transaction changed and keeps (the change counter's,
+                -- updated and left uncommitted): a writer waits for that transaction to end.
+                SELECT b.pid, 'a row writer pid ' || w.pid || ' waits for' AS what
+                FROM pg_locks w JOIN pg_locks mine ON mine.pid = w.pid AND mine.granted AND mine.locktype = 'relation'
+                JOIN store t ON t.oid = mine.relation CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS b(pid), here
+                WHERE NOT w.granted AND w.locktype IN ('transactionid', 'tuple') AND mine.database = here.oid
+                UNION
+                -- A session left idle in its transaction while holding the writers' lock.
+                SELECT l.pid, 'the writers'' lock (store_changes), idle in its transaction' AS what
+                FROM pg_locks l JOIN store t ON t.oid = l.relation JOIN pg_stat_activity a ON a.pid = l.pid, here
+                WHERE t.relname = 'store_changes' AND l.granted AND l.database = here.oid AND a.state LIKE 'idle in transaction%'
             )
             SELECT h.pid, COALESCE(a.usename::text, '?'), COALESCE(a.application_name, ''),
                    to_char(a.xact_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),
@@ -230,7 +242,9 @@ extension PostgresConnection {
     }
 
     /// Creates the database roles and grants their rights on this store's schema (`PostgresRoles`).
-    func installRoles() throws {
+    /// On PostgreSQL 16 and later also lets subdesk_intake use the reserved connections,
+    /// which only a superuser may grant: a note says so when this user may not.
+    func installRoles() throws -> [String] {
         let schema = try first("SELECT current_schema()") { $0.string(0) } ?? "public"
         // Creating a role needs CREATEROLE (or a superuser); the server's own refusal names
         // only the privilege, so say who lacks it and what to do before trying.
@@ -238,15 +252,7 @@ extension PostgresConnection {
             SELECT r FROM unnest(ARRAY['\(PostgresRoles.all.joined(separator: "', '"))']) AS r
             WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) ORDER BY r
             """) { $0.string(0) }
-        if !missing.isEmpty, let (user, may) = try first("SELECT rolname, rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user", [], {
-            ($0.string(0), $0.bool(1))
-        }), !may {
-            throw StoreError(operation: "create the roles \(missing.joined(separator: ", "))", message: """
-                \(user) may not create roles (it has no CREATEROLE): give it CREATEROLE (as a superuser: \
-                ALTER ROLE \(user) CREATEROLE; or create it with createuser --createrole \(user)), \
-                or run `subdesk db init --roles` as a superuser
-                """, code: 0)
-        }
+        if !missing.isEmpty { try requireCreateRole(doing: "create the roles \(missing.joined(separator: ", "))", command: "db init --roles") }
         try execute(PostgresRoles.sql(schema: schema))
         let database = try first("SELECT current_database()") { $0.string(0) } ?? "postgres"
         try execute(PostgresRoles.databaseSQL(database: database))
@@ -258,6 +264,102 @@ extension PostgresConnection {
                 run `subdesk db init --roles` as \(owner), or have \(owner) run the statements `db init --roles --print` shows
                 """, code: 0)
         }
+        return try grantReservedConnectionsToIntake()
+    }
+
+    /// PostgreSQL 16 and later keep `reserved_connections` for members of
+    /// pg_use_reserved_connections: intake is given them, so a webhook is still answered
+    /// when other logins hold every ordinary slot. Untested here (Debian 12 ships 15).
+    private func grantReservedConnectionsToIntake() throws -> [String] {
+        guard try (first("SELECT current_setting('server_version_num')::int") { $0.int(0) } ?? 0) >= 160_000 else { return [] }
+        let grant = PostgresRoles.reservedConnectionsGrant
+        do {
+            try execute(grant)
+            return []
+        } catch let e as StoreError where e.sqlState == "42501" {
+            return ["intake may not use the reserved connections (reserved_connections): only a superuser may grant it; "
+                    + "as a superuser run: \(grant);"]
+        }
+    }
+
+    /// Refuses, saying what to do, when this user may create and change roles neither as a
+    /// superuser nor with CREATEROLE.
+    private func requireCreateRole(doing what: String, command: String) throws {
+        if let (user, may) = try first("SELECT rolname, rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user", [], {
+            ($0.string(0), $0.bool(1))
+        }), !may {
+            throw StoreError(operation: what, message: """
+                \(user) may not create roles (it has no CREATEROLE): give it CREATEROLE (as a superuser: \
+                ALTER ROLE \(user) CREATEROLE; or create it with createuser --createrole \(user)), \
+                or run `subdesk \(command)` as a superuser
+                """, code: 0)
+        }
+    }
+
+    /// Creates or changes `login` in one transaction: LOGIN, its connection limit and
+    /// password (when given), membership of its subdesk role only, and its session settings.
+    /// Refuses a superuser, the user running it, and a role that cannot log in (a group).
+    func makeLogin(_ login: PostgresLogin, password: String?) throws -> Bool {
+        if let problem = PostgresLogin.problem(name: login.name) { throw StoreError(operation: "make the login \(login.name)", message: problem, code: 0) }
+        try requireCreateRole(doing: "make the login \(login.name)", command: "db login")
+        let operation = "make the login \(login.name)"
+        let missingRole = try first("SELECT NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = ?)", [login.role]) { $0.bool(0) } ?? true
+        if missingRole {
+            throw StoreError(operation: operation, message: "the role \(login.role) does not exist yet: run `subdesk db init --roles` first", code: 0)
+        }
+        let existing = try first("SELECT rolcanlogin, rolsuper, rolname = current_user FROM pg_roles WHERE rolname = ?", [login.name]) {
+            (canLogin: $0.bool(0), superuser: $0.bool(1), isMe: $0.bool(2))
+        }
+        if let existing {
+            if existing.isMe { throw StoreError(operation: operation, message: "\(login.name) is the user running this (the store's owner); name another login", code: 0) }
+            if existing.superuser { throw StoreError(operation: operation, message: "\(login.name) is a superuser; db login makes and changes only ordinary logins", code: 0) }
+            if !existing.canLogin {
+                throw StoreError(operation: operation, message: "\(login.name) is a role that cannot log in (a group); name a login user", code: 0)
+            }
+        }
+        let name = login.quotedName
+        var attributes = "LOGIN CONNECTION LIMIT \(login.connectionLimit ?? -1)"
+        if let password {
+            let verifier = try encryptedPassword(password, user: login.name)
+            attributes += " PASSWORD '" + verifier.replacingOccurrences(of: "'", with: "''") + "'"
+        }
+        var statements = ["BEGIN", existing == nil ? "CREATE ROLE \(name) \(attributes)" : "ALTER ROLE \(name) \(attributes)"]
+        statements.append("GRANT \(login.role) TO \(name)")
+        let others = try rows("""
+            SELECT r.rolname FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles u ON u.oid = m.member
+            WHERE u.rolname = ? AND r.rolname IN ('\(PostgresRoles.all.joined(separator: "', '"))') AND r.rolname <> ?
+            """, [login.name, login.role]) { $0.string(0) }
+        for other in others { statements.append("REVOKE \(other) FROM \(name)") }
+        for setting in login.settings { statements.append("ALTER ROLE \(name) SET \(setting.name) = \(setting.ms)") }
+        statements.append("COMMIT")
+        do {
+            try execute(statements.joined(separator: ";\n"))
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        return existing == nil
+    }
+
+    /// The server's slots and every login that is a member of a subdesk role, with its limit.
+    func connectionSlots() throws -> ConnectionSlots? {
+        let settings = try first("""
+            SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int,
+                   COALESCE(current_setting('reserved_connections', true), '0')::int,
+                   EXISTS (SELECT 1 FROM pg_roles i, pg_roles r WHERE i.rolname = 'subdesk_intake' AND r.rolname = 'pg_use_reserved_connections'
+                           AND pg_has_role(i.oid, r.oid, 'MEMBER'))
+            """) { ($0.int(0), $0.int(1), $0.int(2), $0.bool(3)) }
+        guard let settings else { return nil }
+        let logins = try rows("""
+            SELECT u.rolname, string_agg(g.rolname, ',' ORDER BY g.rolname), u.rolconnlimit, u.rolsuper
+            FROM pg_roles u JOIN pg_roles g ON g.rolname IN ('\(PostgresRoles.all.joined(separator: "', '"))') AND pg_has_role(u.oid, g.oid, 'MEMBER')
+            WHERE u.rolcanlogin GROUP BY u.rolname, u.rolconnlimit, u.rolsuper ORDER BY u.rolname
+            """) { row in
+            ConnectionSlots.Login(name: row.string(0), roles: row.string(1).split(separator: ",").map(String.init),
+                                  limit: row.int(2) < 0 ? nil : row.int(2), superuser: row.bool(3))
+        }
+        return ConnectionSlots(maxConnections: settings.0, superuserReserved: settings.1, reserved: settings.2,
+                               intakeUsesReserved: settings.3, logins: logins)
     }
 
     /// The subdesk roles the connection's user is a member of (none for the

@@ -39,10 +39,13 @@ extension Store {
         }.reversed()
     }
 
-    /// The newest audit entry of `action` (the last sweep, say), if any.
-    public func lastAudit(action: String) throws -> AuditEntry? {
-        try db.rows("""
-            SELECT id, at_ms, operator, action, target, reason, outcome, detail FROM audit_log WHERE action = ? ORDER BY id DESC LIMIT 1
+    /// The newest audit entry of `action` (the last sweep, say), if any; with `trusted`,
+    /// only one whose writer may write that action (`PostgresRoles.auditWriters`, or the
+    /// owner): what on-call reads as a fact.
+    public func lastAudit(action: String, trusted: Bool = false) throws -> AuditEntry? {
+        let writers = trusted ? " AND " + dialect.auditWrittenBy(PostgresRoles.auditWriters(of: action)) : ""
+        return try db.rows("""
+            SELECT id, at_ms, operator, action, target, reason, outcome, detail FROM audit_log WHERE action = ?\(writers) ORDER BY id DESC LIMIT 1
             """, [action]) { r in
             AuditEntry(id: r.int64(0), at: r.int64(1), operatorName: r.string(2), action: r.string(3),
                        target: r.optionalString(4), reason: r.optionalString(5), outcome: r.string(6), detail: r.optionalString(7))
