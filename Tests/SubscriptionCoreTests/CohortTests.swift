@@ -296,6 +296,9 @@ final class CohortTests: XCTestCase {
         }
         XCTAssertEqual(try revenue(), 9990)
         try store.db.execute("ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind")
+        if store.dialect == .postgres {
+            try store.db.execute("DROP TRIGGER \(AuditStamp.stamp) ON audit_log; DROP FUNCTION \(AuditStamp.stamp)()")
+        }
         try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 19" : "UPDATE schema_version SET version = 19")
         store = nil
         store = try Store(path: location)
@@ -303,6 +306,39 @@ final class CohortTests: XCTestCase {
         XCTAssertEqual(try store.pendingMetricsCount(), 1, "the migration queues every share")
         XCTAssertEqual(try store.catchUpMetrics(), 1)
         XCTAssertEqual(try revenue(), 0)
+    }
+
+    func testAStoreWrittenBeforeTheUpgradeRuleIsRepairedByMigrationTwentyFour() throws {
+        let dir = NSTemporaryDirectory() + "cohort-tests-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let location = Store.testLocation(file: dir + "/old.db")
+        store = try Store(path: location)
+        // As an earlier subdesk counted it: the upgrade's purchase refunded in part replaced nothing.
+        ReferenceBreak.active = .upgradeRefundedInPart
+        defer { ReferenceBreak.active = nil }
+        let refundedAt = d0 + 20 * day
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5410", 1, from: 0, to: 30))
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5420", 1, from: 0, to: 30))
+        let premium: [String: Any] = ["price": 14990]
+        try deliver("DID_CHANGE_RENEWAL_PREF", "UPGRADE",
+                    period("5410", 2, from: 10, to: 40, product: "app.premium.monthly", reason: "PURCHASE", extra: premium))
+        let refunded = period("5410", 2, from: 10, to: 40, product: "app.premium.monthly", reason: "PURCHASE",
+                              extra: premium.merging(["revocationDate": refundedAt, "revocationReason": 0,
+                                                      "revocationType": "REFUND_PRORATED", "revocationPercentage": 66667]) { $1 })
+        try deliver("REFUND", nil, refunded, signed: refundedAt)
+        ReferenceBreak.active = nil
+        func upgrades() throws -> Int {
+            sum(try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-07-31", timeZone: utc), .upgrades)
+        }
+        XCTAssertEqual(try upgrades(), 0)
+        try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 23" : "UPDATE schema_version SET version = 23")
+        store = nil
+        store = try Store(path: location)
+        XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
+        XCTAssertEqual(try store.pendingMetricsCount(), 1, "the migration queues the share of the one subscription with a refund")
+        XCTAssertEqual(try store.catchUpMetrics(), 1)
+        XCTAssertEqual(try upgrades(), 1)
     }
 
     func testALateNotificationAndABackfillRepairTheCohort() throws {
