@@ -299,6 +299,26 @@ final class PostgresRoleTests: XCTestCase {
         XCTAssertEqual(try owner.onCallReading(now: DateText.nowMillis()).revalidationFailuresLastDay, failuresBefore)
     }
 
+    /// An owner's SECURITY DEFINER function that writes the audit log runs as the owner
+    /// (current_user), but the entry is the caller's (session_user, its `operator`): it is
+    /// dated by the server and checked against the caller's roles.
+    func testAnOwnersSecurityDefinerFunctionDoesNotLetACallerWriteWhatItsRolesMayNot() throws {
+        try owner.executeForTesting("""
+            CREATE FUNCTION write_audit(a text, t bigint) RETURNS void LANGUAGE sql SECURITY DEFINER AS $$
+                INSERT INTO audit_log (at_ms, operator, action, outcome) VALUES (t, 'x', a, 'checked 9, failed 0') $$
+            """)
+        let (support, _) = try open(as: "subdesk_support")
+        try owner.executeForTesting("GRANT EXECUTE ON FUNCTION write_audit(text, bigint) TO subdesk_support")
+        assertRefused("a sweep entry by support through the owner's function") {
+            try support.executeForTesting("SELECT write_audit('sweep', 4102444800000)")
+        }
+        XCTAssertNil(try owner.lastAudit(action: "sweep"))
+        let before = DateText.nowMillis()
+        try support.executeForTesting("SELECT write_audit('\(ConsentWithdrawal.handledAction)', 4102444800000)")
+        let entry = try XCTUnwrap(try owner.lastAudit(action: ConsentWithdrawal.handledAction))
+        XCTAssertTrue((before - 1_000)...(DateText.nowMillis() + 1_000) ~= entry.at, "dated by the server, not 2100: \(entry.at)")
+    }
+
     /// Support places overrides and links users, but cannot rewrite what Apple's data derives.
     func testSupportCannotRewriteDerivedState() throws {
         let otid = try seed()

@@ -3,7 +3,7 @@
 /// On PostgreSQL a login of a subdesk role inserts its own audit rows, so whatever the
 /// client sends in them it could have made up. From this migration on the server decides
 /// what a client would otherwise: a `BEFORE INSERT` trigger stamps every entry written by
-/// anyone but the store's owner with the server's clock (`clock_timestamp()`, in
+/// any login but the store's owner (or a member of its role) with the server's clock (`clock_timestamp()`, in
 /// milliseconds) and an id from the log's own sequence, whatever the client sent, and
 /// refuses an action the inserting role may not write (`PostgresRoles.auditActions`, the
 /// README's table of audit actions). A `sweep` entry therefore comes only from an operator
@@ -28,18 +28,24 @@ enum AuditStamp {
     static var postgres: String {
         """
         CREATE FUNCTION \(stamp)() RETURNS trigger LANGUAGE plpgsql
-        SET search_path = pg_catalog, pg_temp AS $$\(stampBody)$$;
+        SET search_path = \(searchPath) AS $$\(stampBody)$$;
         CREATE TRIGGER \(stamp) BEFORE INSERT ON audit_log
             FOR EACH ROW EXECUTE FUNCTION \(stamp)();
         """
     }
 
-    /// Whether the inserting role (current_user: whose privileges let the insert through)
-    /// is a member of one of `roles`; false for a role that does not exist (the roles are
-    /// made by `db init --roles`, after the schema).
+    /// The search path the function runs with, as `SET search_path = ...` gives it; `doctor`
+    /// expects exactly this in its `proconfig`.
+    static let searchPath = "pg_catalog, pg_temp"
+
+    /// Whether the login that wrote the entry (session_user: the identity the audit log's
+    /// `operator` records, and the one the on-call metrics judge the row by) is a member of
+    /// one of `roles`; false for a role that does not exist (the roles are made by
+    /// `db init --roles`, after the schema). Not current_user: inside an owner's SECURITY
+    /// DEFINER function that is the owner, whoever called it.
     static func member(of roles: [String]) -> String {
         "EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname IN ('\(roles.joined(separator: "', '"))') "
-            + "AND pg_has_role(current_user, r.oid, 'MEMBER'))"
+            + "AND pg_has_role(session_user, r.oid, 'MEMBER'))"
     }
 
     /// The trigger function's body, as `doctor` expects to find it.
@@ -50,7 +56,7 @@ enum AuditStamp {
         return """
 
             BEGIN
-                IF pg_has_role(current_user, (SELECT c.relowner FROM pg_class c WHERE c.oid = TG_RELID), 'MEMBER') THEN
+                IF pg_has_role(session_user, (SELECT c.relowner FROM pg_class c WHERE c.oid = TG_RELID), 'MEMBER') THEN
                     RETURN NEW;
                 END IF;
                 NEW.at_ms := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
@@ -59,7 +65,7 @@ enum AuditStamp {
                     \(rules.joined(separator: "\n            OR "))
                 ) THEN
                     RAISE EXCEPTION USING ERRCODE = '42501',
-                        MESSAGE = format('permission denied: %s may not write audit entries of action %s', current_user, NEW.action),
+                        MESSAGE = format('permission denied: %s may not write audit entries of action %s', session_user, NEW.action),
                         HINT = 'each role writes only the actions of its commands (the README''s table of audit actions)';
                 END IF;
                 RETURN NEW;
