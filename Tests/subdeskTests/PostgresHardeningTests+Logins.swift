@@ -84,4 +84,24 @@ extension PostgresHardeningTests {
         let dropped = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
         XCTAssertTrue(dropped.stdout.contains("trigger audit_log_stamp is missing"), dropped.stdout)
     }
+
+    /// An audit function made SECURITY DEFINER, or given another search path, is no longer
+    /// subdesk's, though its body is: doctor names each.
+    func testDoctorNamesAnAuditFunctionMadeSecurityDefinerOrGivenOtherSettings() throws {
+        try requirePostgres()
+        _ = try engineQuery(location, "ALTER FUNCTION audit_log_stamp() SECURITY DEFINER")
+        let definer = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
+        XCTAssertEqual(definer.status, 1)
+        XCTAssertTrue(definer.stdout.contains("function audit_log_stamp() is SECURITY DEFINER"), definer.stdout)
+        _ = try engineQuery(location, "ALTER FUNCTION audit_log_stamp() SECURITY INVOKER")
+        _ = try engineQuery(location, "ALTER FUNCTION audit_log_stamp() SET search_path = x, pg_catalog")
+        _ = try engineQuery(location, "ALTER FUNCTION audit_log_operator() SET search_path = x, pg_catalog")
+        let configured = try run(["doctor", "--db", location] + ReliabilityTests.policyFlags)
+        XCTAssertEqual(configured.status, 1)
+        XCTAssertTrue(configured.stdout.contains("function audit_log_stamp() has settings search_path=x, pg_catalog, not subdesk's search_path=pg_catalog, pg_temp"),
+                      configured.stdout)
+        XCTAssertTrue(configured.stdout.contains("function audit_log_operator() has settings search_path=x, pg_catalog, not subdesk's none"),
+                      configured.stdout)
+        XCTAssertFalse(configured.stdout.contains("SECURITY DEFINER"), configured.stdout)
+    }
 }

@@ -40,4 +40,13 @@ enum AuditGuards {
             """,
         AuditStamp.stamp: AuditStamp.stampBody,
     ]
+
+    /// The settings (`pg_proc.proconfig`) each audit function carries as the migrations
+    /// create it; `doctor` reports any other (`ALTER FUNCTION ... SET search_path = x, ...`
+    /// would let another schema's table or operator stand in).
+    static let postgresFunctionConfig: [String: [String]] = [
+        "audit_log_append_only": [],
+        "audit_log_operator": [],
+        AuditStamp.stamp: ["search_path=\(AuditStamp.searchPath)"],
+    ]
 }

@@ -56,19 +56,21 @@ extension PostgresConnection {
     func auditGuardProblems() throws -> [String] {
         struct Found { var enabled: String; var type: Int; var unconditional: Bool; var allColumns: Bool
                        var function: String; var functionHere: Bool; var body: String; var functionOwner: String
-                       var tableOwner: String; var language: String }
+                       var tableOwner: String; var language: String; var securityDefiner: Bool; var config: [String] }
         var found: [String: Found] = [:]
         try scan("""
             SELECT t.tgname, t.tgenabled::text, t.tgtype::int, t.tgqual IS NULL, t.tgattr::text = '', p.proname::text,
                    pn.nspname = current_schema(), p.prosrc, pg_get_userbyid(p.proowner)::text, pg_get_userbyid(c.relowner)::text,
-                   l.lanname::text
+                   l.lanname::text, p.prosecdef, coalesce(array_to_string(p.proconfig, E'\\n'), '')
             FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_namespace pn ON pn.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
             WHERE c.relname = 'audit_log' AND n.nspname = current_schema() AND NOT t.tgisinternal
             """) { row in
             found[row.string(0)] = Found(enabled: row.string(1), type: row.int(2), unconditional: row.bool(3), allColumns: row.bool(4),
                                          function: row.string(5), functionHere: row.bool(6), body: row.string(7),
-                                         functionOwner: row.string(8), tableOwner: row.string(9), language: row.string(10))
+                                         functionOwner: row.string(8), tableOwner: row.string(9), language: row.string(10),
+                                         securityDefiner: row.bool(11),
+                                         config: row.string(12).split(separator: "\n").map(String.init))
             return true
         }
         func words(_ text: String) -> [Substring] { text.split(whereSeparator: { $0.isWhitespace }) }
@@ -95,6 +97,14 @@ extension PostgresConnection {
             let body = AuditGuards.postgresFunctionBodies[expected.function] ?? ""
             if t.language != "plpgsql" || words(t.body) != words(body) {
                 problems.append("function \(t.function)() is not subdesk's: its body was replaced (CREATE OR REPLACE FUNCTION)")
+            }
+            if t.securityDefiner {
+                problems.append("function \(t.function)() is SECURITY DEFINER (ALTER FUNCTION ... SECURITY INVOKER restores subdesk's)")
+            }
+            let config = AuditGuards.postgresFunctionConfig[expected.function] ?? []
+            if t.config != config {
+                let said = { (c: [String]) in c.isEmpty ? "none" : c.joined(separator: "; ") }
+                problems.append("function \(t.function)() has settings \(said(t.config)), not subdesk's \(said(config)) (ALTER FUNCTION ... SET)")
             }
             if t.functionOwner != t.tableOwner {
                 problems.append("function \(t.function)() belongs to \(t.functionOwner), not to the audit log's owner \(t.tableOwner)")
