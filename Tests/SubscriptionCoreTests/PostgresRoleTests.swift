@@ -289,7 +289,7 @@ final class PostgresRoleTests: XCTestCase {
         try owner.executeForTesting("ALTER TABLE audit_log DISABLE TRIGGER audit_log_stamp, DISABLE TRIGGER audit_log_operator")
         try owner.executeForTesting("""
             INSERT INTO audit_log (at_ms, operator, action, outcome) VALUES
-                (4102444800000, '\(supportUser)', 'sweep', 'checked 9, failed 0'),
+                (\(DateText.nowMillis()), '\(supportUser)', 'sweep', 'checked 9, failed 0'),
                 (\(DateText.nowMillis()), '\(supportUser)', 'revalidate', 'failed')
             """)
         try owner.executeForTesting("ALTER TABLE audit_log ENABLE TRIGGER audit_log_stamp, ENABLE TRIGGER audit_log_operator")

@@ -178,7 +178,7 @@ extension Store {
         r.gapsFoundLastDay = try db.first("SELECT count(*) FROM delivery_gaps WHERE found_ms >= ?", [now - 86_400_000]) { $0.int(0) } ?? 0
         // Facts from the audit log are read only from entries their writer may write
         // (OnCallMetric.Source.auditAction): on PostgreSQL the server checks each new one.
-        r.lastSweep = try lastAudit(action: "sweep", trusted: true)
+        r.lastSweep = try lastAudit(action: "sweep", trusted: true, now: now)
         r.revalidationFailuresLastDay = try db.first("""
             SELECT count(*) FROM audit_log WHERE action = 'revalidate' AND at_ms >= ? AND outcome = 'failed'
               AND \(dialect.auditWrittenBy(PostgresRoles.auditWriters(of: "revalidate")))
