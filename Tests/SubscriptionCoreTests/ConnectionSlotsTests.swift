@@ -1,8 +1,8 @@
 import XCTest
 @testable import SubscriptionCore
 
-/// doctor's rule on connection slots, as arithmetic: the read and support logins' limits
-/// together must leave the owner 2 and intake 3 of the slots no superuser keeps. The
+/// doctor's rule on connection slots, as arithmetic: the limits of every login but intake's
+/// (and a superuser's and the owner's) together must leave the owner 2 and intake 3 of the slots no superuser keeps. The
 /// PostgreSQL 16 path (intake may use reserved_connections) is checked here only: the
 /// server these tests start is 15.
 final class ConnectionSlotsTests: XCTestCase {
@@ -13,10 +13,10 @@ final class ConnectionSlotsTests: XCTestCase {
     func testReadAndSupportLimitsMustLeaveTheOwnerAndIntakeTheirSlots() {
         let people = [ConnectionSlots.Login(name: "mgr", roles: ["subdesk_read"], limit: 45, superuser: false),
                       ConnectionSlots.Login(name: "desk", roles: ["subdesk_support"], limit: 47, superuser: false)]
-        // Neither intake's nor an operator's logins, nor a superuser, count against the rule.
+        // Neither intake's logins, nor a superuser, nor the owner count against the rule.
         let others = [ConnectionSlots.Login(name: "hook", roles: ["subdesk_intake"], limit: nil, superuser: false),
-                      ConnectionSlots.Login(name: "ops", roles: ["subdesk_operator", "subdesk_support"], limit: nil, superuser: false),
-                      ConnectionSlots.Login(name: "dba", roles: PostgresRoles.all, limit: nil, superuser: true)]
+                      ConnectionSlots.Login(name: "dba", roles: PostgresRoles.all, limit: nil, superuser: true),
+                      ConnectionSlots.Login(name: "keeper", roles: PostgresRoles.all, limit: nil, superuser: false, owner: true)]
         let fits = slots(people + others)
         XCTAssertEqual(fits.ordinary, 97)
         XCTAssertEqual(fits.left, 5)
@@ -44,6 +44,20 @@ final class ConnectionSlotsTests: XCTestCase {
         let loose = slots(people + [ConnectionSlots.Login(name: "temp", roles: ["subdesk_read"], limit: nil, superuser: false)])
         XCTAssertEqual(loose.verdicts.map(\.level), ["warn", "ok"])
         XCTAssertTrue(loose.verdicts[0].detail.contains("without a connection limit: temp"), loose.verdicts[0].detail)
+    }
+
+    /// An operator's login takes slots as a reader's does, and so does one in several roles:
+    /// each is counted, and one without a limit is named.
+    func testOperatorLoginsAndOnesInSeveralRolesCountAndAreNamedWithoutALimit() {
+        let people = [ConnectionSlots.Login(name: "mgr", roles: ["subdesk_read"], limit: 45, superuser: false),
+                      ConnectionSlots.Login(name: "ops", roles: ["subdesk_operator"], limit: 47, superuser: false)]
+        let over = slots(people + [ConnectionSlots.Login(name: "both", roles: ["subdesk_operator", "subdesk_read"], limit: 3, superuser: false)])
+        XCTAssertEqual(over.verdicts.map(\.level), ["fail"])
+        XCTAssertTrue(over.verdicts[0].detail.contains("(mgr 45, ops 47, both 3) together take 95 of 97 slots"), over.verdicts[0].detail)
+        let loose = slots(people + [ConnectionSlots.Login(name: "both", roles: ["subdesk_operator", "subdesk_read"], limit: nil, superuser: false),
+                                    ConnectionSlots.Login(name: "runner", roles: ["subdesk_operator"], limit: nil, superuser: false)])
+        XCTAssertEqual(loose.verdicts.map(\.level), ["warn", "ok"])
+        XCTAssertTrue(loose.verdicts[0].detail.contains("without a connection limit: both, runner"), loose.verdicts[0].detail)
     }
 
     /// The README's table of each role's login defaults is `PostgresLogin.defaults`.

@@ -70,7 +70,7 @@ final class PostgresLoginTests: SubdeskTestCase {
         XCTAssertTrue(ingested.stdout.hasPrefix("Status: 200 OK"), ingested.stdout + ingested.stderr)
         let doctor = try doctorLines("connections")
         XCTAssertTrue(doctor.all.contains("OK    store "), doctor.all)
-        XCTAssertEqual(doctor.lines, ["OK    connections   max_connections 12, 3 reserved for superusers: read and support logins may hold 4 "
+        XCTAssertEqual(doctor.lines, ["OK    connections   max_connections 12, 3 reserved for superusers: read, support and operator logins may hold 4 "
                                       + "(reader1 4), leaving 5 for intake and the owner (5 needed)"], doctor.all)
         held.forEach { $0.close() }
     }
@@ -85,8 +85,8 @@ final class PostgresLoginTests: SubdeskTestCase {
         let doctor = try doctorLines("connections")
         XCTAssertEqual(doctor.status, 1, doctor.all)
         XCTAssertEqual(doctor.lines.count, 2, doctor.all)
-        XCTAssertTrue(doctor.lines[0].hasPrefix("WARN  connections   read or support logins without a connection limit: loose:"), doctor.all)
-        XCTAssertTrue(doctor.lines[1].hasPrefix("FAIL  connections   the read and support logins' limits (helpdesk 4, reader1 4) together take 8 "
+        XCTAssertTrue(doctor.lines[0].hasPrefix("WARN  connections   logins other than intake's without a connection limit: loose:"), doctor.all)
+        XCTAssertTrue(doctor.lines[1].hasPrefix("FAIL  connections   the read, support and operator logins' limits (helpdesk 4, reader1 4) together take 8 "
                                                 + "of 9 slots (max_connections 12, 3 reserved for superusers), leaving 1: fewer than the 5 "
                                                 + "intake and the owner need"), doctor.all)
         // Lowered, as doctor says, they fit again.

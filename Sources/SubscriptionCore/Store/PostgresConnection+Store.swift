@@ -361,12 +361,13 @@ extension PostgresConnection {
             """) { ($0.int(0), $0.int(1), $0.int(2), $0.bool(3)) }
         guard let settings else { return nil }
         let logins = try rows("""
-            SELECT u.rolname, string_agg(g.rolname, ',' ORDER BY g.rolname), u.rolconnlimit, u.rolsuper
+            SELECT u.rolname, string_agg(g.rolname, ',' ORDER BY g.rolname), u.rolconnlimit, u.rolsuper,
+                   pg_has_role(u.oid, (SELECT c.relowner FROM pg_class c WHERE c.oid = 'audit_log'::regclass), 'MEMBER')
             FROM pg_roles u JOIN pg_roles g ON g.rolname IN ('\(PostgresRoles.all.joined(separator: "', '"))') AND pg_has_role(u.oid, g.oid, 'MEMBER')
-            WHERE u.rolcanlogin GROUP BY u.rolname, u.rolconnlimit, u.rolsuper ORDER BY u.rolname
+            WHERE u.rolcanlogin GROUP BY u.oid, u.rolname, u.rolconnlimit, u.rolsuper ORDER BY u.rolname
             """) { row in
             ConnectionSlots.Login(name: row.string(0), roles: row.string(1).split(separator: ",").map(String.init),
-                                  limit: row.int(2) < 0 ? nil : row.int(2), superuser: row.bool(3))
+                                  limit: row.int(2) < 0 ? nil : row.int(2), superuser: row.bool(3), owner: row.bool(4))
         }
         return ConnectionSlots(maxConnections: settings.0, superuserReserved: settings.1, reserved: settings.2,
                                intakeUsesReserved: settings.3, logins: logins)

@@ -112,19 +112,21 @@ public struct ConnectionSlots: Sendable, Equatable {
         /// Its connection limit; nil for none.
         public var limit: Int?
         public var superuser: Bool
+        /// The store's owner (it owns the audit log, or is a member of the role that does).
+        public var owner: Bool
 
-        public init(name: String, roles: [String], limit: Int?, superuser: Bool) {
+        public init(name: String, roles: [String], limit: Int?, superuser: Bool, owner: Bool = false) {
             self.name = name
             self.roles = roles
             self.limit = limit
             self.superuser = superuser
+            self.owner = owner
         }
 
-        /// A read or support login (one that does not also take intake's or an operator's part).
-        var isPerson: Bool {
-            !superuser && roles.contains { $0 == "subdesk_read" || $0 == "subdesk_support" }
-                && !roles.contains { $0 == "subdesk_intake" || $0 == "subdesk_operator" }
-        }
+        /// Whether its connections count against the ordinary slots: every login but a
+        /// superuser, the owner and intake's (whose slots the rule keeps free), whatever
+        /// else it is a member of.
+        var isCounted: Bool { !superuser && !owner && !roles.contains("subdesk_intake") }
     }
 
     public var maxConnections: Int
@@ -145,40 +147,41 @@ public struct ConnectionSlots: Sendable, Equatable {
     }
 
     /// The slots the owner needs (doctor, and a migration or `db` command beside it) and
-    /// the fewest intake needs to keep answering; the rule doctor checks is that the read
-    /// and support logins' limits together leave at least both of the ordinary slots.
+    /// the fewest intake needs to keep answering; the rule doctor checks is that the limits
+    /// of every login but intake's (read, support, operator) together leave at least both
+    /// of the ordinary slots.
     public static let ownerSlots = 2
     public static let intakeSlots = 3
 
     /// The slots a login that is no superuser may take.
     public var ordinary: Int { maxConnections - superuserReserved - reserved }
-    public var people: [Login] { logins.filter(\.isPerson) }
-    public var unlimitedPeople: [Login] { people.filter { $0.limit == nil } }
-    /// What read and support logins may hold together, counting those with a limit.
-    public var peopleMayHold: Int { people.compactMap(\.limit).reduce(0, +) }
+    public var counted: [Login] { logins.filter(\.isCounted) }
+    public var unlimited: [Login] { counted.filter { $0.limit == nil } }
+    /// What the counted logins may hold together, counting those with a limit.
+    public var countedMayHold: Int { counted.compactMap(\.limit).reduce(0, +) }
     /// What the ordinary slots must keep from them: the owner's and intake's, less what
     /// intake may take of the reserved connections.
     public var needed: Int {
         Self.ownerSlots + Self.intakeSlots - (intakeUsesReserved ? min(reserved, Self.intakeSlots) : 0)
     }
-    public var left: Int { ordinary - peopleMayHold }
+    public var left: Int { ordinary - countedMayHold }
 
     /// Doctor's verdicts: (level, detail).
     public var verdicts: [(level: String, detail: String)] {
         var out: [(String, String)] = []
-        let limited = people.filter { $0.limit != nil }.map { "\($0.name) \($0.limit!)" }
+        let limited = counted.filter { $0.limit != nil }.map { "\($0.name) \($0.limit!)" }
         let reservedText = "max_connections \(maxConnections), \(superuserReserved) reserved for superusers"
             + (reserved > 0 ? ", \(reserved) reserved_connections" + (intakeUsesReserved ? " (intake may use them)" : "") : "")
-        if !unlimitedPeople.isEmpty {
-            out.append(("warn", "read or support logins without a connection limit: \(unlimitedPeople.map(\.name).joined(separator: ", ")): "
+        if !unlimited.isEmpty {
+            out.append(("warn", "logins other than intake's without a connection limit: \(unlimited.map(\.name).joined(separator: ", ")): "
                         + "their sessions can take every slot and keep intake out (subdesk db login NAME --role ROLE sets one)"))
         }
         if left < needed {
-            out.append(("fail", "the read and support logins' limits (\(limited.joined(separator: ", "))) together take \(peopleMayHold) "
+            out.append(("fail", "the read, support and operator logins' limits (\(limited.joined(separator: ", "))) together take \(countedMayHold) "
                         + "of \(ordinary) slots (\(reservedText)), leaving \(max(0, left)): fewer than the \(needed) intake and the owner need; "
                         + "lower their limits (subdesk db login NAME --role ROLE --connection-limit N) or raise max_connections"))
         } else {
-            out.append(("ok", "\(reservedText): read and support logins may hold \(peopleMayHold)"
+            out.append(("ok", "\(reservedText): read, support and operator logins may hold \(countedMayHold)"
                         + (limited.isEmpty ? "" : " (\(limited.joined(separator: ", ")))")
                         + ", leaving \(left) for intake and the owner (\(needed) needed)"))
         }
