@@ -145,6 +145,22 @@ final class PostgresLoginTests: SubdeskTestCase {
             XCTAssertTrue(r.stderr.contains(words), "\(name): \(r.stderr)")
         }
         XCTAssertEqual(try cluster.superuser("SELECT rolconnlimit FROM pg_roles WHERE rolname IN ('admin2', 'team', 'subdesk') ORDER BY 1"), "-1\n-1\n-1")
+        // Nor, run by a superuser, the store's owner or a member of its role; nor a login
+        // with a privilege or a membership that is not subdesk's: each said, nothing changed.
+        try cluster.superuser("CREATE ROLE deputy LOGIN IN ROLE subdesk")
+        try cluster.superuser("CREATE ROLE maker LOGIN CREATEDB BYPASSRLS")
+        try cluster.superuser("CREATE ROLE watcher LOGIN IN ROLE pg_read_all_data")
+        for (name, words) in [("subdesk", "subdesk owns the store"), ("deputy", "deputy is a member of subdesk, the store's owner"),
+                              ("maker", "maker has CREATEDB, BYPASSRLS"), ("watcher", "watcher is a member of pg_read_all_data")] {
+            let r = try run(["db", "login", name, "--role", "read", "--db", cluster.uri("postgres", "subdesk")])
+            XCTAssertEqual(r.status, 1, r.stderr)
+            XCTAssertTrue(r.stderr.contains(words), "\(name): \(r.stderr)")
+        }
+        XCTAssertEqual(try cluster.superuser("""
+            SELECT string_agg(u.rolname || ' ' || u.rolconnlimit || ' ' || (SELECT count(*) FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid
+                WHERE m.member = u.oid AND g.rolname LIKE 'subdesk\\_%'), ',' ORDER BY u.rolname)
+            FROM pg_roles u WHERE u.rolname IN ('subdesk', 'deputy', 'maker', 'watcher')
+            """), "deputy -1 0,maker -1 0,subdesk -1 0,watcher -1 0")
         // An owner that may not create roles is told so, and what to do.
         try cluster.superuser("CREATE ROLE plain LOGIN IN ROLE subdesk_read")
         let plain = try run(["db", "login", "carol", "--role", "read", "--db", cluster.uri("plain", "subdesk")])

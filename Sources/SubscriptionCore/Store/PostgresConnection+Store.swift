@@ -308,7 +308,10 @@ extension PostgresConnection {
 
     /// Creates or changes `login` in one transaction: LOGIN, its connection limit and
     /// password (when given), membership of its subdesk role only, and its session settings.
-    /// Refuses a superuser, the user running it, and a role that cannot log in (a group).
+    /// Refuses a superuser, the user running it, the store's owner or a member of its role, a
+    /// role that cannot log in (a group), one with CREATEROLE, CREATEDB, BYPASSRLS or
+    /// REPLICATION, and one that is a member of a role not subdesk's: changing any of those
+    /// would give a privileged role a subdesk role's bounds, or a subdesk role more.
     func makeLogin(_ login: PostgresLogin, password: String?) throws -> Bool {
         if let problem = PostgresLogin.problem(name: login.name) { throw StoreError(operation: "make the login \(login.name)", message: problem, code: 0) }
         try requireCreateRole(doing: "make the login \(login.name)", command: "db login")
@@ -317,14 +320,36 @@ extension PostgresConnection {
         if missingRole {
             throw StoreError(operation: operation, message: "the role \(login.role) does not exist yet: run `subdesk db init --roles` first", code: 0)
         }
-        let existing = try first("SELECT rolcanlogin, rolsuper, rolname = current_user FROM pg_roles WHERE rolname = ?", [login.name]) {
-            (canLogin: $0.bool(0), superuser: $0.bool(1), isMe: $0.bool(2))
+        let existing = try first("""
+            SELECT r.rolcanlogin, r.rolsuper, r.rolname = current_user,
+                   pg_has_role(r.oid, o.oid, 'MEMBER'), o.rolname::text,
+                   concat_ws(', ', CASE WHEN r.rolcreaterole THEN 'CREATEROLE' END, CASE WHEN r.rolcreatedb THEN 'CREATEDB' END,
+                             CASE WHEN r.rolbypassrls THEN 'BYPASSRLS' END, CASE WHEN r.rolreplication THEN 'REPLICATION' END),
+                   coalesce((SELECT string_agg(g.rolname, ', ' ORDER BY g.rolname) FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid
+                             WHERE m.member = r.oid AND g.rolname NOT IN ('\(PostgresRoles.all.joined(separator: "', '"))')), '')
+            FROM pg_roles r, pg_roles o
+            WHERE r.rolname = ? AND o.oid = (SELECT c.relowner FROM pg_class c WHERE c.oid = 'audit_log'::regclass)
+            """, [login.name]) {
+            (canLogin: $0.bool(0), superuser: $0.bool(1), isMe: $0.bool(2), inOwner: $0.bool(3), owner: $0.string(4),
+             attributes: $0.string(5), otherRoles: $0.string(6))
         }
         if let existing {
-            if existing.isMe { throw StoreError(operation: operation, message: "\(login.name) is the user running this (the store's owner); name another login", code: 0) }
-            if existing.superuser { throw StoreError(operation: operation, message: "\(login.name) is a superuser; db login makes and changes only ordinary logins", code: 0) }
-            if !existing.canLogin {
-                throw StoreError(operation: operation, message: "\(login.name) is a role that cannot log in (a group); name a login user", code: 0)
+            func refuse(_ message: String) -> StoreError { StoreError(operation: operation, message: message, code: 0) }
+            if existing.isMe { throw refuse("\(login.name) is the user running this (the store's owner); name another login") }
+            if existing.superuser { throw refuse("\(login.name) is a superuser; db login makes and changes only ordinary logins") }
+            if existing.inOwner {
+                throw refuse(login.name == existing.owner
+                    ? "\(login.name) owns the store (its audit_log); name another login"
+                    : "\(login.name) is a member of \(existing.owner), the store's owner; name another login")
+            }
+            if !existing.canLogin { throw refuse("\(login.name) is a role that cannot log in (a group); name a login user") }
+            if !existing.attributes.isEmpty {
+                throw refuse("\(login.name) has \(existing.attributes); db login changes only ordinary logins: name another login, "
+                             + "or take that away yourself first (ALTER ROLE ... NO\(existing.attributes.split(separator: ",")[0]))")
+            }
+            if !existing.otherRoles.isEmpty {
+                throw refuse("\(login.name) is a member of \(existing.otherRoles), which is not subdesk's; db login changes only logins "
+                             + "of subdesk's roles: name another login, or take that away yourself first (REVOKE ... FROM \(login.name))")
             }
         }
         let name = login.quotedName
