@@ -99,6 +99,8 @@ final class SeveralAppsTests: XCTestCase {
             ("[key k]\nkey_id = K\n[app a]\nbundle_id = com.a\n", "c:1: [key k] lacks issuer_id, key_file"),
             ("[app a]\nbundle_id = com.a\nenvironment = Sandbox\nenvironment = Production\n", "c:4: environment given twice in [app a] (first at line 3)"),
             ("[app a]\nbundle_id = com.a\n[app b]\nbundle_id = com.b\nallow_v1 = yes\n\nallow_v1 = no\n", "c:7: allow_v1 given twice in [app b] (first at line 5)"),
+            ("[app com.b]\nbundle_id = com.a\n[app b]\nbundle_id = com.b\n", "c:1: [app com.b]'s name is [app b]'s bundle id: it would name both apps"),
+            ("[app a]\nbundle_id = com.a\napp_apple_id = 12\n[app 12]\nbundle_id = com.b\n", "c:4: [app 12]'s name is [app a]'s Apple ID"),
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try Configuration(text: text, source: "c"), text) { error in

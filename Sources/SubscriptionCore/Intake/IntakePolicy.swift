@@ -51,7 +51,6 @@ public struct IntakePolicy: Sendable, Equatable {
 
         var label: String { ConfiguredApps.label(name: name, bundleId: bundleId) }
 
-        func isNamed(_ text: String) -> Bool { text == name || text == bundleId || Int64(text).map { $0 == appAppleId } == true }
     }
 
     /// Whether some app accepts version 1 bodies.
@@ -91,7 +90,7 @@ public struct IntakePolicy: Sendable, Equatable {
                           ?? "bundleId missing")
         }
         if let postedFor {
-            guard let named = rules.first(where: { $0.isNamed(postedFor) }) else {
+            guard let named = ConfiguredApps.named(postedFor, in: rules, name: \.name, bundleId: \.bundleId, appAppleId: \.appAppleId) else {
                 throw Refusal(.policy, field: "?app", fault: "\(Self.quotedApp(postedFor)) names no configured app "
                               + "(apps: \(rules.map(\.label).joined(separator: ", ")))")
             }
