@@ -503,7 +503,7 @@ public struct MetricContributions: Equatable, Sendable {
     /// calendar months for a duration of months, else the previous period's own length).
     /// A recovery after grace moves the renewal date, so it is neither.
     static func recoveredWithinGrace(_ t: TransactionRecord, after previous: TransactionRecord, graceExpires: Millis?) -> Bool {
-        guard ReferenceBreak.active != .graceRecovery, t.transactionReason != "PURCHASE",
+        guard ReferenceBreak.active != .graceRecovery, !t.isPurchaseByCustomer,
               let kept = previous.expiresDate, let expires = t.expiresDate, t.purchaseDate > kept else { return false }
         if let grace = graceExpires, grace > kept, grace <= kept + 60 * 86_400_000 { return t.purchaseDate < grace }
         let length = kept - previous.purchaseDate
