@@ -64,7 +64,7 @@ enum DatabaseCommands {
             .flag("print", "init: print the SQL instead of running it"),
             .value("role", "ROLE", "login: read, support, operator or intake"),
             .value("connection-limit", "N", "login: the most connections it may hold at once (1 to \(PostgresLogin.maxConnectionLimit))"),
-            .value("password-file", "FILE", "login: its password, read from FILE (never on the command line)"),
+            .value("password-file", "FILE", "login: its password, FILE's one line as written (only a final newline is dropped; never on the command line)"),
             .value("statement-timeout", "DURATION", "login: the longest a statement may run (90s, 5m; at most 1d)"),
             .value("lock-timeout", "DURATION", "login: the longest a statement waits for a lock"),
             .value("idle-timeout", "DURATION", "login: the longest a transaction may sit idle, holding its locks"),
@@ -186,9 +186,9 @@ enum DatabaseCommands {
         }
         var password: String?
         if let file = context.arguments.value("password-file") {
-            password = try SecretFile.readText(file, what: "password", warn: Output.warn)
+            password = try SecretFile.readLine(file, what: "password", warn: Output.warn)
             guard let text = password, !text.isEmpty, !text.contains("\0"), !text.contains("\n"), text.utf8.count <= 1024 else {
-                throw UsageError("--password-file \(file): a password is one line of 1 to 1024 bytes")
+                throw UsageError("--password-file \(file): a password is one line of 1 to 1024 bytes (only its final newline is dropped)")
             }
         }
         let path = context.databasePath

@@ -136,6 +136,14 @@ final class PostgresLoginTests: SubdeskTestCase {
             XCTAssertEqual(r.status, 2, "\(arguments): \(r.stderr)")
             XCTAssertTrue(r.stderr.contains(words), "\(arguments): \(r.stderr)")
         }
+        // A password file is taken as written, less its final newline: a second line (a blank
+        // one here) is refused, not trimmed away silently.
+        let twoLines = dir + "/two-lines"
+        try "pw\n\n".write(toFile: twoLines, atomically: true, encoding: .utf8)
+        chmod(twoLines, 0o600)
+        let refused = try login(["bob", "--role", "read", "--password-file", twoLines])
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("a password is one line of 1 to 1024 bytes (only its final newline is dropped)"), refused.stderr)
         // What is no ordinary login is not changed: the owner running it, a superuser, a group.
         try cluster.superuser("CREATE ROLE admin2 SUPERUSER LOGIN")
         try cluster.superuser("CREATE ROLE team NOLOGIN")
