@@ -20,9 +20,9 @@ enum DatabaseCommands {
         source as copied), and any difference fails the command.
         """,
         options: [
-            .value("from", "STORE", "the store to copy"),
-            .value("to", "STORE", "the store to copy into: missing or empty"),
-            .flag("quiet", "no progress on stderr"),
+            .value(.from, "STORE", "the store to copy"),
+            .value(.to, "STORE", "the store to copy into: missing or empty"),
+            .flag(.quiet, "no progress on stderr"),
         ],
         action: StoreAction(words: "write the target store", privilege: .insert, table: "notifications"),
         run: migrate)
@@ -42,15 +42,15 @@ enum DatabaseCommands {
         again after an upgrade.
         """,
         options: [
-            .flag("roles", "also create the group roles and grant their rights (PostgreSQL)"),
-            .flag("print", "print the SQL instead of running it"),
+            .flag(.roles, "also create the group roles and grant their rights (PostgreSQL)"),
+            .flag(.print, "print the SQL instead of running it"),
         ],
         action: StoreAction(words: "set up the store and its roles", privilege: .insert, table: "schema_version"),
         run: db)
 
     static func migrate(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty,
-              let from = context.arguments.value("from"), let to = context.arguments.value("to") else {
+              let from = context.arguments.value(.from), let to = context.arguments.value(.to) else {
             throw UsageError("migrate needs --from STORE and --to STORE (see subdesk migrate --help)")
         }
         guard from != to else { throw UsageError("--from and --to name the same store") }
@@ -66,7 +66,7 @@ enum DatabaseCommands {
             throw UsageError("\(target.path) already holds data; copying \(source.path) into it would mix two stores. "
                              + "Name an empty store (a new file, or a new ?schema=NAME)")
         }
-        let json = context.arguments.has("json")
+        let json = context.arguments.has(.json)
         let started = Date()
         var copied: [String: Int] = [:]
         // The source's digest is taken from the state that was copied, so writes that reach
@@ -74,7 +74,7 @@ enum DatabaseCommands {
         let sourceDigest = try source.snapshot {
             try target.copyAll(from: source) { p in
                 if p.tableDone { copied[p.table] = p.rows }
-                if !json && !context.arguments.has("quiet") && (p.tableDone ? p.rows > 0 : true) {
+                if !json && !context.arguments.has(.quiet) && (p.tableDone ? p.rows > 0 : true) {
                     Output.progress("\(p.table): \(p.rows) row\(p.rows == 1 ? "" : "s")" + (p.tableDone ? " copied" : "…"))
                 }
             }
@@ -104,10 +104,10 @@ enum DatabaseCommands {
         }
         let path = context.databasePath
         if let problem = PostgresLocation.keywordStringProblem(path) { throw UsageError(problem) }
-        if context.arguments.has("roles") && !PostgresLocation.isPostgres(path) {
+        if context.arguments.has(.roles) && !PostgresLocation.isPostgres(path) {
             throw UsageError("--roles is for a PostgreSQL store (--db postgres://...); a SQLite store's access is its file's mode")
         }
-        if context.arguments.has("print") {
+        if context.arguments.has(.print) {
             let location = try PostgresLocation(path)
             Output.line(PostgresRoles.sql(schema: location.schema ?? "public"))
             // The database the URI names; libpq's default is the user's name, which only
@@ -119,7 +119,7 @@ enum DatabaseCommands {
         let store = try Store(path: path, mode: .createIfMissing)
         Output.line(store.wasCreated ? "created an empty store at \(store.path)"
                     : "a store already exists at \(store.path) (schema \(store.schemaVersion)); left as it is")
-        if context.arguments.has("roles") {
+        if context.arguments.has(.roles) {
             try store.installRoles()
             Output.line("roles \(PostgresRoles.all.joined(separator: ", ")) have their rights on this store")
         }

@@ -14,7 +14,7 @@ enum PingCommand {
         Needs the App Store Server API key settings, like backfill.
         """,
         options: [
-            .value("wait", "SECONDS", "how long to wait for the TEST notification (default 30)"),
+            .value(.wait, "SECONDS", "how long to wait for the TEST notification (default 30)"),
             .quiet,
         ],
         groups: [.apple],
@@ -28,14 +28,14 @@ enum PingCommand {
         let revalidator = try context.makeRevalidator(maxConnections: 1)
         try ExtendCommand.requireKey(revalidator, ServerAPIAction.ping)
         var waitLimit: TimeInterval = 30
-        if let text = context.arguments.value("wait") {
+        if let text = context.arguments.value(.wait) {
             guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
                 throw UsageError("--wait must be a number of seconds between 0 and 600, got \(text)")
             }
             waitLimit = seconds
         }
         let environment = policy.environment ?? .production
-        if isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet") {
+        if isatty(STDERR_FILENO) == 1 && !context.arguments.has(.quiet) {
             Output.warn("asked Apple (\(environment)) for a TEST notification; waiting up to \(Int(waitLimit)) s for it to arrive")
         }
         let result: Ping.Result
