@@ -84,7 +84,7 @@ extension Store {
 }
 
 /// The columns of `transactions`, in the table's order, and what a transaction writes to each.
-enum TransactionColumn: Int32, StoreColumn {
+enum TransactionColumn: Int, StoreColumn {
     case transactionId, originalTransactionId, productId, subscriptionGroup, purchaseMs, originalPurchaseMs,
          expiresMs, revocationMs, revocationReason, isUpgraded, offerType, offerIdentifier, offerDiscountType,
          ownership, transactionReason, price, currency, environment, appAccountToken, signedMs,
@@ -125,7 +125,7 @@ enum TransactionColumn: Int32, StoreColumn {
 }
 
 /// The columns of `renewal_info`, in the table's order, and what renewal info writes to each.
-enum RenewalColumn: Int32, StoreColumn {
+enum RenewalColumn: Int, StoreColumn {
     case originalTransactionId, productId, autoRenewProductId, autoRenew, expirationIntent, billingRetry,
          graceExpiresMs, priceIncreaseStatus, offerType, offerIdentifier, renewalMs, renewalPrice, currency,
          environment, signedMs, notificationSignedMs, sourceUuid, payload

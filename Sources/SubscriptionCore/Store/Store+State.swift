@@ -54,7 +54,7 @@ extension Store {
         // last event, and leaves owner, product and token as they were).
         var changed = 0
         for (bit, column) in Store.indexedSubscriptionColumns.enumerated()
-            where !(values[Int(column.rawValue)]?.sqlValue ?? .null).isSame(as: stored.indexed[bit]) { changed |= 1 << bit }
+            where !(values[column.rawValue]?.sqlValue ?? .null).isSame(as: stored.indexed[bit]) { changed |= 1 << bit }
         let update: (sql: String, columns: [Int])
         if let known = subscriptionUpdates[changed] {
             update = known
@@ -92,7 +92,7 @@ extension Store {
         }
         let sql = "UPDATE \(table.name) SET " + columns.map { "\(table.name($0)) = ?" }.joined(separator: ", ")
             + " WHERE \(table.name(table.key)) = ?"
-        return (sql, columns.map { Int($0.rawValue) })
+        return (sql, columns.map(\.rawValue))
     }
 
     /// What a subscription row is read with: its state's columns, then its subscriber's.
@@ -140,7 +140,7 @@ extension Store {
 }
 
 /// The columns of `subscriptions`, in the table's order, and what a saved state writes to each.
-enum SubscriptionColumn: Int32, StoreColumn {
+enum SubscriptionColumn: Int, StoreColumn {
     case originalTransactionId, subscriberId, productId, status, entitled, expiresMs, purchaseMs, originalPurchaseMs,
          latestTransactionId, autoRenew, autoRenewProductId, pendingChangeKind, pendingChangeProductId,
          graceExpiresMs, billingRetry, expirationIntent, priceIncreaseStatus, offerType, offerIdentifier,

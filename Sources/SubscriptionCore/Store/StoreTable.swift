@@ -1,12 +1,14 @@
 import Foundation
 
 /// The columns of one table, each declared once as a case, in the table's order: the SQL
-/// name is the case's name in snake case (`expiresMs` is `expires_ms`), and `value(in:)`
+/// name is the case's name in snake case (`expiresMs` is `expires_ms`; the name comes from
+/// the `CodingKey` conformance the compiler writes, not from reflection, which costs a
+/// process that writes one row more than the row does), and `value(in:)`
 /// says what a record writes to it, a switch the compiler holds to every column. The
 /// INSERT or upsert text, its placeholders, the order values are bound in and where a
 /// SELECT finds each column all come from this (`StoreTable`), as GRDB's record
 /// protocols derive them from a record's columns.
-protocol StoreColumn: CaseIterable, RawRepresentable where RawValue == Int32, AllCases == [Self] {
+protocol StoreColumn: CodingKey, CaseIterable, RawRepresentable where RawValue == Int, AllCases == [Self] {
     /// What a row is written from.
     associatedtype Record
     /// This column's value in `record`, as it is bound.
@@ -31,16 +33,16 @@ struct StoreTable<Column: StoreColumn> {
         self.name = name
         self.key = key
         columns = Column.allCases
-        precondition(columns.enumerated().allSatisfy { $0.offset == Int($0.element.rawValue) }, "\(name): columns out of place")
-        names = columns.map { Self.snakeCase(String(describing: $0)) }
-        let keyName = names[Int(key.rawValue)]
+        precondition(columns.enumerated().allSatisfy { $0.offset == $0.element.rawValue }, "\(name): columns out of place")
+        names = columns.map { Self.snakeCase($0.stringValue) }
+        let keyName = names[key.rawValue]
         upsert = "INSERT INTO \(name) (\(names.joined(separator: ", ")))"
             + " VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ",")))"
             + " ON CONFLICT (\(keyName)) DO UPDATE SET "
             + names.filter { $0 != keyName }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
     }
 
-    func name(_ column: Column) -> String { names[Int(column.rawValue)] }
+    func name(_ column: Column) -> String { names[column.rawValue] }
 
     /// The values of `record`, in the order `upsert` binds them.
     func values(_ record: Column.Record) -> [SQLBindable?] {
@@ -50,7 +52,7 @@ struct StoreTable<Column: StoreColumn> {
     /// A SELECT list of `columns` (each name after `prefix`, such as `s.`), and where each lands.
     func selection(_ columns: [Column], prefix: String = "") -> StoreSelection<Column> {
         var positions = [Int32](repeating: -1, count: self.columns.count)
-        for (place, column) in columns.enumerated() { positions[Int(column.rawValue)] = Int32(place) }
+        for (place, column) in columns.enumerated() { positions[column.rawValue] = Int32(place) }
         return StoreSelection(list: columns.map { prefix + name($0) }.joined(separator: ", "), positions: positions)
     }
 
@@ -61,15 +63,16 @@ struct StoreTable<Column: StoreColumn> {
 
     /// `expiresMs` → `expires_ms`.
     static func snakeCase(_ name: String) -> String {
-        var result = ""
-        for character in name {
-            if character.isUppercase {
-                result += "_" + character.lowercased()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(name.utf8.count + 4)
+        for byte in name.utf8 {
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
+                bytes += [UInt8(ascii: "_"), byte - UInt8(ascii: "A") + UInt8(ascii: "a")]
             } else {
-                result.append(character)
+                bytes.append(byte)
             }
         }
-        return result
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
@@ -93,7 +96,7 @@ struct ColumnRow<Column: StoreColumn> {
     let positions: [Int32]
 
     func at(_ column: Column) -> Int32 {
-        let position = positions[Int(column.rawValue)]
+        let position = positions[column.rawValue]
         precondition(position >= 0, "\(column) is not selected")
         return position
     }
