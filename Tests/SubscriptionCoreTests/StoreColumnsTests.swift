@@ -58,4 +58,24 @@ final class StoreColumnsTests: XCTestCase {
         }
         XCTAssertEqual(try store.subscriptionCount(), 1)
     }
+
+    /// A save that leaves the indexed columns as they were names none of them in its UPDATE
+    /// (SQLite keeps up every index over a column the SET names, changed or not).
+    func testASaveNamesOnlyTheIndexedColumnsItChanges() throws {
+        let store = try Store.inMemory()
+        var saved = state(1)
+        func save() throws {
+            try store.write { try store.saveState(saved, appAccountToken: saved.appAccountToken, now: 9_000, metrics: MetricContributions()) }
+        }
+        try save()
+        saved.offerIdentifier = "another offer"
+        try save()
+        XCTAssertEqual(Array(store.subscriptionUpdates.keys), [0], "nothing indexed changed")
+        saved.expiresDate = 7_777
+        saved.pendingChange?.effectiveDate = 7_777
+        try save()
+        let expires = try XCTUnwrap(Store.indexedSubscriptionColumns.firstIndex(of: .expiresMs))
+        XCTAssertEqual(Set(store.subscriptionUpdates.keys), [0, 1 << expires], "the expiry alone")
+        XCTAssertEqual(try store.subscription(originalTransactionId: saved.originalTransactionId)?.state, saved)
+    }
 }
