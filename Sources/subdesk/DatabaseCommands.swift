@@ -21,9 +21,9 @@ enum DatabaseCommands {
         source as copied), and any difference fails the command.
         """,
         options: [
-            .value("from", "STORE", "the store to copy"),
-            .value("to", "STORE", "the store to copy into: missing or empty"),
-            .flag("quiet", "no progress on stderr"),
+            .value(.from, "STORE", "the store to copy"),
+            .value(.to, "STORE", "the store to copy into: missing or empty"),
+            .flag(.quiet, "no progress on stderr"),
         ],
         action: StoreAction(words: "write the target store", privilege: .insert, table: "notifications"),
         run: migrate)
@@ -60,14 +60,14 @@ enum DatabaseCommands {
         connection slots.
         """,
         options: [
-            .flag("roles", "init: also create the group roles and grant their rights (PostgreSQL)"),
-            .flag("print", "init: print the SQL instead of running it"),
-            .value("role", "ROLE", "login: read, support, operator or intake"),
-            .value("connection-limit", "N", "login: the most connections it may hold at once (1 to \(PostgresLogin.maxConnectionLimit))"),
-            .value("password-file", "FILE", "login: its password, FILE's one line as written (only a final newline is dropped; never on the command line)"),
-            .value("statement-timeout", "DURATION", "login: the longest a statement may run (90s, 5m; at most 1d)"),
-            .value("lock-timeout", "DURATION", "login: the longest a statement waits for a lock"),
-            .value("idle-timeout", "DURATION", "login: the longest a transaction may sit idle, holding its locks"),
+            .flag(.roles, "init: also create the group roles and grant their rights (PostgreSQL)"),
+            .flag(.print, "init: print the SQL instead of running it"),
+            .value(.role, "ROLE", "login: read, support, operator or intake"),
+            .value(.connectionLimit, "N", "login: the most connections it may hold at once (1 to \(PostgresLogin.maxConnectionLimit))"),
+            .value(.passwordFile, "FILE", "login: its password, FILE's one line as written (only a final newline is dropped; never on the command line)"),
+            .value(.statementTimeout, "DURATION", "login: the longest a statement may run (90s, 5m; at most 1d)"),
+            .value(.lockTimeout, "DURATION", "login: the longest a statement waits for a lock"),
+            .value(.idleTimeout, "DURATION", "login: the longest a transaction may sit idle, holding its locks"),
         ],
         action: StoreAction(words: "set up the store, its roles and logins", privilege: .insert, table: "schema_version"),
         argumentCompletion: .words(["init", "login"]),
@@ -75,7 +75,7 @@ enum DatabaseCommands {
 
     static func migrate(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty,
-              let from = context.arguments.value("from"), let to = context.arguments.value("to") else {
+              let from = context.arguments.value(.from), let to = context.arguments.value(.to) else {
             throw UsageError("migrate needs --from STORE and --to STORE (see subdesk migrate --help)")
         }
         guard from != to else { throw UsageError("--from and --to name the same store") }
@@ -91,7 +91,7 @@ enum DatabaseCommands {
             throw UsageError("\(target.path) already holds data; copying \(source.path) into it would mix two stores. "
                              + "Name an empty store (a new file, or a new ?schema=NAME)")
         }
-        let json = context.arguments.has("json")
+        let json = context.arguments.has(.json)
         let started = Date()
         var copied: [String: Int] = [:]
         // The source's digest is taken from the state that was copied, so writes that reach
@@ -99,7 +99,7 @@ enum DatabaseCommands {
         let sourceDigest = try source.snapshot {
             try target.copyAll(from: source) { p in
                 if p.tableDone { copied[p.table] = p.rows }
-                if !json && !context.arguments.has("quiet") && (p.tableDone ? p.rows > 0 : true) {
+                if !json && !context.arguments.has(.quiet) && (p.tableDone ? p.rows > 0 : true) {
                     Output.progress("\(p.table): \(p.rows) row\(p.rows == 1 ? "" : "s")" + (p.tableDone ? " copied" : "…"))
                 }
             }
@@ -128,16 +128,16 @@ enum DatabaseCommands {
         guard context.arguments.positionals.first == "init", context.arguments.positionals.count == 1 else {
             throw UsageError("usage: subdesk db init [--roles] [--print], or subdesk db login NAME --role ROLE (see subdesk db --help)")
         }
-        for option in ["role", "connection-limit", "password-file", "statement-timeout", "lock-timeout", "idle-timeout"]
+        for option: OptionName in [.role, .connectionLimit, .passwordFile, .statementTimeout, .lockTimeout, .idleTimeout]
         where context.arguments.value(option) != nil {
             throw UsageError("--\(option) is for db login")
         }
         let path = context.databasePath
         if let problem = PostgresLocation.keywordStringProblem(path) { throw UsageError(problem) }
-        if context.arguments.has("roles") && !PostgresLocation.isPostgres(path) {
+        if context.arguments.has(.roles) && !PostgresLocation.isPostgres(path) {
             throw UsageError("--roles is for a PostgreSQL store (--db postgres://...); a SQLite store's access is its file's mode")
         }
-        if context.arguments.has("print") {
+        if context.arguments.has(.print) {
             let location = try PostgresLocation(path)
             Output.line(PostgresRoles.sql(schema: location.schema ?? "public"))
             // The database the URI names; libpq's default is the user's name, which only
@@ -150,7 +150,7 @@ enum DatabaseCommands {
         let store = try Store(path: path, mode: .createIfMissing)
         Output.line(store.wasCreated ? "created an empty store at \(store.path)"
                     : "a store already exists at \(store.path) (schema \(store.schemaVersion)); left as it is")
-        if context.arguments.has("roles") {
+        if context.arguments.has(.roles) {
             let notes = try store.installRoles()
             Output.line("roles \(PostgresRoles.all.joined(separator: ", ")) have their rights on this store")
             for note in notes { Output.warn(note) }
@@ -164,29 +164,29 @@ enum DatabaseCommands {
         guard positionals.count == 2 else { throw UsageError("usage: subdesk db login NAME --role read|support|operator|intake") }
         let name = positionals[1]
         if let problem = PostgresLogin.problem(name: name) { throw UsageError("db login \(SafeText.sanitize(name)): \(problem)") }
-        if context.arguments.has("roles") || context.arguments.has("print") { throw UsageError("--roles and --print are for db init") }
-        guard let role = context.arguments.value("role") else { throw UsageError("db login needs --role read, support, operator or intake") }
+        if context.arguments.has(.roles) || context.arguments.has(.print) { throw UsageError("--roles and --print are for db init") }
+        guard let role = context.arguments.value(.role) else { throw UsageError("db login needs --role read, support, operator or intake") }
         guard var login = PostgresLogin.defaults(name: name, role: role), !role.hasPrefix("subdesk_") else {
             throw UsageError("--role is read, support, operator or intake, got \(SafeText.sanitize(role))")
         }
-        if let text = context.arguments.value("connection-limit") {
+        if let text = context.arguments.value(.connectionLimit) {
             guard let n = Int(text), (1...PostgresLogin.maxConnectionLimit).contains(n) else {
                 throw UsageError("--connection-limit is a number from 1 to \(PostgresLogin.maxConnectionLimit), got \(SafeText.sanitize(text))")
             }
             login.connectionLimit = n
         }
-        for (option, keyPath) in [("statement-timeout", \PostgresLogin.statementTimeoutMs), ("lock-timeout", \.lockTimeoutMs),
-                                  ("idle-timeout", \.idleInTransactionMs)] {
+        for (option, keyPath) in [(OptionName.statementTimeout, \PostgresLogin.statementTimeoutMs), (.lockTimeout, \.lockTimeoutMs),
+                                  (.idleTimeout, \.idleInTransactionMs)] {
             guard let text = context.arguments.value(option) else { continue }
-            let ms = try MetricsCommand.duration(text, option: option)
+            let ms = try MetricsCommand.duration(text, option: option.rawValue)
             guard ms >= 1, ms <= Millis(PostgresLogin.maxBoundMs) else {
                 throw UsageError("--\(option) must be from 1ms to 1d, got \(SafeText.sanitize(text))")
             }
             login[keyPath: keyPath] = Int(ms)
         }
         var password: String?
-        if let file = context.arguments.value("password-file") {
-            password = try SecretFile.readLine(file, what: "password", warn: Output.warn)
+        if let file = context.arguments.value(.passwordFile) {
+            password = try SecretFile.readText(file, what: "password", warn: Output.warn)
             guard let text = password, !text.isEmpty, !text.contains("\0"), !text.contains("\n"), text.utf8.count <= 1024 else {
                 throw UsageError("--password-file \(file): a password is one line of 1 to 1024 bytes (only its final newline is dropped)")
             }
