@@ -186,7 +186,7 @@ enum DatabaseCommands {
         }
         var password: String?
         if let file = context.arguments.value(.passwordFile) {
-            password = try SecretFile.readText(file, what: "password", warn: Output.warn)
+            password = try SecretFile.readLine(file, what: "password", warn: Output.warn)
             guard let text = password, !text.isEmpty, !text.contains("\0"), !text.contains("\n"), text.utf8.count <= 1024 else {
                 throw UsageError("--password-file \(file): a password is one line of 1 to 1024 bytes (only its final newline is dropped)")
             }
