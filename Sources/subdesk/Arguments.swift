@@ -67,11 +67,11 @@ struct Arguments {
         return result
     }
 
-    func value(_ name: String) -> String? { options[name]?.last }
-    func values(_ name: String) -> [String] { options[name] ?? [] }
-    func has(_ flag: String) -> Bool { flags.contains(flag) }
+    func value(_ name: OptionName) -> String? { options[name.rawValue]?.last }
+    func values(_ name: OptionName) -> [String] { options[name.rawValue] ?? [] }
+    func has(_ flag: OptionName) -> Bool { flags.contains(flag.rawValue) }
 
-    func int(_ name: String) throws -> Int? {
+    func int(_ name: OptionName) throws -> Int? {
         guard let v = value(name) else { return nil }
         guard let n = Int(v) else { throw UsageError("--\(name) expects a whole number, got \(v)") }
         return n
@@ -79,13 +79,13 @@ struct Arguments {
 
     /// A limit on how many rows are shown: a whole number from 1, refused by name otherwise
     /// (a negative one would mean "no limit" to SQLite and an error to PostgreSQL).
-    func limit(_ name: String = "limit") throws -> Int? {
+    func limit(_ name: OptionName = .limit) throws -> Int? {
         guard let n = try int(name) else { return nil }
         guard n >= 1 else { throw UsageError("--\(name) must be at least 1, got \(n)") }
         return n
     }
 
-    func double(_ name: String) throws -> Double? {
+    func double(_ name: OptionName) throws -> Double? {
         guard let v = value(name) else { return nil }
         guard let n = Double(v), n.isFinite else { throw UsageError("--\(name) expects a number, got \(v)") }
         return n

@@ -28,14 +28,14 @@ enum BackfillCommand {
         (each can be resumed).
         """,
         options: [
-            .value("since", "DATE", "the window's start (at most 180 days back)"),
-            .value("until", "DATE", "the window's end (default now)"),
-            .flag("only-failures", "only notifications Apple failed to deliver"),
-            .value("environment", "Production|Sandbox", "which of Apple's environments to ask (default Production)",
+            .value(.since, "DATE", "the window's start (at most 180 days back)"),
+            .value(.until, "DATE", "the window's end (default now)"),
+            .flag(.onlyFailures, "only notifications Apple failed to deliver"),
+            .value(.environment, "Production|Sandbox", "which of Apple's environments to ask (default Production)",
                    config: "environment"),
-            .flag("resume", "go on with the last backfill that did not finish"),
-            .value("max-pages", "N", "pages this run fetches at most (default \(Backfill.Limits.standard.maxPages))"),
-            .flag("list", "the backfills run on this store, newest first"),
+            .flag(.resume, "go on with the last backfill that did not finish"),
+            .value(.maxPages, "N", "pages this run fetches at most (default \(Backfill.Limits.standard.maxPages))"),
+            .flag(.list, "the backfills run on this store, newest first"),
             .quiet,
         ],
         groups: [.apple],
@@ -46,21 +46,21 @@ enum BackfillCommand {
         guard context.arguments.positionals.isEmpty else {
             throw UsageError("backfill takes no arguments, only options (see subdesk backfill --help)")
         }
-        if context.arguments.has("list") { return try list(context) }
+        if context.arguments.has(.list) { return try list(context) }
         let store = try context.openStore(mode: .existing)
         let policy = try context.intakePolicy()
         let revalidator = try context.makeRevalidator(maxConnections: 2)
         try ExtendCommand.requireKey(revalidator, ServerAPIAction.backfill)
         var limits = Backfill.Limits.standard
-        if let maxPages = try context.arguments.int("max-pages") {
+        if let maxPages = try context.arguments.int(.maxPages) {
             guard maxPages >= 1 else { throw UsageError("--max-pages must be 1 or more, got \(maxPages)") }
             limits.maxPages = maxPages
         }
         let now = DateText.nowMillis()
         var resume: BackfillRun?
         var request: Backfill.Request
-        if context.arguments.has("resume") {
-            guard context.arguments.value("since") == nil else { throw UsageError("--resume goes on with the last run's window; leave out --since") }
+        if context.arguments.has(.resume) {
+            guard context.arguments.value(.since) == nil else { throw UsageError("--resume goes on with the last run's window; leave out --since") }
             guard let unfinished = try store.unfinishedBackfill() else {
                 throw UsageError("no backfill to resume: every backfill on this store finished (subdesk backfill --list)")
             }
@@ -68,12 +68,12 @@ enum BackfillCommand {
             request = Backfill.Request(since: unfinished.since, until: unfinished.until, onlyFailures: unfinished.onlyFailures,
                                        environment: AppStoreEnvironment(rawValue: unfinished.environment))
         } else {
-            guard let sinceText = context.arguments.value("since") else {
+            guard let sinceText = context.arguments.value(.since) else {
                 throw UsageError("backfill needs --since DATE (at most \(Backfill.maxAgeDays) days ago), or --resume")
             }
             let since = try ListCommands.parseSince(sinceText)
-            let until = try context.arguments.value("until").map(ListCommands.parseSince) ?? now
-            request = Backfill.Request(since: since, until: until, onlyFailures: context.arguments.has("only-failures"),
+            let until = try context.arguments.value(.until).map(ListCommands.parseSince) ?? now
+            request = Backfill.Request(since: since, until: until, onlyFailures: context.arguments.has(.onlyFailures),
                                        environment: policy.environment ?? .production)
             do { try Backfill.check(request, now: now) } catch let e as OperationError { throw UsageError(e.description) }
             if let unfinished = try store.unfinishedBackfill() {
@@ -107,7 +107,7 @@ enum BackfillCommand {
 
     /// One backfill (one app, one environment), its progress and its lines.
     static func run(_ context: Context, _ backfill: Backfill, _ request: Backfill.Request, resume: BackfillRun?, prefix: String) throws -> Int32 {
-        let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet")
+        let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has(.quiet)
         let run: BackfillRun
         do {
             run = try backfill.run(request, resume: resume) { run in
@@ -178,7 +178,7 @@ enum BackfillCommand {
         Notifications Apple says it sent that this store first received through a backfill,
         newest found first, with Apple's delivery attempts (date and result) for each.
         """,
-        options: [.value("limit", "N", "the newest N (default 500)")],
+        options: [.value(.limit, "N", "the newest N (default 500)")],
         run: gaps)
 
     static func gaps(_ context: Context) throws -> Int32 {

@@ -32,14 +32,14 @@ enum CohortsCommand {
         The README gives each number's definition.
         """,
         options: [
-            .value("from", "MONTH", "the first cohort (default 11 months before --to)"),
-            .value("to", "MONTH", "the last cohort (default this month)"),
-            .value("period", "month|week", "cohorts by month (default) or ISO week"),
-            .value("metric", "retention|ltv|trial", "what the cells hold (default retention)"),
-            .repeatable("where", "DIMENSION=VALUE", "keep only that part (product, group, storefront, offer, start, duration, app, "
+            .value(.from, "MONTH", "the first cohort (default 11 months before --to)"),
+            .value(.to, "MONTH", "the last cohort (default this month)"),
+            .value(.period, "month|week", "cohorts by month (default) or ISO week"),
+            .value(.metric, "retention|ltv|trial", "what the cells hold (default retention)"),
+            .repeatable(.where, "DIMENSION=VALUE", "keep only that part (product, group, storefront, offer, start, duration, app, "
                         + "environment, ownership; app= takes the app's name or bundle id)",
                         choices: (CohortDimension.allCases.map(\.rawValue) + ["environment", "ownership"]).map { $0 + "=" }),
-            .value("by", "DIMENSION", "split each cohort by the dimension's values", choices: CohortDimension.allCases.map(\.rawValue)),
+            .value(.by, "DIMENSION", "split each cohort by the dimension's values", choices: CohortDimension.allCases.map(\.rawValue)),
             .rates,
             .segment,
             .csv,
@@ -48,13 +48,13 @@ enum CohortsCommand {
 
     static func run(_ context: Context) throws -> Int32 {
         let args = context.arguments
-        let periodText = args.value("period") ?? "month"
+        let periodText = args.value(.period) ?? "month"
         guard let period = CohortPeriod(rawValue: periodText) else { throw UsageError("--period is month or week, not \(periodText)") }
-        let metricText = args.value("metric") ?? "retention"
+        let metricText = args.value(.metric) ?? "retention"
         guard let metric = CohortMetric(rawValue: metricText.lowercased()) else {
             throw UsageError("--metric is retention, ltv or trial, not \(metricText)")
         }
-        func bound(_ name: String) throws -> Millis? {
+        func bound(_ name: OptionName) throws -> Millis? {
             guard let text = args.value(name) else { return nil }
             guard let t = period.parse(text) else {
                 throw UsageError("--\(name) \(text) is not a \(period == .month ? "month (YYYY-MM)" : "week (YYYY-Www, or a day YYYY-MM-DD)") "
@@ -62,17 +62,17 @@ enum CohortsCommand {
             }
             return t
         }
-        let from = try bound("from"), to = try bound("to")
-        if let from, let to, from > to { throw UsageError("--from \(args.value("from")!) is after --to \(args.value("to")!)") }
-        var segments = try CountsCommand.segments(args.value("segment"))
+        let from = try bound(.from), to = try bound(.to)
+        if let from, let to, from > to { throw UsageError("--from \(args.value(.from)!) is after --to \(args.value(.to)!)") }
+        var segments = try CountsCommand.segments(args.value(.segment))
         // The default segment gives way to the first --where naming segments; a chosen one
         // (by --segment, or by an earlier --where) keeps what both name.
-        var chosen = args.value("segment") != nil
+        var chosen = args.value(.segment) != nil
         var filters: [CohortFilter] = []
         let apps = try context.configuredApps()
         // --app NAME reports that app's cohorts, as --where app=NAME does.
-        if args.value("app") != nil { _ = try context.appScope() }
-        for text in args.values("where") + (args.value("app").map { ["app=" + $0] } ?? []) {
+        if args.value(.app) != nil { _ = try context.appScope() }
+        for text in args.values(.where) + (args.value(.app).map { ["app=" + $0] } ?? []) {
             let parsed: (filter: CohortFilter?, segments: Set<CountSegment>?)
             do { parsed = try CohortFilter.parse(text) } catch let e as ConfigurationError { throw UsageError(e.description) }
             // An app is stored as its bundle id: a configured app's name, bundle id or Apple ID gives it.
@@ -87,7 +87,7 @@ enum CohortsCommand {
             }
         }
         var by: CohortDimension?
-        if let text = args.value("by") {
+        if let text = args.value(.by) {
             guard let d = CohortDimension(rawValue: text.lowercased()) else {
                 throw UsageError("--by takes one of \(CohortDimension.allCases.map(\.rawValue).joined(separator: ", ")), not \(text)")
             }
@@ -108,7 +108,7 @@ enum CohortsCommand {
         }
         if context.wantsJSON {
             Output.json(report.jsonObject())
-        } else if args.has("csv") {
+        } else if args.has(.csv) {
             csv(report).forEach(Output.line)
         } else {
             text(report).forEach(Output.line)

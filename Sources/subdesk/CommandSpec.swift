@@ -13,27 +13,28 @@ struct CommandOption {
         case repeatable(String)
     }
 
-    let name: String
+    let key: OptionName
     let kind: Kind
     let help: String
+    var name: String { key.rawValue }
     /// The config file key the option stands in for, when there is one (flags win).
     var configKey: String? = nil
     /// The values it takes when they are a fixed set that its value name does not spell
     /// out (`--metric`: every metric's key); `DIMENSION=` for a dimension that takes a value.
     var choices: [String] = []
 
-    static func flag(_ name: String, _ help: String) -> CommandOption {
-        CommandOption(name: name, kind: .flag, help: help)
+    static func flag(_ key: OptionName, _ help: String) -> CommandOption {
+        CommandOption(key: key, kind: .flag, help: help)
     }
 
-    static func value(_ name: String, _ valueName: String, _ help: String, config: String? = nil,
+    static func value(_ key: OptionName, _ valueName: String, _ help: String, config: String? = nil,
                       choices: [String] = []) -> CommandOption {
-        CommandOption(name: name, kind: .value(valueName), help: help, configKey: config, choices: choices)
+        CommandOption(key: key, kind: .value(valueName), help: help, configKey: config, choices: choices)
     }
 
-    static func repeatable(_ name: String, _ valueName: String, _ help: String, config: String? = nil,
+    static func repeatable(_ key: OptionName, _ valueName: String, _ help: String, config: String? = nil,
                            choices: [String] = []) -> CommandOption {
-        CommandOption(name: name, kind: .repeatable(valueName), help: help, configKey: config, choices: choices)
+        CommandOption(key: key, kind: .repeatable(valueName), help: help, configKey: config, choices: choices)
     }
 
     var takesValue: Bool { kind != .flag }

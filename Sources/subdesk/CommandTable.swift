@@ -50,7 +50,7 @@ struct CommandTable {
     ])
 
     /// `--version`: only without a command.
-    static let version = CommandOption.flag("version", "print the version")
+    static let version = CommandOption.flag(.version, "print the version")
 
     func spec(named name: String) -> CommandSpec? {
         commands.first { $0.name == name }
@@ -139,44 +139,44 @@ struct CommandTable {
 // MARK: - Options several commands share
 
 extension CommandOption {
-    static let operatorName = value("operator", "NAME", "who the audit log names (default: login name)", config: "operator")
-    static let rootCA = repeatable("root-ca", "FILE", "trust roots for signed data (default Apple Root CA - G3)", config: "root_ca")
-    static let bundleId = value("bundle-id", "ID", "the app's bundle id; signed data of another app is refused", config: "bundle_id")
-    static let appAppleId = value("app-apple-id", "N", "the app's Apple id, checked on Production data", config: "app_apple_id")
-    static let environment = value("environment", "Production|Sandbox", "the App Store environment: the only one accepted "
+    static let operatorName = value(.operator, "NAME", "who the audit log names (default: login name)", config: "operator")
+    static let rootCA = repeatable(.rootCa, "FILE", "trust roots for signed data (default Apple Root CA - G3)", config: "root_ca")
+    static let bundleId = value(.bundleId, "ID", "the app's bundle id; signed data of another app is refused", config: "bundle_id")
+    static let appAppleId = value(.appAppleId, "N", "the app's Apple id, checked on Production data", config: "app_apple_id")
+    static let environment = value(.environment, "Production|Sandbox", "the App Store environment: the only one accepted "
                                    + "(default both), and the one asked where one is (default Production)", config: "environment")
-    static let allowEnvironment = repeatable("allow-environment", "Xcode|LocalTesting",
+    static let allowEnvironment = repeatable(.allowEnvironment, "Xcode|LocalTesting",
                                              "also accept this test environment (refused by default)", config: "allow_environments")
-    static let sharedSecretFile = value("shared-secret-file", "FILE", "the app's shared secret (verifyReceipt, V1 notifications)",
+    static let sharedSecretFile = value(.sharedSecretFile, "FILE", "the app's shared secret (verifyReceipt, V1 notifications)",
                                         config: "shared_secret_file")
-    static let timeZone = value("tz", "ZONE", "the time zone days and dates are in (default UTC)", config: "tz")
-    static let rates = value("rates", "FILE", "exchange rates that add revenue up in one currency", config: "rates_file")
-    static let segment = value("segment", "paid|family_shared|sandbox|all", "which subscriptions are counted (default paid)")
-    static let csv = flag("csv", "comma-separated values, a header row first")
-    static let quiet = flag("quiet", "no progress or notices on stderr")
-    static let limit = value("limit", "N", "at most N rows")
-    static let reason = value("reason", "TEXT", "why, for the audit log")
-    static let all = flag("all", "also those already dealt with")
+    static let timeZone = value(.tz, "ZONE", "the time zone days and dates are in (default UTC)", config: "tz")
+    static let rates = value(.rates, "FILE", "exchange rates that add revenue up in one currency", config: "rates_file")
+    static let segment = value(.segment, "paid|family_shared|sandbox|all", "which subscriptions are counted (default paid)")
+    static let csv = flag(.csv, "comma-separated values, a header row first")
+    static let quiet = flag(.quiet, "no progress or notices on stderr")
+    static let limit = value(.limit, "N", "at most N rows")
+    static let reason = value(.reason, "TEXT", "why, for the audit log")
+    static let all = flag(.all, "also those already dealt with")
 }
 
 extension OptionGroup {
     /// Taken by every command, before or after its name.
     static let global: OptionGroup = OptionGroup(title: "global options", options: [
-        .value("db", "STORE", "the store: a SQLite file, or postgres://... (default $SUBDESK_DB, else "
+        .value(.db, "STORE", "the store: a SQLite file, or postgres://... (default $SUBDESK_DB, else "
                + "$XDG_DATA_HOME/subdesk/subdesk.db)", config: "db"),
-        .value("config", "FILE", "config file (default $SUBDESK_CONFIG, else $XDG_CONFIG_HOME/subdesk/config)"),
-        .value("app", "NAME", "only this app's records: its name, bundle id or Apple ID (default every app)"),
-        .flag("json", "machine-readable output where a command prints results"),
-        .value("busy-timeout-ms", "N", "how long a write waits for other writers", config: "busy_timeout_ms"),
-        .flag("help", "this text, or a command's own with `subdesk COMMAND --help`"),
+        .value(.config, "FILE", "config file (default $SUBDESK_CONFIG, else $XDG_CONFIG_HOME/subdesk/config)"),
+        .value(.app, "NAME", "only this app's records: its name, bundle id or Apple ID (default every app)"),
+        .flag(.json, "machine-readable output where a command prints results"),
+        .value(.busyTimeoutMs, "N", "how long a write waits for other writers", config: "busy_timeout_ms"),
+        .flag(.help, "this text, or a command's own with `subdesk COMMAND --help`"),
     ])
 
     /// What intake checks signed data against.
     static let intake: OptionGroup = OptionGroup(title: "intake settings", options: [
         .rootCA, .bundleId, .appAppleId, .environment, .allowEnvironment,
-        .flag("allow-v1", "accept version 1 notifications (unsigned; checked with the shared secret)"),
+        .flag(.allowV1, "accept version 1 notifications (unsigned; checked with the shared secret)"),
         .sharedSecretFile,
-        .value("revocation-check", "off|ocsp", "ocsp asks the OCSP responders the signing leaf and intermediate name "
+        .value(.revocationCheck, "off|ocsp", "ocsp asks the OCSP responders the signing leaf and intermediate name "
                + "whether either was revoked: a revoked certificate refuses the body (quarantined); a responder that "
                + "cannot answer leaves the body unstored and unquarantined (CGI answers 503 so Apple retries; a batch "
                + "stops as on a store failure, resumable). Off by default", config: "revocation_check"),
@@ -184,18 +184,18 @@ extension OptionGroup {
 
     /// What a command that asks Apple needs.
     static let apple: OptionGroup = OptionGroup(title: "Apple settings", options: [
-        .value("api-key-file", "FILE", "in-app purchase key (.p8)", config: "api_key_file"),
-        .value("api-key-id", "ID", "its key id", config: "api_key_id"),
-        .value("api-issuer-id", "ID", "the issuer id", config: "api_issuer_id"),
-        .value("bundle-id", "ID", "the app (required with an API key)", config: "bundle_id"),
+        .value(.apiKeyFile, "FILE", "in-app purchase key (.p8)", config: "api_key_file"),
+        .value(.apiKeyId, "ID", "its key id", config: "api_key_id"),
+        .value(.apiIssuerId, "ID", "the issuer id", config: "api_issuer_id"),
+        .value(.bundleId, "ID", "the app (required with an API key)", config: "bundle_id"),
         .sharedSecretFile,
-        .value("server-api-url", "URL", "default https://api.storekit.apple.com (before 2026-05-05: "
+        .value(.serverApiUrl, "URL", "default https://api.storekit.apple.com (before 2026-05-05: "
                + "https://api.storekit.itunes.apple.com, still served)", config: "server_api_url"),
-        .value("server-api-sandbox-url", "URL", "default https://api.storekit-sandbox.apple.com", config: "server_api_sandbox_url"),
-        .value("verify-receipt-url", "URL", "default https://buy.itunes.apple.com/verifyReceipt", config: "verify_receipt_url"),
-        .value("verify-receipt-sandbox-url", "URL", "default https://sandbox.itunes.apple.com/verifyReceipt",
+        .value(.serverApiSandboxUrl, "URL", "default https://api.storekit-sandbox.apple.com", config: "server_api_sandbox_url"),
+        .value(.verifyReceiptUrl, "URL", "default https://buy.itunes.apple.com/verifyReceipt", config: "verify_receipt_url"),
+        .value(.verifyReceiptSandboxUrl, "URL", "default https://sandbox.itunes.apple.com/verifyReceipt",
                config: "verify_receipt_sandbox_url"),
-        .value("timeout", "SECONDS", "per request, default 30", config: "revalidation_timeout"),
+        .value(.timeout, "SECONDS", "per request, default 30", config: "revalidation_timeout"),
         .rootCA, .operatorName, .appAppleId, .environment, .allowEnvironment,
     ], note: """
     Flags win over config keys. Without an API key, the stored receipt goes to verifyReceipt
@@ -225,11 +225,11 @@ extension CommandTable {
         from the command table (read one with: subdesk man counts | man -l -). --directory writes every
         page into DIR (subdesk.1, subdesk-COMMAND.1), as the package installs them.
         """,
-        options: [.value("directory", "DIR", "write every page into DIR instead")],
+        options: [.value(.directory, "DIR", "write every page into DIR instead")],
         argumentCompletion: .commands,
         run: { context in
             let pages = ManPages(table: CommandTable.standard)
-            if let directory = context.arguments.value("directory") {
+            if let directory = context.arguments.value(.directory) {
                 guard context.arguments.positionals.isEmpty else { throw UsageError("--directory writes every page; name no command") }
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
                 for page in pages.all {

@@ -27,8 +27,8 @@ enum ConsentCommand {
         as consent_handled with the notification UUID as its target. A withdrawal is handled once.
         """,
         options: [
-            .flag("all", "also the withdrawals already handled"),
-            .value("reason", "TEXT", "what was done for the family, for the audit log"),
+            .flag(.all, "also the withdrawals already handled"),
+            .value(.reason, "TEXT", "what was done for the family, for the audit log"),
             .operatorName,
         ],
         groups: [.apple],
@@ -47,16 +47,16 @@ enum ConsentCommand {
 
     static func list(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        var withdrawals = try ConsentWithdrawal.load(store: store, includeHandled: context.arguments.has("all"), app: try context.appScope())
+        var withdrawals = try ConsentWithdrawal.load(store: store, includeHandled: context.arguments.has(.all), app: try context.appScope())
         if try resolveUnmatched(withdrawals, context) {
-            withdrawals = try ConsentWithdrawal.load(store: store, includeHandled: context.arguments.has("all"), app: try context.appScope())
+            withdrawals = try ConsentWithdrawal.load(store: store, includeHandled: context.arguments.has(.all), app: try context.appScope())
         }
         if context.wantsJSON {
             Output.json(withdrawals.map { $0.jsonObject() })
             return 0
         }
         if withdrawals.isEmpty {
-            Output.line(context.arguments.has("all") ? "no consent withdrawals" : "no consent withdrawals to handle (--all lists handled ones)")
+            Output.line(context.arguments.has(.all) ? "no consent withdrawals" : "no consent withdrawals to handle (--all lists handled ones)")
             return 0
         }
         for w in withdrawals { Output.line(describe(w)) }
@@ -98,7 +98,7 @@ enum ConsentCommand {
         let store = try context.openStore(mode: .existing)
         do {
             let entry = try Operations(store: store, operatorName: context.operatorName)
-                .markConsentHandled(uuid, reason: context.arguments.value("reason") ?? "")
+                .markConsentHandled(uuid, reason: context.arguments.value(.reason) ?? "")
             if context.wantsJSON {
                 Output.json(["notificationUUID": uuid, "handled": true, "auditId": entry.id, "operator": entry.operatorName,
                              "at": entry.at, "detail": entry.detail as Any? ?? NSNull()])

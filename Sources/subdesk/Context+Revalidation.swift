@@ -6,16 +6,16 @@ import TerminalUI
 extension Context {
     /// Who the audit log says acted: `--operator`, `operator` in the config, else the login name.
     var operatorName: String {
-        setting("operator", "operator") ?? Operations.defaultOperator(environment: environment)
+        setting(.operator, "operator") ?? Operations.defaultOperator(environment: environment)
     }
 
     func revalidationConfiguration(policy: IntakePolicy) throws -> RevalidationConfiguration {
         var endpoints = AppStoreEndpoints.apple
-        let urls: [(flag: String, key: String, path: WritableKeyPath<AppStoreEndpoints, URL>)] = [
-            ("server-api-url", "server_api_url", \.serverAPI),
-            ("server-api-sandbox-url", "server_api_sandbox_url", \.serverAPISandbox),
-            ("verify-receipt-url", "verify_receipt_url", \.verifyReceipt),
-            ("verify-receipt-sandbox-url", "verify_receipt_sandbox_url", \.verifyReceiptSandbox),
+        let urls: [(flag: OptionName, key: String, path: WritableKeyPath<AppStoreEndpoints, URL>)] = [
+            (.serverApiUrl, "server_api_url", \.serverAPI),
+            (.serverApiSandboxUrl, "server_api_sandbox_url", \.serverAPISandbox),
+            (.verifyReceiptUrl, "verify_receipt_url", \.verifyReceipt),
+            (.verifyReceiptSandboxUrl, "verify_receipt_sandbox_url", \.verifyReceiptSandbox),
         ]
         for u in urls {
             guard let text = setting(u.flag, u.key) else { continue }
@@ -23,7 +23,7 @@ extension Context {
             endpoints[keyPath: u.path] = try wrap { try AppStoreEndpoints.url(text, setting: source) }
         }
         var http = HTTPPolicy()
-        if let text = setting("timeout", "revalidation_timeout") {
+        if let text = setting(.timeout, "revalidation_timeout") {
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 600 else {
                 throw UsageError("timeout must be a number of seconds between 0 and 600, got \(text)")
             }
@@ -42,7 +42,7 @@ extension Context {
     func makeRevalidator(maxConnections: Int = 4, storePath: String? = nil, retryNotices: Bool = true) throws -> Revalidator {
         let policy = try intakePolicy()
         var configuration = try revalidationConfiguration(policy: policy)
-        if retryNotices && isatty(STDERR_FILENO) == 1 && !arguments.has("quiet") {
+        if retryNotices && isatty(STDERR_FILENO) == 1 && !arguments.has(.quiet) {
             configuration.onRetry = { notice in
                 // Clears a progress line (sweep, backfill) before the notice takes its own line.
                 FileHandle.standardError.write(Data("\r\u{1B}[Ksubdesk: \(SafeText.sanitize(notice.description))\n".utf8))

@@ -10,7 +10,7 @@ struct Context {
     init(arguments: Arguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.arguments = arguments
         self.environment = environment
-        if let explicit = arguments.value("config") {
+        if let explicit = arguments.value(.config) {
             config = try Configuration.load(path: explicit, required: true)
         } else {
             // A config file the deployment names (SUBDESK_CONFIG) must be there: falling back
@@ -20,10 +20,10 @@ struct Context {
         }
     }
 
-    func setting(_ flag: String, _ key: String) -> String? { arguments.value(flag) ?? config.string(key) }
+    func setting(_ flag: OptionName, _ key: String) -> String? { arguments.value(flag) ?? config.string(key) }
 
     var databasePath: String {
-        setting("db", "db") ?? Configuration.defaultDatabasePath(environment: environment)
+        setting(.db, "db") ?? Configuration.defaultDatabasePath(environment: environment)
     }
 
     /// The store a command that reads opens: the configured one, except that while no store
@@ -31,7 +31,7 @@ struct Context {
     /// the command says so), so `subdesk demo` then `subdesk show ID` look at the same store.
     var readingDatabasePath: String {
         guard let standIn = demoStandIn else { return databasePath }
-        if !arguments.has("quiet") { Output.warn(standIn.notice) }
+        if !arguments.has(.quiet) { Output.warn(standIn.notice) }
         return standIn.demo
     }
 
@@ -39,7 +39,7 @@ struct Context {
     /// when a store is named or exists at the default place, or no demo store exists.
     var demoStandIn: (demo: String, notice: String)? {
         let path = databasePath
-        let named = setting("db", "db") != nil || !(environment["SUBDESK_DB"] ?? "").isEmpty
+        let named = setting(.db, "db") != nil || !(environment["SUBDESK_DB"] ?? "").isEmpty
         guard !named, !FileManager.default.fileExists(atPath: path) else { return nil }
         let demo = DemoCommands.demoPath(self)
         guard FileManager.default.fileExists(atPath: demo) else { return nil }
@@ -54,7 +54,7 @@ struct Context {
     func openStore(path: String? = nil, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs,
                    mode: Store.OpenMode) throws -> Store {
         var timeout = busyTimeoutMs
-        if let text = setting("busy-timeout-ms", "busy_timeout_ms") {
+        if let text = setting(.busyTimeoutMs, "busy_timeout_ms") {
             guard let ms = Int32(text), ms >= 0 else { throw UsageError("busy timeout must be milliseconds, got \(text)") }
             timeout = ms
         }
@@ -65,7 +65,7 @@ struct Context {
         } catch let missing as StoreNotFound {
             throw UsageError(Context.missingStoreMessage(missing.path))
         }
-        if store.wasCreated && !arguments.has("quiet") { Output.warn("created a new store at \(target)") }
+        if store.wasCreated && !arguments.has(.quiet) { Output.warn("created a new store at \(target)") }
         if store.readAsSnapshot {
             Output.warn("\(target) is read as a snapshot: this user cannot create its -shm lock file beside it, "
                         + "so writes made meanwhile by its owner are not seen")
@@ -85,7 +85,7 @@ struct Context {
             + "build the demo store with `subdesk demo`, or name an existing store with --db PATH (or db = PATH in the config)"
     }
 
-    var rootFiles: [String] { arguments.values("root-ca").isEmpty ? config.list("root_ca") : arguments.values("root-ca") }
+    var rootFiles: [String] { arguments.values(.rootCa).isEmpty ? config.list("root_ca") : arguments.values(.rootCa) }
 
     func trustRoots() throws -> TrustRoots {
         let files = rootFiles
@@ -101,16 +101,16 @@ struct Context {
     /// The apps the configuration declares, with the flags that describe the top-level app applied.
     func configuredApps() throws -> ConfiguredApps {
         var flags = ConfiguredApps.Overrides()
-        (flags.bundleId, flags.appAppleId, flags.environment) = (arguments.value("bundle-id"), arguments.value("app-apple-id"), arguments.value("environment"))
-        (flags.sharedSecretFile, flags.allowV1) = (arguments.value("shared-secret-file"), arguments.has("allow-v1"))
-        (flags.apiKeyFile, flags.apiKeyId, flags.apiIssuerId) = (arguments.value("api-key-file"), arguments.value("api-key-id"), arguments.value("api-issuer-id"))
+        (flags.bundleId, flags.appAppleId, flags.environment) = (arguments.value(.bundleId), arguments.value(.appAppleId), arguments.value(.environment))
+        (flags.sharedSecretFile, flags.allowV1) = (arguments.value(.sharedSecretFile), arguments.has(.allowV1))
+        (flags.apiKeyFile, flags.apiKeyId, flags.apiIssuerId) = (arguments.value(.apiKeyFile), arguments.value(.apiKeyId), arguments.value(.apiIssuerId))
         do { return try ConfiguredApps(configuration: config, overrides: flags) } catch let e as ConfigurationError { throw UsageError(e.description) }
     }
 
     /// The app `--app` names (its name, bundle id or Apple ID), whose records alone a command
     /// reads; nil without `--app`, or for the one app of a configuration that names no bundle id.
     func appScope() throws -> AppScope? {
-        guard let text = arguments.value("app") else { return nil }
+        guard let text = arguments.value(.app) else { return nil }
         do { return try configuredApps().scope(named: text) } catch let e as ConfigurationError { throw UsageError(e.description) }
     }
 
@@ -121,12 +121,12 @@ struct Context {
         } catch let e as SecretFileError {
             throw UsageError(e.description)
         }
-        let allowed = arguments.values("allow-environment") + config.list("allow_environments")
+        let allowed = arguments.values(.allowEnvironment) + config.list("allow_environments")
         policy.allowedTestEnvironments = Set(try allowed.map { text in
             guard let env = AppStoreEnvironment.parse(text) else { throw UsageError("unknown environment \(text)") }
             return env.rawValue
         })
-        if let text = setting("revocation-check", "revocation_check") {
+        if let text = setting(.revocationCheck, "revocation_check") {
             guard let mode = RevocationCheckMode(rawValue: text.lowercased()) else {
                 throw UsageError("revocation check must be off or ocsp, got \(text) (--revocation-check or revocation_check)")
             }
@@ -168,7 +168,7 @@ struct Context {
         return Configuration.dataDirectory(environment: environment) + "/chain-memory.key"
     }
 
-    var wantsJSON: Bool { arguments.has("json") }
+    var wantsJSON: Bool { arguments.has(.json) }
 }
 
 /// Where subdesk writes: stdout for results, stderr for diagnostics.

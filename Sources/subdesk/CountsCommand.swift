@@ -35,19 +35,19 @@ enum CountsCommand {
         them as the README lists them.
         """,
         options: [
-            .value("from", "DAY", "the first day (default 30 days ago)"),
-            .value("to", "DAY", "the last day (default today)"),
-            .value("period", "day|week|month", "one row per day (default), week from Monday, or month"),
+            .value(.from, "DAY", "the first day (default 30 days ago)"),
+            .value(.to, "DAY", "the last day (default today)"),
+            .value(.period, "day|week|month", "one row per day (default), week from Monday, or month"),
             .timeZone,
             .rates,
             .segment,
-            .value("where", "DIMENSION=VALUE", "count only that part (product, group, storefront, offer, plan, app, environment, "
+            .value(.where, "DIMENSION=VALUE", "count only that part (product, group, storefront, offer, plan, app, environment, "
                    + "ownership; app= takes the app's name or bundle id)",
                    choices: dimensions.map { $0 + "=" }),
-            .value("by", "DIMENSION", "one metric for each value of the dimension, side by side", choices: dimensions),
-            .value("metric", "METRIC", "the metric --by shows (default activePaid)", choices: Metric.all.map(\.key)),
+            .value(.by, "DIMENSION", "one metric for each value of the dimension, side by side", choices: dimensions),
+            .value(.metric, "METRIC", "the metric --by shows (default activePaid)", choices: Metric.all.map(\.key)),
             .csv,
-            .flag("definitions-markdown", "print each metric's definition as the README lists them"),
+            .flag(.definitionsMarkdown, "print each metric's definition as the README lists them"),
         ],
         run: run)
 
@@ -56,12 +56,12 @@ enum CountsCommand {
 
     /// `--rates FILE`, else `rates_file` in the config.
     static func exchangeRates(_ context: Context) throws -> ExchangeRates? {
-        guard let path = context.setting("rates", "rates_file") else { return nil }
+        guard let path = context.setting(.rates, "rates_file") else { return nil }
         do { return try ExchangeRates.load(path: path) } catch let e as ConfigurationError { throw UsageError(e.description) }
     }
 
     static func timeZone(_ context: Context) throws -> TimeZone {
-        let name = context.setting("tz", "tz") ?? "UTC"
+        let name = context.setting(.tz, "tz") ?? "UTC"
         guard let zone = TimeZoneName.zone(name) else { throw UsageError(TimeZoneName.unknown(name)) }
         return zone
     }
@@ -75,10 +75,10 @@ enum CountsCommand {
 
     /// `--segment` narrowed by `where` (`DIMENSION=VALUE`): a filter, or fewer segments.
     static func slice(_ context: Context, where given: String?) throws -> (segments: Set<CountSegment>, filter: SegmentFilter?) {
-        var segments = try segments(context.arguments.value("segment"))
+        var segments = try segments(context.arguments.value(.segment))
         // --app NAME counts that app's part, as --where app=NAME does.
         var text = given
-        if let app = context.arguments.value("app") {
+        if let app = context.arguments.value(.app) {
             guard given == nil || given?.lowercased().hasPrefix("app=") == true else {
                 throw UsageError("--app and --where \(given ?? "") together: counts reads one part (leave --app out, or --where)")
             }
@@ -93,9 +93,9 @@ enum CountsCommand {
             parsed.filter = SegmentFilter(dimension: .app, value: bundleId)
         }
         if let only = parsed.segments {
-            segments = context.arguments.value("segment") == nil ? only : segments.intersection(only)
+            segments = context.arguments.value(.segment) == nil ? only : segments.intersection(only)
             guard !segments.isEmpty else {
-                throw UsageError("--segment \(context.arguments.value("segment") ?? "") and \(text) leave nothing to count")
+                throw UsageError("--segment \(context.arguments.value(.segment) ?? "") and \(text) leave nothing to count")
             }
         }
         return (segments, parsed.filter)
@@ -158,25 +158,25 @@ enum CountsCommand {
     }
 
     static func run(_ context: Context) throws -> Int32 {
-        if context.arguments.has("definitions-markdown") {
+        if context.arguments.has(.definitionsMarkdown) {
             Output.line(Metric.readmeLists().joined(separator: "\n\n"))
             return 0
         }
         let zone = try timeZone(context)
-        let zoneName = context.setting("tz", "tz") ?? "UTC"
-        let to = context.arguments.value("to") ?? DailyCountsReport.today(in: zone)
-        let from = context.arguments.value("from") ?? DailyCountsReport.day(to, plus: -29, in: zone)
-        let periodText = context.arguments.value("period") ?? "day"
+        let zoneName = context.setting(.tz, "tz") ?? "UTC"
+        let to = context.arguments.value(.to) ?? DailyCountsReport.today(in: zone)
+        let from = context.arguments.value(.from) ?? DailyCountsReport.day(to, plus: -29, in: zone)
+        let periodText = context.arguments.value(.period) ?? "day"
         guard let period = CountPeriod(rawValue: periodText) else { throw UsageError("--period is day, week or month, not \(periodText)") }
-        if context.arguments.value("metric") != nil && context.arguments.value("by") == nil {
+        if context.arguments.value(.metric) != nil && context.arguments.value(.by) == nil {
             throw UsageError("--metric picks the one metric --by shows for each value; without --by every metric is shown "
                              + "(add --by DIMENSION, or leave --metric out)")
         }
         let store = try context.openStore(mode: .reading)
         try catchUp(store)
-        if let by = context.arguments.value("by") {
-            guard context.arguments.value("where") == nil else { throw UsageError("--by and --where do not go together: --by shows every value") }
-            guard context.arguments.value("app") == nil || by.lowercased() == "app" else {
+        if let by = context.arguments.value(.by) {
+            guard context.arguments.value(.where) == nil else { throw UsageError("--by and --where do not go together: --by shows every value") }
+            guard context.arguments.value(.app) == nil || by.lowercased() == "app" else {
                 throw UsageError("--by \(by) and --app do not go together: a report by segment reads one part at a time "
                                  + "(--app NAME alone, or --by app)")
             }
@@ -184,7 +184,7 @@ enum CountsCommand {
         }
         let rows: [DayCounts]
         do {
-            let slice = try slice(context, where: context.arguments.value("where"))
+            let slice = try slice(context, where: context.arguments.value(.where))
             if slice.filter != nil { try catchUpSegments(store) }
             rows = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,
                                                  segments: slice.segments, period: period,
@@ -194,14 +194,14 @@ enum CountsCommand {
         }
         if context.wantsJSON {
             Output.json(rows.map { $0.jsonObject() })
-        } else if context.arguments.has("csv") {
+        } else if context.arguments.has(.csv) {
             Output.line(DayCounts.csvHeader(period))
             for r in rows { Output.line(r.csvLine()) }
         } else {
             let currencies = Set(rows.flatMap { $0.moneyByCurrency.keys })
             let money = rows.last?.currency.map { "money in \($0)" }
                 ?? (currencies.isEmpty ? "no money" : "money in \(currencies.sorted().joined(separator: ", ")): give a rates file (--rates) to add it up")
-            let part = context.arguments.value("where").map { ", only \($0)" } ?? ""
+            let part = context.arguments.value(.where).map { ", only \($0)" } ?? ""
             Output.line("counts \(from)..\(to) by \(period.rawValue), time zone \(zoneName)\(part), \(money)")
             let shown = Metric.all.compactMap { m in m.column.map { ($0, m) } }
             let widths = [10] + shown.map { max(6, $0.0.count) }
@@ -228,7 +228,7 @@ enum CountsCommand {
     /// `--by DIMENSION`: one metric per period for each value of the dimension.
     static func runBy(_ context: Context, by: String, store: Store, from: String, to: String, zone: TimeZone,
                       period: CountPeriod) throws -> Int32 {
-        let metric = try metric(context.arguments.value("metric"))
+        let metric = try metric(context.arguments.value(.metric))
         let values = try values(of: by, store: store, context: context)
         var columns: [(name: String, rows: [DayCounts])] = []
         do {
@@ -254,7 +254,7 @@ enum CountsCommand {
                     return ["day": days[i], "values": values]
                 },
             ] as [String: Any])
-        } else if context.arguments.has("csv") {
+        } else if context.arguments.has(.csv) {
             Output.line(([period.rawValue] + columns.map(\.name)).joined(separator: ","))
             for i in days.indices { Output.line(([days[i]] + columns.map { $0.rows[i].csvValue(metric) }).joined(separator: ",")) }
         } else {

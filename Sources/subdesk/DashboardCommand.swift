@@ -26,9 +26,9 @@ enum DashboardCommand {
 
     /// What the dashboard shows its screens in, for `dashboard` and `demo`.
     static let settings: OptionGroup = OptionGroup(title: "dashboard settings", options: [
-        .value("theme", "NAME", "a theme from themes/ (default, mono, midnight...) or your $XDG_CONFIG_HOME/subdesk/themes; "
+        .value(.theme, "NAME", "a theme from themes/ (default, mono, midnight...) or your $XDG_CONFIG_HOME/subdesk/themes; "
                + "NO_COLOR=1 selects mono", config: "theme"),
-        .value("tz", "ZONE", "the time zone dates and days are shown in (default UTC); z cycles", config: "tz"),
+        .value(.tz, "ZONE", "the time zone dates and days are shown in (default UTC); z cycles", config: "tz"),
     ])
 
     /// How long to wait for a key before refreshing live views.
@@ -41,7 +41,7 @@ enum DashboardCommand {
             Output.error("the dashboard needs a terminal; for scripts use show, search, notifications, quarantine or counts")
             return 2
         }
-        let zoneName = context.setting("tz", "tz") ?? "UTC"
+        let zoneName = context.setting(.tz, "tz") ?? "UTC"
         guard let zone = TimeZoneName.zone(zoneName) else { throw UsageError(TimeZoneName.unknown(zoneName)) }
         let catalog = ThemeCatalog(searchPaths: ThemeCatalog.standardSearchPaths(
             executablePath: Bundle.main.executablePath ?? CommandLine.arguments.first ?? ""))
@@ -81,7 +81,7 @@ enum DashboardCommand {
         state.standInNotice = standInNotice
         state.apps = (try? context.configuredApps()) ?? state.apps
         // --app NAME: the desk opens scoped to that app, as :app NAME scopes it.
-        if let app = context.arguments.value("app") {
+        if let app = context.arguments.value(.app) {
             do { try DashboardCommandLine.scope(toApp: app, &state) } catch { throw UsageError("\(error)") }
         }
         state.login = store.login()
@@ -105,7 +105,7 @@ enum DashboardCommand {
     /// that fails to load stops the program here, before the screen is taken,
     /// so the error (file and line) stays readable.
     static func loadTheme(_ context: Context, catalog: ThemeCatalog) throws -> (theme: Theme, warnings: [ThemeWarning]) {
-        if let name = context.setting("theme", "theme") {
+        if let name = context.setting(.theme, "theme") {
             do {
                 let loaded = try catalog.load(name)
                 return (loaded.theme, loaded.warnings)

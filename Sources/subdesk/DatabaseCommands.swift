@@ -1,5 +1,6 @@
 import Foundation
 import SubscriptionCore
+import TerminalUI
 
 /// `migrate` (copy a store between engines) and `db init` (a PostgreSQL store and its roles).
 enum DatabaseCommands {
@@ -20,37 +21,61 @@ enum DatabaseCommands {
         source as copied), and any difference fails the command.
         """,
         options: [
-            .value("from", "STORE", "the store to copy"),
-            .value("to", "STORE", "the store to copy into: missing or empty"),
-            .flag("quiet", "no progress on stderr"),
+            .value(.from, "STORE", "the store to copy"),
+            .value(.to, "STORE", "the store to copy into: missing or empty"),
+            .flag(.quiet, "no progress on stderr"),
         ],
         action: StoreAction(words: "write the target store", privilege: .insert, table: "notifications"),
         run: migrate)
 
     static let dbSpec: CommandSpec = CommandSpec(
-        name: "db", arguments: "init", abstract: "create a PostgreSQL store, and with --roles its database roles",
-        usage: "subdesk db init [--roles] [--print]",
+        name: "db", arguments: "init | login NAME", abstract: "create a PostgreSQL store, its database roles (--roles) and logins",
+        usage: """
+        subdesk db init [--roles] [--print]
+        subdesk db login NAME --role read|support|operator|intake [--connection-limit N] [--password-file FILE]
+          [--statement-timeout DURATION] [--lock-timeout DURATION] [--idle-timeout DURATION]
+        """,
         discussion: """
-        Creates the store named by --db (a postgres:// URI, or a SQLite file) when missing.
-        With --roles, on PostgreSQL, also creates the group roles subdesk_read,
+        `init` creates the store named by --db (a postgres:// URI, or a SQLite file) when
+        missing. With --roles, on PostgreSQL, also creates the group roles subdesk_read,
         subdesk_intake, subdesk_support and subdesk_operator (when missing) and grants each its
-        rights on the store's schema; give people and hosts login users that are members of
-        one (CREATE ROLE alice LOGIN IN ROLE subdesk_support). It also takes CONNECT on the
-        database from PUBLIC and gives it to those four roles, so a login with no subdesk role
-        cannot connect (other applications' logins in the same database need CONNECT granted
-        by name). Run it as the store's owner who also owns the database (or a superuser),
-        again after an upgrade.
+        rights on the store's schema. It also takes CONNECT on the database from PUBLIC and
+        gives it to those four roles, so a login with no subdesk role cannot connect (other
+        applications' logins in the same database need CONNECT granted by name); on
+        PostgreSQL 16 and later it lets subdesk_intake use the reserved connections. Run it
+        as the store's owner who also owns the database (or a superuser), again after an
+        upgrade.
+
+        `login NAME` creates the login user NAME (or changes it, when it exists) for a person
+        or a host: a member of the one role --role names (any other subdesk role is taken
+        away), with a connection limit (defaults: \(PostgresLogin.defaultsText { $0.connectionLimit.map(String.init) ?? "none" }))
+        and its own session bounds, which a group role's settings would not give its members:
+        statement_timeout (\(PostgresLogin.defaultsText { PostgresLogin.words($0.statementTimeoutMs) })), lock_timeout
+        (\(PostgresLogin.defaultsText { PostgresLogin.words($0.lockTimeoutMs) })) and idle_in_transaction_session_timeout
+        (\(PostgresLogin.defaultsText { PostgresLogin.words($0.idleInTransactionMs) })), so a support or operator
+        session cannot hold the writers' lock for longer. The password is read from
+        --password-file and sent hashed (SCRAM); without it the login keeps the password it
+        has, or has none (peer or certificate authentication). Run it as the store's owner,
+        after `db init --roles`; `doctor` checks the logins' limits against the server's
+        connection slots.
         """,
         options: [
-            .flag("roles", "also create the group roles and grant their rights (PostgreSQL)"),
-            .flag("print", "print the SQL instead of running it"),
+            .flag(.roles, "init: also create the group roles and grant their rights (PostgreSQL)"),
+            .flag(.print, "init: print the SQL instead of running it"),
+            .value(.role, "ROLE", "login: read, support, operator or intake"),
+            .value(.connectionLimit, "N", "login: the most connections it may hold at once (1 to \(PostgresLogin.maxConnectionLimit))"),
+            .value(.passwordFile, "FILE", "login: its password, FILE's one line as written (only a final newline is dropped; never on the command line)"),
+            .value(.statementTimeout, "DURATION", "login: the longest a statement may run (90s, 5m; at most 1d)"),
+            .value(.lockTimeout, "DURATION", "login: the longest a statement waits for a lock"),
+            .value(.idleTimeout, "DURATION", "login: the longest a transaction may sit idle, holding its locks"),
         ],
-        action: StoreAction(words: "set up the store and its roles", privilege: .insert, table: "schema_version"),
+        action: StoreAction(words: "set up the store, its roles and logins", privilege: .insert, table: "schema_version"),
+        argumentCompletion: .words(["init", "login"]),
         run: db)
 
     static func migrate(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty,
-              let from = context.arguments.value("from"), let to = context.arguments.value("to") else {
+              let from = context.arguments.value(.from), let to = context.arguments.value(.to) else {
             throw UsageError("migrate needs --from STORE and --to STORE (see subdesk migrate --help)")
         }
         guard from != to else { throw UsageError("--from and --to name the same store") }
@@ -66,7 +91,7 @@ enum DatabaseCommands {
             throw UsageError("\(target.path) already holds data; copying \(source.path) into it would mix two stores. "
                              + "Name an empty store (a new file, or a new ?schema=NAME)")
         }
-        let json = context.arguments.has("json")
+        let json = context.arguments.has(.json)
         let started = Date()
         var copied: [String: Int] = [:]
         // The source's digest is taken from the state that was copied, so writes that reach
@@ -74,7 +99,7 @@ enum DatabaseCommands {
         let sourceDigest = try source.snapshot {
             try target.copyAll(from: source) { p in
                 if p.tableDone { copied[p.table] = p.rows }
-                if !json && !context.arguments.has("quiet") && (p.tableDone ? p.rows > 0 : true) {
+                if !json && !context.arguments.has(.quiet) && (p.tableDone ? p.rows > 0 : true) {
                     Output.progress("\(p.table): \(p.rows) row\(p.rows == 1 ? "" : "s")" + (p.tableDone ? " copied" : "…"))
                 }
             }
@@ -99,30 +124,81 @@ enum DatabaseCommands {
     }
 
     static func db(_ context: Context) throws -> Int32 {
+        if context.arguments.positionals.first == "login" { return try login(context) }
         guard context.arguments.positionals.first == "init", context.arguments.positionals.count == 1 else {
-            throw UsageError("usage: subdesk db init [--roles] [--print]")
+            throw UsageError("usage: subdesk db init [--roles] [--print], or subdesk db login NAME --role ROLE (see subdesk db --help)")
+        }
+        for option: OptionName in [.role, .connectionLimit, .passwordFile, .statementTimeout, .lockTimeout, .idleTimeout]
+        where context.arguments.value(option) != nil {
+            throw UsageError("--\(option) is for db login")
         }
         let path = context.databasePath
         if let problem = PostgresLocation.keywordStringProblem(path) { throw UsageError(problem) }
-        if context.arguments.has("roles") && !PostgresLocation.isPostgres(path) {
+        if context.arguments.has(.roles) && !PostgresLocation.isPostgres(path) {
             throw UsageError("--roles is for a PostgreSQL store (--db postgres://...); a SQLite store's access is its file's mode")
         }
-        if context.arguments.has("print") {
+        if context.arguments.has(.print) {
             let location = try PostgresLocation(path)
             Output.line(PostgresRoles.sql(schema: location.schema ?? "public"))
             // The database the URI names; libpq's default is the user's name, which only
             // the server knows for sure, so an unnamed one is left for the reader to fill in.
             let database = URLComponents(string: location.conninfo)?.path.trimmingCharacters(in: CharacterSet(charactersIn: "/")) ?? ""
             Output.line(PostgresRoles.databaseSQL(database: database.isEmpty ? "DATABASE" : database))
+            Output.line("-- PostgreSQL 16 and later, as a superuser: " + PostgresRoles.reservedConnectionsGrant + ";")
             return 0
         }
         let store = try Store(path: path, mode: .createIfMissing)
         Output.line(store.wasCreated ? "created an empty store at \(store.path)"
                     : "a store already exists at \(store.path) (schema \(store.schemaVersion)); left as it is")
-        if context.arguments.has("roles") {
-            try store.installRoles()
+        if context.arguments.has(.roles) {
+            let notes = try store.installRoles()
             Output.line("roles \(PostgresRoles.all.joined(separator: ", ")) have their rights on this store")
+            for note in notes { Output.warn(note) }
         }
+        return 0
+    }
+
+    /// `db login NAME --role ROLE`: a login user with its limit and session bounds.
+    static func login(_ context: Context) throws -> Int32 {
+        let positionals = context.arguments.positionals
+        guard positionals.count == 2 else { throw UsageError("usage: subdesk db login NAME --role read|support|operator|intake") }
+        let name = positionals[1]
+        if let problem = PostgresLogin.problem(name: name) { throw UsageError("db login \(SafeText.sanitize(name)): \(problem)") }
+        if context.arguments.has(.roles) || context.arguments.has(.print) { throw UsageError("--roles and --print are for db init") }
+        guard let role = context.arguments.value(.role) else { throw UsageError("db login needs --role read, support, operator or intake") }
+        guard var login = PostgresLogin.defaults(name: name, role: role), !role.hasPrefix("subdesk_") else {
+            throw UsageError("--role is read, support, operator or intake, got \(SafeText.sanitize(role))")
+        }
+        if let text = context.arguments.value(.connectionLimit) {
+            guard let n = Int(text), (1...PostgresLogin.maxConnectionLimit).contains(n) else {
+                throw UsageError("--connection-limit is a number from 1 to \(PostgresLogin.maxConnectionLimit), got \(SafeText.sanitize(text))")
+            }
+            login.connectionLimit = n
+        }
+        for (option, keyPath) in [(OptionName.statementTimeout, \PostgresLogin.statementTimeoutMs), (.lockTimeout, \.lockTimeoutMs),
+                                  (.idleTimeout, \.idleInTransactionMs)] {
+            guard let text = context.arguments.value(option) else { continue }
+            let ms = try MetricsCommand.duration(text, option: option.rawValue)
+            guard ms >= 1, ms <= Millis(PostgresLogin.maxBoundMs) else {
+                throw UsageError("--\(option) must be from 1ms to 1d, got \(SafeText.sanitize(text))")
+            }
+            login[keyPath: keyPath] = Int(ms)
+        }
+        var password: String?
+        if let file = context.arguments.value(.passwordFile) {
+            password = try SecretFile.readLine(file, what: "password", warn: Output.warn)
+            guard let text = password, !text.isEmpty, !text.contains("\0"), !text.contains("\n"), text.utf8.count <= 1024 else {
+                throw UsageError("--password-file \(file): a password is one line of 1 to 1024 bytes (only its final newline is dropped)")
+            }
+        }
+        let path = context.databasePath
+        guard PostgresLocation.isPostgres(path) else {
+            throw UsageError("db login is for a PostgreSQL store (--db postgres://...); a SQLite store has no logins")
+        }
+        let store = try Store(path: path, mode: .existing)
+        let created = try store.makeLogin(login, password: password)
+        Output.line("\(created ? "created" : "changed") the login \(name): \(login.summary)"
+                    + (password != nil ? "; password set" : created ? "; no password (peer or certificate authentication)" : "; password unchanged"))
         return 0
     }
 }

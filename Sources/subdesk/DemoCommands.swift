@@ -20,20 +20,20 @@ enum DemoCommands {
         without rebuilding it.
         """,
         options: [
-            .value("copies", "N", "copies of every scenario (default 6, at most 10000)"),
-            .flag("no-dashboard", "build the store and stop"),
+            .value(.copies, "N", "copies of every scenario (default 6, at most 10000)"),
+            .flag(.noDashboard, "build the store and stop"),
             sampleData,
-            .flag("force", "replace a file at PATH that is not a demo store"),
+            .flag(.force, "replace a file at PATH that is not a demo store"),
         ],
         groups: [DashboardCommand.settings, .apple],
         action: StoreAction(words: "build a demo store", privilege: .insert, table: "notifications"),
         run: { context in
             let path = try buildDemo(context)
-            if context.arguments.has("no-dashboard") { return 0 }
+            if context.arguments.has(.noDashboard) { return 0 }
             return try DashboardCommand.open(context, databasePath: path)
         })
 
-    static let sampleData = CommandOption.value("sample-data", "DIR", "the sample-data folder (default: found beside the executable or the sources)")
+    static let sampleData = CommandOption.value(.sampleData, "DIR", "the sample-data folder (default: found beside the executable or the sources)")
 
     static let simulateSpec: CommandSpec = CommandSpec(
         name: "simulate", abstract: "feed fresh signed demo notifications, for live demos",
@@ -51,27 +51,27 @@ enum DemoCommands {
         trust the demo's test CA (README: Rehearsing intake on the demo).
         """,
         options: [
-            .value("rate", "N", "notifications per second (default 5)"),
-            .value("duration", "SECONDS", "how long (default 60)"),
-            .flag("ndjson", "print fresh signed bodies, one per line, instead of storing them"),
-            .value("count", "N", "with --ndjson: how many bodies (default 20, at most 100000)"),
+            .value(.rate, "N", "notifications per second (default 5)"),
+            .value(.duration, "SECONDS", "how long (default 60)"),
+            .flag(.ndjson, "print fresh signed bodies, one per line, instead of storing them"),
+            .value(.count, "N", "with --ndjson: how many bodies (default 20, at most 100000)"),
             sampleData,
         ],
         action: StoreAction(words: "feed the demo store", privilege: .insert, table: "notifications"),
         run: simulate)
 
     static func demoPath(_ context: Context) -> String {
-        context.arguments.value("db") ?? (Configuration.dataDirectory(environment: context.environment) + "/demo.db")
+        context.arguments.value(.db) ?? (Configuration.dataDirectory(environment: context.environment) + "/demo.db")
     }
 
     static func buildDemo(_ context: Context) throws -> String {
         let path = demoPath(context)
         switch Store.kind(ofFileAt: path) {
         case .missing, .demo: break
-        case .store(let notifications) where !context.arguments.has("force"):
+        case .store(let notifications) where !context.arguments.has(.force):
             throw UsageError("\(path) is a subdesk store that is not a demo store (\(notifications) notifications); "
                              + "refusing to replace it: name another --db, or pass --force to replace it")
-        case .other(let what) where !context.arguments.has("force"):
+        case .other(let what) where !context.arguments.has(.force):
             throw UsageError("\(path) is \(what), not a demo store; refusing to replace it: name another --db, or pass --force")
         default: break
         }
@@ -83,10 +83,10 @@ enum DemoCommands {
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
             try FileManager.default.removeItem(atPath: path + suffix)
         }
-        let sample = try SampleData.locate(explicit: context.arguments.value("sample-data"))
+        let sample = try SampleData.locate(explicit: context.arguments.value(.sampleData))
         let store = try Store(path: path)
         try store.markAsDemo()
-        let copies = try context.arguments.int("copies") ?? 6
+        let copies = try context.arguments.int(.copies) ?? 6
         guard copies >= 1 && copies <= 10_000 else { throw UsageError("--copies must be between 1 and 10000") }
         let started = Date()
         // A progress line on a terminal, for builds long enough to wonder about.
@@ -110,17 +110,17 @@ enum DemoCommands {
     }
 
     static func simulate(_ context: Context) throws -> Int32 {
-        if context.arguments.has("ndjson") { return try printFreshBodies(context) }
-        let rate = try context.arguments.double("rate") ?? 5
-        let duration = try context.arguments.double("duration") ?? 60
+        if context.arguments.has(.ndjson) { return try printFreshBodies(context) }
+        let rate = try context.arguments.double(.rate) ?? 5
+        let duration = try context.arguments.double(.duration) ?? 60
         guard rate > 0 && rate <= 10_000 else { throw UsageError("--rate must be between 0 and 10000 per second") }
         guard duration > 0 && duration <= 86_400 else { throw UsageError("--duration must be between 0 and 86400 seconds") }
-        let sample = try SampleData.locate(explicit: context.arguments.value("sample-data"))
+        let sample = try SampleData.locate(explicit: context.arguments.value(.sampleData))
         let path = demoPath(context)
         switch Store.kind(ofFileAt: path) {
         case .demo: break
         case .missing:
-            throw UsageError("no demo store at \(path): build one with `subdesk demo\(context.arguments.value("db").map { " --db \($0)" } ?? "")`")
+            throw UsageError("no demo store at \(path): build one with `subdesk demo\(context.arguments.value(.db).map { " --db \($0)" } ?? "")`")
         case .store:
             throw UsageError("\(path) is not a demo store; simulate writes TEST-CA notifications and only feeds a demo store")
         case .other(let what):
@@ -155,9 +155,9 @@ enum DemoCommands {
     /// `simulate --ndjson`: fresh bodies, signed now by the demo's test CA for the demo app,
     /// each with its own notificationUUID, one per line for `subdesk ingest` or a webhook.
     static func printFreshBodies(_ context: Context) throws -> Int32 {
-        let count = try context.arguments.int("count") ?? 20
+        let count = try context.arguments.int(.count) ?? 20
         guard (1...100_000).contains(count) else { throw UsageError("--count must be between 1 and 100000, got \(count)") }
-        let sample = try SampleData.locate(explicit: context.arguments.value("sample-data"))
+        let sample = try SampleData.locate(explicit: context.arguments.value(.sampleData))
         let builder = ScenarioBuilder(signer: try sample.signer())
         let scenarios = try sample.scenarios()
         var generator = SystemRandomNumberGenerator()

@@ -26,16 +26,16 @@ enum ExtendCommand {
         expiry. A local override stays for what Apple cannot do.
         """,
         options: [
-            .value("days", "N", "days to extend by, 1 to 90"),
-            .value("reason-code", "C", "0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage"),
-            .value("reason", "TEXT", "why, kept with the request and in the audit log"),
-            .flag("all", "every active subscriber of --product"),
-            .value("product", "PRODUCT", "the product whose active subscribers --all extends"),
-            .value("storefront", "USA,CAN", "with --all, only these storefronts"),
-            .value("status", "REQUEST_ID", "follow a mass extension request again"),
-            .value("wait", "SECONDS", "how long to follow a mass request (default 60)"),
-            .flag("yes", "extend without asking for confirmation"),
-            .flag("list", "the extension requests made, or those of ID"),
+            .value(.days, "N", "days to extend by, 1 to 90"),
+            .value(.reasonCode, "C", "0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage"),
+            .value(.reason, "TEXT", "why, kept with the request and in the audit log"),
+            .flag(.all, "every active subscriber of --product"),
+            .value(.product, "PRODUCT", "the product whose active subscribers --all extends"),
+            .value(.storefront, "USA,CAN", "with --all, only these storefronts"),
+            .value(.status, "REQUEST_ID", "follow a mass extension request again"),
+            .value(.wait, "SECONDS", "how long to follow a mass request (default 60)"),
+            .flag(.yes, "extend without asking for confirmation"),
+            .flag(.list, "the extension requests made, or those of ID"),
             .quiet,
         ],
         groups: [.apple],
@@ -44,36 +44,36 @@ enum ExtendCommand {
 
     static func run(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .existing)
-        if context.arguments.has("list") { return try list(context, store) }
+        if context.arguments.has(.list) { return try list(context, store) }
         let revalidator = try context.makeRevalidator(maxConnections: 2)
-        let wait = try context.arguments.value("wait").map { text -> TimeInterval in
+        let wait = try context.arguments.value(.wait).map { text -> TimeInterval in
             guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else { throw UsageError("--wait must be 0 to 3600 seconds, got \(text)") }
             return seconds
         } ?? 60
         let environment = try context.intakePolicy().environment ?? .production
-        let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet")
+        let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has(.quiet)
         let progress: (MassExtensionStatus) -> Void = { status in
             guard showProgress else { return }
             FileHandle.standardError.write(Data("\r\u{1B}[Kextend: \(status.complete ? "complete" : "in progress"), \(status.succeededCount ?? 0) extended, \(status.failedCount ?? 0) failed".utf8))
         }
-        if let request = context.arguments.value("status") {
+        if let request = context.arguments.value(.status) {
             try requireKey(revalidator, ServerAPIAction.followExtension)
             let record = try following { try revalidator.followMassExtension(request, environment: environment, wait: wait, progress: progress) }
             if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             return report(record, revalidator: revalidator, context)
         }
-        guard let daysText = context.arguments.value("days"), let days = Int(daysText) else { throw UsageError("extend needs --days N (1 to 90)") }
-        guard let codeText = context.arguments.value("reason-code"), let code = Int(codeText) else {
+        guard let daysText = context.arguments.value(.days), let days = Int(daysText) else { throw UsageError("extend needs --days N (1 to 90)") }
+        guard let codeText = context.arguments.value(.reasonCode), let code = Int(codeText) else {
             throw UsageError("extend needs --reason-code: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage")
         }
-        let reason = context.arguments.value("reason") ?? ""
+        let reason = context.arguments.value(.reason) ?? ""
         do { try Revalidator.checkExtension(days: days, reasonCode: code, reason: reason) } catch let e as OperationError { throw UsageError(e.description) }
         let codeName = Revalidator.extensionReasonCodes[code] ?? "?"
-        if context.arguments.has("all") {
-            guard let product = context.arguments.value("product"), context.arguments.positionals.isEmpty else {
+        if context.arguments.has(.all) {
+            guard let product = context.arguments.value(.product), context.arguments.positionals.isEmpty else {
                 throw UsageError("extend --all needs --product PRODUCT and no ID")
             }
-            let storefronts = context.arguments.value("storefront").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() } } ?? []
+            let storefronts = context.arguments.value(.storefront).map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() } } ?? []
             try requireKey(revalidator, ServerAPIAction.extendAll)
             try confirm("Extend EVERY active subscriber of \(product)\(storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))") by \(days) days (reason code \(code): \(codeName))?", context)
             let record = try following {
@@ -109,7 +109,7 @@ enum ExtendCommand {
 
     /// A terminal user answers y; elsewhere --yes stands for the answer.
     static func confirm(_ question: String, _ context: Context) throws {
-        if context.arguments.has("yes") { return }
+        if context.arguments.has(.yes) { return }
         guard isatty(STDIN_FILENO) == 1 else { throw UsageError("\(question) Not on a terminal: pass --yes to confirm") }
         FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
         guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else { throw UsageError("not extended") }

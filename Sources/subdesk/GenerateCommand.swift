@@ -14,14 +14,14 @@ enum GenerateCommand {
         existing file.
         """,
         options: [
-            .value("subscribers", "N", "how many subscribers (1 to 50,000,000)"),
-            .value("seed", "N", "the random seed (default 42)"),
+            .value(.subscribers, "N", "how many subscribers (1 to 50,000,000)"),
+            .value(.seed, "N", "the random seed (default 42)"),
         ],
         action: StoreAction(words: "generate a store", privilege: .insert, table: "notifications"),
         run: run)
 
     static func run(_ context: Context) throws -> Int32 {
-        guard let n = try context.arguments.int("subscribers"), n > 0, n <= 50_000_000 else {
+        guard let n = try context.arguments.int(.subscribers), n > 0, n <= 50_000_000 else {
             throw UsageError("generate needs --subscribers N (1 to 50,000,000)")
         }
         let path = context.databasePath
@@ -30,7 +30,7 @@ enum GenerateCommand {
         }
         let store = try Store(path: path)
         let tty = isatty(STDERR_FILENO) == 1
-        let summary = try StoreGenerator(subscribers: n, seed: UInt64(bitPattern: Int64(try context.arguments.int("seed") ?? 42)))
+        let summary = try StoreGenerator(subscribers: n, seed: UInt64(bitPattern: Int64(try context.arguments.int(.seed) ?? 42)))
             .generate(into: store) { done in
                 if tty { FileHandle.standardError.write(Data("\rgenerated \(done) of \(n) subscribers".utf8)) }
             }

@@ -22,10 +22,10 @@ enum IngestCommand {
         the first input line not stored, prints the command that resumes from there, and exits 3.
         """,
         options: [
-            .flag("cgi", "CGI/1.1 mode: reads one POST body (CONTENT_LENGTH) from stdin and answers Status 200 once "
+            .flag(.cgi, "CGI/1.1 mode: reads one POST body (CONTENT_LENGTH) from stdin and answers Status 200 once "
                   + "stored or a duplicate, 4xx for a body that can never be valid (it is quarantined), 5xx when it "
                   + "could not be stored, so Apple retries"),
-            .value("batch-size", "N", "bodies committed together at most (default \(BatchIngest.standardBatchSize))"),
+            .value(.batchSize, "N", "bodies committed together at most (default \(BatchIngest.standardBatchSize))"),
             .quiet,
         ],
         groups: [.intake],
@@ -33,7 +33,7 @@ enum IngestCommand {
         run: run)
 
     static func run(_ context: Context) throws -> Int32 {
-        if context.arguments.has("cgi") { return CGIIngest.run(context) }
+        if context.arguments.has(.cgi) { return CGIIngest.run(context) }
         // A batch job can wait its turn behind other writers longer than a web request can.
         let store = try context.openStore(busyTimeoutMs: 120_000, mode: .createIfMissing)
         let intake = try context.makeIntake(store: store)
@@ -41,7 +41,7 @@ enum IngestCommand {
             Output.warn("no bundle id configured: bundle ids are not checked (set bundle_id or pass --bundle-id)")
         }
         var batchSize = BatchIngest.standardBatchSize
-        if let text = context.arguments.value("batch-size") {
+        if let text = context.arguments.value(.batchSize) {
             guard let n = Int(text), n >= 1 else { throw UsageError("--batch-size must be a whole number of bodies, got \(text)") }
             batchSize = n
         }
@@ -51,7 +51,7 @@ enum IngestCommand {
         for (pathIndex, path) in paths.enumerated() {
             let data: Data
             if path == "-" {
-                if isatty(STDIN_FILENO) == 1 && !context.arguments.has("quiet") {
+                if isatty(STDIN_FILENO) == 1 && !context.arguments.has(.quiet) {
                     Output.warn("reading notifications from standard input (end with Ctrl-D; give a PATH to read a file)")
                 }
                 data = FileHandle.standardInput.readDataToEndOfFile()
@@ -73,7 +73,7 @@ enum IngestCommand {
                 try batches.ingest(count: bodies.count, body: { i in
                     BatchIngest.Body(ExportedBody.unwrap(bodies[i].data), source: bodies.count > 1 ? "\(label):\(bodies[i].line)" : label)
                 }, rejected: { source, reason, id in
-                    if !context.arguments.has("quiet") {
+                    if !context.arguments.has(.quiet) {
                         Output.error("rejected \(source): \(SafeText.sanitize(reason)) (quarantine #\(id))")
                     }
                 })

@@ -13,7 +13,7 @@ enum ListCommands {
         a transaction whose transactionId starts with TEXT, and one-time purchases whose
         transactionId starts with TEXT.
         """,
-        options: [.value("limit", "N", "at most N subscriptions and N purchases (default 50)")],
+        options: [.value(.limit, "N", "at most N subscriptions and N purchases (default 50)")],
         run: search)
 
     static let notificationsSpec: CommandSpec = CommandSpec(
@@ -29,9 +29,9 @@ enum ListCommands {
         how many it left out. The listing shows the newest 100 unless --limit says otherwise.
         """,
         options: [
-            .value("since", "DATE", "only those received since DATE"),
-            .value("limit", "N", "at most N (default 100; --ndjson: all)"),
-            .flag("ndjson", "the bodies, oldest first, one per line, ready for `subdesk ingest`"),
+            .value(.since, "DATE", "only those received since DATE"),
+            .value(.limit, "N", "at most N (default 100; --ndjson: all)"),
+            .flag(.ndjson, "the bodies, oldest first, one per line, ready for `subdesk ingest`"),
         ],
         run: notifications)
 
@@ -56,10 +56,10 @@ enum ListCommands {
         and is audited: the only way quarantined bodies are deleted.
         """,
         options: [
-            .flag("all", "also the entries a replay resolved"),
+            .flag(.all, "also the entries a replay resolved"),
             .limit,
-            .value("before", "DATE", "purge: the entries last seen before DATE"),
-            .value("reason", "TEXT", "purge: why, for the audit log"),
+            .value(.before, "DATE", "purge: the entries last seen before DATE"),
+            .value(.reason, "TEXT", "purge: why, for the audit log"),
             .operatorName,
             .quiet,
         ],
@@ -77,8 +77,8 @@ enum ListCommands {
         link is audited with the previous and the new owner.
         """,
         options: [
-            .flag("force", "move a subscription already linked to another user id"),
-            .flag("apple", "also set the subscriber's app account token on the subscription at Apple (Set App Account "
+            .flag(.force, "move a subscription already linked to another user id"),
+            .flag(.apple, "also set the subscriber's app account token on the subscription at Apple (Set App Account "
                   + "Token; a subscriber without one gets a new UUID), so Apple's later transactions and notifications "
                   + "name the subscriber. Audited; needs the App Store Server API key settings. Apple refuses "
                   + "family-shared purchases"),
@@ -125,10 +125,10 @@ enum ListCommands {
 
     static func notifications(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        let since = try context.arguments.value("since").map(parseSince)
+        let since = try context.arguments.value(.since).map(parseSince)
         let limit = try context.arguments.limit()
         let app = try context.appScope()
-        if context.arguments.has("ndjson") {
+        if context.arguments.has(.ndjson) {
             func write(_ n: StoredNotification) {
                 FileHandle.standardOutput.write(ExportedBody.line(n.body) + Data("\n".utf8))
             }
@@ -180,12 +180,12 @@ enum ListCommands {
         case "replay": return try MaintenanceCommands.replay(context)
         case "purge":
             guard context.arguments.positionals.count == 1 else { throw UsageError("quarantine purge takes no ID; give --before DATE") }
-            guard let before = try OperatorCommands.date(context.arguments.value("before"), flag: "before") else {
+            guard let before = try OperatorCommands.date(context.arguments.value(.before), flag: "before") else {
                 throw UsageError("quarantine purge needs --before DATE (entries last seen before it are deleted)")
             }
             let store = try context.openStore(mode: .existing)
             let purged = try OperatorCommands.operations(context, store: store)
-                .purgeQuarantine(before: before, reason: context.arguments.value("reason") ?? "")
+                .purgeQuarantine(before: before, reason: context.arguments.value(.reason) ?? "")
             if context.wantsJSON {
                 Output.json(["entries": purged.entries, "bytes": purged.bytes, "before": DateText.iso(before)])
             } else {
@@ -209,7 +209,7 @@ enum ListCommands {
         case let other?: throw UsageError("unknown quarantine action \(SafeText.sanitize(other)) (show or replay)")
         }
         let store = try context.openStore(mode: .reading)
-        let list = try store.quarantined(limit: try context.arguments.limit() ?? 100, includeResolved: context.arguments.has("all"),
+        let list = try store.quarantined(limit: try context.arguments.limit() ?? 100, includeResolved: context.arguments.has(.all),
                                          app: try context.appScope())
         if context.wantsJSON {
             Output.json(list.map { q -> [String: Any] in
@@ -242,10 +242,10 @@ enum ListCommands {
         guard p.count == 2 else { throw UsageError("link takes USER_ID and ID (see subdesk link --help)") }
         let store = try context.openStore(mode: .existing)
         do {
-            let linked = try OperatorCommands.operations(context, store: store).link(userId: p[0], to: p[1], force: context.arguments.has("force"))
+            let linked = try OperatorCommands.operations(context, store: store).link(userId: p[0], to: p[1], force: context.arguments.has(.force))
             Output.line("linked user \(SafeText.sanitize(p[0])) to subscription \(linked.otid)"
                         + (linked.previousUser.map { $0 == p[0] ? "" : " (was user \(SafeText.sanitize($0)))" } ?? "") + "; audited")
-            if context.arguments.has("apple") {
+            if context.arguments.has(.apple) {
                 do {
                     let token = try context.makeRevalidator(maxConnections: 1).setAppAccountTokenAtApple(linked.otid)
                     Output.line("Apple has app account token \(token) on \(linked.otid); audited")

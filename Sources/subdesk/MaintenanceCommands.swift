@@ -14,7 +14,9 @@ enum MaintenanceCommands {
         write, the config (bundle id, app Apple id, secret files), and what revalidation
         needs (API key, shared secret, the subdesk-http helper). On PostgreSQL also the audit
         triggers' functions, who holds what a write would wait for (user, pid, application,
-        since when), and whether every login may connect. Exits 0 when nothing failed, 1
+        since when), whether every login may connect, and whether the read and support
+        logins' connection limits leave enough of the server's slots for intake and the
+        owner (each such login without a limit is named). Exits 0 when nothing failed, 1
         otherwise. Takes the settings intake and revalidation read, to check them.
         """,
         options: [.quiet],
@@ -210,6 +212,11 @@ enum MaintenanceCommands {
             }
         } catch {
             add("write lock", "fail", "\(error)")
+        }
+        do {
+            for verdict in try store.connectionSlots()?.verdicts ?? [] { add("connections", verdict.level, verdict.detail) }
+        } catch {
+            add("connections", "fail", "\(error)")
         }
     }
 

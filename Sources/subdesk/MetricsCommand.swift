@@ -15,7 +15,7 @@ enum MetricsCommand {
         "Alerting".
         """,
         options: [
-            .flag("cgi", "answer as a CGI program (Status and Content-Type headers first), for a web server's "
+            .flag(.cgi, "answer as a CGI program (Status and Content-Type headers first), for a web server's "
                   + "/metrics location"),
         ],
         run: metrics)
@@ -43,10 +43,10 @@ enum MetricsCommand {
         DURATION is seconds, or a number with s, m, h or d.
         """,
         options: [
-            .value("max-silence", "DURATION", "CRITICAL after this long without a notification (default 2h)"),
-            .value("max-rejected-per-hour", "N", "WARNING above this many bodies refused in the last hour (default 10)"),
-            .value("refund-deadline", "DURATION", "WARNING when a refund answer is due this soon and not sent (default 2h)"),
-            .value("environment", "Production|Sandbox", "the environment whose intake is judged (default: the "
+            .value(.maxSilence, "DURATION", "CRITICAL after this long without a notification (default 2h)"),
+            .value(.maxRejectedPerHour, "N", "WARNING above this many bodies refused in the last hour (default 10)"),
+            .value(.refundDeadline, "DURATION", "WARNING when a refund answer is due this soon and not sent (default 2h)"),
+            .value(.environment, "Production|Sandbox", "the environment whose intake is judged (default: the "
                    + "configured one, else Production)", config: "environment"),
         ],
         run: check)
@@ -71,7 +71,7 @@ enum MetricsCommand {
 
     static func metrics(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty else { throw UsageError("metrics takes no arguments") }
-        guard context.arguments.has("cgi") else {
+        guard context.arguments.has(.cgi) else {
             FileHandle.standardOutput.write(Data(OnCallMetrics.exposition(try inputs(context)).utf8))
             return 0
         }
@@ -121,14 +121,14 @@ enum MetricsCommand {
         do {
             guard context.arguments.positionals.isEmpty else { throw UsageError("check takes no arguments") }
             var thresholds = OnCallThresholds.standard
-            thresholds.maxSilence = try duration(context.arguments.value("max-silence") ?? "2h", option: "max-silence")
-            thresholds.refundWindow = try duration(context.arguments.value("refund-deadline") ?? "2h", option: "refund-deadline")
-            if let text = context.arguments.value("max-rejected-per-hour") {
+            thresholds.maxSilence = try duration(context.arguments.value(.maxSilence) ?? "2h", option: "max-silence")
+            thresholds.refundWindow = try duration(context.arguments.value(.refundDeadline) ?? "2h", option: "refund-deadline")
+            if let text = context.arguments.value(.maxRejectedPerHour) {
                 guard let n = Int(text), n >= 0 else { throw UsageError("--max-rejected-per-hour must be a whole number, got \(text)") }
                 thresholds.maxRejectedPerHour = n
             }
             var environment = (try? context.intakePolicy().environment)??.rawValue ?? AppStoreEnvironment.production.rawValue
-            if let text = context.arguments.value("environment") {
+            if let text = context.arguments.value(.environment) {
                 guard let env = AppStoreEnvironment.parse(text) else { throw UsageError("--environment must be Production or Sandbox, got \(text)") }
                 environment = env.rawValue
             }
@@ -137,7 +137,7 @@ enum MetricsCommand {
             var inputs = try inputs(context)
             // --app NAME: that app's silence (a quiet app beside a busy one is still found).
             var scope: String?
-            if let text = context.arguments.value("app"), let app = try context.appScope() {
+            if let text = context.arguments.value(.app), let app = try context.appScope() {
                 inputs.reading.appArrivals = try context.openStore(mode: .reading).lastNotificationReceivedByEnvironment(app: app)
                 scope = try context.configuredApps().app(named: text)?.name
             }

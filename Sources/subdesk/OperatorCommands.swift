@@ -20,7 +20,7 @@ enum OperatorCommands {
         Every action is written to the audit log.
         """,
         options: [
-            .value("until", "DATE", "when the override ends (grant: required)"),
+            .value(.until, "DATE", "when the override ends (grant: required)"),
             .reason,
             .operatorName,
         ],
@@ -37,8 +37,8 @@ enum OperatorCommands {
         or delete its entries.
         """,
         options: [
-            .value("since", "DATE", "only entries since DATE"),
-            .value("limit", "N", "the newest N (default 1000)"),
+            .value(.since, "DATE", "only entries since DATE"),
+            .value(.limit, "N", "the newest N (default 1000)"),
         ],
         run: audit)
 
@@ -59,19 +59,19 @@ enum OperatorCommands {
         guard let verb = p.first else { throw UsageError("override needs grant, revoke, lift or list (see subdesk override --help)") }
         let store = try context.openStore(mode: verb == "list" ? .reading : .existing)
         let ops = operations(context, store: store)
-        let reason = context.arguments.value("reason") ?? ""
+        let reason = context.arguments.value(.reason) ?? ""
         do {
             let result: Override
             switch verb {
             case "grant":
                 guard p.count == 2 else { throw UsageError("override grant takes one ID") }
-                guard let until = try date(context.arguments.value("until"), flag: "until") else {
+                guard let until = try date(context.arguments.value(.until), flag: "until") else {
                     throw UsageError("override grant needs --until DATE")
                 }
                 result = try ops.grant(p[1], until: until, reason: reason)
             case "revoke":
                 guard p.count == 2 else { throw UsageError("override revoke takes one ID") }
-                result = try ops.revoke(p[1], until: try date(context.arguments.value("until"), flag: "until"), reason: reason)
+                result = try ops.revoke(p[1], until: try date(context.arguments.value(.until), flag: "until"), reason: reason)
             case "lift":
                 guard p.count == 2, let id = Int64(p[1].trimmingCharacters(in: CharacterSet(charactersIn: "#"))) else {
                     throw UsageError("override lift takes an override number")
@@ -112,7 +112,7 @@ enum OperatorCommands {
 
     static func audit(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        let since = try context.arguments.value("since").map(ListCommands.parseSince)
+        let since = try context.arguments.value(.since).map(ListCommands.parseSince)
         var targets: [String]?
         if let id = context.arguments.positionals.first {
             do { targets = try operations(context, store: store).subscriptionIds(id) } catch let e as OperationError {

@@ -14,7 +14,7 @@ enum PingCommand {
         Needs the App Store Server API key settings, like backfill.
         """,
         options: [
-            .value("wait", "SECONDS", "how long to wait for the TEST notification (default 30)"),
+            .value(.wait, "SECONDS", "how long to wait for the TEST notification (default 30)"),
             .quiet,
         ],
         groups: [.apple],
@@ -27,7 +27,7 @@ enum PingCommand {
         let revalidator = try context.makeRevalidator(maxConnections: 1)
         try ExtendCommand.requireKey(revalidator, ServerAPIAction.ping)
         var waitLimit: TimeInterval = 30
-        if let text = context.arguments.value("wait") {
+        if let text = context.arguments.value(.wait) {
             guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
                 throw UsageError("--wait must be a number of seconds between 0 and 600, got \(text)")
             }
@@ -47,7 +47,7 @@ enum PingCommand {
     static func ping(_ context: Context, _ revalidator: Revalidator, _ target: Revalidator.AppleTarget, wait waitLimit: TimeInterval,
                      prefix: String) throws -> Bool {
         let environment = target.environment
-        if isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet") {
+        if isatty(STDERR_FILENO) == 1 && !context.arguments.has(.quiet) {
             Output.warn("\(prefix)asked Apple (\(environment)) for a TEST notification; waiting up to \(Int(waitLimit)) s for it to arrive")
         }
         let result: Ping.Result

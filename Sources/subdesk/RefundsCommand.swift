@@ -38,15 +38,15 @@ enum RefundsCommand {
         --auto sends nothing).
         """,
         options: [
-            .flag("all", "also the requests already decided"),
-            .value("preference", "DECLINE|GRANT_FULL|GRANT_PRORATED|none", "the refund preference sent, instead of the suggested one"),
-            .value("delivery", "STATUS", "the delivery status sent, instead of the one the store suggests"),
-            .value("sample", "yes|no", "whether sample content was provided, instead of what the store says"),
-            .value("consumed", "PERCENT", "the share consumed, for purchases that are not auto-renewable subscriptions"),
-            .flag("consented", "the customer consented to sharing consumption data (when refund_consent is not yes)"),
-            .value("reason", "TEXT", "why, for the audit log"),
-            .flag("yes", "send without asking for confirmation"),
-            .flag("auto", "answer every open request as refund_policy says (cron)"),
+            .flag(.all, "also the requests already decided"),
+            .value(.preference, "DECLINE|GRANT_FULL|GRANT_PRORATED|none", "the refund preference sent, instead of the suggested one"),
+            .value(.delivery, "STATUS", "the delivery status sent, instead of the one the store suggests"),
+            .value(.sample, "yes|no", "whether sample content was provided, instead of what the store says"),
+            .value(.consumed, "PERCENT", "the share consumed, for purchases that are not auto-renewable subscriptions"),
+            .flag(.consented, "the customer consented to sharing consumption data (when refund_consent is not yes)"),
+            .value(.reason, "TEXT", "why, for the audit log"),
+            .flag(.yes, "send without asking for confirmation"),
+            .flag(.auto, "answer every open request as refund_policy says (cron)"),
         ],
         groups: [.apple],
         action: .refundAnswers,
@@ -57,7 +57,7 @@ enum RefundsCommand {
     }
 
     static func run(_ context: Context) throws -> Int32 {
-        if context.arguments.has("auto") { return try auto(context) }
+        if context.arguments.has(.auto) { return try auto(context) }
         let positionals = context.arguments.positionals
         if positionals.first == "answer" {
             guard positionals.count == 2 else { throw UsageError("refunds answer takes one ID (a request's UUID, or a subscription with one open)") }
@@ -72,13 +72,13 @@ enum RefundsCommand {
             do { request = try queue.request(id) } catch let e as OperationError { throw UsageError(e.description) }
             return try show(request, queue: queue, policy: try policy(context), now: now, context)
         }
-        let requests = try queue.requests(includeClosed: context.arguments.has("all"), now: now, app: try context.appScope())
+        let requests = try queue.requests(includeClosed: context.arguments.has(.all), now: now, app: try context.appScope())
         if context.wantsJSON {
             Output.json(try requests.map { try json($0, facts: queue.facts($0, now: now), now: now) })
             return 0
         }
         if requests.isEmpty {
-            Output.line(context.arguments.has("all") ? "no refund requests" : "no open refund requests (--all lists decided ones)")
+            Output.line(context.arguments.has(.all) ? "no refund requests" : "no open refund requests (--all lists decided ones)")
             return 0
         }
         // A table with a header, each column as wide as its widest cell.
@@ -167,8 +167,8 @@ enum RefundsCommand {
         do { request = try queue.request(id) } catch let e as OperationError { throw UsageError(e.description) }
         let facts = try queue.facts(request, now: DateText.nowMillis())
         var answer = policy.suggestedAnswer(for: facts)
-        if context.arguments.has("consented") { answer.customerConsented = true }
-        if let text = context.arguments.value("preference") {
+        if context.arguments.has(.consented) { answer.customerConsented = true }
+        if let text = context.arguments.value(.preference) {
             if text.lowercased() == "none" {
                 answer.refundPreference = nil
             } else {
@@ -178,20 +178,20 @@ enum RefundsCommand {
                 answer.refundPreference = preference
             }
         }
-        if let text = context.arguments.value("delivery") {
+        if let text = context.arguments.value(.delivery) {
             guard let delivery = ConsumptionAnswer.Delivery(rawValue: text.uppercased()) else {
                 throw UsageError("--delivery is one of \(ConsumptionAnswer.Delivery.allCases.map(\.rawValue).joined(separator: ", ")), not \(text)")
             }
             answer.deliveryStatus = delivery
         }
-        if let text = context.arguments.value("sample") {
+        if let text = context.arguments.value(.sample) {
             switch text.lowercased() {
             case "yes", "true": answer.sampleContentProvided = true
             case "no", "false": answer.sampleContentProvided = false
             default: throw UsageError("--sample is yes or no, not \(text)")
             }
         }
-        if let text = context.arguments.value("consumed") {
+        if let text = context.arguments.value(.consumed) {
             guard let percent = Double(text.hasSuffix("%") ? String(text.dropLast()) : text), percent.isFinite, (0...100).contains(percent) else {
                 throw UsageError("--consumed is a percentage from 0 to 100, not \(text)")
             }
@@ -202,7 +202,7 @@ enum RefundsCommand {
         let revalidator = try context.makeRevalidator(maxConnections: 1)
         do {
             let answered = try revalidator.answerRefundRequest(request.notificationUUID, answer: answer,
-                                                               reason: context.arguments.value("reason"))
+                                                               reason: context.arguments.value(.reason))
             if context.wantsJSON {
                 Output.json(json(answered, facts: facts, now: DateText.nowMillis()))
             } else {

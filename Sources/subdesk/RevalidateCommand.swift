@@ -20,8 +20,8 @@ enum RevalidateCommand {
         """,
         options: [
             .reason,
-            .flag("dry-run", "ask and compare, but store and audit nothing"),
-            .value("receipt-file", "FILE", "send this base64 receipt to verifyReceipt instead"),
+            .flag(.dryRun, "ask and compare, but store and audit nothing"),
+            .value(.receiptFile, "FILE", "send this base64 receipt to verifyReceipt instead"),
         ],
         groups: [.apple],
         action: .revalidation,
@@ -32,7 +32,7 @@ enum RevalidateCommand {
             throw UsageError("revalidate takes exactly one ID (see subdesk revalidate --help)")
         }
         var receipt: String?
-        if let file = context.arguments.value("receipt-file") {
+        if let file = context.arguments.value(.receiptFile) {
             guard let data = FileManager.default.contents(atPath: file),
                   let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
                 throw UsageError("receipt file \(file) cannot be read or is empty")
@@ -42,8 +42,8 @@ enum RevalidateCommand {
         let revalidator = try context.makeRevalidator(maxConnections: 2)
         let result: RevalidationResult
         do {
-            result = try revalidator.revalidate(id, reason: context.arguments.value("reason"), receipt: receipt,
-                                                dryRun: context.arguments.has("dry-run"))
+            result = try revalidator.revalidate(id, reason: context.arguments.value(.reason), receipt: receipt,
+                                                dryRun: context.arguments.has(.dryRun))
         } catch let error as RevalidationError {
             let message = "revalidate \(SafeText.sanitize(id)): \(SafeText.sanitize(error.description))"
             Output.error(message)

@@ -22,7 +22,7 @@ enum ShowCommand {
         including an order id Apple does not know.
         """,
         options: [
-            .flag("apple", "also ask Apple for each subscription's refund history (Get Refund History) and its latest "
+            .flag(.apple, "also ask Apple for each subscription's refund history (Get Refund History) and its latest "
                   + "transaction (Get Transaction Info), verify, store and audit them, and list them (under "
                   + "\"appleLookups\" with --json)"),
         ],
@@ -66,7 +66,7 @@ enum ShowCommand {
         // --apple: the refund history and the latest transaction as Apple has them now,
         // stored (and so on the detail's timeline) before the report is read again.
         var apple: [String: Any]?
-        if context.arguments.has("apple") {
+        if context.arguments.has(.apple) {
             let revalidator = try context.makeRevalidator(maxConnections: 2)
             var fetched: [String: Any] = [:]
             for subscription in report.subscriptions {

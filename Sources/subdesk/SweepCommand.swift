@@ -18,14 +18,14 @@ enum SweepCommand {
         with the time Apple named, exit 1: run `subdesk sweep --resume` after it.
         """,
         options: [
-            .value("concurrency", "N", "requests to Apple in flight at once (default 4, at most 64); store writes "
+            .value(.concurrency, "N", "requests to Apple in flight at once (default 4, at most 64); store writes "
                    + "stay on one connection, one at a time"),
-            .value("limit", "N", "check at most N candidates"),
-            .flag("dry-run", "ask Apple and count, but store and audit nothing"),
-            .flag("resume", "go on after the last subscription a sweep stopped by Apple's rate limit had checked "
+            .value(.limit, "N", "check at most N candidates"),
+            .flag(.dryRun, "ask Apple and count, but store and audit nothing"),
+            .flag(.resume, "go on after the last subscription a sweep stopped by Apple's rate limit had checked "
                   + "(its audit entry keeps the place)"),
-            .flag("quiet", "no progress line (it only shows when stderr is a terminal)"),
-            .value("reason", "TEXT", "why, for the audit log (default: expiry sweep)"),
+            .flag(.quiet, "no progress line (it only shows when stderr is a terminal)"),
+            .value(.reason, "TEXT", "why, for the audit log (default: expiry sweep)"),
         ],
         groups: [.apple],
         action: StoreAction(words: "sweep expired subscriptions", privilege: .update, table: "transactions"),
@@ -35,13 +35,13 @@ enum SweepCommand {
         guard context.arguments.positionals.isEmpty else {
             throw UsageError("sweep takes no arguments (see subdesk sweep --help)")
         }
-        let concurrency = try context.arguments.int("concurrency") ?? 4
+        let concurrency = try context.arguments.int(.concurrency) ?? 4
         guard (1...64).contains(concurrency) else { throw UsageError("--concurrency must be between 1 and 64, got \(concurrency)") }
         let limit = try context.arguments.limit()
-        var options = SweepOptions(concurrency: concurrency, dryRun: context.arguments.has("dry-run"),
-                                   reason: context.arguments.value("reason") ?? "expiry sweep", limit: limit)
+        var options = SweepOptions(concurrency: concurrency, dryRun: context.arguments.has(.dryRun),
+                                   reason: context.arguments.value(.reason) ?? "expiry sweep", limit: limit)
         let revalidator = try context.makeRevalidator(maxConnections: concurrency)
-        if context.arguments.has("resume") {
+        if context.arguments.has(.resume) {
             let point = try ExpirySweep.resumePoint(store: try context.openStore(mode: .existing))
             guard let after = point.after else {
                 let last = point.entry.map { "the last sweep (audit #\($0.id), \(DateText.minute($0.at)) UTC) finished: \($0.outcome)" }
@@ -51,7 +51,7 @@ enum SweepCommand {
             options.after = after
         }
         let sweep = ExpirySweep(revalidator: revalidator)
-        let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has("quiet")
+        let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has(.quiet)
         let report: SweepReport
         do {
             report = try sweep.run(options: options, progress: showProgress ? progressLine : nil)
@@ -61,7 +61,7 @@ enum SweepCommand {
         }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 
-        for failure in report.failures where !context.arguments.has("quiet") {
+        for failure in report.failures where !context.arguments.has(.quiet) {
             Output.error("sweep: \(failure.app.map { SafeText.sanitize($0) + ": " } ?? "")\(SafeText.sanitize(failure.originalTransactionId)): "
                          + SafeText.sanitize(failure.reason))
         }

@@ -43,9 +43,10 @@ struct WebhookAnswer: Equatable {
     /// the length CONTENT_LENGTH promised, and `store` stores the body read whole (or refuses
     /// one over the limit) under its source. `log` hears what went wrong where the answer
     /// does not say it (the operator's log). A URL that names an app (`?app=NAME`, its name,
-    /// bundle id or Apple ID) has `store` refuse a body signed for another app.
+    /// bundle id or Apple ID) has `store` refuse a body signed for another app; one whose
+    /// `?app=` is empty or given twice with different values has it quarantine the body.
     static func answer(params: [String: String], readBody: (_ expected: Int?) -> BodyReader.Result,
-                       store: (_ body: BodyReader.Result, _ source: String, _ app: String?) throws -> IntakeOutcome,
+                       store: (_ body: BodyReader.Result, _ source: String, _ app: Result<String?, Refusal>) throws -> IntakeOutcome,
                        log: (String) -> Void) -> WebhookAnswer {
         let method = params["REQUEST_METHOD"] ?? "POST"
         guard method == "POST" else {
@@ -65,7 +66,7 @@ struct WebhookAnswer: Equatable {
             return unavailable
         }
         do {
-            return WebhookAnswer(try store(read, "cgi:" + (params["REMOTE_ADDR"] ?? "-"), namedApp(params)))
+            return WebhookAnswer(try store(read, "cgi:" + (params["REMOTE_ADDR"] ?? "-"), postedApp(params)))
         } catch {
             log("\(error)")
             return unavailable
@@ -74,26 +75,40 @@ struct WebhookAnswer: Equatable {
 }
 
 extension WebhookAnswer {
-    /// The app the request's URL names (`?app=NAME`), or nil.
+    /// The app the request's URL names (`?app=NAME`), nil when it names none, or the
+    /// refusal of a query that says no one app: an empty `?app=` (which would turn the check
+    /// off), or `app=` given twice with different values (which would pick one silently).
     /// Read by hand: whatever the sender put in the query (`%zz`, spaces) is a name to look
     /// up, never something that stops the process (URLComponents traps on such text).
-    static func namedApp(_ params: [String: String]) -> String? {
-        guard let query = params["QUERY_STRING"], !query.isEmpty else { return nil }
+    static func postedApp(_ params: [String: String]) -> Result<String?, Refusal> {
+        guard let query = params["QUERY_STRING"], !query.isEmpty else { return .success(nil) }
         let values = query.split(separator: "&").compactMap { pair -> String? in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[0] == "app" else { return nil }
-            let raw = String(parts[1]).replacingOccurrences(of: "+", with: " ")
+            guard parts[0] == "app" else { return nil }
+            let raw = parts.count == 2 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
             return raw.removingPercentEncoding ?? raw
         }
-        return values.last.flatMap { $0.isEmpty ? nil : $0 }
+        guard let first = values.first else { return .success(nil) }
+        if let other = values.first(where: { $0 != first }) {
+            return .failure(Refusal(.malformed, field: "?app", fault: "app= is given twice, as \(IntakePolicy.quotedApp(first)) "
+                                    + "and as \(IntakePolicy.quotedApp(other)): name one app"))
+        }
+        if first.isEmpty {
+            return .failure(Refusal(.malformed, field: "?app", fault: "app= is empty: name an app (its name, bundle id or Apple ID), or leave ?app= out"))
+        }
+        return .success(first)
     }
 }
 
 extension Intake {
     /// Stores a body read by `BodyReader`: the whole body through intake, one over the limit
     /// refused from its kept prefix.
-    func ingest(_ read: BodyReader.Result, source: String, postedFor app: String? = nil) throws -> IntakeOutcome {
-        read.isWhole ? try ingest(read.kept, source: source, postedFor: app)
-            : try rejectOversized(prefix: read.kept, trueLength: read.length, digest: read.digest, source: source)
+    /// A URL's `?app=` that says no one app quarantines a whole body with its refusal.
+    func ingest(_ read: BodyReader.Result, source: String, postedFor app: Result<String?, Refusal> = .success(nil)) throws -> IntakeOutcome {
+        guard read.isWhole else { return try rejectOversized(prefix: read.kept, trueLength: read.length, digest: read.digest, source: source) }
+        switch app {
+        case .success(let app): return try ingest(read.kept, source: source, postedFor: app)
+        case .failure(let refusal): return try commit(.refused(read.kept, source: source, refusal: refusal))
+        }
     }
 }

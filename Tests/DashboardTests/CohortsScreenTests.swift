@@ -20,7 +20,7 @@ final class CohortsScreenTests: XCTestCase {
 
     /// The cells a table line shows after its label and size, and the x each one ends at.
     func cells(_ text: String) -> [String] {
-        Array(text.dropFirst(1 + CohortsView.labelWidth + CohortsView.spacing + CohortsView.sizeWidth)
+        Array(text.dropFirst(1 + Layout.CohortColumns.labelWidth + Layout.CohortColumns.spacing + Layout.CohortColumns.sizeWidth)
             .split(separator: " ").map(String.init))
     }
 
@@ -44,17 +44,17 @@ final class CohortsScreenTests: XCTestCase {
         var compared = 0
         for row in report.rows {
             let found = try XCTUnwrap(line(row.label, in: lines), "no line for \(row.label):\n\(text)", file: file, line: l)
-            XCTAssertEqual(String(found.text.dropFirst(1 + CohortsView.labelWidth + 1).prefix(CohortsView.sizeWidth))
+            XCTAssertEqual(String(found.text.dropFirst(1 + Layout.CohortColumns.labelWidth + 1).prefix(Layout.CohortColumns.sizeWidth))
                 .trimmingCharacters(in: .whitespaces), String(row.size), "\(row.label) size", file: file, line: l)
             let shown = cells(found.text)
             let expectedCells = row.cells.compactMap { expected($0, report.metric) }
             XCTAssertEqual(shown, Array(expectedCells.prefix(shown.count)), "\(row.label): \(found.text)", file: file, line: l)
             for (index, cell) in row.cells.prefix(shown.count).enumerated() {
                 guard let cell else { continue }
-                let right = 1 + CohortsView.labelWidth + CohortsView.spacing + CohortsView.sizeWidth
-                    + (index + 1) * (CohortsView.spacing + CohortsView.cellWidth) - 1
+                let right = 1 + Layout.CohortColumns.labelWidth + Layout.CohortColumns.spacing + Layout.CohortColumns.sizeWidth
+                    + (index + 1) * (Layout.CohortColumns.spacing + Layout.CohortColumns.cellWidth) - 1
                 let value = report.metric == .ltv ? cell.perMember : cell.share
-                XCTAssertEqual(buffer[right, found.y].role, value.map { CohortsView.heat($0, largest: largest) } ?? .dim,
+                XCTAssertEqual(buffer[right, found.y].role, value.map { Selectors.heat($0, largest: largest) } ?? .dim,
                                "\(row.label) column \(index)", file: file, line: l)
                 compared += 1
             }
@@ -191,7 +191,7 @@ final class CohortsScreenTests: XCTestCase {
         session.command("cohorts trial")
         let report = try CohortReport.compute(store: store, metric: .trial, now: anchor)
         XCTAssertEqual(report.columns.count, 15)
-        XCTAssertEqual(CohortsView.fittingColumns(width: 80), 7)
+        XCTAssertEqual(Layout.CohortColumns.fitting(width: 80), 7)
         var lines = session.screenLines
         XCTAssertTrue(lines[2].hasSuffix("    0       1       2       3       4       5       6"), lines[2])
         XCTAssertTrue(lines.contains { $0.hasPrefix(" columns 0–6 of 15 (h/l); columns are days since the trial began") }, lines.joined(separator: "\n"))
@@ -230,7 +230,7 @@ final class CohortsScreenTests: XCTestCase {
         state.cohorts.asked = CohortsRequest()
         _ = DashboardReducer.reduce(into: &state, .cohortsLoaded(CohortsRequest(), report))
         XCTAssertEqual(state.cohorts.report, report)
-        XCTAssertEqual(CohortsView.tableLines(report).count, 24, "each cohort and its came back line")
+        XCTAssertEqual(Selectors.cohortLines(report).count, 24, "each cohort and its came back line")
         XCTAssertEqual(Layout.cohortRows(height: 24, lines: 24), 16)
 
         var buffer = DashboardRenderer.render(state)

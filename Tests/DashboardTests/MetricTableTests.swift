@@ -13,7 +13,7 @@ final class MetricTableTests: XCTestCase {
     static let inTrouble = Metric("inTrouble", "in trouble", .level, .keys(plus: [.graceLevel, .retryLevel], minus: []), .notifications,
                                   definition: "subscriptions in the grace period or billing retry at the end of the period")
     /// A rate of two metrics of the table.
-    static let renewalShare = Metric("renewalShare", "renewal share", .rate, .ratio(.metric("renewals"), .metric("paidTransactions")),
+    static let renewalShare = Metric("renewalShare", "renewal share", .rate, .ratio(.metric(.renewals), .metric(.paidTransactions)),
                                      .transactions, definition: "renewals divided by paid transactions")
 
     func testAMetricAddedAsOneTableEntryAppearsInJSONCSVDailyAndTheReadme() throws {
@@ -67,20 +67,19 @@ final class MetricTableTests: XCTestCase {
         XCTAssertEqual(DayCounts.csvHeader(.day), "day,activePaid,activeTrials,activeSubscriptions,newPaidSubscriptions,renewals,reactivations,recoveries,churned,churnRate,expiredVoluntary,expiredBillingRetry,expiredPriceIncrease,expiredProductNotForSale,expiredOther,trialStarts,trialConversions,trialConversionRate,paidTransactions,refunds,refundsFull,refundsProrated,refundRate,mrr,revenue,revocations,upgrades,downgrades,inGracePeriod,inBillingRetry,setToRenew,setToCancel,autoRenewOff,autoRenewOn,renewalFailures,gracePeriodEntries,billingRecoveries,currency")
     }
 
-    /// Every metric a source names by key is in the table, and names are unique.
+    /// Every metric a source refers to is in the table, and names are unique.
     func testTheTableIsWhole() {
         XCTAssertEqual(Set(Metric.all.map(\.key)).count, Metric.all.count, "a key twice")
         XCTAssertEqual(Set(Metric.all.map(\.label)).count, Metric.all.count, "a label twice")
-        let keys = Set(Metric.all.map(\.key))
-        func named(_ source: Metric.Source) -> [String] {
+        func referred(_ source: Metric.Source) -> [Metric] {
             switch source {
-            case .sum(let names): return names
-            case .within(let inner, let cap): return named(inner) + [cap]
+            case .sum(let terms): return terms
+            case .within(let inner, let cap): return referred(inner) + [cap]
             case .remainder(let a, let b): return [a, b]
             case .ratio(let n, let d):
-                return [n, d].compactMap { term -> String? in
+                return [n, d].compactMap { term -> Metric? in
                     switch term {
-                    case .metric(let key), .atStart(let key): return key
+                    case .metric(let metric), .atStart(let metric): return metric
                     case .key, .weighedRefunds: return nil
                     }
                 }
@@ -88,7 +87,22 @@ final class MetricTableTests: XCTestCase {
             }
         }
         for m in Metric.all {
-            for key in named(m.source) { XCTAssertTrue(keys.contains(key), "\(m.key) names \(key), which is not in the table") }
+            for other in referred(m.source) { XCTAssertTrue(Metric.all.contains(other), "\(m.key) refers to \(other), which is not in the table") }
         }
+    }
+
+    /// Each metric is declared once in `Metric.swift`, as a member named by its JSON name
+    /// (`static let churned = Metric("churned", …)`), which code and sources refer to, and
+    /// every one declared is listed in `Metric.all`, once and in the order of declaration.
+    func testEachDeclaredMetricIsInTheTable() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/SubscriptionCore/Metrics/Metric.swift")
+        let source = try String(contentsOf: file, encoding: .utf8)
+        let declaration = try NSRegularExpression(pattern: #"static let (\w+) = Metric\("(\w+)""#)
+        let found = declaration.matches(in: source, range: NSRange(source.startIndex..., in: source)).map { match in
+            (member: String(source[Range(match.range(at: 1), in: source)!]), key: String(source[Range(match.range(at: 2), in: source)!]))
+        }
+        for (member, key) in found { XCTAssertEqual(member, key, "Metric.\(member) is named \(key) in JSON") }
+        XCTAssertEqual(found.map(\.key), Metric.all.map(\.key), "the metrics declared are Metric.all's, in its order")
     }
 }

@@ -11,7 +11,7 @@ import SubdeskTestSupport
 /// as it came and moves nothing.
 final class NotificationMeaningRowTests: XCTestCase {
     static let accountHold = NotificationType(rawValue: "ACCOUNT_HOLD")
-    static let row = NotificationMeaning(accountHold, "billing on hold, no access", .v2, .effect(billing: .entersRetry),
+    static let row = NotificationMeaning(accountHold, "billing on hold, no access", .v2, .init(billing: .entersRetry),
                                          tone: .billingRetry)
     static let otid = "2000000977000001"
 

@@ -207,6 +207,52 @@ final class CohortTests: XCTestCase {
         XCTAssertEqual(Array(counts(try report(.retention)).prefix(3)), [1, 1, 0], "paid through period 1 until the refund")
     }
 
+    func testAnUpgradeRefundedInPartStillReplacedThePeriodBeforeIt() throws {
+        // Basic bought Jun 1 for a month, upgraded to premium Jun 11 (Apple's notifications
+        // alone: the basic transaction never arrives marked upgraded), the premium purchase
+        // refunded in part Jun 21 12:00 (the 19.5 days left of 30). 5320 then comes back to
+        // the basic plan Jun 26, while the basic period it left would still have run.
+        let refundedAt = d0 + 20 * day + 12 * 3_600_000
+        for otid in ["5310", "5320"] {
+            try deliver("SUBSCRIBED", "INITIAL_BUY", period(otid, 1, from: 0, to: 30))
+            let premium: [String: Any] = ["price": 14990]
+            try deliver("DID_CHANGE_RENEWAL_PREF", "UPGRADE",
+                        period(otid, 2, from: 10, to: 40, product: "app.premium.monthly", reason: "PURCHASE", extra: premium))
+            let refunded = period(otid, 2, from: 10, to: 40, product: "app.premium.monthly", reason: "PURCHASE",
+                                  extra: premium.merging(["revocationDate": refundedAt, "revocationReason": 0,
+                                                          "revocationType": "REFUND_PRORATED", "revocationPercentage": 65000]) { $1 })
+            try deliver("REFUND", nil, refunded, signed: refundedAt)
+        }
+        try deliver("SUBSCRIBED", "RESUBSCRIBE", period("5320", 3, from: 25, to: 55, reason: "PURCHASE"))
+
+        let state = try XCTUnwrap(try TestKit.state(store, "5310", now: d0 + 22 * day))
+        XCTAssertEqual(state.productId, "app.premium.monthly")
+        XCTAssertEqual(state.upgradedFrom, ["53101"], "the premium purchase replaced the basic period at once")
+        XCTAssertEqual(state.status, .revoked, "the refund ended the premium access, and the basic period was replaced")
+        XCTAssertFalse(state.entitled)
+
+        let days = try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-07-31", timeZone: utc)
+        XCTAssertEqual(sum(days, .upgrades), 2)
+        XCTAssertEqual(sum(days, .downgrades), 0)
+        XCTAssertEqual(days.map { $0[.activePaid] }, Array(repeating: 2, count: 20) + Array(repeating: 0, count: 5)
+                       + Array(repeating: 1, count: 30) + Array(repeating: 0, count: 6),
+                       "paid until the refund of the upgrade; 5320 again from Jun 26 to Jul 26")
+        XCTAssertEqual(days[20][.churned], 2, "both runs end at the refund, on Jun 21")
+        XCTAssertEqual(sum(days, .churned), 3)
+        XCTAssertEqual(sum(days, .reactivations), 1, "5320 came back after a gap")
+        XCTAssertEqual(sum(days, .renewals), 2, "the upgrades continue the runs, the comeback does not")
+        let mrr = days.map { $0.moneyByCurrency["USD"]?[.mrr] ?? 0 }
+        XCTAssertEqual(mrr[5], 2 * 9990, "Jun 6: the basic plans")
+        XCTAssertEqual(mrr[15], 2 * 14990, "Jun 16: the premium plans alone")
+        XCTAssertEqual(mrr[22], 0, "Jun 23: nothing paid")
+        XCTAssertEqual(mrr[27], 9990, "Jun 28: 5320's basic plan again")
+
+        let retention = try report(.retention)
+        XCTAssertEqual(retention.rows.map(\.size), [2])
+        XCTAssertEqual(Array(counts(retention).prefix(2)), [2, 0])
+        XCTAssertEqual(retention.rows[0].cells[1]?.reactivated, 1, "5320 came back, in the period after the premium one")
+    }
+
     func testATrialPaidForOnlyAfterBillingRetryStartedWithTheTrial() throws {
         // A 7-day trial from Jun 1, billing failed at its end, recovered Jun 18.
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("5400", 1, from: 0, to: 7, trial: true))
@@ -251,6 +297,9 @@ final class CohortTests: XCTestCase {
         XCTAssertEqual(try revenue(), 9990)
         try store.db.execute("ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind")
         try store.db.execute(TestKit.undoAppColumns(sqlite: store.dialect == .sqlite))
+        if store.dialect == .postgres {
+            try store.db.execute("DROP TRIGGER \(AuditStamp.stamp) ON audit_log; DROP FUNCTION \(AuditStamp.stamp)()")
+        }
         try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 19" : "UPDATE schema_version SET version = 19")
         store = nil
         store = try Store(path: location)
@@ -258,6 +307,42 @@ final class CohortTests: XCTestCase {
         XCTAssertEqual(try store.pendingMetricsCount(), 1, "the migration queues every share")
         XCTAssertEqual(try store.catchUpMetrics(), 1)
         XCTAssertEqual(try revenue(), 0)
+    }
+
+    func testAStoreWrittenBeforeTheUpgradeRuleIsRepairedByMigrationTwentyFour() throws {
+        let dir = NSTemporaryDirectory() + "cohort-tests-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let location = Store.testLocation(file: dir + "/old.db")
+        store = try Store(path: location)
+        // As an earlier subdesk counted it: the upgrade's purchase refunded in part replaced nothing.
+        ReferenceBreak.active = .upgradeRefundedInPart
+        defer { ReferenceBreak.active = nil }
+        let refundedAt = d0 + 20 * day
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5410", 1, from: 0, to: 30))
+        try deliver("SUBSCRIBED", "INITIAL_BUY", period("5420", 1, from: 0, to: 30))
+        let premium: [String: Any] = ["price": 14990]
+        try deliver("DID_CHANGE_RENEWAL_PREF", "UPGRADE",
+                    period("5410", 2, from: 10, to: 40, product: "app.premium.monthly", reason: "PURCHASE", extra: premium))
+        let refunded = period("5410", 2, from: 10, to: 40, product: "app.premium.monthly", reason: "PURCHASE",
+                              extra: premium.merging(["revocationDate": refundedAt, "revocationReason": 0,
+                                                      "revocationType": "REFUND_PRORATED", "revocationPercentage": 66667]) { $1 })
+        try deliver("REFUND", nil, refunded, signed: refundedAt)
+        ReferenceBreak.active = nil
+        func upgrades() throws -> Int {
+            sum(try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-07-31", timeZone: utc), .upgrades)
+        }
+        XCTAssertEqual(try upgrades(), 0)
+        try store.db.execute(TestKit.undoAppColumns(sqlite: store.dialect == .sqlite))
+        try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 23" : "UPDATE schema_version SET version = 23")
+        // Migration 24 alone (later ones recompute every share for reasons of their own).
+        try Migrations.migrate(store.db, upTo: 24)
+        XCTAssertEqual(try store.pendingMetricsCount(), 1, "the migration queues the share of the one subscription with a refund")
+        store = nil
+        store = try Store(path: location)
+        XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
+        try store.catchUpMetrics()
+        XCTAssertEqual(try upgrades(), 1)
     }
 
     func testALateNotificationAndABackfillRepairTheCohort() throws {

@@ -92,7 +92,7 @@ final class NotificationMeaningTests: XCTestCase {
         let json = try JSONFields(data: IntakeTests.v1Body(type: name.rawValue), path: "body")
         let plain = try NotificationV1(json: json)
         let ranked = try NotificationV1(json: json, meanings: NotificationMeanings.standard.adding(
-            NotificationMeaning(name, "billing on hold", .v1(rank: 2), .effect(billing: .entersRetry), tone: .billingRetry)))
+            NotificationMeaning(name, "billing on hold", .v1(rank: 2), .init(billing: .entersRetry), tone: .billingRetry)))
         XCTAssertEqual(plain.transactions.map(\.notificationSignedDate), plain.transactions.map { _ in plain.versionDate + 1 },
                        "a name without a row ranks as a change of preference")
         XCTAssertEqual(ranked.transactions.map(\.notificationSignedDate), ranked.transactions.map { _ in ranked.versionDate + 2 })

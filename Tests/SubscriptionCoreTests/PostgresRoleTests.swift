@@ -184,6 +184,16 @@ final class PostgresRoleTests: XCTestCase {
                 let wanted = who == "owner" || routine.roles.contains(who)
                 if (called == .allowed) != wanted { mismatches.append("\(who) calls \(routine.name): \(called)") }
             }
+            // Audit entries: each role writes only the actions its commands write (migration
+            // 23's trigger, from PostgresRoles.auditActions), the owner any; an action no
+            // command writes, nobody but the owner.
+            for action in PostgresRoles.auditActions.flatMap(\.actions) + ["made_up"] {
+                let written = try attempt(store, """
+                    INSERT INTO audit_log (at_ms, operator, action, outcome) VALUES (0, 'x', '\(action)', 'ok')
+                    """)
+                let wanted = who == "owner" || PostgresRoles.auditWriters(of: action).contains(who)
+                if (written == .allowed) != wanted { mismatches.append("\(who) audit action \(action): \(written)") }
+            }
             // The writers' lock is the change counter's table: only a role that may update it
             // can hold it, so a reader cannot stall intake.
             for mode in ["EXCLUSIVE", "ROW EXCLUSIVE"] {
@@ -209,6 +219,104 @@ final class PostgresRoleTests: XCTestCase {
         } catch let e as StoreError {
             XCTAssertEqual(e.sqlState.map { ["42501", "08001"].contains($0) }, true, "stranger: \(e)")
         }
+    }
+
+    /// An audit entry's time is the server's and its action must be one the writer's role
+    /// writes: support cannot date a `consent_handled` in 1970, nor write a `sweep` (dated
+    /// 2100, `failed 0`) that would become the last sweep on-call sees; an explicit id
+    /// cannot put an entry after later ones. The owner's entries keep what it gave.
+    func testAuditEntriesAreDatedByTheServerAndBoundToTheirWritersRoles() throws {
+        func lastSweep() throws -> (at: Double?, failures: Double?) {
+            let exposition = OnCallMetrics.exposition(OnCallInputs(reading: try owner.onCallReading(now: DateText.nowMillis()),
+                                                                   roots: [], quarantineBudgetBytes: nil))
+            func value(_ name: String) -> Double? {
+                exposition.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+            }
+            return (value("subdesk_sweep_last_run_timestamp_seconds"), value("subdesk_sweep_last_failures"))
+        }
+        XCTAssertEqual(OnCallMetrics.all.first { $0.name == "subdesk_sweep_last_run_timestamp_seconds" }?.source.flatMap(\.writtenBy),
+                       ["subdesk_operator"], "the last sweep is read from entries only an operator writes")
+        // The owner's entry keeps its time.
+        try owner.appendAudit(AuditEntry(at: 1_000, operatorName: "x", action: "sweep", target: nil, reason: nil, outcome: "checked 1, failed 7"))
+        XCTAssertEqual(try owner.lastAudit(action: "sweep")?.at, 1_000)
+        // An operator's sweep is dated by the server, whatever its client says.
+        let (op, _) = try open(as: "subdesk_operator")
+        let before = DateText.nowMillis()
+        _ = try op.write { try op.appendAudit(AuditEntry(at: 5_000, operatorName: "x", action: "sweep", target: nil, reason: nil, outcome: "checked 3, failed 2")) }
+        let after = DateText.nowMillis()
+        let swept = try XCTUnwrap(try owner.lastAudit(action: "sweep"))
+        XCTAssertTrue((before - 1_000)...(after + 1_000) ~= swept.at, "an operator's entry is dated by the server: \(swept.at), not 5000")
+        let seen = try lastSweep()
+        XCTAssertEqual(seen.failures, 2)
+        XCTAssertEqual(seen.at, Double(swept.at) / 1000)
+
+        // Support may not write a sweep at all, however dated; the metrics do not move.
+        let (support, supportUser) = try open(as: "subdesk_support")
+        assertRefused("a sweep entry by support") {
+            _ = try support.write {
+                try support.appendAudit(AuditEntry(at: 4_102_444_800_000, operatorName: "x", action: "sweep", target: nil, reason: nil,
+                                                   outcome: "checked 9, failed 0"))
+            }
+        }
+        assertRefused("a sweep entry by support, after every id") {
+            try support.executeForTesting("""
+                INSERT INTO audit_log (id, at_ms, operator, action, outcome) VALUES (9000000000000000000, 4102444800000, 'x', 'sweep', 'checked 9, failed 0')
+                """)
+        }
+        XCTAssertEqual(try lastSweep().failures, 2)
+        XCTAssertEqual(try lastSweep().at, Double(swept.at) / 1000)
+        XCTAssertEqual(try owner.audit().filter { $0.action == "sweep" }.count, 2)
+
+        // What support may write is dated now, with an id of the log's own.
+        let uuid = UUID().uuidString.lowercased()
+        _ = try support.write {
+            try support.appendAudit(AuditEntry(at: 0, operatorName: "x", action: ConsentWithdrawal.handledAction, target: uuid, reason: "forged",
+                                               outcome: "handled"))
+        }
+        try support.executeForTesting("""
+            INSERT INTO audit_log (id, at_ms, operator, action, target, outcome) VALUES (9000000000000000000, 0, 'x', 'consent_handled', '\(uuid)', 'handled')
+            """)
+        let handled = try owner.audit(targets: [uuid])
+        XCTAssertEqual(handled.count, 2)
+        for entry in handled {
+            XCTAssertGreaterThanOrEqual(entry.at, before - 1_000, "a consent_handled dated 1970 is dated when written")
+            XCTAssertLessThan(entry.id, 9_000_000_000_000_000_000, "the id is the log's, not the client's")
+        }
+
+        // Entries support wrote before the trigger existed (made here with the triggers off)
+        // are not read as facts: a sweep, and a failed revalidation, are an operator's.
+        let failuresBefore = try owner.onCallReading(now: DateText.nowMillis()).revalidationFailuresLastDay
+        try owner.executeForTesting("ALTER TABLE audit_log DISABLE TRIGGER audit_log_stamp, DISABLE TRIGGER audit_log_operator")
+        try owner.executeForTesting("""
+            INSERT INTO audit_log (at_ms, operator, action, outcome) VALUES
+                (\(DateText.nowMillis()), '\(supportUser)', 'sweep', 'checked 9, failed 0'),
+                (\(DateText.nowMillis()), '\(supportUser)', 'revalidate', 'failed')
+            """)
+        try owner.executeForTesting("ALTER TABLE audit_log ENABLE TRIGGER audit_log_stamp, ENABLE TRIGGER audit_log_operator")
+        XCTAssertEqual(try owner.lastAudit(action: "sweep")?.operatorName, supportUser, "the forged entry is the newest")
+        XCTAssertEqual(try lastSweep().failures, 2)
+        XCTAssertEqual(try lastSweep().at, Double(swept.at) / 1000)
+        XCTAssertEqual(try owner.onCallReading(now: DateText.nowMillis()).revalidationFailuresLastDay, failuresBefore)
+    }
+
+    /// An owner's SECURITY DEFINER function that writes the audit log runs as the owner
+    /// (current_user), but the entry is the caller's (session_user, its `operator`): it is
+    /// dated by the server and checked against the caller's roles.
+    func testAnOwnersSecurityDefinerFunctionDoesNotLetACallerWriteWhatItsRolesMayNot() throws {
+        try owner.executeForTesting("""
+            CREATE FUNCTION write_audit(a text, t bigint) RETURNS void LANGUAGE sql SECURITY DEFINER AS $$
+                INSERT INTO audit_log (at_ms, operator, action, outcome) VALUES (t, 'x', a, 'checked 9, failed 0') $$
+            """)
+        let (support, _) = try open(as: "subdesk_support")
+        try owner.executeForTesting("GRANT EXECUTE ON FUNCTION write_audit(text, bigint) TO subdesk_support")
+        assertRefused("a sweep entry by support through the owner's function") {
+            try support.executeForTesting("SELECT write_audit('sweep', 4102444800000)")
+        }
+        XCTAssertNil(try owner.lastAudit(action: "sweep"))
+        let before = DateText.nowMillis()
+        try support.executeForTesting("SELECT write_audit('\(ConsentWithdrawal.handledAction)', 4102444800000)")
+        let entry = try XCTUnwrap(try owner.lastAudit(action: ConsentWithdrawal.handledAction))
+        XCTAssertTrue((before - 1_000)...(DateText.nowMillis() + 1_000) ~= entry.at, "dated by the server, not 2100: \(entry.at)")
     }
 
     /// Support places overrides and links users, but cannot rewrite what Apple's data derives.

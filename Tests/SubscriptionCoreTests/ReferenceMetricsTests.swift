@@ -15,7 +15,8 @@ import SubdeskTestSupport
 ///
 /// `SUBDESK_REFERENCE_BREAK=N` turns rule N of the derivation back to how an earlier
 /// subdesk counted (1 grace recoveries, 2 comebacks, 3 prorated refunds' periods, 4 a trial
-/// paid for after billing retry, 5 family money); the test must then fail.
+/// paid for after billing retry, 5 family money, 6 upgrades refunded in part); the test must
+/// then fail.
 final class ReferenceMetricsTests: XCTestCase {
     static let day: Millis = 86_400_000
     static let hour: Millis = 3_600_000
@@ -63,8 +64,9 @@ final class ReferenceMetricsTests: XCTestCase {
 
     /// Subscriptions with every case the rules are about: trials converting, and paid for
     /// only after billing retry; renewals recovered within grace (renewal date kept) and
-    /// after it (date moved); upgrades; churn and comebacks; full and prorated refunds;
-    /// family sharing and its revocation; two currencies; monthly and yearly.
+    /// after it (date moved); upgrades, their purchases refunded in full or in part; churn
+    /// and comebacks; full and prorated refunds; family sharing and its revocation; two
+    /// currencies; monthly and yearly.
     static func histories() -> [History] {
         var rng = Random(state: 32)
         var out: [History] = []
@@ -90,7 +92,10 @@ final class ReferenceMetricsTests: XCTestCase {
                 }
             }
             var renewal = !purchases.isEmpty
+            var upgrading = false
             while t < now {
+                let upgradePurchase = upgrading
+                upgrading = false
                 var p = Purchase(id: "\(otid)-\(n)", product: product, start: t, expires: adding(months: months(product), to: t),
                                  price: price(product), renewal: renewal)
                 // What happens next: renewed, recovered within grace or after it, upgraded, or ended.
@@ -127,17 +132,27 @@ final class ReferenceMetricsTests: XCTestCase {
                     product = "app.premium.monthly"
                     t = u
                     renewal = false
+                    upgrading = true
                     continue
                 }
-                // Refunds end the subscription, as they mostly do.
-                // (Not an upgrade's purchase: a revoked one never replaced the period before.)
-                if !family, !p.trial, renewal || purchases.last?.product == p.product || purchases.isEmpty,
-                   rng.chance(0.07), p.start + 2 * day < now {
-                    let full = rng.chance(0.5)
-                    let span = max(1, Int((min(p.expires, now) - p.start) / day) - 1)
-                    p.refund = (p.start + Millis(rng.int(1..<(span + 1))) * day + 7 * 60_000,
-                                full ? 100_000 : [25_000, 50_000, 75_000][rng.int(0..<3)])
+                // Refunds end the subscription, as they mostly do. An upgrade's purchase is
+                // refunded more often, in part more than in full: one refunded in part still
+                // replaced the period before, one refunded in full did not; after a refund in
+                // part the customer sometimes comes back to the monthly plan, often while the
+                // period the upgrade replaced would still have run.
+                let refundable = upgradePurchase || renewal || purchases.last?.product == p.product || purchases.isEmpty
+                if !family, !p.trial, refundable, rng.chance(upgradePurchase ? 0.3 : 0.07), p.start + 2 * day < now {
+                    let full = rng.chance(upgradePurchase ? 0.3 : 0.5)
+                    // An upgrade is mostly regretted soon.
+                    let span = max(1, min(upgradePurchase ? 12 : .max, Int((min(p.expires, now) - p.start) / day) - 1))
+                    let refunded = p.start + Millis(rng.int(1..<(span + 1))) * day + 7 * 60_000
+                    p.refund = (refunded, full ? 100_000 : [25_000, 50_000, 75_000][rng.int(0..<3)])
                     next = .max
+                    if upgradePurchase, !full, rng.chance(0.7) {
+                        next = refunded + Millis(rng.int(1..<8)) * day + Millis(rng.int(1..<600)) * 60_000
+                        nextRenewal = false
+                        product = "app.monthly"
+                    }
                 }
                 if family, rng.chance(0.04), p.start + day < now {
                     p.familyRevoked = p.start + day
@@ -197,7 +212,8 @@ final class ReferenceMetricsTests: XCTestCase {
         for (i, p) in kept.enumerated() {
             var to = p.expires
             if let r = p.refund { to = min(to, r.date) }
-            // Replaced by a purchase of another product before it expired: an upgrade.
+            // Replaced by a purchase of another product before it expired: an upgrade, though
+            // its purchase was refunded in part later (that bought access until the refund).
             if i + 1 < kept.count, kept[i + 1].product != p.product, kept[i + 1].start < p.expires { to = min(to, kept[i + 1].start) }
             var from = p.start
             if let before = out.last, p.renewal, p.start > before.to + hour {
@@ -334,7 +350,9 @@ final class ReferenceMetricsTests: XCTestCase {
         var m = Member(start: first.from, duration: months(first.p.product) == 12 ? "P1Y" : "P1M", startOffer: offer, retained: retained)
         for run in runs.dropFirst() {
             let end = run.map(\.to).max()!
-            var k = period(run[0].from)
+            // Never as retained: not in the first run's periods, even where it came back before
+            // the expiry of a period a refund in part cut short.
+            var k = max(retained + 1, period(run[0].from))
             while start(of: k) < end {
                 m.cameBack.insert(k)
                 k += 1
@@ -401,6 +419,16 @@ final class ReferenceMetricsTests: XCTestCase {
             cases["full refund", default: 0] += h.purchases.filter { $0.refund?.percentMilli == 100_000 }.count
             cases["prorated refund", default: 0] += h.purchases.filter { ($0.refund?.percentMilli ?? 100_000) < 100_000 }.count
             cases["upgrade", default: 0] += h.purchases.filter { $0.product == "app.premium.monthly" && !$0.renewal }.count
+            // Upgrades' purchases, each with the period it replaced.
+            let upgrades = zip(h.purchases, h.purchases.dropFirst()).filter { before, u in
+                u.product == "app.premium.monthly" && before.product == "app.monthly" && u.start < before.expires
+            }
+            cases["upgrade refunded in full", default: 0] += upgrades.filter { $0.1.refund?.percentMilli == 100_000 }.count
+            let partly = upgrades.filter { ($0.1.refund?.percentMilli ?? 100_000) < 100_000 }
+            cases["upgrade refunded in part", default: 0] += partly.count
+            cases["back before the replaced period's end", default: 0] += partly.filter { before, u in
+                h.purchases.contains { $0.start > u.refund!.date && $0.start < before.expires && $0.product == before.product }
+            }.count
             cases["family", default: 0] += h.family ? 1 : 0
             cases["EUR", default: 0] += h.currency == "EUR" ? 1 : 0
             if let k = h.purchases.firstIndex(where: { !$0.trial }), k > 0, h.purchases[k - 1].expires < h.purchases[k].start - Self.day {

@@ -82,6 +82,20 @@ final class RefundRequestTests: XCTestCase {
         XCTAssertEqual(facts.productType, "Auto-Renewable Subscription")
     }
 
+    func testARefundInPartAddsItsShareToTheCustomersRefunds() throws {
+        try seedRequest()
+        let refunded = TestKit.transaction(id: renewalId, original: otid, purchase: base - 5 * TestKit.day,
+                                           expires: base + 25 * TestKit.day, signed: base - 3_600_000,
+                                           extra: ["revocationDate": base - 3_600_000, "revocationReason": 0,
+                                                   "revocationType": "REFUND_PRORATED", "revocationPercentage": 50000])
+        try ingest(TestKit.body(type: "REFUND", signed: base - 3_600_000, transaction: refunded, renewal: nil))
+        let queue = RefundQueue(store: try fixture.openStore(), operatorName: "ana")
+        let item = try XCTUnwrap(try queue.requests(includeClosed: true, now: base).first)
+        let facts = try queue.facts(item, now: base)
+        XCTAssertEqual(facts.lifetimePurchased, ["USD": 9990])
+        XCTAssertEqual(facts.lifetimeRefunded, ["USD": 4995], "half of the price came back, not all of it")
+    }
+
     func testAnAnswerIsSentKeptAndAudited() throws {
         let uuid = try seedRequest()
         fixture.server.route("PUT", path, FakeAppleServer.Response(status: 202))

@@ -26,6 +26,17 @@ extension RevalidationTests {
         XCTAssertEqual(warnings, [], "a private key file is not warned about")
     }
 
+    /// A password file loses only its final newline: spaces and a second line are the
+    /// password's, for the caller to take or refuse.
+    func testALineFileLosesOnlyItsFinalNewline() throws {
+        let path = directory.appendingPathComponent("password").path
+        for (written, read) in [(" pass word \n", " pass word "), ("pw\r\n", "pw"), ("pw", "pw"), ("pw\n\n", "pw\n")] {
+            try? FileManager.default.removeItem(atPath: path)
+            _ = FileManager.default.createFile(atPath: path, contents: Data(written.utf8), attributes: [.posixPermissions: 0o600])
+            XCTAssertEqual(try SecretFile.readLine(path, what: "password", warn: { _ in }), read, written.debugDescription)
+        }
+    }
+
     func testTheSharedSecretFileIsReadTrimmedAndWarnedAbout() throws {
         let path = directory.appendingPathComponent("shared-secret").path
         _ = FileManager.default.createFile(atPath: path, contents: Data("abc123\n".utf8), attributes: [.posixPermissions: 0o640])

@@ -97,12 +97,17 @@ final class SeveralAppsTests: XCTestCase {
             ("[app a]\nbundle_id = com.a\nenvironment = Production, Xcode\n", "c:3: environment is Production, Sandbox or both, got Xcode"),
             ("[app a]\nbundle_id = com.a\nallow_v1 = perhaps\n", "c:3: allow_v1 is yes or no, got perhaps"),
             ("[key k]\nkey_id = K\n[app a]\nbundle_id = com.a\n", "c:1: [key k] lacks issuer_id, key_file"),
+            ("[app a]\nbundle_id = com.a\nenvironment = Sandbox\nenvironment = Production\n", "c:4: environment given twice in [app a] (first at line 3)"),
+            ("[app a]\nbundle_id = com.a\n[app b]\nbundle_id = com.b\nallow_v1 = yes\n\nallow_v1 = no\n", "c:7: allow_v1 given twice in [app b] (first at line 5)"),
+            ("[app com.b]\nbundle_id = com.a\n[app b]\nbundle_id = com.b\n", "c:1: [app com.b]'s name is [app b]'s bundle id: it would name both apps"),
+            ("[app a]\nbundle_id = com.a\napp_apple_id = 12\n[app 12]\nbundle_id = com.b\n", "c:4: [app 12]'s name is [app a]'s Apple ID"),
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try Configuration(text: text, source: "c"), text) { error in
                 XCTAssertTrue("\(error)".hasPrefix(expected), "\(text.debugDescription): \(error)")
             }
-        }
+        }        // A key repeated at the top level is as before: the last of it (a list, every one).
+        XCTAssertEqual(try Configuration(text: "bundle_id = com.a\nbundle_id = com.b\n", source: "c").string("bundle_id"), "com.b")
     }
 
     func testAppFlagsAreRefusedBesideAppSectionsButEnvironmentNarrowsEveryApp() throws {

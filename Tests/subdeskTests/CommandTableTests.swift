@@ -20,14 +20,14 @@ final class CommandTableTests: XCTestCase {
     func testAnOptionAddedToOneSpecIsParsedRefusedElsewhereAndShownInHelpAndTheReadme() throws {
         var extended = table
         let show = try XCTUnwrap(extended.commands.firstIndex { $0.name == "show" })
-        extended.commands[show].options.append(.value("colour", "WHEN", "paint the timeline: always, never or auto"))
+        extended.commands[show].options.append(.value(OptionName("colour"), "WHEN", "paint the timeline: always, never or auto"))
 
         let parsed = Arguments.parse(["show", "--colour", "never", "user-1"], commands: extended)
         XCTAssertNil(parsed.problem)
-        XCTAssertEqual(parsed.value("colour"), "never")
+        XCTAssertEqual(parsed.value(OptionName("colour")), "never")
         XCTAssertEqual(parsed.positionals, ["user-1"])
         // Before the command too, as every option may come.
-        XCTAssertEqual(Arguments.parse(["--colour=auto", "show", "user-1"], commands: extended).value("colour"), "auto")
+        XCTAssertEqual(Arguments.parse(["--colour=auto", "show", "user-1"], commands: extended).value(OptionName("colour")), "auto")
 
         let elsewhere = Arguments.parse(["search", "--colour", "never", "user"], commands: extended)
         XCTAssertEqual(elsewhere.problem?.description, "'search' does not take --colour (see subdesk search --help)")
@@ -58,14 +58,14 @@ final class CommandTableTests: XCTestCase {
         let a = Arguments.parse(["--db", "store.db", "search", "--limit=3", "text", "--", "--not-an-option"], commands: table)
         XCTAssertNil(a.problem)
         XCTAssertEqual(a.command, "search")
-        XCTAssertEqual(a.value("db"), "store.db")
-        XCTAssertEqual(try a.int("limit"), 3)
+        XCTAssertEqual(a.value(.db), "store.db")
+        XCTAssertEqual(try a.int(.limit), 3)
         XCTAssertEqual(a.positionals, ["text", "--not-an-option"])
         // A valued option of another command before the name still takes its value, then is refused.
         let b = Arguments.parse(["--limit", "5", "show", "x"], commands: table)
         XCTAssertEqual(b.command, "show")
         XCTAssertEqual(b.problem?.description, "'show' does not take --limit (see subdesk show --help)")
-        XCTAssertEqual(Arguments.parse(["ingest", "--root-ca", "a.pem", "--root-ca", "b.pem"], commands: table).values("root-ca"),
+        XCTAssertEqual(Arguments.parse(["ingest", "--root-ca", "a.pem", "--root-ca", "b.pem"], commands: table).values(.rootCa),
                        ["a.pem", "b.pem"])
     }
 
@@ -98,6 +98,19 @@ final class CommandTableTests: XCTestCase {
                               "\(command.name)'s usage names --\(name), which it does not take")
             }
         }
+    }
+
+    /// `OptionName` is the table's vocabulary: each of its names is an option some command
+    /// (or every command) takes, and each option's name is one of them.
+    func testEveryOptionNameIsAnOptionOfTheTable() throws {
+        let source = try String(contentsOfFile: Self.repoRoot + "/Sources/subdesk/OptionName.swift", encoding: .utf8)
+        let declaration = try NSRegularExpression(pattern: #"static let `?(\w+)`? = OptionName\("([a-z0-9-]+)"\)"#)
+        let names = declaration.matches(in: source, range: NSRange(source.startIndex..., in: source)).map {
+            String(source[Range($0.range(at: 2), in: source)!])
+        }
+        let options = table.commands.flatMap(\.allOptions) + OptionGroup.global.options + [CommandTable.version]
+        XCTAssertEqual(Set(names), Set(options.map(\.name)), "OptionName lists the options of the table, no more")
+        XCTAssertEqual(names.count, Set(names).count, "a name twice")
     }
 
     func testNamesAreUniqueAndEveryCommandHasHelp() {

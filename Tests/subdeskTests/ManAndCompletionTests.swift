@@ -61,7 +61,7 @@ final class ManAndCompletionTests: SubdeskTestCase {
     func testAnOptionAddedToASpecChangesItsManPageAndCompletionsWithNoOtherEdit() throws {
         var extended = table
         let counts = try XCTUnwrap(extended.commands.firstIndex { $0.name == "counts" })
-        extended.commands[counts].options.append(.value("colour", "always|never", "paint the numbers"))
+        extended.commands[counts].options.append(.value(OptionName("colour"), "always|never", "paint the numbers"))
         let page = ManPages(table: extended).page(for: extended.commands[counts])
         XCTAssertTrue(page.contains(".TP\n\\fB\\-\\-colour\\fR \\fIalways|never\\fR\npaint the numbers"), page)
         XCTAssertFalse(ManPages(table: table).page(for: table.commands[counts]).contains("colour"))

@@ -66,6 +66,21 @@ final class OnCallMetricsTests: SubdeskTestCase {
         XCTAssertEqual(row.count >= 7 ? String(row[6]) : "", "2", "Prometheus kept one series of two roots:\n\(blocks.stdout)")
     }
 
+    /// The last sweep is the latest-dated entry, not the one written last: an entry dated
+    /// far ahead (written before the server dated entries) is ignored, not the last forever.
+    func testTheLastSweepIsTheLatestDatedAndOneDatedFarAheadIsIgnored() throws {
+        let db = try demoStore()
+        let store = try Store(path: db)
+        let now = DateText.nowMillis()
+        _ = try store.appendAudit(AuditEntry(at: now - 60_000, operatorName: "x", action: "sweep", target: nil, reason: nil, outcome: "checked 3, failed 2"))
+        _ = try store.appendAudit(AuditEntry(at: now - 120_000, operatorName: "x", action: "sweep", target: nil, reason: nil, outcome: "checked 4, failed 5"))
+        _ = try store.appendAudit(AuditEntry(at: 4_102_444_800_000, operatorName: "x", action: "sweep", target: nil, reason: nil, outcome: "checked 9, failed 7"))
+        let r = try run(["metrics", "--db", db])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(samples(r.stdout, "subdesk_sweep_last_failures").compactMap(value), [2])
+        XCTAssertEqual(samples(r.stdout, "subdesk_sweep_last_run_timestamp_seconds").compactMap(value), [Double(now - 60_000) / 1000])
+    }
+
     func testTheDemoStoresMetricsPassPromtoolAndSayWhatArrived() throws {
         let db = try demoStore()
         let r = try run(["metrics", "--db", db])

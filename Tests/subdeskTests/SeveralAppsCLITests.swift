@@ -167,10 +167,26 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertNil(try store.notification(uuid: "n-7200000000000002"))
         XCTAssertEqual(try store.quarantined().count, 1)
         // A query no URL parser would take names no app: refused like any unknown name, never a crash.
-        let garbled = try post("x&app=%zz%&app=%E2%80%AE")
-        XCTAssertTrue(garbled.stdout.hasPrefix("Status: 400 Bad Request"), garbled.stdout + garbled.stderr)
-        XCTAssertTrue(garbled.stdout.contains("names no configured app"), garbled.stdout)
-        XCTAssertFalse(garbled.stdout.contains("\u{202E}"), "the bidi override reaches the answer escaped")
+        for query in ["x&app=%zz%", "app=%E2%80%AE"] {
+            let garbled = try post(query)
+            XCTAssertTrue(garbled.stdout.hasPrefix("Status: 400 Bad Request"), garbled.stdout + garbled.stderr)
+            XCTAssertTrue(garbled.stdout.contains("names no configured app"), garbled.stdout)
+            XCTAssertFalse(garbled.stdout.contains("\u{202E}"), "the bidi override reaches the answer escaped")
+        }
+        // A query that names no one app is refused and quarantined, not read as no app (an
+        // empty value) or as its last (a repeat); a long name is quoted cut short.
+        for (query, words) in [("app=", "app= is empty"), ("app=fitness&app=recipes", "app= is given twice, as fitness and as recipes"),
+                               ("app=recipes&x=1&app", "app= is given twice, as recipes and as : name one app")] {
+            let refused = try post(query)
+            XCTAssertTrue(refused.stdout.hasPrefix("Status: 400 Bad Request"), "\(query): \(refused.stdout)")
+            XCTAssertTrue(refused.stdout.contains("quarantine #") && refused.stdout.contains(words), "\(query): \(refused.stdout)")
+        }
+        let long = try post("app=" + String(repeating: "a", count: 5000))
+        XCTAssertTrue(long.stdout.hasPrefix("Status: 400 Bad Request"), long.stdout)
+        XCTAssertTrue(long.stdout.contains(String(repeating: "a", count: IntakePolicy.quotedAppBytes) + "... names no configured app"), long.stdout)
+        XCTAssertFalse(long.stdout.contains(String(repeating: "a", count: IntakePolicy.quotedAppBytes + 1)), long.stdout)
+        XCTAssertEqual(try store.quarantined().filter { $0.reason.contains(String(repeating: "a", count: IntakePolicy.quotedAppBytes + 1)) }, [])
+        XCTAssertTrue(try post("app=recipes&app=recipes").stdout.hasPrefix("Status: 200 OK"), "the same app twice is that app")
         // Its own app's URL (by bundle id here) stores it.
         let own = try post("app=com.example.recipes")
         XCTAssertTrue(own.stdout.hasPrefix("Status: 200 OK"), own.stdout)

@@ -13,7 +13,7 @@ extension DashboardReducer {
         case .cycleSegment:
             next.segment = following(next.segment)
         case .columnsLeft, .columnsRight:
-            let hidden = max(0, (state.cohorts.report?.columns.count ?? 0) - CohortsView.fittingColumns(width: state.width))
+            let hidden = max(0, (state.cohorts.report?.columns.count ?? 0) - Layout.CohortColumns.fitting(width: state.width))
             guard hidden > 0 else {
                 flash("every period of the report is on screen", &state)
                 return []
@@ -21,7 +21,7 @@ extension DashboardReducer {
             state.cohorts.columnOffset = min(max(0, state.cohorts.columnOffset + (command == .columnsLeft ? -1 : 1)), hidden)
             return []
         default:
-            let lines = CohortsView.tableLines(state.cohorts.report).count
+            let lines = Selectors.cohortLines(state.cohorts.report).count
             let visible = Layout.cohortRows(height: state.height, lines: lines)
             guard let delta = delta(for: command, visible: visible, count: lines) else { return [] }
             state.cohorts.scrollOffset += delta
@@ -100,10 +100,10 @@ extension DashboardReducer {
     }
 
     static func clampCohortsScroll(_ state: inout DashboardState) {
-        let lines = CohortsView.tableLines(state.cohorts.report).count
+        let lines = Selectors.cohortLines(state.cohorts.report).count
         let visible = Layout.cohortRows(height: state.height, lines: lines)
         state.cohorts.scrollOffset = min(max(0, state.cohorts.scrollOffset), max(0, lines - visible))
-        let hidden = max(0, (state.cohorts.report?.columns.count ?? 0) - CohortsView.fittingColumns(width: state.width))
+        let hidden = max(0, (state.cohorts.report?.columns.count ?? 0) - Layout.CohortColumns.fitting(width: state.width))
         state.cohorts.columnOffset = min(max(0, state.cohorts.columnOffset), hidden)
     }
 }

@@ -4,59 +4,6 @@ import TerminalUI
 /// `:cohorts`: the triangle of `subdesk cohorts` (cohorts down, periods since their start
 /// across) shaded by value, each cohort's size beside it, and what the numbers mean under it.
 enum CohortsView {
-    static let labelWidth = 9
-    static let sizeWidth = 5
-    /// `~100.0%`: an incomplete share, the widest a cell gets but for large money.
-    static let cellWidth = 7
-    static let spacing = 1
-
-    /// How many period columns a screen `width` wide shows beside the cohort and its size.
-    static func fittingColumns(width: Int) -> Int {
-        max(1, (width - 2 - labelWidth - spacing - sizeWidth) / (cellWidth + spacing))
-    }
-
-    /// One line of the table: a cohort, or the `came back` line under a retention cohort.
-    struct Line {
-        var label: String
-        var size: String
-        var cells: [TableCell]
-    }
-
-    /// Every line of the table, as `subdesk cohorts` prints them: a cohort's shares (retention,
-    /// trial) or LTV per member, `~` where its newest members have not reached the column, and
-    /// under a retention cohort that has any, who came back in each period.
-    static func tableLines(_ report: CohortReport?) -> [Line] {
-        guard let report else { return [] }
-        let values = report.rows.flatMap { $0.cells.compactMap { $0.flatMap(report.shown) } }
-        let largest = values.max() ?? 0
-        var lines: [Line] = []
-        for row in report.rows {
-            let cells = row.cells.map { cell -> TableCell in
-                guard let cell else { return TableCell("") }
-                return TableCell(report.text(cell), role: report.shown(cell).map { heat($0, largest: largest) } ?? .dim)
-            }
-            lines.append(Line(label: row.label, size: String(row.size), cells: cells))
-            if report.metric == .retention, row.cells.contains(where: { ($0?.reactivated ?? 0) > 0 }) {
-                lines.append(Line(label: "came back", size: "", cells: row.cells.map { cell in
-                    guard let cell, cell.reactivated > 0 else { return TableCell("") }
-                    return TableCell("+\(cell.reactivated)", role: .accent)
-                }))
-            }
-        }
-        return lines
-    }
-
-    /// The shade of `value` against the table's `largest`, by quarters.
-    static func heat(_ value: Double, largest: Double) -> StyleRole {
-        guard largest > 0 else { return .heatLow }
-        switch value / largest {
-        case ..<0.25: return .heatLow
-        case ..<0.5: return .heatMedium
-        case ..<0.75: return .heatHigh
-        default: return .heatTop
-        }
-    }
-
     static func render(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
         guard area.height >= 4 else { return }
         let cohorts = state.cohorts
@@ -75,12 +22,14 @@ enum CohortsView {
             buffer.put("computing the cohorts…", x: area.x + 1, y: area.y + 1, width: width, alignment: .left, role: .dim)
             return
         }
-        let lines = tableLines(report)
+        let lines = Selectors.cohortLines(report)
         let rows = Layout.cohortRows(height: state.height, lines: lines.count)
-        let fit = fittingColumns(width: state.width)
+        let fit = Layout.CohortColumns.fitting(width: state.width)
         let first = min(cohorts.columnOffset, max(0, report.columns.count - fit))
         let shown = first..<min(report.columns.count, first + fit)
 
+        let labelWidth = Layout.CohortColumns.labelWidth, sizeWidth = Layout.CohortColumns.sizeWidth
+        let cellWidth = Layout.CohortColumns.cellWidth, spacing = Layout.CohortColumns.spacing
         var columns = [TableColumn(report.period == .month ? "COHORT" : "WEEK", width: .fixed(labelWidth)),
                        TableColumn("SIZE", width: .fixed(sizeWidth), alignment: .right)]
         columns += shown.map { TableColumn(report.columns[$0], width: .fixed(cellWidth), alignment: .right) }

@@ -96,3 +96,19 @@ extension Layout {
         }
     }
 }
+
+extension Layout {
+    /// The cohort table's columns: COHORT (or WEEK), SIZE and the periods that fit.
+    enum CohortColumns {
+        static let labelWidth = 9
+        static let sizeWidth = 5
+        /// `~100.0%`: an incomplete share, the widest a cell gets but for large money.
+        static let cellWidth = 7
+        static let spacing = 1
+
+        /// How many period columns a screen `width` wide shows beside the cohort and its size.
+        static func fitting(width: Int) -> Int {
+            max(1, (width - 2 - labelWidth - spacing - sizeWidth) / (cellWidth + spacing))
+        }
+    }
+}

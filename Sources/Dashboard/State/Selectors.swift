@@ -2,8 +2,8 @@ import SubscriptionCore
 import TerminalUI
 
 /// What the reducer and the views both work out from the state: the range the daily screen
-/// asks for and the days it shows, the quarantined body's and the timeline's lines, the
-/// status filters and the override's question. Kept here so neither calls into the other.
+/// asks for and the days it shows, the cohort table's lines, the quarantined body's and the
+/// timeline's lines, the status filters and the override's question. Kept here so neither calls into the other.
 enum Selectors {
     // MARK: - Daily counts
 
@@ -33,6 +33,50 @@ enum Selectors {
     /// How many of the range's days are off screen, `h`/`l` bring them in.
     static func hiddenDays(_ daily: DailyState, width: Int) -> Int {
         max(0, daily.days.count - Layout.DailyColumns.fitting(width: width))
+    }
+
+    // MARK: - Cohorts
+
+    /// One line of the cohort table: a cohort, or the `came back` line under a retention cohort.
+    struct CohortLine {
+        var label: String
+        var size: String
+        var cells: [TableCell]
+    }
+
+    /// Every line of the cohort table, as `subdesk cohorts` prints them: a cohort's shares
+    /// (retention, trial) or LTV per member, `~` where its newest members have not reached the
+    /// column, and under a retention cohort that has any, who came back in each period.
+    static func cohortLines(_ report: CohortReport?) -> [CohortLine] {
+        guard let report else { return [] }
+        let values = report.rows.flatMap { $0.cells.compactMap { $0.flatMap(report.shown) } }
+        let largest = values.max() ?? 0
+        var lines: [CohortLine] = []
+        for row in report.rows {
+            let cells = row.cells.map { cell -> TableCell in
+                guard let cell else { return TableCell("") }
+                return TableCell(report.text(cell), role: report.shown(cell).map { heat($0, largest: largest) } ?? .dim)
+            }
+            lines.append(CohortLine(label: row.label, size: String(row.size), cells: cells))
+            if report.metric == .retention, row.cells.contains(where: { ($0?.reactivated ?? 0) > 0 }) {
+                lines.append(CohortLine(label: "came back", size: "", cells: row.cells.map { cell in
+                    guard let cell, cell.reactivated > 0 else { return TableCell("") }
+                    return TableCell("+\(cell.reactivated)", role: .accent)
+                }))
+            }
+        }
+        return lines
+    }
+
+    /// The shade of `value` against the cohort table's `largest`, by quarters.
+    static func heat(_ value: Double, largest: Double) -> StyleRole {
+        guard largest > 0 else { return .heatLow }
+        switch value / largest {
+        case ..<0.25: return .heatLow
+        case ..<0.5: return .heatMedium
+        case ..<0.75: return .heatHigh
+        default: return .heatTop
+        }
     }
 
     // MARK: - Subscribers

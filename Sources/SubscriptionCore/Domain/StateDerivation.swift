@@ -21,6 +21,9 @@ public enum StateDerivation {
         var status: SubscriptionStatus
         var entitled: Bool
         if current.isRevoked {
+            // Refunded in full, revoked, or refunded in part: a prorated refund ends the paid
+            // access at the refund (Apple refunds the time left), which has come by the time
+            // Apple signs it, so the subscription is revoked either way.
             status = .revoked
             entitled = false
         } else if current.expiresDate.map({ $0 > now }) ?? true {
@@ -113,12 +116,18 @@ public enum StateDerivation {
     /// Transactions an upgrade replaced at once: flagged by Apple (`isUpgraded`), or
     /// overlapped by a later purchase of another product before they expired.
     /// A downgrade starts when the old period ends, so it never overlaps.
+    /// A purchase refunded in full or revoked is as if never bought, so it replaced nothing;
+    /// one refunded in part (`REFUND_PRORATED`, the time left refunded) was paid access from
+    /// its purchase until the refund, so it replaced the old period at its purchase, as Apple
+    /// did when it refunded the old period pro rata at the upgrade.
     static func supersededByUpgrade(_ ordered: [TransactionRecord]) -> Set<String> {
         var result = Set<String>()
+        let refundedInPartReplacesNothing = ReferenceBreak.active == .upgradeRefundedInPart
         for (index, old) in ordered.enumerated() {
             if old.isUpgraded { result.insert(old.transactionId); continue }
             guard let ends = old.expiresDate else { continue }
-            for new in ordered[(index + 1)...] where !new.isRevoked && new.productId != old.productId
+            for new in ordered[(index + 1)...] where !(refundedInPartReplacesNothing ? new.isRevoked : new.isVoided)
+                && new.productId != old.productId
                 && new.purchaseDate > old.purchaseDate && new.purchaseDate < ends {
                 result.insert(old.transactionId)
                 break

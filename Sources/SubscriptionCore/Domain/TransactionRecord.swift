@@ -137,6 +137,9 @@ public struct TransactionRecord: Equatable, Sendable {
 
     /// Whether Apple billed it as a renewal (`transactionReason` RENEWAL), not a purchase the customer made.
     public var isRenewalByApple: Bool { transactionReason == "RENEWAL" }
+    /// Whether the customer bought it (`transactionReason` PURCHASE); false when Apple
+    /// renewed it and when the reason is unknown (a version 1 receipt carries none).
+    public var isPurchaseByCustomer: Bool { transactionReason == "PURCHASE" }
     public var isIntroductoryOffer: Bool { offerType == 1 }
 
     /// Whether `self` should replace `other` as the stored version of the same transaction.

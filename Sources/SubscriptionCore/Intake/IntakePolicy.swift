@@ -51,11 +51,26 @@ public struct IntakePolicy: Sendable, Equatable {
 
         var label: String { ConfiguredApps.label(name: name, bundleId: bundleId) }
 
-        func isNamed(_ text: String) -> Bool { text == name || text == bundleId || Int64(text).map { $0 == appAppleId } == true }
     }
 
     /// Whether some app accepts version 1 bodies.
     var anyAllowsV1: Bool { apps.isEmpty ? allowV1 : apps.contains(where: \.allowV1) }
+
+    /// The most of a webhook URL's `?app=` value a refusal quotes, in UTF-8 bytes.
+    public static let quotedAppBytes = 200
+
+    /// `?app=`'s value as a refusal quotes it: control characters escaped, cut to
+    /// `quotedAppBytes` (on a character's edge) and marked `...` when longer.
+    public static func quotedApp(_ value: String) -> String {
+        let escaped = value.escapingControlCharacters()
+        guard escaped.utf8.count > quotedAppBytes else { return escaped }
+        var cut = ""
+        for c in escaped {
+            guard cut.utf8.count + String(c).utf8.count <= quotedAppBytes else { break }
+            cut.append(c)
+        }
+        return cut + "..."
+    }
 
     /// The rules for a body signed for `bundleId`: this policy narrowed to the configured app
     /// with that bundle id (with one app, that app, whose own checks then say what differs).
@@ -75,13 +90,13 @@ public struct IntakePolicy: Sendable, Equatable {
                           ?? "bundleId missing")
         }
         if let postedFor {
-            guard let named = rules.first(where: { $0.isNamed(postedFor) }) else {
-                throw Refusal(.policy, field: "?app", fault: "\(postedFor.escapingControlCharacters()) names no configured app "
+            guard let named = ConfiguredApps.named(postedFor, in: rules, name: \.name, bundleId: \.bundleId, appAppleId: \.appAppleId) else {
+                throw Refusal(.policy, field: "?app", fault: "\(Self.quotedApp(postedFor)) names no configured app "
                               + "(apps: \(rules.map(\.label).joined(separator: ", ")))")
             }
             if named != app || (rules.count == 1 && bundleProblem(bundleId, field: field) != nil) {
                 throw Refusal(.policy, field: field, fault: "signed for app \(rules.count == 1 ? bundleId ?? "?" : app.label), "
-                              + "posted to ?app=\(postedFor.escapingControlCharacters()), app \(named.label)")
+                              + "posted to ?app=\(Self.quotedApp(postedFor)), app \(named.label)")
             }
         }
         guard !apps.isEmpty else { return self }

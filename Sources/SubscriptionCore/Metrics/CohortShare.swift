@@ -265,6 +265,8 @@ public struct CohortShare: Equatable, Sendable {
                 latest = paid[index].starts
                 index += 1
             }
+            // Never as retained: from the period after the first run's last, even where the
+            // customer came back before the expiry of a period a prorated refund cut short.
             var k = max(last, period(runStart))
             let through = ReferenceBreak.active == .comebackPeriods ? max(period(latest), period(runStart)) : last + 10_000
             while k <= through, boundary(k) < ends {

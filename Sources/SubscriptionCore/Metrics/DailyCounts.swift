@@ -128,8 +128,8 @@ public struct DayCounts: Equatable, Sendable {
     /// A rate's numerator or denominator in this period.
     func term(_ term: Metric.RateTerm) -> Double {
         switch term {
-        case .metric(let key): return Double(metrics.first { $0.key == key }.map { self[$0] } ?? 0)
-        case .atStart(let key): return Double(metrics.first { $0.key == key }.flatMap { atStart[$0] } ?? 0)
+        case .metric(let metric): return metrics.contains(metric) ? Double(self[metric]) : 0
+        case .atStart(let metric): return metrics.contains(metric) ? Double(atStart[metric] ?? 0) : 0
         case .key(let key): return Double(keySums[key] ?? 0)
         case .weighedRefunds:
             // Refunds a share counted by an earlier subdesk split into neither kind: whole ones.
@@ -398,7 +398,7 @@ struct MetricPlan {
                 switch term {
                 case .key(let key): rateKeys.insert(key)
                 case .weighedRefunds: rateKeys.formUnion([.refund, .refundFull, .refundProrated, .refundShare])
-                case .atStart(let key): if let i = index[key], !startLevels.contains(metrics[i]) { startLevels.append(metrics[i]) }
+                case .atStart(let level): if let i = index[level.key], !startLevels.contains(metrics[i]) { startLevels.append(metrics[i]) }
                 case .metric: break
                 }
             }
@@ -437,16 +437,16 @@ struct MetricPlan {
     private func value(_ i: Int, levels: [P: Int], flows: [P: Int], memo: inout [Int?]) -> Int {
         if let known = memo[i] { return known }
         let m = metrics[i]
-        func named(_ key: String) -> Int { index[key].map { value($0, levels: levels, flows: flows, memo: &memo) } ?? 0 }
+        func named(_ metric: Metric) -> Int { index[metric.key].map { value($0, levels: levels, flows: flows, memo: &memo) } ?? 0 }
         func evaluate(_ source: Metric.Source) -> Int {
             switch source {
             case .keys(let plus, let minus):
                 let sums = m.isEndOfDayLevel ? levels : flows
                 let total = plus.reduce(0) { $0 + (sums[$1] ?? 0) } - minus.reduce(0) { $0 + (sums[$1] ?? 0) }
                 return m.isEndOfDayLevel ? max(0, total) : total
-            case .sum(let keys): return keys.reduce(0) { $0 + named($1) }
+            case .sum(let terms): return terms.reduce(0) { $0 + named($1) }
             case .within(let inner, let cap): return min(named(cap), evaluate(inner))
-            case .remainder(let key, let less): return named(key) - named(less)
+            case .remainder(let whole, let less): return named(whole) - named(less)
             case .ratio, .money: return 0
             }
         }

@@ -1,10 +1,11 @@
 import Foundation
 
-/// One metric of the daily counts, declared once in `Metric.all`: its stable name (the
-/// JSON key and CSV column scripts read), its label (the screen's row, the README's entry),
-/// what it counts, whether it is a level, a flow or a rate, and what it is computed from.
+/// One metric of the daily counts, declared once (`Metric.churned`) and listed in order in
+/// `Metric.all`: its stable name (the JSON key and CSV column scripts read), its label (the
+/// screen's row, the README's entry), what it counts, whether it is a level, a flow or a rate,
+/// and what it is computed from (other metrics by their declaration, never by name).
 /// `DailyCountsReport`, `:daily`, `subdesk counts` (JSON, CSV and the text table) and the
-/// README's definitions all read this table, so a metric added here appears in each.
+/// README's definitions all read `Metric.all`, so a metric added there appears in each.
 public struct Metric: Hashable, Sendable, CustomStringConvertible {
     /// How a value behaves over time.
     public enum Kind: Sendable {
@@ -21,12 +22,12 @@ public struct Metric: Hashable, Sendable, CustomStringConvertible {
         /// Keys of the shares added (`plus`) or taken away (`minus`): a level sums every entry
         /// up to the period's end (never below 0), a flow the period's entries.
         case keys(plus: [MetricContributions.PeriodKey], minus: [MetricContributions.PeriodKey])
-        /// Other metrics of the table (by name) added up.
-        case sum([String])
+        /// Other metrics of the table added up.
+        case sum([Metric])
         /// A source no greater than another metric's value (set to cancel: within active paid).
-        case within(Source, String)
+        case within(Source, Metric)
         /// One metric less another.
-        case remainder(String, less: String)
+        case remainder(Metric, less: Metric)
         /// A numerator divided by a denominator; undefined where the denominator is 0.
         case ratio(RateTerm, RateTerm)
         /// Money kept by currency (`MetricContributions.AmountKind`), in the reporting currency.
@@ -39,9 +40,9 @@ public struct Metric: Hashable, Sendable, CustomStringConvertible {
     /// A rate's numerator or denominator.
     public enum RateTerm: Sendable {
         /// A metric of the table, in the period.
-        case metric(String)
+        case metric(Metric)
         /// A level metric as at the period's start.
-        case atStart(String)
+        case atStart(Metric)
         /// The period's entries of one key of the shares.
         case key(MetricContributions.PeriodKey)
         /// Refunds, each weighed by the share refunded (`p:refund_share`, in thousandths of a
@@ -111,12 +112,6 @@ public struct Metric: Hashable, Sendable, CustomStringConvertible {
         return true
     }
 
-    /// The metric named `key` in `all`.
-    public static subscript(_ key: String) -> Metric {
-        guard let metric = all.first(where: { $0.key == key }) else { preconditionFailure("no metric \(key) in Metric.all") }
-        return metric
-    }
-
     /// The metrics as the README lists them (`- **label** (`key`): definition.`): those from
     /// the transactions, then those from the notifications, as two lists.
     public static func readmeLists(_ metrics: [Metric] = all) -> [String] {
@@ -127,123 +122,95 @@ public struct Metric: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension Metric {
-    /// Every daily metric, in the order the screen, JSON and CSV give them.
+    /// Every daily metric, in the order the screen, JSON and CSV give them. Each is declared
+    /// once, below, and code and tests name it by that declaration (`Metric.churned`, and a
+    /// source's `.metric(.churned)`), so a misspelt name does not compile.
     public static let all: [Metric] = [
-        // From the transactions (and renewal info)
-        Metric("activePaid", "active paid", .level, .keys(plus: [.newPaid, .reactivation, .recovery, .paidShift], minus: [.churn]), .transactions, column: "ACTIVE",
-               definition: "subscriptions in a paid period at the end of the period: runs of paid periods that follow one another within the hour count once"),
-        Metric("activeTrials", "active trials", .level, .keys(plus: [.trialStart], minus: [.trialEnd]), .transactions, column: "TRIALS",
-               definition: "subscriptions in a free trial at the end of the period"),
-        Metric("activeSubscriptions", "active in all", .level, .sum(["activePaid", "activeTrials"]), .transactions,
-               definition: "active paid plus active trials at the end of the period"),
-        Metric("newPaidSubscriptions", "new paid subscriptions", .flow, .key(.newPaid), .transactions, column: "NEW",
-               definition: "subscriptions whose first paid period began (a trial that converts counts, on its conversion; a free trial does not)"),
-        Metric("renewals", "renewals", .flow, .key(.renewal), .transactions, column: "RENEW",
-               definition: "paid periods that continue the one before within the hour (a renewal recovered within the billing grace period included: it keeps its renewal date)"),
-        Metric("reactivations", "reactivations", .flow, .key(.reactivation), .transactions, column: "REACT",
-               definition: "paid access bought again after a gap (a resubscription, a win-back)"),
-        Metric("recoveries", "back from billing retry", .flow, .key(.recovery), .transactions, column: "RECOV",
-               definition: "paid access Apple renewed after a gap, once billing succeeded in the billing retry period after the grace period (a recovery within grace continues the run: no churn, no recovery)"),
-        Metric("churned", "churned", .flow, .key(.churn), .transactions, column: "CHURN",
-               definition: "runs of paid access that ended (at the expiry, or the start of an upgrade's replacement) with nothing following within the hour; a renewal arriving later takes it back"),
-        Metric("churnRate", "churn rate", .rate, .ratio(.metric("churned"), .atStart("activePaid")), .transactions, column: "CHURN%",
-               definition: "churned in the period divided by active paid at its start"),
-        Metric("expiredVoluntary", "churned: voluntary", .flow, .key(.expiredVoluntary), .transactions,
-               definition: "churned because the customer turned auto-renew off (EXPIRED/VOLUNTARY, expiration intent 1, a commitment set not to renew, or auto-renew off at the end)"),
-        Metric("expiredBillingRetry", "churned: billing", .flow, .key(.expiredBillingRetry), .transactions,
-               definition: "churned because billing failed (EXPIRED/BILLING_RETRY, expiration intent 2, or a failed renewal at the end)"),
-        Metric("expiredPriceIncrease", "churned: price rise", .flow, .key(.expiredPriceIncrease), .transactions,
-               definition: "churned because the customer did not consent to a price increase (EXPIRED/PRICE_INCREASE, expiration intent 3)"),
-        Metric("expiredProductNotForSale", "churned: not for sale", .flow, .key(.expiredProductNotForSale), .transactions,
-               definition: "churned because the product was not for sale at renewal (EXPIRED/PRODUCT_NOT_FOR_SALE, expiration intent 4)"),
-        Metric("expiredOther", "churned: other", .flow, .key(.expiredOther), .transactions,
-               definition: "churned for any other reason or none known (a refund of the last period, an upgrade never renewed, intent 5)"),
-        Metric("trialStarts", "trial starts", .flow, .key(.trialStart), .transactions, column: "T-START",
-               definition: "free trials that began"),
-        Metric("trialConversions", "trial conversions", .flow, .key(.conversion), .transactions,
-               definition: "paid periods that began at most a day after a free trial ended, on the day they began"),
-        Metric("trialConversionRate", "trial conversion (cohort)", .rate, .ratio(.key(.trialConvertedByStart), .metric("trialStarts")), .transactions, column: "CONV%",
-               definition: "of the trials that began in the period, the share that converted (so far)"),
-        Metric("paidTransactions", "paid transactions", .flow, .key(.paidTransaction), .transactions,
-               definition: "purchases and renewals of paid periods, refunded ones included (a family-shared transaction is none: the family member paid nothing)"),
-        Metric("refunds", "refunds", .flow, .key(.refund), .transactions, column: "REFUND",
-               definition: "purchased transactions refunded, in full or in part, on the refund's date (each Advanced Commerce item refund counts; family-sharing revocations apart)"),
-        Metric("refundsFull", "refunds: full", .flow, .key(.refundFull), .transactions,
-               definition: "refunds of the whole price (REFUND_FULL, or a revocation that names no type; an Advanced Commerce item refund of type FULL)"),
-        Metric("refundsProrated", "refunds: prorated", .flow, .key(.refundProrated), .transactions,
-               definition: "refunds of a share of the price (REFUND_PRORATED with its revocationPercentage; an Advanced Commerce item refund of another type); the customer paid for the period until the refund"),
-        Metric("refundRate", "refund rate", .rate, .ratio(.weighedRefunds, .metric("paidTransactions")), .transactions, column: "REFUND%",
-               definition: "refunds in the period, each weighed by the share refunded (a full refund 1, half the price 0.5), divided by paid transactions in it"),
-        Metric("mrr", "MRR", .level, .money(.mrr), .transactions, column: "MRR",
-               definition: "monthly recurring revenue at the end of the period: each active paid period's price per month (weekly x 52/12, yearly / 12, other lengths pro rata; a commitment billed monthly at its monthly price, one billed up front as its period's price; family-shared access none), in the reporting currency"),
-        Metric("revenue", "revenue", .flow, .money(.revenue), .transactions, column: "REVENUE",
-               definition: "prices of paid transactions when bought, less what was refunded when refunded (the whole price, a prorated refund's share rounded to the milliunit, an Advanced Commerce item's refundAmount), in the reporting currency (Apple's prices, before its commission and taxes; family-shared access moves no money)"),
-        Metric("revocations", "revocations", .flow, .key(.familyRevoke), .transactions,
-               definition: "family-shared access revoked (the purchaser stopped sharing, or was refunded), on the revocation date"),
-        Metric("upgrades", "upgrades", .flow, .key(.productChangeNow), .transactions,
-               definition: "paid periods of another product that replaced the previous one at once (an upgrade, or a crossgrade of the same duration)"),
-        Metric("downgrades", "downgrades", .flow, .key(.productChangeAtRenewal), .transactions,
-               definition: "paid periods of another product that followed the previous one at a renewal (a downgrade, or a crossgrade of another duration)"),
-        // From the subscription's notifications (and renewal info)
-        Metric("inGracePeriod", "in grace", .level, .key(.graceLevel), .notifications, column: "GRACE",
-               definition: "subscriptions in the billing grace period at the end of the period (from DID_FAIL_TO_RENEW/GRACE_PERIOD until the next change)"),
-        Metric("inBillingRetry", "in billing retry", .level, .key(.retryLevel), .notifications, column: "RETRY", narrowLabel: "billing retry",
-               definition: "subscriptions in billing retry at the end of the period (from DID_FAIL_TO_RENEW until the next change)"),
-        Metric("setToRenew", "set to renew", .level, .remainder("activePaid", less: "setToCancel"), .notifications,
-               definition: "active paid not set to cancel at the end of the period (a subscription in the grace period or billing retry is not active paid while billing has not recovered; once a renewal recovers within grace, its grace days become paid access; see in grace, in billing retry)"),
-        Metric("setToCancel", "set to cancel", .level, .within(.key(.autoRenewOffLevel), "activePaid"), .notifications,
-               definition: "active paid with auto-renew turned off at the end of the period (from DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying auto-renew is off, until it is turned on, bought again, or the access ends)"),
-        Metric("autoRenewOff", "auto-renew off", .flow, .key(.autoRenewDisabled), .notifications,
-               definition: "customers turning auto-renew off during paid access (DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying so when it came without one)"),
-        Metric("autoRenewOn", "auto-renew on", .flow, .key(.autoRenewEnabled), .notifications,
-               definition: "customers turning auto-renew on again before their paid access ended (DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED)"),
-        Metric("renewalFailures", "renewal failures", .flow, .key(.renewalFailure), .notifications,
-               definition: "subscriptions entering billing trouble, the grace period or billing retry (DID_FAIL_TO_RENEW, or renewal info saying so when it came without one)"),
-        Metric("gracePeriodEntries", "grace period entries", .flow, .key(.graceEntry), .notifications,
-               definition: "subscriptions entering the billing grace period (DID_FAIL_TO_RENEW/GRACE_PERIOD, or renewal info within a grace period)"),
-        Metric("billingRecoveries", "billing recoveries", .flow, .key(.billingRecovery), .notifications,
-               definition: "subscriptions leaving the grace period or billing retry through a renewal (DID_RENEW, DID_RECOVER, or renewal info after a paid period began)"),
+        .activePaid, .activeTrials, .activeSubscriptions, .newPaidSubscriptions, .renewals, .reactivations, .recoveries,
+        .churned, .churnRate, .expiredVoluntary, .expiredBillingRetry, .expiredPriceIncrease, .expiredProductNotForSale,
+        .expiredOther, .trialStarts, .trialConversions, .trialConversionRate, .paidTransactions, .refunds, .refundsFull,
+        .refundsProrated, .refundRate, .mrr, .revenue, .revocations, .upgrades, .downgrades, .inGracePeriod,
+        .inBillingRetry, .setToRenew, .setToCancel, .autoRenewOff, .autoRenewOn, .renewalFailures, .gracePeriodEntries,
+        .billingRecoveries,
     ]
 }
 
 extension Metric {
-    // Names for the metrics code and tests refer to: each is defined once, in `all`.
-    public static var activePaid: Metric { Metric["activePaid"] }
-    public static var activeTrials: Metric { Metric["activeTrials"] }
-    public static var activeSubscriptions: Metric { Metric["activeSubscriptions"] }
-    public static var newPaidSubscriptions: Metric { Metric["newPaidSubscriptions"] }
-    public static var renewals: Metric { Metric["renewals"] }
-    public static var reactivations: Metric { Metric["reactivations"] }
-    public static var recoveries: Metric { Metric["recoveries"] }
-    public static var churned: Metric { Metric["churned"] }
-    public static var churnRate: Metric { Metric["churnRate"] }
-    public static var expiredVoluntary: Metric { Metric["expiredVoluntary"] }
-    public static var expiredBillingRetry: Metric { Metric["expiredBillingRetry"] }
-    public static var expiredPriceIncrease: Metric { Metric["expiredPriceIncrease"] }
-    public static var expiredProductNotForSale: Metric { Metric["expiredProductNotForSale"] }
-    public static var expiredOther: Metric { Metric["expiredOther"] }
-    public static var trialStarts: Metric { Metric["trialStarts"] }
-    public static var trialConversions: Metric { Metric["trialConversions"] }
-    public static var trialConversionRate: Metric { Metric["trialConversionRate"] }
-    public static var paidTransactions: Metric { Metric["paidTransactions"] }
-    public static var refunds: Metric { Metric["refunds"] }
-    public static var refundsFull: Metric { Metric["refundsFull"] }
-    public static var refundsProrated: Metric { Metric["refundsProrated"] }
-    public static var refundRate: Metric { Metric["refundRate"] }
-    public static var mrr: Metric { Metric["mrr"] }
-    public static var revenue: Metric { Metric["revenue"] }
-    public static var revocations: Metric { Metric["revocations"] }
-    public static var upgrades: Metric { Metric["upgrades"] }
-    public static var downgrades: Metric { Metric["downgrades"] }
-    public static var inGracePeriod: Metric { Metric["inGracePeriod"] }
-    public static var inBillingRetry: Metric { Metric["inBillingRetry"] }
-    public static var setToRenew: Metric { Metric["setToRenew"] }
-    public static var setToCancel: Metric { Metric["setToCancel"] }
-    public static var autoRenewOff: Metric { Metric["autoRenewOff"] }
-    public static var autoRenewOn: Metric { Metric["autoRenewOn"] }
-    public static var renewalFailures: Metric { Metric["renewalFailures"] }
-    public static var gracePeriodEntries: Metric { Metric["gracePeriodEntries"] }
-    public static var billingRecoveries: Metric { Metric["billingRecoveries"] }
+    // From the transactions (and renewal info)
+    public static let activePaid = Metric("activePaid", "active paid", .level, .keys(plus: [.newPaid, .reactivation, .recovery, .paidShift], minus: [.churn]), .transactions, column: "ACTIVE",
+        definition: "subscriptions in a paid period at the end of the period: runs of paid periods that follow one another within the hour count once")
+    public static let activeTrials = Metric("activeTrials", "active trials", .level, .keys(plus: [.trialStart], minus: [.trialEnd]), .transactions, column: "TRIALS",
+        definition: "subscriptions in a free trial at the end of the period")
+    public static let activeSubscriptions = Metric("activeSubscriptions", "active in all", .level, .sum([.activePaid, .activeTrials]), .transactions,
+        definition: "active paid plus active trials at the end of the period")
+    public static let newPaidSubscriptions = Metric("newPaidSubscriptions", "new paid subscriptions", .flow, .key(.newPaid), .transactions, column: "NEW",
+        definition: "subscriptions whose first paid period began (a trial that converts counts, on its conversion; a free trial does not)")
+    public static let renewals = Metric("renewals", "renewals", .flow, .key(.renewal), .transactions, column: "RENEW",
+        definition: "paid periods that continue the one before within the hour (a renewal recovered within the billing grace period included: it keeps its renewal date)")
+    public static let reactivations = Metric("reactivations", "reactivations", .flow, .key(.reactivation), .transactions, column: "REACT",
+        definition: "paid access bought again after a gap (a resubscription, a win-back)")
+    public static let recoveries = Metric("recoveries", "back from billing retry", .flow, .key(.recovery), .transactions, column: "RECOV",
+        definition: "paid access Apple renewed after a gap, once billing succeeded in the billing retry period after the grace period (a recovery within grace continues the run: no churn, no recovery)")
+    public static let churned = Metric("churned", "churned", .flow, .key(.churn), .transactions, column: "CHURN",
+        definition: "runs of paid access that ended (at the expiry, or the start of an upgrade's replacement) with nothing following within the hour; a renewal arriving later takes it back")
+    public static let churnRate = Metric("churnRate", "churn rate", .rate, .ratio(.metric(.churned), .atStart(.activePaid)), .transactions, column: "CHURN%",
+        definition: "churned in the period divided by active paid at its start")
+    public static let expiredVoluntary = Metric("expiredVoluntary", "churned: voluntary", .flow, .key(.expiredVoluntary), .transactions,
+        definition: "churned because the customer turned auto-renew off (EXPIRED/VOLUNTARY, expiration intent 1, a commitment set not to renew, or auto-renew off at the end)")
+    public static let expiredBillingRetry = Metric("expiredBillingRetry", "churned: billing", .flow, .key(.expiredBillingRetry), .transactions,
+        definition: "churned because billing failed (EXPIRED/BILLING_RETRY, expiration intent 2, or a failed renewal at the end)")
+    public static let expiredPriceIncrease = Metric("expiredPriceIncrease", "churned: price rise", .flow, .key(.expiredPriceIncrease), .transactions,
+        definition: "churned because the customer did not consent to a price increase (EXPIRED/PRICE_INCREASE, expiration intent 3)")
+    public static let expiredProductNotForSale = Metric("expiredProductNotForSale", "churned: not for sale", .flow, .key(.expiredProductNotForSale), .transactions,
+        definition: "churned because the product was not for sale at renewal (EXPIRED/PRODUCT_NOT_FOR_SALE, expiration intent 4)")
+    public static let expiredOther = Metric("expiredOther", "churned: other", .flow, .key(.expiredOther), .transactions,
+        definition: "churned for any other reason or none known (a refund of the last period, an upgrade never renewed, intent 5)")
+    public static let trialStarts = Metric("trialStarts", "trial starts", .flow, .key(.trialStart), .transactions, column: "T-START",
+        definition: "free trials that began")
+    public static let trialConversions = Metric("trialConversions", "trial conversions", .flow, .key(.conversion), .transactions,
+        definition: "paid periods that began at most a day after a free trial ended, on the day they began")
+    public static let trialConversionRate = Metric("trialConversionRate", "trial conversion (cohort)", .rate, .ratio(.key(.trialConvertedByStart), .metric(.trialStarts)), .transactions, column: "CONV%",
+        definition: "of the trials that began in the period, the share that converted (so far)")
+    public static let paidTransactions = Metric("paidTransactions", "paid transactions", .flow, .key(.paidTransaction), .transactions,
+        definition: "purchases and renewals of paid periods, refunded ones included (a family-shared transaction is none: the family member paid nothing)")
+    public static let refunds = Metric("refunds", "refunds", .flow, .key(.refund), .transactions, column: "REFUND",
+        definition: "purchased transactions refunded, in full or in part, on the refund's date (each Advanced Commerce item refund counts; family-sharing revocations apart)")
+    public static let refundsFull = Metric("refundsFull", "refunds: full", .flow, .key(.refundFull), .transactions,
+        definition: "refunds of the whole price (REFUND_FULL, or a revocation that names no type; an Advanced Commerce item refund of type FULL)")
+    public static let refundsProrated = Metric("refundsProrated", "refunds: prorated", .flow, .key(.refundProrated), .transactions,
+        definition: "refunds of a share of the price (REFUND_PRORATED with its revocationPercentage; an Advanced Commerce item refund of another type); the customer paid for the period until the refund")
+    public static let refundRate = Metric("refundRate", "refund rate", .rate, .ratio(.weighedRefunds, .metric(.paidTransactions)), .transactions, column: "REFUND%",
+        definition: "refunds in the period, each weighed by the share refunded (a full refund 1, half the price 0.5), divided by paid transactions in it")
+    public static let mrr = Metric("mrr", "MRR", .level, .money(.mrr), .transactions, column: "MRR",
+        definition: "monthly recurring revenue at the end of the period: each active paid period's price per month (weekly x 52/12, yearly / 12, other lengths pro rata; a commitment billed monthly at its monthly price, one billed up front as its period's price; family-shared access none), in the reporting currency")
+    public static let revenue = Metric("revenue", "revenue", .flow, .money(.revenue), .transactions, column: "REVENUE",
+        definition: "prices of paid transactions when bought, less what was refunded when refunded (the whole price, a prorated refund's share rounded to the milliunit, an Advanced Commerce item's refundAmount), in the reporting currency (Apple's prices, before its commission and taxes; family-shared access moves no money)")
+    public static let revocations = Metric("revocations", "revocations", .flow, .key(.familyRevoke), .transactions,
+        definition: "family-shared access revoked (the purchaser stopped sharing, or was refunded), on the revocation date")
+    public static let upgrades = Metric("upgrades", "upgrades", .flow, .key(.productChangeNow), .transactions,
+        definition: "paid periods of another product that replaced the previous one at once (an upgrade, or a crossgrade of the same duration)")
+    public static let downgrades = Metric("downgrades", "downgrades", .flow, .key(.productChangeAtRenewal), .transactions,
+        definition: "paid periods of another product that followed the previous one at a renewal (a downgrade, or a crossgrade of another duration)")
+
+    // From the subscription's notifications (and renewal info)
+    public static let inGracePeriod = Metric("inGracePeriod", "in grace", .level, .key(.graceLevel), .notifications, column: "GRACE",
+        definition: "subscriptions in the billing grace period at the end of the period (from DID_FAIL_TO_RENEW/GRACE_PERIOD until the next change)")
+    public static let inBillingRetry = Metric("inBillingRetry", "in billing retry", .level, .key(.retryLevel), .notifications, column: "RETRY", narrowLabel: "billing retry",
+        definition: "subscriptions in billing retry at the end of the period (from DID_FAIL_TO_RENEW until the next change)")
+    public static let setToRenew = Metric("setToRenew", "set to renew", .level, .remainder(.activePaid, less: .setToCancel), .notifications,
+        definition: "active paid not set to cancel at the end of the period (a subscription in the grace period or billing retry is not active paid while billing has not recovered; once a renewal recovers within grace, its grace days become paid access; see in grace, in billing retry)")
+    public static let setToCancel = Metric("setToCancel", "set to cancel", .level, .within(.key(.autoRenewOffLevel), .activePaid), .notifications,
+        definition: "active paid with auto-renew turned off at the end of the period (from DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying auto-renew is off, until it is turned on, bought again, or the access ends)")
+    public static let autoRenewOff = Metric("autoRenewOff", "auto-renew off", .flow, .key(.autoRenewDisabled), .notifications,
+        definition: "customers turning auto-renew off during paid access (DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, or renewal info saying so when it came without one)")
+    public static let autoRenewOn = Metric("autoRenewOn", "auto-renew on", .flow, .key(.autoRenewEnabled), .notifications,
+        definition: "customers turning auto-renew on again before their paid access ended (DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED)")
+    public static let renewalFailures = Metric("renewalFailures", "renewal failures", .flow, .key(.renewalFailure), .notifications,
+        definition: "subscriptions entering billing trouble, the grace period or billing retry (DID_FAIL_TO_RENEW, or renewal info saying so when it came without one)")
+    public static let gracePeriodEntries = Metric("gracePeriodEntries", "grace period entries", .flow, .key(.graceEntry), .notifications,
+        definition: "subscriptions entering the billing grace period (DID_FAIL_TO_RENEW/GRACE_PERIOD, or renewal info within a grace period)")
+    public static let billingRecoveries = Metric("billingRecoveries", "billing recoveries", .flow, .key(.billingRecovery), .notifications,
+        definition: "subscriptions leaving the grace period or billing retry through a renewal (DID_RENEW, DID_RECOVER, or renewal info after a paid period began)")
 }
 
 extension Metric {

@@ -287,6 +287,8 @@ public struct MetricContributions: Equatable, Sendable {
             // A fully refunded or revoked transaction is as if never bought; a prorated refund
             // bought access until the refund.
             guard !t.isVoided, var ends = t.accessEnds else { continue }
+            // An upgrade ends the period it replaced at its purchase, though that purchase was
+            // refunded in part later (see `StateDerivation.supersededByUpgrade`).
             if superseded.contains(t.transactionId), let next = ordered[(index + 1)...].first(where: { !$0.isVoided }) {
                 ends = min(ends, next.purchaseDate)
             }
@@ -501,7 +503,7 @@ public struct MetricContributions: Equatable, Sendable {
     /// calendar months for a duration of months, else the previous period's own length).
     /// A recovery after grace moves the renewal date, so it is neither.
     static func recoveredWithinGrace(_ t: TransactionRecord, after previous: TransactionRecord, graceExpires: Millis?) -> Bool {
-        guard ReferenceBreak.active != .graceRecovery, t.transactionReason != "PURCHASE",
+        guard ReferenceBreak.active != .graceRecovery, !t.isPurchaseByCustomer,
               let kept = previous.expiresDate, let expires = t.expiresDate, t.purchaseDate > kept else { return false }
         if let grace = graceExpires, grace > kept, grace <= kept + 60 * 86_400_000 { return t.purchaseDate < grace }
         let length = kept - previous.purchaseDate
@@ -676,8 +678,9 @@ public struct MetricContributions: Equatable, Sendable {
 enum ReferenceBreak: Int, Sendable {
     /// 1: a recovery within grace is a churn and a recovery; 2: a comeback counts in one
     /// period; 3: a prorated refund's money is at the period after; 4: a trial paid for after
-    /// billing retry starts as `none`; 5: family-shared access moves money.
-    case graceRecovery = 1, comebackPeriods, proratedRefundPeriod, trialAfterRetry, familyMoney
+    /// billing retry starts as `none`; 5: family-shared access moves money; 6: an upgrade's
+    /// purchase refunded in part replaced nothing.
+    case graceRecovery = 1, comebackPeriods, proratedRefundPeriod, trialAfterRetry, familyMoney, upgradeRefundedInPart
 
     nonisolated(unsafe) static var active: ReferenceBreak?
 }

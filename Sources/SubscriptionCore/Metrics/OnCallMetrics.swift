@@ -51,19 +51,72 @@ public struct OnCallMetric: Sendable {
     /// The base unit the name ends in (seconds, bytes, ratio), or "" for a plain count.
     public let unit: String
     public let labels: [String]
+    /// Where the value comes from, and so who could have written it.
+    public let source: [Source]
     public let samples: @Sendable (OnCallInputs) -> [Sample]
+
+    /// Where a metric's value comes from. On PostgreSQL what a login may write is the
+    /// server's to enforce: a store table's writers are the roles `PostgresRoles.rights`
+    /// lets insert or update it, an audit action's those `PostgresRoles.auditActions`
+    /// lets write it (the audit log's trigger refuses it from any other role, and dates
+    /// each entry itself), the owner besides.
+    public enum Source: Sendable, Equatable {
+        /// Rows of these store tables.
+        case tables([String])
+        /// Audit entries of this action (its time and action are the server's to check).
+        case auditAction(String)
+        /// A setting of this host's configuration.
+        case configuration(String)
+        /// The running subdesk binary itself.
+        case binary
+        /// The running `subdesk serve`, asked on its socket.
+        case serve
+        /// The store's engine: its file, or the server's accounting of the schema.
+        case engine
+
+        /// The subdesk roles that may write what this reads (the owner always may); empty
+        /// for what no login writes.
+        public var writtenBy: [String] {
+            switch self {
+            case .tables(let tables):
+                return PostgresRoles.all.filter { role in
+                    tables.contains { PostgresRoles.holds(role, .insert, on: $0) || PostgresRoles.holds(role, .update, on: $0) }
+                }
+            case .auditAction(let action):
+                return PostgresRoles.auditWriters(of: action)
+            case .configuration, .binary, .serve, .engine:
+                return []
+            }
+        }
+
+        /// The README's words for it.
+        public var markdown: String {
+            func writers() -> String {
+                let roles = writtenBy.map { $0.replacingOccurrences(of: "subdesk_", with: "") }
+                return roles.isEmpty ? "the owner" : roles.joined(separator: ", ")
+            }
+            switch self {
+            case .tables(let tables): return tables.map { "`\($0)`" }.joined(separator: ", ") + " (written by \(writers()))"
+            case .auditAction(let action): return "`audit_log` entries `\(action)` (written by \(writers()))"
+            case .configuration(let setting): return "config `\(setting)`"
+            case .binary: return "this binary"
+            case .serve: return "`subdesk serve`"
+            case .engine: return "the engine"
+            }
+        }
+    }
 }
 
 public enum OnCallMetrics {
     public static let all: [OnCallMetric] = [
         OnCallMetric(name: "subdesk_build_info", kind: .gauge,
                      help: "Always 1; the labels say which subdesk serves these metrics (as subdesk --version does) and the store engine it reads.",
-                     unit: "", labels: ["version"] + SubdeskVersion.details.map(\.name) + ["engine"]) { i in
+                     unit: "", labels: ["version"] + SubdeskVersion.details.map(\.name) + ["engine"], source: [.binary]) { i in
             [.init([("version", i.version)] + SubdeskVersion.details.map { ($0.name, $0.value) } + [("engine", i.reading.engine.name)], 1)]
         },
         OnCallMetric(name: "subdesk_notifications_received_total", kind: .counter,
                      help: "Bodies intake answered, by environment, notification type, outcome (stored, duplicate, rejected) and, for rejections, the kind of refusal.",
-                     unit: "", labels: ["environment", "type", "outcome", "reason"]) { i in
+                     unit: "", labels: ["environment", "type", "outcome", "reason"], source: [.tables(["intake_counts"])]) { i in
             var merged: [String: (labels: [(String, String)], value: Double)] = [:]
             for c in i.reading.intakeCounts {
                 let labels = [("environment", environmentLabel(c.environment)), ("type", typeLabel(c.type)),
@@ -75,17 +128,17 @@ public enum OnCallMetrics {
         },
         OnCallMetric(name: "subdesk_last_notification_timestamp_seconds", kind: .gauge,
                      help: "When the last notification of each environment arrived (stored or duplicate), Unix time.",
-                     unit: "seconds", labels: ["environment"]) { i in
+                     unit: "seconds", labels: ["environment"], source: [.tables(["intake_counts"])]) { i in
             lastArrivals(i).map { .init([("environment", $0.0)], seconds($0.1)) }
         },
         OnCallMetric(name: "subdesk_last_notification_age_seconds", kind: .gauge,
                      help: "Seconds since the last notification of each environment arrived, at the time of the scrape.",
-                     unit: "seconds", labels: ["environment"]) { i in
+                     unit: "seconds", labels: ["environment"], source: [.tables(["intake_counts"])]) { i in
             lastArrivals(i).map { .init([("environment", $0.0)], seconds(i.reading.now - $0.1)) }
         },
         OnCallMetric(name: "subdesk_notification_delivery_lag_seconds", kind: .summary,
                      help: "Arrival minus Apple's signedDate of the notifications stored in the last hour (at most the newest 5000).",
-                     unit: "seconds", labels: ["quantile"]) { i in
+                     unit: "seconds", labels: ["quantile"], source: [.tables(["notifications"])]) { i in
             let lags = i.reading.lags
             var samples: [OnCallMetric.Sample] = []
             if !lags.isEmpty {
@@ -100,35 +153,35 @@ public enum OnCallMetrics {
         },
         OnCallMetric(name: "subdesk_rejected_last_hour", kind: .gauge,
                      help: "Bodies refused in the hour before the scrape, as the intake log records them.",
-                     unit: "", labels: []) { i in [.init(Double(i.reading.rejectedLastHour))] },
+                     unit: "", labels: [], source: [.tables(["intake_log"])]) { i in [.init(Double(i.reading.rejectedLastHour))] },
         OnCallMetric(name: "subdesk_quarantine_entries", kind: .gauge,
                      help: "Quarantined bodies not yet resolved by a replay.",
-                     unit: "", labels: []) { i in [.init(Double(i.reading.quarantineEntries))] },
+                     unit: "", labels: [], source: [.tables(["quarantine"])]) { i in [.init(Double(i.reading.quarantineEntries))] },
         OnCallMetric(name: "subdesk_quarantine_bytes", kind: .gauge,
                      help: "Body bytes the quarantine keeps, resolved entries included (what its budget counts).",
-                     unit: "bytes", labels: []) { i in [.init(Double(i.reading.quarantineBytes))] },
+                     unit: "bytes", labels: [], source: [.tables(["quarantine"])]) { i in [.init(Double(i.reading.quarantineBytes))] },
         OnCallMetric(name: "subdesk_quarantine_budget_bytes", kind: .gauge,
                      help: "The quarantine's budget (quarantine_budget_mb); absent when it has none.",
-                     unit: "bytes", labels: []) { i in
+                     unit: "bytes", labels: [], source: [.configuration("quarantine_budget_mb")]) { i in
             i.quarantineBudgetBytes.flatMap { $0 > 0 ? [.init(Double($0))] : nil } ?? []
         },
         OnCallMetric(name: "subdesk_quarantine_budget_ratio", kind: .gauge,
                      help: "Share of the quarantine's budget in use, 0 to 1 (past 1 bodies are counted, not kept).",
-                     unit: "ratio", labels: []) { i in
+                     unit: "ratio", labels: [], source: [.tables(["quarantine"]), .configuration("quarantine_budget_mb")]) { i in
             guard let budget = i.quarantineBudgetBytes, budget > 0 else { return [] }
             return [.init(Double(i.reading.quarantineBytes) / Double(budget))]
         },
         OnCallMetric(name: "subdesk_refund_requests_open", kind: .gauge,
                      help: "Refund requests (CONSUMPTION_REQUEST) still open, unanswered and within Apple's 12-hour answer window.",
-                     unit: "", labels: []) { i in [.init(Double(i.reading.openRefunds))] },
+                     unit: "", labels: [], source: [.tables(["refund_requests"])]) { i in [.init(Double(i.reading.openRefunds))] },
         OnCallMetric(name: "subdesk_refund_next_deadline_seconds", kind: .gauge,
                      help: "Seconds until the nearest answer deadline among open, unanswered refund requests; absent when there is none.",
-                     unit: "seconds", labels: []) { i in
+                     unit: "seconds", labels: [], source: [.tables(["refund_requests"])]) { i in
             i.reading.nextRefundDeadline.map { [.init(seconds($0 - i.reading.now))] } ?? []
         },
         OnCallMetric(name: "subdesk_refund_answers_total", kind: .counter,
                      help: "Refund requests by what became of the last answer: accepted (Apple took it), refused (Apple answered with an error), not_sent (never sent: the App Store Server API key settings were missing), failed (sent, no answer from Apple: a timeout or the network); late counts requests with no accepted answer by the deadline that were not closed before it.",
-                     unit: "", labels: ["outcome"]) { i in
+                     unit: "", labels: ["outcome"], source: [.tables(["refund_requests"])]) { i in
             [.init([("outcome", "accepted")], Double(i.reading.refundAnswersAccepted)),
              .init([("outcome", "refused")], Double(i.reading.refundAnswersRefused)),
              .init([("outcome", "not_sent")], Double(i.reading.refundAnswersNotSent)),
@@ -137,71 +190,71 @@ public enum OnCallMetrics {
         },
         OnCallMetric(name: "subdesk_ping_last_timestamp_seconds", kind: .gauge,
                      help: "When the last `subdesk ping` asked Apple for a TEST notification, Unix time; absent before the first.",
-                     unit: "seconds", labels: ["environment"]) { i in
+                     unit: "seconds", labels: ["environment"], source: [.tables(["store_facts"])]) { i in
             i.reading.ping.map { [.init([("environment", environmentLabel($0.environment))], seconds($0.requested))] } ?? []
         },
         OnCallMetric(name: "subdesk_ping_last_age_seconds", kind: .gauge,
                      help: "Seconds since the last `subdesk ping` asked, at the time of the scrape.",
-                     unit: "seconds", labels: []) { i in
+                     unit: "seconds", labels: [], source: [.tables(["store_facts"])]) { i in
             i.reading.ping.map { [.init(seconds(i.reading.now - $0.requested))] } ?? []
         },
         OnCallMetric(name: "subdesk_ping_last_arrived", kind: .gauge,
                      help: "1 when the last ping's TEST notification came through the webhook in time, else 0.",
-                     unit: "", labels: []) { i in
+                     unit: "", labels: [], source: [.tables(["store_facts"])]) { i in
             i.reading.ping.map { [.init($0.arrived == nil ? 0 : 1)] } ?? []
         },
         OnCallMetric(name: "subdesk_ping_last_round_trip_seconds", kind: .gauge,
                      help: "The last arrived ping's round trip, from asking Apple to the TEST notification stored.",
-                     unit: "seconds", labels: []) { i in
+                     unit: "seconds", labels: [], source: [.tables(["store_facts"])]) { i in
             i.reading.ping?.roundTrip.map { [.init(seconds($0))] } ?? []
         },
         OnCallMetric(name: "subdesk_delivery_gaps_total", kind: .counter,
                      help: "Notifications Apple sent that first reached the store through a backfill (`subdesk gaps`), by notification type.",
-                     unit: "", labels: ["type"]) { i in
+                     unit: "", labels: ["type"], source: [.tables(["delivery_gaps", "notifications"])]) { i in
             var merged: [String: Double] = [:]
             for g in i.reading.gapsByType { merged[typeLabel(g.type), default: 0] += Double(g.count) }
             return merged.keys.sorted().map { .init([("type", $0)], merged[$0]!) }
         },
         OnCallMetric(name: "subdesk_sweep_last_run_timestamp_seconds", kind: .gauge,
-                     help: "When the last expiry sweep finished, from the audit log, Unix time; absent before the first.",
-                     unit: "seconds", labels: []) { i in
+                     help: "When the last expiry sweep finished, from the audit log (the latest-dated entry, ignoring any dated more than \(Store.auditFutureToleranceMillis / 60_000) minutes after the scrape), Unix time; absent before the first.",
+                     unit: "seconds", labels: [], source: [.auditAction("sweep")]) { i in
             i.reading.lastSweep.map { [.init(seconds($0.at))] } ?? []
         },
         OnCallMetric(name: "subdesk_sweep_last_failures", kind: .gauge,
                      help: "Subscriptions the last expiry sweep could not revalidate.",
-                     unit: "", labels: []) { i in
+                     unit: "", labels: [], source: [.auditAction("sweep")]) { i in
             i.reading.lastSweepFailures.map { [.init(Double($0))] } ?? []
         },
         OnCallMetric(name: "subdesk_revalidation_failures_last_day", kind: .gauge,
                      help: "Revalidations that failed (audit log) in the 24 hours before the scrape.",
-                     unit: "", labels: []) { i in [.init(Double(i.reading.revalidationFailuresLastDay))] },
+                     unit: "", labels: [], source: [.auditAction("revalidate")]) { i in [.init(Double(i.reading.revalidationFailuresLastDay))] },
         OnCallMetric(name: "subdesk_renewal_extensions_pending", kind: .gauge,
                      help: "Renewal-date extensions asked of Apple whose outcome is still pending (`subdesk extend`).",
-                     unit: "", labels: []) { i in [.init(Double(i.reading.pendingExtensions))] },
+                     unit: "", labels: [], source: [.tables(["renewal_extensions"])]) { i in [.init(Double(i.reading.pendingExtensions))] },
         OnCallMetric(name: "subdesk_store_schema_version", kind: .gauge,
                      help: "The store's schema version.",
-                     unit: "", labels: []) { i in [.init(Double(i.reading.schemaVersion))] },
+                     unit: "", labels: [], source: [.tables(["schema_version"])]) { i in [.init(Double(i.reading.schemaVersion))] },
         OnCallMetric(name: "subdesk_binary_schema_version", kind: .gauge,
                      help: "The newest schema version this subdesk knows; below the store's means an older binary reads a newer store.",
-                     unit: "", labels: []) { i in [.init(Double(i.reading.binarySchemaVersion))] },
+                     unit: "", labels: [], source: [.binary]) { i in [.init(Double(i.reading.binarySchemaVersion))] },
         OnCallMetric(name: "subdesk_store_size_bytes", kind: .gauge,
                      help: "The store's size: the SQLite file, or the PostgreSQL schema's tables with their indexes.",
-                     unit: "bytes", labels: []) { i in i.reading.storeBytes.map { [.init(Double($0))] } ?? [] },
+                     unit: "bytes", labels: [], source: [.engine]) { i in i.reading.storeBytes.map { [.init(Double($0))] } ?? [] },
         OnCallMetric(name: "subdesk_store_wal_bytes", kind: .gauge,
                      help: "The SQLite write-ahead log's size; absent on PostgreSQL.",
-                     unit: "bytes", labels: []) { i in i.reading.walBytes.map { [.init(Double($0))] } ?? [] },
+                     unit: "bytes", labels: [], source: [.engine]) { i in i.reading.walBytes.map { [.init(Double($0))] } ?? [] },
         OnCallMetric(name: "subdesk_segments_pending", kind: .gauge,
                      help: "Subscriptions whose by-segment counts wait to be caught up (counted up to 100000).",
-                     unit: "", labels: []) { i in [.init(Double(i.reading.pendingSegments))] },
+                     unit: "", labels: [], source: [.tables(["metric_segments_pending"])]) { i in [.init(Double(i.reading.pendingSegments))] },
         OnCallMetric(name: "subdesk_serve_unavailable_total", kind: .counter,
                      help: "Requests the running subdesk serve (serve_socket) answered 503 since it started, by reason (locked, connection, store_missing, incomplete_body, other): the store could not take them, so serve counts them itself; absent without serve_socket or when serve does not answer.",
-                     unit: "", labels: ["reason"]) { i in
+                     unit: "", labels: ["reason"], source: [.serve]) { i in
             guard let u = i.serveUnavailability else { return [] }
             return ServeUnavailableReason.allCases.map { .init([("reason", $0.rawValue)], Double(u.totals[$0] ?? 0)) }
         },
         OnCallMetric(name: "subdesk_trusted_root_expiry_seconds", kind: .gauge,
                      help: "Seconds until each configured trust root's certificate expires (negative once it has); fingerprint is the first 16 hex digits of the SHA-256 of its DER, so a root and its successor of the same subject are two series.",
-                     unit: "seconds", labels: ["subject", "fingerprint"]) { i in
+                     unit: "seconds", labels: ["subject", "fingerprint"], source: [.configuration("root_ca")]) { i in
             i.roots.map {
                 .init([("subject", $0.subject), ("fingerprint", $0.fingerprint)],
                       ($0.notAfter.timeIntervalSince1970 * 1000 - Double(i.reading.now)) / 1000)
@@ -282,10 +335,11 @@ public enum OnCallMetrics {
 
     /// The README's list of metrics (Markdown), checked against the README by a test.
     public static func markdown() -> String {
-        var lines = ["| metric | type | labels | what it says |", "| --- | --- | --- | --- |"]
+        var lines = ["| metric | type | labels | what it says | from |", "| --- | --- | --- | --- | --- |"]
         for m in all {
             let labels = m.labels.isEmpty ? "" : m.labels.map { "`\($0)`" }.joined(separator: ", ")
-            lines.append("| `\(m.name)` | \(m.kind.rawValue) | \(labels) | \(m.help.replacingOccurrences(of: "|", with: "\\|")) |")
+            lines.append("| `\(m.name)` | \(m.kind.rawValue) | \(labels) | \(m.help.replacingOccurrences(of: "|", with: "\\|")) | "
+                         + m.source.map(\.markdown).joined(separator: "; ") + " |")
         }
         return lines.joined(separator: "\n")
     }

@@ -259,7 +259,11 @@ public struct RefundQueue {
                 first = min(first ?? t.purchaseDate, t.purchaseDate)
                 guard let price = t.price, let currency = t.currency else { continue }
                 facts.lifetimePurchased[currency, default: 0] += price
-                if t.revocationDate != nil { facts.lifetimeRefunded[currency, default: 0] += price }
+                // What came back, as revenue counts it: a prorated refund's share, not the price.
+                if let kind = t.revocationKind {
+                    let back = t.advancedCommerceRefunds.isEmpty ? kind.refunded(of: price) : t.advancedCommerceRefunds.reduce(0) { $0 + $1.amount }
+                    facts.lifetimeRefunded[currency, default: 0] += back
+                }
             }
         }
         facts.tenureDays = first.map { Int(max(0, now - $0) / 86_400_000) }

@@ -23,13 +23,25 @@ public enum SecretFile {
 
     /// The file as text, surrounding whitespace and the trailing newline trimmed.
     public static func readText(_ path: String, what: String, warn: (String) -> Void) throws -> String {
+        let trimmed = try readWhole(path, what: what, warn: warn).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw SecretFileError("\(what) file \(path.escapingControlCharacters()) is empty") }
+        return trimmed
+    }
+
+    /// The file's text as written, less one final newline (`\n` or `\r\n`) only: for a
+    /// secret whose spaces may be its own (a password), which `readText` would trim.
+    public static func readLine(_ path: String, what: String, warn: (String) -> Void) throws -> String {
+        let text = try readWhole(path, what: what, warn: warn)
+        // "\r\n" is one Character in Swift: dropping the last drops it whole.
+        return text.hasSuffix("\r\n") || text.hasSuffix("\n") ? String(text.dropLast()) : text
+    }
+
+    private static func readWhole(_ path: String, what: String, warn: (String) -> Void) throws -> String {
         let data = try read(path, what: what, warn: warn)
         guard let text = String(data: data, encoding: .utf8) else {
             throw SecretFileError("\(what) file \(path.escapingControlCharacters()) is not UTF-8 text")
         }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw SecretFileError("\(what) file \(path.escapingControlCharacters()) is empty") }
-        return trimmed
+        return text
     }
 
     /// Why a file that decides what subdesk trusts (the config file, a root certificate)

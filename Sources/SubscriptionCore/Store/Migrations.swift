@@ -590,6 +590,15 @@ enum Migrations {
         -- their reason's words gave.
         \(Migrations.refusalKinds(dialect: d))
         """ },
+        Migration(AuditStamp.version, "audit entries dated by the server, each role's actions checked", postgres: AuditStamp.postgres),
+        Migration(24, "shares recomputed where an upgrade's purchase was refunded in part") { d in """
+        -- An upgrade's purchase refunded in part (REFUND_PRORATED) now replaces the period
+        -- before it at once: recompute the share of every subscription with a revoked
+        -- transaction (the refund's type is kept only in the signed payload, so this is a
+        -- superset of the subscriptions whose share changes).
+        \(d.insertOrIgnore) metrics_pending SELECT DISTINCT original_transaction_id FROM transactions
+            WHERE revocation_ms IS NOT NULL\(d.onConflictIgnore);
+        """ },
         Migration(25, "every record's app", { d in """
         -- Each record's app as Apple signed it: its bundle id (an app's name is the
         -- configuration's, mapped when read, so renaming an app orphans nothing). NULL where

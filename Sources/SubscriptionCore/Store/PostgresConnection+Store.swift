@@ -56,19 +56,21 @@ extension PostgresConnection {
     func auditGuardProblems() throws -> [String] {
         struct Found { var enabled: String; var type: Int; var unconditional: Bool; var allColumns: Bool
                        var function: String; var functionHere: Bool; var body: String; var functionOwner: String
-                       var tableOwner: String; var language: String }
+                       var tableOwner: String; var language: String; var securityDefiner: Bool; var config: [String] }
         var found: [String: Found] = [:]
         try scan("""
             SELECT t.tgname, t.tgenabled::text, t.tgtype::int, t.tgqual IS NULL, t.tgattr::text = '', p.proname::text,
                    pn.nspname = current_schema(), p.prosrc, pg_get_userbyid(p.proowner)::text, pg_get_userbyid(c.relowner)::text,
-                   l.lanname::text
+                   l.lanname::text, p.prosecdef, coalesce(array_to_string(p.proconfig, E'\\n'), '')
             FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_namespace pn ON pn.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
             WHERE c.relname = 'audit_log' AND n.nspname = current_schema() AND NOT t.tgisinternal
             """) { row in
             found[row.string(0)] = Found(enabled: row.string(1), type: row.int(2), unconditional: row.bool(3), allColumns: row.bool(4),
                                          function: row.string(5), functionHere: row.bool(6), body: row.string(7),
-                                         functionOwner: row.string(8), tableOwner: row.string(9), language: row.string(10))
+                                         functionOwner: row.string(8), tableOwner: row.string(9), language: row.string(10),
+                                         securityDefiner: row.bool(11),
+                                         config: row.string(12).split(separator: "\n").map(String.init))
             return true
         }
         func words(_ text: String) -> [Substring] { text.split(whereSeparator: { $0.isWhitespace }) }
@@ -95,6 +97,14 @@ extension PostgresConnection {
             let body = AuditGuards.postgresFunctionBodies[expected.function] ?? ""
             if t.language != "plpgsql" || words(t.body) != words(body) {
                 problems.append("function \(t.function)() is not subdesk's: its body was replaced (CREATE OR REPLACE FUNCTION)")
+            }
+            if t.securityDefiner {
+                problems.append("function \(t.function)() is SECURITY DEFINER (ALTER FUNCTION ... SECURITY INVOKER restores subdesk's)")
+            }
+            let config = AuditGuards.postgresFunctionConfig[expected.function] ?? []
+            if t.config != config {
+                let said = { (c: [String]) in c.isEmpty ? "none" : c.joined(separator: "; ") }
+                problems.append("function \(t.function)() has settings \(said(t.config)), not subdesk's \(said(config)) (ALTER FUNCTION ... SET)")
             }
             if t.functionOwner != t.tableOwner {
                 problems.append("function \(t.function)() belongs to \(t.functionOwner), not to the audit log's owner \(t.tableOwner)")
@@ -186,6 +196,18 @@ extension PostgresConnection {
                 SELECT b.pid, 'a lock writer pid ' || w.pid || ' waits for' AS what
                 FROM pg_locks w JOIN store t ON t.oid = w.relation CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS b(pid), here
                 WHERE NOT w.granted AND w.locktype = 'relation' AND w.database = here.oid
+                UNION
+                -- A row of the store another transaction changed and keeps (the change counter's,
+                -- updated and left uncommitted): a writer waits for that transaction to end.
+                SELECT b.pid, 'a row writer pid ' || w.pid || ' waits for' AS what
+                FROM pg_locks w JOIN pg_locks mine ON mine.pid = w.pid AND mine.granted AND mine.locktype = 'relation'
+                JOIN store t ON t.oid = mine.relation CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS b(pid), here
+                WHERE NOT w.granted AND w.locktype IN ('transactionid', 'tuple') AND mine.database = here.oid
+                UNION
+                -- A session left idle in its transaction while holding the writers' lock.
+                SELECT l.pid, 'the writers'' lock (store_changes), idle in its transaction' AS what
+                FROM pg_locks l JOIN store t ON t.oid = l.relation JOIN pg_stat_activity a ON a.pid = l.pid, here
+                WHERE t.relname = 'store_changes' AND l.granted AND l.database = here.oid AND a.state LIKE 'idle in transaction%'
             )
             SELECT h.pid, COALESCE(a.usename::text, '?'), COALESCE(a.application_name, ''),
                    to_char(a.xact_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),
@@ -230,7 +252,9 @@ extension PostgresConnection {
     }
 
     /// Creates the database roles and grants their rights on this store's schema (`PostgresRoles`).
-    func installRoles() throws {
+    /// On PostgreSQL 16 and later also lets subdesk_intake use the reserved connections,
+    /// which only a superuser may grant: a note says so when this user may not.
+    func installRoles() throws -> [String] {
         let schema = try first("SELECT current_schema()") { $0.string(0) } ?? "public"
         // Creating a role needs CREATEROLE (or a superuser); the server's own refusal names
         // only the privilege, so say who lacks it and what to do before trying.
@@ -238,15 +262,7 @@ extension PostgresConnection {
             SELECT r FROM unnest(ARRAY['\(PostgresRoles.all.joined(separator: "', '"))']) AS r
             WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) ORDER BY r
             """) { $0.string(0) }
-        if !missing.isEmpty, let (user, may) = try first("SELECT rolname, rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user", [], {
-            ($0.string(0), $0.bool(1))
-        }), !may {
-            throw StoreError(operation: "create the roles \(missing.joined(separator: ", "))", message: """
-                \(user) may not create roles (it has no CREATEROLE): give it CREATEROLE (as a superuser: \
-                ALTER ROLE \(user) CREATEROLE; or create it with createuser --createrole \(user)), \
-                or run `subdesk db init --roles` as a superuser
-                """, code: 0)
-        }
+        if !missing.isEmpty { try requireCreateRole(doing: "create the roles \(missing.joined(separator: ", "))", command: "db init --roles") }
         try execute(PostgresRoles.sql(schema: schema))
         let database = try first("SELECT current_database()") { $0.string(0) } ?? "postgres"
         try execute(PostgresRoles.databaseSQL(database: database))
@@ -258,6 +274,128 @@ extension PostgresConnection {
                 run `subdesk db init --roles` as \(owner), or have \(owner) run the statements `db init --roles --print` shows
                 """, code: 0)
         }
+        return try grantReservedConnectionsToIntake()
+    }
+
+    /// PostgreSQL 16 and later keep `reserved_connections` for members of
+    /// pg_use_reserved_connections: intake is given them, so a webhook is still answered
+    /// when other logins hold every ordinary slot. Untested here (Debian 12 ships 15).
+    private func grantReservedConnectionsToIntake() throws -> [String] {
+        guard try (first("SELECT current_setting('server_version_num')::int") { $0.int(0) } ?? 0) >= 160_000 else { return [] }
+        let grant = PostgresRoles.reservedConnectionsGrant
+        do {
+            try execute(grant)
+            return []
+        } catch let e as StoreError where e.sqlState == "42501" {
+            return ["intake may not use the reserved connections (reserved_connections): only a superuser may grant it; "
+                    + "as a superuser run: \(grant);"]
+        }
+    }
+
+    /// Refuses, saying what to do, when this user may create and change roles neither as a
+    /// superuser nor with CREATEROLE.
+    private func requireCreateRole(doing what: String, command: String) throws {
+        if let (user, may) = try first("SELECT rolname, rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user", [], {
+            ($0.string(0), $0.bool(1))
+        }), !may {
+            throw StoreError(operation: what, message: """
+                \(user) may not create roles (it has no CREATEROLE): give it CREATEROLE (as a superuser: \
+                ALTER ROLE \(user) CREATEROLE; or create it with createuser --createrole \(user)), \
+                or run `subdesk \(command)` as a superuser
+                """, code: 0)
+        }
+    }
+
+    /// Creates or changes `login` in one transaction: LOGIN, its connection limit and
+    /// password (when given), membership of its subdesk role only, and its session settings.
+    /// Refuses a superuser, the user running it, the store's owner or a member of its role, a
+    /// role that cannot log in (a group), one with CREATEROLE, CREATEDB, BYPASSRLS or
+    /// REPLICATION, and one that is a member of a role not subdesk's: changing any of those
+    /// would give a privileged role a subdesk role's bounds, or a subdesk role more.
+    func makeLogin(_ login: PostgresLogin, password: String?) throws -> Bool {
+        if let problem = PostgresLogin.problem(name: login.name) { throw StoreError(operation: "make the login \(login.name)", message: problem, code: 0) }
+        try requireCreateRole(doing: "make the login \(login.name)", command: "db login")
+        let operation = "make the login \(login.name)"
+        let missingRole = try first("SELECT NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = ?)", [login.role]) { $0.bool(0) } ?? true
+        if missingRole {
+            throw StoreError(operation: operation, message: "the role \(login.role) does not exist yet: run `subdesk db init --roles` first", code: 0)
+        }
+        let existing = try first("""
+            SELECT r.rolcanlogin, r.rolsuper, r.rolname = current_user,
+                   pg_has_role(r.oid, o.oid, 'MEMBER'), o.rolname::text,
+                   concat_ws(', ', CASE WHEN r.rolcreaterole THEN 'CREATEROLE' END, CASE WHEN r.rolcreatedb THEN 'CREATEDB' END,
+                             CASE WHEN r.rolbypassrls THEN 'BYPASSRLS' END, CASE WHEN r.rolreplication THEN 'REPLICATION' END),
+                   coalesce((SELECT string_agg(g.rolname, ', ' ORDER BY g.rolname) FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid
+                             WHERE m.member = r.oid AND g.rolname NOT IN ('\(PostgresRoles.all.joined(separator: "', '"))')), '')
+            FROM pg_roles r, pg_roles o
+            WHERE r.rolname = ? AND o.oid = (SELECT c.relowner FROM pg_class c WHERE c.oid = 'audit_log'::regclass)
+            """, [login.name]) {
+            (canLogin: $0.bool(0), superuser: $0.bool(1), isMe: $0.bool(2), inOwner: $0.bool(3), owner: $0.string(4),
+             attributes: $0.string(5), otherRoles: $0.string(6))
+        }
+        if let existing {
+            func refuse(_ message: String) -> StoreError { StoreError(operation: operation, message: message, code: 0) }
+            if existing.isMe { throw refuse("\(login.name) is the user running this (the store's owner); name another login") }
+            if existing.superuser { throw refuse("\(login.name) is a superuser; db login makes and changes only ordinary logins") }
+            if existing.inOwner {
+                throw refuse(login.name == existing.owner
+                    ? "\(login.name) owns the store (its audit_log); name another login"
+                    : "\(login.name) is a member of \(existing.owner), the store's owner; name another login")
+            }
+            if !existing.canLogin { throw refuse("\(login.name) is a role that cannot log in (a group); name a login user") }
+            if !existing.attributes.isEmpty {
+                throw refuse("\(login.name) has \(existing.attributes); db login changes only ordinary logins: name another login, "
+                             + "or take that away yourself first (ALTER ROLE ... NO\(existing.attributes.split(separator: ",")[0]))")
+            }
+            if !existing.otherRoles.isEmpty {
+                throw refuse("\(login.name) is a member of \(existing.otherRoles), which is not subdesk's; db login changes only logins "
+                             + "of subdesk's roles: name another login, or take that away yourself first (REVOKE ... FROM \(login.name))")
+            }
+        }
+        let name = login.quotedName
+        var attributes = "LOGIN CONNECTION LIMIT \(login.connectionLimit ?? -1)"
+        if let password {
+            let verifier = try encryptedPassword(password, user: login.name)
+            attributes += " PASSWORD '" + verifier.replacingOccurrences(of: "'", with: "''") + "'"
+        }
+        var statements = ["BEGIN", existing == nil ? "CREATE ROLE \(name) \(attributes)" : "ALTER ROLE \(name) \(attributes)"]
+        statements.append("GRANT \(login.role) TO \(name)")
+        let others = try rows("""
+            SELECT r.rolname FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles u ON u.oid = m.member
+            WHERE u.rolname = ? AND r.rolname IN ('\(PostgresRoles.all.joined(separator: "', '"))') AND r.rolname <> ?
+            """, [login.name, login.role]) { $0.string(0) }
+        for other in others { statements.append("REVOKE \(other) FROM \(name)") }
+        for setting in login.settings { statements.append("ALTER ROLE \(name) SET \(setting.name) = \(setting.ms)") }
+        statements.append("COMMIT")
+        do {
+            try execute(statements.joined(separator: ";\n"))
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        return existing == nil
+    }
+
+    /// The server's slots and every login that is a member of a subdesk role, with its limit.
+    func connectionSlots() throws -> ConnectionSlots? {
+        let settings = try first("""
+            SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int,
+                   COALESCE(current_setting('reserved_connections', true), '0')::int,
+                   EXISTS (SELECT 1 FROM pg_roles i, pg_roles r WHERE i.rolname = 'subdesk_intake' AND r.rolname = 'pg_use_reserved_connections'
+                           AND pg_has_role(i.oid, r.oid, 'MEMBER'))
+            """) { ($0.int(0), $0.int(1), $0.int(2), $0.bool(3)) }
+        guard let settings else { return nil }
+        let logins = try rows("""
+            SELECT u.rolname, string_agg(g.rolname, ',' ORDER BY g.rolname), u.rolconnlimit, u.rolsuper,
+                   pg_has_role(u.oid, (SELECT c.relowner FROM pg_class c WHERE c.oid = 'audit_log'::regclass), 'MEMBER')
+            FROM pg_roles u JOIN pg_roles g ON g.rolname IN ('\(PostgresRoles.all.joined(separator: "', '"))') AND pg_has_role(u.oid, g.oid, 'MEMBER')
+            WHERE u.rolcanlogin GROUP BY u.oid, u.rolname, u.rolconnlimit, u.rolsuper ORDER BY u.rolname
+            """) { row in
+            ConnectionSlots.Login(name: row.string(0), roles: row.string(1).split(separator: ",").map(String.init),
+                                  limit: row.int(2) < 0 ? nil : row.int(2), superuser: row.bool(3), owner: row.bool(4))
+        }
+        return ConnectionSlots(maxConnections: settings.0, superuserReserved: settings.1, reserved: settings.2,
+                               intakeUsesReserved: settings.3, logins: logins)
     }
 
     /// The subdesk roles the connection's user is a member of (none for the

@@ -77,6 +77,31 @@ public enum PostgresRoles {
         Right(writers, [.update], ["store_changes"], why: "every write bumps the change counter that live views watch"),
     ]
 
+    /// The audit entries a role may write: each action, and the roles whose commands write
+    /// it. On PostgreSQL the audit log's trigger (`AuditStamp`, migration 23) refuses any
+    /// other action from that role, and stamps the entry with the server's time, so a fact
+    /// read from the audit log (the last sweep, failed revalidations) was written by a role
+    /// that runs the command. The owner may write any. Intake and read write none.
+    public struct AuditActions: Sendable {
+        public let roles: [String]
+        public let actions: [String]
+        public let why: String
+    }
+
+    public static let auditActions: [AuditActions] = [
+        AuditActions(roles: people, actions: ["override_grant", "override_revoke", "override_lift", "link", "consent_handled"],
+                     why: "overrides and their lifts, user links, consent withdrawals handled"),
+        AuditActions(roles: ["subdesk_operator"],
+                     actions: ["revalidate", "refund_history", "set_app_account_token", "app_transaction_lookup", "sweep",
+                               "extend", "extend_all", "refund_answer", "refund_missed", "quarantine_purge", "backfill"],
+                     why: "revalidations and sweeps, extensions, refund answers and missed deadlines, quarantine purges, backfills"),
+    ]
+
+    /// The roles that may write audit entries of `action` (besides the owner).
+    public static func auditWriters(of action: String) -> [String] {
+        all.filter { role in auditActions.contains { $0.roles.contains(role) && $0.actions.contains(action) } }
+    }
+
     /// A function the store's owner defines and runs (SECURITY DEFINER), which only the
     /// roles named may call: what a role must do to a table without holding the privilege
     /// that would also let it lock the table (LOCK TABLE in any mode stronger than ROW
@@ -99,6 +124,11 @@ public enum PostgresRoles {
     /// those that derive state from Apple's data (and so hold UPDATE and DELETE on it).
     /// Read and support never may, but on `store_changes`, the writers' own lock.
     public static let tableLockers = verifiers
+
+    /// PostgreSQL 16 and later keep `reserved_connections` for the members of
+    /// pg_use_reserved_connections: intake is made one (by a superuser), so webhooks are
+    /// still answered while other logins hold every ordinary slot.
+    public static let reservedConnectionsGrant = "GRANT pg_use_reserved_connections TO subdesk_intake"
 
     /// What each role is for, in the README's words.
     public static let summaries: [String: String] = [
@@ -194,6 +224,13 @@ public enum PostgresRoles {
         }
         for routine in routines {
             lines.append("| `\(routine.name)()` | " + all.map { routine.roles.contains($0) ? "X" : "" }.joined(separator: " | ") + " |")
+        }
+        lines.append("")
+        lines.append("| audit action | " + all.map { "`\($0.replacingOccurrences(of: "subdesk_", with: ""))`" }.joined(separator: " | ") + " |")
+        lines.append("|---|" + all.map { _ in "---|" }.joined())
+        for action in auditActions.flatMap(\.actions) {
+            let writers = auditWriters(of: action)
+            lines.append("| `\(action)` | " + all.map { writers.contains($0) ? "W" : "" }.joined(separator: " | ") + " |")
         }
         return lines.joined(separator: "\n")
     }

@@ -214,6 +214,10 @@ public struct SQLDialect: Sendable, Equatable, CustomStringConvertible {
     let dropEmptySubscriber: String
     /// What `doctor` says was checked when the audit log's guards are whole.
     public let auditGuardsWhole: String
+    /// A condition on an `audit_log` row: its writer (the `operator` the server recorded)
+    /// is the store's owner or a member of one of the roles given. On an engine without
+    /// roles, always true.
+    let auditWrittenBy: @Sendable ([String]) -> String
 
     // The schema's words: how the migrations (`Migrations.swift`) spell what the engines
     // spell otherwise, so a statement both engines run is written once.
@@ -330,8 +334,13 @@ protocol SQLConnection: AnyObject {
     func databaseRoles() throws -> [String]
     /// The database user the connection is.
     func databaseUser() throws -> String?
-    /// Creates the database roles and grants their rights on the store.
-    func installRoles() throws
+    /// Creates the database roles and grants their rights on the store; what it could not
+    /// do that a superuser should, said as notes.
+    func installRoles() throws -> [String]
+    /// Creates or changes a login user (`PostgresLogin`); true when it was created.
+    func makeLogin(_ login: PostgresLogin, password: String?) throws -> Bool
+    /// The server's connection slots and the logins that may take them.
+    func connectionSlots() throws -> ConnectionSlots?
 }
 
 /// How an engine bulk-loads: see `SQLConnection.bulkLoad`.

@@ -84,6 +84,7 @@ extension SQLDialect {
             AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE subscriber_id = ?1)
             """,
         auditGuardsWhole: "append-only (triggers in place)",
+        auditWrittenBy: { _ in "1 = 1" },
         integer: "INTEGER", text: "TEXT", bytes: "BLOB", generatedID: "INTEGER PRIMARY KEY", withoutRowID: " WITHOUT ROWID",
         ifNull: "IFNULL", insertOrIgnore: "INSERT OR IGNORE INTO", onConflictIgnore: "")
 }

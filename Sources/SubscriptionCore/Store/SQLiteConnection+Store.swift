@@ -116,7 +116,11 @@ extension SQLiteConnection {
     func publicMayConnect() throws -> Bool? { nil }
     func databaseRoles() throws -> [String] { [] }
     func databaseUser() throws -> String? { nil }
-    func installRoles() throws {
+    func installRoles() throws -> [String] {
         throw StoreError(operation: "install roles", message: "a SQLite store has no database roles", code: 0)
     }
+    func makeLogin(_ login: PostgresLogin, password: String?) throws -> Bool {
+        throw StoreError(operation: "make the login \(login.name)", message: "a SQLite store has no database logins", code: 0)
+    }
+    func connectionSlots() throws -> ConnectionSlots? { nil }
 }

@@ -182,9 +182,12 @@ extension Store {
             GROUP BY 1 ORDER BY 1
             """) { r.gapsByType.append((type: $0.string(0), count: $0.int(1))) }
         r.gapsFoundLastDay = try db.first("SELECT count(*) FROM delivery_gaps WHERE found_ms >= ?", [now - 86_400_000]) { $0.int(0) } ?? 0
-        r.lastSweep = try lastAudit(action: "sweep")
+        // Facts from the audit log are read only from entries their writer may write
+        // (OnCallMetric.Source.auditAction): on PostgreSQL the server checks each new one.
+        r.lastSweep = try lastAudit(action: "sweep", trusted: true, now: now)
         r.revalidationFailuresLastDay = try db.first("""
             SELECT count(*) FROM audit_log WHERE action = 'revalidate' AND at_ms >= ? AND outcome = 'failed'
+              AND \(dialect.auditWrittenBy(PostgresRoles.auditWriters(of: "revalidate")))
             """, [now - 86_400_000]) { $0.int(0) } ?? 0
         r.pendingExtensions = try db.first("SELECT count(*) FROM renewal_extensions WHERE outcome = 'pending'") { $0.int(0) } ?? 0
         r.schemaVersion = newerSchemaVersion ?? schemaVersion

@@ -39,11 +39,22 @@ extension Store {
         }.reversed()
     }
 
-    /// The newest audit entry of `action` (the last sweep, say), if any.
-    public func lastAudit(action: String) throws -> AuditEntry? {
-        try db.rows("""
-            SELECT id, at_ms, operator, action, target, reason, outcome, detail FROM audit_log WHERE action = ? ORDER BY id DESC LIMIT 1
-            """, [action]) { r in
+    /// How far ahead of `now` an audit entry may be dated and still be read by `lastAudit`:
+    /// a few minutes of clock skew between hosts, no more.
+    public static let auditFutureToleranceMillis: Int64 = 5 * 60_000
+
+    /// The latest-dated audit entry of `action` (the last sweep, say), if any, the larger id
+    /// first among entries of one millisecond; an entry dated more than
+    /// `auditFutureToleranceMillis` after `now` is ignored (one written before migration 23
+    /// with a far-future date would otherwise stay the last forever). With `trusted`, only
+    /// one whose writer may write that action (`PostgresRoles.auditWriters`, or the owner):
+    /// what on-call reads as a fact.
+    public func lastAudit(action: String, trusted: Bool = false, now: Int64 = DateText.nowMillis()) throws -> AuditEntry? {
+        let writers = trusted ? " AND " + dialect.auditWrittenBy(PostgresRoles.auditWriters(of: action)) : ""
+        return try db.rows("""
+            SELECT id, at_ms, operator, action, target, reason, outcome, detail FROM audit_log
+            WHERE action = ? AND at_ms <= ?\(writers) ORDER BY at_ms DESC, id DESC LIMIT 1
+            """, [action, now + Self.auditFutureToleranceMillis]) { r in
             AuditEntry(id: r.int64(0), at: r.int64(1), operatorName: r.string(2), action: r.string(3),
                        target: r.optionalString(4), reason: r.optionalString(5), outcome: r.string(6), detail: r.optionalString(7))
         }.first

@@ -75,7 +75,7 @@ extension Store {
             // bound; only rows that match are decoded.
             var found: [SubscriptionRow] = []
             var read = 0
-            let hit = Int32(Store.columnNames(Store.stateColumns).count)
+            let hit = Store.stateColumnCount
             try db.scan("""
                 SELECT \(Store.stateColumns), \(match.sql) FROM \(Store.rowSource)
                 \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))

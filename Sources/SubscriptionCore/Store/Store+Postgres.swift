@@ -80,7 +80,17 @@ extension Store {
 
     /// Creates the database roles and grants their rights on this store's schema
     /// (`PostgresRoles`); refused by an engine without roles.
-    public func installRoles() throws { try db.installRoles() }
+    @discardableResult
+    public func installRoles() throws -> [String] { try db.installRoles() }
+
+    /// Creates `login` (or changes it, when it exists) as a member of its role only, with
+    /// its connection limit and session bounds, and `password` when given (else it keeps
+    /// the one it has, or has none: peer or certificate authentication). True when created.
+    @discardableResult
+    public func makeLogin(_ login: PostgresLogin, password: String? = nil) throws -> Bool { try db.makeLogin(login, password: password) }
+
+    /// The server's connection slots and its logins' roles and limits; nil without a server.
+    public func connectionSlots() throws -> ConnectionSlots? { try db.connectionSlots() }
 
     /// The subdesk roles the connection's user is a member of (none for the owner or a
     /// superuser that is no member, and none without a server).

@@ -3,27 +3,29 @@ import Foundation
 extension Store {
     // MARK: Transactions and renewal info
 
-    static let transactionColumns = """
-        transaction_id, original_transaction_id, product_id, subscription_group, purchase_ms, original_purchase_ms,
-        expires_ms, revocation_ms, revocation_reason, is_upgraded, offer_type, offer_identifier, offer_discount_type,
-        ownership, transaction_reason, price, currency, environment, app_account_token, signed_ms,
-        web_order_line_item_id, bundle_id, type, storefront, notification_signed_ms, source_uuid, payload, app_transaction_id
-        """
+    static let transactionTable = StoreTable<TransactionColumn>("transactions", key: .transactionId)
+    static let transactionSelection = transactionTable.selection()
+    /// Every column of `transactions`, as `transaction(_:)` reads them.
+    static let transactionColumns = transactionSelection.list
 
-    static func transaction(_ r: SQLRow) -> TransactionRecord {
+    static func transaction(_ row: SQLRow) -> TransactionRecord {
+        let r = transactionSelection.row(row)
         var t = TransactionRecord(
-            transactionId: r.string(0), originalTransactionId: r.string(1), productId: r.string(2),
-            subscriptionGroupIdentifier: r.optionalString(3), purchaseDate: r.int64(4),
-            originalPurchaseDate: r.optionalInt64(5), expiresDate: r.optionalInt64(6),
-            revocationDate: r.optionalInt64(7), revocationReason: r.optionalInt(8), isUpgraded: r.bool(9),
-            offerType: r.optionalInt(10), offerIdentifier: r.optionalString(11),
-            offerDiscountType: r.optionalString(12), ownershipType: r.string(13),
-            transactionReason: r.optionalString(14), price: r.optionalInt64(15), currency: r.optionalString(16),
-            environment: AppStoreEnvironment(rawValue: r.string(17)), appAccountToken: r.optionalString(18),
-            signedDate: r.int64(19), webOrderLineItemId: r.optionalString(20), bundleId: r.optionalString(21),
-            type: r.optionalString(22), storefront: r.optionalString(23), notificationSignedDate: r.optionalInt64(24),
-            sourceNotificationUUID: r.optionalString(25), payload: r.isNull(26) ? nil : r.data(26))
-        t.appTransactionId = r.optionalString(27)
+            transactionId: r.string(.transactionId), originalTransactionId: r.string(.originalTransactionId),
+            productId: r.string(.productId), subscriptionGroupIdentifier: r.optionalString(.subscriptionGroup),
+            purchaseDate: r.int64(.purchaseMs), originalPurchaseDate: r.optionalInt64(.originalPurchaseMs),
+            expiresDate: r.optionalInt64(.expiresMs), revocationDate: r.optionalInt64(.revocationMs),
+            revocationReason: r.optionalInt(.revocationReason), isUpgraded: r.bool(.isUpgraded),
+            offerType: r.optionalInt(.offerType), offerIdentifier: r.optionalString(.offerIdentifier),
+            offerDiscountType: r.optionalString(.offerDiscountType), ownershipType: r.string(.ownership),
+            transactionReason: r.optionalString(.transactionReason), price: r.optionalInt64(.price),
+            currency: r.optionalString(.currency), environment: AppStoreEnvironment(rawValue: r.string(.environment)),
+            appAccountToken: r.optionalString(.appAccountToken), signedDate: r.int64(.signedMs),
+            webOrderLineItemId: r.optionalString(.webOrderLineItemId), bundleId: r.optionalString(.bundleId),
+            type: r.optionalString(.type), storefront: r.optionalString(.storefront),
+            notificationSignedDate: r.optionalInt64(.notificationSignedMs), sourceNotificationUUID: r.optionalString(.sourceUuid),
+            payload: r.optionalData(.payload))
+        t.appTransactionId = r.optionalString(.appTransactionId)
         t.adoptPayloadFields()
         return t
     }
@@ -34,58 +36,42 @@ extension Store {
 
     /// Inserts or replaces the stored version of a transaction. Callers decide which version wins.
     public func putTransaction(_ t: TransactionRecord) throws {
-        try db.run(Store.upsertTransaction, [t.transactionId, t.originalTransactionId, t.productId, t.subscriptionGroupIdentifier,
-                  t.purchaseDate, t.originalPurchaseDate, t.expiresDate, t.revocationDate, t.revocationReason,
-                  t.isUpgraded, t.offerType, t.offerIdentifier, t.offerDiscountType, t.ownershipType,
-                  t.transactionReason, t.price, t.currency, t.environment.rawValue, t.appAccountToken,
-                  t.signedDate, t.webOrderLineItemId, t.bundleId, t.type, t.storefront, t.notificationSignedDate,
-                  t.sourceNotificationUUID, t.payload, t.appTransactionId])
+        try db.run(Store.transactionTable.upsert, Store.transactionTable.values(t))
     }
 
     // Statements built once: interpolating the column lists on every call costs more than running them.
     static let selectTransaction = "SELECT \(transactionColumns) FROM transactions WHERE transaction_id = ?"
     static let selectTransactionsOf = "SELECT \(transactionColumns) FROM transactions WHERE original_transaction_id = ?"
-    static let upsertTransaction = """
-        INSERT INTO transactions (\(transactionColumns))
-        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-        ON CONFLICT (transaction_id) DO UPDATE SET \(transactionUpdates)
-        """
     static let selectRenewal = "SELECT \(renewalColumns) FROM renewal_info WHERE original_transaction_id = ?"
-    static let upsertRenewal = """
-        INSERT INTO renewal_info (\(renewalColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-        ON CONFLICT (original_transaction_id) DO UPDATE SET \(renewalUpdates)
-        """
     static let selectEventsOf = """
         SELECT \(eventColumns) FROM notifications WHERE original_transaction_id = ? ORDER BY signed_ms, notification_uuid
         """
 
-    static let renewalColumns = """
-        original_transaction_id, product_id, auto_renew_product_id, auto_renew, expiration_intent, billing_retry,
-        grace_expires_ms, price_increase_status, offer_type, offer_identifier, renewal_ms, renewal_price, currency,
-        environment, signed_ms, notification_signed_ms, source_uuid, payload
-        """
+    static let renewalTable = StoreTable<RenewalColumn>("renewal_info", key: .originalTransactionId)
+    static let renewalSelection = renewalTable.selection()
+    /// Every column of `renewal_info`, as `renewal(originalTransactionId:)` reads them.
+    static let renewalColumns = renewalSelection.list
 
     public func renewal(originalTransactionId: String) throws -> RenewalRecord? {
-        try db.first(Store.selectRenewal, [originalTransactionId]) { r in
-            var renewal = RenewalRecord(originalTransactionId: r.string(0), productId: r.optionalString(1),
-                          autoRenewProductId: r.optionalString(2), autoRenewStatus: r.bool(3),
-                          expirationIntent: r.optionalInt(4), isInBillingRetryPeriod: r.bool(5),
-                          gracePeriodExpiresDate: r.optionalInt64(6), priceIncreaseStatus: r.optionalInt(7),
-                          offerType: r.optionalInt(8), offerIdentifier: r.optionalString(9),
-                          renewalDate: r.optionalInt64(10), renewalPrice: r.optionalInt64(11),
-                          currency: r.optionalString(12), environment: AppStoreEnvironment(rawValue: r.string(13)),
-                          signedDate: r.int64(14), notificationSignedDate: r.optionalInt64(15),
-                          sourceNotificationUUID: r.optionalString(16), payload: r.isNull(17) ? nil : r.data(17))
+        try db.first(Store.selectRenewal, [originalTransactionId]) { row in
+            let r = Store.renewalSelection.row(row)
+            var renewal = RenewalRecord(
+                originalTransactionId: r.string(.originalTransactionId), productId: r.optionalString(.productId),
+                autoRenewProductId: r.optionalString(.autoRenewProductId), autoRenewStatus: r.bool(.autoRenew),
+                expirationIntent: r.optionalInt(.expirationIntent), isInBillingRetryPeriod: r.bool(.billingRetry),
+                gracePeriodExpiresDate: r.optionalInt64(.graceExpiresMs), priceIncreaseStatus: r.optionalInt(.priceIncreaseStatus),
+                offerType: r.optionalInt(.offerType), offerIdentifier: r.optionalString(.offerIdentifier),
+                renewalDate: r.optionalInt64(.renewalMs), renewalPrice: r.optionalInt64(.renewalPrice),
+                currency: r.optionalString(.currency), environment: AppStoreEnvironment(rawValue: r.string(.environment)),
+                signedDate: r.int64(.signedMs), notificationSignedDate: r.optionalInt64(.notificationSignedMs),
+                sourceNotificationUUID: r.optionalString(.sourceUuid), payload: r.optionalData(.payload))
             renewal.adoptPayloadFields()
             return renewal
         }
     }
 
     public func putRenewal(_ r: RenewalRecord) throws {
-        try db.run(Store.upsertRenewal, [r.originalTransactionId, r.productId, r.autoRenewProductId, r.autoRenewStatus, r.expirationIntent,
-                  r.isInBillingRetryPeriod, r.gracePeriodExpiresDate, r.priceIncreaseStatus, r.offerType,
-                  r.offerIdentifier, r.renewalDate, r.renewalPrice, r.currency, r.environment.rawValue, r.signedDate,
-                  r.notificationSignedDate, r.sourceNotificationUUID, r.payload])
+        try db.run(Store.renewalTable.upsert, Store.renewalTable.values(r))
     }
 
     /// Everything stored about one subscription.
@@ -94,5 +80,76 @@ extension Store {
         let events = try db.rows(Store.selectEventsOf, [otid]) { Store.event($0) }
         return SubscriptionHistory(originalTransactionId: otid, transactions: transactions,
                                    renewal: try renewal(originalTransactionId: otid), events: events)
+    }
+}
+
+/// The columns of `transactions`, in the table's order, and what a transaction writes to each.
+enum TransactionColumn: Int, StoreColumn {
+    case transactionId, originalTransactionId, productId, subscriptionGroup, purchaseMs, originalPurchaseMs,
+         expiresMs, revocationMs, revocationReason, isUpgraded, offerType, offerIdentifier, offerDiscountType,
+         ownership, transactionReason, price, currency, environment, appAccountToken, signedMs,
+         webOrderLineItemId, bundleId, type, storefront, notificationSignedMs, sourceUuid, payload, appTransactionId
+
+    func value(in t: TransactionRecord) -> SQLBindable? {
+        switch self {
+        case .transactionId: return t.transactionId
+        case .originalTransactionId: return t.originalTransactionId
+        case .productId: return t.productId
+        case .subscriptionGroup: return t.subscriptionGroupIdentifier
+        case .purchaseMs: return t.purchaseDate
+        case .originalPurchaseMs: return t.originalPurchaseDate
+        case .expiresMs: return t.expiresDate
+        case .revocationMs: return t.revocationDate
+        case .revocationReason: return t.revocationReason
+        case .isUpgraded: return t.isUpgraded
+        case .offerType: return t.offerType
+        case .offerIdentifier: return t.offerIdentifier
+        case .offerDiscountType: return t.offerDiscountType
+        case .ownership: return t.ownershipType
+        case .transactionReason: return t.transactionReason
+        case .price: return t.price
+        case .currency: return t.currency
+        case .environment: return t.environment.rawValue
+        case .appAccountToken: return t.appAccountToken
+        case .signedMs: return t.signedDate
+        case .webOrderLineItemId: return t.webOrderLineItemId
+        case .bundleId: return t.bundleId
+        case .type: return t.type
+        case .storefront: return t.storefront
+        case .notificationSignedMs: return t.notificationSignedDate
+        case .sourceUuid: return t.sourceNotificationUUID
+        case .payload: return t.payload
+        case .appTransactionId: return t.appTransactionId
+        }
+    }
+}
+
+/// The columns of `renewal_info`, in the table's order, and what renewal info writes to each.
+enum RenewalColumn: Int, StoreColumn {
+    case originalTransactionId, productId, autoRenewProductId, autoRenew, expirationIntent, billingRetry,
+         graceExpiresMs, priceIncreaseStatus, offerType, offerIdentifier, renewalMs, renewalPrice, currency,
+         environment, signedMs, notificationSignedMs, sourceUuid, payload
+
+    func value(in r: RenewalRecord) -> SQLBindable? {
+        switch self {
+        case .originalTransactionId: return r.originalTransactionId
+        case .productId: return r.productId
+        case .autoRenewProductId: return r.autoRenewProductId
+        case .autoRenew: return r.autoRenewStatus
+        case .expirationIntent: return r.expirationIntent
+        case .billingRetry: return r.isInBillingRetryPeriod
+        case .graceExpiresMs: return r.gracePeriodExpiresDate
+        case .priceIncreaseStatus: return r.priceIncreaseStatus
+        case .offerType: return r.offerType
+        case .offerIdentifier: return r.offerIdentifier
+        case .renewalMs: return r.renewalDate
+        case .renewalPrice: return r.renewalPrice
+        case .currency: return r.currency
+        case .environment: return r.environment.rawValue
+        case .signedMs: return r.signedDate
+        case .notificationSignedMs: return r.notificationSignedDate
+        case .sourceUuid: return r.sourceNotificationUUID
+        case .payload: return r.payload
+        }
     }
 }

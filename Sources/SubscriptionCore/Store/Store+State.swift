@@ -18,20 +18,22 @@ extension Store {
     }
 
     /// What a saved subscription row already holds: its owner, status, share of the counts,
-    /// and the values of its other indexed columns.
-    private typealias StoredShare = (subscriberId: Int64, status: Int, metrics: MetricContributions, blob: Data?, indexed: [SQLBindable?])
+    /// and the values of its indexed columns (`indexedSubscriptionColumns`, in that order).
+    private typealias StoredShare = (subscriberId: Int64, status: Int, metrics: MetricContributions, blob: Data?, indexed: [SQLValue])
 
-    /// Reads `metrics` and then the columns of `indexedSubscriptionColumnNames`, in that order.
     private func storedShare(_ otid: String) throws -> StoredShare? {
-        try db.first("""
-            SELECT metrics, subscriber_id, product_id, status, expires_ms, app_account_token, last_event_ms
-            FROM subscriptions WHERE original_transaction_id = ?
-            """, [otid]) {
-            let blob = $0.isNull(0) ? nil : $0.data(0)
-            return ($0.int64(1), $0.int(3), blob.map(MetricContributions.init(encoded:)) ?? MetricContributions(), blob,
-                    [$0.int64(1), $0.string(2), $0.int(3), $0.optionalInt64(4), $0.optionalString(5), $0.optionalInt64(6)])
+        try db.first(Store.selectStoredShare, [otid]) {
+            let r = Store.storedShareColumns.row($0)
+            let blob = r.optionalData(.metrics)
+            return (r.int64(.subscriberId), r.int(.status), blob.map(MetricContributions.init(encoded:)) ?? MetricContributions(), blob,
+                    Store.indexedSubscriptionColumns.map(r.value))
         }
     }
+
+    private static let storedShareColumns = subscriptionTable.selection([.metrics] + indexedSubscriptionColumns)
+    private static let selectStoredShare = """
+        SELECT \(storedShareColumns.list) FROM subscriptions WHERE \(subscriptionTable.name(.originalTransactionId)) = ?
+        """
 
     private func saveState(_ s: SubscriptionState, subscriberId: Int64, stored: StoredShare?, now: Millis,
                            metrics: MetricContributions) throws {
@@ -41,15 +43,10 @@ extension Store {
             pendingStatusCounts[s.status.rawValue, default: 0] += 1
         }
         let share = try moveShare(s.originalTransactionId, to: metrics, from: stored?.blob, decoded: previous)
-        let values: [SQLBindable?] = [s.originalTransactionId, subscriberId, s.productId, s.status.rawValue, s.entitled, s.expiresDate,
-                  s.purchaseDate, s.originalPurchaseDate, s.latestTransactionId, s.autoRenewStatus,
-                  s.autoRenewProductId, s.pendingChange?.kind, s.pendingChange?.productId, s.gracePeriodExpiresDate,
-                  s.isInBillingRetryPeriod, s.expirationIntent, s.priceIncreaseStatus, s.offerType,
-                  s.offerIdentifier, s.offerDiscountType, s.isTrial, s.ownershipType, s.environment,
-                  s.appAccountToken, s.upgradedFrom.joined(separator: ","), s.revokedTransactionIds.joined(separator: ","),
-                  s.lastEventDate, s.lastNotificationType, now, share, s.bundleId]
+        let values = Store.subscriptionTable.values(
+            SubscriptionColumn.Record(state: s, subscriberId: subscriberId, updated: now, share: share))
         guard let stored else {
-            try db.run(Store.upsertSubscription, values)
+            try db.run(Store.subscriptionTable.upsert, values)
             return
         }
         // SQLite keeps up every index over a column the SET names, changed or not: name an
@@ -57,7 +54,7 @@ extension Store {
         // last event, and leaves owner, product and token as they were).
         var changed = 0
         for (bit, column) in Store.indexedSubscriptionColumns.enumerated()
-            where !Store.sameValue(values[column], stored.indexed[bit]) { changed |= 1 << bit }
+            where !(values[column.rawValue]?.sqlValue ?? .null).isSame(as: stored.indexed[bit]) { changed |= 1 << bit }
         let update: (sql: String, columns: [Int])
         if let known = subscriptionUpdates[changed] {
             update = known
@@ -77,92 +74,53 @@ extension Store {
         try db.run(db.dialect.dropEmptySubscriber, [id])
     }
 
-    /// The columns an index other than the key's covers, in the order `storedShare` reads them.
-    static let indexedSubscriptionColumnNames = ["subscriber_id", "product_id", "status", "expires_ms",
-                                                 "app_account_token", "last_event_ms"]
-    static let subscriptionColumnNames = columnNames(subscriptionColumns)
-    /// Their positions in `subscriptionColumns`.
-    static let indexedSubscriptionColumns = indexedSubscriptionColumnNames.map { subscriptionColumnNames.firstIndex(of: $0)! }
+    static let subscriptionTable = StoreTable<SubscriptionColumn>("subscriptions", key: .originalTransactionId)
 
-    /// The UPDATE for a stored subscription row, and the positions in `subscriptionColumns`
-    /// of the values it binds before the key: every column but the key, and of the indexed
+    /// The columns an index other than the key's covers.
+    static let indexedSubscriptionColumns: [SubscriptionColumn] = [.subscriberId, .productId, .status, .expiresMs,
+                                                                   .appAccountToken, .lastEventMs]
+
+    /// The UPDATE for a stored subscription row, and the places in `subscriptionTable` of
+    /// the values it binds before the key: every column but the key, and of the indexed
     /// ones only those whose bit is set in `changing`.
     static func subscriptionUpdate(changing: Int) -> (sql: String, columns: [Int]) {
-        let columns = (1..<subscriptionColumnNames.count).filter { column in
+        let table = subscriptionTable
+        let columns = table.columns.filter { column in
+            guard column != table.key else { return false }
             guard let bit = indexedSubscriptionColumns.firstIndex(of: column) else { return true }
             return changing & (1 << bit) != 0
         }
-        let sql = "UPDATE subscriptions SET " + columns.map { "\(subscriptionColumnNames[$0]) = ?" }.joined(separator: ", ")
-            + " WHERE original_transaction_id = ?"
-        return (sql, columns)
+        let sql = "UPDATE \(table.name) SET " + columns.map { "\(table.name($0)) = ?" }.joined(separator: ", ")
+            + " WHERE \(table.name(table.key)) = ?"
+        return (sql, columns.map(\.rawValue))
     }
 
-    /// Whether a value about to be bound equals one read back from the store.
-    static func sameValue(_ a: SQLBindable?, _ b: SQLBindable?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): return true
-        case let (x as Int64, y as Int64): return x == y
-        case let (x as Int, y as Int): return x == y
-        case let (x as String, y as String): return x == y
-        default: return false
-        }
-    }
+    /// What a subscription row is read with: its state's columns, then its subscriber's.
+    static let stateSelection = subscriptionTable.selection(excluding: [.subscriberId, .updatedMs, .metrics], prefix: "s.")
+    static let stateColumns = stateSelection.list + ", b.id, b.user_id, b.app_account_token"
+    /// Where the columns after `stateColumns` start.
+    static let stateColumnCount = stateSelection.count + 3
 
-    static let upsertSubscription = """
-        INSERT INTO subscriptions (\(subscriptionColumns))
-        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-        ON CONFLICT (original_transaction_id) DO UPDATE SET \(subscriptionUpdates)
-        """
-
-    static let subscriptionColumns = """
-        original_transaction_id, subscriber_id, product_id, status, entitled, expires_ms, purchase_ms, original_purchase_ms,
-        latest_transaction_id, auto_renew, auto_renew_product_id, pending_change_kind, pending_change_product_id,
-        grace_expires_ms, billing_retry, expiration_intent, price_increase_status, offer_type, offer_identifier,
-        offer_discount_type, is_trial, ownership, environment, app_account_token, upgraded_from, revoked_transactions,
-        last_event_ms, last_notification_type, updated_ms, metrics, bundle_id
-        """
-
-    /// `a = excluded.a, b = excluded.b, ...` for an upsert that updates a row in place
-    /// (REPLACE would delete and re-insert it, touching every index twice).
-    static func updateAll(_ columns: String, except key: String) -> String {
-        columnNames(columns).filter { $0 != key }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-    }
-
-    /// The names in a comma-separated column list.
-    static func columnNames(_ columns: String) -> [String] {
-        columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-    }
-
-    static let transactionUpdates = updateAll(transactionColumns, except: "transaction_id")
-    static let renewalUpdates = updateAll(renewalColumns, except: "original_transaction_id")
-    static let subscriptionUpdates = updateAll(subscriptionColumns, except: "original_transaction_id")
-
-    static let stateColumns = """
-        s.original_transaction_id, s.product_id, s.status, s.entitled, s.expires_ms, s.purchase_ms,
-        s.original_purchase_ms, s.latest_transaction_id, s.auto_renew, s.auto_renew_product_id, s.pending_change_kind,
-        s.pending_change_product_id, s.grace_expires_ms, s.billing_retry, s.expiration_intent, s.price_increase_status,
-        s.offer_type, s.offer_identifier, s.offer_discount_type, s.is_trial, s.ownership, s.environment,
-        s.app_account_token, s.upgraded_from, s.revoked_transactions, s.last_event_ms, s.last_notification_type,
-        b.id, b.user_id, b.app_account_token, s.bundle_id
-        """
-
-    static func row(_ r: SQLRow) -> SubscriptionRow {
-        func list(_ i: Int32) -> [String] { r.string(i).split(separator: ",").map(String.init) }
-        let pending = r.optionalString(10).map {
-            SubscriptionState.PendingChange(kind: $0, productId: r.string(11), effectiveDate: r.optionalInt64(4))
+    static func row(_ row: SQLRow) -> SubscriptionRow {
+        let r = stateSelection.row(row)
+        func list(_ column: SubscriptionColumn) -> [String] { r.string(column).split(separator: ",").map(String.init) }
+        let pending = r.optionalString(.pendingChangeKind).map {
+            SubscriptionState.PendingChange(kind: $0, productId: r.string(.pendingChangeProductId), effectiveDate: r.optionalInt64(.expiresMs))
         }
         let state = SubscriptionState(
-            originalTransactionId: r.string(0), productId: r.string(1),
-            status: SubscriptionStatus(rawValue: r.int(2)) ?? .expired, entitled: r.bool(3),
-            expiresDate: r.optionalInt64(4), purchaseDate: r.optionalInt64(5), originalPurchaseDate: r.optionalInt64(6),
-            latestTransactionId: r.optionalString(7), autoRenewStatus: r.bool(8), autoRenewProductId: r.optionalString(9),
-            pendingChange: pending, gracePeriodExpiresDate: r.optionalInt64(12), isInBillingRetryPeriod: r.bool(13),
-            expirationIntent: r.optionalInt(14), priceIncreaseStatus: r.optionalInt(15), offerType: r.optionalInt(16),
-            offerIdentifier: r.optionalString(17), offerDiscountType: r.optionalString(18), isTrial: r.bool(19),
-            ownershipType: r.string(20), environment: r.string(21), appAccountToken: r.optionalString(22),
-            upgradedFrom: list(23), revokedTransactionIds: list(24), lastEventDate: r.optionalInt64(25),
-            lastNotificationType: r.optionalString(26), bundleId: r.optionalString(30))
-        return SubscriptionRow(subscriber: Store.subscriber(r, from: 27), state: state)
+            originalTransactionId: r.string(.originalTransactionId), productId: r.string(.productId),
+            status: SubscriptionStatus(rawValue: r.int(.status)) ?? .expired, entitled: r.bool(.entitled),
+            expiresDate: r.optionalInt64(.expiresMs), purchaseDate: r.optionalInt64(.purchaseMs),
+            originalPurchaseDate: r.optionalInt64(.originalPurchaseMs), latestTransactionId: r.optionalString(.latestTransactionId),
+            autoRenewStatus: r.bool(.autoRenew), autoRenewProductId: r.optionalString(.autoRenewProductId),
+            pendingChange: pending, gracePeriodExpiresDate: r.optionalInt64(.graceExpiresMs), isInBillingRetryPeriod: r.bool(.billingRetry),
+            expirationIntent: r.optionalInt(.expirationIntent), priceIncreaseStatus: r.optionalInt(.priceIncreaseStatus),
+            offerType: r.optionalInt(.offerType), offerIdentifier: r.optionalString(.offerIdentifier),
+            offerDiscountType: r.optionalString(.offerDiscountType), isTrial: r.bool(.isTrial),
+            ownershipType: r.string(.ownership), environment: r.string(.environment), appAccountToken: r.optionalString(.appAccountToken),
+            upgradedFrom: list(.upgradedFrom), revokedTransactionIds: list(.revokedTransactions), lastEventDate: r.optionalInt64(.lastEventMs),
+            lastNotificationType: r.optionalString(.lastNotificationType), bundleId: r.optionalString(.bundleId))
+        return SubscriptionRow(subscriber: Store.subscriber(row, from: stateSelection.count), state: state)
     }
 
     static let rowSource = "subscriptions s JOIN subscribers b ON b.id = s.subscriber_id"
@@ -178,5 +136,59 @@ extension Store {
 
     public func subscriptionCount() throws -> Int {
         try db.first("SELECT count(*) FROM subscriptions") { $0.int(0) } ?? 0
+    }
+}
+
+/// The columns of `subscriptions`, in the table's order, and what a saved state writes to each.
+enum SubscriptionColumn: Int, StoreColumn {
+    case originalTransactionId, subscriberId, productId, status, entitled, expiresMs, purchaseMs, originalPurchaseMs,
+         latestTransactionId, autoRenew, autoRenewProductId, pendingChangeKind, pendingChangeProductId,
+         graceExpiresMs, billingRetry, expirationIntent, priceIncreaseStatus, offerType, offerIdentifier,
+         offerDiscountType, isTrial, ownership, environment, appAccountToken, upgradedFrom, revokedTransactions,
+         lastEventMs, lastNotificationType, updatedMs, metrics, bundleId
+
+    /// A subscription's derived state as saved: with its owner, when, and its encoded share of the counts.
+    struct Record {
+        var state: SubscriptionState
+        var subscriberId: Int64
+        var updated: Millis
+        var share: Data
+    }
+
+    func value(in record: Record) -> SQLBindable? {
+        let s = record.state
+        switch self {
+        case .originalTransactionId: return s.originalTransactionId
+        case .subscriberId: return record.subscriberId
+        case .productId: return s.productId
+        case .status: return s.status.rawValue
+        case .entitled: return s.entitled
+        case .expiresMs: return s.expiresDate
+        case .purchaseMs: return s.purchaseDate
+        case .originalPurchaseMs: return s.originalPurchaseDate
+        case .latestTransactionId: return s.latestTransactionId
+        case .autoRenew: return s.autoRenewStatus
+        case .autoRenewProductId: return s.autoRenewProductId
+        case .pendingChangeKind: return s.pendingChange?.kind
+        case .pendingChangeProductId: return s.pendingChange?.productId
+        case .graceExpiresMs: return s.gracePeriodExpiresDate
+        case .billingRetry: return s.isInBillingRetryPeriod
+        case .expirationIntent: return s.expirationIntent
+        case .priceIncreaseStatus: return s.priceIncreaseStatus
+        case .offerType: return s.offerType
+        case .offerIdentifier: return s.offerIdentifier
+        case .offerDiscountType: return s.offerDiscountType
+        case .isTrial: return s.isTrial
+        case .ownership: return s.ownershipType
+        case .environment: return s.environment
+        case .appAccountToken: return s.appAccountToken
+        case .upgradedFrom: return s.upgradedFrom.joined(separator: ",")
+        case .revokedTransactions: return s.revokedTransactionIds.joined(separator: ",")
+        case .lastEventMs: return s.lastEventDate
+        case .lastNotificationType: return s.lastNotificationType
+        case .updatedMs: return record.updated
+        case .metrics: return record.share
+        case .bundleId: return s.bundleId
+        }
     }
 }

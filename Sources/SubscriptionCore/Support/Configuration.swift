@@ -57,8 +57,12 @@ public struct Configuration: Equatable, Sendable {
                                + "([\(open.kind.rawValue)] sections take \(allowed.joined(separator: ", ")); "
                                + "team-wide settings go before the first section)")
                 }
+                // A section says each of its keys once: a second would silently replace the
+                // first, while errors point at the first's line. (Top-level keys may repeat:
+                // a list key gathers every line, another takes the last.)
+                if let first = open.lines[key] { throw fail("\(key) given twice in \(open.title) (first at line \(first))") }
                 open.values[key] = value
-                open.lines[key] = open.lines[key] ?? number
+                open.lines[key] = number
                 section = open
                 continue
             }

@@ -77,8 +77,16 @@ public struct ConfiguredApps: Sendable, Equatable {
 
     /// The app `text` names: its name, its bundle id or its Apple ID.
     public func app(named text: String) -> ConfiguredApp? {
-        apps.first { $0.name == text } ?? apps.first { $0.bundleId == text }
-            ?? Int64(text).flatMap { id in apps.first { $0.appAppleId == id } }
+        Self.named(text, in: apps, name: \.name, bundleId: \.bundleId, appAppleId: \.appAppleId)
+    }
+
+    /// The one of `apps` that `text` names, by its name, else its bundle id, else its Apple
+    /// ID (the configuration refuses a name that is another app's bundle id or Apple ID, so
+    /// at most one app answers to a text).
+    static func named<App>(_ text: String, in apps: [App], name: KeyPath<App, String>, bundleId: KeyPath<App, String?>,
+                           appAppleId: KeyPath<App, Int64?>) -> App? {
+        apps.first { $0[keyPath: name] == text } ?? apps.first { $0[keyPath: bundleId] == text }
+            ?? Int64(text).flatMap { id in apps.first { $0[keyPath: appAppleId] == id } }
     }
 
     /// The app signed data with this bundle id belongs to; the top-level app without a
@@ -213,6 +221,15 @@ public struct ConfiguredApps: Sendable, Equatable {
                 app.environments = [env]
             }
             apps.append(app)
+        }
+        // A name is looked up beside bundle ids and Apple IDs (`?app=`, `--app`): one that is
+        // another app's bundle id or Apple ID would name two apps.
+        for (section, app) in zip(appSections, apps) {
+            if let other = apps.first(where: { $0.name != app.name && ($0.bundleId == app.name || $0.appAppleId.map(String.init) == app.name) }) {
+                let what = other.bundleId == app.name ? "bundle id" : "Apple ID"
+                throw ConfigurationError("\(source):\(section.line): \(section.title)'s name is [app \(other.name)]'s \(what): "
+                                         + "it would name both apps (?app=NAME); rename it")
+            }
         }
         self.init(apps: apps, fromSections: true)
     }

@@ -24,12 +24,12 @@ enum ServeCommand {
         reopens the store. A stale socket file from a process that was killed is replaced.
         """,
         options: [
-            .value("listen", "ADDRESS", "unix:PATH, HOST:PORT or PORT (127.0.0.1); default: the socket on fd 0 or from systemd"),
-            .value("socket-mode", "MODE", "the unix socket file's mode, octal (default 660: the web server's group may connect)"),
-            .value("allow-from", "ADDRESS", "a web server address allowed to connect over TCP (repeatable)"),
-            .value("workers", "N", "bodies verified at once (default 4)"),
-            .value("max-connections", "N", "web server connections served at once (default 32)"),
-            .value("request-timeout", "SECONDS", "a request must arrive whole within this, or its connection is dropped (default 30)"),
+            .value(.listen, "ADDRESS", "unix:PATH, HOST:PORT or PORT (127.0.0.1); default: the socket on fd 0 or from systemd"),
+            .value(.socketMode, "MODE", "the unix socket file's mode, octal (default 660: the web server's group may connect)"),
+            .value(.allowFrom, "ADDRESS", "a web server address allowed to connect over TCP (repeatable)"),
+            .value(.workers, "N", "bodies verified at once (default 4)"),
+            .value(.maxConnections, "N", "web server connections served at once (default 32)"),
+            .value(.requestTimeout, "SECONDS", "a request must arrive whole within this, or its connection is dropped (default 30)"),
         ],
         groups: [.intake],
         action: StoreAction(words: "store notifications", privilege: .insert, table: "notifications"),
@@ -37,23 +37,23 @@ enum ServeCommand {
 
     static func run(_ context: Context) throws -> Int32 {
         var settings = ServeServer.Settings()
-        func positive(_ name: String) throws -> Int? {
+        func positive(_ name: OptionName) throws -> Int? {
             guard let text = context.arguments.value(name) else { return nil }
             guard let n = Int(text), n >= 1, n <= 4096 else { throw UsageError("--\(name) must be a whole number from 1 to 4096, got \(text)") }
             return n
         }
-        settings.workers = try positive("workers") ?? settings.workers
-        settings.maxConnections = try positive("max-connections") ?? settings.maxConnections
-        settings.requestTimeout = TimeInterval(try positive("request-timeout") ?? Int(settings.requestTimeout))
+        settings.workers = try positive(.workers) ?? settings.workers
+        settings.maxConnections = try positive(.maxConnections) ?? settings.maxConnections
+        settings.requestTimeout = TimeInterval(try positive(.requestTimeout) ?? Int(settings.requestTimeout))
         var mode: mode_t = 0o660
-        if let text = context.arguments.value("socket-mode") {
+        if let text = context.arguments.value(.socketMode) {
             guard let m = mode_t(text, radix: 8), m <= 0o777 else { throw UsageError("--socket-mode must be octal, like 660, got \(text)") }
             mode = m
         }
         let lock = try ServeLock(store: context.databasePath)
         let arguments = context.arguments
-        let listener = try ServeListener.open(listen: arguments.value("listen"), socketMode: mode,
-                                              allowed: arguments.values("allow-from"), environment: context.environment)
+        let listener = try ServeListener.open(listen: arguments.value(.listen), socketMode: mode,
+                                              allowed: arguments.values(.allowFrom), environment: context.environment)
         let server: ServeServer
         do {
             server = try ServeServer(settings: settings, listener: listener, makeEngine: { [settings] in

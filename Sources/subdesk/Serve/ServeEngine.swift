@@ -35,7 +35,7 @@ final class ServeEngine: @unchecked Sendable {
 
     /// Stores one request's body: verified on a checking connection (side by side with
     /// other requests), then committed with the next group.
-    func store(_ read: BodyReader.Result, source: String, postedFor app: String? = nil) throws -> IntakeOutcome {
+    func store(_ read: BodyReader.Result, source: String, postedFor app: Result<String?, Refusal> = .success(nil)) throws -> IntakeOutcome {
         var attempt = 0
         while true {
             attempt += 1
@@ -52,13 +52,17 @@ final class ServeEngine: @unchecked Sendable {
         }
     }
 
-    private func storeOnce(_ read: BodyReader.Result, source: String, postedFor app: String?) throws -> IntakeOutcome {
+    private func storeOnce(_ read: BodyReader.Result, source: String, postedFor app: Result<String?, Refusal>) throws -> IntakeOutcome {
         guard read.isWhole else {
             return try committer.submit(touching: ["q:" + read.digest]) {
                 try $0.rejectOversized(prefix: read.kept, trueLength: read.length, digest: read.digest, source: source)
             }
         }
-        let checked = try withChecker { try $0.check(read.kept, source: source, postedFor: app) }
+        let checked: Intake.CheckedBody
+        switch app {
+        case .success(let app): checked = try withChecker { try $0.check(read.kept, source: source, postedFor: app) }
+        case .failure(let refusal): checked = .refused(read.kept, source: source, refusal: refusal)
+        }
         return try committer.submit(touching: checked.lockKeys) { try $0.commit(checked) }
     }
 

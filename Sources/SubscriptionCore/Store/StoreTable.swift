@@ -1,0 +1,129 @@
+import Foundation
+
+/// The columns of one table, each declared once as a case, in the table's order: the SQL
+/// name is the case's name in snake case (`expiresMs` is `expires_ms`; the name comes from
+/// the `CodingKey` conformance the compiler writes, not from reflection, which costs a
+/// process that writes one row more than the row does), and `value(in:)`
+/// says what a record writes to it, a switch the compiler holds to every column. The
+/// INSERT or upsert text, its placeholders, the order values are bound in and where a
+/// SELECT finds each column all come from this (`StoreTable`), as GRDB's record
+/// protocols derive them from a record's columns.
+protocol StoreColumn: CodingKey, CaseIterable, RawRepresentable where RawValue == Int, AllCases == [Self] {
+    /// What a row is written from.
+    associatedtype Record
+    /// This column's value in `record`, as it is bound.
+    func value(in record: Record) -> SQLBindable?
+}
+
+/// A table's statements and bind order, derived once from its columns (kept in a `static
+/// let`, so no statement is built per call).
+struct StoreTable<Column: StoreColumn> {
+    let name: String
+    let key: Column
+    /// Every column, in the table's order (a column's raw value is its place).
+    let columns: [Column]
+    /// Each column's SQL name, by place.
+    let names: [String]
+    /// `INSERT INTO name (…) VALUES (?, …) ON CONFLICT (key) DO UPDATE SET c = excluded.c, …`:
+    /// a row already there is updated in place (REPLACE would delete and re-insert it,
+    /// touching every index twice).
+    let upsert: String
+
+    init(_ name: String, key: Column) {
+        self.name = name
+        self.key = key
+        columns = Column.allCases
+        precondition(columns.enumerated().allSatisfy { $0.offset == $0.element.rawValue }, "\(name): columns out of place")
+        names = columns.map { Self.snakeCase($0.stringValue) }
+        let keyName = names[key.rawValue]
+        upsert = "INSERT INTO \(name) (\(names.joined(separator: ", ")))"
+            + " VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ",")))"
+            + " ON CONFLICT (\(keyName)) DO UPDATE SET "
+            + names.filter { $0 != keyName }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+    }
+
+    func name(_ column: Column) -> String { names[column.rawValue] }
+
+    /// The values of `record`, in the order `upsert` binds them.
+    func values(_ record: Column.Record) -> [SQLBindable?] {
+        columns.map { $0.value(in: record) }
+    }
+
+    /// A SELECT list of `columns` (each name after `prefix`, such as `s.`), and where each lands.
+    func selection(_ columns: [Column], prefix: String = "") -> StoreSelection<Column> {
+        var positions = [Int32](repeating: -1, count: self.columns.count)
+        for (place, column) in columns.enumerated() { positions[column.rawValue] = Int32(place) }
+        return StoreSelection(list: columns.map { prefix + name($0) }.joined(separator: ", "), positions: positions)
+    }
+
+    /// Every column but `excluded`, in the table's order.
+    func selection(excluding excluded: [Column] = [], prefix: String = "") -> StoreSelection<Column> {
+        selection(columns.filter { column in !excluded.contains { $0.rawValue == column.rawValue } }, prefix: prefix)
+    }
+
+    /// `expiresMs` → `expires_ms`.
+    static func snakeCase(_ name: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(name.utf8.count + 4)
+        for byte in name.utf8 {
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
+                bytes += [UInt8(ascii: "_"), byte - UInt8(ascii: "A") + UInt8(ascii: "a")]
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Some columns of a table as a SELECT lists them, and where each lands in its rows.
+struct StoreSelection<Column: StoreColumn> {
+    /// `a, b, c`, for the SELECT.
+    let list: String
+    /// Each column's position in the row, by its place in the table; -1 for one not selected.
+    let positions: [Int32]
+
+    /// How many columns the list has: a join's columns start there.
+    var count: Int32 { Int32(positions.lazy.filter { $0 >= 0 }.count) }
+
+    /// A row of this selection, read by column.
+    func row(_ row: SQLRow) -> ColumnRow<Column> { ColumnRow(row: row, positions: positions) }
+}
+
+/// A row read by column rather than by position.
+struct ColumnRow<Column: StoreColumn> {
+    let row: SQLRow
+    let positions: [Int32]
+
+    func at(_ column: Column) -> Int32 {
+        let position = positions[column.rawValue]
+        precondition(position >= 0, "\(column) is not selected")
+        return position
+    }
+
+    func isNull(_ column: Column) -> Bool { row.isNull(at(column)) }
+    func int64(_ column: Column) -> Int64 { row.int64(at(column)) }
+    func int(_ column: Column) -> Int { row.int(at(column)) }
+    func bool(_ column: Column) -> Bool { row.bool(at(column)) }
+    func string(_ column: Column) -> String { row.string(at(column)) }
+    func data(_ column: Column) -> Data { row.data(at(column)) }
+    func optionalInt64(_ column: Column) -> Int64? { row.optionalInt64(at(column)) }
+    func optionalInt(_ column: Column) -> Int? { row.optionalInt(at(column)) }
+    func optionalString(_ column: Column) -> String? { row.optionalString(at(column)) }
+    func optionalData(_ column: Column) -> Data? { isNull(column) ? nil : data(column) }
+    func value(_ column: Column) -> SQLValue { row.value(at(column)) }
+}
+
+extension SQLValue {
+    /// Whether two values are the same as stored: a value about to be bound against one read back.
+    func isSame(as other: SQLValue) -> Bool {
+        switch (self, other) {
+        case (.null, .null): return true
+        case let (.integer(a), .integer(b)): return a == b
+        case let (.real(a), .real(b)): return a == b
+        case let (.text(a), .text(b)): return a == b
+        case let (.blob(a), .blob(b)): return a == b
+        default: return false
+        }
+    }
+}
