@@ -437,7 +437,7 @@ for scale in options.scales where wanted("scales") {
     // such a store builds them.
     let segmentsPending = try store.pendingSegmentsCount()
     if segmentsPending > 0 {
-        let took = try seconds { try store.catchUpSegments() }
+        let took = try seconds { _ = try store.catchUpSegments() }
         record(Figure(section: "counts", what: "by-segment aggregates built for \(segmentsPending) subscriptions (first report by segment), s",
                       value: fmt(took, 1), target: "", met: nil, numbers: ["seconds": took, "scale": Double(scale)]))
     }

@@ -86,14 +86,16 @@ enum CohortsCommand {
             by = d
         }
         let store = try context.openStore(mode: .reading)
-        try CountsCommand.catchUp(store)
+        try CountsCommand.showCatchUps(store, command: "cohorts")
         let report: CohortReport
         do {
             report = try CohortReport.compute(store: store, metric: metric, period: period, from: from, to: to, filters: filters,
                                               segments: segments, by: by, rates: try CountsCommand.exchangeRates(context))
         } catch let e as ConfigurationError {
+            CountsCommand.clearProgress(store)
             throw UsageError(e.description)
         }
+        CountsCommand.clearProgress(store)
         if context.wantsJSON {
             Output.json(report.jsonObject())
         } else if args.has("csv") {

@@ -490,6 +490,9 @@ enum Migrations {
         -- their reason's words gave.
         \(Migrations.refusalKinds(dialect: .sqlite))
         """),
+        (24, """
+        \(Migrations.segmentCatchUp(dialect: .sqlite))
+        """),
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome
@@ -528,6 +531,32 @@ enum Migrations {
         (.policy, ["bundleId", "environment", "appAppleId", "shared secret", "V1 bodies", "not accepted"]),
         (.malformed, ["body:", "JSON", "base64", "signedPayload", "decode"]),
     ]
+
+    /// Migration 24 on either engine: the by-segment catch-up writes each aggregate row once
+    /// for many subscriptions. A note it has taken (`claimed` 1) keeps the share the
+    /// aggregates held (`applied`) and the share it sums (`taken`); `metric_segments_catchup`
+    /// (one row, while a catch-up runs) names who runs it, when it last wrote, its phase and
+    /// the last aggregate row written (`through_*`). Store+Metrics.swift states the invariant.
+    static func segmentCatchUp(dialect: SQLDialect) -> String {
+        let text = dialect == .postgres ? "TEXT COLLATE \"C\"" : "TEXT"
+        let blob = dialect == .postgres ? "BYTEA" : "BLOB"
+        let integer = dialect == .postgres ? "BIGINT" : "INTEGER"
+        return """
+        ALTER TABLE metric_segments_pending ADD COLUMN claimed \(integer) NOT NULL DEFAULT 0;
+        ALTER TABLE metric_segments_pending ADD COLUMN taken \(blob);
+        CREATE TABLE metric_segments_catchup (
+            id \(integer) PRIMARY KEY CHECK (id = 1),
+            owner \(text) NOT NULL,
+            heartbeat_ms \(integer) NOT NULL,
+            phase \(text) NOT NULL,
+            through_dimension \(text),
+            through_value \(text),
+            through_key \(text),
+            through_segment \(text),
+            through_bucket \(integer)
+        )\(dialect == .postgres ? "" : " WITHOUT ROWID");
+        """
+    }
 
     /// `legacyMarkers` in SQL over `column`. Case-sensitive, as Swift's `contains` was
     /// (SQLite's LIKE is not).

@@ -54,6 +54,7 @@ enum PostgresSchema {
         REVOKE ALL ON FUNCTION subdesk_drop_empty_subscriber(BIGINT) FROM PUBLIC;
         """),
         (22, Migrations.refusalKinds(dialect: .postgres)),
+        (24, Migrations.segmentCatchUp(dialect: .postgres)),
     ]
     static var version: Int { upgrades.last?.version ?? baseVersion }
 
