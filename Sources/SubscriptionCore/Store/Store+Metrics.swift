@@ -198,6 +198,9 @@ extension Store {
     @discardableResult
     public func catchUpSegments(batch: Int = 512, turnMs: Double = 100,
                                 progress: ((SegmentCatchUpProgress) throws -> Void)? = nil) throws -> Int? {
+        // Read first, so a report on a store with nothing pending takes no write lock.
+        let noted = try db.first("SELECT 1 FROM metric_segments_pending LIMIT 1") { _ in true } ?? false
+        guard try noted || segmentCatchUpState() != nil else { return 0 }
         guard var state = try takeSegmentCatchUp() else { return try pendingSegmentsCount() == 0 ? 0 : nil }
         let notes = try pendingSegmentsCount()
         if state.phase == .claiming {
@@ -257,16 +260,17 @@ extension Store {
                 if unchanged { struck.append(otid) } else { kept.append(otid) }
                 after = otid
             }
-            guard !struck.isEmpty || !kept.isEmpty else {
-                try db.run("DELETE FROM metric_segments_catchup", [])
-                return false
-            }
             for (otids, change) in [(struck, "DELETE FROM metric_segments_pending"),
                                     (kept, "UPDATE metric_segments_pending SET applied = taken, taken = NULL, claimed = 0")]
             where !otids.isEmpty {
                 try db.run("\(change) WHERE original_transaction_id IN (\(otids.map { _ in "?" }.joined(separator: ",")))", otids)
             }
             released += struck.count + kept.count
+            // The last taken notes: the catch-up ends in the same write.
+            guard struck.count + kept.count == size else {
+                try db.run("DELETE FROM metric_segments_catchup", [])
+                return false
+            }
             return true
         }, committed: { try progress?(SegmentCatchUpProgress(phase: .releasing, done: released, total: notes)) }) else { return nil }
         return released
