@@ -196,7 +196,7 @@ extension Store {
     /// the next catch-up (this connection's, or another's once this one's last write is
     /// stale) goes on from the recorded phase and row: nothing is lost or written twice.
     @discardableResult
-    public func catchUpSegments(batch: Int = 512, turnMs: Double = 100,
+    public func catchUpSegments(batch: Int = 512, turnMs: Double = 50,
                                 progress: ((SegmentCatchUpProgress) throws -> Void)? = nil) throws -> Int? {
         // Read first, so a report on a store with nothing pending takes no write lock.
         let noted = try db.first("SELECT 1 FROM metric_segments_pending LIMIT 1") { _ in true } ?? false
@@ -343,7 +343,7 @@ extension Store {
             // The next write holds the lock about turnMs, whatever this machine's speed
             // (timed from when it had the lock, not from when it asked, to its commit).
             let took = max(0.001, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
-            let wanted = max(least, min(65_536, Int(Double(size) * min(2, turnMs / took))))
+            let wanted = max(least, min(16_384, Int(Double(size) * min(2, turnMs / took))))
             size = 1 << (Int.bitWidth - 1 - wanted.leadingZeroBitCount)
             if db.dialect.writeTurnPauseMs > 0 { usleep(UInt32(db.dialect.writeTurnPauseMs) * 1000) }
         }
