@@ -205,7 +205,7 @@ extension Store {
         let notes = try pendingSegmentsCount()
         if state.phase == .claiming {
             var after = "", claimed = 0
-            guard try inShortWrites(batch: batch, turnMs: turnMs, { size in
+            guard try inShortWrites(batch: batch, least: min(64, batch), turnMs: turnMs, { size in
                 let otids = try db.rows("""
                     SELECT original_transaction_id FROM metric_segments_pending
                     WHERE claimed = 0 AND original_transaction_id > ? ORDER BY original_transaction_id LIMIT ?
@@ -235,7 +235,7 @@ extension Store {
             let through = state.through
             let rows = sums.rows().filter { row in through.map { SegmentRowKey(row) > $0 } ?? true }
             var next = 0
-            // Rows are small and written in key order: never fewer than 64 to a write.
+            // Rows are small and written in key order.
             guard try inShortWrites(batch: batch * 8, least: 64, turnMs: turnMs, { size in
                 let part = rows[next..<min(rows.count, next + size)]
                 var values: [SQLBindable?] = []
@@ -248,16 +248,23 @@ extension Store {
             }, committed: { try progress?(SegmentCatchUpProgress(phase: .writing, done: next, total: rows.count)) }) else { return nil }
         }
         var after = "", released = 0
-        guard try inShortWrites(batch: batch, turnMs: turnMs, { size in
+        guard try inShortWrites(batch: batch, least: min(64, batch), turnMs: turnMs, { size in
+            // The notes in key order, then their subscriptions by key: each a plain index
+            // read on either engine (a join here lets PostgreSQL's generic plan scan both).
+            let taken = try db.rows("""
+                SELECT original_transaction_id, taken FROM metric_segments_pending
+                WHERE claimed = 1 AND original_transaction_id > ? ORDER BY original_transaction_id LIMIT ?
+                """, [after, size]) { ($0.string(0), $0.isNull(1) ? nil : $0.data(1)) }
+            var now: [String: Data] = [:]
+            if !taken.isEmpty {
+                try db.query("""
+                    SELECT original_transaction_id, metrics FROM subscriptions
+                    WHERE metrics IS NOT NULL AND original_transaction_id IN (\(taken.map { _ in "?" }.joined(separator: ",")))
+                    """, taken.map { $0.0 as SQLBindable? }) { now[$0.string(0)] = $0.data(1) }
+            }
             var struck: [SQLBindable?] = [], kept: [SQLBindable?] = []
-            try db.query("""
-                SELECT p.original_transaction_id, p.taken, s.metrics FROM metric_segments_pending p
-                LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
-                WHERE p.claimed = 1 AND p.original_transaction_id > ? ORDER BY p.original_transaction_id LIMIT ?
-                """, [after, size]) { r in
-                let otid = r.string(0)
-                let unchanged = r.isNull(1) ? r.isNull(2) : !r.isNull(2) && r.data(1) == r.data(2)
-                if unchanged { struck.append(otid) } else { kept.append(otid) }
+            for (otid, share) in taken {
+                if now[otid] == share { struck.append(otid) } else { kept.append(otid) }
                 after = otid
             }
             for (otids, change) in [(struck, "DELETE FROM metric_segments_pending"),
@@ -321,7 +328,8 @@ extension Store {
 
     /// Runs `part(size)` in writes of its own until it returns false, each holding the lock
     /// about `turnMs` (the size starts at `batch` and follows the time a write took: a power
-    /// of two, so the statements prepared are few; at least `least`), with the engine's pause for a waiting
+    /// of two, so the statements prepared are few; at least `least`, so a cost each write
+    /// pays whatever its size cannot shrink it to nothing), with the engine's pause for a waiting
     /// writer between them. Each write first checks that the catch-up is still this
     /// connection's (another may have taken a stale one over) and records its time; false
     /// when it no longer is, and the writes stop. `committed` is called after each commit.
