@@ -437,7 +437,7 @@ for scale in options.scales where wanted("scales") {
     // such a store builds them.
     let segmentsPending = try store.pendingSegmentsCount()
     if segmentsPending > 0 {
-        let took = try seconds { try store.catchUpSegments() }
+        let took = try seconds { _ = try store.catchUpSegments() }
         record(Figure(section: "counts", what: "by-segment aggregates built for \(segmentsPending) subscriptions (first report by segment), s",
                       value: fmt(took, 1), target: "", met: nil, numbers: ["seconds": took, "scale": Double(scale)]))
     }
@@ -833,14 +833,18 @@ if wanted("metrics") {
 /// A writer's longest wait while `subdesk counts --by product` runs on `location`, whose
 /// by-segment shares are all pending (`Store.forgetSegmentAggregates`), as on a store no
 /// report by segment has read: a thread ingests one notification at a time (a webhook's
-/// write), 10 ms apart, timing each; the report runs as its own process. The report's
-/// seconds and the writer's longest and median write, in ms, and how many writes it made.
-func reportBesideWriter(_ location: String, bodies: [Data]) throws -> (report: Double, longest: Double, median: Double, writes: Int) {
+/// write), 10 ms apart, timing each; another posts one notification at a time to `subdesk
+/// ingest --cgi` (a process each, as a web server runs it), 100 ms apart; the report runs
+/// as its own process. The report's seconds, the writer's longest and median write in ms
+/// and how many writes it made, and the CGI requests: how many, how many answered 200, the
+/// longest in ms.
+func reportBesideWriter(_ location: String, bodies: [Data], cgiBodies: [Data])
+    throws -> (report: Double, longest: Double, median: Double, writes: Int, cgi: Int, cgiOK: Int, cgiLongest: Double) {
     try Store(path: location).forgetSegmentAggregates()
     let writer = try makeIntake(try Store(path: location))
     final class Shared: @unchecked Sendable {
         let lock = NSLock()
-        var stop = false, waits: [Double] = [], failure: String?
+        var stop = false, waits: [Double] = [], failure: String?, cgi: [(ok: Bool, ms: Double)] = []
         var stopped: Bool { lock.withLock { stop } }
     }
     let shared = Shared(), done = DispatchSemaphore(value: 0)
@@ -859,14 +863,35 @@ func reportBesideWriter(_ location: String, bodies: [Data]) throws -> (report: D
         }
         done.signal()
     }
+    Thread.detachNewThread {
+        let bodyFile = dataDirectory + "/segments-cgi-body.json", answerFile = dataDirectory + "/segments-cgi-answer.txt"
+        for body in cgiBodies where !shared.stopped {
+            try? body.write(to: URL(fileURLWithPath: bodyFile))
+            var env = ProcessInfo.processInfo.environment
+            env["REQUEST_METHOD"] = "POST"
+            env["CONTENT_LENGTH"] = String(body.count)
+            let took = seconds {
+                spawn(subdeskBinary, ["ingest", "--cgi", "--db", location, "--root-ca", sample.testRootPath,
+                                      "--bundle-id", ScenarioBuilder.demoBundleId, "--app-apple-id", String(ScenarioBuilder.demoAppAppleId)],
+                      environment: env, stdinPath: bodyFile, stdoutPath: answerFile)
+            } * 1000
+            let ok = ((try? String(contentsOfFile: answerFile, encoding: .utf8)) ?? "").hasPrefix("Status: 200")
+            shared.lock.withLock { shared.cgi.append((ok, took)) }
+            usleep(100_000)
+        }
+        done.signal()
+    }
     usleep(200_000)
     let report = seconds { _ = spawn(subdeskBinary, ["counts", "--by", "product", "--db", location]) }
     shared.lock.withLock { shared.stop = true }
     done.wait()
-    let (waits, failure) = shared.lock.withLock { (shared.waits, shared.failure) }
+    done.wait()
+    let (waits, failure, cgi) = shared.lock.withLock { (shared.waits, shared.failure, shared.cgi) }
     if let failure { log("  the writer stopped: \(failure)") }
     if waits.count == bodies.count { log("  the writer ran out of notifications before the report ended") }
-    return (report, waits.max() ?? 0, Spread(waits).median, waits.count)
+    if cgi.count == cgiBodies.count { log("  the CGI requests ran out before the report ended") }
+    return (report, waits.max() ?? 0, Spread(waits).median, waits.count,
+            cgi.count, cgi.filter(\.ok).count, cgi.map(\.ms).max() ?? 0)
 }
 
 if wanted("segments") {
@@ -887,12 +912,15 @@ if wanted("segments") {
             engines.append(("PostgreSQL", postgres + (postgres.contains("?") ? "&" : "?") + "schema=segments_\(scale)"))
         }
         for (name, location) in engines {
-            let run = try reportBesideWriter(location, bodies: try signedBodies(6_000))
+            let run = try reportBesideWriter(location, bodies: try signedBodies(6_000), cgiBodies: try signedBodies(1_200))
             record(Figure(section: "segments", what: "first counts --by product at \(scale), every share pending, \(name): report s",
                           value: fmt(run.report, 1), target: "", met: nil, numbers: ["seconds": run.report, "scale": Double(scale)]))
             record(Figure(section: "segments", what: "  a writer beside it, \(run.writes) writes: longest / median ms",
                           value: "\(fmt(run.longest, 1)) / \(fmt(run.median, 1))", target: "longest < 500 ms", met: run.longest < 500,
                           numbers: ["longest": run.longest, "median": run.median, "writes": Double(run.writes), "scale": Double(scale)]))
+            record(Figure(section: "segments", what: "  CGI intake beside it, \(run.cgi) requests: answered 200 / longest ms",
+                          value: "\(run.cgiOK) / \(fmt(run.cgiLongest, 1))", target: "all 200", met: run.cgiOK == run.cgi,
+                          numbers: ["requests": Double(run.cgi), "ok": Double(run.cgiOK), "longest": run.cgiLongest, "scale": Double(scale)]))
         }
         try? FileManager.default.removeItem(atPath: copy)
     }

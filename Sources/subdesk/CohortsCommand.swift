@@ -94,14 +94,16 @@ enum CohortsCommand {
             by = d
         }
         let store = try context.openStore(mode: .reading)
-        try CountsCommand.catchUp(store)
+        try CountsCommand.showCatchUps(store, command: "cohorts")
         var report: CohortReport
         do {
             report = try CohortReport.compute(store: store, metric: metric, period: period, from: from, to: to, filters: filters,
                                               segments: segments, by: by, rates: try CountsCommand.exchangeRates(context))
         } catch let e as ConfigurationError {
+            CountsCommand.clearProgress(store)
             throw UsageError(e.description)
         }
+        CountsCommand.clearProgress(store)
         // Apps are stored by bundle id and shown by the configured name.
         if by == .app {
             for i in report.rows.indices { report.rows[i].value = report.rows[i].value.map { apps.app(bundleId: $0)?.name ?? $0 } }

@@ -101,16 +101,33 @@ enum CountsCommand {
         return (segments, parsed.filter)
     }
 
-    /// Brings the by-segment aggregates up to date, with progress on a terminal.
-    static func catchUpSegments(_ store: Store) throws {
-        // A reader sums what is pending in memory instead (Store.segmentOverlay).
-        guard !store.isReadOnly else { return }
-        let showProgress = isatty(STDERR_FILENO) == 1
-        try store.catchUpSegments { done, total in
-            guard showProgress, total > 5_000 else { return }
-            FileHandle.standardError.write(Data("\r\u{1B}[Kcounts: splitting \(done)/\(total) subscriptions by segment".utf8))
+    /// Shows on a terminal how the catch-ups a report runs first get on
+    /// (`Store.bringReportsUpToDate`), and warns when the store's shares predate this
+    /// version and this connection may not bring them up to date.
+    static func showCatchUps(_ store: Store, command: String = "counts") throws {
+        if !store.mayCatchUpAggregates, case let pending = try store.pendingMetricsCount(), pending > 0 {
+            Output.warn("\(pending) subscriptions' counts predate this version's metrics; counts that write access would bring up to date")
         }
-        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        guard isatty(STDERR_FILENO) == 1 else { return }
+        store.reportProgress = { progress in
+            let text: String
+            switch progress {
+            case .recomputing(let done, let total): text = "recomputing \(done)/\(total) subscriptions for this version's metrics"
+            case .segments(let p) where p.total > 5_000:
+                let what = p.phase == .writing ? "aggregate rows" : "subscriptions"
+                text = "by segment, \(p.phase.rawValue) \(p.done)/\(p.total) \(what)"
+            case .segments: return
+            case .waitingForAnotherCatchUp: text = "waiting for another process's catch-up by segment"
+            }
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(command): \(text)".utf8))
+        }
+    }
+
+    /// Clears the progress line `showCatchUps` left.
+    static func clearProgress(_ store: Store) {
+        guard store.reportProgress != nil else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        store.reportProgress = nil
     }
 
     /// `--by DIMENSION`: the values to show side by side, each with what it counts.
@@ -122,7 +139,7 @@ enum CountsCommand {
             guard let dimension = SegmentDimension(rawValue: text.lowercased()) else {
                 throw UsageError("--by takes one of \(dimensions.joined(separator: ", ")), not \(text)")
             }
-            try catchUpSegments(store)
+            try store.bringReportsUpToDate(bySegment: true)
             // Apps are stored by bundle id and shown by the configured name.
             let apps = dimension == .app ? try context.configuredApps() : nil
             return try store.segmentValues(dimension).map { value in
@@ -138,23 +155,6 @@ enum CountsCommand {
             return m
         }
         throw UsageError("no metric \(text): use one of \(Metric.all.map(\.key).joined(separator: ", "))")
-    }
-
-    /// Brings every subscription's share of the counts to this version's metrics; a store
-    /// this process may not write is counted as it is, with a warning.
-    static func catchUp(_ store: Store) throws {
-        let pending = try store.pendingMetricsCount()
-        guard pending > 0 else { return }
-        guard !store.isReadOnly else {
-            Output.warn("\(pending) subscriptions' counts predate this version's metrics; counts that write access would bring up to date")
-            return
-        }
-        let showProgress = isatty(STDERR_FILENO) == 1
-        try store.catchUpMetrics { done, total in
-            guard showProgress else { return }
-            FileHandle.standardError.write(Data("\r\u{1B}[Kcounts: recomputing \(done)/\(total) subscriptions for this version's metrics".utf8))
-        }
-        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
     static func run(_ context: Context) throws -> Int32 {
@@ -173,7 +173,8 @@ enum CountsCommand {
                              + "(add --by DIMENSION, or leave --metric out)")
         }
         let store = try context.openStore(mode: .reading)
-        try catchUp(store)
+        try showCatchUps(store)
+        defer { clearProgress(store) }
         if let by = context.arguments.value(.by) {
             guard context.arguments.value(.where) == nil else { throw UsageError("--by and --where do not go together: --by shows every value") }
             guard context.arguments.value(.app) == nil || by.lowercased() == "app" else {
@@ -185,13 +186,13 @@ enum CountsCommand {
         let rows: [DayCounts]
         do {
             let slice = try slice(context, where: context.arguments.value(.where))
-            if slice.filter != nil { try catchUpSegments(store) }
             rows = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,
                                                  segments: slice.segments, period: period,
                                                  rates: try exchangeRates(context), filter: slice.filter)
         } catch let e as ConfigurationError {
             throw UsageError(e.description)
         }
+        clearProgress(store)
         if context.wantsJSON {
             Output.json(rows.map { $0.jsonObject() })
         } else if context.arguments.has(.csv) {
@@ -242,6 +243,7 @@ enum CountsCommand {
         } catch let e as ConfigurationError {
             throw UsageError(e.description)
         }
+        clearProgress(store)
         let days = columns.first?.rows.map(\.day) ?? []
         let currency = columns.lazy.compactMap { $0.rows.last?.currency }.first
         if context.wantsJSON {

@@ -300,6 +300,7 @@ final class CohortTests: XCTestCase {
         if store.dialect == .postgres {
             try store.db.execute("DROP TRIGGER \(AuditStamp.stamp) ON audit_log; DROP FUNCTION \(AuditStamp.stamp)()")
         }
+        try store.db.execute(TestKit.undoSegmentCatchUp)
         try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 19" : "UPDATE schema_version SET version = 19")
         store = nil
         store = try Store(path: location)
@@ -334,6 +335,7 @@ final class CohortTests: XCTestCase {
         }
         XCTAssertEqual(try upgrades(), 0)
         try store.db.execute(TestKit.undoAppColumns(sqlite: store.dialect == .sqlite))
+        try store.db.execute(TestKit.undoSegmentCatchUp)
         try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 23" : "UPDATE schema_version SET version = 23")
         // Migration 24 alone (later ones recompute every share for reasons of their own).
         try Migrations.migrate(store.db, upTo: 24)

@@ -106,31 +106,30 @@ extension MetricsDefinitionTests {
         }
     }
 
-    /// The catch-up writes a few subscriptions at a time, committing each part: stopped
-    /// after its first part, that part stays written and the rest stays noted; the next
-    /// catch-up goes on from there, and the reports equal those of one write of everything.
+    /// The catch-up writes in short parts, committing each: stopped after its first write,
+    /// the next catch-up goes on from there, and the reports equal those of one write of
+    /// everything (SegmentCatchUpTests holds every stop to a recomputation).
     func testSegmentCatchUpInShortWritesResumesAfterAStopAndEqualsOneWrite() throws {
         try fillMixedStore()
         try store.forgetSegmentAggregates()
         let total = try store.pendingSegmentsCount()
         XCTAssertGreaterThan(total, 4)
-        try store.catchUpSegments(batch: total)
+        XCTAssertEqual(try store.catchUpSegments(batch: 1 << 20), total)
         let inOneWrite = try everySegmentsReport()
 
         try store.forgetSegmentAggregates()
         struct Stopped: Error {}
-        var parts: [Int] = []
-        XCTAssertThrowsError(try store.catchUpSegments(batch: 2, turnMs: 1e-9) { done, _ in
-            parts.append(done)
+        var parts: [SegmentCatchUpProgress] = []
+        XCTAssertThrowsError(try store.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
+            parts.append(progress)
             throw Stopped()
         })
-        XCTAssertEqual(parts, [2])
-        XCTAssertEqual(try store.pendingSegmentsCount(), total - 2, "the first part was committed, the rest is still noted")
+        XCTAssertEqual(parts, [SegmentCatchUpProgress(phase: .claiming, done: 2, total: total)])
         parts = []
-        XCTAssertEqual(try store.catchUpSegments(batch: 3, turnMs: 1e-9) { done, _ in parts.append(done) }, total - 2)
-        XCTAssertEqual(parts.first, 3, "each part its own write")
-        XCTAssertGreaterThan(parts.count, 2, "a part of 3, then smaller ones (each took longer than the bound)")
-        XCTAssertEqual(parts.last, total - 2)
+        XCTAssertEqual(try store.catchUpSegments(batch: 3, turnMs: 1e-9) { parts.append($0) }, total)
+        XCTAssertEqual(parts.first, SegmentCatchUpProgress(phase: .claiming, done: 3, total: total), "each part its own write")
+        XCTAssertGreaterThan(parts.filter { $0.phase == .writing }.count, 2, "the rows in several writes")
+        XCTAssertEqual(parts.last?.phase, .releasing)
         XCTAssertEqual(try store.pendingSegmentsCount(), 0)
         XCTAssertEqual(try everySegmentsReport(), inOneWrite)
     }

@@ -283,7 +283,7 @@ final class RefundRequestTests: XCTestCase {
         try ingest(decision("REFUND", signed: asked + 3_600_000))
         try SQLiteConnection(path: fixture.storePath).execute("""
             DROP TRIGGER refund_request_open; DROP TRIGGER refund_request_close; DROP TABLE refund_requests;
-            DROP TABLE metrics_pending; DROP TABLE metric_segments; DROP TABLE metric_segments_pending;
+            DROP TABLE metrics_pending; DROP TABLE metric_segments; DROP TABLE metric_segments_pending; DROP TABLE metric_segments_catchup;
             ALTER TABLE verified_chains DROP COLUMN seal; DROP INDEX notifications_rescind;
             DROP TABLE intake_counts; DROP INDEX audit_log_action;
             ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind;

@@ -16,6 +16,13 @@ enum TestKit {
     /// 2026-06-01T00:00:00Z: the anchor scenario tests run at.
     static let anchor: Millis = 1_780_272_000_000
     static let day: Millis = 86_400_000
+    /// Takes migration 24 (the by-segment catch-up's columns and table) back off a store, for
+    /// a test that sets its schema version earlier to run later migrations again.
+    static let undoSegmentCatchUp = """
+        DROP TABLE metric_segments_catchup;
+        ALTER TABLE metric_segments_pending DROP COLUMN taken;
+        ALTER TABLE metric_segments_pending DROP COLUMN claimed;
+        """
 
     static var policy: IntakePolicy { SampleData.demoPolicy }
 

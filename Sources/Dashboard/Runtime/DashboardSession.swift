@@ -176,8 +176,6 @@ public final class DashboardSession {
                 let rate = try store.intakeRate(minutes: FeedState.rateMinutes, now: now)
                 return [.feedLoaded(entries, rate: rate, now: now)]
             case .loadDaily(let request):
-                // A store from before the metrics derived from transactions catches up once.
-                if !store.isReadOnly, try store.pendingMetricsCount() > 0 { try store.catchUpMetrics() }
                 let days = try DailyCountsReport.compute(store: store, from: request.from, to: request.to,
                                                          timeZone: request.zone, segments: request.segment.segments,
                                                          period: request.period, rates: exchangeRates, filter: request.filter)
@@ -190,8 +188,6 @@ public final class DashboardSession {
                 let now = clock()
                 return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now)), now: now)]
             case .loadCohorts(let request):
-                // As for the daily counts: a store from before this version's shares catches up once.
-                if !store.isReadOnly, try store.pendingMetricsCount() > 0 { try store.catchUpMetrics() }
                 do {
                     let report = try CohortReport.compute(store: store, metric: request.metric, period: request.period,
                                                           filters: request.filter.map { [$0] } ?? [],

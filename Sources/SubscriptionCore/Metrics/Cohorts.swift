@@ -153,12 +153,14 @@ public struct CohortReport: Equatable, Sendable {
     }
 
     /// Reads the aggregates and builds the report: cohorts starting in the months or weeks
-    /// `from`...`to` (any instant within them; default the last 12), as of `now`. A filter
-    /// value no cohort has is refused, naming the values there are.
+    /// `from`...`to` (any instant within them; default the last 12), as of `now`, first
+    /// bringing the shares up to date when the store may be written. A filter value no
+    /// cohort has is refused, naming the values there are.
     public static func compute(store: Store, metric: CohortMetric, period: CohortPeriod = .month,
                                from: Millis? = nil, to: Millis? = nil, filters: [CohortFilter] = [],
                                segments: Set<CountSegment> = [.paid], by: CohortDimension? = nil,
                                rates: ExchangeRates? = nil, now: Millis = DateText.nowMillis()) throws -> CohortReport {
+        try store.bringReportsUpToDate(bySegment: false)
         let cells = try store.cohortCells(kind: metric == .trial ? .trial : .paid, period: period, segments: segments)
         return try build(cells: cells, metric: metric, period: period, from: from, to: to, filters: filters,
                          segments: segments, by: by, rates: rates, now: now)

@@ -189,17 +189,15 @@ public enum DailyCountsReport {
     /// Days `from`...`to` (inclusive, `yyyy-MM-dd`) in `timeZone`, for the given segments
     /// (and only `filter`'s product, group, storefront or offer, when given), by day or
     /// gathered into weeks (from Monday) or months, of `metrics` (the table, `Metric.all`).
-    /// A report by segment first brings the by-segment aggregates up to date when it may write.
+    /// Brings what it reads up to date first when it may write (`Store.bringReportsUpToDate`).
     public static func compute(store: Store, from: String, to: String, timeZone: TimeZone,
                                segments: Set<CountSegment> = [.paid], period: CountPeriod = .day,
                                rates: ExchangeRates? = nil, filter: SegmentFilter? = nil,
                                metrics: [Metric] = Metric.all) throws -> [DayCounts] {
         let days = try dayStarts(from: from, to: to, timeZone: timeZone)
         guard let first = days.first, let end = days.last?.end else { return [] }
-        if let filter {
-            if !store.isReadOnly { try store.catchUpSegments() }
-            try requireKnown(filter, store: store)
-        }
+        try store.bringReportsUpToDate(bySegment: filter != nil)
+        if let filter { try requireKnown(filter, store: store) }
         var counts = days.map { DayCounts(day: $0.day, start: $0.start, values: [:], metrics: metrics) }
         let starts = days.map(\.start)
         func dayIndex(_ t: Millis) -> Int? {

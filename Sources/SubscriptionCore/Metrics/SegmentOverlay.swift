@@ -7,7 +7,7 @@ struct SegmentOverlay: Sendable {
     /// By dimension, value and key.
     private var rows: [SegmentDimension: [String: [String: [Row]]]] = [:]
 
-    init(_ sums: [(dimension: SegmentDimension, value: String, key: String, segment: CountSegment, bucket: Millis, delta: Int)]) {
+    init(_ sums: [SegmentSums.Row]) {
         for r in sums where r.delta != 0 {
             rows[r.dimension, default: [:]][r.value, default: [:]][r.key, default: []].append((r.segment, r.bucket, r.delta))
         }

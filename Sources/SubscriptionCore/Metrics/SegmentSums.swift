@@ -5,6 +5,9 @@ import Foundation
 /// 64-bit word, so summing a million shares is a few hundred million cheap additions, and
 /// each aggregate row is written once however many shares reach it.
 public struct SegmentSums: Sendable {
+    /// One aggregate row of `metric_segments` and what to add to it.
+    public typealias Row = (dimension: SegmentDimension, value: String, key: String, segment: CountSegment, bucket: Millis, delta: Int)
+
     /// One aggregate row packed into a word, most significant first in the aggregate
     /// table's key order: dimension (3 bits: up to eight dimensions), value rank or id (20),
     /// key id (12), segment (2), and the hour since 1970 (27 bits, some 15,000 years: hours
@@ -84,7 +87,7 @@ public struct SegmentSums: Sendable {
     /// The non-zero sums, in the aggregate table's key order (dimension, value, key,
     /// segment, bucket), so they are written as one ordered pass: the cells are re-packed
     /// with each value's and key's rank among the strings, then sorted as words.
-    public func rows() -> [(dimension: SegmentDimension, value: String, key: String, segment: CountSegment, bucket: Millis, delta: Int)] {
+    public func rows() -> [Row] {
         // Dimensions sort by name (group, offer, plan, product, storefront), segments by raw value.
         let dimensionNames = SegmentDimension.allCases.map(\.rawValue)
         let dimensionRank = Self.ranks(dimensionNames), segmentRank = Self.ranks(CountSegment.allCases.map(\.rawValue))
@@ -120,5 +123,27 @@ public struct SegmentSums: Sendable {
         var out = items
         for (index, item) in items.enumerated() { out[rank[index]] = item }
         return out
+    }
+}
+
+/// Where an aggregate row of `metric_segments` stands in the table's key order (dimension,
+/// value, key, segment, bucket; text by UTF-8 bytes, as both engines compare it there):
+/// how far a catch-up has written (`Store.catchUpSegments`).
+struct SegmentRowKey: Hashable, Comparable, Sendable {
+    var dimension: String, value: String, key: String, segment: String, bucket: Millis
+
+    init(dimension: String, value: String, key: String, segment: String, bucket: Millis) {
+        (self.dimension, self.value, self.key, self.segment, self.bucket) = (dimension, value, key, segment, bucket)
+    }
+
+    init(_ row: SegmentSums.Row) {
+        self.init(dimension: row.dimension.rawValue, value: row.value, key: row.key, segment: row.segment.rawValue, bucket: row.bucket)
+    }
+
+    static func < (a: SegmentRowKey, b: SegmentRowKey) -> Bool {
+        for (x, y) in [(a.dimension, b.dimension), (a.value, b.value), (a.key, b.key), (a.segment, b.segment)] where !x.utf8.elementsEqual(y.utf8) {
+            return x.utf8.lexicographicallyPrecedes(y.utf8)
+        }
+        return a.bucket < b.bucket
     }
 }

@@ -665,6 +665,7 @@ enum Migrations {
         END
         $$;
         """),
+        Migration(26, "the by-segment catch-up's phases") { d in Migrations.segmentCatchUp(dialect: d) },
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome
@@ -702,6 +703,29 @@ enum Migrations {
         (.policy, ["bundleId", "environment", "appAppleId", "shared secret", "V1 bodies", "not accepted"]),
         (.malformed, ["body:", "JSON", "base64", "signedPayload", "decode"]),
     ]
+
+    /// Migration 26 on either engine: the by-segment catch-up writes each aggregate row once
+    /// for many subscriptions. A note it has taken (`claimed` 1) keeps the share the
+    /// aggregates held (`applied`) and the share it sums (`taken`); `metric_segments_catchup`
+    /// (one row, while a catch-up runs) names who runs it, when it last wrote, its phase and
+    /// the last aggregate row written (`through_*`). Store+Metrics.swift states the invariant.
+    static func segmentCatchUp(dialect d: SQLDialect) -> String {
+        """
+        ALTER TABLE metric_segments_pending ADD COLUMN claimed \(d.integer) NOT NULL DEFAULT 0;
+        ALTER TABLE metric_segments_pending ADD COLUMN taken \(d.bytes);
+        CREATE TABLE metric_segments_catchup (
+            id \(d.integer) PRIMARY KEY CHECK (id = 1),
+            owner \(d.text) NOT NULL,
+            heartbeat_ms \(d.integer) NOT NULL,
+            phase \(d.text) NOT NULL,
+            through_dimension \(d.text),
+            through_value \(d.text),
+            through_key \(d.text),
+            through_segment \(d.text),
+            through_bucket \(d.integer)
+        )\(d.withoutRowID);
+        """
+    }
 
     /// `legacyMarkers` in SQL over `column`. Case-sensitive, as Swift's `contains` was
     /// (SQLite's LIKE is not).

@@ -40,14 +40,15 @@ public enum PostgresRoles {
     public static let tables = [
         "subscribers", "subscriptions", "transactions", "renewal_info", "receipts", "refund_requests",
         "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",
-        "notifications", "jws_headers", "intake_log", "intake_counts", "quarantine", "verified_chains",
+        "metric_segments_catchup", "notifications", "jws_headers", "intake_log", "intake_counts", "quarantine", "verified_chains",
         "overrides", "audit_log", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts",
         "store_changes", "schema_version",
     ]
 
     /// The state derived from Apple's signed data.
     static let derived = ["subscribers", "subscriptions", "transactions", "renewal_info", "receipts", "refund_requests",
-                          "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending"]
+                          "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",
+                          "metric_segments_catchup"]
     /// What intake adds and never changes afterwards.
     static let intakeAppendOnly = ["notifications", "jws_headers", "intake_log"]
     /// What counts intake's outcomes: only ever added to.

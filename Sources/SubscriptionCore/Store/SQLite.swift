@@ -76,8 +76,8 @@ extension SQLDialect {
         beginRead: "BEGIN",
         rowsPerInsert: 1,
         writersRunSideBySide: false, hasSearchIndex: true,
-        // A waiting writer's busy handler polls, at most 25 ms apart in its first 128 ms:
-        // a pause of 30 ms takes one of its polls.
+        // A waiting writer polls every few milliseconds however long it has waited
+        // (`SQLiteConnection.BusyWait`): a pause of 30 ms takes one of its polls.
         writeTurnPauseMs: 30,
         dropEmptySubscriber: """
             DELETE FROM subscribers WHERE id = ?1 AND user_id IS NULL
@@ -117,8 +117,41 @@ final class SQLiteConnection: SQLConnection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, busyTimeoutMs)
+        waitWhenBusy(milliseconds: busyTimeoutMs)
         sqlite3_set_authorizer(db, SQLiteConnection.guardAuditLog, nil)
+    }
+
+    /// How a statement waits for another connection's lock: polling every `pollMs` until
+    /// `limitMs` have passed since its first try. SQLite's own busy timeout polls 100 ms
+    /// apart once it has waited about 200 ms, so a writer queued behind a long job that
+    /// writes in short transactions (`Store.catchUpSegments`) could miss the job's pauses
+    /// several times in a row; this one lands in each pause.
+    final class BusyWait {
+        var limitMs: Int32 = 0
+        var started: UInt64 = 0
+        static let pollMs: UInt64 = 4
+
+        static let handler: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32 = { context, tries in
+            guard let context else { return 0 }
+            let wait = Unmanaged<BusyWait>.fromOpaque(context).takeUnretainedValue()
+            let now = DispatchTime.now().uptimeNanoseconds
+            if tries == 0 { wait.started = now }
+            let waitedMs = (now - wait.started) / 1_000_000
+            guard waitedMs < UInt64(max(0, wait.limitMs)) else { return 0 }
+            usleep(UInt32(min(pollMs, UInt64(wait.limitMs) - waitedMs) * 1000))
+            return 1
+        }
+    }
+    private let busyWait = BusyWait()
+
+    /// Waits up to `milliseconds` for another connection's lock (0: fails at once).
+    func waitWhenBusy(milliseconds: Int32) {
+        busyWait.limitMs = milliseconds
+        if milliseconds > 0 {
+            sqlite3_busy_handler(handle, BusyWait.handler, Unmanaged.passUnretained(busyWait).toOpaque())
+        } else {
+            sqlite3_busy_handler(handle, nil, nil)
+        }
     }
 
     /// Refuses, on every connection subdesk opens, what would get round the audit log's

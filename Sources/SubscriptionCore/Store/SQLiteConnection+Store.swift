@@ -87,10 +87,10 @@ extension SQLiteConnection {
         // which costs a one-shot process the whole user database.
         var info = stat()
         guard stat(path + "-wal", &info) == 0, Int64(info.st_size) > walLimitBytes else { return }
-        sqlite3_busy_timeout(handle, 0)
+        waitWhenBusy(milliseconds: 0)
         try? execute("PRAGMA wal_checkpoint(TRUNCATE)")
         // A long-lived writer (serve) goes on writing through this connection.
-        sqlite3_busy_timeout(handle, busyTimeoutMs)
+        waitWhenBusy(milliseconds: busyTimeoutMs)
     }
 
     /// No server: writers wait only for the busy timeout.

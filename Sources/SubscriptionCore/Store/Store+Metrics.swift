@@ -14,35 +14,46 @@ extension Store {
     }
 
     /// What the by-segment aggregates lack while subscriptions wait in
-    /// `metric_segments_pending`, for a connection that may not bring them up to date (a
-    /// reader): the pending shares summed in memory, as `catchUpSegments` would write them.
-    /// Every role then reads the numbers the owner reads. nil when nothing is pending or
-    /// this connection can catch up itself. Summed again only after another commit.
+    /// `metric_segments_pending`: the pending shares summed in memory, as the catch-up
+    /// would write them, and the part of a running catch-up's sums it has not written yet.
+    /// Every report reads the stored aggregates plus this, so every role reads the same
+    /// numbers whether a catch-up has run, runs, or stopped half-way. nil when nothing is
+    /// pending. Summed again only after another commit.
     func segmentOverlay() throws -> SegmentOverlay? {
-        guard isReadOnly else { return nil }
         let version = try dataVersion()
         if let cached = segmentOverlayCache, cached.version == version { return cached.overlay.isEmpty ? nil : cached.overlay }
-        let overlay = SegmentOverlay(try pendingSegmentSums().sums.rows())
+        let overlay = SegmentOverlay(try pendingSegmentRows())
         segmentOverlayCache = (version, overlay)
         return overlay.isEmpty ? nil : overlay
     }
 
-    /// What the pending subscriptions change in the by-segment aggregates: each one's share
-    /// now, less the share the aggregates last took, summed in memory; and how many were
-    /// read. A reader's overlay sums every one; the catch-up sums those of `only`.
-    private func pendingSegmentSums(only: ArraySlice<String>? = nil) throws -> (sums: SegmentSums, count: Int) {
-        var sums = SegmentSums()
-        var count = 0
-        let part = only.map { "WHERE p.original_transaction_id IN (\($0.map { _ in "?" }.joined(separator: ",")))" } ?? ""
-        try db.query("""
-            SELECT p.applied, s.metrics FROM metric_segments_pending p
-            LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id \(part)
-            """, only.map { $0.map { $0 as SQLBindable? } } ?? []) { r in
-            if !r.isNull(0) { sums.add(encoded: r.data(0), sign: -1) }
-            if !r.isNull(1) { sums.add(encoded: r.data(1), sign: 1) }
-            count += 1
+    /// The overlay's rows (see the invariant at `catchUpSegments`): for a note not taken,
+    /// its share now less the share the aggregates hold; for one taken, its share now less
+    /// the share taken, plus (taken less held) in the aggregate rows the catch-up has not
+    /// written yet. Read in one snapshot, so the catch-up's phase and the notes agree.
+    func pendingSegmentRows() throws -> [SegmentSums.Row] {
+        try db.readTransaction {
+            let state = try segmentCatchUpState()
+            let unwrittenToo = state?.phase != .releasing
+            var sums = SegmentSums(), unwritten = SegmentSums()
+            try db.query("""
+                SELECT p.claimed, p.applied, p.taken, s.metrics FROM metric_segments_pending p
+                LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
+                """) { r in
+                if !r.isNull(3) { sums.add(encoded: r.data(3), sign: 1) }
+                if r.int(0) == 0 {
+                    if !r.isNull(1) { sums.add(encoded: r.data(1), sign: -1) }
+                    return
+                }
+                if !r.isNull(2) {
+                    sums.add(encoded: r.data(2), sign: -1)
+                    if unwrittenToo { unwritten.add(encoded: r.data(2), sign: 1) }
+                }
+                if !r.isNull(1), unwrittenToo { unwritten.add(encoded: r.data(1), sign: -1) }
+            }
+            let through = state?.phase == .writing ? state?.through : nil
+            return sums.rows() + unwritten.rows().filter { row in through.map { SegmentRowKey(row) > $0 } ?? true }
         }
-        return (sums, count)
     }
 
     /// Calls `each(keyIndex, bucketStart, delta)` for every non-zero aggregate of `keys[keyIndex]`
@@ -51,10 +62,23 @@ extension Store {
     /// text is decoded: a year of a large store is a few hundred thousand rows.
     public func forEachMetricBucket(keys: [String], from: Millis, to: Millis, segments: Set<CountSegment>,
                                     filter: SegmentFilter? = nil, _ each: (Int, Millis, Int) -> Void) throws {
-        let overlay = filter == nil ? nil : try segmentOverlay()
-        for (index, key) in keys.enumerated() {
-            for segment in CountSegment.allCases where segments.contains(segment) {
-                if let filter {
+        guard let filter else {
+            for (index, key) in keys.enumerated() {
+                for segment in CountSegment.allCases where segments.contains(segment) {
+                    try db.query("""
+                        SELECT bucket, delta FROM metric_buckets INDEXED BY metric_buckets_key
+                        WHERE key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
+                        """, [key, segment.rawValue, from, to]) { r in each(index, r.int64(0), r.int(1)) }
+                }
+            }
+            return
+        }
+        // The stored rows and the overlay read in one snapshot: a catch-up's write between
+        // them would count a share twice or not at all.
+        try db.readTransaction {
+            let overlay = try segmentOverlay()
+            for (index, key) in keys.enumerated() {
+                for segment in CountSegment.allCases where segments.contains(segment) {
                     // Stored rows and the pending part merged in bucket order.
                     var merged = overlay?.deltas(filter, key: key, segment: segment, from: from, to: to) ?? [:]
                     try db.query("""
@@ -66,11 +90,6 @@ extension Store {
                     if overlay != nil {
                         for (bucket, delta) in merged.sorted(by: { $0.key < $1.key }) where delta != 0 { each(index, bucket, delta) }
                     }
-                } else {
-                    try db.query("""
-                        SELECT bucket, delta FROM metric_buckets INDEXED BY metric_buckets_key
-                        WHERE key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
-                        """, [key, segment.rawValue, from, to]) { r in each(index, r.int64(0), r.int(1)) }
                 }
             }
         }
@@ -85,17 +104,19 @@ extension Store {
             (r.string(0), CountSegment(rawValue: r.string(1)) ?? .paid, r.int(2))
         }
         if let filter {
-            let stored = try db.rows("""
-                SELECT key, segment, sum(delta) FROM metric_segments
-                WHERE dimension = ? AND value = ? AND key IN (\(marks)) AND bucket < ? GROUP BY key, segment
-                """, [filter.dimension.rawValue, filter.value] + keys.map { $0 as SQLBindable? } + [instant], read)
-            guard let overlay = try segmentOverlay() else { return stored }
-            var totals: [String: [CountSegment: Int]] = [:]
-            for row in stored { totals[row.key, default: [:]][row.segment, default: 0] += row.total }
-            for (key, segment, delta) in overlay.totals(filter, keys: Set(keys), before: instant) {
-                totals[key, default: [:]][segment, default: 0] += delta
+            return try db.readTransaction {
+                let stored = try db.rows("""
+                    SELECT key, segment, sum(delta) FROM metric_segments
+                    WHERE dimension = ? AND value = ? AND key IN (\(marks)) AND bucket < ? GROUP BY key, segment
+                    """, [filter.dimension.rawValue, filter.value] + keys.map { $0 as SQLBindable? } + [instant], read)
+                guard let overlay = try segmentOverlay() else { return stored }
+                var totals: [String: [CountSegment: Int]] = [:]
+                for row in stored { totals[row.key, default: [:]][row.segment, default: 0] += row.total }
+                for (key, segment, delta) in overlay.totals(filter, keys: Set(keys), before: instant) {
+                    totals[key, default: [:]][segment, default: 0] += delta
+                }
+                return totals.flatMap { key, bySegment in bySegment.map { (key, $0.key, $0.value) } }
             }
-            return totals.flatMap { key, bySegment in bySegment.map { (key, $0.key, $0.value) } }
         }
         return try db.rows("""
             SELECT key, segment, sum(delta) FROM metric_buckets INDEXED BY metric_buckets_key
@@ -128,64 +149,212 @@ extension Store {
     public func forgetSegmentAggregates() throws {
         try write {
             try db.run("DELETE FROM metric_segments", [])
+            try db.run("DELETE FROM metric_segments_catchup", [])
             try db.run("DELETE FROM metric_segments_pending", [])
-            try db.run("INSERT INTO metric_segments_pending SELECT original_transaction_id, NULL FROM subscriptions", [])
+            try db.run("""
+                INSERT INTO metric_segments_pending (original_transaction_id, applied) SELECT original_transaction_id, NULL FROM subscriptions
+                """, [])
         }
     }
 
+    /// Whether this connection may bring the aggregates reports read up to date: not a
+    /// reader, nor a role without the derived tables' writes (support, on PostgreSQL).
+    public var mayCatchUpAggregates: Bool {
+        !isReadOnly && ((try? db.mayWrite("DELETE", on: "metric_segments_pending")) ?? false)
+    }
+
+    /// How long a catch-up that has not written may be taken over by another: longer than
+    /// it goes between writes (the longest is the summing of every taken share in memory,
+    /// some seconds at a million subscriptions).
+    static let segmentCatchUpStaleMs: Millis = 30_000
+
     /// Brings the by-segment aggregates up to every subscription's share, telling
-    /// `progress` (done, total) after each write. Intake only notes which subscriptions
-    /// changed (and the share the aggregates last took), so a notification never pays for
-    /// the four dimensions; a report by segment pays once for what changed.
+    /// `progress` after each write; returns the subscriptions taken in, or nil when another
+    /// connection's catch-up is running (its last write younger than
+    /// `segmentCatchUpStaleMs`): this one then leaves the work to it, and reports read
+    /// what is not written yet from the overlay. Intake only notes which subscriptions
+    /// changed (and the share the aggregates hold), so a notification never pays for the
+    /// four dimensions; a report by segment pays once for what changed.
     ///
-    /// In short writes, so no writer waits long behind a report. The noted subscriptions are
-    /// listed first, without the lock, in an order that puts alike shares side by side
-    /// (product, then first purchase: their parts fall in the same aggregate rows, so a
-    /// write of many adds up to few rows); then taken in that order, as many to a write as
-    /// take about `turnMs` (starting at `batch`), each write summing its part in memory,
-    /// adding it to the aggregates and striking it from the notes before it commits, with
-    /// the engine's pause for a waiting writer between writes. Every subscription noted
-    /// when it started is reached; stopped half-way (an error, `progress` throwing), what
-    /// was written stays written, and the next catch-up goes on with the rest.
+    /// In short writes (about `turnMs` each, with the engine's pause for a waiting writer
+    /// between them), in three phases recorded in `metric_segments_catchup`, so that no
+    /// writer waits long and each aggregate row is written once, however many shares reach it:
+    /// 1. claiming: the notes are taken in key order, each keeping the share the aggregates
+    ///    hold (`applied`) and copying the subscription's share now (`taken`, `claimed` 1);
+    /// 2. writing: every taken note's (taken - applied) is summed in memory, outside the
+    ///    lock (no write changes a taken note), and added to the aggregates in their key
+    ///    order, each write recording the last row it wrote (`through_*`);
+    /// 3. releasing: each taken note is struck when its subscription's share is still the
+    ///    one taken, and otherwise kept, not taken, with `applied` = taken.
+    ///
+    /// The invariant, at every commit: the stored aggregates plus the overlay
+    /// (`pendingSegmentRows`) equal every subscription's share summed. The overlay holds,
+    /// for a note not taken, (now - applied); for a taken note, (now - taken), plus
+    /// (taken - applied) in the rows past `through` while writing (in every row while
+    /// claiming, in none while releasing). Intake never changes a note that exists (a
+    /// change moves `now` alone), so intake mid-catch-up stays exact. Stopped at any point,
+    /// the next catch-up (this connection's, or another's once this one's last write is
+    /// stale) goes on from the recorded phase and row: nothing is lost or written twice.
     @discardableResult
-    public func catchUpSegments(batch: Int = 512, turnMs: Double = 100,
-                                progress: ((Int, Int) throws -> Void)? = nil) throws -> Int {
-        let noted = try db.rows("""
-            SELECT p.original_transaction_id FROM metric_segments_pending p
-            LEFT JOIN subscriptions s ON s.original_transaction_id = p.original_transaction_id
-            ORDER BY s.product_id, s.original_purchase_ms, p.original_transaction_id
-            """) { $0.string(0) }
-        guard !noted.isEmpty else { return 0 }
-        var done = 0, next = 0, size = max(1, batch)
-        while next < noted.count {
-            let part = noted[next..<min(noted.count, next + size)]
-            var started: UInt64 = 0
-            let count = try write { () -> Int in
-                started = DispatchTime.now().uptimeNanoseconds
-                let (sums, count) = try pendingSegmentSums(only: part)
-                let rows = sums.rows()
-                var values: [SQLBindable?] = []
-                values.reserveCapacity(rows.count * 6)
-                for row in rows { values += [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta] }
-                try addDeltas(to: "metric_segments", keys: ["dimension", "value", "key", "segment", "bucket"], values: values)
-                // Every note of the part was read under this write's lock, so none is lost.
-                try db.run("DELETE FROM metric_segments_pending WHERE original_transaction_id IN (\(part.map { _ in "?" }.joined(separator: ",")))",
-                           part.map { $0 as SQLBindable? })
-                return count
+    public func catchUpSegments(batch: Int = 512, turnMs: Double = 50,
+                                progress: ((SegmentCatchUpProgress) throws -> Void)? = nil) throws -> Int? {
+        // Read first, so a report on a store with nothing pending takes no write lock.
+        let noted = try db.first("SELECT 1 FROM metric_segments_pending LIMIT 1") { _ in true } ?? false
+        guard try noted || segmentCatchUpState() != nil else { return 0 }
+        guard var state = try takeSegmentCatchUp() else { return try pendingSegmentsCount() == 0 ? 0 : nil }
+        let notes = try pendingSegmentsCount()
+        if state.phase == .claiming {
+            var after = "", claimed = 0
+            guard try inShortWrites(batch: batch, least: min(64, batch), turnMs: turnMs, { size in
+                let otids = try db.rows("""
+                    SELECT original_transaction_id FROM metric_segments_pending
+                    WHERE claimed = 0 AND original_transaction_id > ? ORDER BY original_transaction_id LIMIT ?
+                    """, [after, size]) { $0.string(0) }
+                guard let last = otids.last else {
+                    try setSegmentCatchUp(phase: .writing)
+                    return false
+                }
+                try db.run("""
+                    UPDATE metric_segments_pending SET claimed = 1, taken = (SELECT s.metrics FROM subscriptions s
+                        WHERE s.original_transaction_id = metric_segments_pending.original_transaction_id)
+                    WHERE claimed = 0 AND original_transaction_id > ? AND original_transaction_id <= ?
+                    """, [after, last])
+                after = last
+                claimed += otids.count
+                return true
+            }, committed: { try progress?(SegmentCatchUpProgress(phase: .claiming, done: claimed, total: notes)) }) else { return nil }
+            state = (.writing, nil)
+        }
+        if state.phase == .writing {
+            // No write changes a taken note, so they are summed outside the lock.
+            var sums = SegmentSums()
+            try db.query("SELECT applied, taken FROM metric_segments_pending WHERE claimed = 1") { r in
+                if !r.isNull(0) { sums.add(encoded: r.data(0), sign: -1) }
+                if !r.isNull(1) { sums.add(encoded: r.data(1), sign: 1) }
             }
-            done += count
-            next += part.count
-            try progress?(done, noted.count)
-            guard next < noted.count else { break }
+            let through = state.through
+            let rows = sums.rows().filter { row in through.map { SegmentRowKey(row) > $0 } ?? true }
+            var next = 0
+            // Rows are small and written in key order.
+            guard try inShortWrites(batch: batch * 8, least: 64, turnMs: turnMs, { size in
+                let part = rows[next..<min(rows.count, next + size)]
+                var values: [SQLBindable?] = []
+                values.reserveCapacity(part.count * 6)
+                for row in part { values += [row.dimension.rawValue, row.value, row.key, row.segment.rawValue, row.bucket, row.delta] }
+                try addDeltas(to: "metric_segments", keys: ["dimension", "value", "key", "segment", "bucket"], values: values)
+                next += part.count
+                try setSegmentCatchUp(phase: next < rows.count ? .writing : .releasing, through: part.last.map(SegmentRowKey.init) ?? through)
+                return next < rows.count
+            }, committed: { try progress?(SegmentCatchUpProgress(phase: .writing, done: next, total: rows.count)) }) else { return nil }
+        }
+        var after = "", released = 0
+        guard try inShortWrites(batch: batch, least: min(64, batch), turnMs: turnMs, { size in
+            // The notes in key order, then their subscriptions by key: each a plain index
+            // read on either engine (a join here lets PostgreSQL's generic plan scan both).
+            let taken = try db.rows("""
+                SELECT original_transaction_id, taken FROM metric_segments_pending
+                WHERE claimed = 1 AND original_transaction_id > ? ORDER BY original_transaction_id LIMIT ?
+                """, [after, size]) { ($0.string(0), $0.isNull(1) ? nil : $0.data(1)) }
+            var now: [String: Data] = [:]
+            if !taken.isEmpty {
+                try db.query("""
+                    SELECT original_transaction_id, metrics FROM subscriptions
+                    WHERE metrics IS NOT NULL AND original_transaction_id IN (\(taken.map { _ in "?" }.joined(separator: ",")))
+                    """, taken.map { $0.0 as SQLBindable? }) { now[$0.string(0)] = $0.data(1) }
+            }
+            var struck: [SQLBindable?] = [], kept: [SQLBindable?] = []
+            for (otid, share) in taken {
+                if now[otid] == share { struck.append(otid) } else { kept.append(otid) }
+                after = otid
+            }
+            for (otids, change) in [(struck, "DELETE FROM metric_segments_pending"),
+                                    (kept, "UPDATE metric_segments_pending SET applied = taken, taken = NULL, claimed = 0")]
+            where !otids.isEmpty {
+                try db.run("\(change) WHERE original_transaction_id IN (\(otids.map { _ in "?" }.joined(separator: ",")))", otids)
+            }
+            released += struck.count + kept.count
+            // The last taken notes: the catch-up ends in the same write.
+            guard struck.count + kept.count == size else {
+                try db.run("DELETE FROM metric_segments_catchup", [])
+                return false
+            }
+            return true
+        }, committed: { try progress?(SegmentCatchUpProgress(phase: .releasing, done: released, total: notes)) }) else { return nil }
+        return released
+    }
+
+    /// A running catch-up's phase and the last aggregate row it wrote, as committed.
+    func segmentCatchUpState() throws -> (phase: SegmentCatchUpPhase, through: SegmentRowKey?)? {
+        try db.first("""
+            SELECT phase, through_dimension, through_value, through_key, through_segment, through_bucket
+            FROM metric_segments_catchup WHERE id = 1
+            """) { r in
+            // A phase this build does not know reads as claiming: every taken share then
+            // counts as not yet written.
+            (SegmentCatchUpPhase(rawValue: r.string(0)) ?? .claiming,
+             r.isNull(1) ? nil : SegmentRowKey(dimension: r.string(1), value: r.string(2), key: r.string(3),
+                                               segment: r.string(4), bucket: r.int64(5)))
+        }
+    }
+
+    /// Takes the catch-up for this connection (one write): a new one when none runs, or the
+    /// one recorded when it is this connection's or its last write is stale. nil when
+    /// another connection's runs, or nothing is pending.
+    private func takeSegmentCatchUp() throws -> (phase: SegmentCatchUpPhase, through: SegmentRowKey?)? {
+        try write {
+            let now = DateText.nowMillis()
+            let holder = try db.first("SELECT owner, heartbeat_ms FROM metric_segments_catchup WHERE id = 1") { ($0.string(0), $0.int64(1)) }
+            if let holder {
+                // A last write in the future (a clock set back) counts as stale too.
+                guard holder.0 == segmentCatchUpOwner || abs(now - holder.1) > Self.segmentCatchUpStaleMs else { return nil }
+                try db.run("UPDATE metric_segments_catchup SET owner = ?, heartbeat_ms = ? WHERE id = 1", [segmentCatchUpOwner, now])
+                return try segmentCatchUpState()
+            }
+            let pending = try db.first("SELECT 1 FROM metric_segments_pending LIMIT 1") { _ in true } ?? false
+            guard pending else { return nil }
+            try db.run("INSERT INTO metric_segments_catchup (id, owner, heartbeat_ms, phase) VALUES (1, ?, ?, ?)",
+                       [segmentCatchUpOwner, now, SegmentCatchUpPhase.claiming.rawValue])
+            return (.claiming, nil)
+        }
+    }
+
+    /// Records the catch-up's phase and the last row written, inside one of its writes.
+    private func setSegmentCatchUp(phase: SegmentCatchUpPhase, through: SegmentRowKey? = nil) throws {
+        try db.run("""
+            UPDATE metric_segments_catchup SET phase = ?, through_dimension = ?, through_value = ?,
+                through_key = ?, through_segment = ?, through_bucket = ? WHERE id = 1
+            """, [phase.rawValue, through?.dimension, through?.value, through?.key, through?.segment, through?.bucket])
+    }
+
+    /// Runs `part(size)` in writes of its own until it returns false, each holding the lock
+    /// about `turnMs` (the size starts at `batch` and follows the time a write took: a power
+    /// of two, so the statements prepared are few; at least `least`, so a cost each write
+    /// pays whatever its size cannot shrink it to nothing), with the engine's pause for a waiting
+    /// writer between them. Each write first checks that the catch-up is still this
+    /// connection's (another may have taken a stale one over) and records its time; false
+    /// when it no longer is, and the writes stop. `committed` is called after each commit.
+    private func inShortWrites(batch: Int, least: Int = 1, turnMs: Double, _ part: (Int) throws -> Bool,
+                               committed: () throws -> Void) throws -> Bool {
+        var size = max(least, batch)
+        while true {
+            var started: UInt64 = 0
+            let more = try write { () -> Bool? in
+                started = DispatchTime.now().uptimeNanoseconds
+                let owner = try db.first("SELECT owner FROM metric_segments_catchup WHERE id = 1") { $0.string(0) }
+                guard owner == segmentCatchUpOwner else { return nil }
+                try db.run("UPDATE metric_segments_catchup SET heartbeat_ms = ? WHERE id = 1", [DateText.nowMillis()])
+                return try part(size)
+            }
+            guard let more else { return false }
+            try committed()
+            guard more else { return true }
             // The next write holds the lock about turnMs, whatever this machine's speed
             // (timed from when it had the lock, not from when it asked, to its commit).
             let took = max(0.001, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
-            // A power of two, so the statements prepared for a part are few.
-            let wanted = max(1, min(4_096, Int(Double(size) * min(2, turnMs / took))))
+            let wanted = max(least, min(16_384, Int(Double(size) * min(2, turnMs / took))))
             size = 1 << (Int.bitWidth - 1 - wanted.leadingZeroBitCount)
             if db.dialect.writeTurnPauseMs > 0 { usleep(UInt32(db.dialect.writeTurnPauseMs) * 1000) }
         }
-        return done
     }
 
     /// Moves the aggregates from a subscription's stored share (`stored`, its stored form;

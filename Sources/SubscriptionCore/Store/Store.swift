@@ -59,6 +59,11 @@ public final class Store {
     /// The by-segment aggregates' missing part as a reader last summed it, with the change
     /// counter it was summed at (`segmentOverlay`).
     var segmentOverlayCache: (version: Int, overlay: SegmentOverlay)?
+    /// Who this connection is to another process's by-segment catch-up (`catchUpSegments`).
+    let segmentCatchUpOwner = UUID().uuidString
+    /// Told how the catch-ups a report runs first get on (`Store.bringReportsUpToDate`): a
+    /// command line shows it on a terminal.
+    public var reportProgress: ((ReportCatchUpProgress) -> Void)?
     /// Whether opening created the file.
     public private(set) var wasCreated = false
 
@@ -236,6 +241,8 @@ public final class Store {
     }
 
     private func transaction<T>(start: () throws -> Void, _ body: () throws -> T) throws -> T {
+        // SQLite's change counter does not move for this connection's own commits.
+        defer { segmentOverlayCache = nil }
         do {
             return try db.writeTransaction(start: start) {
                 let result = try body()

@@ -1,0 +1,171 @@
+import Foundation
+import XCTest
+@testable import SubscriptionCore
+import SubdeskScenarios
+
+/// The by-segment catch-up in short writes, each aggregate row written once: at every
+/// commit, the stored aggregates plus what a report sums in memory equal every
+/// subscription's share summed from scratch, whether the catch-up is stopped half-way,
+/// intake changes subscriptions meanwhile, or two connections catch up at once. On SQLite,
+/// and on PostgreSQL when SUBDESK_TEST_POSTGRES names a server (`scripts/pg-cluster`).
+final class SegmentCatchUpTests: XCTestCase {
+    struct Stopped: Error {}
+    var directory: String!
+
+    override func setUpWithError() throws {
+        directory = NSTemporaryDirectory() + "segment-catch-up-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// A new store on each engine there is: a SQLite file, and a fresh PostgreSQL schema.
+    func locations() -> [String] {
+        var out = [directory + "/store-\(UUID().uuidString).db"]
+        if let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty {
+            out.append(Store.freshPostgresLocation(base))
+        }
+        return out
+    }
+
+    /// The sample histories (instances `from`..<`from + count` of each scenario), in the
+    /// order they arrive.
+    func bodies(instances: Range<Int>) throws -> [Data] {
+        let builder = ScenarioBuilder(signer: TestKit.signer)
+        var out: [Data] = []
+        for instance in instances {
+            for (index, scenario) in try TestKit.sample.scenarios().enumerated() {
+                out += try builder.bodies(for: scenario, instance: instance * 100 + index, anchor: TestKit.anchor)
+            }
+        }
+        return out
+    }
+
+    /// A store holding the first sample histories, with every by-segment share pending.
+    func filledStore(_ location: String) throws -> Store {
+        let store = try Store(path: location)
+        for body in try bodies(instances: 0..<1) { _ = try TestKit.intake(store).ingest(body, receivedAt: TestKit.anchor) }
+        try store.forgetSegmentAggregates()
+        return store
+    }
+
+    /// The stored aggregates plus the overlay equal every subscription's share summed.
+    func assertExact(_ store: Store, _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        var sums = SegmentSums()
+        try store.db.query("SELECT metrics FROM subscriptions WHERE metrics IS NOT NULL") { sums.add(encoded: $0.data(0), sign: 1) }
+        var expected: [SegmentRowKey: Int] = [:], found: [SegmentRowKey: Int] = [:]
+        for row in sums.rows() { expected[SegmentRowKey(row), default: 0] += row.delta }
+        try store.db.query("SELECT dimension, value, key, segment, bucket, delta FROM metric_segments") { r in
+            found[SegmentRowKey(dimension: r.string(0), value: r.string(1), key: r.string(2), segment: r.string(3), bucket: r.int64(4)),
+                  default: 0] += r.int(5)
+        }
+        for row in try store.pendingSegmentRows() { found[SegmentRowKey(row), default: 0] += row.delta }
+        XCTAssertFalse(expected.isEmpty, what, file: file, line: line)
+        XCTAssertEqual(found.filter { $0.value != 0 }, expected, what, file: file, line: line)
+    }
+
+    func catchUpPhase(_ store: Store) throws -> SegmentCatchUpPhase? { try store.segmentCatchUpState()?.phase }
+
+    /// Stopped after each of its writes while another connection's intake adds and changes
+    /// subscriptions between them, the catch-up stays exact at every stop, passes through
+    /// its three phases, and the next call goes on where it stopped until nothing is pending.
+    func testACatchUpStoppedAfterEachWriteWithIntakeBetweenStaysExact() throws {
+        for location in locations() {
+            let store = try filledStore(location)
+            let intake = TestKit.intake(try Store(path: location))
+            var arriving = try bodies(instances: 1..<2)[...]
+            XCTAssertGreaterThan(try store.pendingSegmentsCount(), 8)
+            try assertExact(store, "all pending")
+            var phases: [SegmentCatchUpPhase] = [], stops = 0
+            while true {
+                do {
+                    let taken = try store.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
+                        if phases.last != progress.phase { phases.append(progress.phase) }
+                        throw Stopped()
+                    }
+                    XCTAssertNotNil(taken)
+                    if arriving.isEmpty { break }
+                } catch is Stopped {
+                    stops += 1
+                }
+                try assertExact(store, "stop \(stops) in \(phases.last.map(\.rawValue) ?? "-")")
+                for body in arriving.prefix(3) { _ = try intake.ingest(body, receivedAt: TestKit.anchor) }
+                arriving = arriving.dropFirst(3)
+                try assertExact(store, "intake after stop \(stops)")
+            }
+            XCTAssertEqual(Array(phases.prefix(3)), [.claiming, .writing, .releasing], location)
+            XCTAssertGreaterThan(stops, 6)
+            XCTAssertEqual(try store.catchUpSegments(), 0, "\(location): the last call took in everything noted")
+            XCTAssertEqual(try store.pendingSegmentsCount(), 0)
+            XCTAssertNil(try catchUpPhase(store))
+            try assertExact(try Store(path: location), "caught up, read by another connection")
+        }
+    }
+
+    /// While one connection's catch-up runs, a second finds it running and does none of its
+    /// work; once the first has not written for longer than the bound, the second takes it
+    /// over from where it stopped, and the first stops at its next write.
+    func testTwoCatchUpsAtOnceDoNotDoTheSameWork() throws {
+        for location in locations() {
+            let first = try filledStore(location), second = try Store(path: location)
+            let pending = try first.pendingSegmentsCount()
+            var secondSaw: [Int?] = []
+            XCTAssertEqual(try first.catchUpSegments(batch: 4, turnMs: 1e-9) { progress in
+                guard secondSaw.isEmpty else { return }
+                // Between two of the first catch-up's writes.
+                secondSaw.append(try second.catchUpSegments())
+                XCTAssertEqual(try second.pendingSegmentsCount(), pending, "the second took nothing")
+                try self.assertExact(second, "while the first runs")
+            }, pending, location)
+            XCTAssertEqual(secondSaw, [nil], "the second left the work to the first")
+
+            // Stopped half-way, then stale: the second takes over.
+            try first.forgetSegmentAggregates()
+            var writes = 0
+            XCTAssertThrowsError(try first.catchUpSegments(batch: 4, turnMs: 1e-9) { progress in
+                writes += 1
+                if progress.phase == .writing { throw Stopped() }
+            })
+            XCTAssertEqual(try catchUpPhase(first), .writing)
+            XCTAssertNil(try second.catchUpSegments(), "the first wrote just now")
+            try second.executeForTesting("UPDATE metric_segments_catchup SET heartbeat_ms = heartbeat_ms - \(Store.segmentCatchUpStaleMs + 1)")
+            var secondPhases: [SegmentCatchUpPhase] = []
+            XCTAssertEqual(try second.catchUpSegments(batch: 4, turnMs: 1e-9) { progress in
+                if secondPhases.last != progress.phase { secondPhases.append(progress.phase) }
+            }, pending)
+            XCTAssertEqual(secondPhases.first, .writing, "\(location): went on from the first's phase")
+            XCTAssertEqual(try second.pendingSegmentsCount(), 0)
+            try assertExact(first, "taken over and finished")
+            XCTAssertEqual(try first.catchUpSegments(), 0, "nothing left for the first")
+        }
+    }
+
+    /// A first catch-up stopped half-way (and stale); the report by segment brings the
+    /// aggregates up to date itself, and answers as one on a store caught up in one go.
+    func testAReportBySegmentCatchesUpItselfAndGoesOnFromAStoppedCatchUp() throws {
+        for location in locations() {
+            let store = try filledStore(location)
+            let day = { (offset: Millis) in DateText.format(TestKit.anchor + offset * TestKit.day, "yyyy-MM-dd", zone: TimeZone(identifier: "UTC")!) }
+            func report(_ store: Store) throws -> [[String]] {
+                let product = try XCTUnwrap(try store.segmentValues(.product).first)
+                return try DailyCountsReport.compute(store: store, from: day(-90), to: day(30), timeZone: TimeZone(identifier: "UTC")!,
+                                                     segments: Set(CountSegment.allCases),
+                                                     filter: SegmentFilter(dimension: .product, value: product))
+                    .map { r in Metric.all.map { r.text($0) } }
+            }
+            XCTAssertThrowsError(try store.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
+                if progress.phase == .writing { throw Stopped() }
+            })
+            try store.executeForTesting("UPDATE metric_segments_catchup SET heartbeat_ms = heartbeat_ms - \(Store.segmentCatchUpStaleMs + 1)")
+            let other = try Store(path: location)
+            var seen: [ReportCatchUpProgress] = []
+            other.reportProgress = { seen.append($0) }
+            let answered = try report(other)
+            XCTAssertEqual(try other.pendingSegmentsCount(), 0, "\(location): the report caught up")
+            XCTAssertTrue(seen.contains { if case .segments(let p) = $0 { return p.phase == .releasing } else { return false } })
+            try store.forgetSegmentAggregates()
+            XCTAssertNotNil(try store.catchUpSegments(batch: 1 << 20))
+            XCTAssertEqual(answered, try report(store))
+        }
+    }
+}
