@@ -297,9 +297,7 @@ final class CohortTests: XCTestCase {
         XCTAssertEqual(try revenue(), 9990)
         try store.db.execute("ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind")
         try store.db.execute(TestKit.undoAppColumns(sqlite: store.dialect == .sqlite))
-        if store.dialect == .postgres {
-            try store.db.execute("DROP TRIGGER \(AuditStamp.stamp) ON audit_log; DROP FUNCTION \(AuditStamp.stamp)()")
-        }
+        try TestKit.undoAuditStamp(store)
         try store.db.execute(TestKit.undoSegmentCatchUp)
         try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 19" : "UPDATE schema_version SET version = 19")
         store = nil

@@ -143,6 +143,7 @@ extension RefusalKindTests {
         }
         try store.db.run("INSERT INTO intake_log (received_ms, result, notification_uuid) VALUES (9, 'stored', 'u-9')")
         try store.db.execute(TestKit.undoSegmentCatchUp)
+        try TestKit.undoAuditStamp(store)
         try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 21" : "UPDATE schema_version SET version = 21")
         store = nil
         store = try Store(path: location)

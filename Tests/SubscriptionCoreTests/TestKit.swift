@@ -18,6 +18,13 @@ enum TestKit {
     static let day: Millis = 86_400_000
     /// Takes migration 24 (the by-segment catch-up's columns and table) back off a store, for
     /// a test that sets its schema version earlier to run later migrations again.
+    /// Undoes migration 23 on a PostgreSQL store (SQLite's 23 makes nothing), for a test
+    /// that rolls a store back to an earlier schema version.
+    static func undoAuditStamp(_ store: Store) throws {
+        guard store.dialect == .postgres else { return }
+        try store.db.execute("DROP TRIGGER \(AuditStamp.stamp) ON audit_log; DROP FUNCTION \(AuditStamp.stamp)()")
+    }
+
     static let undoSegmentCatchUp = """
         DROP TABLE metric_segments_catchup;
         ALTER TABLE metric_segments_pending DROP COLUMN taken;
