@@ -361,12 +361,32 @@ public struct CohortShare: Equatable, Sendable {
     }
 
     /// Takes an aggregate row apart; nil for a key this version does not know.
+    ///
+    /// The key is `f0:f1:...:f5` then each dimension's value, all after a unit separator
+    /// (0x1F). Every separator is ASCII, so the key is cut on its UTF-8 bytes, which cuts
+    /// where a split on characters would without breaking graphemes: a report reads a row
+    /// per cell, and this is most of its time.
     static func cell(key: String, bucket: Millis, segment: CountSegment, delta: Int64) -> Cell? {
-        let head = key.split(separator: "\u{1F}", maxSplits: 1, omittingEmptySubsequences: false)
-        guard head.count == 2 else { return nil }
-        let fields = head[0].split(separator: ":", omittingEmptySubsequences: false)
+        let bytes = key.utf8
+        var fields: [Substring] = []
+        fields.reserveCapacity(6)
+        var values: [String] = []
+        values.reserveCapacity(CohortDimension.allCases.count)
+        var start = bytes.startIndex, index = bytes.startIndex, inHead = true
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            if byte == 0x1F {
+                if inHead { fields.append(key[start..<index]); inHead = false } else { values.append(String(key[start..<index])) }
+                start = bytes.index(after: index)
+            } else if inHead && byte == UInt8(ascii: ":") {
+                fields.append(key[start..<index])
+                start = bytes.index(after: index)
+            }
+            index = bytes.index(after: index)
+        }
+        guard !inHead else { return nil }
+        values.append(String(key[start..<bytes.endIndex]))
         guard fields.count == 6, let measure = CohortMeasure(rawValue: String(fields[3])), let period = Int(fields[4]) else { return nil }
-        let values = head[1].split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
         guard values.count == CohortDimension.allCases.count else { return nil }
         return Cell(start: bucket, segment: segment, measure: measure, period: period, currency: String(fields[5]), values: values, delta: delta)
     }
