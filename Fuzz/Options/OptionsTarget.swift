@@ -19,11 +19,11 @@ public func fuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 
     let argv = data.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
     let arguments = Arguments.parse(argv, commands: table)
     _ = arguments.problem.map { "\($0)" }
-    if arguments.has("help"), let name = arguments.command, let spec = table.spec(named: name) { _ = spec.help }
+    if arguments.has(.help), let name = arguments.command, let spec = table.spec(named: name) { _ = spec.help }
     let utc = TimeZone(identifier: "UTC")!
     for (name, values) in arguments.options {
-        _ = try? arguments.int(name)
-        _ = try? arguments.double(name)
+        _ = try? arguments.int(OptionName(name))
+        _ = try? arguments.double(OptionName(name))
         for value in values {
             // Dates and offsets (`DateText.parse`, `parseOffset`, through `OperatorDate`).
             _ = try? ListCommands.parseSince(value)
