@@ -186,7 +186,15 @@ final class SeveralAppsTests: XCTestCase {
         XCTAssertTrue(unknown.description.hasPrefix("?app: beta names no configured app"), unknown.description)
         guard case .stored = try intake.ingest(recipesBody, postedFor: "2234567890") else { return XCTFail("its own app's URL stores it") }
         // Replayed without the URL (once the set-up is fixed), it is stored under the app it was signed for.
-        XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000009"))
+        XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000009"))        // A retry of the stored body posted to the other app's URL is refused as well, not
+        // answered as a duplicate; to its own app's URL, or with none, it is a duplicate.
+        guard case .rejected(let retried, _) = try intake.ingest(recipesBody, postedFor: "fitness") else {
+            return XCTFail("a stored body posted again to another app's URL is refused")
+        }
+        XCTAssertTrue(retried.description.contains("posted to ?app=fitness"), retried.description)
+        guard case .duplicate = try intake.ingest(recipesBody, postedFor: "recipes"), case .duplicate = try intake.ingest(recipesBody) else {
+            return XCTFail("to its own app's URL, or none, a retry is a duplicate")
+        }
     }
 
     func testAV1BodyNamesItsAppByBidAndOnlyThatAppsAllowV1Counts() throws {

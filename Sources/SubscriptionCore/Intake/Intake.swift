@@ -263,8 +263,10 @@ public final class Intake {
     /// - Parameter keepPieces: the body is exactly `{"signedPayload":"<jws>"}` (give or take
     ///   trailing white space), so the verified pieces can build its compact form.
     private func decodeV2(jws: String, digest: String, keepPieces: Bool, postedFor: String?) throws -> Decoded {
-        // A retry of a body we already verified and stored is answered without verifying again.
-        if let uuid = try store.notificationUUID(bodySHA256: digest), let event = try store.notificationEvent(uuid: uuid) {
+        // A retry of a body we already verified and stored is answered without verifying again,
+        // unless its URL names an app: then it is verified again and held to that app, so a
+        // body stored once is never answered as a duplicate on another app's URL.
+        if postedFor == nil, let uuid = try store.notificationUUID(bodySHA256: digest), let event = try store.notificationEvent(uuid: uuid) {
             return Decoded(event: event, transactions: [], renewals: [], isDuplicate: true)
         }
         let field = "signedPayload"
