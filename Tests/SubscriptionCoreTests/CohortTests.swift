@@ -295,11 +295,7 @@ final class CohortTests: XCTestCase {
                 .reduce(0) { $0 + ($1.moneyByCurrency["USD"]?[.revenue] ?? 0) }
         }
         XCTAssertEqual(try revenue(), 9990)
-        try store.db.execute("ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind")
-        try store.db.execute(TestKit.undoAppColumns(sqlite: store.dialect == .sqlite))
-        try TestKit.undoAuditStamp(store)
-        try store.db.execute(TestKit.undoSegmentCatchUp)
-        try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 19" : "UPDATE schema_version SET version = 19")
+        try TestKit.rollBack(store, to: 19)
         store = nil
         store = try Store(path: location)
         XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
@@ -332,9 +328,7 @@ final class CohortTests: XCTestCase {
             sum(try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-07-31", timeZone: utc), .upgrades)
         }
         XCTAssertEqual(try upgrades(), 0)
-        try store.db.execute(TestKit.undoAppColumns(sqlite: store.dialect == .sqlite))
-        try store.db.execute(TestKit.undoSegmentCatchUp)
-        try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 23" : "UPDATE schema_version SET version = 23")
+        try TestKit.rollBack(store, to: 23)
         // Migration 24 alone (later ones recompute every share for reasons of their own).
         try Migrations.migrate(store.db, upTo: 24)
         XCTAssertEqual(try store.pendingMetricsCount(), 1, "the migration queues the share of the one subscription with a refund")

@@ -132,8 +132,7 @@ extension RefusalKindTests {
             "notificationUUID u-1 is already stored with different content",
             "signedTransactionInfo: expiresDate: not a number",
         ]
-        try store.db.execute("ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind")
-        try store.db.execute(TestKit.undoAppColumns(sqlite: store.dialect == .sqlite))
+        try TestKit.rollBack(store, to: 21)
         for (i, reason) in reasons.enumerated() {
             try store.db.run("""
                 INSERT INTO quarantine (received_ms, reason, body, body_sha256, body_bytes, times_seen, last_seen_ms)
@@ -142,9 +141,6 @@ extension RefusalKindTests {
             try store.db.run("INSERT INTO intake_log (received_ms, result, detail) VALUES (?, 'rejected', ?)", [Millis(i), reason])
         }
         try store.db.run("INSERT INTO intake_log (received_ms, result, notification_uuid) VALUES (9, 'stored', 'u-9')")
-        try store.db.execute(TestKit.undoSegmentCatchUp)
-        try TestKit.undoAuditStamp(store)
-        try store.db.run(store.dialect == .sqlite ? "PRAGMA user_version = 21" : "UPDATE schema_version SET version = 21")
         store = nil
         store = try Store(path: location)
         XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)

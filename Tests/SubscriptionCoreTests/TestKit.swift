@@ -16,16 +16,27 @@ enum TestKit {
     /// 2026-06-01T00:00:00Z: the anchor scenario tests run at.
     static let anchor: Millis = 1_780_272_000_000
     static let day: Millis = 86_400_000
-    /// Takes migration 24 (the by-segment catch-up's columns and table) back off a store, for
-    /// a test that sets its schema version earlier to run later migrations again.
-    /// Undoes migration 23 on a PostgreSQL store (SQLite's 23 makes nothing), for a test
-    /// that rolls a store back to an earlier schema version.
-    static func undoAuditStamp(_ store: Store) throws {
-        guard store.dialect == .postgres else { return }
-        try store.db.execute("DROP TRIGGER \(AuditStamp.stamp) ON audit_log; DROP FUNCTION \(AuditStamp.stamp)()")
+    /// Takes a store made now back to schema `version` (19 or later), as an earlier subdesk
+    /// left it, so that opening it runs the later migrations again: each migration after
+    /// `version` that made something is undone (26's catch-up columns and table, 25's app
+    /// columns, 23's audit stamp, 22's refusal kinds; 20, 21 and 24 make nothing to undo),
+    /// then the version is set. A new migration that makes something is undone here too.
+    static func rollBack(_ store: Store, to version: Int) throws {
+        precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
+        let sqlite = store.dialect == .sqlite
+        if version < 26 { try store.db.execute(undoSegmentCatchUp) }
+        if version < 25 { try store.db.execute(undoAppColumns(sqlite: sqlite)) }
+        if version < 23 && !sqlite {
+            try store.db.execute("DROP TRIGGER \(AuditStamp.stamp) ON audit_log; DROP FUNCTION \(AuditStamp.stamp)()")
+        }
+        if version < 22 {
+            try store.db.execute("ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind")
+        }
+        try store.db.run(sqlite ? "PRAGMA user_version = \(version)" : "UPDATE schema_version SET version = \(version)")
     }
 
-    static let undoSegmentCatchUp = """
+    /// Takes migration 26 (the by-segment catch-up's columns and table) back off a store.
+    private static let undoSegmentCatchUp = """
         DROP TABLE metric_segments_catchup;
         ALTER TABLE metric_segments_pending DROP COLUMN taken;
         ALTER TABLE metric_segments_pending DROP COLUMN claimed;
