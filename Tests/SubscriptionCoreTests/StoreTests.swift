@@ -91,6 +91,25 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(filtered.map(\.subscriber.userId), ["user-1010-2"])
     }
 
+    func testAPageAfterACursorSeeksTheListsIndexInsteadOfReadingItFromTheStart() throws {
+        let store = try demoStore(sqliteFile: true)
+        let cursor = PageCursor(key: TestKit.anchor, originalTransactionId: ScenarioBuilder.originalTransactionId(instance: 0))
+        let app = AppScope(bundleId: ScenarioBuilder.demoBundleId, includesUnknown: false)
+        for query in [SubscriptionQuery(sort: .expires), SubscriptionQuery(sort: .lastEvent, descending: true),
+                      SubscriptionQuery(sort: .expires, app: app), SubscriptionQuery(sort: .lastEvent, app: app),
+                      SubscriptionQuery(statuses: [.active], sort: .expires)] {
+            for backward in [false, true] {
+                let bounds = Store.pageBounds(query, after: cursor, backward: backward, dialect: store.dialect)
+                let plan = try store.db.rows("""
+                    EXPLAIN QUERY PLAN SELECT s.original_transaction_id FROM \(Store.rowSource)
+                    WHERE \(bounds.conditions.joined(separator: " AND ")) ORDER BY \(bounds.order) LIMIT 50
+                    """, bounds.values) { $0.string(3) }.joined(separator: " ")
+                // The index is searched from the cursor's key on (`<expr>>?` or `<expr><?`), not scanned.
+                XCTAssertTrue(plan.contains("<expr>>?") || plan.contains("<expr><?"), "\(query), backward \(backward): \(plan)")
+            }
+        }
+    }
+
     func testDailyCountsFollowTheScenarios() throws {
         let store = try demoStore()
         let utc = TimeZone(identifier: "UTC")!

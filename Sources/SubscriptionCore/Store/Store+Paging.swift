@@ -51,22 +51,9 @@ extension Store {
     /// keystroke's work this way, whatever the order of the list puts first.
     public func pageWithin(_ q: SubscriptionQuery, after cursor: PageCursor? = nil, backward: Bool = false,
                            limit: Int) throws -> (rows: [SubscriptionRow], complete: Bool) {
-        var conditions: [String] = []
-        var values: [SQLBindable?] = []
-        if !q.statuses.isEmpty {
-            conditions.append("s.status IN (\(q.statuses.map { String($0.rawValue) }.sorted().joined(separator: ",")))")
-        }
-        if let app = q.app {
-            conditions.append(app.condition("s.bundle_id"))
-            values.append(app.bundleId)
-        }
-        // Reading forward in a descending list is reading backward in key order, and so on.
-        let ascendingScan = q.descending == backward
-        if let cursor {
-            conditions.append("(\(q.sort.column), s.original_transaction_id) \(ascendingScan ? ">" : "<") (?, ?)")
-            values += [cursor.key, cursor.originalTransactionId]
-        }
-        let order = "\(q.sort.column) \(ascendingScan ? "ASC" : "DESC"), s.original_transaction_id \(ascendingScan ? "ASC" : "DESC")"
+        let bounds = Store.pageBounds(q, after: cursor, backward: backward, dialect: db.dialect)
+        var conditions = bounds.conditions, values = bounds.values
+        let order = bounds.order
         let match = q.text.isEmpty ? nil : try textCondition(q.text)
         let rows: [SubscriptionRow]
         var complete = true
@@ -99,6 +86,39 @@ extension Store {
                 """, values + [limit], Store.row)
         }
         return (backward ? rows.reversed() : rows, complete)
+    }
+
+    /// The conditions (with the values they bind) and the order of the rows of `q` after
+    /// `cursor` on `dialect`'s engine, its text apart.
+    static func pageBounds(_ q: SubscriptionQuery, after cursor: PageCursor?, backward: Bool, dialect: SQLDialect)
+        -> (conditions: [String], values: [SQLBindable?], order: String) {
+        var conditions: [String] = []
+        var values: [SQLBindable?] = []
+        if !q.statuses.isEmpty {
+            conditions.append("s.status IN (\(q.statuses.map { String($0.rawValue) }.sorted().joined(separator: ",")))")
+        }
+        if let app = q.app {
+            conditions.append(app.condition("s.bundle_id"))
+            values.append(app.bundleId)
+        }
+        // Reading forward in a descending list is reading backward in key order, and so on.
+        let ascendingScan = q.descending == backward
+        if let cursor {
+            let after = ascendingScan ? ">" : "<"
+            // On SQLite the sort key's own bound comes first: SQLite seeks the list's index by
+            // it, where it reads the row value alone (over an expression) as a test of each
+            // entry from the list's start, so that a page deep in the list read every entry
+            // before it. PostgreSQL seeks by the row value; the bound beside it has its plan
+            // for a prepared page start parallel workers (12 ms a page at 1M, for 0.7).
+            if dialect == .sqlite {
+                conditions.append("\(q.sort.column) \(after)= ?")
+                values.append(cursor.key)
+            }
+            conditions.append("(\(q.sort.column), s.original_transaction_id) \(after) (?, ?)")
+            values += [cursor.key, cursor.originalTransactionId]
+        }
+        let order = "\(q.sort.column) \(ascendingScan ? "ASC" : "DESC"), s.original_transaction_id \(ascendingScan ? "ASC" : "DESC")"
+        return (conditions, values, order)
     }
 
     /// Matches of at most this many rows are read from the trigram index and then sorted;
