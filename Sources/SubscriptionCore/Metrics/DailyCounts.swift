@@ -180,8 +180,8 @@ public enum DailyCountsReport {
     /// Refuses a segment value no subscription has (`product=app.montly`, a typo that would
     /// read as zeros), naming the values there are (a reader counts those still pending too).
     public static func requireKnown(_ filter: SegmentFilter, store: Store) throws {
+        guard try !store.segmentHasValue(filter.dimension, filter.value) else { return }
         let known = try store.segmentValues(filter.dimension)
-        guard !known.contains(filter.value) else { return }
         throw ConfigurationError("no subscription has \(filter.dimension.rawValue) \(filter.value): "
                                  + (known.isEmpty ? "the store has none" : "the \(filter.dimension.rawValue) values there are \(known.joined(separator: ", "))"))
     }
@@ -195,9 +195,26 @@ public enum DailyCountsReport {
                                rates: ExchangeRates? = nil, filter: SegmentFilter? = nil,
                                metrics: [Metric] = Metric.all) throws -> [DayCounts] {
         let days = try dayStarts(from: from, to: to, timeZone: timeZone)
-        guard let first = days.first, let end = days.last?.end else { return [] }
+        guard !days.isEmpty else { return [] }
         try store.bringReportsUpToDate(bySegment: filter != nil)
-        if let filter { try requireKnown(filter, store: store) }
+        func tally() throws -> [DayCounts] {
+            try DailyCountsReport.tally(store: store, days: days, segments: segments, period: period, rates: rates,
+                                        filter: filter, metrics: metrics, timeZone: timeZone)
+        }
+        guard let filter else { return try tally() }
+        // One part's report reads in one snapshot: one read transaction, where each of its
+        // reads would open its own (a round trip to begin and one to end on PostgreSQL).
+        return try store.inOneSnapshot {
+            try requireKnown(filter, store: store)
+            return try tally()
+        }
+    }
+
+    /// `compute`'s reading and sums, once what it reads is up to date.
+    static func tally(store: Store, days: [(day: String, start: Millis, end: Millis)], segments: Set<CountSegment>,
+                      period: CountPeriod, rates: ExchangeRates?, filter: SegmentFilter?, metrics: [Metric],
+                      timeZone: TimeZone) throws -> [DayCounts] {
+        guard let first = days.first, let end = days.last?.end else { return [] }
         var counts = days.map { DayCounts(day: $0.day, start: $0.start, values: [:], metrics: metrics) }
         let starts = days.map(\.start)
         func dayIndex(_ t: Millis) -> Int? {

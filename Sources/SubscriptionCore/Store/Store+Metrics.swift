@@ -137,6 +137,22 @@ extension Store {
         return Array(Set(values).union(overlay.values(dimension))).sorted { Array($0.utf8).lexicographicallyPrecedes($1.utf8) }
     }
 
+    /// Whether the by-segment aggregates (or a share still pending) hold `dimension`'s
+    /// `value`: one index seek, where listing the values takes one per value.
+    public func segmentHasValue(_ dimension: SegmentDimension, _ value: String) throws -> Bool {
+        if try db.first("SELECT 1 FROM metric_segments WHERE dimension = ? AND value = ? LIMIT 1",
+                        [dimension.rawValue, value], { _ in true }) == true {
+            return true
+        }
+        return try segmentOverlay()?.values(dimension).contains(value) ?? false
+    }
+
+    /// Runs `body` with every read it makes in one snapshot of the store (one read
+    /// transaction, however many of its reads would open their own).
+    public func inOneSnapshot<T>(_ body: () throws -> T) throws -> T {
+        try db.readTransaction(body)
+    }
+
     /// Subscriptions whose share changed since the by-segment aggregates last took it in.
     public func pendingSegmentsCount() throws -> Int {
         try db.first("SELECT count(*) FROM metric_segments_pending") { $0.int(0) } ?? 0
