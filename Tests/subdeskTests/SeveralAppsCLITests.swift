@@ -312,3 +312,54 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertFalse(doctor.stdout.contains(secretLine) || doctor.stderr.contains(secretLine), "doctor printed the key")
     }
 }
+
+/// The README's two-app rehearsal, run as a new user would paste it: its shell block, line
+/// for line, in an empty folder with `subdesk` on the PATH (all but the desk itself, which
+/// needs a terminal).
+final class SeveralAppsReadmeTests: SubdeskTestCase {
+    func testTheReadmesTwoAppRehearsalRunsAsWritten() throws {
+        let readme = try String(contentsOfFile: Self.repoRoot + "/README.md", encoding: .utf8)
+        let section = try XCTUnwrap(readme.range(of: "#### A two-app desk, step by step"), "the README has the walkthrough")
+        let rest = readme[section.upperBound...]
+        let open = try XCTUnwrap(rest.range(of: "```sh\n"))
+        let close = try XCTUnwrap(rest[open.upperBound...].range(of: "\n```"))
+        let lines = rest[open.upperBound..<close.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
+        let dashboardLine = lines.filter { $0.hasPrefix("subdesk ") && $0.dropFirst(8).trimmingCharacters(in: .whitespaces).hasPrefix("#") }
+        XCTAssertEqual(dashboardLine.count, 1, "one line opens the desk")
+        let script = lines.filter { !dashboardLine.contains($0) }.joined(separator: "\n")
+        XCTAssertTrue(script.contains("simulate --ndjson") && script.contains("counts --by app"), script)
+
+        try FileManager.default.createSymbolicLink(atPath: dir + "/sample-data", withDestinationPath: Self.repoRoot + "/sample-data")
+        let binaries = (CLITests.binary as NSString).deletingLastPathComponent
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-ec", script]
+        shell.currentDirectoryURL = URL(fileURLWithPath: dir)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = binaries + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["XDG_DATA_HOME"] = dir + "/data"
+        environment["XDG_CONFIG_HOME"] = dir + "/config"
+        for name in ["SUBDESK_DB", "SUBDESK_CONFIG", "SUBDESK_SAMPLE_DATA"] { environment.removeValue(forKey: name) }
+        shell.environment = environment
+        let output = Pipe(), errors = Pipe()
+        shell.standardOutput = output
+        shell.standardError = errors
+        try shell.run()
+        let text = String(decoding: ChildOutput.readAll(output.fileHandleForReading), as: UTF8.self)
+        let errorText = String(decoding: ChildOutput.readAll(errors.fileHandleForReading), as: UTF8.self)
+        shell.waitUntilExit()
+        XCTAssertEqual(shell.terminationStatus, 0, text + errorText)
+
+        XCTAssertTrue(text.contains("ingested 60, duplicates 0, rejected 0"), text + errorText)
+        XCTAssertNotNil(text.range(of: "app +fitness: com.example.subdesk.demo[^\n]*last notification [0-9]{4}-", options: .regularExpression), text)
+        XCTAssertNotNil(text.range(of: "app +recipes: com.example.recipes[^\n]*last notification [0-9]{4}-", options: .regularExpression), text)
+        let header = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("MONTH") }, text)
+        XCTAssertEqual(Set(header.split(separator: " ").dropFirst().map(String.init)), ["fitness", "recipes"], String(header))
+        // The scoped search lists recipes' subscriptions alone: the simulated ones' ids.
+        let listed = text.split(separator: "\n").drop { !$0.hasPrefix("ORIGINAL TX") }.dropFirst()
+        XCTAssertFalse(listed.isEmpty, text)
+        XCTAssertTrue(listed.allSatisfy { !$0.hasPrefix("20000004") }, "no demo (fitness) subscription: \(listed)")
+        // The walkthrough cleans up after itself.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/two-apps.db"))
+    }
+}
