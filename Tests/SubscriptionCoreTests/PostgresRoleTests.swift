@@ -92,6 +92,25 @@ final class PostgresRoleTests: XCTestCase {
         XCTAssertEqual(entries.map(\.action), ["override_grant", "quarantine_purge"])
     }
 
+    /// A store deployed at schema 26 with its roles installed, then migrated by its owner
+    /// (`subdesk migrate`, or any command that opens it): migration 27 makes the intake
+    /// counters' table again, and grants each role its rights on it, so an intake login goes
+    /// on counting and a read login on reading without `db init --roles` run again.
+    func testAnIntakeLoginCountsAndAReaderReadsTheCountsAfterMigration27() throws {
+        try TestKit.rollBack(owner, to: 26)
+        try owner.installRoles()
+        owner = nil
+        owner = try Store(path: location)
+        XCTAssertEqual(owner.schemaVersion, Migrations.latestVersion)
+        let intake = try open(as: "subdesk_intake").store
+        guard case .stored = try TestKit.intake(intake).ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500027")) else {
+            return XCTFail("intake could not ingest")
+        }
+        let counted = try open(as: "subdesk_read", mode: .reading).store.onCallReading(now: DateText.nowMillis()).intakeCounts
+        XCTAssertEqual(counted.map(\.bundleId), [ScenarioBuilder.demoBundleId], "counted under the app it was signed for")
+        XCTAssertEqual(counted.map(\.count), [1])
+    }
+
     func testTheAuditLogRefusesUpdateAndDeleteForEveryRoleAndTheOwner() throws {
         _ = try Operations(store: owner, operatorName: "x").grant(try seed(), until: DateText.nowMillis() + 86_400_000, reason: "goodwill")
         var stores: [(String, Store)] = [("owner", owner)]
