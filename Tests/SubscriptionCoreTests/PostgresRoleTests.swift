@@ -111,6 +111,26 @@ final class PostgresRoleTests: XCTestCase {
         XCTAssertEqual(counted.map(\.count), [1])
     }
 
+    /// A store deployed at schema 25 with its roles installed: migration 26 made the
+    /// by-segment catch-up's table, which migration 27 grants too, so after `migrate` an
+    /// intake login catches the aggregates up and a read login counts by segment.
+    func testAStoreDeployedAtSchema25CountsBySegmentAsItsLoginsAfterMigrating() throws {
+        // The roles were installed (setUp); taking the store back drops migration 26's
+        // table, which migrating again makes without grants.
+        try TestKit.rollBack(owner, to: 25)
+        owner = nil
+        owner = try Store(path: location)
+        let intake = try open(as: "subdesk_intake").store
+        guard case .stored = try TestKit.intake(intake).ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500025")) else {
+            return XCTFail("intake could not ingest")
+        }
+        let reader = try open(as: "subdesk_read", mode: .reading).store
+        XCTAssertEqual(try reader.segmentValues(.product), ["app.monthly"], "the reader sums what is pending")
+        try intake.catchUpSegments()
+        XCTAssertEqual(try owner.pendingSegmentsCount(), 0)
+        XCTAssertEqual(try reader.segmentValues(.product), ["app.monthly"])
+    }
+
     func testTheAuditLogRefusesUpdateAndDeleteForEveryRoleAndTheOwner() throws {
         _ = try Operations(store: owner, operatorName: "x").grant(try seed(), until: DateText.nowMillis() + 86_400_000, reason: "goodwill")
         var stores: [(String, Store)] = [("owner", owner)]

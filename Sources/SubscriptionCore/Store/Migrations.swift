@@ -681,8 +681,11 @@ enum Migrations {
         DROP TABLE intake_counts_26;
         """ }, postgres: """
         -- The new table has no grants: each role gets its rights on it here (where this
-        -- store's roles were installed), so an intake login keeps counting after `migrate`.
-        \(PostgresRoles.grants(onRemade: ["intake_counts"]))
+        -- store's roles were installed), so an intake login keeps counting after `migrate`;
+        -- and on the by-segment catch-up's table, which migration 26 made without them (a
+        -- read login could not count by segment, nor intake catch up, until the roles were
+        -- installed again).
+        \(PostgresRoles.grants(onNew: ["intake_counts", "metric_segments_catchup"]))
         """),
     ]
 

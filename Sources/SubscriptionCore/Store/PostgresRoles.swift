@@ -203,13 +203,13 @@ public enum PostgresRoles {
         return "GRANT \(privileges) ON \(tables.joined(separator: ", ")) TO \(roles.joined(separator: ", "));"
     }
 
-    /// What a migration that makes `tables` again runs on PostgreSQL: a table made anew has
-    /// no grants, so each role gets its rights on them (`rights`) there and then, and its
-    /// logins keep working after `subdesk migrate` without `db init --roles` again. Only
-    /// where the store's roles were installed: a role that exists and reads
-    /// `schema_version` (every role reads every table, and PUBLIC none). The statements are
-    /// unqualified: a migration runs in the store's schema.
-    static func grants(onRemade tables: [String]) -> String {
+    /// What a migration that makes `tables` (new, or made again) runs on PostgreSQL: a table
+    /// made after the roles were installed has no grants, so each role gets its rights on
+    /// them (`rights`) there and then, and its logins keep working after `subdesk migrate`
+    /// without `db init --roles` again. Only where the store's roles were installed: a role
+    /// that exists and reads `schema_version` (every role reads every table, and PUBLIC
+    /// none). The statements are unqualified: a migration runs in the store's schema.
+    static func grants(onNew tables: [String]) -> String {
         var lines = ["DO $$ BEGIN"]
         for role in all {
             let owed = rights.filter { $0.roles.contains(role) }.compactMap { right -> String? in
