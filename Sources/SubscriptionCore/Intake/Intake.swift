@@ -203,7 +203,8 @@ public final class Intake {
                         keep: Bool = true, trueLength: Int? = nil) throws -> IntakeOutcome {
         guard keep else { return .rejected(reason: refusal, quarantineId: 0) }
         let reason = refusal.description
-        // Filed and counted under the app the body names, when it can be read.
+        // Filed under the app the body names, when it can be read, and counted under it when
+        // it is a configured app's.
         let app = trueLength == nil ? Intake.statedBundleId(body) : nil
         return try store.write {
             let kept = try store.quarantine(body: body, reason: reason, kind: refusal.kind, source: source, receivedDate: receivedAt, bodySHA256: digest,
@@ -215,7 +216,8 @@ public final class Intake {
             let floodLogged = kept.bodyKept ? false : try store.hasIntakeLine(containing: Intake.pastBudgetMark, since: receivedAt - 60_000)
             let entry = IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail, source: source,
                                        rejection: refusal.kind)
-            if floodLogged { try store.countIntake(entry, app: app) } else { try store.logIntake(entry, app: app) }
+            let counted = policy.countedApp(app)
+            if floodLogged { try store.countIntake(entry, app: counted) } else { try store.logIntake(entry, app: counted) }
             return .rejected(reason: refusal, quarantineId: kept.id)
         }
     }

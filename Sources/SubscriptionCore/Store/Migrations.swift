@@ -668,7 +668,8 @@ enum Migrations {
         Migration(26, "the by-segment catch-up's phases") { d in Migrations.segmentCatchUp(dialect: d) },
         Migration(27, "intake counted per app", { d in """
         -- Each intake outcome is counted under its app as well: the bundle id the body was
-        -- signed for, '' when it could not be read (the on-call metrics' `app` label). No
+        -- signed for, '' when it could not be read, '*' for a refused body naming a bundle
+        -- id no configured app had (the on-call metrics' `app` label). No
         -- engine changes a primary key in place, so the table is made again under its own
         -- name (every reader, the roles' rights and a copy between stores name it as
         -- before) and the old table dropped: its rows are carried over whole, under the

@@ -6,7 +6,8 @@ import Foundation
 public struct OnCallReading: Sendable {
     public struct IntakeCount: Sendable {
         /// The app's bundle id as the body was signed for it; '' when it could not be read
-        /// (and for every count made before intake counted apps, migration 27).
+        /// (and for every count made before intake counted apps, migration 27);
+        /// `IntakePolicy.unconfiguredApp` for refused bodies naming a bundle id no app had.
         public var bundleId: String
         public var environment: String
         public var type: String
