@@ -197,6 +197,35 @@ final class SeveralAppsTests: XCTestCase {
         }
     }
 
+    /// A refused body is counted under the app it names when a configured app has that
+    /// bundle id; bodies naming apps none has are counted as one (the metrics' `other`), so
+    /// bodies naming made-up apps cannot add an intake counter row each.
+    func testRefusalsNamingAppsNoneHasAreCountedAsOneAppAndAConfiguredAppsAsItself() throws {
+        let store = try Store.inMemory()
+        let intake = try Self.twoAppIntake(store)
+        for (n, app) in ["com.example.a", "com.example.b", "com.example.c"].enumerated() {
+            guard case .rejected = try intake.ingest(Self.body(app: app, appleId: 3234567890, otid: "730000000000000\(n)", uuid: "made-up-\(n)")) else {
+                return XCTFail("\(app) is refused")
+            }
+        }
+        // One whose signature does not verify, naming yet another app.
+        let tampered = String(decoding: Self.body(app: "com.example.d", appleId: 3234567890, otid: "7300000000000009", uuid: "made-up-9"),
+                              as: UTF8.self).replacingOccurrences(of: "\"}", with: "AAAA\"}")
+        guard case .rejected(let refusal, _) = try intake.ingest(Data(tampered.utf8)) else { return XCTFail("the tampered body is refused") }
+        XCTAssertEqual(refusal.kind, .signature)
+        // A fitness body posted to recipes' URL: refused, and counted as fitness's.
+        guard case .rejected = try intake.ingest(Self.body(app: Self.fitness, appleId: 1234567890, otid: "7100000000000009", uuid: "fit-9"),
+                                                 postedFor: "recipes") else { return XCTFail("posted to another app's URL") }
+        let counts = try store.onCallReading(now: TestKit.anchor).intakeCounts
+        XCTAssertEqual(counts.filter { $0.bundleId == IntakePolicy.unconfiguredApp }.map(\.count).reduce(0, +), 4)
+        XCTAssertEqual(Set(counts.map(\.bundleId)), [IntakePolicy.unconfiguredApp, Self.fitness])
+        var inputs = OnCallInputs(reading: try store.onCallReading(now: TestKit.anchor), roots: [], quarantineBudgetBytes: nil)
+        inputs.apps = try ConfiguredApps(configuration: Configuration(text: Self.twoApps, source: "config"))
+        let apps = OnCallMetrics.exposition(inputs).split(separator: "\n").filter { $0.hasPrefix("subdesk_notifications_received_total{") }
+            .map { $0.split(separator: ",")[0] }
+        XCTAssertEqual(Set(apps), [#"subdesk_notifications_received_total{app="other""#, #"subdesk_notifications_received_total{app="fitness""#])
+    }
+
     func testAV1BodyNamesItsAppByBidAndOnlyThatAppsAllowV1Counts() throws {
         let store = try Store.inMemory()
         let intake = try Self.twoAppIntake(store)

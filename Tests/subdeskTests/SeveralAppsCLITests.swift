@@ -55,14 +55,9 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     func testOneIngestStoresBothAppsBodiesAndRefusesAThirdAppsNamingItsBundleId() throws {
         try writeConfig()
         let db = Store.testLocation(file: dir + "/apps.db")
-        var files: [String] = []
-        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
+        let files = try bodyFiles([("com.example.fitness", Int64(1234567890), "7100000000000001"),
                                           ("com.example.recipes", Int64(2234567890), "7200000000000001"),
-                                          ("com.example.other", Int64(3234567890), "7300000000000001")] {
-            let file = dir + "/\(otid).json"
-            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
-            files.append(file)
-        }
+                                          ("com.example.other", Int64(3234567890), "7300000000000001")])
         let r = try run(["ingest", "--db", db] + files)
         XCTAssertTrue(r.stdout.hasPrefix("ingested 2, duplicates 0, rejected 1"), r.stdout + r.stderr)
         XCTAssertTrue(r.stderr.contains("bundleId com.example.other is no configured app's (apps: fitness (com.example.fitness), "
@@ -81,14 +76,18 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     }
 
     /// Ingests one subscription of fitness (7100000000000001) and one of recipes (7200000000000001).
-    func ingestOneOfEachApp(_ db: String) throws {
-        var files: [String] = []
-        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
-                                          ("com.example.recipes", Int64(2234567890), "7200000000000001")] {
+    /// Files of SUBSCRIBED bodies, one for each (bundle id, Apple ID, transaction id).
+    func bodyFiles(_ bodies: [(String, Int64, String)]) throws -> [String] {
+        try bodies.map { bundleId, appleId, otid in
             let file = dir + "/\(otid).json"
             try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
-            files.append(file)
+            return file
         }
+    }
+
+    func ingestOneOfEachApp(_ db: String) throws {
+        let files = try bodyFiles([("com.example.fitness", Int64(1234567890), "7100000000000001"),
+                                          ("com.example.recipes", Int64(2234567890), "7200000000000001")])
         XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
     }
 
@@ -276,6 +275,69 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertTrue(recipes.stdout.hasPrefix("SUBDESK CRITICAL - app recipes: no Production notification for 3h"), recipes.stdout)
         let unknown = try run(["check", "--db", db, "--app", "beta"])
         XCTAssertEqual(unknown.status, 3, unknown.stdout)
+    }
+
+    /// `subdesk metrics` labels every intake count and last arrival with its app: each
+    /// configured app's own, and `other` for a body of a bundle id no app has or whose app
+    /// could not be read. `--app NAME metrics` prints that app's samples alone, and the apps'
+    /// counts add up to every outcome the intake log holds.
+    func testMetricsLabelEachAppsIntakeAndTheAppsAddUpToTheStore() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/metrics.db")
+        let files = try bodyFiles([("com.example.fitness", Int64(1234567890), "7100000000000001"),
+                                          ("com.example.fitness", Int64(1234567890), "7100000000000002"),
+                                          ("com.example.recipes", Int64(2234567890), "7200000000000001"),
+                                          ("com.example.other", Int64(3234567890), "7300000000000001")])
+        try Data("not a notification".utf8).write(to: URL(fileURLWithPath: dir + "/junk.json"))
+        let ingested = try run(["ingest", "--db", db] + files + [dir + "/junk.json"])
+        XCTAssertTrue(ingested.stdout.hasPrefix("ingested 3, duplicates 0, rejected 2"), ingested.stdout + ingested.stderr)
+        // A redelivery of fitness's first body: a duplicate, counted as fitness's.
+        XCTAssertEqual(try run(["ingest", "--db", db, files[0]]).status, 0)
+
+        func received(_ arguments: [String]) throws -> [String: Double] {
+            let r = try run(arguments + ["metrics", "--db", db])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            var samples: [String: Double] = [:]
+            for line in r.stdout.split(separator: "\n") where line.hasPrefix("subdesk_notifications_received_total{") {
+                let parts = line.split(separator: " ")
+                samples[String(parts[0])] = Double(parts[1])
+            }
+            return samples
+        }
+        let all = try received([])
+        func app(_ sample: String) -> String? {
+            sample.range(of: #"app="[^"]*""#, options: .regularExpression).map { String(sample[$0].dropFirst(5).dropLast()) }
+        }
+        XCTAssertEqual(Set(all.keys.compactMap(app)), ["fitness", "recipes", "other"], "\(all)")
+        XCTAssertEqual(all.keys.filter { app($0) == nil }, [], "every sample names its app")
+        func total(_ samples: [String: Double], app name: String? = nil, outcome: String) -> Double {
+            samples.filter { (name == nil || app($0.key) == name) && $0.key.contains("outcome=\"\(outcome)\"") }.values.reduce(0, +)
+        }
+        XCTAssertEqual(total(all, app: "fitness", outcome: "stored"), 2)
+        XCTAssertEqual(total(all, app: "fitness", outcome: "duplicate"), 1)
+        XCTAssertEqual(total(all, app: "recipes", outcome: "stored"), 1)
+        XCTAssertEqual(total(all, app: "other", outcome: "rejected"), 2, "a third app's body and one whose app cannot be read")
+        XCTAssertEqual(total(all, app: "fitness", outcome: "rejected") + total(all, app: "recipes", outcome: "rejected"), 0)
+
+        // Each app's scrape holds its samples alone; with other's, they are the whole.
+        let fitness = try received(["--app", "fitness"]), recipes = try received(["--app", "com.example.recipes"])
+        XCTAssertEqual(Set(fitness.keys.compactMap(app)), ["fitness"])
+        XCTAssertEqual(Set(recipes.keys.compactMap(app)), ["recipes"])
+        XCTAssertEqual(fitness.merging(recipes) { $1 }.merging(all.filter { app($0.key) == "other" }) { $1 }, all)
+        // The apps' counts add up to every outcome the intake log holds.
+        let log = try Store(path: db, mode: .reading).intakeLog(limit: 1000)
+        for outcome in ["stored", "duplicate", "rejected"] {
+            XCTAssertEqual(total(fitness, outcome: outcome) + total(recipes, outcome: outcome) + total(all, app: "other", outcome: outcome),
+                           Double(log.filter { $0.result.rawValue == outcome }.count), outcome)
+        }
+        // Each app's last arrival, so a quiet app is seen beside a busy one.
+        let metrics = try run(["metrics", "--db", db]).stdout
+        for name in ["fitness", "recipes"] {
+            XCTAssertTrue(metrics.contains("subdesk_last_notification_age_seconds{app=\"\(name)\",environment=\"Production\"} "), metrics)
+        }
+        let unknown = try run(["--app", "beta", "metrics", "--db", db])
+        XCTAssertNotEqual(unknown.status, 0)
+        XCTAssertTrue(unknown.stderr.contains("beta names no configured app"), unknown.stderr)
     }
 
     func testBackfillResumeWithSeveralAppsAsksTheAppAndEnvironmentTheRunRecorded() throws {

@@ -173,6 +173,13 @@ extension Store {
         try db.first("SELECT \(Store.eventColumns) FROM notifications WHERE notification_uuid = ?", [uuid]) { Store.event($0) }
     }
 
+    /// A stored notification's event and the bundle id it was signed for (nil when unknown).
+    func notificationEventAndApp(uuid: String) throws -> (NotificationEvent, String?)? {
+        try db.first("SELECT \(Store.eventColumns), bundle_id FROM notifications WHERE notification_uuid = ?", [uuid]) {
+            (Store.event($0), $0.optionalString(9))
+        }
+    }
+
     public func notification(uuid: String) throws -> StoredNotification? {
         try db.first("""
             SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format FROM notifications

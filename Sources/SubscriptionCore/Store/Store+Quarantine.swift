@@ -113,21 +113,23 @@ extension Store {
         try db.first("SELECT count(*) FROM quarantine WHERE resolved_ms IS NULL") { $0.int(0) } ?? 0
     }
 
-    public func logIntake(_ e: IntakeLogEntry) throws {
+    /// Logs one intake outcome and counts it under `bundleId`, the app the body was signed
+    /// for (nil when it could not be read).
+    public func logIntake(_ e: IntakeLogEntry, app bundleId: String? = nil) throws {
         try db.run("""
             INSERT INTO intake_log (received_ms, result, notification_uuid, type, subtype,
                 original_transaction_id, product_id, environment, detail, source, reason_kind) VALUES (?,?,?,?,?,?,?,?,?,?,?)
             """, [e.receivedDate, e.result.rawValue, e.notificationUUID, e.type, e.subtype,
                   e.originalTransactionId, e.productId, e.environment, e.detail, e.source, e.rejection?.rawValue])
-        try countIntake(e)
+        try countIntake(e, app: bundleId)
     }
 
     /// Adds one outcome to `intake_counts`, the counters the on-call metrics read. Called for
     /// every body intake answers, logged or not (a flood past the quarantine's budget logs
-    /// one line a minute but counts every body).
-    func countIntake(_ e: IntakeLogEntry) throws {
-        let key = IntakeCountKey(environment: e.environment ?? "", type: e.type ?? "", outcome: e.result.rawValue,
-                                 reason: e.result == .rejected ? (e.rejection ?? .other).rawValue : "")
+    /// one line a minute but counts every body), under its app (`bundleId`; '' unknown).
+    func countIntake(_ e: IntakeLogEntry, app bundleId: String?) throws {
+        let key = IntakeCountKey(bundleId: bundleId ?? "", environment: e.environment ?? "", type: e.type ?? "",
+                                 outcome: e.result.rawValue, reason: e.result == .rejected ? (e.rejection ?? .other).rawValue : "")
         guard db.isInTransaction else { return try writeIntakeCount(key, count: 1, last: e.receivedDate) }
         let held = pendingIntakeCounts[key] ?? (0, e.receivedDate)
         pendingIntakeCounts[key] = (held.count + 1, max(held.last, e.receivedDate))
@@ -136,9 +138,10 @@ extension Store {
     func writeIntakeCount(_ key: IntakeCountKey, count: Int, last: Millis) throws {
         let latest = "\(db.dialect.greatest)(intake_counts.last_ms, excluded.last_ms)"
         try db.run("""
-            INSERT INTO intake_counts (environment, type, outcome, reason, count, last_ms) VALUES (?,?,?,?,?,?)
-            ON CONFLICT (environment, type, outcome, reason) DO UPDATE SET count = intake_counts.count + excluded.count, last_ms = \(latest)
-            """, [key.environment, key.type, key.outcome, key.reason, count, last])
+            INSERT INTO intake_counts (bundle_id, environment, type, outcome, reason, count, last_ms) VALUES (?,?,?,?,?,?,?)
+            ON CONFLICT (bundle_id, environment, type, outcome, reason)
+            DO UPDATE SET count = intake_counts.count + excluded.count, last_ms = \(latest)
+            """, [key.bundleId, key.environment, key.type, key.outcome, key.reason, count, last])
     }
 
     /// Whether a refusal logged at or after `since` says `mark` (through the time index).
