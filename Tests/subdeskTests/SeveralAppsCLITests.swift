@@ -37,11 +37,11 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     }
 
     /// A SUBSCRIBED body signed by the test CA for `bundleId`.
-    func body(_ bundleId: String, appleId: Int64, otid: String) throws -> Data {
+    func body(_ bundleId: String, appleId: Int64, otid: String, product: String = "app.monthly") throws -> Data {
         let signer = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
         let now = DateText.nowMillis()
         let transaction: [String: Any] = [
-            "transactionId": otid, "originalTransactionId": otid, "productId": "app.monthly", "bundleId": bundleId,
+            "transactionId": otid, "originalTransactionId": otid, "productId": product, "bundleId": bundleId,
             "purchaseDate": now - 60_000, "originalPurchaseDate": now - 60_000, "expiresDate": now + 30 * 86_400_000,
             "signedDate": now, "environment": "Production", "inAppOwnershipType": "PURCHASED",
             "type": "Auto-Renewable Subscription", "price": 9990, "currency": "USD"]
@@ -80,13 +80,14 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(app, ["name": "recipes", "bundleId": "com.example.recipes"], shown.stdout + shown.stderr)
     }
 
-    /// Ingests one subscription of fitness (7100000000000001) and one of recipes (7200000000000001).
-    func ingestOneOfEachApp(_ db: String) throws {
+    /// Ingests one subscription of fitness (7100000000000001) and one of recipes (7200000000000001),
+    /// each of `products` (the same one by default).
+    func ingestOneOfEachApp(_ db: String, products: (fitness: String, recipes: String) = ("app.monthly", "app.monthly")) throws {
         var files: [String] = []
-        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
-                                          ("com.example.recipes", Int64(2234567890), "7200000000000001")] {
+        for (bundleId, appleId, otid, product) in [("com.example.fitness", Int64(1234567890), "7100000000000001", products.fitness),
+                                                   ("com.example.recipes", Int64(2234567890), "7200000000000001", products.recipes)] {
             let file = dir + "/\(otid).json"
-            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
+            try body(bundleId, appleId: appleId, otid: otid, product: product).write(to: URL(fileURLWithPath: file))
             files.append(file)
         }
         XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
@@ -310,5 +311,83 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         let key = try String(contentsOfFile: keyFile, encoding: .utf8)
         let secretLine = try XCTUnwrap(key.split(separator: "\n").dropFirst().first)
         XCTAssertFalse(doctor.stdout.contains(secretLine) || doctor.stderr.contains(secretLine), "doctor printed the key")
+    }
+
+    /// A fake App Store that answers every mass extension and its status (complete), refusing
+    /// a token for another app than the product's (`apple.products`).
+    func massExtensionApple() throws -> FakeAppleServer {
+        let apple = try FakeAppleServer()
+        apple.routeEverythingElse { request in
+            let parts = request.path.split(separator: "/")
+            if request.method == "POST" { return .json([:]) }
+            return .json(["requestIdentifier": String(parts.last ?? ""), "complete": true, "completeDate": DateText.nowMillis(),
+                          "succeededCount": 4, "failedCount": 0])
+        }
+        return apple
+    }
+
+    /// `extend --all` asks each app that sells the product, signed for it, each line naming it;
+    /// an app or a product no app sells is refused before Apple is asked.
+    func testAMassExtensionIsAskedOfTheAppsThatSellTheProductEachSignedForItsApp() throws {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/extend.db")
+        try ingestOneOfEachApp(db, products: ("fit.monthly", "rec.yearly"))
+        let apple = try massExtensionApple()
+        defer { apple.stop() }
+        apple.products(["fit.monthly"], belongTo: "com.example.fitness")
+        apple.products(["rec.yearly"], belongTo: "com.example.recipes")
+        let base = apple.baseURL.absoluteString
+        func extend(_ words: [String]) throws -> Result {
+            try run(words + ["--days", "3", "--reason-code", "3", "--reason", "outage", "--yes", "--wait", "0", "--db", db,
+                             "--server-api-url", base + "/prod", "--server-api-sandbox-url", base + "/sandbox"])
+        }
+        // recipes, the second app, sells rec.yearly: its token, and one document naming it.
+        let json = try extend(["extend", "--all", "--product", "rec.yearly", "--json"])
+        XCTAssertEqual(json.status, 0, json.stdout + json.stderr)
+        let entries = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["extensions"]
+                                    as? [[String: Any]], json.stdout)
+        XCTAssertEqual(entries.map { "\($0["app"] ?? "-") \($0["environment"] ?? "-") \($0["outcome"] ?? "-")" }, ["recipes Production complete"])
+        XCTAssertEqual(entries.first?["productId"] as? String, "rec.yearly")
+        XCTAssertEqual(apple.requests.map { "\($0.method) \(FakeAppleServer.tokenBundleId($0) ?? "-")" },
+                       ["POST com.example.recipes", "GET com.example.recipes"])
+        // --status follows it again, signed for the app that sells the product.
+        let request = try XCTUnwrap(entries.first?["requestIdentifier"] as? String)
+        let status = try extend(["extend", "--status", request])
+        XCTAssertEqual(status.status, 0, status.stdout + status.stderr)
+        XCTAssertEqual(FakeAppleServer.tokenBundleId(try XCTUnwrap(apple.requests.last)), "com.example.recipes")
+
+        // A product both apps sell: one request per app, each line naming its app.
+        var files: [String] = []
+        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000002"),
+                                          ("com.example.recipes", Int64(2234567890), "7200000000000002")] {
+            files.append(dir + "/\(otid).json")
+            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: files.last!))
+        }
+        XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
+        let both = try extend(["extend", "--all", "--product", "app.monthly"])
+        XCTAssertEqual(both.status, 0, both.stdout + both.stderr)
+        let lines = both.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 4, both.stdout)
+        XCTAssertTrue(lines[0].hasPrefix("fitness (com.example.fitness) Production: ") && lines[0].contains("every active subscriber of app.monthly"),
+                      both.stdout)
+        XCTAssertTrue(lines[2].hasPrefix("recipes (com.example.recipes) Production: "), both.stdout)
+        XCTAssertEqual(apple.requests.filter { $0.method == "POST" }.suffix(2).map { FakeAppleServer.tokenBundleId($0) ?? "-" },
+                       ["com.example.fitness", "com.example.recipes"])
+
+        // Refused before Apple is asked: --app naming an app without the product, and a product no app has.
+        let asked = apple.requests.count
+        let wrongApp = try extend(["--app", "fitness", "extend", "--all", "--product", "rec.yearly"])
+        XCTAssertEqual(wrongApp.status, 2, wrongApp.stdout)
+        XCTAssertTrue(wrongApp.stderr.contains("app fitness (com.example.fitness) has no subscription of product rec.yearly in this store "
+                                               + "(the apps that have: recipes (com.example.recipes) Production)"), wrongApp.stderr)
+        let nobody = try extend(["extend", "--all", "--product", "app.weekly"])
+        XCTAssertEqual(nobody.status, 2, nobody.stdout)
+        XCTAssertTrue(nobody.stderr.contains("product app.weekly is in no configured app's subscriptions in this store (apps: "
+                                             + "fitness (com.example.fitness), recipes (com.example.recipes))"), nobody.stderr)
+        XCTAssertEqual(apple.requests.count, asked)
+        // --app narrows a product both apps sell to that app.
+        let one = try extend(["--app", "recipes", "extend", "--all", "--product", "app.monthly"])
+        XCTAssertEqual(one.status, 0, one.stdout + one.stderr)
+        XCTAssertEqual(apple.requests.dropFirst(asked).map { FakeAppleServer.tokenBundleId($0) ?? "-" }, ["com.example.recipes", "com.example.recipes"])
     }
 }

@@ -223,14 +223,20 @@ public final class DashboardSession {
             case .extendAll(let product, let days, let code, let reason, let storefronts):
                 return withRevalidator({ _ in .failed("extending needs the App Store Server API key settings") }) { revalidator in
                     do {
-                        let environment = revalidator.policy.environment ?? .production
-                        let record = try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason,
-                                                                        storefronts: storefronts, environment: environment, wait: 600)
-                        let summary = (try? revalidator.summaryNotification(for: record.requestIdentifier)) ?? nil
-                        return .notice(record.outcome == "complete"
-                            ? "Apple extended \(record.succeeded ?? 0) subscribers of \(product) by \(days) days (\(record.failed ?? 0) failed)"
-                                + (summary.map { "; its SUMMARY notification says \($0.succeeded ?? 0) extended, \($0.failed ?? 0) failed" } ?? "")
-                            : "Apple is still extending \(product) after 10 minutes: subdesk extend --status \(record.requestIdentifier)")
+                        // Each app that sells the product, in each environment it has it in, signed for that app.
+                        let targets = try revalidator.massExtensionTargets(productId: product)
+                        var notices: [String] = []
+                        for target in targets {
+                            let record = try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason,
+                                                                            storefronts: storefronts, environment: target.environment,
+                                                                            target: target, wait: 600)
+                            let summary = (try? revalidator.summaryNotification(for: record.requestIdentifier)) ?? nil
+                            notices.append((targets.count > 1 ? "\(target.label) \(target.environment): " : "") + (record.outcome == "complete"
+                                ? "Apple extended \(record.succeeded ?? 0) subscribers of \(product) by \(days) days (\(record.failed ?? 0) failed)"
+                                    + (summary.map { "; its SUMMARY notification says \($0.succeeded ?? 0) extended, \($0.failed ?? 0) failed" } ?? "")
+                                : "Apple is still extending \(product) after 10 minutes: subdesk extend --status \(record.requestIdentifier)"))
+                        }
+                        return .notice(notices.joined(separator: "; "))
                     } catch {
                         return .failed(SafeText.sanitize("\(error)"))
                     }

@@ -88,7 +88,7 @@ public final class Revalidator: @unchecked Sendable {
         }
     }
 
-    private func appLookup(for target: AppleTarget?) -> AppLookup {
+    func appLookup(for target: AppleTarget?) -> AppLookup {
         target.flatMap { t in appLookups.first { $0.name == t.app } } ?? appLookups[0]
     }
 
