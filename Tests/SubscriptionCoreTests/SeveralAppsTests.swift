@@ -295,4 +295,44 @@ final class SeveralAppsTests: XCTestCase {
         let asked = Set(fixture.server.requests.map { "\($0.path.split(separator: "/").last ?? "") \(FakeAppleServer.tokenBundleId($0) ?? "-")" })
         XCTAssertEqual(asked, ["\(fit) \(Self.fitness)", "\(rec) \(Self.recipes)"])
     }
+
+    /// A refund answer is signed for the app its CONSUMPTION_REQUEST was signed for, even when
+    /// the request names no subscription; a request of an app no longer configured is refused
+    /// by name, and nothing is sent.
+    func testARefundAnswerIsSignedForTheRequestsAppAndAnUnconfiguredAppIsRefused() throws {
+        let fixture = try RevalidationFixture()
+        defer { fixture.tearDown() }
+        let (otid, tid, uuid) = ("7200000000000031", "7200000000000032", "c0a50000-0000-4000-8000-000000000031")
+        let bought = TestKit.transaction(id: tid, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
+                                         expires: TestKit.anchor + 25 * TestKit.day, signed: TestKit.anchor - 5 * TestKit.day,
+                                         bundleId: Self.recipes)
+        let intake = try Self.twoAppIntake(try fixture.openStore())
+        for body in [TestKit.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY", signed: TestKit.anchor - 5 * TestKit.day, bundleId: Self.recipes,
+                                  appAppleId: 2234567890, transaction: bought, renewal: TestKit.renewal(original: otid)),
+                     TestKit.body(type: "CONSUMPTION_REQUEST", uuid: uuid, signed: TestKit.anchor - 2 * 3_600_000, bundleId: Self.recipes,
+                                  appAppleId: 2234567890, transaction: bought, renewal: nil,
+                                  extraData: ["consumptionRequestReason": "UNINTENDED_PURCHASE"])] {
+            guard case .stored = try intake.ingest(body, receivedAt: TestKit.anchor - 3_600_000) else { return XCTFail("not stored") }
+        }
+        let store = try fixture.openStore()
+        XCTAssertEqual(try store.refundRequest(uuid: uuid)?.bundleId, Self.recipes)
+        // The request names no subscription (as one about a purchase the store does not hold).
+        try store.db.run("UPDATE refund_requests SET original_transaction_id = NULL WHERE notification_uuid = ?", [uuid])
+        fixture.server.transactions([tid], belongTo: Self.recipes)
+        let path = "/prod/inApps/v2/transactions/consumption/\(tid)"
+        fixture.server.route("PUT", path, FakeAppleServer.Response(status: 202))
+        let answer = ConsumptionAnswer(customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
+                                       refundPreference: .decline)
+        // An app no configuration has: refused by name before Apple is asked.
+        try store.db.run("UPDATE refund_requests SET bundle_id = 'com.example.gone' WHERE notification_uuid = ?", [uuid])
+        XCTAssertThrowsError(try twoAppRevalidator(fixture).answerRefundRequest(uuid, answer: answer, reason: nil)) { error in
+            XCTAssertTrue("\(error)".hasPrefix("refund request \(uuid) is app com.example.gone's, which no configured app is (apps: "
+                                              + "fitness (com.example.fitness), recipes (com.example.recipes))"), "\(error)")
+        }
+        XCTAssertTrue(fixture.server.requests.isEmpty)
+        try store.db.run("UPDATE refund_requests SET bundle_id = ? WHERE notification_uuid = ?", [Self.recipes, uuid])
+        let answered = try twoAppRevalidator(fixture).answerRefundRequest(uuid, answer: answer, reason: "two apps")
+        XCTAssertEqual(answered.answerOutcome, "accepted")
+        XCTAssertEqual(fixture.server.requests("PUT", path).map(FakeAppleServer.tokenBundleId), [Self.recipes])
+    }
 }
