@@ -390,4 +390,64 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(one.status, 0, one.stdout + one.stderr)
         XCTAssertEqual(apple.requests.dropFirst(asked).map { FakeAppleServer.tokenBundleId($0) ?? "-" }, ["com.example.recipes", "com.example.recipes"])
     }
+
+    /// The two-app configuration with a key file, a new store `name`, and a fake App Store that
+    /// answers POST `path` in each environment (`prod`, `sandbox`) with `answer`, but refuses
+    /// `bundleId`'s token (400) as Apple refuses a request it cannot take.
+    func twoAppsAndApple(store name: String, post path: String, refusing bundleId: String,
+                         answer: @escaping (String) -> FakeAppleServer.Response) throws -> (db: String, apple: FakeAppleServer) {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/" + name)
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let apple = try FakeAppleServer()
+        for environment in ["prod", "sandbox"] {
+            apple.route("POST", "/\(environment)\(path)") { request in
+                FakeAppleServer.tokenBundleId(request) == bundleId
+                    ? .json(["errorCode": 4000006, "errorMessage": "Invalid request identifier."], status: 400) : answer(environment)
+            }
+        }
+        return (db, apple)
+    }
+
+    /// One app's failure does not stop backfill: each app and environment is asked and said,
+    /// the exit status is 1, and --json is one document with an entry per run.
+    func testBackfillGoesOnPastOneAppsFailureAndPrintsOneJSONDocument() throws {
+        let (db, apple) = try twoAppsAndApple(store: "backfill-fail.db", post: "/inApps/v1/notifications/history", refusing: "com.example.fitness") { _ in
+            .json(["hasMore": false, "notificationHistory": []])
+        }
+        defer { apple.stop() }
+        let base = apple.baseURL.absoluteString
+        let words = ["backfill", "--db", db, "--since", "-2h", "--server-api-url", base + "/prod", "--server-api-sandbox-url", base + "/sandbox", "--quiet"]
+        let text = try run(words)
+        XCTAssertEqual(text.status, 1, text.stdout + text.stderr)
+        XCTAssertEqual(text.stderr.components(separatedBy: "fitness (com.example.fitness) backfill stopped: ").count, 3, text.stderr)
+        XCTAssertEqual(text.stdout.split(separator: "\n").filter { $0.hasPrefix("recipes (com.example.recipes) backfill #") }.count, 1, text.stdout)
+        let json = try run(words + ["--json"])
+        XCTAssertEqual(json.status, 1, json.stdout + json.stderr)
+        let runs = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["runs"] as? [[String: Any]],
+                                 json.stdout)
+        XCTAssertEqual(runs.map { "\($0["app"] ?? "-") \($0["environment"] ?? "-") \($0["finished"] ?? "-") \($0["exitCode"] ?? "-")" },
+                       ["fitness Production - 1", "fitness Sandbox - 1", "recipes Production 1 -"], json.stdout)
+        XCTAssertEqual(runs.last?["bundleId"] as? String, "com.example.recipes")
+        XCTAssertEqual(apple.requests.suffix(3).map { "\($0.path.split(separator: "/")[0]) \(FakeAppleServer.tokenBundleId($0) ?? "-")" },
+                       ["prod com.example.fitness", "sandbox com.example.fitness", "prod com.example.recipes"])
+    }
+
+    /// ping asks every app and environment past one's failure, and --json is one document.
+    func testPingGoesOnPastOneAppsFailureAndPrintsOneJSONDocument() throws {
+        let (db, apple) = try twoAppsAndApple(store: "ping.db", post: "/inApps/v1/notifications/test", refusing: "com.example.recipes") {
+            .json(["testNotificationToken": "token-\($0)"])
+        }
+        defer { apple.stop() }
+        apple.routeEverythingElse { _ in .json(["sendAttempts": [["attemptDate": DateText.nowMillis(), "sendAttemptResult": "TIMED_OUT"]]]) }
+        let base = apple.baseURL.absoluteString
+        let r = try run(["ping", "--db", db, "--wait", "0.2", "--json", "--server-api-url", base + "/prod",
+                         "--server-api-sandbox-url", base + "/sandbox", "--quiet"])
+        XCTAssertEqual(r.status, 1, r.stdout + r.stderr)
+        let pings = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["pings"] as? [[String: Any]],
+                                  r.stdout)
+        XCTAssertEqual(pings.map { "\($0["app"] ?? "-") \($0["environment"] ?? "-") \($0["testNotificationToken"] ?? "-") \($0["error"] == nil)" },
+                       ["fitness Production token-prod true", "fitness Sandbox token-sandbox true", "recipes Production - false"], r.stdout)
+        XCTAssertTrue(r.stderr.contains("ping: recipes (com.example.recipes) Production: "), r.stderr)
+    }
 }
