@@ -243,6 +243,13 @@ final class SeveralAppsTests: XCTestCase {
         guard case .stored = try Self.twoAppIntake(try fixture.openStore()).ingest(body, receivedAt: TestKit.anchor - 20 * TestKit.day) else {
             throw RevalidationFixture.Failure("not seeded")
         }
+        answer(fixture, app: bundleId, appleId: appleId, transaction: transaction)
+    }
+
+    /// Has the fake App Store answer the statuses and history of `transaction`'s subscription,
+    /// for its app only.
+    func answer(_ fixture: RevalidationFixture, app bundleId: String, appleId: Int64, transaction: [String: Any]) {
+        let otid = transaction["originalTransactionId"] as! String
         fixture.server.transactions([otid], belongTo: bundleId)
         let app: [String: Any] = ["environment": "Production", "bundleId": bundleId, "appAppleId": appleId]
         fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)", .json(app.merging([
@@ -250,6 +257,43 @@ final class SeveralAppsTests: XCTestCase {
                 "originalTransactionId": otid, "status": 1, "signedTransactionInfo": RevalidationFixture.sign(transaction)]]]]]) { $1 }))
         fixture.server.route("GET", "/prod/inApps/v2/history/\(otid)", .json(app.merging([
             "revision": "r", "hasMore": false, "signedTransactions": [RevalidationFixture.sign(transaction)]]) { $1 }))
+    }
+
+    /// An order id and an app transaction id name no stored subscription: each app is asked in
+    /// turn (the first, fitness, refused as Apple refuses another app's token) until the one
+    /// that knows it answers; with an app named, only that app is asked.
+    func testAnOrderAndAnAppTransactionAreAskedOfEachAppUntilTheirAppAnswers() throws {
+        let fixture = try RevalidationFixture()
+        defer { fixture.tearDown() }
+        _ = try fixture.openStore()
+        let (otid, order, download) = ("7200000000000041", "MTN9T4BRB9", "71199")
+        let bought = TestKit.transaction(id: otid, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
+                                         expires: TestKit.anchor + 25 * TestKit.day, signed: TestKit.anchor - 5 * TestKit.day,
+                                         bundleId: Self.recipes, extra: ["appTransactionId": download])
+        answer(fixture, app: Self.recipes, appleId: 2234567890, transaction: bought)
+        fixture.server.transactions([order], belongTo: Self.recipes)
+        fixture.server.route("GET", "/prod/inApps/v1/lookup/\(order)", .json(["status": 0, "signedTransactions": [RevalidationFixture.sign(bought)]]))
+        let found = try twoAppRevalidator(fixture).lookUpOrder(order)
+        XCTAssertEqual(found.originalTransactionIds, [otid])
+        XCTAssertEqual(try fixture.openStore().subscription(originalTransactionId: otid)?.state.status, .active)
+        let tokens = { (path: String) in fixture.server.requests("GET", path).map { FakeAppleServer.tokenBundleId($0) ?? "-" } }
+        XCTAssertEqual(tokens("/prod/inApps/v1/lookup/\(order)"), [Self.fitness, Self.recipes])
+        _ = try twoAppRevalidator(fixture).lookUpOrder(order, app: Self.recipes)
+        XCTAssertEqual(tokens("/prod/inApps/v1/lookup/\(order)"), [Self.fitness, Self.recipes, Self.recipes], "only the app named")
+
+        // The app download the purchase came from, asked by its appTransactionId.
+        let examples = ConsentExamples()
+        var response = try ConsentExamples.Examples.example("appTransactionInfoResponse")
+        response["signedAppTransactionInfo"] = try ConsentExamples.Examples.sign(
+            try examples.appTransaction(["bundleId": Self.recipes, "appAppleId": 2234567890, "appTransactionId": download]))
+        fixture.server.transactions([download], belongTo: Self.recipes)
+        fixture.server.route("GET", "/prod/inApps/v1/transactions/appTransactions/\(download)", .json(response))
+        let app = try XCTUnwrap(try twoAppRevalidator(fixture).resolveAppTransaction(download, reason: "two apps"))
+        XCTAssertEqual(app.appTransaction.bundleId, Self.recipes)
+        XCTAssertEqual(app.originalTransactionIds, [otid])
+        XCTAssertEqual(tokens("/prod/inApps/v1/transactions/appTransactions/\(download)"), [Self.fitness, Self.recipes])
+        // The store knows the download's purchase now: its subscription is revalidated, signed for its app.
+        XCTAssertEqual(tokens("/prod/inApps/v1/subscriptions/\(otid)").last, Self.recipes)
     }
 
     func testEachRequestIsSignedForTheSubscriptionsAppAndAnotherAppsTokenIsRefused() throws {

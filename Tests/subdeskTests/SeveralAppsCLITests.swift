@@ -450,4 +450,43 @@ final class SeveralAppsCLITests: SubdeskTestCase {
                        ["fitness Production token-prod true", "fitness Sandbox token-sandbox true", "recipes Production - false"], r.stdout)
         XCTAssertTrue(r.stderr.contains("ping: recipes (com.example.recipes) Production: "), r.stderr)
     }
+
+    /// `show ORDERID` asks each app with a key in turn (a key in a [key] section counts) until
+    /// the order's app answers, and `show ID --apple` signs for the subscription's app.
+    func testShowAsksEachAppForAnOrderIdAndShowAppleSignsForTheSubscriptionsApp() throws {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/order.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let (otid, order, recipes) = ("7200000000000051", "MTN9T4BRB9", "com.example.recipes")
+        let now = DateText.nowMillis()
+        let transaction: [String: Any] = [
+            "transactionId": otid, "originalTransactionId": otid, "productId": "app.monthly", "bundleId": recipes,
+            "purchaseDate": now - 60_000, "originalPurchaseDate": now - 60_000, "expiresDate": now + 30 * 86_400_000,
+            "signedDate": now, "environment": "Production", "inAppOwnershipType": "PURCHASED",
+            "type": "Auto-Renewable Subscription", "price": 9990, "currency": "USD"]
+        let signed = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
+            .sign(payload: try JSONSerialization.data(withJSONObject: transaction))
+        let apple = try FakeAppleServer()
+        defer { apple.stop() }
+        apple.transactions([order, otid], belongTo: recipes)
+        let app: [String: Any] = ["environment": "Production", "bundleId": recipes, "appAppleId": 2234567890]
+        apple.route("GET", "/prod/inApps/v1/lookup/\(order)", .json(["status": 0, "signedTransactions": [signed]]))
+        apple.route("GET", "/prod/inApps/v1/subscriptions/\(otid)", .json(app.merging([
+            "data": [["subscriptionGroupIdentifier": "1", "lastTransactions": [["originalTransactionId": otid, "status": 1,
+                                                                                 "signedTransactionInfo": signed]]]]]) { $1 }))
+        apple.route("GET", "/prod/inApps/v2/history/\(otid)", .json(app.merging(["revision": "r", "hasMore": false,
+                                                                               "signedTransactions": [signed]]) { $1 }))
+        apple.route("GET", "/prod/inApps/v2/refund/lookup/\(otid)", .json(["revision": "r", "hasMore": false, "signedTransactions": []]))
+        apple.route("GET", "/prod/inApps/v1/transactions/\(otid)", .json(["signedTransactionInfo": signed]))
+        let base = apple.baseURL.absoluteString
+        let urls = ["--db", db, "--server-api-url", base + "/prod", "--server-api-sandbox-url", base + "/sandbox"]
+        let shown = try run(["show", order] + urls)
+        XCTAssertEqual(shown.status, 0, shown.stdout + shown.stderr)
+        XCTAssertTrue(shown.stdout.contains("Order \(order): 1 subscription"), shown.stdout)
+        func tokens(_ path: String) -> [String] { apple.requests("GET", path).map { FakeAppleServer.tokenBundleId($0) ?? "-" } }
+        XCTAssertEqual(tokens("/prod/inApps/v1/lookup/\(order)"), ["com.example.fitness", recipes])
+        let withApple = try run(["show", otid, "--apple"] + urls)
+        XCTAssertEqual(withApple.status, 0, withApple.stdout + withApple.stderr)
+        XCTAssertEqual(tokens("/prod/inApps/v2/refund/lookup/\(otid)") + tokens("/prod/inApps/v1/transactions/\(otid)"), [recipes, recipes])
+    }
 }
