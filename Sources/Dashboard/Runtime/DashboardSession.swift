@@ -282,9 +282,21 @@ public final class DashboardSession {
             case .backfill(let days, let onlyFailures):
                 return withRevalidator({ .failed("backfill: " + $0) }) { revalidator in
                     do {
-                        let run = try revalidator.backfill(days: days, onlyFailures: onlyFailures)
-                        return .notice("backfill #\(run.id): \(Backfill.summary(run))"
-                                       + (run.new > 0 ? "; :gaps lists what had not arrived" : ""))
+                        // Every app and environment, each said (named when there are several).
+                        let runs = try revalidator.backfill(days: days, onlyFailures: onlyFailures)
+                        var said: [String] = []
+                        var failed = false
+                        for (target, outcome) in runs {
+                            let named = runs.count > 1 ? "\(target.label) \(target.environment): " : ""
+                            switch outcome {
+                            case .success(let run):
+                                said.append(named + "backfill #\(run.id): \(Backfill.summary(run))" + (run.new > 0 ? "; :gaps lists what had not arrived" : ""))
+                            case .failure(let error):
+                                failed = true
+                                said.append(named + "backfill stopped: " + SafeText.sanitize("\(error)") + "; what was stored stays (:backfill resume)")
+                            }
+                        }
+                        return failed ? .failed(said.joined(separator: "; ")) : .notice(said.joined(separator: "; "))
                     } catch {
                         return .failed("backfill stopped: " + SafeText.sanitize("\(error)") + "; what was stored stays (:backfill resume)")
                     }
@@ -354,13 +366,26 @@ public final class DashboardSession {
     /// `:ping` on a worker: a TEST notification can take seconds to come round.
     func startPing() -> [DashboardAction] {
         withRevalidator({ .pinged(message: "ping: " + $0, failed: true) }) { revalidator in
-            do {
-                let result = try revalidator.ping(wait: 30)
-                if let arrival = result.arrivalText { return .pinged(message: arrival, failed: false) }
-                return .pinged(message: "no TEST notification arrived within 30 s; Apple: \(Ping.describe(result.attempts))", failed: true)
-            } catch {
-                return .pinged(message: "ping: " + SafeText.sanitize("\(error)"), failed: true)
+            // Every app and environment in turn, each said (named when there are several).
+            let targets = revalidator.appleTargets
+            var said: [String] = []
+            var failed = false
+            for target in targets {
+                let named = targets.count > 1 ? "\(target.label) \(target.environment): " : ""
+                do {
+                    let result = try revalidator.ping(wait: 30, target: target)
+                    if let arrival = result.arrivalText {
+                        said.append(named + arrival)
+                    } else {
+                        failed = true
+                        said.append(named + "no TEST notification arrived within 30 s; Apple: \(Ping.describe(result.attempts))")
+                    }
+                } catch {
+                    failed = true
+                    said.append("ping: " + named + SafeText.sanitize("\(error)"))
+                }
             }
+            return .pinged(message: said.joined(separator: "; "), failed: failed)
         }
     }
 
