@@ -85,7 +85,11 @@ enum BackfillCommand {
         }
         // Every app and each of its environments, each line naming which (one app: as before,
         // unnamed); a resumed run asks the app and environment it recorded.
-        let targets = try ExtendCommand.following { try revalidator.backfillTargets(resuming: resume) }
+        let targets = try context.scoped(try ExtendCommand.following { try revalidator.backfillTargets(resuming: resume) })
+        if let resume, targets.isEmpty {
+            throw UsageError("backfill #\(resume.id) asked \(resume.bundleId ?? "an app this store did not record"), not the app --app names: "
+                             + "resume it without --app, or run subdesk --app NAME backfill --since DATE")
+        }
         // Each app and environment in turn: one that fails is said and the next is asked; the
         // exit status is 1 when any failed. --json prints one document, an entry per run.
         let several = revalidator.appleTargets.count > 1

@@ -37,10 +37,10 @@ enum PingCommand {
         }
         // Every app and each of its environments, each line naming which (one app: as before,
         // unnamed); one that fails does not stop the others. --json prints one document.
-        let targets = revalidator.appleTargets
+        let targets = try context.scoped(revalidator.appleTargets)
         var pings: [[String: Any]] = []
         for target in targets {
-            let named = targets.count > 1 ? "\(target.label) \(target.environment): " : ""
+            let named = revalidator.appleTargets.count > 1 ? "\(target.label) \(target.environment): " : ""
             var entry = try ping(context, revalidator, target, wait: waitLimit, prefix: named)
             (entry["app"], entry["bundleId"], entry["environment"]) = (target.app, target.bundleId as Any? ?? NSNull(), target.environment.rawValue)
             pings.append(entry)

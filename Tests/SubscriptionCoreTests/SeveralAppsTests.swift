@@ -338,6 +338,15 @@ final class SeveralAppsTests: XCTestCase {
         XCTAssertEqual((report.jsonObject()["failures"] as? [[String: Any]])?.first?["app"] as? String, "recipes (com.example.recipes)")
         let asked = Set(fixture.server.requests.map { "\($0.path.split(separator: "/").last ?? "") \(FakeAppleServer.tokenBundleId($0) ?? "-")" })
         XCTAssertEqual(asked, ["\(fit) \(Self.fitness)", "\(rec) \(Self.recipes)"])
+        // One app's sweep (--app) takes only its subscriptions: recipes' is still lapsed (fitness' is expired now).
+        let before = fixture.server.requests.count
+        let one = try ExpirySweep(revalidator: try twoAppRevalidator(fixture))
+            .run(options: SweepOptions(app: AppScope(bundleId: Self.recipes, includesUnknown: false)))
+        XCTAssertEqual(one.counts.checked, 1)
+        XCTAssertEqual(Set(fixture.server.requests.dropFirst(before).map { FakeAppleServer.tokenBundleId($0) ?? "-" }), [Self.recipes])
+        let none = try ExpirySweep(revalidator: try twoAppRevalidator(fixture))
+            .run(options: SweepOptions(app: AppScope(bundleId: Self.fitness, includesUnknown: false)))
+        XCTAssertEqual(none.counts.checked, 0)
     }
 
     /// A refund answer is signed for the app its CONSUMPTION_REQUEST was signed for, even when

@@ -431,6 +431,12 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(runs.last?["bundleId"] as? String, "com.example.recipes")
         XCTAssertEqual(apple.requests.suffix(3).map { "\($0.path.split(separator: "/")[0]) \(FakeAppleServer.tokenBundleId($0) ?? "-")" },
                        ["prod com.example.fitness", "sandbox com.example.fitness", "prod com.example.recipes"])
+        // --app asks that app alone.
+        let one = try run(["--app", "recipes"] + words)
+        XCTAssertEqual(one.status, 0, one.stdout + one.stderr)
+        XCTAssertTrue(one.stdout.hasPrefix("recipes (com.example.recipes) backfill #"), one.stdout)
+        XCTAssertEqual(FakeAppleServer.tokenBundleId(try XCTUnwrap(apple.requests.last)), "com.example.recipes")
+        XCTAssertEqual(apple.requests.count, 7)
     }
 
     /// ping asks every app and environment past one's failure, and --json is one document.
@@ -449,6 +455,14 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(pings.map { "\($0["app"] ?? "-") \($0["environment"] ?? "-") \($0["testNotificationToken"] ?? "-") \($0["error"] == nil)" },
                        ["fitness Production token-prod true", "fitness Sandbox token-sandbox true", "recipes Production - false"], r.stdout)
         XCTAssertTrue(r.stderr.contains("ping: recipes (com.example.recipes) Production: "), r.stderr)
+        // --app asks that app alone, in each of its environments.
+        let asked = apple.requests.filter { $0.method == "POST" }.count
+        let one = try run(["--app", "fitness", "ping", "--db", db, "--wait", "0.2", "--server-api-url", base + "/prod",
+                           "--server-api-sandbox-url", base + "/sandbox", "--quiet"])
+        XCTAssertEqual(one.stdout.split(separator: "\n").map { $0.components(separatedBy: ": ")[0] },
+                       ["fitness (com.example.fitness) Production", "fitness (com.example.fitness) Sandbox"], one.stdout + one.stderr)
+        XCTAssertEqual(apple.requests.filter { $0.method == "POST" }.dropFirst(asked).map { FakeAppleServer.tokenBundleId($0) ?? "-" },
+                       ["com.example.fitness", "com.example.fitness"])
     }
 
     /// `show ORDERID` asks each app with a key in turn (a key in a [key] section counts) until
