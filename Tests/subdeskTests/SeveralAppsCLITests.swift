@@ -373,6 +373,15 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertTrue(lines[2].hasPrefix("recipes (com.example.recipes) Production: "), both.stdout)
         XCTAssertEqual(apple.requests.filter { $0.method == "POST" }.suffix(2).map { FakeAppleServer.tokenBundleId($0) ?? "-" },
                        ["com.example.fitness", "com.example.recipes"])
+        // --status of recipes' request: both apps sell the product, so each is asked in turn,
+        // fitness (which Apple refuses for another app's request) passing to recipes.
+        let recipesRequest = try XCTUnwrap(lines[2].range(of: #"request [0-9a-f-]{36}"#, options: .regularExpression)
+            .map { String(lines[2][$0].dropFirst("request ".count)) }, lines[2])
+        apple.transactions([recipesRequest], belongTo: "com.example.recipes")
+        let followed = try extend(["extend", "--status", recipesRequest])
+        XCTAssertEqual(followed.status, 0, followed.stdout + followed.stderr)
+        XCTAssertTrue(followed.stdout.hasPrefix("recipes (com.example.recipes) Production: "), followed.stdout)
+        XCTAssertEqual(apple.requests.suffix(2).map { FakeAppleServer.tokenBundleId($0) ?? "-" }, ["com.example.fitness", "com.example.recipes"])
 
         // Refused before Apple is asked: --app naming an app without the product, and a product no app has.
         let asked = apple.requests.count
