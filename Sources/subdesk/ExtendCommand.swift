@@ -73,7 +73,7 @@ enum ExtendCommand {
                         try revalidator.followMassExtension(request, environment: target.environment, target: target, wait: wait, progress: progress)
                     }
                     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-                    return report(record, revalidator: revalidator, context, prefix: targets.count > 1 ? "\(target.label) \(target.environment): " : "")
+                    return report(record, revalidator: revalidator, context, prefix: revalidator.appleTargets.count > 1 ? "\(target.label) \(target.environment): " : "")
                 } catch RevalidationError.http(_, let status, _, _, _) where [401, 404].contains(status) && index < targets.count - 1 {
                     continue
                 }

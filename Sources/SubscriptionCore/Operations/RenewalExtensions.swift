@@ -96,9 +96,9 @@ extension Revalidator {
     }
 
     /// Asks Apple to extend every active subscriber of `productId` (in `storefronts`, or
-    /// all) for the app `target` names (nil: the only, or first, app), then polls the status every `pollEvery` seconds, telling `progress`, until
-    /// Apple reports it complete or `wait` seconds pass (the request stays pending and
-    /// `extensionStatus` asks again later).
+    /// all) for the app `target` names (nil: the only, or first, app), then polls the status
+    /// every `pollEvery` seconds, telling `progress`, until Apple reports it complete or
+    /// `wait` seconds pass (the request stays pending and `extensionStatus` asks again later).
     public func extendForAllActive(productId: String, days: Int, reasonCode: Int, reason: String, storefronts: [String],
                                    environment: AppStoreEnvironment, target: AppleTarget? = nil, wait: TimeInterval,
                                    pollEvery: TimeInterval = 5,
