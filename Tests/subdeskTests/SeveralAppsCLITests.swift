@@ -80,14 +80,13 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(app, ["name": "recipes", "bundleId": "com.example.recipes"], shown.stdout + shown.stderr)
     }
 
-    /// Ingests one subscription of fitness (7100000000000001) and one of recipes (7200000000000001),
-    /// each of `products` (the same one by default).
-    func ingestOneOfEachApp(_ db: String, products: (fitness: String, recipes: String) = ("app.monthly", "app.monthly")) throws {
+    /// Ingests one subscription of fitness (7100000000000001) and one of recipes (7200000000000001).
+    func ingestOneOfEachApp(_ db: String) throws {
         var files: [String] = []
-        for (bundleId, appleId, otid, product) in [("com.example.fitness", Int64(1234567890), "7100000000000001", products.fitness),
-                                                   ("com.example.recipes", Int64(2234567890), "7200000000000001", products.recipes)] {
+        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
+                                          ("com.example.recipes", Int64(2234567890), "7200000000000001")] {
             let file = dir + "/\(otid).json"
-            try body(bundleId, appleId: appleId, otid: otid, product: product).write(to: URL(fileURLWithPath: file))
+            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
             files.append(file)
         }
         XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
@@ -331,7 +330,17 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     func testAMassExtensionIsAskedOfTheAppsThatSellTheProductEachSignedForItsApp() throws {
         try writeConfig(keyFile: try makeKeyFile())
         let db = Store.testLocation(file: dir + "/extend.db")
-        try ingestOneOfEachApp(db, products: ("fit.monthly", "rec.yearly"))
+        /// Ingests a subscription of fitness and one of recipes, of these products, with ids ending in `n`.
+        func ingest(fitness: String, recipes: String, _ n: Int) throws {
+            var files: [String] = []
+            for (bundleId, appleId, otid, product) in [("com.example.fitness", Int64(1234567890), "710000000000000\(n)", fitness),
+                                                       ("com.example.recipes", Int64(2234567890), "720000000000000\(n)", recipes)] {
+                files.append(dir + "/\(otid).json")
+                try body(bundleId, appleId: appleId, otid: otid, product: product).write(to: URL(fileURLWithPath: files.last!))
+            }
+            XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
+        }
+        try ingest(fitness: "fit.monthly", recipes: "rec.yearly", 1)
         let apple = try massExtensionApple()
         defer { apple.stop() }
         apple.products(["fit.monthly"], belongTo: "com.example.fitness")
@@ -357,13 +366,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(FakeAppleServer.tokenBundleId(try XCTUnwrap(apple.requests.last)), "com.example.recipes")
 
         // A product both apps sell: one request per app, each line naming its app.
-        var files: [String] = []
-        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000002"),
-                                          ("com.example.recipes", Int64(2234567890), "7200000000000002")] {
-            files.append(dir + "/\(otid).json")
-            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: files.last!))
-        }
-        XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
+        try ingest(fitness: "app.monthly", recipes: "app.monthly", 2)
         let both = try extend(["extend", "--all", "--product", "app.monthly"])
         XCTAssertEqual(both.status, 0, both.stdout + both.stderr)
         let lines = both.stdout.split(separator: "\n").map(String.init)
