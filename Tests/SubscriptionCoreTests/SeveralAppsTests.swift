@@ -272,6 +272,13 @@ final class SeveralAppsTests: XCTestCase {
         guard case .stored = try Self.twoAppIntake(try fixture.openStore()).ingest(body, receivedAt: TestKit.anchor - 20 * TestKit.day) else {
             throw RevalidationFixture.Failure("not seeded")
         }
+        answer(fixture, app: bundleId, appleId: appleId, transaction: transaction)
+    }
+
+    /// Has the fake App Store answer the statuses and history of `transaction`'s subscription,
+    /// for its app only.
+    func answer(_ fixture: RevalidationFixture, app bundleId: String, appleId: Int64, transaction: [String: Any]) {
+        let otid = transaction["originalTransactionId"] as! String
         fixture.server.transactions([otid], belongTo: bundleId)
         let app: [String: Any] = ["environment": "Production", "bundleId": bundleId, "appAppleId": appleId]
         fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)", .json(app.merging([
@@ -279,6 +286,43 @@ final class SeveralAppsTests: XCTestCase {
                 "originalTransactionId": otid, "status": 1, "signedTransactionInfo": RevalidationFixture.sign(transaction)]]]]]) { $1 }))
         fixture.server.route("GET", "/prod/inApps/v2/history/\(otid)", .json(app.merging([
             "revision": "r", "hasMore": false, "signedTransactions": [RevalidationFixture.sign(transaction)]]) { $1 }))
+    }
+
+    /// An order id and an app transaction id name no stored subscription: each app is asked in
+    /// turn (the first, fitness, refused as Apple refuses another app's token) until the one
+    /// that knows it answers; with an app named, only that app is asked.
+    func testAnOrderAndAnAppTransactionAreAskedOfEachAppUntilTheirAppAnswers() throws {
+        let fixture = try RevalidationFixture()
+        defer { fixture.tearDown() }
+        _ = try fixture.openStore()
+        let (otid, order, download) = ("7200000000000041", "MTN9T4BRB9", "71199")
+        let bought = TestKit.transaction(id: otid, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
+                                         expires: TestKit.anchor + 25 * TestKit.day, signed: TestKit.anchor - 5 * TestKit.day,
+                                         bundleId: Self.recipes, extra: ["appTransactionId": download])
+        answer(fixture, app: Self.recipes, appleId: 2234567890, transaction: bought)
+        fixture.server.transactions([order], belongTo: Self.recipes)
+        fixture.server.route("GET", "/prod/inApps/v1/lookup/\(order)", .json(["status": 0, "signedTransactions": [RevalidationFixture.sign(bought)]]))
+        let found = try twoAppRevalidator(fixture).lookUpOrder(order)
+        XCTAssertEqual(found.originalTransactionIds, [otid])
+        XCTAssertEqual(try fixture.openStore().subscription(originalTransactionId: otid)?.state.status, .active)
+        let tokens = { (path: String) in fixture.server.requests("GET", path).map { FakeAppleServer.tokenBundleId($0) ?? "-" } }
+        XCTAssertEqual(tokens("/prod/inApps/v1/lookup/\(order)"), [Self.fitness, Self.recipes])
+        _ = try twoAppRevalidator(fixture).lookUpOrder(order, app: Self.recipes)
+        XCTAssertEqual(tokens("/prod/inApps/v1/lookup/\(order)"), [Self.fitness, Self.recipes, Self.recipes], "only the app named")
+
+        // The app download the purchase came from, asked by its appTransactionId.
+        let examples = ConsentExamples()
+        var response = try ConsentExamples.Examples.example("appTransactionInfoResponse")
+        response["signedAppTransactionInfo"] = try ConsentExamples.Examples.sign(
+            try examples.appTransaction(["bundleId": Self.recipes, "appAppleId": 2234567890, "appTransactionId": download]))
+        fixture.server.transactions([download], belongTo: Self.recipes)
+        fixture.server.route("GET", "/prod/inApps/v1/transactions/appTransactions/\(download)", .json(response))
+        let app = try XCTUnwrap(try twoAppRevalidator(fixture).resolveAppTransaction(download, reason: "two apps"))
+        XCTAssertEqual(app.appTransaction.bundleId, Self.recipes)
+        XCTAssertEqual(app.originalTransactionIds, [otid])
+        XCTAssertEqual(tokens("/prod/inApps/v1/transactions/appTransactions/\(download)"), [Self.fitness, Self.recipes])
+        // The store knows the download's purchase now: its subscription is revalidated, signed for its app.
+        XCTAssertEqual(tokens("/prod/inApps/v1/subscriptions/\(otid)").last, Self.recipes)
     }
 
     func testEachRequestIsSignedForTheSubscriptionsAppAndAnotherAppsTokenIsRefused() throws {
@@ -323,5 +367,54 @@ final class SeveralAppsTests: XCTestCase {
         XCTAssertEqual((report.jsonObject()["failures"] as? [[String: Any]])?.first?["app"] as? String, "recipes (com.example.recipes)")
         let asked = Set(fixture.server.requests.map { "\($0.path.split(separator: "/").last ?? "") \(FakeAppleServer.tokenBundleId($0) ?? "-")" })
         XCTAssertEqual(asked, ["\(fit) \(Self.fitness)", "\(rec) \(Self.recipes)"])
+        // One app's sweep (--app) takes only its subscriptions: recipes' is still lapsed (fitness' is expired now).
+        let before = fixture.server.requests.count
+        let one = try ExpirySweep(revalidator: try twoAppRevalidator(fixture))
+            .run(options: SweepOptions(app: AppScope(bundleId: Self.recipes, includesUnknown: false)))
+        XCTAssertEqual(one.counts.checked, 1)
+        XCTAssertEqual(Set(fixture.server.requests.dropFirst(before).map { FakeAppleServer.tokenBundleId($0) ?? "-" }), [Self.recipes])
+        let none = try ExpirySweep(revalidator: try twoAppRevalidator(fixture))
+            .run(options: SweepOptions(app: AppScope(bundleId: Self.fitness, includesUnknown: false)))
+        XCTAssertEqual(none.counts.checked, 0)
+    }
+
+    /// A refund answer is signed for the app its CONSUMPTION_REQUEST was signed for, even when
+    /// the request names no subscription; a request of an app no longer configured is refused
+    /// by name, and nothing is sent.
+    func testARefundAnswerIsSignedForTheRequestsAppAndAnUnconfiguredAppIsRefused() throws {
+        let fixture = try RevalidationFixture()
+        defer { fixture.tearDown() }
+        let (otid, tid, uuid) = ("7200000000000031", "7200000000000032", "c0a50000-0000-4000-8000-000000000031")
+        let bought = TestKit.transaction(id: tid, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
+                                         expires: TestKit.anchor + 25 * TestKit.day, signed: TestKit.anchor - 5 * TestKit.day,
+                                         bundleId: Self.recipes)
+        let intake = try Self.twoAppIntake(try fixture.openStore())
+        for body in [TestKit.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY", signed: TestKit.anchor - 5 * TestKit.day, bundleId: Self.recipes,
+                                  appAppleId: 2234567890, transaction: bought, renewal: TestKit.renewal(original: otid)),
+                     TestKit.body(type: "CONSUMPTION_REQUEST", uuid: uuid, signed: TestKit.anchor - 2 * 3_600_000, bundleId: Self.recipes,
+                                  appAppleId: 2234567890, transaction: bought, renewal: nil,
+                                  extraData: ["consumptionRequestReason": "UNINTENDED_PURCHASE"])] {
+            guard case .stored = try intake.ingest(body, receivedAt: TestKit.anchor - 3_600_000) else { return XCTFail("not stored") }
+        }
+        let store = try fixture.openStore()
+        XCTAssertEqual(try store.refundRequest(uuid: uuid)?.bundleId, Self.recipes)
+        // The request names no subscription (as one about a purchase the store does not hold).
+        try store.db.run("UPDATE refund_requests SET original_transaction_id = NULL WHERE notification_uuid = ?", [uuid])
+        fixture.server.transactions([tid], belongTo: Self.recipes)
+        let path = "/prod/inApps/v2/transactions/consumption/\(tid)"
+        fixture.server.route("PUT", path, FakeAppleServer.Response(status: 202))
+        let answer = ConsumptionAnswer(customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
+                                       refundPreference: .decline)
+        // An app no configuration has: refused by name before Apple is asked.
+        try store.db.run("UPDATE refund_requests SET bundle_id = 'com.example.gone' WHERE notification_uuid = ?", [uuid])
+        XCTAssertThrowsError(try twoAppRevalidator(fixture).answerRefundRequest(uuid, answer: answer, reason: nil)) { error in
+            XCTAssertTrue("\(error)".hasPrefix("refund request \(uuid) is app com.example.gone's, which no configured app is (apps: "
+                                              + "fitness (com.example.fitness), recipes (com.example.recipes))"), "\(error)")
+        }
+        XCTAssertTrue(fixture.server.requests.isEmpty)
+        try store.db.run("UPDATE refund_requests SET bundle_id = ? WHERE notification_uuid = ?", [Self.recipes, uuid])
+        let answered = try twoAppRevalidator(fixture).answerRefundRequest(uuid, answer: answer, reason: "two apps")
+        XCTAssertEqual(answered.answerOutcome, "accepted")
+        XCTAssertEqual(fixture.server.requests("PUT", path).map(FakeAppleServer.tokenBundleId), [Self.recipes])
     }
 }

@@ -37,11 +37,11 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     }
 
     /// A SUBSCRIBED body signed by the test CA for `bundleId`.
-    func body(_ bundleId: String, appleId: Int64, otid: String) throws -> Data {
+    func body(_ bundleId: String, appleId: Int64, otid: String, product: String = "app.monthly") throws -> Data {
         let signer = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
         let now = DateText.nowMillis()
         let transaction: [String: Any] = [
-            "transactionId": otid, "originalTransactionId": otid, "productId": "app.monthly", "bundleId": bundleId,
+            "transactionId": otid, "originalTransactionId": otid, "productId": product, "bundleId": bundleId,
             "purchaseDate": now - 60_000, "originalPurchaseDate": now - 60_000, "expiresDate": now + 30 * 86_400_000,
             "signedDate": now, "environment": "Production", "inAppOwnershipType": "PURCHASED",
             "type": "Auto-Renewable Subscription", "price": 9990, "currency": "USD"]
@@ -372,6 +372,210 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         let key = try String(contentsOfFile: keyFile, encoding: .utf8)
         let secretLine = try XCTUnwrap(key.split(separator: "\n").dropFirst().first)
         XCTAssertFalse(doctor.stdout.contains(secretLine) || doctor.stderr.contains(secretLine), "doctor printed the key")
+    }
+
+    /// A fake App Store that answers every mass extension and its status (complete), refusing
+    /// a token for another app than the product's (`apple.products`).
+    func massExtensionApple() throws -> FakeAppleServer {
+        let apple = try FakeAppleServer()
+        apple.routeEverythingElse { request in
+            let parts = request.path.split(separator: "/")
+            if request.method == "POST" { return .json([:]) }
+            return .json(["requestIdentifier": String(parts.last ?? ""), "complete": true, "completeDate": DateText.nowMillis(),
+                          "succeededCount": 4, "failedCount": 0])
+        }
+        return apple
+    }
+
+    /// `extend --all` asks each app that sells the product, signed for it, each line naming it;
+    /// an app or a product no app sells is refused before Apple is asked.
+    func testAMassExtensionIsAskedOfTheAppsThatSellTheProductEachSignedForItsApp() throws {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/extend.db")
+        /// Ingests a subscription of fitness and one of recipes, of these products, with ids ending in `n`.
+        func ingest(fitness: String, recipes: String, _ n: Int) throws {
+            var files: [String] = []
+            for (bundleId, appleId, otid, product) in [("com.example.fitness", Int64(1234567890), "710000000000000\(n)", fitness),
+                                                       ("com.example.recipes", Int64(2234567890), "720000000000000\(n)", recipes)] {
+                files.append(dir + "/\(otid).json")
+                try body(bundleId, appleId: appleId, otid: otid, product: product).write(to: URL(fileURLWithPath: files.last!))
+            }
+            XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
+        }
+        try ingest(fitness: "fit.monthly", recipes: "rec.yearly", 1)
+        let apple = try massExtensionApple()
+        defer { apple.stop() }
+        apple.products(["fit.monthly"], belongTo: "com.example.fitness")
+        apple.products(["rec.yearly"], belongTo: "com.example.recipes")
+        let base = apple.baseURL.absoluteString
+        func extend(_ words: [String]) throws -> Result {
+            try run(words + ["--days", "3", "--reason-code", "3", "--reason", "outage", "--yes", "--wait", "0", "--db", db,
+                             "--server-api-url", base + "/prod", "--server-api-sandbox-url", base + "/sandbox"])
+        }
+        // recipes, the second app, sells rec.yearly: its token, and one document naming it.
+        let json = try extend(["extend", "--all", "--product", "rec.yearly", "--json"])
+        XCTAssertEqual(json.status, 0, json.stdout + json.stderr)
+        let entries = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["extensions"]
+                                    as? [[String: Any]], json.stdout)
+        XCTAssertEqual(entries.map { "\($0["app"] ?? "-") \($0["environment"] ?? "-") \($0["outcome"] ?? "-")" }, ["recipes Production complete"])
+        XCTAssertEqual(entries.first?["productId"] as? String, "rec.yearly")
+        XCTAssertEqual(apple.requests.map { "\($0.method) \(FakeAppleServer.tokenBundleId($0) ?? "-")" },
+                       ["POST com.example.recipes", "GET com.example.recipes"])
+        // --status follows it again, signed for the app that sells the product.
+        let request = try XCTUnwrap(entries.first?["requestIdentifier"] as? String)
+        let status = try extend(["extend", "--status", request])
+        XCTAssertEqual(status.status, 0, status.stdout + status.stderr)
+        XCTAssertEqual(FakeAppleServer.tokenBundleId(try XCTUnwrap(apple.requests.last)), "com.example.recipes")
+
+        // A product both apps sell: one request per app, each line naming its app.
+        try ingest(fitness: "app.monthly", recipes: "app.monthly", 2)
+        let both = try extend(["extend", "--all", "--product", "app.monthly"])
+        XCTAssertEqual(both.status, 0, both.stdout + both.stderr)
+        let lines = both.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 4, both.stdout)
+        XCTAssertTrue(lines[0].hasPrefix("fitness (com.example.fitness) Production: ") && lines[0].contains("every active subscriber of app.monthly"),
+                      both.stdout)
+        XCTAssertTrue(lines[2].hasPrefix("recipes (com.example.recipes) Production: "), both.stdout)
+        XCTAssertEqual(apple.requests.filter { $0.method == "POST" }.suffix(2).map { FakeAppleServer.tokenBundleId($0) ?? "-" },
+                       ["com.example.fitness", "com.example.recipes"])
+        // --status of recipes' request: both apps sell the product, so each is asked in turn,
+        // fitness (which Apple refuses for another app's request) passing to recipes.
+        let recipesRequest = try XCTUnwrap(lines[2].range(of: #"request [0-9a-f-]{36}"#, options: .regularExpression)
+            .map { String(lines[2][$0].dropFirst("request ".count)) }, lines[2])
+        apple.transactions([recipesRequest], belongTo: "com.example.recipes")
+        let followed = try extend(["extend", "--status", recipesRequest])
+        XCTAssertEqual(followed.status, 0, followed.stdout + followed.stderr)
+        XCTAssertTrue(followed.stdout.hasPrefix("recipes (com.example.recipes) Production: "), followed.stdout)
+        XCTAssertEqual(apple.requests.suffix(2).map { FakeAppleServer.tokenBundleId($0) ?? "-" }, ["com.example.fitness", "com.example.recipes"])
+
+        // Refused before Apple is asked: --app naming an app without the product, and a product no app has.
+        let asked = apple.requests.count
+        let wrongApp = try extend(["--app", "fitness", "extend", "--all", "--product", "rec.yearly"])
+        XCTAssertEqual(wrongApp.status, 2, wrongApp.stdout)
+        XCTAssertTrue(wrongApp.stderr.contains("app fitness (com.example.fitness) has no subscription of product rec.yearly in this store "
+                                               + "(the apps that have: recipes (com.example.recipes) Production)"), wrongApp.stderr)
+        let nobody = try extend(["extend", "--all", "--product", "app.weekly"])
+        XCTAssertEqual(nobody.status, 2, nobody.stdout)
+        XCTAssertTrue(nobody.stderr.contains("product app.weekly is in no configured app's subscriptions in this store (apps: "
+                                             + "fitness (com.example.fitness), recipes (com.example.recipes))"), nobody.stderr)
+        XCTAssertEqual(apple.requests.count, asked)
+        // --app narrows a product both apps sell to that app.
+        let one = try extend(["--app", "recipes", "extend", "--all", "--product", "app.monthly"])
+        XCTAssertEqual(one.status, 0, one.stdout + one.stderr)
+        XCTAssertEqual(apple.requests.dropFirst(asked).map { FakeAppleServer.tokenBundleId($0) ?? "-" }, ["com.example.recipes", "com.example.recipes"])
+    }
+
+    /// The two-app configuration with a key file, a new store `name`, and a fake App Store that
+    /// answers POST `path` in each environment (`prod`, `sandbox`) with `answer`, but refuses
+    /// `bundleId`'s token (400) as Apple refuses a request it cannot take.
+    func twoAppsAndApple(store name: String, post path: String, refusing bundleId: String,
+                         answer: @escaping (String) -> FakeAppleServer.Response) throws -> (db: String, apple: FakeAppleServer) {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/" + name)
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let apple = try FakeAppleServer()
+        for environment in ["prod", "sandbox"] {
+            apple.route("POST", "/\(environment)\(path)") { request in
+                FakeAppleServer.tokenBundleId(request) == bundleId
+                    ? .json(["errorCode": 4000006, "errorMessage": "Invalid request identifier."], status: 400) : answer(environment)
+            }
+        }
+        return (db, apple)
+    }
+
+    /// One app's failure does not stop backfill: each app and environment is asked and said,
+    /// the exit status is 1, and --json is one document with an entry per run.
+    func testBackfillGoesOnPastOneAppsFailureAndPrintsOneJSONDocument() throws {
+        let (db, apple) = try twoAppsAndApple(store: "backfill-fail.db", post: "/inApps/v1/notifications/history", refusing: "com.example.fitness") { _ in
+            .json(["hasMore": false, "notificationHistory": []])
+        }
+        defer { apple.stop() }
+        let base = apple.baseURL.absoluteString
+        let words = ["backfill", "--db", db, "--since", "-2h", "--server-api-url", base + "/prod", "--server-api-sandbox-url", base + "/sandbox", "--quiet"]
+        let text = try run(words)
+        XCTAssertEqual(text.status, 1, text.stdout + text.stderr)
+        XCTAssertEqual(text.stderr.components(separatedBy: "fitness (com.example.fitness) backfill stopped: ").count, 3, text.stderr)
+        XCTAssertEqual(text.stdout.split(separator: "\n").filter { $0.hasPrefix("recipes (com.example.recipes) backfill #") }.count, 1, text.stdout)
+        let json = try run(words + ["--json"])
+        XCTAssertEqual(json.status, 1, json.stdout + json.stderr)
+        let runs = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["runs"] as? [[String: Any]],
+                                 json.stdout)
+        XCTAssertEqual(runs.map { "\($0["app"] ?? "-") \($0["environment"] ?? "-") \($0["finished"] ?? "-") \($0["exitCode"] ?? "-")" },
+                       ["fitness Production - 1", "fitness Sandbox - 1", "recipes Production 1 -"], json.stdout)
+        XCTAssertEqual(runs.last?["bundleId"] as? String, "com.example.recipes")
+        XCTAssertEqual(apple.requests.suffix(3).map { "\($0.path.split(separator: "/")[0]) \(FakeAppleServer.tokenBundleId($0) ?? "-")" },
+                       ["prod com.example.fitness", "sandbox com.example.fitness", "prod com.example.recipes"])
+        // --app asks that app alone.
+        let one = try run(["--app", "recipes"] + words)
+        XCTAssertEqual(one.status, 0, one.stdout + one.stderr)
+        XCTAssertTrue(one.stdout.hasPrefix("recipes (com.example.recipes) backfill #"), one.stdout)
+        XCTAssertEqual(FakeAppleServer.tokenBundleId(try XCTUnwrap(apple.requests.last)), "com.example.recipes")
+        XCTAssertEqual(apple.requests.count, 7)
+    }
+
+    /// ping asks every app and environment past one's failure, and --json is one document.
+    func testPingGoesOnPastOneAppsFailureAndPrintsOneJSONDocument() throws {
+        let (db, apple) = try twoAppsAndApple(store: "ping.db", post: "/inApps/v1/notifications/test", refusing: "com.example.recipes") {
+            .json(["testNotificationToken": "token-\($0)"])
+        }
+        defer { apple.stop() }
+        apple.routeEverythingElse { _ in .json(["sendAttempts": [["attemptDate": DateText.nowMillis(), "sendAttemptResult": "TIMED_OUT"]]]) }
+        let base = apple.baseURL.absoluteString
+        let r = try run(["ping", "--db", db, "--wait", "0.2", "--json", "--server-api-url", base + "/prod",
+                         "--server-api-sandbox-url", base + "/sandbox", "--quiet"])
+        XCTAssertEqual(r.status, 1, r.stdout + r.stderr)
+        let pings = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["pings"] as? [[String: Any]],
+                                  r.stdout)
+        XCTAssertEqual(pings.map { "\($0["app"] ?? "-") \($0["environment"] ?? "-") \($0["testNotificationToken"] ?? "-") \($0["error"] == nil)" },
+                       ["fitness Production token-prod true", "fitness Sandbox token-sandbox true", "recipes Production - false"], r.stdout)
+        XCTAssertTrue(r.stderr.contains("ping: recipes (com.example.recipes) Production: "), r.stderr)
+        // --app asks that app alone, in each of its environments.
+        let asked = apple.requests.filter { $0.method == "POST" }.count
+        let one = try run(["--app", "fitness", "ping", "--db", db, "--wait", "0.2", "--server-api-url", base + "/prod",
+                           "--server-api-sandbox-url", base + "/sandbox", "--quiet"])
+        XCTAssertEqual(one.stdout.split(separator: "\n").map { $0.components(separatedBy: ": ")[0] },
+                       ["fitness (com.example.fitness) Production", "fitness (com.example.fitness) Sandbox"], one.stdout + one.stderr)
+        XCTAssertEqual(apple.requests.filter { $0.method == "POST" }.dropFirst(asked).map { FakeAppleServer.tokenBundleId($0) ?? "-" },
+                       ["com.example.fitness", "com.example.fitness"])
+    }
+
+    /// `show ORDERID` asks each app with a key in turn (a key in a [key] section counts) until
+    /// the order's app answers, and `show ID --apple` signs for the subscription's app.
+    func testShowAsksEachAppForAnOrderIdAndShowAppleSignsForTheSubscriptionsApp() throws {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/order.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let (otid, order, recipes) = ("7200000000000051", "MTN9T4BRB9", "com.example.recipes")
+        let now = DateText.nowMillis()
+        let transaction: [String: Any] = [
+            "transactionId": otid, "originalTransactionId": otid, "productId": "app.monthly", "bundleId": recipes,
+            "purchaseDate": now - 60_000, "originalPurchaseDate": now - 60_000, "expiresDate": now + 30 * 86_400_000,
+            "signedDate": now, "environment": "Production", "inAppOwnershipType": "PURCHASED",
+            "type": "Auto-Renewable Subscription", "price": 9990, "currency": "USD"]
+        let signed = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
+            .sign(payload: try JSONSerialization.data(withJSONObject: transaction))
+        let apple = try FakeAppleServer()
+        defer { apple.stop() }
+        apple.transactions([order, otid], belongTo: recipes)
+        let app: [String: Any] = ["environment": "Production", "bundleId": recipes, "appAppleId": 2234567890]
+        apple.route("GET", "/prod/inApps/v1/lookup/\(order)", .json(["status": 0, "signedTransactions": [signed]]))
+        apple.route("GET", "/prod/inApps/v1/subscriptions/\(otid)", .json(app.merging([
+            "data": [["subscriptionGroupIdentifier": "1", "lastTransactions": [["originalTransactionId": otid, "status": 1,
+                                                                                 "signedTransactionInfo": signed]]]]]) { $1 }))
+        apple.route("GET", "/prod/inApps/v2/history/\(otid)", .json(app.merging(["revision": "r", "hasMore": false,
+                                                                               "signedTransactions": [signed]]) { $1 }))
+        apple.route("GET", "/prod/inApps/v2/refund/lookup/\(otid)", .json(["revision": "r", "hasMore": false, "signedTransactions": []]))
+        apple.route("GET", "/prod/inApps/v1/transactions/\(otid)", .json(["signedTransactionInfo": signed]))
+        let base = apple.baseURL.absoluteString
+        let urls = ["--db", db, "--server-api-url", base + "/prod", "--server-api-sandbox-url", base + "/sandbox"]
+        let shown = try run(["show", order] + urls)
+        XCTAssertEqual(shown.status, 0, shown.stdout + shown.stderr)
+        XCTAssertTrue(shown.stdout.contains("Order \(order): 1 subscription"), shown.stdout)
+        func tokens(_ path: String) -> [String] { apple.requests("GET", path).map { FakeAppleServer.tokenBundleId($0) ?? "-" } }
+        XCTAssertEqual(tokens("/prod/inApps/v1/lookup/\(order)"), ["com.example.fitness", recipes])
+        let withApple = try run(["show", otid, "--apple"] + urls)
+        XCTAssertEqual(withApple.status, 0, withApple.stdout + withApple.stderr)
+        XCTAssertEqual(tokens("/prod/inApps/v2/refund/lookup/\(otid)") + tokens("/prod/inApps/v1/transactions/\(otid)"), [recipes, recipes])
     }
 }
 

@@ -223,14 +223,20 @@ public final class DashboardSession {
             case .extendAll(let product, let days, let code, let reason, let storefronts):
                 return withRevalidator({ _ in .failed("extending needs the App Store Server API key settings") }) { revalidator in
                     do {
-                        let environment = revalidator.policy.environment ?? .production
-                        let record = try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason,
-                                                                        storefronts: storefronts, environment: environment, wait: 600)
-                        let summary = (try? revalidator.summaryNotification(for: record.requestIdentifier)) ?? nil
-                        return .notice(record.outcome == "complete"
-                            ? "Apple extended \(record.succeeded ?? 0) subscribers of \(product) by \(days) days (\(record.failed ?? 0) failed)"
-                                + (summary.map { "; its SUMMARY notification says \($0.succeeded ?? 0) extended, \($0.failed ?? 0) failed" } ?? "")
-                            : "Apple is still extending \(product) after 10 minutes: subdesk extend --status \(record.requestIdentifier)")
+                        // Each app that sells the product, in each environment it has it in, signed for that app.
+                        let targets = try revalidator.massExtensionTargets(productId: product)
+                        var notices: [String] = []
+                        for target in targets {
+                            let record = try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason,
+                                                                            storefronts: storefronts, environment: target.environment,
+                                                                            target: target, wait: 600)
+                            let summary = (try? revalidator.summaryNotification(for: record.requestIdentifier)) ?? nil
+                            notices.append((targets.count > 1 ? "\(target.label) \(target.environment): " : "") + (record.outcome == "complete"
+                                ? "Apple extended \(record.succeeded ?? 0) subscribers of \(product) by \(days) days (\(record.failed ?? 0) failed)"
+                                    + (summary.map { "; its SUMMARY notification says \($0.succeeded ?? 0) extended, \($0.failed ?? 0) failed" } ?? "")
+                                : "Apple is still extending \(product) after 10 minutes: subdesk extend --status \(record.requestIdentifier)"))
+                        }
+                        return .notice(notices.joined(separator: "; "))
                     } catch {
                         return .failed(SafeText.sanitize("\(error)"))
                     }
@@ -276,9 +282,21 @@ public final class DashboardSession {
             case .backfill(let days, let onlyFailures):
                 return withRevalidator({ .failed("backfill: " + $0) }) { revalidator in
                     do {
-                        let run = try revalidator.backfill(days: days, onlyFailures: onlyFailures)
-                        return .notice("backfill #\(run.id): \(Backfill.summary(run))"
-                                       + (run.new > 0 ? "; :gaps lists what had not arrived" : ""))
+                        // Every app and environment, each said (named when there are several).
+                        let runs = try revalidator.backfill(days: days, onlyFailures: onlyFailures)
+                        var said: [String] = []
+                        var failed = false
+                        for (target, outcome) in runs {
+                            let named = runs.count > 1 ? "\(target.label) \(target.environment): " : ""
+                            switch outcome {
+                            case .success(let run):
+                                said.append(named + "backfill #\(run.id): \(Backfill.summary(run))" + (run.new > 0 ? "; :gaps lists what had not arrived" : ""))
+                            case .failure(let error):
+                                failed = true
+                                said.append(named + "backfill stopped: " + SafeText.sanitize("\(error)") + "; what was stored stays (:backfill resume)")
+                            }
+                        }
+                        return failed ? .failed(said.joined(separator: "; ")) : .notice(said.joined(separator: "; "))
                     } catch {
                         return .failed("backfill stopped: " + SafeText.sanitize("\(error)") + "; what was stored stays (:backfill resume)")
                     }
@@ -348,13 +366,26 @@ public final class DashboardSession {
     /// `:ping` on a worker: a TEST notification can take seconds to come round.
     func startPing() -> [DashboardAction] {
         withRevalidator({ .pinged(message: "ping: " + $0, failed: true) }) { revalidator in
-            do {
-                let result = try revalidator.ping(wait: 30)
-                if let arrival = result.arrivalText { return .pinged(message: arrival, failed: false) }
-                return .pinged(message: "no TEST notification arrived within 30 s; Apple: \(Ping.describe(result.attempts))", failed: true)
-            } catch {
-                return .pinged(message: "ping: " + SafeText.sanitize("\(error)"), failed: true)
+            // Every app and environment in turn, each said (named when there are several).
+            let targets = revalidator.appleTargets
+            var said: [String] = []
+            var failed = false
+            for target in targets {
+                let named = targets.count > 1 ? "\(target.label) \(target.environment): " : ""
+                do {
+                    let result = try revalidator.ping(wait: 30, target: target)
+                    if let arrival = result.arrivalText {
+                        said.append(named + arrival)
+                    } else {
+                        failed = true
+                        said.append(named + "no TEST notification arrived within 30 s; Apple: \(Ping.describe(result.attempts))")
+                    }
+                } catch {
+                    failed = true
+                    said.append("ping: " + named + SafeText.sanitize("\(error)"))
+                }
             }
+            return .pinged(message: said.joined(separator: "; "), failed: failed)
         }
     }
 

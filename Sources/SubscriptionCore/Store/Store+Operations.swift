@@ -113,12 +113,13 @@ extension Store {
 
     /// Subscriptions an expiry sweep must check: stored expiry passed at `now` while still
     /// counted active, or in grace or billing retry. Keyset-paged by originalTransactionId.
-    public func sweepCandidates(now: Millis, after: String = "", limit: Int) throws -> [String] {
-        try db.rows("""
+    public func sweepCandidates(now: Millis, after: String = "", limit: Int, app: AppScope? = nil) throws -> [String] {
+        let own = Store.appCondition(app)
+        return try db.rows("""
             SELECT original_transaction_id FROM subscriptions
             WHERE original_transaction_id > ? AND (
-                (status = 1 AND IFNULL(expires_ms, 0) <= ? AND expires_ms IS NOT NULL) OR status IN (3, 4))
+                (status = 1 AND IFNULL(expires_ms, 0) <= ? AND expires_ms IS NOT NULL) OR status IN (3, 4))\(own.sql)
             ORDER BY original_transaction_id LIMIT ?
-            """, [after, now, limit]) { $0.string(0) }
+            """, [after, now] + own.values + [limit]) { $0.string(0) }
     }
 }
