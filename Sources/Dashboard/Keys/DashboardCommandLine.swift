@@ -230,8 +230,8 @@ public enum DashboardCommandLine {
         return DashboardReducer.switchTo(.daily, &state)
     }
 
-    /// `:app NAME` scopes the subscriber list and the daily counts to one app (its name,
-    /// bundle id or Apple ID); `:app all` to every app again.
+    /// `:app NAME` scopes every screen to one app (its name, bundle id or Apple ID); `:app
+    /// all` shows every app again. What is shown is read again for the new scope.
     static func app(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
         guard !argument.isEmpty else {
             let names = state.apps.apps.map(\.name).joined(separator: ", ")
@@ -244,22 +244,19 @@ public enum DashboardCommandLine {
                 return []
             }
         } else {
-            state.appName = nil
-            state.subscribers.query.app = nil
-            if state.daily.filter?.dimension == .app { state.daily.filter = nil }
+            state.scope = nil
         }
-        state.subscribers.loaded = false
+        // Rows loaded for the other scope are another app's: every screen reads again.
+        DashboardReducer.forgetLoadedRows(&state)
         let entered = DashboardReducer.enter(state.screen, &state)
         return state.screen == .subscribers ? entered : [.loadSubscribers(DashboardReducer.firstPage(state))] + entered
     }
 
-    /// Scopes the desk to the app `text` names (`--app NAME` at launch, `:app NAME`): its
-    /// subscriber list and daily counts. An unknown app is refused, naming the configured ones.
+    /// Scopes the desk to the app `text` names (`--app NAME` at launch, `:app NAME`). An
+    /// unknown app is refused, naming the configured ones.
     public static func scope(toApp text: String, _ state: inout DashboardState) throws {
-        let scope = try state.apps.scope(named: text)
-        state.appName = state.apps.app(named: text)?.name
-        state.subscribers.query.app = scope
-        state.daily.filter = scope.map { SegmentFilter(dimension: .app, value: $0.bundleId) }
+        let records = try state.apps.scope(named: text)
+        state.scope = DeskScope(name: state.apps.app(named: text)?.name ?? text, records: records)
     }
 
     /// `:apple` on a subscription's detail: its refund history and latest transaction at Apple.

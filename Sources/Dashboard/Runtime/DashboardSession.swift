@@ -157,6 +157,13 @@ public final class DashboardSession {
 
     // MARK: - Effects
 
+    /// The records of the app the desk is scoped to (nil: every app's): what every load reads.
+    var app: AppScope? { state.scope?.records }
+
+    /// The scope as a counts filter, for the daily counts and the cohorts (which read their
+    /// aggregates one dimension value at a time).
+    var appFilter: SegmentFilter? { app.map { SegmentFilter(dimension: .app, value: $0.bundleId) } }
+
     func perform(_ effect: DashboardEffect) -> [DashboardAction] {
         workLabel = effect.workDescription
         do {
@@ -164,7 +171,7 @@ public final class DashboardSession {
             case .loadSubscribers(let request):
                 return [.subscribersLoaded(request, try loadPage(request))]
             case .loadStatusCounts:
-                return [.statusCountsLoaded(try store.statusCounts(), total: try store.subscriptionCount())]
+                return [.statusCountsLoaded(try store.statusCounts(app: app), total: try store.subscriptionCount(app: app))]
             case .loadDetail(let id):
                 return [.detailLoaded(originalTransactionId: id, try loadDetail(id))]
             case .loadPayload(let id, let key, let kind, let reference):
@@ -172,25 +179,26 @@ public final class DashboardSession {
                                        lines: try payloadLines(kind: kind, reference: reference, originalTransactionId: id))]
             case .pollFeed(let afterId):
                 let now = clock()
-                let entries = try store.intakeLog(afterId: afterId, limit: FeedState.capacity)
-                let rate = try store.intakeRate(minutes: FeedState.rateMinutes, now: now)
+                let entries = try store.intakeLog(afterId: afterId, limit: FeedState.capacity, app: app)
+                let rate = try store.intakeRate(minutes: FeedState.rateMinutes, now: now, app: app)
                 return [.feedLoaded(entries, rate: rate, now: now)]
             case .loadDaily(let request):
                 let days = try DailyCountsReport.compute(store: store, from: request.from, to: request.to,
                                                          timeZone: request.zone, segments: request.segment.segments,
-                                                         period: request.period, rates: exchangeRates, filter: request.filter)
+                                                         period: request.period, rates: exchangeRates, filter: request.filter ?? appFilter)
                 return [.dailyLoaded(request, days)]
             case .loadQuarantine:
-                return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit))]
+                return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit, app: app))]
             case .loadGaps:
-                return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit))]
+                return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit, app: app))]
             case .loadHealth:
                 let now = clock()
                 return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now)), now: now)]
             case .loadCohorts(let request):
                 do {
                     let report = try CohortReport.compute(store: store, metric: request.metric, period: request.period,
-                                                          filters: request.filter.map { [$0] } ?? [],
+                                                          filters: (request.filter.map { [$0] } ?? []) + (appFilter.map {
+                                                              [CohortFilter(dimension: .app, value: $0.value)] } ?? []),
                                                           segments: request.segment.segments, rates: exchangeRates, now: clock())
                     return [.cohortsLoaded(request, report)]
                 } catch let refusal as ConfigurationError {
@@ -199,7 +207,7 @@ public final class DashboardSession {
             case .loadRefunds:
                 return [.refundsLoaded(try loadRefunds())]
             case .loadConsent:
-                return [.consentLoaded(try ConsentWithdrawal.load(store: store, includeHandled: true))]
+                return [.consentLoaded(try ConsentWithdrawal.load(store: store, includeHandled: true, app: app))]
             case .markConsentHandled(let uuid, let reason):
                 do {
                     let entry = try operations.markConsentHandled(uuid, reason: reason, now: clock())
@@ -410,7 +418,8 @@ public final class DashboardSession {
     }
 
     func loadRows(_ request: SubscriberPageRequest) throws -> SubscriberPage {
-        let query = request.query
+        var query = request.query
+        query.app = app
         let limit = request.limit
         switch request.position {
         case .first:
@@ -448,7 +457,7 @@ public final class DashboardSession {
     /// The refund queue with each request's facts and the policy's suggested answer.
     func loadRefunds() throws -> [RefundQueueEntry] {
         let queue = RefundQueue(store: store, operatorName: operatorName)
-        return try queue.requests(includeClosed: true, now: state.now, limit: RefundsState.limit).map { request in
+        return try queue.requests(includeClosed: true, now: state.now, limit: RefundsState.limit, app: app).map { request in
             let facts = try queue.facts(request, now: state.now)
             return RefundQueueEntry(request: request, facts: facts, suggested: refundPolicy.suggestedAnswer(for: facts))
         }
