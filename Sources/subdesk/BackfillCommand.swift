@@ -84,11 +84,9 @@ enum BackfillCommand {
         // Every app and each of its environments, each line naming which (one app: as before,
         // unnamed); a resumed run asks the app and environment it recorded.
         var targets = revalidator.appleTargets
-        if let resume, targets.count > 1 {
-            let recorded = targets.filter { $0.bundleId == resume.bundleId && $0.environment.rawValue == resume.environment }
-            guard let target = recorded.first else {
-                throw UsageError("backfill #\(resume.id) asked \(resume.bundleId ?? "an app this store did not record") in "
-                                 + "\(resume.environment), which the configuration no longer serves: run subdesk backfill --since again")
+        if let resume {
+            guard let target = Revalidator.target(resuming: resume, among: targets) else {
+                throw UsageError(Revalidator.notServed(resume) + ": run subdesk backfill --since again")
             }
             targets = [target]
         }

@@ -85,7 +85,8 @@ enum DashboardCommand {
             do { try DashboardCommandLine.scope(toApp: app, &state) } catch { throw UsageError("\(error)") }
         }
         state.login = store.login()
-        state.withoutServerAPIKey = (try? revalidator.get())?.configuration.apiKey == nil
+        // Without a revalidator nothing reaches Apple; with one, the session asks it for a key.
+        state.withoutServerAPIKey = (try? revalidator.get()) == nil
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
                                        operatorName: context.operatorName, revalidator: revalidator,
                                        refundPolicy: try RefundPolicy(configuration: context.config),

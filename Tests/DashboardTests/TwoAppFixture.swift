@@ -31,9 +31,16 @@ enum TwoAppFixture {
     }
 
     static func store() throws -> Store {
-        let store = try DashboardFixture.demoStore()
-        try ConsentFixture.add(to: store)
+        let store = try Store.inMemory()
+        try fill(store)
+        return store
+    }
+
+    /// Builds the two apps' rows into an empty store.
+    static func fill(_ store: Store) throws {
         let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)
+        _ = try DemoStoreBuilder(sample: sample, copies: 1).build(into: store, anchor: DashboardFixture.anchor)
+        try ConsentFixture.add(to: store)
         let intake = Intake(store: store, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: policy)
         let scenario = try Scenario(json: JSONFields(data: Data("""
             {"name": "other app", "steps": [
@@ -61,7 +68,6 @@ enum TwoAppFixture {
             try store.recordGap(notificationUUID: uuids[0], run: run.id, attempts: [], now: DashboardFixture.anchor)
             try store.recordGap(notificationUUID: demoNotification.event.notificationUUID, run: run.id, attempts: [], now: DashboardFixture.anchor)
         }
-        return store
     }
 
     /// A started session over a two-app store, every app shown.

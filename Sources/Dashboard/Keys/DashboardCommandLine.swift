@@ -337,9 +337,16 @@ public enum DashboardCommandLine {
             return []
         }
         if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.extendAll, &state) { return [] }
+        // A product is one app's: with several apps, the scope says which app's key asks.
+        if state.apps.apps.count > 1 && state.scope == nil {
+            DashboardReducer.flash(":extend all asks for one app's product: scope the desk first with :app NAME ("
+                                   + state.apps.apps.map(\.name).joined(separator: ", ") + ")", error: true, &state)
+            return []
+        }
         let where_ = storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))"
+        let app = state.apps.apps.count > 1 ? state.appName.map { " (app \($0))" } ?? "" : ""
         state.confirmation = DashboardState.Confirmation(
-            question: "Extend EVERY active subscriber of \(product)\(where_) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
+            question: "Extend EVERY active subscriber of \(product)\(app)\(where_) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
             effect: .extendAll(productId: product, days: days, reasonCode: code, reason: words[3], storefronts: storefronts))
         return []
     }

@@ -59,6 +59,8 @@ public final class DashboardSession {
         self.operatorName = operatorName
         self.revalidator = revalidator
         if self.state.availableThemes.isEmpty { self.state.availableThemes = themes.availableNames() }
+        // Whether some app has the key `:extend`, `:ping` and `:backfill` need, whichever app it is.
+        if case .success(let ready) = revalidator { self.state.withoutServerAPIKey = !ready.hasServerAPIKey }
     }
 
     public var shouldQuit: Bool { state.quitRequested }
@@ -229,11 +231,17 @@ public final class DashboardSession {
                     }
                 }
             case .extendAll(let product, let days, let code, let reason, let storefronts):
+                // The scoped app's product (with several apps the command asks for a scope), in
+                // the configured environment, else Production, when the app is asked there.
+                let scoped = appleTargets
                 return withRevalidator({ _ in .failed("extending needs the App Store Server API key settings") }) { revalidator in
                     do {
-                        let environment = revalidator.policy.environment ?? .production
+                        let wanted = revalidator.policy.environment ?? .production
+                        let target = scoped(revalidator).first { $0.environment == wanted } ?? scoped(revalidator).first
+                        let environment = target?.environment ?? wanted
                         let record = try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason,
-                                                                        storefronts: storefronts, environment: environment, wait: 600)
+                                                                        storefronts: storefronts, environment: environment, wait: 600,
+                                                                        target: target)
                         let summary = (try? revalidator.summaryNotification(for: record.requestIdentifier)) ?? nil
                         return .notice(record.outcome == "complete"
                             ? "Apple extended \(record.succeeded ?? 0) subscribers of \(product) by \(days) days (\(record.failed ?? 0) failed)"
@@ -282,13 +290,20 @@ public final class DashboardSession {
                     }
                 }
             case .backfill(let days, let onlyFailures):
-                return withRevalidator({ .failed("backfill: " + $0) }) { revalidator in
+                // A resumed run asks the app and environment it recorded; a new one every app's
+                // (or the scoped app's) in each of its environments, one after the other.
+                let unfinished = days == nil ? try store.unfinishedBackfill() : nil
+                return withEachAppleTarget({ .failed("backfill: " + $0) }, only: { targets in
+                    guard let unfinished else { return .success(targets) }
+                    return Revalidator.target(resuming: unfinished, among: targets).map { .success([$0]) }
+                        ?? .failure(RevalidationUnavailable(Revalidator.notServed(unfinished) + ": start a new one with :backfill DAYS"))
+                }) { revalidator, target, named, last in
                     do {
-                        let run = try revalidator.backfill(days: days, onlyFailures: onlyFailures)
-                        return .notice("backfill #\(run.id): \(Backfill.summary(run))"
+                        let run = try revalidator.backfill(days: days, onlyFailures: onlyFailures, target: target)
+                        return .notice(named + "backfill #\(run.id): \(Backfill.summary(run))"
                                        + (run.new > 0 ? "; :gaps lists what had not arrived" : ""))
                     } catch {
-                        return .failed("backfill stopped: " + SafeText.sanitize("\(error)") + "; what was stored stays (:backfill resume)")
+                        return .failed(named + "backfill stopped: " + SafeText.sanitize("\(error)") + "; what was stored stays (:backfill resume)")
                     }
                 }
             case .lookUpAtApple(let otid):
@@ -353,16 +368,61 @@ public final class DashboardSession {
         }
     }
 
-    /// `:ping` on a worker: a TEST notification can take seconds to come round.
-    func startPing() -> [DashboardAction] {
-        withRevalidator({ .pinged(message: "ping: " + $0, failed: true) }) { revalidator in
-            do {
-                let result = try revalidator.ping(wait: 30)
-                if let arrival = result.arrivalText { return .pinged(message: arrival, failed: false) }
-                return .pinged(message: "no TEST notification arrived within 30 s; Apple: \(Ping.describe(result.attempts))", failed: true)
-            } catch {
-                return .pinged(message: "ping: " + SafeText.sanitize("\(error)"), failed: true)
+    /// The apps and environments a store-wide action at Apple (`:ping`, `:backfill`) goes
+    /// through: every app's, each in each of its environments, or the scoped app's only.
+    var appleTargets: @Sendable (Revalidator) -> [Revalidator.AppleTarget] {
+        let scope = app
+        return { revalidator in
+            let every = revalidator.appleTargets
+            guard let scope, every.count > 1 else { return every }
+            return every.filter { $0.bundleId == scope.bundleId }
+        }
+    }
+
+    /// Runs `job` on the worker once for each of the targets `appleTargets` gives (narrowed
+    /// by `only`), one after the other, each answer its own message naming its app and
+    /// environment (`demo (com.example.demo) Production: `) when several are configured;
+    /// `last` is true for the last target's. Without a revalidator, `unavailable` says why.
+    func withEachAppleTarget(_ unavailable: (String) -> DashboardAction,
+                             only: (([Revalidator.AppleTarget]) -> Result<[Revalidator.AppleTarget], RevalidationUnavailable>)? = nil,
+                             _ job: @escaping @Sendable (Revalidator, Revalidator.AppleTarget, String, Bool) -> DashboardAction) -> [DashboardAction] {
+        guard case .success(let ready) = revalidator else { return withRevalidator(unavailable) { _ in .notice("") } }
+        let named = ready.appleTargets.count > 1
+        var targets = appleTargets(ready)
+        if let only {
+            switch only(targets) {
+            case .success(let narrowed): targets = narrowed
+            case .failure(let refusal): return [unavailable(refusal.description)]
             }
+        }
+        guard !targets.isEmpty else { return [unavailable("no configured app is \(state.appName ?? "the scoped app")")] }
+        let label = workLabel
+        for (index, target) in targets.enumerated() {
+            let prefix = named ? "\(target.label) \(target.environment): " : ""
+            let last = index == targets.count - 1
+            background.run(label: label + (named ? " (\(target.label) \(target.environment))" : "")) { job(ready, target, prefix, last) }
+        }
+        return []
+    }
+
+    /// `:ping` on a worker: a TEST notification can take seconds to come round. Each app
+    /// (or the scoped one) is asked in each of its environments, each answer naming its app.
+    func startPing() -> [DashboardAction] {
+        withEachAppleTarget({ .pinged(message: "ping: " + $0, failed: true) }) { revalidator, target, named, last in
+            let message: String, failed: Bool
+            do {
+                let result = try revalidator.ping(wait: 30, target: target)
+                if let arrival = result.arrivalText {
+                    (message, failed) = (named + arrival, false)
+                } else {
+                    (message, failed) = (named + "no TEST notification arrived within 30 s; Apple: \(Ping.describe(result.attempts))", true)
+                }
+            } catch {
+                (message, failed) = ("ping: " + named + SafeText.sanitize("\(error)"), true)
+            }
+            // The last answer ends the wait the header shows; the others are messages of their own.
+            if last { return .pinged(message: message, failed: failed) }
+            return failed ? .failed(message) : .notice(message)
         }
     }
 

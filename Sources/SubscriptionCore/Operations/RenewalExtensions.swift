@@ -64,12 +64,13 @@ extension Revalidator {
     /// Asks Apple to extend every active subscriber of `productId` (in `storefronts`, or
     /// all), then polls the status every `pollEvery` seconds, telling `progress`, until
     /// Apple reports it complete or `wait` seconds pass (the request stays pending and
-    /// `extensionStatus` asks again later).
+    /// `extensionStatus` asks again later). `target` is the app whose product it is (nil: the first app).
     public func extendForAllActive(productId: String, days: Int, reasonCode: Int, reason: String, storefronts: [String],
                                    environment: AppStoreEnvironment, wait: TimeInterval, pollEvery: TimeInterval = 5,
+                                   target: AppleTarget? = nil,
                                    progress: ((MassExtensionStatus) -> Void)? = nil) throws -> RenewalExtension {
         try Revalidator.checkExtension(days: days, reasonCode: reasonCode, reason: reason)
-        let client = try lookup.serverAPI(for: ServerAPIAction.extendAll)
+        let client = try serverAPIClient(for: ServerAPIAction.extendAll, target: target)
         let store = try openStore()
         let request = UUID().uuidString.lowercased()
         let now = clock()
@@ -85,18 +86,19 @@ extension Revalidator {
                                              detail: "request \(request), reason code \(reasonCode)"
                                                 + (storefronts.isEmpty ? "" : ", storefronts \(storefronts.joined(separator: ","))")))
         }
-        return try followMassExtension(request, environment: environment, wait: wait, pollEvery: pollEvery, progress: progress)
+        return try followMassExtension(request, environment: environment, wait: wait, pollEvery: pollEvery, target: target, progress: progress)
     }
 
     /// Asks Apple how a mass extension is going until it is complete or `wait` passes, and
     /// keeps what it said.
     public func followMassExtension(_ request: String, environment: AppStoreEnvironment, wait: TimeInterval, pollEvery: TimeInterval = 5,
+                                    target: AppleTarget? = nil,
                                     progress: ((MassExtensionStatus) -> Void)? = nil) throws -> RenewalExtension {
         let store = try openStore()
         guard let record = try store.renewalExtension(requestIdentifier: request), let productId = record.productId else {
             throw OperationError("no mass extension with request identifier \(request) in this store")
         }
-        let client = try lookup.serverAPI(for: ServerAPIAction.followExtension)
+        let client = try serverAPIClient(for: ServerAPIAction.followExtension, target: target)
         let deadline = Date().addingTimeInterval(wait)
         while true {
             let status = try client.massExtensionStatus(productId: productId, requestIdentifier: request, environment: environment)
