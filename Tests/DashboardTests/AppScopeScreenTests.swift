@@ -134,4 +134,31 @@ final class AppScopeScreenTests: XCTestCase {
         XCTAssertEqual(header.fitting(40).map(\.text), ["other", "● live"])
         XCTAssertEqual(header.fitting(30).map(\.text), ["● live"])
     }
+
+    /// `:ap` starts both `:app` and `:apple`: the desk names both and does nothing, with or
+    /// without a word after it; the help lists both.
+    func testApIsAmbiguousBetweenAppAndApple() throws {
+        let session = try TwoAppFixture.session()
+        session.type(.enter)
+        let before = (screen: session.state.screen, stack: session.state.stack, rows: session.state.subscribers.rows.count)
+        for line in ["ap", "ap other"] {
+            session.command(line)
+            XCTAssertEqual(session.state.flash?.kind, .error, line)
+            XCTAssertEqual(session.state.flash?.text, ":ap could be :apple or :app; type more of it", line)
+            XCTAssertNil(session.state.scope, "nothing scoped: \(line)")
+            XCTAssertNil(session.state.confirmation, line)
+            XCTAssertEqual(session.state.stack, before.stack, line)
+            XCTAssertEqual(session.state.subscribers.rows.count, before.rows, line)
+            XCTAssertFalse(session.hasBackgroundWork, "nothing asked of Apple: \(line)")
+        }
+        XCTAssertEqual(DashboardCommandLine.completions(for: "ap", state: session.state).sorted(), ["app", "apple"])
+        let help = DashboardCommandLine.helpLines(width: 400, severalApps: true).joined(separator: " ")
+        XCTAssertTrue(help.contains(":app NAME|all"), help)
+        XCTAssertTrue(help.contains(":apple"), help)
+        session.type("?")
+        // The help's lines joined as one paragraph, as it wraps them.
+        let shown = session.screenLines.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " │")) }.joined(separator: " ")
+        XCTAssertTrue(shown.contains(":app NAME|all"), session.screenText)
+        XCTAssertTrue(shown.contains(":apple"), session.screenText)
+    }
 }
