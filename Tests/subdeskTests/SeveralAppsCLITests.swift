@@ -37,7 +37,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     }
 
     /// A SUBSCRIBED body signed by the test CA for `bundleId`.
-    func body(_ bundleId: String, appleId: Int64, otid: String) throws -> Data {
+    static func body(_ bundleId: String, appleId: Int64, otid: String) throws -> Data {
         let signer = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
         let now = DateText.nowMillis()
         let transaction: [String: Any] = [
@@ -60,7 +60,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
                                           ("com.example.recipes", Int64(2234567890), "7200000000000001"),
                                           ("com.example.other", Int64(3234567890), "7300000000000001")] {
             let file = dir + "/\(otid).json"
-            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
+            try Self.body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
             files.append(file)
         }
         let r = try run(["ingest", "--db", db] + files)
@@ -86,7 +86,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
                                           ("com.example.recipes", Int64(2234567890), "7200000000000001")] {
             let file = dir + "/\(otid).json"
-            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
+            try Self.body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
             files.append(file)
         }
         XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
@@ -152,7 +152,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         try writeConfig()
         let db = Store.testLocation(file: dir + "/cgi.db")
         XCTAssertEqual(try run(["init", "--db", db]).status, 0)
-        let recipes = try body("com.example.recipes", appleId: 2234567890, otid: "7200000000000002")
+        let recipes = try Self.body("com.example.recipes", appleId: 2234567890, otid: "7200000000000002")
         func post(_ query: String) throws -> Result {
             try run(["ingest", "--cgi", "--db", db], stdin: recipes,
                     env: ["REQUEST_METHOD": "POST", "GATEWAY_INTERFACE": "CGI/1.1", "REMOTE_ADDR": "192.0.2.7",
@@ -206,7 +206,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         defer { server.stop() }
         try server.waitUntilAnswering()
         let client = try FastCGITestClient(socket: dir + "/serve.sock")
-        let fitness = try body("com.example.fitness", appleId: 1234567890, otid: "7100000000000003")
+        let fitness = try Self.body("com.example.fitness", appleId: 1234567890, otid: "7100000000000003")
         let crossed = try XCTUnwrap(client.post(fitness, params: FastCGITestClient.params(length: fitness.count) + [("QUERY_STRING", "app=recipes")]))
         XCTAssertTrue(crossed.stdout.hasPrefix("Status: 400 Bad Request"), crossed.stdout)
         XCTAssertTrue(crossed.stdout.contains("signed for app fitness (com.example.fitness), posted to ?app=recipes"), crossed.stdout)
