@@ -65,6 +65,10 @@ final class AppScopeScreenTests: XCTestCase {
         try checkScoped("gaps", header: "APPLE'S ATTEMPTS", marker: TwoAppFixture.otherId)
     }
 
+    func testTheAuditLogIsScoped() throws {
+        try checkScoped("audit", header: "OPERATOR", marker: TwoAppFixture.otherId)
+    }
+
     func testTheSubscriberListAndItsCountsAreScoped() throws {
         try checkScoped("app all", header: "ORIGINAL TX", marker: TwoAppFixture.otherId)
         let session = try TwoAppFixture.session()
@@ -107,7 +111,7 @@ final class AppScopeScreenTests: XCTestCase {
     /// One app configured: no APP column, the lists as they were.
     func testOneAppShowsNoAppColumn() throws {
         let session = DashboardFixture.session(try TwoAppFixture.store(), width: 120, height: 40)
-        for screen in ["feed", "quarantine", "refunds", "consent", "gaps"] {
+        for screen in ["feed", "quarantine", "refunds", "consent", "gaps", "audit"] {
             session.command(screen)
             XCTAssertFalse(session.screenLines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("APP ") }, session.screenText)
         }

@@ -9,7 +9,7 @@ import SubdeskTestSupport
 /// A store of two apps' rows: the demo store (app `demo`) with the consent fixture, and a
 /// second app `other` (`com.example.other`) with one subscription that asked for a refund
 /// and whose customer's parent withdrew consent, one refused body signed for it, and a
-/// delivery gap of each app.
+/// delivery gap and an operator's action of each app.
 enum TwoAppFixture {
     static let otherBundleId = "com.example.other"
     static let otherAppleId: Int64 = 2_234_567_890
@@ -67,6 +67,13 @@ enum TwoAppFixture {
         try store.write {
             try store.recordGap(notificationUUID: uuids[0], run: run.id, attempts: [], now: DashboardFixture.anchor)
             try store.recordGap(notificationUUID: demoNotification.event.notificationUUID, run: run.id, attempts: [], now: DashboardFixture.anchor)
+        }
+        // An operator's action on a subscription of each app.
+        try store.write {
+            for target in [otherId, ScenarioBuilder.originalTransactionId(instance: 0)] {
+                _ = try store.appendAudit(AuditEntry(at: DashboardFixture.anchor, operatorName: "ana", action: "link", target: target,
+                                                     reason: nil, outcome: "linked to user-\(target.suffix(4))"))
+            }
         }
     }
 

@@ -452,12 +452,14 @@ public final class DashboardSession {
     /// among the newest entries, so a partial id still finds something.
     func loadAudit(_ filter: String) throws -> [AuditEntry] {
         let text = filter.trimmingCharacters(in: .whitespaces)
-        guard !text.isEmpty else { return try store.audit(limit: AuditState.limit).reversed() }
+        // The app of each entry's target, for the APP column with several apps; the scope's only.
+        let readsApp = state.apps.apps.count > 1
+        guard !text.isEmpty else { return try store.audit(limit: AuditState.limit, app: app, readsApp: readsApp).reversed() }
         // A failed revalidation is logged under the id as typed, which may name no subscription.
         let targets = ((try? operations.subscriptionIds(text)) ?? []) + [text]
-        var entries = try store.audit(targets: targets, limit: AuditState.limit)
+        var entries = try store.audit(targets: targets, limit: AuditState.limit, app: app, readsApp: readsApp)
         let found = Set(entries.map(\.id))
-        entries += try store.audit(limit: AuditState.limit).filter {
+        entries += try store.audit(limit: AuditState.limit, app: app, readsApp: readsApp).filter {
             !found.contains($0.id) && ($0.target?.localizedCaseInsensitiveContains(text) ?? false)
         }
         return Array(entries.sorted { $0.id > $1.id }.prefix(AuditState.limit))
