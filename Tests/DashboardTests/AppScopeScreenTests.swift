@@ -49,6 +49,24 @@ final class AppScopeScreenTests: XCTestCase {
         try checkScoped("feed", header: "TYPE/SUBTYPE", marker: TwoAppFixture.otherId)
     }
 
+    /// A scoped feed's next poll starts after the lines its read passed over, another app's
+    /// included, so a quiet app beside a busy one does not read the busy app's lines again.
+    func testAScopedFeedDoesNotReadAnotherAppsLinesAgain() throws {
+        let session = try TwoAppFixture.session()
+        session.command("app other")
+        session.command("feed")
+        let shown = session.state.feed.entries.map(\.id)
+        XCTAssertFalse(shown.isEmpty)
+        try session.store.write {
+            try session.store.logIntake(IntakeLogEntry(receivedDate: DashboardFixture.anchor, result: .stored, notificationUUID: nil,
+                                                       type: "DID_RENEW", originalTransactionId: ScenarioBuilder.originalTransactionId(instance: 0),
+                                                       productId: "app.monthly", environment: "Production"))
+        }
+        session.send(.storeChanged)
+        XCTAssertEqual(session.state.feed.entries.map(\.id), shown, "the demo app's line is not the other app's")
+        XCTAssertEqual(session.state.feed.lastId, try session.store.newestIntakeLogId(), "the next poll starts after it")
+    }
+
     func testTheQuarantineIsScoped() throws {
         try checkScoped("quarantine", header: "REASON", marker: TwoAppFixture.otherRefusal)
     }

@@ -181,9 +181,11 @@ public final class DashboardSession {
                                        lines: try payloadLines(kind: kind, reference: reference, originalTransactionId: id))]
             case .pollFeed(let afterId):
                 let now = clock()
+                // Read first: a scoped read leaves out other apps' lines, which the next poll need not read again.
+                let readTo = app == nil ? 0 : try store.newestIntakeLogId()
                 let entries = try store.intakeLog(afterId: afterId, limit: FeedState.capacity, app: app)
                 let rate = try store.intakeRate(minutes: FeedState.rateMinutes, now: now, app: app)
-                return [.feedLoaded(entries, rate: rate, now: now)]
+                return [.feedLoaded(entries, rate: rate, now: now, readTo: readTo)]
             case .loadDaily(let request):
                 let days = try DailyCountsReport.compute(store: store, from: request.from, to: request.to,
                                                          timeZone: request.zone, segments: request.segment.segments,

@@ -155,10 +155,21 @@ extension Store {
             (SELECT s.bundle_id FROM subscriptions s WHERE s.original_transaction_id = l.original_transaction_id))
         """
 
+    /// How far back among the newest intake lines a read for one app looks: each line's app
+    /// is found through its notification or subscription, so a quiet app's read of a long
+    /// log stays bounded.
+    public static let appIntakeScan: Int64 = 50_000
+
+    /// The id of the newest intake line (0 with none): how far a read has looked.
+    public func newestIntakeLogId() throws -> Int64 {
+        try db.first("SELECT coalesce(max(id), 0) FROM intake_log") { $0.int64(0) } ?? 0
+    }
+
     /// Intake outcomes newer than `afterId`, newest first; with `app`, those about its
-    /// notifications and subscriptions.
+    /// notifications and subscriptions among the newest `appIntakeScan` lines.
     public func intakeLog(afterId: Int64 = 0, limit: Int = 200, app: AppScope? = nil) throws -> [IntakeLogEntry] {
         let own = Store.appCondition(app)
+        let afterId = app == nil ? afterId : max(afterId, try newestIntakeLogId() - Store.appIntakeScan)
         return try db.rows("""
             SELECT * FROM (SELECT l.id, l.received_ms, l.result, l.notification_uuid, l.type, l.subtype, l.original_transaction_id,
                 l.product_id, l.environment, l.detail, l.source, l.reason_kind, \(Store.intakeLogApp) AS bundle_id
