@@ -86,6 +86,23 @@ final class AppScopeAppleTests: XCTestCase {
                       "\(messages(from: seen.messages))")
     }
 
+    /// `:backfill resume` asks the app and environment the unfinished run recorded, whatever
+    /// the scope.
+    func testBackfillResumeAsksTheAppTheRunRecorded() throws {
+        apple.route("POST", "/prod/inApps/v1/notifications/history", .json(["hasMore": false, "notificationHistory": []]))
+        let store = try Store(path: path)
+        let unfinished = try store.startBackfill(environment: "Production", since: DashboardFixture.anchor - 86_400_000,
+                                                 until: DashboardFixture.anchor, onlyFailures: false, operatorName: "ana",
+                                                 now: DashboardFixture.anchor, bundleId: TwoAppFixture.otherBundleId)
+        let seen = (requests: apple.requests.count, messages: session.state.messages.count)
+        session.command("backfill resume")
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 30))
+        XCTAssertEqual(signedFor(from: seen.requests), [TwoAppFixture.otherBundleId], "\(messages(from: seen.messages))")
+        XCTAssertTrue(messages(from: seen.messages).contains { $0.hasPrefix("other (\(TwoAppFixture.otherBundleId)) Production: backfill #\(unfinished.id)") },
+                      "\(messages(from: seen.messages))")
+        XCTAssertNil(try store.unfinishedBackfill())
+    }
+
     func testPingGoesThroughEveryAppOrTheScopedOneNamingEach() throws {
         let signer = try sample.signer()
         let roots = try sample.trustRoots()

@@ -68,6 +68,7 @@ enum TwoAppFixture {
             try store.recordGap(notificationUUID: uuids[0], run: run.id, attempts: [], now: DashboardFixture.anchor)
             try store.recordGap(notificationUUID: demoNotification.event.notificationUUID, run: run.id, attempts: [], now: DashboardFixture.anchor)
         }
+        try store.finishBackfill(run.id, now: DashboardFixture.anchor)
         // An operator's action on a subscription of each app.
         try store.write {
             for target in [otherId, ScenarioBuilder.originalTransactionId(instance: 0)] {
