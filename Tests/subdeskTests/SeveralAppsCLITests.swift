@@ -37,7 +37,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     }
 
     /// A SUBSCRIBED body signed by the test CA for `bundleId`.
-    func body(_ bundleId: String, appleId: Int64, otid: String, product: String = "app.monthly") throws -> Data {
+    static func body(_ bundleId: String, appleId: Int64, otid: String, product: String = "app.monthly") throws -> Data {
         let signer = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
         let now = DateText.nowMillis()
         let transaction: [String: Any] = [
@@ -80,7 +80,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     func bodyFiles(_ bodies: [(String, Int64, String)]) throws -> [String] {
         try bodies.map { bundleId, appleId, otid in
             let file = dir + "/\(otid).json"
-            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
+            try Self.body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
             return file
         }
     }
@@ -151,7 +151,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         try writeConfig()
         let db = Store.testLocation(file: dir + "/cgi.db")
         XCTAssertEqual(try run(["init", "--db", db]).status, 0)
-        let recipes = try body("com.example.recipes", appleId: 2234567890, otid: "7200000000000002")
+        let recipes = try Self.body("com.example.recipes", appleId: 2234567890, otid: "7200000000000002")
         func post(_ query: String) throws -> Result {
             try run(["ingest", "--cgi", "--db", db], stdin: recipes,
                     env: ["REQUEST_METHOD": "POST", "GATEWAY_INTERFACE": "CGI/1.1", "REMOTE_ADDR": "192.0.2.7",
@@ -205,7 +205,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         defer { server.stop() }
         try server.waitUntilAnswering()
         let client = try FastCGITestClient(socket: dir + "/serve.sock")
-        let fitness = try body("com.example.fitness", appleId: 1234567890, otid: "7100000000000003")
+        let fitness = try Self.body("com.example.fitness", appleId: 1234567890, otid: "7100000000000003")
         let crossed = try XCTUnwrap(client.post(fitness, params: FastCGITestClient.params(length: fitness.count) + [("QUERY_STRING", "app=recipes")]))
         XCTAssertTrue(crossed.stdout.hasPrefix("Status: 400 Bad Request"), crossed.stdout)
         XCTAssertTrue(crossed.stdout.contains("signed for app fitness (com.example.fitness), posted to ?app=recipes"), crossed.stdout)
@@ -398,7 +398,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
             for (bundleId, appleId, otid, product) in [("com.example.fitness", Int64(1234567890), "710000000000000\(n)", fitness),
                                                        ("com.example.recipes", Int64(2234567890), "720000000000000\(n)", recipes)] {
                 files.append(dir + "/\(otid).json")
-                try body(bundleId, appleId: appleId, otid: otid, product: product).write(to: URL(fileURLWithPath: files.last!))
+                try Self.body(bundleId, appleId: appleId, otid: otid, product: product).write(to: URL(fileURLWithPath: files.last!))
             }
             XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
         }

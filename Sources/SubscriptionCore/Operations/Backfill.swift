@@ -296,41 +296,44 @@ extension Revalidator {
     /// resume `run`, the app and environment it recorded (refused when the configuration no
     /// longer serves them).
     public func backfillTargets(resuming run: BackfillRun?) throws -> [AppleTarget] {
-        let targets = appleTargets
-        guard let run, targets.count > 1 else { return targets }
-        guard let target = targets.first(where: { $0.bundleId == run.bundleId && $0.environment.rawValue == run.environment }) else {
-            throw OperationError("backfill #\(run.id) asked \(run.bundleId ?? "an app this store did not record") in \(run.environment), "
-                                 + "which the configuration no longer serves: start a new backfill")
+        guard let run else { return appleTargets }
+        guard let target = Revalidator.target(resuming: run, among: appleTargets) else {
+            throw OperationError(Revalidator.notServed(run) + ": start a new backfill")
         }
         return [target]
     }
 
-    /// A backfill of the last `days` days (only failed deliveries when `onlyFailures`) of
-    /// every app and each of its environments, or with `days` nil the store's unfinished one
-    /// resumed, on a connection of its own: the dashboard runs it on a worker. Each app and
-    /// environment is run in turn, one's failure not stopping the next.
-    public func backfill(days: Int?, onlyFailures: Bool) throws -> [(target: AppleTarget, run: Result<BackfillRun, Error>)] {
+    /// The target a resumed run must ask: the app and environment `run` recorded, among
+    /// `targets`; nil when the configuration no longer serves them. With one target, that one.
+    public static func target(resuming run: BackfillRun, among targets: [AppleTarget]) -> AppleTarget? {
+        guard targets.count > 1 else { return targets.first }
+        return targets.first { $0.bundleId == run.bundleId && $0.environment.rawValue == run.environment }
+    }
+
+    /// Why `run` cannot be resumed with this configuration (`target(resuming:among:)` found none).
+    public static func notServed(_ run: BackfillRun) -> String {
+        "backfill #\(run.id) asked \(run.bundleId ?? "an app this store did not record") in \(run.environment), "
+            + "which the configuration no longer serves"
+    }
+
+    /// A backfill of the last `days` days (only failed deliveries when `onlyFailures`) asking
+    /// `target`'s app in its environment, or with `days` nil the store's unfinished one resumed
+    /// (`target` then being the one it recorded: `target(resuming:among:)`), on a connection
+    /// of its own: the dashboard runs it on a worker, once per app and environment.
+    public func backfill(days: Int?, onlyFailures: Bool, target: AppleTarget) throws -> BackfillRun {
         let store = try openStore()
-        let now = clock()
-        var resume: BackfillRun?
-        var request = Backfill.Request(since: now - Millis(days ?? 0) * 86_400_000, until: now, onlyFailures: onlyFailures,
-                                       environment: .production)
-        if days == nil {
+        let backfill = Backfill(store: store, intake: Intake(store: store, verifier: verifier, policy: policy),
+                                client: try serverAPIClient(for: ServerAPIAction.backfill, target: target), operatorName: operatorName, clock: clock)
+        guard let days else {
             guard let unfinished = try store.unfinishedBackfill() else {
                 throw OperationError("no backfill to resume: every backfill on this store finished")
             }
-            resume = unfinished
-            request = Backfill.Request(since: unfinished.since, until: unfinished.until, onlyFailures: unfinished.onlyFailures,
-                                       environment: AppStoreEnvironment(rawValue: unfinished.environment))
+            return try backfill.run(Backfill.Request(since: unfinished.since, until: unfinished.until, onlyFailures: unfinished.onlyFailures,
+                                                     environment: AppStoreEnvironment(rawValue: unfinished.environment),
+                                                     bundleId: unfinished.bundleId), resume: unfinished)
         }
-        return try backfillTargets(resuming: resume).map { target in
-            if resume == nil { request.environment = target.environment }
-            request.bundleId = target.bundleId
-            return (target, Result {
-                try Backfill(store: store, intake: Intake(store: store, verifier: verifier, policy: policy),
-                             client: try serverAPIClient(for: ServerAPIAction.backfill, target: target), operatorName: operatorName,
-                             clock: clock).run(request, resume: resume)
-            })
-        }
+        let now = clock()
+        return try backfill.run(Backfill.Request(since: now - Millis(days) * 86_400_000, until: now, onlyFailures: onlyFailures,
+                                                 environment: target.environment, bundleId: target.bundleId))
     }
 }

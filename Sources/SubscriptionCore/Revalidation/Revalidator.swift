@@ -57,6 +57,10 @@ public final class Revalidator: @unchecked Sendable {
         lookup = appLookups[0].lookup
     }
 
+    /// Whether some configured app has the App Store Server API key settings (with several
+    /// apps each has its own, and `configuration.apiKey` is none of them).
+    public var hasServerAPIKey: Bool { appLookups.contains { $0.lookup.apiClient != nil } }
+
     /// Whether some app can ask Apple: an API key, or a shared secret for verifyReceipt.
     var canAskApple: Bool {
         appLookups.contains { $0.lookup.apiClient != nil || $0.lookup.configuration.sharedSecret != nil }
@@ -91,9 +95,6 @@ public final class Revalidator: @unchecked Sendable {
     func appLookup(for target: AppleTarget?) -> AppLookup {
         target.flatMap { t in appLookups.first { $0.name == t.app } } ?? appLookups[0]
     }
-
-    /// Whether some configured app has the App Store Server API key settings.
-    public var hasServerAPIKey: Bool { appLookups.contains { $0.lookup.apiClient != nil } }
 
     /// What the first app that knows it answers, for an id that names no stored subscription
     /// (an order id, an app transaction): each app with a key is asked in turn (or only the
