@@ -193,7 +193,8 @@ enum BackfillCommand {
 
     static func gaps(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        let gaps = try store.deliveryGaps(limit: try context.arguments.limit() ?? 500)
+        let gaps = try store.deliveryGaps(limit: try context.arguments.limit() ?? 500, app: try context.appScope())
+        let named = try context.appsToName()
         if context.wantsJSON {
             Output.json(gaps.map { gap -> [String: Any] in
                 var object: [String: Any] = ["notificationUUID": gap.notificationUUID, "backfill": gap.backfillRun,
@@ -204,6 +205,7 @@ enum BackfillCommand {
                 if let subtype = gap.subtype { object["subtype"] = subtype }
                 if let otid = gap.originalTransactionId { object["originalTransactionId"] = otid }
                 if let signed = gap.signedDate { object["signedDate"] = DateText.iso(signed) }
+                if let named { object["app"] = named.appJSON(ofRecord: gap.bundleId) }
                 return object
             })
             return 0
@@ -212,7 +214,8 @@ enum BackfillCommand {
         for gap in gaps {
             let what = [gap.type, gap.subtype].compactMap { $0 }.joined(separator: "/")
             let attempts = gap.sendAttempts.map { "\(DateText.minute($0.date)) \($0.result)" }.joined(separator: ", ")
-            Output.line(SafeText.sanitize("\(gap.signedDate.map { DateText.minute($0) } ?? "-") UTC  \(what)  "
+            Output.line(SafeText.sanitize("\(gap.signedDate.map { DateText.minute($0) } ?? "-") UTC  "
+                                          + (named.map { "app \($0.name(ofRecord: gap.bundleId))  " } ?? "") + "\(what)  "
                                           + "\(gap.originalTransactionId ?? "-")  \(gap.notificationUUID)  backfill #\(gap.backfillRun)  "
                                           + "attempts: \(attempts.isEmpty ? "none reported" : attempts)"))
         }

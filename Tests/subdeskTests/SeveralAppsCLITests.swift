@@ -91,6 +91,33 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
     }
 
+    func testListsNameEachRowsAppAndAuditAndGapsTakeTheAppScope() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/named.db")
+        try ingestOneOfEachApp(db)
+        // With two apps, each list's rows say their app: an APP column, and `app` in JSON.
+        let searched = try run(["search", "00000000000001", "--db", db])
+        let lines = searched.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.first?.hasPrefix("APP ") == true, searched.stdout)
+        XCTAssertEqual(lines.dropFirst().map { String($0.prefix(while: { $0 != " " })) }.sorted(), ["fitness", "recipes"], searched.stdout)
+        let listed = try run(["notifications", "--db", db, "--json"])
+        let notifications = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]], listed.stdout)
+        XCTAssertEqual(notifications.compactMap { ($0["app"] as? [String: Any])?["name"] as? String }.sorted(), ["fitness", "recipes"])
+        XCTAssertTrue(try run(["notifications", "--db", db]).stdout.hasPrefix("APP "))
+
+        // The audit log read for one app holds the entries about its subscriptions alone.
+        XCTAssertEqual(try run(["override", "grant", "7200000000000001", "--until", "2099-01-01", "--reason", "goodwill",
+                                "--db", db]).status, 0)
+        XCTAssertTrue(try run(["--app", "fitness", "audit", "--db", db]).stdout.hasPrefix("the audit log has no entries"))
+        let recipes = try run(["--app", "recipes", "audit", "--db", db])
+        XCTAssertTrue(recipes.stdout.contains("override_grant  app recipes  7200000000000001"), recipes.stdout + recipes.stderr)
+        let entries = try run(["audit", "--db", db, "--json"])
+        let audit = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(entries.stdout.utf8)) as? [[String: Any]], entries.stdout)
+        XCTAssertEqual(audit.compactMap { ($0["app"] as? [String: Any])?["name"] as? String }, ["recipes"])
+        XCTAssertEqual(try run(["--app", "recipes", "gaps", "--db", db]).status, 0)
+        XCTAssertEqual(try run(["--app", "beta", "gaps", "--db", db]).status, 2, "an unknown app is refused")
+    }
+
     func testAppScopesShowSearchAndNotificationsAndAnUnknownAppIsRefusedNamingTheApps() throws {
         try writeConfig()
         let db = Store.testLocation(file: dir + "/scoped.db")
@@ -622,9 +649,10 @@ final class SeveralAppsReadmeTests: SubdeskTestCase {
         let header = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("MONTH") }, text)
         XCTAssertEqual(Set(header.split(separator: " ").dropFirst().map(String.init)), ["fitness", "recipes"], String(header))
         // The scoped search lists recipes' subscriptions alone: the simulated ones' ids.
-        let listed = text.split(separator: "\n").drop { !$0.hasPrefix("ORIGINAL TX") }.dropFirst()
+        let listed = text.split(separator: "\n").drop { !$0.hasPrefix("APP ") || !$0.contains("ORIGINAL TX") }.dropFirst()
+            .prefix { $0.hasPrefix("recipes ") || $0.hasPrefix("fitness ") }
         XCTAssertFalse(listed.isEmpty, text)
-        XCTAssertTrue(listed.allSatisfy { !$0.hasPrefix("20000004") }, "no demo (fitness) subscription: \(listed)")
+        XCTAssertTrue(listed.allSatisfy { $0.hasPrefix("recipes ") }, "no demo (fitness) subscription: \(listed)")
         // The walkthrough cleans up after itself.
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/two-apps.db"))
     }

@@ -265,7 +265,7 @@ public enum DashboardRenderer {
     /// A row's app: the configured name of the app whose bundle id it carries, else the
     /// bundle id (an app no longer configured), else `-`.
     static func appCell(_ bundleId: String?, _ state: DashboardState) -> TableCell {
-        TableCell(state.apps.app(ofRecord: bundleId)?.name ?? bundleId ?? "-")
+        TableCell(state.apps.name(ofRecord: bundleId))
     }
 
     /// `columns` and `rows` with the APP column first when several apps are configured, each

@@ -124,6 +124,10 @@ public struct ConfiguredApps: Sendable, Equatable {
         return app
     }
 
+    /// A stored record's app as a list shows it: the configured name, else the bundle id it
+    /// carries, else `-`.
+    public func name(ofRecord bundleId: String?) -> String { app(ofRecord: bundleId)?.name ?? bundleId ?? "-" }
+
     /// A stored record's app as JSON says it: `{"name": "fitness", "bundleId": "com.example.fitness"}`,
     /// the name null for a bundle id no configured app has.
     public func appJSON(ofRecord bundleId: String?) -> [String: Any] {
