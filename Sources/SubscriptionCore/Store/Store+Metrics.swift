@@ -213,10 +213,10 @@ extension Store {
             // few were left: work in the lock that grew with the table, not with the part.
             let untaken = try db.rows("""
                 SELECT original_transaction_id FROM metric_segments_pending WHERE claimed = 0 ORDER BY original_transaction_id
-                """) { $0.string(0) as SQLBindable? }
+                """) { $0.string(0) }
             var claimed = 0
             guard try inShortWrites(.claiming, batch: batch, least: min(64, batch), turnMs: turnMs, { size in
-                let part = Array(untaken[claimed..<min(untaken.count, claimed + size)])
+                let part = untaken[claimed..<min(untaken.count, claimed + size)].map { $0 as SQLBindable? }
                 if !part.isEmpty {
                     try db.run("""
                         UPDATE metric_segments_pending SET claimed = 1, taken = (SELECT s.metrics FROM subscriptions s
@@ -261,10 +261,10 @@ extension Store {
         // scan both).
         let taken = try db.rows("""
             SELECT original_transaction_id FROM metric_segments_pending WHERE claimed = 1 ORDER BY original_transaction_id
-            """) { $0.string(0) as SQLBindable? }
+            """) { $0.string(0) }
         var released = 0, next = 0
         guard try inShortWrites(.releasing, batch: batch, least: min(64, batch), turnMs: turnMs, { size in
-            let part = Array(taken[next..<min(taken.count, next + size)])
+            let part = taken[next..<min(taken.count, next + size)].map { $0 as SQLBindable? }
             next += part.count
             if !part.isEmpty {
                 var shares: [(String, Data?)] = [], now: [String: Data] = [:]
@@ -348,7 +348,7 @@ extension Store {
     /// names a file (the benchmark's segments section sets it to find a long write).
     static let catchUpTrace: FileHandle? = {
         guard let path = ProcessInfo.processInfo.environment["SUBDESK_CATCHUP_TRACE"], !path.isEmpty else { return nil }
-        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
         let handle = FileHandle(forWritingAtPath: path)
         _ = try? handle?.seekToEnd()
         return handle
