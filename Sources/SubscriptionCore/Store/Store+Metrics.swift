@@ -255,7 +255,7 @@ extension Store {
                 return next < rows.count
             }, committed: { try progress?(SegmentCatchUpProgress(phase: .writing, done: next, total: rows.count)) }) else { return nil }
         }
-        // The taken notes, read outside the lock as they are claimed: each write reads and
+        // The taken notes, read outside the lock as for claiming: each write reads and
         // strikes its part by key (the notes by key, then their subscriptions by key: each a
         // plain index read on either engine; a join here lets PostgreSQL's generic plan
         // scan both).
