@@ -71,6 +71,7 @@ public final class FakeAppleServer: @unchecked Sendable {
     private var recorded: [Request] = []
     private var fallback: Handler?
     private var appOfTransaction: [String: String] = [:]
+    private var appOfProduct: [String: String] = [:]
     private var stopped = false
     private var filled = 0
     private let listener: Int32
@@ -127,6 +128,15 @@ public final class FakeAppleServer: @unchecked Sendable {
     public func transactions(_ ids: [String], belongTo bundleId: String) {
         lock.lock()
         for id in ids { appOfTransaction[id] = bundleId }
+        lock.unlock()
+    }
+
+    /// Says which app (bundle id) sells each of these products: a mass extension of one of
+    /// them (its `productId` in the body or the path) whose bearer token names another app is
+    /// refused 401, as Apple refuses it.
+    public func products(_ ids: [String], belongTo bundleId: String) {
+        lock.lock()
+        for id in ids { appOfProduct[id] = bundleId }
         lock.unlock()
     }
 
@@ -218,7 +228,8 @@ public final class FakeAppleServer: @unchecked Sendable {
         } else {
             handler = fallback
         }
-        let owner = request.path.split(separator: "/").lazy.compactMap { self.appOfTransaction[String($0)] }.first
+        let owner = request.path.split(separator: "/").lazy.compactMap { self.appOfTransaction[String($0)] ?? self.appOfProduct[String($0)] }.first
+            ?? (request.json?["productId"] as? String).flatMap { appOfProduct[$0] }
         lock.unlock()
         if let owner, Self.tokenBundleId(request) != owner {
             // Apple answers a token for another app as an unauthenticated request.

@@ -841,6 +841,7 @@ if wanted("metrics") {
 func reportBesideWriter(_ location: String, bodies: [Data], cgiBodies: [Data])
     throws -> (report: Double, longest: Double, median: Double, writes: Int, cgi: Int, cgiOK: Int, cgiLongest: Double) {
     try Store(path: location).forgetSegmentAggregates()
+    let traced = ProcessInfo.processInfo.environment["SUBDESK_CATCHUP_TRACE"].map { !$0.isEmpty } ?? false
     let writer = try makeIntake(try Store(path: location))
     final class Shared: @unchecked Sendable {
         let lock = NSLock()
@@ -852,8 +853,11 @@ func reportBesideWriter(_ location: String, bodies: [Data], cgiBodies: [Data])
         var next = 0
         while !shared.stopped && next < bodies.count {
             do {
+                let at = DateText.nowMillis()
                 let took = try seconds { _ = try writer.ingest(bodies[next]) } * 1000
                 shared.lock.withLock { shared.waits.append(took) }
+                // With the catch-up's trace on, the long waits with their times, to match its writes.
+                if traced && took > 200 { log("  an ingest from \(at) waited \(fmt(took, 1)) ms") }
             } catch {
                 shared.lock.withLock { shared.failure = "\(error)" }
                 break

@@ -23,9 +23,11 @@ enum BackfillCommand {
         row that brought nothing new: a history that never ends cannot keep it going.
 
         Needs the App Store Server API key (api_key_file, api_key_id, api_issuer_id) and the
-        bundle id. Prints how many notifications were new, duplicates and rejected; exits 1
-        when Apple could not be asked, its answer was refused, or the run stopped at a limit
-        (each can be resumed).
+        bundle id. With several apps, asks each app in each of its environments, each line
+        starting with the app; one that fails does not stop the others. Prints how many
+        notifications were new, duplicates and rejected; --json prints one document,
+        {"runs": [...]}, an entry per app and environment. Exits 1 when Apple could not be
+        asked, its answer was refused, or a run stopped at a limit (each can be resumed).
         """,
         options: [
             .value(.since, "DATE", "the window's start (at most 180 days back)"),
@@ -83,30 +85,52 @@ enum BackfillCommand {
         }
         // Every app and each of its environments, each line naming which (one app: as before,
         // unnamed); a resumed run asks the app and environment it recorded.
-        var targets = revalidator.appleTargets
-        if let resume, targets.count > 1 {
-            let recorded = targets.filter { $0.bundleId == resume.bundleId && $0.environment.rawValue == resume.environment }
-            guard let target = recorded.first else {
-                throw UsageError("backfill #\(resume.id) asked \(resume.bundleId ?? "an app this store did not record") in "
-                                 + "\(resume.environment), which the configuration no longer serves: run subdesk backfill --since again")
-            }
-            targets = [target]
+        let targets = try context.scoped(try ExtendCommand.following { try revalidator.backfillTargets(resuming: resume) })
+        if let resume, targets.isEmpty {
+            throw UsageError("backfill #\(resume.id) asked \(resume.bundleId ?? "an app this store did not record"), not the app --app names: "
+                             + "resume it without --app, or run subdesk --app NAME backfill --since DATE")
         }
+        // Each app and environment in turn: one that fails is said and the next is asked; the
+        // exit status is 1 when any failed. --json prints one document, an entry per run.
         let several = revalidator.appleTargets.count > 1
+        var runs: [[String: Any]] = []
+        var failed = false
         for target in targets {
             if resume == nil { request.environment = target.environment }
             request.bundleId = target.bundleId
-            let backfill = Backfill(store: store, intake: try context.makeIntake(store: store),
-                                    client: try revalidator.serverAPIClient(for: ServerAPIAction.backfill, target: target),
-                                    operatorName: context.operatorName, limits: limits)
-            let status = try run(context, backfill, request, resume: resume, prefix: several ? "\(target.label) " : "")
-            if status != 0 { return status }
+            let prefix = several ? "\(target.label) " : ""
+            var entry: [String: Any]
+            do {
+                let backfill = Backfill(store: store, intake: try context.makeIntake(store: store),
+                                        client: try revalidator.serverAPIClient(for: ServerAPIAction.backfill, target: target),
+                                        operatorName: context.operatorName, limits: limits)
+                entry = try run(context, backfill, request, resume: resume, prefix: prefix)
+            } catch let error as RevalidationError {
+                entry = failure(error, prefix: prefix)
+            }
+            failed = entry["exitCode"] != nil || failed
+            entry["app"] = target.app
+            entry["bundleId"] = target.bundleId as Any? ?? NSNull()
+            entry["environment"] = entry["environment"] ?? request.environment.rawValue
+            runs.append(entry)
         }
-        return 0
+        if context.wantsJSON { Output.json(["runs": runs]) }
+        return failed ? 1 : 0
     }
 
-    /// One backfill (one app, one environment), its progress and its lines.
-    static func run(_ context: Context, _ backfill: Backfill, _ request: Backfill.Request, resume: BackfillRun?, prefix: String) throws -> Int32 {
+    /// A run that could not go on because of Apple or the settings: said on stderr, and its JSON entry.
+    static func failure(_ error: RevalidationError, prefix: String) -> [String: Any] {
+        let message = "\(prefix)backfill stopped: \(error.description); what was stored stays, resume with: subdesk backfill --resume"
+        Output.error(message)
+        var object: [String: Any] = ["error": message, "exitCode": 1]
+        if let at = error.rateLimitResumeAt { object["retryAfter"] = DateText.iso(at) }
+        return object
+    }
+
+    /// One backfill (one app, one environment), its progress and its lines; returns its JSON
+    /// entry (with `exitCode` when it failed).
+    static func run(_ context: Context, _ backfill: Backfill, _ request: Backfill.Request, resume: BackfillRun?,
+                    prefix: String) throws -> [String: Any] {
         let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has(.quiet)
         let run: BackfillRun
         do {
@@ -116,36 +140,22 @@ enum BackfillCommand {
             }
         } catch let stopped as Backfill.Stopped {
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-            if context.wantsJSON {
-                var object = json(stopped.run)
-                if !prefix.isEmpty { object["app"] = prefix.trimmingCharacters(in: .whitespaces) }
-                object["stopped"] = stopped.reason
-                Output.json(object)
-            }
             Output.error("\(prefix)\(stopped.description); resume with: subdesk backfill --resume")
-            return 1
+            var object = json(stopped.run)
+            object["stopped"] = stopped.reason
+            object["exitCode"] = 1
+            return object
         } catch let error as RevalidationError {
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-            let message = "\(prefix)backfill stopped: \(error.description); what was stored stays, resume with: subdesk backfill --resume"
-            Output.error(message)
-            if context.wantsJSON {
-                var object: [String: Any] = ["error": message, "exitCode": 1]
-                if let at = error.rateLimitResumeAt { object["retryAfter"] = DateText.iso(at) }
-                Output.json(object)
-            }
-            return 1
+            return failure(error, prefix: prefix)
         }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        if context.wantsJSON {
-            var object = json(run)
-            if !prefix.isEmpty { object["app"] = prefix.trimmingCharacters(in: .whitespaces) }
-            Output.json(object)
-        } else {
+        if !context.wantsJSON {
             Output.line("\(prefix)backfill #\(run.id) (\(run.environment), \(DateText.minute(run.since)) to \(DateText.minute(run.until)) UTC"
                         + (run.onlyFailures ? ", only failed deliveries" : "") + "): \(Backfill.summary(run))")
             if run.new > 0 { Output.line("\(run.new) notification\(run.new == 1 ? "" : "s") had not arrived: subdesk gaps lists them") }
         }
-        return 0
+        return json(run)
     }
 
     static func json(_ run: BackfillRun) -> [String: Any] {
@@ -183,7 +193,8 @@ enum BackfillCommand {
 
     static func gaps(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        let gaps = try store.deliveryGaps(limit: try context.arguments.limit() ?? 500)
+        let gaps = try store.deliveryGaps(limit: try context.arguments.limit() ?? 500, app: try context.appScope())
+        let named = try context.appsToName()
         if context.wantsJSON {
             Output.json(gaps.map { gap -> [String: Any] in
                 var object: [String: Any] = ["notificationUUID": gap.notificationUUID, "backfill": gap.backfillRun,
@@ -194,6 +205,7 @@ enum BackfillCommand {
                 if let subtype = gap.subtype { object["subtype"] = subtype }
                 if let otid = gap.originalTransactionId { object["originalTransactionId"] = otid }
                 if let signed = gap.signedDate { object["signedDate"] = DateText.iso(signed) }
+                if let named { object["app"] = named.appJSON(ofRecord: gap.bundleId) }
                 return object
             })
             return 0
@@ -202,7 +214,8 @@ enum BackfillCommand {
         for gap in gaps {
             let what = [gap.type, gap.subtype].compactMap { $0 }.joined(separator: "/")
             let attempts = gap.sendAttempts.map { "\(DateText.minute($0.date)) \($0.result)" }.joined(separator: ", ")
-            Output.line(SafeText.sanitize("\(gap.signedDate.map { DateText.minute($0) } ?? "-") UTC  \(what)  "
+            Output.line(SafeText.sanitize("\(gap.signedDate.map { DateText.minute($0) } ?? "-") UTC  "
+                                          + (named.map { "app \($0.name(ofRecord: gap.bundleId))  " } ?? "") + "\(what)  "
                                           + "\(gap.originalTransactionId ?? "-")  \(gap.notificationUUID)  backfill #\(gap.backfillRun)  "
                                           + "attempts: \(attempts.isEmpty ? "none reported" : attempts)"))
         }

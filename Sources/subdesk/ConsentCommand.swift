@@ -76,7 +76,7 @@ enum ConsentCommand {
         let unmatched = withdrawals.filter { $0.originalTransactionIds.isEmpty && $0.appTransactionId != nil }
         guard !unmatched.isEmpty else { return false }
         let revalidator = try context.makeRevalidator(maxConnections: 2)
-        guard revalidator.configuration.apiKey != nil else {
+        guard revalidator.hasServerAPIKey else {
             Output.warn("\(unmatched.count) consent withdrawal\(unmatched.count == 1 ? "" : "s") match no stored purchase; "
                         + "with the App Store Server API key settings (api_key_file, api_key_id, api_issuer_id) they are looked up at Apple")
             return false
@@ -84,7 +84,9 @@ enum ConsentCommand {
         for w in unmatched {
             guard let id = w.appTransactionId else { continue }
             do {
-                if try revalidator.resolveAppTransaction(id, reason: "consent withdrawal \(w.notificationUUID)") == nil {
+                // Asked of the app the withdrawal's app transaction was signed for.
+                if try revalidator.resolveAppTransaction(id, reason: "consent withdrawal \(w.notificationUUID)",
+                                                         app: w.appTransaction?.bundleId) == nil {
                     Output.warn("Apple has no app transaction \(SafeText.sanitize(id)) (consent withdrawal \(w.notificationUUID))")
                 }
             } catch let error as RevalidationError {

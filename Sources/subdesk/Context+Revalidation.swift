@@ -55,6 +55,13 @@ extension Context {
                            operatorName: operatorName, maxConnections: maxConnections)
     }
 
+    /// The apps and environments of `targets` that `--app` names (all of them without it):
+    /// what ping and backfill ask.
+    func scoped(_ targets: [Revalidator.AppleTarget]) throws -> [Revalidator.AppleTarget] {
+        guard let scope = try appScope() else { return targets }
+        return targets.filter { $0.bundleId == scope.bundleId }
+    }
+
     /// Setting mistakes are usage errors (exit 2), whichever layer found them.
     func wrap<T>(_ body: () throws -> T) throws -> T {
         do {

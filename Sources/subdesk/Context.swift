@@ -114,6 +114,12 @@ struct Context {
         do { return try configuredApps().scope(named: text) } catch let e as ConfigurationError { throw UsageError(e.description) }
     }
 
+    /// The configured apps when there are several (a list then names each row's app), else nil.
+    func appsToName() throws -> ConfiguredApps? {
+        let apps = try configuredApps()
+        return apps.apps.count > 1 ? apps : nil
+    }
+
     func intakePolicy() throws -> IntakePolicy {
         var policy = IntakePolicy()
         do {

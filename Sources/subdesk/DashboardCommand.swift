@@ -85,7 +85,7 @@ enum DashboardCommand {
             do { try DashboardCommandLine.scope(toApp: app, &state) } catch { throw UsageError("\(error)") }
         }
         state.login = store.login()
-        state.withoutServerAPIKey = (try? revalidator.get())?.configuration.apiKey == nil
+        state.withoutServerAPIKey = (try? revalidator.get())?.hasServerAPIKey != true
         let session = DashboardSession(store: store, state: state, theme: loaded.theme, themes: catalog,
                                        operatorName: context.operatorName, revalidator: revalidator,
                                        refundPolicy: try RefundPolicy(configuration: context.config),

@@ -40,6 +40,7 @@ enum DemoCommands {
         usage: """
         subdesk simulate [--db PATH] [--rate N] [--duration SECONDS]
         subdesk simulate --ndjson [--count N]
+        subdesk --config FILE --app NAME simulate [--ndjson]
         """,
         discussion: """
         Feeds freshly signed demo notifications (N per second, default 5) through intake
@@ -49,6 +50,10 @@ enum DemoCommands {
         prints N fresh bodies (default 20), one per line, and touches no store: to rehearse
         intake, pipe them to `subdesk ingest` or post them to the webhook with settings that
         trust the demo's test CA (README: Rehearsing intake on the demo).
+        With --app NAME the bodies are signed for that configured app instead of the demo
+        app (its bundle id, Apple ID and first environment), and stored under the
+        configuration's intake settings: a second app beside the demo's, for a rehearsal of
+        several apps (README: A two-app desk, step by step).
         """,
         options: [
             .value(.rate, "N", "notifications per second (default 5)"),
@@ -127,9 +132,12 @@ enum DemoCommands {
             throw UsageError("\(path) is \(what), not a demo store")
         }
         let store = try context.openStore(path: path, mode: .existing)
+        let builder = try simulatedApp(context, signer: try sample.signer())
+        // Bodies for a configured app are held to the configuration's rules, as its
+        // notification URL would hold them; the demo's own are the demo's.
+        let policy = context.arguments.value(.app) == nil ? SampleData.demoPolicy : try context.intakePolicy()
         Output.warn("simulating into the demo store \(path)")
-        let intake = Intake(store: store, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: SampleData.demoPolicy)
-        let builder = ScenarioBuilder(signer: try sample.signer())
+        let intake = Intake(store: store, verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: policy)
         let scenarios = try sample.scenarios()
         var generator = SystemRandomNumberGenerator()
         let start = Date()
@@ -152,13 +160,24 @@ enum DemoCommands {
         return 0
     }
 
+    /// The app simulated bodies are signed for: the demo app, or the configured app `--app`
+    /// names (its bundle id and Apple ID; its first environment, Production when it accepts both).
+    static func simulatedApp(_ context: Context, signer: JWSSigner) throws -> ScenarioBuilder {
+        guard let text = context.arguments.value(.app) else { return ScenarioBuilder(signer: signer) }
+        let app: ConfiguredApp
+        do { app = try context.configuredApps().configured(named: text) } catch let e as ConfigurationError { throw UsageError(e.description) }
+        return ScenarioBuilder(signer: signer, bundleId: app.bundleId ?? ScenarioBuilder.demoBundleId,
+                               appAppleId: app.appAppleId ?? ScenarioBuilder.demoAppAppleId,
+                               environment: app.environmentsAsked[0])
+    }
+
     /// `simulate --ndjson`: fresh bodies, signed now by the demo's test CA for the demo app,
     /// each with its own notificationUUID, one per line for `subdesk ingest` or a webhook.
     static func printFreshBodies(_ context: Context) throws -> Int32 {
         let count = try context.arguments.int(.count) ?? 20
         guard (1...100_000).contains(count) else { throw UsageError("--count must be between 1 and 100000, got \(count)") }
         let sample = try SampleData.locate(explicit: context.arguments.value(.sampleData))
-        let builder = ScenarioBuilder(signer: try sample.signer())
+        let builder = try simulatedApp(context, signer: try sample.signer())
         let scenarios = try sample.scenarios()
         var generator = SystemRandomNumberGenerator()
         var instance = 5_000_000 + Int.random(in: 0..<1_000_000, using: &generator) * 10

@@ -17,7 +17,10 @@ enum ExtendCommand {
         Subscription Renewal Date), or every active subscriber of a product (Extend
         Subscription Renewal Dates for All Active Subscribers), then follows the mass request
         (Get Status of Subscription Renewal Date Extensions) until Apple reports it complete
-        or --wait (default 60 s) passes; --status follows it again later. Apple's rules are
+        or --wait (default 60 s) passes; --status follows it again later. A mass extension
+        is asked of each app whose subscriptions in the store are of the product (or the one
+        --app names), once per environment, each line naming its app; --json prints one
+        document, {"extensions": [...]}, an entry per app and environment. Apple's rules are
         checked first: 1 to 90 days, a reason code (0 undeclared, 1 customer satisfaction,
         2 other, 3 service issue or outage), at most two extensions of one subscription in
         365 days, none of a family-shared one. Asks for confirmation on a terminal (--yes
@@ -50,17 +53,32 @@ enum ExtendCommand {
             guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else { throw UsageError("--wait must be 0 to 3600 seconds, got \(text)") }
             return seconds
         } ?? 60
-        let environment = try context.intakePolicy().environment ?? .production
         let showProgress = isatty(STDERR_FILENO) == 1 && !context.arguments.has(.quiet)
         let progress: (MassExtensionStatus) -> Void = { status in
             guard showProgress else { return }
             FileHandle.standardError.write(Data("\r\u{1B}[Kextend: \(status.complete ? "complete" : "in progress"), \(status.succeededCount ?? 0) extended, \(status.failedCount ?? 0) failed".utf8))
         }
+        let scope = try context.appScope()
         if let request = context.arguments.value(.status) {
             try requireKey(revalidator, ServerAPIAction.followExtension)
-            let record = try following { try revalidator.followMassExtension(request, environment: environment, wait: wait, progress: progress) }
-            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            return report(record, revalidator: revalidator, context)
+            guard let asked = try store.renewalExtension(requestIdentifier: request), let product = asked.productId else {
+                throw UsageError("no mass extension with request identifier \(request) in this store (subdesk extend --list)")
+            }
+            // The store does not say which app a request was for: the apps that sell its
+            // product are asked in turn, one that does not know it passing to the next.
+            let targets = try following { try revalidator.massExtensionTargets(productId: product, app: scope?.bundleId) }
+            for (index, target) in targets.enumerated() {
+                do {
+                    let record = try following {
+                        try revalidator.followMassExtension(request, environment: target.environment, target: target, wait: wait, progress: progress)
+                    }
+                    if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                    return report(record, revalidator: revalidator, context, prefix: revalidator.appleTargets.count > 1 ? "\(target.label) \(target.environment): " : "")
+                } catch RevalidationError.http(_, let status, _, _, _) where [401, 404].contains(status) && index < targets.count - 1 {
+                    continue
+                }
+            }
+            return 1
         }
         guard let daysText = context.arguments.value(.days), let days = Int(daysText) else { throw UsageError("extend needs --days N (1 to 90)") }
         guard let codeText = context.arguments.value(.reasonCode), let code = Int(codeText) else {
@@ -75,13 +93,37 @@ enum ExtendCommand {
             }
             let storefronts = context.arguments.value(.storefront).map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() } } ?? []
             try requireKey(revalidator, ServerAPIAction.extendAll)
-            try confirm("Extend EVERY active subscriber of \(product)\(storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))") by \(days) days (reason code \(code): \(codeName))?", context)
-            let record = try following {
-                try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason, storefronts: storefronts,
-                                                   environment: environment, wait: wait, progress: progress)
+            // One request per app that sells the product and environment, each signed for its app.
+            let targets = try following { try revalidator.massExtensionTargets(productId: product, app: scope?.bundleId) }
+            let several = revalidator.appleTargets.count > 1
+            let apps = several ? " for " + targets.map { "\($0.label) \($0.environment)" }.joined(separator: " and ") : ""
+            try confirm("Extend EVERY active subscriber of \(product)\(storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))")\(apps) by \(days) days (reason code \(code): \(codeName))?", context)
+            var entries: [[String: Any]] = []
+            var failed = false
+            for target in targets {
+                let prefix = several ? "\(target.label) \(target.environment): " : ""
+                do {
+                    let record = try following {
+                        try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason, storefronts: storefronts,
+                                                           environment: target.environment, target: target, wait: wait, progress: progress)
+                    }
+                    if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                    if context.wantsJSON {
+                        entries.append(jsonWithSummary(record, revalidator: revalidator).merging(appJSON(target)) { $1 })
+                        failed = record.outcome.hasPrefix("refused") || failed
+                    } else {
+                        failed = report(record, revalidator: revalidator, context, prefix: prefix) != 0 || failed
+                    }
+                } catch let error as RevalidationError {
+                    if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                    Output.error("\(prefix)\(error.description)")
+                    entries.append(["error": error.description].merging(appJSON(target)) { $1 })
+                    failed = true
+                }
             }
-            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            return report(record, revalidator: revalidator, context)
+            // One document, whatever the number of apps: an entry per app and environment.
+            if context.wantsJSON { Output.json(["extensions": entries]) }
+            return failed ? 1 : 0
         }
         guard let id = context.arguments.positionals.first, context.arguments.positionals.count == 1 else {
             throw UsageError("extend takes one ID, or --all --product PRODUCT (see subdesk extend --help)")
@@ -115,7 +157,7 @@ enum ExtendCommand {
         guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else { throw UsageError("not extended") }
     }
 
-    static func following(_ body: () throws -> RenewalExtension) throws -> RenewalExtension {
+    static func following<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let e as OperationError { throw UsageError(e.description) }
     }
 
@@ -141,20 +183,33 @@ enum ExtendCommand {
         return text
     }
 
-    static func report(_ e: RenewalExtension, revalidator: Revalidator, _ context: Context) -> Int32 {
-        let summary = e.originalTransactionId == nil ? (try? revalidator.summaryNotification(for: e.requestIdentifier)) ?? nil : nil
+    /// Which app and environment a mass extension entry is for.
+    static func appJSON(_ target: Revalidator.AppleTarget) -> [String: Any] {
+        ["app": target.app, "bundleId": target.bundleId as Any? ?? NSNull(), "environment": target.environment.rawValue]
+    }
+
+    /// The extension as JSON, with Apple's SUMMARY notification's counts once it has arrived.
+    static func jsonWithSummary(_ e: RenewalExtension, revalidator: Revalidator) -> [String: Any] {
+        var o = json(e)
+        if e.originalTransactionId == nil, let summary = (try? revalidator.summaryNotification(for: e.requestIdentifier)) ?? nil {
+            o["summaryNotification"] = ["succeededCount": summary.succeeded as Any, "failedCount": summary.failed as Any]
+        }
+        return o
+    }
+
+    /// Prints one extension; `prefix` names its app when several are configured.
+    static func report(_ e: RenewalExtension, revalidator: Revalidator, _ context: Context, prefix: String = "") -> Int32 {
         if context.wantsJSON {
-            var o = json(e)
-            if let summary { o["summaryNotification"] = ["succeededCount": summary.succeeded as Any, "failedCount": summary.failed as Any] }
-            Output.json(o)
+            Output.json(jsonWithSummary(e, revalidator: revalidator))
         } else {
-            Output.line(describe(e))
+            let summary = e.originalTransactionId == nil ? (try? revalidator.summaryNotification(for: e.requestIdentifier)) ?? nil : nil
+            Output.line(prefix + describe(e))
             if let summary {
-                Output.line("Apple's RENEWAL_EXTENSION/SUMMARY notification: \(summary.succeeded ?? 0) extended, \(summary.failed ?? 0) failed")
+                Output.line(prefix + "Apple's RENEWAL_EXTENSION/SUMMARY notification: \(summary.succeeded ?? 0) extended, \(summary.failed ?? 0) failed")
             } else if e.originalTransactionId == nil && e.outcome == "complete" {
-                Output.line("Apple's RENEWAL_EXTENSION/SUMMARY notification has not arrived yet")
+                Output.line(prefix + "Apple's RENEWAL_EXTENSION/SUMMARY notification has not arrived yet")
             } else if e.outcome == "pending" {
-                Output.line("still in progress at Apple: follow it with subdesk extend --status \(e.requestIdentifier)")
+                Output.line(prefix + "still in progress at Apple: follow it with subdesk extend --status \(e.requestIdentifier)")
             }
         }
         return e.outcome.hasPrefix("refused") ? 1 : 0

@@ -94,6 +94,17 @@ enum ListCommands {
         return o
     }
 
+    /// A list's columns with APP first when several apps are configured (`apps` not nil).
+    static func withApp(_ apps: ConfiguredApps?, _ head: [String], _ widths: [Int]) -> ([String], [Int]) {
+        guard let apps else { return (head, widths) }
+        return (["APP"] + head, [min(16, max(4, (apps.apps.map(\.name.count).max() ?? 3) + 1))] + widths)
+    }
+
+    /// A row's APP cell (none when `apps` is nil): the configured name, else the bundle id.
+    static func appCell(_ apps: ConfiguredApps?, _ bundleId: String?) -> [String] {
+        apps.map { [$0.name(ofRecord: bundleId)] } ?? []
+    }
+
     static func search(_ context: Context) throws -> Int32 {
         guard let text = context.arguments.positionals.first else { throw UsageError("search needs TEXT (see subdesk search --help)") }
         let store = try context.openStore(mode: .reading)
@@ -101,9 +112,15 @@ enum ListCommands {
         let app = try context.appScope()
         let rows = try store.search(text, limit: limit, app: app)
         let purchases = try store.searchPurchases(text, limit: limit, app: app)
+        let named = try context.appsToName()
         if context.wantsJSON {
-            // Subscriptions as before; purchases that are no subscription follow, marked as such.
-            Output.json(rows.map(row) + purchases.map { p -> [String: Any] in
+            // Subscriptions as before (with their app); purchases that are no subscription follow, marked as such.
+            let apps = try context.configuredApps()
+            Output.json(rows.map { r -> [String: Any] in
+                var o = row(r)
+                o["app"] = apps.appJSON(ofRecord: r.state.bundleId)
+                return o
+            } + purchases.map { p -> [String: Any] in
                 var o = p.jsonObject()
                 o["kind"] = "purchase"
                 return o
@@ -115,10 +132,11 @@ enum ListCommands {
             if purchases.isEmpty { Output.line("no subscriptions or purchases match \(SafeText.sanitize(text))") }
             return 0
         }
-        Output.line(pad(["ORIGINAL TX", "USER", "PRODUCT", "STATUS", "EXPIRES (UTC)", "ENV"], [18, 16, 22, 14, 17, 10]))
+        let (head, widths) = withApp(named, ["ORIGINAL TX", "USER", "PRODUCT", "STATUS", "EXPIRES (UTC)", "ENV"], [18, 16, 22, 14, 17, 10])
+        Output.line(pad(head, widths))
         for r in rows {
-            Output.line(pad([r.state.originalTransactionId, r.subscriber.userId ?? "-", r.state.productId, r.state.status.name,
-                             r.state.expiresDate.map(DateText.minute) ?? "-", r.state.environment], [18, 16, 22, 14, 17, 10]))
+            Output.line(pad(appCell(named, r.state.bundleId) + [r.state.originalTransactionId, r.subscriber.userId ?? "-", r.state.productId,
+                             r.state.status.name, r.state.expiresDate.map(DateText.minute) ?? "-", r.state.environment], widths))
         }
         return 0
     }
@@ -152,7 +170,9 @@ enum ListCommands {
             return 0
         }
         let list = try store.notifications(since: since, limit: limit ?? 100, app: app)
+        let named = try context.appsToName()
         if context.wantsJSON {
+            let apps = try context.configuredApps()
             Output.json(list.map { n -> [String: Any] in
                 let e = n.event
                 return ["notificationUUID": e.notificationUUID, "version": e.version, "type": e.type.rawValue,
@@ -161,16 +181,17 @@ enum ListCommands {
                         "originalTransactionId": e.originalTransactionId as Any? ?? NSNull(),
                         "transactionId": e.transactionId as Any? ?? NSNull(),
                         "productId": e.productId as Any? ?? NSNull(), "environment": e.environment as Any? ?? NSNull(),
-                        "bodyBytes": n.body.count,
+                        "bodyBytes": n.body.count, "app": apps.appJSON(ofRecord: n.bundleId),
                         // Every field Apple sent (nested JWS decoded; a V1 body without its password).
                         "apple": ApplePayloads.notificationObject(body: n.body) ?? NSNull()]
             })
             return 0
         }
-        Output.line(pad(["RECEIVED (UTC)", "TYPE/SUBTYPE", "ORIGINAL TX", "PRODUCT", "ENV"], [20, 36, 18, 22, 10]))
+        let (head, widths) = withApp(named, ["RECEIVED (UTC)", "TYPE/SUBTYPE", "ORIGINAL TX", "PRODUCT", "ENV"], [20, 36, 18, 22, 10])
+        Output.line(pad(head, widths))
         for n in list {
-            Output.line(pad([DateText.second(n.receivedDate), n.event.typeAndSubtype, n.event.originalTransactionId ?? "-",
-                             n.event.productId ?? "-", n.event.environment ?? "-"], [20, 36, 18, 22, 10]))
+            Output.line(pad(appCell(named, n.bundleId) + [DateText.second(n.receivedDate), n.event.typeAndSubtype,
+                             n.event.originalTransactionId ?? "-", n.event.productId ?? "-", n.event.environment ?? "-"], widths))
         }
         return 0
     }

@@ -11,8 +11,9 @@ enum MetricsCommand {
         discussion: """
         Prints the on-call metrics in Prometheus's text exposition format (0.0.4), computed from
         the store alone: counters come from stored rows, so they survive restarts. Reads only:
-        never waits for intake and never makes it wait. The metrics and what each says: README,
-        "Alerting".
+        never waits for intake and never makes it wait. The intake metrics carry an app label
+        (the configured app's name, or other); with --app NAME only that app's samples of them
+        are printed, beside the store's own. The metrics and what each says: README, "Alerting".
         """,
         options: [
             .flag(.cgi, "answer as a CGI program (Status and Content-Type headers first), for a web server's "
@@ -64,6 +65,7 @@ enum MetricsCommand {
         let store = try context.openStore(mode: .reading)
         let reading = try store.onCallReading(now: DateText.nowMillis())
         var inputs = try settings(context).inputs(reading)
+        inputs.apps = try context.configuredApps()
         // The 503s serve answered are counted in serve (the store could not take them).
         inputs.serveUnavailability = ServeProbe.socketPath(context).flatMap { ServeProbe.unavailability(at: $0) }
         return inputs
@@ -72,7 +74,7 @@ enum MetricsCommand {
     static func metrics(_ context: Context) throws -> Int32 {
         guard context.arguments.positionals.isEmpty else { throw UsageError("metrics takes no arguments") }
         guard context.arguments.has(.cgi) else {
-            FileHandle.standardOutput.write(Data(OnCallMetrics.exposition(try inputs(context)).utf8))
+            FileHandle.standardOutput.write(Data(OnCallMetrics.exposition(try scoped(try inputs(context), context)).utf8))
             return 0
         }
         // A web server shows its own error page for a CGI program that prints no headers;
@@ -80,13 +82,23 @@ enum MetricsCommand {
         let answer: String
         do {
             answer = "Status: 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\r\n"
-                + OnCallMetrics.exposition(try inputs(context))
+                + OnCallMetrics.exposition(try scoped(try inputs(context), context))
         } catch {
             Output.error("metrics: \(error)")
             return respondUnavailable("the store could not be read: \(error)")
         }
         FileHandle.standardOutput.write(Data(answer.utf8))
         return 0
+    }
+
+    /// `inputs` narrowed to the app `--app` names (an unknown one refused): the samples of
+    /// another app's `app` label are left out; those of no app's (the store's) stay.
+    static func scoped(_ inputs: OnCallInputs, _ context: Context) throws -> OnCallInputs {
+        guard let text = context.arguments.value(.app) else { return inputs }
+        _ = try context.appScope()
+        var inputs = inputs
+        inputs.appScope = inputs.apps.app(named: text)?.name
+        return inputs
     }
 
     /// The CGI answer when the metrics cannot be read (a store, or the set-up before it: a

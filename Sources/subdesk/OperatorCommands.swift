@@ -121,11 +121,21 @@ enum OperatorCommands {
             }
         }
         // Newest first, as the dashboard shows it.
-        let entries = try store.audit(since: since, targets: targets, limit: try context.arguments.limit() ?? 1000).reversed()
-        if context.wantsJSON { Output.json(entries.map { $0.jsonObject() }); return 0 }
+        let named = try context.appsToName()
+        let entries = try store.audit(since: since, targets: targets, limit: try context.arguments.limit() ?? 1000,
+                                      app: try context.appScope(), readsApp: named != nil).reversed()
+        if context.wantsJSON {
+            Output.json(entries.map { e -> [String: Any] in
+                var o = e.jsonObject()
+                if let named { o["app"] = named.appJSON(ofRecord: e.bundleId) }
+                return o
+            })
+            return 0
+        }
         if entries.isEmpty { Output.line("the audit log has no entries\(targets == nil ? "" : " for that target")"); return 0 }
         for e in entries {
             var line = "\(DateText.second(e.at)) UTC  \(SafeText.sanitize(e.operatorName))  \(e.action)"
+            if let named { line += "  app \(SafeText.sanitize(named.name(ofRecord: e.bundleId)))" }
             if let t = e.target { line += "  \(SafeText.sanitize(t))" }
             line += "  -> \(SafeText.sanitize(e.outcome))"
             if let r = e.reason { line += "  reason: \(SafeText.sanitize(r))" }

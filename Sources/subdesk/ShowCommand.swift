@@ -148,11 +148,13 @@ enum ShowCommand {
     /// API key to ask with, or Apple has no such app transaction (the id is then unknown as usual).
     static func lookUpAppTransaction(_ id: String, _ context: Context) throws -> Int32? {
         let revalidator = try context.makeRevalidator(maxConnections: 2)
-        guard revalidator.configuration.apiKey != nil else { return nil }
+        guard revalidator.hasServerAPIKey else { return nil }
         if !context.wantsJSON { Output.warn("\(id) is not in the store; asking Apple whether it is an app transaction (Get App Transaction Info)") }
         let found: AppTransactionLookup
         do {
-            guard let answer = try revalidator.resolveAppTransaction(id, reason: "show \(id)") else { return nil }
+            guard let answer = try revalidator.resolveAppTransaction(id, reason: "show \(id)", app: try context.appScope()?.bundleId) else {
+                return nil
+            }
             found = answer
         } catch let error as RevalidationError {
             if context.wantsJSON { Output.json(["error": error.description]) }
@@ -182,11 +184,11 @@ enum ShowCommand {
     /// shows it; nil when there is no API key to ask with (the id is then unknown as usual).
     static func lookUpOrder(_ orderId: String, _ context: Context) throws -> Int32? {
         let revalidator = try context.makeRevalidator(maxConnections: 2)
-        guard revalidator.configuration.apiKey != nil else { return nil }
+        guard revalidator.hasServerAPIKey else { return nil }
         if !context.wantsJSON { Output.warn("\(orderId) is not in the store; asking Apple (Look Up Order ID)") }
         let order: (originalTransactionIds: [String], results: [RevalidationResult])
         do {
-            order = try revalidator.lookUpOrder(orderId)
+            order = try revalidator.lookUpOrder(orderId, app: try context.appScope()?.bundleId)
         } catch let error as RevalidationError {
             if context.wantsJSON { Output.json(["error": error.description]) }
             Output.error(error.description)

@@ -39,7 +39,7 @@ enum SweepCommand {
         guard (1...64).contains(concurrency) else { throw UsageError("--concurrency must be between 1 and 64, got \(concurrency)") }
         let limit = try context.arguments.limit()
         var options = SweepOptions(concurrency: concurrency, dryRun: context.arguments.has(.dryRun),
-                                   reason: context.arguments.value(.reason) ?? "expiry sweep", limit: limit)
+                                   reason: context.arguments.value(.reason) ?? "expiry sweep", limit: limit, app: try context.appScope())
         let revalidator = try context.makeRevalidator(maxConnections: concurrency)
         if context.arguments.has(.resume) {
             let point = try ExpirySweep.resumePoint(store: try context.openStore(mode: .existing))

@@ -33,7 +33,7 @@ final class AppScopeTests: XCTestCase {
         XCTAssertEqual(session.state.appName, "other")
         XCTAssertEqual(session.state.subscribers.rows.count, 0, "no subscription of the other app")
         XCTAssertTrue(session.screenLines[0].contains("app: other"), session.screenLines[0])
-        XCTAssertEqual(session.state.daily.filter, SegmentFilter(dimension: .app, value: "com.example.other"))
+        XCTAssertEqual(session.state.scope?.records, AppScope(bundleId: "com.example.other", includesUnknown: false))
 
         session.command("app " + ScenarioBuilder.demoBundleId)
         XCTAssertEqual(session.state.appName, "demo")
@@ -46,7 +46,7 @@ final class AppScopeTests: XCTestCase {
 
         session.command("app all")
         XCTAssertNil(session.state.appName)
-        XCTAssertNil(session.state.daily.filter)
+        XCTAssertNil(session.state.scope)
         XCTAssertEqual(session.state.subscribers.rows.count, all)
     }
 }

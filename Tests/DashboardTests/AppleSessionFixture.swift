@@ -15,8 +15,12 @@ final class AppleSessionFixture {
     let sample: SampleData
     let apple: FakeAppleServer
     let session: DashboardSession
+    /// The intake policy of the apps configured.
+    let policy: IntakePolicy
 
-    init(refundPolicy: RefundPolicy = RefundPolicy()) throws {
+    /// - Parameter apps: `[app]` sections (after a `[key team]` section made here that holds
+    ///   the fresh key) to configure instead of the demo app alone.
+    init(refundPolicy: RefundPolicy = RefundPolicy(), apps: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-apple-session-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
@@ -30,18 +34,34 @@ final class AppleSessionFixture {
         let apiKey = try AppStoreAPIKey.load(file: key, keyId: "DASHKEY001", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
                                              bundleId: ScenarioBuilder.demoBundleId, warn: { _ in })
         let base = apple.baseURL
-        let configuration = RevalidationConfiguration(
+        var configuration = RevalidationConfiguration(
             endpoints: AppStoreEndpoints(serverAPI: base.appendingPathComponent("prod"), serverAPISandbox: base.appendingPathComponent("sandbox"),
                                          verifyReceipt: base, verifyReceiptSandbox: base),
             apiKey: apiKey)
+        var policy = SampleData.demoPolicy
+        if let apps {
+            let configured = try ConfiguredApps(configuration: Configuration(
+                text: "[key team]\nissuer_id = 57246542-96fe-1a63-e053-0824d011072a\nkey_id = DASHKEY001\nkey_file = \(key)\n\n" + apps,
+                source: "config"))
+            try configuration.sign(for: configured, warn: { _ in })
+            policy = IntakePolicy()
+            try policy.serve(configured) { _, _ in "" }
+        }
+        self.policy = policy
         let storePath = path
         let revalidator = Revalidator(openStore: { try Store(path: storePath) }, configuration: configuration,
-                                      verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: SampleData.demoPolicy,
+                                      verifier: SignedDataVerifier(roots: try sample.trustRoots()), policy: policy,
                                       operatorName: "ana", clock: { DashboardFixture.anchor })
         session = DashboardSession(store: try Store(path: path), state: DashboardFixture.state(width: 120, height: 40),
                                    clock: { DashboardFixture.anchor }, operatorName: "ana", revalidator: .success(revalidator),
                                    refundPolicy: refundPolicy)
         session.start()
+    }
+
+    /// Intake for a store of this fixture's, held to its apps (for bodies "delivered" by the fake Apple).
+    func intakeMaker() throws -> @Sendable (Store) -> Intake {
+        let (roots, policy) = (try sample.trustRoots(), policy)
+        return { Intake(store: $0, verifier: SignedDataVerifier(roots: roots), policy: policy) }
     }
 
     func tearDown() {

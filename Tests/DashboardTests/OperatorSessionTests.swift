@@ -337,6 +337,63 @@ final class PingCommandTests: XCTestCase {
                       "\(session.state.messages.map(\.text))")
     }
 
+    /// With several apps, `:ping` and `:backfill` ask each app (and environment), each signed
+    /// for its app and named on the message line.
+    func testPingAndBackfillAskEveryAppEachSignedForIt() throws {
+        let fixture = try AppleSessionFixture(apps: """
+            [app other]
+            bundle_id = com.example.other
+            environment = Production
+            key = team
+
+            [app demo]
+            bundle_id = \(ScenarioBuilder.demoBundleId)
+            app_apple_id = \(ScenarioBuilder.demoAppAppleId)
+            environment = Production
+            key = team
+            """)
+        defer { fixture.tearDown() }
+        let (apple, session, path) = (fixture.apple, fixture.session, fixture.path)
+        apple.route("POST", "/prod/inApps/v1/notifications/history", .json(["hasMore": false, "notificationHistory": []]))
+        // Each app's TEST notification, signed for it, "delivered" into the store when asked for.
+        var tests: [String: (uuid: String, jws: String)] = [:]
+        for (bundleId, appleId) in [("com.example.other", Int64(42)), (ScenarioBuilder.demoBundleId, ScenarioBuilder.demoAppAppleId)] {
+            let uuid = UUID().uuidString.lowercased()
+            let payload: [String: Any] = ["notificationType": "TEST", "notificationUUID": uuid, "version": "2.0", "signedDate": DateText.nowMillis(),
+                                          "data": ["bundleId": bundleId, "appAppleId": appleId, "environment": "Production"]]
+            tests[bundleId] = (uuid, try fixture.sample.signer().sign(payload: try JSONSerialization.data(withJSONObject: payload)))
+        }
+        let intake = try fixture.intakeMaker()
+        apple.route("POST", "/prod/inApps/v1/notifications/test") { request in
+            let bundleId = FakeAppleServer.tokenBundleId(request) ?? "-"
+            if let test = tests[bundleId], let store = try? Store(path: path),
+               let body = try? JSONSerialization.data(withJSONObject: ["signedPayload": test.jws]) {
+                _ = try? intake(store).ingest(body)
+            }
+            return .json(["testNotificationToken": "token-\(bundleId)"])
+        }
+        apple.routeEverythingElse { request in
+            let bundleId = String(request.path.split(separator: "/").last ?? "").replacingOccurrences(of: "token-", with: "")
+            return .json(["signedPayload": tests[bundleId]?.jws ?? "", "sendAttempts": [["attemptDate": DateText.nowMillis(), "sendAttemptResult": "SUCCESS"]]])
+        }
+        let tokens = { (path: String) in apple.requests("POST", path).map { FakeAppleServer.tokenBundleId($0) ?? "-" } }
+        fixture.command("ping")
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 30))
+        XCTAssertEqual(tokens("/prod/inApps/v1/notifications/test"), ["com.example.other", ScenarioBuilder.demoBundleId])
+        // One message per app and environment, in turn.
+        let pinged = session.state.messages.suffix(2).map(\.text)
+        XCTAssertTrue(pinged.first?.hasPrefix("other (com.example.other) Production: TEST notification \(tests["com.example.other"]!.uuid) arrived") == true
+                      && pinged.last?.hasPrefix("demo (\(ScenarioBuilder.demoBundleId)) Production: TEST notification") == true, "\(pinged)")
+        fixture.command("backfill 1")
+        XCTAssertTrue(session.waitForBackgroundWork(timeout: 30))
+        XCTAssertEqual(tokens("/prod/inApps/v1/notifications/history"), ["com.example.other", ScenarioBuilder.demoBundleId])
+        let said = session.state.messages.suffix(2).map(\.text)
+        XCTAssertTrue(said.first?.hasPrefix("other (com.example.other) Production: backfill #") == true
+                      && said.last?.hasPrefix("demo (\(ScenarioBuilder.demoBundleId)) Production: backfill #") == true, "\(said)")
+        XCTAssertEqual(try Store(path: fixture.path).backfillRuns().compactMap(\.bundleId).sorted(),
+                       ["com.example.other", ScenarioBuilder.demoBundleId].sorted())
+    }
+
     func testPingWithoutAnAPIKeySaysWhatIsMissing() throws {
         let session = DashboardFixture.session(try DashboardFixture.demoStore())
         session.type(.char(":"))

@@ -279,7 +279,11 @@ final class BackfillTests: XCTestCase {
         resumed.waitUntilExit()
         XCTAssertEqual(resumed.terminationStatus, 0, String(decoding: answer, as: UTF8.self))
         print("$ subdesk backfill --resume --json\n" + String(decoding: answer, as: UTF8.self))
-        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
+        // One document, one run in it: the one app's, in the environment the run recorded.
+        let runs = try XCTUnwrap((try JSONSerialization.jsonObject(with: answer) as? [String: Any])?["runs"] as? [[String: Any]])
+        XCTAssertEqual(runs.count, 1)
+        let report = try XCTUnwrap(runs.first)
+        XCTAssertEqual(report["environment"] as? String, "Production")
         XCTAssertEqual(report["new"] as? Int, 9)
         XCTAssertEqual(report["duplicates"] as? Int, 0)
         XCTAssertEqual(report["finished"] as? Bool, true)

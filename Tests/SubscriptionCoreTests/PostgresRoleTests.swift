@@ -92,6 +92,45 @@ final class PostgresRoleTests: XCTestCase {
         XCTAssertEqual(entries.map(\.action), ["override_grant", "quarantine_purge"])
     }
 
+    /// A store deployed at schema 26 with its roles installed, then migrated by its owner
+    /// (`subdesk migrate`, or any command that opens it): migration 27 makes the intake
+    /// counters' table again, and grants each role its rights on it, so an intake login goes
+    /// on counting and a read login on reading without `db init --roles` run again.
+    func testAnIntakeLoginCountsAndAReaderReadsTheCountsAfterMigration27() throws {
+        try TestKit.rollBack(owner, to: 26)
+        try owner.installRoles()
+        owner = nil
+        owner = try Store(path: location)
+        XCTAssertEqual(owner.schemaVersion, Migrations.latestVersion)
+        let intake = try open(as: "subdesk_intake").store
+        guard case .stored = try TestKit.intake(intake).ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500027")) else {
+            return XCTFail("intake could not ingest")
+        }
+        let counted = try open(as: "subdesk_read", mode: .reading).store.onCallReading(now: DateText.nowMillis()).intakeCounts
+        XCTAssertEqual(counted.map(\.bundleId), [ScenarioBuilder.demoBundleId], "counted under the app it was signed for")
+        XCTAssertEqual(counted.map(\.count), [1])
+    }
+
+    /// A store deployed at schema 25 with its roles installed: migration 26 made the
+    /// by-segment catch-up's table, which migration 27 grants too, so after `migrate` an
+    /// intake login catches the aggregates up and a read login counts by segment.
+    func testAStoreDeployedAtSchema25CountsBySegmentAsItsLoginsAfterMigrating() throws {
+        // The roles were installed (setUp); taking the store back drops migration 26's
+        // table, which migrating again makes without grants.
+        try TestKit.rollBack(owner, to: 25)
+        owner = nil
+        owner = try Store(path: location)
+        let intake = try open(as: "subdesk_intake").store
+        guard case .stored = try TestKit.intake(intake).ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500025")) else {
+            return XCTFail("intake could not ingest")
+        }
+        let reader = try open(as: "subdesk_read", mode: .reading).store
+        XCTAssertEqual(try reader.segmentValues(.product), ["app.monthly"], "the reader sums what is pending")
+        try intake.catchUpSegments()
+        XCTAssertEqual(try owner.pendingSegmentsCount(), 0)
+        XCTAssertEqual(try reader.segmentValues(.product), ["app.monthly"])
+    }
+
     func testTheAuditLogRefusesUpdateAndDeleteForEveryRoleAndTheOwner() throws {
         _ = try Operations(store: owner, operatorName: "x").grant(try seed(), until: DateText.nowMillis() + 86_400_000, reason: "goodwill")
         var stores: [(String, Store)] = [("owner", owner)]

@@ -29,7 +29,7 @@ final class SchemaParityTests: XCTestCase {
         "trigger audit_log.audit_log_no_truncate", "trigger audit_log.audit_log_operator",
         // The server's time and the role's actions (migration 23): SQLite has no roles.
         "trigger audit_log.audit_log_stamp",
-        // The by-segment aggregates with their deltas, in key order (migration 29): SQLite's
+        // The by-segment aggregates with their deltas, in key order (migration 28): SQLite's
         // table is that order itself (WITHOUT ROWID).
         "index metric_segments.metric_segments_read",
     ]

@@ -42,9 +42,9 @@ final class SegmentCatchUpTests: XCTestCase {
     }
 
     /// A store holding the first sample histories, with every by-segment share pending.
-    func filledStore(_ location: String) throws -> Store {
+    func filledStore(_ location: String, instances: Range<Int> = 0..<1) throws -> Store {
         let store = try Store(path: location)
-        for body in try bodies(instances: 0..<1) { _ = try TestKit.intake(store).ingest(body, receivedAt: TestKit.anchor) }
+        for body in try bodies(instances: instances) { _ = try TestKit.intake(store).ingest(body, receivedAt: TestKit.anchor) }
         try store.forgetSegmentAggregates()
         return store
     }
@@ -137,6 +137,55 @@ final class SegmentCatchUpTests: XCTestCase {
             XCTAssertEqual(try second.pendingSegmentsCount(), 0)
             try assertExact(first, "taken over and finished")
             XCTAssertEqual(try first.catchUpSegments(), 0, "nothing left for the first")
+        }
+    }
+
+    /// Each write of a catch-up reads from the notes only the part it takes or releases,
+    /// found by key: not the notes taken before it (a catch-up going on from half-way
+    /// through claiming), nor, on PostgreSQL, the dead rows a finished catch-up left (the
+    /// next one, for what intake noted meanwhile). Counted on PostgreSQL by the write's own
+    /// statistics (index entries and rows its scans returned from the notes), with
+    /// sequential scans off so the planner walks the index as on a large table; SQLite
+    /// keeps no such count, and runs the same catch-ups for their sums.
+    func testEachWriteReadsOnlyTheNotesItTakes() throws {
+        for location in locations() {
+            let store = try filledStore(location, instances: 0..<4)
+            let onServer = !location.hasSuffix(".db")
+            if onServer { try store.executeForTesting("SET enable_seqscan = off") }
+            let notes = try store.pendingSegmentsCount()
+            XCTAssertGreaterThan(notes, 32)
+            var reads: [(phase: SegmentCatchUpPhase, size: Int, read: Int)] = []
+            // The counts are the connection's since it last reported them, which it does
+            // only between transactions: read before the part and after it, in the write.
+            var before = 0
+            store.segmentCatchUpWriteProbe = { phase, size, done in
+                guard onServer else { return }
+                let read = try store.db.first("""
+                    SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(oid)), 0) FROM pg_class
+                    WHERE oid = 'metric_segments_pending'::regclass
+                       OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'metric_segments_pending'::regclass)
+                    """) { $0.int(0) } ?? 0
+                if done { reads.append((phase, size, read - before)) } else { before = read }
+            }
+            // Stopped half-way through claiming, then going on.
+            XCTAssertThrowsError(try store.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
+                if progress.phase == .claiming && progress.done >= notes / 2 { throw Stopped() }
+            })
+            XCTAssertEqual(try catchUpPhase(store), .claiming)
+            XCTAssertEqual(try store.catchUpSegments(batch: 2, turnMs: 1e-9), notes)
+            try assertExact(store, "caught up after a stop")
+            // A few notes more, caught up right after the catch-up struck every other note.
+            let intake = TestKit.intake(try Store(path: location))
+            for body in try bodies(instances: 4..<5).prefix(6) { _ = try intake.ingest(body, receivedAt: TestKit.anchor) }
+            XCTAssertGreaterThan(try store.pendingSegmentsCount(), 0)
+            XCTAssertNotNil(try store.catchUpSegments(batch: 2, turnMs: 1e-9))
+            XCTAssertEqual(try store.pendingSegmentsCount(), 0)
+            try assertExact(store, "caught up again")
+            guard onServer else { continue }
+            XCTAssertFalse(reads.isEmpty)
+            for write in reads {
+                XCTAssertLessThanOrEqual(write.read, 8 * write.size, "\(location): a \(write.phase.rawValue) write of \(write.size) notes read \(write.read)")
+            }
         }
     }
 

@@ -204,6 +204,40 @@ final class SeveralAppsRecordsTests: XCTestCase {
         return try JSONSerialization.data(withJSONObject: rows.map { $0.jsonObject() }, options: [.sortedKeys])
     }
 
+    /// A store at schema 26 with intake counters (counted before intake knew apps) opens at
+    /// the latest schema with every count kept, under the unknown app: the on-call metrics
+    /// read them as the one configured app's, and as `other` beside a second app.
+    func testIntakeCountsOfAStoreAtSchema26AreKeptAndReadAsTheOneAppsOrOther() throws {
+        let (connection, location) = try storeAt(26)
+        try connection.execute("""
+            INSERT INTO intake_counts (environment, type, outcome, reason, count, last_ms) VALUES
+                ('Production', 'DID_RENEW', 'stored', '', 41, 1780000000000),
+                ('Production', 'DID_RENEW', 'duplicate', '', 3, 1780000100000),
+                ('', '', 'rejected', 'signature', 5, 1780000200000)
+            """)
+        let store = try Store(path: location)
+        XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
+        let reading = try store.onCallReading(now: 1780000300000)
+        func samples(_ apps: [ConfiguredApp], _ name: String) -> [String] {
+            var inputs = OnCallInputs(reading: reading, roots: [], quarantineBudgetBytes: nil)
+            inputs.apps = ConfiguredApps(apps: apps, fromSections: true)
+            return OnCallMetrics.exposition(inputs).split(separator: "\n").map(String.init).filter { $0.hasPrefix(name + "{") }
+        }
+        let fitness = ConfiguredApp(name: "fitness", bundleId: Self.fitness)
+        XCTAssertEqual(samples([fitness], "subdesk_notifications_received_total"), [
+            #"subdesk_notifications_received_total{app="fitness",environment="Production",type="DID_RENEW",outcome="duplicate",reason="none"} 3"#,
+            #"subdesk_notifications_received_total{app="fitness",environment="Production",type="DID_RENEW",outcome="stored",reason="none"} 41"#,
+            #"subdesk_notifications_received_total{app="fitness",environment="unknown",type="unknown",outcome="rejected",reason="signature"} 5"#,
+        ])
+        XCTAssertEqual(samples([fitness], "subdesk_last_notification_timestamp_seconds"),
+                       [#"subdesk_last_notification_timestamp_seconds{app="fitness",environment="Production"} 1780000100"#])
+        let two = [fitness, ConfiguredApp(name: "recipes", bundleId: Self.recipes)]
+        XCTAssertEqual(samples(two, "subdesk_notifications_received_total").map { $0.replacingOccurrences(of: "app=\"other\",", with: "") },
+                       samples([fitness], "subdesk_notifications_received_total").map { $0.replacingOccurrences(of: "app=\"fitness\",", with: "") },
+                       "beside a second app, the same counts under other")
+        XCTAssertTrue(samples(two, "subdesk_notifications_received_total").allSatisfy { $0.contains("{app=\"other\",") })
+    }
+
     /// A store made by the subdesk before migration 25 (one app) migrates: each record takes
     /// its app from the transactions Apple signed, and the counts are the same as before.
     func testAStoreOfOneAppFromBeforeMigratesWithEachRecordsAppAndTheSameCounts() throws {

@@ -197,6 +197,35 @@ final class SeveralAppsTests: XCTestCase {
         }
     }
 
+    /// A refused body is counted under the app it names when a configured app has that
+    /// bundle id; bodies naming apps none has are counted as one (the metrics' `other`), so
+    /// bodies naming made-up apps cannot add an intake counter row each.
+    func testRefusalsNamingAppsNoneHasAreCountedAsOneAppAndAConfiguredAppsAsItself() throws {
+        let store = try Store.inMemory()
+        let intake = try Self.twoAppIntake(store)
+        for (n, app) in ["com.example.a", "com.example.b", "com.example.c"].enumerated() {
+            guard case .rejected = try intake.ingest(Self.body(app: app, appleId: 3234567890, otid: "730000000000000\(n)", uuid: "made-up-\(n)")) else {
+                return XCTFail("\(app) is refused")
+            }
+        }
+        // One whose signature does not verify, naming yet another app.
+        let tampered = String(decoding: Self.body(app: "com.example.d", appleId: 3234567890, otid: "7300000000000009", uuid: "made-up-9"),
+                              as: UTF8.self).replacingOccurrences(of: "\"}", with: "AAAA\"}")
+        guard case .rejected(let refusal, _) = try intake.ingest(Data(tampered.utf8)) else { return XCTFail("the tampered body is refused") }
+        XCTAssertEqual(refusal.kind, .signature)
+        // A fitness body posted to recipes' URL: refused, and counted as fitness's.
+        guard case .rejected = try intake.ingest(Self.body(app: Self.fitness, appleId: 1234567890, otid: "7100000000000009", uuid: "fit-9"),
+                                                 postedFor: "recipes") else { return XCTFail("posted to another app's URL") }
+        let counts = try store.onCallReading(now: TestKit.anchor).intakeCounts
+        XCTAssertEqual(counts.filter { $0.bundleId == IntakePolicy.unconfiguredApp }.map(\.count).reduce(0, +), 4)
+        XCTAssertEqual(Set(counts.map(\.bundleId)), [IntakePolicy.unconfiguredApp, Self.fitness])
+        var inputs = OnCallInputs(reading: try store.onCallReading(now: TestKit.anchor), roots: [], quarantineBudgetBytes: nil)
+        inputs.apps = try ConfiguredApps(configuration: Configuration(text: Self.twoApps, source: "config"))
+        let apps = OnCallMetrics.exposition(inputs).split(separator: "\n").filter { $0.hasPrefix("subdesk_notifications_received_total{") }
+            .map { $0.split(separator: ",")[0] }
+        XCTAssertEqual(Set(apps), [#"subdesk_notifications_received_total{app="other""#, #"subdesk_notifications_received_total{app="fitness""#])
+    }
+
     func testAV1BodyNamesItsAppByBidAndOnlyThatAppsAllowV1Counts() throws {
         let store = try Store.inMemory()
         let intake = try Self.twoAppIntake(store)
@@ -243,6 +272,13 @@ final class SeveralAppsTests: XCTestCase {
         guard case .stored = try Self.twoAppIntake(try fixture.openStore()).ingest(body, receivedAt: TestKit.anchor - 20 * TestKit.day) else {
             throw RevalidationFixture.Failure("not seeded")
         }
+        answer(fixture, app: bundleId, appleId: appleId, transaction: transaction)
+    }
+
+    /// Has the fake App Store answer the statuses and history of `transaction`'s subscription,
+    /// for its app only.
+    func answer(_ fixture: RevalidationFixture, app bundleId: String, appleId: Int64, transaction: [String: Any]) {
+        let otid = transaction["originalTransactionId"] as! String
         fixture.server.transactions([otid], belongTo: bundleId)
         let app: [String: Any] = ["environment": "Production", "bundleId": bundleId, "appAppleId": appleId]
         fixture.server.route("GET", "/prod/inApps/v1/subscriptions/\(otid)", .json(app.merging([
@@ -250,6 +286,43 @@ final class SeveralAppsTests: XCTestCase {
                 "originalTransactionId": otid, "status": 1, "signedTransactionInfo": RevalidationFixture.sign(transaction)]]]]]) { $1 }))
         fixture.server.route("GET", "/prod/inApps/v2/history/\(otid)", .json(app.merging([
             "revision": "r", "hasMore": false, "signedTransactions": [RevalidationFixture.sign(transaction)]]) { $1 }))
+    }
+
+    /// An order id and an app transaction id name no stored subscription: each app is asked in
+    /// turn (the first, fitness, refused as Apple refuses another app's token) until the one
+    /// that knows it answers; with an app named, only that app is asked.
+    func testAnOrderAndAnAppTransactionAreAskedOfEachAppUntilTheirAppAnswers() throws {
+        let fixture = try RevalidationFixture()
+        defer { fixture.tearDown() }
+        _ = try fixture.openStore()
+        let (otid, order, download) = ("7200000000000041", "MTN9T4BRB9", "71199")
+        let bought = TestKit.transaction(id: otid, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
+                                         expires: TestKit.anchor + 25 * TestKit.day, signed: TestKit.anchor - 5 * TestKit.day,
+                                         bundleId: Self.recipes, extra: ["appTransactionId": download])
+        answer(fixture, app: Self.recipes, appleId: 2234567890, transaction: bought)
+        fixture.server.transactions([order], belongTo: Self.recipes)
+        fixture.server.route("GET", "/prod/inApps/v1/lookup/\(order)", .json(["status": 0, "signedTransactions": [RevalidationFixture.sign(bought)]]))
+        let found = try twoAppRevalidator(fixture).lookUpOrder(order)
+        XCTAssertEqual(found.originalTransactionIds, [otid])
+        XCTAssertEqual(try fixture.openStore().subscription(originalTransactionId: otid)?.state.status, .active)
+        let tokens = { (path: String) in fixture.server.requests("GET", path).map { FakeAppleServer.tokenBundleId($0) ?? "-" } }
+        XCTAssertEqual(tokens("/prod/inApps/v1/lookup/\(order)"), [Self.fitness, Self.recipes])
+        _ = try twoAppRevalidator(fixture).lookUpOrder(order, app: Self.recipes)
+        XCTAssertEqual(tokens("/prod/inApps/v1/lookup/\(order)"), [Self.fitness, Self.recipes, Self.recipes], "only the app named")
+
+        // The app download the purchase came from, asked by its appTransactionId.
+        let examples = ConsentExamples()
+        var response = try ConsentExamples.Examples.example("appTransactionInfoResponse")
+        response["signedAppTransactionInfo"] = try ConsentExamples.Examples.sign(
+            try examples.appTransaction(["bundleId": Self.recipes, "appAppleId": 2234567890, "appTransactionId": download]))
+        fixture.server.transactions([download], belongTo: Self.recipes)
+        fixture.server.route("GET", "/prod/inApps/v1/transactions/appTransactions/\(download)", .json(response))
+        let app = try XCTUnwrap(try twoAppRevalidator(fixture).resolveAppTransaction(download, reason: "two apps"))
+        XCTAssertEqual(app.appTransaction.bundleId, Self.recipes)
+        XCTAssertEqual(app.originalTransactionIds, [otid])
+        XCTAssertEqual(tokens("/prod/inApps/v1/transactions/appTransactions/\(download)"), [Self.fitness, Self.recipes])
+        // The store knows the download's purchase now: its subscription is revalidated, signed for its app.
+        XCTAssertEqual(tokens("/prod/inApps/v1/subscriptions/\(otid)").last, Self.recipes)
     }
 
     func testEachRequestIsSignedForTheSubscriptionsAppAndAnotherAppsTokenIsRefused() throws {
@@ -294,5 +367,54 @@ final class SeveralAppsTests: XCTestCase {
         XCTAssertEqual((report.jsonObject()["failures"] as? [[String: Any]])?.first?["app"] as? String, "recipes (com.example.recipes)")
         let asked = Set(fixture.server.requests.map { "\($0.path.split(separator: "/").last ?? "") \(FakeAppleServer.tokenBundleId($0) ?? "-")" })
         XCTAssertEqual(asked, ["\(fit) \(Self.fitness)", "\(rec) \(Self.recipes)"])
+        // One app's sweep (--app) takes only its subscriptions: recipes' is still lapsed (fitness' is expired now).
+        let before = fixture.server.requests.count
+        let one = try ExpirySweep(revalidator: try twoAppRevalidator(fixture))
+            .run(options: SweepOptions(app: AppScope(bundleId: Self.recipes, includesUnknown: false)))
+        XCTAssertEqual(one.counts.checked, 1)
+        XCTAssertEqual(Set(fixture.server.requests.dropFirst(before).map { FakeAppleServer.tokenBundleId($0) ?? "-" }), [Self.recipes])
+        let none = try ExpirySweep(revalidator: try twoAppRevalidator(fixture))
+            .run(options: SweepOptions(app: AppScope(bundleId: Self.fitness, includesUnknown: false)))
+        XCTAssertEqual(none.counts.checked, 0)
+    }
+
+    /// A refund answer is signed for the app its CONSUMPTION_REQUEST was signed for, even when
+    /// the request names no subscription; a request of an app no longer configured is refused
+    /// by name, and nothing is sent.
+    func testARefundAnswerIsSignedForTheRequestsAppAndAnUnconfiguredAppIsRefused() throws {
+        let fixture = try RevalidationFixture()
+        defer { fixture.tearDown() }
+        let (otid, tid, uuid) = ("7200000000000031", "7200000000000032", "c0a50000-0000-4000-8000-000000000031")
+        let bought = TestKit.transaction(id: tid, original: otid, purchase: TestKit.anchor - 5 * TestKit.day,
+                                         expires: TestKit.anchor + 25 * TestKit.day, signed: TestKit.anchor - 5 * TestKit.day,
+                                         bundleId: Self.recipes)
+        let intake = try Self.twoAppIntake(try fixture.openStore())
+        for body in [TestKit.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY", signed: TestKit.anchor - 5 * TestKit.day, bundleId: Self.recipes,
+                                  appAppleId: 2234567890, transaction: bought, renewal: TestKit.renewal(original: otid)),
+                     TestKit.body(type: "CONSUMPTION_REQUEST", uuid: uuid, signed: TestKit.anchor - 2 * 3_600_000, bundleId: Self.recipes,
+                                  appAppleId: 2234567890, transaction: bought, renewal: nil,
+                                  extraData: ["consumptionRequestReason": "UNINTENDED_PURCHASE"])] {
+            guard case .stored = try intake.ingest(body, receivedAt: TestKit.anchor - 3_600_000) else { return XCTFail("not stored") }
+        }
+        let store = try fixture.openStore()
+        XCTAssertEqual(try store.refundRequest(uuid: uuid)?.bundleId, Self.recipes)
+        // The request names no subscription (as one about a purchase the store does not hold).
+        try store.db.run("UPDATE refund_requests SET original_transaction_id = NULL WHERE notification_uuid = ?", [uuid])
+        fixture.server.transactions([tid], belongTo: Self.recipes)
+        let path = "/prod/inApps/v2/transactions/consumption/\(tid)"
+        fixture.server.route("PUT", path, FakeAppleServer.Response(status: 202))
+        let answer = ConsumptionAnswer(customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
+                                       refundPreference: .decline)
+        // An app no configuration has: refused by name before Apple is asked.
+        try store.db.run("UPDATE refund_requests SET bundle_id = 'com.example.gone' WHERE notification_uuid = ?", [uuid])
+        XCTAssertThrowsError(try twoAppRevalidator(fixture).answerRefundRequest(uuid, answer: answer, reason: nil)) { error in
+            XCTAssertTrue("\(error)".hasPrefix("refund request \(uuid) is app com.example.gone's, which no configured app is (apps: "
+                                              + "fitness (com.example.fitness), recipes (com.example.recipes))"), "\(error)")
+        }
+        XCTAssertTrue(fixture.server.requests.isEmpty)
+        try store.db.run("UPDATE refund_requests SET bundle_id = ? WHERE notification_uuid = ?", [Self.recipes, uuid])
+        let answered = try twoAppRevalidator(fixture).answerRefundRequest(uuid, answer: answer, reason: "two apps")
+        XCTAssertEqual(answered.answerOutcome, "accepted")
+        XCTAssertEqual(fixture.server.requests("PUT", path).map(FakeAppleServer.tokenBundleId), [Self.recipes])
     }
 }

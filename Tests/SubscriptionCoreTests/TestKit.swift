@@ -24,7 +24,8 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
-        if version < 29 && !sqlite { try store.db.execute("DROP INDEX metric_segments_read") }
+        if version < 28 && !sqlite { try store.db.execute("DROP INDEX metric_segments_read") }
+        if version < 27 { try store.db.execute(undoAppIntakeCounts(store.dialect)) }
         if version < 26 { try store.db.execute(undoSegmentCatchUp) }
         if version < 25 { try store.db.execute(undoAppColumns(sqlite: sqlite)) }
         if version < 23 && !sqlite {
@@ -34,6 +35,19 @@ enum TestKit {
             try store.db.execute("ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind")
         }
         try store.db.run(sqlite ? "PRAGMA user_version = \(version)" : "UPDATE schema_version SET version = \(version)")
+    }
+
+    /// Takes migration 27 (intake counted per app) back off a store: the counts keyed as
+    /// migration 18 made them, each app's summed.
+    private static func undoAppIntakeCounts(_ d: SQLDialect) -> String {
+        """
+        CREATE TABLE intake_counts_27 AS SELECT environment, type, outcome, reason, sum(count) AS count, max(last_ms) AS last_ms
+            FROM intake_counts GROUP BY environment, type, outcome, reason;
+        DROP TABLE intake_counts;
+        \(Migrations.intakeCountsTable(dialect: d, byApp: false))
+        INSERT INTO intake_counts SELECT environment, type, outcome, reason, count, last_ms FROM intake_counts_27;
+        DROP TABLE intake_counts_27;
+        """
     }
 
     /// Takes migration 26 (the by-segment catch-up's columns and table) back off a store.

@@ -19,9 +19,9 @@ extension WebServerTests {
 
         // The shipped rules, with only the silence window (and its hold) shortened.
         let shippedRules = try String(contentsOfFile: Self.repoRoot + "/deploy/prometheus/subdesk.rules.yml", encoding: .utf8)
-        let silence = "expr: time() - max by (environment) (subdesk_last_notification_timestamp_seconds) > 2 * 3600\n        for: 5m"
+        let silence = "expr: time() - max by (app, environment) (subdesk_last_notification_timestamp_seconds) > 2 * 3600\n        for: 5m"
         XCTAssertTrue(shippedRules.contains(silence), "the silence rule changed: update what this test shortens")
-        try shippedRules.replacingOccurrences(of: silence, with: "expr: time() - max by (environment) (subdesk_last_notification_timestamp_seconds) > \(Self.shortSilence)\n        for: 1s")
+        try shippedRules.replacingOccurrences(of: silence, with: "expr: time() - max by (app, environment) (subdesk_last_notification_timestamp_seconds) > \(Self.shortSilence)\n        for: 1s")
             .write(toFile: dir + "/subdesk.rules.yml", atomically: true, encoding: .utf8)
         try """
             global:

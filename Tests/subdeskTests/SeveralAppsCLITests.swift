@@ -37,11 +37,11 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     }
 
     /// A SUBSCRIBED body signed by the test CA for `bundleId`.
-    func body(_ bundleId: String, appleId: Int64, otid: String) throws -> Data {
+    static func body(_ bundleId: String, appleId: Int64, otid: String, product: String = "app.monthly") throws -> Data {
         let signer = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
         let now = DateText.nowMillis()
         let transaction: [String: Any] = [
-            "transactionId": otid, "originalTransactionId": otid, "productId": "app.monthly", "bundleId": bundleId,
+            "transactionId": otid, "originalTransactionId": otid, "productId": product, "bundleId": bundleId,
             "purchaseDate": now - 60_000, "originalPurchaseDate": now - 60_000, "expiresDate": now + 30 * 86_400_000,
             "signedDate": now, "environment": "Production", "inAppOwnershipType": "PURCHASED",
             "type": "Auto-Renewable Subscription", "price": 9990, "currency": "USD"]
@@ -55,14 +55,9 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     func testOneIngestStoresBothAppsBodiesAndRefusesAThirdAppsNamingItsBundleId() throws {
         try writeConfig()
         let db = Store.testLocation(file: dir + "/apps.db")
-        var files: [String] = []
-        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
+        let files = try bodyFiles([("com.example.fitness", Int64(1234567890), "7100000000000001"),
                                           ("com.example.recipes", Int64(2234567890), "7200000000000001"),
-                                          ("com.example.other", Int64(3234567890), "7300000000000001")] {
-            let file = dir + "/\(otid).json"
-            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
-            files.append(file)
-        }
+                                          ("com.example.other", Int64(3234567890), "7300000000000001")])
         let r = try run(["ingest", "--db", db] + files)
         XCTAssertTrue(r.stdout.hasPrefix("ingested 2, duplicates 0, rejected 1"), r.stdout + r.stderr)
         XCTAssertTrue(r.stderr.contains("bundleId com.example.other is no configured app's (apps: fitness (com.example.fitness), "
@@ -81,15 +76,46 @@ final class SeveralAppsCLITests: SubdeskTestCase {
     }
 
     /// Ingests one subscription of fitness (7100000000000001) and one of recipes (7200000000000001).
-    func ingestOneOfEachApp(_ db: String) throws {
-        var files: [String] = []
-        for (bundleId, appleId, otid) in [("com.example.fitness", Int64(1234567890), "7100000000000001"),
-                                          ("com.example.recipes", Int64(2234567890), "7200000000000001")] {
+    /// Files of SUBSCRIBED bodies, one for each (bundle id, Apple ID, transaction id).
+    func bodyFiles(_ bodies: [(String, Int64, String)]) throws -> [String] {
+        try bodies.map { bundleId, appleId, otid in
             let file = dir + "/\(otid).json"
-            try body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
-            files.append(file)
+            try Self.body(bundleId, appleId: appleId, otid: otid).write(to: URL(fileURLWithPath: file))
+            return file
         }
+    }
+
+    func ingestOneOfEachApp(_ db: String) throws {
+        let files = try bodyFiles([("com.example.fitness", Int64(1234567890), "7100000000000001"),
+                                          ("com.example.recipes", Int64(2234567890), "7200000000000001")])
         XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
+    }
+
+    func testListsNameEachRowsAppAndAuditAndGapsTakeTheAppScope() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/named.db")
+        try ingestOneOfEachApp(db)
+        // With two apps, each list's rows say their app: an APP column, and `app` in JSON.
+        let searched = try run(["search", "00000000000001", "--db", db])
+        let lines = searched.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.first?.hasPrefix("APP ") == true, searched.stdout)
+        XCTAssertEqual(lines.dropFirst().map { String($0.prefix(while: { $0 != " " })) }.sorted(), ["fitness", "recipes"], searched.stdout)
+        let listed = try run(["notifications", "--db", db, "--json"])
+        let notifications = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]], listed.stdout)
+        XCTAssertEqual(notifications.compactMap { ($0["app"] as? [String: Any])?["name"] as? String }.sorted(), ["fitness", "recipes"])
+        XCTAssertTrue(try run(["notifications", "--db", db]).stdout.hasPrefix("APP "))
+
+        // The audit log read for one app holds the entries about its subscriptions alone.
+        XCTAssertEqual(try run(["override", "grant", "7200000000000001", "--until", "2099-01-01", "--reason", "goodwill",
+                                "--db", db]).status, 0)
+        XCTAssertTrue(try run(["--app", "fitness", "audit", "--db", db]).stdout.hasPrefix("the audit log has no entries"))
+        let recipes = try run(["--app", "recipes", "audit", "--db", db])
+        XCTAssertTrue(recipes.stdout.contains("override_grant  app recipes  7200000000000001"), recipes.stdout + recipes.stderr)
+        let entries = try run(["audit", "--db", db, "--json"])
+        let audit = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(entries.stdout.utf8)) as? [[String: Any]], entries.stdout)
+        XCTAssertEqual(audit.compactMap { ($0["app"] as? [String: Any])?["name"] as? String }, ["recipes"])
+        XCTAssertEqual(try run(["--app", "recipes", "gaps", "--db", db]).status, 0)
+        XCTAssertEqual(try run(["--app", "beta", "gaps", "--db", db]).status, 2, "an unknown app is refused")
     }
 
     func testAppScopesShowSearchAndNotificationsAndAnUnknownAppIsRefusedNamingTheApps() throws {
@@ -152,7 +178,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         try writeConfig()
         let db = Store.testLocation(file: dir + "/cgi.db")
         XCTAssertEqual(try run(["init", "--db", db]).status, 0)
-        let recipes = try body("com.example.recipes", appleId: 2234567890, otid: "7200000000000002")
+        let recipes = try Self.body("com.example.recipes", appleId: 2234567890, otid: "7200000000000002")
         func post(_ query: String) throws -> Result {
             try run(["ingest", "--cgi", "--db", db], stdin: recipes,
                     env: ["REQUEST_METHOD": "POST", "GATEWAY_INTERFACE": "CGI/1.1", "REMOTE_ADDR": "192.0.2.7",
@@ -206,7 +232,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         defer { server.stop() }
         try server.waitUntilAnswering()
         let client = try FastCGITestClient(socket: dir + "/serve.sock")
-        let fitness = try body("com.example.fitness", appleId: 1234567890, otid: "7100000000000003")
+        let fitness = try Self.body("com.example.fitness", appleId: 1234567890, otid: "7100000000000003")
         let crossed = try XCTUnwrap(client.post(fitness, params: FastCGITestClient.params(length: fitness.count) + [("QUERY_STRING", "app=recipes")]))
         XCTAssertTrue(crossed.stdout.hasPrefix("Status: 400 Bad Request"), crossed.stdout)
         XCTAssertTrue(crossed.stdout.contains("signed for app fitness (com.example.fitness), posted to ?app=recipes"), crossed.stdout)
@@ -278,6 +304,69 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         XCTAssertEqual(unknown.status, 3, unknown.stdout)
     }
 
+    /// `subdesk metrics` labels every intake count and last arrival with its app: each
+    /// configured app's own, and `other` for a body of a bundle id no app has or whose app
+    /// could not be read. `--app NAME metrics` prints that app's samples alone, and the apps'
+    /// counts add up to every outcome the intake log holds.
+    func testMetricsLabelEachAppsIntakeAndTheAppsAddUpToTheStore() throws {
+        try writeConfig()
+        let db = Store.testLocation(file: dir + "/metrics.db")
+        let files = try bodyFiles([("com.example.fitness", Int64(1234567890), "7100000000000001"),
+                                          ("com.example.fitness", Int64(1234567890), "7100000000000002"),
+                                          ("com.example.recipes", Int64(2234567890), "7200000000000001"),
+                                          ("com.example.other", Int64(3234567890), "7300000000000001")])
+        try Data("not a notification".utf8).write(to: URL(fileURLWithPath: dir + "/junk.json"))
+        let ingested = try run(["ingest", "--db", db] + files + [dir + "/junk.json"])
+        XCTAssertTrue(ingested.stdout.hasPrefix("ingested 3, duplicates 0, rejected 2"), ingested.stdout + ingested.stderr)
+        // A redelivery of fitness's first body: a duplicate, counted as fitness's.
+        XCTAssertEqual(try run(["ingest", "--db", db, files[0]]).status, 0)
+
+        func received(_ arguments: [String]) throws -> [String: Double] {
+            let r = try run(arguments + ["metrics", "--db", db])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            var samples: [String: Double] = [:]
+            for line in r.stdout.split(separator: "\n") where line.hasPrefix("subdesk_notifications_received_total{") {
+                let parts = line.split(separator: " ")
+                samples[String(parts[0])] = Double(parts[1])
+            }
+            return samples
+        }
+        let all = try received([])
+        func app(_ sample: String) -> String? {
+            sample.range(of: #"app="[^"]*""#, options: .regularExpression).map { String(sample[$0].dropFirst(5).dropLast()) }
+        }
+        XCTAssertEqual(Set(all.keys.compactMap(app)), ["fitness", "recipes", "other"], "\(all)")
+        XCTAssertEqual(all.keys.filter { app($0) == nil }, [], "every sample names its app")
+        func total(_ samples: [String: Double], app name: String? = nil, outcome: String) -> Double {
+            samples.filter { (name == nil || app($0.key) == name) && $0.key.contains("outcome=\"\(outcome)\"") }.values.reduce(0, +)
+        }
+        XCTAssertEqual(total(all, app: "fitness", outcome: "stored"), 2)
+        XCTAssertEqual(total(all, app: "fitness", outcome: "duplicate"), 1)
+        XCTAssertEqual(total(all, app: "recipes", outcome: "stored"), 1)
+        XCTAssertEqual(total(all, app: "other", outcome: "rejected"), 2, "a third app's body and one whose app cannot be read")
+        XCTAssertEqual(total(all, app: "fitness", outcome: "rejected") + total(all, app: "recipes", outcome: "rejected"), 0)
+
+        // Each app's scrape holds its samples alone; with other's, they are the whole.
+        let fitness = try received(["--app", "fitness"]), recipes = try received(["--app", "com.example.recipes"])
+        XCTAssertEqual(Set(fitness.keys.compactMap(app)), ["fitness"])
+        XCTAssertEqual(Set(recipes.keys.compactMap(app)), ["recipes"])
+        XCTAssertEqual(fitness.merging(recipes) { $1 }.merging(all.filter { app($0.key) == "other" }) { $1 }, all)
+        // The apps' counts add up to every outcome the intake log holds.
+        let log = try Store(path: db, mode: .reading).intakeLog(limit: 1000)
+        for outcome in ["stored", "duplicate", "rejected"] {
+            XCTAssertEqual(total(fitness, outcome: outcome) + total(recipes, outcome: outcome) + total(all, app: "other", outcome: outcome),
+                           Double(log.filter { $0.result.rawValue == outcome }.count), outcome)
+        }
+        // Each app's last arrival, so a quiet app is seen beside a busy one.
+        let metrics = try run(["metrics", "--db", db]).stdout
+        for name in ["fitness", "recipes"] {
+            XCTAssertTrue(metrics.contains("subdesk_last_notification_age_seconds{app=\"\(name)\",environment=\"Production\"} "), metrics)
+        }
+        let unknown = try run(["--app", "beta", "metrics", "--db", db])
+        XCTAssertNotEqual(unknown.status, 0)
+        XCTAssertTrue(unknown.stderr.contains("beta names no configured app"), unknown.stderr)
+    }
+
     func testBackfillResumeWithSeveralAppsAsksTheAppAndEnvironmentTheRunRecorded() throws {
         try writeConfig(keyFile: try makeKeyFile())
         let db = Store.testLocation(file: dir + "/resume.db")
@@ -310,5 +399,261 @@ final class SeveralAppsCLITests: SubdeskTestCase {
         let key = try String(contentsOfFile: keyFile, encoding: .utf8)
         let secretLine = try XCTUnwrap(key.split(separator: "\n").dropFirst().first)
         XCTAssertFalse(doctor.stdout.contains(secretLine) || doctor.stderr.contains(secretLine), "doctor printed the key")
+    }
+
+    /// A fake App Store that answers every mass extension and its status (complete), refusing
+    /// a token for another app than the product's (`apple.products`).
+    func massExtensionApple() throws -> FakeAppleServer {
+        let apple = try FakeAppleServer()
+        apple.routeEverythingElse { request in
+            let parts = request.path.split(separator: "/")
+            if request.method == "POST" { return .json([:]) }
+            return .json(["requestIdentifier": String(parts.last ?? ""), "complete": true, "completeDate": DateText.nowMillis(),
+                          "succeededCount": 4, "failedCount": 0])
+        }
+        return apple
+    }
+
+    /// `extend --all` asks each app that sells the product, signed for it, each line naming it;
+    /// an app or a product no app sells is refused before Apple is asked.
+    func testAMassExtensionIsAskedOfTheAppsThatSellTheProductEachSignedForItsApp() throws {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/extend.db")
+        /// Ingests a subscription of fitness and one of recipes, of these products, with ids ending in `n`.
+        func ingest(fitness: String, recipes: String, _ n: Int) throws {
+            var files: [String] = []
+            for (bundleId, appleId, otid, product) in [("com.example.fitness", Int64(1234567890), "710000000000000\(n)", fitness),
+                                                       ("com.example.recipes", Int64(2234567890), "720000000000000\(n)", recipes)] {
+                files.append(dir + "/\(otid).json")
+                try Self.body(bundleId, appleId: appleId, otid: otid, product: product).write(to: URL(fileURLWithPath: files.last!))
+            }
+            XCTAssertEqual(try run(["ingest", "--db", db] + files).status, 0)
+        }
+        try ingest(fitness: "fit.monthly", recipes: "rec.yearly", 1)
+        let apple = try massExtensionApple()
+        defer { apple.stop() }
+        apple.products(["fit.monthly"], belongTo: "com.example.fitness")
+        apple.products(["rec.yearly"], belongTo: "com.example.recipes")
+        let base = apple.baseURL.absoluteString
+        func extend(_ words: [String]) throws -> Result {
+            try run(words + ["--days", "3", "--reason-code", "3", "--reason", "outage", "--yes", "--wait", "0", "--db", db,
+                             "--server-api-url", base + "/prod", "--server-api-sandbox-url", base + "/sandbox"])
+        }
+        // recipes, the second app, sells rec.yearly: its token, and one document naming it.
+        let json = try extend(["extend", "--all", "--product", "rec.yearly", "--json"])
+        XCTAssertEqual(json.status, 0, json.stdout + json.stderr)
+        let entries = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["extensions"]
+                                    as? [[String: Any]], json.stdout)
+        XCTAssertEqual(entries.map { "\($0["app"] ?? "-") \($0["environment"] ?? "-") \($0["outcome"] ?? "-")" }, ["recipes Production complete"])
+        XCTAssertEqual(entries.first?["productId"] as? String, "rec.yearly")
+        XCTAssertEqual(apple.requests.map { "\($0.method) \(FakeAppleServer.tokenBundleId($0) ?? "-")" },
+                       ["POST com.example.recipes", "GET com.example.recipes"])
+        // --status follows it again, signed for the app that sells the product.
+        let request = try XCTUnwrap(entries.first?["requestIdentifier"] as? String)
+        let status = try extend(["extend", "--status", request])
+        XCTAssertEqual(status.status, 0, status.stdout + status.stderr)
+        XCTAssertEqual(FakeAppleServer.tokenBundleId(try XCTUnwrap(apple.requests.last)), "com.example.recipes")
+
+        // A product both apps sell: one request per app, each line naming its app.
+        try ingest(fitness: "app.monthly", recipes: "app.monthly", 2)
+        let both = try extend(["extend", "--all", "--product", "app.monthly"])
+        XCTAssertEqual(both.status, 0, both.stdout + both.stderr)
+        let lines = both.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 4, both.stdout)
+        XCTAssertTrue(lines[0].hasPrefix("fitness (com.example.fitness) Production: ") && lines[0].contains("every active subscriber of app.monthly"),
+                      both.stdout)
+        XCTAssertTrue(lines[2].hasPrefix("recipes (com.example.recipes) Production: "), both.stdout)
+        XCTAssertEqual(apple.requests.filter { $0.method == "POST" }.suffix(2).map { FakeAppleServer.tokenBundleId($0) ?? "-" },
+                       ["com.example.fitness", "com.example.recipes"])
+        // --status of recipes' request: both apps sell the product, so each is asked in turn,
+        // fitness (which Apple refuses for another app's request) passing to recipes.
+        let recipesRequest = try XCTUnwrap(lines[2].range(of: #"request [0-9a-f-]{36}"#, options: .regularExpression)
+            .map { String(lines[2][$0].dropFirst("request ".count)) }, lines[2])
+        apple.transactions([recipesRequest], belongTo: "com.example.recipes")
+        let followed = try extend(["extend", "--status", recipesRequest])
+        XCTAssertEqual(followed.status, 0, followed.stdout + followed.stderr)
+        XCTAssertTrue(followed.stdout.hasPrefix("recipes (com.example.recipes) Production: "), followed.stdout)
+        XCTAssertEqual(apple.requests.suffix(2).map { FakeAppleServer.tokenBundleId($0) ?? "-" }, ["com.example.fitness", "com.example.recipes"])
+
+        // Refused before Apple is asked: --app naming an app without the product, and a product no app has.
+        let asked = apple.requests.count
+        let wrongApp = try extend(["--app", "fitness", "extend", "--all", "--product", "rec.yearly"])
+        XCTAssertEqual(wrongApp.status, 2, wrongApp.stdout)
+        XCTAssertTrue(wrongApp.stderr.contains("app fitness (com.example.fitness) has no subscription of product rec.yearly in this store "
+                                               + "(the apps that have: recipes (com.example.recipes) Production)"), wrongApp.stderr)
+        let nobody = try extend(["extend", "--all", "--product", "app.weekly"])
+        XCTAssertEqual(nobody.status, 2, nobody.stdout)
+        XCTAssertTrue(nobody.stderr.contains("product app.weekly is in no configured app's subscriptions in this store (apps: "
+                                             + "fitness (com.example.fitness), recipes (com.example.recipes))"), nobody.stderr)
+        XCTAssertEqual(apple.requests.count, asked)
+        // --app narrows a product both apps sell to that app.
+        let one = try extend(["--app", "recipes", "extend", "--all", "--product", "app.monthly"])
+        XCTAssertEqual(one.status, 0, one.stdout + one.stderr)
+        XCTAssertEqual(apple.requests.dropFirst(asked).map { FakeAppleServer.tokenBundleId($0) ?? "-" }, ["com.example.recipes", "com.example.recipes"])
+    }
+
+    /// The two-app configuration with a key file, a new store `name`, and a fake App Store that
+    /// answers POST `path` in each environment (`prod`, `sandbox`) with `answer`, but refuses
+    /// `bundleId`'s token (400) as Apple refuses a request it cannot take.
+    func twoAppsAndApple(store name: String, post path: String, refusing bundleId: String,
+                         answer: @escaping (String) -> FakeAppleServer.Response) throws -> (db: String, apple: FakeAppleServer) {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/" + name)
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let apple = try FakeAppleServer()
+        for environment in ["prod", "sandbox"] {
+            apple.route("POST", "/\(environment)\(path)") { request in
+                FakeAppleServer.tokenBundleId(request) == bundleId
+                    ? .json(["errorCode": 4000006, "errorMessage": "Invalid request identifier."], status: 400) : answer(environment)
+            }
+        }
+        return (db, apple)
+    }
+
+    /// One app's failure does not stop backfill: each app and environment is asked and said,
+    /// the exit status is 1, and --json is one document with an entry per run.
+    func testBackfillGoesOnPastOneAppsFailureAndPrintsOneJSONDocument() throws {
+        let (db, apple) = try twoAppsAndApple(store: "backfill-fail.db", post: "/inApps/v1/notifications/history", refusing: "com.example.fitness") { _ in
+            .json(["hasMore": false, "notificationHistory": []])
+        }
+        defer { apple.stop() }
+        let base = apple.baseURL.absoluteString
+        let words = ["backfill", "--db", db, "--since", "-2h", "--server-api-url", base + "/prod", "--server-api-sandbox-url", base + "/sandbox", "--quiet"]
+        let text = try run(words)
+        XCTAssertEqual(text.status, 1, text.stdout + text.stderr)
+        XCTAssertEqual(text.stderr.components(separatedBy: "fitness (com.example.fitness) backfill stopped: ").count, 3, text.stderr)
+        XCTAssertEqual(text.stdout.split(separator: "\n").filter { $0.hasPrefix("recipes (com.example.recipes) backfill #") }.count, 1, text.stdout)
+        let json = try run(words + ["--json"])
+        XCTAssertEqual(json.status, 1, json.stdout + json.stderr)
+        let runs = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["runs"] as? [[String: Any]],
+                                 json.stdout)
+        XCTAssertEqual(runs.map { "\($0["app"] ?? "-") \($0["environment"] ?? "-") \($0["finished"] ?? "-") \($0["exitCode"] ?? "-")" },
+                       ["fitness Production - 1", "fitness Sandbox - 1", "recipes Production 1 -"], json.stdout)
+        XCTAssertEqual(runs.last?["bundleId"] as? String, "com.example.recipes")
+        XCTAssertEqual(apple.requests.suffix(3).map { "\($0.path.split(separator: "/")[0]) \(FakeAppleServer.tokenBundleId($0) ?? "-")" },
+                       ["prod com.example.fitness", "sandbox com.example.fitness", "prod com.example.recipes"])
+        // --app asks that app alone.
+        let one = try run(["--app", "recipes"] + words)
+        XCTAssertEqual(one.status, 0, one.stdout + one.stderr)
+        XCTAssertTrue(one.stdout.hasPrefix("recipes (com.example.recipes) backfill #"), one.stdout)
+        XCTAssertEqual(FakeAppleServer.tokenBundleId(try XCTUnwrap(apple.requests.last)), "com.example.recipes")
+        XCTAssertEqual(apple.requests.count, 7)
+    }
+
+    /// ping asks every app and environment past one's failure, and --json is one document.
+    func testPingGoesOnPastOneAppsFailureAndPrintsOneJSONDocument() throws {
+        let (db, apple) = try twoAppsAndApple(store: "ping.db", post: "/inApps/v1/notifications/test", refusing: "com.example.recipes") {
+            .json(["testNotificationToken": "token-\($0)"])
+        }
+        defer { apple.stop() }
+        apple.routeEverythingElse { _ in .json(["sendAttempts": [["attemptDate": DateText.nowMillis(), "sendAttemptResult": "TIMED_OUT"]]]) }
+        let base = apple.baseURL.absoluteString
+        let r = try run(["ping", "--db", db, "--wait", "0.2", "--json", "--server-api-url", base + "/prod",
+                         "--server-api-sandbox-url", base + "/sandbox", "--quiet"])
+        XCTAssertEqual(r.status, 1, r.stdout + r.stderr)
+        let pings = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["pings"] as? [[String: Any]],
+                                  r.stdout)
+        XCTAssertEqual(pings.map { "\($0["app"] ?? "-") \($0["environment"] ?? "-") \($0["testNotificationToken"] ?? "-") \($0["error"] == nil)" },
+                       ["fitness Production token-prod true", "fitness Sandbox token-sandbox true", "recipes Production - false"], r.stdout)
+        XCTAssertTrue(r.stderr.contains("ping: recipes (com.example.recipes) Production: "), r.stderr)
+        // --app asks that app alone, in each of its environments.
+        let asked = apple.requests.filter { $0.method == "POST" }.count
+        let one = try run(["--app", "fitness", "ping", "--db", db, "--wait", "0.2", "--server-api-url", base + "/prod",
+                           "--server-api-sandbox-url", base + "/sandbox", "--quiet"])
+        XCTAssertEqual(one.stdout.split(separator: "\n").map { $0.components(separatedBy: ": ")[0] },
+                       ["fitness (com.example.fitness) Production", "fitness (com.example.fitness) Sandbox"], one.stdout + one.stderr)
+        XCTAssertEqual(apple.requests.filter { $0.method == "POST" }.dropFirst(asked).map { FakeAppleServer.tokenBundleId($0) ?? "-" },
+                       ["com.example.fitness", "com.example.fitness"])
+    }
+
+    /// `show ORDERID` asks each app with a key in turn (a key in a [key] section counts) until
+    /// the order's app answers, and `show ID --apple` signs for the subscription's app.
+    func testShowAsksEachAppForAnOrderIdAndShowAppleSignsForTheSubscriptionsApp() throws {
+        try writeConfig(keyFile: try makeKeyFile())
+        let db = Store.testLocation(file: dir + "/order.db")
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let (otid, order, recipes) = ("7200000000000051", "MTN9T4BRB9", "com.example.recipes")
+        let now = DateText.nowMillis()
+        let transaction: [String: Any] = [
+            "transactionId": otid, "originalTransactionId": otid, "productId": "app.monthly", "bundleId": recipes,
+            "purchaseDate": now - 60_000, "originalPurchaseDate": now - 60_000, "expiresDate": now + 30 * 86_400_000,
+            "signedDate": now, "environment": "Production", "inAppOwnershipType": "PURCHASED",
+            "type": "Auto-Renewable Subscription", "price": 9990, "currency": "USD"]
+        let signed = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
+            .sign(payload: try JSONSerialization.data(withJSONObject: transaction))
+        let apple = try FakeAppleServer()
+        defer { apple.stop() }
+        apple.transactions([order, otid], belongTo: recipes)
+        let app: [String: Any] = ["environment": "Production", "bundleId": recipes, "appAppleId": 2234567890]
+        apple.route("GET", "/prod/inApps/v1/lookup/\(order)", .json(["status": 0, "signedTransactions": [signed]]))
+        apple.route("GET", "/prod/inApps/v1/subscriptions/\(otid)", .json(app.merging([
+            "data": [["subscriptionGroupIdentifier": "1", "lastTransactions": [["originalTransactionId": otid, "status": 1,
+                                                                                 "signedTransactionInfo": signed]]]]]) { $1 }))
+        apple.route("GET", "/prod/inApps/v2/history/\(otid)", .json(app.merging(["revision": "r", "hasMore": false,
+                                                                               "signedTransactions": [signed]]) { $1 }))
+        apple.route("GET", "/prod/inApps/v2/refund/lookup/\(otid)", .json(["revision": "r", "hasMore": false, "signedTransactions": []]))
+        apple.route("GET", "/prod/inApps/v1/transactions/\(otid)", .json(["signedTransactionInfo": signed]))
+        let base = apple.baseURL.absoluteString
+        let urls = ["--db", db, "--server-api-url", base + "/prod", "--server-api-sandbox-url", base + "/sandbox"]
+        let shown = try run(["show", order] + urls)
+        XCTAssertEqual(shown.status, 0, shown.stdout + shown.stderr)
+        XCTAssertTrue(shown.stdout.contains("Order \(order): 1 subscription"), shown.stdout)
+        func tokens(_ path: String) -> [String] { apple.requests("GET", path).map { FakeAppleServer.tokenBundleId($0) ?? "-" } }
+        XCTAssertEqual(tokens("/prod/inApps/v1/lookup/\(order)"), ["com.example.fitness", recipes])
+        let withApple = try run(["show", otid, "--apple"] + urls)
+        XCTAssertEqual(withApple.status, 0, withApple.stdout + withApple.stderr)
+        XCTAssertEqual(tokens("/prod/inApps/v2/refund/lookup/\(otid)") + tokens("/prod/inApps/v1/transactions/\(otid)"), [recipes, recipes])
+    }
+}
+
+/// The README's two-app rehearsal, run as a new user would paste it: its shell block, line
+/// for line, in an empty folder with `subdesk` on the PATH (all but the desk itself, which
+/// needs a terminal).
+final class SeveralAppsReadmeTests: SubdeskTestCase {
+    func testTheReadmesTwoAppRehearsalRunsAsWritten() throws {
+        let readme = try String(contentsOfFile: Self.repoRoot + "/README.md", encoding: .utf8)
+        let section = try XCTUnwrap(readme.range(of: "#### A two-app desk, step by step"), "the README has the walkthrough")
+        let rest = readme[section.upperBound...]
+        let open = try XCTUnwrap(rest.range(of: "```sh\n"))
+        let close = try XCTUnwrap(rest[open.upperBound...].range(of: "\n```"))
+        let lines = rest[open.upperBound..<close.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
+        let dashboardLine = lines.filter { $0.hasPrefix("subdesk ") && $0.dropFirst(8).trimmingCharacters(in: .whitespaces).hasPrefix("#") }
+        XCTAssertEqual(dashboardLine.count, 1, "one line opens the desk")
+        let script = lines.filter { !dashboardLine.contains($0) }.joined(separator: "\n")
+        XCTAssertTrue(script.contains("simulate --ndjson") && script.contains("counts --by app"), script)
+
+        try FileManager.default.createSymbolicLink(atPath: dir + "/sample-data", withDestinationPath: Self.repoRoot + "/sample-data")
+        let binaries = (CLITests.binary as NSString).deletingLastPathComponent
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-ec", script]
+        shell.currentDirectoryURL = URL(fileURLWithPath: dir)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = binaries + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["XDG_DATA_HOME"] = dir + "/data"
+        environment["XDG_CONFIG_HOME"] = dir + "/config"
+        for name in ["SUBDESK_DB", "SUBDESK_CONFIG", "SUBDESK_SAMPLE_DATA"] { environment.removeValue(forKey: name) }
+        shell.environment = environment
+        let output = Pipe(), errors = Pipe()
+        shell.standardOutput = output
+        shell.standardError = errors
+        try shell.run()
+        let text = String(decoding: ChildOutput.readAll(output.fileHandleForReading), as: UTF8.self)
+        let errorText = String(decoding: ChildOutput.readAll(errors.fileHandleForReading), as: UTF8.self)
+        shell.waitUntilExit()
+        XCTAssertEqual(shell.terminationStatus, 0, text + errorText)
+
+        XCTAssertTrue(text.contains("ingested 60, duplicates 0, rejected 0"), text + errorText)
+        XCTAssertNotNil(text.range(of: "app +fitness: com.example.subdesk.demo[^\n]*last notification [0-9]{4}-", options: .regularExpression), text)
+        XCTAssertNotNil(text.range(of: "app +recipes: com.example.recipes[^\n]*last notification [0-9]{4}-", options: .regularExpression), text)
+        let header = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("MONTH") }, text)
+        XCTAssertEqual(Set(header.split(separator: " ").dropFirst().map(String.init)), ["fitness", "recipes"], String(header))
+        // The scoped search lists recipes' subscriptions alone: the simulated ones' ids.
+        let listed = text.split(separator: "\n").drop { !$0.hasPrefix("APP ") || !$0.contains("ORIGINAL TX") }.dropFirst()
+            .prefix { $0.hasPrefix("recipes ") || $0.hasPrefix("fitness ") }
+        XCTAssertFalse(listed.isEmpty, text)
+        XCTAssertTrue(listed.allSatisfy { $0.hasPrefix("recipes ") }, "no demo (fitness) subscription: \(listed)")
+        // The walkthrough cleans up after itself.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/two-apps.db"))
     }
 }

@@ -327,7 +327,18 @@ final class WebServerTests: XCTestCase {
     }
 
     /// Starts lighttpd in the foreground on a free loopback port; returns the port once it accepts.
-    func startServer(_ lighttpd: String) throws -> Int {
+    /// The receivers' config file: the demo app, trusting the test CA.
+    var receiverConfig: String {
+        """
+        db = \(database)
+        root_ca = \(Self.repoRoot)/sample-data/test-ca/root.der
+        bundle_id = \(Self.bundleId)
+        app_apple_id = \(Self.appAppleId)
+
+        """
+    }
+
+    func startServer(_ lighttpd: String, config receiverConfig: String? = nil) throws -> Int {
         let fm = FileManager.default
         for sub in ["www", "logs", "data"] {
             try fm.createDirectory(atPath: dir + "/" + sub, withIntermediateDirectories: true)
@@ -339,13 +350,7 @@ final class WebServerTests: XCTestCase {
                 .write(toFile: dir + "/" + wrapper, atomically: true, encoding: .utf8)
             try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir + "/" + wrapper)
         }
-        try """
-            db = \(database)
-            root_ca = \(Self.repoRoot)/sample-data/test-ca/root.der
-            bundle_id = \(Self.bundleId)
-            app_apple_id = \(Self.appAppleId)
-
-            """.write(toFile: dir + "/config", atomically: true, encoding: .utf8)
+        try (receiverConfig ?? self.receiverConfig).write(toFile: dir + "/config", atomically: true, encoding: .utf8)
 
         // The deployment creates the store once; CGI never does.
         let created = try runToEnd(CLITests.binary, ["init", "--db", database])

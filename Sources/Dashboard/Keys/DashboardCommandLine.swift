@@ -230,8 +230,8 @@ public enum DashboardCommandLine {
         return DashboardReducer.switchTo(.daily, &state)
     }
 
-    /// `:app NAME` scopes the subscriber list and the daily counts to one app (its name,
-    /// bundle id or Apple ID); `:app all` to every app again.
+    /// `:app NAME` scopes every screen to one app (its name, bundle id or Apple ID); `:app
+    /// all` shows every app again. What is shown is read again for the new scope.
     static func app(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
         guard !argument.isEmpty else {
             let names = state.apps.apps.map(\.name).joined(separator: ", ")
@@ -244,22 +244,19 @@ public enum DashboardCommandLine {
                 return []
             }
         } else {
-            state.appName = nil
-            state.subscribers.query.app = nil
-            if state.daily.filter?.dimension == .app { state.daily.filter = nil }
+            state.scope = nil
         }
-        state.subscribers.loaded = false
+        // Rows loaded for the other scope are another app's: every screen reads again.
+        DashboardReducer.forgetLoadedRows(&state)
         let entered = DashboardReducer.enter(state.screen, &state)
         return state.screen == .subscribers ? entered : [.loadSubscribers(DashboardReducer.firstPage(state))] + entered
     }
 
-    /// Scopes the desk to the app `text` names (`--app NAME` at launch, `:app NAME`): its
-    /// subscriber list and daily counts. An unknown app is refused, naming the configured ones.
+    /// Scopes the desk to the app `text` names (`--app NAME` at launch, `:app NAME`). An
+    /// unknown app is refused, naming the configured ones.
     public static func scope(toApp text: String, _ state: inout DashboardState) throws {
-        let scope = try state.apps.scope(named: text)
-        state.appName = state.apps.app(named: text)?.name
-        state.subscribers.query.app = scope
-        state.daily.filter = scope.map { SegmentFilter(dimension: .app, value: $0.bundleId) }
+        let records = try state.apps.scope(named: text)
+        state.scope = DeskScope(name: state.apps.app(named: text)?.name ?? text, records: records)
     }
 
     /// `:apple` on a subscription's detail: its refund history and latest transaction at Apple.
@@ -340,9 +337,16 @@ public enum DashboardCommandLine {
             return []
         }
         if DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.extendAll, &state) { return [] }
+        // A product is one app's: with several apps, the scope says which app's key asks.
+        if state.apps.apps.count > 1 && state.scope == nil {
+            DashboardReducer.flash(":extend all asks for one app's product: scope the desk first with :app NAME ("
+                                   + state.apps.apps.map(\.name).joined(separator: ", ") + ")", error: true, &state)
+            return []
+        }
         let where_ = storefronts.isEmpty ? "" : " in \(storefronts.joined(separator: ","))"
+        let app = state.apps.apps.count > 1 ? state.appName.map { " (app \($0))" } ?? "" : ""
         state.confirmation = DashboardState.Confirmation(
-            question: "Extend EVERY active subscriber of \(product)\(where_) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
+            question: "Extend EVERY active subscriber of \(product)\(app)\(where_) by \(days) days at Apple (code \(code))? y: yes, any other key: no",
             effect: .extendAll(productId: product, days: days, reasonCode: code, reason: words[3], storefronts: storefronts))
         return []
     }

@@ -44,13 +44,15 @@ extension DashboardReducer {
         }
     }
 
-    static func applyFeed(_ entries: [IntakeLogEntry], rate: [Int], now: Millis, _ state: inout DashboardState) {
+    static func applyFeed(_ entries: [IntakeLogEntry], rate: [Int], now: Millis, readTo: Int64 = 0, _ state: inout DashboardState) {
         state.feed.rate = rate
         state.feed.lastPoll = now
         state.feed.loaded = true
         let fresh = entries.filter { $0.id > state.feed.lastId }.sorted { $0.id > $1.id }
+        // Lines the read passed over (another app's) are not read again.
+        state.feed.lastId = max(state.feed.lastId, readTo)
         guard let newest = fresh.first else { return }
-        state.feed.lastId = newest.id
+        state.feed.lastId = max(state.feed.lastId, newest.id)
         if state.feed.paused {
             state.feed.held = Array((fresh + state.feed.held).prefix(FeedState.capacity))
         } else {

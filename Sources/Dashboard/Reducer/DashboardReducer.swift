@@ -78,8 +78,8 @@ public enum DashboardReducer {
         case .payloadLoaded(let id, let key, let lines):
             applyPayload(id, key, lines, &state)
             return []
-        case .feedLoaded(let entries, let rate, let now):
-            applyFeed(entries, rate: rate, now: now, &state)
+        case .feedLoaded(let entries, let rate, let now, let readTo):
+            applyFeed(entries, rate: rate, now: now, readTo: readTo, &state)
             return []
         case .dailyLoaded(let request, let days):
             applyDaily(request, days, &state)

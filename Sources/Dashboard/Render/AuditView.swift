@@ -15,7 +15,7 @@ enum AuditView {
                                role: audit.filter.isEmpty ? .normal : .match, buffer: &buffer)
 
         let wide = area.width >= 110
-        let columns: [TableColumn] = [
+        let plain: [TableColumn] = [
             TableColumn("WHEN (\(state.time.label))", width: .fixed(16)),
             TableColumn("OPERATOR", width: .fixed(wide ? 12 : 8)),
             TableColumn("ACTION", width: .fixed(wide ? 15 : 10)),
@@ -23,7 +23,7 @@ enum AuditView {
             TableColumn("REASON", width: .flex(wide ? 2 : 1)),
             TableColumn("OUTCOME", width: .flex(wide ? 3 : 2)),
         ]
-        let rows: [[TableCell]] = audit.entries.map { entry in
+        let plainRows: [[TableCell]] = audit.entries.map { entry in
             [
                 TableCell(state.time.minute(entry.at)),
                 TableCell(entry.operatorName),
@@ -41,6 +41,7 @@ enum AuditView {
         } else {
             empty = "no operator action yet (r revalidates, o overrides, on a subscription)"
         }
+        let (columns, rows) = DashboardRenderer.withAppColumn(plain, plainRows, bundleIds: audit.entries.map(\.bundleId), state)
         let tableRows = Layout.auditRows(height: state.height)
         let table = Rect(x: area.x + 1, y: area.y + 1, width: area.width - 2, height: tableRows + 1)
         TableView(columns: columns, rows: rows, selectedRow: rows.isEmpty ? nil : audit.selection,

@@ -17,14 +17,14 @@ enum ConsentView {
         buffer.put(title, x: area.x + 1, y: area.y, width: area.width - 2, alignment: .left, role: .title)
 
         let wide = area.width >= 110
-        let columns: [TableColumn] = [
+        let plain: [TableColumn] = [
             TableColumn("SIGNED (\(state.time.label))", width: .fixed(16)),
             TableColumn("APP TRANSACTION", width: .fixed(wide ? 20 : 16)),
             TableColumn("SUBSCRIPTIONS", width: .flex(1)),
             TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
             TableColumn("HANDLED", width: .flex(1)),
         ]
-        let rows: [[TableCell]] = consent.visible.map { w in
+        let plainRows: [[TableCell]] = consent.visible.map { w in
             [
                 TableCell(state.time.minute(w.signedDate)),
                 TableCell(w.appTransactionId ?? "unreadable", role: w.appTransactionId == nil ? .warning : nil),
@@ -41,6 +41,7 @@ enum ConsentView {
         } else {
             empty = "no open consent withdrawals; a lists the handled ones"
         }
+        let (columns, rows) = DashboardRenderer.withAppColumn(plain, plainRows, bundleIds: consent.visible.map(\.bundleId), state)
         let panel = area.height > Layout.consentPanelHeight + 4 && !rows.isEmpty ? Layout.consentPanelHeight : 0
         TableView(columns: columns, rows: rows, selectedRow: rows.isEmpty ? nil : consent.selection,
                   scrollOffset: consent.scrollOffset, columnSpacing: wide ? 2 : 1, emptyText: empty)

@@ -79,11 +79,14 @@ public enum DashboardRenderer {
         if state.overrideDialog != nil { path.append("override") }
         // What gives way first at narrow widths (lowest `keep` first; see `HeaderKeep`): the
         // store's name (shortened, then left out), the time zone, work in progress, the
-        // login (shortened to its roles); the demo notice and the live state stay.
+        // login (shortened to its roles), the app scope (shortened to its name); the demo
+        // notice and the live state stay.
         var items = [StatusItem("store: " + state.storeName, keep: HeaderKeep.store, short: state.storeName),
                      StatusItem(state.time.label, role: .accent, keep: HeaderKeep.zone)]
         // The app every screen is scoped to (`:app NAME`); nothing while it shows every app.
-        if let app = state.appName { items.insert(StatusItem("app: " + app, role: .accent, keep: HeaderKeep.login), at: 1) }
+        if let app = state.appName {
+            items.insert(StatusItem("app: " + app, role: .accent, keep: HeaderKeep.scope, short: app), at: 1)
+        }
         // Who the desk acts as: the database login and its roles, or a file it may only read.
         if let login = state.login.headerText {
             items.insert(StatusItem(login, role: state.login.refusals.isEmpty ? .accent : .warning, keep: HeaderKeep.login,
@@ -126,10 +129,13 @@ public enum DashboardRenderer {
         static let work = 2
         /// `pg: mgr (read)` shortened to `mgr (read)`; `read-only`.
         static let login = 3
+        /// `app: fitness` (`:app NAME`) shortened to `fitness`: every row shown is that app's,
+        /// so it outlasts the login.
+        static let scope = 4
         /// `(demo: no store configured)`, shortened to `(demo)`.
-        static let demo = 4
+        static let demo = 5
         /// `● live`, `held · 12 new ↑`, `❚❚ paused`, `✕ store gone`: never left out first.
-        static let live = 5
+        static let live = 6
     }
 
     static func bottomLine(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
@@ -250,6 +256,26 @@ public enum DashboardRenderer {
         column += buffer.put(TextWidth.truncate(SafeText.sanitize(value), toWidth: maxX - column), x: column, y: y, role: role,
                              maxWidth: maxX - column)
         return column
+    }
+
+    /// With several apps configured a list says each row's app in an APP column; with one,
+    /// the list is as it was.
+    static func showsApps(_ state: DashboardState) -> Bool { state.apps.apps.count > 1 }
+
+    /// A row's app: the configured name of the app whose bundle id it carries, else the
+    /// bundle id (an app no longer configured), else `-`.
+    static func appCell(_ bundleId: String?, _ state: DashboardState) -> TableCell {
+        TableCell(state.apps.name(ofRecord: bundleId))
+    }
+
+    /// `columns` and `rows` with the APP column first when several apps are configured, each
+    /// row's app being its entry of `bundleIds`; as given otherwise.
+    static func withAppColumn(_ columns: [TableColumn], _ rows: [[TableCell]], bundleIds: [String?],
+                              _ state: DashboardState) -> (columns: [TableColumn], rows: [[TableCell]]) {
+        guard showsApps(state) else { return (columns, rows) }
+        let widest = state.apps.apps.map { TextWidth.width(of: $0.name) }.max() ?? 3
+        return ([TableColumn("APP", width: .fixed(min(12, max(3, widest))))] + columns,
+                zip(bundleIds, rows).map { [appCell($0, state)] + $1 })
     }
 
     /// `Prod` rather than `Production` where columns are scarce.

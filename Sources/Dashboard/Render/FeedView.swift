@@ -32,7 +32,7 @@ enum FeedView {
 
         let wide = area.width >= 110
         let timeTitle = "TIME " + state.time.abbreviation(at: state.now)
-        let columns: [TableColumn] = [
+        let plain: [TableColumn] = [
             TableColumn(timeTitle, width: .fixed(max(8, TextWidth.width(of: timeTitle)))),
             TableColumn("TYPE/SUBTYPE", width: .fixed(wide ? 40 : 22)),
             TableColumn("ORIGINAL TX", width: .fixed(16)),
@@ -40,7 +40,7 @@ enum FeedView {
             TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
             TableColumn("RESULT", width: .flex(wide ? 3 : 1)),
         ]
-        let cells: [[TableCell]] = rows.map { entry in
+        let plainCells: [[TableCell]] = rows.map { entry in
             let rejected = entry.result == .rejected
             var result = rejected ? "REJECTED" : entry.result.rawValue
             if let detail = entry.detail, !rejected { result += " · " + detail }
@@ -59,6 +59,7 @@ enum FeedView {
                 TableCell(result, role: Styling.role(for: entry.result)),
             ]
         }
+        let (columns, cells) = DashboardRenderer.withAppColumn(plain, plainCells, bundleIds: rows.map(\.bundleId), state)
         let empty: String
         if !feed.loaded {
             empty = "loading…"

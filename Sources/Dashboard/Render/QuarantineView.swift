@@ -13,14 +13,14 @@ enum QuarantineView {
         buffer.put(summary, x: area.x + 1, y: area.y, role: .title, maxWidth: area.width - 2)
 
         let wide = area.width >= 110
-        let columns: [TableColumn] = [
+        let plain: [TableColumn] = [
             TableColumn("#", width: .fixed(5), alignment: .right),
             TableColumn("RECEIVED (\(state.time.label))", width: .fixed(19)),
             TableColumn("SIZE", width: .fixed(wide ? 8 : 6), alignment: .right),
             TableColumn("SOURCE", width: .flex(1)),
             TableColumn("REASON", width: .flex(wide ? 4 : 2)),
         ]
-        let rows: [[TableCell]] = quarantine.entries.map { entry in
+        let plainRows: [[TableCell]] = quarantine.entries.map { entry in
             [
                 TableCell(String(entry.id)),
                 TableCell(state.time.format(entry.receivedDate, "yyyy-MM-dd HH:mm:ss")),
@@ -29,6 +29,7 @@ enum QuarantineView {
                 TableCell(entry.reason, role: .error),
             ]
         }
+        let (columns, rows) = DashboardRenderer.withAppColumn(plain, plainRows, bundleIds: quarantine.entries.map(\.bundleId), state)
         TableView(columns: columns, rows: rows, selectedRow: rows.isEmpty ? nil : quarantine.selection,
                   scrollOffset: quarantine.scrollOffset, columnSpacing: wide ? 2 : 1,
                   emptyText: quarantine.loaded ? "nothing quarantined" : "loading…")

@@ -21,7 +21,7 @@ enum RefundsView {
         ]
         if wide { columns.append(TableColumn("DELIVERY", width: .fixed(11))) }
         columns.append(TableColumn("ASKED (\(state.time.label))", width: .fixed(16)))
-        let rows: [[TableCell]] = refunds.entries.map { entry in
+        let plainRows: [[TableCell]] = refunds.entries.map { entry in
             let request = entry.request
             var row = [
                 TableCell(request.standing(now: state.now), role: role(request.stage(now: state.now))),
@@ -33,6 +33,8 @@ enum RefundsView {
             row.append(TableCell(state.time.minute(request.requested)))
             return row
         }
+        let (appColumns, rows) = DashboardRenderer.withAppColumn(columns, plainRows, bundleIds: refunds.entries.map(\.request.bundleId), state)
+        columns = appColumns
         let panel = area.height > Layout.refundsPanelHeight + 4 && !rows.isEmpty ? Layout.refundsPanelHeight : 0
         let table = area.inset(top: 1, left: 1, bottom: panel, right: 1)
         TableView(columns: columns, rows: rows, selectedRow: rows.isEmpty ? nil : refunds.selection,

@@ -62,7 +62,7 @@ enum SubscribersView {
             columns.insert(TableColumn(wide ? "CONSENT" : "C", width: .fixed(wide ? TextWidth.width(of: consentWide) : 1)), at: 5)
         }
         // Several apps: each subscription's app, by its configured name (else its bundle id).
-        let appColumn = state.apps.apps.count > 1
+        let appColumn = DashboardRenderer.showsApps(state)
         if appColumn { columns.insert(TableColumn("APP", width: .flex(1)), at: 0) }
         let rows: [[TableCell]] = list.rows.map { row in
             let s = row.state
@@ -77,7 +77,7 @@ enum SubscribersView {
                 TableCell(DashboardRenderer.environmentLabel(s.environment, short: !wide)),
             ]
             if consentColumn { cells.insert(consentCell(list.consentWithdrawn.contains(s.originalTransactionId), wide: wide), at: 5) }
-            if appColumn { cells.insert(TableCell(state.apps.app(ofRecord: s.bundleId)?.name ?? s.bundleId ?? "-"), at: 0) }
+            if appColumn { cells.insert(DashboardRenderer.appCell(s.bundleId, state), at: 0) }
             return cells
         }
         let empty: String

@@ -59,6 +59,8 @@ public final class DashboardSession {
         self.operatorName = operatorName
         self.revalidator = revalidator
         if self.state.availableThemes.isEmpty { self.state.availableThemes = themes.availableNames() }
+        // Whether some app has the key `:extend`, `:ping` and `:backfill` need, whichever app it is.
+        if case .success(let ready) = revalidator { self.state.withoutServerAPIKey = !ready.hasServerAPIKey }
     }
 
     public var shouldQuit: Bool { state.quitRequested }
@@ -157,6 +159,13 @@ public final class DashboardSession {
 
     // MARK: - Effects
 
+    /// The records of the app the desk is scoped to (nil: every app's): what every load reads.
+    var app: AppScope? { state.scope?.records }
+
+    /// The scope as a counts filter, for the daily counts and the cohorts (which read their
+    /// aggregates one dimension value at a time).
+    var appFilter: SegmentFilter? { app.map { SegmentFilter(dimension: .app, value: $0.bundleId) } }
+
     func perform(_ effect: DashboardEffect) -> [DashboardAction] {
         workLabel = effect.workDescription
         do {
@@ -164,7 +173,7 @@ public final class DashboardSession {
             case .loadSubscribers(let request):
                 return [.subscribersLoaded(request, try loadPage(request))]
             case .loadStatusCounts:
-                return [.statusCountsLoaded(try store.statusCounts(), total: try store.subscriptionCount())]
+                return [.statusCountsLoaded(try store.statusCounts(app: app), total: try store.subscriptionCount(app: app))]
             case .loadDetail(let id):
                 return [.detailLoaded(originalTransactionId: id, try loadDetail(id))]
             case .loadPayload(let id, let key, let kind, let reference):
@@ -172,25 +181,28 @@ public final class DashboardSession {
                                        lines: try payloadLines(kind: kind, reference: reference, originalTransactionId: id))]
             case .pollFeed(let afterId):
                 let now = clock()
-                let entries = try store.intakeLog(afterId: afterId, limit: FeedState.capacity)
-                let rate = try store.intakeRate(minutes: FeedState.rateMinutes, now: now)
-                return [.feedLoaded(entries, rate: rate, now: now)]
+                // Read first: a scoped read leaves out other apps' lines, which the next poll need not read again.
+                let readTo = app == nil ? 0 : try store.newestIntakeLogId()
+                let entries = try store.intakeLog(afterId: afterId, limit: FeedState.capacity, app: app)
+                let rate = try store.intakeRate(minutes: FeedState.rateMinutes, now: now, app: app)
+                return [.feedLoaded(entries, rate: rate, now: now, readTo: readTo)]
             case .loadDaily(let request):
                 let days = try DailyCountsReport.compute(store: store, from: request.from, to: request.to,
                                                          timeZone: request.zone, segments: request.segment.segments,
-                                                         period: request.period, rates: exchangeRates, filter: request.filter)
+                                                         period: request.period, rates: exchangeRates, filter: request.filter ?? appFilter)
                 return [.dailyLoaded(request, days)]
             case .loadQuarantine:
-                return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit))]
+                return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit, app: app))]
             case .loadGaps:
-                return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit))]
+                return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit, app: app))]
             case .loadHealth:
                 let now = clock()
                 return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now)), now: now)]
             case .loadCohorts(let request):
                 do {
                     let report = try CohortReport.compute(store: store, metric: request.metric, period: request.period,
-                                                          filters: request.filter.map { [$0] } ?? [],
+                                                          filters: (request.filter.map { [$0] } ?? []) + (appFilter.map {
+                                                              [CohortFilter(dimension: .app, value: $0.value)] } ?? []),
                                                           segments: request.segment.segments, rates: exchangeRates, now: clock())
                     return [.cohortsLoaded(request, report)]
                 } catch let refusal as ConfigurationError {
@@ -199,7 +211,7 @@ public final class DashboardSession {
             case .loadRefunds:
                 return [.refundsLoaded(try loadRefunds())]
             case .loadConsent:
-                return [.consentLoaded(try ConsentWithdrawal.load(store: store, includeHandled: true))]
+                return [.consentLoaded(try ConsentWithdrawal.load(store: store, includeHandled: true, app: app))]
             case .markConsentHandled(let uuid, let reason):
                 do {
                     let entry = try operations.markConsentHandled(uuid, reason: reason, now: clock())
@@ -221,16 +233,25 @@ public final class DashboardSession {
                     }
                 }
             case .extendAll(let product, let days, let code, let reason, let storefronts):
+                // Each app that sells the product (only the scoped one, when the desk is
+                // scoped: with several apps `:extend all` asks for a scope), in each
+                // environment it has it in, signed for that app.
+                let scope = app?.bundleId
                 return withRevalidator({ _ in .failed("extending needs the App Store Server API key settings") }) { revalidator in
                     do {
-                        let environment = revalidator.policy.environment ?? .production
-                        let record = try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason,
-                                                                        storefronts: storefronts, environment: environment, wait: 600)
-                        let summary = (try? revalidator.summaryNotification(for: record.requestIdentifier)) ?? nil
-                        return .notice(record.outcome == "complete"
-                            ? "Apple extended \(record.succeeded ?? 0) subscribers of \(product) by \(days) days (\(record.failed ?? 0) failed)"
-                                + (summary.map { "; its SUMMARY notification says \($0.succeeded ?? 0) extended, \($0.failed ?? 0) failed" } ?? "")
-                            : "Apple is still extending \(product) after 10 minutes: subdesk extend --status \(record.requestIdentifier)")
+                        let targets = try revalidator.massExtensionTargets(productId: product, app: scope)
+                        var notices: [String] = []
+                        for target in targets {
+                            let record = try revalidator.extendForAllActive(productId: product, days: days, reasonCode: code, reason: reason,
+                                                                            storefronts: storefronts, environment: target.environment,
+                                                                            target: target, wait: 600)
+                            let summary = (try? revalidator.summaryNotification(for: record.requestIdentifier)) ?? nil
+                            notices.append((targets.count > 1 ? "\(target.label) \(target.environment): " : "") + (record.outcome == "complete"
+                                ? "Apple extended \(record.succeeded ?? 0) subscribers of \(product) by \(days) days (\(record.failed ?? 0) failed)"
+                                    + (summary.map { "; its SUMMARY notification says \($0.succeeded ?? 0) extended, \($0.failed ?? 0) failed" } ?? "")
+                                : "Apple is still extending \(product) after 10 minutes: subdesk extend --status \(record.requestIdentifier)"))
+                        }
+                        return .notice(notices.joined(separator: "; "))
                     } catch {
                         return .failed(SafeText.sanitize("\(error)"))
                     }
@@ -274,13 +295,20 @@ public final class DashboardSession {
                     }
                 }
             case .backfill(let days, let onlyFailures):
-                return withRevalidator({ .failed("backfill: " + $0) }) { revalidator in
+                // A resumed run asks the app and environment it recorded; a new one every app's
+                // (or the scoped app's) in each of its environments, one after the other.
+                let unfinished = days == nil ? try store.unfinishedBackfill() : nil
+                return withEachAppleTarget({ .failed("backfill: " + $0) }, only: { targets in
+                    guard let unfinished else { return .success(targets) }
+                    return Revalidator.target(resuming: unfinished, among: targets).map { .success([$0]) }
+                        ?? .failure(RevalidationUnavailable(Revalidator.notServed(unfinished) + ": start a new one with :backfill DAYS"))
+                }) { revalidator, target, named, last in
                     do {
-                        let run = try revalidator.backfill(days: days, onlyFailures: onlyFailures)
-                        return .notice("backfill #\(run.id): \(Backfill.summary(run))"
+                        let run = try revalidator.backfill(days: days, onlyFailures: onlyFailures, target: target)
+                        return .notice(named + "backfill #\(run.id): \(Backfill.summary(run))"
                                        + (run.new > 0 ? "; :gaps lists what had not arrived" : ""))
                     } catch {
-                        return .failed("backfill stopped: " + SafeText.sanitize("\(error)") + "; what was stored stays (:backfill resume)")
+                        return .failed(named + "backfill stopped: " + SafeText.sanitize("\(error)") + "; what was stored stays (:backfill resume)")
                     }
                 }
             case .lookUpAtApple(let otid):
@@ -345,16 +373,61 @@ public final class DashboardSession {
         }
     }
 
-    /// `:ping` on a worker: a TEST notification can take seconds to come round.
-    func startPing() -> [DashboardAction] {
-        withRevalidator({ .pinged(message: "ping: " + $0, failed: true) }) { revalidator in
-            do {
-                let result = try revalidator.ping(wait: 30)
-                if let arrival = result.arrivalText { return .pinged(message: arrival, failed: false) }
-                return .pinged(message: "no TEST notification arrived within 30 s; Apple: \(Ping.describe(result.attempts))", failed: true)
-            } catch {
-                return .pinged(message: "ping: " + SafeText.sanitize("\(error)"), failed: true)
+    /// The apps and environments a store-wide action at Apple (`:ping`, `:backfill`) goes
+    /// through: every app's, each in each of its environments, or the scoped app's only.
+    var appleTargets: @Sendable (Revalidator) -> [Revalidator.AppleTarget] {
+        let scope = app
+        return { revalidator in
+            let every = revalidator.appleTargets
+            guard let scope, every.count > 1 else { return every }
+            return every.filter { $0.bundleId == scope.bundleId }
+        }
+    }
+
+    /// Runs `job` on the worker once for each of the targets `appleTargets` gives (narrowed
+    /// by `only`), one after the other, each answer its own message naming its app and
+    /// environment (`demo (com.example.demo) Production: `) when several are configured;
+    /// `last` is true for the last target's. Without a revalidator, `unavailable` says why.
+    func withEachAppleTarget(_ unavailable: (String) -> DashboardAction,
+                             only: (([Revalidator.AppleTarget]) -> Result<[Revalidator.AppleTarget], RevalidationUnavailable>)? = nil,
+                             _ job: @escaping @Sendable (Revalidator, Revalidator.AppleTarget, String, Bool) -> DashboardAction) -> [DashboardAction] {
+        guard case .success(let ready) = revalidator else { return withRevalidator(unavailable) { _ in .notice("") } }
+        let named = ready.appleTargets.count > 1
+        var targets = appleTargets(ready)
+        if let only {
+            switch only(targets) {
+            case .success(let narrowed): targets = narrowed
+            case .failure(let refusal): return [unavailable(refusal.description)]
             }
+        }
+        guard !targets.isEmpty else { return [unavailable("no configured app is \(state.appName ?? "the scoped app")")] }
+        let label = workLabel
+        for (index, target) in targets.enumerated() {
+            let prefix = named ? "\(target.label) \(target.environment): " : ""
+            let last = index == targets.count - 1
+            background.run(label: label + (named ? " (\(target.label) \(target.environment))" : "")) { job(ready, target, prefix, last) }
+        }
+        return []
+    }
+
+    /// `:ping` on a worker: a TEST notification can take seconds to come round. Each app
+    /// (or the scoped one) is asked in each of its environments, each answer naming its app.
+    func startPing() -> [DashboardAction] {
+        withEachAppleTarget({ .pinged(message: "ping: " + $0, failed: true) }) { revalidator, target, named, last in
+            let message: String, failed: Bool
+            do {
+                let result = try revalidator.ping(wait: 30, target: target)
+                if let arrival = result.arrivalText {
+                    (message, failed) = (named + arrival, false)
+                } else {
+                    (message, failed) = (named + "no TEST notification arrived within 30 s; Apple: \(Ping.describe(result.attempts))", true)
+                }
+            } catch {
+                (message, failed) = ("ping: " + named + SafeText.sanitize("\(error)"), true)
+            }
+            // The last answer ends the wait the header shows; the others are messages of their own.
+            if last { return .pinged(message: message, failed: failed) }
+            return failed ? .failed(message) : .notice(message)
         }
     }
 
@@ -384,12 +457,14 @@ public final class DashboardSession {
     /// among the newest entries, so a partial id still finds something.
     func loadAudit(_ filter: String) throws -> [AuditEntry] {
         let text = filter.trimmingCharacters(in: .whitespaces)
-        guard !text.isEmpty else { return try store.audit(limit: AuditState.limit).reversed() }
+        // The app of each entry's target, for the APP column with several apps; the scope's only.
+        let readsApp = state.apps.apps.count > 1
+        guard !text.isEmpty else { return try store.audit(limit: AuditState.limit, app: app, readsApp: readsApp).reversed() }
         // A failed revalidation is logged under the id as typed, which may name no subscription.
         let targets = ((try? operations.subscriptionIds(text)) ?? []) + [text]
-        var entries = try store.audit(targets: targets, limit: AuditState.limit)
+        var entries = try store.audit(targets: targets, limit: AuditState.limit, app: app, readsApp: readsApp)
         let found = Set(entries.map(\.id))
-        entries += try store.audit(limit: AuditState.limit).filter {
+        entries += try store.audit(limit: AuditState.limit, app: app, readsApp: readsApp).filter {
             !found.contains($0.id) && ($0.target?.localizedCaseInsensitiveContains(text) ?? false)
         }
         return Array(entries.sorted { $0.id > $1.id }.prefix(AuditState.limit))
@@ -410,7 +485,8 @@ public final class DashboardSession {
     }
 
     func loadRows(_ request: SubscriberPageRequest) throws -> SubscriberPage {
-        let query = request.query
+        var query = request.query
+        query.app = app
         let limit = request.limit
         switch request.position {
         case .first:
@@ -448,7 +524,7 @@ public final class DashboardSession {
     /// The refund queue with each request's facts and the policy's suggested answer.
     func loadRefunds() throws -> [RefundQueueEntry] {
         let queue = RefundQueue(store: store, operatorName: operatorName)
-        return try queue.requests(includeClosed: true, now: state.now, limit: RefundsState.limit).map { request in
+        return try queue.requests(includeClosed: true, now: state.now, limit: RefundsState.limit, app: app).map { request in
             let facts = try queue.facts(request, now: state.now)
             return RefundQueueEntry(request: request, facts: facts, suggested: refundPolicy.suggestedAnswer(for: facts))
         }

@@ -19,7 +19,9 @@ public enum DashboardAction: Sendable {
     case statusCountsLoaded([SubscriptionStatus: Int], total: Int)
     case detailLoaded(originalTransactionId: String, DetailContent?)
     case payloadLoaded(originalTransactionId: String, entryKey: String, lines: [String])
-    case feedLoaded([IntakeLogEntry], rate: [Int], now: Millis)
+    /// `readTo`: the newest intake line the read looked at, which the next poll starts after
+    /// even when it was another app's (a scoped feed's read leaves lines out).
+    case feedLoaded([IntakeLogEntry], rate: [Int], now: Millis, readTo: Int64 = 0)
     case dailyLoaded(DailyRequest, [DayCounts])
     case quarantineLoaded([QuarantineEntry])
     case gapsLoaded([DeliveryGap])

@@ -18,8 +18,11 @@ public struct DashboardState: Sendable {
     /// The store's file name, for the header.
     public var storeName: String
     /// The configured apps, and the one `:app NAME` scopes the desk to (nil: every app).
+    /// Every screen's load reads `scope`, so a screen cannot show another app's rows.
     public var apps = ConfiguredApps(apps: [], fromSections: false)
-    public var appName: String?
+    public var scope: DeskScope?
+    /// The app the desk is scoped to, by its configured name.
+    public var appName: String? { scope?.name }
     /// Who the store's login is and what it may not write (the header names it; refused keys say so).
     public var login = StoreLogin()
     /// Set while the store's file is gone from its path: the screen is no longer live.
@@ -136,6 +139,19 @@ public struct DashboardState: Sendable {
             guard let zone = TimeZone(identifier: name) else { return false }
             return seen.insert(ZonedTime.label(for: zone)).inserted
         }
+    }
+}
+
+/// The one app the desk shows (`:app NAME`, `--app NAME`): its configured name and which
+/// stored records are its.
+public struct DeskScope: Equatable, Sendable {
+    public var name: String
+    /// nil for the one app of a configuration that names no bundle id: every record is its.
+    public var records: AppScope?
+
+    public init(name: String, records: AppScope?) {
+        self.name = name
+        self.records = records
     }
 }
 

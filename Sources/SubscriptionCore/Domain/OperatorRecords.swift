@@ -44,6 +44,9 @@ public struct AuditEntry: Equatable, Sendable {
     public var reason: String?
     public var outcome: String
     public var detail: String?
+    /// The app of the record its target names (a subscription or a notification), when it
+    /// was read with it (`Store.audit(readsApp:)`).
+    public var bundleId: String? = nil
 
     public init(id: Int64 = 0, at: Millis, operatorName: String, action: String, target: String?, reason: String?,
                 outcome: String, detail: String? = nil) {

@@ -136,14 +136,14 @@ public final class Intake {
             decoded = d
         }
         if decoded.isDuplicate {
-            try logDuplicate(decoded.event, source: source, receivedAt: receivedAt)
+            try logDuplicate(decoded.event, app: decoded.bundleId, source: source, receivedAt: receivedAt)
             return .duplicate(notificationUUID: decoded.event.notificationUUID)
         }
         return try store.write(touching: c.lockKeys) {
             // A concurrent writer may have stored the same notification since we looked.
             if let existing = try store.notificationDigest(uuid: decoded.event.notificationUUID) {
                 if try existing == digest || sameSignedPayload(decoded) {
-                    try logDuplicate(decoded.event, source: source, receivedAt: receivedAt)
+                    try logDuplicate(decoded.event, app: decoded.bundleId, source: source, receivedAt: receivedAt)
                     return .duplicate(notificationUUID: decoded.event.notificationUUID)
                 }
                 return try reject(body, digest: digest, reason: differentContent(decoded.event.notificationUUID),
@@ -203,10 +203,12 @@ public final class Intake {
                         keep: Bool = true, trueLength: Int? = nil) throws -> IntakeOutcome {
         guard keep else { return .rejected(reason: refusal, quarantineId: 0) }
         let reason = refusal.description
+        // Filed under the app the body names, when it can be read, and counted under it when
+        // it is a configured app's.
+        let app = trueLength == nil ? Intake.statedBundleId(body) : nil
         return try store.write {
             let kept = try store.quarantine(body: body, reason: reason, kind: refusal.kind, source: source, receivedDate: receivedAt, bodySHA256: digest,
-                                            trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes,
-                                            bundleId: trueLength == nil ? Intake.statedBundleId(body) : nil)
+                                            trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes, bundleId: app)
             // The feed says when the quarantine is past its budget and kept only the digest;
             // past it, one line a minute tells of the flood (the quarantine entry counts every
             // body), so a client sending junk cannot grow the log by a row a request.
@@ -214,7 +216,8 @@ public final class Intake {
             let floodLogged = kept.bodyKept ? false : try store.hasIntakeLine(containing: Intake.pastBudgetMark, since: receivedAt - 60_000)
             let entry = IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail, source: source,
                                        rejection: refusal.kind)
-            if floodLogged { try store.countIntake(entry) } else { try store.logIntake(entry) }
+            let counted = policy.countedApp(app)
+            if floodLogged { try store.countIntake(entry, app: counted) } else { try store.logIntake(entry, app: counted) }
             return .rejected(reason: refusal, quarantineId: kept.id)
         }
     }
@@ -235,11 +238,12 @@ public final class Intake {
         return (try? json.string("bid")) ?? nil
     }
 
-    private func logDuplicate(_ e: NotificationEvent, source: String?, receivedAt: Millis) throws {
+    /// Logs a redelivery, counted under the app the stored notification was signed for.
+    private func logDuplicate(_ e: NotificationEvent, app: String?, source: String?, receivedAt: Millis) throws {
         try store.write {
             try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .duplicate, notificationUUID: e.notificationUUID,
                                                type: e.type.rawValue, subtype: e.subtype?.rawValue, originalTransactionId: e.originalTransactionId,
-                                               productId: e.productId, environment: e.environment, source: source))
+                                               productId: e.productId, environment: e.environment, source: source), app: app)
         }
     }
 
@@ -266,8 +270,9 @@ public final class Intake {
         // A retry of a body we already verified and stored is answered without verifying again,
         // unless its URL names an app: then it is verified again and held to that app, so a
         // body stored once is never answered as a duplicate on another app's URL.
-        if postedFor == nil, let uuid = try store.notificationUUID(bodySHA256: digest), let event = try store.notificationEvent(uuid: uuid) {
-            return Decoded(event: event, transactions: [], renewals: [], isDuplicate: true)
+        if postedFor == nil, let uuid = try store.notificationUUID(bodySHA256: digest),
+           let stored = try store.notificationEventAndApp(uuid: uuid) {
+            return Decoded(event: stored.0, transactions: [], renewals: [], isDuplicate: true, bundleId: stored.1)
         }
         let field = "signedPayload"
         let verified = try verifier.verifyNotification(jws, field: field)
@@ -393,7 +398,7 @@ public final class Intake {
                                            productId: d.event.productId, environment: d.event.environment,
                                            detail: d.appTransactionId != nil && d.event.originalTransactionId == nil
                                                ? (d.feedDetail ?? "") + Intake.noStoredPurchase : d.feedDetail,
-                                           source: source))
+                                           source: source), app: d.bundleId)
     }
 
     /// The facts of a payload the feed shows beside `stored`: a renewal-date extension summary's

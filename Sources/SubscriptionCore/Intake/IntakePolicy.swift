@@ -72,6 +72,21 @@ public struct IntakePolicy: Sendable, Equatable {
         return cut + "..."
     }
 
+    /// The app a refused body is counted under (`intake_counts`): the bundle id it names when
+    /// a configured app has it; none when it names none, or when an app takes every bundle id
+    /// (a configuration that names none); else `unconfiguredApp`, one value for every bundle
+    /// id no app has, so bodies naming made-up apps cannot add a counter row each.
+    func countedApp(_ named: String?) -> String? {
+        guard let named else { return nil }
+        let bundleIds = apps.isEmpty ? [bundleId] : apps.map(\.bundleId)
+        if bundleIds.contains(named) { return named }
+        return bundleIds.contains(nil) ? nil : Self.unconfiguredApp
+    }
+
+    /// What a refusal naming a bundle id no configured app has is counted under: no bundle id
+    /// is spelled so (letters, digits, hyphens and periods), and no configured app has it.
+    public static let unconfiguredApp = "*"
+
     /// The rules for a body signed for `bundleId`: this policy narrowed to the configured app
     /// with that bundle id (with one app, that app, whose own checks then say what differs).
     /// A body for no configured app is refused naming its bundle id; one posted to a URL

@@ -11,6 +11,12 @@ public struct OnCallInputs: Sendable {
     /// What the `subdesk serve` the configuration names (`serve_socket`) said of its 503s;
     /// nil when there is none or it did not answer.
     public var serveUnavailability: ServeUnavailability?
+    /// The configured apps, which name the `app` label's values (a bundle id is the store's,
+    /// its name the configuration's). By default the one app of a configuration that names
+    /// no bundle id, whose every count is.
+    public var apps = ConfiguredApps(apps: [ConfiguredApp(name: ConfiguredApps.flatAppName, bundleId: nil)], fromSections: false)
+    /// One app's name (`--app`): the samples of another app's label are left out; nil for all.
+    public var appScope: String?
 
     public init(reading: OnCallReading, roots: [(subject: String, notAfter: Date, fingerprint: String)], quarantineBudgetBytes: Int64?,
                 version: String = SubdeskVersion.string) {
@@ -115,11 +121,11 @@ public enum OnCallMetrics {
             [.init([("version", i.version)] + SubdeskVersion.details.map { ($0.name, $0.value) } + [("engine", i.reading.engine.name)], 1)]
         },
         OnCallMetric(name: "subdesk_notifications_received_total", kind: .counter,
-                     help: "Bodies intake answered, by environment, notification type, outcome (stored, duplicate, rejected) and, for rejections, the kind of refusal.",
-                     unit: "", labels: ["environment", "type", "outcome", "reason"], source: [.tables(["intake_counts"])]) { i in
+                     help: "Bodies intake answered, by app, environment, notification type, outcome (stored, duplicate, rejected) and, for rejections, the kind of refusal.",
+                     unit: "", labels: ["app", "environment", "type", "outcome", "reason"], source: [.tables(["intake_counts"])]) { i in
             var merged: [String: (labels: [(String, String)], value: Double)] = [:]
             for c in i.reading.intakeCounts {
-                let labels = [("environment", environmentLabel(c.environment)), ("type", typeLabel(c.type)),
+                let labels = [("app", appLabel(c.bundleId, i.apps)), ("environment", environmentLabel(c.environment)), ("type", typeLabel(c.type)),
                               ("outcome", outcomeLabel(c.outcome)), ("reason", c.reason.isEmpty ? "none" : reasonLabel(c.reason))]
                 let key = labels.map { $0.1 }.joined(separator: "\u{1}")
                 merged[key, default: (labels, 0)].value += Double(c.count)
@@ -127,14 +133,14 @@ public enum OnCallMetrics {
             return merged.keys.sorted().map { .init(merged[$0]!.labels, merged[$0]!.value) }
         },
         OnCallMetric(name: "subdesk_last_notification_timestamp_seconds", kind: .gauge,
-                     help: "When the last notification of each environment arrived (stored or duplicate), Unix time.",
-                     unit: "seconds", labels: ["environment"], source: [.tables(["intake_counts"])]) { i in
-            lastArrivals(i).map { .init([("environment", $0.0)], seconds($0.1)) }
+                     help: "When the last notification of each app and environment arrived (stored or duplicate), Unix time.",
+                     unit: "seconds", labels: ["app", "environment"], source: [.tables(["intake_counts"])]) { i in
+            lastArrivals(i).map { .init([("app", $0.app), ("environment", $0.environment)], seconds($0.last)) }
         },
         OnCallMetric(name: "subdesk_last_notification_age_seconds", kind: .gauge,
-                     help: "Seconds since the last notification of each environment arrived, at the time of the scrape.",
-                     unit: "seconds", labels: ["environment"], source: [.tables(["intake_counts"])]) { i in
-            lastArrivals(i).map { .init([("environment", $0.0)], seconds(i.reading.now - $0.1)) }
+                     help: "Seconds since the last notification of each app and environment arrived, at the time of the scrape.",
+                     unit: "seconds", labels: ["app", "environment"], source: [.tables(["intake_counts"])]) { i in
+            lastArrivals(i).map { .init([("app", $0.app), ("environment", $0.environment)], seconds(i.reading.now - $0.last)) }
         },
         OnCallMetric(name: "subdesk_notification_delivery_lag_seconds", kind: .summary,
                      help: "Arrival minus Apple's signedDate of the notifications stored in the last hour (at most the newest 5000).",
@@ -288,13 +294,31 @@ public enum OnCallMetrics {
         RejectionClass(rawValue: text)?.rawValue ?? "other"
     }
 
-    static func lastArrivals(_ i: OnCallInputs) -> [(String, Millis)] {
-        var merged: [String: Millis] = [:]
-        for (env, last) in i.reading.lastArrivalByEnvironment {
-            let label = environmentLabel(env)
-            merged[label] = max(merged[label] ?? 0, last)
+    /// The `app` label of what was counted under `bundleId` ('' when the app could not be
+    /// read): the configured app's name. What no configured app has is `other`, and so is an
+    /// unknown app, but that it is the one configured app's when there is one (as a record
+    /// of unknown app is): the label's values are the configured apps and `other`.
+    static func appLabel(_ bundleId: String, _ apps: ConfiguredApps) -> String {
+        (bundleId.isEmpty ? apps.app(ofRecord: nil) : apps.app(bundleId: bundleId))?.name ?? otherApp
+    }
+
+    /// The `app` label of what no configured app has.
+    public static let otherApp = "other"
+
+    struct AppAndEnvironment: Hashable {
+        var app: String
+        var environment: String
+    }
+
+    /// The last arrival of each `app` and `environment` label, in their order.
+    static func lastArrivals(_ i: OnCallInputs) -> [(app: String, environment: String, last: Millis)] {
+        var merged: [AppAndEnvironment: Millis] = [:]
+        for (key, last) in i.reading.lastArrivalByAppAndEnvironment {
+            let labels = AppAndEnvironment(app: appLabel(key.bundleId, i.apps), environment: environmentLabel(key.environment))
+            merged[labels] = max(merged[labels] ?? 0, last)
         }
-        return merged.keys.sorted().map { ($0, merged[$0]!) }
+        return merged.keys.sorted { ($0.app, $0.environment) < ($1.app, $1.environment) }
+            .map { (app: $0.app, environment: $0.environment, last: merged[$0]!) }
     }
 
     static func seconds(_ ms: Millis) -> Double { Double(ms) / 1000 }
@@ -307,7 +331,7 @@ public enum OnCallMetrics {
         for metric in all {
             out += "# HELP \(metric.name) \(escapeHelp(metric.help))\n"
             out += "# TYPE \(metric.name) \(metric.kind.rawValue)\n"
-            for s in metric.samples(inputs) {
+            for s in metric.samples(inputs) where inputs.appScope.map({ scope in s.labels.allSatisfy { $0.0 != "app" || $0.1 == scope } }) ?? true {
                 out += metric.name + s.suffix
                 if !s.labels.isEmpty {
                     out += "{" + s.labels.map { "\($0.0)=\"\(escapeLabel($0.1))\"" }.joined(separator: ",") + "}"

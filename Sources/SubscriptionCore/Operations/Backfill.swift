@@ -292,22 +292,48 @@ final class PageQueue: @unchecked Sendable {
 }
 
 extension Revalidator {
-    /// A backfill of the last `days` days (only failed deliveries when `onlyFailures`), or
-    /// with `days` nil the store's unfinished one resumed, on a connection of its own: the
-    /// dashboard runs it on a worker.
-    public func backfill(days: Int?, onlyFailures: Bool) throws -> BackfillRun {
+    /// What a backfill asks: every app and each of its environments (`appleTargets`), or, to
+    /// resume `run`, the app and environment it recorded (refused when the configuration no
+    /// longer serves them).
+    public func backfillTargets(resuming run: BackfillRun?) throws -> [AppleTarget] {
+        guard let run else { return appleTargets }
+        guard let target = Revalidator.target(resuming: run, among: appleTargets) else {
+            throw OperationError(Revalidator.notServed(run) + ": start a new backfill")
+        }
+        return [target]
+    }
+
+    /// The target a resumed run must ask: the app and environment `run` recorded, among
+    /// `targets`; nil when the configuration no longer serves them. With one target, that one.
+    public static func target(resuming run: BackfillRun, among targets: [AppleTarget]) -> AppleTarget? {
+        guard targets.count > 1 else { return targets.first }
+        return targets.first { $0.bundleId == run.bundleId && $0.environment.rawValue == run.environment }
+    }
+
+    /// Why `run` cannot be resumed with this configuration (`target(resuming:among:)` found none).
+    public static func notServed(_ run: BackfillRun) -> String {
+        "backfill #\(run.id) asked \(run.bundleId ?? "an app this store did not record") in \(run.environment), "
+            + "which the configuration no longer serves"
+    }
+
+    /// A backfill of the last `days` days (only failed deliveries when `onlyFailures`) asking
+    /// `target`'s app in its environment, or with `days` nil the store's unfinished one resumed
+    /// (`target` then being the one it recorded: `target(resuming:among:)`), on a connection
+    /// of its own: the dashboard runs it on a worker, once per app and environment.
+    public func backfill(days: Int?, onlyFailures: Bool, target: AppleTarget) throws -> BackfillRun {
         let store = try openStore()
         let backfill = Backfill(store: store, intake: Intake(store: store, verifier: verifier, policy: policy),
-                                client: try serverAPIClient(for: ServerAPIAction.backfill), operatorName: operatorName, clock: clock)
+                                client: try serverAPIClient(for: ServerAPIAction.backfill, target: target), operatorName: operatorName, clock: clock)
         guard let days else {
             guard let unfinished = try store.unfinishedBackfill() else {
                 throw OperationError("no backfill to resume: every backfill on this store finished")
             }
             return try backfill.run(Backfill.Request(since: unfinished.since, until: unfinished.until, onlyFailures: unfinished.onlyFailures,
-                                                     environment: AppStoreEnvironment(rawValue: unfinished.environment)), resume: unfinished)
+                                                     environment: AppStoreEnvironment(rawValue: unfinished.environment),
+                                                     bundleId: unfinished.bundleId), resume: unfinished)
         }
         let now = clock()
         return try backfill.run(Backfill.Request(since: now - Millis(days) * 86_400_000, until: now, onlyFailures: onlyFailures,
-                                                 environment: policy.environment ?? .production))
+                                                 environment: target.environment, bundleId: target.bundleId))
     }
 }

@@ -22,6 +22,8 @@ public struct ConsentWithdrawal: Sendable {
     public var handled: AuditEntry?
 
     public var appTransactionId: String? { appTransaction?.appTransactionId }
+    /// The app whose download it names, by the bundle id Apple signed.
+    public var bundleId: String? { appTransaction?.bundleId }
     public var isHandled: Bool { handled != nil }
 
     /// `handled by ana 2026-12-02 18:15 UTC: <reason>` or `open`.

@@ -301,13 +301,13 @@ extension Revalidator {
             throw OperationError("refund request \(request.notificationUUID) names no transaction to answer for")
         }
         try answer.check(productType: facts.productType)
+        let app = try appLookup(forRefund: request, store: store)
         let body = answer.json
         let bodyText = String(decoding: body, as: UTF8.self)
         // The outcome says what happened, not only that it did not work: an answer never
         // sent (no key) or lost on the way is not one Apple refused.
         var outcome = "accepted"
         do {
-            let app = try request.originalTransactionId.map { try appLookup(forSubscription: $0, store: store) } ?? appLookups[0]
             let client = try app.lookup.serverAPI(for: ServerAPIAction.refundAnswer)
             try client.sendConsumptionInformation(transactionId: transactionId, body: body,
                                                   environment: AppStoreEnvironment(rawValue: request.environment ?? "Production"))
@@ -330,6 +330,21 @@ extension Revalidator {
             throw OperationError("the answer to refund request \(request.notificationUUID) was \(outcome)")
         }
         return try store.refundRequest(uuid: request.notificationUUID) ?? request
+    }
+
+    /// The app an answer to `request` is signed for: the one its CONSUMPTION_REQUEST was
+    /// signed for, else its subscription's, else the only configured app. A request of an app
+    /// no configuration has is refused by name before anything is sent.
+    private func appLookup(forRefund request: RefundRequest, store: Store) throws -> AppLookup {
+        do {
+            if request.bundleId == nil, let otid = request.originalTransactionId { return try appLookup(forSubscription: otid, store: store) }
+            let app = try appLookup(bundleId: request.bundleId)
+            guard let bundleId = request.bundleId, let own = app.bundleId, own != bundleId else { return app }
+            throw RevalidationError.notConfigured(bundleId)
+        } catch RevalidationError.notConfigured {
+            throw OperationError("refund request \(request.notificationUUID) is app \(request.bundleId ?? "(no bundle id)")'s, which no configured app is "
+                                 + "(apps: \(appLookups.map(\.label).joined(separator: ", "))): its answer cannot be signed for it")
+        }
     }
 
     /// What `subdesk refunds --auto` does: notes missed deadlines, then answers every open

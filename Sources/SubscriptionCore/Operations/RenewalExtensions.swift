@@ -61,15 +61,50 @@ extension Revalidator {
         return record
     }
 
+    /// Where a mass extension of `productId` goes: Apple extends a product for the app that
+    /// sells it (the token's `bid`), so each app and environment whose subscriptions in the
+    /// store are of the product, or only those of the app `bundleId` names (`--app`). A
+    /// configuration without `[app]` sections, and no app named, asks its one app in its one
+    /// environment, as before apps had sections. Refused when no app (or not the named one)
+    /// has a subscription of the product: Apple would be asked for the wrong app.
+    public func massExtensionTargets(productId: String, app bundleId: String? = nil) throws -> [AppleTarget] {
+        let targets = appleTargets
+        let scoped = bundleId.map { b in targets.filter { $0.bundleId == b } } ?? targets
+        guard policy.appsFromSections || bundleId != nil else { return scoped }
+        let selling = try openStore().appsSelling(productId: productId)
+        let found = scoped.filter { target in
+            selling.contains { ($0.bundleId == target.bundleId || ($0.bundleId == nil && appLookups.count == 1))
+                               && $0.environment == target.environment.rawValue }
+        }
+        guard found.isEmpty else { return found }
+        if let bundleId {
+            let label = appLookups.first { $0.bundleId == bundleId }?.label ?? bundleId
+            throw OperationError("app \(label) has no subscription of product \(productId) in this store"
+                                 + (selling.isEmpty ? "" : " (the apps that have: \(Self.sellers(selling, appLookups)))")
+                                 + ": Apple extends a product only for the app that sells it")
+        }
+        throw OperationError("product \(productId) is in no configured app's subscriptions in this store"
+                             + (selling.isEmpty ? "" : " in the environments asked (it is in \(Self.sellers(selling, appLookups)))")
+                             + " (apps: \(appLookups.map(\.label).joined(separator: ", "))): check the product id")
+    }
+
+    /// `recipes (com.example.recipes) Sandbox, com.example.other Production`: who has a product, as the store says.
+    private static func sellers(_ selling: [(bundleId: String?, environment: String)], _ apps: [AppLookup]) -> String {
+        selling.map { s in
+            (s.bundleId.map { b in apps.first { $0.bundleId == b }?.label ?? b } ?? "an unknown app") + " " + s.environment
+        }.joined(separator: ", ")
+    }
+
     /// Asks Apple to extend every active subscriber of `productId` (in `storefronts`, or
-    /// all), then polls the status every `pollEvery` seconds, telling `progress`, until
-    /// Apple reports it complete or `wait` seconds pass (the request stays pending and
-    /// `extensionStatus` asks again later).
+    /// all) for the app `target` names (nil: the only, or first, app), then polls the status
+    /// every `pollEvery` seconds, telling `progress`, until Apple reports it complete or
+    /// `wait` seconds pass (the request stays pending and `extensionStatus` asks again later).
     public func extendForAllActive(productId: String, days: Int, reasonCode: Int, reason: String, storefronts: [String],
-                                   environment: AppStoreEnvironment, wait: TimeInterval, pollEvery: TimeInterval = 5,
+                                   environment: AppStoreEnvironment, target: AppleTarget? = nil, wait: TimeInterval,
+                                   pollEvery: TimeInterval = 5,
                                    progress: ((MassExtensionStatus) -> Void)? = nil) throws -> RenewalExtension {
         try Revalidator.checkExtension(days: days, reasonCode: reasonCode, reason: reason)
-        let client = try lookup.serverAPI(for: ServerAPIAction.extendAll)
+        let client = try appLookup(for: target).lookup.serverAPI(for: ServerAPIAction.extendAll)
         let store = try openStore()
         let request = UUID().uuidString.lowercased()
         let now = clock()
@@ -83,20 +118,23 @@ extension Revalidator {
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "extend_all", target: productId, reason: reason,
                                              outcome: "asked Apple to extend every active subscriber by \(days) days",
                                              detail: "request \(request), reason code \(reasonCode)"
-                                                + (storefronts.isEmpty ? "" : ", storefronts \(storefronts.joined(separator: ","))")))
+                                                + (storefronts.isEmpty ? "" : ", storefronts \(storefronts.joined(separator: ","))")
+                                                + (target.map { ", app \($0.label), \($0.environment)" } ?? "")))
         }
-        return try followMassExtension(request, environment: environment, wait: wait, pollEvery: pollEvery, progress: progress)
+        return try followMassExtension(request, environment: environment, target: target, wait: wait, pollEvery: pollEvery,
+                                       progress: progress)
     }
 
     /// Asks Apple how a mass extension is going until it is complete or `wait` passes, and
-    /// keeps what it said.
-    public func followMassExtension(_ request: String, environment: AppStoreEnvironment, wait: TimeInterval, pollEvery: TimeInterval = 5,
+    /// keeps what it said; signed for the app `target` names (nil: the only, or first, app).
+    public func followMassExtension(_ request: String, environment: AppStoreEnvironment, target: AppleTarget? = nil, wait: TimeInterval,
+                                    pollEvery: TimeInterval = 5,
                                     progress: ((MassExtensionStatus) -> Void)? = nil) throws -> RenewalExtension {
         let store = try openStore()
         guard let record = try store.renewalExtension(requestIdentifier: request), let productId = record.productId else {
             throw OperationError("no mass extension with request identifier \(request) in this store")
         }
-        let client = try lookup.serverAPI(for: ServerAPIAction.followExtension)
+        let client = try appLookup(for: target).lookup.serverAPI(for: ServerAPIAction.followExtension)
         let deadline = Date().addingTimeInterval(wait)
         while true {
             let status = try client.massExtensionStatus(productId: productId, requestIdentifier: request, environment: environment)

@@ -14,8 +14,12 @@ public struct SweepOptions: Sendable {
     /// Only candidates after this originalTransactionId: where a sweep stopped by Apple's
     /// rate limit left off (`ExpirySweep.resumePoint`).
     public var after: String?
+    /// Only this app's subscriptions (`--app`); nil for every app's.
+    public var app: AppScope?
 
-    public init(concurrency: Int = 4, dryRun: Bool = false, reason: String = "expiry sweep", limit: Int? = nil, after: String? = nil) {
+    public init(concurrency: Int = 4, dryRun: Bool = false, reason: String = "expiry sweep", limit: Int? = nil, after: String? = nil,
+                app: AppScope? = nil) {
+        self.app = app
         self.concurrency = min(max(1, concurrency), 64)
         self.dryRun = dryRun
         self.reason = reason
@@ -137,7 +141,7 @@ public final class ExpirySweep {
         }
         let store = try revalidator.openStore()
         let startedAt = revalidator.clock()
-        let candidates = try collectCandidates(store: store, now: startedAt, after: options.after ?? "", limit: options.limit)
+        let candidates = try collectCandidates(store: store, now: startedAt, after: options.after ?? "", limit: options.limit, app: options.app)
         var counts = SweepCounts()
         var results: [RevalidationResult] = []
         var failures: [SweepFailure] = []
@@ -272,12 +276,12 @@ public final class ExpirySweep {
 
     /// Every candidate up front: revalidating moves subscriptions out of the candidate set,
     /// which must not shift the pages still to be read.
-    private func collectCandidates(store: Store, now: Millis, after start: String, limit: Int?) throws -> [String] {
+    private func collectCandidates(store: Store, now: Millis, after start: String, limit: Int?, app: AppScope?) throws -> [String] {
         var all: [String] = []
         var after = start
         let page = 500
         while true {
-            let ids = try store.sweepCandidates(now: now, after: after, limit: page)
+            let ids = try store.sweepCandidates(now: now, after: after, limit: page, app: app)
             all += ids
             if let limit, all.count >= limit { return Array(all.prefix(limit)) }
             guard ids.count == page, let last = ids.last else { return all }

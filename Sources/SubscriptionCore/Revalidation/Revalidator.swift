@@ -57,6 +57,10 @@ public final class Revalidator: @unchecked Sendable {
         lookup = appLookups[0].lookup
     }
 
+    /// Whether some configured app has the App Store Server API key settings (with several
+    /// apps each has its own, and `configuration.apiKey` is none of them).
+    public var hasServerAPIKey: Bool { appLookups.contains { $0.lookup.apiClient != nil } }
+
     /// Whether some app can ask Apple: an API key, or a shared secret for verifyReceipt.
     var canAskApple: Bool {
         appLookups.contains { $0.lookup.apiClient != nil || $0.lookup.configuration.sharedSecret != nil }
@@ -88,29 +92,50 @@ public final class Revalidator: @unchecked Sendable {
         }
     }
 
-    private func appLookup(for target: AppleTarget?) -> AppLookup {
+    func appLookup(for target: AppleTarget?) -> AppLookup {
         target.flatMap { t in appLookups.first { $0.name == t.app } } ?? appLookups[0]
     }
 
     /// What the first app that knows it answers, for an id that names no stored subscription
-    /// (an order id, an app transaction): each app with a key is asked in turn, and one that
-    /// does not know the id (nil, or refused as unknown) passes to the next.
-    func askingEachApp<T>(_ ask: (AppStoreLookup) throws -> T?) throws -> T? {
-        let apps = appLookups.count == 1 ? appLookups : appLookups.filter { $0.lookup.apiClient != nil }
+    /// (an order id, an app transaction): each app with a key is asked in turn (or only the
+    /// app `bundleId` names), and one that does not know the id (nil, refused as unknown, or
+    /// refused as another app's) passes to the next. When none knows it, what they said:
+    /// unknown, else refused.
+    func askingEachApp<T>(bundleId: String? = nil, _ ask: (AppStoreLookup) throws -> T?) throws -> T? {
+        var apps = appLookups.count == 1 ? appLookups : appLookups.filter { $0.lookup.apiClient != nil }
+        if let bundleId, appLookups.count > 1 { apps = [try appLookup(bundleId: bundleId)] }
         guard !apps.isEmpty else { return try ask(lookup) }
-        var unknown: Error?
+        var passed = PassedApps()
         for (index, app) in apps.enumerated() {
             do {
                 if let found = try ask(app.lookup) { return found }
-            } catch let error as RevalidationError where index < apps.count - 1 {
-                switch error {
-                case .unknownSubscription, .transactionNotFound: unknown = error
-                default: throw error
-                }
-            }
+            } catch let error as RevalidationError where index < apps.count - 1 && passed.note(error) {}
         }
-        if let unknown { throw unknown }
+        try passed.rethrow()
         return nil
+    }
+
+    /// What the apps that did not know an id said, as each app is asked in turn: an app that
+    /// does not know it, or that Apple refuses for it (401, 404: the id is another app's),
+    /// passes to the next.
+    struct PassedApps {
+        var unknown: Error?
+        var refused: Error?
+
+        /// Keeps `error` and says true when it passes to the next app.
+        mutating func note(_ error: RevalidationError) -> Bool {
+            switch error {
+            case .unknownSubscription, .transactionNotFound: unknown = unknown ?? error
+            case .http(_, let status, _, _, _) where status == 401 || status == 404: refused = refused ?? error
+            default: return false
+            }
+            return true
+        }
+
+        /// Throws what the apps said, a not-knowing before a refusal; nothing when none passed.
+        func rethrow() throws {
+            if let error = unknown ?? refused { throw error }
+        }
     }
 
     /// The lookup of the app with this bundle id (nil: the only app); refused when no app is configured with it.
@@ -222,7 +247,7 @@ public final class Revalidator: @unchecked Sendable {
     /// not know is asked of each app in turn, until one knows it.
     func fetch(_ job: Job) throws -> AppleAnswer {
         let apps = job.app.map { [$0] } ?? appLookups
-        var notFound: Error?
+        var passed = PassedApps()
         for app in apps {
             do {
                 switch job.mode {
@@ -231,12 +256,10 @@ public final class Revalidator: @unchecked Sendable {
                     return try app.lookup.serverAPI(transactionId: job.queryTransactionId)
                 case .verifyReceipt(let receipt): return try app.lookup.verifyReceipt(receipt)
                 }
-            } catch let error as RevalidationError where apps.count > 1 {
-                guard case .transactionNotFound = error else { throw error }
-                notFound = error
-            }
+            } catch let error as RevalidationError where apps.count > 1 && passed.note(error) {}
         }
-        throw notFound ?? RevalidationError.needsServerAPI(action: ServerAPIAction.revalidate)
+        try passed.rethrow()
+        throw RevalidationError.needsServerAPI(action: ServerAPIAction.revalidate)
     }
 
     private struct DryRunRollback: Error {}
@@ -338,11 +361,14 @@ extension Revalidator {
     /// transactions it bought; they are verified, and each subscription among them is
     /// revalidated in full (statuses and history) and stored. Returns the results, the
     /// first subscription first; an order of one-time purchases only stores those.
-    public func lookUpOrder(_ orderId: String, reason: String? = nil) throws -> (originalTransactionIds: [String], results: [RevalidationResult]) {
+    /// Each app with a key is asked in turn until one knows the order, or only the app
+    /// `bundleId` names (`--app`).
+    public func lookUpOrder(_ orderId: String, reason: String? = nil, app bundleId: String? = nil) throws
+        -> (originalTransactionIds: [String], results: [RevalidationResult]) {
         let store = try openStore()
         let order: (originalTransactionIds: [String], transactions: [TransactionRecord])
         do {
-            guard let found = try askingEachApp({ try $0.order(orderId) }) else {
+            guard let found = try askingEachApp(bundleId: bundleId, { try $0.order(orderId) }) else {
                 throw RevalidationError.unknownSubscription("no configured app's Look Up Order ID knows order id \(orderId)")
             }
             order = found
@@ -454,7 +480,8 @@ extension Revalidator {
     /// for by that appTransactionId (API 1.20), verified and stored as a revalidation stores
     /// them. Audited (`app_transaction_lookup`), failed or not. nil when Apple has no app
     /// transaction with that id.
-    public func resolveAppTransaction(_ appTransactionId: String, reason: String? = nil) throws -> AppTransactionLookup? {
+    /// Each app with a key is asked in turn until one knows it, or only the app `bundleId` names.
+    public func resolveAppTransaction(_ appTransactionId: String, reason: String? = nil, app bundleId: String? = nil) throws -> AppTransactionLookup? {
         let store = try openStore()
         func audit(_ outcome: String, _ detail: String?) {
             _ = try? store.write {
@@ -464,7 +491,7 @@ extension Revalidator {
         }
         let app: AppTransaction
         do {
-            guard let found = try askingEachApp({ try $0.appTransaction(appTransactionId) }) else {
+            guard let found = try askingEachApp(bundleId: bundleId, { try $0.appTransaction(appTransactionId) }) else {
                 audit("Apple has no app transaction \(appTransactionId)", nil)
                 return nil
             }

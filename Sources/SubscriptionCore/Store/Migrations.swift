@@ -666,7 +666,29 @@ enum Migrations {
         $$;
         """),
         Migration(26, "the by-segment catch-up's phases") { d in Migrations.segmentCatchUp(dialect: d) },
-        Migration(29, "the by-segment aggregates read from one index on PostgreSQL", postgres: """
+        Migration(27, "intake counted per app", { d in """
+        -- Each intake outcome is counted under its app as well: the bundle id the body was
+        -- signed for, '' when it could not be read, '*' for a refused body naming a bundle
+        -- id no configured app had (the on-call metrics' `app` label). No
+        -- engine changes a primary key in place, so the table is made again under its own
+        -- name (every reader, the roles' rights and a copy between stores name it as
+        -- before) and the old table dropped: its rows are carried over whole, under the
+        -- unknown app, and nothing else reads it.
+        CREATE TABLE intake_counts_26 AS SELECT environment, type, outcome, reason, count, last_ms FROM intake_counts;
+        DROP TABLE intake_counts;
+        \(Migrations.intakeCountsTable(dialect: d, byApp: true))
+        INSERT INTO intake_counts (bundle_id, environment, type, outcome, reason, count, last_ms)
+            SELECT '', environment, type, outcome, reason, count, last_ms FROM intake_counts_26;
+        DROP TABLE intake_counts_26;
+        """ }, postgres: """
+        -- The new table has no grants: each role gets its rights on it here (where this
+        -- store's roles were installed), so an intake login keeps counting after `migrate`;
+        -- and on the by-segment catch-up's table, which migration 26 made without them (a
+        -- read login could not count by segment, nor intake catch up, until the roles were
+        -- installed again).
+        \(PostgresRoles.grants(onNew: ["intake_counts", "metric_segments_catchup"]))
+        """),
+        Migration(28, "the by-segment aggregates read from one index on PostgreSQL", postgres: """
         -- A report of one app (or one product, one offer) reads its hour buckets from
         -- metric_segments by its key. SQLite keeps that table in key order (WITHOUT ROWID);
         -- PostgreSQL's key index left each row's delta on the heap, a page read per few rows,
@@ -687,6 +709,16 @@ enum Migrations {
                    count(*), max(received_ms)
             FROM intake_log GROUP BY 1, 2, 3, 4;
         """
+    }
+
+    /// The intake counters' table: keyed by app first (`byApp`, migration 27), or as
+    /// migration 18 made it.
+    static func intakeCountsTable(dialect d: SQLDialect, byApp: Bool) -> String {
+        let app = byApp ? ["bundle_id"] : []
+        return "CREATE TABLE intake_counts (\n"
+            + (app + ["environment", "type", "outcome", "reason"]).map { "    \($0) \(d.text) NOT NULL,\n" }.joined()
+            + "    count \(d.integer) NOT NULL,\n    last_ms \(d.integer) NOT NULL,\n"
+            + "    PRIMARY KEY (\((app + ["environment", "type", "outcome", "reason"]).joined(separator: ", ")))\n)\(d.withoutRowID);"
     }
 
     /// Migration 22 on either engine: the kind column of the quarantine and the intake log,

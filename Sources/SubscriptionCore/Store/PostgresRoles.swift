@@ -185,19 +185,47 @@ public enum PostgresRoles {
         lines.append("REVOKE ALL ON ALL SEQUENCES IN SCHEMA \(s) FROM PUBLIC, \(all.joined(separator: ", "));")
         lines.append("REVOKE CREATE ON SCHEMA \(s) FROM PUBLIC;")
         for role in all { lines.append("GRANT USAGE ON SCHEMA \(s) TO \(role);") }
-        for right in rights {
-            let privileges = right.privileges.map { privilege in
-                right.columns.map { "\(privilege.rawValue) (\($0.joined(separator: ", ")))" } ?? privilege.rawValue
-            }.joined(separator: ", ")
-            let tables = right.tables.map { "\(s).\($0)" }.joined(separator: ", ")
-            lines.append("GRANT \(privileges) ON \(tables) TO \(right.roles.joined(separator: ", "));")
-        }
+        for right in rights { lines.append(grant(right, on: right.tables.map { "\(s).\($0)" }, to: right.roles)) }
         for routine in routines {
             lines.append("REVOKE ALL ON FUNCTION \(s).\(routine.signature) FROM PUBLIC, \(all.joined(separator: ", "));")
             lines.append("GRANT EXECUTE ON FUNCTION \(s).\(routine.signature) TO \(routine.roles.joined(separator: ", "));")
         }
         // Identity columns draw from sequences; only roles that insert need them.
         lines.append("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(s) TO \(writers.joined(separator: ", "));")
+        return lines.joined(separator: "\n")
+    }
+
+    /// The GRANT statement that gives `roles` `right`'s privileges on `tables`.
+    static func grant(_ right: Right, on tables: [String], to roles: [String]) -> String {
+        let privileges = right.privileges.map { privilege in
+            right.columns.map { "\(privilege.rawValue) (\($0.joined(separator: ", ")))" } ?? privilege.rawValue
+        }.joined(separator: ", ")
+        return "GRANT \(privileges) ON \(tables.joined(separator: ", ")) TO \(roles.joined(separator: ", "));"
+    }
+
+    /// What a migration that makes `tables` (new, or made again) runs on PostgreSQL: a table
+    /// made after the roles were installed has no grants, so each role gets its rights on
+    /// them (`rights`) there and then, and its logins keep working after `subdesk migrate`
+    /// without `db init --roles` again. Only where the store's roles were installed: a role
+    /// that exists and reads `schema_version` (every role reads every table, and PUBLIC
+    /// none). The statements are unqualified: a migration runs in the store's schema.
+    static func grants(onNew tables: [String]) -> String {
+        var lines = ["DO $$ BEGIN"]
+        for role in all {
+            let owed = rights.filter { $0.roles.contains(role) }.compactMap { right -> String? in
+                let remade = right.tables.filter(tables.contains)
+                return remade.isEmpty ? nil : grant(right, on: remade, to: [role])
+            }
+            guard !owed.isEmpty else { continue }
+            lines.append("""
+                IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '\(role)') THEN
+                    IF has_table_privilege('\(role)', 'schema_version', 'SELECT') THEN
+                        \(owed.joined(separator: "\n            "))
+                    END IF;
+                END IF;
+            """)
+        }
+        lines.append("END $$;")
         return lines.joined(separator: "\n")
     }
 

@@ -32,6 +32,8 @@ public struct DeliveryGap: Equatable, Sendable {
     public var subtype: String?
     public var originalTransactionId: String?
     public var signedDate: Millis?
+    /// The bundle id the notification was signed for.
+    public var bundleId: String? = nil
 }
 
 extension Store {
@@ -93,17 +95,18 @@ extension Store {
             """, [notificationUUID, run, SendAttempt.json(attempts), now])
     }
 
-    /// Newest found first, with what the notification was.
-    public func deliveryGaps(limit: Int = 500) throws -> [DeliveryGap] {
-        try db.rows("""
+    /// Newest found first, with what the notification was; with `app`, its notifications'.
+    public func deliveryGaps(limit: Int = 500, app: AppScope? = nil) throws -> [DeliveryGap] {
+        let own: (sql: String, values: [SQLBindable?]) = app.map { (" WHERE " + $0.condition("n.bundle_id"), [$0.bundleId]) } ?? ("", [])
+        return try db.rows("""
             SELECT g.notification_uuid, g.backfill_run, g.send_attempts, g.found_ms, n.type, n.subtype,
-                n.original_transaction_id, n.signed_ms
-            FROM delivery_gaps g LEFT JOIN notifications n ON n.notification_uuid = g.notification_uuid
+                n.original_transaction_id, n.signed_ms, n.bundle_id
+            FROM delivery_gaps g LEFT JOIN notifications n ON n.notification_uuid = g.notification_uuid\(own.sql)
             ORDER BY g.found_ms DESC, n.signed_ms DESC LIMIT ?
-            """, [limit]) { r in
+            """, own.values + [limit]) { r in
             DeliveryGap(notificationUUID: r.string(0), backfillRun: r.int64(1), sendAttempts: SendAttempt.parse(r.string(2)),
                         found: r.int64(3), type: r.optionalString(4), subtype: r.optionalString(5),
-                        originalTransactionId: r.optionalString(6), signedDate: r.optionalInt64(7))
+                        originalTransactionId: r.optionalString(6), signedDate: r.optionalInt64(7), bundleId: r.optionalString(8))
         }
     }
 

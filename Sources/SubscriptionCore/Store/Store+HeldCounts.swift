@@ -3,13 +3,15 @@ import Foundation
 /// Counts a write adds to, held in memory and written just before it commits.
 extension Store {
     struct IntakeCountKey: Hashable, Comparable {
+        /// The app's bundle id; '' when it could not be read.
+        var bundleId: String
         var environment: String
         var type: String
         var outcome: String
         var reason: String
 
         static func < (a: Self, b: Self) -> Bool {
-            (a.environment, a.type, a.outcome, a.reason) < (b.environment, b.type, b.outcome, b.reason)
+            (a.bundleId, a.environment, a.type, a.outcome, a.reason) < (b.bundleId, b.environment, b.type, b.outcome, b.reason)
         }
     }
 

@@ -194,7 +194,9 @@ extension Store {
     ///
     /// In short writes (about `turnMs` each, with the engine's pause for a waiting writer
     /// between them), in three phases recorded in `metric_segments_catchup`, so that no
-    /// writer waits long and each aggregate row is written once, however many shares reach it:
+    /// writer waits long and each aggregate row is written once, however many shares reach it
+    /// (each write finds its part by key, from a list read before, outside the lock, so
+    /// what it reads grows with the part, not with the table, whatever plan the server picks):
     /// 1. claiming: the notes are taken in key order, each keeping the share the aggregates
     ///    hold (`applied`) and copying the subscription's share now (`taken`, `claimed` 1);
     /// 2. writing: every taken note's (taken - applied) is summed in memory, outside the
@@ -220,23 +222,29 @@ extension Store {
         guard var state = try takeSegmentCatchUp() else { return try pendingSegmentsCount() == 0 ? 0 : nil }
         let notes = try pendingSegmentsCount()
         if state.phase == .claiming {
-            var after = "", claimed = 0
-            guard try inShortWrites(batch: batch, least: min(64, batch), turnMs: turnMs, { size in
-                let otids = try db.rows("""
-                    SELECT original_transaction_id FROM metric_segments_pending
-                    WHERE claimed = 0 AND original_transaction_id > ? ORDER BY original_transaction_id LIMIT ?
-                    """, [after, size]) { $0.string(0) }
-                guard let last = otids.last else {
+            // The notes to take, read outside the lock; each write then takes its part by
+            // key. A write that looked for them itself (the first notes not taken past the
+            // last one) walked every note taken before and, on PostgreSQL, every dead row
+            // an earlier catch-up left, or scanned the whole table when the statistics said
+            // few were left: work in the lock that grew with the table, not with the part.
+            let untaken = try db.rows("""
+                SELECT original_transaction_id FROM metric_segments_pending WHERE claimed = 0 ORDER BY original_transaction_id
+                """) { $0.string(0) }
+            var claimed = 0
+            guard try inShortWrites(.claiming, batch: batch, least: min(64, batch), turnMs: turnMs, { size in
+                let part = untaken[claimed..<min(untaken.count, claimed + size)].map { $0 as SQLBindable? }
+                if !part.isEmpty {
+                    try db.run("""
+                        UPDATE metric_segments_pending SET claimed = 1, taken = (SELECT s.metrics FROM subscriptions s
+                            WHERE s.original_transaction_id = metric_segments_pending.original_transaction_id)
+                        WHERE claimed = 0 AND original_transaction_id IN (\(Self.marks(part.count)))
+                        """, part)
+                }
+                claimed += part.count
+                guard claimed < untaken.count else {
                     try setSegmentCatchUp(phase: .writing)
                     return false
                 }
-                try db.run("""
-                    UPDATE metric_segments_pending SET claimed = 1, taken = (SELECT s.metrics FROM subscriptions s
-                        WHERE s.original_transaction_id = metric_segments_pending.original_transaction_id)
-                    WHERE claimed = 0 AND original_transaction_id > ? AND original_transaction_id <= ?
-                    """, [after, last])
-                after = last
-                claimed += otids.count
                 return true
             }, committed: { try progress?(SegmentCatchUpProgress(phase: .claiming, done: claimed, total: notes)) }) else { return nil }
             state = (.writing, nil)
@@ -252,7 +260,7 @@ extension Store {
             let rows = sums.rows().filter { row in through.map { SegmentRowKey(row) > $0 } ?? true }
             var next = 0
             // Rows are small and written in key order.
-            guard try inShortWrites(batch: batch * 8, least: 64, turnMs: turnMs, { size in
+            guard try inShortWrites(.writing, batch: batch * 8, least: 64, turnMs: turnMs, { size in
                 let part = rows[next..<min(rows.count, next + size)]
                 var values: [SQLBindable?] = []
                 values.reserveCapacity(part.count * 6)
@@ -263,34 +271,40 @@ extension Store {
                 return next < rows.count
             }, committed: { try progress?(SegmentCatchUpProgress(phase: .writing, done: next, total: rows.count)) }) else { return nil }
         }
-        var after = "", released = 0
-        guard try inShortWrites(batch: batch, least: min(64, batch), turnMs: turnMs, { size in
-            // The notes in key order, then their subscriptions by key: each a plain index
-            // read on either engine (a join here lets PostgreSQL's generic plan scan both).
-            let taken = try db.rows("""
-                SELECT original_transaction_id, taken FROM metric_segments_pending
-                WHERE claimed = 1 AND original_transaction_id > ? ORDER BY original_transaction_id LIMIT ?
-                """, [after, size]) { ($0.string(0), $0.isNull(1) ? nil : $0.data(1)) }
-            var now: [String: Data] = [:]
-            if !taken.isEmpty {
+        // The taken notes, read outside the lock as for claiming: each write reads and
+        // strikes its part by key (the notes by key, then their subscriptions by key: each a
+        // plain index read on either engine; a join here lets PostgreSQL's generic plan
+        // scan both).
+        let taken = try db.rows("""
+            SELECT original_transaction_id FROM metric_segments_pending WHERE claimed = 1 ORDER BY original_transaction_id
+            """) { $0.string(0) }
+        var released = 0, next = 0
+        guard try inShortWrites(.releasing, batch: batch, least: min(64, batch), turnMs: turnMs, { size in
+            let part = taken[next..<min(taken.count, next + size)].map { $0 as SQLBindable? }
+            next += part.count
+            if !part.isEmpty {
+                var shares: [(String, Data?)] = [], now: [String: Data] = [:]
+                try db.query("""
+                    SELECT original_transaction_id, taken FROM metric_segments_pending
+                    WHERE claimed = 1 AND original_transaction_id IN (\(Self.marks(part.count)))
+                    """, part) { shares.append(($0.string(0), $0.isNull(1) ? nil : $0.data(1))) }
                 try db.query("""
                     SELECT original_transaction_id, metrics FROM subscriptions
-                    WHERE metrics IS NOT NULL AND original_transaction_id IN (\(taken.map { _ in "?" }.joined(separator: ",")))
-                    """, taken.map { $0.0 as SQLBindable? }) { now[$0.string(0)] = $0.data(1) }
+                    WHERE metrics IS NOT NULL AND original_transaction_id IN (\(Self.marks(part.count)))
+                    """, part) { now[$0.string(0)] = $0.data(1) }
+                var struck: [SQLBindable?] = [], kept: [SQLBindable?] = []
+                for (otid, share) in shares {
+                    if now[otid] == share { struck.append(otid) } else { kept.append(otid) }
+                }
+                for (otids, change) in [(struck, "DELETE FROM metric_segments_pending"),
+                                        (kept, "UPDATE metric_segments_pending SET applied = taken, taken = NULL, claimed = 0")]
+                where !otids.isEmpty {
+                    try db.run("\(change) WHERE original_transaction_id IN (\(Self.marks(otids.count)))", otids)
+                }
+                released += struck.count + kept.count
             }
-            var struck: [SQLBindable?] = [], kept: [SQLBindable?] = []
-            for (otid, share) in taken {
-                if now[otid] == share { struck.append(otid) } else { kept.append(otid) }
-                after = otid
-            }
-            for (otids, change) in [(struck, "DELETE FROM metric_segments_pending"),
-                                    (kept, "UPDATE metric_segments_pending SET applied = taken, taken = NULL, claimed = 0")]
-            where !otids.isEmpty {
-                try db.run("\(change) WHERE original_transaction_id IN (\(otids.map { _ in "?" }.joined(separator: ",")))", otids)
-            }
-            released += struck.count + kept.count
             // The last taken notes: the catch-up ends in the same write.
-            guard struck.count + kept.count == size else {
+            guard next < taken.count else {
                 try db.run("DELETE FROM metric_segments_catchup", [])
                 return false
             }
@@ -315,7 +329,7 @@ extension Store {
 
     /// Takes the catch-up for this connection (one write): a new one when none runs, or the
     /// one recorded when it is this connection's or its last write is stale. nil when
-    /// another connection's runs, or nothing is pending.
+    /// another connection's runs.
     private func takeSegmentCatchUp() throws -> (phase: SegmentCatchUpPhase, through: SegmentRowKey?)? {
         try write {
             let now = DateText.nowMillis()
@@ -326,13 +340,17 @@ extension Store {
                 try db.run("UPDATE metric_segments_catchup SET owner = ?, heartbeat_ms = ? WHERE id = 1", [segmentCatchUpOwner, now])
                 return try segmentCatchUpState()
             }
-            let pending = try db.first("SELECT 1 FROM metric_segments_pending LIMIT 1") { _ in true } ?? false
-            guard pending else { return nil }
+            // Whether anything is pending was read before the write (`catchUpSegments`): a
+            // look for one note here could walk the dead rows of a catch-up just ended. A
+            // catch-up started for nothing claims, writes and releases nothing.
             try db.run("INSERT INTO metric_segments_catchup (id, owner, heartbeat_ms, phase) VALUES (1, ?, ?, ?)",
                        [segmentCatchUpOwner, now, SegmentCatchUpPhase.claiming.rawValue])
             return (.claiming, nil)
         }
     }
+
+    /// `?` marks for a list of `count` values.
+    static func marks(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ",") }
 
     /// Records the catch-up's phase and the last row written, inside one of its writes.
     private func setSegmentCatchUp(phase: SegmentCatchUpPhase, through: SegmentRowKey? = nil) throws {
@@ -342,6 +360,16 @@ extension Store {
             """, [phase.rawValue, through?.dimension, through?.value, through?.key, through?.segment, through?.bucket])
     }
 
+    /// Where each catch-up write's times go, one line a write, when `SUBDESK_CATCHUP_TRACE`
+    /// names a file (the benchmark's segments section sets it to find a long write).
+    static let catchUpTrace: FileHandle? = {
+        guard let path = ProcessInfo.processInfo.environment["SUBDESK_CATCHUP_TRACE"], !path.isEmpty else { return nil }
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        let handle = FileHandle(forWritingAtPath: path)
+        _ = try? handle?.seekToEnd()
+        return handle
+    }()
+
     /// Runs `part(size)` in writes of its own until it returns false, each holding the lock
     /// about `turnMs` (the size starts at `batch` and follows the time a write took: a power
     /// of two, so the statements prepared are few; at least `least`, so a cost each write
@@ -349,17 +377,26 @@ extension Store {
     /// writer between them. Each write first checks that the catch-up is still this
     /// connection's (another may have taken a stale one over) and records its time; false
     /// when it no longer is, and the writes stop. `committed` is called after each commit.
-    private func inShortWrites(batch: Int, least: Int = 1, turnMs: Double, _ part: (Int) throws -> Bool,
+    private func inShortWrites(_ phase: SegmentCatchUpPhase, batch: Int, least: Int = 1, turnMs: Double, _ part: (Int) throws -> Bool,
                                committed: () throws -> Void) throws -> Bool {
         var size = max(least, batch)
         while true {
-            var started: UInt64 = 0
+            let asked = DispatchTime.now().uptimeNanoseconds
+            var started: UInt64 = 0, worked: UInt64 = 0
             let more = try write { () -> Bool? in
                 started = DispatchTime.now().uptimeNanoseconds
                 let owner = try db.first("SELECT owner FROM metric_segments_catchup WHERE id = 1") { $0.string(0) }
                 guard owner == segmentCatchUpOwner else { return nil }
                 try db.run("UPDATE metric_segments_catchup SET heartbeat_ms = ? WHERE id = 1", [DateText.nowMillis()])
-                return try part(size)
+                defer { worked = DispatchTime.now().uptimeNanoseconds }
+                try segmentCatchUpWriteProbe?(phase, size, false)
+                let more = try part(size)
+                try segmentCatchUpWriteProbe?(phase, size, true)
+                return more
+            }
+            if let trace = Self.catchUpTrace {
+                let ms = { (from: UInt64, to: UInt64) in String(format: "%.1f", Double(to &- from) / 1e6) }
+                trace.write(Data("\(DateText.nowMillis()) \(phase.rawValue) size \(size): lock \(ms(asked, started)) ms, work \(ms(started, worked)) ms, commit \(ms(worked, DispatchTime.now().uptimeNanoseconds)) ms\n".utf8))
             }
             guard let more else { return false }
             try committed()

@@ -123,11 +123,12 @@ extension Store {
     public func notifications(since: Millis? = nil, limit: Int = 100, app: AppScope? = nil) throws -> [StoredNotification] {
         let own = Store.appCondition(app)
         return try db.rows("""
-            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format FROM notifications
+            SELECT \(Store.eventColumns), received_ms, body_sha256, body, source, body_format, bundle_id FROM notifications
             WHERE received_ms >= ?\(own.sql) ORDER BY received_ms DESC, id DESC LIMIT ?
             """, [since ?? 0] + own.values + [limit]) { r in
             StoredNotification(event: Store.event(r), receivedDate: r.int64(9), bodySHA256: r.string(10),
-                               body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12))
+                               body: try body(format: r.int(13), stored: r.data(11)), source: r.optionalString(12),
+                               bundleId: r.optionalString(14))
         }
     }
 
@@ -171,6 +172,13 @@ extension Store {
     /// A stored notification's summary, without reading its body.
     public func notificationEvent(uuid: String) throws -> NotificationEvent? {
         try db.first("SELECT \(Store.eventColumns) FROM notifications WHERE notification_uuid = ?", [uuid]) { Store.event($0) }
+    }
+
+    /// A stored notification's event and the bundle id it was signed for (nil when unknown).
+    func notificationEventAndApp(uuid: String) throws -> (NotificationEvent, String?)? {
+        try db.first("SELECT \(Store.eventColumns), bundle_id FROM notifications WHERE notification_uuid = ?", [uuid]) {
+            (Store.event($0), $0.optionalString(9))
+        }
     }
 
     public func notification(uuid: String) throws -> StoredNotification? {

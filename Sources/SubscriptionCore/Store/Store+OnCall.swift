@@ -5,6 +5,10 @@ import Foundation
 /// scrape every 15 s costs little on a store of a million subscribers.
 public struct OnCallReading: Sendable {
     public struct IntakeCount: Sendable {
+        /// The app's bundle id as the body was signed for it; '' when it could not be read
+        /// (and for every count made before intake counted apps, migration 27);
+        /// `IntakePolicy.unconfiguredApp` for refused bodies naming a bundle id no app had.
+        public var bundleId: String
         public var environment: String
         public var type: String
         public var outcome: String
@@ -12,7 +16,8 @@ public struct OnCallReading: Sendable {
         public var count: Int64
         public var last: Millis
 
-        public init(environment: String, type: String, outcome: String, reason: String, count: Int64, last: Millis) {
+        public init(bundleId: String = "", environment: String, type: String, outcome: String, reason: String, count: Int64, last: Millis) {
+            self.bundleId = bundleId
             self.environment = environment
             self.type = type
             self.outcome = outcome
@@ -77,10 +82,24 @@ public struct OnCallReading: Sendable {
     public var lastArrivalByEnvironment: [String: Millis] {
         if let appArrivals { return appArrivals }
         var last: [String: Millis] = [:]
+        for (key, at) in lastArrivalByAppAndEnvironment { last[key.environment] = max(last[key.environment] ?? 0, at) }
+        return last
+    }
+
+    /// When the last notification of each app (its bundle id, '' unknown) and environment
+    /// arrived (stored or duplicate).
+    public var lastArrivalByAppAndEnvironment: [AppEnvironment: Millis] {
+        var last: [AppEnvironment: Millis] = [:]
         for c in intakeCounts where c.outcome != IntakeLogEntry.Result.rejected.rawValue && !c.environment.isEmpty {
-            last[c.environment] = max(last[c.environment] ?? 0, c.last)
+            let key = AppEnvironment(bundleId: c.bundleId, environment: c.environment)
+            last[key] = max(last[key] ?? 0, c.last)
         }
         return last
+    }
+
+    public struct AppEnvironment: Hashable, Sendable {
+        public var bundleId: String
+        public var environment: String
     }
 
     /// Failures the last sweep reported (`failed N` in its outcome).
@@ -131,9 +150,9 @@ extension Store {
     /// through the WAL; PostgreSQL readers never block writers).
     public func onCallReading(now: Millis) throws -> OnCallReading {
         var r = OnCallReading(now: now, engine: dialect)
-        try db.query("SELECT environment, type, outcome, reason, count, last_ms FROM intake_counts") { row in
-            r.intakeCounts.append(.init(environment: row.string(0), type: row.string(1), outcome: row.string(2),
-                                        reason: row.string(3), count: row.int64(4), last: row.int64(5)))
+        try db.query("SELECT bundle_id, environment, type, outcome, reason, count, last_ms FROM intake_counts") { row in
+            r.intakeCounts.append(.init(bundleId: row.string(0), environment: row.string(1), type: row.string(2), outcome: row.string(3),
+                                        reason: row.string(4), count: row.int64(5), last: row.int64(6)))
         }
         let since = now - OnCallReading.lagWindow
         r.lags = try db.rows("""

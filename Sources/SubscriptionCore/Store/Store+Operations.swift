@@ -23,21 +23,37 @@ extension Store {
         return try db.lastInsertRowID()
     }
 
-    /// Audit entries at or after `since`, for `targets` when given, oldest first.
-    public func audit(since: Millis? = nil, targets: [String]? = nil, limit: Int = 1000) throws -> [AuditEntry] {
-        var sql = "SELECT id, at_ms, operator, action, target, reason, outcome, detail FROM audit_log WHERE at_ms >= ?"
+    /// Audit entries at or after `since`, for `targets` when given, oldest first; with `app`,
+    /// those whose target is one of its subscriptions or notifications; with `readsApp` (or
+    /// `app`), each with the app of its target.
+    public func audit(since: Millis? = nil, targets: [String]? = nil, limit: Int = 1000, app: AppScope? = nil,
+                      readsApp: Bool = false) throws -> [AuditEntry] {
+        var sql = "SELECT id, at_ms, operator, action, target, reason, outcome, detail"
+            + (app != nil || readsApp ? ", \(Store.auditTargetApp) AS bundle_id" : "") + " FROM audit_log a WHERE at_ms >= ?"
         var values: [SQLBindable?] = [since ?? 0]
         if let targets {
             sql += " AND target IN (\(targets.map { _ in "?" }.joined(separator: ",")))"
             values += targets.map { $0 as SQLBindable? }
         }
+        if let app {
+            sql = "SELECT * FROM (\(sql)) AS entries WHERE " + app.condition("bundle_id")
+            values.append(app.bundleId)
+        }
         sql += " ORDER BY id DESC LIMIT ?"
         values.append(limit)
         return try db.rows(sql, values) { r in
-            AuditEntry(id: r.int64(0), at: r.int64(1), operatorName: r.string(2), action: r.string(3),
-                       target: r.optionalString(4), reason: r.optionalString(5), outcome: r.string(6), detail: r.optionalString(7))
+            var entry = AuditEntry(id: r.int64(0), at: r.int64(1), operatorName: r.string(2), action: r.string(3),
+                                   target: r.optionalString(4), reason: r.optionalString(5), outcome: r.string(6), detail: r.optionalString(7))
+            if app != nil || readsApp { entry.bundleId = r.optionalString(8) }
+            return entry
         }.reversed()
     }
+
+    /// The app an audit entry's target belongs to: the subscription's, else the notification's it names.
+    static let auditTargetApp = """
+        coalesce((SELECT s.bundle_id FROM subscriptions s WHERE s.original_transaction_id = a.target),
+            (SELECT n.bundle_id FROM notifications n WHERE n.notification_uuid = a.target))
+        """
 
     /// How far ahead of `now` an audit entry may be dated and still be read by `lastAudit`:
     /// a few minutes of clock skew between hosts, no more.
@@ -113,12 +129,13 @@ extension Store {
 
     /// Subscriptions an expiry sweep must check: stored expiry passed at `now` while still
     /// counted active, or in grace or billing retry. Keyset-paged by originalTransactionId.
-    public func sweepCandidates(now: Millis, after: String = "", limit: Int) throws -> [String] {
-        try db.rows("""
+    public func sweepCandidates(now: Millis, after: String = "", limit: Int, app: AppScope? = nil) throws -> [String] {
+        let own = Store.appCondition(app)
+        return try db.rows("""
             SELECT original_transaction_id FROM subscriptions
             WHERE original_transaction_id > ? AND (
-                (status = 1 AND IFNULL(expires_ms, 0) <= ? AND expires_ms IS NOT NULL) OR status IN (3, 4))
+                (status = 1 AND IFNULL(expires_ms, 0) <= ? AND expires_ms IS NOT NULL) OR status IN (3, 4))\(own.sql)
             ORDER BY original_transaction_id LIMIT ?
-            """, [after, now, limit]) { $0.string(0) }
+            """, [after, now] + own.values + [limit]) { $0.string(0) }
     }
 }

@@ -264,10 +264,14 @@ extension Store {
         return PageCursor(key: key, originalTransactionId: row.state.originalTransactionId)
     }
 
-    /// How many subscriptions have each status.
-    public func statusCounts() throws -> [SubscriptionStatus: Int] {
+    /// How many subscriptions have each status; with `app`, of its subscriptions (counted
+    /// through the app's status index rather than read from the store-wide counters).
+    public func statusCounts(app: AppScope? = nil) throws -> [SubscriptionStatus: Int] {
         var result: [SubscriptionStatus: Int] = [:]
-        try db.query("SELECT status, count FROM status_counts WHERE count <> 0") { r in
+        let read: (sql: String, values: [SQLBindable?]) = app.map {
+            ("SELECT status, count(*) FROM subscriptions WHERE \($0.condition("bundle_id")) GROUP BY status", [$0.bundleId])
+        } ?? ("SELECT status, count FROM status_counts WHERE count <> 0", [])
+        try db.query(read.sql, read.values) { r in
             if let s = SubscriptionStatus(rawValue: r.int(0)) { result[s] = r.int(1) }
         }
         return result

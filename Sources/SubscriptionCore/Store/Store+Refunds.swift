@@ -22,6 +22,9 @@ public struct RefundRequest: Equatable, Sendable {
     /// `REFUND` or `REFUND_DECLINED`.
     public var closedBy: String?
     public var closingUUID: String?
+    /// The app the CONSUMPTION_REQUEST was signed for (its bundle id; nil when a store of an
+    /// earlier subdesk could not tell): the app the answer is signed for.
+    public var bundleId: String? = nil
 
     public var deadline: Millis { requested + Self.answerWindow }
     public var isAnswered: Bool { answerOutcome == "accepted" }
@@ -52,14 +55,15 @@ public struct RefundRequest: Equatable, Sendable {
 extension Store {
     static let refundColumns = """
         notification_uuid, original_transaction_id, transaction_id, environment, requested_ms, answer, answered_by, answered_ms,
-        answer_outcome, missed_ms, closed_ms, closed_by, closing_uuid
+        answer_outcome, missed_ms, closed_ms, closed_by, closing_uuid, bundle_id
         """
 
     static func refundRequest(_ r: SQLRow) -> RefundRequest {
         RefundRequest(notificationUUID: r.string(0), originalTransactionId: r.optionalString(1), transactionId: r.optionalString(2),
                       environment: r.optionalString(3), requested: r.int64(4), answer: r.optionalString(5), answeredBy: r.optionalString(6),
                       answered: r.optionalInt64(7), answerOutcome: r.optionalString(8), missed: r.optionalInt64(9),
-                      closed: r.optionalInt64(10), closedBy: r.optionalString(11), closingUUID: r.optionalString(12))
+                      closed: r.optionalInt64(10), closedBy: r.optionalString(11), closingUUID: r.optionalString(12),
+                      bundleId: r.optionalString(13))
     }
 
     /// The queue: requests Apple has not decided yet (oldest first, so the nearest deadline

@@ -134,8 +134,10 @@ extension Store {
                     [subscriberId], Store.row)
     }
 
-    public func subscriptionCount() throws -> Int {
-        try db.first("SELECT count(*) FROM subscriptions") { $0.int(0) } ?? 0
+    /// How many subscriptions the store holds; with `app`, how many are its.
+    public func subscriptionCount(app: AppScope? = nil) throws -> Int {
+        let own = Store.appCondition(app)
+        return try db.first("SELECT count(*) FROM subscriptions WHERE true\(own.sql)", own.values) { $0.int(0) } ?? 0
     }
 }
 

@@ -59,6 +59,9 @@ public final class Store {
     /// The by-segment aggregates' missing part as a reader last summed it, with the change
     /// counter it was summed at (`segmentOverlay`).
     var segmentOverlayCache: (version: Int, overlay: SegmentOverlay)?
+    /// Called inside each write of a by-segment catch-up with the phase and the part's
+    /// size, before the part (false) and after it (true): tests read there what it did.
+    var segmentCatchUpWriteProbe: ((SegmentCatchUpPhase, Int, Bool) throws -> Void)?
     /// Who this connection is to another process's by-segment catch-up (`catchUpSegments`).
     let segmentCatchUpOwner = UUID().uuidString
     /// Told how the catch-ups a report runs first get on (`Store.bringReportsUpToDate`): a

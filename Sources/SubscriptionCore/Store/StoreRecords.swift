@@ -52,6 +52,8 @@ public struct QuarantineEntry: Equatable, Sendable {
     /// What kind of refusal it was, as intake stated it (for rows stored before intake
     /// stated it, as their reason's words gave it).
     public var kind: RejectionClass = .other
+    /// The bundle id the body was signed for, when intake could read it.
+    public var bundleId: String? = nil
 
     /// Whether `body` is the whole body, so a replay can ingest it.
     public var isBodyWhole: Bool { body.count >= bodyBytes }
@@ -74,6 +76,9 @@ public struct IntakeLogEntry: Equatable, Sendable {
     public var source: String?
     /// A refusal's kind; nil for a body stored or found a duplicate.
     public var rejection: RejectionClass?
+    /// The app the entry is about: its notification's bundle id, else its subscription's
+    /// (nil for a refused body, which neither names).
+    public var bundleId: String? = nil
 
     public init(id: Int64 = 0, receivedDate: Millis, result: Result, notificationUUID: String? = nil,
                 type: String? = nil, subtype: String? = nil, originalTransactionId: String? = nil,

@@ -111,12 +111,22 @@ public struct ConfiguredApps: Sendable, Equatable {
     /// a configuration that names no bundle id (every record is its). An unknown app is
     /// refused, naming the configured ones.
     public func scope(named text: String) throws -> AppScope? {
+        try configured(named: text).bundleId.map { AppScope(bundleId: $0, includesUnknown: apps.count == 1) }
+    }
+
+    /// The app `--app TEXT` names (its name, bundle id or Apple ID); an unknown one is
+    /// refused, naming the configured apps.
+    public func configured(named text: String) throws -> ConfiguredApp {
         guard let app = app(named: text) else {
             throw ConfigurationError("--app: \(text) names no configured app (apps: "
                                      + apps.map(\.label).joined(separator: ", ") + ")")
         }
-        return app.bundleId.map { AppScope(bundleId: $0, includesUnknown: apps.count == 1) }
+        return app
     }
+
+    /// A stored record's app as a list shows it: the configured name, else the bundle id it
+    /// carries, else `-`.
+    public func name(ofRecord bundleId: String?) -> String { app(ofRecord: bundleId)?.name ?? bundleId ?? "-" }
 
     /// A stored record's app as JSON says it: `{"name": "fitness", "bundleId": "com.example.fitness"}`,
     /// the name null for a bundle id no configured app has.
