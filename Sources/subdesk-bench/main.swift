@@ -942,15 +942,22 @@ func loadAverage() -> Double {
 }
 
 /// What one figure of the `apps` section took, unscoped (every app, as a store of one app
-/// reads) and scoped to one app, each the same number of times, in ms.
+/// reads) and scoped to one app, each the same number of times a round, in ms, round by round.
 struct ScopedPair {
-    var unscoped: [Double] = []
-    var scoped: [Double] = []
+    var unscopedRounds: [[Double]] = []
+    var scopedRounds: [[Double]] = []
+    var unscoped: [Double] { unscopedRounds.flatMap { $0 } }
+    var scoped: [Double] { scopedRounds.flatMap { $0 } }
+    /// Each round's scoped median over its unscoped median: the two ran back to back, so
+    /// what else ran on the host weighs on both alike.
+    var roundRatios: [Double] { zip(scopedRounds, unscopedRounds).map { Spread($0).median / Spread($1).median } }
+    /// How many rounds the scoped read was the faster of the two.
+    var scopedFaster: Int { roundRatios.filter { $0 < 1 }.count }
 }
 
 /// One line of the `apps` table.
 struct AppsRow {
-    var engine: String, what: String, unscoped: [Double], scoped: [Double], load: [Double]
+    var engine: String, what: String, pair: ScopedPair, load: [Double]
 }
 var appsRows: [AppsRow] = []
 
@@ -1017,7 +1024,7 @@ func scopedFigures(_ store: Store, scale: Int) throws -> (figures: [(String, Sco
         load.append(loadAverage())
         for scoped in round % 2 == 0 ? [false, true] : [true, false] {
             func note(_ pair: inout ScopedPair, _ values: [Double]) {
-                if scoped { pair.scoped += values } else { pair.unscoped += values }
+                if scoped { pair.scopedRounds.append(values) } else { pair.unscopedRounds.append(values) }
             }
             note(&lookup, try lookups(scoped: scoped, 200))
             let q = scoped ? oneApp : everyApp, c = scoped ? deep.oneApp : deep.everyApp
@@ -1072,19 +1079,22 @@ if options.only.contains("apps") {
             let (measured, load) = try scopedFigures(store, scale: scale)
             let loadText = "load \(fmt(load.min() ?? .nan, 1))-\(fmt(load.max() ?? .nan, 1))"
             for (what, pair) in measured {
-                let u = Spread(pair.unscoped), s = Spread(pair.scoped)
+                let u = Spread(pair.unscoped), s = Spread(pair.scoped), ratio = Spread(pair.roundRatios)
                 let (up90, sp90) = (percentile(pair.unscoped, 0.9), percentile(pair.scoped, 0.9))
                 // `--by app` against `--by product` is no scoped read (`--app` and `--by product` do not
                 // go together): shown, not held to the target. The others may be a tenth over, the
                 // spread between runs of the same read on this shared host.
                 let held = !what.contains("--by")
                 record(Figure(section: "apps", what: "\(what) at \(scale), \(name), ms: every app / one app",
-                              value: "\(fmt(u.median, 3)) / \(fmt(s.median, 3)) (p90 \(fmt(up90, 3)) / \(fmt(sp90, 3)))",
+                              value: "\(fmt(u.median, 3)) / \(fmt(s.median, 3)) (p90 \(fmt(up90, 3)) / \(fmt(sp90, 3));"
+                                  + " by round \(fmt(ratio.median, 2)), faster \(pair.scopedFaster)/\(pair.roundRatios.count))",
                               target: held ? "one app <= 1.1 x every app (\(loadText))" : "(\(loadText))",
                               met: held ? s.median <= 1.1 * u.median : nil,
                               numbers: ["unscoped": u.median, "scoped": s.median, "unscopedP90": up90, "scopedP90": sp90,
+                                        "roundRatio": ratio.median, "roundRatioMin": ratio.min, "roundRatioMax": ratio.max,
+                                        "scopedFasterRounds": Double(pair.scopedFaster), "rounds": Double(pair.roundRatios.count),
                                         "loadMin": load.min() ?? .nan, "loadMax": load.max() ?? .nan, "scale": Double(scale)]))
-                appsRows.append(AppsRow(engine: "\(name) \(scale)", what: what, unscoped: pair.unscoped, scoped: pair.scoped, load: load))
+                appsRows.append(AppsRow(engine: "\(name) \(scale)", what: what, pair: pair, load: load))
             }
         }
     }
@@ -1191,13 +1201,26 @@ if !scaleRows.isEmpty {
     print("")
 }
 if !appsRows.isEmpty {
-    print("Several apps in one store: every app / one app, ms (median, p90; the load average over the runs):")
-    print(pad("store", 18) + " " + pad("read", 40) + " " + pad("every app", 20) + " " + pad("one app", 20) + " " + pad("one / every", 12) + " load")
+    print("Several apps in one store: every app / one app, ms (median, p90; the load average over the runs);")
+    print("by round: the median of each round's one app / every app (min-max), and the rounds one app was faster:")
+    print(pad("store", 18) + " " + pad("read", 40) + " " + pad("every app", 20) + " " + pad("one app", 20) + " " + pad("one / every", 12)
+          + " " + pad("by round", 18) + " " + pad("faster", 7) + " load")
     for row in appsRows {
-        let u = Spread(row.unscoped), s = Spread(row.scoped)
-        print(pad(row.engine, 18) + " " + pad(row.what, 40) + " " + pad("\(fmt(u.median, 3)) (\(fmt(percentile(row.unscoped, 0.9), 3)))", 20)
-              + " " + pad("\(fmt(s.median, 3)) (\(fmt(percentile(row.scoped, 0.9), 3)))", 20) + " " + pad(fmt(s.median / u.median, 2), 12)
+        let u = Spread(row.pair.unscoped), s = Spread(row.pair.scoped), ratio = Spread(row.pair.roundRatios)
+        print(pad(row.engine, 18) + " " + pad(row.what, 40) + " " + pad("\(fmt(u.median, 3)) (\(fmt(percentile(row.pair.unscoped, 0.9), 3)))", 20)
+              + " " + pad("\(fmt(s.median, 3)) (\(fmt(percentile(row.pair.scoped, 0.9), 3)))", 20) + " " + pad(fmt(s.median / u.median, 2), 12)
+              + " " + pad("\(fmt(ratio.median, 2)) (\(fmt(ratio.min, 2))-\(fmt(ratio.max, 2)))", 18)
+              + " " + pad("\(row.pair.scopedFaster)/\(row.pair.roundRatios.count)", 7)
               + " \(fmt(row.load.min() ?? .nan, 1))-\(fmt(row.load.max() ?? .nan, 1))")
+    }
+    // Round by round (which read went first alternates: unscoped first in rounds 1, 3, ...).
+    for engine in Set(appsRows.map(\.engine)).sorted() {
+        let rows = appsRows.filter { $0.engine == engine }
+        print("\(engine), one app / every app by round (load at the round's start):")
+        for (k, load) in rows[0].load.enumerated() {
+            print("  round \(k + 1) (\(k % 2 == 0 ? "every app first" : "one app first"), load \(fmt(load, 2))): "
+                  + rows.map { fmt($0.pair.roundRatios[k], 2) }.joined(separator: " "))
+        }
     }
     print("")
 }
