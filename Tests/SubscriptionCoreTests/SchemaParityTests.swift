@@ -32,6 +32,8 @@ final class SchemaParityTests: XCTestCase {
         // The by-segment aggregates with their deltas, in key order (migration 28): SQLite's
         // table is that order itself (WITHOUT ROWID).
         "index metric_segments.metric_segments_read",
+        // One app's aggregates alone (migration 29), for the same reason.
+        "index metric_segments.metric_segments_app",
     ]
 
     /// The PostgreSQL statements of every migration in the list, as a store made now runs them.

@@ -697,6 +697,16 @@ enum Migrations {
         -- index's alone.
         CREATE INDEX metric_segments_read ON metric_segments (dimension, value, key, segment, bucket) INCLUDE (delta);
         """),
+        Migration(29, "one app's aggregates in an index of their own on PostgreSQL", postgres: """
+        -- A report of one app reads its rows of metric_segments_read, whose entries also hold
+        -- the dimension, and whose key compares one column more: a key's year took 1.3 ms
+        -- there against 1.1 ms from metric_buckets_key at 1M (warm), and one app's counts
+        -- 1.08 times every app's (subdesk-bench --only apps). The app's rows alone, without
+        -- the dimension, read as fast as the store's. The statements name the dimension as a
+        -- literal (Store.forEachMetricBucket, Store.metricTotals), so that a prepared
+        -- statement's generic plan can use this index.
+        CREATE INDEX metric_segments_app ON metric_segments (value, key, segment, bucket) INCLUDE (delta) WHERE dimension = 'app';
+        """),
     ]
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome

@@ -83,8 +83,8 @@ extension Store {
                     var merged = overlay?.deltas(filter, key: key, segment: segment, from: from, to: to) ?? [:]
                     try db.query("""
                         SELECT bucket, delta FROM metric_segments
-                        WHERE dimension = ? AND value = ? AND key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
-                        """, [filter.dimension.rawValue, filter.value, key, segment.rawValue, from, to]) { r in
+                        WHERE \(Store.dimensionCondition(filter.dimension)) AND value = ? AND key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
+                        """, [filter.value, key, segment.rawValue, from, to]) { r in
                         if overlay == nil { each(index, r.int64(0), r.int(1)) } else { merged[r.int64(0), default: 0] += r.int(1) }
                     }
                     if overlay != nil {
@@ -107,8 +107,8 @@ extension Store {
             return try db.readTransaction {
                 let stored = try db.rows("""
                     SELECT key, segment, sum(delta) FROM metric_segments
-                    WHERE dimension = ? AND value = ? AND key IN (\(marks)) AND bucket < ? GROUP BY key, segment
-                    """, [filter.dimension.rawValue, filter.value] + keys.map { $0 as SQLBindable? } + [instant], read)
+                    WHERE \(Store.dimensionCondition(filter.dimension)) AND value = ? AND key IN (\(marks)) AND bucket < ? GROUP BY key, segment
+                    """, [filter.value] + keys.map { $0 as SQLBindable? } + [instant], read)
                 guard let overlay = try segmentOverlay() else { return stored }
                 var totals: [String: [CountSegment: Int]] = [:]
                 for row in stored { totals[row.key, default: [:]][row.segment, default: 0] += row.total }
@@ -122,6 +122,14 @@ extension Store {
             SELECT key, segment, sum(delta) FROM metric_buckets INDEXED BY metric_buckets_key
             WHERE key IN (\(marks)) AND bucket < ? GROUP BY key, segment
             """, keys.map { $0 as SQLBindable? } + [instant], read)
+    }
+
+    /// The condition on `metric_segments.dimension` of a report of one part: the dimension
+    /// as a literal, not a parameter, so that a prepared statement's generic plan (which
+    /// PostgreSQL settles on after a few runs) can use an index of that dimension's rows
+    /// alone (migration 29's, of apps). The text is the enum's own raw value, never input.
+    static func dimensionCondition(_ dimension: SegmentDimension) -> String {
+        "dimension = '\(dimension.rawValue)'"
     }
 
     /// The values `dimension` takes in the by-segment aggregates, in order: one index seek
