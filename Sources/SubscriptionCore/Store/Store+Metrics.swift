@@ -81,10 +81,8 @@ extension Store {
                 for segment in CountSegment.allCases where segments.contains(segment) {
                     // Stored rows and the pending part merged in bucket order.
                     var merged = overlay?.deltas(filter, key: key, segment: segment, from: from, to: to) ?? [:]
-                    try db.query("""
-                        SELECT bucket, delta FROM metric_segments
-                        WHERE \(Store.dimensionCondition(filter.dimension)) AND value = ? AND key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
-                        """, [filter.value, key, segment.rawValue, from, to]) { r in
+                    let read = Store.segmentBucketsRead(filter, key: key, segment: segment, from: from, to: to)
+                    try db.query(read.sql, read.values) { r in
                         if overlay == nil { each(index, r.int64(0), r.int(1)) } else { merged[r.int64(0), default: 0] += r.int(1) }
                     }
                     if overlay != nil {
@@ -130,6 +128,15 @@ extension Store {
     /// alone (migration 29's, of apps). The text is the enum's own raw value, never input.
     static func dimensionCondition(_ dimension: SegmentDimension) -> String {
         "dimension = '\(dimension.rawValue)'"
+    }
+
+    /// `forEachMetricBucket`'s read of one key's buckets in [from, to) of `filter`'s part.
+    static func segmentBucketsRead(_ filter: SegmentFilter, key: String, segment: CountSegment,
+                                   from: Millis, to: Millis) -> (sql: String, values: [SQLBindable?]) {
+        ("""
+         SELECT bucket, delta FROM metric_segments
+         WHERE \(dimensionCondition(filter.dimension)) AND value = ? AND key = ? AND segment = ? AND bucket >= ? AND bucket < ? AND delta <> 0
+         """, [filter.value, key, segment.rawValue, from, to])
     }
 
     /// The values `dimension` takes in the by-segment aggregates, in order: one index seek
