@@ -31,7 +31,10 @@ extension DashboardEndToEndTests {
         try terminal.waitFor(text: "app: other")
         try terminal.send(literal: ":feed")
         try terminal.send(keys: "Enter")
-        let screen = try terminal.waitFor(text: "7200000000000001")
+        // The feed's own header, not the subscriber list behind it, which shows the same id.
+        let screen = try terminal.waitFor("the feed with the other app's notification") {
+            $0.contains("TYPE/SUBTYPE") && $0.contains("7200000000000001")
+        }
         let header = try XCTUnwrap(screen.components(separatedBy: "\n").first { $0.contains("TYPE/SUBTYPE") }, screen)
         XCTAssertTrue(header.trimmingCharacters(in: .whitespaces).hasPrefix("APP"), header)
         XCTAssertTrue(screen.contains("app: other"), screen)
