@@ -79,13 +79,35 @@ extension Store {
                 conditions.append(match.sql)
                 values.append(match.value)
             }
-            rows = try db.rows("""
-                SELECT \(Store.stateColumns) FROM \(Store.rowSource)
-                \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-                ORDER BY \(order) LIMIT ?
-                """, values + [limit], Store.row)
+            let read = Store.pageRead(conditions, order: order, limit: limit, dialect: db.dialect)
+            rows = Array(try db.rows(read.sql, values + read.values, Store.row).prefix(limit))
         }
         return (backward ? rows.reversed() : rows, complete)
+    }
+
+    /// The page sizes PostgreSQL reads with the limit written in the statement: a page of
+    /// `limit` rows reads the first of these at or over it, and the rows past `limit` are
+    /// dropped. A statement whose limit is a parameter is planned anew at each run (a plan
+    /// made without the limit reads the whole list, in parallel), and planning one app's page,
+    /// which weighs every index that leads with the bundle id, took longer than reading it; a
+    /// statement with its limit written in keeps one plan after its first runs. Few sizes,
+    /// so that a process prepares few statements whatever its windows' heights.
+    static let literalPageSizes = [10] + stride(from: 25, through: 1_000, by: 25)
+
+    /// The statement reading a page of `limit` rows that meet `conditions` in `order` on
+    /// `dialect`'s engine, and the value it binds after the conditions' own. It may read
+    /// more rows than `limit` (see `literalPageSizes`): the first `limit` are the page.
+    static func pageRead(_ conditions: [String], order: String, limit: Int, dialect: SQLDialect)
+        -> (sql: String, values: [SQLBindable?]) {
+        var clause = "LIMIT ?", values: [SQLBindable?] = [limit]
+        if dialect == .postgres, limit > 0, let size = literalPageSizes.first(where: { $0 >= limit }) {
+            (clause, values) = ("LIMIT \(size)", [])
+        }
+        return ("""
+            SELECT \(Store.stateColumns) FROM \(Store.rowSource)
+            \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+            ORDER BY \(order) \(clause)
+            """, values)
     }
 
     /// The conditions (with the values they bind) and the order of the rows of `q` after
