@@ -58,8 +58,7 @@ extension Context {
     /// The apps and environments of `targets` that `--app` names (all of them without it):
     /// what ping and backfill ask.
     func scoped(_ targets: [Revalidator.AppleTarget]) throws -> [Revalidator.AppleTarget] {
-        guard let scope = try appScope() else { return targets }
-        return targets.filter { $0.bundleId == scope.bundleId }
+        Revalidator.AppleTarget.within(try appScope(), targets)
     }
 
     /// Setting mistakes are usage errors (exit 2), whichever layer found them.

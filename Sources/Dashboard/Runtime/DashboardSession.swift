@@ -377,11 +377,7 @@ public final class DashboardSession {
     /// through: every app's, each in each of its environments, or the scoped app's only.
     var appleTargets: @Sendable (Revalidator) -> [Revalidator.AppleTarget] {
         let scope = app
-        return { revalidator in
-            let every = revalidator.appleTargets
-            guard let scope, every.count > 1 else { return every }
-            return every.filter { $0.bundleId == scope.bundleId }
-        }
+        return { revalidator in Revalidator.AppleTarget.within(scope, revalidator.appleTargets) }
     }
 
     /// Runs `job` on the worker once for each of the targets `appleTargets` gives (narrowed

@@ -75,6 +75,14 @@ public final class Revalidator: @unchecked Sendable {
         /// `fitness (com.example.fitness)`: what each of the command's lines is for.
         public let label: String
         public let environment: AppStoreEnvironment
+
+        /// The ones of `targets` that are `scope`'s app (all of them without a scope): what a
+        /// store-wide call to Apple asks when the command line's `--app` or the desk's `:app`
+        /// names one app.
+        public static func within(_ scope: AppScope?, _ targets: [AppleTarget]) -> [AppleTarget] {
+            guard let scope else { return targets }
+            return targets.filter { $0.bundleId == scope.bundleId }
+        }
     }
 
     /// What ping and backfill go through: with `[app]` sections, every app and each of its

@@ -79,8 +79,17 @@ extension Store {
                 conditions.append(match.sql)
                 values.append(match.value)
             }
+            // The statement may read a few rows past the page (`literalPageSizes`): they
+            // are neither decoded nor fetched once the page is full.
             let read = Store.pageRead(conditions, order: order, limit: limit, dialect: db.dialect)
-            rows = Array(try db.rows(read.sql, values + read.values, Store.row).prefix(limit))
+            var found: [SubscriptionRow] = []
+            if limit > 0 {
+                try db.scan(read.sql, values + read.values) { r in
+                    found.append(Store.row(r))
+                    return found.count < limit
+                }
+            }
+            rows = found
         }
         return (backward ? rows.reversed() : rows, complete)
     }
