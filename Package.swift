@@ -46,17 +46,22 @@ let package = Package(
         // Where the tests and the benchmark open their stores (in memory, or a fresh
         // PostgreSQL schema when SUBDESK_TEST_POSTGRES is set); in no product.
         .target(name: "SubdeskTestSupport", dependencies: ["SubscriptionCore"]),
+        // The tests' side of it (XCTest): which tests depend on the engine, checked as they open
+        // stores, and the list the PostgreSQL pass runs (scripts/test-postgres); in no product.
+        .target(name: "SubdeskTestKit", dependencies: ["SubdeskTestSupport", "SubscriptionCore", "CTestKitStart"]),
+        // Starts the kit's observer when the test binary loads, before the first test.
+        .target(name: "CTestKitStart"),
         // Shares no code with SubscriptionCore: only the socket's wire format.
         .executableTarget(name: "subdesk-http", dependencies: ["HelperWire"]),
 
-        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "SubdeskTestSupport", "FakeApple"],
+        .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "SubdeskTestKit", "FakeApple"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
         .testTarget(name: "FastCGITests", dependencies: ["FastCGI"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore", "SubdeskScenarios",
-                                                           "SubdeskTestSupport", "FakeApple"],
+                                                           "SubdeskTestKit", "FakeApple"],
                     exclude: ["Snapshots"]),
-        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "SubdeskTestSupport", "subdesk", "FakeApple", "FastCGI"]),
+        .testTarget(name: "subdeskTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "SubdeskTestKit", "subdesk", "FakeApple", "FastCGI"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds what to install into .build/deploy/: `subdesk` linked fully statically (Swift
 # runtime, Foundation, libcrypto, SQLite and ncurses inside), and `subdesk-http`, the
-# URLSession helper that revalidation starts, linked as usual.
+# URLSession helper that revalidation starts, with the Swift runtime linked in and the system
+# libraries shared: the package's release build (deploy/build-release.sh), not built again
+# when deploy/package.sh built it.
 #
 # A web server starts one subdesk process per notification (`subdesk ingest --cgi`). A
 # dynamically linked subdesk spends ~13 ms of each request loading and relocating its
@@ -10,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-swift build -c release --product subdesk-http
+deploy/build-release.sh subdesk-http
 # The linker warns that glibc's name-service functions (getpwuid, getaddrinfo, dlopen)
 # need the shared glibc at run time; subdesk itself resolves no names (HTTP is the
 # helper's), so those warnings are filtered out of the log.
@@ -29,5 +31,5 @@ rm -f "$log"
 
 mkdir -p .build/deploy
 install -m 0755 .build/static/release/subdesk .build/deploy/subdesk
-install -m 0755 .build/release/subdesk-http .build/deploy/subdesk-http
+install -m 0755 .build/package-build/release/subdesk-http .build/deploy/subdesk-http
 echo "built .build/deploy/subdesk (static) and .build/deploy/subdesk-http"

@@ -46,9 +46,7 @@ cat > .build/build-info.h <<EOF
 #define SUBDESK_BUILD_LINKING "static-stdlib"
 EOF
 trap 'rm -f .build/build-info.h' EXIT
-for product in subdesk subdesk-http; do
-    swift build -c release --scratch-path "$scratch" --product "$product" -Xswiftc -static-stdlib --disable-local-rpath
-done
+deploy/build-release.sh subdesk subdesk-http
 rm -f .build/build-info.h
 bin=$scratch/release
 

@@ -4,12 +4,12 @@ import SubscriptionCore
 import SubdeskScenarios
 import FakeApple
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// The desk's own calls to Apple with two apps configured: a subscription's call signs for
 /// its record's app; `:backfill` and `:ping` go through every app, or only the scoped one,
 /// each message naming the app it is for.
-final class AppScopeAppleTests: XCTestCase {
+final class AppScopeAppleTests: XCTestCase, RunsOnEveryEngine {
     var directory: URL!
     var path: String!
     var apple: FakeAppleServer!

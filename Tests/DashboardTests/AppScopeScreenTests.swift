@@ -4,11 +4,11 @@ import SubscriptionCore
 import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// `:app NAME` scopes every screen, each list says each row's app when several apps are
 /// configured, and the header keeps the scope where room runs out.
-final class AppScopeScreenTests: XCTestCase {
+final class AppScopeScreenTests: XCTestCase, RunsOnEveryEngine {
     /// The rows of the screen's table (the lines under its column header), for looking at one app's rows.
     func tableLines(_ session: DashboardSession, header: String) throws -> [String] {
         let lines = session.screenLines

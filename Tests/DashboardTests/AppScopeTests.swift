@@ -4,11 +4,11 @@ import SubscriptionCore
 import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// `:app NAME|all` scopes the subscriber list and the daily counts to one app, and the
 /// header says so.
-final class AppScopeTests: XCTestCase {
+final class AppScopeTests: XCTestCase, RunsOnEveryEngine {
     func testAppScopesTheSubscriberListAndTheHeaderSaysSo() throws {
         let store = try DashboardFixture.sharedDemoStore()
         var state = DashboardFixture.state(width: 120, height: 40)

@@ -4,12 +4,12 @@ import SubscriptionCore
 import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// What support asks about beyond the derived state (storefront, refund type and share, offer
 /// period, next renewal and price, win-back eligibility, a consumption request's reason) reaches
 /// the detail screen from the signed payloads.
-final class AppleFactsDetailTests: XCTestCase {
+final class AppleFactsDetailTests: XCTestCase, RunsOnEveryEngine {
     func signed(_ object: [String: Any], _ signer: JWSSigner) throws -> String {
         try signer.sign(payload: try JSONSerialization.data(withJSONObject: object))
     }
@@ -77,7 +77,7 @@ final class AppleFactsDetailTests: XCTestCase {
 /// A 12-month commitment billed monthly, from Apple's example payloads, on the detail screen:
 /// the plan, the month of the total, when it ends, its price, whether it renews, and the next
 /// renewal's offer.
-final class CommitmentDetailTests: XCTestCase {
+final class CommitmentDetailTests: XCTestCase, RunsOnEveryEngine {
     func example(_ name: String) throws -> [String: Any] {
         let url = DashboardFixture.repositoryRoot.appendingPathComponent("Tests/SubscriptionCoreTests/Fixtures/apple-models/\(name).json")
         return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])

@@ -4,7 +4,7 @@ import SubscriptionCore
 import SubdeskScenarios
 import FakeApple
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// A demo store in a file of its own (workers open their own connections to it), a fake
 /// Apple, and a dashboard session whose revalidator talks to that Apple with a fresh key.

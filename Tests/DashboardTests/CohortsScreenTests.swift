@@ -4,12 +4,12 @@ import XCTest
 import TerminalUI
 import FakeApple
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// `:cohorts`: the triangle of `subdesk cohorts` on the dashboard, shaded by value, with each
 /// cohort's size, the definitions under it, metric, period and segment switching, and
 /// scrolling both ways at 80x24.
-final class CohortsScreenTests: XCTestCase {
+final class CohortsScreenTests: XCTestCase, RunsOnEveryEngine {
     let anchor = DashboardFixture.anchor
     func demoStore() throws -> Store { try DashboardFixture.sharedDemoStore() }
 

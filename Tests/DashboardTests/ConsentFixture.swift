@@ -3,7 +3,7 @@ import XCTest
 import SubscriptionCore
 import SubdeskScenarios
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Consent withdrawals signed with the demo CA and taken in through intake: subscriptions
 /// 7701 and 7702 bought from app transactions 880001 and 880002, and 7703 from 880003

@@ -1,12 +1,13 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 import SubscriptionCore
 import TerminalUI
 @testable import Dashboard
 
 /// `:consent` and the subscriber list's consent badge over `ConsentFixture`: withdrawals for
 /// 7702 (a day ago) and 7701 (two days ago) and one no stored purchase carries (three days ago).
-final class ConsentScreenTests: XCTestCase {
+final class ConsentScreenTests: XCTestCase, RunsOnEveryEngine {
     struct NotOnScreen: Error {}
 
     static let sizes = [(80, 24), (120, 40)]

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 import SubscriptionCore
 import SubdeskScenarios
 import FakeApple
@@ -7,7 +8,7 @@ import FakeApple
 
 /// `:daily` and `subdesk counts` show the same numbers: every cell of the screen's table,
 /// for every metric and day, against the command's JSON over the same store and range.
-final class CountsAgreementTests: XCTestCase {
+final class CountsAgreementTests: XCTestCase, RunsOnEveryEngine {
     func testTheScreenAndTheCommandAgreeCellForCell() throws {
         try agree(segment: nil)
     }
@@ -76,7 +77,7 @@ final class CountsAgreementTests: XCTestCase {
 
 /// `p` on `:daily` counts by week (twelve, from Monday) and by month (twelve), as
 /// `subdesk counts --period` does.
-final class DailyPeriodTests: XCTestCase {
+final class DailyPeriodTests: XCTestCase, RunsOnEveryEngine {
     /// Under the chart the selected metric's definition is whole, even at 80 columns.
     func testTheSelectedMetricsWholeDefinitionIsUnderTheChart() throws {
         let session = DashboardFixture.session(try DashboardFixture.demoStore(), width: 80, height: 24)

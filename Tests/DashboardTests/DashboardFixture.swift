@@ -4,7 +4,7 @@ import SubscriptionCore
 import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// A demo store built from the repository's sample data at a fixed instant, and sessions over it.
 enum DashboardFixture {
@@ -26,6 +26,7 @@ enum DashboardFixture {
 
     /// One demo store for tests that only read it, built the first time one asks.
     static func sharedDemoStore() throws -> Store {
+        TestEngine.checkMarked("uses the shared demo store (on the pass's engine)")
         if let store = shared { return store }
         let store = try demoStore()
         shared = store

@@ -1,13 +1,13 @@
 import XCTest
 import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 import TerminalUI
 @testable import Dashboard
 
 /// The detail's dates as a support agent reads them aloud: a renewal whose date passed
 /// says what happened instead, and a refunded subscription says when access ended.
-final class DatesAsFactsTests: XCTestCase {
+final class DatesAsFactsTests: XCTestCase, RunsOnEveryEngine {
     func open(_ text: String, _ session: DashboardSession) {
         session.type(.char("/"))
         session.type(text)
@@ -35,7 +35,7 @@ final class DatesAsFactsTests: XCTestCase {
 
 /// Small things the screens said wrong: the hint for Enter on an expanded line, and the
 /// list's position at its last row.
-final class ScreenWordingTests: XCTestCase {
+final class ScreenWordingTests: XCTestCase, RunsOnEveryEngine {
     func testEnterOnAnExpandedLineIsHintedAsFold() throws {
         let session = DashboardFixture.session(try DashboardFixture.sharedDemoStore())
         session.type(.char("/"))

@@ -1,11 +1,12 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 import SubscriptionCore
 import TerminalUI
 @testable import Dashboard
 
 /// `:health` and the feed's health line, as an engineer paged at night reads them.
-final class HealthScreenTests: XCTestCase {
+final class HealthScreenTests: XCTestCase, RunsOnEveryEngine {
     let anchor = DashboardFixture.anchor
     let hour: Millis = 3_600_000
 

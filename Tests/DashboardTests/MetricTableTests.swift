@@ -1,12 +1,13 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 @testable import SubscriptionCore
 import TerminalUI
 @testable import Dashboard
 
 /// A daily metric is one entry of `Metric.all`: given one more entry, the report computes it
 /// and every place that shows metrics shows it (JSON, CSV, `:daily`, the README's lists).
-final class MetricTableTests: XCTestCase {
+final class MetricTableTests: XCTestCase, RunsOnEveryEngine {
     let utc = TimeZone(identifier: "UTC")!
 
     /// A level from two keys of the shares.

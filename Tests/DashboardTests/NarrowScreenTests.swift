@@ -1,4 +1,5 @@
 import XCTest
+import SubdeskTestKit
 import SubscriptionCore
 import TerminalUI
 @testable import Dashboard
@@ -6,7 +7,7 @@ import TerminalUI
 /// At 80x24, the smallest supported size, what does not fit ends in "…" rather than being
 /// cut silently; and what a screen shows says what it is (refused rows, token-only
 /// subscribers, revocations, the period a level is counted at).
-final class NarrowScreenTests: XCTestCase {
+final class NarrowScreenTests: XCTestCase, RunsOnEveryEngine {
     nonisolated(unsafe) static var store: Store?
 
     func demoStore() throws -> Store {

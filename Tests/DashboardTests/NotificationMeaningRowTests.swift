@@ -4,12 +4,12 @@ import SubscriptionCore
 import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// A type Apple adds is one row of the table of meanings: with the row, intake derives its
 /// effect, the counts count it and the desk colours it; without it, it is kept and shown
 /// as it came and moves nothing.
-final class NotificationMeaningRowTests: XCTestCase {
+final class NotificationMeaningRowTests: XCTestCase, RunsOnEveryEngine {
     static let accountHold = NotificationType(rawValue: "ACCOUNT_HOLD")
     static let row = NotificationMeaning(accountHold, "billing on hold, no access", .v2, .init(billing: .entersRetry),
                                          tone: .billingRetry)

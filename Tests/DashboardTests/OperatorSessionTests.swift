@@ -5,10 +5,10 @@ import SubdeskScenarios
 import FakeApple
 import TerminalUI
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Operator actions through the keys with a runtime carrying them out against a real demo store.
-final class OperatorSessionTests: XCTestCase {
+final class OperatorSessionTests: XCTestCase, RunsOnEveryEngine {
     let id = "2000000400001201"
 
     /// A session on a store of its own, since these tests write to it.
@@ -225,7 +225,7 @@ final class OperatorSessionTests: XCTestCase {
 }
 
 /// At 80x24 the detail's header keeps what support needs when lines are long.
-final class NarrowDetailHeaderTests: XCTestCase {
+final class NarrowDetailHeaderTests: XCTestCase, RunsOnEveryEngine {
     func open(_ id: String, store: Store) -> [String] {
         let session = DashboardFixture.session(store)
         session.type(.char("/"))
@@ -256,7 +256,7 @@ final class NarrowDetailHeaderTests: XCTestCase {
 }
 
 /// What a backfill found, on the dashboard: `:gaps` and the feed's marks.
-final class GapsScreenTests: XCTestCase {
+final class GapsScreenTests: XCTestCase, RunsOnEveryEngine {
     func testGapsListWhatAppleSentThatArrivedLateAndOpenTheSubscription() throws {
         let store = try DashboardFixture.demoStore()
         let uuid = try XCTUnwrap(try store.intakeLog(limit: 200).first { $0.result == .stored && $0.originalTransactionId == "2000000400000901" }?
@@ -300,7 +300,7 @@ final class GapsScreenTests: XCTestCase {
 
 /// `:ping` asks Apple for a TEST notification on a worker and says on the message line
 /// whether it came through intake.
-final class PingCommandTests: XCTestCase {
+final class PingCommandTests: XCTestCase, RunsOnEveryEngine {
     func testPingWaitsOnAWorkerAndReportsTheRoundTrip() throws {
         let fixture = try AppleSessionFixture()
         defer { fixture.tearDown() }

@@ -1,4 +1,5 @@
 import XCTest
+import SubdeskTestKit
 @testable import SubscriptionCore
 import TerminalUI
 @testable import Dashboard
@@ -609,7 +610,7 @@ extension ReducerTests {
 }
 
 /// The subscribers list marks rows an override decides, and `y` copies the selected id.
-final class ListMarksAndCopyTests: XCTestCase {
+final class ListMarksAndCopyTests: XCTestCase, RunsOnEveryEngine {
     var state = DashboardFixture.state(width: 120, height: 40)
 
     func load(_ rows: [SubscriptionRow], overrides: [String: Override.Kind]) {

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 import SubscriptionCore
 import SubdeskScenarios
 import FakeApple
@@ -9,7 +10,7 @@ import TerminalUI
 /// `:refunds` on the demo store (one request open, asked three hours ago; one refunded):
 /// the queue, the facts of the selected request, `a` and `:answer` confirmed before the
 /// fake Apple is asked, and the answer audited; `:extend all` followed to completion.
-final class RefundScreenTests: XCTestCase {
+final class RefundScreenTests: XCTestCase, RunsOnEveryEngine {
     /// The demo's renewals scenario: its customer asked for a refund three hours before the anchor.
     let open = "2000000400000301"
     var renewal: String { "2000000400000304" }

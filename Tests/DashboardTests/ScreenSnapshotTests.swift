@@ -1,10 +1,11 @@
 import XCTest
+import SubdeskTestKit
 import SubscriptionCore
 import TerminalUI
 @testable import Dashboard
 
 /// Every screen rendered without a terminal, at the smallest supported size and a roomy one.
-final class ScreenSnapshotTests: XCTestCase {
+final class ScreenSnapshotTests: XCTestCase, RunsOnEveryEngine {
     static let sizes = [(80, 24), (120, 40)]
     nonisolated(unsafe) static var store: Store?
 
@@ -143,7 +144,7 @@ final class ScreenSnapshotTests: XCTestCase {
 }
 
 /// `:daily` says what TOTAL adds up and moves its day columns sideways.
-final class DailyColumnsTests: XCTestCase {
+final class DailyColumnsTests: XCTestCase, RunsOnEveryEngine {
     func testTotalsCoverTheWholeRangeAndColumnsMoveSideways() throws {
         let session = DashboardFixture.session(try DashboardFixture.demoStore())
         session.type(.char(":"))

@@ -4,10 +4,10 @@ import XCTest
 import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Key sequences through the reducer with a runtime performing the loads against a real demo store.
-final class SessionTests: XCTestCase {
+final class SessionTests: XCTestCase, RunsOnEveryEngine {
     nonisolated(unsafe) static var store: Store?
 
     func demoStore() throws -> Store {

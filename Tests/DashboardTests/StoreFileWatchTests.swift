@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 import SubscriptionCore
 import SubdeskScenarios
 import TerminalUI
@@ -7,7 +8,7 @@ import TerminalUI
 
 /// A store file deleted or replaced under an open dashboard (another `subdesk demo`) is
 /// noticed: the status line stops saying live, and a new store at the path is opened.
-final class StoreFileWatchTests: XCTestCase {
+final class StoreFileWatchTests: XCTestCase, RunsOnEveryEngine {
     func buildStore(at path: String, copies: Int) throws {
         let store = try Store(path: path)
         let sample = try SampleData.locate(explicit: DashboardFixture.repositoryRoot.appendingPathComponent("sample-data").path)

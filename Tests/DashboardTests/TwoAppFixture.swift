@@ -4,7 +4,7 @@ import SubscriptionCore
 import SubdeskScenarios
 import TerminalUI
 @testable import Dashboard
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// A store of two apps' rows: the demo store (app `demo`) with the consent fixture, and a
 /// second app `other` (`com.example.other`) with one subscription that asked for a refund

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Apple's own example payloads (Fixtures/apple-models, from Apple's App Store Server
 /// Library), signed with the test CA and nested as Apple nests them, then ingested: every
@@ -9,7 +9,7 @@ import SubdeskTestSupport
 /// state is right. Adapted only as far as a test must: dates moved by one offset into the
 /// test CA's validity, each notification given its own UUID (the examples share one), and
 /// the policy set to Apple's example app (com.example, LocalTesting allowed).
-final class AppleExamplesConformanceTests: XCTestCase {
+final class AppleExamplesConformanceTests: XCTestCase, RunsOnEveryEngine {
     static let directory: URL = VerificationTests.fixtureDirectory.deletingLastPathComponent().appendingPathComponent("apple-models")
     /// Apple's examples are signed 2023-10-24; the test CA's chain is checked at signedDate.
     static let shift: Millis = TestKit.anchor - 1_698_148_900_000

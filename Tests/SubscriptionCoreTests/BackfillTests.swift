@@ -2,12 +2,12 @@ import Foundation
 import XCTest
 import FakeApple
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Backfill from Get Notification History against a local server playing Apple: the
 /// store ends as if it had received everything live, a stopped run resumes where it
 /// stopped (kill -9 included), and what was missing is kept as delivery gaps.
-final class BackfillTests: XCTestCase {
+final class BackfillTests: XCTestCase, RunsOnEveryEngine {
     var fixture: RevalidationFixture!
 
     override func setUpWithError() throws { fixture = try RevalidationFixture() }

@@ -1,12 +1,12 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Hostile and broken bodies, each with the reason it must be refused. Every one is
 /// quarantined with a reason naming the fault; none crashes intake, writes state, or
 /// is accepted. Set SUBDESK_WRITE_CORPUS=DIR to write them out as fuzzing seeds.
-final class BadInputCorpusTests: XCTestCase {
+final class BadInputCorpusTests: XCTestCase, RunsOnEveryEngine {
     struct Case { let name: String; let body: Data; let reason: String }
 
     static let leafKey = try! ES256.PrivateKey(pem: VerificationTests.fixture("test-ca/leaf-key.pem"))

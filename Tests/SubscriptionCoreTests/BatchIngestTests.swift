@@ -1,11 +1,11 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Batch intake: bodies committed in batches, counts over every call, and a stop that keeps
 /// what came before it.
-final class BatchIngestTests: XCTestCase {
+final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
     var directory: URL!
 
     override func setUpWithError() throws {

@@ -2,12 +2,12 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Cohort retention, realized LTV and trial conversion pinned on hand-made histories, and
 /// held to the daily counts on the demo store and a generated one (both engines when
 /// SUBDESK_TEST_POSTGRES is set).
-final class CohortTests: XCTestCase {
+final class CohortTests: XCTestCase, RunsOnEveryEngine {
     let day = TestKit.day
     let utc = TimeZone(identifier: "UTC")!
     /// 2026-06-01: day 0 of every history here.

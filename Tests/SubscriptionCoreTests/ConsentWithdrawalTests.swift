@@ -3,14 +3,14 @@ import XCTest
 import FakeApple
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// RESCIND_CONSENT built from Apple's example payloads (signed with the test CA, dates moved
 /// into its validity as `AppleExamplesConformanceTests` does), moved to Production and the
 /// demo app so that the fake Apple can be asked about it: the withdrawal lands on the
 /// subscription whose purchase carries its appTransactionId, is listed until an operator
 /// marks it handled (audited), and one that no stored purchase matches is resolved at Apple.
-final class ConsentWithdrawalTests: XCTestCase {
+final class ConsentWithdrawalTests: XCTestCase, RunsOnEveryEngine {
     typealias Examples = AppleExamplesConformanceTests
     let a = TestKit.anchor, day = TestKit.day
     static let rescindUUID = "002e14d5-51f5-4503-b5a8-c3a1af68eb20"
@@ -149,7 +149,7 @@ final class ConsentWithdrawalTests: XCTestCase {
 }
 
 /// The same as a support agent meets it at the command line.
-final class ConsentCommandTests: XCTestCase {
+final class ConsentCommandTests: XCTestCase, RunsOnEveryEngine {
     let helper = ConsentExamples()
 
     func ingest(_ intake: Intake, _ body: Data) throws {

@@ -2,10 +2,10 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Intake end to end: decode, verify, check policy, dedupe, store or quarantine.
-final class IntakeTests: XCTestCase {
+final class IntakeTests: XCTestCase, RunsOnEveryEngine {
     var store: Store!
     var intake: Intake!
 

@@ -2,12 +2,12 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Each metric's definition pinned on a hand-made history, and the property that makes
 /// them trustworthy: a history delivered whole, or with notifications missing and then
 /// repaired by revalidation, gives the same numbers.
-final class MetricsDefinitionTests: XCTestCase {
+final class MetricsDefinitionTests: XCTestCase, RunsOnEveryEngine {
     let day = TestKit.day
     let utc = TimeZone(identifier: "UTC")!
     /// 2026-06-01: day 0 of every history here.

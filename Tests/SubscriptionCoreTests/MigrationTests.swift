@@ -1,13 +1,13 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Stores an earlier subdesk made, at every version it shipped, migrate to the very catalogue
 /// a store made now has. The earlier stores come from the schema text those subdesks ran,
 /// kept in `Fixtures/schema` (SQLite's migrations 1-22; PostgreSQL's baseline 15 and its
 /// upgrades), not from today's list.
-final class MigrationTests: XCTestCase {
+final class MigrationTests: XCTestCase, RunsOnEveryEngine {
     /// A fixture's blocks by the version each brings a store to, in order.
     static func fixture(_ name: String) throws -> [(version: Int, sql: String)] {
         let url = try XCTUnwrap(Bundle.module.url(forResource: "Fixtures/schema/\(name)", withExtension: "sql"), "\(name).sql is missing")
@@ -149,9 +149,7 @@ final class MigrationTests: XCTestCase {
     /// PostgreSQL stores made by the subdesk before the one list (its baseline 15, then each
     /// upgrade to 22) migrate to a new store's catalogue. Runs on the PostgreSQL pass.
     func testPostgresStoresOfEveryShippedVersionMigrateToTheCatalogueOfANewStore() throws {
-        guard let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty else {
-            throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)")
-        }
+        let base = try TestEngine.requirePostgres()
         let fresh = try Store(path: Store.freshPostgresLocation(base))
         XCTAssertTrue(fresh.wasCreated)
         XCTAssertEqual(fresh.schemaVersion, Migrations.latestVersion)

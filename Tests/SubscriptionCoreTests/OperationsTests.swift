@@ -2,10 +2,10 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Overrides and the audit log, through the core API.
-final class OperationsTests: XCTestCase {
+final class OperationsTests: XCTestCase, RunsOnEveryEngine {
     var store: Store!
     var ops: Operations!
     let now = TestKit.anchor

@@ -1,11 +1,12 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 import FakeApple
 @testable import SubscriptionCore
 
 /// Look Up Order ID: a support agent's order id from the customer's receipt finds the
 /// subscription at Apple, verified and stored; an order id Apple does not know says so.
-final class OrderLookupTests: XCTestCase {
+final class OrderLookupTests: XCTestCase, RunsOnEveryEngine {
     var fixture: RevalidationFixture!
 
     override func setUpWithError() throws { fixture = try RevalidationFixture() }
@@ -100,7 +101,7 @@ final class OrderLookupTests: XCTestCase {
 }
 
 /// Get Refund History and Get Transaction Info for a subscription, verified and stored.
-final class RefundHistoryTests: XCTestCase {
+final class RefundHistoryTests: XCTestCase, RunsOnEveryEngine {
     var fixture: RevalidationFixture!
 
     override func setUpWithError() throws { fixture = try RevalidationFixture() }
@@ -145,7 +146,7 @@ final class RefundHistoryTests: XCTestCase {
 }
 
 /// Set App Account Token: Apple's records follow the subscriber subdesk links.
-final class SetAppAccountTokenTests: XCTestCase {
+final class SetAppAccountTokenTests: XCTestCase, RunsOnEveryEngine {
     var fixture: RevalidationFixture!
 
     override func setUpWithError() throws { fixture = try RevalidationFixture() }

@@ -1,19 +1,17 @@
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// How PostgreSQL plans the first page of the list. Runs when SUBDESK_TEST_POSTGRES names a
 /// server (`scripts/pg-cluster`).
-final class PagePlanTests: XCTestCase {
+final class PagePlanTests: XCTestCase, RunsOnEveryEngine {
     /// The store's statements are prepared once and, after a few runs, PostgreSQL may keep a
     /// plan made without their values (a generic plan). The page's statement has its limit
     /// written in, so that plan still reads the list's index up to the page, for every app
     /// and for one; with the limit a parameter it read the whole list and sorted it.
     func testFirstPagesAreIndexReadsUnderAGenericPlan() throws {
-        guard let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty else {
-            throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)")
-        }
+        let base = try TestEngine.requirePostgres()
         let store = try Store(path: Store.freshPostgresLocation(base))
         let apps = ["com.example.fitness", "com.example.notes", "com.example.photos"]
         _ = try StoreGenerator(subscribers: 3_000, bundleIds: apps).generate(into: store)

@@ -2,20 +2,18 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// What only a PostgreSQL store has: database roles, and an audit log whose operator the
 /// server records. Runs when SUBDESK_TEST_POSTGRES names a server (`scripts/pg-cluster`).
-final class PostgresRoleTests: XCTestCase {
+final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
     var base: String!
     var location: String!
     var owner: Store!
     var suffix: String!
 
     override func setUpWithError() throws {
-        guard let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty else {
-            throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)")
-        }
+        let base = try TestEngine.requirePostgres()
         self.base = base
         location = Store.freshPostgresLocation(base)
         owner = try Store(path: location)

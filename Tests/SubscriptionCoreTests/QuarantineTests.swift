@@ -1,12 +1,12 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// The quarantine keeps every refusal and cannot be used to fill the disk: repeats are
 /// counted, oversized bodies keep a prefix, a budget caps what is kept, and only an
 /// audited purge deletes.
-final class QuarantineTests: XCTestCase {
+final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
     var store: Store!
     var intake: Intake!
 

@@ -2,11 +2,11 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// One total order on record versions (RecordVersionOrder): whichever order versions
 /// arrive in, the same version wins, and owner, token, ownership and offers follow it.
-final class RecordOrderTests: XCTestCase {
+final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
     let a = TestKit.anchor, d = TestKit.day
     let otid = "2000000900000001"
 

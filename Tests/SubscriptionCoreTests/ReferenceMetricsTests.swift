@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// The daily counts and the cohort tables held, cell for cell, to a second computation
 /// written from the README's definitions alone: plain loops over each generated
@@ -17,7 +17,7 @@ import SubdeskTestSupport
 /// subdesk counted (1 grace recoveries, 2 comebacks, 3 prorated refunds' periods, 4 a trial
 /// paid for after billing retry, 5 family money, 6 upgrades refunded in part); the test must
 /// then fail.
-final class ReferenceMetricsTests: XCTestCase {
+final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
     static let day: Millis = 86_400_000
     static let hour: Millis = 3_600_000
     /// 2026-06-01T00:00Z.

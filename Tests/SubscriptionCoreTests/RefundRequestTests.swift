@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 import FakeApple
 @testable import SubscriptionCore
 
@@ -7,7 +8,7 @@ import FakeApple
 /// store, an answer goes to the fake Apple's Send Consumption Information within the
 /// 12-hour deadline (or is refused before Apple is asked), a missed deadline and every
 /// answer are audited, and REFUND / REFUND_DECLINED close the item in either arrival order.
-final class RefundRequestTests: XCTestCase {
+final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
     var fixture: RevalidationFixture!
 
     override func setUpWithError() throws { fixture = try RevalidationFixture() }

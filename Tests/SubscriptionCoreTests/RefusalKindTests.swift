@@ -1,12 +1,12 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Each refusal's kind, stated where intake refuses, is the kind its reason's words gave
 /// before (on every body of the bad-input corpus and the fuzz seeds, under several
 /// policies), save where those words were the sender's.
-final class RefusalKindTests: XCTestCase {
+final class RefusalKindTests: XCTestCase, RunsOnEveryEngine {
     /// How the kind was read from a reason before intake stated it, kept here only, to
     /// compare with: the kind and the word that decided it.
     static func formerClassification(_ reason: String) -> (kind: RejectionClass, word: String?) {

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 import FakeApple
 @testable import SubscriptionCore
 import SubdeskScenarios
@@ -7,7 +8,7 @@ import SubdeskScenarios
 /// Renewal-date extensions against the fake Apple: Apple's rules checked first, every
 /// request kept and audited, a mass extension followed to completion and set beside
 /// Apple's SUMMARY notification.
-final class RenewalExtensionTests: XCTestCase {
+final class RenewalExtensionTests: XCTestCase, RunsOnEveryEngine {
     var fixture: RevalidationFixture!
 
     override func setUpWithError() throws { fixture = try RevalidationFixture() }

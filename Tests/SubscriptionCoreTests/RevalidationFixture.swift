@@ -3,7 +3,7 @@ import XCTest
 import FakeApple
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// A temporary store, a local server playing Apple, and revalidators wired to both.
 final class RevalidationFixture {

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 import FakeApple
 @testable import SubscriptionCore
 import SubdeskScenarios
@@ -7,7 +8,7 @@ import SubdeskScenarios
 /// Revalidation against the App Store Server API and verifyReceipt, both played by a
 /// local HTTP server. One class, its tests spread over `RevalidationTests+*.swift`, so
 /// that `--filter RevalidationTests` runs every one of them.
-final class RevalidationTests: XCTestCase {
+final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
     var fixture: RevalidationFixture!
     let day = TestKit.day
     let anchor = TestKit.anchor

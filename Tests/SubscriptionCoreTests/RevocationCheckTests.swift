@@ -2,12 +2,12 @@ import Foundation
 import FakeApple
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// The optional OCSP check of the signing chain, against a local server that answers as
 /// the leaf's and the intermediate's responders do, for a chain made for the test whose
 /// certificates name that server in their Authority Information Access.
-final class RevocationCheckTests: XCTestCase {
+final class RevocationCheckTests: XCTestCase, RunsOnEveryEngine {
     /// A chain and the responders' answers, made by `sample-data/test-ca/make-ocsp-test-chain.sh`.
     struct OCSPChain {
         let directory: String

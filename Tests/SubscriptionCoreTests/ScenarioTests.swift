@@ -2,11 +2,11 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Each sample-data scenario, signed and ingested, ends in the state it declares;
 /// and the state never depends on the order the notifications arrived in.
-final class ScenarioTests: XCTestCase {
+final class ScenarioTests: XCTestCase, RunsOnEveryEngine {
     static let scenarios: [Scenario] = try! TestKit.sample.scenarios()
     static let builder = ScenarioBuilder(signer: TestKit.signer)
 

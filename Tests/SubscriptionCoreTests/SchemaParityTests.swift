@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Both engines' schemas come from one migration list (`Migrations`), each entry's shared
 /// statements spelled with each engine's words and its own parts side by side; this proves
@@ -10,7 +10,7 @@ import SubdeskTestSupport
 /// engine is documented to have. Without a server, SQLite's real catalogue is compared with
 /// the one the list's PostgreSQL statements describe; on the PostgreSQL pass, also with a
 /// real PostgreSQL store's.
-final class SchemaParityTests: XCTestCase {
+final class SchemaParityTests: XCTestCase, RunsOnEveryEngine {
     /// What only one engine has, and why.
     static let sqliteOnly: Set<String> = [
         // The trigram search index (migration 9): PostgreSQL tests each row's search text instead.
@@ -91,9 +91,7 @@ final class SchemaParityTests: XCTestCase {
     var postgresBase: String!
 
     func requirePostgres() throws {
-        guard let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty else {
-            throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)")
-        }
+        let base = try TestEngine.requirePostgres()
         postgresBase = base
     }
 

@@ -1,11 +1,11 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// A search means what it says: `%` and `_` are characters, not wildcards, in `search`
 /// and in the dashboard's filter alike.
-final class SearchLiteralTests: XCTestCase {
+final class SearchLiteralTests: XCTestCase, RunsOnEveryEngine {
     func testPercentAndUnderscoreMatchOnlyThemselves() throws {
         let store = try Store.inMemory()
         let intake = TestKit.intake(store)

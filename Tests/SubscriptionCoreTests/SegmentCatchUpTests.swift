@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 @testable import SubscriptionCore
 import SubdeskScenarios
 
@@ -8,7 +9,7 @@ import SubdeskScenarios
 /// subscription's share summed from scratch, whether the catch-up is stopped half-way,
 /// intake changes subscriptions meanwhile, or two connections catch up at once. On SQLite,
 /// and on PostgreSQL when SUBDESK_TEST_POSTGRES names a server (`scripts/pg-cluster`).
-final class SegmentCatchUpTests: XCTestCase {
+final class SegmentCatchUpTests: XCTestCase, RunsOnEveryEngine {
     struct Stopped: Error {}
     var directory: String!
 
@@ -22,7 +23,7 @@ final class SegmentCatchUpTests: XCTestCase {
     /// A new store on each engine there is: a SQLite file, and a fresh PostgreSQL schema.
     func locations() -> [String] {
         var out = [directory + "/store-\(UUID().uuidString).db"]
-        if let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty {
+        if let base = TestEngine.postgres() {
             out.append(Store.freshPostgresLocation(base))
         }
         return out

@@ -1,18 +1,16 @@
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// How PostgreSQL plans the read of one app's by-segment aggregates. Runs when
 /// SUBDESK_TEST_POSTGRES names a server (`scripts/pg-cluster`).
-final class SegmentReadPlanTests: XCTestCase {
+final class SegmentReadPlanTests: XCTestCase, RunsOnEveryEngine {
     /// The store's statements are prepared once and, after a few runs, PostgreSQL plans them
     /// without their values (a generic plan). One app's year of counts read from the index
     /// of apps' rows alone (migration 29) only if that plan can prove the index's condition,
     /// i.e. if the statement names the dimension itself.
     func testOneAppsBucketsAreReadFromTheAppsIndexUnderAGenericPlan() throws {
-        guard let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty else {
-            throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)")
-        }
+        let base = try TestEngine.requirePostgres()
         let store = try Store(path: Store.freshPostgresLocation(base))
         let read = Store.segmentBucketsRead(SegmentFilter(dimension: .app, value: "com.example.fitness"),
                                             key: "p:churn", segment: .paid, from: 0, to: 86_400_000)

@@ -2,13 +2,13 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Every record knows its app: subscriptions, notifications, purchases, consent
 /// withdrawals, refund requests, quarantined bodies and backfill runs carry the bundle id
 /// they were signed for, written by intake and taken by migration 25 from what a store of
 /// an earlier subdesk holds. Runs on both engines (SUBDESK_TEST_POSTGRES).
-final class SeveralAppsRecordsTests: XCTestCase {
+final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
     let apps = SeveralAppsTests.self
     static let fitness = SeveralAppsTests.fitness
     static let recipes = SeveralAppsTests.recipes
@@ -166,7 +166,7 @@ final class SeveralAppsRecordsTests: XCTestCase {
 
     /// A new, empty store at `version` on the engine the tests run on, and where it is.
     func storeAt(_ version: Int) throws -> (connection: any SQLConnection, location: String) {
-        if let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty {
+        if let base = TestEngine.postgres() {
             let location = Store.freshPostgresLocation(base)
             let place = try PostgresLocation(location)
             let connection = try PostgresConnection(location: place, lockTimeoutMs: 10_000)

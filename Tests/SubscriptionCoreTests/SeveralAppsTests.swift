@@ -3,11 +3,11 @@ import XCTest
 import FakeApple
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Several apps in one desk: `[key]` and `[app]` sections, intake that holds each body to
 /// the app it was signed for, and Apple calls signed for the subscription's app.
-final class SeveralAppsTests: XCTestCase {
+final class SeveralAppsTests: XCTestCase, RunsOnEveryEngine {
     /// The issue's shape, exactly.
     static let issueShape = """
     [key team]

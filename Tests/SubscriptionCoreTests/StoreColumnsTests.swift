@@ -1,12 +1,12 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Rows written and read by column: each table's columns are declared once (`StoreColumn`),
 /// and what is saved is what is read back, on the first save (the upsert) and on later ones
 /// (the UPDATE that names an indexed column only when it changes).
-final class StoreColumnsTests: XCTestCase {
+final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
     func testTheDeclaredColumnsAreTheTablesColumns() throws {
         let store = try Store.inMemory()
         func check<Column: StoreColumn>(_ table: StoreTable<Column>) throws {

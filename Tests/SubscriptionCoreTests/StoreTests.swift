@@ -2,10 +2,10 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// The store: schema, lookups by every id, keyset paging, and daily counts.
-final class StoreTests: XCTestCase {
+final class StoreTests: XCTestCase, RunsOnEveryEngine {
     static let dir = NSTemporaryDirectory() + "subdesk-store-\(UUID().uuidString)"
 
     /// A store with one instance of every scenario, built at the test anchor: a file, or on
@@ -140,7 +140,7 @@ final class StoreTests: XCTestCase {
 }
 
 /// Raw bodies are kept byte for byte, V2 ones compactly (certificate chains once).
-final class StoredBodyTests: XCTestCase {
+final class StoredBodyTests: XCTestCase, RunsOnEveryEngine {
     func testBodiesComeBackByteForByteAndV2BodiesAreSmall() throws {
         let store = try Store.inMemory()
         let intake = TestKit.intake(store)

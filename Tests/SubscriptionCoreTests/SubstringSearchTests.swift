@@ -2,12 +2,12 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// The subscribers filter and `subdesk search` find text anywhere in a subscription's ids,
 /// product, user id and token, whatever its ASCII case, through either of the two plans
 /// (trigram index, or reading in order), and the index follows every change.
-final class SubstringSearchTests: XCTestCase {
+final class SubstringSearchTests: XCTestCase, RunsOnEveryEngine {
     /// Every row of the list, in list order.
     func filtered(_ store: Store, _ text: String, sparse: Bool? = nil) throws -> [String] {
         let needle = Store.asciiLowercased(text)

@@ -3,11 +3,11 @@ import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
 import COpenSSL
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Signed-data verification against the TEST ONLY CA and the fixtures made by
 /// `Fixtures/verification/make-fixtures.sh`, plus Apple's real chain.
-final class VerificationTests: XCTestCase {
+final class VerificationTests: XCTestCase, RunsOnEveryEngine {
     // MARK: Fixtures
 
     static let fixtureDirectory: URL = {

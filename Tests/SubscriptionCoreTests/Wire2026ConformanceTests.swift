@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Apple's 2026 fields, from Apple's own example payloads (signed with the test CA, dates
 /// moved into its validity as `AppleExamplesConformanceTests` does): a prorated refund takes

@@ -2,7 +2,7 @@ import Foundation
 import FakeApple
 import SubscriptionCore
 import XCTest
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Runs the `subdesk` binary as a user or a script would; shared by the command-line tests.
 class SubdeskTestCase: XCTestCase {
@@ -103,10 +103,20 @@ class SubdeskTestCase: XCTestCase {
         return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e.current, as: UTF8.self))
     }
 
-    /// A demo store with every scenario once: a file, or with SUBDESK_TEST_POSTGRES set, a
-    /// new schema in that database, so the commands that read and change it run on both.
+    /// A demo store with every scenario once: a file, or in the PostgreSQL pass a new schema
+    /// there, so the commands that read and change it run on both (the test must be marked
+    /// RunsOnEveryEngine).
     func demoStore() throws -> String {
-        let db = Store.testLocation(file: dir + "/demo.db")
+        try buildDemo(at: Store.testLocation(file: dir + "/demo.db"))
+    }
+
+    /// The same demo store as a SQLite file on every pass: for a test of what the command line
+    /// does before it reads a store (an option's bounds, a header's parse).
+    func demoStoreFile() throws -> String {
+        try buildDemo(at: dir + "/demo.db")
+    }
+
+    private func buildDemo(at db: String) throws -> String {
         let r = try run(["demo", "--no-dashboard", "--copies", "1", "--db", db])
         XCTAssertEqual(r.status, 0, r.stderr)
         return db
@@ -124,7 +134,7 @@ class SubdeskTestCase: XCTestCase {
 }
 
 /// The `subdesk` binary, driven as a user or a script would: exit codes, output, files.
-final class CLITests: SubdeskTestCase {
+final class CLITests: SubdeskTestCase, RunsOnEveryEngine {
     /// A CGI process answers one notification and exits: URLSession, and libcurl with the
     /// thirty-odd libraries behind it, stay out of the binary, in the `subdesk-http` helper
     /// that revalidation starts.

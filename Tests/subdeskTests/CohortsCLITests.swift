@@ -1,10 +1,11 @@
 import Foundation
 import SubscriptionCore
 import XCTest
+import SubdeskTestKit
 
 /// `subdesk cohorts`: JSON and CSV give every number, the text reads as a table with its
 /// definitions, and bad options are refused with what is wrong.
-final class CohortsCLITests: SubdeskTestCase {
+final class CohortsCLITests: SubdeskTestCase, RunsOnEveryEngine {
     func testCohortsJSONAndCSVAreCompleteAndTheTextIsReadable() throws {
         let db = try demoStore()
         let range = ["--from", "2025-01", "--to", DateText.format(DateText.nowMillis(), "yyyy-MM", zone: TimeZone(identifier: "UTC")!)]

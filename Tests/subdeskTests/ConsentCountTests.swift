@@ -2,10 +2,11 @@ import Foundation
 import SubscriptionCore
 import SubdeskScenarios
 import XCTest
+import SubdeskTestKit
 
 /// The number of open consent withdrawals where managers and on-call look: under the
 /// `counts` table and as a `doctor` check, falling to 0 once `consent handle` ran.
-final class ConsentCountTests: SubdeskTestCase {
+final class ConsentCountTests: SubdeskTestCase, RunsOnEveryEngine {
     func rescindBody(uuid: String, appTransactionId: String, signedAt: Millis) throws -> Data {
         let signer = try SampleData.locate(explicit: Self.repoRoot + "/sample-data").signer()
         func signed(_ object: [String: Any]) throws -> String { try signer.sign(payload: try JSONSerialization.data(withJSONObject: object)) }

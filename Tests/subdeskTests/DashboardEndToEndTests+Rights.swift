@@ -1,14 +1,13 @@
 import Foundation
 import SubscriptionCore
 import XCTest
+import SubdeskTestKit
 
 /// The desk as a login that may only read: the header names who it acts as, and the keys it
 /// may not use say which role may, before any dialog, in the command line's words.
 extension DashboardEndToEndTests {
     func testAReadLoginIsNamedAndToldWhatItMayNotDoBeforeAnyDialog() throws {
-        guard PostgresLocation.isPostgres(database) else {
-            throw XCTSkip("a PostgreSQL login: SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)")
-        }
+        database = Store.freshPostgresLocation(try TestEngine.requirePostgres())
         try buildDemoStore()
         let roles = try subdesk(["db", "init", "--roles", "--db", database])
         XCTAssertEqual(roles.status, 0, roles.output)

@@ -1,18 +1,22 @@
 import Foundation
 import SubscriptionCore
 import XCTest
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// The built `subdesk` in a real terminal (tmux): search, detail, live feed, daily counts, resize, quit.
-final class DashboardEndToEndTests: XCTestCase {
+final class DashboardEndToEndTests: XCTestCase, RunsOnEveryEngine {
+    /// The desk's key flows do not depend on the engine and run once, on SQLite; one desk and
+    /// the PostgreSQL login run on every engine.
+    static let engineTests: Set<String>? = ["testSearchDetailFeedDailyResizeAndQuit",
+                                            "testAReadLoginIsNamedAndToldWhatItMayNotDoBeforeAnyDialog"]
+
     static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     var terminal: TerminalSession!
     var directory: URL!
     var binary: String!
-    /// The store the test opens: a file, or with SUBDESK_TEST_POSTGRES set, a new schema in
-    /// that database, so the dashboard runs in a real terminal on both engines.
+    /// The store the test opens: a file; a test on every engine makes it the pass's store.
     var database = ""
 
     override func setUpWithError() throws {
@@ -20,7 +24,7 @@ final class DashboardEndToEndTests: XCTestCase {
         binary = try XCTUnwrap(Self.findBinary(), "cannot find the built subdesk next to the tests or in .build/debug")
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        database = Store.testLocation(file: directory.appendingPathComponent("demo.db").path)
+        database = directory.appendingPathComponent("demo.db").path
         terminal = TerminalSession(tmux: tmux)
         try terminal.start(width: 120, height: 40)
     }
@@ -91,6 +95,7 @@ final class DashboardEndToEndTests: XCTestCase {
     }
 
     func testSearchDetailFeedDailyResizeAndQuit() throws {
+        database = Store.testLocation(file: database)
         try buildDemoStore()
         try terminal.shell(commandLine("dashboard --db '\(database)'"))
         try terminal.waitFor(text: "25 subscriptions")

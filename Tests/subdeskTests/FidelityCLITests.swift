@@ -2,10 +2,10 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Intake fidelity as a support agent meets it on the command line.
-final class FidelityCLITests: SubdeskTestCase {
+final class FidelityCLITests: SubdeskTestCase, RunsOnEveryEngine {
     static let policyFlags = HardeningTests.policyFlags
 
     func signedBody(type: String, uuid: String, transaction: [String: Any]) throws -> Data {

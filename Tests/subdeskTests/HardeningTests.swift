@@ -2,11 +2,11 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// What a hostile or broken world sends, met as it arrives: CGI requests with real
 /// environment variables, stores and files tampered with from outside.
-final class HardeningTests: SubdeskTestCase {
+final class HardeningTests: SubdeskTestCase, RunsOnEveryEngine {
     static let root = SubdeskTestCase.repoRoot + "/sample-data/test-ca/root.der"
     static let policyFlags = ["--root-ca", root, "--bundle-id", ScenarioBuilder.demoBundleId,
                               "--app-apple-id", String(ScenarioBuilder.demoAppAppleId)]

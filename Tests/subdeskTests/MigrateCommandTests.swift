@@ -1,15 +1,10 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// `subdesk migrate` and `subdesk db`, as a person moving a store would run them.
-final class MigrateCommandTests: SubdeskTestCase {
-    var postgres: String? {
-        let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"] ?? ""
-        return base.isEmpty ? nil : base
-    }
-
+final class MigrateCommandTests: SubdeskTestCase, RunsOnEveryEngine {
     func demo() throws -> String {
         let path = dir + "/demo.db"
         let built = try run(["demo", "--db", path, "--no-dashboard"])
@@ -92,7 +87,7 @@ final class MigrateCommandTests: SubdeskTestCase {
 
     /// SQLite to PostgreSQL and back: the same rows, and the same answers on every engine.
     func testARoundTripThroughPostgreSQLLosesNothing() throws {
-        guard let postgres else { throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)") }
+        let postgres = try TestEngine.requirePostgres()
         let source = try demo()
         let pg = Store.freshPostgresLocation(postgres)
         let there = try run(["migrate", "--from", source, "--to", pg])

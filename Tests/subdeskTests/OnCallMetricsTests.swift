@@ -1,10 +1,11 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 @testable import SubscriptionCore
 
 /// `subdesk metrics` and `subdesk check` as Prometheus, Nagios and on-call see them. Runs on
 /// SQLite, and on PostgreSQL when SUBDESK_TEST_POSTGRES is set (the demo store goes there).
-final class OnCallMetricsTests: SubdeskTestCase {
+final class OnCallMetricsTests: SubdeskTestCase, RunsOnEveryEngine {
     static func promtool() throws -> String {
         for folder in ["/usr/bin", "/usr/local/bin", "/bin"] where FileManager.default.isExecutableFile(atPath: folder + "/promtool") {
             return folder + "/promtool"

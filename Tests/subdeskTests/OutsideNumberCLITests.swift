@@ -6,7 +6,7 @@ import XCTest
 /// error exits 2, `check` exits 3 (Nagios UNKNOWN); none traps (exit 132).
 final class OutsideNumberCLITests: SubdeskTestCase {
     func testHugeDurationsInCheckAreUnknownNotATrap() throws {
-        let db = try demoStore()
+        let db = try demoStoreFile()
         for (option, value) in [("max-silence", "1e300"), ("refund-deadline", "1e17d"), ("max-silence", "9223372036854775807s"),
                                 ("refund-deadline", "3651d")] {
             let r = try run(["check", "--db", db, "--\(option)", value])
@@ -18,7 +18,7 @@ final class OutsideNumberCLITests: SubdeskTestCase {
     }
 
     func testCohortBoundsOutsideFourDigitYearsAreRefused() throws {
-        let db = try demoStore()
+        let db = try demoStoreFile()
         for value in ["99999999999-01", "-0001-01", "0001-01", "2026-001", "2026--01"] {
             let r = try run(["cohorts", "--db", db, "--from", value])
             XCTAssertEqual(r.status, 2, "--from \(value): \(r.stderr)")
@@ -29,7 +29,7 @@ final class OutsideNumberCLITests: SubdeskTestCase {
     }
 
     func testHugeOffsetsAndDatesAreRefused() throws {
-        let db = try demoStore()
+        let db = try demoStoreFile()
         let grant = try run(["override", "grant", "user-1013", "--until", "+99999999999999d", "--reason", "x", "--db", db])
         XCTAssertEqual(grant.status, 2, grant.stderr)
         XCTAssertTrue(grant.stderr.contains("--until +99999999999999d is not a date"), grant.stderr)
@@ -42,7 +42,7 @@ final class OutsideNumberCLITests: SubdeskTestCase {
 
     /// A negative limit would mean "no limit" to SQLite and an error to PostgreSQL.
     func testLimitsBelowOneAreRefusedByName() throws {
-        let db = try demoStore()
+        let db = try demoStoreFile()
         for args in [["audit"], ["notifications"], ["gaps"], ["quarantine"], ["search", "user"]] {
             let r = try run(args + ["--db", db, "--limit", "-1"])
             XCTAssertEqual(r.status, 2, "\(args[0]): \(r.stderr)")

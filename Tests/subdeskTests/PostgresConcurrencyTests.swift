@@ -1,18 +1,16 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Several intake processes writing one PostgreSQL store at once, as two CGI hosts behind a
 /// load balancer do. Runs when SUBDESK_TEST_POSTGRES names a server (`scripts/pg-cluster`).
-final class PostgresConcurrencyTests: SubdeskTestCase {
+final class PostgresConcurrencyTests: SubdeskTestCase, RunsOnEveryEngine {
     var base: String!
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        guard let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty else {
-            throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)")
-        }
+        let base = try TestEngine.requirePostgres()
         self.base = base
     }
 

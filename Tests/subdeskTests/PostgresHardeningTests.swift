@@ -2,22 +2,20 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// A PostgreSQL store met by people who should not be able to hurt it: a reader or another
 /// application's login holding every lock it can take, a writer holding the write lock
 /// too long, an owner rewriting the audit log's guard, a password typed into the URI, a
 /// server that stopped answering. Runs when SUBDESK_TEST_POSTGRES names a server
 /// (`scripts/pg-cluster`), except the password checks, which need no server.
-final class PostgresHardeningTests: SubdeskTestCase {
+final class PostgresHardeningTests: SubdeskTestCase, RunsOnEveryEngine {
     var base: String!
     var location: String!
     var suffix: String!
 
     func requirePostgres() throws {
-        guard let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty else {
-            throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)")
-        }
+        let base = try TestEngine.requirePostgres()
         self.base = base
         suffix = String(UUID().uuidString.prefix(8)).lowercased()
         location = Store.freshPostgresLocation(base)

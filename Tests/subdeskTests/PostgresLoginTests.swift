@@ -1,20 +1,19 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 @testable import SubscriptionCore
 
 /// `subdesk db login` and `doctor`'s count of connection slots, on a cluster of the test's
 /// own with 12 connection slots (3 of them kept for superusers), as the README sets a store
 /// up: an owner that may create roles, its database, `db init --roles`. Runs when
 /// SUBDESK_TEST_POSTGRES is set (the PostgreSQL pass), as the other PostgreSQL tests do.
-final class PostgresLoginTests: SubdeskTestCase {
+final class PostgresLoginTests: SubdeskTestCase, RunsOnEveryEngine {
     var cluster: ThrowawayCluster!
     var store: String!
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        guard let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty else {
-            throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)")
-        }
+        let base = try TestEngine.requirePostgres()
         cluster = try ThrowawayCluster(settings: ["max_connections=12"])
         try cluster.superuser("CREATE ROLE subdesk LOGIN CREATEROLE")
         try cluster.superuser("CREATE DATABASE subdesk OWNER subdesk")

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 import SubscriptionCore
 
 /// A PostgreSQL cluster of a test's own (`scripts/pg-cluster`), for what touches the whole
@@ -55,14 +56,12 @@ final class ThrowawayCluster {
 /// The README's PostgreSQL set-up, run as written against a cluster of the test's own, and
 /// an owner that may not create roles told so. Runs when SUBDESK_TEST_POSTGRES is set (the
 /// PostgreSQL pass), as the other PostgreSQL tests do.
-final class PostgresSetUpTests: SubdeskTestCase {
+final class PostgresSetUpTests: SubdeskTestCase, RunsOnEveryEngine {
     var cluster: ThrowawayCluster!
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        guard let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty else {
-            throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)")
-        }
+        let base = try TestEngine.requirePostgres()
         cluster = try ThrowawayCluster()
     }
 

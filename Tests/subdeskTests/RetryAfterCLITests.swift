@@ -54,7 +54,7 @@ final class RetryAfterCLITests: SubdeskTestCase {
     }
 
     func testRevalidateStopsAndAuditsTheFailure() throws {
-        let db = try demoStore()
+        let db = try demoStoreFile()
         try assertStopsCleanly("revalidate", db, ["revalidate", "user-1013"])
         let failed = try audit(db).filter { ($0["action"] as? String) == "revalidate" }
         XCTAssertEqual(failed.count, Self.hugeRetryAfters.count, "\(failed)")
@@ -65,7 +65,7 @@ final class RetryAfterCLITests: SubdeskTestCase {
     }
 
     func testSweepStopsAndAuditsTheFailure() throws {
-        let db = try demoStore()
+        let db = try demoStoreFile()
         try assertStopsCleanly("sweep", db, ["sweep", "--quiet"])
         let sweeps = try audit(db).filter { ($0["action"] as? String) == "sweep" }
         XCTAssertEqual(sweeps.count, Self.hugeRetryAfters.count, "\(sweeps)")
@@ -75,7 +75,7 @@ final class RetryAfterCLITests: SubdeskTestCase {
     }
 
     func testBackfillStopsAndAuditsTheStop() throws {
-        let db = try demoStore()
+        let db = try demoStoreFile()
         let since = DateText.iso(DateText.nowMillis() - 86_400_000)
         try assertStopsCleanly("backfill", db, ["backfill", "--since", since, "--quiet"])
         let backfills = try audit(db).filter { ($0["action"] as? String) == "backfill" }
@@ -89,13 +89,13 @@ final class RetryAfterCLITests: SubdeskTestCase {
     }
 
     func testPingStops() throws {
-        let db = try demoStore()
+        let db = try demoStoreFile()
         try assertStopsCleanly("ping", db, ["ping", "--wait", "1"])
     }
 
     /// `show --apple` still shows what the store holds (exit 0), with Apple's stop as a warning.
     func testShowAppleStops() throws {
-        let db = try demoStore()
+        let db = try demoStoreFile()
         try assertStopsCleanly("show --apple", db, ["show", "user-1013", "--apple"], status: 0)
     }
 }

@@ -3,12 +3,12 @@ import XCTest
 import FastCGI
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// `subdesk serve` spoken to as a web server speaks to it (FastCGI on a unix socket):
 /// the same answers and rows as `ingest --cgi`, concurrent clients, and an operator's
 /// signals and kills.
-final class ServeTests: SubdeskTestCase {
+final class ServeTests: SubdeskTestCase, RunsOnEveryEngine {
     static let policyFlags = HardeningTests.policyFlags
     var servers: [ServeProcess] = []
 
@@ -258,10 +258,9 @@ final class ServeTests: SubdeskTestCase {
     /// PostgreSQL restarted under a running serve: the kept connections are broken, and the
     /// next request is answered 200 on new ones (not 503 until serve is restarted).
     func testAPostgreSQLRestartIsFollowedByNewConnections() throws {
-        guard let uri = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"],
-              let host = URLComponents(string: uri)?.queryItems?.first(where: { $0.name == "host" })?.value else {
-            throw XCTSkip("needs the PostgreSQL test cluster (SUBDESK_TEST_POSTGRES)")
-        }
+        let uri = try TestEngine.requirePostgres()
+        let host = try XCTUnwrap(URLComponents(string: uri)?.queryItems?.first(where: { $0.name == "host" })?.value,
+                                 "the test cluster's URI names its socket folder (host=)")
         let db = try makeStore()
         let server = try startServe(db)
         let signed = try Self.signedBodies(2, firstInstance: 870_000)

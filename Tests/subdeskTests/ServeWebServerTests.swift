@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// `subdesk serve` behind the real web servers, started from the shipped `deploy/`
 /// configurations: signed bodies POSTed over HTTP to lighttpd (mod_fastcgi) and to nginx
@@ -29,7 +29,7 @@ final class ServeWebServerTests: SubdeskTestCase {
         for sub in ["www", "logs", "tmp"] {
             try FileManager.default.createDirectory(atPath: dir + "/" + sub, withIntermediateDirectories: true)
         }
-        let db = Store.testLocation(file: dir + "/data/subdesk.db")
+        let db = dir + "/data/subdesk.db"
         XCTAssertEqual(try run(["init", "--db", db]).status, 0)
         try """
             db = \(db)

@@ -3,11 +3,11 @@ import XCTest
 import FakeApple
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Several apps on the command line: one `ingest` and one notification URL for every app
 /// of the config file, each body stored under the app it was signed for.
-final class SeveralAppsCLITests: SubdeskTestCase {
+final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
     static let root = repoRoot + "/sample-data/test-ca/root.der"
 
     /// The config file with the two-app shape (and the test CA as the trust root).
@@ -609,7 +609,7 @@ final class SeveralAppsCLITests: SubdeskTestCase {
 /// The README's two-app rehearsal, run as a new user would paste it: its shell block, line
 /// for line, in an empty folder with `subdesk` on the PATH (all but the desk itself, which
 /// needs a terminal).
-final class SeveralAppsReadmeTests: SubdeskTestCase {
+final class SeveralAppsReadmeTests: SubdeskTestCase, RunsOnEveryEngine {
     func testTheReadmesTwoAppRehearsalRunsAsWritten() throws {
         let readme = try String(contentsOfFile: Self.repoRoot + "/README.md", encoding: .utf8)
         let section = try XCTUnwrap(readme.range(of: "#### A two-app desk, step by step"), "the README has the walkthrough")

@@ -1,10 +1,10 @@
 import Foundation
 import XCTest
 @testable import SubscriptionCore
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// Nothing a user types creates, replaces or pollutes a store by accident.
-final class StoreSafetyTests: SubdeskTestCase {
+final class StoreSafetyTests: SubdeskTestCase, RunsOnEveryEngine {
     /// `XDG_DATA_HOME` of `run`: where the default and the demo store live.
     var dataHome: String { dir + "/data/subdesk" }
 
@@ -111,7 +111,7 @@ final class StoreSafetyTests: SubdeskTestCase {
 }
 
 /// Operators see what is in force after every override, and every re-link is deliberate and audited.
-final class OperatorTruthTests: SubdeskTestCase {
+final class OperatorTruthTests: SubdeskTestCase, RunsOnEveryEngine {
     func testEveryOverrideMessageSaysWhatIsInForceAfterwards() throws {
         let db = try demoStore()
         let grant = try run(["override", "grant", "user-1010", "--until", "+30d", "--reason", "goodwill", "--db", db])
@@ -150,7 +150,7 @@ final class OperatorTruthTests: SubdeskTestCase {
 }
 
 /// The command line answers the same way everywhere.
-final class CLIConsistencyTests: SubdeskTestCase {
+final class CLIConsistencyTests: SubdeskTestCase, RunsOnEveryEngine {
     func testHelpConflictingFormatsAndJSONErrors() throws {
         let help = try run(["help"])
         XCTAssertEqual(help.status, 0)

@@ -30,8 +30,17 @@ final class TerminalSession {
         try send(keys: "Enter")
     }
 
+    /// Ends the server and what runs in it, and waits until it is gone. `kill-server` makes
+    /// the server send itself SIGTERM; a server that still holds it blocked would stay, so one
+    /// still there after two seconds is killed.
     func stop() {
+        let pid = (try? run(["display-message", "-p", "#{pid}"], check: false))
+            .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         _ = try? run(["kill-server"], check: false)
+        guard let pid, pid > 1 else { return }
+        let deadline = Date().addingTimeInterval(2)
+        while kill(pid, 0) == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
     }
 
     /// Runs the tmux command that starts the server, without `Process`.
@@ -48,8 +57,20 @@ final class TerminalSession {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv: [UnsafeMutablePointer<CChar>?] = ([tmux, "-L", socket] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // The server starts with no signal blocked or ignored, whatever the calling thread has
+        // (an async test runs on a thread that blocks them all, and a server started from it
+        // never received the SIGTERM of kill-server).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, tmux, &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, tmux, &actions, &attributes, argv, environ)
         guard spawned == 0 else {
             throw NSError(domain: "tmux", code: Int(spawned), userInfo: [NSLocalizedDescriptionKey: "cannot start tmux"])
         }

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// One notification URL for two apps behind the shipped lighttpd site: the query that names
 /// an app (`?app=NAME`, as Apple suggests) reaches intake through the web server.

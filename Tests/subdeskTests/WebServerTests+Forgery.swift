@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SubdeskTestKit
 @testable import SubscriptionCore
 import SubdeskScenarios
 
@@ -8,6 +9,7 @@ import SubdeskScenarios
 /// `sqlite3`) and on PostgreSQL (tried as a support login first, then planted as the owner).
 extension WebServerTests {
     func testAChainRowPlantedInTheStoreDoesNotLetAForgedNotificationIn() async throws {
+        database = Store.testLocation(file: database)
         let lighttpd = try Self.lighttpdExecutable()
         let port = try startServer(lighttpd)
         let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/appstore/notifications"))

@@ -6,14 +6,20 @@ import FoundationNetworking
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
-import SubdeskTestSupport
+import SubdeskTestKit
 
 /// `subdesk ingest --cgi` behind a real lighttpd, started from the shipped
 /// `deploy/lighttpd.conf`, under a bounded burst of concurrent POSTs on the loopback.
 ///
 /// Tunable for a longer local soak: SUBDESK_WEB_NOTIFICATIONS (distinct good bodies,
 /// default 2000) and SUBDESK_WEB_CONCURRENCY (requests in flight, default 12).
-final class WebServerTests: XCTestCase {
+final class WebServerTests: XCTestCase, RunsOnEveryEngine {
+    /// The web server's wiring does not depend on the engine and runs once, on SQLite; the
+    /// burst runs on every engine, and so does the forgery, whose planted row on PostgreSQL is
+    /// written by a support login (the roles are the engine's).
+    static let engineTests: Set<String>? = ["testBurstThroughLighttpdStoresEachGoodNotificationOnceAndQuarantinesBadOnes",
+                                            "testAChainRowPlantedInTheStoreDoesNotLetAForgedNotificationIn"]
+
     static let repoRoot = CLITests.repoRoot
     static let bundleId = ScenarioBuilder.demoBundleId
     static let appAppleId = ScenarioBuilder.demoAppAppleId
@@ -25,8 +31,8 @@ final class WebServerTests: XCTestCase {
 
     var dir: String!
     var server: pid_t?
-    /// The receivers' store: a file under the site's data folder, or with
-    /// SUBDESK_TEST_POSTGRES set, a new schema in that database.
+    /// The receivers' store: a file under the site's data folder; the burst makes it the
+    /// pass's store.
     var database = ""
     /// The loopback port of the /metrics listener, chosen with the site configuration.
     var metricsPort = 0
@@ -34,7 +40,7 @@ final class WebServerTests: XCTestCase {
     override func setUpWithError() throws {
         dir = NSTemporaryDirectory() + "subdesk-web-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        database = Store.testLocation(file: dir + "/data/subdesk.db")
+        database = dir + "/data/subdesk.db"
     }
 
     override func tearDownWithError() throws {
@@ -45,6 +51,7 @@ final class WebServerTests: XCTestCase {
     // MARK: The test
 
     func testBurstThroughLighttpdStoresEachGoodNotificationOnceAndQuarantinesBadOnes() async throws {
+        database = Store.testLocation(file: database)
         let lighttpd = try Self.lighttpdExecutable()
         let distinct = Self.environmentInt("SUBDESK_WEB_NOTIFICATIONS", default: 2000, range: 1...50_000)
         let concurrency = Self.environmentInt("SUBDESK_WEB_CONCURRENCY", default: 12, range: 1...64)

@@ -1,0 +1,184 @@
+import Foundation
+import XCTest
+import SubscriptionCore
+@_exported import SubdeskTestSupport
+
+// The suite runs twice: every test on SQLite (`swift test`), then, with SUBDESK_TEST_POSTGRES
+// naming a server, the tests that depend on the engine again with their stores in PostgreSQL
+// (scripts/test-postgres). Which tests depend on the engine is declared by the test class, in
+// one place: it conforms to `RunsOnEveryEngine`. A store opened through this kit (or a test
+// that asks for PostgreSQL) in a test that is not so marked fails that test, so no test that
+// depends on the engine can silently leave the PostgreSQL pass.
+
+/// A test class whose tests depend on the store's engine: they open their stores through this kit
+/// (`Store.inMemory()`, `Store.testLocation(file:)`, `TestEngine.requirePostgres()`), and the
+/// PostgreSQL pass runs them again with every such store in PostgreSQL.
+public protocol RunsOnEveryEngine: XCTestCase {
+    /// The tests of the class (method names) that depend on the engine, when only some do (a
+    /// transport class keeps one burst on PostgreSQL); nil, the default: every test of the class.
+    static var engineTests: Set<String>? { get }
+}
+
+extension RunsOnEveryEngine {
+    public static var engineTests: Set<String>? { nil }
+}
+
+/// The engine this pass opens the suite's stores on.
+public enum TestEngine {
+    /// The server of the PostgreSQL pass (SUBDESK_TEST_POSTGRES), nil in the SQLite pass.
+    static var server: String? {
+        guard let base = ProcessInfo.processInfo.environment["SUBDESK_TEST_POSTGRES"], !base.isEmpty else { return nil }
+        return base
+    }
+
+    /// The server of the PostgreSQL pass, nil in the SQLite pass: for a test that runs on both and
+    /// adds a PostgreSQL store on the second. Only a test marked `RunsOnEveryEngine` may ask.
+    public static func postgres(file: StaticString = #filePath, line: UInt = #line) -> String? {
+        EngineMarking.check("asks for PostgreSQL", file: file, line: line)
+        return server
+    }
+
+    /// The PostgreSQL server of this pass, or a skip in the SQLite pass: for a test that means
+    /// something on PostgreSQL alone. Only a test marked `RunsOnEveryEngine` may ask.
+    public static func requirePostgres(file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        EngineMarking.check("asks for PostgreSQL", file: file, line: line)
+        guard let base = server else { throw XCTSkip("SUBDESK_TEST_POSTGRES is not set (scripts/pg-cluster start)") }
+        return base
+    }
+
+    /// Checks that the running test is marked `RunsOnEveryEngine` (and selected, when its class
+    /// names its engine tests): for a fixture that hands out a store it opened earlier.
+    public static func checkMarked(_ what: String, file: StaticString = #filePath, line: UInt = #line) {
+        EngineMarking.check(what, file: file, line: line)
+    }
+}
+
+extension Store {
+    /// An in-memory store, or in the PostgreSQL pass a store in a new schema of that server. Only
+    /// a test marked `RunsOnEveryEngine` may open one: a test that wants SQLite on every pass
+    /// opens `Store(path: ":memory:")`.
+    public static func inMemory(file: StaticString = #filePath, line: UInt = #line) throws -> Store {
+        EngineMarking.check("opens a store through the test kit", file: file, line: line)
+        return try Store(path: TestEngine.server.map(freshPostgresLocation) ?? ":memory:")
+    }
+
+    /// Where a test keeps a store it opens by location: `file`, or in the PostgreSQL pass a new
+    /// schema of that server. Only a test marked `RunsOnEveryEngine` may ask.
+    public static func testLocation(file path: String, file: StaticString = #filePath, line: UInt = #line) -> String {
+        EngineMarking.check("opens a store through the test kit", file: file, line: line)
+        return TestEngine.server.map(freshPostgresLocation) ?? path
+    }
+}
+
+/// Knows which test is running (XCTest tells its observers) and whether it is marked.
+enum EngineMarking {
+    static func check(_ what: String, file: StaticString, line: UInt) {
+        EngineObserver.shared.check(what, file: "\(file)", line: Int(line))
+    }
+
+    /// Whether `test` depends on the engine by its class's declaration.
+    static func isEngineTest(_ test: XCTestCase) -> Bool {
+        guard let marked = type(of: test) as? any RunsOnEveryEngine.Type else { return false }
+        guard let names = marked.engineTests else { return true }
+        return names.contains(methodName(test))
+    }
+
+    /// "testX" of a test case named "Class.testX" (corelibs) or "-[Class testX]".
+    static func methodName(_ test: XCTestCase) -> String {
+        let name = test.name.trimmingCharacters(in: CharacterSet(charactersIn: "-[]"))
+        return String(name.split(whereSeparator: { $0 == "." || $0 == " " }).last ?? Substring(name))
+    }
+}
+
+final class EngineObserver: NSObject, XCTestObservation {
+    static let shared = EngineObserver()
+
+    /// The test running now; nil between tests (a class's own set-up).
+    private var current: XCTestCase?
+    /// What was opened between tests, charged to the next test that starts (its class's set-up).
+    private var openedBetweenTests: (what: String, file: String, line: Int)?
+
+    func check(_ what: String, file: String, line: Int) {
+        guard let test = current else {
+            openedBetweenTests = (what, file, line)
+            return
+        }
+        refuseUnlessMarked(test, what, file: file, line: line)
+    }
+
+    private func refuseUnlessMarked(_ test: XCTestCase, _ what: String, file: String, line: Int) {
+        guard !EngineMarking.isEngineTest(test) else { return }
+        let owner = String(reflecting: type(of: test))
+        let reason = type(of: test) is any RunsOnEveryEngine.Type
+            ? "\(EngineMarking.methodName(test)) is not among \(owner).engineTests"
+            : "\(owner) is not marked RunsOnEveryEngine"
+        test.recordFailure(withDescription: "this test \(what), so it depends on the engine, but \(reason): "
+                           + "the PostgreSQL pass would leave it out. Mark it, or open a SQLite store by path.",
+                           inFile: file, atLine: line, expected: true)
+    }
+
+    func testCaseWillStart(_ testCase: XCTestCase) {
+        current = testCase
+        if let opened = openedBetweenTests {
+            openedBetweenTests = nil
+            refuseUnlessMarked(testCase, opened.what, file: opened.file, line: opened.line)
+        }
+    }
+
+    func testCaseDidFinish(_ testCase: XCTestCase) {
+        current = nil
+    }
+
+    /// With SUBDESK_TEST_ENGINE_LIST=FILE set, the run writes the filter of the tests that depend
+    /// on the engine (a regular expression for `swift test --filter`) to FILE and ends before
+    /// the first test: scripts/test-postgres runs those on PostgreSQL.
+    func testSuiteWillStart(_ testSuite: XCTestSuite) {
+        guard let output = ProcessInfo.processInfo.environment["SUBDESK_TEST_ENGINE_LIST"], !output.isEmpty,
+              !listed else { return }
+        listed = true
+        var whole: [String] = [], single: [String] = [], problems: [String] = []
+        let cases = allCases(testSuite)
+        var seen: [String: Set<String>] = [:]
+        for test in cases { seen[String(reflecting: type(of: test)), default: []].insert(EngineMarking.methodName(test)) }
+        for test in cases {
+            let owner = String(reflecting: type(of: test))
+            guard let marked = type(of: test) as? any RunsOnEveryEngine.Type else { continue }
+            guard let names = marked.engineTests else {
+                if !whole.contains(owner) { whole.append(owner) }
+                continue
+            }
+            let method = EngineMarking.methodName(test)
+            if names.contains(method) { single.append(owner + "/" + method) }
+            for name in names where !(seen[owner]?.contains(name) ?? false) {
+                let problem = "\(owner).engineTests names \(name), which is not a test of the class"
+                if !problems.contains(problem) { problems.append(problem) }
+            }
+        }
+        guard problems.isEmpty else {
+            FileHandle.standardError.write(Data((problems.joined(separator: "\n") + "\n").utf8))
+            exit(1)
+        }
+        let escaped = (whole.map { $0 + "/" } + single.map { $0 + "$" })
+            .map { "^" + NSRegularExpression.escapedPattern(for: $0) }
+        do {
+            try (escaped.joined(separator: "|") + "\n").write(toFile: output, atomically: true, encoding: .utf8)
+        } catch {
+            FileHandle.standardError.write(Data("cannot write \(output): \(error)\n".utf8))
+            exit(1)
+        }
+        exit(0)
+    }
+
+    private var listed = false
+
+    private func allCases(_ test: XCTest) -> [XCTestCase] {
+        if let suite = test as? XCTestSuite { return suite.tests.flatMap(allCases) }
+        return (test as? XCTestCase).map { [$0] } ?? []
+    }
+}
+
+/// Called once by the loader (Sources/CTestKitStart) before XCTest runs anything.
+@_cdecl("subdesk_test_kit_start")
+public func subdeskTestKitStart() {
+    XCTestObservationCenter.shared.addTestObserver(EngineObserver.shared)
+}
