@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz/run.sh TARGET SECONDS [LIBFUZZER_OPTION...]
 # Fuzz/run.sh TARGET replay FILE...      runs the target on these inputs only
+# Fuzz/run.sh TARGET build               builds the target's binary and stops
 #
 # Builds the libFuzzer binary (the SubscriptionCore sources and Fuzz/Targets, compiled
 # by swiftc with -sanitize=fuzzer,address) into .build/fuzz/, then runs TARGET for at
@@ -8,6 +9,9 @@
 # certificate, response, fastcgi (each file in Fuzz/Targets says what it feeds where), and
 # options, the command line's parse, built from the subdesk sources into a binary of its
 # own (.build/fuzz/subdesk-fuzz-options: Fuzz/Options says how).
+# FUZZ_OPTIMIZE=-Onone builds the core's binary unoptimized (.build/fuzz/subdesk-fuzz-onone):
+# it compiles in about a quarter of the time and runs fewer inputs a second, the better trade
+# for a short run (CI's 15 s); the default, -O, is for a long one.
 # New inputs go to .build/fuzz/corpus-TARGET, crashes to .build/fuzz/artifacts-TARGET/,
 # so the committed seeds only change by hand. Exits 1 when a crash was found, 3 when this
 # toolchain cannot build libFuzzer binaries at all, 4 when the sources do not compile.
@@ -16,6 +20,7 @@ set -euo pipefail
 usage() {
     echo "usage: Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi SECONDS [LIBFUZZER_OPTION...]" >&2
     echo "       Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi replay FILE..." >&2
+    echo "       Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi build" >&2
     exit 2
 }
 [ $# -ge 2 ] || usage
@@ -23,13 +28,15 @@ target=$1
 seconds=$2
 shift 2
 case "$target" in intake|payload|jws|certificate|response|options|fastcgi) ;; *) usage ;; esac
-[[ "$seconds" =~ ^[0-9]+$ || "$seconds" == replay ]] || usage
+[[ "$seconds" =~ ^[0-9]+$ || "$seconds" == replay || "$seconds" == build ]] || usage
 [[ "$seconds" != replay || $# -gt 0 ]] || usage
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 build=.build/fuzz
-binary=$build/subdesk-fuzz
+optimize=${FUZZ_OPTIMIZE:--O}
+case "$optimize" in -O) binary=$build/subdesk-fuzz ;; -Onone) binary=$build/subdesk-fuzz-onone ;;
+    *) echo "Fuzz/run.sh: FUZZ_OPTIMIZE is -O or -Onone, not $optimize" >&2; exit 2 ;; esac
 mkdir -p "$build"
 
 sources=(Sources/SubscriptionCore Sources/HelperWire Sources/FastCGI Sources/CBuildInfo Fuzz/Targets Sources/CSQLite Sources/COpenSSL sample-data/test-ca)
@@ -107,16 +114,19 @@ elif [ "$stale" = yes ]; then
     mapfile -t core < <(find Sources/SubscriptionCore Sources/FastCGI -name '*.swift' | sort)
     echo "fuzz: compiling ${#core[@]} core sources and the targets into $binary" >&2
     started=$(date +%s)
-    # -O: the fuzzer needs executions per second; ASan and coverage still instrument it.
+    # -O (the default): the fuzzer needs executions per second; ASan and coverage still
+    # instrument it. -Onone for a short run, where the build would take most of the time.
     # The fuzz targets never reach PostgreSQL: built without libpq (SUBDESK_NO_POSTGRES).
     # -package-name: the core declares package-wide API, as SwiftPM builds it.
     swiftc -module-name SubdeskFuzz -package-name subdesk -parse-as-library -swift-version 5 \
-        -sanitize=fuzzer,address -O -g -D SUBDESK_NO_POSTGRES \
+        -sanitize=fuzzer,address "$optimize" -g -D SUBDESK_NO_POSTGRES \
         -I Sources/CSQLite -I Sources/COpenSSL -I "$build/modules" -I "$build/modules/CBuildInfo" \
         "${core[@]}" Fuzz/Targets/*.swift "$build/EmbeddedTestCA.swift" "$build/HelperWire.o" "$build/build_info.o" \
         -lsqlite3 -lcrypto -o "$binary" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
     echo "fuzz: built in $(( $(date +%s) - started )) s" >&2
 fi
+
+[ "$seconds" = build ] && exit 0
 
 # The Swift runtime's own crash reporter stalls under the sanitizers; libFuzzer reports.
 # Leak checking is off: LeakSanitizer cannot follow the tagged pointer inside a Data

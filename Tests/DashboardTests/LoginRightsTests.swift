@@ -1,4 +1,5 @@
 import XCTest
+import SubdeskTestKit
 import SubscriptionCore
 import TerminalUI
 @testable import Dashboard
@@ -6,7 +7,7 @@ import TerminalUI
 /// The desk knows its login's rights: the header says who it acts as, the keys and `:`
 /// commands it may not use are marked, and pressing one says which role may before any
 /// dialog or question; at 80 columns the header gives way in its documented order.
-final class LoginRightsTests: XCTestCase {
+final class LoginRightsTests: XCTestCase, RunsOnEveryEngine {
     let refusal = "mgr (subdesk_read) may not place or lift overrides: that needs subdesk_support or subdesk_operator"
     let extendRefusal = "mgr (subdesk_read) may not extend renewal dates: that needs subdesk_support or subdesk_operator"
 

@@ -21,7 +21,9 @@ enum ServeCommand {
         in one transaction, each answered once it is durable. One serve writes a SQLite store: a
         second on the same store refuses to start. SIGTERM stops taking connections, answers the
         requests in flight and exits 0; SIGHUP re-reads the configuration and trust roots and
-        reopens the store. A stale socket file from a process that was killed is replaced.
+        reopens the store. At unix:PATH only a socket that nothing answers on (left by a process
+        that was killed) is replaced: a live socket, a regular file (a store), a directory or a
+        link there is refused, named. At exit the socket is removed only if PATH still names it.
         """,
         options: [
             .value(.listen, "ADDRESS", "unix:PATH, HOST:PORT or PORT (127.0.0.1); default: the socket on fd 0 or from systemd"),
@@ -61,7 +63,7 @@ enum ServeCommand {
                 try ServeEngine(context: try Context(arguments: arguments, environment: context.environment), workers: settings.workers)
             })
         } catch {
-            if let path = listener.socketPath { unlink(path) }
+            listener.removeSocketFile()
             throw error
         }
         let status = server.run()

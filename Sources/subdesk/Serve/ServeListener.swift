@@ -33,8 +33,10 @@ struct ServeListener {
     let fd: Int32
     /// What the operator's log calls it.
     let name: String
-    /// The socket file this process made, removed when it stops.
+    /// The socket file this process made, removed when it stops if the path still names it.
     let socketPath: String?
+    /// The device and inode of that socket file, as bound.
+    var socketFile: FileIdentity? = nil
     /// The peer addresses a TCP connection may come from; nil takes any (a unix socket, or
     /// a loopback port with no list given).
     let allowedPeers: Set<String>?
@@ -51,7 +53,9 @@ struct ServeListener {
         if let listen {
             switch try Address.parse(listen) {
             case .unix(let path):
-                return ServeListener(fd: try bindUnix(path, mode: socketMode), name: "unix:\(path)", socketPath: path, allowedPeers: nil)
+                let fd = try bindUnix(path, mode: socketMode)
+                return ServeListener(fd: fd, name: "unix:\(path)", socketPath: path, socketFile: FileIdentity(lstat: path),
+                                     allowedPeers: nil)
             case .tcp(let host, let port):
                 if !isLoopback(host) && allowedPeers == nil {
                     throw UsageError("--listen \(listen) is not on the loopback: name the web servers that may connect "
@@ -97,8 +101,16 @@ struct ServeListener {
         UsageError("\(what): \(String(cString: strerror(errno)))")
     }
 
-    /// Binds a unix socket at `path`. A socket file left by a process that was killed
-    /// (nothing answers on it) is replaced; one a live process answers on is not.
+    /// Removes the socket file this process bound, if the path still names that very file
+    /// (another process may have put its own socket, or anything else, there since).
+    func removeSocketFile() {
+        guard let path = socketPath, let bound = socketFile, FileIdentity(lstat: path) == bound, bound.isSocket else { return }
+        unlink(path)
+    }
+
+    /// Binds a unix socket at `path`. Only a socket file that nothing answers on (connect is
+    /// refused: its process was killed) is replaced; anything else there (a live socket, a
+    /// regular file such as a store, a directory, a link) is refused, named.
     static func bindUnix(_ path: String, mode: mode_t) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw systemError("socket") }
@@ -110,25 +122,22 @@ struct ServeListener {
         }
         if bind() != 0 {
             guard errno == EADDRINUSE else { close(fd); throw systemError("bind unix:\(path)") }
-            if answers(path) {
+            let found = SocketPathOccupant.probe(path)
+            guard found == .staleSocket, let stale = FileIdentity(lstat: path) else {
                 close(fd)
-                throw UsageError("another process answers on unix:\(path) (a subdesk serve still running?); stop it or listen elsewhere")
+                throw UsageError("--listen unix:\(path): \(found.refusal)")
             }
-            unlink(path)
-            guard bind() == 0 else { close(fd); throw systemError("bind unix:\(path)") }
+            // Removed only if the path still names the socket just probed.
+            guard FileIdentity(lstat: path) == stale, unlink(path) == 0 || errno == ENOENT, bind() == 0 else {
+                close(fd)
+                throw systemError("bind unix:\(path)")
+            }
         }
         chmod(path, mode)
         guard listen(fd, 128) == 0 else { close(fd); throw systemError("listen on unix:\(path)") }
         return fd
     }
 
-    /// Whether something accepts connections on the unix socket at `path`.
-    static func answers(_ path: String) -> Bool {
-        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard probe >= 0 else { return false }
-        defer { close(probe) }
-        return connect(probe, unix: path)
-    }
 
     /// Connects the stream socket `fd` to the unix socket at `path`; false with errno set.
     static func connect(_ fd: Int32, unix path: String) -> Bool {

@@ -113,7 +113,7 @@ final class ServeServer: @unchecked Sendable {
             thread.start()
         }
         if listener.fd > 2 { close(listener.fd) }
-        if let path = listener.socketPath { unlink(path) }
+        listener.removeSocketFile()
         lock.lock()
         while connections > 0 { lock.wait() }
         let last = engine
