@@ -162,4 +162,15 @@ enum ServeListenerTestAddress {
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
         return address
     }
+
+    /// A unix stream socket bound at `path` (a socket file made there); -1 if it fails.
+    static func boundSocket(_ path: String) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = unix(path)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if bound != 0 { close(fd); return -1 }
+        return fd
+    }
 }

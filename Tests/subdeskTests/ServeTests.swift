@@ -422,11 +422,8 @@ final class ServeTests: SubdeskTestCase, RunsOnEveryEngine {
         let signed = try Self.signedBodies(2, firstInstance: 890_500)
         for (index, mode) in ["descriptor 0", "systemd"].enumerated() {
             let path = dir + "/inherited-\(index).sock"
-            let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            var address = ServeListenerTestAddress.unix(path)
-            XCTAssertEqual(withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }, 0)
+            let listener = ServeListenerTestAddress.boundSocket(path)
+            XCTAssertGreaterThanOrEqual(listener, 0)
             XCTAssertEqual(listen(listener, 16), 0)
             let log = dir + "/inherited-\(index).log"
             let arguments = ["serve", "--db", db] + Self.policyFlags
