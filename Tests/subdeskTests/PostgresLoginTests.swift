@@ -13,7 +13,7 @@ final class PostgresLoginTests: SubdeskTestCase, RunsOnEveryEngine {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        let base = try TestEngine.requirePostgres()
+        _ = try TestEngine.requirePostgres()
         cluster = try ThrowawayCluster(settings: ["max_connections=12"])
         try cluster.superuser("CREATE ROLE subdesk LOGIN CREATEROLE")
         try cluster.superuser("CREATE DATABASE subdesk OWNER subdesk")

@@ -61,7 +61,7 @@ final class PostgresSetUpTests: SubdeskTestCase, RunsOnEveryEngine {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        let base = try TestEngine.requirePostgres()
+        _ = try TestEngine.requirePostgres()
         cluster = try ThrowawayCluster()
     }
 
