@@ -80,42 +80,43 @@ final class PostgresSchemas: @unchecked Sendable {
     static let shared = PostgresSchemas()
     private let condition = NSCondition()
     private var ready: [String] = []
-    private var failure: Error?
     private var maker: Thread?
     private let ahead = 3
 
+    /// A store made ahead, or one made now when none is ready within a few seconds (the
+    /// server restarted under the maker, say): then its error is the test's.
     func take(_ server: String) throws -> String {
         condition.lock()
-        defer { condition.unlock() }
         if maker == nil {
             let thread = Thread { [self] in make(server) }
             thread.name = "test kit: PostgreSQL stores made ahead"
             maker = thread
             thread.start()
         }
-        while ready.isEmpty && failure == nil { condition.wait() }
-        if let failure { throw failure }
-        condition.signal()
-        return ready.removeFirst()
+        let deadline = Date().addingTimeInterval(5)
+        while ready.isEmpty && condition.wait(until: deadline) {}
+        let taken = ready.isEmpty ? nil : ready.removeFirst()
+        condition.broadcast()
+        condition.unlock()
+        if let taken { return taken }
+        let location = Store.freshPostgresLocation(server)
+        _ = try Store(path: location)
+        return location
     }
 
+    /// Keeps `ahead` stores ready; a store it could not make is tried again a moment later.
     private func make(_ server: String) {
         while true {
             condition.lock()
             while ready.count >= ahead { condition.wait() }
             condition.unlock()
             let location = Store.freshPostgresLocation(server)
-            do {
-                _ = try Store(path: location)
-                condition.lock()
-                ready.append(location)
-            } catch {
-                condition.lock()
-                failure = error
-                condition.broadcast()
-                condition.unlock()
-                return
+            guard (try? Store(path: location)) != nil else {
+                Thread.sleep(forTimeInterval: 0.5)
+                continue
             }
+            condition.lock()
+            ready.append(location)
             condition.broadcast()
             condition.unlock()
         }
