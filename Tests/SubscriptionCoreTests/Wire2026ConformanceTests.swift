@@ -9,7 +9,7 @@ import SubdeskTestKit
 /// amounts, a commitment reads as support asks about it, and renewal info's token names the
 /// owner whichever order the news arrives in. The examples are LocalTesting, so their counts
 /// are in the sandbox segment.
-final class Wire2026ConformanceTests: XCTestCase {
+final class Wire2026ConformanceTests: XCTestCase, RunsOnEveryEngine {
     typealias Examples = AppleExamplesConformanceTests
     let a = TestKit.anchor, day = TestKit.day
     let utc = TimeZone(identifier: "UTC")!
