@@ -151,7 +151,11 @@ final class EngineObserver: NSObject, XCTestObservation {
     /// What was opened between tests, charged to the next test that starts (its class's set-up).
     private var openedBetweenTests: (what: String, file: String, line: Int)?
 
+    /// Whether the running test opened a store through the kit (for SUBDESK_TEST_ENGINE_REPORT).
+    private var currentOpened = false
+
     func check(_ what: String, file: String, line: Int) {
+        currentOpened = true
         guard let test = current else {
             openedBetweenTests = (what, file, line)
             return
@@ -172,6 +176,7 @@ final class EngineObserver: NSObject, XCTestObservation {
 
     func testCaseWillStart(_ testCase: XCTestCase) {
         current = testCase
+        currentOpened = openedBetweenTests != nil
         if let opened = openedBetweenTests {
             openedBetweenTests = nil
             refuseUnlessMarked(testCase, opened.what, file: opened.file, line: opened.line)
@@ -180,11 +185,29 @@ final class EngineObserver: NSObject, XCTestObservation {
 
     func testCaseDidFinish(_ testCase: XCTestCase) {
         current = nil
+        report(testCase)
+    }
+
+    /// With SUBDESK_TEST_ENGINE_REPORT=FILE set, each test that runs on every engine adds a line
+    /// to FILE: `Module.Class/method opened` or `... unused` when it opened no store through the
+    /// kit, so a class that marks tests which do not need the second pass can name its own.
+    private func report(_ testCase: XCTestCase) {
+        guard let path = ProcessInfo.processInfo.environment["SUBDESK_TEST_ENGINE_REPORT"], !path.isEmpty,
+              EngineMarking.isEngineTest(testCase) else { return }
+        let line = "\(String(reflecting: type(of: testCase)))/\(EngineMarking.methodName(testCase)) \(currentOpened ? "opened" : "unused")\n"
+        guard let handle = FileHandle(forWritingAtPath: path) ?? {
+            FileManager.default.createFile(atPath: path, contents: nil)
+            return FileHandle(forWritingAtPath: path)
+        }() else { return }
+        handle.seekToEndOfFile()
+        handle.write(Data(line.utf8))
+        handle.closeFile()
     }
 
     /// With SUBDESK_TEST_ENGINE_LIST=FILE set, the run writes the filter of the tests that depend
-    /// on the engine (a regular expression for `swift test --filter`) to FILE and ends before
-    /// the first test: scripts/test-postgres runs those on PostgreSQL.
+    /// on the engine (a regular expression for `swift test --filter`) to FILE, and their names
+    /// as the test binary takes them to FILE.names, and ends before the first test:
+    /// scripts/test-postgres runs those on PostgreSQL.
     func testSuiteWillStart(_ testSuite: XCTestSuite) {
         guard let output = ProcessInfo.processInfo.environment["SUBDESK_TEST_ENGINE_LIST"], !output.isEmpty,
               !listed else { return }
@@ -214,8 +237,12 @@ final class EngineObserver: NSObject, XCTestObservation {
         // Module, class and method names are identifiers: a dot is all there is to escape.
         let escaped = (whole.map { $0 + "/" } + single.map { $0 + "$" })
             .map { "^" + $0.replacingOccurrences(of: ".", with: "\\.") }
+        // The same selection as the test binary takes it when run directly (no `swift test`):
+        // one argument, the tests' names separated by commas.
+        let names = (whole + single).joined(separator: ",")
         do {
             try (escaped.joined(separator: "|") + "\n").write(toFile: output, atomically: true, encoding: .utf8)
+            try (names + "\n").write(toFile: output + ".names", atomically: true, encoding: .utf8)
         } catch {
             FileHandle.standardError.write(Data("cannot write \(output): \(error)\n".utf8))
             exit(1)

@@ -8,6 +8,12 @@ import SubdeskTestKit
 /// The store under abuse: SIGKILL mid-ingest, concurrent writers and readers, broken
 /// disks and set-ups, and hostile strings on the way to a terminal.
 final class ReliabilityTests: SubdeskTestCase, RunsOnEveryEngine {
+    /// A crash, concurrent writers, a held lock and hostile strings meet each engine's own
+    /// transactions and locks; a full or read-only disk and a broken set-up are SQLite's file.
+    static let engineTests: Set<String>? = ["testSIGKILLMidIngestLosesNothingAndDuplicatesNothing",
+                                            "testConcurrentWritersCGIAndReadersLoseNothing",
+                                            "testALockHeldPastTheTimeoutAnswers503AndWritesNothing",
+                                            "testHostileStringsReachPlainTextOutputEscaped"]
     static let root = SubdeskTestCase.repoRoot + "/sample-data/test-ca/root.der"
     static let policyFlags = ["--root-ca", root, "--bundle-id", ScenarioBuilder.demoBundleId,
                               "--app-apple-id", String(ScenarioBuilder.demoAppAppleId)]

@@ -1,4 +1,5 @@
 import Foundation
+import SubscriptionCore
 
 /// Where `subdesk serve` takes connections: a unix socket, a TCP port (loopback unless told
 /// otherwise), a listening socket inherited on file descriptor 0 (the FastCGI convention:

@@ -1,21 +1,5 @@
 import Foundation
-
-/// A file as the filesystem knows it: its device and inode, and whether it is a socket. Two
-/// looks at one path name the same file only if both are equal.
-struct FileIdentity: Equatable {
-    let device: UInt64
-    let inode: UInt64
-    let isSocket: Bool
-
-    /// The file at `path` itself (a link is not followed); nil when there is none.
-    init?(lstat path: String) {
-        var info = stat()
-        guard Glibc.lstat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        isSocket = info.st_mode & S_IFMT == S_IFSOCK
-    }
-}
+import SubscriptionCore
 
 /// What is at the path `serve --listen unix:PATH` names when it is taken, and whether serve
 /// may replace it: only a socket that nothing answers on, left by a process that was killed.
