@@ -39,15 +39,8 @@ mkdir -p "$out"
 
 # The build: the Swift runtime and Foundation linked statically (no Debian package has
 # them, and no RUNPATH into the toolchain), the system libraries dynamically (a fully
-# static binary has no libpq, and lintian refuses one).
-cat > .build/build-info.h <<EOF
-#define SUBDESK_BUILD_COMMIT "$commit"
-#define SUBDESK_BUILD_EPOCH ${SOURCE_DATE_EPOCH}LL
-#define SUBDESK_BUILD_LINKING "static-stdlib"
-EOF
-trap 'rm -f .build/build-info.h' EXIT
-deploy/build-release.sh subdesk subdesk-http
-rm -f .build/build-info.h
+# static binary has no libpq, and lintian refuses one). It names the commit and the time.
+SUBDESK_BUILD_COMMIT=$commit deploy/build-release.sh subdesk subdesk-http
 bin=$scratch/release
 
 rm -rf "$root"
