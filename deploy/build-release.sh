@@ -22,9 +22,14 @@ if [ -z "${SOURCE_DATE_EPOCH:-}" ] && git rev-parse --git-dir >/dev/null 2>&1; t
     SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
 fi
 : "${SOURCE_DATE_EPOCH:=$(date +%s)}"
-mkdir -p .build
+# The last one written is kept in the release build's folder with its time, so the same
+# commit built again is not recompiled (the package after the builds beside the tests).
+kept=.build/package-build/build-info.h
+mkdir -p .build/package-build
 printf '#define SUBDESK_BUILD_COMMIT "%s"\n#define SUBDESK_BUILD_EPOCH %sLL\n#define SUBDESK_BUILD_LINKING "static-stdlib"\n' \
-    "$commit" "$SOURCE_DATE_EPOCH" > .build/build-info.h
+    "$commit" "$SOURCE_DATE_EPOCH" > "$kept.new"
+if cmp -s "$kept.new" "$kept"; then rm -f "$kept.new"; else mv "$kept.new" "$kept"; fi
+cp -p "$kept" .build/build-info.h
 trap 'rm -f .build/build-info.h' EXIT
 for product in "$@"; do
     swift build -c release --scratch-path .build/package-build --product "$product" -Xswiftc -static-stdlib --disable-local-rpath
