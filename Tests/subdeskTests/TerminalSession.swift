@@ -32,15 +32,27 @@ final class TerminalSession {
 
     /// Ends the server and what runs in it, and waits until it is gone. `kill-server` makes
     /// the server send itself SIGTERM; a server that still holds it blocked would stay, so one
-    /// still there after two seconds is killed.
+    /// still running after two seconds is killed.
     func stop() {
         let pid = (try? run(["display-message", "-p", "#{pid}"], check: false))
             .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         _ = try? run(["kill-server"], check: false)
         guard let pid, pid > 1 else { return }
         let deadline = Date().addingTimeInterval(2)
-        while kill(pid, 0) == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+        while Self.isRunning(pid) && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if Self.isRunning(pid) { kill(pid, SIGKILL) }
+    }
+
+    /// Whether `pid` still runs. The server is a daemon, a child of the machine's first process;
+    /// once it has exited it stays a zombie until that process reaps it, which can take seconds
+    /// (in a container whose first process is no init), and a zombie runs nothing.
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard kill(pid, 0) == 0 else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        // The state is the first field after the command name, which is in parentheses.
+        let state = stat[stat.index(after: close)...].drop { $0 == " " }.first
+        return state != "Z" && state != "X"
     }
 
     /// Runs the tmux command that starts the server, without `Process`.
