@@ -3,13 +3,12 @@
 # Fuzz/run.sh TARGET replay FILE...      runs the target on these inputs only
 # Fuzz/run.sh TARGET build               builds the target's binary and stops
 #
-# Builds the libFuzzer binary (the SubscriptionCore sources and Fuzz/Targets, compiled
-# by swiftc with -sanitize=fuzzer,address) into .build/fuzz/, then runs TARGET for at
+# Builds the libFuzzer binary (the subdesk sources, the core's among them, and Fuzz/Targets,
+# compiled by swiftc with -sanitize=fuzzer,address) into .build/fuzz/, then runs TARGET for at
 # most SECONDS, seeded from Fuzz/corpus/TARGET. Targets: intake, payload, jws,
-# certificate, response, fastcgi (each file in Fuzz/Targets says what it feeds where), and
-# options, the command line's parse, built from the subdesk sources into a binary of its
-# own (.build/fuzz/subdesk-fuzz-options: Fuzz/Options says how).
-# FUZZ_OPTIMIZE=-Onone builds the core's binary unoptimized (.build/fuzz/subdesk-fuzz-onone):
+# certificate, response, fastcgi and options, the command line's parse (each file in
+# Fuzz/Targets says what it feeds where); one binary serves them all.
+# FUZZ_OPTIMIZE=-Onone builds it unoptimized (.build/fuzz/subdesk-fuzz-onone):
 # it compiles in about a quarter of the time and runs fewer inputs a second, the better trade
 # for a short run (CI's 15 s); the default, -O, is for a long one.
 # New inputs go to .build/fuzz/corpus-TARGET, crashes to .build/fuzz/artifacts-TARGET/,
@@ -39,12 +38,9 @@ case "$optimize" in -O) binary=$build/subdesk-fuzz ;; -Onone) binary=$build/subd
     *) echo "Fuzz/run.sh: FUZZ_OPTIMIZE is -O or -Onone, not $optimize" >&2; exit 2 ;; esac
 mkdir -p "$build"
 
-sources=(Sources/SubscriptionCore Sources/HelperWire Sources/FastCGI Sources/CBuildInfo Fuzz/Targets Sources/CSQLite Sources/COpenSSL sample-data/test-ca)
-if [ "$target" = options ]; then
-    binary=$build/subdesk-fuzz-options
-    sources=(Sources/SubscriptionCore Sources/HelperWire Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios
-             Sources/subdesk Sources/FastCGI Sources/CBuildInfo Fuzz/Options Sources/CSQLite Sources/COpenSSL Sources/CNCurses)
-fi
+sources=(Sources/SubscriptionCore Sources/HelperWire Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios
+         Sources/subdesk Sources/FastCGI Sources/CBuildInfo Fuzz/Targets Sources/CSQLite Sources/COpenSSL Sources/CNCurses
+         sample-data/test-ca)
 stale=no
 if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary" -print -quit)" ] || [ Fuzz/run.sh -nt "$binary" ]; then
     stale=yes
@@ -67,33 +63,7 @@ if [ "$stale" = yes ]; then
     cc -c -O1 -I Sources/CBuildInfo/include Sources/CBuildInfo/build_info.c -o "$build/build_info.o" \
         2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
 fi
-if [ "$stale" = yes ] && [ "$target" = options ]; then
-    # SubscriptionCore imports HelperWire: compile that module first, as its own module.
-    mkdir -p "$build/modules" "$build/stubs"
-    mapfile -t wire < <(find Sources/HelperWire -name '*.swift' | sort)
-    swiftc -module-name HelperWire -parse-as-library -swift-version 5 -O -g -wmo \
-        -emit-module -emit-module-path "$build/modules/HelperWire.swiftmodule" \
-        -c "${wire[@]}" -o "$build/HelperWire.o" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
-    # The parse is internal to the subdesk executable: its sources (all but main.swift)
-    # and the modules they import are compiled as one module with the target, each
-    # `import` answered by an empty module of that name.
-    for module in SubscriptionCore TerminalUI Dashboard SubdeskScenarios FastCGI; do
-        : > "$build/stubs/$module.swift"
-        swiftc -parse-as-library -module-name "$module" -emit-module -emit-module-path "$build/stubs/$module.swiftmodule" \
-            "$build/stubs/$module.swift" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
-    done
-    mapfile -t cli < <(find Sources/SubscriptionCore Sources/FastCGI Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios Sources/subdesk \
-        -name '*.swift' ! -path Sources/subdesk/main.swift | sort)
-    echo "fuzz: compiling ${#cli[@]} sources and the options target into $binary" >&2
-    started=$(date +%s)
-    # -Onone: this binary compiles four modules' worth of sources; the parse it runs is short.
-    swiftc -module-name SubdeskFuzzOptions -package-name subdesk -parse-as-library -swift-version 5 \
-        -sanitize=fuzzer,address -Onone -g -D SUBDESK_NO_POSTGRES \
-        -I Sources/CSQLite -I Sources/COpenSSL -I Sources/CNCurses -I "$build/modules" -I "$build/modules/CBuildInfo" -I "$build/stubs" \
-        "${cli[@]}" Fuzz/Options/*.swift "$build/HelperWire.o" "$build/build_info.o" \
-        -lsqlite3 -lcrypto -lncursesw -ltinfo -o "$binary" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
-    echo "fuzz: built in $(( $(date +%s) - started )) s" >&2
-elif [ "$stale" = yes ]; then
+if [ "$stale" = yes ]; then
     # Embedded, not read at run time: a crash input then replays with the binary alone.
     {
         echo "// Generated by Fuzz/run.sh from sample-data/test-ca (TEST ONLY CA)."
@@ -105,14 +75,23 @@ elif [ "$stale" = yes ]; then
         echo "}"
     } > "$build/EmbeddedTestCA.swift"
     # SubscriptionCore imports HelperWire: compile that module first, as its own module.
-    mkdir -p "$build/modules"
+    mkdir -p "$build/modules" "$build/stubs"
     mapfile -t wire < <(find Sources/HelperWire -name '*.swift' | sort)
     swiftc -module-name HelperWire -parse-as-library -swift-version 5 -O -g -wmo \
         -emit-module -emit-module-path "$build/modules/HelperWire.swiftmodule" \
         -c "${wire[@]}" -o "$build/HelperWire.o" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
-    # The FastCGI record parser is compiled into the same module as the core.
-    mapfile -t core < <(find Sources/SubscriptionCore Sources/FastCGI -name '*.swift' | sort)
-    echo "fuzz: compiling ${#core[@]} core sources and the targets into $binary" >&2
+    # The command line's parse is internal to the subdesk executable: its sources (all but
+    # main.swift) and the modules they import are compiled as one module with the targets,
+    # each `import` answered by an empty module of that name. The core's targets see the
+    # same core, so one binary serves every target and a run compiles the sources once.
+    for module in SubscriptionCore TerminalUI Dashboard SubdeskScenarios FastCGI; do
+        : > "$build/stubs/$module.swift"
+        swiftc -parse-as-library -module-name "$module" -emit-module -emit-module-path "$build/stubs/$module.swiftmodule" \
+            "$build/stubs/$module.swift" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
+    done
+    mapfile -t all < <(find Sources/SubscriptionCore Sources/FastCGI Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios Sources/subdesk \
+        -name '*.swift' ! -path Sources/subdesk/main.swift | sort)
+    echo "fuzz: compiling ${#all[@]} sources and the targets into $binary" >&2
     started=$(date +%s)
     # -O (the default): the fuzzer needs executions per second; ASan and coverage still
     # instrument it. -Onone for a short run, where the build would take most of the time.
@@ -120,9 +99,9 @@ elif [ "$stale" = yes ]; then
     # -package-name: the core declares package-wide API, as SwiftPM builds it.
     swiftc -module-name SubdeskFuzz -package-name subdesk -parse-as-library -swift-version 5 \
         -sanitize=fuzzer,address "$optimize" -g -D SUBDESK_NO_POSTGRES \
-        -I Sources/CSQLite -I Sources/COpenSSL -I "$build/modules" -I "$build/modules/CBuildInfo" \
-        "${core[@]}" Fuzz/Targets/*.swift "$build/EmbeddedTestCA.swift" "$build/HelperWire.o" "$build/build_info.o" \
-        -lsqlite3 -lcrypto -o "$binary" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
+        -I Sources/CSQLite -I Sources/COpenSSL -I Sources/CNCurses -I "$build/modules" -I "$build/modules/CBuildInfo" -I "$build/stubs" \
+        "${all[@]}" Fuzz/Targets/*.swift "$build/EmbeddedTestCA.swift" "$build/HelperWire.o" "$build/build_info.o" \
+        -lsqlite3 -lcrypto -lncursesw -ltinfo -o "$binary" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
     echo "fuzz: built in $(( $(date +%s) - started )) s" >&2
 fi
 

@@ -12,6 +12,7 @@ let fuzzTargets: [String: FuzzTarget] = [
     "payload": PayloadTarget.run,
     "response": ResponseTarget.run,
     "fastcgi": FastCGITarget.run,
+    "options": OptionsTarget.run,
 ]
 
 nonisolated(unsafe) var selectedTarget: FuzzTarget?

@@ -176,6 +176,7 @@ final class EngineObserver: NSObject, XCTestObservation {
 
     func testCaseWillStart(_ testCase: XCTestCase) {
         current = testCase
+        costAtStart = TestCost.now()
         currentOpened = openedBetweenTests != nil
         if let opened = openedBetweenTests {
             openedBetweenTests = nil
@@ -186,7 +187,13 @@ final class EngineObserver: NSObject, XCTestObservation {
     func testCaseDidFinish(_ testCase: XCTestCase) {
         current = nil
         report(testCase)
+        if let start = costAtStart {
+            costAtStart = nil
+            TestCost.report(testCase, since: start)
+        }
     }
+
+    private var costAtStart: TestCost?
 
     /// With SUBDESK_TEST_ENGINE_REPORT=FILE set, each test that runs on every engine adds a line
     /// to FILE: `Module.Class/method opened` or `... unused` when it opened no store through the
@@ -195,13 +202,7 @@ final class EngineObserver: NSObject, XCTestObservation {
         guard let path = ProcessInfo.processInfo.environment["SUBDESK_TEST_ENGINE_REPORT"], !path.isEmpty,
               EngineMarking.isEngineTest(testCase) else { return }
         let line = "\(String(reflecting: type(of: testCase)))/\(EngineMarking.methodName(testCase)) \(currentOpened ? "opened" : "unused")\n"
-        guard let handle = FileHandle(forWritingAtPath: path) ?? {
-            FileManager.default.createFile(atPath: path, contents: nil)
-            return FileHandle(forWritingAtPath: path)
-        }() else { return }
-        handle.seekToEndOfFile()
-        handle.write(Data(line.utf8))
-        handle.closeFile()
+        appendLine(line, to: path)
     }
 
     /// With SUBDESK_TEST_ENGINE_LIST=FILE set, the run writes the filter of the tests that depend
@@ -256,6 +257,48 @@ final class EngineObserver: NSObject, XCTestObservation {
         if let suite = test as? XCTestSuite { return suite.tests.flatMap(allCases) }
         return (test as? XCTestCase).map { [$0] } ?? []
     }
+}
+
+/// What a test cost: with SUBDESK_TEST_COST_REPORT=FILE set, each test adds a line to FILE,
+/// `Module.Class/method WALL CPU` in seconds, its CPU the test process's own and its finished
+/// children's (the programs it ran; not a server it only talks to). Sorted, it says where a
+/// pass's time goes and which tests keep a core busy.
+struct TestCost {
+    var wall: Double
+    var cpu: Double
+
+    static let reportPath: String? = {
+        guard let path = ProcessInfo.processInfo.environment["SUBDESK_TEST_COST_REPORT"], !path.isEmpty else { return nil }
+        return path
+    }()
+
+    static func now() -> TestCost? {
+        guard reportPath != nil else { return nil }
+        var own = rusage(), children = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &own)
+        getrusage(RUSAGE_CHILDREN.rawValue, &children)
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1_000_000 }
+        let cpu = seconds(own.ru_utime) + seconds(own.ru_stime) + seconds(children.ru_utime) + seconds(children.ru_stime)
+        return TestCost(wall: Date().timeIntervalSinceReferenceDate, cpu: cpu)
+    }
+
+    static func report(_ testCase: XCTestCase, since start: TestCost) {
+        guard let path = reportPath, let end = now() else { return }
+        let line = String(format: "%@/%@ %.3f %.3f\n", String(reflecting: type(of: testCase)),
+                          EngineMarking.methodName(testCase), end.wall - start.wall, end.cpu - start.cpu)
+        appendLine(line, to: path)
+    }
+}
+
+/// Adds `line` to the report file at `path`, creating it.
+func appendLine(_ line: String, to path: String) {
+    guard let handle = FileHandle(forWritingAtPath: path) ?? {
+        FileManager.default.createFile(atPath: path, contents: nil)
+        return FileHandle(forWritingAtPath: path)
+    }() else { return }
+    handle.seekToEndOfFile()
+    handle.write(Data(line.utf8))
+    handle.closeFile()
 }
 
 /// Called once by the loader (Sources/CTestKitStart) before XCTest runs anything.

@@ -5,6 +5,12 @@ import SubdeskTestKit
 
 /// `subdesk migrate` and `subdesk db`, as a person moving a store would run them.
 final class MigrateCommandTests: SubdeskTestCase, RunsOnEveryEngine {
+    /// A copy between two SQLite files and a refused password name their engines: they run once.
+    static let engineTests: Set<String>? = [
+        "testAStoreBeingWrittenIsCopiedAsOneConsistentState",
+        "testARoundTripThroughPostgreSQLLosesNothing",
+    ]
+
     func demo() throws -> String {
         let path = dir + "/demo.db"
         let built = try run(["demo", "--db", path, "--no-dashboard"])
@@ -70,7 +76,7 @@ final class MigrateCommandTests: SubdeskTestCase, RunsOnEveryEngine {
         try ReliabilityTests.signedBodies(count: 400, firstInstance: 600_000).write(to: URL(fileURLWithPath: bodies))
         XCTAssertEqual(try run(["ingest", "--db", source, "--quiet"] + ReliabilityTests.policyFlags + [bodies]).status, 0)
         let more = dir + "/more.ndjson"
-        try ReliabilityTests.signedBodies(count: 3000, firstInstance: 700_000).write(to: URL(fileURLWithPath: more))
+        try ReliabilityTests.signedBodies(count: 1500, firstInstance: 700_000).write(to: URL(fileURLWithPath: more))
         let writer = try startQuietly(["ingest", "--db", source, "--quiet", "--batch-size", "20"] + ReliabilityTests.policyFlags + [more])
         let target = dir + "/copy.db"
         let copied = try run(["migrate", "--from", source, "--to", target, "--json"])
@@ -81,7 +87,7 @@ final class MigrateCommandTests: SubdeskTestCase, RunsOnEveryEngine {
         let inCopy = try Store(path: target, mode: .reading).notificationCount()
         let inSource = try Store(path: source, mode: .reading).notificationCount()
         XCTAssertGreaterThanOrEqual(inCopy, 400)
-        XCTAssertEqual(inSource, 3400, "the writer finished")
+        XCTAssertEqual(inSource, 1900, "the writer finished")
         print("copied \(inCopy) of the \(inSource) notifications the source ended with; the writer was \(stillWriting ? "still" : "no longer") running when the copy ended")
     }
 

@@ -6,6 +6,18 @@ import SubdeskTestKit
 /// `subdesk metrics` and `subdesk check` as Prometheus, Nagios and on-call see them. Runs on
 /// SQLite, and on PostgreSQL when SUBDESK_TEST_POSTGRES is set (the demo store goes there).
 final class OnCallMetricsTests: SubdeskTestCase, RunsOnEveryEngine {
+    /// The tests that read a store the pass chose; promtool on a generated file, the rules' unit
+    /// tests, the README's table and scrapes beside writers of a file run once.
+    static let engineTests: Set<String>? = [
+        "testTwoRootsOfOneSubjectAreTwoSeriesPrometheusKeeps",
+        "testTheLastSweepIsTheLatestDatedAndOneDatedFarAheadIsIgnored",
+        "testTheDemoStoresMetricsPassPromtoolAndSayWhatArrived",
+        "testMetricsAsACGIAnswerCarryPrometheusHeaders",
+        "testCheckSaysOKWarningCriticalAndUnknownWithNagiosExitCodes",
+        "testCheckJudgesTheLastPingAsTheRulesDo",
+        "testCheckPerfdataSaysUForNoArrivalAndTheReadmeMatchesChecksAndRules",
+    ]
+
     static func promtool() throws -> String {
         for folder in ["/usr/bin", "/usr/local/bin", "/bin"] where FileManager.default.isExecutableFile(atPath: folder + "/promtool") {
             return folder + "/promtool"

@@ -120,10 +120,22 @@ extension WebServerTests {
     static func get(_ url: String) async throws -> [String: Any] {
         // libcurl under URLSession honours proxy variables; Prometheus is on the loopback.
         for name in ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"] { unsetenv(name) }
-        let (data, _) = try await URLSession.shared.data(from: try XCTUnwrap(URL(string: url)))
-        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any], String(decoding: data, as: UTF8.self))
-        XCTAssertEqual(object["status"] as? String, "success", "\(url): \(object)")
+        // A refusal throws without recording a failure: Prometheus answers 503 while it starts,
+        // and `waitFor` counts that as not yet; a test that gets it outside `waitFor` fails
+        // with the thrown error.
+        guard let address = URL(string: url) else { throw PrometheusAnswer(url: url, text: "not a URL") }
+        let (data, _) = try await URLSession.shared.data(from: address)
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+              object["status"] as? String == "success" else {
+            throw PrometheusAnswer(url: url, text: String(decoding: data.prefix(500), as: UTF8.self))
+        }
         return object
+    }
+
+    struct PrometheusAnswer: Error, CustomStringConvertible {
+        let url: String
+        let text: String
+        var description: String { "\(url) answered no success: \(text)" }
     }
 
     /// The value of an instant query that returns one sample, or nil when it returns none.

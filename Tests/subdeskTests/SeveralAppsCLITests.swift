@@ -608,8 +608,8 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
 
 /// The README's two-app rehearsal, run as a new user would paste it: its shell block, line
 /// for line, in an empty folder with `subdesk` on the PATH (all but the desk itself, which
-/// needs a terminal).
-final class SeveralAppsReadmeTests: SubdeskTestCase, RunsOnEveryEngine {
+/// needs a terminal). Its store is the file the README names, on every pass: it runs once.
+final class SeveralAppsReadmeTests: SubdeskTestCase {
     func testTheReadmesTwoAppRehearsalRunsAsWritten() throws {
         let readme = try String(contentsOfFile: Self.repoRoot + "/README.md", encoding: .utf8)
         let section = try XCTUnwrap(readme.range(of: "#### A two-app desk, step by step"), "the README has the walkthrough")

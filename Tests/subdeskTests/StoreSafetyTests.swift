@@ -5,6 +5,12 @@ import SubdeskTestKit
 
 /// Nothing a user types creates, replaces or pollutes a store by accident.
 final class StoreSafetyTests: SubdeskTestCase, RunsOnEveryEngine {
+    /// The demo store, the fallback to it and simulate are SQLite files by design: they run once.
+    static let engineTests: Set<String>? = [
+        "testBackupsArePrivateAndNeverOverwrite",
+        "testDoctorFlagsTheTestRootOnAStoreThatIsNoDemoStore",
+    ]
+
     /// `XDG_DATA_HOME` of `run`: where the default and the demo store live.
     var dataHome: String { dir + "/data/subdesk" }
 
