@@ -7,14 +7,23 @@
 #     fish (syntax, and one completion each);
 #   - lintian finds no error in the Debian package;
 #   - with --install (CI, whose machine is fresh each run): dpkg -i, subdesk doctor and
-#     man subdesk work, and dpkg --purge leaves the store in /var/lib/subdesk.
+#     man subdesk work, and dpkg --purge leaves the store in /var/lib/subdesk; with
+#     --install-only, that and nothing else.
 # Exits non-zero on the first failure, saying which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
 install_too=no
-[ "${1:-}" = --install ] && install_too=yes
+checks=yes
+case "${1:-}" in
+"") ;;
+--install) install_too=yes ;;
+# CI checks the package beside the tests and installs it after them (dpkg -i changes the
+# machine the tests run on): the install alone.
+--install-only) install_too=yes; checks=no ;;
+*) echo "usage: deploy/check-package.sh [--install | --install-only]" >&2; exit 2 ;;
+esac
 
 version=$(sed -n 's/^ *public static let string = "\(.*\)"$/\1/p' Sources/SubscriptionCore/Support/Version.swift)
 arch=$(dpkg --print-architecture)
@@ -37,6 +46,7 @@ subdesk=$tree/usr/bin/subdesk
 run() { (cd "$tmp/elsewhere" && env -i PATH=/usr/bin:/bin HOME="$tmp/home" XDG_DATA_HOME="$tmp/data" \
             XDG_CONFIG_HOME="$tmp/config" LANG=C.UTF-8 "$@"); }
 
+if [ "$checks" = yes ]; then
 # The demo from elsewhere.
 run "$subdesk" demo --no-dashboard --db demo.db > "$tmp/demo.log" 2>&1 || { cat "$tmp/demo.log"; fail "subdesk demo from the unpacked tarball"; }
 [ -f "$tmp/elsewhere/demo.db" ] || fail "subdesk demo wrote no demo.db"
@@ -88,6 +98,7 @@ ok "zsh and fish read their completions"
 
 lintian --fail-on error --no-tag-display-limit "$deb" > "$tmp/lintian" 2>&1 || { cat "$tmp/lintian"; fail "lintian reports errors"; }
 ok "lintian: no errors ($(grep -c '^W:' "$tmp/lintian" || true) warnings)"
+fi
 
 if [ "$install_too" = yes ]; then
     sudo=""
