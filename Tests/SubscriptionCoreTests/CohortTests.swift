@@ -130,14 +130,15 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
 
     func testARecoveryWithinGraceContinuesTheRunWithNoGapInTheCountsOrTheCohort() throws {
         // Bought Jun 1 (expires Jul 1), grace until Jul 7, billing recovered Jul 3 with the
-        // renewal date kept (expires Aug 1): Apple's shape, with and without a grace date known.
-        for (otid, subtype) in [("5100", "GRACE_PERIOD"), ("5110", nil as String?)] {
+        // renewal date kept (expires Aug 1): Apple's shape, with and without a grace date known
+        // (without one, the renewal date kept says it).
+        for (otid, graceKnown) in [("5100", true), ("5110", false)] {
             try deliver("SUBSCRIBED", "INITIAL_BUY", period(otid, 1, from: 0, to: 30))
-            let failed = TestKit.body(type: "DID_FAIL_TO_RENEW", subtype: subtype, signed: d0 + 30 * day,
+            let failed = TestKit.body(type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signed: d0 + 30 * day,
                                       transaction: period(otid, 1, from: 0, to: 30),
-                                      renewal: TestKit.renewal(original: otid, signed: d0 + 30 * day, extra: subtype == nil
-                                          ? ["isInBillingRetryPeriod": true]
-                                          : ["isInBillingRetryPeriod": true, "gracePeriodExpiresDate": d0 + 36 * day]))
+                                      renewal: TestKit.renewal(original: otid, signed: d0 + 30 * day, extra: graceKnown
+                                          ? ["isInBillingRetryPeriod": true, "gracePeriodExpiresDate": d0 + 36 * day]
+                                          : ["isInBillingRetryPeriod": true]))
             _ = try TestKit.intake(store).ingest(failed, receivedAt: d0 + 30 * day)
             var recovered = period(otid, 2, from: 32, to: 61)
             recovered["expiresDate"] = d0 + 61 * day

@@ -39,10 +39,22 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         var expires: Millis
         var price: Int64
         var trial = false
+        /// A pay-as-you-go introductory offer (offerType 1).
+        var intro = false
         var renewal = false
         /// A refund: its date and the share refunded in thousandths of a percent (100000 full).
         var refund: (date: Millis, percentMilli: Int)?
         var familyRevoked: Millis?
+    }
+
+    /// A notification the history's store keeps: a renewal that failed (into grace, with the
+    /// grace period's end Apple signed, or billing retry without it) or an upgrade.
+    struct Note {
+        var type: String
+        var subtype: String?
+        var signed: Millis
+        var transactionId: String
+        var graceExpires: Millis?
     }
 
     struct History {
@@ -50,6 +62,7 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         var family: Bool
         var currency: String
         var purchases: [Purchase]
+        var notes: [Note] = []
     }
 
     static func months(_ product: String) -> Int { product == "app.yearly" ? 12 : 1 }
@@ -81,8 +94,16 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             }
             var n = 0
             var purchases: [Purchase] = []
+            var notes: [Note] = []
             func add(_ p: Purchase) { purchases.append(p); n += 1 }
             var t = now - Millis(rng.int(0..<420)) * day - Millis(rng.int(1..<59)) * 60_000 - Millis(rng.int(1..<59)) * 1000
+            // Some begin on their month's last day (the 29th to 31st), so that their
+            // anniversaries are clamped in shorter months.
+            if rng.chance(0.15) {
+                let date = Date(timeIntervalSince1970: Double(t) / 1000)
+                let last = utc.range(of: .day, in: .month, for: date)!.count
+                t += Millis(last - utc.component(.day, from: date)) * day
+            }
             if rng.chance(0.2) {
                 add(Purchase(id: "\(otid)-\(n)", product: product, start: t, expires: t + 7 * day, price: 0, trial: true))
                 switch rng.int(0..<10) {
@@ -93,11 +114,24 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             }
             var renewal = !purchases.isEmpty
             var upgrading = false
+            // Apple renews on the run's anniversary: each period ends whole calendar months
+            // after the run began (31 → 30 → 31), not a month after the period before.
+            var anchor: Millis = .min, periods = 0, runEnd: Millis = .min
             while t < now {
                 let upgradePurchase = upgrading
                 upgrading = false
-                var p = Purchase(id: "\(otid)-\(n)", product: product, start: t, expires: adding(months: months(product), to: t),
-                                 price: price(product), renewal: renewal)
+                if t != runEnd { anchor = t; periods = 0 }
+                periods += 1
+                var p = Purchase(id: "\(otid)-\(n)", product: product, start: t,
+                                 expires: adding(months: months(product) * periods, to: anchor), price: price(product), renewal: renewal)
+                runEnd = p.expires
+                // Now and then the first period is a month's pay-as-you-go introductory offer.
+                if purchases.isEmpty, product == "app.monthly", rng.chance(0.25) {
+                    p.intro = true
+                    p.price /= 2
+                }
+                // Apple says an upgrade at once.
+                if upgradePurchase { notes.append(Note(type: "DID_CHANGE_RENEWAL_PREF", subtype: "UPGRADE", signed: t, transactionId: p.id)) }
                 // What happens next: renewed, recovered within grace or after it, upgraded, or ended.
                 let fate = rng.int(0..<100)
                 var next: Millis = .max
@@ -106,7 +140,24 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                 switch fate {
                 case 0..<68: next = p.expires
                 case 68..<74: next = p.expires + Millis(rng.int(1..<5)) * day + Millis(rng.int(1..<600)) * 60_000
-                case 74..<79: next = p.expires + Millis(rng.int(17..<45)) * day + Millis(rng.int(1..<600)) * 60_000
+                case 74..<79:
+                    // Billing retry, recovered weeks later (a new renewal date); now and then
+                    // exactly a month after the expiry, so the new date falls on an anniversary.
+                    let kind = rng.int(0..<10)
+                    switch kind {
+                    case 0..<3: next = adding(months: 1, to: p.expires) + Millis(rng.int(1..<50)) * 60_000
+                    // Billing retry without grace, recovered within days: what a grace recovery
+                    // looks like where a 31-day period is followed by a shorter month.
+                    case 3..<6: next = p.expires + Millis(rng.int(1..<5)) * day + Millis(rng.int(1..<600)) * 60_000
+                    default: next = p.expires + Millis(rng.int(17..<45)) * day + Millis(rng.int(1..<600)) * 60_000
+                    }
+                    // The failure: billing retry without grace, or a grace period long over.
+                    switch kind >= 3 && kind < 6 ? 0 : rng.int(0..<3) {
+                    case 0: notes.append(Note(type: "DID_FAIL_TO_RENEW", subtype: nil, signed: p.expires, transactionId: p.id))
+                    case 1: notes.append(Note(type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signed: p.expires, transactionId: p.id,
+                                              graceExpires: p.expires + 6 * day))
+                    default: break
+                    }
                 case 79..<84 where product == "app.monthly":
                     upgradeAt = p.start + Millis(rng.int(2..<25)) * day + Millis(rng.int(1..<600)) * 60_000
                 default:
@@ -116,15 +167,23 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                     }
                 }
                 if fate >= 68 && fate < 74 {
-                    // Within grace Apple keeps the renewal date.
+                    // Within grace Apple keeps the renewal date; its failure is mostly delivered.
+                    if rng.chance(0.6) {
+                        notes.append(Note(type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signed: p.expires, transactionId: p.id,
+                                          graceExpires: p.expires + 6 * day))
+                    }
                     add(p)
-                    var recovered = Purchase(id: "\(otid)-\(n)", product: product, start: next, expires: adding(months: months(product), to: p.expires),
-                                             price: price(product), renewal: true)
+                    periods += 1
+                    var recovered = Purchase(id: "\(otid)-\(n)", product: product, start: next,
+                                             expires: adding(months: months(product) * periods, to: anchor), price: price(product), renewal: true)
                     guard recovered.start < now else { break }
                     t = recovered.expires
+                    runEnd = t
                     if !family, rng.chance(0.03) { recovered.refund = (recovered.start + 2 * day, 100_000) }
                     add(recovered)
                     if recovered.refund != nil { break }
+                    // What follows renews it (after an upgrade's purchase, too).
+                    renewal = true
                     continue
                 }
                 if let u = upgradeAt, u < now {
@@ -162,7 +221,7 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                 t = next
                 renewal = nextRenewal
             }
-            out.append(History(otid: otid, family: family, currency: currency, purchases: purchases))
+            out.append(History(otid: otid, family: family, currency: currency, purchases: purchases, notes: notes))
         }
         return out
     }
@@ -172,7 +231,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             var r = TransactionRecord(transactionId: p.id, originalTransactionId: h.otid, productId: p.product,
                                       subscriptionGroupIdentifier: "21000001", purchaseDate: p.start,
                                       originalPurchaseDate: h.purchases[0].start, expiresDate: p.expires,
-                                      offerType: p.trial ? 1 : nil, offerDiscountType: p.trial ? "FREE_TRIAL" : nil,
+                                      offerType: p.trial || p.intro ? 1 : nil,
+                                      offerDiscountType: p.trial ? "FREE_TRIAL" : p.intro ? "PAY_AS_YOU_GO" : nil,
                                       ownershipType: h.family ? "FAMILY_SHARED" : "PURCHASED",
                                       transactionReason: p.renewal ? "RENEWAL" : "PURCHASE", price: p.price, currency: h.currency,
                                       signedDate: p.start, type: "Auto-Renewable Subscription", storefront: "USA")
@@ -209,20 +269,47 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
     static func paidAccess(_ h: History) -> [Access] {
         let kept = h.purchases.filter { !$0.trial && !($0.refund?.percentMilli == 100_000) && $0.familyRevoked == nil }
         var out: [Access] = []
+        var anchor: Millis = 0
         for (i, p) in kept.enumerated() {
             var to = p.expires
             if let r = p.refund { to = min(to, r.date) }
             // Replaced by a purchase of another product before it expired: an upgrade, though
             // its purchase was refunded in part later (that bought access until the refund).
             if i + 1 < kept.count, kept[i + 1].product != p.product, kept[i + 1].start < p.expires { to = min(to, kept[i + 1].start) }
-            var from = p.start
-            if let before = out.last, p.renewal, p.start > before.to + hour {
-                // Within grace: its expiry is where one more period after the previous would end.
-                let previous = before.p
-                let one = adding(months: months(previous.product), to: previous.expires)
-                let same = previous.expires + (previous.expires - previous.start)
-                if abs(p.expires - one) <= hour || abs(p.expires - same) <= hour { from = previous.expires }
+            // An upgrade Apple announced ends it at the upgrade's purchase, whatever became of
+            // that purchase (refunded in full, it is as if never bought, and the period stays ended).
+            if let j = h.purchases.firstIndex(where: { $0.id == p.id }), j + 1 < h.purchases.count {
+                let u = h.purchases[j + 1]
+                if h.notes.contains(where: { $0.subtype == "UPGRADE" && $0.transactionId == u.id }), u.start < p.expires {
+                    to = min(to, u.start)
+                }
             }
+            var from = p.start
+            var withinGrace = false
+            if let before = out.last, p.renewal, p.start > before.to + hour {
+                // Within grace (no failure notification says otherwise): its expiry is the
+                // run's anniversary after the previous period's, whole calendar months from
+                // the run's first day.
+                let previous = before.p, m = months(previous.product)
+                let failures = h.notes.filter { $0.type == "DID_FAIL_TO_RENEW" && $0.transactionId == previous.id }
+                let graces = failures.compactMap(\.graceExpires).filter { $0 > previous.expires && $0 <= previous.expires + 60 * day }
+                if let grace = graces.max() {
+                    // A grace period end Apple signed for this gap decides.
+                    withinGrace = p.start < grace
+                } else if failures.contains(where: { $0.subtype == nil }) {
+                    // Billing retry without grace: none.
+                    withinGrace = false
+                } else {
+                    for k in 1...240 where abs(adding(months: m * k, to: anchor) - previous.expires) <= hour {
+                        withinGrace = abs(p.expires - adding(months: m * (k + 1), to: anchor)) <= hour
+                        break
+                    }
+                }
+                if withinGrace { from = previous.expires }
+            }
+            // A purchase by the customer, or a renewal after a gap not within grace, begins a
+            // new anniversary.
+            if out.isEmpty || !p.renewal || (p.start > out.last!.to + hour && !withinGrace) { anchor = from }
             out.append(Access(p: p, from: from, to: to))
         }
         return out
@@ -346,7 +433,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             k < boundaries.count ? boundaries[k] : boundaries[boundaries.count - 1] + Millis(k - boundaries.count + 1) * nominal
         }
         let trialBefore = h.purchases.firstIndex { $0.id == first.p.id }.flatMap { $0 > 0 ? h.purchases[$0 - 1] : nil }
-        let offer = trialBefore.map { $0.trial && ($0.expires >= first.p.start - day || first.p.renewal) } == true ? "free_trial" : "none"
+        let offer = trialBefore.map { $0.trial && ($0.expires >= first.p.start - day || first.p.renewal) } == true ? "free_trial"
+            : first.p.intro ? "introductory" : "none"
         var m = Member(start: first.from, duration: months(first.p.product) == 12 ? "P1Y" : "P1M", startOffer: offer, retained: retained)
         for run in runs.dropFirst() {
             let end = run.map(\.to).max()!
@@ -391,6 +479,20 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         for (i, h) in histories.enumerated() { for r in records(h) { arrivals.append((i, r)) } }
         for i in stride(from: arrivals.count - 1, to: 0, by: -1) { arrivals.swapAt(i, rng.int(0..<(i + 1))) }
         try store.write {
+            // The notifications first: each derivation then sees every one of its history's.
+            for h in histories {
+                for (k, note) in h.notes.enumerated() {
+                    let event = NotificationEvent(
+                        notificationUUID: "\(h.otid)-note-\(k)", version: 2, type: NotificationType(rawValue: note.type),
+                        subtype: note.subtype.map(NotificationSubtype.init(rawValue:)), signedDate: note.signed,
+                        originalTransactionId: h.otid, transactionId: note.transactionId, productId: nil, environment: "Production",
+                        graceExpires: note.graceExpires)
+                    let body = Data(#"{"reference":"\#(event.notificationUUID)"}"#.utf8)
+                    try store.insertNotification(StoredNotification(event: event, receivedDate: note.signed,
+                                                                    bodySHA256: ContentDigest.sha256Hex(body), body: body, source: "reference",
+                                                                    ownership: h.family ? "FAMILY_SHARED" : "PURCHASED", bundleId: nil))
+                }
+            }
             for (_, r) in arrivals {
                 try store.putTransaction(r)
                 try intake.rederive(r.originalTransactionId, now: now)
@@ -434,6 +536,16 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             if let k = h.purchases.firstIndex(where: { !$0.trial }), k > 0, h.purchases[k - 1].expires < h.purchases[k].start - Self.day {
                 cases["trial paid after billing retry", default: 0] += 1
             }
+            // The shapes of the gaps' grace and of announced upgrades.
+            cases["grace failure delivered", default: 0] += h.notes.filter { $0.subtype == "GRACE_PERIOD" }.count
+            cases["billing retry without grace", default: 0] += h.notes.filter { $0.type == "DID_FAIL_TO_RENEW" && $0.subtype == nil }.count
+            cases["upgrade announced", default: 0] += h.notes.filter { $0.subtype == "UPGRADE" }.count
+            cases["introductory offer, then a grace recovery", default: 0] += zip(access, access.dropFirst())
+                .filter { $0.0.p.intro && $0.1.from != $0.1.p.start }.count
+            cases["anniversary on the 29th to 31st", default: 0] += access.filter { a in
+                let dayOfMonth = Self.utc.component(.day, from: Date(timeIntervalSince1970: Double(a.from) / 1000))
+                return dayOfMonth >= 29 && a.from != a.p.start
+            }.count
         }
         for (name, n) in cases { XCTAssertGreaterThanOrEqual(n, 20, name) }
         try compareDays(store, histories)

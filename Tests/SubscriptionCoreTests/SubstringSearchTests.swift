@@ -142,7 +142,7 @@ final class SubstringSearchTests: XCTestCase, RunsOnEveryEngine {
             DROP TABLE renewal_extensions;
             DROP TRIGGER refund_request_open; DROP TRIGGER refund_request_close; DROP TABLE refund_requests;
             DROP TABLE metrics_pending; DROP TABLE metric_segments; DROP TABLE metric_segments_pending; DROP TABLE metric_segments_catchup;
-            ALTER TABLE verified_chains DROP COLUMN seal; DROP INDEX notifications_rescind;
+            ALTER TABLE verified_chains DROP COLUMN seal; DROP INDEX notifications_rescind; ALTER TABLE notifications DROP COLUMN grace_expires_ms;
             DROP TABLE intake_counts; DROP INDEX audit_log_action;
             ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind;
             \(TestKit.undoAppColumns(tables: ["subscriptions", "notifications", "quarantine"]))

@@ -24,6 +24,7 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
+        if version < 30 { try store.db.execute("ALTER TABLE notifications DROP COLUMN grace_expires_ms") }
         if version < 29 && !sqlite { try store.db.execute("DROP INDEX metric_segments_app") }
         if version < 28 && !sqlite { try store.db.execute("DROP INDEX metric_segments_read") }
         if version < 27 { try store.db.execute(undoAppIntakeCounts(store.dialect)) }

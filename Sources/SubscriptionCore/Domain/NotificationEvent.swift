@@ -12,9 +12,14 @@ public struct NotificationEvent: Equatable, Sendable {
     public var transactionId: String?
     public var productId: String?
     public var environment: String?
+    /// The end of the billing grace period Apple signed in the renewal info this notification
+    /// carried (`gracePeriodExpiresDate`), if it carried one: kept with the notification, so
+    /// a gap's grace is known after later renewal info replaced the stored one.
+    public var graceExpires: Millis?
 
     public init(notificationUUID: String, version: Int, type: NotificationType, subtype: NotificationSubtype?, signedDate: Millis,
-                originalTransactionId: String?, transactionId: String?, productId: String?, environment: String?) {
+                originalTransactionId: String?, transactionId: String?, productId: String?, environment: String?,
+                graceExpires: Millis? = nil) {
         self.notificationUUID = notificationUUID
         self.version = version
         self.type = type
@@ -24,6 +29,7 @@ public struct NotificationEvent: Equatable, Sendable {
         self.transactionId = transactionId
         self.productId = productId
         self.environment = environment
+        self.graceExpires = graceExpires
     }
 
     /// `TYPE/SUBTYPE`, or `TYPE` alone.

@@ -53,6 +53,11 @@ public struct NotificationMeaning: Sendable, Equatable {
         public var endsPaidAccess: Expiry?
         /// A product change that takes effect at the next renewal (a downgrade), not at once.
         public var pendingDowngrade: Bool
+        /// An upgrade, at once: Apple's word that the period before ended at the purchase the
+        /// notification carries and was refunded pro rata then, whatever becomes of that
+        /// purchase later (a refund of it in full makes it as if never bought, but the old
+        /// period stays ended).
+        public var upgradesNow: Bool
         public var refund: RefundStep?
         /// False for a notification about the app's download rather than the subscription
         /// (RESCIND_CONSENT): it is never the subscription's last event.
@@ -61,11 +66,12 @@ public struct NotificationMeaning: Sendable, Equatable {
         public static let noStateEffect = Effect()
 
         public init(billing: Billing? = nil, autoRenew: AutoRenew? = nil, endsPaidAccess: Expiry? = nil, pendingDowngrade: Bool = false,
-             refund: RefundStep? = nil, aboutTheSubscription: Bool = true) {
+             upgradesNow: Bool = false, refund: RefundStep? = nil, aboutTheSubscription: Bool = true) {
             self.billing = billing
             self.autoRenew = autoRenew
             self.endsPaidAccess = endsPaidAccess
             self.pendingDowngrade = pendingDowngrade
+            self.upgradesNow = upgradesNow
             self.refund = refund
             self.aboutTheSubscription = aboutTheSubscription
         }
@@ -214,8 +220,10 @@ extension NotificationMeanings {
                             sameMeaningSubtypes: [.initialBuy, .resubscribe]),
         NotificationMeaning(.didRenew, "a renewal; BILLING_RECOVERY: one that failed before",
                             .v1AndV2(v1Rank: 0), .init(billing: .recovers), tone: .gain, sameMeaningSubtypes: [.billingRecovery]),
-        NotificationMeaning(.didChangeRenewalPref, "a change of plan: an upgrade now, or back to the current plan",
-                            .v1AndV2(v1Rank: 1), .noStateEffect, tone: .change, sameMeaningSubtypes: [.upgrade]),
+        NotificationMeaning(.didChangeRenewalPref, "a change of plan: back to the current plan (V1: or an upgrade now)",
+                            .v1AndV2(v1Rank: 1), .noStateEffect, tone: .change),
+        NotificationMeaning(.didChangeRenewalPref, .upgrade, "an upgrade, at once: the period before ends, refunded pro rata",
+                            .v2, .init(upgradesNow: true), tone: .change),
         NotificationMeaning(.didChangeRenewalPref, .downgrade, "a downgrade, at the next renewal",
                             .v2, .init(pendingDowngrade: true), tone: .change),
         NotificationMeaning(.didChangeRenewalStatus, "a change of renewal status (V1 says which in the renewal info it carries)",
@@ -224,9 +232,11 @@ extension NotificationMeanings {
                             .v2, .init(autoRenew: .disabled), tone: .change),
         NotificationMeaning(.didChangeRenewalStatus, .autoRenewEnabled, "auto-renew turned on again",
                             .v2, .init(autoRenew: .enabled), tone: .change),
-        NotificationMeaning(.offerRedeemed, "an offer redeemed: a first purchase, a resubscription or an upgrade",
+        NotificationMeaning(.offerRedeemed, "an offer redeemed: a first purchase or a resubscription",
                             .v2, .init(billing: .leaves, autoRenew: .boughtAgain), tone: .gain,
-                            sameMeaningSubtypes: [.initialBuy, .resubscribe, .upgrade]),
+                            sameMeaningSubtypes: [.initialBuy, .resubscribe]),
+        NotificationMeaning(.offerRedeemed, .upgrade, "an offer redeemed for an upgrade, at once: the period before ends",
+                            .v2, .init(billing: .leaves, autoRenew: .boughtAgain, upgradesNow: true), tone: .gain),
         NotificationMeaning(.offerRedeemed, .downgrade, "an offer redeemed for a downgrade, at the next renewal",
                             .v2, .init(billing: .leaves, autoRenew: .boughtAgain, pendingDowngrade: true), tone: .gain),
         NotificationMeaning(.didFailToRenew, "renewal failed: billing retry, no access",

@@ -332,7 +332,7 @@ public final class Intake {
             subtype: payload.subtype, signedDate: payload.signedDate,
             originalTransactionId: t?.originalTransactionId ?? renewals.first?.originalTransactionId ?? concerned,
             transactionId: t?.transactionId, productId: t?.productId ?? payload.summary?.productId,
-            environment: payload.environment?.rawValue)
+            environment: payload.environment?.rawValue, graceExpires: renewals.first?.gracePeriodExpiresDate)
         let pieces = keepPieces ? NotificationPieces(outer: verified.jws.pieces, nested: nested) : nil
         return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces,
                        signedPayload: jws, feedDetail: feedDetail,
@@ -366,7 +366,8 @@ public final class Intake {
         let event = NotificationEvent(notificationUUID: uuid, version: 1, type: v1.notificationType, subtype: nil,
                                       signedDate: v1.versionDate + meanings.v1Rank(v1.notificationType), originalTransactionId: main,
                                       transactionId: latest?.transactionId, productId: latest?.productId,
-                                      environment: v1.environment.rawValue)
+                                      environment: v1.environment.rawValue,
+                                      graceExpires: v1.renewals.first { $0.originalTransactionId == main }?.gracePeriodExpiresDate)
         let duplicate = try store.notificationDigest(uuid: uuid) != nil
             || (legacy != uuid && store.notificationDigest(uuid: legacy) != nil)
         return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate,

@@ -217,7 +217,7 @@ public struct CohortShare: Equatable, Sendable {
         guard let first = paid.first else { return share }
         let start = first.t.purchaseDate
         // The duration is the product's: the first period bought at the regular price, when
-        // an introductory offer came first.
+        // an introductory offer came first, from its start.
         var regular = first
         // The first run: periods that follow one another within the hour. A period that
         // begins as the one before it ends is the next renewal; one that replaces it before
@@ -234,7 +234,9 @@ public struct CohortShare: Equatable, Sendable {
             runEnd = max(runEnd, p.ends)
             index += 1
         }
-        let d = duration((regular.t.expiresDate ?? regular.ends) - regular.t.purchaseDate)
+        // A period recovered within grace counts from its kept renewal date, not its purchase.
+        let regularStart = ReferenceBreak.active == .recoveryDuration ? regular.t.purchaseDate : regular.starts
+        let d = duration((regular.t.expiresDate ?? regular.ends) - regularStart)
         // After the first run, periods go on from the end of its last period at the duration's
         // nominal length: from its expiry, even where a prorated refund ended access sooner
         // (the refund then falls in the period it cut short).

@@ -237,7 +237,21 @@ public struct MetricContributions: Equatable, Sendable {
             c.counts[k] = sum == 0 ? nil : sum
         }
         let ordered = transactions.sorted(by: StateDerivation.purchaseOrder)
-        let superseded = StateDerivation.supersededByUpgrade(ordered)
+        // Periods an upgrade ended at once, each where it ended: the upgrade's purchase, named
+        // by its notification even where that purchase was refunded in full later.
+        let upgradedAt = ReferenceBreak.active == .upgradeRefundedInFull || ReferenceBreak.active == .upgradeRefundedInPart
+            ? [:] : Self.upgradeEnds(ordered, events: events, meanings: meanings)
+        let superseded = StateDerivation.supersededByUpgrade(ordered).union(upgradedAt.keys)
+        // What each gap's grace is known by: the grace period ends Apple signed (kept with each
+        // notification, and the latest renewal info's), and the notifications that put the
+        // subscription into billing trouble (into grace, or billing retry without it).
+        let graceEnds = events.compactMap(\.graceExpires) + (renewal?.gracePeriodExpiresDate.map { [$0] } ?? [])
+        let troubles = events.compactMap { e -> GapFailure? in
+            guard let billing = meanings[e]?.effect.billing, billing.isTrouble else { return nil }
+            return GapFailure(signedDate: e.signedDate, transactionId: e.transactionId, grace: billing == .entersGrace)
+        }
+        // The day a run's periods renew on: its first period's purchase.
+        var anchor: Millis = .min
         var previous: TransactionRecord?
         // The paid periods that count (not refunded), each with where it ends.
         var paid: [(t: TransactionRecord, starts: Millis, ends: Millis, segment: CountSegment, variant: UInt8)] = []
@@ -289,7 +303,9 @@ public struct MetricContributions: Equatable, Sendable {
             guard !t.isVoided, var ends = t.accessEnds else { continue }
             // An upgrade ends the period it replaced at its purchase, though that purchase was
             // refunded in part later (see `StateDerivation.supersededByUpgrade`).
-            if superseded.contains(t.transactionId), let next = ordered[(index + 1)...].first(where: { !$0.isVoided }) {
+            if let at = upgradedAt[t.transactionId] {
+                ends = min(ends, at)
+            } else if superseded.contains(t.transactionId), let next = ordered[(index + 1)...].first(where: { !$0.isVoided }) {
                 ends = min(ends, next.purchaseDate)
             }
             // A trial's start and end make the trial level; paid periods move the paid level
@@ -315,9 +331,16 @@ public struct MetricContributions: Equatable, Sendable {
                 // its access runs from the end of the period before, so the grace days are paid.
                 var starts = t.purchaseDate
                 if let before = paid.last, t.purchaseDate > before.ends + contiguity,
-                   Self.recoveredWithinGrace(t, after: before.t, graceExpires: renewal?.gracePeriodExpiresDate),
+                   Self.recoveredWithinGrace(t, after: before.t, startedAt: before.starts, anchor: anchor,
+                                             graceEnds: graceEnds, failures: troubles),
                    let kept = before.t.expiresDate {
                     starts = min(t.purchaseDate, kept)
+                } else if let before = paid.last, abs(t.purchaseDate - (before.t.expiresDate ?? before.ends)) <= contiguity {
+                    // A renewal on its date: the same anniversary.
+                } else {
+                    // The first paid period, one after a gap, or one bought before the period
+                    // before ended (an upgrade): a new anniversary.
+                    anchor = starts
                 }
                 paid.append((t, starts, ends, segment, v))
                 if !t.isFamilyShared || ReferenceBreak.active == .familyMoney,
@@ -495,19 +518,65 @@ public struct MetricContributions: Equatable, Sendable {
         return c
     }
 
-    /// Whether `t`, a renewal that came after a gap following the paid period `previous`,
-    /// was recovered within the billing grace period, where Apple keeps the renewal date:
-    /// it came before the grace period's end Apple signed (`graceExpires`, the renewal
-    /// info's, when it is of this gap), or, with no such date known, it expires within an
-    /// hour of where a period after `previous` would (the previous expiry plus one period:
-    /// calendar months for a duration of months, else the previous period's own length).
+    /// The paid periods an upgrade ended at once, each with the upgrade's purchase date: for
+    /// each notification that says so (`Effect.upgradesNow`), the transaction it carries and
+    /// the period of another product before it that had not expired at that purchase.
+    static func upgradeEnds(_ ordered: [TransactionRecord], events: [NotificationEvent],
+                            meanings: NotificationMeanings) -> [String: Millis] {
+        var ends: [String: Millis] = [:]
+        for e in events where meanings[e]?.effect.upgradesNow == true {
+            guard let id = e.transactionId, let index = ordered.firstIndex(where: { $0.transactionId == id }) else { continue }
+            let upgrade = ordered[index]
+            guard let old = ordered[..<index].last(where: { !$0.isVoided }),
+                  old.productId != upgrade.productId, old.purchaseDate < upgrade.purchaseDate,
+                  (old.expiresDate ?? .max) > upgrade.purchaseDate else { continue }
+            ends[old.transactionId] = min(ends[old.transactionId] ?? .max, upgrade.purchaseDate)
+        }
+        return ends
+    }
+
+    /// A notification that put a subscription into billing trouble: into the billing grace
+    /// period (`grace`), or billing retry without it.
+    struct GapFailure {
+        var signedDate: Millis
+        var transactionId: String?
+        var grace: Bool
+    }
+
+    /// Whether `t`, a renewal that came after a gap following the paid period `previous`
+    /// (which began at `startedAt`, its kept renewal date where it was itself recovered within
+    /// grace), was recovered within the billing grace period, where Apple keeps the renewal
+    /// date. The evidence, in this order:
+    /// 1. a grace period end Apple signed for this gap (one of `graceEnds`: the renewal info
+    ///    a notification carried, the failure's or a later one, or the latest renewal info),
+    ///    after the gap's kept expiry, within 60 days of it and before `t`'s expiry: within
+    ///    grace when bought before it;
+    /// 2. a notification that put the subscription into billing retry without grace for this
+    ///    gap (`DID_FAIL_TO_RENEW` without the `GRACE_PERIOD` subtype): no grace;
+    /// 3. no failure notification for the gap at all: `t` expires within an hour of where the
+    ///    period after `previous` would, counted in whole calendar months from the run's
+    ///    anniversary (`anchor`: 31 → 30 → 31) for a duration in months, else the previous
+    ///    period's own length on from its expiry.
     /// A recovery after grace moves the renewal date, so it is neither.
-    static func recoveredWithinGrace(_ t: TransactionRecord, after previous: TransactionRecord, graceExpires: Millis?) -> Bool {
+    static func recoveredWithinGrace(_ t: TransactionRecord, after previous: TransactionRecord, startedAt: Millis, anchor: Millis,
+                                     graceEnds: [Millis], failures: [GapFailure]) -> Bool {
         guard ReferenceBreak.active != .graceRecovery, !t.isPurchaseByCustomer,
               let kept = previous.expiresDate, let expires = t.expiresDate, t.purchaseDate > kept else { return false }
-        if let grace = graceExpires, grace > kept, grace <= kept + 60 * 86_400_000 { return t.purchaseDate < grace }
-        let length = kept - previous.purchaseDate
-        if abs(expires - (kept + length)) <= contiguity { return true }
+        // A grace period of this gap ends after its kept expiry and before the recovered
+        // period's end (a later gap's grace ends after it).
+        if let grace = graceEnds.filter({ $0 > kept && $0 <= kept + 60 * 86_400_000 && $0 < expires }).max() {
+            return t.purchaseDate < grace
+        }
+        let gapFailures = failures.filter {
+            $0.transactionId == previous.transactionId || ($0.signedDate >= kept - 86_400_000 && $0.signedDate <= t.purchaseDate)
+        }
+        let length = kept - startedAt
+        if ReferenceBreak.active == .retryTakenAsGrace {
+            // As an earlier subdesk judged: the previous period's own length on from its expiry.
+            if abs(expires - (kept + length)) <= contiguity { return true }
+        } else if gapFailures.contains(where: { !$0.grace }) {
+            return false
+        }
         let months: Int64
         switch CohortShare.duration(length).name {
         case "P1M": months = 1
@@ -515,7 +584,14 @@ public struct MetricContributions: Equatable, Sendable {
         case "P3M": months = 3
         case "P6M": months = 6
         case "P1Y": months = 12
-        default: return false
+        default: return abs(expires - (kept + length)) <= contiguity
+        }
+        // The anniversary the kept expiry falls on, and the one a period later.
+        if anchor != .min, anchor < kept, ReferenceBreak.active != .monthEndAnchor {
+            let estimate = Int64((Double(kept - anchor) / 2_629_800_000).rounded())
+            for k in max(1, estimate - 1)...(estimate + 1) where abs(addingMonths(k, to: anchor) - kept) <= contiguity {
+                return abs(expires - addingMonths(k + months, to: anchor)) <= contiguity
+            }
         }
         return abs(expires - addingMonths(months, to: kept)) <= contiguity
     }
@@ -680,7 +756,12 @@ enum ReferenceBreak: Int, Sendable {
     /// period; 3: a prorated refund's money is at the period after; 4: a trial paid for after
     /// billing retry starts as `none`; 5: family-shared access moves money; 6: an upgrade's
     /// purchase refunded in part replaced nothing.
-    case graceRecovery = 1, comebackPeriods, proratedRefundPeriod, trialAfterRetry, familyMoney, upgradeRefundedInPart
+    /// 7: billing retry without grace, recovered where the previous expiry plus the previous
+    /// period's length would end, counts as within grace; 8: a grace recovery's
+    /// period counts from its purchase; 9: a month-end anniversary is moved on from the kept
+    /// expiry; 10: an upgrade whose purchase was refunded in full replaced nothing.
+    case graceRecovery = 1, comebackPeriods, proratedRefundPeriod, trialAfterRetry, familyMoney, upgradeRefundedInPart,
+         retryTakenAsGrace, recoveryDuration, monthEndAnchor, upgradeRefundedInFull
 
     nonisolated(unsafe) static var active: ReferenceBreak?
 }

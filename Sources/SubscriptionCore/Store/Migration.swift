@@ -14,16 +14,21 @@ struct Migration: Sendable {
     let shared: @Sendable (SQLDialect) -> String
     let sqlite: String
     let postgres: String
+    /// What the statements cannot do, run after them in the same transaction: a new column
+    /// filled from what only the stored bodies say (read back, never verified again: they
+    /// were verified when they came).
+    let fill: MigrationFill?
 
     /// A change both engines make (`shared`, spelled with each engine's words), then what
-    /// each does on its own (`sqlite`, `postgres`; empty when nothing).
+    /// each does on its own (`sqlite`, `postgres`; empty when nothing), then `fill`.
     init(_ version: Int, _ name: String, _ shared: @escaping @Sendable (SQLDialect) -> String = { _ in "" },
-         sqlite: String = "", postgres: String = "") {
+         sqlite: String = "", postgres: String = "", fill: MigrationFill? = nil) {
         self.version = version
         self.name = name
         self.shared = shared
         self.sqlite = sqlite
         self.postgres = postgres
+        self.fill = fill
     }
 
     /// The statements `dialect`'s engine runs for this change; empty when it has none.
@@ -31,6 +36,12 @@ struct Migration: Sendable {
         let own = dialect == .postgres ? postgres : sqlite
         return [shared(dialect), own].filter { !$0.isEmpty }.joined(separator: "\n")
     }
+}
+
+/// A migration's fill (`Migration.fill`). A type of its own, not a bare closure: a migration
+/// written with a trailing closure (its statements) must never be taken for its fill.
+struct MigrationFill: Sendable {
+    let run: @Sendable (any SQLConnection) throws -> Void
 }
 
 extension Migrations {
@@ -52,6 +63,7 @@ extension Migrations {
                 let sql = migration.sql(for: db.dialect)
                 do {
                     if !sql.isEmpty { try db.execute(sql) }
+                    try migration.fill?.run(db)
                     try db.recordSchemaVersion(migration.version)
                 } catch let e as StoreError {
                     var named = StoreError(operation: "migration \(migration.version) (\(migration.name)): \(e.operation)",

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The schema of both engines, as one ordered list of numbered migrations (`Migration`),
 /// which `Migrations.migrate` applies to a store of either engine. Every table is created
 /// here and nowhere else; a change (a table, a column, an index) is one new entry at the
@@ -707,7 +709,63 @@ enum Migrations {
         -- statement's generic plan can use this index.
         CREATE INDEX metric_segments_app ON metric_segments (value, key, segment, bucket) INCLUDE (delta) WHERE dimension = 'app';
         """),
+        Migration(30, "each notification's grace period end", { d in """
+        -- The end of the billing grace period that each notification's renewal info signed
+        -- (gracePeriodExpiresDate): a gap's grace, kept whatever renewal info arrives after
+        -- (the store keeps only the latest). Filled for the stored bodies by
+        -- Migrations.fillGraceExpiries, and every share recomputed with it.
+        ALTER TABLE notifications ADD COLUMN grace_expires_ms \(d.integer);
+        \(d.insertOrIgnore) metrics_pending SELECT original_transaction_id FROM subscriptions\(d.onConflictIgnore);
+        """ }, fill: MigrationFill(run: Migrations.fillGraceExpiries)),
     ]
+
+    /// Migration 30's fill: each stored notification whose renewal info signed a grace period
+    /// end gets it, read back from its body as intake reads it (V2: `signedRenewalInfo`; V1:
+    /// the subscription's `pending_renewal_info`), a thousand rows at a time.
+    static func fillGraceExpiries(_ db: any SQLConnection) throws {
+        var headers: [Int64: String] = [:]
+        try db.query("SELECT id, segment FROM jws_headers", []) { headers[$0.int64(0)] = $0.string(1) }
+        var after: Int64 = 0
+        while true {
+            var found: [(id: Int64, grace: Int64)] = []
+            var last: Int64?
+            try db.query("""
+                SELECT id, version, body_format, body, original_transaction_id FROM notifications WHERE id > ? ORDER BY id LIMIT 1000
+                """, [after]) { r in
+                last = r.int64(0)
+                let stored = r.data(3)
+                let body: Data
+                switch r.int(2) {
+                case 0: body = stored
+                case 1: guard let decoded = try? CompactBody.decode(stored, header: { headers[$0] ?? "" }) else { return }
+                    body = decoded
+                default: return
+                }
+                if let grace = graceExpires(body: body, version: r.int(1), originalTransactionId: r.optionalString(4)) {
+                    found.append((r.int64(0), grace))
+                }
+            }
+            for row in found {
+                try db.run("UPDATE notifications SET grace_expires_ms = ? WHERE id = ?", [row.grace, row.id])
+            }
+            guard let last else { return }
+            after = last
+        }
+    }
+
+    /// The grace period end a stored body's renewal info signed, if any.
+    static func graceExpires(body: Data, version: Int, originalTransactionId: String?) -> Millis? {
+        if version == 2 {
+            guard let json = ApplePayloads.nestedPayload(body: body, field: "signedRenewalInfo"),
+                  let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any] else { return nil }
+            return (object["gracePeriodExpiresDate"] as? NSNumber)?.int64Value
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+              let receipt = object["unified_receipt"] as? [String: Any],
+              let pending = receipt["pending_renewal_info"] as? [[String: Any]] else { return nil }
+        let own = pending.first { ($0["original_transaction_id"] as? String) == originalTransactionId } ?? pending.first
+        return (own?["grace_period_expires_date_ms"] as? String).flatMap { Int64($0) }
+    }
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome
     /// (a missing environment or type is counted as '').

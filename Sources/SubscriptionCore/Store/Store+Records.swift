@@ -43,8 +43,10 @@ extension Store {
     static let selectTransaction = "SELECT \(transactionColumns) FROM transactions WHERE transaction_id = ?"
     static let selectTransactionsOf = "SELECT \(transactionColumns) FROM transactions WHERE original_transaction_id = ?"
     static let selectRenewal = "SELECT \(renewalColumns) FROM renewal_info WHERE original_transaction_id = ?"
+    /// A subscription's notifications for its history, each with the grace period's end its
+    /// renewal info signed (a gap's grace, `MetricContributions.recoveredWithinGrace`).
     static let selectEventsOf = """
-        SELECT \(eventColumns) FROM notifications WHERE original_transaction_id = ? ORDER BY signed_ms, notification_uuid
+        SELECT \(eventColumns), grace_expires_ms FROM notifications WHERE original_transaction_id = ? ORDER BY signed_ms, notification_uuid
         """
 
     static let renewalTable = StoreTable<RenewalColumn>("renewal_info", key: .originalTransactionId)
@@ -77,7 +79,11 @@ extension Store {
     /// Everything stored about one subscription.
     public func history(originalTransactionId otid: String) throws -> SubscriptionHistory {
         let transactions = try db.rows(Store.selectTransactionsOf, [otid], Store.transaction)
-        let events = try db.rows(Store.selectEventsOf, [otid]) { Store.event($0) }
+        let events = try db.rows(Store.selectEventsOf, [otid]) { row in
+            var event = Store.event(row)
+            event.graceExpires = row.optionalInt64(9)
+            return event
+        }
         return SubscriptionHistory(originalTransactionId: otid, transactions: transactions,
                                    renewal: try renewal(originalTransactionId: otid), events: events)
     }
