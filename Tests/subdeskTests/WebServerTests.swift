@@ -12,7 +12,7 @@ import SubdeskTestKit
 /// `deploy/lighttpd.conf`, under a bounded burst of concurrent POSTs on the loopback.
 ///
 /// Tunable for a longer local soak: SUBDESK_WEB_NOTIFICATIONS (distinct good bodies,
-/// default 500; 2,000 or more for a soak) and SUBDESK_WEB_CONCURRENCY (requests in flight,
+/// default 300; 2,000 or more for a soak) and SUBDESK_WEB_CONCURRENCY (requests in flight,
 /// default 12).
 final class WebServerTests: XCTestCase, RunsOnEveryEngine {
     /// The web server's wiring does not depend on the engine and runs once, on SQLite; the
@@ -54,7 +54,7 @@ final class WebServerTests: XCTestCase, RunsOnEveryEngine {
     func testBurstThroughLighttpdStoresEachGoodNotificationOnceAndQuarantinesBadOnes() async throws {
         database = Store.testLocation(file: database)
         let lighttpd = try Self.lighttpdExecutable()
-        let distinct = Self.environmentInt("SUBDESK_WEB_NOTIFICATIONS", default: 500, range: 1...50_000)
+        let distinct = Self.environmentInt("SUBDESK_WEB_NOTIFICATIONS", default: 300, range: 1...50_000)
         let concurrency = Self.environmentInt("SUBDESK_WEB_CONCURRENCY", default: 12, range: 1...64)
 
         let signing = Date()
