@@ -58,4 +58,10 @@ public struct NotificationV1: Sendable {
             ?? transactions.filter { $0.expiresDate != nil }.max(by: StateDerivation.purchaseOrder)?.originalTransactionId
             ?? renewals.first?.originalTransactionId
     }
+
+    /// The grace period end the pending renewal info of subscription `originalTransactionId`
+    /// signed, if it has one (what the notification keeps, `NotificationEvent.graceExpires`).
+    public func graceExpires(of originalTransactionId: String?) -> Millis? {
+        renewals.first { $0.originalTransactionId == originalTransactionId }?.gracePeriodExpiresDate
+    }
 }

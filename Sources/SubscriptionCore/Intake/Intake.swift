@@ -367,7 +367,7 @@ public final class Intake {
                                       signedDate: v1.versionDate + meanings.v1Rank(v1.notificationType), originalTransactionId: main,
                                       transactionId: latest?.transactionId, productId: latest?.productId,
                                       environment: v1.environment.rawValue,
-                                      graceExpires: v1.renewals.first { $0.originalTransactionId == main }?.gracePeriodExpiresDate)
+                                      graceExpires: v1.graceExpires(of: main))
         let duplicate = try store.notificationDigest(uuid: uuid) != nil
             || (legacy != uuid && store.notificationDigest(uuid: legacy) != nil)
         return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate,

@@ -237,18 +237,20 @@ public struct MetricContributions: Equatable, Sendable {
             c.counts[k] = sum == 0 ? nil : sum
         }
         let ordered = transactions.sorted(by: StateDerivation.purchaseOrder)
+        // Each notification with what it means, looked up once.
+        let chronological = events.sorted(by: NotificationEvent.chronological).map { (event: $0, effect: meanings[$0]?.effect) }
         // Periods an upgrade ended at once, each where it ended: the upgrade's purchase, named
         // by its notification even where that purchase was refunded in full later.
         let upgradedAt = ReferenceBreak.active == .upgradeRefundedInFull || ReferenceBreak.active == .upgradeRefundedInPart
-            ? [:] : Self.upgradeEnds(ordered, events: events, meanings: meanings)
+            ? [:] : Self.upgradeEnds(ordered, upgrades: chronological.filter { $0.effect?.upgradesNow == true }.map(\.event))
         let superseded = StateDerivation.supersededByUpgrade(ordered).union(upgradedAt.keys)
         // What each gap's grace is known by: the grace period ends Apple signed (kept with each
         // notification, and the latest renewal info's), and the notifications that put the
         // subscription into billing trouble (into grace, or billing retry without it).
         let graceEnds = events.compactMap(\.graceExpires) + (renewal?.gracePeriodExpiresDate.map { [$0] } ?? [])
-        let troubles = events.compactMap { e -> GapFailure? in
-            guard let billing = meanings[e]?.effect.billing, billing.isTrouble else { return nil }
-            return GapFailure(signedDate: e.signedDate, transactionId: e.transactionId, grace: billing == .entersGrace)
+        let troubles = chronological.compactMap { e -> GapFailure? in
+            guard let billing = e.effect?.billing, billing.isTrouble else { return nil }
+            return GapFailure(signedDate: e.event.signedDate, transactionId: e.event.transactionId, grace: billing == .entersGrace)
         }
         // The day a run's periods renew on: its first period's purchase.
         var anchor: Millis = .min
@@ -398,8 +400,6 @@ public struct MetricContributions: Equatable, Sendable {
                                    revenue: cohortMoney, refunds: cohortRefunds, trial: firstTrial, conversions: conversions,
                                    renewedTrials: renewedTrials,
                                    values: { Array(Attributes($0).values.prefix(4)) })
-        // Each notification with what it means, looked up once.
-        let chronological = events.sorted(by: NotificationEvent.chronological).map { (event: $0, effect: meanings[$0]?.effect) }
         // Set to cancel: from a notification turning auto-renew off during paid access until
         // one turns it on again, a new purchase, or the end of that access. Renewal info
         // that says auto-renew is off, with no notification saying when, turns it off when
@@ -519,12 +519,12 @@ public struct MetricContributions: Equatable, Sendable {
     }
 
     /// The paid periods an upgrade ended at once, each with the upgrade's purchase date: for
-    /// each notification that says so (`Effect.upgradesNow`), the transaction it carries and
-    /// the period of another product before it that had not expired at that purchase.
-    static func upgradeEnds(_ ordered: [TransactionRecord], events: [NotificationEvent],
-                            meanings: NotificationMeanings) -> [String: Millis] {
+    /// each of `upgrades` (the notifications that say so, `Effect.upgradesNow`), the
+    /// transaction it carries and the period of another product before it that had not
+    /// expired at that purchase.
+    static func upgradeEnds(_ ordered: [TransactionRecord], upgrades: [NotificationEvent]) -> [String: Millis] {
         var ends: [String: Millis] = [:]
-        for e in events where meanings[e]?.effect.upgradesNow == true {
+        for e in upgrades {
             guard let id = e.transactionId, let index = ordered.firstIndex(where: { $0.transactionId == id }) else { continue }
             let upgrade = ordered[index]
             guard let old = ordered[..<index].last(where: { !$0.isVoided }),

@@ -721,7 +721,7 @@ enum Migrations {
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period
     /// end gets it, read back from its body as intake reads it (V2: `signedRenewalInfo`; V1:
-    /// the subscription's `pending_renewal_info`), a thousand rows at a time.
+    /// the subscription's pending renewal info), a thousand rows at a time.
     static func fillGraceExpiries(_ db: any SQLConnection) throws {
         var headers: [Int64: String] = [:]
         try db.query("SELECT id, segment FROM jws_headers", []) { headers[$0.int64(0)] = $0.string(1) }
@@ -753,18 +753,16 @@ enum Migrations {
         }
     }
 
-    /// The grace period end a stored body's renewal info signed, if any.
+    /// The grace period end a stored body's renewal info signed, if any, read by intake's own
+    /// decoders (`RenewalRecord(v2:)`, `NotificationV1`), as intake read it when it came.
     static func graceExpires(body: Data, version: Int, originalTransactionId: String?) -> Millis? {
         if version == 2 {
             guard let json = ApplePayloads.nestedPayload(body: body, field: "signedRenewalInfo"),
-                  let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any] else { return nil }
-            return (object["gracePeriodExpiresDate"] as? NSNumber)?.int64Value
+                  let fields = try? JSONFields(data: json, path: "signedRenewalInfo") else { return nil }
+            return (try? RenewalRecord(v2: fields))?.gracePeriodExpiresDate
         }
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
-              let receipt = object["unified_receipt"] as? [String: Any],
-              let pending = receipt["pending_renewal_info"] as? [[String: Any]] else { return nil }
-        let own = pending.first { ($0["original_transaction_id"] as? String) == originalTransactionId } ?? pending.first
-        return (own?["grace_period_expires_date_ms"] as? String).flatMap { Int64($0) }
+        guard let fields = try? JSONFields(data: body, path: "body"), let v1 = try? NotificationV1(json: fields) else { return nil }
+        return v1.graceExpires(of: originalTransactionId)
     }
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome
