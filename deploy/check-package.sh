@@ -106,6 +106,10 @@ if [ "$install_too" = yes ]; then
     $sudo dpkg -i "$deb" || fail "dpkg -i"
     getent passwd subdesk > /dev/null || fail "no subdesk user after install"
     [ -d /var/lib/subdesk ] || fail "no /var/lib/subdesk after install"
+    got=$(stat -c %U:%G:%a /etc/subdesk/config)
+    [ "$got" = root:subdesk:640 ] || fail "/etc/subdesk/config is $got after install, not root:subdesk:640"
+    $sudo runuser -u subdesk -- test -r /etc/subdesk/config || fail "the subdesk user cannot read /etc/subdesk/config"
+    $sudo runuser -u nobody -- test ! -r /etc/subdesk/config || fail "another user can read /etc/subdesk/config"
     [ -f /var/lib/subdesk/subdesk.db ] || $sudo runuser -u subdesk -- env HOME=/var/lib/subdesk /usr/bin/subdesk init --db /var/lib/subdesk/subdesk.db \
         || fail "subdesk init as the subdesk user"
     (cd / && $sudo runuser -u subdesk -- env HOME=/var/lib/subdesk /usr/bin/subdesk --db /var/lib/subdesk/subdesk.db doctor) \

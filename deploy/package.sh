@@ -115,6 +115,9 @@ EOF
 gzip -9n "$changelog"
 find "$root" -type d -exec chmod 0755 {} +
 find "$root" -type f ! -perm -u+x -exec chmod 0644 {} +
+# The config can name secrets' files and the store: not for every local user. postinst
+# gives it the subdesk group (the units' user; add the web server's user to it for CGI).
+chmod 0640 "$root/etc/subdesk/config"
 find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 
 # The tarball: the tree as it is, nothing of dpkg's.
@@ -161,6 +164,11 @@ if [ "\$1" = configure ]; then
     fi
     if [ ! -d /var/lib/subdesk ]; then
         install -d -o subdesk -g subdesk -m 2770 /var/lib/subdesk
+    fi
+    # The config as the package made it (root's group) becomes readable by the subdesk
+    # group; one an administrator has given another owner or mode is left as it is.
+    if [ "\$(stat -c %U:%G:%a /etc/subdesk/config 2>/dev/null)" = root:root:640 ]; then
+        chgrp subdesk /etc/subdesk/config
     fi
     if [ -d /run/systemd/system ]; then
         systemctl daemon-reload || true

@@ -1,5 +1,6 @@
 import Foundation
 import SubscriptionCore
+import TerminalUI
 
 /// Settings resolved from flags, then the config file, then defaults: flags win.
 struct Context {
@@ -98,6 +99,16 @@ struct Context {
             + rootFiles.compactMap { SecretFile.trustProblem($0, what: "root certificate") }
     }
 
+    /// A config file every local user may read that leads to secrets or to the store: said
+    /// by `doctor` (the package installs it 0640 root:subdesk).
+    var configReadableByOthers: String? {
+        guard let path = config.path, let mode = SecretFile.permissions(path), mode & 0o004 != 0 else { return nil }
+        let named = config.keysNamingSecrets
+        guard !named.isEmpty else { return nil }
+        return "\(path) is readable by every local user (mode \(String(mode & 0o777, radix: 8))) and names "
+            + named.joined(separator: ", ") + ": chmod o-r it (the package installs it 0640, group subdesk)"
+    }
+
     /// The apps the configuration declares, with the flags that describe the top-level app applied.
     func configuredApps() throws -> ConfiguredApps {
         var flags = ConfiguredApps.Overrides()
@@ -187,15 +198,21 @@ enum Output {
         FileHandle.standardOutput.write(Data(text.utf8))
     }
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data(("subdesk: " + text + "\n").utf8))
+        FileHandle.standardError.write(Data(("subdesk: " + safe(text) + "\n").utf8))
     }
     static func warn(_ text: String) {
-        FileHandle.standardError.write(Data(("subdesk: warning: " + text + "\n").utf8))
+        FileHandle.standardError.write(Data(("subdesk: warning: " + safe(text) + "\n").utf8))
+    }
+    /// A diagnostic as a terminal may show it: every line through the one sanitiser
+    /// (`SafeText`), so a value a message echoes (an argument, a file's name, a payload's
+    /// field) cannot carry an escape sequence to the terminal. Its own line breaks stay.
+    static func safe(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { SafeText.sanitize(String($0)) }.joined(separator: "\n")
     }
     static func json(_ object: Any) { line(JSONText.render(object)) }
     /// A notice beside a result (work waiting elsewhere), on stderr so a pipe reads only the result.
     static func notice(_ text: String) {
-        FileHandle.standardError.write(Data(("subdesk: " + text + "\n").utf8))
+        FileHandle.standardError.write(Data(("subdesk: " + safe(text) + "\n").utf8))
     }
     /// How far a long command has come, on stderr (results stay alone on stdout).
     static func progress(_ text: String) {

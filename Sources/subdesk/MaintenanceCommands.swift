@@ -177,6 +177,7 @@ enum MaintenanceCommands {
             add("config", "fail", "\(error)")
         }
         add("config file", "ok", context.config.path ?? "none (defaults)")
+        if let warning = context.configReadableByOthers { add("config file", "warn", warning) }
         chainKeyCheck(context, add: add)
         revalidationChecks(context, add: add)
         for problem in context.trustFileProblems { add("trust files", "fail", problem) }

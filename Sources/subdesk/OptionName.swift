@@ -100,5 +100,6 @@ struct OptionName: Hashable, CustomStringConvertible {
     static let version = OptionName("version")
     static let wait = OptionName("wait")
     static let workers = OptionName("workers")
+    static let writeTimeout = OptionName("write-timeout")
     static let yes = OptionName("yes")
 }

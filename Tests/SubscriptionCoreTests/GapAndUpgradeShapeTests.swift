@@ -166,6 +166,18 @@ final class GapAndUpgradeShapeTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(sum(february, .renewals), 0)
         XCTAssertEqual(january.reduce(0) { $0 + ($1.moneyByCurrency["USD"]?[.revenue] ?? 0) }, 9990,
                        "the premium purchase refunded in full is as if never bought")
+
+        // The subscriber's page says the same: the monthly period was upgraded from (its
+        // notification says so), the premium purchase after it was an upgrade, not a change.
+        let history = try store.history(originalTransactionId: otid)
+        let beforeComeback = history.transactions.filter { $0.transactionId != "75003" }
+        let state = try XCTUnwrap(StateDerivation.derive(originalTransactionId: otid, transactions: beforeComeback,
+                                                         renewal: nil, events: history.events, now: at(2026, 1, 25)))
+        XCTAssertEqual(state.upgradedFrom, ["75001"])
+        XCTAssertEqual(state.latestTransactionId, "75002")
+        XCTAssertFalse(state.entitled, "access ended at the upgrade, whose purchase was refunded")
+        let timeline = Timeline.build(transactions: beforeComeback, events: history.events)
+        XCTAssertEqual(timeline.first { $0.reference == "75002" }?.kind, "upgrade")
     }
 
     /// A store written before each notification kept its grace (migration 30) gets it from

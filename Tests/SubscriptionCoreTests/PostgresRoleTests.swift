@@ -109,6 +109,38 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(counted.map(\.count), [1])
     }
 
+    /// A view named audit_log where the search path finds it first (here a session's
+    /// temporary one) is what every read of the log would read: a problem doctor names.
+    func testARelationNamedLikeTheAuditLogEarlierInTheSearchPathIsNamed() throws {
+        XCTAssertEqual(try owner.auditGuardProblems(), [])
+        try owner.executeForTesting("CREATE TEMP VIEW audit_log AS SELECT * FROM audit_log WHERE false")
+        let problems = try owner.auditGuardProblems()
+        XCTAssertTrue(problems.contains { $0.hasPrefix("a view named audit_log in pg_temp") && $0.contains("comes before the store's") },
+                      "\(problems)")
+    }
+
+    /// A store deployed at schema 29 with its roles installed, migrated by its owner:
+    /// migration 30 adds each notification's grace end to the notifications table, so an
+    /// intake login keeps it with what it adds (its INSERT on the table) and still cannot
+    /// change it afterwards; the fill that wrote the older rows' graces was the owner's.
+    func testAnIntakeLoginKeepsAGracesEndAfterMigration30AndCannotChangeIt() throws {
+        try TestKit.rollBack(owner, to: 29)
+        owner = nil
+        owner = try Store(path: location)
+        XCTAssertEqual(owner.schemaVersion, Migrations.latestVersion)
+        let intake = try open(as: "subdesk_intake").store
+        let id = "2000000955500030", graceEnds: Millis = 1_790_000_000_000
+        let body = TestKit.body(type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", uuid: UUID().uuidString.lowercased(),
+                                transaction: TestKit.transaction(id: id, original: id),
+                                renewal: TestKit.renewal(original: id, extra: ["isInBillingRetryPeriod": true,
+                                                                               "gracePeriodExpiresDate": graceEnds]))
+        guard case .stored = try TestKit.intake(intake).ingest(body) else { return XCTFail("intake could not ingest") }
+        XCTAssertEqual(try owner.history(originalTransactionId: id).events.map(\.graceExpires), [graceEnds])
+        assertRefused("change a kept grace as intake") {
+            try intake.executeForTesting("UPDATE notifications SET grace_expires_ms = 0")
+        }
+    }
+
     /// A store deployed at schema 25 with its roles installed: migration 26 made the
     /// by-segment catch-up's table, which migration 27 grants too, so after `migrate` an
     /// intake login catches the aggregates up and a read login counts by segment.

@@ -26,6 +26,32 @@ extension RevalidationTests {
         XCTAssertEqual(warnings, [], "a private key file is not warned about")
     }
 
+    /// A key named through a link is judged by the file the link leads to: a private key
+    /// behind a link (mode 777 of its own) draws no warning, a readable one does; a link
+    /// owned by another user (who could point it elsewhere) is named. Run as root, the
+    /// link is handed to another user with lchown.
+    func testAKeyFileBehindALinkIsJudgedByWhatItLeadsTo() throws {
+        let key = try copyOfKey(mode: 0o600)
+        let link = directory.appendingPathComponent("key-link.p8").path
+        try? FileManager.default.removeItem(atPath: link)
+        XCTAssertEqual(symlink(key, link), 0)
+        var warnings: [String] = []
+        _ = try AppStoreAPIKey.load(file: link, keyId: "K", issuerId: "I", bundleId: "b", warn: { warnings.append($0) })
+        XCTAssertEqual(warnings, [], "the link's own mode is not the key's")
+
+        XCTAssertEqual(chmod(key, 0o644), 0)
+        _ = try AppStoreAPIKey.load(file: link, keyId: "K", issuerId: "I", bundleId: "b", warn: { warnings.append($0) })
+        XCTAssertEqual(warnings, ["API key file \(link) is readable by others (mode 644); chmod 600 it"])
+
+        XCTAssertEqual(chmod(key, 0o600), 0)
+        warnings.removeAll()
+        guard geteuid() == 0 else { return }
+        XCTAssertEqual(lchown(link, 4242, 4242), 0)
+        _ = try AppStoreAPIKey.load(file: link, keyId: "K", issuerId: "I", bundleId: "b", warn: { warnings.append($0) })
+        XCTAssertEqual(warnings, ["API key file \(link) is a link owned by uid 4242, who can point it at another file; "
+                                  + "name the file itself, or a link you own"])
+    }
+
     /// A password file loses only its final newline: spaces and a second line are the
     /// password's, for the caller to take or refuse.
     func testALineFileLosesOnlyItsFinalNewline() throws {

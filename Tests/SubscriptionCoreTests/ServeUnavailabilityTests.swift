@@ -17,7 +17,7 @@ final class ServeUnavailabilityTests: XCTestCase {
 
     func testTheCountsSurviveTheirEncodingAndUnknownReasonsFoldIntoOther() {
         let counts = ServeUnavailability(totals: [.locked: 3, .incompleteBody: 1], lastHour: 2)
-        XCTAssertEqual(counts.encodedTotals, "locked=3,connection=0,store_missing=0,incomplete_body=1,other=0")
+        XCTAssertEqual(counts.encodedTotals, "locked=3,connection=0,store_missing=0,store_replaced=0,incomplete_body=1,other=0")
         XCTAssertEqual(ServeUnavailability.decode(totals: counts.encodedTotals, lastHour: "2"), counts)
         XCTAssertEqual(counts.summary, "locked 3, incomplete_body 1")
         XCTAssertEqual(ServeUnavailability.decode(totals: "locked=1,disk_on_fire=4,other=1", lastHour: "0")?.totals,

@@ -154,4 +154,31 @@ final class HardeningTests: SubdeskTestCase, RunsOnEveryEngine {
         let ingest = try run(["ingest", "--config", config, "-"], stdin: Data())
         XCTAssertTrue(ingest.stderr.contains("warning: root certificate \(root) can be written by every user"), ingest.stderr)
     }
+
+    /// A config file every local user may read is said by doctor when it names the store or a
+    /// secret's file (at the top level or in a section), and not when it names neither.
+    func testAConfigOthersCanReadIsWarnedAboutWhenItNamesSecrets() throws {
+        let db = try makeStore()
+        let config = dir + "/config"
+        try "bundle_id = \(ScenarioBuilder.demoBundleId)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: config)
+        XCTAssertFalse(try run(["doctor", "--db", db, "--config", config]).stdout.contains("readable by every local user"))
+        try """
+            db = \(db)
+            [key team]
+            issuer_id = 57246542-96fe-1a63-e053-0824d011072a
+            key_id = ABC123DEFG
+            key_file = \(dir!)/key.p8
+            [app demo]
+            bundle_id = \(ScenarioBuilder.demoBundleId)
+            key = team
+
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: config)
+        let doctor = try run(["doctor", "--config", config])
+        XCTAssertTrue(doctor.stdout.contains("WARN  config file   \(config) is readable by every local user (mode 644) and names db, "
+                                             + "[key team] key_file: chmod o-r it"), doctor.stdout)
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: config)
+        XCTAssertFalse(try run(["doctor", "--config", config]).stdout.contains("readable by every local user"))
+    }
 }

@@ -253,6 +253,12 @@ final class PostgresHardeningTests: SubdeskTestCase, RunsOnEveryEngine {
             ("ALTER TABLE audit_log ENABLE ROW LEVEL SECURITY; CREATE POLICY hide ON audit_log USING (action <> 'override_grant')",
              "DROP POLICY hide ON audit_log; ALTER TABLE audit_log DISABLE ROW LEVEL SECURITY",
              "row-level security policy hide on audit_log is not subdesk's"),
+            // A child table's rows are listed with the log's, unguarded.
+            ("CREATE TABLE zz_child () INHERITS (audit_log); "
+             + "INSERT INTO zz_child (id, at_ms, operator, action, outcome) VALUES (999999, 0, 'nobody', 'override_grant', 'ok')",
+             "DROP TABLE zz_child", "inherits from audit_log"),
+            ("ALTER TABLE audit_log ADD CONSTRAINT no_grants CHECK (action <> 'override_grant') NOT VALID",
+             "ALTER TABLE audit_log DROP CONSTRAINT no_grants", "constraint no_grants on audit_log is not subdesk's"),
         ]
         for addition in additions {
             _ = try engineQuery(location, addition.add)

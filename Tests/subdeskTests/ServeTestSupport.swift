@@ -26,13 +26,28 @@ final class FastCGITestClient {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard connected == 0 else {
+        try Self.ready(fd, connected: connected == 0, to: path)
+    }
+
+    /// A connection made (or not) to `what`: reads wait at most two minutes.
+    private static func ready(_ fd: Int32, connected: Bool, to what: String) throws {
+        guard connected else {
             let message = String(cString: strerror(errno))
             close(fd)
-            throw NSError(domain: "fastcgi", code: 1, userInfo: [NSLocalizedDescriptionKey: "connect \(path): \(message)"])
+            throw NSError(domain: "fastcgi", code: 1, userInfo: [NSLocalizedDescriptionKey: "connect \(what): \(message)"])
         }
         var timeout = timeval(tv_sec: 120, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// A connection to a TCP port on the loopback.
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = WebServerTests.loopback(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try Self.ready(fd, connected: connected == 0, to: "127.0.0.1:\(port)")
     }
 
     deinit { close(fd) }

@@ -333,7 +333,7 @@ final class ServeTests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual(client.readAnswer()?.status, 503)
 
         let after = try run(["metrics"], env: env)
-        for (reason, count) in [("locked", 1), ("connection", 0), ("store_missing", 0), ("incomplete_body", 1), ("other", 0)] {
+        for (reason, count) in [("locked", 1), ("connection", 0), ("store_missing", 0), ("store_replaced", 0), ("incomplete_body", 1), ("other", 0)] {
             XCTAssertTrue(after.stdout.contains("subdesk_serve_unavailable_total{reason=\"\(reason)\"} \(count)\n"), after.stdout)
         }
         let check = try run(["check", "--environment", "Sandbox"], env: env)

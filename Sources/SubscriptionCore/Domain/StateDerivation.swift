@@ -14,7 +14,7 @@ public enum StateDerivation {
         guard let newest = ordered.last else {
             return renewal.map { expiredFromRenewalOnly($0, events: events, meanings: meanings) }
         }
-        let superseded = supersededByUpgrade(ordered)
+        let superseded = replacedByUpgrade(ordered, events: events, meanings: meanings)
         let current = ordered.last(where: { !superseded.contains($0.transactionId) }) ?? newest
         let freshRenewal = renewal.flatMap { $0.signedDate >= current.purchaseDate ? $0 : nil }
 
@@ -134,6 +134,35 @@ public enum StateDerivation {
             }
         }
         return result
+    }
+
+    /// Every transaction an upgrade replaced: those `supersededByUpgrade` finds in the
+    /// transactions alone, and those an upgrade's own notification names
+    /// (`upgradeEnds`), though its purchase was refunded in full later.
+    static func replacedByUpgrade(_ ordered: [TransactionRecord], events: [NotificationEvent],
+                                  meanings: NotificationMeanings) -> Set<String> {
+        let found = supersededByUpgrade(ordered)
+        guard ReferenceBreak.active != .upgradeRefundedInFull, ReferenceBreak.active != .upgradeRefundedInPart else { return found }
+        let upgrades = events.filter { meanings[$0]?.effect.upgradesNow == true }
+        return upgrades.isEmpty ? found : found.union(upgradeEnds(ordered, upgrades: upgrades).keys)
+    }
+
+    /// The paid periods an upgrade ended at once, each with the upgrade's purchase date: for
+    /// each of `upgrades` (the notifications that say so, `Effect.upgradesNow`), the
+    /// transaction it carries and the period of another product before it that had not
+    /// expired at that purchase. The notification is Apple's word that the old period ended
+    /// there (refunded pro rata at the upgrade), whatever becomes of the upgrade's purchase.
+    static func upgradeEnds(_ ordered: [TransactionRecord], upgrades: [NotificationEvent]) -> [String: Millis] {
+        var ends: [String: Millis] = [:]
+        for e in upgrades {
+            guard let id = e.transactionId, let index = ordered.firstIndex(where: { $0.transactionId == id }) else { continue }
+            let upgrade = ordered[index]
+            guard let old = ordered[..<index].last(where: { !$0.isVoided }),
+                  old.productId != upgrade.productId, old.purchaseDate < upgrade.purchaseDate,
+                  (old.expiresDate ?? .max) > upgrade.purchaseDate else { continue }
+            ends[old.transactionId] = min(ends[old.transactionId] ?? .max, upgrade.purchaseDate)
+        }
+        return ends
     }
 
     /// The newest notification about the subscription itself. A consent withdrawal

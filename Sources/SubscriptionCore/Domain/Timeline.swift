@@ -25,9 +25,9 @@ public struct TimelineEvent: Equatable, Sendable {
 /// Builds a subscription's timeline from its history, oldest first.
 public enum Timeline {
     public static func build(transactions: [TransactionRecord], events: [NotificationEvent],
-                             extra: [TimelineEvent] = []) -> [TimelineEvent] {
+                             extra: [TimelineEvent] = [], meanings: NotificationMeanings = .standard) -> [TimelineEvent] {
         let ordered = transactions.sorted(by: StateDerivation.purchaseOrder)
-        let superseded = StateDerivation.supersededByUpgrade(ordered)
+        let superseded = StateDerivation.replacedByUpgrade(ordered, events: events, meanings: meanings)
         var lines: [TimelineEvent] = []
         var previous: TransactionRecord?
         for t in ordered {

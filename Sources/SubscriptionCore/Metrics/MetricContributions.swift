@@ -242,7 +242,7 @@ public struct MetricContributions: Equatable, Sendable {
         // Periods an upgrade ended at once, each where it ended: the upgrade's purchase, named
         // by its notification even where that purchase was refunded in full later.
         let upgradedAt = ReferenceBreak.active == .upgradeRefundedInFull || ReferenceBreak.active == .upgradeRefundedInPart
-            ? [:] : Self.upgradeEnds(ordered, upgrades: chronological.filter { $0.effect?.upgradesNow == true }.map(\.event))
+            ? [:] : StateDerivation.upgradeEnds(ordered, upgrades: chronological.filter { $0.effect?.upgradesNow == true }.map(\.event))
         let superseded = StateDerivation.supersededByUpgrade(ordered).union(upgradedAt.keys)
         // What each gap's grace is known by: the grace period ends Apple signed (kept with each
         // notification, and the latest renewal info's), and the notifications that put the
@@ -516,23 +516,6 @@ public struct MetricContributions: Equatable, Sendable {
             }
         }
         return c
-    }
-
-    /// The paid periods an upgrade ended at once, each with the upgrade's purchase date: for
-    /// each of `upgrades` (the notifications that say so, `Effect.upgradesNow`), the
-    /// transaction it carries and the period of another product before it that had not
-    /// expired at that purchase.
-    static func upgradeEnds(_ ordered: [TransactionRecord], upgrades: [NotificationEvent]) -> [String: Millis] {
-        var ends: [String: Millis] = [:]
-        for e in upgrades {
-            guard let id = e.transactionId, let index = ordered.firstIndex(where: { $0.transactionId == id }) else { continue }
-            let upgrade = ordered[index]
-            guard let old = ordered[..<index].last(where: { !$0.isVoided }),
-                  old.productId != upgrade.productId, old.purchaseDate < upgrade.purchaseDate,
-                  (old.expiresDate ?? .max) > upgrade.purchaseDate else { continue }
-            ends[old.transactionId] = min(ends[old.transactionId] ?? .max, upgrade.purchaseDate)
-        }
-        return ends
     }
 
     /// A notification that put a subscription into billing trouble: into the billing grace

@@ -11,6 +11,9 @@ public enum ServeUnavailableReason: String, CaseIterable, Sendable {
     case connection
     /// The store file (or its PostgreSQL schema) was not there when serve opened it.
     case storeMissing = "store_missing"
+    /// The store file was replaced or deleted under serve (a restore): answered 503 until
+    /// the file at the path is open.
+    case storeReplaced = "store_replaced"
     /// The web server's connection ended before the body CONTENT_LENGTH promised.
     case incompleteBody = "incomplete_body"
     /// Anything else the store refused (disk full, a newer schema after a reload, ...).
@@ -19,6 +22,7 @@ public enum ServeUnavailableReason: String, CaseIterable, Sendable {
     /// What a store error means for the on-call reader; read from the error's codes.
     public static func of(_ error: Error) -> ServeUnavailableReason {
         if error is StoreNotFound { return .storeMissing }
+        if error is FileReplacedError { return .storeReplaced }
         guard let e = error as? StoreError else { return .other }
         if e.isConnectionLoss { return .connection }
         if let state = e.sqlState { return ["55P03", "57014"].contains(state) ? .locked : .other }

@@ -18,6 +18,10 @@ public enum SecretFile {
         if let mode = permissions(path), mode & 0o077 != 0 {
             warn("\(what) file \(shown) is readable by others (mode \(String(mode, radix: 8))); chmod 600 it")
         }
+        if let owner = foreignLinkOwner(path) {
+            warn("\(what) file \(shown) is a link owned by uid \(owner), who can point it at another file; "
+                 + "name the file itself, or a link you own")
+        }
         return data
     }
 
@@ -53,8 +57,26 @@ public enum SecretFile {
             + "who could then decide which notifications are trusted; chmod go-w it"
     }
 
-    static func permissions(_ path: String) -> Int? {
-        (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int
+    /// The mode of the file `path` leads to, links followed: a link's own mode (0777 on
+    /// Linux) says nothing of who can read the key.
+    public static func permissions(_ path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int(info.st_mode & 0o7777)
+    }
+
+    /// The owner of a link at `path` (or of any link on the way to the file) when it is
+    /// neither this user nor root: whoever owns a link can make it name another file.
+    static func foreignLinkOwner(_ path: String) -> uid_t? {
+        var current = path
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
+            if info.st_uid != geteuid() && info.st_uid != 0 { return info.st_uid }
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { return nil }
+            current = target.hasPrefix("/") ? target : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+        }
+        return nil
     }
 }
 

@@ -129,6 +129,23 @@ extension PostgresConnection {
             SELECT 'row-level security is on for audit_log (it may hide entries)'
             FROM pg_class c WHERE c.relname = 'audit_log' AND c.relnamespace = current_schema()::regnamespace
               AND (c.relrowsecurity OR c.relforcerowsecurity)
+            UNION ALL
+            SELECT 'table ' || quote_ident(ch.relnamespace::regnamespace::text) || '.' || quote_ident(ch.relname)
+                   || ' inherits from audit_log (its rows are listed with the log''s, and nothing guards them)'
+            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent JOIN pg_class ch ON ch.oid = i.inhrelid
+            WHERE c.relname = 'audit_log' AND c.relnamespace = current_schema()::regnamespace
+            UNION ALL
+            SELECT 'constraint ' || k.conname || ' on audit_log is not subdesk''s (it may refuse entries)'
+            FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+            WHERE c.relname = 'audit_log' AND c.relnamespace = current_schema()::regnamespace AND k.contype NOT IN ('p', 'n')
+            UNION ALL
+            SELECT 'a ' || CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'table' END
+                   || ' named audit_log in ' || quote_ident(c.relnamespace::regnamespace::text)
+                   || ' comes before the store''s in the search path (what reads audit_log reads it instead)'
+            FROM pg_class c
+            WHERE c.relname = 'audit_log' AND c.relnamespace <> current_schema()::regnamespace
+              AND array_position(current_schemas(true), c.relnamespace::regnamespace::text)
+                  < array_position(current_schemas(true), current_schema()::text)
             ORDER BY 1
             """) { $0.string(0) }
         return problems

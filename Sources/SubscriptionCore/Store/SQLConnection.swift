@@ -40,6 +40,24 @@ public struct StoreError: Error, CustomStringConvertible {
     }
 }
 
+/// The store's path no longer names the file this connection writes: another file was
+/// moved there (a restore), or it was deleted (and perhaps made again by `init`). Nothing
+/// more is written through this connection; open the store again.
+public struct FileReplacedError: Error, CustomStringConvertible {
+    public let path: String
+    /// Nothing is at the path now.
+    public let missing: Bool
+    /// The write that found it had committed, into the file no path names any more.
+    public let committed: Bool
+
+    public var description: String {
+        let what = missing ? "was deleted" : "names another file (a restore, or a new store)"
+        return committed
+            ? "the store file \(path) \(what) while this write committed: it went to the replaced file, not to the store at \(path)"
+            : "the store file \(path) \(what) since it was opened: nothing was written; open it again"
+    }
+}
+
 /// A command that reads (or writes without creating) named a store that does not exist.
 public struct StoreNotFound: Error, CustomStringConvertible {
     public let path: String

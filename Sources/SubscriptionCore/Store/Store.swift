@@ -69,6 +69,10 @@ public final class Store {
     public var reportProgress: ((ReportCatchUpProgress) -> Void)?
     /// Whether opening created the file.
     public private(set) var wasCreated = false
+    /// The file a writable SQLite store was opened from: each write checks that its path
+    /// still names it (`FileReplacedError`), so nothing is written to, and acknowledged
+    /// from, a file a restore or a new `init` replaced. Nil for PostgreSQL, memory, readers.
+    public private(set) var openedFile: FileIdentity?
 
     /// Opens the store at `path` as `mode` allows and brings its schema up to date. A new
     /// store file is created readable and writable by its owner only (0600); SQLite gives its
@@ -129,6 +133,7 @@ public final class Store {
         }
         do {
             db = try SQLiteConnection(path: path, busyTimeoutMs: busyTimeoutMs)
+            openedFile = FileIdentity(path: path)
             try enableWAL(busyTimeoutMs: busyTimeoutMs)
             try db.execute("PRAGMA synchronous = NORMAL")
             try db.execute("PRAGMA foreign_keys = ON")
@@ -247,11 +252,16 @@ public final class Store {
         // SQLite's change counter does not move for this connection's own commits.
         defer { segmentOverlayCache = nil }
         do {
-            return try db.writeTransaction(start: start) {
+            try checkFileAtPath(committed: false)
+            let result = try db.writeTransaction(start: start) {
                 let result = try body()
                 if !deferringMetrics { try flushMetrics() }
                 return result
             }
+            // Replaced while this write ran: it went to the file no path names any more, and
+            // the caller must not say it was stored.
+            try checkFileAtPath(committed: true)
+            return result
         } catch {
             if !deferringMetrics {
                 pendingMetrics.removeAll()
@@ -297,8 +307,26 @@ public final class Store {
     /// Closes a store whose file another file has replaced at its path (a new demo, a
     /// restore), leaving the files SQLite keeps beside that path to the replacing store.
     /// The store cannot be used afterwards. Does nothing for PostgreSQL, which has no file.
+    ///
+    /// A file moved over the store (`mv backup.db store.db`) finds this connection's
+    /// write-ahead log still at its `-wal` name, and SQLite would read the new file through
+    /// that log (the old file's pages). So the log is first emptied into the old file it
+    /// belongs to; one at the name that is not this connection's is not touched.
     public func closeAfterReplacement() {
+        if openedFile != nil { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         db.closeAfterReplacement()
+    }
+
+    /// What the store's path names now, against the file this connection writes: nil while
+    /// it is the same file (always, for PostgreSQL, memory and read-only stores).
+    public func fileReplacedAtPath(committed: Bool = false) -> FileReplacedError? {
+        guard let opened = openedFile else { return nil }
+        let now = FileIdentity(path: path)
+        return now == opened ? nil : FileReplacedError(path: path, missing: now == nil, committed: committed)
+    }
+
+    private func checkFileAtPath(committed: Bool) throws {
+        if let replaced = fileReplacedAtPath(committed: committed) { throw replaced }
     }
 
     /// Changes whenever another connection commits to this database.

@@ -10,12 +10,17 @@ public struct ConfigurationKey: Sendable, Equatable {
     public let help: String
     /// Given on several lines (or comma-separated), every one counts.
     public var repeatable: Bool = false
+    /// Its value leads to a secret (a key's or a shared secret's file) or to the store itself
+    /// (a path, or a PostgreSQL URI with its host and user): a config file that holds it is
+    /// not for every local user to read (`doctor` says so).
+    public var namesSecret: Bool = false
 
-    public init(_ name: String, example: String, _ help: String, repeatable: Bool = false) {
+    public init(_ name: String, example: String, _ help: String, repeatable: Bool = false, namesSecret: Bool = false) {
         self.name = name
         self.example = example
         self.help = help
         self.repeatable = repeatable
+        self.namesSecret = namesSecret
     }
 }
 
@@ -45,7 +50,7 @@ extension Configuration {
         ConfigurationSection(title: "The store", keys: [
             .init("db", example: "/var/lib/subdesk/subdesk.db",
                   "the store: a SQLite file, or postgres://USER@HOST/DATABASE (the password in ~/.pgpass); "
-                  + "default $SUBDESK_DB, else $XDG_DATA_HOME/subdesk/subdesk.db"),
+                  + "default $SUBDESK_DB, else $XDG_DATA_HOME/subdesk/subdesk.db", namesSecret: true),
             .init("busy_timeout_ms", example: "5000", "how long a write waits for other writers, in milliseconds"),
             .init("operator", example: "ana", "who the audit log names (default: the login name)"),
         ]),
@@ -59,17 +64,17 @@ extension Configuration {
             .init("root_ca", example: "/etc/subdesk/AppleRootCA-G3.cer",
                   "a trust root for signed data; default Apple Root CA - G3, built in. Never the demo's test CA", repeatable: true),
             .init("shared_secret_file", example: "/etc/subdesk/shared-secret",
-                  "the app's shared secret (verifyReceipt, and the password of version 1 notifications)"),
+                  "the app's shared secret (verifyReceipt, and the password of version 1 notifications)", namesSecret: true),
             .init("allow_v1", example: "no", "yes: accept version 1 notifications (unsigned; checked with the shared secret)"),
             .init("revocation_check", example: "off",
                   "ocsp: ask the signing chain's OCSP responders whether a certificate was revoked (off by default)"),
             .init("quarantine_budget_mb", example: "256",
                   "body bytes the quarantine keeps, in MiB; past it, digests and counts only"),
             .init("chain_key_file", example: "/var/lib/subdesk/chain-memory.key",
-                  "the key that seals remembered chain checks (default beside a SQLite store, else in the data folder)"),
+                  "the key that seals remembered chain checks (default beside a SQLite store, else in the data folder)", namesSecret: true),
         ]),
         ConfigurationSection(title: "Apple: the App Store Server API and verifyReceipt", keys: [
-            .init("api_key_file", example: "/etc/subdesk/SubscriptionKey.p8", "the in-app purchase key (.p8); never printed"),
+            .init("api_key_file", example: "/etc/subdesk/SubscriptionKey.p8", "the in-app purchase key (.p8); never printed", namesSecret: true),
             .init("api_key_id", example: "ABC123DEFG", "its key id"),
             .init("api_issuer_id", example: "57246542-96fe-1a63-e053-0824d011072a", "the issuer id"),
             .init("server_api_url", example: "https://api.storekit.apple.com", "the App Store Server API (Production)"),
@@ -97,6 +102,17 @@ extension Configuration {
 
     public static var keys: [ConfigurationKey] { sections.flatMap(\.keys) }
 
+    /// The keys given that lead to a secret or to the store (`ConfigurationKey.namesSecret`),
+    /// at the top level or in a section (`[app fitness] shared_secret_file`), in file order.
+    public var keysNamingSecrets: [String] {
+        let top = Configuration.keys.filter { $0.namesSecret && values[$0.name] != nil }.map(\.name)
+        let inSections = namedSections.flatMap { section in
+            (Configuration.sectionKinds.first { $0.kind == section.kind }?.keys ?? [])
+                .filter { $0.namesSecret && section.values[$0.name] != nil }.map { "\(section.title) \($0.name)" }
+        }
+        return top + inSections
+    }
+
     /// The keys of the one app a configuration without `[app]` sections describes at its top
     /// level (its name is `ConfiguredApps.flatAppName`); a configuration with `[app]` sections
     /// sets them in each section instead, and refuses them at the top level.
@@ -112,7 +128,7 @@ extension Configuration {
                                      + "declare it once, and name it in each [app] section that uses it.", keys: [
             .init("issuer_id", example: "57246542-96fe-1a63-e053-0824d011072a", "the issuer id"),
             .init("key_id", example: "ABC123DEFG", "its key id"),
-            .init("key_file", example: "/etc/subdesk/SubscriptionKey_ABC123DEFG.p8", "the key (.p8); never printed"),
+            .init("key_file", example: "/etc/subdesk/SubscriptionKey_ABC123DEFG.p8", "the key (.p8); never printed", namesSecret: true),
         ]),
         ConfigurationSectionKind(kind: .app, title: "[app NAME]: one app the desk serves",
                                  example: "fitness", help: "One section per app: its notifications are stored and its "
@@ -124,7 +140,7 @@ extension Configuration {
                   "the environments accepted and asked: Production, Sandbox or both (unset accepts both)"),
             .init("key", example: "team", "the [key] section whose key signs this app's App Store Server API requests"),
             .init("shared_secret_file", example: "/etc/subdesk/fitness-shared-secret",
-                  "the app's shared secret (verifyReceipt, and the password of its version 1 notifications)"),
+                  "the app's shared secret (verifyReceipt, and the password of its version 1 notifications)", namesSecret: true),
             .init("allow_v1", example: "no", "yes: accept this app's version 1 notifications (unsigned)"),
         ]),
     ]

@@ -23,7 +23,8 @@ public struct FileIdentity: Equatable, Sendable {
         self.init(info)
     }
 
-    private init(_ info: stat) {
+    /// The file `info` (from `stat` or `fstat`) describes.
+    public init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         isSocket = info.st_mode & S_IFMT == S_IFSOCK

@@ -2,81 +2,92 @@ import Foundation
 import FastCGI
 import SubscriptionCore
 
-/// One web server connection: FastCGI requests one after another (keep-conn honoured),
-/// each answered as `ingest --cgi` answers. A malformed record, or a request that stalls
-/// past the time limit, closes this connection and no other.
-struct FastCGIConnection {
+/// One web server connection as the server's loop keeps it: the socket, what the pure
+/// `FastCGIConnectionGuard` makes of its bytes, and the request being read. It holds no
+/// thread: the loop reads and writes it when the socket is ready, and a worker takes it
+/// only once a request has arrived whole (`Request`).
+final class FastCGIConnection {
     let fd: Int32
-    let server: ServeServer
+    let opened: Double
+    var guarding: FastCGIConnectionGuard
+    var params: [String: String] = [:]
+    var expected: Int?
+    var body = BodyReader.Accumulator(limit: 0)
+    var engine: ServeEngine?
 
-    /// Runs until the web server closes the connection, asks it closed, or the process stops.
-    func run() {
-        defer { close(fd) }
-        var parser = RecordParser()
-        let counts = server.unavailable
-        var state = FastCGIConnectionState(limits: .init(maxConnections: server.settings.maxConnections)) { counts.values() }
-        var params: [String: String] = [:]
-        var expected: Int?
-        var body = BodyReader.Accumulator(limit: 0)
-        var engine: ServeEngine?
-        /// When the request being read began (its first byte); nil between requests.
-        var busySince: Date?
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        defer { engine?.release() }
+    init(fd: Int32, now: Double, limits: FastCGIConnectionGuard.Limits, maxConnections: Int,
+         values: @escaping @Sendable () -> [String: String]) {
+        self.fd = fd
+        opened = now
+        guarding = FastCGIConnectionGuard(limits: limits, protocolLimits: .init(maxConnections: maxConnections), now: now,
+                                          values: values)
+    }
 
-        while true {
-            if busySince == nil && (parser.pendingCount > 0 || state.isBusy) { busySince = Date() }
-            guard waitReadable(busySince: busySince) else { return }
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                if busySince != nil { server.log.error("connection closed by the web server in the middle of a request") }
-                return
-            }
-            parser.append(buffer[0..<n])
-            do {
-                while let record = try parser.next() {
-                    for event in try state.take(record) {
-                        switch event {
-                        case .send(let bytes):
-                            guard writeAll(bytes) else { return }
-                        case .begin:
-                            params = [:]
-                            expected = nil
-                            engine = server.acquireEngine()
-                            body = BodyReader.Accumulator(limit: engine!.maxBodyBytes)
-                        case .params(let p):
-                            params = p
-                            expected = p["CONTENT_LENGTH"].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
-                        case .body(let chunk):
-                            // Bytes past CONTENT_LENGTH, or past the cap, are not read (as the CGI reads).
-                            let room = body.room(expected: expected)
-                            chunk.prefix(room).withUnsafeBytes { body.append($0) }
-                        case .bodyEnd, .abort:
-                            let answered = event == .bodyEnd ? answer(params: params, body: body, engine: engine!) : nil
-                            engine?.release()
-                            engine = nil
-                            var out: [UInt8] = []
-                            if let answered {
-                                out += FastCGIRecord.stream(.stdout, requestId: state.requestId, Array(answered.cgiText.utf8), end: true)
-                            }
-                            out += FastCGIRecord.endRequest(requestId: state.requestId, appStatus: answered.map { $0.status < 300 ? 0 : 1 } ?? 1,
-                                                            protocolStatus: .requestComplete).encoded()
-                            state.finished()
-                            busySince = nil
-                            guard writeAll(out), state.keepConnection, !server.isStopping else { return }
-                        }
-                    }
-                }
-            } catch {
-                server.log.error("closing a connection that sent what is not FastCGI: \(error)")
-                return
+    /// A request that has arrived whole, for a worker to answer.
+    struct Request {
+        let connection: FastCGIConnection
+        let requestId: UInt16
+        /// nil: the web server gave it up (FCGI_ABORT_REQUEST); answered with its end alone.
+        let params: [String: String]?
+        let body: BodyReader.Accumulator
+        let engine: ServeEngine
+    }
+
+    /// Takes the events of what was read; a whole request is returned for a worker.
+    func take(_ events: [FastCGIConnectionState.Event], server: ServeServer) -> Request? {
+        var request: Request?
+        for event in events {
+            switch event {
+            case .send:
+                break  // the guard queues replies itself
+            case .begin:
+                params = [:]
+                expected = nil
+                engine?.release()
+                let current = server.acquireEngine()
+                engine = current
+                body = BodyReader.Accumulator(limit: current.maxBodyBytes)
+            case .params(let p):
+                params = p
+                expected = p["CONTENT_LENGTH"].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
+            case .body(let chunk):
+                // Bytes past CONTENT_LENGTH, or past the cap, are not read (as the CGI reads).
+                let room = body.room(expected: expected)
+                chunk.prefix(room).withUnsafeBytes { body.append($0) }
+            case .bodyEnd, .abort:
+                guard let engine else { continue }
+                request = Request(connection: self, requestId: guarding.requestId, params: event == .bodyEnd ? params : nil,
+                                  body: body, engine: engine)
+                self.engine = nil
+                body = BodyReader.Accumulator(limit: 0)
             }
         }
+        return request
+    }
+
+    /// Lets go of the engine a request being read had taken (the connection is closing).
+    func dropRequest() {
+        engine?.release()
+        engine = nil
+    }
+
+    /// The records that answer `request`: its output as the CGI's, then its end.
+    static func answer(_ request: Request, server: ServeServer) -> [UInt8] {
+        var out: [UInt8] = []
+        var status: UInt32 = 1
+        if let params = request.params {
+            let answered = answer(params: params, body: request.body, engine: request.engine, server: server)
+            out += FastCGIRecord.stream(.stdout, requestId: request.requestId, Array(answered.cgiText.utf8), end: true)
+            status = answered.status < 300 ? 0 : 1
+        }
+        request.engine.release()
+        out += FastCGIRecord.endRequest(requestId: request.requestId, appStatus: status, protocolStatus: .requestComplete).encoded()
+        return out
     }
 
     /// The answer, as the CGI's; a 503 is counted by why (the store's error, or a body cut short).
-    private func answer(params: [String: String], body: BodyReader.Accumulator, engine: ServeEngine) -> WebhookAnswer {
+    private static func answer(params: [String: String], body: BodyReader.Accumulator, engine: ServeEngine,
+                               server: ServeServer) -> WebhookAnswer {
         var failure: ServeUnavailableReason?
         let answer = WebhookAnswer.answer(params: params, readBody: { body.result(expected: $0) },
                                           store: { read, source, app in
@@ -88,41 +99,5 @@ struct FastCGIConnection {
                                           log: server.log.error)
         if answer.status == WebhookAnswer.unavailable.status { server.unavailable.count(failure ?? .incompleteBody) }
         return answer
-    }
-
-    /// Waits until bytes can be read. Between requests a connection may stay idle for the
-    /// idle limit, and is closed at once when the process stops; a request being read must
-    /// come whole within the request time limit (a client stalled mid-record is dropped).
-    private func waitReadable(busySince: Date?) -> Bool {
-        let idleSince = Date()
-        while true {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, 200)
-            if ready > 0 { return true }
-            if ready < 0 && errno != EINTR { return false }
-            if let busySince {
-                if Date().timeIntervalSince(busySince) > server.settings.requestTimeout {
-                    server.log.error("dropped a connection whose request did not arrive whole within "
-                                     + "\(Int(server.settings.requestTimeout)) s")
-                    return false
-                }
-            } else if server.isStopping || Date().timeIntervalSince(idleSince) > server.settings.idleTimeout {
-                return false
-            }
-        }
-    }
-
-    private func writeAll(_ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                server.log.error("the web server went away before its answer was written: \(String(cString: strerror(errno)))")
-                return false
-            }
-            offset += n
-        }
-        return true
     }
 }

@@ -41,9 +41,16 @@ final class GroupCommitter: @unchecked Sendable {
     /// Seconds the writing connection spent committing groups (the serial part of intake).
     private(set) var busySeconds = 0.0
 
-    init(open: @escaping () throws -> Intake, opened: Intake? = nil) {
+    /// Told when the store's path was found naming another file (or none).
+    private let replaced: () -> Void
+    /// How often an idle committer looks at the store's path: a file moved there is opened
+    /// (and its single-writer lock taken) within this, requests or not.
+    static let watchInterval: TimeInterval = 1
+
+    init(open: @escaping () throws -> Intake, opened: Intake? = nil, replaced: @escaping () -> Void = {}) {
         self.open = open
         self.intake = opened
+        self.replaced = replaced
         let thread = Thread { [self] in loop() }
         thread.name = "subdesk-commit"
         thread.start()
@@ -82,9 +89,18 @@ final class GroupCommitter: @unchecked Sendable {
     private func loop() {
         while true {
             condition.lock()
-            while queue.isEmpty && !retired { condition.wait() }
+            while queue.isEmpty && !retired {
+                if !condition.wait(until: Date().addingTimeInterval(Self.watchInterval)) && queue.isEmpty && !retired {
+                    condition.unlock()
+                    watchStoreFile()
+                    condition.lock()
+                }
+            }
             if queue.isEmpty {
                 finished = true
+                // A file replaced at the store's path is let go without touching the files
+                // SQLite keeps beside that path (they may be the new store's).
+                if intake?.store.fileReplacedAtPath() != nil { intake?.store.closeAfterReplacement() }
                 intake = nil
                 condition.broadcast()
                 condition.unlock()
@@ -100,26 +116,54 @@ final class GroupCommitter: @unchecked Sendable {
     private func commit(_ group: [Job]) {
         let started = DispatchTime.now().uptimeNanoseconds
         defer { busySeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
-        do {
-            let intake = try self.intake ?? open()
-            self.intake = intake
-            let store = intake.store
-            var results: [Result<IntakeOutcome, Error>] = []
-            try store.write(touching: group.flatMap(\.keys)) {
-                // A write tried again (a PostgreSQL conflict) starts its results again.
-                results = group.map { job in Result { try store.savepoint { try job.work(intake) } } }
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let intake = try self.intake ?? open()
+                self.intake = intake
+                let store = intake.store
+                var results: [Result<IntakeOutcome, Error>] = []
+                try store.write(touching: group.flatMap(\.keys)) {
+                    // A write tried again (a PostgreSQL conflict) starts its results again.
+                    results = group.map { job in Result { try store.savepoint { try job.work(intake) } } }
+                }
+                for (job, result) in zip(group, results) { job.result = result }
+                groups += 1
+                requests += group.count
+                largestGroup = max(largestGroup, group.count)
+                // The WAL is kept short as the CGI keeps it: truncated once past 1 MiB.
+                store.finishOneShotWrites()
+            } catch let e as FileReplacedError {
+                // Another file took the store's path: the old one is let go. Found before the
+                // write, the group goes to the file there now; found after its commit, the
+                // group is in the replaced file only, and is answered 503 (Apple sends again).
+                dropReplaced()
+                if !e.committed && !e.missing && attempt == 1 { continue }
+                for job in group { job.result = .failure(e) }
+            } catch {
+                // The connection may be what failed: the next group opens a new one.
+                intake = nil
+                for job in group { job.result = .failure(error) }
             }
-            for (job, result) in zip(group, results) { job.result = result }
-            groups += 1
-            requests += group.count
-            largestGroup = max(largestGroup, group.count)
-            // The WAL is kept short as the CGI keeps it: truncated once past 1 MiB.
-            store.finishOneShotWrites()
-        } catch {
-            // The connection may be what failed: the next group opens a new one.
-            intake = nil
-            for job in group { job.result = .failure(error) }
+            break
         }
         for job in group { job.done.signal() }
+    }
+
+    /// Lets go of a store whose file no longer has its path.
+    private func dropReplaced() {
+        intake?.store.closeAfterReplacement()
+        intake = nil
+        replaced()
+    }
+
+    /// Between requests: a store file replaced at its path is let go, and the file there now
+    /// opened (taking the single-writer lock on it); a deleted one is opened once a store is
+    /// there again (until then requests are answered 503).
+    private func watchStoreFile() {
+        if let intake, intake.store.fileReplacedAtPath() == nil { return }
+        if intake != nil { dropReplaced() }
+        intake = try? open()
     }
 }

@@ -8,6 +8,7 @@ enum ServeCommand {
         usage: """
         subdesk serve [--listen unix:PATH|HOST:PORT] [--socket-mode MODE] [--allow-from ADDRESS]...
                       [--workers N] [--max-connections N] [--request-timeout SECONDS]
+                      [--idle-timeout SECONDS] [--write-timeout SECONDS]
         """,
         discussion: """
         Answers App Store server notifications exactly as `ingest --cgi` does (the same statuses,
@@ -20,8 +21,18 @@ enum ServeCommand {
         Bodies are verified side by side (--workers) and those that arrive together are committed
         in one transaction, each answered once it is durable. One serve writes a SQLite store: a
         second on the same store refuses to start. SIGTERM stops taking connections, answers the
-        requests in flight and exits 0; SIGHUP re-reads the configuration and trust roots and
-        reopens the store. At unix:PATH only a socket that nothing answers on (left by a process
+        requests in flight and exits 0, within 10 s whatever clients do; SIGHUP re-reads the
+        configuration and trust roots and reopens the store.
+        One loop holds every connection, and a worker (--max-connections of them) takes one only
+        once its request has arrived whole, so a client that connects and says nothing, trickles
+        its request or reads no answer costs a file descriptor, not a worker: a request must
+        arrive whole within --request-timeout, a kept connection with nothing open is closed after
+        --idle-timeout (web servers reconnect), an answer must be read within --write-timeout,
+        and a connection that asks for management answers (FCGI_GET_VALUES) faster than 4 a
+        second past a burst of 16 is closed. At most 8 x --max-connections connections (at least
+        256, within the open-file limit) are held: past that the one idle longest is closed for a
+        new one, else the one whose request began first. The listen queue takes 1024 waiting
+        connections (the kernel's net.core.somaxconn caps it). At unix:PATH only a socket that nothing answers on (left by a process
         that was killed) is replaced: a live socket, a regular file (a store), a directory or a
         link there is refused, named. At exit the socket is removed only if PATH still names it.
         """,
@@ -30,8 +41,10 @@ enum ServeCommand {
             .value(.socketMode, "MODE", "the unix socket file's mode, octal (default 660: the web server's group may connect)"),
             .value(.allowFrom, "ADDRESS", "a web server address allowed to connect over TCP (repeatable)"),
             .value(.workers, "N", "bodies verified at once (default 4)"),
-            .value(.maxConnections, "N", "web server connections served at once (default 32)"),
-            .value(.requestTimeout, "SECONDS", "a request must arrive whole within this, or its connection is dropped (default 30)"),
+            .value(.maxConnections, "N", "requests answered at once, as told to the web server (default 32)"),
+            .value(.requestTimeout, "SECONDS", "a request must arrive whole within this, or its connection is dropped (default 10)"),
+            .value(.idleTimeout, "SECONDS", "a kept connection with no request open is closed after this (default 15)"),
+            .value(.writeTimeout, "SECONDS", "an answer must be read within this, or its connection is closed (default 10)"),
         ],
         groups: [.intake],
         action: StoreAction(words: "store notifications", privilege: .insert, table: "notifications"),
@@ -47,6 +60,8 @@ enum ServeCommand {
         settings.workers = try positive(.workers) ?? settings.workers
         settings.maxConnections = try positive(.maxConnections) ?? settings.maxConnections
         settings.requestTimeout = TimeInterval(try positive(.requestTimeout) ?? Int(settings.requestTimeout))
+        settings.idleTimeout = TimeInterval(try positive(.idleTimeout) ?? Int(settings.idleTimeout))
+        settings.writeTimeout = TimeInterval(try positive(.writeTimeout) ?? Int(settings.writeTimeout))
         var mode: mode_t = 0o660
         if let text = context.arguments.value(.socketMode) {
             guard let m = mode_t(text, radix: 8), m <= 0o777 else { throw UsageError("--socket-mode must be octal, like 660, got \(text)") }
@@ -60,7 +75,8 @@ enum ServeCommand {
         do {
             server = try ServeServer(settings: settings, listener: listener, makeEngine: { [settings] in
                 // SIGHUP reads the configuration file again; the options given stay.
-                try ServeEngine(context: try Context(arguments: arguments, environment: context.environment), workers: settings.workers)
+                try ServeEngine(context: try Context(arguments: arguments, environment: context.environment), workers: settings.workers,
+                                lock: lock)
             })
         } catch {
             listener.removeSocketFile()
@@ -74,22 +90,42 @@ enum ServeCommand {
 
 /// One `serve` writes a SQLite store: a second would only queue behind the first's writes,
 /// each with its own view of the WAL. Held with flock(2) on the store file, which SQLite's
-/// own (fcntl) locks do not see; it ends with the process, however it ends.
-final class ServeLock {
-    private let fd: Int32
+/// own (fcntl) locks do not see; it ends with the process, however it ends. It follows the
+/// path: when another file takes the store's path (a restore), the writer that opens it
+/// takes the lock on it first (`hold`), so a second `serve` started on the new file then
+/// refuses, and this one refuses to write a file another `serve` holds.
+final class ServeLock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fd: Int32 = -1
+    private var held: FileIdentity?
+    let path: String
 
     init(store path: String) throws {
-        guard !PostgresLocation.isPostgres(path), path != ":memory:" else {
-            fd = -1
+        self.path = path
+        try hold()
+    }
+
+    /// Takes the lock on the file the path names now, unless it is the one held; the lock
+    /// on a file no longer at the path is let go.
+    func hold() throws {
+        guard !PostgresLocation.isPostgres(path), path != ":memory:" else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw UsageError(Context.missingStoreMessage(path)) }
+        var info = stat()
+        if fstat(fd, &info) == 0, let held, held == FileIdentity(info) {
+            close(fd)
             return
         }
-        fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw UsageError(Context.missingStoreMessage(path)) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
             throw UsageError("another subdesk serve already writes \(path): one serve per SQLite store (stop it first, "
                              + "or point this one at another store)")
         }
+        if self.fd >= 0 { close(self.fd) }
+        self.fd = fd
+        held = fstat(fd, &info) == 0 ? FileIdentity(info) : nil
     }
 
     deinit { if fd >= 0 { close(fd) } }

@@ -11,17 +11,37 @@ final class ServeEngine: @unchecked Sendable {
     let maxBodyBytes: Int
     private let committer: GroupCommitter
     private let pool = NSCondition()
-    private var idle: [Intake] = []
+    private var idle: [(intake: Intake, file: Int)] = []
     private var checking = 0
+    /// Counts the store files the committer has found replaced: a checking connection opened
+    /// before the latest is closed as one whose file is gone, not kept.
+    private var file = 0
     let workers: Int
 
-    init(context: Context, workers: Int) throws {
+    init(context: Context, workers: Int, lock: ServeLock? = nil) throws {
         self.context = context
         self.workers = workers
         maxBodyBytes = try context.intakePolicy().maxBodyBytes
         // Opened now, so that a store or trust setting that is wrong stops `serve` at start.
         let first = try ServeEngine.openIntake(context)
-        committer = GroupCommitter(open: { try ServeEngine.openIntake(context) }, opened: first)
+        weak var engine: ServeEngine?
+        committer = GroupCommitter(open: {
+            // The single-writer lock on the file the path names now, before writing to it.
+            try lock?.hold()
+            return try ServeEngine.openIntake(context)
+        }, opened: first, replaced: { engine?.storeFileReplaced() })
+        engine = self
+    }
+
+    /// The committer found the store's path naming another file (or none): the checking
+    /// connections to the old one are closed as such, so none reads it again.
+    private func storeFileReplaced() {
+        pool.lock()
+        file += 1
+        let old = idle
+        idle.removeAll()
+        pool.unlock()
+        for c in old { c.intake.store.closeAfterReplacement() }
     }
 
     /// A connection to the store as the CGI opens it: commits reach the disk before they
@@ -73,7 +93,8 @@ final class ServeEngine: @unchecked Sendable {
         pool.lock()
         while checking >= workers { pool.wait() }
         checking += 1
-        let reused = idle.popLast()
+        let reused = idle.popLast()?.intake
+        let openedFor = file
         let started = DispatchTime.now().uptimeNanoseconds
         checkWaitSeconds += Double(started - asked) / 1e9
         pool.unlock()
@@ -82,9 +103,11 @@ final class ServeEngine: @unchecked Sendable {
             pool.lock()
             checkSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             checking -= 1
-            if let keep { idle.append(keep) }
+            let stale = openedFor != file
+            if let keep, !stale { idle.append((keep, file)) }
             pool.signal()
             pool.unlock()
+            if let keep, stale { keep.store.closeAfterReplacement() }
         }
         let intake = try reused ?? ServeEngine.openIntake(context)
         do {
@@ -140,7 +163,9 @@ final class ServeEngine: @unchecked Sendable {
     func waitUntilRetired() {
         committer.waitUntilFinished()
         pool.lock()
+        let old = idle
         idle.removeAll()
         pool.unlock()
+        for c in old where c.intake.store.fileReplacedAtPath() != nil { c.intake.store.closeAfterReplacement() }
     }
 }

@@ -42,6 +42,9 @@ struct ServeListener {
     /// a loopback port with no list given).
     let allowedPeers: Set<String>?
 
+    /// Connections the kernel queues before `serve` accepts them (capped by net.core.somaxconn).
+    static let backlog: Int32 = 1024
+
     static func isLoopback(_ host: String) -> Bool { host == "::1" || host.hasPrefix("127.") }
 
     /// The listener the options and environment name. `allowed` is `--allow-from` with
@@ -135,7 +138,7 @@ struct ServeListener {
             }
         }
         chmod(path, mode)
-        guard listen(fd, 128) == 0 else { close(fd); throw systemError("listen on unix:\(path)") }
+        guard listen(fd, ServeListener.backlog) == 0 else { close(fd); throw systemError("listen on unix:\(path)") }
         return fd
     }
 
@@ -168,7 +171,7 @@ struct ServeListener {
             ? withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
             : withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard bound == 0 else { close(fd); throw systemError("bind \(host):\(port)") }
-        guard listen(fd, 128) == 0 else { close(fd); throw systemError("listen on \(host):\(port)") }
+        guard listen(fd, ServeListener.backlog) == 0 else { close(fd); throw systemError("listen on \(host):\(port)") }
         return fd
     }
 

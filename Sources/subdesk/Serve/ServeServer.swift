@@ -1,18 +1,52 @@
 import Foundation
+import FastCGI
 import SubscriptionCore
 
-/// The long-lived FastCGI responder: accepts connections, serves each on a thread of its
-/// own (at most `maxConnections` at once; more wait in the listen queue), reloads on
-/// SIGHUP and stops on SIGTERM once every request in flight is answered.
+/// The long-lived FastCGI responder. One loop holds every connection (a file descriptor and
+/// a `FastCGIConnectionGuard` each, no thread): it accepts, reads and writes what is ready,
+/// and closes what a deadline has passed on. A request that has arrived whole goes to one of
+/// `maxConnections` workers, which verifies and stores it; its answer comes back to the
+/// loop to be written. So a client that connects and says nothing, trickles a request or
+/// reads no answer costs a descriptor until its deadline, never a worker, and the loop
+/// never waits on a client. Reloads on SIGHUP; stops on SIGTERM once the requests being
+/// answered are, within `stopSeconds` whatever clients do.
 final class ServeServer: @unchecked Sendable {
     struct Settings {
+        /// Requests answered at once (the workers), as told to a web server that asks.
         var maxConnections = 32
         var workers = 4
         /// A request must arrive whole within this (seconds).
-        var requestTimeout: TimeInterval = 30
+        var requestTimeout: TimeInterval = 10
         /// A kept connection with no request open is closed after this (seconds).
-        var idleTimeout: TimeInterval = 300
+        var idleTimeout: TimeInterval = 15
+        /// An answer must be read within this (seconds), or its connection is closed.
+        var writeTimeout: TimeInterval = 10
+
+        /// Connections held open at once: idle and arriving ones included. Past it, the one
+        /// idle longest is closed for a new one, else the one whose request began first.
+        var openLimit: Int { min(max(8 * maxConnections, 256), ServeServer.descriptorBudget) }
+
+        var guardLimits: FastCGIConnectionGuard.Limits {
+            FastCGIConnectionGuard.Limits(requestSeconds: requestTimeout, idleSeconds: idleTimeout, writeSeconds: writeTimeout)
+        }
     }
+
+    /// SIGTERM to exit, at most.
+    static let stopSeconds: Double = 9
+
+    /// Descriptors left for connections: the soft limit (raised to the hard one) less those
+    /// the store's connections and the process keep.
+    static let descriptorBudget: Int = {
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &limit) == 0 else { return 256 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = min(limit.rlim_max, 65_536)
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        return max(16, Int(min(limit.rlim_cur, 1 << 20)) - 128)
+    }()
 
     let settings: Settings
     let listener: ServeListener
@@ -22,10 +56,15 @@ final class ServeServer: @unchecked Sendable {
     private let lock = NSCondition()
     private var engine: ServeEngine
     private var stopping = false
-    private var connections = 0
     /// Builds the engine from the configuration as it is now (start and SIGHUP).
     private let makeEngine: () throws -> ServeEngine
     private var signalSources: [DispatchSourceSignal] = []
+
+    /// Requests waiting for a worker, and answers waiting for the loop (under `lock`).
+    private var jobs: [FastCGIConnection.Request] = []
+    private var answers: [(connection: FastCGIConnection, bytes: [UInt8])] = []
+    /// Written to wake the loop (an answer, a signal).
+    private var wake: (read: Int32, write: Int32) = (-1, -1)
 
     init(settings: Settings, listener: ServeListener, makeEngine: @escaping () throws -> ServeEngine) throws {
         self.settings = settings
@@ -55,6 +94,7 @@ final class ServeServer: @unchecked Sendable {
         stopping = true
         lock.broadcast()
         lock.unlock()
+        wakeLoop()
     }
 
     /// Re-reads the configuration and trust roots and reopens the store; a configuration
@@ -73,9 +113,26 @@ final class ServeServer: @unchecked Sendable {
         }
     }
 
+    private func wakeLoop() {
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+    }
+
+    static func monotonic() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
     /// Serves until SIGTERM (or SIGINT); returns the exit status.
     func run() -> Int32 {
         signal(SIGPIPE, SIG_IGN)
+        var pipeEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0 else {
+            log.error("cannot make the loop's wake pipe: \(String(cString: strerror(errno)))")
+            return 1
+        }
+        for end in pipeEnds {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        wake = (pipeEnds[0], pipeEnds[1])
         for (number, action) in [(SIGTERM, stop), (SIGINT, stop), (SIGHUP, reload)] as [(Int32, () -> Void)] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -83,48 +140,221 @@ final class ServeServer: @unchecked Sendable {
             source.resume()
             signalSources.append(source)
         }
-        log.notice("answering FastCGI on \(listener.name) (pid \(getpid()))")
-        while !isStopping {
-            var poller = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 200) > 0 else { continue }
-            let fd = accept(listener.fd, nil, nil)
-            guard fd >= 0 else { continue }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            if let allowed = listener.allowedPeers {
-                let peer = ServeListener.peerAddress(fd) ?? "?"
-                guard allowed.contains(peer) else {
-                    log.error("refused a connection from \(peer): not among the allowed web servers")
-                    close(fd)
-                    continue
-                }
-            }
-            lock.lock()
-            while connections >= settings.maxConnections && !stopping { lock.wait() }
-            connections += 1
-            lock.unlock()
-            let thread = Thread { [self] in
-                FastCGIConnection(fd: fd, server: self).run()
-                lock.lock()
-                connections -= 1
-                lock.broadcast()
-                lock.unlock()
-            }
+        _ = fcntl(listener.fd, F_SETFL, fcntl(listener.fd, F_GETFL) | O_NONBLOCK)
+        for index in 0..<settings.maxConnections {
+            let thread = Thread { [self] in work() }
+            thread.name = "subdesk-worker-\(index)"
             thread.stackSize = 1 << 20
             thread.start()
         }
-        if listener.fd > 2 { close(listener.fd) }
-        listener.removeSocketFile()
-        lock.lock()
-        while connections > 0 { lock.wait() }
-        let last = engine
-        lock.unlock()
+        log.notice("answering FastCGI on \(listener.name) (pid \(getpid()))")
+        let unanswered = loop()
+        let last = acquireEngine()
+        last.release()
         last.retire()
-        last.waitUntilRetired()
-        let figures = last.commitFigures
-        log.notice("stopped; since the last (re)load \(figures.requests) requests were committed in \(figures.groups) groups "
-                   + "(the largest \(figures.largest)); committing took \(String(format: "%.2f", figures.commitSeconds)) s, "
-                   + "verifying \(String(format: "%.2f", figures.checkSeconds)) s, waiting for a verifier "
-                   + "\(String(format: "%.2f", figures.checkWaitSeconds)) s")
+        if unanswered == 0 {
+            last.waitUntilRetired()
+            let figures = last.commitFigures
+            log.notice("stopped; since the last (re)load \(figures.requests) requests were committed in \(figures.groups) groups "
+                       + "(the largest \(figures.largest)); committing took \(String(format: "%.2f", figures.commitSeconds)) s, "
+                       + "verifying \(String(format: "%.2f", figures.checkSeconds)) s, waiting for a verifier "
+                       + "\(String(format: "%.2f", figures.checkWaitSeconds)) s")
+        } else {
+            log.error("stopped with \(unanswered) requests still being answered after \(Int(Self.stopSeconds)) s: "
+                      + "they were not acknowledged, and the web server (or Apple) sends them again")
+        }
         return 0
+    }
+
+    /// A worker: answers whole requests, one at a time, and hands each answer to the loop.
+    private func work() {
+        while true {
+            lock.lock()
+            while jobs.isEmpty { lock.wait() }
+            let request = jobs.removeFirst()
+            lock.unlock()
+            let bytes = FastCGIConnection.answer(request, server: self)
+            lock.lock()
+            answers.append((request.connection, bytes))
+            lock.unlock()
+            wakeLoop()
+        }
+    }
+
+    private func dispatch(_ request: FastCGIConnection.Request) {
+        lock.lock()
+        jobs.append(request)
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// The connections' loop, until stopped; returns how many requests were still being
+    /// answered when it gave up waiting for them.
+    private func loop() -> Int {
+        var connections: [Int32: FastCGIConnection] = [:]
+        var answering = 0
+        var stopAt: Double?
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        let counts = unavailable
+
+        func close(_ c: FastCGIConnection, _ why: FastCGIConnectionGuard.Close?) {
+            if let why {
+                switch why {
+                case .idle, .peerClosed(midRequest: false): break
+                default: log.error("closed a connection: \(why)")
+                }
+            }
+            c.dropRequest()
+            connections[c.fd] = nil
+            Glibc.close(c.fd)
+        }
+
+        /// Writes what the connection is owed, as far as the socket takes it.
+        func flush(_ c: FastCGIConnection, now: Double) -> Bool {
+            while c.guarding.wantsWrite {
+                let pending = c.guarding.pendingOutput
+                let n = pending.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                if n > 0 { c.guarding.wrote(n, now: now); continue }
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return true }
+                close(c, .peerClosed(midRequest: true))
+                return false
+            }
+            if c.guarding.finished {
+                close(c, nil)
+                return false
+            }
+            return true
+        }
+
+        func take(_ c: FastCGIConnection, _ events: [FastCGIConnectionState.Event]) {
+            if let request = c.take(events, server: self) {
+                answering += 1
+                dispatch(request)
+            }
+        }
+
+        /// Room for one more connection: the one idle longest is closed, else the one whose
+        /// request began first; false when every connection is being answered.
+        func makeRoom() -> Bool {
+            let idle = connections.values.filter { $0.guarding.isIdle }.min { $0.guarding.lastActivity < $1.guarding.lastActivity }
+            if let idle { close(idle, nil); return true }
+            let slowest = connections.values.filter { $0.guarding.phase != .answering }
+                .min { ($0.guarding.requestBegan ?? $0.opened) < ($1.guarding.requestBegan ?? $1.opened) }
+            if let slowest {
+                log.error("closed a connection for a new one: \(connections.count) were open, the most \(settings.openLimit)")
+                close(slowest, nil)
+                return true
+            }
+            return false
+        }
+
+        while true {
+            var now = Self.monotonic()
+            if stopAt == nil && isStopping {
+                stopAt = now + Self.stopSeconds
+                if listener.fd > 2 { Glibc.close(listener.fd) }
+                listener.removeSocketFile()
+            }
+            if let stopAt {
+                // Stopping: a connection with nothing begun and nothing owed is closed; one
+                // whose request is arriving is read on, answered, then closed.
+                for c in Array(connections.values) where c.guarding.isIdle { close(c, nil) }
+                if answering == 0 && connections.isEmpty { break }
+                if now >= stopAt { break }
+            }
+
+            var polled: [pollfd] = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            let accepting = stopAt == nil
+            if accepting { polled.append(pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)) }
+            let first = polled.count
+            let order = Array(connections.values)
+            for c in order {
+                var events: Int16 = 0
+                if c.guarding.wantsRead { events |= Int16(POLLIN) }
+                if c.guarding.wantsWrite { events |= Int16(POLLOUT) }
+                // One being answered is not polled at all: a peer that hung up would wake the
+                // loop at once, again and again, until its answer is written (and fails).
+                polled.append(pollfd(fd: events == 0 ? -1 : c.fd, events: events, revents: 0))
+            }
+            var timeout = 200.0
+            for c in order { if let d = c.guarding.nextDeadline { timeout = min(timeout, max(0, (d - now) * 1000 + 1)) } }
+            if let stopAt { timeout = min(timeout, max(0, (stopAt - now) * 1000 + 1)) }
+            let ready = poll(&polled, nfds_t(polled.count), Int32(timeout))
+            if ready < 0 && errno != EINTR { log.error("poll: \(String(cString: strerror(errno)))") }
+            now = Self.monotonic()
+
+            // Answers the workers finished.
+            if polled[0].revents != 0 {
+                var drain = [UInt8](repeating: 0, count: 256)
+                while read(wake.read, &drain, drain.count) > 0 {}
+            }
+            lock.lock()
+            let done = answers
+            answers.removeAll()
+            lock.unlock()
+            for (c, bytes) in done {
+                answering -= 1
+                guard connections[c.fd] === c else { continue }
+                do {
+                    try c.guarding.answered(bytes, now: now)
+                    guard flush(c, now: now) else { continue }
+                    take(c, try c.guarding.resume(now: now))
+                } catch let why as FastCGIConnectionGuard.Close {
+                    close(c, why)
+                } catch {
+                    close(c, .malformed("\(error)"))
+                }
+            }
+
+            // New connections, as many as are waiting.
+            if accepting && polled[1].revents != 0 {
+                for _ in 0..<256 {
+                    let fd = accept(listener.fd, nil, nil)
+                    guard fd >= 0 else { break }
+                    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                    if let allowed = listener.allowedPeers {
+                        let peer = ServeListener.peerAddress(fd) ?? "?"
+                        guard allowed.contains(peer) else {
+                            log.error("refused a connection from \(peer): not among the allowed web servers")
+                            Glibc.close(fd)
+                            continue
+                        }
+                    }
+                    if connections.count >= settings.openLimit && !makeRoom() {
+                        Glibc.close(fd)
+                        continue
+                    }
+                    connections[fd] = FastCGIConnection(fd: fd, now: now, limits: settings.guardLimits,
+                                                        maxConnections: settings.maxConnections) { counts.values() }
+                }
+            }
+
+            // Reads and writes.
+            for (index, c) in order.enumerated() {
+                let revents = polled[first + index].revents
+                guard revents != 0, connections[c.fd] === c else { continue }
+                if revents & Int16(POLLOUT) != 0 { guard flush(c, now: now) else { continue } }
+                guard revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, c.guarding.wantsRead else { continue }
+                let n = buffer.withUnsafeMutableBytes { read(c.fd, $0.baseAddress, $0.count) }
+                if n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
+                do {
+                    take(c, try c.guarding.received(buffer[0..<max(0, n)], now: now))
+                    _ = flush(c, now: now)
+                } catch let why as FastCGIConnectionGuard.Close {
+                    close(c, why)
+                } catch {
+                    close(c, .malformed("\(error)"))
+                }
+            }
+
+            // Deadlines.
+            for c in Array(connections.values) {
+                if let why = c.guarding.expired(now: now) { close(c, why) }
+            }
+        }
+        for c in Array(connections.values) { close(c, nil) }
+        return answering
     }
 }
