@@ -109,6 +109,66 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(counted.map(\.count), [1])
     }
 
+    /// The function intake calls to end a session holding the writers' lock ends no other:
+    /// not the owner's, not an intake login's, not a support login's within its bound (nor
+    /// one whose owner was never granted its privileges), not a session of a login of no
+    /// subdesk role, not one that holds nothing; only a support or operator session past its
+    /// login's bound. Only intake (and the owner) may call it (the rights table's routines).
+    func testTheLockHolderFunctionEndsOnlyASupportOrOperatorSessionPastItsBound() throws {
+        let (intake, intakeUser) = try open(as: "subdesk_intake")
+        func again(_ user: String) throws -> Store {
+            var parts = try XCTUnwrap(URLComponents(string: location))
+            parts.user = user
+            return try Store(path: try XCTUnwrap(parts.string))
+        }
+        func end(_ pid: Int) throws -> String? { try intake.endOverdueWriteLockHoldersForTesting(pid: pid) }
+        func hold(_ store: Store) throws -> Int {
+            let pid = try XCTUnwrap(try store.firstIntForTesting("SELECT pg_backend_pid()"))
+            try store.executeForTesting("BEGIN; LOCK TABLE store_changes IN ROW EXCLUSIVE MODE")
+            return pid
+        }
+        // The owner, and an intake login, holding it for as long as they like.
+        let ownersOwn = try Store(path: location)
+        let ownerPid = try hold(ownersOwn)
+        Thread.sleep(forTimeInterval: 1.2)
+        XCTAssertNil(try end(ownerPid))
+        try ownersOwn.executeForTesting("ROLLBACK")
+        let other = try again(intakeUser)
+        let intakePid = try hold(other)
+        XCTAssertNil(try end(intakePid))
+        try other.executeForTesting("ROLLBACK")
+        // A session that holds nothing, and pids that are no session.
+        XCTAssertNil(try end(intakePid))
+        XCTAssertNil(try end(0))
+        // A support login with an idle bound of 1 s: within it, not ended; past it, ended.
+        let name = "sitter_\(suffix!)"
+        var bounds = try XCTUnwrap(PostgresLogin.defaults(name: name, role: "support"))
+        bounds.idleInTransactionMs = 1_000
+        XCTAssertTrue(try owner.makeLogin(bounds))
+        let sitter = try again(name)
+        try sitter.executeForTesting("SET idle_in_transaction_session_timeout = 0")
+        let sitterPid = try hold(sitter)
+        XCTAssertNil(try end(sitterPid), "within its bound")
+        // A support login the owner holds no privileges of (made by hand, not by db login).
+        let (handMade, handMadeUser) = try open(as: "subdesk_support")
+        try handMade.executeForTesting("SET idle_in_transaction_session_timeout = 0")
+        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertEqual(try end(sitterPid), name, "past its bound of 1 s")
+        XCTAssertThrowsError(try sitter.executeForTesting("SELECT 1"), "ended")
+        // (Only where the owner is no superuser, as `db init` wants it: a superuser may
+        // signal any session.)
+        if try owner.firstIntForTesting("SELECT CASE WHEN rolsuper THEN 1 ELSE 0 END FROM pg_roles WHERE rolname = current_user") == 0 {
+            let handPid = try hold(handMade)
+            Thread.sleep(forTimeInterval: 5.5)
+            XCTAssertNil(try end(handPid), "the owner may not signal it: left alone (doctor names it)")
+            try handMade.executeForTesting("ROLLBACK")
+        }
+        XCTAssertEqual(try owner.audit().filter { $0.action == LockHolderEnding.action }.map(\.target), [name])
+        // Nobody else may call it.
+        let support = try again(handMadeUser)
+        assertRefused("end a lock holder as support") { _ = try support.endOverdueWriteLockHoldersForTesting(pid: 0) }
+    }
+
     /// A view named audit_log where the search path finds it first (here a session's
     /// temporary one) is what every read of the log would read: a problem doctor names.
     func testARelationNamedLikeTheAuditLogEarlierInTheSearchPathIsNamed() throws {

@@ -24,6 +24,11 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
+        if version < 31 && !sqlite {
+            // Migration 31's function; the audit stamp's body it replaced differs only in the
+            // clause for that function's entries, and is left.
+            try store.db.execute("DROP FUNCTION \(LockHolderEnding.function)(INTEGER)")
+        }
         if version < 30 { try store.db.execute("ALTER TABLE notifications DROP COLUMN grace_expires_ms") }
         if version < 29 && !sqlite { try store.db.execute("DROP INDEX metric_segments_app") }
         if version < 28 && !sqlite { try store.db.execute("DROP INDEX metric_segments_read") }
@@ -141,4 +146,10 @@ enum TestKit {
 extension Store {
     /// Runs raw SQL, for tests proving the store refuses a change (the audit log's guards).
     func executeForTesting(_ sql: String) throws { try db.execute(sql) }
+    /// The first column of the first row of `sql`, as an integer.
+    func firstIntForTesting(_ sql: String) throws -> Int? { try db.first(sql, []) { $0.int(0) } }
+    /// What the owner's lock-holder function says of `pid`: the login it ended, or nil.
+    func endOverdueWriteLockHoldersForTesting(pid: Int) throws -> String? {
+        try db.first("SELECT \(LockHolderEnding.function)(?)", [pid]) { $0.optionalString(0) } ?? nil
+    }
 }

@@ -28,6 +28,32 @@ extension PostgresHardeningTests {
         XCTAssertTrue(try run(["doctor", "--db", location] + ReliabilityTests.policyFlags).stdout.contains("OK    write lock    free"))
     }
 
+    /// A support login made by `db login` (idle 5 s, statement 1 min) that sets its own
+    /// timeouts to 0 and sits on the writers' lock: an intake login, its wait timed out, has
+    /// the owner's function end it (its bound of 5 s has passed), audited by name, and stores
+    /// its notification: within the bound plus 10 s.
+    func testALoginThatLiftsItsOwnTimeoutsIsEndedByIntakePastItsBound() throws {
+        try requirePostgres()
+        let attacker = "sitter_\(suffix!)"
+        XCTAssertEqual(try run(["db", "login", attacker, "--role", "support", "--db", location]).status, 0)
+        let intake = try login("intake", in: "subdesk_intake")
+        let (lines, _) = try bodies(1, firstInstance: 951_000)
+        let holder = try connect(as: attacker, application: "sitter")
+        try holder.execute("SET idle_in_transaction_session_timeout = 0; SET statement_timeout = 0; BEGIN; "
+                           + "LOCK TABLE store_changes IN EXCLUSIVE MODE")
+        let started = Date()
+        let answered = try cgi(try uri(as: intake), lines[0], timeoutMs: 8_000)
+        let first = answered.stdout.hasPrefix("Status: 200 OK") ? answered : try cgi(try uri(as: intake), lines[0], timeoutMs: 8_000)
+        XCTAssertTrue(first.stdout.hasPrefix("Status: 200 OK"), first.stdout + first.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "within its bound (5 s) and 10 s")
+        XCTAssertTrue(first.stderr.contains("ended the session of \(attacker)") || answered.stderr.contains("ended the session of \(attacker)"),
+                      answered.stderr + first.stderr)
+        XCTAssertThrowsError(try holder.execute("SELECT 1"), "the session was ended")
+        holder.close()
+        let audit = try engineQuery(location, "SELECT operator || ' ' || action || ' ' || target || ' ' || outcome FROM audit_log WHERE action = 'lock_holder_ended'")
+        XCTAssertEqual(audit, "\(intake) lock_holder_ended \(attacker) ended")
+    }
+
     /// A session that changed the change counter's row and left its transaction open holds
     /// no table lock a write would wait for, yet keeps every writer's commit waiting: doctor
     /// names it while it sits idle, and as the one a writer waits for.

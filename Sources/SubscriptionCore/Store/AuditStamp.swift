@@ -52,7 +52,12 @@ enum AuditStamp {
     static var stampBody: String {
         let rules = PostgresRoles.auditActions.map { rule in
             "(NEW.action IN ('\(rule.actions.joined(separator: "', '"))') AND \(member(of: rule.roles)))"
-        }
+        } + [
+            // Written only inside one of the owner's functions (current_user is the owner
+            // there, whoever called it): never by a login's own INSERT.
+            "(NEW.action IN ('\(PostgresRoles.ownerFunctionAuditActions.joined(separator: "', '"))') "
+                + "AND current_user = (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = TG_RELID))",
+        ]
         return """
 
             BEGIN

@@ -717,6 +717,8 @@ enum Migrations {
         ALTER TABLE notifications ADD COLUMN grace_expires_ms \(d.integer);
         \(d.insertOrIgnore) metrics_pending SELECT original_transaction_id FROM subscriptions\(d.onConflictIgnore);
         """ }, fill: MigrationFill(run: Migrations.fillGraceExpiries)),
+        Migration(LockHolderEnding.version, "a session that holds the writers' lock past its login's bound is ended",
+                  postgres: LockHolderEnding.postgres),
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period

@@ -200,6 +200,22 @@ extension PostgresConnection {
     /// any table of the store that conflicts with a write's (SHARE or stronger; on
     /// `store_changes` that stops every writer), or anything a waiting writer waits for.
     /// Empty when nothing is held.
+    /// Asks the owner's function to end each session that holds the writers' lock past its
+    /// login's bound (it decides; see `LockHolderEnding`): the logins it ended, with their pids.
+    func endOverdueWriteLockHolders() throws -> [(login: String, pid: Int)] {
+        let holders = try rows("""
+            SELECT DISTINCT l.pid FROM pg_locks l
+            WHERE l.locktype = 'relation' AND l.granted AND l.pid <> pg_backend_pid() AND l.relation = to_regclass('store_changes')
+            """) { $0.int(0) }
+        var ended: [(login: String, pid: Int)] = []
+        for pid in holders {
+            if let login = try first("SELECT \(LockHolderEnding.function)(?)", [pid], { $0.optionalString(0) }) ?? nil {
+                ended.append((login, pid))
+            }
+        }
+        return ended
+    }
+
     func writeLockHolders() throws -> [Store.WriteLockHolder] {
         try rows("""
             WITH here AS (SELECT oid FROM pg_database WHERE datname = current_database()),
@@ -383,6 +399,9 @@ extension PostgresConnection {
             """, [login.name, login.role]) { $0.string(0) }
         for other in others { statements.append("REVOKE \(other) FROM \(name)") }
         for setting in login.settings { statements.append("ALTER ROLE \(name) SET \(setting.name) = \(setting.ms)") }
+        // The owner holds the login's privileges, so its function can end a session of the
+        // login that holds the writers' lock past these bounds (LockHolderEnding).
+        statements.append("GRANT \(name) TO CURRENT_USER")
         statements.append("COMMIT")
         do {
             try execute(statements.joined(separator: ";\n"))

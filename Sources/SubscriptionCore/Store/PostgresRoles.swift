@@ -119,7 +119,14 @@ public enum PostgresRoles {
     public static let routines: [Routine] = [
         Routine(name: "subdesk_drop_empty_subscriber", arguments: "BIGINT", roles: writers,
                 why: "drop the subscriber a link or a change of owner left owning nothing (it keeps any that owns something or has a user id)"),
+        Routine(name: LockHolderEnding.function, arguments: "INTEGER", roles: ["subdesk_intake"],
+                why: "end a support or operator session that has held the writers' lock (store_changes) past its login's bound, "
+                    + "audited (lock_holder_ended); no other session"),
     ]
+
+    /// Audit actions no login writes with its own INSERT: only the owner's functions do
+    /// (`LockHolderEnding`), whoever called them.
+    public static let ownerFunctionAuditActions = [LockHolderEnding.action]
 
     /// The roles that may hold a lock stronger than ROW EXCLUSIVE on a table intake writes:
     /// those that derive state from Apple's data (and so hold UPDATE and DELETE on it).

@@ -346,6 +346,9 @@ protocol SQLConnection: AnyObject {
 
     /// Who holds what a write would wait for.
     func writeLockHolders() throws -> [Store.WriteLockHolder]
+    /// Ends the sessions that hold the writers' lock past their login's bound (PostgreSQL;
+    /// none on SQLite, whose lock ends with its process): the logins ended and their pids.
+    func endOverdueWriteLockHolders() throws -> [(login: String, pid: Int)]
     /// Whether every login may connect to the store's database.
     func publicMayConnect() throws -> Bool?
     /// The subdesk roles the connection's user is a member of.

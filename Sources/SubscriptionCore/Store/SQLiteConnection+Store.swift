@@ -113,6 +113,7 @@ extension SQLiteConnection {
     // No server, so no locks held by sessions, no logins and no database roles.
 
     func writeLockHolders() throws -> [Store.WriteLockHolder] { [] }
+    func endOverdueWriteLockHolders() throws -> [(login: String, pid: Int)] { [] }
     func publicMayConnect() throws -> Bool? { nil }
     func databaseRoles() throws -> [String] { [] }
     func databaseUser() throws -> String? { nil }

@@ -239,13 +239,27 @@ public final class Store {
     @discardableResult
     public func write<T>(_ body: () throws -> T) throws -> T {
         if db.isInTransaction { return try db.joined(body) }
-        return try transaction(begin: nil, body)
+        return try endingOverdueLockHolders { try transaction(begin: nil, body) }
     }
 
     /// One write transaction started by `begin` (the connection's exclusive start when
     /// nil): the held counts are written before it commits, and dropped if it fails.
     private func transaction<T>(begin: String?, _ body: () throws -> T) throws -> T {
         try transaction(start: { try db.execute(begin ?? db.beginWrite) }, body)
+    }
+
+    /// Runs `write`, a whole write transaction; when it could not have the writers' lock in
+    /// time (PostgreSQL's lock timeout), a support or operator session that holds it past
+    /// its login's bound is ended (the owner's function decides and audits it:
+    /// `LockHolderEnding`), and the write is run once more.
+    private func endingOverdueLockHolders<T>(_ write: () throws -> T) throws -> T {
+        do {
+            return try write()
+        } catch let e as StoreError where e.sqlState == "55P03" && !deferringMetrics {
+            guard let ended = try? db.endOverdueWriteLockHolders(), !ended.isEmpty else { throw e }
+            for holder in ended { lockHolderEnded(holder.login, holder.pid) }
+            return try write()
+        }
     }
 
     private func transaction<T>(start: () throws -> Void, _ body: () throws -> T) throws -> T {
@@ -282,14 +296,23 @@ public final class Store {
     public func write<T>(touching keys: [String], _ body: () throws -> T) throws -> T {
         guard !db.isInTransaction else { return try write(body) }
         var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try transaction(start: { try db.beginWrite(touching: keys) }, body)
-            } catch let e as StoreError where e.isConflict && attempt < 5 && !deferringMetrics {
-                continue
+        return try endingOverdueLockHolders {
+            while true {
+                attempt += 1
+                do {
+                    return try transaction(start: { try db.beginWrite(touching: keys) }, body)
+                } catch let e as StoreError where e.isConflict && attempt < 5 && !deferringMetrics {
+                    continue
+                }
             }
         }
+    }
+
+    /// Told of each session `write(touching:)` had ended for holding the writers' lock past
+    /// its bound; by default said on standard error (the web server's or serve's log).
+    public var lockHolderEnded: (String, Int) -> Void = { login, pid in
+        FileHandle.standardError.write(Data(("subdesk: ended the session of \(login) (pid \(pid)), which held the writers' lock "
+                                             + "(store_changes) past its login's bound; audited as lock_holder_ended\n").utf8))
     }
 
     /// Runs `body` so that its writes are undone alone if it throws, inside or outside a write.
