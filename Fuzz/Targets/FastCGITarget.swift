@@ -45,23 +45,20 @@ enum FastCGITarget {
             }
             if control & 8 != 0, connection.phase == .answering {
                 let end = FastCGIRecord.endRequest(requestId: connection.requestId, appStatus: 0, protocolStatus: .requestComplete)
-                do {
+                // A reason to close is all it throws (typed): the connection is closed.
+                do throws(FastCGIConnectionGuard.Close) {
                     try connection.answered(end.encoded(), now: now)
-                    try check(connection.resume(now: now), connection)
-                } catch is FastCGIConnectionGuard.Close {
-                    return
+                    check(try connection.resume(now: now))
                 } catch {
-                    fatalError("the connection threw something other than a reason to close it: \(error)")
+                    return
                 }
             }
             let end = input.index(offset, offsetBy: min(cut, input.distance(from: offset, to: input.endIndex)))
             if connection.wantsRead && offset < end {
-                do {
-                    try check(connection.received(input[offset..<end], now: now), connection)
-                } catch is FastCGIConnectionGuard.Close {
-                    return
+                do throws(FastCGIConnectionGuard.Close) {
+                    check(try connection.received(input[offset..<end], now: now))
                 } catch {
-                    fatalError("the connection threw something other than a reason to close it: \(error)")
+                    return
                 }
                 offset = end
             }
@@ -72,7 +69,7 @@ enum FastCGITarget {
         }
     }
 
-    static func check(_ events: [FastCGIConnectionState.Event], _ connection: FastCGIConnectionGuard) throws {
+    static func check(_ events: [FastCGIConnectionState.Event]) {
         for event in events {
             if case .params(let params) = event {
                 precondition(params.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } <= 4096)

@@ -78,7 +78,7 @@ public struct FastCGIConnectionGuard: Sendable {
     private var replyTokens: Double
     private var refilledAt: Double
     /// Set once the answer is sent when the web server did not ask to keep the connection.
-    public private(set) var closeAfterOutput = false
+    private var closeAfterOutput = false
 
     public init(limits: Limits = Limits(), protocolLimits: FastCGIConnectionState.Limits = .init(),
                 now: Double, values: @escaping @Sendable () -> [String: String] = { [:] }) {
@@ -89,9 +89,8 @@ public struct FastCGIConnectionGuard: Sendable {
         refilledAt = now
     }
 
-    /// The open request's id and whether the web server keeps the connection after it.
+    /// The open request's id.
     public var requestId: UInt16 { state.requestId }
-    public var keepConnection: Bool { state.keepConnection }
 
     /// Whether the caller should read: not while a request is being answered.
     public var wantsRead: Bool { phase != .answering }
@@ -104,7 +103,7 @@ public struct FastCGIConnectionGuard: Sendable {
     /// The events of the bytes read: a request's pieces, and its end (`.bodyEnd` puts the
     /// connection in `answering` until `answered`). Replies asked for without a request are
     /// queued for writing here, not returned. Throws the reason to close it.
-    public mutating func received<Bytes: Collection>(_ bytes: Bytes, now: Double) throws -> [FastCGIConnectionState.Event]
+    public mutating func received<Bytes: Collection>(_ bytes: Bytes, now: Double) throws(Close) -> [FastCGIConnectionState.Event]
     where Bytes.Element == UInt8 {
         guard !bytes.isEmpty else { throw Close.peerClosed(midRequest: phase != .idle || parser.pendingCount > 0) }
         lastActivity = now
@@ -115,7 +114,7 @@ public struct FastCGIConnectionGuard: Sendable {
     /// The answer to the open request (its records, FCGI_END_REQUEST last): queued for
     /// writing, and the connection takes the next request (or closes once it is sent).
     /// Records already read behind it come with `resume`.
-    public mutating func answered(_ bytes: [UInt8], now: Double) throws {
+    public mutating func answered(_ bytes: [UInt8], now: Double) throws(Close) {
         state.finished()
         phase = .idle
         requestBegan = nil
@@ -126,12 +125,12 @@ public struct FastCGIConnectionGuard: Sendable {
 
     /// The events of records read while a request was answered (a web server may send the
     /// next request before it reads the answer), as if they had just arrived.
-    public mutating func resume(now: Double) throws -> [FastCGIConnectionState.Event] {
-        guard phase == .idle, !closeAfterOutput else { return [] }
+    public mutating func resume(now: Double) throws(Close) -> [FastCGIConnectionState.Event] {
+        guard phase == .idle else { return [] }
         return try takeRecords(now: now)
     }
 
-    private mutating func takeRecords(now: Double) throws -> [FastCGIConnectionState.Event] {
+    private mutating func takeRecords(now: Double) throws(Close) -> [FastCGIConnectionState.Event] {
         // Asked closed after its answer: nothing more is taken from it.
         if closeAfterOutput { return [] }
         var events: [FastCGIConnectionState.Event] = []
@@ -180,35 +179,28 @@ public struct FastCGIConnectionGuard: Sendable {
 
     /// The reason to close it now, if a deadline has passed.
     public func expired(now: Double) -> Close? {
-        if let since = writeSince, now - since > limits.writeSeconds { return .notReading(seconds: limits.writeSeconds) }
-        switch phase {
-        case .reading:
-            if let began = requestBegan, now - began > limits.requestSeconds { return .requestTooSlow(seconds: limits.requestSeconds) }
-        case .idle:
-            if let began = requestBegan, now - began > limits.requestSeconds { return .requestTooSlow(seconds: limits.requestSeconds) }
-            if requestBegan == nil && !wantsWrite && now - lastActivity > limits.idleSeconds { return .idle(seconds: limits.idleSeconds) }
-        case .answering:
-            break
-        }
-        return nil
+        deadlines.first { now > $0.at }?.close
     }
 
     /// When `expired` may next say something: the earliest deadline, or nil for none.
-    public var nextDeadline: Double? {
-        var soonest: Double?
-        func consider(_ t: Double) { soonest = min(soonest ?? t, t) }
-        if let since = writeSince { consider(since + limits.writeSeconds) }
-        switch phase {
-        case .reading: if let began = requestBegan { consider(began + limits.requestSeconds) }
-        case .idle:
-            if let began = requestBegan { consider(began + limits.requestSeconds) }
-            else if !wantsWrite { consider(lastActivity + limits.idleSeconds) }
-        case .answering: break
+    public var nextDeadline: Double? { deadlines.map(\.at).min() }
+
+    /// Each deadline that runs now, with what it closes the connection for: bytes owed
+    /// that do not move; a request (or a record) begun that has not arrived whole; a
+    /// connection with nothing begun and nothing owed left idle. None while answering.
+    private var deadlines: [(at: Double, close: Close)] {
+        var all: [(at: Double, close: Close)] = []
+        if let since = writeSince { all.append((since + limits.writeSeconds, .notReading(seconds: limits.writeSeconds))) }
+        guard phase != .answering else { return all }
+        if let began = requestBegan {
+            all.append((began + limits.requestSeconds, .requestTooSlow(seconds: limits.requestSeconds)))
+        } else if phase == .idle && !wantsWrite {
+            all.append((lastActivity + limits.idleSeconds, .idle(seconds: limits.idleSeconds)))
         }
-        return soonest
+        return all
     }
 
-    private mutating func reply(_ bytes: [UInt8], now: Double) throws {
+    private mutating func reply(_ bytes: [UInt8], now: Double) throws(Close) {
         replyTokens = min(limits.replyBurst, replyTokens + (now - refilledAt) * limits.repliesPerSecond)
         refilledAt = now
         guard replyTokens >= 1 else { throw Close.tooManyReplies }
@@ -216,7 +208,7 @@ public struct FastCGIConnectionGuard: Sendable {
         try queue(bytes, now: now)
     }
 
-    private mutating func queue(_ bytes: [UInt8], now: Double) throws {
+    private mutating func queue(_ bytes: [UInt8], now: Double) throws(Close) {
         guard !bytes.isEmpty else { return }
         if !wantsWrite { writeSince = now }
         output += bytes

@@ -196,10 +196,6 @@ extension PostgresConnection {
     func checkpointEvery(pages: Int) throws {}
     var bulkLoad: BulkLoadSettings? { nil }
 
-    /// Who holds what a write would wait for, as PostgreSQL's lock table says: a lock on
-    /// any table of the store that conflicts with a write's (SHARE or stronger; on
-    /// `store_changes` that stops every writer), or anything a waiting writer waits for.
-    /// Empty when nothing is held.
     /// Asks the owner's function to end each session that holds the writers' lock past its
     /// login's bound (it decides; see `LockHolderEnding`): the logins it ended, with their pids.
     func endOverdueWriteLockHolders() throws -> [(login: String, pid: Int)] {
@@ -216,6 +212,10 @@ extension PostgresConnection {
         return ended
     }
 
+    /// Who holds what a write would wait for, as PostgreSQL's lock table says: a lock on
+    /// any table of the store that conflicts with a write's (SHARE or stronger; on
+    /// `store_changes` that stops every writer), or anything a waiting writer waits for.
+    /// Empty when nothing is held.
     func writeLockHolders() throws -> [Store.WriteLockHolder] {
         try rows("""
             WITH here AS (SELECT oid FROM pg_database WHERE datname = current_database()),

@@ -308,8 +308,9 @@ public final class Store {
         }
     }
 
-    /// Told of each session `write(touching:)` had ended for holding the writers' lock past
-    /// its bound; by default said on standard error (the web server's or serve's log).
+    /// Told of each session a write had ended for holding the writers' lock past its bound
+    /// (`endingOverdueLockHolders`); by default said on standard error (the web server's or
+    /// serve's log).
     public var lockHolderEnded: (String, Int) -> Void = { login, pid in
         FileHandle.standardError.write(Data(("subdesk: ended the session of \(login) (pid \(pid)), which held the writers' lock "
                                              + "(store_changes) past its login's bound; audited as lock_holder_ended\n").utf8))

@@ -11,7 +11,7 @@ final class ServeEngine: @unchecked Sendable {
     let maxBodyBytes: Int
     private let committer: GroupCommitter
     private let pool = NSCondition()
-    private var idle: [(intake: Intake, file: Int)] = []
+    private var idle: [Intake] = []
     private var checking = 0
     /// Counts the store files the committer has found replaced: a checking connection opened
     /// before the latest is closed as one whose file is gone, not kept.
@@ -41,7 +41,7 @@ final class ServeEngine: @unchecked Sendable {
         let old = idle
         idle.removeAll()
         pool.unlock()
-        for c in old { c.intake.store.closeAfterReplacement() }
+        for c in old { c.store.closeAfterReplacement() }
     }
 
     /// A connection to the store as the CGI opens it: commits reach the disk before they
@@ -93,7 +93,7 @@ final class ServeEngine: @unchecked Sendable {
         pool.lock()
         while checking >= workers { pool.wait() }
         checking += 1
-        let reused = idle.popLast()?.intake
+        let reused = idle.popLast()
         let openedFor = file
         let started = DispatchTime.now().uptimeNanoseconds
         checkWaitSeconds += Double(started - asked) / 1e9
@@ -104,7 +104,7 @@ final class ServeEngine: @unchecked Sendable {
             checkSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             checking -= 1
             let stale = openedFor != file
-            if let keep, !stale { idle.append((keep, file)) }
+            if let keep, !stale { idle.append(keep) }
             pool.signal()
             pool.unlock()
             if let keep, stale { keep.store.closeAfterReplacement() }
@@ -166,6 +166,6 @@ final class ServeEngine: @unchecked Sendable {
         let old = idle
         idle.removeAll()
         pool.unlock()
-        for c in old where c.intake.store.fileReplacedAtPath() != nil { c.intake.store.closeAfterReplacement() }
+        for c in old where c.store.fileReplacedAtPath() != nil { c.store.closeAfterReplacement() }
     }
 }

@@ -92,7 +92,6 @@ final class ServeServer: @unchecked Sendable {
         lock.lock()
         if !stopping { log.notice("stopping: no new connections; answering the requests in flight") }
         stopping = true
-        lock.broadcast()
         lock.unlock()
         wakeLoop()
     }
@@ -296,14 +295,12 @@ final class ServeServer: @unchecked Sendable {
             for (c, bytes) in done {
                 answering -= 1
                 guard connections[c.fd] === c else { continue }
-                do {
+                do throws(FastCGIConnectionGuard.Close) {
                     try c.guarding.answered(bytes, now: now)
                     guard flush(c, now: now) else { continue }
                     take(c, try c.guarding.resume(now: now))
-                } catch let why as FastCGIConnectionGuard.Close {
-                    close(c, why)
                 } catch {
-                    close(c, .malformed("\(error)"))
+                    close(c, error)
                 }
             }
 
@@ -339,13 +336,11 @@ final class ServeServer: @unchecked Sendable {
                 guard revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, c.guarding.wantsRead else { continue }
                 let n = buffer.withUnsafeMutableBytes { read(c.fd, $0.baseAddress, $0.count) }
                 if n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
-                do {
+                do throws(FastCGIConnectionGuard.Close) {
                     take(c, try c.guarding.received(buffer[0..<max(0, n)], now: now))
                     _ = flush(c, now: now)
-                } catch let why as FastCGIConnectionGuard.Close {
-                    close(c, why)
                 } catch {
-                    close(c, .malformed("\(error)"))
+                    close(c, error)
                 }
             }
 
