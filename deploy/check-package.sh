@@ -6,8 +6,11 @@
 #   - the completions: bash (sourced, `subdesk co` and `subdesk counts --se`), zsh and
 #     fish (syntax, and one completion each);
 #   - lintian finds no error in the Debian package;
-#   - with --install (CI, whose machine is fresh each run): dpkg -i, subdesk doctor and
-#     man subdesk work, and dpkg --purge leaves the store in /var/lib/subdesk; with
+#   - the documentation and examples under usr/share/doc/subdesk, the unpacked tarball's
+#     CGI program starting the subdesk unpacked with it;
+#   - with --install (CI, whose machine is fresh each run): dpkg -i, deploy/check-installed.sh
+#     (the README's package steps; the units, CGI programs and hand-run commands on one
+#     store), man subdesk, and dpkg --purge leaves the store in /var/lib/subdesk; with
 #     --install-only, that and nothing else.
 # Exits non-zero on the first failure, saying which.
 set -euo pipefail
@@ -52,6 +55,22 @@ run "$subdesk" demo --no-dashboard --db demo.db > "$tmp/demo.log" 2>&1 || { cat 
 [ -f "$tmp/elsewhere/demo.db" ] || fail "subdesk demo wrote no demo.db"
 run "$subdesk" --db demo.db counts --json > /dev/null || fail "subdesk counts on the demo store"
 ok "the unpacked tarball builds the demo from another folder"
+
+# The CGI program starts the subdesk beside it (usr/lib/subdesk/ -> usr/bin/), wherever the
+# tarball is unpacked: with no subdesk on PATH, it still answers as subdesk does.
+answer=$(run env REQUEST_METHOD=GET "$tree/usr/lib/subdesk/subdesk-cgi" 2>&1) || true
+echo "$answer" | grep -q "^Status: [0-9]" || { echo "$answer"; fail "the unpacked tarball's subdesk-cgi did not start its subdesk"; }
+ok "the unpacked tarball's CGI program starts the subdesk unpacked with it"
+
+# What a user reads after installing: both guides and every example they name.
+doc=$tree/usr/share/doc/subdesk
+for f in README.md.gz deploy-README.md.gz examples/lighttpd.conf examples/nginx-fcgiwrap.conf examples/apache-cgi.conf \
+         examples/lighttpd-serve.conf examples/nginx-serve.conf examples/apache-serve.conf examples/prometheus/subdesk.rules.yml; do
+    [ -f "$doc/$f" ] || fail "no /usr/share/doc/subdesk/$f"
+done
+if grep -rq "/usr/local/" "$doc/examples"; then grep -rn "/usr/local/" "$doc/examples"; fail "an example names /usr/local (the package's paths are /usr)"; fi
+[ -f "$tree/usr/share/man/man1/subdesk-http.1.gz" ] || fail "no manual page for subdesk-http"
+ok "the guides and examples are in /usr/share/doc/subdesk, subdesk-http has its page"
 
 run "$subdesk" --version > "$tmp/version"
 grep -qx "commit: $commit" "$tmp/version" || { cat "$tmp/version"; fail "--version does not name commit $commit"; }
@@ -110,10 +129,8 @@ if [ "$install_too" = yes ]; then
     [ "$got" = root:subdesk:640 ] || fail "/etc/subdesk/config is $got after install, not root:subdesk:640"
     $sudo runuser -u subdesk -- test -r /etc/subdesk/config || fail "the subdesk user cannot read /etc/subdesk/config"
     $sudo runuser -u nobody -- test ! -r /etc/subdesk/config || fail "another user can read /etc/subdesk/config"
-    [ -f /var/lib/subdesk/subdesk.db ] || $sudo runuser -u subdesk -- env HOME=/var/lib/subdesk /usr/bin/subdesk init --db /var/lib/subdesk/subdesk.db \
-        || fail "subdesk init as the subdesk user"
-    (cd / && $sudo runuser -u subdesk -- env HOME=/var/lib/subdesk /usr/bin/subdesk --db /var/lib/subdesk/subdesk.db doctor) \
-        || fail "subdesk doctor after dpkg -i"
+    # deploy/README.md's steps, and every part of the package on the one store.
+    $sudo deploy/check-installed.sh || fail "the installed package (deploy/check-installed.sh, above)"
     # The same package again is an upgrade: postinst runs doctor on the store.
     $sudo dpkg -i "$deb" > "$tmp/upgrade.log" 2>&1 || { cat "$tmp/upgrade.log"; fail "dpkg -i over the installed package"; }
     grep -q "subdesk.db" "$tmp/upgrade.log" || { cat "$tmp/upgrade.log"; fail "the upgrade did not run subdesk doctor on /var/lib/subdesk/subdesk.db"; }

@@ -5,14 +5,18 @@
 #   usr/bin/subdesk, usr/bin/subdesk-http     the Swift runtime linked in (-static-stdlib),
 #                                             system libraries (libc, SQLite, ncurses,
 #                                             libcrypto, libpq, libcurl) shared
-#   usr/lib/subdesk/subdesk-cgi, -metrics-cgi the web server's CGI programs
-#   usr/share/man/man1/subdesk*.1.gz          subdesk man --directory
+#   usr/lib/subdesk/subdesk-cgi, -metrics-cgi the web server's CGI programs (they start the
+#                                             subdesk two folders up: usr/bin/subdesk)
+#   usr/share/man/man1/subdesk*.1.gz          subdesk man --directory (subdesk-http's too)
 #   usr/share/bash-completion/..., zsh/..., fish/...   subdesk completions SHELL
-#   etc/subdesk/config                        subdesk sample-config, every key commented out
+#   etc/subdesk/config                        subdesk sample-config --installed: every key
+#                                             commented out but db, the services' store
 #   usr/lib/systemd/system/                   the units in deploy/ and deploy/systemd/
+#   usr/share/doc/subdesk/                    README.md and deploy/README.md (as
+#                                             deploy-README.md), gzipped; examples/: the web
+#                                             server configurations and Prometheus rules
 #   usr/share/subdesk/                        the demo's scenarios and TEST ONLY CA (what
-#                                             subdesk demo finds as ../share/subdesk), web
-#                                             server configurations, Prometheus rules
+#                                             subdesk demo finds as ../share/subdesk)
 #
 # The commit (with -dirty), SOURCE_DATE_EPOCH (the commit's time unless set) and the
 # linking reach the binary through .build/build-info.h, written for the build and removed
@@ -47,7 +51,7 @@ rm -rf "$root"
 install -d "$root/usr/bin" "$root/usr/lib/subdesk" "$root/usr/share/man/man1" "$root/etc/subdesk" \
     "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
     "$root/usr/share/fish/vendor_completions.d" "$root/usr/lib/systemd/system" \
-    "$root/usr/share/subdesk/deploy/prometheus" "$root/usr/share/doc/subdesk"
+    "$root/usr/share/subdesk" "$root/usr/share/doc/subdesk/examples/prometheus"
 for program in subdesk subdesk-http; do
     install -m 0755 "$bin/$program" "$root/usr/bin/$program"
     strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/$program"
@@ -59,23 +63,31 @@ fi
 subdesk=$root/usr/bin/subdesk
 
 # Installed paths: /usr/bin and /usr/lib/subdesk instead of deploy/'s /usr/local ones, the
-# package's subdesk user for its services, and one default store for all of them (units,
-# CGI programs, the upgrade's doctor): XDG_DATA_HOME=/var/lib makes it
-# /var/lib/subdesk/subdesk.db unless the config names another.
+# package's subdesk user for its services, and one store for all of them (units, CGI
+# programs, hand-run commands): /etc/subdesk/config names it (db), and XDG_DATA_HOME=/var/lib
+# makes the same /var/lib/subdesk/subdesk.db the default under a config kept from an older
+# package without db. The CGI programs start the subdesk two folders above their own
+# (usr/lib/subdesk/ -> usr/bin/), so the tarball's work wherever it is unpacked.
 installed() {
     sed -e 's|/usr/local/bin/|/usr/bin/|g' -e 's|/usr/local/lib/subdesk|/usr/lib/subdesk|g' \
         -e 's|^User=www-data$|User=subdesk|' -e 's|^Group=www-data$|Group=subdesk|' \
         -e 's|^Environment=SUBDESK_CONFIG=/etc/subdesk/config$|&\nEnvironment=XDG_DATA_HOME=/var/lib|' \
-        -e 's|^exec "/usr/bin/subdesk"|XDG_DATA_HOME=${XDG_DATA_HOME:-/var/lib} &|' "$1"
+        -e 's|^exec "/usr/bin/subdesk"|XDG_DATA_HOME=${XDG_DATA_HOME:-/var/lib} exec "$(dirname "$(readlink -f "$0")")/../../bin/subdesk"|' "$1"
 }
 for cgi in subdesk-cgi subdesk-metrics-cgi; do
     installed "deploy/$cgi" > "$root/usr/lib/subdesk/$cgi"
+    grep -q '/../../bin/subdesk"' "$root/usr/lib/subdesk/$cgi" || { echo "package.sh: $cgi does not start the subdesk beside it" >&2; exit 1; }
     chmod 0755 "$root/usr/lib/subdesk/$cgi"
 done
-for conf in lighttpd.conf nginx-fcgiwrap.conf apache-cgi.conf; do
-    installed "deploy/$conf" > "$root/usr/share/subdesk/deploy/$conf"
+# The set-up guides and every example they name: web servers (CGI and serve) and the rules.
+examples=$root/usr/share/doc/subdesk/examples
+for conf in lighttpd.conf nginx-fcgiwrap.conf apache-cgi.conf lighttpd-serve.conf nginx-serve.conf apache-serve.conf; do
+    installed "deploy/$conf" > "$examples/$conf"
 done
-install -m 0644 deploy/prometheus/*.yml "$root/usr/share/subdesk/deploy/prometheus/"
+install -m 0644 deploy/prometheus/*.yml "$examples/prometheus/"
+install -m 0644 README.md "$root/usr/share/doc/subdesk/README.md"
+install -m 0644 deploy/README.md "$root/usr/share/doc/subdesk/deploy-README.md"
+gzip -9n "$root/usr/share/doc/subdesk/README.md" "$root/usr/share/doc/subdesk/deploy-README.md"
 units=()
 for unit in deploy/*.service deploy/*.socket deploy/*.timer deploy/systemd/*.service deploy/systemd/*.socket deploy/systemd/*.timer; do
     [ -f "$unit" ] || continue
@@ -92,7 +104,8 @@ gzip -9n "$root"/usr/share/man/man1/*.1
 "$subdesk" completions bash > "$root/usr/share/bash-completion/completions/subdesk"
 "$subdesk" completions zsh > "$root/usr/share/zsh/vendor-completions/_subdesk"
 "$subdesk" completions fish > "$root/usr/share/fish/vendor_completions.d/subdesk.fish"
-"$subdesk" sample-config > "$root/etc/subdesk/config"
+"$subdesk" sample-config --installed > "$root/etc/subdesk/config"
+grep -qx "db = /var/lib/subdesk/subdesk.db" "$root/etc/subdesk/config" || { echo "package.sh: the config names no store" >&2; exit 1; }
 
 cat > "$root/usr/share/doc/subdesk/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
@@ -152,10 +165,16 @@ Description: App Store subscription operations: intake, state and a dashboard
 EOF
 echo /etc/subdesk/config > "$root/DEBIAN/conffiles"
 units_list="${units[*]}"
+# The units that keep running (not oneshots a timer starts): an upgrade restarts them.
+running=()
+for unit in "${units[@]}"; do
+    case $unit in *.service) grep -q '^Type=oneshot' "$root/usr/lib/systemd/system/$unit" || running+=("$unit") ;; esac
+done
+running_list="${running[*]}"
 cat > "$root/DEBIAN/postinst" <<EOF
 #!/bin/sh
 set -e
-units="$units_list"
+running="$running_list"
 if [ "\$1" = configure ]; then
     # The services' user, and the store's folder; both are kept on removal and purge.
     if ! getent passwd subdesk >/dev/null; then
@@ -174,14 +193,15 @@ if [ "\$1" = configure ]; then
         systemctl daemon-reload || true
     fi
     if [ -n "\$2" ]; then
-        # An upgrade: running units start the new binary; doctor says whether the set-up
+        # An upgrade: the services that run start the new binary (deb-systemd-invoke
+        # restarts one only when it is enabled or running); doctor says whether the set-up
         # still holds (the store's schema migrates on its first write).
-        if [ -d /run/systemd/system ] && [ -n "\$units" ]; then
-            systemctl try-restart \$units || true
+        if [ -d /run/systemd/system ] && [ -n "\$running" ]; then
+            deb-systemd-invoke restart \$running || true
         fi
         if [ -r /etc/subdesk/config ]; then
-            # XDG_DATA_HOME=/var/lib: without db in the config, the store is /var/lib/subdesk/subdesk.db.
-            runuser -u subdesk -- env SUBDESK_CONFIG=/etc/subdesk/config HOME=/var/lib/subdesk XDG_DATA_HOME=/var/lib subdesk doctor \\
+            # XDG_DATA_HOME=/var/lib: a kept config without db still means /var/lib/subdesk/subdesk.db.
+            runuser -u subdesk -- env SUBDESK_CONFIG=/etc/subdesk/config HOME=/var/lib/subdesk XDG_DATA_HOME=/var/lib /usr/bin/subdesk doctor \\
                 || echo "subdesk: doctor found problems (above); the upgrade is installed" >&2
         fi
     fi
@@ -193,7 +213,7 @@ cat > "$root/DEBIAN/prerm" <<EOF
 set -e
 units="$units_list"
 if [ "\$1" = remove ] && [ -d /run/systemd/system ] && [ -n "\$units" ]; then
-    systemctl stop \$units || true
+    deb-systemd-invoke stop \$units || true
 fi
 exit 0
 EOF

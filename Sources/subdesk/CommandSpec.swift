@@ -106,6 +106,11 @@ struct CommandSpec {
     var action: StoreAction? = nil
     /// What the command's arguments complete to in a shell.
     var argumentCompletion: ArgumentCompletion = .none
+    /// Whether an installed subdesk reads the package's config (`/etc/subdesk/config`) when
+    /// no other is given. Not for commands that work on their own stores or print
+    /// subdesk's own tables (`demo`, `simulate`, `generate`, `man`...): they never meet the
+    /// services' store, and a user the package config is kept from gets no notice from them.
+    var installedConfig: Bool = true
     let run: (Context) throws -> Int32
 
     enum ArgumentCompletion {

@@ -227,6 +227,7 @@ extension CommandTable {
         """,
         options: [.value(.directory, "DIR", "write every page into DIR instead")],
         argumentCompletion: .commands,
+        installedConfig: false,
         run: { context in
             let pages = ManPages(table: CommandTable.standard)
             if let directory = context.arguments.value(.directory) {
@@ -259,6 +260,7 @@ extension CommandTable {
         source <(subdesk completions bash). The package installs all three.
         """,
         argumentCompletion: .words(Completions.Shell.allCases.map(\.rawValue)),
+        installedConfig: false,
         run: { context in
             let names = Completions.Shell.allCases.map(\.rawValue).joined(separator: ", ")
             guard context.arguments.positionals.count == 1 else { throw UsageError("name one shell: \(names)") }
@@ -269,15 +271,24 @@ extension CommandTable {
             return 0
         })
 
-    static let sampleConfigSpec: CommandSpec = printing(
-        "sample-config", abstract: "a config file with every key commented out, each with its help",
-        discussion: "Prints a config file with every key commented out under its help, as the package installs /etc/subdesk/config.") {
-            String(Configuration.sampleFile().dropLast())
-        }
+    static let sampleConfigSpec: CommandSpec = CommandSpec(
+        name: "sample-config", abstract: "a config file with every key commented out, each with its help",
+        usage: "subdesk sample-config [--installed]",
+        discussion: """
+        Prints a config file with every key commented out under its help. With --installed, the
+        package's /etc/subdesk/config: the same, with db naming the store its services use
+        (\(Configuration.installedStore)).
+        """,
+        options: [.flag(.installed, "the package's config: db names the services' store")],
+        installedConfig: false,
+        run: { context in
+            Output.text(Configuration.sampleFile(installed: context.arguments.has(.installed)))
+            return 0
+        })
 
     /// A command that prints one of subdesk's tables, taking no options.
     static func printing(_ name: String, abstract: String, discussion: String, _ text: @escaping () -> String) -> CommandSpec {
-        CommandSpec(name: name, abstract: abstract, usage: "subdesk \(name)", discussion: discussion, run: { _ in
+        CommandSpec(name: name, abstract: abstract, usage: "subdesk \(name)", discussion: discussion, installedConfig: false, run: { _ in
             Output.line(text())
             return 0
         })

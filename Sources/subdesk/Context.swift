@@ -8,17 +8,33 @@ struct Context {
     let config: Configuration
     let environment: [String: String]
 
-    init(arguments: Arguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    /// The config files looked at, and the default ones this user could not read.
+    let configLookup: Configuration.Lookup
+    /// The installed config this command falls back to (`/etc/subdesk/config` for an
+    /// installed subdesk), nil when it never reads one (run from a build folder, or a command
+    /// such as `demo` that works on its own store).
+    let installedConfig: String?
+
+    /// `installedConfig` is `/etc/subdesk/config` for a subdesk installed in a system folder;
+    /// a config file the deployment names (`--config`, `SUBDESK_CONFIG`) must be there:
+    /// falling back to defaults would verify against other roots and answer 4xx, which Apple
+    /// never retries.
+    init(arguments: Arguments, environment: [String: String] = ProcessInfo.processInfo.environment,
+         installedConfig: String? = Context.installedConfigOfThisExecutable) throws {
         self.arguments = arguments
         self.environment = environment
-        if let explicit = arguments.value(.config) {
-            config = try Configuration.load(path: explicit, required: true)
-        } else {
-            // A config file the deployment names (SUBDESK_CONFIG) must be there: falling back
-            // to defaults would verify against other roots and answer 4xx, which Apple never retries.
-            let named = !(environment["SUBDESK_CONFIG"] ?? "").isEmpty
-            config = try Configuration.load(path: Configuration.defaultPath(environment: environment), required: named)
+        self.installedConfig = installedConfig
+        configLookup = try Configuration.lookUp(named: arguments.value(.config), environment: environment, installed: installedConfig)
+        config = configLookup.configuration
+        if !arguments.has(.quiet) {
+            for path in configLookup.skipped {
+                Output.notice("skipped \(path): this user cannot read it, so its settings (and the store it names) are not used here")
+            }
         }
+    }
+
+    static var installedConfigOfThisExecutable: String? {
+        Configuration.installedPath(executablePath: Bundle.main.executablePath ?? CommandLine.arguments.first ?? "")
     }
 
     func setting(_ flag: OptionName, _ key: String) -> String? { arguments.value(flag) ?? config.string(key) }

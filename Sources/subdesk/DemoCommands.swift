@@ -27,6 +27,7 @@ enum DemoCommands {
         ],
         groups: [DashboardCommand.settings, .apple],
         action: StoreAction(words: "build a demo store", privilege: .insert, table: "notifications"),
+        installedConfig: false,
         run: { context in
             let path = try buildDemo(context)
             if context.arguments.has(.noDashboard) { return 0 }
@@ -63,6 +64,7 @@ enum DemoCommands {
             sampleData,
         ],
         action: StoreAction(words: "feed the demo store", privilege: .insert, table: "notifications"),
+        installedConfig: false,
         run: simulate)
 
     static func demoPath(_ context: Context) -> String {

@@ -18,6 +18,7 @@ enum GenerateCommand {
             .value(.seed, "N", "the random seed (default 42)"),
         ],
         action: StoreAction(words: "generate a store", privilege: .insert, table: "notifications"),
+        installedConfig: false,
         run: run)
 
     static func run(_ context: Context) throws -> Int32 {

@@ -176,7 +176,7 @@ enum MaintenanceCommands {
         } catch {
             add("config", "fail", "\(error)")
         }
-        add("config file", "ok", context.config.path ?? "none (defaults)")
+        configFileChecks(context, add: add)
         if let warning = context.configReadableByOthers { add("config file", "warn", warning) }
         chainKeyCheck(context, add: add)
         revalidationChecks(context, add: add)
@@ -189,6 +189,40 @@ enum MaintenanceCommands {
             }
         }
         return checks.contains { $0.level == "fail" } ? 1 : 0
+    }
+
+    /// Which config file was read, or every place looked at; a default one this user cannot
+    /// read; and, on an installed subdesk, the store the package's services use beside the
+    /// one this command checked: a hand-run command must not set up a second store no
+    /// service reads.
+    static func configFileChecks(_ context: Context, add: (String, String, String) -> Void) {
+        let lookup = context.configLookup
+        add("config file", "ok", context.config.path
+            ?? "none: looked at \(lookup.lookedAt.joined(separator: ", ")) (the defaults apply)")
+        for path in lookup.skipped {
+            add("config file", "warn", "\(path) exists but this user cannot read it, so its settings and store are not used here: "
+                + "run as a member of its group (subdesk: `sudo -u subdesk subdesk doctor`), or name a config with --config")
+        }
+        guard let installed = context.installedConfig, FileManager.default.fileExists(atPath: installed) else { return }
+        let services: String
+        do {
+            guard access(installed, R_OK) == 0 else {
+                add("services", "ok", "the package's units and CGI programs use the store \(installed) names (this user cannot read it)")
+                return
+            }
+            services = try Configuration.load(path: installed, required: true).string("db") ?? Configuration.installedStore
+        } catch {
+            add("services", "fail", "\(error)")
+            return
+        }
+        let mine = context.databasePath
+        if mine == services {
+            add("services", "ok", "the package's units and CGI programs use this store too (\(services), named by \(installed))")
+        } else {
+            let named = context.setting(.db, "db") != nil || !(context.environment["SUBDESK_DB"] ?? "").isEmpty
+            add("services", named ? "ok" : "warn", "the package's units and CGI programs use \(services) (named by \(installed)); "
+                + "this command's store is \(mine)" + (named ? "" : ", which no service reads: name the services' one with --db or in the config"))
+        }
     }
 
     /// On PostgreSQL: who keeps writes waiting (intake answers 503 once the busy timeout

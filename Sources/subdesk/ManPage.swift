@@ -9,7 +9,24 @@ struct ManPages {
 
     /// The page's file name and its text, for `subdesk(1)` then each command.
     var all: [(file: String, text: String)] {
-        [("subdesk.1", main)] + table.commands.map { ("subdesk-\($0.name).1", page(for: $0)) }
+        [("subdesk.1", main)] + table.commands.map { ("subdesk-\($0.name).1", page(for: $0)) } + [("subdesk-http.1", helper)]
+    }
+
+    /// subdesk-http(1): the HTTP helper the package installs beside subdesk in /usr/bin.
+    var helper: String {
+        var roff = [".TH SUBDESK\\-HTTP 1 \(header)", ".SH NAME", "subdesk\\-http \\- subdesk's HTTP helper",
+                    ".SH SYNOPSIS", Roff.bold("subdesk\\-http"), ".SH DESCRIPTION"]
+        roff += Roff.paragraphs("""
+        subdesk starts subdesk-http on its first HTTPS request (revalidation, sweeps, backfills, pings, refund \
+        answers, OCSP) and keeps it for the rest of its life, speaking to it on a socket that is the helper's \
+        standard input and output. It is not run by hand: given any argument it says what it is and exits 2. \
+        subdesk finds it through $SUBDESK_HTTP_HELPER, else beside its own executable, else on PATH.
+        """)
+        roff += [".SH EXIT STATUS", ".TP", Roff.bold("0"), Roff.escape("subdesk closed the socket or exited."),
+                 ".TP", Roff.bold("2"), Roff.escape("it was run with arguments."),
+                 ".TP", Roff.bold("3"), Roff.escape("a request was over the size limit.")]
+        roff += [".SH SEE ALSO", Roff.bold("subdesk") + "(1)"]
+        return roff.joined(separator: "\n") + "\n"
     }
 
     /// Every command's `subdesk(1)` entry and page name, in the table's order.
@@ -54,11 +71,16 @@ struct ManPages {
         roff += Roff.options(OptionGroup.global.options + [CommandTable.version])
         roff.append(".SH CONFIGURATION")
         roff += Roff.paragraphs("""
-        The config file is --config FILE, else $SUBDESK_CONFIG, else $XDG_CONFIG_HOME/subdesk/config \
-        (~/.config/subdesk/config). It holds key = value lines; a line starting with # is a comment. A flag of \
+        The config file is --config FILE, else $SUBDESK_CONFIG (either must exist), else \
+        $XDG_CONFIG_HOME/subdesk/config (~/.config/subdesk/config) when it exists, else, for subdesk installed in \
+        /usr/bin or /usr/local/bin, /etc/subdesk/config when it exists; else none, and the defaults apply. One of \
+        the last two that this user cannot read is skipped with a notice naming it (the package's is readable by \
+        the subdesk group only); demo, simulate, generate and the commands that print subdesk's own tables never \
+        read /etc/subdesk/config. It holds key = value lines; a line starting with # is a comment. A flag of \
         the same name (with dashes) wins over its key. A key marked repeatable may be given on several lines, or \
-        as a comma-separated list. The package installs a commented sample as /etc/subdesk/config; \
-        subdesk sample-config prints it.
+        as a comma-separated list. The package installs /etc/subdesk/config with every key commented out but db, \
+        which names the store its services use; subdesk sample-config prints the sample, \
+        subdesk sample-config --installed the package's.
         """)
         func list(_ keys: [ConfigurationKey]) {
             for key in keys {
@@ -97,13 +119,19 @@ struct ManPages {
     }
 
     static let files: [(String, String)] = [
-        ("$XDG_CONFIG_HOME/subdesk/config", "the config file (~/.config/subdesk/config when XDG_CONFIG_HOME is unset)."),
-        ("/etc/subdesk/config", "the package's commented sample config; name it with --config or SUBDESK_CONFIG."),
+        ("$XDG_CONFIG_HOME/subdesk/config", "the user's config file (~/.config/subdesk/config when XDG_CONFIG_HOME is unset)."),
+        ("/etc/subdesk/config", "the package's config (root, group subdesk, 0640): db names the store the package's units and "
+         + "CGI programs use, \(Configuration.installedStore); read by an installed subdesk when no other config is "
+         + "named or the user's own (see CONFIGURATION)."),
         ("$XDG_DATA_HOME/subdesk/subdesk.db", "the default store (~/.local/share/subdesk/subdesk.db)."),
         ("$XDG_DATA_HOME/subdesk/demo.db", "the demo store subdesk demo builds; reading commands show it while no store exists."),
         ("/var/lib/subdesk", "the store of the package's services, owned by the subdesk user; never removed by the package."),
-        ("/usr/share/subdesk", "the demo's scenarios and TEST ONLY certificate authority (never to be trusted outside a demo store), "
-         + "web-server configurations, systemd units and Prometheus rules."),
+        ("/usr/lib/subdesk", "the CGI programs a web server runs: subdesk-cgi (the notification URL) and subdesk-metrics-cgi."),
+        ("/usr/lib/systemd/system", "the package's units: subdesk-serve.socket and .service, subdesk-sweep and subdesk-metrics "
+         + "(.service and .timer); none is enabled by the package."),
+        ("/usr/share/doc/subdesk", "README.md and deploy-README.md, the set-up guides; examples/ holds the web-server "
+         + "configurations (CGI and serve, for lighttpd, nginx and Apache) and the Prometheus rules."),
+        ("/usr/share/subdesk", "the demo's scenarios and TEST ONLY certificate authority (never to be trusted outside a demo store)."),
     ]
 
     static let environment: [(String, String)] = [

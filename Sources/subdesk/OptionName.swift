@@ -52,6 +52,7 @@ struct OptionName: Hashable, CustomStringConvertible {
     static let list = OptionName("list")
     static let listen = OptionName("listen")
     static let lockTimeout = OptionName("lock-timeout")
+    static let installed = OptionName("installed")
     static let maxConnections = OptionName("max-connections")
     static let maxPages = OptionName("max-pages")
     static let maxRejectedPerHour = OptionName("max-rejected-per-hour")

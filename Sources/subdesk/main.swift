@@ -51,7 +51,8 @@ func runMain() -> Int32 {
         if formats.count > 1 {
             throw UsageError(formats.map { "--" + $0 }.joined(separator: " and ") + " ask for different outputs; give one")
         }
-        let context = try Context(arguments: arguments)
+        let context = try Context(arguments: arguments,
+                                  installedConfig: command.installedConfig ? Context.installedConfigOfThisExecutable : nil)
         return try command.run(context)
     } catch let e as UsageError {
         return failed(e.description, 2)

@@ -42,7 +42,8 @@ final class ManAndCompletionTests: SubdeskTestCase {
         for option in OptionGroup.global.options + [CommandTable.version] {
             XCTAssertTrue(pages.main.contains(".TP\n\\fB\(Roff.escape("--" + option.name))\\fR"), "subdesk(1) lacks --\(option.name)")
         }
-        XCTAssertEqual(pages.all.count, table.commands.count + 1)
+        // subdesk(1), a page for each command, and subdesk-http(1), the helper the package installs too.
+        XCTAssertEqual(pages.all.map(\.file), ["subdesk.1"] + table.commands.map { "subdesk-\($0.name).1" } + ["subdesk-http.1"])
         for shell in Completions.Shell.allCases {
             let script = Completions(table: table).script(for: shell)
             for command in table.commands {
@@ -94,7 +95,8 @@ final class ManAndCompletionTests: SubdeskTestCase {
         let made = try run(["man", "--directory", pages])
         XCTAssertEqual(made.status, 0, made.stderr)
         let files = try FileManager.default.contentsOfDirectory(atPath: pages).sorted()
-        XCTAssertEqual(files.count, table.commands.count + 1)
+        XCTAssertEqual(files.count, table.commands.count + 2)
+        XCTAssertTrue(files.contains("subdesk-http.1"))
         for file in files {
             let groff = try run(["groff", "-ww", "-man", "-z", pages + "/" + file], executable: "/usr/bin/env")
             XCTAssertEqual(groff.status, 0, file)

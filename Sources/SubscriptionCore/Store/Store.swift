@@ -174,7 +174,18 @@ public final class Store {
         return nil
     }
 
-    /// Creates an empty store file, and its folder, readable and writable by the owner only.
+    /// The mode a new store file is made with: the owner's only, except in a folder shared with
+    /// its group (group-writable and setgid, as the package makes /var/lib/subdesk: 2770,
+    /// group subdesk), where the group's services (a web server's CGI user in the group)
+    /// write it too. SQLite gives the -wal and -shm files the store's mode.
+    public static func newFileMode(inFolder dir: String) -> mode_t {
+        var st = stat()
+        guard stat(dir.isEmpty ? "." : dir, &st) == 0 else { return 0o600 }
+        return st.st_mode & S_ISGID != 0 && st.st_mode & 0o070 == 0o070 ? 0o660 : 0o600
+    }
+
+    /// Creates an empty store file, and its folder, readable and writable by the owner only
+    /// (and the group, in a folder shared with it: `newFileMode`).
     private static func createEmptyFile(_ path: String) throws {
         let dir = (path as NSString).deletingLastPathComponent
         if !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
@@ -184,13 +195,16 @@ public final class Store {
                 throw StoreError(operation: "create directory \(dir)", message: "\(error.localizedDescription)", code: 14)
             }
         }
-        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        let mode = newFileMode(inFolder: dir)
+        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode)
         if fd < 0 {
             let code = errno
             // Another process may have created it meanwhile; that is fine.
             if code == EEXIST { return }
             throw StoreError(operation: "create \(path)", message: String(cString: strerror(code)), code: 14)
         }
+        // The umask may only have taken rights away (a unit's UMask=0077); make it exact.
+        fchmod(fd, mode)
         close(fd)
     }
 

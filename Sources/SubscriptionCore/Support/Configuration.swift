@@ -105,6 +105,52 @@ public struct Configuration: Equatable, Sendable {
         return base + "/subdesk/config"
     }
 
+    /// The config file of an installed subdesk: the package's, which names the store its
+    /// services (units, CGI programs) use.
+    public static let installedPath = "/etc/subdesk/config"
+
+    /// `installedPath` for a subdesk installed in a system folder (`/usr/bin`, `/usr/local/bin`),
+    /// nil for one run from anywhere else: a build folder (the test suite, `swift run`), an
+    /// unpacked tarball. So a checkout's commands never read a machine's package config.
+    public static func installedPath(executablePath: String) -> String? {
+        let folder = (URL(fileURLWithPath: executablePath).resolvingSymlinksInPath().path as NSString).deletingLastPathComponent
+        return ["/usr/bin", "/usr/local/bin", "/bin"].contains(folder) ? installedPath : nil
+    }
+
+    /// Which config file a command reads, and which it looked at: `--config FILE`, else
+    /// `$SUBDESK_CONFIG` (both must exist), else the user's `$XDG_CONFIG_HOME/subdesk/config`,
+    /// else, for an installed subdesk, `/etc/subdesk/config`, else none (the defaults). A
+    /// default file this user cannot read is skipped, with `skipped` saying so: a package
+    /// config kept from other users (0640, group subdesk) is theirs, not an error of this one.
+    public struct Lookup: Equatable, Sendable {
+        /// The files looked at, in order (the one read last).
+        public var lookedAt: [String] = []
+        /// The default files that exist but this user cannot read.
+        public var skipped: [String] = []
+        public var configuration = Configuration()
+    }
+
+    public static func lookUp(named flag: String?, environment: [String: String], installed: String?,
+                              readable: (String) -> Bool = { access($0, R_OK) == 0 }) throws -> Lookup {
+        var lookup = Lookup()
+        if let path = flag ?? environment["SUBDESK_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            lookup.lookedAt = [path]
+            lookup.configuration = try load(path: path, required: true)
+            return lookup
+        }
+        for path in [defaultPath(environment: environment)] + (installed.map { [$0] } ?? []) {
+            lookup.lookedAt.append(path)
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            guard readable(path) else {
+                lookup.skipped.append(path)
+                continue
+            }
+            lookup.configuration = try load(path: path, required: true)
+            return lookup
+        }
+        return lookup
+    }
+
     /// Loads the config file at `path`; a missing default file is an empty configuration.
     public static func load(path: String, required: Bool) throws -> Configuration {
         guard FileManager.default.fileExists(atPath: path) else {

@@ -147,18 +147,31 @@ extension Configuration {
 
     /// A config file with every key commented out, each under its help: what the package
     /// installs as /etc/subdesk/config, and `subdesk man`'s example.
-    public static func sampleFile() -> String {
+    /// The config file every installed subdesk's services read (the package's), and the store
+    /// it names: the one store the units, the CGI programs and the hand-run commands share.
+    public static let installedStore = "/var/lib/subdesk/subdesk.db"
+
+    /// A config file with every key commented out under its help; `installed`: the package's
+    /// `/etc/subdesk/config`, which names the services' store (`db`) and nothing else.
+    public static func sampleFile(installed: Bool = false) -> String {
         var lines = [
             "# subdesk's configuration: `key = value` lines; a line starting with # is a comment.",
             "# Command-line flags win over these keys. Every key is commented out here: uncomment",
             "# and edit the ones you need (see subdesk(1), CONFIGURATION).",
         ]
+        if installed {
+            lines[1] = "# Command-line flags win over these keys. Every key but db is commented out here: uncomment"
+            lines += ["# An installed subdesk reads this file when no other is named (--config, SUBDESK_CONFIG)",
+                      "# or the user has none of their own; the package's units and CGI programs read it too,",
+                      "# so db names the one store they all use."]
+        }
+        let set: [String: String] = installed ? ["db": installedStore] : [:]
         func add(_ keys: [ConfigurationKey]) {
             for key in keys {
                 lines.append("")
                 let help = key.help + (key.repeatable ? " (may be given several times)" : "")
                 lines += WordWrap.lines(help, width: 88).map { "# " + $0 }
-                lines.append("#\(key.name) = \(key.example)")
+                lines.append(set[key.name].map { "\(key.name) = \($0)" } ?? "#\(key.name) = \(key.example)")
             }
         }
         for section in sections {

@@ -146,7 +146,7 @@ final class ServeServer: @unchecked Sendable {
             thread.stackSize = 1 << 20
             thread.start()
         }
-        log.notice("answering FastCGI on \(listener.name) (pid \(getpid()))")
+        log.notice("answering FastCGI on \(listener.name) (pid \(getpid())), store \(PostgresLocation.redacted(engine.context.databasePath))")
         let unanswered = loop()
         let last = acquireEngine()
         last.release()
