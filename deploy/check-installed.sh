@@ -88,8 +88,7 @@ ok "doctor as subdesk and as root checks $store; as nobody, one notice and its o
 # The CGI wrapper as the web server's user, with what the server configurations set.
 body='{"signedPayload":"not.a.jws"}'
 answer=$(printf '%s' "$body" | as www-data env -i PATH=/usr/bin:/bin SUBDESK_CONFIG=/etc/subdesk/config REQUEST_METHOD=POST \
-    CONTENT_TYPE=application/json CONTENT_LENGTH=${#body} /usr/lib/subdesk/subdesk-cgi 2> "$tmp/cgi.err") \
-    || { cat "$tmp/cgi.err"; fail "the CGI wrapper as www-data"; }
+    CONTENT_TYPE=application/json CONTENT_LENGTH=${#body} /usr/lib/subdesk/subdesk-cgi 2> "$tmp/cgi.err") || true   # a refused body exits 1
 echo "$answer" | grep -q "^Status: 4" || { echo "$answer"; cat "$tmp/cgi.err"; fail "the CGI wrapper did not refuse a bad body with a 4xx"; }
 as subdesk subdesk quarantine --json > "$tmp/quarantine.json" || fail "subdesk quarantine as subdesk"
 grep -q '"reason"' "$tmp/quarantine.json" || { cat "$tmp/quarantine.json"; fail "the CGI's refused body is not quarantined in $store"; }
