@@ -209,6 +209,32 @@ final class ManAndCompletionTests: SubdeskTestCase {
         XCTAssertTrue(lines.contains("engines: sqlite,postgresql"), r.stdout)
     }
 
+    /// `subdesk version` and `subdesk -V` print what `--version` prints, and the command
+    /// table says so: help, the manual, every shell's completions.
+    func testVersionCommandAndShortFlagPrintWhatVersionPrints() throws {
+        let long = try run(["--version"])
+        for spelling in [["version"], ["-V"]] {
+            let r = try run(spelling)
+            XCTAssertEqual(r.status, 0, "\(spelling): \(r.stderr)")
+            XCTAssertEqual(r.stdout, long.stdout, "\(spelling)")
+        }
+        let table = CommandTable.standard
+        XCTAssertTrue(table.usage.contains("\n  version "), table.usage)
+        XCTAssertTrue(table.usage.contains("-V, --version"), table.usage)
+        let pages = ManPages(table: table)
+        XCTAssertTrue(pages.all.contains { $0.file == "subdesk-version.1" })
+        XCTAssertTrue(pages.main.contains("\\fB\\-V\\fR"), "subdesk(1) names -V")
+        let completions = Completions(table: table)
+        XCTAssertTrue(completions.bash.contains("-V --version"), "bash completes -V")
+        XCTAssertTrue(completions.bash.contains(" version "), "bash completes the command")
+        XCTAssertTrue(completions.zsh.contains("'-V[print the version]'"), "zsh completes -V")
+        XCTAssertTrue(completions.zsh.contains("'version:"), "zsh completes the command")
+        XCTAssertTrue(completions.fish.contains("-s V -l version"), "fish completes -V")
+        XCTAssertTrue(completions.fish.contains("-a version "), "fish completes the command")
+        XCTAssertEqual(Arguments.parse(["show", "-V"], commands: table).problem?.description, "unknown option -V",
+                       "-V is the version without a command only")
+    }
+
     /// Unpacked anywhere (usr/bin/subdesk beside usr/share/subdesk), the demo finds its data
     /// from any folder, with no checkout and no SUBDESK_SAMPLE_DATA.
     func testTheDemoFindsItsDataBesideTheExecutableFromAnyFolder() throws {
