@@ -259,8 +259,8 @@ public enum DashboardRenderer {
     }
 
     /// With several apps configured a list says each row's app in an APP column; with one,
-    /// the list is as it was.
-    static func showsApps(_ state: DashboardState) -> Bool { state.apps.apps.count > 1 }
+    /// or once `:app` scoped the desk to one (every row is then its), the list is as it was.
+    static func showsApps(_ state: DashboardState) -> Bool { state.apps.apps.count > 1 && state.scope == nil }
 
     /// A row's app: the configured name of the app whose bundle id it carries, else the
     /// bundle id (an app no longer configured), else `-`.
@@ -268,14 +268,16 @@ public enum DashboardRenderer {
         TableCell(state.apps.name(ofRecord: bundleId))
     }
 
-    /// `columns` and `rows` with the APP column first when several apps are configured, each
-    /// row's app being its entry of `bundleIds`; as given otherwise.
+    /// `columns` and `rows` with the APP column first when `showsApps`, each row's app being
+    /// its entry of `bundleIds`; as given otherwise. The column is as wide as the names it
+    /// holds (at most 16), so the rest of the room goes to the columns that need it.
     static func withAppColumn(_ columns: [TableColumn], _ rows: [[TableCell]], bundleIds: [String?],
                               _ state: DashboardState) -> (columns: [TableColumn], rows: [[TableCell]]) {
         guard showsApps(state) else { return (columns, rows) }
-        let widest = state.apps.apps.map { TextWidth.width(of: $0.name) }.max() ?? 3
-        return ([TableColumn("APP", width: .fixed(min(12, max(3, widest))))] + columns,
-                zip(bundleIds, rows).map { [appCell($0, state)] + $1 })
+        let cells = bundleIds.map { appCell($0, state) }
+        let widest = cells.map { TextWidth.width(of: $0.text) }.max() ?? 0
+        return ([TableColumn("APP", width: .fixed(min(16, max(3, widest))))] + columns,
+                zip(cells, rows).map { [$0] + $1 })
     }
 
     /// `Prod` rather than `Production` where columns are scarce.

@@ -476,7 +476,8 @@ public final class DashboardSession {
         }
         let consent = try consentBadges.marks(among: page.rows.map(\.state.originalTransactionId), store: store)
         page.consentWithdrawn = consent.withdrawn
-        page.openConsentWithdrawals = consent.openCount
+        page.accessEnded = try store.accessEnded(originalTransactionIds: page.rows.filter { $0.state.status == .revoked }
+            .map(\.state.originalTransactionId))
         return page
     }
 

@@ -30,6 +30,19 @@ extension Store {
         return t
     }
 
+    /// When access ended for each of these subscriptions that has a revoked transaction: its
+    /// latest revocation date, what `SubscriptionReport.accessEnded` says on a revoked
+    /// subscription's detail, so a list shows the date its detail shows.
+    public func accessEnded(originalTransactionIds: [String]) throws -> [String: Millis] {
+        guard !originalTransactionIds.isEmpty else { return [:] }
+        let pairs = try db.rows("""
+            SELECT original_transaction_id, MAX(revocation_ms) FROM transactions
+            WHERE original_transaction_id IN (\(originalTransactionIds.map { _ in "?" }.joined(separator: ","))) AND revocation_ms IS NOT NULL
+            GROUP BY original_transaction_id
+            """, originalTransactionIds.map { $0 as SQLBindable? }) { ($0.string(0), $0.int64(1)) }
+        return Dictionary(pairs, uniquingKeysWith: max)
+    }
+
     public func transaction(id: String) throws -> TransactionRecord? {
         try db.first(Store.selectTransaction, [id], Store.transaction)
     }
