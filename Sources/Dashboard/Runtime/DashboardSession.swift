@@ -60,7 +60,10 @@ public final class DashboardSession {
         self.revalidator = revalidator
         if self.state.availableThemes.isEmpty { self.state.availableThemes = themes.availableNames() }
         // Whether some app has the key `:extend`, `:ping` and `:backfill` need, whichever app it is.
-        if case .success(let ready) = revalidator { self.state.withoutServerAPIKey = !ready.hasServerAPIKey }
+        if case .success(let ready) = revalidator {
+            self.state.withoutServerAPIKey = !ready.hasServerAPIKey
+            self.state.serverAPIKeyPlace = ready.configuration.keyPlace
+        }
     }
 
     public var shouldQuit: Bool { state.quitRequested }
