@@ -40,7 +40,9 @@ final class ManAndCompletionTests: SubdeskTestCase {
             }
         }
         for option in OptionGroup.global.options + [CommandTable.version] {
-            XCTAssertTrue(pages.main.contains(".TP\n\\fB\(Roff.escape("--" + option.name))\\fR"), "subdesk(1) lacks --\(option.name)")
+            // `-V, --version` where the option has a one-letter spelling.
+            let short = option.short.map { "\\fB\(Roff.escape("-\($0)"))\\fR, " } ?? ""
+            XCTAssertTrue(pages.main.contains(".TP\n\(short)\\fB\(Roff.escape("--" + option.name))\\fR"), "subdesk(1) lacks --\(option.name)")
         }
         XCTAssertEqual(pages.all.count, table.commands.count + 1)
         for shell in Completions.Shell.allCases {
