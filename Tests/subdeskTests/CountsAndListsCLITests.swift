@@ -92,7 +92,7 @@ final class SeveralAppsCountsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         """.write(toFile: dir + "/config/subdesk/config", atomically: true, encoding: .utf8)
     }
 
-    func rescindBody(_ bundleId: String, appleId: Int64, uuid: String, appTransactionId: String) throws -> Data {
+    static func rescindBody(_ bundleId: String, appleId: Int64, uuid: String, appTransactionId: String) throws -> Data {
         let signer = try SampleData.locate(explicit: Self.repoRoot + "/sample-data").signer()
         func signed(_ object: [String: Any]) throws -> String { try signer.sign(payload: try JSONSerialization.data(withJSONObject: object)) }
         let now = DateText.nowMillis()
@@ -117,7 +117,7 @@ final class SeveralAppsCountsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         // Two withdrawals of consent, both the recipes app's.
         for n in 1...2 {
             let file = dir + "/rescind-\(n).json"
-            try rescindBody(Self.recipes.bundleId, appleId: Self.recipes.appleId, uuid: "rescind-\(n)", appTransactionId: "99000\(n)")
+            try Self.rescindBody(Self.recipes.bundleId, appleId: Self.recipes.appleId, uuid: "rescind-\(n)", appTransactionId: "99000\(n)")
                 .write(to: URL(fileURLWithPath: file))
             files.append(file)
         }
