@@ -31,6 +31,11 @@ struct Arguments {
             }
             if arg == "--" { onlyPositionals = true; continue }
             if arg == "-h" { result.flags.insert("help"); continue }
+            // A one-letter flag declared as such (`-V`): only without a command, as its long name.
+            if named == nil, let short = [CommandTable.version].first(where: { $0.short.map { "-\($0)" } == arg }) {
+                result.flags.insert(short.name)
+                continue
+            }
             guard arg.hasPrefix("--") else { refuse("unknown option \(arg)"); continue }
             var name = String(arg.dropFirst(2))
             var inlineValue: String?

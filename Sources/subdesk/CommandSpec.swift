@@ -22,6 +22,8 @@ struct CommandOption {
     /// The values it takes when they are a fixed set that its value name does not spell
     /// out (`--metric`: every metric's key); `DIMENSION=` for a dimension that takes a value.
     var choices: [String] = []
+    /// Its one-letter spelling, when it has one (`-V` for `--version`); a flag only.
+    var short: Character? = nil
 
     static func flag(_ key: OptionName, _ help: String) -> CommandOption {
         CommandOption(key: key, kind: .flag, help: help)
@@ -66,8 +68,9 @@ struct CommandOption {
         }
     }
 
-    /// How help and the README write it: `--all`, `--limit N`, `--root-ca FILE...`.
+    /// How help and the README write it: `--all`, `--limit N`, `--root-ca FILE...`, `-V, --version`.
     var synopsis: String {
+        if let short, kind == .flag { return "-\(short), --\(name)" }
         switch kind {
         case .flag: return "--\(name)"
         case .value(let value): return "--\(name) \(value)"

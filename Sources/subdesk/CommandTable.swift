@@ -45,12 +45,22 @@ struct CommandTable {
         CommandTable.manSpec,
         CommandTable.completionsSpec,
         CommandTable.sampleConfigSpec,
+        CommandTable.versionSpec,
         DemoCommands.simulateSpec,
         GenerateCommand.spec,
     ])
 
-    /// `--version`: only without a command.
-    static let version = CommandOption.flag(.version, "print the version")
+    /// `--version` (`-V`): only without a command; `subdesk version` prints the same.
+    static let version: CommandOption = {
+        var option = CommandOption.flag(.version, "print the version")
+        option.short = "V"
+        return option
+    }()
+
+    static let versionSpec: CommandSpec = printing(
+        "version", abstract: "the version, commit, build date, engines and linking (also -V, --version)",
+        discussion: "Prints what subdesk --version and subdesk -V print: the version, the commit and date it was built "
+            + "from, the store engines it speaks and how it is linked.") { SubdeskVersion.text }
 
     func spec(named name: String) -> CommandSpec? {
         commands.first { $0.name == name }
@@ -131,7 +141,8 @@ struct CommandTable {
                          + group.options.map { code($0.synopsis) }.joined(separator: ", ") + ".")
         }
         lines.append("- Every command takes " + OptionGroup.global.options.map { code($0.synopsis) }.joined(separator: ", ")
-                     + "; " + code("subdesk " + Self.version.synopsis) + " prints the version.")
+                     + "; " + code("subdesk --" + Self.version.name) + " (" + code("-" + String(Self.version.short!))
+                     + ") prints the version.")
         return lines.joined(separator: "\n")
     }
 }

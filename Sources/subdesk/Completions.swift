@@ -34,6 +34,11 @@ struct Completions {
 
     private var globalOptions: [CommandOption] { OptionGroup.global.options }
 
+    /// `-V --version`: what prints the version without a command.
+    private var versionSpellings: [String] {
+        (CommandTable.version.short.map { ["-\($0)"] } ?? []) + ["--" + CommandTable.version.name]
+    }
+
     // MARK: bash
 
     var bash: String {
@@ -110,7 +115,7 @@ struct Completions {
                 case "$command" in
         \(optionCases.joined(separator: "\n"))
                 esac
-                [ -z "$command" ] && options="--version"
+                [ -z "$command" ] && options="\(versionSpellings.joined(separator: " "))"
                 options="$options \(globalOptions.map { "--" + $0.name }.joined(separator: " "))"
                 COMPREPLY=($(compgen -W "$options" -- "$cur"))
                 return 0
@@ -190,7 +195,7 @@ struct Completions {
 
         _subdesk() {
             local -a globals commands
-            globals=(\(globals) '--version[print the version]')
+            globals=(\(globals) \(versionSpellings.map { "'\($0)[\(CommandTable.version.help)]'" }.joined(separator: " ")))
             commands=(
         \(described.joined(separator: "\n"))
             )
@@ -249,7 +254,8 @@ struct Completions {
         lines.append("complete -c subdesk -n " + quoted("not __fish_seen_subcommand_from \(names)")
                      + " -a help -d 'a command\\'s own help'")
         lines.append("complete -c subdesk -n " + quoted("not __fish_seen_subcommand_from \(names)")
-                     + " -l version -d 'print the version'")
+                     + (CommandTable.version.short.map { " -s \($0)" } ?? "") + " -l \(CommandTable.version.name) -d "
+                     + quoted(CommandTable.version.help))
         lines += globalOptions.map { line(nil, $0) }
         for command in table.commands {
             let condition = "__fish_seen_subcommand_from \(command.name)"

@@ -78,7 +78,7 @@ enum ConsentCommand {
         let revalidator = try context.makeRevalidator(maxConnections: 2)
         guard revalidator.hasServerAPIKey else {
             Output.warn("\(unmatched.count) consent withdrawal\(unmatched.count == 1 ? "" : "s") match no stored purchase; "
-                        + "with the App Store Server API key settings (api_key_file, api_key_id, api_issuer_id) they are looked up at Apple")
+                        + "with the App Store Server API key they are looked up at Apple: \(revalidator.configuration.keyPlace.advice)")
             return false
         }
         for w in unmatched {

@@ -31,8 +31,14 @@ extension Context {
         }
         var configuration = RevalidationConfiguration(endpoints: endpoints, http: http, sharedSecret: policy.sharedSecret)
         let apps = try configuredApps()
+        configuration.keyPlace = ServerAPIKeyPlace(configFile: configFilePath, sections: apps.fromSections)
         try wrap { try configuration.sign(for: apps, warn: Output.warn) }
         return configuration
+    }
+
+    /// The config file this command reads, or would read were it there: where settings go.
+    var configFilePath: String {
+        arguments.value(.config) ?? config.path ?? Configuration.defaultPath(environment: environment)
     }
 
     /// A revalidator that opens its own connections to this context's store (or the one at

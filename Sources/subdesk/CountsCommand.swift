@@ -140,9 +140,16 @@ enum CountsCommand {
                 throw UsageError("--by takes one of \(dimensions.joined(separator: ", ")), not \(text)")
             }
             try store.bringReportsUpToDate(bySegment: true)
-            // Apps are stored by bundle id and shown by the configured name.
+            // Apps are stored by bundle id and shown by the configured name, in the order the
+            // config file declares them (the order its author chose, as doctor lists them); an
+            // app no longer configured follows, by bundle id.
             let apps = dimension == .app ? try context.configuredApps() : nil
-            return try store.segmentValues(dimension).map { value in
+            var values = try store.segmentValues(dimension)
+            if let apps {
+                let place = { (value: String) in apps.apps.firstIndex { $0.bundleId == value } ?? apps.apps.count }
+                values = values.enumerated().sorted { (place($0.element), $0.offset) < (place($1.element), $1.offset) }.map(\.element)
+            }
+            return values.map { value in
                 (apps?.app(bundleId: value)?.name ?? value, "\(dimension.rawValue)=\(value)")
             }
         }
@@ -184,8 +191,13 @@ enum CountsCommand {
             return try runBy(context, by: by, store: store, from: from, to: to, zone: zone, period: period)
         }
         let rows: [DayCounts]
+        // The app the rows are of (--app, or --where app=): what the notices under them are about too.
+        var app: AppScope?
         do {
             let slice = try slice(context, where: context.arguments.value(.where))
+            if let filter = slice.filter, filter.dimension == .app {
+                app = try context.appScope() ?? AppScope(bundleId: filter.value, includesUnknown: false)
+            }
             rows = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: zone,
                                                  segments: slice.segments, period: period,
                                                  rates: try exchangeRates(context), filter: slice.filter)
@@ -205,13 +217,15 @@ enum CountsCommand {
             let part = context.arguments.value(.where).map { ", only \($0)" } ?? ""
             Output.line("counts \(from)..\(to) by \(period.rawValue), time zone \(zoneName)\(part), \(money)")
             let shown = Metric.all.compactMap { m in m.column.map { ($0, m) } }
-            let widths = [10] + shown.map { max(6, $0.0.count) }
+            // Money to the cent: each column as wide as its widest value, so none is cut.
+            let cells = rows.map { r in shown.map { r.text($0.1, money: .cents) } }
+            let widths = [10] + shown.indices.map { c in max(6, shown[c].0.count, cells.map { $0[c].count }.max() ?? 0) }
             Output.line(ListCommands.pad([periodHeader(period)] + shown.map(\.0), widths))
-            for r in rows { Output.line(ListCommands.pad([r.day] + shown.map { r.text($0.1) }, widths)) }
+            for (r, row) in zip(rows, cells) { Output.line(ListCommands.pad([r.day] + row, widths)) }
             // Not a daily metric: a withdrawal may concern no stored subscription, and it is
             // work waiting for an operator now, whatever the range. On stderr: `counts | awk`
             // reads only days.
-            Output.notice(consentLine(try ConsentWithdrawal.openCount(store: store)))
+            Output.notice(consentLine(try ConsentWithdrawal.openCount(store: store, app: app)))
         }
         return 0
     }
@@ -266,9 +280,10 @@ enum CountsCommand {
                 Output.line("no \(by.lowercased()) has counts yet")
                 return 0
             }
-            let widths = [10] + columns.map { max(6, $0.name.count) }
+            let cells = days.indices.map { i in columns.map { $0.rows[i].text(metric, money: .cents) } }
+            let widths = [10] + columns.indices.map { c in max(6, columns[c].name.count, cells.map { $0[c].count }.max() ?? 0) }
             Output.line(ListCommands.pad([periodHeader(period)] + columns.map(\.name), widths))
-            for i in days.indices { Output.line(ListCommands.pad([days[i]] + columns.map { $0.rows[i].text(metric) }, widths)) }
+            for i in days.indices { Output.line(ListCommands.pad([days[i]] + cells[i], widths)) }
         }
         return 0
     }

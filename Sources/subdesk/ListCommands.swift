@@ -113,12 +113,15 @@ enum ListCommands {
         let rows = try store.search(text, limit: limit, app: app)
         let purchases = try store.searchPurchases(text, limit: limit, app: app)
         let named = try context.appsToName()
+        // A revoked subscription's access ended at its refund, as `show` says, not at its signed expiry.
+        let ended = try store.accessEnded(originalTransactionIds: rows.filter { $0.state.status == .revoked }.map(\.state.originalTransactionId))
         if context.wantsJSON {
             // Subscriptions as before (with their app); purchases that are no subscription follow, marked as such.
             let apps = try context.configuredApps()
             Output.json(rows.map { r -> [String: Any] in
                 var o = row(r)
                 o["app"] = apps.appJSON(ofRecord: r.state.bundleId)
+                if let end = ended[r.state.originalTransactionId] { o["accessEnded"] = DateText.iso(end) }
                 return o
             } + purchases.map { p -> [String: Any] in
                 var o = p.jsonObject()
@@ -136,7 +139,8 @@ enum ListCommands {
         Output.line(pad(head, widths))
         for r in rows {
             Output.line(pad(appCell(named, r.state.bundleId) + [r.state.originalTransactionId, r.subscriber.userId ?? "-", r.state.productId,
-                             r.state.status.name, r.state.expiresDate.map(DateText.minute) ?? "-", r.state.environment], widths))
+                             r.state.status.name, SubscriptionReport.listedEnd(r.state, accessEnded: ended).map(DateText.minute) ?? "-",
+                             r.state.environment], widths))
         }
         return 0
     }

@@ -50,7 +50,7 @@ struct ManPages {
                     ".br",
                     Roff.bold("subdesk help") + " [" + Roff.italic("COMMAND") + "]",
                     ".br",
-                    Roff.bold("subdesk \\-\\-version"),
+                    Roff.bold("subdesk \\-\\-version") + " | " + Roff.bold("\\-V"),
                     ".SH DESCRIPTION"]
         roff += Roff.paragraphs("""
         App Store subscription operations: verified notification intake into a local store (SQLite, or PostgreSQL \
@@ -226,7 +226,7 @@ enum Roff {
     /// Each option as a tagged paragraph: its synopsis, its help, its config key and values.
     static func options(_ options: [CommandOption]) -> [String] {
         options.flatMap { option -> [String] in
-            var tag = bold(escape("--" + option.name))
+            var tag = (option.short.map { bold(escape("-\($0)")) + ", " } ?? "") + bold(escape("--" + option.name))
             switch option.kind {
             case .flag: break
             case .value(let value): tag += " " + italic(escape(value))

@@ -41,7 +41,9 @@ final class AppScopeTests: XCTestCase, RunsOnEveryEngine {
 
         session.command("app beta")
         XCTAssertEqual(session.state.flash?.kind, .error)
-        XCTAssertTrue(session.state.flash?.text.contains("beta names no configured app") == true, "\(String(describing: session.state.flash))")
+        // In the desk's words: `:app`, not the command line's flag.
+        XCTAssertEqual(session.state.flash?.text, ":app: beta names no configured app (apps: demo (\(ScenarioBuilder.demoBundleId)), "
+                       + "other (com.example.other))")
         XCTAssertEqual(session.state.appName, "demo", "an unknown app changes nothing")
 
         session.command("app all")

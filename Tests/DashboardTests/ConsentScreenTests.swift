@@ -166,8 +166,9 @@ final class ConsentScreenTests: XCTestCase, RunsOnEveryEngine {
             let buffer = frame(session)
             let lines = buffer.lines()
             let wide = width >= 110
-            let header = try find(wide ? "CONSENT" : "OV C", in: buffer)
-            let column = header.x + (wide ? 0 : 3)
+            // No override in force on any row: no OVERRIDE column before it.
+            let header = try find(wide ? "STATUS         CONSENT" : "STATUS  C", in: buffer)
+            let column = header.x + (wide ? 15 : 8)
             for (otid, marked) in [("7701", true), ("7702", true), ("7703", false)] {
                 let y = try find(otid, in: buffer).y
                 let mark = String(buffer.row(y).dropFirst(column).prefix(wide ? 11 : 1))
@@ -186,7 +187,7 @@ final class ConsentScreenTests: XCTestCase, RunsOnEveryEngine {
             try Operations(store: store, operatorName: "ana").markConsentHandled(uuid, reason: "done")
         }
         let after = session(store, width: 80, height: 24).screenLines
-        XCTAssertTrue(after[3].contains("STATUS  OV EXPIRES (UTC)"), after[3])
+        XCTAssertTrue(after[3].contains("STATUS  EXPIRES (UTC)"), after[3])
         XCTAssertFalse(after.contains { $0.contains("⊘") }, after.joined(separator: "\n"))
         XCTAssertEqual(TextWidth.width(of: "⊘"), 1)
     }

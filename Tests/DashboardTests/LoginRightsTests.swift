@@ -48,6 +48,31 @@ final class LoginRightsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(help.contains("⊘: not for this login (pg: mgr (read))"), help)
     }
 
+    /// At 80 columns a refusal keeps its meaning on the bottom line: what may not be done
+    /// and which roles may, whole (who the login is, the header already says).
+    func testARefusalAt80ColumnsKeepsTheActionAndTheRolesThatMay() throws {
+        func either(_ names: [String]) -> String { names.dropLast().joined(separator: ", ") + (names.count > 1 ? " or " : "") + names.last! }
+        let overrides = PermissionDenial.rolesThatMay(.insert, on: "overrides")
+        let extensions = PermissionDenial.rolesThatMay(.insert, on: "renewal_extensions")
+        let login = StoreLogin(user: "mgr", roles: ["subdesk_read"], refusals: [
+            .overrides: "mgr (subdesk_read) may not place or lift overrides: that needs " + either(overrides),
+            .extension_: "mgr (subdesk_read) may not extend renewal dates: that needs " + either(extensions)])
+        let session = try session(login: login, storeName: "pg:subdesk@db.example.internal")
+        session.type(.char("/"))
+        session.type("user-1010")
+        session.type(.enter, .enter)
+        session.type(.char("o"))
+        var line = session.screenLines.last!
+        XCTAssertTrue(line.contains("may not place or lift overrides"), line)
+        for role in overrides { XCTAssertTrue(line.contains(role), "\(role) in: \(line)") }
+        XCTAssertEqual(session.state.messages.last?.text, login.refusals[.overrides], ":messages keeps it whole")
+        session.type(.escape)
+        session.command("extend 7 1 goodwill")
+        line = session.screenLines.last!
+        XCTAssertTrue(line.contains("may not extend renewal dates"), line)
+        for role in extensions { XCTAssertTrue(line.contains(role), "\(role) in: \(line)") }
+    }
+
     func testAFileThisUserMayOnlyReadSaysReadOnly() throws {
         let login = StoreLogin(readOnlyReason: "the file is not writable by this user",
                                refusals: [.overrides: "the store demo.db is read-only for this user: may not place or lift overrides"])

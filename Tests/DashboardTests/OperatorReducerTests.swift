@@ -81,7 +81,8 @@ final class OperatorReducerTests: XCTestCase {
         XCTAssertNil(state.confirmation, "asked y/n for an extension that cannot be sent")
         XCTAssertEqual(state.flash?.kind, .error)
         XCTAssertEqual(state.flash?.text,
-                       "extending a renewal date needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id")
+                       "extending a renewal date needs the App Store Server API key: set api_key_file, api_key_id and api_issuer_id in the config file "
+                       + "(or pass --api-key-file, --api-key-id, --api-issuer-id)")
         press(.escape)
         XCTAssertEqual(command("extend all app.monthly 3 3 outage"), [])
         XCTAssertNil(state.confirmation)

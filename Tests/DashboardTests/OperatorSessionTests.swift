@@ -197,7 +197,7 @@ final class OperatorSessionTests: XCTestCase, RunsOnEveryEngine {
         let screen = session.screenText
         XCTAssertTrue(screen.contains("Quit while work is running?"), screen)
         XCTAssertTrue(screen.contains("revalidating \(id) at Apple"), screen)
-        XCTAssertTrue(session.screenLines.last?.contains("w: when it is done (audited)") == true, session.screenLines.last ?? "")
+        XCTAssertTrue(session.screenLines.last?.contains("w: when done") == true, session.screenLines.last ?? "")
         session.type(.char("n"))
         XCTAssertFalse(session.shouldQuit)
         XCTAssertFalse(session.screenText.contains("Quit while work is running?"))
@@ -210,6 +210,38 @@ final class OperatorSessionTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(session.waitForBackgroundWork(timeout: 30))
         XCTAssertTrue(session.shouldQuit, "quits once the revalidation is back")
         XCTAssertEqual(try store.audit(targets: [id]).count, auditedBefore + 1, "the revalidation is in the audit log")
+    }
+
+    /// The quit question itself names the work in progress, as the README says (`q` "asks
+    /// first and names what is running"), with its keys whole, at 80 and 120 columns.
+    func testTheQuitQuestionNamesTheWorkInProgress() throws {
+        let (store, gate, revalidator, directory) = try gatedRevalidation("subdesk-quit-names")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (width, height) in [(80, 24), (120, 40)] {
+            let session = session(store, revalidator: .success(revalidator))
+            session.send(.resize(width: width, height: height))
+            openExpiredSubscription(session)
+            session.type(.char("r"))
+            for quit in [{ session.type(.char("q")) }, { session.command("q") }] {
+                quit()
+                let question = try XCTUnwrap(session.screenLines.last)
+                XCTAssertTrue(question.hasPrefix(" Quit while revalidating \(id)"), "\(width): \(question)")
+                for key in ["w: when", "y: now", "stay"] { XCTAssertTrue(question.contains(key), "\(width): \(question)") }
+                XCTAssertLessThanOrEqual(TextWidth.width(of: question), width)
+                session.type(.char("n"))
+            }
+            gate.signal()
+            XCTAssertTrue(session.waitForBackgroundWork(timeout: 30))
+        }
+    }
+
+    /// Several jobs: the first named, and how many more; where room is short the name is cut, not the keys.
+    func testTheQuitQuestionNamesTheFirstOfSeveralJobs() {
+        let running = ["a ping waiting for Apple's TEST notification", "a backfill from Apple's notification history"]
+        XCTAssertEqual(DashboardRenderer.quitQuestion(running, width: 120),
+                       " Quit while a ping waiting for Apple's TEST notification and 1 more? w: when done  y: now  other: stay")
+        XCTAssertEqual(DashboardRenderer.quitQuestion(running, width: 80),
+                       " Quit while a ping waiting for Ap… and 1 more? w: when done  y: now  other: stay")
     }
 
     func testRevalidationThatCannotBeSetUpSaysWhy() throws {

@@ -51,7 +51,8 @@ final class RefundScreenTests: XCTestCase, RunsOnEveryEngine {
         session.command("answer DECLINE consented")
         XCTAssertNil(session.state.confirmation, "asked y/n for an answer that cannot be sent")
         XCTAssertEqual(session.state.flash?.text,
-                       "answering a refund request needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id")
+                       "answering a refund request needs the App Store Server API key: set api_key_file, api_key_id and api_issuer_id in the config file "
+                       + "(or pass --api-key-file, --api-key-id, --api-issuer-id)")
         session.type(.escape)
         session.command("ping")
         XCTAssertNil(session.state.pingStarted)

@@ -96,9 +96,26 @@ final class StatusLineMessageTests: XCTestCase {
     /// A message whose last clause says what to do keeps that clause when it is cut.
     func testACutMessageKeepsItsLastClause() {
         var state = DashboardFixture.state(width: 80, height: 24)
-        DashboardReducer.flash(RevalidationError.needsServerAPI(action: ServerAPIAction.refundAnswer).description, error: true, &state)
+        DashboardReducer.flash("answering a refund request failed at Apple after three attempts, each of them timing out: "
+                               + "try again later", error: true, &state)
         let line = DashboardRenderer.render(state).lines().last ?? ""
-        XCTAssertTrue(line.contains("set api_key_file, api_key_id, api_issuer_id"), line)
+        XCTAssertTrue(line.contains("try again later"), line)
         XCTAssertTrue(line.hasPrefix(" answering a"), line)
+    }
+
+    /// An action refused for want of the API key says, at 80 columns, which keys to set and
+    /// that they go in the config file; `:messages` keeps the whole (the file, the flags).
+    func testTheMissingKeyMessageKeepsTheKeysAndWhereTheyGoAt80Columns() {
+        for sections in [false, true] {
+            var state = DashboardFixture.state(width: 80, height: 24)
+            state.withoutServerAPIKey = true
+            state.serverAPIKeyPlace = ServerAPIKeyPlace(configFile: "/etc/subdesk/config", sections: sections)
+            XCTAssertTrue(DashboardReducer.refusedWithoutServerAPI(ServerAPIAction.refundAnswer, &state))
+            let line = DashboardRenderer.render(state).lines().last ?? ""
+            XCTAssertLessThanOrEqual(TextWidth.width(of: line), 80, line)
+            XCTAssertTrue(line.contains(sections ? "needs a [key] section in the config file and key = NAME in each [app]"
+                                                 : "needs the API key: api_key_file, api_key_id, api_issuer_id in the config file"), line)
+            XCTAssertTrue(state.messages.last?.text.contains("the config file /etc/subdesk/config") == true, state.messages.last?.text ?? "")
+        }
     }
 }

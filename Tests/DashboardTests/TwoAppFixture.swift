@@ -78,8 +78,8 @@ enum TwoAppFixture {
         }
     }
 
-    /// A started session over a two-app store, every app shown.
-    static func session(width: Int = 120, height: Int = 40) throws -> DashboardSession {
+    /// A started session over a two-app store, every app shown (`apps`: the configured ones).
+    static func session(width: Int = 120, height: Int = 40, apps: ConfiguredApps = apps) throws -> DashboardSession {
         var state = DashboardFixture.state(width: width, height: height)
         state.apps = apps
         let themes = ThemeCatalog(searchPaths: [DashboardFixture.repositoryRoot.appendingPathComponent("themes").path])

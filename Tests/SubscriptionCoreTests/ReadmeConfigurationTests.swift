@@ -36,4 +36,17 @@ final class ReadmeConfigurationTests: XCTestCase {
         XCTAssertEqual(apps.apps.map { $0.key?.name }, ["team", "team"])
         XCTAssertEqual(apps.apps.map(\.environments), [[.production, .sandbox], [.production]])
     }
+
+    /// Apple Root CA G3 is built in and nothing installs it as a file: an example that sets
+    /// `root_ca` to a path would point a copied config at a file that is not there (and
+    /// replace the built-in root). The examples leave it unset, a commented line at most.
+    func testTheReadmesExampleConfigsLeaveTheBuiltInRootAlone() throws {
+        let readme = try String(contentsOf: RoleTableTests.readme, encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        let examples = [blocks.first { $0.hasPrefix("\nbundle_id = com.example.app") }, blocks.first { $0.contains("[app fitness]") }]
+        for example in examples.compactMap({ $0 }) {
+            let config = try Configuration(text: example, source: "README.md")
+            XCTAssertEqual(config.list("root_ca"), [], "an example sets root_ca:\n\(example)")
+        }
+    }
 }

@@ -45,7 +45,9 @@ final class RenewalExtensionTests: XCTestCase, RunsOnEveryEngine {
     /// and nothing is asked of Apple or kept.
     func testExtendWithoutTheAPIKeyIsRefusedBeforeTheQuestion() throws {
         try seed()
-        let needs = "extending a renewal date needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id"
+        // The command line names the config file it reads; the core, knowing none, the config file.
+        let needs = "extending a renewal date needs the App Store Server API key: set api_key_file, api_key_id and api_issuer_id "
+            + "in the config file"
         let single = try fixture.subdesk(["extend", otid, "--days", "7", "--reason-code", "3", "--reason", "outage"]
                                          + fixture.commandLineFlagsWithoutKey)
         XCTAssertEqual(single.status, 2, single.output)
@@ -55,13 +57,13 @@ final class RenewalExtensionTests: XCTestCase, RunsOnEveryEngine {
         let all = try fixture.subdesk(["extend", "--all", "--product", "app.monthly", "--days", "3", "--reason-code", "3", "--reason", "outage"]
                                       + fixture.commandLineFlagsWithoutKey)
         XCTAssertEqual(all.status, 2, all.output)
-        XCTAssertTrue(all.output.contains("extending renewal dates for every active subscriber needs the App Store Server API: set api_key_file"),
+        XCTAssertTrue(all.output.contains("extending renewal dates for every active subscriber needs the App Store Server API key: set api_key_file"),
                       all.output)
         XCTAssertTrue(fixture.server.requests.isEmpty)
         XCTAssertEqual(try fixture.openStore().extensions(originalTransactionId: otid).count, 0)
         // The core says the same to any other caller.
         XCTAssertThrowsError(try fixture.revalidator(apiKey: false).extendRenewalDate(otid, days: 7, reasonCode: 3, reason: "outage")) { error in
-            XCTAssertEqual("\(error)", needs)
+            XCTAssertEqual("\(error)", needs + " (or pass --api-key-file, --api-key-id, --api-issuer-id)")
         }
     }
 

@@ -36,13 +36,15 @@ extension DashboardEndToEndTests {
             $0.contains("TYPE/SUBTYPE") && $0.contains("7200000000000001")
         }
         let header = try XCTUnwrap(screen.components(separatedBy: "\n").first { $0.contains("TYPE/SUBTYPE") }, screen)
-        XCTAssertTrue(header.trimmingCharacters(in: .whitespaces).hasPrefix("APP"), header)
+        XCTAssertFalse(header.trimmingCharacters(in: .whitespaces).hasPrefix("APP"), "scoped to one app: no APP column\n" + header)
         XCTAssertTrue(screen.contains("app: other"), screen)
         XCTAssertFalse(screen.contains("20000004000"), "no row of the demo app on the scoped feed: \(screen)")
         try terminal.send(literal: ":app all")
         try terminal.send(keys: "Enter")
         let every = try terminal.waitFor(text: "20000004000")
         XCTAssertTrue(every.contains("7200000000000001"), every)
+        let everyHeader = try XCTUnwrap(every.components(separatedBy: "\n").first { $0.contains("TYPE/SUBTYPE") }, every)
+        XCTAssertTrue(everyHeader.trimmingCharacters(in: .whitespaces).hasPrefix("APP"), "every app: each row's app\n" + everyHeader)
         try terminal.send(keys: "q")
         XCTAssertEqual(waitForExit(), "EXIT=0")
     }

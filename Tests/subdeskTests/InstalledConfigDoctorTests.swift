@@ -77,6 +77,6 @@ final class InstalledConfigDoctorTests: XCTestCase {
     /// every command that opens the configured store does.
     func testDemoAndTheTablePrintersNeverReadTheInstalledConfig() {
         let own = Set(CommandTable.standard.commands.filter { !$0.installedConfig }.map(\.name))
-        XCTAssertEqual(own, ["demo", "simulate", "generate", "keys", "commands", "man", "completions", "sample-config"])
+        XCTAssertEqual(own, ["demo", "simulate", "generate", "keys", "commands", "man", "completions", "sample-config", "version"])
     }
 }

@@ -40,7 +40,9 @@ final class ManAndCompletionTests: SubdeskTestCase {
             }
         }
         for option in OptionGroup.global.options + [CommandTable.version] {
-            XCTAssertTrue(pages.main.contains(".TP\n\\fB\(Roff.escape("--" + option.name))\\fR"), "subdesk(1) lacks --\(option.name)")
+            // `-V, --version` where the option has a one-letter spelling.
+            let short = option.short.map { "\\fB\(Roff.escape("-\($0)"))\\fR, " } ?? ""
+            XCTAssertTrue(pages.main.contains(".TP\n\(short)\\fB\(Roff.escape("--" + option.name))\\fR"), "subdesk(1) lacks --\(option.name)")
         }
         // subdesk(1), a page for each command, and subdesk-http(1), the helper the package installs too.
         XCTAssertEqual(pages.all.map(\.file), ["subdesk.1"] + table.commands.map { "subdesk-\($0.name).1" } + ["subdesk-http.1"])
@@ -209,6 +211,32 @@ final class ManAndCompletionTests: SubdeskTestCase {
         XCTAssertEqual(lines.first, "subdesk \(SubdeskVersion.string)")
         XCTAssertEqual(lines.dropFirst().map { $0.components(separatedBy: ": ")[0] }, ["commit", "built", "engines", "linking"])
         XCTAssertTrue(lines.contains("engines: sqlite,postgresql"), r.stdout)
+    }
+
+    /// `subdesk version` and `subdesk -V` print what `--version` prints, and the command
+    /// table says so: help, the manual, every shell's completions.
+    func testVersionCommandAndShortFlagPrintWhatVersionPrints() throws {
+        let long = try run(["--version"])
+        for spelling in [["version"], ["-V"]] {
+            let r = try run(spelling)
+            XCTAssertEqual(r.status, 0, "\(spelling): \(r.stderr)")
+            XCTAssertEqual(r.stdout, long.stdout, "\(spelling)")
+        }
+        let table = CommandTable.standard
+        XCTAssertTrue(table.usage.contains("\n  version "), table.usage)
+        XCTAssertTrue(table.usage.contains("-V, --version"), table.usage)
+        let pages = ManPages(table: table)
+        XCTAssertTrue(pages.all.contains { $0.file == "subdesk-version.1" })
+        XCTAssertTrue(pages.main.contains("\\fB\\-V\\fR"), "subdesk(1) names -V")
+        let completions = Completions(table: table)
+        XCTAssertTrue(completions.bash.contains("-V --version"), "bash completes -V")
+        XCTAssertTrue(completions.bash.contains(" version "), "bash completes the command")
+        XCTAssertTrue(completions.zsh.contains("'-V[print the version]'"), "zsh completes -V")
+        XCTAssertTrue(completions.zsh.contains("'version:"), "zsh completes the command")
+        XCTAssertTrue(completions.fish.contains("-s V -l version"), "fish completes -V")
+        XCTAssertTrue(completions.fish.contains("-a version "), "fish completes the command")
+        XCTAssertEqual(Arguments.parse(["show", "-V"], commands: table).problem?.description, "unknown option -V",
+                       "-V is the version without a command only")
     }
 
     /// Unpacked anywhere (usr/bin/subdesk beside usr/share/subdesk), the demo finds its data

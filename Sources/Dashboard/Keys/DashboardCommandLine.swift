@@ -203,7 +203,7 @@ public enum DashboardCommandLine {
             return []
         }
         if let write = command.write, let refusal = state.login.refusal(write) {
-            DashboardReducer.flash(refusal, error: true, &state)
+            DashboardReducer.flash(refusal, shorter: state.login.briefRefusal(write), error: true, &state)
             return []
         }
         return command.run(argument, &state)
@@ -239,6 +239,11 @@ public enum DashboardCommandLine {
             return []
         }
         if argument.lowercased() != "all" {
+            // Said in the desk's words: the operator typed `:app`, not the command line's flag.
+            guard state.apps.app(named: argument) != nil else {
+                DashboardReducer.flash(state.apps.unknown(argument, askedBy: ":app"), error: true, &state)
+                return []
+            }
             do { try scope(toApp: argument, &state) } catch {
                 DashboardReducer.flash("\(error)", error: true, &state)
                 return []

@@ -283,7 +283,9 @@ extension DashboardReducer {
     /// question, when its key settings are missing (nothing could be sent); true when refused.
     static func refusedWithoutServerAPI(_ action: String, _ state: inout DashboardState) -> Bool {
         guard state.withoutServerAPIKey else { return false }
-        flash(RevalidationError.needsServerAPI(action: action).description, error: true, &state)
+        let place = state.serverAPIKeyPlace
+        flash(RevalidationError.needsServerAPI(action: action, place: place).description, shorter: [action + " " + place.brief, place.brief],
+              error: true, &state)
         return true
     }
 

@@ -123,10 +123,10 @@ extension DashboardReducer {
         for row in page.rows {
             let id = row.state.originalTransactionId
             list.overrides[id] = page.overrides[id]
+            list.accessEnded[id] = page.accessEnded[id]
             if page.consentWithdrawn.contains(id) { list.consentWithdrawn.insert(id) } else { list.consentWithdrawn.remove(id) }
         }
         list.searchCut = !page.complete
-        list.openConsentWithdrawals = page.openConsentWithdrawals
 
         switch request.position {
         case .first:

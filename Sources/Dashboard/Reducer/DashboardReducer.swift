@@ -169,8 +169,10 @@ public enum DashboardReducer {
         }
         state.showsHelp = false
         state.showsMessages = false
+        // The bottom line words it to fit, naming the work (`DashboardRenderer.quitQuestion`).
         state.confirmation = DashboardState.Confirmation(
-            question: "Quit? w: when it is done (audited)  y: now (not audited)  any other key: stay", onYes: .quit)
+            question: "Quit while \(state.runningWork.joined(separator: "; "))? w: when it is done (audited)  y: now (not audited)  "
+                + "any other key: stay", onYes: .quit)
         return []
     }
 
@@ -250,8 +252,11 @@ public enum DashboardReducer {
     /// Shows a message on the bottom line and keeps it in the session's history. An error
     /// stays until Esc dismisses it (an operator away from the screen must not miss it);
     /// other messages go after `duration`.
-    static func flash(_ text: String, error: Bool = false, duration: Millis = flashDuration, _ state: inout DashboardState) {
-        state.flash = error ? .error(text) : .info(text)
+    /// `shorter`: the same meaning in fewer words, longest first, for a line too narrow for
+    /// `text` (the history keeps `text`).
+    static func flash(_ text: String, shorter: [String] = [], error: Bool = false, duration: Millis = flashDuration,
+                      _ state: inout DashboardState) {
+        state.flash = FlashMessage(text, kind: error ? .error : .info, shorter: shorter)
         state.flashUntil = error ? Millis.max : state.now + duration
         state.messages.append(LoggedMessage(at: state.now, text: text, isError: error))
         if state.messages.count > maxMessages { state.messages.removeFirst(state.messages.count - maxMessages) }
@@ -330,7 +335,7 @@ public enum DashboardReducer {
         }
         // A write this login may not make is refused before any dialog or question, in the CLI's words.
         if let write = command.write, let refusal = state.login.refusal(write) {
-            flash(refusal, error: true, &state)
+            flash(refusal, shorter: state.login.briefRefusal(write), error: true, &state)
             return []
         }
         switch state.screen {

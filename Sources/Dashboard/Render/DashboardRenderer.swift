@@ -140,12 +140,13 @@ public enum DashboardRenderer {
 
     static func bottomLine(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
         if let confirmation = state.confirmation {
-            FlashMessage(" " + confirmation.question, kind: .info).render(in: area, buffer: &buffer)
+            let line = confirmation.onYes == .quit ? quitQuestion(state.runningWork, width: area.width) : " " + confirmation.question
+            FlashMessage(line, kind: .info).render(in: area, buffer: &buffer)
         } else if let prompt = state.prompt {
             PromptLine(symbol: prompt.symbol, text: prompt.text, cursor: prompt.cursor, completions: prompt.completions,
                        selectedCompletion: prompt.selectedCompletion).render(in: area, buffer: &buffer)
         } else if let flash = state.flash {
-            FlashMessage(flashLine(flash.text, error: flash.kind == .error, width: area.width), kind: flash.kind)
+            FlashMessage(flashLine(flash.text, shorter: flash.shorter, error: flash.kind == .error, width: area.width), kind: flash.kind)
                 .render(in: area, buffer: &buffer)
         } else {
             let hints: [Hint]
@@ -167,10 +168,16 @@ public enum DashboardRenderer {
     /// The bottom line for a message: whole when it fits (an error says how it goes, in
     /// fewer words where room is short); else its start cut at a word, one `…`, its last
     /// clause (what to do) when it leaves the start some room, and where it is whole
-    /// (`:messages`). Never two ellipses in a row.
-    static func flashLine(_ message: String, error: Bool, width: Int) -> String {
+    /// (`:messages`). Never two ellipses in a row. A message given in fewer words
+    /// (`shorter`, the same meaning) is shown so, whole, before any is cut.
+    static func flashLine(_ message: String, shorter: [String] = [], error: Bool, width: Int) -> String {
         let tails = error ? ["  (Esc dismisses · :messages)", "  (Esc)"] : [""]
         for tail in tails where TextWidth.width(of: " " + message + tail) <= width { return " " + message + tail }
+        for brief in shorter {
+            for tail in tails + [""] where TextWidth.width(of: " " + brief + tail) <= width { return " " + brief + tail }
+        }
+        // Cut, the fewest words are cut least.
+        let message = shorter.last ?? message
         let more = error ? "  (:messages · Esc)" : "  (:messages)"
         var room = width - 1 - TextWidth.width(of: more) - 1
         // The last clause, after "; " or ": ", usually says what to do: keep it when the
@@ -197,6 +204,22 @@ public enum DashboardRenderer {
     static func selectedLineExpanded(_ state: DashboardState) -> Bool {
         guard state.screen == .detail, let detail = state.detail, detail.timeline.indices.contains(detail.selection) else { return false }
         return detail.expanded[DetailState.entryKey(detail.timeline[detail.selection])] != nil
+    }
+
+    /// The bottom line's quit question, naming the work in progress (the first of several,
+    /// and how many more): the keys' words shorten first, then the work's name is cut, never
+    /// the keys.
+    static func quitQuestion(_ running: [String], width: Int) -> String {
+        let work = running.first.map(SafeText.sanitize) ?? "work"
+        let more = running.count > 1 ? " and \(running.count - 1) more" : ""
+        let keys = ["w: when it is done (audited)  y: now (not audited)  any other key: stay",
+                    "w: when done (audited)  y: now (not audited)  other key: stay", "w: when done  y: now  other: stay"]
+        for choice in keys {
+            let line = " Quit while \(work)\(more)? \(choice)"
+            if TextWidth.width(of: line) <= width { return line }
+        }
+        let room = width - TextWidth.width(of: " Quit while \(more)? \(keys.last!)")
+        return " Quit while \(TextWidth.truncate(work, toWidth: max(8, room)))\(more)? \(keys.last!)"
     }
 
     /// The question `q` asks while work runs on a worker: what is running, and what quitting now loses.
@@ -259,8 +282,8 @@ public enum DashboardRenderer {
     }
 
     /// With several apps configured a list says each row's app in an APP column; with one,
-    /// the list is as it was.
-    static func showsApps(_ state: DashboardState) -> Bool { state.apps.apps.count > 1 }
+    /// or once `:app` scoped the desk to one (every row is then its), the list is as it was.
+    static func showsApps(_ state: DashboardState) -> Bool { state.apps.apps.count > 1 && state.scope == nil }
 
     /// A row's app: the configured name of the app whose bundle id it carries, else the
     /// bundle id (an app no longer configured), else `-`.
@@ -268,14 +291,16 @@ public enum DashboardRenderer {
         TableCell(state.apps.name(ofRecord: bundleId))
     }
 
-    /// `columns` and `rows` with the APP column first when several apps are configured, each
-    /// row's app being its entry of `bundleIds`; as given otherwise.
+    /// `columns` and `rows` with the APP column first when `showsApps`, each row's app being
+    /// its entry of `bundleIds`; as given otherwise. The column is as wide as the names it
+    /// holds (at most 16), so the rest of the room goes to the columns that need it.
     static func withAppColumn(_ columns: [TableColumn], _ rows: [[TableCell]], bundleIds: [String?],
                               _ state: DashboardState) -> (columns: [TableColumn], rows: [[TableCell]]) {
         guard showsApps(state) else { return (columns, rows) }
-        let widest = state.apps.apps.map { TextWidth.width(of: $0.name) }.max() ?? 3
-        return ([TableColumn("APP", width: .fixed(min(12, max(3, widest))))] + columns,
-                zip(bundleIds, rows).map { [appCell($0, state)] + $1 })
+        let cells = bundleIds.map { appCell($0, state) }
+        let widest = cells.map { TextWidth.width(of: $0.text) }.max() ?? 0
+        return ([TableColumn("APP", width: .fixed(min(16, max(3, widest))))] + columns,
+                zip(cells, rows).map { [$0] + $1 })
     }
 
     /// `Prod` rather than `Production` where columns are scarce.

@@ -44,42 +44,45 @@ enum SubscribersView {
 
         let tableArea = area.inset(top: 2)
         let wide = area.width >= 110
-        // A store with no open consent withdrawal (most of them) keeps the columns for the rest.
-        let consentColumn = list.openConsentWithdrawals > 0 || !list.consentWithdrawn.isEmpty
-        var columns: [TableColumn] = [
+        // A column with nothing to show in the rows in hand gives its room to USER and
+        // PRODUCT: an override in force, a consent withdrawal are rare.
+        let ids = list.rows.map(\.state.originalTransactionId)
+        let overrideColumn = ids.contains { list.overrides[$0] != nil }
+        let consentColumn = ids.contains { list.consentWithdrawn.contains($0) }
+        var plainColumns: [TableColumn] = [
             TableColumn("USER", width: .flex(1)),
             TableColumn("ORIGINAL TX", width: .fixed(16)),
             TableColumn("PRODUCT", width: .flex(1)),
             TableColumn("STATUS", width: .fixed(wide ? 13 : 7)),
-            // An operator's override in force decides entitlement instead of Apple's state.
-            TableColumn(wide ? "OVERRIDE" : "OV", width: .fixed(wide ? 8 : 2)),
             TableColumn("EXPIRES (\(state.time.label))", width: .fixed(16)),
             TableColumn(wide ? "RENEW" : "AUTO", width: .fixed(wide ? 5 : 4)),
             TableColumn("ENV", width: .fixed(wide ? 10 : 4)),
         ]
         if consentColumn {
             // A parent or guardian withdrew consent: Apple stops the app, an operator has to act.
-            columns.insert(TableColumn(wide ? "CONSENT" : "C", width: .fixed(wide ? TextWidth.width(of: consentWide) : 1)), at: 5)
+            plainColumns.insert(TableColumn(wide ? "CONSENT" : "C", width: .fixed(wide ? TextWidth.width(of: consentWide) : 1)), at: 4)
         }
-        // Several apps: each subscription's app, by its configured name (else its bundle id).
-        let appColumn = DashboardRenderer.showsApps(state)
-        if appColumn { columns.insert(TableColumn("APP", width: .flex(1)), at: 0) }
-        let rows: [[TableCell]] = list.rows.map { row in
+        if overrideColumn {
+            // An operator's override in force decides entitlement instead of Apple's state.
+            plainColumns.insert(TableColumn(wide ? "OVERRIDE" : "OV", width: .fixed(wide ? 8 : 2)), at: 4)
+        }
+        let plainRows: [[TableCell]] = list.rows.map { row in
             let s = row.state
             var cells = [
                 TableCell(userLabel(row.subscriber)),
                 TableCell(s.originalTransactionId),
                 TableCell(s.productId),
                 TableCell(wide ? s.status.label : shortLabel(s.status), role: Styling.role(for: s.status)),
-                overrideCell(list.overrides[s.originalTransactionId], wide: wide),
-                TableCell(s.expiresDate.map(state.time.minute) ?? "-"),
+                TableCell(SubscriptionReport.listedEnd(s, accessEnded: list.accessEnded).map(state.time.minute) ?? "-"),
                 TableCell(s.autoRenewStatus ? "on" : "off", role: s.autoRenewStatus ? nil : .dim),
                 TableCell(DashboardRenderer.environmentLabel(s.environment, short: !wide)),
             ]
-            if consentColumn { cells.insert(consentCell(list.consentWithdrawn.contains(s.originalTransactionId), wide: wide), at: 5) }
-            if appColumn { cells.insert(DashboardRenderer.appCell(s.bundleId, state), at: 0) }
+            if consentColumn { cells.insert(consentCell(list.consentWithdrawn.contains(s.originalTransactionId), wide: wide), at: 4) }
+            if overrideColumn { cells.insert(overrideCell(list.overrides[s.originalTransactionId], wide: wide), at: 4) }
             return cells
         }
+        // Several apps: each subscription's app, by its configured name (else its bundle id).
+        let (columns, rows) = DashboardRenderer.withAppColumn(plainColumns, plainRows, bundleIds: list.rows.map(\.state.bundleId), state)
         let empty: String
         if !list.loaded {
             empty = "loading…"

@@ -60,7 +60,10 @@ public final class DashboardSession {
         self.revalidator = revalidator
         if self.state.availableThemes.isEmpty { self.state.availableThemes = themes.availableNames() }
         // Whether some app has the key `:extend`, `:ping` and `:backfill` need, whichever app it is.
-        if case .success(let ready) = revalidator { self.state.withoutServerAPIKey = !ready.hasServerAPIKey }
+        if case .success(let ready) = revalidator {
+            self.state.withoutServerAPIKey = !ready.hasServerAPIKey
+            self.state.serverAPIKeyPlace = ready.configuration.keyPlace
+        }
     }
 
     public var shouldQuit: Bool { state.quitRequested }
@@ -476,7 +479,8 @@ public final class DashboardSession {
         }
         let consent = try consentBadges.marks(among: page.rows.map(\.state.originalTransactionId), store: store)
         page.consentWithdrawn = consent.withdrawn
-        page.openConsentWithdrawals = consent.openCount
+        page.accessEnded = try store.accessEnded(originalTransactionIds: page.rows.filter { $0.state.status == .revoked }
+            .map(\.state.originalTransactionId))
         return page
     }
 

@@ -162,8 +162,8 @@ public struct SubscriberPage: Sendable {
     public var overrides: [String: Override.Kind]
     /// Rows an open consent withdrawal concerns.
     public var consentWithdrawn: Set<String>
-    /// Open consent withdrawals in the store, for whether the list gives them a column.
-    public var openConsentWithdrawals = 0
+    /// When access ended for the revoked rows (their refund), as their detail says.
+    public var accessEnded: [String: Millis] = [:]
     /// False when the query's scan limit stopped the read before the page filled: more
     /// matches may lie further down the list.
     public var complete: Bool

@@ -81,6 +81,8 @@ public struct DashboardState: Sendable {
     /// True when the App Store Server API key settings are missing: `:extend` says what
     /// to set before it asks y/n, instead of after the operator said yes.
     public var withoutServerAPIKey = false
+    /// Where the key settings go, for the message that refuses such an action.
+    public var serverAPIKeyPlace = ServerAPIKeyPlace()
 
     public struct Confirmation: Equatable, Sendable {
         public enum OnYes: Equatable, Sendable {

@@ -24,9 +24,9 @@ public struct SubscriberListState: Sendable {
     public var overrides: [String: Override.Kind] = [:]
     /// Rows whose customer withdrew consent (an open RESCIND_CONSENT), as their pages said.
     public var consentWithdrawn: Set<String> = []
-    /// Open consent withdrawals in the store as the last page said: while there are none,
-    /// the list spends no columns on a consent marker.
-    public var openConsentWithdrawals = 0
+    /// When access ended for revoked rows (their refund), as their pages said: the EXPIRES
+    /// column shows it, as the detail does, instead of the refunded period's signed end.
+    public var accessEnded: [String: Millis] = [:]
     /// Rows per page; nil sizes pages from the screen. Small pages make paging visible in tests.
     public var pageSize: Int?
 

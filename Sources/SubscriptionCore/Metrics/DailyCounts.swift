@@ -45,12 +45,22 @@ public struct DayCounts: Equatable, Sendable {
         return Double(self[m])
     }
 
-    /// The value as a table shows it: a count, a rate as a percentage, money in a few
-    /// characters (`9.99`, `150`, `1.2k`, `35k`, `1.4M`); `-` when undefined.
-    public func text(_ m: Metric) -> String {
+    /// How a table writes money: in a few characters where columns are narrow (the
+    /// dashboard's days), or to the cent with thousands grouped (`counts`' text table).
+    public enum MoneyText: Sendable {
+        /// `9.99`, `150`, `1.2k`, `35k`, `1.4M`.
+        case compact
+        /// `844.87`, `1,499.04`.
+        case cents
+    }
+
+    /// The value as a table shows it: a count, a rate as a percentage, money as `money`
+    /// says; `-` when undefined.
+    public func text(_ m: Metric, money style: MoneyText = .compact) -> String {
         if m.isMoney {
             // In cents first, as JSON gives it, so the screen and `counts --json` round alike.
             guard let exact = money[m] else { return "-" }
+            if style == .cents { return Money.cents(exact) }
             let v = (exact * 100).rounded() / 100
             let a = abs(v)
             if a < 0.005 { return "0" }

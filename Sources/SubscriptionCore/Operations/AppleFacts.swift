@@ -72,6 +72,12 @@ extension SubscriptionReport {
         return history.transactions.filter(\.isRevoked).compactMap(\.revocationDate).max()
     }
 
+    /// The date a list shows for `state` in its expiry column: when access ended for a
+    /// revoked subscription (`accessEnded`, as its detail says), else when it expires.
+    public static func listedEnd(_ state: SubscriptionState, accessEnded: [String: Millis]) -> Millis? {
+        state.status == .revoked ? accessEnded[state.originalTransactionId] ?? state.expiresDate : state.expiresDate
+    }
+
     public var appleFacts: AppleFacts {
         func object(_ data: Data?) -> [String: Any] {
             data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]

@@ -113,9 +113,10 @@ extension Operations {
 }
 
 extension ConsentWithdrawal {
-    /// How many withdrawals no operator has marked handled yet. Reads no bodies.
-    public static func openCount(store: Store) throws -> Int {
-        let keys = try store.consentNotificationKeys()
+    /// How many withdrawals no operator has marked handled yet (with `app`, of that app).
+    /// Reads no bodies.
+    public static func openCount(store: Store, app: AppScope? = nil) throws -> Int {
+        let keys = try store.consentNotificationKeys(app: app)
         guard !keys.isEmpty else { return 0 }
         let handled = try store.consentHandled(uuids: keys.map(\.uuid))
         return keys.filter { handled[$0.uuid] == nil }.count

@@ -116,6 +116,8 @@ public struct RevalidationConfiguration: Sendable {
     /// Hears of every wait before a retry (a 429's Retry-After, a backoff), so a command
     /// on a terminal can say why it is quiet.
     public var onRetry: (@Sendable (HTTPRetryNotice) -> Void)?
+    /// Where the key settings go, for the message when they are missing.
+    public var keyPlace = ServerAPIKeyPlace()
 
     public init(endpoints: AppStoreEndpoints = .apple, http: HTTPPolicy = HTTPPolicy(), apiKey: AppStoreAPIKey? = nil,
                 sharedSecret: String? = nil, historyPageLimit: Int = 100) {

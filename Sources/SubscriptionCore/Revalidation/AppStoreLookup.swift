@@ -72,7 +72,7 @@ final class AppStoreLookup: @unchecked Sendable {
     /// The App Store Server API client, or an error naming the settings it needs. With
     /// `maxTimeout`, one whose requests give up sooner (for callers that poll).
     func serverAPI(for action: String, maxTimeout: TimeInterval? = nil) throws -> AppStoreServerAPIClient {
-        guard let api = apiClient else { throw RevalidationError.needsServerAPI(action: action) }
+        guard let api = apiClient else { throw RevalidationError.needsServerAPI(action: action, place: configuration.keyPlace) }
         guard let maxTimeout, maxTimeout < configuration.http.timeout else { return api }
         var http = configuration.http
         http.timeout = maxTimeout

@@ -16,6 +16,49 @@ public enum ServerAPIAction {
     public static let appTransaction = "looking up an app transaction (Get App Transaction Info)"
 }
 
+/// Where the App Store Server API key settings go, for a message that says what to set
+/// where: the config file's keys (as `Configuration`'s tables name them), or the flags.
+public struct ServerAPIKeyPlace: Sendable, Equatable {
+    /// The config file subdesk reads (or would read); nil when not known.
+    public var configFile: String?
+    /// Whether the apps come from `[app]` sections: the key is then a `[key NAME]` section
+    /// that each app's `key` names, and no flag sets it.
+    public var sections: Bool
+
+    public init(configFile: String? = nil, sections: Bool = false) {
+        self.configFile = configFile
+        self.sections = sections
+    }
+
+    /// `set api_key_file, api_key_id and api_issuer_id in the config file /etc/subdesk/config
+    /// (or pass --api-key-file, --api-key-id, --api-issuer-id)`.
+    public var advice: String {
+        let file = "the config file" + (configFile.map { " " + $0 } ?? "")
+        if sections {
+            return "declare the key in a [key NAME] section of \(file) (\(Self.list(Self.keySectionKeys))) "
+                + "and set \(Self.appKeyKey) = NAME in each [app] section"
+        }
+        return "set \(Self.list(Self.flatKeys)) in \(file) (or pass "
+            + Self.flatKeys.map { "--" + $0.replacingOccurrences(of: "_", with: "-") }.joined(separator: ", ") + ")"
+    }
+
+    /// The same in fewer words, for a line of 80 columns: the keys and that they go in the config file.
+    public var brief: String {
+        sections ? "needs a [key] section in the config file and \(Self.appKeyKey) = NAME in each [app]"
+            : "needs the API key: \(Self.flatKeys.joined(separator: ", ")) in the config file"
+    }
+
+    /// The top-level keys of a key, the keys of a `[key]` section, and an `[app]` section's
+    /// key naming one, as `Configuration`'s tables name them.
+    static var flatKeys: [String] { Configuration.flatAppKeys.filter { $0.hasPrefix("api_") } }
+    static var keySectionKeys: [String] { Configuration.sectionKinds.first { $0.kind == .key }?.keys.map(\.name) ?? [] }
+    static var appKeyKey: String { Configuration.sectionKinds.first { $0.kind == .app }?.keys.first { $0.name == "key" }?.name ?? "key" }
+
+    static func list(_ names: [String]) -> String {
+        names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " and " + names.last!
+    }
+}
+
 /// When a rate limit lifts, as a 429's Retry-After said.
 public enum RateLimitResume: Equatable, Sendable {
     /// The moment the limit lifts.
@@ -40,8 +83,8 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
     /// `resumeAt` is when Apple said to ask again (its Retry-After), when it said.
     case rateLimited(request: String, resumeAt: RateLimitResume?, attempts: Int)
     /// An action that only the App Store Server API can do was asked for without its key
-    /// settings; `action` names it (`extending a renewal date`).
-    case needsServerAPI(action: String)
+    /// settings; `action` names it (`extending a renewal date`), `place` where they go.
+    case needsServerAPI(action: String, place: ServerAPIKeyPlace = ServerAPIKeyPlace())
     /// An HTTP status we cannot use, with Apple's error code and message when it sent them.
     case http(request: String, status: Int, apiErrorCode: Int?, message: String, attempts: Int)
     /// Neither environment knows the transaction id.
@@ -77,8 +120,8 @@ public enum RevalidationError: Error, CustomStringConvertible, Equatable, Sendab
             case nil: until = ""
             }
             return "\(request): rate limited by Apple (HTTP 429)\(Self.attempts(attempts))\(until)"
-        case .needsServerAPI(let action):
-            return "\(action) needs the App Store Server API: set api_key_file, api_key_id, api_issuer_id"
+        case .needsServerAPI(let action, let place):
+            return "\(action) needs the App Store Server API key: \(place.advice)"
         case .http(let request, let status, let code, let message, let attempts):
             // Apple's own code and what its list says it means, then Apple's message when it adds something.
             let known = code.flatMap(AppStoreAPIErrorCode.lookup)

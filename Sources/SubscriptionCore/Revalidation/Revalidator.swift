@@ -267,7 +267,7 @@ public final class Revalidator: @unchecked Sendable {
             } catch let error as RevalidationError where apps.count > 1 && passed.note(error) {}
         }
         try passed.rethrow()
-        throw RevalidationError.needsServerAPI(action: ServerAPIAction.revalidate)
+        throw RevalidationError.needsServerAPI(action: ServerAPIAction.revalidate, place: configuration.keyPlace)
     }
 
     private struct DryRunRollback: Error {}

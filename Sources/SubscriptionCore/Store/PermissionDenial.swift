@@ -52,5 +52,16 @@ public struct PermissionDenial: Sendable, CustomStringConvertible {
         return "\(who) may not \(what): \(verdict)"
     }
 
+    /// `explain`'s meaning in fewer words, longest first, for a line too narrow for it: what
+    /// may not be done and the roles that may, without who (the desk's header names the
+    /// login); then the roles without their `subdesk_` prefix, as the header writes them.
+    public static func briefly(doing action: String, needs: (PostgresRoles.Privilege, String)) -> [String] {
+        let may = rolesThatMay(needs.0, on: needs.1)
+        guard !may.isEmpty else { return ["may not \(action): no subdesk role may"] }
+        func either(_ names: [String]) -> String { names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " or " + names.last! }
+        let short = may.map { $0.hasPrefix("subdesk_") ? String($0.dropFirst("subdesk_".count)) : $0 }
+        return ["may not \(action): that needs \(either(may))", "may not \(action): needs \(either(short))"]
+    }
+
     public var description: String { explain(doing: nil) }
 }

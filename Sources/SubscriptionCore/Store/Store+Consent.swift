@@ -35,12 +35,14 @@ extension Store {
 extension Store {
     /// Every stored RESCIND_CONSENT's UUID and the subscription intake found for it, without
     /// the bodies: what the subscriber list's badge and the open count read, through the
-    /// partial index on RESCIND_CONSENT rows (migration 17), however large the table.
-    public func consentNotificationKeys() throws -> [(uuid: String, originalTransactionId: String?)] {
-        try db.rows("""
+    /// partial index on RESCIND_CONSENT rows (migration 17), however large the table; with
+    /// `app`, its withdrawals only.
+    public func consentNotificationKeys(app: AppScope? = nil) throws -> [(uuid: String, originalTransactionId: String?)] {
+        let own = Store.appCondition(app)
+        return try db.rows("""
             SELECT notification_uuid, original_transaction_id FROM notifications
-            WHERE type = 'RESCIND_CONSENT' ORDER BY signed_ms DESC, notification_uuid
-            """, []) { (uuid: $0.string(0), originalTransactionId: $0.optionalString(1)) }
+            WHERE type = 'RESCIND_CONSENT'\(own.sql) ORDER BY signed_ms DESC, notification_uuid
+            """, own.values) { (uuid: $0.string(0), originalTransactionId: $0.optionalString(1)) }
     }
 
     /// The app transactions (app downloads) these subscriptions' transactions were bought

@@ -30,6 +30,24 @@ extension Store {
         return t
     }
 
+    /// When access ended for each of these subscriptions that has a revoked transaction: its
+    /// latest revocation date, what `SubscriptionReport.accessEnded` says on a revoked
+    /// subscription's detail, so a list shows the date its detail shows.
+    public func accessEnded(originalTransactionIds: [String]) throws -> [String: Millis] {
+        var ended: [String: Millis] = [:]
+        // In slices: a search's limit may name more ids than an engine binds in one statement.
+        for start in stride(from: 0, to: originalTransactionIds.count, by: 500) {
+            let slice = originalTransactionIds[start..<min(start + 500, originalTransactionIds.count)]
+            let pairs = try db.rows("""
+                SELECT original_transaction_id, MAX(revocation_ms) FROM transactions
+                WHERE original_transaction_id IN (\(slice.map { _ in "?" }.joined(separator: ","))) AND revocation_ms IS NOT NULL
+                GROUP BY original_transaction_id
+                """, slice.map { $0 as SQLBindable? }) { ($0.string(0), $0.int64(1)) }
+            ended.merge(pairs, uniquingKeysWith: max)
+        }
+        return ended
+    }
+
     public func transaction(id: String) throws -> TransactionRecord? {
         try db.first(Store.selectTransaction, [id], Store.transaction)
     }

@@ -50,6 +50,14 @@ public struct StoreLogin: Sendable, Equatable {
     /// What pressing a key that makes `write` is told, or nil when the login may make it.
     public func refusal(_ write: StoreWrite) -> String? { refusals[write] }
 
+    /// The same refusal in fewer words, longest first, for a line too narrow for it: never
+    /// without what may not be done and which roles may (or that the file is read-only).
+    public func briefRefusal(_ write: StoreWrite) -> [String] {
+        guard refusals[write] != nil else { return [] }
+        if user == nil { return ["read-only store: may not \(write.words)"] }
+        return PermissionDenial.briefly(doing: write.words, needs: (write.privilege, write.table))
+    }
+
     /// The header's words: `pg: mgr (read)` (the roles without their `subdesk_` prefix),
     /// `read-only` for a file this user may only read; nil for a SQLite file that may be written.
     public var headerText: String? {

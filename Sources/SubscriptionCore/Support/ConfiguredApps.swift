@@ -117,11 +117,14 @@ public struct ConfiguredApps: Sendable, Equatable {
     /// The app `--app TEXT` names (its name, bundle id or Apple ID); an unknown one is
     /// refused, naming the configured apps.
     public func configured(named text: String) throws -> ConfiguredApp {
-        guard let app = app(named: text) else {
-            throw ConfigurationError("--app: \(text) names no configured app (apps: "
-                                     + apps.map(\.label).joined(separator: ", ") + ")")
-        }
+        guard let app = app(named: text) else { throw ConfigurationError(unknown(text, askedBy: "--app")) }
         return app
+    }
+
+    /// That `text` names no configured app, as what asked says it (`--app`, the desk's
+    /// `:app`), naming the configured apps.
+    public func unknown(_ text: String, askedBy asker: String) -> String {
+        "\(asker): \(text) names no configured app (apps: " + apps.map(\.label).joined(separator: ", ") + ")"
     }
 
     /// A stored record's app as a list shows it: the configured name, else the bundle id it

@@ -7,10 +7,13 @@ public struct FlashMessage: Sendable, Hashable {
 
     public var text: String
     public var kind: Kind
+    /// The same meaning in fewer words, longest first, for a line too narrow for `text`.
+    public var shorter: [String] = []
 
-    public init(_ text: String, kind: Kind = .info) {
+    public init(_ text: String, kind: Kind = .info, shorter: [String] = []) {
         self.text = text
         self.kind = kind
+        self.shorter = shorter
     }
 
     public static func info(_ text: String) -> FlashMessage { FlashMessage(text, kind: .info) }
