@@ -50,6 +50,10 @@ final class ServeServer: @unchecked Sendable {
 
     let settings: Settings
     let listener: ServeListener
+    /// Where scrapes of `/metrics` come (`--metrics-listen`): a listener of its own, so what a
+    /// connection may ask is decided by where it connected, never by a path it sends.
+    let metricsListener: ServeListener?
+    let metrics = ServeMetrics()
     let log = ServeLog()
     /// The requests answered 503, by reason, since the process started (reloads included).
     let unavailable = ServeUnavailableCounts()
@@ -62,13 +66,18 @@ final class ServeServer: @unchecked Sendable {
 
     /// Requests waiting for a worker, and answers waiting for the loop (under `lock`).
     private var jobs: [FastCGIConnection.Request] = []
+    /// Scrapes waiting for the metrics worker (under `lock`): one thread of their own, so a
+    /// scrape never holds a worker intake needs.
+    private var metricsJobs: [FastCGIConnection.Request] = []
     private var answers: [(connection: FastCGIConnection, bytes: [UInt8])] = []
     /// Written to wake the loop (an answer, a signal).
     private var wake: (read: Int32, write: Int32) = (-1, -1)
 
-    init(settings: Settings, listener: ServeListener, makeEngine: @escaping () throws -> ServeEngine) throws {
+    init(settings: Settings, listener: ServeListener, metricsListener: ServeListener? = nil,
+         makeEngine: @escaping () throws -> ServeEngine) throws {
         self.settings = settings
         self.listener = listener
+        self.metricsListener = metricsListener
         self.makeEngine = makeEngine
         engine = try makeEngine()
     }
@@ -139,12 +148,21 @@ final class ServeServer: @unchecked Sendable {
             source.resume()
             signalSources.append(source)
         }
-        _ = fcntl(listener.fd, F_SETFL, fcntl(listener.fd, F_GETFL) | O_NONBLOCK)
+        for l in [listener] + (metricsListener.map { [$0] } ?? []) {
+            _ = fcntl(l.fd, F_SETFL, fcntl(l.fd, F_GETFL) | O_NONBLOCK)
+        }
         for index in 0..<settings.maxConnections {
             let thread = Thread { [self] in work() }
             thread.name = "subdesk-worker-\(index)"
             thread.stackSize = 1 << 20
             thread.start()
+        }
+        if let metricsListener {
+            let thread = Thread { [self] in work(.metrics) }
+            thread.name = "subdesk-metrics"
+            thread.stackSize = 1 << 20
+            thread.start()
+            log.notice("answering /metrics scrapes on \(metricsListener.name)")
         }
         log.notice("answering FastCGI on \(listener.name) (pid \(getpid()))")
         let unanswered = loop()
@@ -165,12 +183,12 @@ final class ServeServer: @unchecked Sendable {
         return 0
     }
 
-    /// A worker: answers whole requests, one at a time, and hands each answer to the loop.
-    private func work() {
+    /// A worker: answers whole requests of `role`, one at a time, and hands each answer to the loop.
+    private func work(_ role: FastCGIConnection.Role = .intake) {
         while true {
             lock.lock()
-            while jobs.isEmpty { lock.wait() }
-            let request = jobs.removeFirst()
+            while (role == .intake ? jobs : metricsJobs).isEmpty { lock.wait() }
+            let request = role == .intake ? jobs.removeFirst() : metricsJobs.removeFirst()
             lock.unlock()
             let bytes = FastCGIConnection.answer(request, server: self)
             lock.lock()
@@ -182,8 +200,12 @@ final class ServeServer: @unchecked Sendable {
 
     private func dispatch(_ request: FastCGIConnection.Request) {
         lock.lock()
-        jobs.append(request)
-        lock.signal()
+        switch request.connection.role {
+        case .intake: jobs.append(request)
+        case .metrics: metricsJobs.append(request)
+        }
+        // Every waiting thread wakes and looks at its own queue.
+        lock.broadcast()
         lock.unlock()
     }
 
@@ -195,6 +217,8 @@ final class ServeServer: @unchecked Sendable {
         var stopAt: Double?
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         let counts = unavailable
+        let listeners: [(listener: ServeListener, role: FastCGIConnection.Role)] =
+            [(listener, .intake)] + (metricsListener.map { [($0, .metrics)] } ?? [])
 
         func close(_ c: FastCGIConnection, _ why: FastCGIConnectionGuard.Close?) {
             if let why {
@@ -252,8 +276,10 @@ final class ServeServer: @unchecked Sendable {
             var now = Self.monotonic()
             if stopAt == nil && isStopping {
                 stopAt = now + Self.stopSeconds
-                if listener.fd > 2 { Glibc.close(listener.fd) }
-                listener.removeSocketFile()
+                for l in listeners {
+                    if l.listener.fd > 2 { Glibc.close(l.listener.fd) }
+                    l.listener.removeSocketFile()
+                }
             }
             if let stopAt {
                 // Stopping: a connection with nothing begun and nothing owed is closed; one
@@ -265,7 +291,7 @@ final class ServeServer: @unchecked Sendable {
 
             var polled: [pollfd] = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
             let accepting = stopAt == nil
-            if accepting { polled.append(pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)) }
+            if accepting { for l in listeners { polled.append(pollfd(fd: l.listener.fd, events: Int16(POLLIN), revents: 0)) } }
             let first = polled.count
             let order = Array(connections.values)
             for c in order {
@@ -304,8 +330,9 @@ final class ServeServer: @unchecked Sendable {
                 }
             }
 
-            // New connections, as many as are waiting.
-            if accepting && polled[1].revents != 0 {
+            // New connections, as many as are waiting, each taking its listener's role.
+            for (index, l) in listeners.enumerated() where accepting && polled[1 + index].revents != 0 {
+                let listener = l.listener
                 for _ in 0..<256 {
                     let fd = accept(listener.fd, nil, nil)
                     guard fd >= 0 else { break }
@@ -323,7 +350,7 @@ final class ServeServer: @unchecked Sendable {
                         Glibc.close(fd)
                         continue
                     }
-                    connections[fd] = FastCGIConnection(fd: fd, now: now, limits: settings.guardLimits,
+                    connections[fd] = FastCGIConnection(fd: fd, role: l.role, now: now, limits: settings.guardLimits,
                                                         maxConnections: settings.maxConnections) { counts.values() }
                 }
             }
