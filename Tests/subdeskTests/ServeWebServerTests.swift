@@ -220,12 +220,11 @@ final class ServeWebServerTests: SubdeskTestCase {
 
     /// curl's status and body for https://127.0.0.1:PORT/PATH, the certificate checked
     /// against the test's own, with `user` and `password` (none: no credentials).
-    func fetchOverTLS(port: Int, path: String = "/metrics", user: String?, password: String?, method: String = "GET") throws -> (status: Int, body: String) {
+    func fetchOverTLS(port: Int, path: String = "/metrics", user: String?, password: String?) throws -> (status: Int, body: String) {
         let out = dir + "/curl-\(UUID().uuidString).out"
         var arguments = ["curl", "--silent", "--noproxy", "*", "--max-time", "30", "--cacert", dir + "/tls/fullchain.pem",
-                         "--output", out, "--write-out", "%{http_code}", "--request", method]
+                         "--output", out, "--write-out", "%{http_code}"]
         if let user, let password { arguments += ["--user", "\(user):\(password)"] }
-        if method == "POST" { arguments += ["--data-binary", "{}"] }
         arguments.append("https://127.0.0.1:\(port)\(path)")
         let ran = try runToEnd("/usr/bin/env", arguments)
         let body = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
@@ -244,8 +243,7 @@ final class ServeWebServerTests: SubdeskTestCase {
         XCTAssertEqual(storedCount, Double(stored), scraped.body)
         XCTAssertEqual(try fetchOverTLS(port: port, user: Self.metricsUser, password: "wrong").status, 401)
         XCTAssertEqual(try fetchOverTLS(port: port, user: nil, password: nil).status, 401)
-        let webhook = try fetchOverTLS(port: port, path: "/appstore/notifications", user: Self.metricsUser, password: Self.metricsPassword,
-                                       method: "POST")
+        let webhook = try fetchOverTLS(port: port, path: "/appstore/notifications", user: Self.metricsUser, password: Self.metricsPassword)
         XCTAssertTrue([403, 404].contains(webhook.status), "the metrics listener serves only /metrics: \(webhook)")
     }
 
