@@ -3,6 +3,7 @@ import XCTest
 import FastCGI
 @testable import SubscriptionCore
 import SubdeskTestKit
+@testable import subdesk
 
 /// `/metrics` answered by `subdesk serve` on a listener of its own (`--metrics-listen`),
 /// spoken to as a web server speaks to it: what `subdesk metrics` prints, no path crossing
@@ -188,6 +189,45 @@ final class ServeMetricsTests: SubdeskTestCase {
         XCTAssertEqual(try level(), "ok")
         try "db = \(db)\n".write(toFile: dir + "/config", atomically: true, encoding: .utf8)
         XCTAssertNil(try level(), "not named: not checked")
+    }
+
+    /// Under systemd both sockets come from it (subdesk-serve.socket, and
+    /// subdesk-serve-metrics.socket named metrics): each takes only its own requests.
+    func testSystemdsSocketNamedMetricsTakesTheScrapes() throws {
+        let db = dir + "/store.db"
+        XCTAssertEqual(try run(["init", "--db", db]).status, 0)
+        let intakeListener = ServeListenerTestAddress.boundSocket(socketPath)
+        let metricsListener = ServeListenerTestAddress.boundSocket(metricsPath)
+        XCTAssertEqual(listen(intakeListener, 16), 0)
+        XCTAssertEqual(listen(metricsListener, 16), 0)
+        let log = dir + "/systemd.log"
+        // As systemd passes them: in the units' order, the metrics socket first here, found by its name.
+        let command = ([Self.binary, "serve", "--db", db] + ServeTests.policyFlags).map { "'" + $0 + "'" }.joined(separator: " ")
+        let pid = try Spawn.start("/bin/sh", ["-c", "LISTEN_PID=$$ LISTEN_FDS=2 LISTEN_FDNAMES=metrics:serve exec " + command]) { actions in
+            posix_spawn_file_actions_adddup2(actions, metricsListener, 3)
+            posix_spawn_file_actions_adddup2(actions, intakeListener, 4)
+            posix_spawn_file_actions_addopen(actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        }
+        defer {
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        close(intakeListener)
+        close(metricsListener)
+        // The sockets listen already: requests wait in their queues until serve takes them.
+        let body = try ServeTests.signedBodies(1, firstInstance: 933_000)[0]
+        let stored = try FastCGITestClient(socket: socketPath).post(body.body)
+        XCTAssertEqual(stored?.text, "stored \(body.uuid)", (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+        let scraped = try scrape()
+        XCTAssertEqual(scraped.status, 200, scraped.stdout)
+        XCTAssertTrue(scraped.text.contains(#"subdesk_source_up{source="store"} 1"#), scraped.text)
+        let crossed = try scrape(method: "POST", path: "/appstore/notifications", body: body.body)
+        XCTAssertEqual(crossed.status, 405)
+        XCTAssertEqual(ServeListener.systemdRoles(count: 2, names: "serve:metrics").intake, 3)
+        XCTAssertEqual(ServeListener.systemdRoles(count: 2, names: "serve:metrics").metrics, 4)
+        XCTAssertNil(ServeListener.systemdRoles(count: 1, names: nil).metrics, "one socket, unnamed: intake alone")
     }
 
     func testMetricsListenMustNotBeTheWebhooksListener() throws {

@@ -323,7 +323,7 @@ final class ServeWebServerTests: SubdeskTestCase {
         let units = dir + "/units"
         try FileManager.default.createDirectory(atPath: units, withIntermediateDirectories: true)
         var service = ""
-        for name in ["subdesk-serve.socket", "subdesk-serve.service"] {
+        for name in ["subdesk-serve.socket", "subdesk-serve-metrics.socket", "subdesk-serve.service"] {
             let text = try shipped("systemd/" + name)
             if name.hasSuffix(".service") { service = text }
             try text.replacingOccurrences(of: "/usr/local/bin/subdesk", with: Self.binary)
@@ -341,11 +341,18 @@ final class ServeWebServerTests: SubdeskTestCase {
         XCTAssertEqual(keys["ExecStart"], "/usr/local/bin/subdesk serve")
         let socket = try shipped("systemd/subdesk-serve.socket")
         XCTAssertTrue(socket.contains("SocketGroup=www-data") && socket.contains("SocketMode=0660"), socket)
+        let metricsSocket = try shipped("systemd/subdesk-serve-metrics.socket")
+        XCTAssertTrue(metricsSocket.contains("SocketGroup=www-data") && metricsSocket.contains("SocketMode=0660"), metricsSocket)
+        XCTAssertTrue(metricsSocket.contains("FileDescriptorName=metrics\n") && metricsSocket.contains("Service=subdesk-serve.service\n"),
+                      "serve tells the scrapes' socket by its name: \(metricsSocket)")
+        let nginxSite = try shipped("nginx-serve.conf")
+        XCTAssertTrue(metricsSocket.contains("ListenStream=/run/subdesk/metrics.sock\n") && nginxSite.contains("unix:/run/subdesk/metrics.sock"))
 
         guard let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             return  // No systemd here: the keys above are the check.
         }
-        let verified = try runToEnd(analyze, ["verify", units + "/subdesk-serve.socket", units + "/subdesk-serve.service"])
+        let verified = try runToEnd(analyze, ["verify", units + "/subdesk-serve.socket", units + "/subdesk-serve-metrics.socket",
+                                              units + "/subdesk-serve.service"])
         XCTAssertEqual(verified.status, 0, verified.output)
         XCTAssertEqual(verified.output.trimmingCharacters(in: .whitespacesAndNewlines), "", verified.output)
     }

@@ -17,7 +17,8 @@ enum ServeCommand {
         FastCGI parameters), but from one process that keeps the store open, so a request costs no
         process start. It listens on --listen (a unix socket, or a TCP port on 127.0.0.1 unless a
         host is given), on a listening socket inherited on file descriptor 0 (lighttpd's bin-path,
-        spawn-fcgi), or on the socket systemd passes (LISTEN_FDS). A TCP listener off the loopback
+        spawn-fcgi), or on the sockets systemd passes (LISTEN_FDS; the one LISTEN_FDNAMES names metrics
+        takes scrapes, as --metrics-listen's does). A TCP listener off the loopback
         takes connections only from --allow-from (or FCGI_WEB_SERVER_ADDRS) addresses.
         Bodies are verified side by side (--workers) and those that arrive together are committed
         in one transaction, each answered once it is durable. One serve writes a SQLite store: a
@@ -79,8 +80,11 @@ enum ServeCommand {
         }
         let lock = try ServeLock(store: context.databasePath)
         let arguments = context.arguments
-        let listener = try ServeListener.open(listen: arguments.value(.listen), socketMode: mode,
-                                              allowed: arguments.values(.allowFrom), environment: context.environment)
+        // Under systemd, both sockets may come from it (subdesk-serve-metrics.socket names its own).
+        let passed = arguments.value(.listen) == nil
+            ? try ServeListener.fromSystemd(context.environment, allowed: arguments.values(.allowFrom)) : nil
+        let listener = try passed?.intake ?? ServeListener.open(listen: arguments.value(.listen), socketMode: mode,
+                                                               allowed: arguments.values(.allowFrom), environment: context.environment)
         let metricsListener: ServeListener?
         do {
             metricsListener = try arguments.value(.metricsListen).map {
@@ -89,7 +93,7 @@ enum ServeCommand {
                 }
                 return try ServeListener.open(listen: $0, socketMode: mode, allowed: arguments.values(.allowFrom),
                                               environment: context.environment)
-            }
+            } ?? passed?.metrics
         } catch {
             listener.removeSocketFile()
             throw error
