@@ -302,6 +302,10 @@ final class ServeWebServerTests: SubdeskTestCase {
             ErrorLog \(dir!)/logs/apache-error.log
             LoadModule mpm_event_module \(modules)/mod_mpm_event.so
             LoadModule authz_core_module \(modules)/mod_authz_core.so
+            LoadModule authz_user_module \(modules)/mod_authz_user.so
+            LoadModule authn_core_module \(modules)/mod_authn_core.so
+            LoadModule authn_file_module \(modules)/mod_authn_file.so
+            LoadModule auth_basic_module \(modules)/mod_auth_basic.so
             LoadModule proxy_module \(modules)/mod_proxy.so
             LoadModule proxy_fcgi_module \(modules)/mod_proxy_fcgi.so
             LoadModule socache_shmcb_module \(modules)/mod_socache_shmcb.so
