@@ -310,7 +310,7 @@ public enum OnCallMetrics {
                      help: "Subscriptions whose by-segment counts wait to be caught up (counted up to 100000).",
                      unit: "", labels: [], source: [.tables(["metric_segments_pending"])]) { i in [.init(Double(i.reading.pendingSegments))] },
         OnCallMetric(name: "subdesk_serve_unavailable_total", kind: .counter,
-                     help: "Requests the running subdesk serve (serve_socket) answered 503 since it started, by reason (locked, connection, store_missing, store_replaced, incomplete_body, revocation, other): the store could not take them, so serve counts them itself; absent without serve_socket or when serve does not answer.",
+                     help: "Requests the running subdesk serve (serve_socket) answered 503 since it started, by reason (locked, connection, store_missing, store_replaced, incomplete_body, revocation, other): the store (for revocation, an OCSP responder) could not take them, so serve counts them itself; absent without serve_socket or when serve does not answer (serve answering the scrape gives its own).",
                      unit: "", labels: ["reason"], source: [.serve]) { i in
             guard let u = i.serveUnavailability else { return [] }
             return ServeUnavailableReason.allCases.map { .init([("reason", $0.rawValue)], Double(u.totals[$0] ?? 0)) }
