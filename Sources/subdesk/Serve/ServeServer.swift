@@ -64,11 +64,11 @@ final class ServeServer: @unchecked Sendable {
     private let makeEngine: () throws -> ServeEngine
     private var signalSources: [DispatchSourceSignal] = []
 
-    /// Requests waiting for a worker, and answers waiting for the loop (under `lock`).
-    private var jobs: [FastCGIConnection.Request] = []
-    /// Scrapes waiting for the metrics worker (under `lock`): one thread of their own, so a
-    /// scrape never holds a worker intake needs.
-    private var metricsJobs: [FastCGIConnection.Request] = []
+    /// Requests waiting for a worker; scrapes wait for the metrics worker in a queue of their
+    /// own, so a scrape never holds a worker intake needs.
+    private let jobs = JobQueue()
+    private let metricsJobs = JobQueue()
+    /// Answers waiting for the loop (under `lock`).
     private var answers: [(connection: FastCGIConnection, bytes: [UInt8])] = []
     /// Written to wake the loop (an answer, a signal).
     private var wake: (read: Int32, write: Int32) = (-1, -1)
@@ -185,11 +185,9 @@ final class ServeServer: @unchecked Sendable {
 
     /// A worker: answers whole requests of `role`, one at a time, and hands each answer to the loop.
     private func work(_ role: FastCGIConnection.Role = .intake) {
+        let queue = role == .intake ? jobs : metricsJobs
         while true {
-            lock.lock()
-            while (role == .intake ? jobs : metricsJobs).isEmpty { lock.wait() }
-            let request = role == .intake ? jobs.removeFirst() : metricsJobs.removeFirst()
-            lock.unlock()
+            let request = queue.take()
             let bytes = FastCGIConnection.answer(request, server: self)
             lock.lock()
             answers.append((request.connection, bytes))
@@ -199,14 +197,28 @@ final class ServeServer: @unchecked Sendable {
     }
 
     private func dispatch(_ request: FastCGIConnection.Request) {
-        lock.lock()
-        switch request.connection.role {
-        case .intake: jobs.append(request)
-        case .metrics: metricsJobs.append(request)
+        (request.connection.role == .intake ? jobs : metricsJobs).put(request)
+    }
+
+    /// Whole requests waiting for the workers that take them.
+    final class JobQueue: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var waiting: [FastCGIConnection.Request] = []
+
+        func put(_ request: FastCGIConnection.Request) {
+            condition.lock()
+            waiting.append(request)
+            condition.signal()
+            condition.unlock()
         }
-        // Every waiting thread wakes and looks at its own queue.
-        lock.broadcast()
-        lock.unlock()
+
+        /// The oldest request, once there is one.
+        func take() -> FastCGIConnection.Request {
+            condition.lock()
+            defer { condition.unlock() }
+            while waiting.isEmpty { condition.wait() }
+            return waiting.removeFirst()
+        }
     }
 
     /// The connections' loop, until stopped; returns how many requests were still being
