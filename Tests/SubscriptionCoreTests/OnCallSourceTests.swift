@@ -1,10 +1,13 @@
 import XCTest
 @testable import SubscriptionCore
+import SubdeskTestKit
 
 /// `subdesk_source_up`: each source judged from what is recorded (the store's rows, serve's
 /// counts of its 503s), never by asking the source; a source with nothing to judge has no
 /// sample, and no sample claims a source that does not exist.
-final class OnCallSourceTests: XCTestCase {
+final class OnCallSourceTests: XCTestCase, RunsOnEveryEngine {
+    /// The store's reading runs on each engine; the judgements are pure.
+    static let engineTests: Set<String>? = ["testTheStoreReadsTheLatestRecordedAppleCall"]
     let now: Millis = 1_790_000_000_000
 
     func inputs(stored: Millis? = nil, serve: ServeUnavailability? = nil, revocationCheck: Bool = false,
@@ -71,7 +74,7 @@ final class OnCallSourceTests: XCTestCase {
     /// The store's records of calls to Apple: the latest of an audited revalidation, a refund
     /// answer and a ping, each read as the value it was recorded with.
     func testTheStoreReadsTheLatestRecordedAppleCall() throws {
-        let store = try Store(path: ":memory:")
+        let store = try Store.inMemory()
         XCTAssertNil(try store.lastAppleCall(now: now))
         try store.write {
             _ = try store.appendAudit(AuditEntry(at: now - 50_000, operatorName: "ana", action: "revalidate", target: "1", reason: nil,
