@@ -179,6 +179,7 @@ enum MaintenanceCommands {
         configFileChecks(context, add: add)
         if let warning = context.configReadableByOthers { add("config file", "warn", warning) }
         chainKeyCheck(context, add: add)
+        metricsPasswordFileCheck(context, add: add)
         revalidationChecks(context, add: add)
         for problem in context.trustFileProblems { add("trust files", "fail", problem) }
         if context.wantsJSON {
@@ -270,6 +271,23 @@ enum MaintenanceCommands {
         } catch {
             add("chain key", "warn", "\(error); chain checks are not remembered, so each CGI request checks its chain in full")
         }
+    }
+
+    /// The password file the web server checks /metrics scrapes against
+    /// (`metrics_password_file`): its hashes are for the web server's user alone, so one that
+    /// other users may read (or write) is a problem, and one that is missing fails every scrape.
+    static func metricsPasswordFileCheck(_ context: Context, add: (String, String, String) -> Void) {
+        guard let path = context.config.string("metrics_password_file") else { return }
+        guard let mode = SecretFile.permissions(path) else {
+            add("metrics auth", "fail", "\(path) (metrics_password_file) does not exist: the web server refuses every scrape")
+            return
+        }
+        guard mode & 0o007 == 0 else {
+            add("metrics auth", "warn", "\(path) (metrics_password_file) can be read by every user (mode \(String(mode, radix: 8))): "
+                + "anyone on this host may try its hashes; chmod o-rwx it (root:www-data 0640)")
+            return
+        }
+        add("metrics auth", "ok", "\(path): /metrics scrapes need a password (mode \(String(mode, radix: 8)))")
     }
 
     static func revalidationChecks(_ context: Context, add: (String, String, String) -> Void) {

@@ -61,14 +61,25 @@ enum MetricsCommand {
                               thresholds: thresholds)
     }
 
-    static func inputs(_ context: Context) throws -> OnCallInputs {
-        let store = try context.openStore(mode: .reading)
+    /// What the on-call metrics and the check are computed from. `serve` says what the
+    /// subdesk serve counted of its 503s (the store could not take those requests, so it
+    /// cannot count them): by default the one `serve_socket` names, asked on its socket.
+    /// `storePath` nil reads as other reading commands do (the demo store standing in while no
+    /// store exists); serve names its own store, so a scrape never reads another.
+    static func inputs(_ context: Context, storePath: String? = nil,
+                       serve: (Context) -> ServeUnavailability? = askedOfServeSocket) throws -> OnCallInputs {
+        let store = try context.openStore(path: storePath, mode: .reading)
         let reading = try store.onCallReading(now: DateText.nowMillis())
         var inputs = try settings(context).inputs(reading)
         inputs.apps = try context.configuredApps()
-        // The 503s serve answered are counted in serve (the store could not take them).
-        inputs.serveUnavailability = ServeProbe.socketPath(context).flatMap { ServeProbe.unavailability(at: $0) }
+        inputs.revocationCheck = try context.intakePolicy().revocationCheck == .ocsp
+        inputs.serveUnavailability = serve(context)
         return inputs
+    }
+
+    /// What the subdesk serve of `serve_socket` says of its 503s; nil without one, or when it does not answer.
+    static func askedOfServeSocket(_ context: Context) -> ServeUnavailability? {
+        ServeProbe.socketPath(context).flatMap { ServeProbe.unavailability(at: $0) }
     }
 
     static func metrics(_ context: Context) throws -> Int32 {
@@ -79,15 +90,8 @@ enum MetricsCommand {
         }
         // A web server shows its own error page for a CGI program that prints no headers;
         // Prometheus reads a 503 with the reason as a failed scrape (up == 0), which pages.
-        let answer: String
-        do {
-            answer = "Status: 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\r\n"
-                + OnCallMetrics.exposition(try scoped(try inputs(context), context))
-        } catch {
-            Output.error("metrics: \(error)")
-            return respondUnavailable("the store could not be read: \(error)")
-        }
-        FileHandle.standardOutput.write(Data(answer.utf8))
+        let answer = MetricsAnswer.answer(params: context.environment, context: context, serve: askedOfServeSocket, log: Output.error)
+        FileHandle.standardOutput.write(Data(answer.cgiText.utf8))
         return 0
     }
 
@@ -105,9 +109,7 @@ enum MetricsCommand {
     /// config file SUBDESK_CONFIG names that is missing): a 503 with the reason, which
     /// Prometheus records as a failed scrape (up == 0), never a web server's 500 page.
     static func respondUnavailable(_ reason: String) -> Int32 {
-        let answer = "Status: 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
-            + "subdesk metrics: \(reason)\n"
-        FileHandle.standardOutput.write(Data(answer.utf8))
+        FileHandle.standardOutput.write(Data(MetricsAnswer.unavailable(reason).cgiText.utf8))
         return 0
     }
 

@@ -57,6 +57,7 @@ struct OptionName: Hashable, CustomStringConvertible {
     static let maxPages = OptionName("max-pages")
     static let maxRejectedPerHour = OptionName("max-rejected-per-hour")
     static let maxSilence = OptionName("max-silence")
+    static let metricsListen = OptionName("metrics-listen")
     static let metric = OptionName("metric")
     static let ndjson = OptionName("ndjson")
     static let noDashboard = OptionName("no-dashboard")

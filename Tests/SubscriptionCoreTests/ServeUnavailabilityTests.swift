@@ -17,7 +17,7 @@ final class ServeUnavailabilityTests: XCTestCase {
 
     func testTheCountsSurviveTheirEncodingAndUnknownReasonsFoldIntoOther() {
         let counts = ServeUnavailability(totals: [.locked: 3, .incompleteBody: 1], lastHour: 2)
-        XCTAssertEqual(counts.encodedTotals, "locked=3,connection=0,store_missing=0,store_replaced=0,incomplete_body=1,other=0")
+        XCTAssertEqual(counts.encodedTotals, "locked=3,connection=0,store_missing=0,store_replaced=0,incomplete_body=1,revocation=0,other=0")
         XCTAssertEqual(ServeUnavailability.decode(totals: counts.encodedTotals, lastHour: "2"), counts)
         XCTAssertEqual(counts.summary, "locked 3, incomplete_body 1")
         XCTAssertEqual(ServeUnavailability.decode(totals: "locked=1,disk_on_fire=4,other=1", lastHour: "0")?.totals,
@@ -26,5 +26,21 @@ final class ServeUnavailabilityTests: XCTestCase {
             XCTAssertNil(ServeUnavailability.decode(totals: totals, lastHour: hour), "\(totals) / \(hour)")
         }
         XCTAssertNil(ServeUnavailability.decode(totals: nil, lastHour: "0"), "a serve that does not count says nothing")
+    }
+
+    /// When each reason was last answered travels with the counts; a serve of an earlier
+    /// build, which does not say, leaves it empty.
+    func testWhenEachReasonWasLastSeenSurvivesItsEncoding() {
+        let counts = ServeUnavailability(totals: [.locked: 1, .revocation: 2], lastHour: 3,
+                                         lastAt: [.locked: 1_790_000_000_000, .revocation: 1_790_000_100_000])
+        XCTAssertEqual(counts.encodedLastAt, "locked=1790000000000,revocation=1790000100000")
+        XCTAssertEqual(ServeUnavailability.decode(totals: counts.encodedTotals, lastHour: "3", lastAt: counts.encodedLastAt), counts)
+        XCTAssertEqual(ServeUnavailability.decode(totals: counts.encodedTotals, lastHour: "3")?.lastAt, [:])
+        XCTAssertEqual(counts.latest { $0.isTheStore }, 1_790_000_000_000)
+        XCTAssertEqual(counts.latest { $0 == .revocation }, 1_790_000_100_000)
+        XCTAssertNil(ServeUnavailability.decode(totals: counts.encodedTotals, lastHour: "3", lastAt: "locked=soon"))
+        XCTAssertEqual(ServeUnavailableReason.of(RevocationStatusUnavailable(field: "signedPayload", position: .x5c(0), subject: "leaf",
+                                                                             responder: "http://ocsp.example", reason: "timed out")),
+                       .revocation)
     }
 }

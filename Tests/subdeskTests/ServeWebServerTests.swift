@@ -23,8 +23,11 @@ final class ServeWebServerTests: SubdeskTestCase {
     }
 
     var socketPath: String { dir + "/serve.sock" }
+    /// Where serve answers /metrics scrapes (`--metrics-listen`).
+    var metricsSocketPath: String { dir + "/metrics.sock" }
 
-    /// A store, its configuration, and subdesk serve answering on `socketPath`.
+    /// A store, its configuration, and subdesk serve answering on `socketPath` (and scrapes
+    /// on `metricsSocketPath`).
     func startServe() throws -> String {
         for sub in ["www", "logs", "tmp"] {
             try FileManager.default.createDirectory(atPath: dir + "/" + sub, withIntermediateDirectories: true)
@@ -42,7 +45,8 @@ final class ServeWebServerTests: SubdeskTestCase {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "SUBDESK_DB")
         env["SUBDESK_CONFIG"] = dir + "/config"
-        let server = try ServeProcess(binary: Self.binary, arguments: [], socket: socketPath, log: dir + "/logs/serve.log", environment: env)
+        let server = try ServeProcess(binary: Self.binary, arguments: ["--metrics-listen", "unix:" + metricsSocketPath], socket: socketPath,
+                                      log: dir + "/logs/serve.log", environment: env)
         serve = server
         try server.waitUntilAnswering()
         return db
@@ -96,12 +100,18 @@ final class ServeWebServerTests: SubdeskTestCase {
 
     func testSignedBodiesThroughLighttpdAndServeAreStored() async throws {
         let db = try startServe()
+        try makeCertificate()
+        try makePasswordFile()
         let port = try WebServerTests.freeLoopbackPort()
+        let metricsPort = try WebServerTests.freeLoopbackPort()
         let settings = ["var.subdesk_port": String(port), "var.subdesk_serve_socket": "\"\(socketPath)\"",
                         "var.subdesk_config": "\"\(dir!)/config\"", "var.subdesk_docroot": "\"\(dir!)/www\"",
                         "var.subdesk_logs": "\"\(dir!)/logs\"",
-                        "var.subdesk_metrics_socket": "\"127.0.0.1:\(try WebServerTests.freeLoopbackPort())\"",
-                        "var.subdesk_metrics_cgi": "\"\(dir!)/subdesk-metrics-cgi\""]
+                        "var.subdesk_metrics_socket": "\"127.0.0.1:\(metricsPort)\"",
+                        "var.subdesk_metrics_serve": "\"\(metricsSocketPath)\"",
+                        "var.subdesk_metrics_pemfile": "\"\(dir!)/tls/fullchain.pem\"",
+                        "var.subdesk_metrics_privkey": "\"\(dir!)/tls/privkey.pem\"",
+                        "var.subdesk_metrics_htpasswd": "\"\(dir!)/metrics.htpasswd\""]
         var seen = Set<String>()
         let lines = try shipped("lighttpd-serve.conf").split(separator: "\n", omittingEmptySubsequences: false).compactMap { line -> String? in
             let key = line.split(separator: "=", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
@@ -120,6 +130,7 @@ final class ServeWebServerTests: SubdeskTestCase {
         webServer = pid
         try waitForPort(port, pid: pid, log: dir + "/logs/lighttpd.out")
         try await postThrough(port: port, db: db, firstInstance: 880_000)
+        try checkMetricsListener(port: metricsPort, stored: 40)
     }
 
     // MARK: nginx
@@ -156,16 +167,26 @@ final class ServeWebServerTests: SubdeskTestCase {
 
     /// The shipped server block, its paths put under the test's folder; with `port`, on
     /// that loopback port without TLS (the test has no certificate Apple would accept).
-    func nginxSite(port: Int?) throws -> String {
+    /// The metrics server block (the second) keeps its TLS, on `metricsPort`.
+    func nginxSite(port: Int?, metricsPort: Int? = nil) throws -> String {
         var lines: [String] = []
+        var servers = 0
         for line in try shipped("nginx-serve.conf").split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if let port, trimmed.hasPrefix("listen ") {
-                if !lines.contains(where: { $0.contains("listen 127.0.0.1") }) { lines.append("    listen 127.0.0.1:\(port);") }
+            if trimmed.hasPrefix("server {") { servers += 1 }
+            let metricsBlock = servers >= 2
+            if metricsBlock, let metricsPort, trimmed.hasPrefix("listen ") {
+                if !lines.contains(where: { $0.contains("listen 127.0.0.1:\(metricsPort)") }) { lines.append("    listen 127.0.0.1:\(metricsPort) ssl;") }
                 continue
             }
-            if port != nil && trimmed.hasPrefix("ssl_") { continue }
+            if !metricsBlock, let port, trimmed.hasPrefix("listen ") {
+                if !lines.contains(where: { $0.contains("listen 127.0.0.1:\(port)") }) { lines.append("    listen 127.0.0.1:\(port);") }
+                continue
+            }
+            if !metricsBlock && port != nil && trimmed.hasPrefix("ssl_") { continue }
             lines.append(line.replacingOccurrences(of: "/run/subdesk/serve.sock", with: socketPath)
+                .replacingOccurrences(of: "/run/subdesk/metrics.sock", with: metricsSocketPath)
+                .replacingOccurrences(of: "/etc/subdesk/metrics.htpasswd", with: dir + "/metrics.htpasswd")
                 .replacingOccurrences(of: "/var/log/nginx", with: dir + "/logs")
                 .replacingOccurrences(of: "/etc/subdesk/tls", with: dir + "/tls")
                 .replacingOccurrences(of: "include fastcgi_params;", with: "include /etc/nginx/fastcgi_params;"))
@@ -173,24 +194,81 @@ final class ServeWebServerTests: SubdeskTestCase {
         return lines.joined(separator: "\n")
     }
 
+    /// A throwaway self-signed certificate, named for the example host and for 127.0.0.1 (a
+    /// client that checks it, as Prometheus does, finds the address it dialled).
     func makeCertificate() throws {
         try FileManager.default.createDirectory(atPath: dir + "/tls", withIntermediateDirectories: true)
         let made = try runToEnd("/usr/bin/env", ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                                                  "-keyout", dir + "/tls/privkey.pem", "-out", dir + "/tls/fullchain.pem",
-                                                 "-subj", "/CN=notifications.example.com", "-days", "2"])
+                                                 "-subj", "/CN=notifications.example.com", "-days", "2",
+                                                 "-addext", "subjectAltName=DNS:notifications.example.com,IP:127.0.0.1"])
         XCTAssertEqual(made.status, 0, made.output)
     }
 
-    func testSignedBodiesThroughNginxAndServeAreStored() async throws {
+    static let metricsUser = "prometheus"
+    static let metricsPassword = "scrape-me-7d1f"
+
+    /// The /metrics password file, as deploy/README makes it: `user:hash` from `openssl passwd -6`.
+    func makePasswordFile() throws {
+        let hashed = try runToEnd("/usr/bin/env", ["openssl", "passwd", "-6", Self.metricsPassword])
+        XCTAssertEqual(hashed.status, 0, hashed.output)
+        let path = dir + "/metrics.htpasswd"
+        try "\(Self.metricsUser):\(hashed.output.trimmingCharacters(in: .whitespacesAndNewlines))\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o640)
+    }
+
+    /// curl's status and body for https://127.0.0.1:PORT/PATH, the certificate checked
+    /// against the test's own, with `user` and `password` (none: no credentials).
+    func fetchOverTLS(port: Int, path: String = "/metrics", user: String?, password: String?) throws -> (status: Int, body: String) {
+        let out = dir + "/curl-\(UUID().uuidString).out"
+        var arguments = ["curl", "--silent", "--noproxy", "*", "--max-time", "30", "--cacert", dir + "/tls/fullchain.pem",
+                         "--output", out, "--write-out", "%{http_code}"]
+        if let user, let password { arguments += ["--user", "\(user):\(password)"] }
+        arguments.append("https://127.0.0.1:\(port)\(path)")
+        let ran = try runToEnd("/usr/bin/env", arguments)
+        let body = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        return (Int(ran.output.trimmingCharacters(in: .whitespacesAndNewlines).suffix(3)) ?? 0, body)
+    }
+
+    /// The metrics listener of a web server in front of serve: the exposition over TLS with
+    /// the password (the store's source healthy, `stored` notifications counted), 401 without
+    /// it or with a wrong one, and nothing but /metrics.
+    func checkMetricsListener(port: Int, stored: Int) throws {
+        let scraped = try fetchOverTLS(port: port, user: Self.metricsUser, password: Self.metricsPassword)
+        XCTAssertEqual(scraped.status, 200, scraped.body)
+        XCTAssertTrue(scraped.body.contains("subdesk_source_up{source=\"store\"} 1\n"), scraped.body)
+        let storedCount = scraped.body.split(separator: "\n").filter { $0.hasPrefix("subdesk_notifications_received_total{") && $0.contains("outcome=\"stored\"") }
+            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+        XCTAssertEqual(storedCount, Double(stored), scraped.body)
+        XCTAssertEqual(try fetchOverTLS(port: port, user: Self.metricsUser, password: "wrong").status, 401)
+        XCTAssertEqual(try fetchOverTLS(port: port, user: nil, password: nil).status, 401)
+        let webhook = try fetchOverTLS(port: port, path: "/appstore/notifications", user: Self.metricsUser, password: Self.metricsPassword)
+        XCTAssertTrue([403, 404].contains(webhook.status), "the metrics listener serves only /metrics: \(webhook)")
+    }
+
+    /// nginx with the shipped file: the webhook on one port, /metrics over TLS with basic
+    /// auth on another, both answered by one serve.
+    func startNginx() throws -> (port: Int, metricsPort: Int) {
         let nginx = try Self.nginxExecutable()
-        let db = try startServe()
+        try makeCertificate()
+        try makePasswordFile()
         let port = try WebServerTests.freeLoopbackPort()
+        let metricsPort = try WebServerTests.freeLoopbackPort()
         let config = dir + "/nginx.conf"
-        try nginxMain(try nginxSite(port: port)).write(toFile: config, atomically: true, encoding: .utf8)
+        try nginxMain(try nginxSite(port: port, metricsPort: metricsPort)).write(toFile: config, atomically: true, encoding: .utf8)
         let pid = try WebServerTests.spawn(nginx, ["-c", config, "-p", dir], output: dir + "/logs/nginx.out")
         webServer = pid
         try waitForPort(port, pid: pid, log: dir + "/logs/nginx-error.log")
+        try waitForPort(metricsPort, pid: pid, log: dir + "/logs/nginx-error.log")
+        return (port, metricsPort)
+    }
+
+    func testSignedBodiesThroughNginxAndServeAreStored() async throws {
+        let db = try startServe()
+        let (port, metricsPort) = try startNginx()
         try await postThrough(port: port, db: db, firstInstance: 890_000)
+        try checkMetricsListener(port: metricsPort, stored: 40)
     }
 
     /// The shipped nginx block as it is (TLS on 443), with a throwaway certificate: `nginx -t`.
@@ -224,6 +302,10 @@ final class ServeWebServerTests: SubdeskTestCase {
             ErrorLog \(dir!)/logs/apache-error.log
             LoadModule mpm_event_module \(modules)/mod_mpm_event.so
             LoadModule authz_core_module \(modules)/mod_authz_core.so
+            LoadModule authz_user_module \(modules)/mod_authz_user.so
+            LoadModule authn_core_module \(modules)/mod_authn_core.so
+            LoadModule authn_file_module \(modules)/mod_authn_file.so
+            LoadModule auth_basic_module \(modules)/mod_auth_basic.so
             LoadModule proxy_module \(modules)/mod_proxy.so
             LoadModule proxy_fcgi_module \(modules)/mod_proxy_fcgi.so
             LoadModule socache_shmcb_module \(modules)/mod_socache_shmcb.so
@@ -245,7 +327,7 @@ final class ServeWebServerTests: SubdeskTestCase {
         let units = dir + "/units"
         try FileManager.default.createDirectory(atPath: units, withIntermediateDirectories: true)
         var service = ""
-        for name in ["subdesk-serve.socket", "subdesk-serve.service"] {
+        for name in ["subdesk-serve.socket", "subdesk-serve-metrics.socket", "subdesk-serve.service"] {
             let text = try shipped("systemd/" + name)
             if name.hasSuffix(".service") { service = text }
             try text.replacingOccurrences(of: "/usr/local/bin/subdesk", with: Self.binary)
@@ -263,11 +345,18 @@ final class ServeWebServerTests: SubdeskTestCase {
         XCTAssertEqual(keys["ExecStart"], "/usr/local/bin/subdesk serve")
         let socket = try shipped("systemd/subdesk-serve.socket")
         XCTAssertTrue(socket.contains("SocketGroup=www-data") && socket.contains("SocketMode=0660"), socket)
+        let metricsSocket = try shipped("systemd/subdesk-serve-metrics.socket")
+        XCTAssertTrue(metricsSocket.contains("SocketGroup=www-data") && metricsSocket.contains("SocketMode=0660"), metricsSocket)
+        XCTAssertTrue(metricsSocket.contains("FileDescriptorName=metrics\n") && metricsSocket.contains("Service=subdesk-serve.service\n"),
+                      "serve tells the scrapes' socket by its name: \(metricsSocket)")
+        let nginxSite = try shipped("nginx-serve.conf")
+        XCTAssertTrue(metricsSocket.contains("ListenStream=/run/subdesk/metrics.sock\n") && nginxSite.contains("unix:/run/subdesk/metrics.sock"))
 
         guard let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             return  // No systemd here: the keys above are the check.
         }
-        let verified = try runToEnd(analyze, ["verify", units + "/subdesk-serve.socket", units + "/subdesk-serve.service"])
+        let verified = try runToEnd(analyze, ["verify", units + "/subdesk-serve.socket", units + "/subdesk-serve-metrics.socket",
+                                              units + "/subdesk-serve.service"])
         XCTAssertEqual(verified.status, 0, verified.output)
         XCTAssertEqual(verified.output.trimmingCharacters(in: .whitespacesAndNewlines), "", verified.output)
     }

@@ -17,6 +17,8 @@ public struct OnCallInputs: Sendable {
     public var apps = ConfiguredApps(apps: [ConfiguredApp(name: ConfiguredApps.flatAppName, bundleId: nil)], fromSections: false)
     /// One app's name (`--app`): the samples of another app's label are left out; nil for all.
     public var appScope: String?
+    /// Whether intake asks OCSP responders (`revocation_check = ocsp`).
+    public var revocationCheck = false
 
     public init(reading: OnCallReading, roots: [(subject: String, notAfter: Date, fingerprint: String)], quarantineBudgetBytes: Int64?,
                 version: String = SubdeskVersion.string) {
@@ -113,12 +115,67 @@ public struct OnCallMetric: Sendable {
     }
 }
 
+/// A source intake and the operators' commands depend on, whose health a scrape reports
+/// (`subdesk_source_up`) from what is recorded, never by calling it: a scrape reaches
+/// neither Apple nor an OCSP responder. Declared once: the metric's help, the README and
+/// the samples come from here.
+public enum OnCallSource: String, CaseIterable, Sendable {
+    case store
+    case appleAPI = "apple_api"
+    case ocsp
+    // The relay is not built yet: when it is, its case goes here with its meaning and its
+    // judgement below, from what it records. No sample claims it before that.
+
+    /// What 1 and 0 mean, and when there is no sample.
+    public var meaning: String {
+        switch self {
+        case .store:
+            return "store: 1 when the scrape read the store, its schema is one this subdesk knows, and no write intake tried "
+                + "failed after the last notification stored (serve counts its 503s by reason and when, the store cannot); "
+                + "0 otherwise (a store that cannot be read at all answers the scrape 503 instead, so up is 0)"
+        case .appleAPI:
+            return "apple_api: the latest recorded call to the App Store Server API (an audited revalidation, a refund "
+                + "request's answer, a ping): 1 when Apple answered it, 0 when it got no answer or could not be made; "
+                + "absent while nothing is recorded"
+        case .ocsp:
+            return "ocsp: with revocation_check = ocsp, 0 when subdesk serve answered a notification 503 because an OCSP "
+                + "responder could not say whether a certificate was revoked, later than the last notification stored, "
+                + "else 1; absent with the check off, or without serve's counts (the store records no OCSP answer)"
+        }
+    }
+
+    /// 1 or 0 as `meaning` says; nil when there is nothing to judge (no sample).
+    public func up(_ i: OnCallInputs) -> Bool? {
+        let stored = i.reading.lastStored ?? Millis.min
+        switch self {
+        case .store:
+            guard i.reading.schemaVersion <= i.reading.binarySchemaVersion else { return false }
+            guard let failed = i.serveUnavailability?.latest({ $0.isTheStore }) else { return true }
+            return failed < stored
+        case .appleAPI:
+            return i.reading.lastAppleCall?.answered
+        case .ocsp:
+            guard i.revocationCheck, let serve = i.serveUnavailability else { return nil }
+            guard let failed = serve.latest({ $0 == .revocation }) else { return true }
+            return failed < stored
+        }
+    }
+}
+
 public enum OnCallMetrics {
     public static let all: [OnCallMetric] = [
         OnCallMetric(name: "subdesk_build_info", kind: .gauge,
                      help: "Always 1; the labels say which subdesk serves these metrics (as subdesk --version does) and the store engine it reads.",
                      unit: "", labels: ["version"] + SubdeskVersion.details.map(\.name) + ["engine"], source: [.binary]) { i in
             [.init([("version", i.version)] + SubdeskVersion.details.map { ($0.name, $0.value) } + [("engine", i.reading.engine.name)], 1)]
+        },
+        OnCallMetric(name: "subdesk_source_up", kind: .gauge,
+                     help: "Each source's health as recorded, never asked at the scrape. "
+                        + OnCallSource.allCases.map(\.meaning).joined(separator: ". ") + ".",
+                     unit: "", labels: ["source"],
+                     source: [.tables(["intake_counts", "refund_requests", "store_facts"]), .auditAction("revalidate"),
+                              .configuration("revocation_check"), .serve]) { i in
+            OnCallSource.allCases.compactMap { source in source.up(i).map { .init([("source", source.rawValue)], $0 ? 1 : 0) } }
         },
         OnCallMetric(name: "subdesk_notifications_received_total", kind: .counter,
                      help: "Bodies intake answered, by app, environment, notification type, outcome (stored, duplicate, rejected) and, for rejections, the kind of refusal.",
@@ -253,7 +310,7 @@ public enum OnCallMetrics {
                      help: "Subscriptions whose by-segment counts wait to be caught up (counted up to 100000).",
                      unit: "", labels: [], source: [.tables(["metric_segments_pending"])]) { i in [.init(Double(i.reading.pendingSegments))] },
         OnCallMetric(name: "subdesk_serve_unavailable_total", kind: .counter,
-                     help: "Requests the running subdesk serve (serve_socket) answered 503 since it started, by reason (locked, connection, store_missing, store_replaced, incomplete_body, other): the store could not take them, so serve counts them itself; absent without serve_socket or when serve does not answer.",
+                     help: "Requests the running subdesk serve (serve_socket) answered 503 since it started, by reason (locked, connection, store_missing, store_replaced, incomplete_body, revocation, other): the store (for revocation, an OCSP responder) could not take them, so serve counts them itself; absent without serve_socket or when serve does not answer (serve answering the scrape gives its own).",
                      unit: "", labels: ["reason"], source: [.serve]) { i in
             guard let u = i.serveUnavailability else { return [] }
             return ServeUnavailableReason.allCases.map { .init([("reason", $0.rawValue)], Double(u.totals[$0] ?? 0)) }

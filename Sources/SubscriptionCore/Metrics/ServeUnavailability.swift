@@ -16,11 +16,15 @@ public enum ServeUnavailableReason: String, CaseIterable, Sendable {
     case storeReplaced = "store_replaced"
     /// The web server's connection ended before the body CONTENT_LENGTH promised.
     case incompleteBody = "incomplete_body"
+    /// The signing chain's revocation status could not be learned from its OCSP responder
+    /// (`revocation_check = ocsp`): nothing is stored until it answers.
+    case revocation
     /// Anything else the store refused (disk full, a newer schema after a reload, ...).
     case other
 
     /// What a store error means for the on-call reader; read from the error's codes.
     public static func of(_ error: Error) -> ServeUnavailableReason {
+        if error is RevocationStatusUnavailable { return .revocation }
         if error is StoreNotFound { return .storeMissing }
         if error is FileReplacedError { return .storeReplaced }
         guard let e = error as? StoreError else { return .other }
@@ -28,6 +32,15 @@ public enum ServeUnavailableReason: String, CaseIterable, Sendable {
         if let state = e.sqlState { return ["55P03", "57014"].contains(state) ? .locked : .other }
         // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes.
         return [5, 6].contains(e.code & 0xff) ? .locked : .other
+    }
+
+    /// Whether the store was what failed (not the web server's connection, not a responder
+    /// outside): what `subdesk_source_up{source="store"}` is judged by.
+    public var isTheStore: Bool {
+        switch self {
+        case .locked, .connection, .storeMissing, .storeReplaced, .other: return true
+        case .incompleteBody, .revocation: return false
+        }
     }
 }
 
@@ -37,13 +50,28 @@ public struct ServeUnavailability: Sendable, Equatable {
     /// The FastCGI value names serve answers (management records, no store touched).
     public static let totalName = "SUBDESK_UNAVAILABLE_TOTAL"
     public static let lastHourName = "SUBDESK_UNAVAILABLE_LAST_HOUR"
+    public static let lastAtName = "SUBDESK_UNAVAILABLE_LAST_MS"
 
     public var totals: [ServeUnavailableReason: Int]
     public var lastHour: Int
+    /// When each reason's latest 503 was answered (Unix milliseconds); a reason never seen
+    /// since serve started is absent.
+    public var lastAt: [ServeUnavailableReason: Millis]
 
-    public init(totals: [ServeUnavailableReason: Int] = [:], lastHour: Int = 0) {
+    public init(totals: [ServeUnavailableReason: Int] = [:], lastHour: Int = 0, lastAt: [ServeUnavailableReason: Millis] = [:]) {
         self.totals = totals
         self.lastHour = lastHour
+        self.lastAt = lastAt
+    }
+
+    /// The latest 503 of any of the reasons `which` keeps.
+    public func latest(_ which: (ServeUnavailableReason) -> Bool) -> Millis? {
+        lastAt.filter { which($0.key) }.values.max()
+    }
+
+    /// `locked=1780000000000,revocation=...`: the reasons seen, in declaration order.
+    public var encodedLastAt: String {
+        ServeUnavailableReason.allCases.compactMap { r in lastAt[r].map { "\(r.rawValue)=\($0)" } }.joined(separator: ",")
     }
 
     /// `locked=2,connection=0,...`: every reason, in declaration order.
@@ -53,8 +81,16 @@ public struct ServeUnavailability: Sendable, Equatable {
 
     /// Reads serve's two values; nil when either is missing or not as `encodedTotals` writes
     /// it (a reason this build does not know is counted as `other`).
-    public static func decode(totals text: String?, lastHour hourText: String?) -> ServeUnavailability? {
+    /// `lastAt` is optional: a serve of an earlier build does not answer it.
+    public static func decode(totals text: String?, lastHour hourText: String?, lastAt atText: String? = nil) -> ServeUnavailability? {
         guard let text, let hourText, let hour = Int(hourText), hour >= 0 else { return nil }
+        var lastAt: [ServeUnavailableReason: Millis] = [:]
+        for item in (atText ?? "").split(separator: ",") {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let at = Millis(parts[1]), at >= 0 else { return nil }
+            let reason = ServeUnavailableReason(rawValue: String(parts[0])) ?? .other
+            lastAt[reason] = max(lastAt[reason] ?? 0, at)
+        }
         var totals: [ServeUnavailableReason: Int] = [:]
         for item in text.split(separator: ",") {
             let parts = item.split(separator: "=", maxSplits: 1)
@@ -63,7 +99,7 @@ public struct ServeUnavailability: Sendable, Equatable {
             // Kept only when not zero, as the counts are made.
             if n > 0 { totals[reason, default: 0] += n }
         }
-        return ServeUnavailability(totals: totals, lastHour: hour)
+        return ServeUnavailability(totals: totals, lastHour: hour, lastAt: lastAt)
     }
 
     /// `locked 3, connection 1`: the reasons that occurred, for a status line.

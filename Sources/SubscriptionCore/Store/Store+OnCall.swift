@@ -73,6 +73,16 @@ public struct OnCallReading: Sendable {
     public var pendingSegments = 0
     public static let pendingCap = 100_000
 
+    /// The latest call to the App Store Server API the store has a record of; nil when it
+    /// has none (nothing here has called Apple, or no record of it is kept).
+    public var lastAppleCall: AppleCallRecord?
+
+    /// When the last notification was stored (a duplicate or a refusal proves less: neither
+    /// passed every check a stored body did); nil before the first.
+    public var lastStored: Millis? {
+        intakeCounts.filter { $0.outcome == IntakeLogEntry.Result.stored.rawValue }.map(\.last).max()
+    }
+
     /// One app's last stored notification of each environment, when a check is of one app
     /// (`subdesk check --app`): its silence is judged by these instead of every app's arrivals.
     public var appArrivals: [String: Millis]?
@@ -106,6 +116,32 @@ public struct OnCallReading: Sendable {
     public var lastSweepFailures: Int? {
         guard let outcome = lastSweep?.outcome, let range = outcome.range(of: "failed ") else { return nil }
         return Int(outcome[range.upperBound...].prefix { $0.isNumber })
+    }
+}
+
+/// A call to the App Store Server API as the store records it: when, and whether Apple
+/// answered (any answer, an error code included: Apple was there to give it).
+public struct AppleCallRecord: Sendable, Equatable {
+    /// Which record says so.
+    public enum Record: String, Sendable {
+        /// An audited revalidation (`audit_log`, action `revalidate`): one audited `failed`
+        /// is a call that got no usable answer, or could not be made (no key settings).
+        case revalidation
+        /// The last refund request's answer (`refund_requests`): accepted or refused is
+        /// Apple's answer; failed (no answer) or not sent (no key settings) is none.
+        case refundAnswer = "refund_answer"
+        /// The last `subdesk ping` (`store_facts`): kept only once Apple took the request.
+        case ping
+    }
+
+    public var at: Millis
+    public var answered: Bool
+    public var record: Record
+
+    public init(at: Millis, answered: Bool, record: Record) {
+        self.at = at
+        self.answered = answered
+        self.record = record
     }
 }
 
@@ -215,6 +251,28 @@ extension Store {
             SELECT count(*) FROM (SELECT 1 FROM metric_segments_pending LIMIT \(OnCallReading.pendingCap)) AS capped
             """) { $0.int(0) } ?? 0
         (r.storeBytes, r.walBytes) = try db.storageBytes()
+        r.lastAppleCall = try lastAppleCall(now: now)
         return r
+    }
+
+    /// The latest of the records of calls to the App Store Server API (`AppleCallRecord.Record`).
+    /// Audit entries count only from the roles that may write them, and none dated more than
+    /// `auditFutureToleranceMillis` after `now`.
+    func lastAppleCall(now: Millis) throws -> AppleCallRecord? {
+        var found: [AppleCallRecord] = []
+        let writers = dialect.auditWrittenBy(PostgresRoles.auditWriters(of: "revalidate"))
+        try db.query("""
+            SELECT at_ms, CASE WHEN outcome = 'failed' THEN 0 ELSE 1 END FROM audit_log
+            WHERE action = 'revalidate' AND at_ms <= ? AND \(writers) ORDER BY at_ms DESC, id DESC LIMIT 1
+            """, [now + Self.auditFutureToleranceMillis]) {
+            found.append(AppleCallRecord(at: $0.int64(0), answered: $0.int(1) == 1, record: .revalidation))
+        }
+        try db.query("""
+            SELECT answered_ms, CASE WHEN answer_outcome = 'accepted' OR answer_outcome LIKE 'refused%' THEN 1 ELSE 0 END
+            FROM refund_requests WHERE answered_ms IS NOT NULL AND answer_outcome IS NOT NULL
+            ORDER BY answered_ms DESC LIMIT 1
+            """) { found.append(AppleCallRecord(at: $0.int64(0), answered: $0.int(1) == 1, record: .refundAnswer)) }
+        if let ping = try lastPing() { found.append(AppleCallRecord(at: ping.requested, answered: true, record: .ping)) }
+        return found.max { $0.at < $1.at }
     }
 }

@@ -92,6 +92,9 @@ extension Configuration {
             .init("serve_socket", example: "/run/subdesk/serve.sock",
                   "the unix socket path of the subdesk serve that takes the notification URL; "
                   + "doctor and check ask it whether it answers"),
+            .init("metrics_password_file", example: "/etc/subdesk/metrics.htpasswd",
+                  "the basic-auth password file the web server in front checks /metrics scrapes against; "
+                  + "doctor says when it is missing or others may read it"),
         ]),
         ConfigurationSection(title: "Reports and the dashboard", keys: [
             .init("tz", example: "Europe/Paris", "the time zone days and dates are in (default UTC)"),

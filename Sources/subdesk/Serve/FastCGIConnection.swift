@@ -7,7 +7,15 @@ import SubscriptionCore
 /// thread: the loop reads and writes it when the socket is ready, and a worker takes it
 /// only once a request has arrived whole (`Request`).
 final class FastCGIConnection {
+    /// What the listener a connection came in on answers: the notification URL's intake, or
+    /// `/metrics`. Fixed when it is accepted; nothing a request says changes it.
+    enum Role {
+        case intake
+        case metrics
+    }
+
     let fd: Int32
+    let role: Role
     let opened: Double
     var guarding: FastCGIConnectionGuard
     var params: [String: String] = [:]
@@ -15,9 +23,10 @@ final class FastCGIConnection {
     var body = BodyReader.Accumulator(limit: 0)
     var engine: ServeEngine?
 
-    init(fd: Int32, now: Double, limits: FastCGIConnectionGuard.Limits, maxConnections: Int,
+    init(fd: Int32, role: Role = .intake, now: Double, limits: FastCGIConnectionGuard.Limits, maxConnections: Int,
          values: @escaping @Sendable () -> [String: String]) {
         self.fd = fd
+        self.role = role
         opened = now
         guarding = FastCGIConnectionGuard(limits: limits, protocolLimits: .init(maxConnections: maxConnections), now: now,
                                           values: values)
@@ -46,7 +55,8 @@ final class FastCGIConnection {
                 engine?.release()
                 let current = server.acquireEngine()
                 engine = current
-                body = BodyReader.Accumulator(limit: current.maxBodyBytes)
+                // A scrape has no body to keep: whatever one sends is not read.
+                body = role == .intake ? BodyReader.Accumulator(limit: current.maxBodyBytes) : BodyReader.Accumulator(limit: 0, cap: 0)
             case .params(let p):
                 params = p
                 expected = p["CONTENT_LENGTH"].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
@@ -76,9 +86,17 @@ final class FastCGIConnection {
         var out: [UInt8] = []
         var status: UInt32 = 1
         if let params = request.params {
-            let answered = answer(params: params, body: request.body, engine: request.engine, server: server)
-            out += FastCGIRecord.stream(.stdout, requestId: request.requestId, Array(answered.cgiText.utf8), end: true)
-            status = answered.status < 300 ? 0 : 1
+            let (text, code): (String, Int)
+            switch request.connection.role {
+            case .intake:
+                let answered = answer(params: params, body: request.body, engine: request.engine, server: server)
+                (text, code) = (answered.cgiText, answered.status)
+            case .metrics:
+                let answered = server.metrics.answer(params: params, engine: request.engine, server: server)
+                (text, code) = (answered.cgiText, answered.status)
+            }
+            out += FastCGIRecord.stream(.stdout, requestId: request.requestId, Array(text.utf8), end: true)
+            status = code < 300 ? 0 : 1
         }
         request.engine.release()
         out += FastCGIRecord.endRequest(requestId: request.requestId, appStatus: status, protocolStatus: .requestComplete).encoded()

@@ -6,7 +6,8 @@ enum ServeCommand {
     static let spec: CommandSpec = CommandSpec(
         name: "serve", abstract: "answer the notification URL as a long-lived FastCGI responder behind a web server",
         usage: """
-        subdesk serve [--listen unix:PATH|HOST:PORT] [--socket-mode MODE] [--allow-from ADDRESS]...
+        subdesk serve [--listen unix:PATH|HOST:PORT] [--metrics-listen unix:PATH|HOST:PORT]
+                      [--socket-mode MODE] [--allow-from ADDRESS]...
                       [--workers N] [--max-connections N] [--request-timeout SECONDS]
                       [--idle-timeout SECONDS] [--write-timeout SECONDS]
         """,
@@ -16,7 +17,8 @@ enum ServeCommand {
         FastCGI parameters), but from one process that keeps the store open, so a request costs no
         process start. It listens on --listen (a unix socket, or a TCP port on 127.0.0.1 unless a
         host is given), on a listening socket inherited on file descriptor 0 (lighttpd's bin-path,
-        spawn-fcgi), or on the socket systemd passes (LISTEN_FDS). A TCP listener off the loopback
+        spawn-fcgi), or on the sockets systemd passes (LISTEN_FDS; the one LISTEN_FDNAMES names metrics
+        takes scrapes, as --metrics-listen's does). A TCP listener off the loopback
         takes connections only from --allow-from (or FCGI_WEB_SERVER_ADDRS) addresses.
         Bodies are verified side by side (--workers) and those that arrive together are committed
         in one transaction, each answered once it is durable. One serve writes a SQLite store: a
@@ -35,9 +37,18 @@ enum ServeCommand {
         connections (the kernel's net.core.somaxconn caps it). At unix:PATH only a socket that nothing answers on (left by a process
         that was killed) is replaced: a live socket, a regular file (a store), a directory or a
         link there is refused, named. At exit the socket is removed only if PATH still names it.
+        With --metrics-listen, a second listener answers /metrics scrapes (GET) with what
+        `subdesk metrics` prints, and this process's own count of its 503s, so a scrape starts no
+        process: what a connection may ask is decided by the listener it came in on, so no path
+        a client sends leads a scrape to intake, or a notification to the metrics. A scrape is
+        answered on a worker of its own from a connection opened for it (a store gone or
+        unreadable answers 503: Prometheus records up == 0), one at a time, scrapes within a
+        second of one another sharing one reading; the same limits and deadlines hold.
         """,
         options: [
             .value(.listen, "ADDRESS", "unix:PATH, HOST:PORT or PORT (127.0.0.1); default: the socket on fd 0 or from systemd"),
+            .value(.metricsListen, "ADDRESS", "also answer /metrics scrapes here (unix:PATH, HOST:PORT or PORT), "
+                   + "never on --listen"),
             .value(.socketMode, "MODE", "the unix socket file's mode, octal (default 660: the web server's group may connect)"),
             .value(.allowFrom, "ADDRESS", "a web server address allowed to connect over TCP (repeatable)"),
             .value(.workers, "N", "bodies verified at once (default 4)"),
@@ -69,17 +80,34 @@ enum ServeCommand {
         }
         let lock = try ServeLock(store: context.databasePath)
         let arguments = context.arguments
-        let listener = try ServeListener.open(listen: arguments.value(.listen), socketMode: mode,
-                                              allowed: arguments.values(.allowFrom), environment: context.environment)
+        // Under systemd, both sockets may come from it (subdesk-serve-metrics.socket names its own).
+        let passed = arguments.value(.listen) == nil
+            ? try ServeListener.fromSystemd(context.environment, allowed: arguments.values(.allowFrom)) : nil
+        let listener = try passed?.intake ?? ServeListener.open(listen: arguments.value(.listen), socketMode: mode,
+                                                               allowed: arguments.values(.allowFrom), environment: context.environment)
+        let metricsListener: ServeListener?
+        do {
+            metricsListener = try arguments.value(.metricsListen).map {
+                if let listen = arguments.value(.listen), try ServeListener.Address.parse(listen) == ServeListener.Address.parse($0) {
+                    throw UsageError("--metrics-listen \($0) is --listen's address: scrapes get a listener of their own")
+                }
+                return try ServeListener.open(listen: $0, socketMode: mode, allowed: arguments.values(.allowFrom),
+                                              environment: context.environment)
+            } ?? passed?.metrics
+        } catch {
+            listener.removeSocketFile()
+            throw error
+        }
         let server: ServeServer
         do {
-            server = try ServeServer(settings: settings, listener: listener, makeEngine: { [settings] in
+            server = try ServeServer(settings: settings, listener: listener, metricsListener: metricsListener, makeEngine: { [settings] in
                 // SIGHUP reads the configuration file again; the options given stay.
                 try ServeEngine(context: try Context(arguments: arguments, environment: context.environment), workers: settings.workers,
                                 lock: lock)
             })
         } catch {
             listener.removeSocketFile()
+            metricsListener?.removeSocketFile()
             throw error
         }
         let status = server.run()

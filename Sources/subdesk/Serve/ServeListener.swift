@@ -50,10 +50,7 @@ struct ServeListener {
     /// The listener the options and environment name. `allowed` is `--allow-from` with
     /// `FCGI_WEB_SERVER_ADDRS` (comma-separated, as FastCGI's own servers read it).
     static func open(listen: String?, socketMode: mode_t, allowed: [String], environment: [String: String]) throws -> ServeListener {
-        let fromEnvironment = (environment["FCGI_WEB_SERVER_ADDRS"] ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        let peers = allowed + fromEnvironment
-        let allowedPeers = peers.isEmpty ? nil : Set(peers)
+        let allowedPeers = allowedPeers(allowed, environment)
         if let listen {
             switch try Address.parse(listen) {
             case .unix(let path):
@@ -69,20 +66,58 @@ struct ServeListener {
                                      allowedPeers: allowedPeers)
             }
         }
-        // systemd socket activation: the sockets start at 3, for this process only.
-        if let pid = environment["LISTEN_PID"], Int32(pid) == getpid(), let count = Int(environment["LISTEN_FDS"] ?? ""), count >= 1 {
-            guard isListening(3) else { throw UsageError("LISTEN_FDS names file descriptor 3, which is not a listening socket") }
-            unsetenv("LISTEN_PID")
-            unsetenv("LISTEN_FDS")
-            unsetenv("LISTEN_FDNAMES")
-            _ = fcntl(3, F_SETFD, FD_CLOEXEC)
-            return ServeListener(fd: 3, name: "the socket systemd passed", socketPath: nil, allowedPeers: allowedPeers)
-        }
+        if let passed = try fromSystemd(environment, allowed: allowed) { return passed.intake }
         if isListening(0) {
             return ServeListener(fd: 0, name: "the listening socket on file descriptor 0", socketPath: nil, allowedPeers: allowedPeers)
         }
         throw UsageError("serve needs somewhere to listen: --listen unix:PATH or --listen HOST:PORT, a listening socket "
                          + "on file descriptor 0 (a web server's bin-path, spawn-fcgi), or systemd socket activation")
+    }
+
+    /// systemd socket activation: the listening sockets passed to this process, from file
+    /// descriptor 3 (LISTEN_PID, LISTEN_FDS). The one LISTEN_FDNAMES names `metrics`
+    /// (subdesk-serve-metrics.socket's FileDescriptorName) takes /metrics scrapes, the first
+    /// other the notification URL; nil when systemd passed none. The variables are unset, so
+    /// no child inherits them.
+    static func fromSystemd(_ environment: [String: String], allowed: [String]) throws -> (intake: ServeListener, metrics: ServeListener?)? {
+        guard let pid = environment["LISTEN_PID"], Int32(pid) == getpid(), let count = Int(environment["LISTEN_FDS"] ?? ""), count >= 1
+        else { return nil }
+        let roles = systemdRoles(count: count, names: environment["LISTEN_FDNAMES"])
+        guard let intake = roles.intake else { throw UsageError("systemd passed only the metrics socket: serve needs the notification URL's") }
+        for fd in [intake] + (roles.metrics.map { [$0] } ?? []) {
+            guard isListening(fd) else { throw UsageError("LISTEN_FDS names file descriptor \(fd), which is not a listening socket") }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        unsetenv("LISTEN_PID")
+        unsetenv("LISTEN_FDS")
+        unsetenv("LISTEN_FDNAMES")
+        let allowedPeers = allowedPeers(allowed, environment)
+        return (ServeListener(fd: intake, name: "the socket systemd passed", socketPath: nil, allowedPeers: allowedPeers),
+                roles.metrics.map { ServeListener(fd: $0, name: "the metrics socket systemd passed", socketPath: nil, allowedPeers: allowedPeers) })
+    }
+
+    /// Which of the `count` descriptors systemd passed (from 3) is which, by LISTEN_FDNAMES
+    /// (colon-separated, in order): the first named `metrics` takes scrapes, the first other
+    /// intake. Decided by the unit's name for the socket, never by anything a client sends.
+    static func systemdRoles(count: Int, names: String?) -> (intake: Int32?, metrics: Int32?) {
+        let list = (names ?? "").split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        var intake: Int32?, metrics: Int32?
+        for index in 0..<max(0, count) {
+            let fd = Int32(3 + index)
+            if index < list.count && list[index] == metricsSocketName { metrics = metrics ?? fd } else { intake = intake ?? fd }
+        }
+        return (intake, metrics)
+    }
+
+    /// The FileDescriptorName of the socket unit that takes scrapes.
+    static let metricsSocketName = "metrics"
+
+    /// `--allow-from` with `FCGI_WEB_SERVER_ADDRS` (comma-separated); nil when neither names one.
+    static func allowedPeers(_ allowed: [String], _ environment: [String: String]) -> Set<String>? {
+        let fromEnvironment = (environment["FCGI_WEB_SERVER_ADDRS"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let peers = allowed + fromEnvironment
+        return peers.isEmpty ? nil : Set(peers)
     }
 
     static func isListening(_ fd: Int32) -> Bool {

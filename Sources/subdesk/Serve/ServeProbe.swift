@@ -17,9 +17,10 @@ enum ServeProbe {
 
     /// What the responder at `path` said of its 503s; nil when it did not answer or did not say.
     static func unavailability(at path: String, timeout: Int32 = 2) -> ServeUnavailability? {
-        guard case .success(let values) = ask(path, [ServeUnavailability.totalName, ServeUnavailability.lastHourName], timeout: timeout)
-        else { return nil }
-        return ServeUnavailability.decode(totals: values[ServeUnavailability.totalName], lastHour: values[ServeUnavailability.lastHourName])
+        let names = [ServeUnavailability.totalName, ServeUnavailability.lastHourName, ServeUnavailability.lastAtName]
+        guard case .success(let values) = ask(path, names, timeout: timeout) else { return nil }
+        return ServeUnavailability.decode(totals: values[ServeUnavailability.totalName], lastHour: values[ServeUnavailability.lastHourName],
+                                          lastAt: values[ServeUnavailability.lastAtName])
     }
 
     struct Problem: Error { let text: String }

@@ -50,6 +50,10 @@ final class ServeServer: @unchecked Sendable {
 
     let settings: Settings
     let listener: ServeListener
+    /// Where scrapes of `/metrics` come (`--metrics-listen`): a listener of its own, so what a
+    /// connection may ask is decided by where it connected, never by a path it sends.
+    let metricsListener: ServeListener?
+    let metrics = ServeMetrics()
     let log = ServeLog()
     /// The requests answered 503, by reason, since the process started (reloads included).
     let unavailable = ServeUnavailableCounts()
@@ -60,15 +64,20 @@ final class ServeServer: @unchecked Sendable {
     private let makeEngine: () throws -> ServeEngine
     private var signalSources: [DispatchSourceSignal] = []
 
-    /// Requests waiting for a worker, and answers waiting for the loop (under `lock`).
-    private var jobs: [FastCGIConnection.Request] = []
+    /// Requests waiting for a worker; scrapes wait for the metrics worker in a queue of their
+    /// own, so a scrape never holds a worker intake needs.
+    private let jobs = JobQueue()
+    private let metricsJobs = JobQueue()
+    /// Answers waiting for the loop (under `lock`).
     private var answers: [(connection: FastCGIConnection, bytes: [UInt8])] = []
     /// Written to wake the loop (an answer, a signal).
     private var wake: (read: Int32, write: Int32) = (-1, -1)
 
-    init(settings: Settings, listener: ServeListener, makeEngine: @escaping () throws -> ServeEngine) throws {
+    init(settings: Settings, listener: ServeListener, metricsListener: ServeListener? = nil,
+         makeEngine: @escaping () throws -> ServeEngine) throws {
         self.settings = settings
         self.listener = listener
+        self.metricsListener = metricsListener
         self.makeEngine = makeEngine
         engine = try makeEngine()
     }
@@ -139,12 +148,21 @@ final class ServeServer: @unchecked Sendable {
             source.resume()
             signalSources.append(source)
         }
-        _ = fcntl(listener.fd, F_SETFL, fcntl(listener.fd, F_GETFL) | O_NONBLOCK)
+        for l in [listener] + (metricsListener.map { [$0] } ?? []) {
+            _ = fcntl(l.fd, F_SETFL, fcntl(l.fd, F_GETFL) | O_NONBLOCK)
+        }
         for index in 0..<settings.maxConnections {
             let thread = Thread { [self] in work() }
             thread.name = "subdesk-worker-\(index)"
             thread.stackSize = 1 << 20
             thread.start()
+        }
+        if let metricsListener {
+            let thread = Thread { [self] in work(.metrics) }
+            thread.name = "subdesk-metrics"
+            thread.stackSize = 1 << 20
+            thread.start()
+            log.notice("answering /metrics scrapes on \(metricsListener.name)")
         }
         log.notice("answering FastCGI on \(listener.name) (pid \(getpid())), store \(PostgresLocation.redacted(engine.context.databasePath))")
         let unanswered = loop()
@@ -165,13 +183,11 @@ final class ServeServer: @unchecked Sendable {
         return 0
     }
 
-    /// A worker: answers whole requests, one at a time, and hands each answer to the loop.
-    private func work() {
+    /// A worker: answers whole requests of `role`, one at a time, and hands each answer to the loop.
+    private func work(_ role: FastCGIConnection.Role = .intake) {
+        let queue = role == .intake ? jobs : metricsJobs
         while true {
-            lock.lock()
-            while jobs.isEmpty { lock.wait() }
-            let request = jobs.removeFirst()
-            lock.unlock()
+            let request = queue.take()
             let bytes = FastCGIConnection.answer(request, server: self)
             lock.lock()
             answers.append((request.connection, bytes))
@@ -181,10 +197,28 @@ final class ServeServer: @unchecked Sendable {
     }
 
     private func dispatch(_ request: FastCGIConnection.Request) {
-        lock.lock()
-        jobs.append(request)
-        lock.signal()
-        lock.unlock()
+        (request.connection.role == .intake ? jobs : metricsJobs).put(request)
+    }
+
+    /// Whole requests waiting for the workers that take them.
+    final class JobQueue: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var waiting: [FastCGIConnection.Request] = []
+
+        func put(_ request: FastCGIConnection.Request) {
+            condition.lock()
+            waiting.append(request)
+            condition.signal()
+            condition.unlock()
+        }
+
+        /// The oldest request, once there is one.
+        func take() -> FastCGIConnection.Request {
+            condition.lock()
+            defer { condition.unlock() }
+            while waiting.isEmpty { condition.wait() }
+            return waiting.removeFirst()
+        }
     }
 
     /// The connections' loop, until stopped; returns how many requests were still being
@@ -195,6 +229,8 @@ final class ServeServer: @unchecked Sendable {
         var stopAt: Double?
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         let counts = unavailable
+        let listeners: [(listener: ServeListener, role: FastCGIConnection.Role)] =
+            [(listener, .intake)] + (metricsListener.map { [($0, .metrics)] } ?? [])
 
         func close(_ c: FastCGIConnection, _ why: FastCGIConnectionGuard.Close?) {
             if let why {
@@ -252,8 +288,10 @@ final class ServeServer: @unchecked Sendable {
             var now = Self.monotonic()
             if stopAt == nil && isStopping {
                 stopAt = now + Self.stopSeconds
-                if listener.fd > 2 { Glibc.close(listener.fd) }
-                listener.removeSocketFile()
+                for l in listeners {
+                    if l.listener.fd > 2 { Glibc.close(l.listener.fd) }
+                    l.listener.removeSocketFile()
+                }
             }
             if let stopAt {
                 // Stopping: a connection with nothing begun and nothing owed is closed; one
@@ -265,7 +303,7 @@ final class ServeServer: @unchecked Sendable {
 
             var polled: [pollfd] = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
             let accepting = stopAt == nil
-            if accepting { polled.append(pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)) }
+            if accepting { for l in listeners { polled.append(pollfd(fd: l.listener.fd, events: Int16(POLLIN), revents: 0)) } }
             let first = polled.count
             let order = Array(connections.values)
             for c in order {
@@ -304,8 +342,9 @@ final class ServeServer: @unchecked Sendable {
                 }
             }
 
-            // New connections, as many as are waiting.
-            if accepting && polled[1].revents != 0 {
+            // New connections, as many as are waiting, each taking its listener's role.
+            for (index, l) in listeners.enumerated() where accepting && polled[1 + index].revents != 0 {
+                let listener = l.listener
                 for _ in 0..<256 {
                     let fd = accept(listener.fd, nil, nil)
                     guard fd >= 0 else { break }
@@ -323,7 +362,7 @@ final class ServeServer: @unchecked Sendable {
                         Glibc.close(fd)
                         continue
                     }
-                    connections[fd] = FastCGIConnection(fd: fd, now: now, limits: settings.guardLimits,
+                    connections[fd] = FastCGIConnection(fd: fd, role: l.role, now: now, limits: settings.guardLimits,
                                                         maxConnections: settings.maxConnections) { counts.values() }
                 }
             }

@@ -7,6 +7,8 @@ import SubscriptionCore
 final class ServeUnavailableCounts: @unchecked Sendable {
     private let lock = NSLock()
     private var totals: [ServeUnavailableReason: Int] = [:]
+    /// When each reason's latest 503 was answered.
+    private var lastAt: [ServeUnavailableReason: Millis] = [:]
     /// When the 503s of the last hour were answered (at most `recentLimit` kept: past it the
     /// hour's count says "at least").
     private var recent: [Date] = []
@@ -16,6 +18,7 @@ final class ServeUnavailableCounts: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         totals[reason, default: 0] += 1
+        lastAt[reason] = Millis(now.timeIntervalSince1970 * 1000)
         prune(now)
         if recent.count < Self.recentLimit { recent.append(now) }
     }
@@ -24,13 +27,14 @@ final class ServeUnavailableCounts: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         prune(Date())
-        return ServeUnavailability(totals: totals, lastHour: recent.count)
+        return ServeUnavailability(totals: totals, lastHour: recent.count, lastAt: lastAt)
     }
 
     /// The FastCGI values serve answers besides the standard ones.
     func values() -> [String: String] {
         let c = current
-        return [ServeUnavailability.totalName: c.encodedTotals, ServeUnavailability.lastHourName: String(c.lastHour)]
+        return [ServeUnavailability.totalName: c.encodedTotals, ServeUnavailability.lastHourName: String(c.lastHour),
+                ServeUnavailability.lastAtName: c.encodedLastAt]
     }
 
     private func prune(_ now: Date) {
