@@ -30,9 +30,9 @@ enum CountsCommand {
         By segment: --where product=ID (or group=ID, storefront=USA, offer=free_trial,
         environment=Sandbox, ownership=FAMILY_SHARED) counts only that part; --by DIMENSION
         shows one metric (--metric, default activePaid) for each value of the dimension,
-        side by side. Offer types: none, free_trial, introductory, promotional, offer_code,
-        win_back. The README gives each metric's definition; --definitions-markdown prints
-        them as the README lists them.
+        side by side. Offer types: \(OfferType.segmentValues.joined(separator: ", ")) (an
+        unknown type N is type_N). The README gives each metric's definition;
+        --definitions-markdown prints them as the README lists them.
         """,
         options: [
             .value(.from, "DAY", "the first day (default 30 days ago)"),

@@ -87,14 +87,13 @@ public enum Timeline {
             default: return d.lowercased()
             }
         }
-        let name: String
-        switch type {
-        case 1: name = discountText.map { $0 == "free trial" ? $0 : "intro offer, \($0)" } ?? "intro offer"
-        case 2: name = "promotional offer" + (identifier.map { " \($0)" } ?? "")
-        case 3: name = "offer code" + (identifier.map { " \($0)" } ?? "")
-        case 4: name = "win-back offer" + (identifier.map { " \($0)" } ?? "")
-        default: name = "offer type \(type)"
+        let offer = OfferType(rawValue: type)
+        switch offer {
+        case .introductory: return discountText.map { $0 == "free trial" ? $0 : "intro offer, \($0)" } ?? "intro offer"
+        case .promotional, .offerCode, .winBack: return offer.words + (identifier.map { " \($0)" } ?? "")
+        // A save on the cancellation sheet: which offer, and what it gave.
+        case .retention: return offer.words + (identifier.map { " \($0)" } ?? "") + (discountText.map { ", \($0)" } ?? "")
+        case .unknown: return offer.words
         }
-        return name
     }
 }

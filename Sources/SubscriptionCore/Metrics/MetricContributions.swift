@@ -24,15 +24,7 @@ public struct MetricContributions: Equatable, Sendable {
         public var values: [String]
 
         public init(_ t: TransactionRecord) {
-            let offer: String
-            switch t.offerType {
-            case nil: offer = "none"
-            case 1: offer = t.isFreeTrial ? "free_trial" : "introductory"
-            case 2: offer = "promotional"
-            case 3: offer = "offer_code"
-            case 4: offer = "win_back"
-            case let other?: offer = "type_\(other)"
-            }
+            let offer = t.offerType.map { OfferType(rawValue: $0).segmentValue(freeTrial: t.isFreeTrial) } ?? "none"
             values = [t.productId, t.subscriptionGroupIdentifier ?? "unknown", t.storefront ?? "unknown", offer,
                       BillingPlan.segmentValue(t.billingPlanType), t.bundleId ?? "unknown"]
         }

@@ -16,8 +16,7 @@ public enum CountSegment: String, CaseIterable, Sendable {
 }
 
 /// What a report can be split by beyond `CountSegment`: each transaction's product,
-/// subscription group, storefront and offer type (`none`, `free_trial`, `introductory`,
-/// `promotional`, `offer_code`, `win_back`).
+/// subscription group, storefront and offer type (`OfferType.segmentValues`).
 public enum SegmentDimension: String, CaseIterable, Sendable {
     case product, group, storefront, offer
     /// The billing plan of a subscription with a commitment (`monthly`, `upfront`), `none`

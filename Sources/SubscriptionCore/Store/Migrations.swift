@@ -719,6 +719,13 @@ enum Migrations {
         """ }, fill: MigrationFill(run: Migrations.fillGraceExpiries)),
         Migration(LockHolderEnding.version, "a session that holds the writers' lock past its login's bound is ended",
                   postgres: LockHolderEnding.postgres),
+        Migration(32, "retention offers counted in a segment of their own") { d in """
+        -- A retention offer (offerType 5, redeemed on the App Store's cancellation sheet) is
+        -- offer=retention in the counts by segment, where it was type_5 (OfferType): recompute
+        -- the share of every subscription with one.
+        \(d.insertOrIgnore) metrics_pending SELECT DISTINCT original_transaction_id FROM transactions
+            WHERE offer_type = 5\(d.onConflictIgnore);
+        """ },
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period
