@@ -41,6 +41,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         var trial = false
         /// A pay-as-you-go introductory offer (offerType 1).
         var intro = false
+        /// A period bought with a retention offer (offerType 5), taken on the cancellation sheet.
+        var retention = false
         var renewal = false
         /// A refund: its date and the share refunded in thousandths of a percent (100000 full).
         var refund: (date: Millis, percentMilli: Int)?
@@ -83,6 +85,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
     static func histories() -> [History] {
         var rng = Random(state: 32)
         var out: [History] = []
+        // Counts every paid period made, across histories: what picks retention offers.
+        var retentionTick = 0
         for i in 0..<subscriptions {
             let otid = String(5_000_000_000_000_000 + Int64(i) * 100)
             let family = rng.chance(0.08)
@@ -130,6 +134,10 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                     p.intro = true
                     p.price /= 2
                 }
+                // Now and then a renewal is a retention offer's, one or two periods in a row
+                // (chosen without the random numbers, so each history stays as it was).
+                retentionTick += 1
+                p.retention = renewal && !upgradePurchase && [5, 6, 17].contains(retentionTick % 23)
                 // Apple says an upgrade at once.
                 if upgradePurchase { notes.append(Note(type: "DID_CHANGE_RENEWAL_PREF", subtype: "UPGRADE", signed: t, transactionId: p.id)) }
                 // What happens next: renewed, recovered within grace or after it, upgraded, or ended.
@@ -231,8 +239,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             var r = TransactionRecord(transactionId: p.id, originalTransactionId: h.otid, productId: p.product,
                                       subscriptionGroupIdentifier: "21000001", purchaseDate: p.start,
                                       originalPurchaseDate: h.purchases[0].start, expiresDate: p.expires,
-                                      offerType: p.trial || p.intro ? 1 : nil,
-                                      offerDiscountType: p.trial ? "FREE_TRIAL" : p.intro ? "PAY_AS_YOU_GO" : nil,
+                                      offerType: p.trial || p.intro ? 1 : p.retention ? 5 : nil,
+                                      offerDiscountType: p.trial ? "FREE_TRIAL" : p.intro || p.retention ? "PAY_AS_YOU_GO" : nil,
                                       ownershipType: h.family ? "FAMILY_SHARED" : "PURCHASED",
                                       transactionReason: p.renewal ? "RENEWAL" : "PURCHASE", price: p.price, currency: h.currency,
                                       signedDate: p.start, type: "Auto-Renewable Subscription", storefront: "USA")
@@ -374,6 +382,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                     rows[i].counts["trialConversions", default: 0] += 1
                 }
                 if let revoked = p.familyRevoked, let i = on(revoked) { rows[i].counts["revocations", default: 0] += 1 }
+                // Saved: a retention offer's period after one without, on the day it began.
+                if p.retention, k == 0 || !h.purchases[k - 1].retention, let i = on(p.start) { rows[i].counts["saved", default: 0] += 1 }
                 guard !family, !p.trial else { continue }
                 if let i = on(p.start) {
                     rows[i].counts["paidTransactions", default: 0] += 1
@@ -394,6 +404,7 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         ("reactivations", .reactivations), ("recoveries", .recoveries), ("churned", .churned), ("trialStarts", .trialStarts),
         ("trialConversions", .trialConversions), ("paidTransactions", .paidTransactions), ("refunds", .refunds),
         ("refundsFull", .refundsFull), ("refundsProrated", .refundsProrated), ("revocations", .revocations), ("upgrades", .upgrades),
+        ("saved", .saved),
     ]
 
     /// One cohort member's cells: its cohort, duration, and what it adds at each period.
@@ -540,6 +551,11 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             cases["grace failure delivered", default: 0] += h.notes.filter { $0.subtype == "GRACE_PERIOD" }.count
             cases["billing retry without grace", default: 0] += h.notes.filter { $0.type == "DID_FAIL_TO_RENEW" && $0.subtype == nil }.count
             cases["upgrade announced", default: 0] += h.notes.filter { $0.subtype == "UPGRADE" }.count
+            // Saves: a retention offer's run of one period and of two, and one of a family member.
+            let saves = zip([nil] + h.purchases.map(\.retention), h.purchases).filter { $0.1.retention && $0.0 != true }.count
+            cases["retention offer taken", default: 0] += saves
+            cases["retention offer's two periods in a row", default: 0] += zip(h.purchases, h.purchases.dropFirst()).filter { $0.0.retention && $0.1.retention }.count
+            cases["retention offer of a family member", default: 0] += h.family ? saves : 0
             cases["introductory offer, then a grace recovery", default: 0] += zip(access, access.dropFirst())
                 .filter { $0.0.p.intro && $0.1.from != $0.1.p.start }.count
             cases["anniversary on the 29th to 31st", default: 0] += access.filter { a in

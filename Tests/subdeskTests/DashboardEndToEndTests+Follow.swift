@@ -28,19 +28,24 @@ extension DashboardEndToEndTests {
         return lines[titles + 1]
     }
 
-    /// Sixty notifications in two seconds from another process.
-    func burstOfSixty() throws {
+    /// About sixty notifications in two seconds from another process: how many, as it says
+    /// (on a loaded machine the last one may fall past the two seconds, and is not sent).
+    func burstOfSixty() throws -> Int {
         let simulated = try subdesk(["simulate", "--db", database, "--rate", "30", "--duration", "2"])
         XCTAssertEqual(simulated.status, 0, simulated.output)
-        XCTAssertTrue(simulated.output.contains("simulated 60 notifications"), simulated.output)
+        let said = simulated.output.range(of: #"simulated \d+ notifications"#, options: .regularExpression)
+            .map { simulated.output[$0].split(separator: " ")[1] }.flatMap { Int($0) }
+        let count = try XCTUnwrap(said, simulated.output)
+        XCTAssertTrue((50...60).contains(count), simulated.output)
+        return count
     }
 
     func assertTheFeedFollowsABurst(file: StaticString = #filePath, line: UInt = #line) throws {
         try openDashboardOnDemoStore()
         let before = try XCTUnwrap(rowCount(try openFeed()))
-        try burstOfSixty()
+        let first = try burstOfSixty()
         var newest = try newestNotification()
-        var screen = try terminal.waitFor("the burst on the feed") { (self.rowCount($0) ?? 0) >= before + 60 }
+        var screen = try terminal.waitFor("the burst on the feed") { (self.rowCount($0) ?? 0) >= before + first }
         screen = try terminal.waitFor("the newest row at the top") { self.firstFeedRow($0).contains(newest) }
         XCTAssertTrue(screen.contains("following"), "left at the newest, the feed follows:\n\(screen)", file: file, line: line)
 
@@ -48,8 +53,8 @@ extension DashboardEndToEndTests {
         try terminal.send(keys: "j", "j")
         let held = try terminal.waitFor(text: "held")
         let heldTop = firstFeedRow(held)
-        try burstOfSixty()
-        screen = try terminal.waitFor(text: "held · 60 new ↑")
+        let second = try burstOfSixty()
+        screen = try terminal.waitFor(text: "held · \(second) new ↑")
         XCTAssertEqual(firstFeedRow(screen), heldTop, "the view held still:\n\(screen)", file: file, line: line)
         newest = try newestNotification()
         XCTAssertFalse(firstFeedRow(screen).contains(newest), screen, file: file, line: line)

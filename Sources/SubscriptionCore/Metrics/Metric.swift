@@ -132,6 +132,8 @@ extension Metric {
         .refundsProrated, .refundRate, .mrr, .revenue, .revocations, .upgrades, .downgrades, .inGracePeriod,
         .inBillingRetry, .setToRenew, .setToCancel, .autoRenewOff, .autoRenewOn, .renewalFailures, .gracePeriodEntries,
         .billingRecoveries,
+        // Added after the rest, so a script that reads the CSV's columns by position keeps them.
+        .saved,
     ]
 }
 
@@ -211,6 +213,10 @@ extension Metric {
         definition: "subscriptions entering the billing grace period (DID_FAIL_TO_RENEW/GRACE_PERIOD, or renewal info within a grace period)")
     public static let billingRecoveries = Metric("billingRecoveries", "billing recoveries", .flow, .key(.billingRecovery), .notifications,
         definition: "subscriptions leaving the grace period or billing retry through a renewal (DID_RENEW, DID_RECOVER, or renewal info after a paid period began)")
+
+    // From the transactions, added after the rest (see `all`)
+    public static let saved = Metric("saved", "saved", .flow, .key(.saved), .transactions,
+        definition: "subscribers who took a retention offer on the App Store's cancellation sheet (Retention Messaging): periods bought with a retention offer (Apple's offerType 5) whose period before was bought without one, on the day they began (a run of the offer's periods counts once; refunded ones too)")
 }
 
 extension Metric {

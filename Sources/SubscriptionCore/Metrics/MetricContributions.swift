@@ -75,6 +75,9 @@ public struct MetricContributions: Equatable, Sendable {
         /// `refundShare` is the refunded share in thousandths of a refund (a full refund 1000,
         /// half a price refunded 500), the refund rate's numerator.
         case refundFull, refundProrated, refundShare
+        /// A save: the first period of a run bought with a retention offer (offerType 5,
+        /// taken on the App Store's cancellation sheet), at its purchase.
+        case saved
 
         /// Whether reports read it: `start` and `end` come only from shares stored by an
         /// earlier subdesk (until recomputed), so the by-segment aggregates leave them out.
@@ -116,6 +119,7 @@ public struct MetricContributions: Equatable, Sendable {
             case .refundFull: return "p:refund_full"
             case .refundProrated: return "p:refund_prorated"
             case .refundShare: return "p:refund_share"
+            case .saved: return "p:saved"
             }
         }
     }
@@ -254,6 +258,11 @@ public struct MetricContributions: Equatable, Sendable {
             defer { previous = t }
             let segment = segment(environment: t.environment.rawValue, ownership: t.ownershipType)
             let v = variant(t)
+            // Saved: a period bought with a retention offer after one bought without (a run
+            // of the offer's periods is one save), refunded ones too, in its own segment.
+            if t.offerType.map(OfferType.init(rawValue:)) == .retention, previous?.offerType != t.offerType {
+                add(t.purchaseDate, .saved, segment, v)
+            }
             // A family member pays nothing (the purchaser's own transaction is the payment):
             // family-shared access moves no money and is no paid transaction; its revocation
             // is counted as one.
