@@ -52,12 +52,15 @@ struct Context {
         return standIn.demo
     }
 
+    /// Whether a store was named (`--db`, `db` in the config, `SUBDESK_DB`) rather than the
+    /// default place taken.
+    var storeIsNamed: Bool { setting(.db, "db") != nil || !(environment["SUBDESK_DB"] ?? "").isEmpty }
+
     /// The demo store a reading command shows instead of the configured one, and why; nil
     /// when a store is named or exists at the default place, or no demo store exists.
     var demoStandIn: (demo: String, notice: String)? {
         let path = databasePath
-        let named = setting(.db, "db") != nil || !(environment["SUBDESK_DB"] ?? "").isEmpty
-        guard !named, !FileManager.default.fileExists(atPath: path) else { return nil }
+        guard !storeIsNamed, !FileManager.default.fileExists(atPath: path) else { return nil }
         let demo = DemoCommands.demoPath(self)
         guard FileManager.default.fileExists(atPath: demo) else { return nil }
         return (demo, "no store at \(path) yet; showing the demo store \(demo)")

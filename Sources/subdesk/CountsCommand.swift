@@ -217,11 +217,7 @@ enum CountsCommand {
             let part = context.arguments.value(.where).map { ", only \($0)" } ?? ""
             Output.line("counts \(from)..\(to) by \(period.rawValue), time zone \(zoneName)\(part), \(money)")
             let shown = Metric.all.compactMap { m in m.column.map { ($0, m) } }
-            // Money to the cent: each column as wide as its widest value, so none is cut.
-            let cells = rows.map { r in shown.map { r.text($0.1, money: .cents) } }
-            let widths = [10] + shown.indices.map { c in max(6, shown[c].0.count, cells.map { $0[c].count }.max() ?? 0) }
-            Output.line(ListCommands.pad([periodHeader(period)] + shown.map(\.0), widths))
-            for (r, row) in zip(rows, cells) { Output.line(ListCommands.pad([r.day] + row, widths)) }
+            printTable([periodHeader(period)] + shown.map(\.0), rows.map { r in [r.day] + shown.map { r.text($0.1, money: .cents) } })
             // Not a daily metric: a withdrawal may concern no stored subscription, and it is
             // work waiting for an operator now, whatever the range. On stderr: `counts | awk`
             // reads only days.
@@ -280,11 +276,17 @@ enum CountsCommand {
                 Output.line("no \(by.lowercased()) has counts yet")
                 return 0
             }
-            let cells = days.indices.map { i in columns.map { $0.rows[i].text(metric, money: .cents) } }
-            let widths = [10] + columns.indices.map { c in max(6, columns[c].name.count, cells.map { $0[c].count }.max() ?? 0) }
-            Output.line(ListCommands.pad([periodHeader(period)] + columns.map(\.name), widths))
-            for i in days.indices { Output.line(ListCommands.pad([days[i]] + cells[i], widths)) }
+            printTable([periodHeader(period)] + columns.map(\.name),
+                       days.indices.map { i in [days[i]] + columns.map { $0.rows[i].text(metric, money: .cents) } })
         }
         return 0
+    }
+
+    /// The counts' text table: the period 10 wide, each other column as wide as its title or
+    /// its widest value (at least 6), so money to the cent is never cut.
+    static func printTable(_ head: [String], _ rows: [[String]]) {
+        let widths = head.indices.map { c in c == 0 ? 10 : max(6, head[c].count, rows.map { $0[c].count }.max() ?? 0) }
+        Output.line(ListCommands.pad(head, widths))
+        for row in rows { Output.line(ListCommands.pad(row, widths)) }
     }
 }

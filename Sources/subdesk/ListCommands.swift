@@ -114,7 +114,7 @@ enum ListCommands {
         let purchases = try store.searchPurchases(text, limit: limit, app: app)
         let named = try context.appsToName()
         // A revoked subscription's access ended at its refund, as `show` says, not at its signed expiry.
-        let ended = try store.accessEnded(originalTransactionIds: rows.filter { $0.state.status == .revoked }.map(\.state.originalTransactionId))
+        let ended = try store.accessEnded(of: rows.map(\.state))
         if context.wantsJSON {
             // Subscriptions as before (with their app); purchases that are no subscription follow, marked as such.
             let apps = try context.configuredApps()

@@ -211,7 +211,9 @@ enum MaintenanceCommands {
                 add("services", "ok", "the package's units and CGI programs use the store \(installed) names (this user cannot read it)")
                 return
             }
-            services = try Configuration.load(path: installed, required: true).string("db") ?? Configuration.installedStore
+            // Read again only when this command read another config (the user's, a named one).
+            let read = context.config.path == installed ? context.config : try Configuration.load(path: installed, required: true)
+            services = read.string("db") ?? Configuration.installedStore
         } catch {
             add("services", "fail", "\(error)")
             return
@@ -220,7 +222,7 @@ enum MaintenanceCommands {
         if mine == services {
             add("services", "ok", "the package's units and CGI programs use this store too (\(services), named by \(installed))")
         } else {
-            let named = context.setting(.db, "db") != nil || !(context.environment["SUBDESK_DB"] ?? "").isEmpty
+            let named = context.storeIsNamed
             add("services", named ? "ok" : "warn", "the package's units and CGI programs use \(services) (named by \(installed)); "
                 + "this command's store is \(mine)" + (named ? "" : ", which no service reads: name the services' one with --db or in the config"))
         }

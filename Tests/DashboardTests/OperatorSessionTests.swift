@@ -238,9 +238,9 @@ final class OperatorSessionTests: XCTestCase, RunsOnEveryEngine {
     /// Several jobs: the first named, and how many more; where room is short the name is cut, not the keys.
     func testTheQuitQuestionNamesTheFirstOfSeveralJobs() {
         let running = ["a ping waiting for Apple's TEST notification", "a backfill from Apple's notification history"]
-        XCTAssertEqual(DashboardRenderer.quitQuestion(running, width: 120),
+        XCTAssertEqual(Selectors.quitQuestion(running, width: 120),
                        " Quit while a ping waiting for Apple's TEST notification and 1 more? w: when done  y: now  other: stay")
-        XCTAssertEqual(DashboardRenderer.quitQuestion(running, width: 80),
+        XCTAssertEqual(Selectors.quitQuestion(running, width: 80),
                        " Quit while a ping waiting for Ap… and 1 more? w: when done  y: now  other: stay")
     }
 

@@ -29,7 +29,7 @@ final class InstalledConfigurationTests: XCTestCase {
         XCTAssertEqual(Configuration.installedPath(executablePath: "/usr/bin/subdesk"), "/etc/subdesk/config")
         XCTAssertEqual(Configuration.installedPath(executablePath: "/usr/local/bin/subdesk"), "/etc/subdesk/config")
         // A build folder (the test suite, `swift run`) and an unpacked tarball never read it.
-        XCTAssertNil(Configuration.installedPath(executablePath: "/work/checkout/.build/debug/subdesk"))
+        XCTAssertNil(Configuration.installedPath(executablePath: "/home/ana/src/subdesk/.build/debug/subdesk"))
         XCTAssertNil(Configuration.installedPath(executablePath: "/home/ana/opt/subdesk/usr/bin/subdesk"))
         XCTAssertNil(Configuration.installedPath(executablePath: Bundle.main.executablePath ?? ""),
                      "this test's own executable is a build folder's")

@@ -169,10 +169,9 @@ public enum DashboardReducer {
         }
         state.showsHelp = false
         state.showsMessages = false
-        // The bottom line words it to fit, naming the work (`DashboardRenderer.quitQuestion`).
+        // In the bottom line's words, whole; the line words it to fit its width.
         state.confirmation = DashboardState.Confirmation(
-            question: "Quit while \(state.runningWork.joined(separator: "; "))? w: when it is done (audited)  y: now (not audited)  "
-                + "any other key: stay", onYes: .quit)
+            question: String(Selectors.quitQuestion(state.runningWork, width: .max).dropFirst()), onYes: .quit)
         return []
     }
 

@@ -140,7 +140,7 @@ public enum DashboardRenderer {
 
     static func bottomLine(_ state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
         if let confirmation = state.confirmation {
-            let line = confirmation.onYes == .quit ? quitQuestion(state.runningWork, width: area.width) : " " + confirmation.question
+            let line = confirmation.onYes == .quit ? Selectors.quitQuestion(state.runningWork, width: area.width) : " " + confirmation.question
             FlashMessage(line, kind: .info).render(in: area, buffer: &buffer)
         } else if let prompt = state.prompt {
             PromptLine(symbol: prompt.symbol, text: prompt.text, cursor: prompt.cursor, completions: prompt.completions,
@@ -204,22 +204,6 @@ public enum DashboardRenderer {
     static func selectedLineExpanded(_ state: DashboardState) -> Bool {
         guard state.screen == .detail, let detail = state.detail, detail.timeline.indices.contains(detail.selection) else { return false }
         return detail.expanded[DetailState.entryKey(detail.timeline[detail.selection])] != nil
-    }
-
-    /// The bottom line's quit question, naming the work in progress (the first of several,
-    /// and how many more): the keys' words shorten first, then the work's name is cut, never
-    /// the keys.
-    static func quitQuestion(_ running: [String], width: Int) -> String {
-        let work = running.first.map(SafeText.sanitize) ?? "work"
-        let more = running.count > 1 ? " and \(running.count - 1) more" : ""
-        let keys = ["w: when it is done (audited)  y: now (not audited)  any other key: stay",
-                    "w: when done (audited)  y: now (not audited)  other key: stay", "w: when done  y: now  other: stay"]
-        for choice in keys {
-            let line = " Quit while \(work)\(more)? \(choice)"
-            if TextWidth.width(of: line) <= width { return line }
-        }
-        let room = width - TextWidth.width(of: " Quit while \(more)? \(keys.last!)")
-        return " Quit while \(TextWidth.truncate(work, toWidth: max(8, room)))\(more)? \(keys.last!)"
     }
 
     /// The question `q` asks while work runs on a worker: what is running, and what quitting now loses.

@@ -479,8 +479,7 @@ public final class DashboardSession {
         }
         let consent = try consentBadges.marks(among: page.rows.map(\.state.originalTransactionId), store: store)
         page.consentWithdrawn = consent.withdrawn
-        page.accessEnded = try store.accessEnded(originalTransactionIds: page.rows.filter { $0.state.status == .revoked }
-            .map(\.state.originalTransactionId))
+        page.accessEnded = try store.accessEnded(of: page.rows.map(\.state))
         return page
     }
 

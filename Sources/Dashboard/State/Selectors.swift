@@ -107,6 +107,24 @@ enum Selectors {
         return reason + [""] + state.quarantine.bodyLines.flatMap { TextLayout.hardWrap($0, width: width) }
     }
 
+    // MARK: - Quit while work runs
+
+    /// The bottom line's quit question, naming the work in progress (the first of several,
+    /// and how many more): the keys' words shorten first, then the work's name is cut, never
+    /// the keys.
+    static func quitQuestion(_ running: [String], width: Int) -> String {
+        let work = running.first.map(SafeText.sanitize) ?? "work"
+        let more = running.count > 1 ? " and \(running.count - 1) more" : ""
+        let keys = ["w: when it is done (audited)  y: now (not audited)  any other key: stay",
+                    "w: when done (audited)  y: now (not audited)  other key: stay", "w: when done  y: now  other: stay"]
+        for choice in keys {
+            let line = " Quit while \(work)\(more)? \(choice)"
+            if TextWidth.width(of: line) <= width { return line }
+        }
+        let room = width - TextWidth.width(of: " Quit while \(more)? \(keys.last!)")
+        return " Quit while \(TextWidth.truncate(work, toWidth: max(8, room)))\(more)? \(keys.last!)"
+    }
+
     // MARK: - Override dialog
 
     /// The y/n question: what will happen, to whom, until when, in words.

@@ -47,8 +47,7 @@ public struct PermissionDenial: Sendable, CustomStringConvertible {
     public func explain(doing action: String?, needs: (PostgresRoles.Privilege, String)? = nil) -> String {
         let what = action ?? (table.map { "\(privilege) on \($0)" } ?? privilege)
         let may = needs.map { Self.rolesThatMay($0.0, on: $0.1) } ?? rolesThatMay
-        let verdict = may.isEmpty ? "no subdesk role may" : "that needs " + (may.count == 1 ? may[0]
-            : may.dropLast().joined(separator: ", ") + " or " + may.last!)
+        let verdict = may.isEmpty ? "no subdesk role may" : "that needs " + Self.either(may)
         return "\(who) may not \(what): \(verdict)"
     }
 
@@ -58,9 +57,12 @@ public struct PermissionDenial: Sendable, CustomStringConvertible {
     public static func briefly(doing action: String, needs: (PostgresRoles.Privilege, String)) -> [String] {
         let may = rolesThatMay(needs.0, on: needs.1)
         guard !may.isEmpty else { return ["may not \(action): no subdesk role may"] }
-        func either(_ names: [String]) -> String { names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " or " + names.last! }
-        let short = may.map { $0.hasPrefix("subdesk_") ? String($0.dropFirst("subdesk_".count)) : $0 }
-        return ["may not \(action): that needs \(either(may))", "may not \(action): needs \(either(short))"]
+        return ["may not \(action): that needs \(either(may))", "may not \(action): needs \(either(may.map(PostgresRoles.shortName)))"]
+    }
+
+    /// `a`, `a or b`, `a, b or c`.
+    static func either(_ names: [String]) -> String {
+        names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
     }
 
     public var description: String { explain(doing: nil) }

@@ -11,6 +11,12 @@
 /// No human role may write the remembered chain checks; intake may, and its rows are still
 /// believed only through a seal under a key the database never sees (`ChainMemoryKey`).
 public enum PostgresRoles {
+    /// A role as the desk's header and its short messages write it: without its `subdesk_`
+    /// prefix (`subdesk_read` is `read`); another role as it is.
+    public static func shortName(_ role: String) -> String {
+        role.hasPrefix("subdesk_") ? String(role.dropFirst("subdesk_".count)) : role
+    }
+
     public static let all = ["subdesk_read", "subdesk_intake", "subdesk_support", "subdesk_operator"]
 
     /// What a role may do to a table.

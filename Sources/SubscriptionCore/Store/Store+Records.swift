@@ -30,9 +30,14 @@ extension Store {
         return t
     }
 
-    /// When access ended for each of these subscriptions that has a revoked transaction: its
-    /// latest revocation date, what `SubscriptionReport.accessEnded` says on a revoked
-    /// subscription's detail, so a list shows the date its detail shows.
+    /// When access ended for each revoked subscription among these: its latest revocation
+    /// date, what `SubscriptionReport.accessEnded` says on a revoked subscription's detail,
+    /// so a list shows the date its detail shows.
+    public func accessEnded(of states: [SubscriptionState]) throws -> [String: Millis] {
+        try accessEnded(originalTransactionIds: states.filter { $0.status == .revoked }.map(\.originalTransactionId))
+    }
+
+    /// `accessEnded(of:)` for these ids, whatever their status.
     public func accessEnded(originalTransactionIds: [String]) throws -> [String: Millis] {
         var ended: [String: Millis] = [:]
         // In slices: a search's limit may name more ids than an engine binds in one statement.

@@ -62,7 +62,7 @@ public struct StoreLogin: Sendable, Equatable {
     /// `read-only` for a file this user may only read; nil for a SQLite file that may be written.
     public var headerText: String? {
         if let user {
-            let short = roles.map { $0.hasPrefix("subdesk_") ? String($0.dropFirst("subdesk_".count)) : $0 }
+            let short = roles.map(PostgresRoles.shortName)
             return "pg: " + user + (short.isEmpty ? "" : " (\(short.joined(separator: ", ")))")
         }
         return readOnlyReason == nil ? nil : "read-only"

@@ -82,6 +82,8 @@ struct ServeListener {
     static func fromSystemd(_ environment: [String: String], allowed: [String]) throws -> (intake: ServeListener, metrics: ServeListener?)? {
         guard let pid = environment["LISTEN_PID"], Int32(pid) == getpid(), let count = Int(environment["LISTEN_FDS"] ?? ""), count >= 1
         else { return nil }
+        // Descriptors from 3: a count past any open-file limit is no socket systemd passed.
+        guard count <= 1024 else { throw UsageError("LISTEN_FDS says \(count) sockets: at most 1024 are taken") }
         let roles = systemdRoles(count: count, names: environment["LISTEN_FDNAMES"])
         guard let intake = roles.intake else { throw UsageError("systemd passed only the metrics socket: serve needs the notification URL's") }
         for fd in [intake] + (roles.metrics.map { [$0] } ?? []) {

@@ -151,17 +151,9 @@ final class ServeServer: @unchecked Sendable {
         for l in [listener] + (metricsListener.map { [$0] } ?? []) {
             _ = fcntl(l.fd, F_SETFL, fcntl(l.fd, F_GETFL) | O_NONBLOCK)
         }
-        for index in 0..<settings.maxConnections {
-            let thread = Thread { [self] in work() }
-            thread.name = "subdesk-worker-\(index)"
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
+        for index in 0..<settings.maxConnections { startWorker("subdesk-worker-\(index)", .intake) }
         if let metricsListener {
-            let thread = Thread { [self] in work(.metrics) }
-            thread.name = "subdesk-metrics"
-            thread.stackSize = 1 << 20
-            thread.start()
+            startWorker("subdesk-metrics", .metrics)
             log.notice("answering /metrics scrapes on \(metricsListener.name)")
         }
         log.notice("answering FastCGI on \(listener.name) (pid \(getpid())), store \(PostgresLocation.redacted(engine.context.databasePath))")
@@ -181,6 +173,13 @@ final class ServeServer: @unchecked Sendable {
                       + "they were not acknowledged, and the web server (or Apple) sends them again")
         }
         return 0
+    }
+
+    private func startWorker(_ name: String, _ role: FastCGIConnection.Role) {
+        let thread = Thread { [self] in work(role) }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
     }
 
     /// A worker: answers whole requests of `role`, one at a time, and hands each answer to the loop.
