@@ -31,6 +31,7 @@ struct CommandTable {
         SweepCommand.spec,
         BackfillCommand.spec,
         BackfillCommand.gapsSpec,
+        ForwardCommand.spec,
         PingCommand.spec,
         ExtendCommand.spec,
         RefundsCommand.spec,

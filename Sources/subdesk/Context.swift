@@ -188,8 +188,17 @@ struct Context {
         let roots = try trustRoots()
         let revocation = policy.revocationCheck == .ocsp
             ? OCSPRevocationChecker(roots: roots, transport: HTTPOCSPTransport()) : nil
-        return Intake(store: store, verifier: SignedDataVerifier(roots: roots, memory: store, memoryKey: key, revocation: revocation),
-                      policy: policy)
+        let intake = Intake(store: store, verifier: SignedDataVerifier(roots: roots, memory: store, memoryKey: key, revocation: revocation),
+                            policy: policy)
+        intake.forwarding = try forwardTargets()
+        return intake
+    }
+
+    /// The `[forward]` targets the config declares, checked against its apps.
+    func forwardTargets() throws -> ForwardTargets {
+        do { return try ForwardTargets(configuration: config, apps: try configuredApps()) } catch let e as ConfigurationError {
+            throw UsageError(e.description)
+        }
     }
 
     /// Where this host keeps the key that seals remembered chain checks: `chain_key_file`,

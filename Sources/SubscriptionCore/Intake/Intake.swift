@@ -20,6 +20,8 @@ public final class Intake {
     public var policy: IntakePolicy
     /// What each notification type means: the derivation, the counts and V1 ordering read it.
     public let meanings: NotificationMeanings
+    /// The `[forward]` targets each stored notification is owed to, in the write that stores it.
+    public var forwarding = ForwardTargets()
 
     public init(store: Store, verifier: SignedPayloadVerifier, policy: IntakePolicy, meanings: NotificationMeanings = .standard) {
         self.store = store
@@ -390,6 +392,9 @@ public final class Intake {
                                                         body: body, source: source, ownership: ownership, bundleId: d.bundleId),
                                     pieces: d.pieces)
         try mergeRecords(d.transactions, d.renewals, alsoRederive: rederive ? d.event.originalTransactionId : nil, now: receivedAt)
+        try store.oweDeliveries(of: d.event, bundleId: d.bundleId,
+                                to: forwarding.owed(bundleId: d.bundleId, environment: d.event.environment, type: d.event.type),
+                                now: receivedAt)
         if let receipt = d.latestReceipt, let otid = d.event.originalTransactionId {
             try store.putReceipt(receipt, originalTransactionId: otid, at: receivedAt)
         }

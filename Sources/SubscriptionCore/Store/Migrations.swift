@@ -726,6 +726,45 @@ enum Migrations {
         \(d.insertOrIgnore) metrics_pending SELECT DISTINCT original_transaction_id FROM transactions
             WHERE offer_type = 5\(d.onConflictIgnore);
         """ },
+        Migration(33, "the outbox of deliveries owed to forward targets, and each attempt's answer") { d in """
+        -- One row per notification and [forward] target it is owed to, written in the write
+        -- that stores the notification (Store+Forwarding.swift states the states and the order).
+        CREATE TABLE forward_outbox (
+            id \(d.generatedID),
+            target \(d.text) NOT NULL,
+            notification_uuid \(d.text) NOT NULL,
+            original_transaction_id \(d.text),
+            bundle_id \(d.text),
+            environment \(d.text),
+            type \(d.text) NOT NULL,
+            owed_ms \(d.integer) NOT NULL,
+            give_up_ms \(d.integer) NOT NULL,
+            state \(d.text) NOT NULL,
+            attempts \(d.integer) NOT NULL,
+            next_ms \(d.integer) NOT NULL,
+            claim_until_ms \(d.integer),
+            claimed_by \(d.text),
+            delivered_ms \(d.integer),
+            last_attempt_ms \(d.integer),
+            last_status \(d.integer),
+            last_error \(d.text),
+            UNIQUE (target, notification_uuid)
+        );
+        CREATE INDEX forward_outbox_pending ON forward_outbox(target, id) WHERE state = 'pending';
+        CREATE INDEX forward_outbox_order ON forward_outbox(target, original_transaction_id, id) WHERE state = 'pending';
+        CREATE INDEX forward_outbox_subscription ON forward_outbox(original_transaction_id);
+        CREATE INDEX forward_outbox_state ON forward_outbox(target, state, last_attempt_ms);
+        CREATE TABLE forward_attempts (
+            outbox_id \(d.integer) NOT NULL,
+            attempt \(d.integer) NOT NULL,
+            at_ms \(d.integer) NOT NULL,
+            took_ms \(d.integer) NOT NULL,
+            status \(d.integer),
+            error \(d.text),
+            answer \(d.bytes),
+            PRIMARY KEY (outbox_id, attempt)
+        )\(d.withoutRowID);
+        """ },
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period

@@ -253,6 +253,10 @@ public struct SQLDialect: Sendable, Equatable, CustomStringConvertible {
     /// The function that gives its second argument where the first is NULL, as a shared
     /// statement spells it (an expression index matches only the very same expression).
     let ifNull: String
+    /// What ends a SELECT that claims rows for the writer: rows another writer is claiming
+    /// at the same moment are skipped, not waited for, where writers run side by side
+    /// (PostgreSQL's `FOR UPDATE SKIP LOCKED`); nothing where they take turns.
+    let skipLocked: String
     /// An insert that skips rows whose key is already there: the statement's start, and
     /// what ends it.
     let insertOrIgnore: String

@@ -73,7 +73,7 @@ public struct Configuration: Equatable, Sendable {
         close()
         // The apps are checked now, so that every command reports a wrong section where it is
         // (a configuration without sections is checked, as before, where its keys are used).
-        if !namedSections.isEmpty { _ = try ConfiguredApps(configuration: self) }
+        if !namedSections.isEmpty { _ = try ForwardTargets(configuration: self, apps: try ConfiguredApps(configuration: self)) }
     }
 
     /// A `[KIND NAME]` header line, refused when its kind is unknown, its name missing or

@@ -35,6 +35,7 @@ public struct ConfigurationSectionKind: Sendable {
     public enum Kind: String, Sendable, CaseIterable {
         case key
         case app
+        case forward
     }
     public let kind: Kind
     public let title: String
@@ -145,6 +146,25 @@ extension Configuration {
             .init("shared_secret_file", example: "/etc/subdesk/fitness-shared-secret",
                   "the app's shared secret (verifyReceipt, and the password of its version 1 notifications)", namesSecret: true),
             .init("allow_v1", example: "no", "yes: accept this app's version 1 notifications (unsigned)"),
+        ]),
+        ConfigurationSectionKind(kind: .forward, title: "[forward NAME]: a server every accepted notification is relayed to",
+                                 example: "backend", help: "Each notification intake stores is owed to every target whose apps, "
+                                     + "environments and types match it, in the same write: answered 200 to Apple means relayed "
+                                     + "(subdesk forward run, or serve, delivers; see README, Relaying).", keys: [
+            .init("url", example: "https://backend.example.com/apple/notifications",
+                  "where deliveries are POSTed: https, or http to a loopback address (or with allow_http = yes)"),
+            .init("secret_file", example: "/etc/subdesk/backend-forward-secret",
+                  "the shared secret the Subdesk-Signature header is made with (HMAC-SHA256; required)", namesSecret: true),
+            .init("apps", example: "fitness, recipes", "the [app] sections whose notifications are relayed (default all)"),
+            .init("environments", example: "Production", "Production, Sandbox or both (default both)"),
+            .init("types", example: "DID_RENEW, EXPIRED, REFUND",
+                  "the notification types relayed (default all, types Apple adds later included)"),
+            .init("body", example: "apple",
+                  "apple: the body as Apple sent it, byte for byte; envelope: Apple's signedPayload with the subscription's state"),
+            .init("timeout", example: "10", "seconds a delivery may take (1 to 300, default 10)"),
+            .init("max_age", example: "72h",
+                  "how long a delivery is tried before it is dead: 90m, 72h, 7d (default 72h, Apple's own retry horizon)"),
+            .init("allow_http", example: "no", "yes: allow a plain http url to a host other than a loopback address"),
         ]),
     ]
 

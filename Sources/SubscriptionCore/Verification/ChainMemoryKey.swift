@@ -89,19 +89,10 @@ public struct ChainMemoryKey: Sendable {
         }
     }
 
-    /// HMAC-SHA256 of `message` under this key.
+    /// HMAC-SHA256 of `message` under this key. It fails only when libcrypto cannot
+    /// allocate; a seal that matches nothing then makes every recall a miss, which is safe.
     func mac(_ message: Data) -> Data {
-        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let ok = bytes.withUnsafeBytes { key in
-            message.withUnsafeBytes { m in
-                HMAC(EVP_sha256(), key.baseAddress, Int32(key.count),
-                     m.baseAddress?.assumingMemoryBound(to: UInt8.self), m.count, &out, &length) != nil
-            }
-        }
-        // HMAC-SHA256 fails only when libcrypto cannot allocate; a seal that matches nothing
-        // then makes every recall a miss, which is safe.
-        return ok ? Data(out.prefix(Int(length))) : Data()
+        ContentDigest.hmacSHA256(key: bytes, message: message) ?? Data()
     }
 
     /// The value rows are filed under for `rootsFingerprint`: bound to the key, so a

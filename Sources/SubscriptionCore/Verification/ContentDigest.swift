@@ -18,6 +18,19 @@ public enum ContentDigest {
         hex(sha256(data))
     }
 
+    /// HMAC-SHA256 of `message` under `key`; nil only when libcrypto cannot allocate.
+    public static func hmacSHA256(key: Data, message: Data) -> Data? {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = key.withUnsafeBytes { k in
+            message.withUnsafeBytes { m in
+                HMAC(EVP_sha256(), k.baseAddress, Int32(k.count),
+                     m.baseAddress?.assumingMemoryBound(to: UInt8.self), m.count, &out, &length) != nil
+            }
+        }
+        return ok ? Data(out.prefix(Int(length))) : nil
+    }
+
     /// SHA-256 of a body read in pieces, for bodies too large to hold (CGI reads past the
     /// size limit only to digest and count what arrives).
     public final class Streaming {

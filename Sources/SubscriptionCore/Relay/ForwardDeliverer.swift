@@ -1,0 +1,213 @@
+import Foundation
+
+/// Sends one target's owed deliveries (`Store+Forwarding.swift`), on its own store connection.
+///
+/// claim what is due (a short write) -> build each body -> POST them, a few at a time, with
+/// no transaction open -> record every answer (a short write) -> again; when nothing is due,
+/// sleep until the next delivery falls due or another process commits (the store's change
+/// counter: `PRAGMA data_version` on SQLite, `LISTEN` on PostgreSQL).
+public final class ForwardDeliverer {
+    /// How a deliverer paces itself; the defaults are the product's, tests shorten them.
+    public struct Pacing: Sendable {
+        /// Deliveries sent at once to the target.
+        public var concurrency = 4
+        /// Deliveries claimed in one write.
+        public var batch = 64
+        /// The wait before the first retry; it doubles each time, up to `maxBackoff`, with up to
+        /// half again added at random so that many deliveries do not retry in step.
+        public var initialBackoff: TimeInterval = 5
+        public var maxBackoff: TimeInterval = 3_600
+        /// Attempts a delivery the target refuses (a 4xx but 408 and 429, a 3xx: redirects are
+        /// not followed) is given before it is dead.
+        public var refusedAttempts = 3
+        /// How often an idle deliverer looks at the change counter.
+        public var idleLook: TimeInterval = 0.2
+
+        public init() {}
+    }
+
+    /// What a run did.
+    public struct Counts: Sendable, Equatable {
+        public var delivered = 0, retried = 0, dead = 0
+        public init() {}
+    }
+
+    /// The first bytes of a target's answer kept with the attempt.
+    public static let keptAnswerBytes = 4 << 10
+    /// The most of an answer read: past it the attempt fails (and is retried), unread.
+    static let maxAnswerBytes = 64 << 10
+
+    public let target: ForwardTarget
+    let store: Store
+    let signature: DeliverySignature
+    let pacing: Pacing
+    let client: HTTPClient
+    let claimant = UUID().uuidString
+    /// The clock; tests move it.
+    public var now: () -> Millis = { DateText.nowMillis() }
+    /// Told of each attempt as it is recorded.
+    public var onAttempt: ((ForwardDelivery, ForwardAttempt) -> Void)?
+
+    public init(target: ForwardTarget, store: Store, signature: DeliverySignature, pacing: Pacing = Pacing()) {
+        self.target = target
+        self.store = store
+        self.signature = signature
+        self.pacing = pacing
+        client = HTTPClient(policy: ForwardDeliverer.policy(target, pacing), maxConnectionsPerHost: pacing.concurrency,
+                            maxResponseBytes: ForwardDeliverer.maxAnswerBytes)
+    }
+
+    /// One attempt per send (the outbox schedules the next), the retry waits as the Apple
+    /// client bounds them.
+    static func policy(_ target: ForwardTarget, _ pacing: Pacing) -> HTTPPolicy {
+        HTTPPolicy(timeout: target.timeout, maxAttempts: 1, initialBackoff: pacing.initialBackoff, maxBackoff: pacing.maxBackoff,
+                   maxRetryAfter: pacing.maxBackoff, jitter: 0.5)
+    }
+
+    /// How long a claim lasts: the send's timeout and a margin to record its answer. A
+    /// deliverer killed mid-send leaves the delivery to another after this.
+    var lease: Millis { Millis(target.timeout * 1000) + 15_000 }
+
+    /// Sends what is due until `stop` says so; with `once`, until nothing is due now.
+    @discardableResult
+    public func run(once: Bool = false, stop: () -> Bool = { false }) throws -> Counts {
+        var counts = Counts()
+        while !stop() {
+            let due = try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease, claimant: claimant)
+            if due.isEmpty {
+                if once { return counts }
+                try idle(stop: stop)
+                continue
+            }
+            let attempts = send(due)
+            try store.recordAttempts(attempts)
+            for (d, a) in attempts {
+                onAttempt?(d, a)
+                switch a.next {
+                case .delivered: counts.delivered += 1
+                case .retry: counts.retried += 1
+                case .dead: counts.dead += 1
+                }
+            }
+        }
+        return counts
+    }
+
+    /// Sleeps until the next pending delivery is due, another process commits, or `stop`.
+    private func idle(stop: () -> Bool) throws {
+        let version = try store.dataVersion()
+        let due = try store.nextDeliveryDue(target: target.name)
+        while !stop() {
+            if let due, now() >= due { return }
+            if try store.dataVersion() != version { return }
+            Thread.sleep(forTimeInterval: pacing.idleLook)
+        }
+    }
+
+    /// Builds and sends each delivery, `pacing.concurrency` at a time; the answers in order.
+    func send(_ due: [ForwardDelivery]) -> [(delivery: ForwardDelivery, attempt: ForwardAttempt)] {
+        let work = SendWork(due.map { d in (d, Result { try body(of: d) }) })
+        let group = DispatchGroup()
+        for _ in 0..<min(pacing.concurrency, due.count) {
+            group.enter()
+            Thread { [self] in
+                defer { group.leave() }
+                while let (index, delivery, body) = work.take() {
+                    work.put(index, attempt(delivery, body: body))
+                }
+            }.start()
+        }
+        group.wait()
+        return zip(due, work.results).map { ($0, $1!) }
+    }
+
+    /// The deliveries of one batch, taken one at a time by the sending threads, and their answers.
+    private final class SendWork: @unchecked Sendable {
+        private let lock = NSLock()
+        private let items: [(ForwardDelivery, Result<Data, Error>)]
+        private var next = 0
+        private(set) var results: [ForwardAttempt?]
+
+        init(_ items: [(ForwardDelivery, Result<Data, Error>)]) {
+            self.items = items
+            results = Array(repeating: nil, count: items.count)
+        }
+
+        func take() -> (Int, ForwardDelivery, Result<Data, Error>)? {
+            lock.lock()
+            defer { lock.unlock() }
+            guard next < items.count else { return nil }
+            next += 1
+            return (next - 1, items[next - 1].0, items[next - 1].1)
+        }
+
+        func put(_ index: Int, _ attempt: ForwardAttempt) {
+            lock.lock()
+            results[index] = attempt
+            lock.unlock()
+        }
+    }
+
+    /// The body a delivery carries, read from the store as it is now.
+    func body(of d: ForwardDelivery) throws -> Data {
+        guard let stored = try store.notification(uuid: d.notificationUUID) else { throw Missing() }
+        switch target.body {
+        case .apple: return stored.body
+        case .envelope: return try ForwardEnvelope.document(for: d, body: stored.body, store: store, at: now())
+        }
+    }
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String { "the notification is no longer in the store" }
+    }
+
+    /// One POST and what it makes of the delivery.
+    func attempt(_ d: ForwardDelivery, body: Result<Data, Error>) -> ForwardAttempt {
+        let started = now()
+        let clock = DispatchTime.now().uptimeNanoseconds
+        func took() -> Int64 { Int64((DispatchTime.now().uptimeNanoseconds - clock) / 1_000_000) }
+        let bytes: Data
+        switch body {
+        case .success(let data): bytes = data
+        case .failure(let error):
+            return ForwardAttempt(at: started, tookMs: 0, status: nil, error: "\(error)", answer: nil, next: .dead)
+        }
+        var headers = [
+            "Content-Type": "application/json",
+            "Subdesk-Delivery": d.deliveryId,
+            "Subdesk-Attempt": String(d.attempts + 1),
+            "Subdesk-Notification-Type": d.type,
+            DeliverySignature.header: signature.value(body: bytes, time: started / 1000),
+        ]
+        if let app = d.bundleId { headers["Subdesk-App"] = app }
+        if let environment = d.environment { headers["Subdesk-Environment"] = environment }
+        let request = HTTPRequest(method: "POST", url: target.url, headers: headers, body: bytes)
+        do {
+            let response = try client.send(request) { _, _ in .accept }
+            let wait = HTTPClient.retryAfter(response.header("Retry-After"))
+            return ForwardAttempt(at: started, tookMs: took(), status: response.status, error: nil,
+                                  answer: response.body.prefix(ForwardDeliverer.keptAnswerBytes),
+                                  next: next(after: d, status: response.status, retryAfter: wait, at: started))
+        } catch {
+            return ForwardAttempt(at: started, tookMs: took(), status: nil, error: "\(error)", answer: nil,
+                                  next: next(after: d, status: nil, retryAfter: nil, at: started))
+        }
+    }
+
+    /// What follows an attempt that got `status` (nil: no answer): 2xx is delivered; 408,
+    /// 429, 5xx and no answer are tried again after the backoff (or the Retry-After asked,
+    /// bounded as the Apple client bounds it); anything else is tried again until
+    /// `refusedAttempts`, then dead. The last retry is made just before `giveUp` (the target's
+    /// `max_age` after the delivery was owed); one that fails then is dead.
+    func next(after d: ForwardDelivery, status: Int?, retryAfter: TimeInterval?, at: Millis) -> ForwardAttempt.Next {
+        if let status, (200...299).contains(status) { return .delivered }
+        let attempt = d.attempts + 1
+        let transient = status.map { $0 == 408 || $0 == 429 || $0 >= 500 } ?? true
+        if !transient && attempt >= pacing.refusedAttempts { return .dead }
+        let backoff = client.policy.backoff(afterAttempt: attempt)
+        let wait = min(retryAfter ?? backoff, client.policy.maxRetryAfter)
+        let when = at + Millis(wait * 1000)
+        if when < d.giveUp { return .retry(at: when) }
+        return at + 1_000 >= d.giveUp ? .dead : .retry(at: d.giveUp - 1_000)
+    }
+}

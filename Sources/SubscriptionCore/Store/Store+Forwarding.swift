@@ -1,0 +1,308 @@
+import Foundation
+
+/// Where a delivery owed to a forward target stands.
+public enum ForwardState: String, Sendable, CaseIterable {
+    /// Not yet taken by the target: due at `next`, or claimed by a deliverer sending it.
+    case pending
+    /// The target answered 2xx.
+    case delivered
+    /// Given up: past the target's `max_age`, or refused by it (a 4xx but 408 and 429) too often.
+    case dead
+}
+
+/// One delivery of the outbox (`forward_outbox`): a notification owed to one target.
+public struct ForwardDelivery: Sendable, Equatable {
+    public var id: Int64
+    public var target: String
+    public var notificationUUID: String
+    /// The subscription whose deliveries go in order (nil: the notification concerns none).
+    public var originalTransactionId: String?
+    public var bundleId: String?
+    public var environment: String?
+    public var type: String
+    /// When intake stored the notification and owed the delivery.
+    public var owed: Millis
+    /// Past this a failed delivery is dead (`owed` plus the target's `max_age`).
+    public var giveUp: Millis
+    public var state: ForwardState
+    public var attempts: Int
+    /// When it is next due.
+    public var next: Millis
+    public var delivered: Millis?
+    public var lastAttempt: Millis?
+    public var lastStatus: Int?
+    public var lastError: String?
+
+    /// The id every attempt and every replay of it carries (`Subdesk-Delivery`): the same
+    /// notification to the same target is the same delivery.
+    public var deliveryId: String { "\(notificationUUID)/\(target)" }
+}
+
+/// What became of one attempt, and what the delivery does next.
+public struct ForwardAttempt: Sendable {
+    public enum Next: Sendable, Equatable {
+        case delivered
+        case retry(at: Millis)
+        case dead
+    }
+    public var at: Millis
+    public var tookMs: Int64
+    /// The target's status, nil when no answer came (timeout, connection error).
+    public var status: Int?
+    public var error: String?
+    /// The answer's first bytes (`ForwardDeliverer.keptAnswerBytes`).
+    public var answer: Data?
+    public var next: Next
+
+    public init(at: Millis, tookMs: Int64, status: Int?, error: String?, answer: Data?, next: Next) {
+        self.at = at
+        self.tookMs = tookMs
+        self.status = status
+        self.error = error
+        self.answer = answer
+        self.next = next
+    }
+}
+
+/// One attempt as `forward_attempts` keeps it.
+public struct ForwardAttemptRow: Sendable, Equatable {
+    public var attempt: Int
+    public var at: Millis
+    public var tookMs: Int64
+    public var status: Int?
+    public var error: String?
+    public var answer: Data?
+}
+
+/// A target's outbox, summed (`subdesk forward status`).
+public struct ForwardTargetStatus: Sendable, Equatable {
+    public var target: String
+    public var pending = 0
+    /// When the oldest pending delivery was owed.
+    public var oldestPending: Millis?
+    public var deliveredLastHour = 0
+    /// Attempts in the last hour that got no 2xx.
+    public var failedLastHour = 0
+    public var dead = 0
+    public var lastError: String?
+    public var lastErrorAt: Millis?
+
+    public init(target: String) { self.target = target }
+}
+
+enum ForwardColumn: Int, StoreColumn {
+    typealias Record = ForwardDelivery
+    case id, target, notificationUuid, originalTransactionId, bundleId, environment, type, owedMs, giveUpMs, state, attempts,
+         nextMs, claimUntilMs, claimedBy, deliveredMs, lastAttemptMs, lastStatus, lastError
+
+    func value(in d: ForwardDelivery) -> SQLBindable? {
+        switch self {
+        case .id: return d.id
+        case .target: return d.target
+        case .notificationUuid: return d.notificationUUID
+        case .originalTransactionId: return d.originalTransactionId
+        case .bundleId: return d.bundleId
+        case .environment: return d.environment
+        case .type: return d.type
+        case .owedMs: return d.owed
+        case .giveUpMs: return d.giveUp
+        case .state: return d.state.rawValue
+        case .attempts: return d.attempts
+        case .nextMs: return d.next
+        case .claimUntilMs, .claimedBy: return nil
+        case .deliveredMs: return d.delivered
+        case .lastAttemptMs: return d.lastAttempt
+        case .lastStatus: return d.lastStatus
+        case .lastError: return d.lastError
+        }
+    }
+}
+
+/// The outbox's rules, which every statement here keeps:
+/// - a delivery is owed in the write that stores its notification, once per target
+///   (`UNIQUE (target, notification_uuid)`: a redelivery of the body owes nothing more);
+/// - for one target, a subscription's pending deliveries go one at a time, in the order
+///   they were owed (`id`): one is due only when no earlier one of the same subscription
+///   and target is still pending. A dead one holds nothing back;
+/// - a deliverer claims what it sends, until `claim_until_ms`: a claim outlives no
+///   deliverer (one killed mid-send leaves it to expire, and the delivery is sent again,
+///   with the same id), and two deliverers never send one delivery at once (on PostgreSQL
+///   the claim skips rows another deliverer is claiming: `SKIP LOCKED`).
+extension Store {
+    static let forwardTable = StoreTable<ForwardColumn>("forward_outbox", key: .id)
+    static let forwardSelection = forwardTable.selection(excluding: [.claimUntilMs, .claimedBy], prefix: "o.")
+
+    static func forwardDelivery(_ row: SQLRow) -> ForwardDelivery {
+        let r = forwardSelection.row(row)
+        return ForwardDelivery(
+            id: r.int64(.id), target: r.string(.target), notificationUUID: r.string(.notificationUuid),
+            originalTransactionId: r.optionalString(.originalTransactionId), bundleId: r.optionalString(.bundleId),
+            environment: r.optionalString(.environment), type: r.string(.type), owed: r.int64(.owedMs), giveUp: r.int64(.giveUpMs),
+            state: ForwardState(rawValue: r.string(.state)) ?? .pending, attempts: r.int(.attempts), next: r.int64(.nextMs),
+            delivered: r.optionalInt64(.deliveredMs), lastAttempt: r.optionalInt64(.lastAttemptMs),
+            lastStatus: r.optionalInt(.lastStatus), lastError: r.optionalString(.lastError))
+    }
+
+    static func insertForward(_ d: SQLDialect) -> String {
+        """
+        \(d.insertOrIgnore) forward_outbox (target, notification_uuid, original_transaction_id, bundle_id, environment,
+            type, owed_ms, give_up_ms, state, attempts, next_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)\(d.onConflictIgnore)
+        """
+    }
+
+    /// Owes `event` to each of `targets`, inside the write that stores it. A delivery
+    /// already owed (the same notification and target) is left as it is.
+    public func oweDeliveries(of event: NotificationEvent, bundleId: String?, to targets: [ForwardTarget], now: Millis) throws {
+        guard !targets.isEmpty else { return }
+        let sql = Store.insertForward(db.dialect)
+        try write {
+            for target in targets {
+                try db.run(sql, [target.name, event.notificationUUID, event.originalTransactionId, bundleId, event.environment,
+                                 event.type.rawValue, now, now + target.maxAge, now])
+            }
+        }
+    }
+
+    /// Claims up to `limit` of `target`'s deliveries that are due at `now`, in the order
+    /// they were owed, for `lease` milliseconds, as `claimant`. Deliveries past their
+    /// `giveUp` that were never answered are marked dead first.
+    public func claimDeliveries(target: String, now: Millis, limit: Int, lease: Millis, claimant: String) throws -> [ForwardDelivery] {
+        try write {
+            try db.run("""
+                UPDATE forward_outbox SET state = 'dead', last_error = COALESCE(last_error, 'past max_age before an attempt')
+                WHERE target = ? AND state = 'pending' AND give_up_ms <= ? AND (claim_until_ms IS NULL OR claim_until_ms <= ?)
+                """, [target, now, now])
+            let due = try db.rows("""
+                SELECT \(Store.forwardSelection.list) FROM forward_outbox o
+                WHERE o.target = ? AND o.state = 'pending' AND o.next_ms <= ? AND (o.claim_until_ms IS NULL OR o.claim_until_ms <= ?)
+                  AND (o.original_transaction_id IS NULL OR NOT EXISTS (
+                      SELECT 1 FROM forward_outbox p WHERE p.target = o.target AND p.original_transaction_id = o.original_transaction_id
+                          AND p.state = 'pending' AND p.id < o.id))
+                ORDER BY o.id LIMIT ?\(db.dialect.skipLocked)
+                """, [target, now, now, limit], Store.forwardDelivery)
+            for start in stride(from: 0, to: due.count, by: 500) {
+                let slice = due[start..<min(start + 500, due.count)]
+                try db.run("UPDATE forward_outbox SET claim_until_ms = ?, claimed_by = ? WHERE id IN ("
+                           + slice.map { _ in "?" }.joined(separator: ",") + ")",
+                           [now + lease, claimant] + slice.map { $0.id as SQLBindable? })
+            }
+            return due
+        }
+    }
+
+    /// When `target`'s next pending delivery falls due (nil: none is pending), claims aside:
+    /// how long a deliverer may sleep.
+    public func nextDeliveryDue(target: String) throws -> Millis? {
+        try db.first("""
+            SELECT MIN(CASE WHEN claim_until_ms IS NOT NULL AND claim_until_ms > next_ms THEN claim_until_ms ELSE next_ms END)
+            FROM forward_outbox WHERE target = ? AND state = 'pending'
+            """, [target]) { $0.optionalInt64(0) } ?? nil
+    }
+
+    /// Records what became of attempts at the deliveries claimed (`claimDeliveries`), in one
+    /// write: each attempt is kept, and its delivery is delivered, due again, or dead.
+    public func recordAttempts(_ attempts: [(delivery: ForwardDelivery, attempt: ForwardAttempt)]) throws {
+        guard !attempts.isEmpty else { return }
+        try write {
+            for (d, a) in attempts {
+                let number = d.attempts + 1
+                try db.run("""
+                    \(db.dialect.insertOrIgnore) forward_attempts (outbox_id, attempt, at_ms, took_ms, status, error, answer)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)\(db.dialect.onConflictIgnore)
+                    """, [d.id, number, a.at, a.tookMs, a.status, a.error, a.answer])
+                let state: ForwardState, next: Millis
+                switch a.next {
+                case .delivered: (state, next) = (.delivered, d.next)
+                case .retry(let at): (state, next) = (.pending, at)
+                case .dead: (state, next) = (.dead, d.next)
+                }
+                try db.run("""
+                    UPDATE forward_outbox SET state = ?, attempts = ?, next_ms = ?, claim_until_ms = NULL, claimed_by = NULL,
+                        delivered_ms = ?, last_attempt_ms = ?, last_status = ?, last_error = ?
+                    WHERE id = ?
+                    """, [state.rawValue, number, next, a.next == .delivered ? a.at : d.delivered, a.at, a.status, a.error, d.id])
+            }
+        }
+    }
+
+    /// Each target's outbox summed at `now`, in the order of `targets` (and any other target
+    /// the outbox still names, after them).
+    public func forwardStatus(targets: [String], now: Millis) throws -> [ForwardTargetStatus] {
+        var byTarget: [String: ForwardTargetStatus] = [:]
+        for name in targets { byTarget[name] = ForwardTargetStatus(target: name) }
+        let hourAgo = now - 3_600_000
+        try db.query("""
+            SELECT target, state, COUNT(*), MIN(owed_ms), SUM(CASE WHEN delivered_ms >= ? THEN 1 ELSE 0 END)
+            FROM forward_outbox GROUP BY target, state
+            """, [hourAgo]) { row in
+            let name = row.string(0)
+            var status = byTarget[name] ?? ForwardTargetStatus(target: name)
+            switch ForwardState(rawValue: row.string(1)) {
+            case .pending?:
+                status.pending = row.int(2)
+                status.oldestPending = row.optionalInt64(3)
+            case .delivered?: status.deliveredLastHour = row.int(4)
+            case .dead?: status.dead = row.int(2)
+            case nil: break
+            }
+            byTarget[name] = status
+        }
+        try db.query("""
+            SELECT o.target, COUNT(*) FROM forward_attempts a JOIN forward_outbox o ON o.id = a.outbox_id
+            WHERE a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299) GROUP BY o.target
+            """, [hourAgo]) { row in
+            byTarget[row.string(0), default: ForwardTargetStatus(target: row.string(0))].failedLastHour = row.int(1)
+        }
+        try db.query("""
+            SELECT target, last_error, last_attempt_ms FROM forward_outbox o
+            WHERE last_error IS NOT NULL AND last_attempt_ms = (SELECT MAX(last_attempt_ms) FROM forward_outbox p
+                WHERE p.target = o.target AND p.last_error IS NOT NULL)
+            """, []) { row in
+            byTarget[row.string(0), default: ForwardTargetStatus(target: row.string(0))].lastError = row.string(1)
+            byTarget[row.string(0)]?.lastErrorAt = row.optionalInt64(2)
+        }
+        let others = byTarget.keys.filter { !targets.contains($0) }.sorted()
+        return (targets + others).compactMap { byTarget[$0] }
+    }
+
+    /// The deliveries of one subscription's notifications, oldest first.
+    public func deliveries(originalTransactionId: String) throws -> [ForwardDelivery] {
+        try db.rows("SELECT \(Store.forwardSelection.list) FROM forward_outbox o WHERE o.original_transaction_id = ? ORDER BY o.id",
+                    [originalTransactionId], Store.forwardDelivery)
+    }
+
+    /// Every delivery of one notification, by target.
+    public func deliveries(notificationUUID: String) throws -> [ForwardDelivery] {
+        try db.rows("SELECT \(Store.forwardSelection.list) FROM forward_outbox o WHERE o.notification_uuid = ? ORDER BY o.target",
+                    [notificationUUID], Store.forwardDelivery)
+    }
+
+    static let attemptTable = StoreTable<ForwardAttemptColumn>("forward_attempts", key: .attempt)
+    static let attemptSelection = attemptTable.selection(excluding: [.outboxId])
+
+    /// The attempts at one delivery, in order.
+    public func forwardAttempts(deliveryId id: Int64) throws -> [ForwardAttemptRow] {
+        try db.rows("SELECT \(Store.attemptSelection.list) FROM forward_attempts WHERE outbox_id = ? ORDER BY attempt", [id]) { row in
+            let r = Store.attemptSelection.row(row)
+            return ForwardAttemptRow(attempt: r.int(.attempt), at: r.int64(.atMs), tookMs: r.int64(.tookMs), status: r.optionalInt(.status),
+                                     error: r.optionalString(.error), answer: r.optionalData(.answer))
+        }
+    }
+}
+
+enum ForwardAttemptColumn: Int, StoreColumn {
+    typealias Record = ForwardAttemptRow
+    case outboxId, attempt, atMs, tookMs, status, error, answer
+
+    func value(in a: ForwardAttemptRow) -> SQLBindable? {
+        switch self {
+        case .outboxId: return nil
+        case .attempt: return a.attempt
+        case .atMs: return a.at
+        case .tookMs: return a.tookMs
+        case .status: return a.status
+        case .error: return a.error
+        case .answer: return a.answer
+        }
+    }
+}

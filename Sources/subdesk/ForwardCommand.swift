@@ -1,0 +1,165 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+/// `subdesk forward`: deliver what intake owed the `[forward]` targets, and say how they stand.
+enum ForwardCommand {
+    static let spec: CommandSpec = CommandSpec(
+        name: "forward", arguments: "run|status", abstract: "relay stored notifications to the [forward] targets, and their state",
+        usage: """
+        subdesk forward run [--once] [--target NAME]
+        subdesk forward status [--json]
+        """,
+        discussion: """
+        Every notification intake stores (the webhook, serve, ingest, backfill, a quarantine
+        replay) is owed, in the same write, to each [forward NAME] target of the config whose
+        apps, environments and types match it: a notification answered 200 to Apple will be
+        relayed, whatever stops afterwards. A refused body is owed to nobody, and a body
+        Apple sends again is owed once.
+
+        `run` delivers: it POSTs each owed delivery to its target (the body as Apple sent it,
+        or body = envelope), signed with the target's secret (Subdesk-Signature), and keeps
+        every answer. 2xx is delivered; 408, 429, 5xx, a timeout or a lost connection are
+        tried again after a growing wait (Retry-After honoured, at most an hour); another
+        answer is tried three times; after the target's max_age a delivery is dead. For one
+        target, the deliveries of one subscription go one at a time in the order they were
+        stored; one that fails holds back only the later ones of its subscription, and a
+        dead one holds nothing. `run` goes on until SIGTERM, waking when another process
+        stores a notification; with --once it sends what is due and exits (1 when a
+        delivery failed or died).
+
+        `status` lists each target: deliveries pending and the oldest one's age, delivered
+        and failed attempts in the last hour, dead deliveries and the last error.
+        """,
+        options: [
+            .flag(.once, "run: send what is due now, then exit"),
+            .value(.target, "NAME", "run: only this target"),
+        ],
+        action: StoreAction(words: "deliver notifications to forward targets", privilege: .update, table: "forward_outbox"),
+        run: run)
+
+    static func run(_ context: Context) throws -> Int32 {
+        let words = context.arguments.positionals
+        switch words.first {
+        case "run":
+            guard words.count == 1 else { throw UsageError("forward run takes no argument (--target NAME names a target)") }
+            return try deliver(context)
+        case "status":
+            guard words.count == 1 else { throw UsageError("forward status takes no argument") }
+            return try status(context)
+        default:
+            throw UsageError("forward takes run or status (see subdesk forward --help)")
+        }
+    }
+
+    static func targets(_ context: Context) throws -> [ForwardTarget] {
+        let all = try context.forwardTargets()
+        guard !all.isEmpty else {
+            throw UsageError("no [forward NAME] target is configured (see subdesk sample-config, [forward NAME])")
+        }
+        guard let name = context.arguments.value(.target) else { return all.targets }
+        guard let target = all.target(named: name) else {
+            throw UsageError("--target: \(name) names no [forward] target (targets: " + all.targets.map(\.name).joined(separator: ", ") + ")")
+        }
+        return [target]
+    }
+
+    /// One deliverer per target, each on its own thread and store connection.
+    static func deliver(_ context: Context) throws -> Int32 {
+        let targets = try targets(context)
+        let once = context.arguments.has(.once)
+        var deliverers: [ForwardDeliverer] = []
+        for target in targets {
+            let signature = try DeliverySignature.load(file: target.secretFile, target: target.name, warn: Output.warn)
+            deliverers.append(ForwardDeliverer(target: target, store: try context.openStore(mode: .existing), signature: signature))
+        }
+        let stopping = StopFlag()
+        var sources: [DispatchSourceSignal] = []
+        if !once {
+            for number in [SIGTERM, SIGINT] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { stopping.set() }
+                source.resume()
+                sources.append(source)
+            }
+            Output.warn("forward: delivering to " + targets.map { "\($0.name) (\($0.url.absoluteString))" }.joined(separator: ", "))
+        }
+        let results = RunResults(count: deliverers.count)
+        let group = DispatchGroup()
+        for (index, deliverer) in deliverers.enumerated() {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                results.set(index, Result { try deliverer.run(once: once, stop: { stopping.isSet }) })
+            }.start()
+        }
+        group.wait()
+        _ = sources
+        var failed = false
+        for (deliverer, result) in zip(deliverers, results.all) {
+            switch result {
+            case .success(let counts):
+                if once {
+                    Output.line("\(deliverer.target.name): \(counts.delivered) delivered, \(counts.retried) to try again, \(counts.dead) dead")
+                }
+                failed = failed || counts.retried > 0 || counts.dead > 0
+            case .failure(let error):
+                Output.error("forward \(deliverer.target.name): \(error)")
+                return 1
+            case nil:
+                break
+            }
+        }
+        return once && failed ? 1 : 0
+    }
+
+    static func status(_ context: Context) throws -> Int32 {
+        let names = try context.forwardTargets().targets.map(\.name)
+        let store = try context.openStore(mode: .reading)
+        let now = DateText.nowMillis()
+        let rows = try store.forwardStatus(targets: names, now: now)
+        if context.wantsJSON {
+            Output.json(["asOf": DateText.iso(now), "targets": rows.map { row -> [String: Any] in
+                ["target": row.target, "configured": names.contains(row.target), "pending": row.pending,
+                 "oldestPendingAgeSeconds": row.oldestPending.map { max(0, (now - $0) / 1000) } as Any? ?? NSNull(),
+                 "deliveredLastHour": row.deliveredLastHour, "failedLastHour": row.failedLastHour, "dead": row.dead,
+                 "lastError": row.lastError as Any? ?? NSNull(),
+                 "lastErrorAt": row.lastErrorAt.map(DateText.iso) as Any? ?? NSNull()]
+            }])
+            return 0
+        }
+        guard !rows.isEmpty else {
+            Output.line("no [forward] target is configured, and the outbox is empty")
+            return 0
+        }
+        let header = ["TARGET", "PENDING", "OLDEST", "DELIVERED 1H", "FAILED 1H", "DEAD", "LAST ERROR"]
+        let lines = rows.map { row -> [String] in
+            [row.target + (names.contains(row.target) ? "" : " (not configured)"), String(row.pending),
+             row.oldestPending.map { DateText.duration(max(0, now - $0)) } ?? "-", String(row.deliveredLastHour),
+             String(row.failedLastHour), String(row.dead),
+             row.lastError.map { SafeText.sanitize(String($0.prefix(120))) } ?? "-"]
+        }
+        let widths = header.indices.map { i in ([header[i]] + lines.map { $0[i] }).map(\.count).max() ?? 0 }
+        for line in [header] + lines {
+            Output.line(line.enumerated().map { i, cell in i == line.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+                .joined(separator: "  "))
+        }
+        return 0
+    }
+
+    private final class StopFlag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+        func set() { lock.lock(); value = true; lock.unlock() }
+    }
+
+    private final class RunResults: @unchecked Sendable {
+        private let lock = NSLock()
+        private var results: [Result<ForwardDeliverer.Counts, Error>?]
+        init(count: Int) { results = Array(repeating: nil, count: count) }
+        func set(_ index: Int, _ result: Result<ForwardDeliverer.Counts, Error>) { lock.lock(); results[index] = result; lock.unlock() }
+        var all: [Result<ForwardDeliverer.Counts, Error>?] { lock.lock(); defer { lock.unlock() }; return results }
+    }
+}
