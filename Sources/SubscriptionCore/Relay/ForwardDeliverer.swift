@@ -189,8 +189,18 @@ public final class ForwardDeliverer {
                                   answer: response.body.prefix(ForwardDeliverer.keptAnswerBytes),
                                   next: next(after: d, status: response.status, retryAfter: wait, at: started))
         } catch {
-            return ForwardAttempt(at: started, tookMs: took(), status: nil, error: "\(error)", answer: nil,
+            return ForwardAttempt(at: started, tookMs: took(), status: nil, error: ForwardDeliverer.problem(error), answer: nil,
                                   next: next(after: d, status: nil, retryAfter: nil, at: started))
+        }
+    }
+
+    /// What kept an attempt from an answer, in the outbox's words (the HTTP client's speak of Apple).
+    static func problem(_ error: Error) -> String {
+        switch error {
+        case RevalidationError.timedOut(_, let seconds, _): return "timed out after \(Int(seconds)) s"
+        case RevalidationError.network(_, let reason, _): return reason
+        case RevalidationError.responseTooLarge: return "answered more than \(maxAnswerBytes) bytes: not read"
+        default: return "\(error)"
         }
     }
 

@@ -726,7 +726,7 @@ enum Migrations {
         \(d.insertOrIgnore) metrics_pending SELECT DISTINCT original_transaction_id FROM transactions
             WHERE offer_type = 5\(d.onConflictIgnore);
         """ },
-        Migration(33, "the outbox of deliveries owed to forward targets, and each attempt's answer") { d in """
+        Migration(33, "the outbox of deliveries owed to forward targets, and each attempt's answer", { d in """
         -- One row per notification and [forward] target it is owed to, written in the write
         -- that stores the notification (Store+Forwarding.swift states the states and the order).
         CREATE TABLE forward_outbox (
@@ -764,7 +764,10 @@ enum Migrations {
             answer \(d.bytes),
             PRIMARY KEY (outbox_id, attempt)
         )\(d.withoutRowID);
-        """ },
+        """ }, postgres: """
+        -- Tables made after the roles were installed have no grants: each role gets its rights here.
+        \(PostgresRoles.grants(onNew: ["forward_outbox", "forward_attempts"]))
+        """),
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period

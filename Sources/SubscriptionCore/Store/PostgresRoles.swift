@@ -48,8 +48,13 @@ public enum PostgresRoles {
         "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",
         "metric_segments_catchup", "notifications", "jws_headers", "intake_log", "intake_counts", "quarantine", "verified_chains",
         "overrides", "audit_log", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts",
-        "store_changes", "schema_version",
+        "forward_outbox", "forward_attempts", "store_changes", "schema_version",
     ]
+
+    /// The tables a migration later than the first stores with roles made: granted when a
+    /// store has them (a store taken back to an earlier version in a test has not), and by
+    /// the migration that makes them, on a store whose roles were installed before.
+    static let madeLater: Set<String> = ["forward_outbox", "forward_attempts"]
 
     /// The state derived from Apple's signed data.
     static let derived = ["subscribers", "subscriptions", "transactions", "renewal_info", "receipts", "refund_requests",
@@ -73,6 +78,9 @@ public enum PostgresRoles {
         Right(["subdesk_intake"], [.insert, .update], ["quarantine"], why: "quarantine refused bodies, counting repeats"),
         Right(["subdesk_intake"], [.insert, .update], ["verified_chains"],
               why: "remember chain checks, sealed with the receiver's key"),
+        Right(verifiers, [.insert, .update], ["forward_outbox"],
+              why: "owe each stored notification to the forward targets, and deliver it (serve, forward run)"),
+        Right(verifiers, [.insert], ["forward_attempts"], why: "keep each delivery attempt and the target's answer"),
         Right(["subdesk_operator"], [.insert, .update, .delete],
               ["quarantine", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts"],
               why: "replay and purge the quarantine, extensions, backfills, pings"),
@@ -147,7 +155,7 @@ public enum PostgresRoles {
     /// What each role is for, in the README's words.
     public static let summaries: [String: String] = [
         "subdesk_read": "read everything (managers, reports); write nothing",
-        "subdesk_intake": "add notifications, quarantine bodies, keep the derived state, remember chain checks; never change or delete a notification; no overrides, no audit entries",
+        "subdesk_intake": "add notifications, quarantine bodies, keep the derived state, remember chain checks, owe and deliver forwarded notifications; never change or delete a notification; no overrides, no audit entries",
         "subdesk_support": "read; overrides, user links, audit entries; never the derived state",
         "subdesk_operator": "support's rights, plus revalidation, extensions, sweeps, backfills, refund answers, quarantine replays and purges (which derive state from what Apple signed); never the chain memory",
     ]
@@ -198,7 +206,20 @@ public enum PostgresRoles {
         lines.append("REVOKE ALL ON ALL SEQUENCES IN SCHEMA \(s) FROM PUBLIC, \(all.joined(separator: ", "));")
         lines.append("REVOKE CREATE ON SCHEMA \(s) FROM PUBLIC;")
         for role in all { lines.append("GRANT USAGE ON SCHEMA \(s) TO \(role);") }
-        for right in rights { lines.append(grant(right, on: right.tables.map { "\(s).\($0)" }, to: right.roles)) }
+        for right in rights {
+            let always = right.tables.filter { !madeLater.contains($0) }
+            if !always.isEmpty { lines.append(grant(right, on: always.map { "\(s).\($0)" }, to: right.roles)) }
+            // Only a table the store's schema has, as for functions below.
+            for table in right.tables where madeLater.contains(table) {
+                lines.append("""
+                    DO $$ BEGIN
+                        IF to_regclass('\(s).\(table)') IS NOT NULL THEN
+                            \(grant(right, on: ["\(s).\(table)"], to: right.roles))
+                        END IF;
+                    END $$;
+                    """)
+            }
+        }
         for routine in routines {
             // Only a function the store's schema has: one whose migration is later than the
             // store (a store taken back in a test) is granted when that migration makes it.
