@@ -25,10 +25,13 @@ enum CohortsCommand {
         MONTH is YYYY-MM, 1970 to 9999 (a week: YYYY-Www or a day in it); the range defaults
         to the last 12.
         --where product=ID (group=, storefront=, offer=, start=free_trial|introductory|none,
-        duration=P1M, environment=, ownership=) keeps only that part; repeat it to narrow
-        further. --by DIMENSION splits each cohort by the dimension's values. Subscriptions
-        of several durations are read in months since their start; --by duration shows each
-        duration in its own renewal periods. --json and --csv give every number unrounded.
+        duration=P1M, app=, saved=retention|realtime|none, environment=, ownership=) keeps only
+        that part; repeat it to narrow further. saved= is how a subscription was first saved
+        from cancelling: retention once it took a retention offer (offerType 5), realtime for a
+        real-time Retention Messaging save (none recorded yet), else none. --by DIMENSION
+        splits each cohort by the dimension's values. Subscriptions of several durations are
+        read in months since their start; --by duration shows each duration in its own renewal
+        periods. --json and --csv give every number unrounded.
         The README gives each number's definition.
         """,
         options: [
@@ -37,7 +40,7 @@ enum CohortsCommand {
             .value(.period, "month|week", "cohorts by month (default) or ISO week"),
             .value(.metric, "retention|ltv|trial", "what the cells hold (default retention)"),
             .repeatable(.where, "DIMENSION=VALUE", "keep only that part (product, group, storefront, offer, start, duration, app, "
-                        + "environment, ownership; app= takes the app's name or bundle id)",
+                        + "saved, environment, ownership; app= takes the app's name or bundle id)",
                         choices: (CohortDimension.allCases.map(\.rawValue) + ["environment", "ownership"]).map { $0 + "=" }),
             .value(.by, "DIMENSION", "split each cohort by the dimension's values", choices: CohortDimension.allCases.map(\.rawValue)),
             .rates,

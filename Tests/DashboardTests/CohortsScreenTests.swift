@@ -109,6 +109,12 @@ final class CohortsScreenTests: XCTestCase, RunsOnEveryEngine {
         try assertScreenShows(try CohortReport.compute(store: store, metric: .ltv, period: .week,
                                                        filters: [CohortFilter(dimension: .start, value: "free_trial")], now: anchor), session)
 
+        // How they were saved: the demo's subscribers took no retention offer, so all are none.
+        session.command("cohorts saved=none")
+        XCTAssertEqual(session.state.cohorts.choice.filter, CohortFilter(dimension: .saved, value: "none"))
+        try assertScreenShows(try CohortReport.compute(store: store, metric: .ltv, period: .week,
+                                                       filters: [CohortFilter(dimension: .saved, value: "none")], now: anchor), session)
+
         session.command("cohorts all")
         XCTAssertNil(session.state.cohorts.choice.filter)
         XCTAssertTrue(session.screenLines[1].contains("segment paid   week cohorts"), session.screenLines[1])
@@ -138,6 +144,7 @@ final class CohortsScreenTests: XCTestCase, RunsOnEveryEngine {
         session.type(.escape)
         for (line, message) in [("cohorts environment=Sandbox", "f switches between paid, family shared, sandbox and all"),
                                 ("cohorts colour=red", "no cohort dimension colour"),
+                                ("cohorts saved=maybe", "saved is retention, realtime or none, not maybe"),
                                 ("cohorts daily", ":cohorts takes retention, ltv or trial, month or week, DIMENSION=VALUE or all (not daily)")] {
             session.command(line)
             flash = try XCTUnwrap(session.state.flash, line)

@@ -15,8 +15,8 @@ import SubdeskTestKit
 ///
 /// `SUBDESK_REFERENCE_BREAK=N` turns rule N of the derivation back to how an earlier
 /// subdesk counted (1 grace recoveries, 2 comebacks, 3 prorated refunds' periods, 4 a trial
-/// paid for after billing retry, 5 family money, 6 upgrades refunded in part); the test must
-/// then fail.
+/// paid for after billing retry, 5 family money, 6 upgrades refunded in part, 11 cohorts
+/// without the `saved` dimension); the test must then fail.
 final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
     static let day: Millis = 86_400_000
     static let hour: Millis = 3_600_000
@@ -412,6 +412,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         var start: Millis
         var duration: String
         var startOffer: String
+        /// `retention` once a period was bought with a retention offer after one without, else `none`.
+        var saved: String
         var retained: Int
         var cameBack: Set<Int> = []
         var money: [Int: [String: Int64]] = [:]
@@ -446,7 +448,14 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         let trialBefore = h.purchases.firstIndex { $0.id == first.p.id }.flatMap { $0 > 0 ? h.purchases[$0 - 1] : nil }
         let offer = trialBefore.map { $0.trial && ($0.expires >= first.p.start - day || first.p.renewal) } == true ? "free_trial"
             : first.p.intro ? "introductory" : "none"
-        var m = Member(start: first.from, duration: months(first.p.product) == 12 ? "P1Y" : "P1M", startOffer: offer, retained: retained)
+        // Saved: the README's rule over every purchase of the history, whenever it was.
+        var saved = "none"
+        for (k, p) in h.purchases.enumerated() where p.retention && (k == 0 || !h.purchases[k - 1].retention) {
+            saved = "retention"
+            break
+        }
+        var m = Member(start: first.from, duration: months(first.p.product) == 12 ? "P1Y" : "P1M", startOffer: offer, saved: saved,
+                       retained: retained)
         for run in runs.dropFirst() {
             let end = run.map(\.to).max()!
             // Never as retained: not in the first run's periods, even where it came back before
@@ -604,55 +613,82 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             for h in histories where h.family == family {
                 if let m = Self.referenceMember(h) { members["\(Self.monthStart(m.start))|\(m.duration)", default: []].append(m) }
             }
-            let retention = try CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now, segments: segments,
-                                                     by: .duration, rates: Self.rates, now: Self.now)
-            let ltv = try CohortReport.compute(store: store, metric: .ltv, from: from, to: Self.now, segments: segments,
-                                               by: .duration, rates: Self.rates, now: Self.now)
-            XCTAssertEqual(Set(retention.rows.map { "\($0.start)|\($0.value ?? "")" }), Set(members.keys), "cohorts and durations")
             var wrong: [String: Int] = [:], example: [String: String] = [:]
             func check(_ name: String, _ where_: String, _ got: Double, _ expected: Double) {
                 guard abs(got - expected) > 1e-6 else { return }
                 wrong[name, default: 0] += 1
                 if example[name] == nil { example[name] = "\(where_): \(got), reference \(expected)" }
             }
-            for (row, money) in zip(retention.rows, ltv.rows) {
-                let cohort = members["\(row.start)|\(row.value ?? "")"] ?? []
-                check("size", row.label, Double(row.size), Double(cohort.count))
-                for (k, cell) in row.cells.enumerated() {
-                    guard let cell else { continue }
-                    let at = "\(row.label) \(row.value ?? "") period \(k)"
-                    check("retained", at, Double(cell.count), Double(k == 0 ? cohort.count : cohort.filter { $0.retained >= k }.count))
-                    check("came back", at, Double(cell.reactivated), Double(cohort.filter { $0.cameBack.contains(k) }.count))
-                    guard k < money.cells.count, let m = money.cells[k] else { continue }
-                    var total = 0.0, payers = 0, refunds = 0
-                    for member in cohort {
-                        var net: [String: Int64] = [:]
-                        for (p, byCurrency) in member.money where p <= k { for (c, v) in byCurrency { net[c, default: 0] += v } }
-                        let value = net.reduce(0.0) { $0 + Double($1.value) / 1000 * (Self.rates.rates[$1.key] ?? 0) }
-                        total += value
-                        if value > 1e-9 { payers += 1 }
-                        refunds += member.refunds.filter { $0.key <= k }.values.reduce(0, +)
+            /// Retention and LTV by duration, cell for cell, of the members `keep` keeps
+            /// (`filters` in the report): `part` names what is compared.
+            func compareByDuration(_ part: String, filters: [CohortFilter], keep: (Member) -> Bool) throws {
+                let retention = try CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now, filters: filters,
+                                                         segments: segments, by: .duration, rates: Self.rates, now: Self.now)
+                let ltv = try CohortReport.compute(store: store, metric: .ltv, from: from, to: Self.now, filters: filters,
+                                                   segments: segments, by: .duration, rates: Self.rates, now: Self.now)
+                let kept = members.mapValues { $0.filter(keep) }.filter { !$0.value.isEmpty }
+                XCTAssertEqual(Set(retention.rows.map { "\($0.start)|\($0.value ?? "")" }), Set(kept.keys), "cohorts and durations\(part)")
+                for (row, money) in zip(retention.rows, ltv.rows) {
+                    let cohort = kept["\(row.start)|\(row.value ?? "")"] ?? []
+                    check("size" + part, row.label, Double(row.size), Double(cohort.count))
+                    for (k, cell) in row.cells.enumerated() {
+                        guard let cell else { continue }
+                        let at = "\(row.label) \(row.value ?? "") period \(k)"
+                        check("retained" + part, at, Double(cell.count), Double(k == 0 ? cohort.count : cohort.filter { $0.retained >= k }.count))
+                        check("came back" + part, at, Double(cell.reactivated), Double(cohort.filter { $0.cameBack.contains(k) }.count))
+                        guard k < money.cells.count, let m = money.cells[k] else { continue }
+                        var total = 0.0, payers = 0, refunds = 0
+                        for member in cohort {
+                            var net: [String: Int64] = [:]
+                            for (p, byCurrency) in member.money where p <= k { for (c, v) in byCurrency { net[c, default: 0] += v } }
+                            let value = net.reduce(0.0) { $0 + Double($1.value) / 1000 * (Self.rates.rates[$1.key] ?? 0) }
+                            total += value
+                            if value > 1e-9 { payers += 1 }
+                            refunds += member.refunds.filter { $0.key <= k }.values.reduce(0, +)
+                        }
+                        check("LTV" + part, at, m.total ?? 0, total)
+                        check("payers" + part, at, Double(m.count), Double(payers))
+                        check("refunds" + part, at, Double(m.refunds), Double(refunds))
                     }
-                    check("LTV", at, m.total ?? 0, total)
-                    check("payers", at, Double(m.count), Double(payers))
-                    check("refunds", at, Double(m.refunds), Double(refunds))
+                }
+            }
+            try compareByDuration("", filters: [], keep: { _ in true })
+            // Saved by a retention offer: the same cells over those members alone.
+            try compareByDuration(" (saved=retention)", filters: [CohortFilter(dimension: .saved, value: "retention")],
+                                  keep: { $0.saved == "retention" })
+            /// Each row of a report of mixed durations, month by month, against `cohortOf` its row.
+            func compareMixed(_ report: CohortReport, _ part: String, _ cohortOf: (CohortReport.Row) -> [Member]) {
+                for row in report.rows {
+                    let cohort = cohortOf(row)
+                    check("size (mixed)" + part, row.label, Double(row.size), Double(cohort.count))
+                    for (k, cell) in row.cells.enumerated() {
+                        guard let cell else { continue }
+                        let at = "\(row.label) \(row.value ?? "") month \(k)"
+                        let periods = cohort.map { ($0, k / (($0.duration == "P1Y") ? 12 : 1)) }
+                        check("retained (mixed)" + part, at, Double(cell.count),
+                              Double(k == 0 ? cohort.count : periods.filter { $0.1 >= 1 && $0.0.retained >= $0.1 || $0.1 == 0 }.count))
+                        check("came back (mixed)" + part, at, Double(cell.reactivated), Double(periods.filter { $0.0.cameBack.contains($0.1) }.count))
+                    }
                 }
             }
             // Durations mixed: columns are months since the start, each member read at its own
             // period covering the month (a yearly one's period k / 12).
             let mixed = try CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now, segments: segments,
                                                  rates: Self.rates, now: Self.now)
-            for row in mixed.rows {
-                let cohort = members.filter { $0.key.hasPrefix("\(row.start)|") }.values.joined()
-                for (k, cell) in row.cells.enumerated() {
-                    guard let cell else { continue }
-                    let at = "\(row.label) month \(k)"
-                    let periods = cohort.map { ($0, k / (($0.duration == "P1Y") ? 12 : 1)) }
-                    check("retained (mixed)", at, Double(cell.count),
-                          Double(k == 0 ? cohort.count : periods.filter { $0.1 >= 1 && $0.0.retained >= $0.1 || $0.1 == 0 }.count))
-                    check("came back (mixed)", at, Double(cell.reactivated), Double(periods.filter { $0.0.cameBack.contains($0.1) }.count))
-                }
+            compareMixed(mixed, "") { row in Array(members.filter { $0.key.hasPrefix("\(row.start)|") }.values.joined()) }
+            // Split by how they were saved: each cohort's members saved by a retention offer, and the rest.
+            let bySaved = try CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now, segments: segments,
+                                                   by: .saved, rates: Self.rates, now: Self.now)
+            compareMixed(bySaved, " by saved") { row in
+                members.filter { $0.key.hasPrefix("\(row.start)|") }.values.joined().filter { $0.saved == row.value }
             }
+            check("cohorts by saved", family ? "family" : "paid", Double(bySaved.rows.count),
+                  Double(Set(members.values.joined().map { "\(Self.monthStart($0.start))|\($0.saved)" }).count))
+            // A real-time save is a known value that nothing records yet: no cohort, no refusal.
+            let realtime = try CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now,
+                                                    filters: [CohortFilter(dimension: .saved, value: "realtime")], segments: segments,
+                                                    rates: Self.rates, now: Self.now)
+            check("saved=realtime", family ? "family" : "paid", Double(realtime.rows.count), 0)
             // ISO week cohorts: the same members and periods, gathered by the week (from Monday, UTC) they began.
             let weeks = try CohortReport.compute(store: store, metric: .retention, period: .week, from: from, to: Self.now,
                                                  segments: segments, by: .duration, rates: Self.rates, now: Self.now)

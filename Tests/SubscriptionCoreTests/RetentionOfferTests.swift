@@ -74,13 +74,8 @@ extension SeveralAppsRecordsTests {
                 return XCTFail("\(otid) is stored")
             }
         }
-        let (old, location) = try storeAt(31)
-        try copyRows(from: made, into: old)
-        try old.execute("DELETE FROM metrics_pending")
-        XCTAssertEqual(try Migrations.migrate(old), 31, "the store was at 31")
-        let pending = try old.rows("SELECT original_transaction_id FROM metrics_pending ORDER BY 1", []) { $0.string(0) }
+        let (pending, location) = try pendingAfterMigrating(made, from: 31)
         XCTAssertEqual(pending, ["8200000000000010"])
-        old.close()
         let migrated = try Store(path: location)
         try migrated.catchUpSegments()
         XCTAssertTrue(try migrated.segmentValues(.offer).contains("retention"))

@@ -181,6 +181,19 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
         return (connection, path)
     }
 
+    /// `made`'s rows in a store at `version`, migrated to the latest with nothing pending
+    /// before: the subscriptions the migrations after `version` marked for recomputation, and
+    /// where the migrated store is.
+    func pendingAfterMigrating(_ made: Store, from version: Int) throws -> (pending: [String], location: String) {
+        let (old, location) = try storeAt(version)
+        try copyRows(from: made, into: old)
+        try old.execute("DELETE FROM metrics_pending")
+        XCTAssertEqual(try Migrations.migrate(old), version, "the store was at \(version)")
+        let pending = try old.rows("SELECT original_transaction_id FROM metrics_pending ORDER BY 1", []) { $0.string(0) }
+        old.close()
+        return (pending, location)
+    }
+
     /// Every row of `source` in `target` (a store at an earlier version), in the columns it has.
     func copyRows(from source: Store, into target: any SQLConnection) throws {
         try target.execute("BEGIN")

@@ -2,6 +2,7 @@ import Foundation
 import SubscriptionCore
 import XCTest
 import SubdeskTestKit
+@testable import SubdeskScenarios
 
 /// `subdesk cohorts`: JSON and CSV give every number, the text reads as a table with its
 /// definitions, and bad options are refused with what is wrong.
@@ -76,6 +77,62 @@ final class CohortsCLITests: SubdeskTestCase, RunsOnEveryEngine {
                              (["--from", "2026-05", "--to", "2026-01"], "is after"),
                              (["--segment", "sandbox", "--where", "ownership=FAMILY_SHARED"], "leave nothing")] {
             let refused = try run(["cohorts", "--db", db] + args)
+            XCTAssertEqual(refused.status, 2, "\(args): \(refused.stdout)")
+            XCTAssertTrue(refused.stderr.contains(says), "\(args): \(refused.stderr)")
+        }
+    }
+
+    /// Apple's example of a retention offer taken on the cancellation sheet (a RENEWAL at price
+    /// 0, offerType 5, offerDiscountType FREE_TRIAL, offerPeriod P3M) puts its subscription
+    /// under saved=retention; a subscription of the same month never saved is under none; the
+    /// cohort's offer= (its first paid period's) never shows the retention offer.
+    func testARetentionOfferPutsItsSubscriptionUnderSavedRetention() throws {
+        let db = Store.testLocation(file: dir + "/saved.db")
+        let now = DateText.nowMillis(), day: Int64 = 86_400_000
+        let start = now - 100 * day, renewed = now - 70 * day
+        var bodies = Data()
+        for otid in ["5300000000000010", "5300000000000020"] {
+            let first: [String: Any] = [
+                "transactionId": otid, "originalTransactionId": otid, "productId": "app.monthly", "bundleId": ScenarioBuilder.demoBundleId,
+                "purchaseDate": start, "originalPurchaseDate": start, "expiresDate": renewed, "signedDate": start,
+                "environment": "Production", "inAppOwnershipType": "PURCHASED", "type": "Auto-Renewable Subscription",
+                "transactionReason": "PURCHASE", "price": 9990, "currency": "USD", "storefront": "USA"]
+            var renewal = first
+            renewal["transactionId"] = String(otid.dropLast()) + "1"
+            renewal["purchaseDate"] = renewed
+            renewal["signedDate"] = renewed
+            renewal["transactionReason"] = "RENEWAL"
+            if otid.hasSuffix("10") {
+                renewal.merge(["offerType": 5, "offerIdentifier": "stay3", "offerDiscountType": "FREE_TRIAL", "offerPeriod": "P3M",
+                               "price": 0, "expiresDate": renewed + 90 * day]) { $1 }
+            } else {
+                renewal["expiresDate"] = renewed + 30 * day
+            }
+            bodies += try FidelityCLITests.signedBody(type: "SUBSCRIBED", uuid: "subscribed-\(otid)", transaction: first) + Data("\n".utf8)
+            bodies += try FidelityCLITests.signedBody(type: "DID_RENEW", uuid: "renew-\(otid)", transaction: renewal) + Data("\n".utf8)
+        }
+        let ingested = try run(["ingest", "--db", db] + FidelityCLITests.policyFlags + ["-"], stdin: bodies)
+        XCTAssertEqual(ingested.status, 0, ingested.stderr)
+        let month = DateText.format(start, "yyyy-MM", zone: TimeZone(identifier: "UTC")!)
+        func report(_ args: [String]) throws -> [String: Any] {
+            let r = try run(["cohorts", "--db", db, "--json", "--from", month] + args)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return try XCTUnwrap(try json(r.stdout) as? [String: Any], r.stdout)
+        }
+        let saved = try report(["--where", "saved=retention"])
+        XCTAssertEqual(saved["where"] as? [String], ["saved=retention"])
+        let cohorts = try XCTUnwrap(saved["cohorts"] as? [[String: Any]])
+        XCTAssertEqual(cohorts.map { "\($0["cohort"] ?? "") \($0["size"] ?? "")" }, ["\(month) 1"])
+        // Saved at its first renewal, so still in its first run at period 1.
+        let cells = try XCTUnwrap(cohorts.first?["cells"] as? [Any])
+        XCTAssertEqual((cells.dropFirst().first as? [String: Any])?["count"] as? Int, 1, "\(cells)")
+        let bySaved = try XCTUnwrap(try report(["--by", "saved"])["cohorts"] as? [[String: Any]])
+        XCTAssertEqual(bySaved.map { "\($0["value"] ?? "") \($0["size"] ?? "")" }, ["none 1", "retention 1"])
+        // A real-time save is a value subdesk knows, though nothing records one yet.
+        XCTAssertEqual((try report(["--where", "saved=realtime"])["cohorts"] as? [Any])?.count, 0)
+        for (args, says) in [(["--where", "saved=maybe"], "saved is retention, realtime or none, not maybe"),
+                             (["--where", "offer=retention"], "no cohort has offer retention")] {
+            let refused = try run(["cohorts", "--db", db, "--from", month] + args)
             XCTAssertEqual(refused.status, 2, "\(args): \(refused.stdout)")
             XCTAssertTrue(refused.stderr.contains(says), "\(args): \(refused.stderr)")
         }

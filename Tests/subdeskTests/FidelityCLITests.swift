@@ -8,7 +8,8 @@ import SubdeskTestKit
 final class FidelityCLITests: SubdeskTestCase, RunsOnEveryEngine {
     static let policyFlags = HardeningTests.policyFlags
 
-    func signedBody(type: String, uuid: String, transaction: [String: Any]) throws -> Data {
+    /// A V2 notification of the demo app carrying `transaction`, signed by the test CA.
+    static func signedBody(type: String, uuid: String, transaction: [String: Any]) throws -> Data {
         let signer = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
         let now = DateText.nowMillis()
         let payload: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "signedDate": now,
@@ -25,7 +26,7 @@ final class FidelityCLITests: SubdeskTestCase, RunsOnEveryEngine {
                                 "productId": "app.coins.500", "bundleId": ScenarioBuilder.demoBundleId, "purchaseDate": now - 60_000,
                                 "signedDate": now, "environment": "Production", "type": "Consumable", "quantity": 1,
                                 "price": 4990, "currency": "EUR", "inAppOwnershipType": "PURCHASED", "storefront": "FRA"]
-        let ingested = try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: try signedBody(type: "ONE_TIME_CHARGE", uuid: "otc-1", transaction: t))
+        let ingested = try run(["ingest", "--db", db] + Self.policyFlags + ["-"], stdin: try Self.signedBody(type: "ONE_TIME_CHARGE", uuid: "otc-1", transaction: t))
         XCTAssertEqual(ingested.status, 0, ingested.stderr)
         let show = try run(["show", "5100000000000077", "--db", db])
         XCTAssertEqual(show.status, 0, show.stderr)
@@ -66,7 +67,7 @@ final class FidelityCLITests: SubdeskTestCase, RunsOnEveryEngine {
         commerce["descriptors"] = ["description": "Prémium · 高级", "displayName": "Prémium"]
         t["advancedCommerceInfo"] = commerce
         let ingested = try run(["ingest", "--db", db] + Self.policyFlags + ["-"],
-                               stdin: try signedBody(type: "ONE_TIME_CHARGE", uuid: "otc-apple-1", transaction: t))
+                               stdin: try Self.signedBody(type: "ONE_TIME_CHARGE", uuid: "otc-apple-1", transaction: t))
         XCTAssertEqual(ingested.status, 0, ingested.stderr)
         let json = try run(["show", "5100000000000091", "--db", db, "--json"])
         XCTAssertEqual(json.status, 0, json.stderr)

@@ -136,8 +136,8 @@ public struct CohortShare: Equatable, Sendable {
         public var kind: CohortKind
         public var start: Millis
         public var segment: CountSegment
-        /// Product, subscription group, storefront, offer type, starting offer, duration
-        /// (in `CohortDimension.allCases` order).
+        /// Product, subscription group, storefront, offer type, starting offer, duration, app,
+        /// first save (in `CohortDimension.allCases` order).
         public var values: [String]
     }
 
@@ -198,12 +198,15 @@ public struct CohortShare: Equatable, Sendable {
     /// negative amounts when refunded) and refund dates, and its trials and conversions.
     /// `renewedTrials`: purchases of paid periods that renewed a free trial after billing
     /// retry (not conversions, too late, but the subscription started with the trial).
-    /// A period `starts` at its purchase, or where a recovery within grace kept it.
+    /// A period `starts` at its purchase, or where a recovery within grace kept it. `saved`:
+    /// how the subscription was first saved from cancelling, anywhere in its history.
     static func of(paid: [(t: TransactionRecord, starts: Millis, ends: Millis, segment: CountSegment)],
                    revenue: [MoneyEvent], refunds: [Millis],
                    trial: (t: TransactionRecord, segment: CountSegment, ends: Millis)?, conversions: [(trialStart: Millis, at: Millis)],
-                   renewedTrials: [Millis] = [], values: (TransactionRecord) -> [String]) -> CohortShare {
+                   renewedTrials: [Millis] = [], saved: SaveKind = .none, values: (TransactionRecord) -> [String]) -> CohortShare {
         var share = CohortShare()
+        // Shares as subdesk wrote them before cohorts were split by how they were saved.
+        let savedValues = ReferenceBreak.active == .cohortsUnsaved ? [] : [saved.rawValue]
         if let trial {
             var entries: [Entry: Int64] = [Entry(measure: .members, period: 0, currency: ""): 1]
             if let c = conversions.first(where: { $0.trialStart == trial.t.purchaseDate }) {
@@ -211,7 +214,7 @@ public struct CohortShare: Equatable, Sendable {
             }
             let d = duration(trial.ends - trial.t.purchaseDate)
             share.memberships.append(Membership(kind: .trial, start: trial.t.purchaseDate, segment: trial.segment,
-                                                values: values(trial.t) + ["free_trial", d.name, trial.t.bundleId ?? "unknown"]))
+                                                values: values(trial.t) + ["free_trial", d.name, trial.t.bundleId ?? "unknown"] + savedValues))
             share.entries.append(entries)
         }
         guard let first = paid.first else { return share }
@@ -295,7 +298,7 @@ public struct CohortShare: Equatable, Sendable {
         let converted = conversions.contains { $0.at == start } || renewedTrials.contains(start)
         let startOffer = converted ? "free_trial" : first.t.isIntroductoryOffer ? "introductory" : "none"
         share.memberships.insert(Membership(kind: .paid, start: start, segment: first.segment,
-                                            values: values(first.t) + [startOffer, d.name, first.t.bundleId ?? "unknown"]), at: 0)
+                                            values: values(first.t) + [startOffer, d.name, first.t.bundleId ?? "unknown"] + savedValues), at: 0)
         share.entries.insert(entries.filter { $0.value != 0 }, at: 0)
         return share
     }
@@ -362,7 +365,9 @@ public struct CohortShare: Equatable, Sendable {
         public var delta: Int64
     }
 
-    /// Takes an aggregate row apart; nil for a key this version does not know.
+    /// Takes an aggregate row apart; nil for a key this version does not know. A key written
+    /// before cohorts were split by `saved` (one value short) is of a subscription never
+    /// saved: migration 33 recomputed the share of every one with a retention offer.
     ///
     /// The key is `f0:f1:...:f5` then each dimension's value, all after a unit separator
     /// (0x1F). Every separator is ASCII, so the key is cut on its UTF-8 bytes, which cuts
@@ -389,6 +394,7 @@ public struct CohortShare: Equatable, Sendable {
         guard !inHead else { return nil }
         values.append(String(key[start..<bytes.endIndex]))
         guard fields.count == 6, let measure = CohortMeasure(rawValue: String(fields[3])), let period = Int(fields[4]) else { return nil }
+        if values.count == CohortDimension.saved.index { values.append(SaveKind.none.rawValue) }
         guard values.count == CohortDimension.allCases.count else { return nil }
         return Cell(start: bucket, segment: segment, measure: measure, period: period, currency: String(fields[5]), values: values, delta: delta)
     }

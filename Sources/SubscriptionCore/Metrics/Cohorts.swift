@@ -2,12 +2,20 @@ import Foundation
 
 /// What a cohort report can be restricted or split by: the first paid transaction's (or
 /// the trial's) product, subscription group, storefront and offer type, how the
-/// subscription started (`free_trial`, `introductory`, `none`), its duration (`P1M`...) and
-/// its app (the bundle id that transaction was signed for).
+/// subscription started (`free_trial`, `introductory`, `none`), its duration (`P1M`...),
+/// its app (the bundle id that transaction was signed for) and how it was first saved from
+/// cancelling (`SaveKind`). New dimensions go last: a stored key lists the values in this order.
 public enum CohortDimension: String, CaseIterable, Sendable {
-    case product, group, storefront, offer, start, duration, app
+    case product, group, storefront, offer, start, duration, app, saved
 
     var index: Int { Self.allCases.firstIndex(of: self)! }
+
+    /// Every value of a dimension whose values subdesk declares; nil where they are the
+    /// store's (products, storefronts...). A declared value is a known one, though no
+    /// cohort may have it yet.
+    public var declaredValues: [String]? {
+        self == .saved ? SaveKind.allCases.map(\.rawValue) : nil
+    }
 }
 
 /// One value of one cohort dimension.
@@ -15,10 +23,16 @@ public typealias CohortFilter = DimensionFilter<CohortDimension>
 
 extension DimensionFilter where Dimension == CohortDimension {
     /// Reads `DIMENSION=VALUE`; `environment=` and `ownership=` give the segments they are,
-    /// as for the daily counts.
+    /// as for the daily counts. A dimension with declared values (`saved=`) takes only those.
     public static func parse(_ text: String) throws -> (filter: CohortFilter?, segments: Set<CountSegment>?) {
         let parts = text.split(separator: "=", maxSplits: 1).map { String($0).trimmingCharacters(in: .whitespaces) }
-        if parts.count == 2, !parts[1].isEmpty, let d = CohortDimension(rawValue: parts[0].lowercased()), d == .start || d == .duration {
+        if parts.count == 2, !parts[1].isEmpty, let d = CohortDimension(rawValue: parts[0].lowercased()), d == .start || d == .duration || d == .saved {
+            if let declared = d.declaredValues {
+                guard declared.contains(parts[1].lowercased()) else {
+                    throw ConfigurationError("\(d.rawValue) is \(PermissionDenial.either(declared)), not \(parts[1])")
+                }
+                return (CohortFilter(dimension: d, value: parts[1].lowercased()), nil)
+            }
             return (CohortFilter(dimension: d, value: d == .duration ? parts[1].uppercased() : parts[1]), nil)
         }
         do {
@@ -170,7 +184,8 @@ public struct CohortReport: Equatable, Sendable {
     public static func build(cells: [CohortShare.Cell], metric: CohortMetric, period: CohortPeriod,
                              from: Millis?, to: Millis?, filters: [CohortFilter], segments: Set<CountSegment>,
                              by: CohortDimension?, rates: ExchangeRates?, now: Millis) throws -> CohortReport {
-        for f in filters where !cells.contains(where: { $0.values[f.dimension.index] == f.value }) {
+        for f in filters where f.dimension.declaredValues?.contains(f.value) != true
+            && !cells.contains(where: { $0.values[f.dimension.index] == f.value }) {
             let known = Set(cells.map { $0.values[f.dimension.index] }).sorted()
             throw ConfigurationError("no cohort has \(f.dimension.rawValue) \(f.value): "
                                      + (known.isEmpty ? "the store has none" : "the \(f.dimension.rawValue) values there are \(known.joined(separator: ", "))"))

@@ -254,6 +254,8 @@ public struct MetricContributions: Equatable, Sendable {
         // The paid periods that count (not refunded), each with where it ends.
         var paid: [(t: TransactionRecord, starts: Millis, ends: Millis, segment: CountSegment, variant: UInt8)] = []
         var renewedTrials: [Millis] = []
+        // How the subscription was first saved from cancelling (the cohorts' `saved`).
+        var firstSave = SaveKind.none
         for (index, t) in ordered.enumerated() {
             defer { previous = t }
             let segment = segment(environment: t.environment.rawValue, ownership: t.ownershipType)
@@ -262,6 +264,7 @@ public struct MetricContributions: Equatable, Sendable {
             // of the offer's periods is one save), refunded ones too, in its own segment.
             if t.offerType.map(OfferType.init(rawValue:)) == .retention, previous?.offerType != t.offerType {
                 add(t.purchaseDate, .saved, segment, v)
+                if firstSave == .none { firstSave = .retention }
             }
             // A family member pays nothing (the purchaser's own transaction is the payment):
             // family-shared access moves no money and is no paid transaction; its revocation
@@ -399,7 +402,7 @@ public struct MetricContributions: Equatable, Sendable {
         }
         c.cohorts = CohortShare.of(paid: paidByStart.map { ($0.t, $0.starts, $0.ends, $0.segment) },
                                    revenue: cohortMoney, refunds: cohortRefunds, trial: firstTrial, conversions: conversions,
-                                   renewedTrials: renewedTrials,
+                                   renewedTrials: renewedTrials, saved: firstSave,
                                    values: { Array(Attributes($0).values.prefix(4)) })
         // Set to cancel: from a notification turning auto-renew off during paid access until
         // one turns it on again, a new purchase, or the end of that access. Renewal info
@@ -743,9 +746,10 @@ enum ReferenceBreak: Int, Sendable {
     /// 7: billing retry without grace, recovered where the previous expiry plus the previous
     /// period's length would end, counts as within grace; 8: a grace recovery's
     /// period counts from its purchase; 9: a month-end anniversary is moved on from the kept
-    /// expiry; 10: an upgrade whose purchase was refunded in full replaced nothing.
+    /// expiry; 10: an upgrade whose purchase was refunded in full replaced nothing; 11:
+    /// cohort shares hold no `saved` value, as before cohorts were split by it.
     case graceRecovery = 1, comebackPeriods, proratedRefundPeriod, trialAfterRetry, familyMoney, upgradeRefundedInPart,
-         retryTakenAsGrace, recoveryDuration, monthEndAnchor, upgradeRefundedInFull
+         retryTakenAsGrace, recoveryDuration, monthEndAnchor, upgradeRefundedInFull, cohortsUnsaved
 
     nonisolated(unsafe) static var active: ReferenceBreak?
 }

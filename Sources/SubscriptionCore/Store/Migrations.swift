@@ -768,6 +768,13 @@ enum Migrations {
         -- Tables made after the roles were installed have no grants: each role gets its rights here.
         \(PostgresRoles.grants(onNew: ["forward_outbox", "forward_attempts"]))
         """),
+        Migration(34, "cohorts split by how a subscription was saved") { d in """
+        -- Each cohort share names how its subscription was first saved from cancelling (the
+        -- `saved` dimension): a retention offer, offerType 5. A key written before reads as never
+        -- saved (CohortShare.cell), so only the shares of subscriptions with one are recomputed.
+        \(d.insertOrIgnore) metrics_pending SELECT DISTINCT original_transaction_id FROM transactions
+            WHERE offer_type = 5\(d.onConflictIgnore);
+        """ },
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period
