@@ -155,7 +155,7 @@ extension Configuration {
                   "where deliveries are POSTed: https, or http to a loopback address (or with allow_http = yes)"),
             .init("secret_file", example: "/etc/subdesk/backend-forward-secret",
                   "the shared secret the Subdesk-Signature header is made with (HMAC-SHA256; required)", namesSecret: true),
-            .init("apps", example: "fitness, recipes", "the [app] sections whose notifications are relayed (default all)"),
+            .init("apps", example: "fitness", "the [app] sections whose notifications are relayed (default all)"),
             .init("environments", example: "Production", "Production, Sandbox or both (default both)"),
             .init("types", example: "DID_RENEW, EXPIRED, REFUND",
                   "the notification types relayed (default all, types Apple adds later included)"),
