@@ -63,6 +63,8 @@ final class ServeServer: @unchecked Sendable {
     /// Builds the engine from the configuration as it is now (start and SIGHUP).
     private let makeEngine: () throws -> ServeEngine
     private var signalSources: [DispatchSourceSignal] = []
+    /// The deliverers to the `[forward]` targets (under `lock`).
+    private var relay: ServeRelay?
 
     /// Requests waiting for a worker; scrapes wait for the metrics worker in a queue of their
     /// own, so a scrape never holds a worker intake needs.
@@ -116,8 +118,28 @@ final class ServeServer: @unchecked Sendable {
             lock.unlock()
             old.retire()
             log.notice("reloaded the configuration, trust roots and store")
+            startRelay(fresh)
         } catch {
             log.error("reload failed, still serving with the previous configuration: \(error)")
+        }
+    }
+
+    /// Starts delivering to the targets of `engine`'s configuration, stopping the deliverers
+    /// of the one before. One that cannot start is said in the log: intake goes on owing
+    /// deliveries, which a later start (a reload, `forward run`) sends.
+    private func startRelay(_ engine: ServeEngine) {
+        lock.lock()
+        let old = relay
+        relay = nil
+        lock.unlock()
+        old?.stop(waitingUpTo: 0)
+        do {
+            let fresh = try ServeRelay(context: engine.context, log: log)
+            lock.lock()
+            relay = fresh
+            lock.unlock()
+        } catch {
+            log.error("cannot relay to the [forward] targets: \(error); notifications are still owed to them")
         }
     }
 
@@ -157,7 +179,12 @@ final class ServeServer: @unchecked Sendable {
             log.notice("answering /metrics scrapes on \(metricsListener.name)")
         }
         log.notice("answering FastCGI on \(listener.name) (pid \(getpid())), store \(PostgresLocation.redacted(engine.context.databasePath))")
+        startRelay(engine)
         let unanswered = loop()
+        lock.lock()
+        let lastRelay = relay
+        lock.unlock()
+        lastRelay?.stop(waitingUpTo: 2)
         let last = acquireEngine()
         last.release()
         last.retire()

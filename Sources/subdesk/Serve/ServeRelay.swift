@@ -1,0 +1,68 @@
+import Foundation
+import SubscriptionCore
+
+/// What `serve` delivers while it runs: one `ForwardDeliverer` per `[forward]` target, each on
+/// a thread and store connection of its own, so a slow or hanging target never holds a
+/// worker that answers Apple, nor another target. A deliverer whose store fails says so and
+/// starts again after a pause; a reload (SIGHUP) stops these and starts the new configuration's.
+final class ServeRelay: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopped = false
+    private let group = DispatchGroup()
+    let targets: [ForwardTarget]
+
+    /// The pause before a deliverer whose store failed starts again.
+    static let restartPause: TimeInterval = 5
+
+    /// Starts delivering to `context`'s targets; none configured starts nothing.
+    init(context: Context, log: ServeLog) throws {
+        targets = try context.forwardTargets().targets
+        for target in targets {
+            let signature = try DeliverySignature.load(file: target.secretFile, target: target.name, warn: log.notice)
+            // Opened here, where a store that cannot be opened stops serve's start or reload.
+            let first = try context.openStore(mode: .existing)
+            group.enter()
+            let thread = Thread { [self] in
+                defer { group.leave() }
+                deliver(to: target, signature: signature, first: first, context: context, log: log)
+            }
+            thread.name = "subdesk-forward-\(target.name)"
+            thread.start()
+        }
+        if !targets.isEmpty {
+            log.notice("relaying to " + targets.map { "\($0.name) (\($0.url.absoluteString))" }.joined(separator: ", "))
+        }
+    }
+
+    /// Delivers to `target` until stopped, starting again on a fresh connection after a failure.
+    private func deliver(to target: ForwardTarget, signature: DeliverySignature, first: Store, context: Context, log: ServeLog) {
+        var store: Store? = first
+        while !isStopped {
+            do {
+                let opened = try store ?? context.openStore(mode: .existing)
+                store = opened
+                try ForwardDeliverer(target: target, store: opened, signature: signature).run(stop: { self.isStopped })
+            } catch {
+                log.error("forward \(target.name): \(error); delivering again in \(Int(Self.restartPause)) s")
+                store = nil
+                let until = Date().addingTimeInterval(Self.restartPause)
+                while !isStopped && Date() < until { Thread.sleep(forTimeInterval: 0.2) }
+            }
+        }
+    }
+
+    var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
+    }
+
+    /// Stops every deliverer and waits up to `seconds` for the sends under way: one still
+    /// sending then keeps its claim, and the delivery is sent again once the claim ends.
+    func stop(waitingUpTo seconds: TimeInterval) {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+        _ = group.wait(timeout: .now() + seconds)
+    }
+}
