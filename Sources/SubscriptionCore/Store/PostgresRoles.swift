@@ -48,7 +48,7 @@ public enum PostgresRoles {
         "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",
         "metric_segments_catchup", "notifications", "jws_headers", "intake_log", "intake_counts", "quarantine", "verified_chains",
         "overrides", "audit_log", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts",
-        "store_changes", "schema_version",
+        "retention_messaging", "store_changes", "schema_version",
     ]
 
     /// The state derived from Apple's signed data.
@@ -76,6 +76,8 @@ public enum PostgresRoles {
         Right(["subdesk_operator"], [.insert, .update, .delete],
               ["quarantine", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts"],
               why: "replay and purge the quarantine, extensions, backfills, pings"),
+        Right(["subdesk_operator"], [.insert, .update], ["retention_messaging"],
+              why: "import Apple's retention messaging report, a row imported again replacing its counts"),
         Right(people, [.insert], ["overrides", "audit_log"], why: "place overrides, and audit every action"),
         Right(people, [.update], ["overrides"], columns: ["lifted_ms", "lifted_by", "lift_reason"], why: "lift an override"),
         Right(["subdesk_support"], [.update], ["subscriptions"], columns: ["subscriber_id"],
@@ -100,8 +102,10 @@ public enum PostgresRoles {
                      why: "overrides and their lifts, user links, consent withdrawals handled"),
         AuditActions(roles: ["subdesk_operator"],
                      actions: ["revalidate", "refund_history", "set_app_account_token", "app_transaction_lookup", "sweep",
-                               "extend", "extend_all", "refund_answer", "refund_missed", "quarantine_purge", "backfill"],
-                     why: "revalidations and sweeps, extensions, refund answers and missed deadlines, quarantine purges, backfills"),
+                               "extend", "extend_all", "refund_answer", "refund_missed", "quarantine_purge", "backfill",
+                               "retention_report_import"],
+                     why: "revalidations and sweeps, extensions, refund answers and missed deadlines, quarantine purges, backfills, "
+                         + "retention report imports"),
     ]
 
     /// The roles that may write audit entries of `action` (besides the owner).
@@ -149,7 +153,7 @@ public enum PostgresRoles {
         "subdesk_read": "read everything (managers, reports); write nothing",
         "subdesk_intake": "add notifications, quarantine bodies, keep the derived state, remember chain checks; never change or delete a notification; no overrides, no audit entries",
         "subdesk_support": "read; overrides, user links, audit entries; never the derived state",
-        "subdesk_operator": "support's rights, plus revalidation, extensions, sweeps, backfills, refund answers, quarantine replays and purges (which derive state from what Apple signed); never the chain memory",
+        "subdesk_operator": "support's rights, plus revalidation, extensions, sweeps, backfills, refund answers, quarantine replays and purges (which derive state from what Apple signed), retention report imports; never the chain memory",
     ]
 
     /// The rights that give `role` `privilege` on `table`, on every column or on some.
