@@ -34,6 +34,7 @@ struct CommandTable {
         PingCommand.spec,
         ExtendCommand.spec,
         RefundsCommand.spec,
+        RetentionCommand.spec,
         MaintenanceCommands.doctorSpec,
         MetricsCommand.metricsSpec,
         MetricsCommand.checkSpec,
