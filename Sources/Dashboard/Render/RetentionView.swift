@@ -17,17 +17,16 @@ enum RetentionView {
                        x: area.x + 1, y: area.y, width: width, alignment: .left, role: .dim)
             return
         }
-        let title = "Retention messaging \(first) to \(last) (days as Apple's report dates them) · by \(report.grouping.rawValue)"
-            + " · save rate \(report.total.saveRateText)"
+        let title = "Retention messaging \(first) to \(last) · by \(report.grouping.rawValue) · save rate \(report.total.saveRateText)"
         buffer.put(title, x: area.x + 1, y: area.y, width: width, alignment: .left, role: .title)
 
         let columns = [
             TableColumn(report.grouping.rawValue.uppercased(), width: .flex(1)),
-            TableColumn("VIEWS", width: .fixed(9), alignment: .right),
-            TableColumn("OFFERS", width: .fixed(9), alignment: .right),
-            TableColumn("SWITCHED", width: .fixed(9), alignment: .right),
-            TableColumn("CANCELLED", width: .fixed(10), alignment: .right),
-            TableColumn("SAVE RATE", width: .fixed(10), alignment: .right),
+            TableColumn("VIEWS", width: .fixed(8), alignment: .right),
+            TableColumn("OFFERS", width: .fixed(7), alignment: .right),
+            TableColumn("SWITCHED", width: .fixed(8), alignment: .right),
+            TableColumn("CANCELLED", width: .fixed(9), alignment: .right),
+            TableColumn("SAVE RATE", width: .fixed(9), alignment: .right),
         ]
         func cells(_ label: String, _ f: RetentionFigures, role: StyleRole? = nil) -> [TableCell] {
             [TableCell(label, role: role), TableCell(String(f.views), role: role), TableCell(String(f.offersRedeemed), role: role),
@@ -38,10 +37,10 @@ enum RetentionView {
         let tableHeight = max(1, min(rows.count + 1, area.height - 2))
         TableView(columns: columns, rows: rows, selectedRow: nil, scrollOffset: 0, columnSpacing: 1, emptyText: "no rows")
             .render(in: Rect(x: area.x + 1, y: area.y + 1, width: width, height: tableHeight), buffer: &buffer)
-        let footY = area.y + 1 + tableHeight
-        if footY < area.maxY {
-            buffer.put("save rate = " + RetentionReport.saveRateDefinition, x: area.x + 1, y: footY, width: width,
-                       alignment: .left, role: .dim)
+        let foot = TextWidth.wrap("save rate = " + RetentionReport.saveRateDefinition + " · days as Apple's report dates them",
+                                  toWidth: max(10, width))
+        for (index, line) in foot.enumerated() where area.y + 1 + tableHeight + index < area.maxY {
+            buffer.put(line, x: area.x + 1, y: area.y + 1 + tableHeight + index, width: width, alignment: .left, role: .dim)
         }
     }
 }
