@@ -35,6 +35,7 @@ struct CommandTable {
         PingCommand.spec,
         ExtendCommand.spec,
         RefundsCommand.spec,
+        RetentionCommand.spec,
         MaintenanceCommands.doctorSpec,
         MetricsCommand.metricsSpec,
         MetricsCommand.checkSpec,

@@ -95,6 +95,8 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
     /// counters' table again, and grants each role its rights on it, so an intake login goes
     /// on counting and a read login on reading without `db init --roles` run again.
     func testAnIntakeLoginCountsAndAReaderReadsTheCountsAfterMigration27() throws {
+        // The roles installed on a store of 26 (which lacks the tables later migrations made,
+        // granted only where present); migration 27 grants the counters' table it makes.
         try TestKit.rollBack(owner, to: 26)
         try owner.installRoles()
         owner = nil
@@ -219,6 +221,32 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         try intake.catchUpSegments()
         XCTAssertEqual(try owner.pendingSegmentsCount(), 0)
         XCTAssertEqual(try reader.segmentValues(.product), ["app.monthly"])
+    }
+
+    /// A store deployed at schema 34 with its roles installed: migration 35 makes the retention
+    /// messaging report's table and grants its rights, so after `migrate` an operator login
+    /// imports a report (audited under its own name), support and read logins are refused
+    /// it, and a read login reads the figures.
+    func testOnlyAnOperatorImportsTheRetentionReportAfterMigration35() throws {
+        try TestKit.rollBack(owner, to: 34)
+        owner = nil
+        owner = try Store(path: location)
+        XCTAssertEqual(owner.schemaVersion, Migrations.latestVersion)
+        let report = Data(RetentionReportFixture.text.utf8)
+        let reader = try open(as: "subdesk_read", mode: .reading).store
+        let support = try open(as: "subdesk_support").store
+        assertRefused("import as read") { _ = try Operations(store: reader, operatorName: "x").importRetentionReport(report, file: "r.txt") }
+        assertRefused("import as support") { _ = try Operations(store: support, operatorName: "x").importRetentionReport(report, file: "r.txt") }
+        XCTAssertEqual(try reader.retentionRows().count, 0, "nothing of a refused import is stored")
+        XCTAssertEqual(StoreWrite.retentionImport.table, "retention_messaging")
+        XCTAssertEqual(PostgresRoles.allows("subdesk_support", StoreWrite.retentionImport.privilege, on: "retention_messaging"), false)
+
+        let (op, operatorUser) = try open(as: "subdesk_operator")
+        _ = try Operations(store: op, operatorName: "x").importRetentionReport(report, file: "r.txt")
+        _ = try Operations(store: op, operatorName: "x").importRetentionReport(report, file: "r.txt")
+        XCTAssertEqual(RetentionReport(rows: try reader.retentionRows(), grouping: .product).total.views, 310)
+        let entries = try owner.audit().filter { $0.action == Operations.retentionImportAction }
+        XCTAssertEqual(entries.map(\.operatorName), [operatorUser, operatorUser])
     }
 
     func testTheAuditLogRefusesUpdateAndDeleteForEveryRoleAndTheOwner() throws {

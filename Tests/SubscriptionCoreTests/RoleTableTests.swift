@@ -27,6 +27,7 @@ final class RoleTableTests: XCTestCase {
             for match in text.matches(of: #/AuditEntry\((?s:.){0,300}?action: "([a-z_]+)"/#) { written.insert(String(match.1)) }
         }
         written.insert(ConsentWithdrawal.handledAction)
+        written.insert(Operations.retentionImportAction)
         for kind in [Override.Kind.grant, .revoke] { written.insert("override_\(kind.rawValue)") }
         XCTAssertGreaterThan(written.count, 10, "the audited actions were found: \(written)")
         let table = Set(PostgresRoles.auditActions.flatMap(\.actions))

@@ -70,6 +70,8 @@ public enum DashboardCommandLine {
         .screen(.health, "health", "on-call"),
         LineCommand("daily", aliases: ["counts"], usage: ":daily [D=V|all]", "counts", argument: .optional, suggested: true, run: { daily($0, &$1) }),
         LineCommand("cohorts", usage: ":cohorts [D=V]", argument: .optional, run: { DashboardReducer.openCohorts($0, &$1) }),
+        // `:retention territory` (or product, message): Tab completes them; `?` keeps it short.
+        LineCommand("retention", argument: .value { _ in RetentionGrouping.allCases.map(\.rawValue) }, run: { retention($0, &$1) }),
         .screen(.quarantine, "quarantine", aliases: ["quar"], suggested: true),
         LineCommand("audit", aliases: ["log"], usage: ":audit [ID]", argument: .optional, suggested: true) { argument, state in
             // `:audit ID` opens the log already filtered to one target.
@@ -120,7 +122,7 @@ public enum DashboardCommandLine {
             let mark = command.write.flatMap(login.refusal) == nil ? "" : "⊘"
             return mark + (command.summary.isEmpty ? command.usage : "\(command.usage) \(command.summary)")
         }
-        return TextWidth.wrap("Commands (any unique start: :d is :daily): " + items.joined(separator: " · "),
+        return TextWidth.wrap("Commands (any unique start): " + items.joined(separator: " · "),
                               toWidth: max(10, width))
     }
 
@@ -228,6 +230,18 @@ public enum DashboardCommandLine {
             }
         }
         return DashboardReducer.switchTo(.daily, &state)
+    }
+
+    /// `:retention [product|territory|message]`: Apple's retention messaging report, by what is named.
+    static func retention(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
+        if !argument.isEmpty {
+            guard let grouping = RetentionGrouping(rawValue: argument.lowercased()) else {
+                DashboardReducer.flash(":retention takes product, territory or message", error: true, &state)
+                return []
+            }
+            state.retention.grouping = grouping
+        }
+        return DashboardReducer.switchTo(.retention, &state)
     }
 
     /// `:app NAME` scopes every screen to one app (its name, bundle id or Apple ID); `:app

@@ -91,6 +91,10 @@ public enum DashboardReducer {
             state.gaps.loaded = true
             state.gaps.selection = min(state.gaps.selection, max(0, entries.count - 1))
             return []
+        case .retentionLoaded(let report):
+            state.retention.report = report
+            state.retention.loaded = true
+            return []
         case .healthLoaded(let signals, let now):
             state.health.signals = signals
             state.health.loaded = true
@@ -218,6 +222,9 @@ public enum DashboardReducer {
         state.quarantine.scrollOffset = 0
         state.quarantine.loaded = false
         state.gaps = GapsState()
+        var retention = RetentionState()
+        retention.grouping = state.retention.grouping
+        state.retention = retention
         state.health = HealthState()
         state.refunds = RefundsState()
         var consent = ConsentState()
@@ -348,7 +355,7 @@ public enum DashboardReducer {
         case .gaps: return gapsCommand(command, &state)
         case .refunds: return refundsCommand(command, &state)
         case .consent: return consentCommand(command, &state)
-        case .health: return []
+        case .health, .retention: return []
         case .cohorts: return cohortsCommand(command, &state)
         }
     }
@@ -450,6 +457,8 @@ public enum DashboardReducer {
         case .health:
             state.health.lastRequest = state.now
             return [.loadHealth]
+        case .retention:
+            return [.loadRetention(Selectors.retentionQuery(state), state.retention.grouping)]
         case .cohorts:
             return askCohorts(state.cohorts.choice, &state)
         }
@@ -471,7 +480,7 @@ public enum DashboardReducer {
         case .feed:
             state.feed.lastPoll = state.now
             return [.pollFeed(afterId: state.feed.lastId)]
-        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent, .health, .cohorts:
+        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent, .health, .cohorts, .retention:
             return enter(screen, &state)
         case .quarantineBody:
             return []

@@ -198,6 +198,8 @@ public final class DashboardSession {
                 return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit, app: app))]
             case .loadGaps:
                 return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit, app: app))]
+            case .loadRetention(let query, let grouping):
+                return [.retentionLoaded(RetentionReport(rows: try store.retentionRows(query), grouping: grouping))]
             case .loadHealth:
                 let now = clock()
                 return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now)), now: now)]

@@ -25,6 +25,7 @@ public enum DashboardAction: Sendable {
     case dailyLoaded(DailyRequest, [DayCounts])
     case quarantineLoaded([QuarantineEntry])
     case gapsLoaded([DeliveryGap])
+    case retentionLoaded(RetentionReport)
     /// The on-call signals judged from the store at `now`.
     case healthLoaded([HealthSignal], now: Millis)
     case cohortsLoaded(CohortsRequest, CohortReport)
@@ -71,6 +72,8 @@ public enum DashboardEffect: Equatable, Sendable {
     case loadDaily(DailyRequest)
     case loadQuarantine
     case loadGaps
+    /// Read Apple's retention messaging report as `subdesk retention report` does.
+    case loadRetention(RetentionReportQuery, RetentionGrouping)
     /// Read the store's on-call facts and judge them, as `subdesk check` does.
     case loadHealth
     /// Compute a cohort report from the store's cohort aggregates, as `subdesk cohorts` does.

@@ -58,6 +58,7 @@ public struct DashboardState: Sendable {
     public var daily = DailyState()
     public var quarantine = QuarantineState()
     public var gaps = GapsState()
+    public var retention = RetentionState()
     public var refunds = RefundsState()
     public var consent = ConsentState()
     public var health = HealthState()

@@ -229,6 +229,15 @@ public struct HealthState: Sendable {
 }
 
 /// Delivery gaps found by backfills, newest found first.
+/// `:retention`: the figures of Apple's retention messaging report, by one grouping.
+public struct RetentionState: Sendable {
+    public var grouping: RetentionGrouping = .product
+    public var report: RetentionReport?
+    public var loaded = false
+
+    public init() {}
+}
+
 public struct GapsState: Sendable {
     public var entries: [DeliveryGap] = []
     public var selection = 0

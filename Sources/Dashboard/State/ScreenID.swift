@@ -19,6 +19,8 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
     case health
     /// Cohorts down, periods since their start across: retention, realized LTV, trial conversion.
     case cohorts
+    /// Apple's retention messaging report: the cancellation sheet's views, saves and save rate.
+    case retention
 
     /// The section title the help screen gives this screen's keys.
     public var helpSection: String {
@@ -35,6 +37,7 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
         case .consent: return "Consent withdrawals"
         case .health: return "On-call health"
         case .cohorts: return "Cohorts"
+        case .retention: return "Retention messaging"
         }
     }
 }

@@ -5,6 +5,15 @@ import TerminalUI
 /// asks for and the days it shows, the cohort table's lines, the quarantined body's and the
 /// timeline's lines, the status filters and the override's question. Kept here so neither calls into the other.
 enum Selectors {
+    // MARK: - Retention messaging
+
+    /// The rows `:retention` reads: the desk's app (its name, or its configured Apple ID), every day.
+    static func retentionQuery(_ state: DashboardState) -> RetentionReportQuery {
+        guard let scope = state.scope else { return RetentionReportQuery() }
+        let id = state.apps.app(named: scope.name)?.appAppleId
+        return RetentionReportQuery(app: scope.name, appAppleIds: id.map { [String($0)] } ?? [])
+    }
+
     // MARK: - Daily counts
 
     /// The range, zone, segment and period the daily screen shows, as the request that loads it.

@@ -775,6 +775,36 @@ enum Migrations {
         \(d.insertOrIgnore) metrics_pending SELECT DISTINCT original_transaction_id FROM transactions
             WHERE offer_type = 5\(d.onConflictIgnore);
         """ },
+        Migration(35, "Apple's retention messaging report, imported", { d in """
+        -- The rows of Apple's App Store Retention Messaging analytics report (subdesk
+        -- retention report import): each day's count of one event of the cancellation sheet
+        -- for one subscription, message type, device, platform version and territory. Keyed
+        -- by those and the day joined (row_key), so importing a file again replaces its rows.
+        CREATE TABLE retention_messaging (
+            row_key \(d.text) PRIMARY KEY,
+            day \(d.text) NOT NULL,
+            app_name \(d.text) NOT NULL,
+            app_apple_id \(d.text) NOT NULL,
+            group_name \(d.text) NOT NULL,
+            group_id \(d.text) NOT NULL,
+            subscription_name \(d.text) NOT NULL,
+            subscription_id \(d.text) NOT NULL,
+            event \(d.text) NOT NULL,
+            message_type \(d.text) NOT NULL,
+            device \(d.text) NOT NULL,
+            platform_version \(d.text) NOT NULL,
+            territory \(d.text) NOT NULL,
+            counts \(d.integer) NOT NULL,
+            imported_ms \(d.integer) NOT NULL
+        );
+        CREATE INDEX retention_messaging_day ON retention_messaging (day);
+        """ }, postgres: """
+        -- The new table's rights for each installed role, and the audit entries' check
+        -- made again with the import's action (retention_report_import, an operator's).
+        \(PostgresRoles.grants(onNew: ["retention_messaging"]))
+        CREATE OR REPLACE FUNCTION \(AuditStamp.stamp)() RETURNS trigger LANGUAGE plpgsql
+        SET search_path = \(AuditStamp.searchPath) AS $$\(AuditStamp.stampBody)$$;
+        """),
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period

@@ -15,7 +15,7 @@ extension Store {
         "subscribers", "subscriptions", "transactions", "renewal_info", "notifications", "jws_headers",
         "quarantine", "intake_log", "metric_buckets", "status_counts", "metrics_pending", "metric_segments",
         "metric_segments_pending", "metric_segments_catchup", "audit_log", "overrides", "receipts", "verified_chains", "store_facts",
-        "backfill_runs", "delivery_gaps", "renewal_extensions", "refund_requests", "intake_counts",
+        "backfill_runs", "delivery_gaps", "renewal_extensions", "refund_requests", "intake_counts", "retention_messaging",
     ]
 
     /// The columns of `table`, in order.

@@ -22,6 +22,8 @@ public struct StoreWrite: Sendable, Hashable {
     public static let linking = StoreWrite(words: "link user ids", privilege: .update, table: "subscribers")
     public static let ping = StoreWrite(words: "record a ping", privilege: .insert, table: "store_facts")
     public static let backfill = StoreWrite(words: "backfill notifications", privilege: .insert, table: "backfill_runs")
+    public static let retentionImport = StoreWrite(words: "import retention messaging reports", privilege: .insert,
+                                                   table: "retention_messaging")
 
     /// The dashboard's writes, checked once when it opens.
     public static let desk: [StoreWrite] = [.overrides, .revalidation, .extension_, .refundAnswers, .consentHandling, .linking,

@@ -1,0 +1,350 @@
+import Foundation
+
+/// A column of Apple's "App Store Retention Messaging" analytics report, as its header names it.
+///
+/// Columns as Apple documents them in "App Store Retention Messaging" (Analytics Reports,
+/// developer.apple.com/documentation/analytics-reports/app-store-retention-messaging): Date,
+/// App Name, App Apple Identifier, Current Group Subscription, Current Subscription Group
+/// Identifier, Current Subscription, Current Subscription Identifier and Event are Apple's
+/// field names as the page lists them. The page's further fields could not be read in
+/// full: Message Type, Device, Platform Version and Territory are the breakdowns its
+/// overview names, and Counts is the count column of Apple's other analytics reports.
+/// A file with other columns, or without one of these, is refused.
+public enum RetentionReportColumn: String, CaseIterable, Sendable {
+    case date = "Date"
+    case appName = "App Name"
+    case appAppleId = "App Apple Identifier"
+    case groupName = "Current Group Subscription"
+    case groupId = "Current Subscription Group Identifier"
+    case subscriptionName = "Current Subscription"
+    case subscriptionId = "Current Subscription Identifier"
+    case event = "Event"
+    case messageType = "Message Type"
+    case device = "Device"
+    case platformVersion = "Platform Version"
+    case territory = "Territory"
+    case counts = "Counts"
+}
+
+/// What an `Event` of the report means for the figures. Apple's words for each are not
+/// in what could be read of its page: these are the actions its overview names (a page
+/// view, redeeming an offer, switching plans, choosing to cancel), matched without regard
+/// to case, spaces or underscores. Any other event is kept and counted apart (`other`).
+public enum RetentionEventKind: String, CaseIterable, Sendable {
+    case view, offerRedeemed, planSwitched, cancelled, other
+
+    static let spellings: [String: RetentionEventKind] = [
+        "pageview": .view, "view": .view, "pageviews": .view,
+        "offerredeemed": .offerRedeemed, "redeemoffer": .offerRedeemed, "offerredemption": .offerRedeemed,
+        "switchplan": .planSwitched, "planswitched": .planSwitched, "switchedplan": .planSwitched,
+        "cancelsubscription": .cancelled, "cancel": .cancelled, "cancelled": .cancelled, "canceled": .cancelled,
+        "subscriptioncancelled": .cancelled, "subscriptioncanceled": .cancelled,
+    ]
+
+    public init(event: String) {
+        let folded = String(event.lowercased().unicodeScalars.filter { $0 != " " && $0 != "_" && $0 != "-" })
+        self = Self.spellings[folded] ?? .other
+    }
+}
+
+/// One row of the report: a day's count of one event for one subscription, message type,
+/// device, platform version and territory.
+public struct RetentionReportRow: Equatable, Sendable {
+    /// `YYYY-MM-DD`, the day Apple counted the events in.
+    public var day: String
+    public var appName: String
+    public var appAppleId: String
+    public var groupName: String
+    public var groupId: String
+    public var subscriptionName: String
+    public var subscriptionId: String
+    public var event: String
+    public var messageType: String
+    public var device: String
+    public var platformVersion: String
+    public var territory: String
+    public var counts: Int64
+
+    public init(day: String, appName: String, appAppleId: String, groupName: String, groupId: String,
+                subscriptionName: String, subscriptionId: String, event: String, messageType: String,
+                device: String, platformVersion: String, territory: String, counts: Int64) {
+        self.day = day
+        self.appName = appName
+        self.appAppleId = appAppleId
+        self.groupName = groupName
+        self.groupId = groupId
+        self.subscriptionName = subscriptionName
+        self.subscriptionId = subscriptionId
+        self.event = event
+        self.messageType = messageType
+        self.device = device
+        self.platformVersion = platformVersion
+        self.territory = territory
+        self.counts = counts
+    }
+
+    /// Its dimensions and day, which a re-import of the same row replaces rather than adds
+    /// to. Fields are joined by a tab, which no field of a tab-separated file holds.
+    public var key: String {
+        [day, appAppleId, groupId, subscriptionId, event, messageType, device, platformVersion, territory]
+            .joined(separator: "\t")
+    }
+
+    public var kind: RetentionEventKind { RetentionEventKind(event: event) }
+}
+
+/// Why a report file was refused: the place (line, and column when one is at fault) and what was wrong.
+public struct RetentionReportError: Error, Equatable, CustomStringConvertible, Sendable {
+    public var file: String
+    public var line: Int
+    public var column: String?
+    public var problem: String
+
+    public var description: String {
+        "\(file):\(line): " + (column.map { "column \"\($0)\": " } ?? "") + problem
+    }
+}
+
+/// Reads the report: tab-separated, a header row first (Apple's Analytics Reports are
+/// tab-delimited text, delivered gzip-compressed: unpack first). Bounded: any input is
+/// read without crashing, and the first fault refuses the whole file.
+public enum RetentionReportFile {
+    /// The largest file read (an Analytics Reports instance of one app's days is far smaller).
+    public static let maxBytes = 256 << 20
+    /// The longest line read.
+    public static let maxLineBytes = 64 << 10
+    /// The largest count taken: fifteen digits, so no sum of a store's rows overflows.
+    public static let maxCount: Int64 = 999_999_999_999_999
+    /// The longest text field kept.
+    static let maxFieldBytes = 1024
+
+    /// The rows of `data`, rows with the same dimensions and day added together.
+    public static func parse(_ data: Data, file: String) throws -> [RetentionReportRow] {
+        func refuse(_ line: Int, _ column: RetentionReportColumn?, _ problem: String) -> RetentionReportError {
+            RetentionReportError(file: file, line: line, column: column?.rawValue, problem: problem)
+        }
+        func refuse(_ line: Int, _ problem: String) -> RetentionReportError { refuse(line, nil, problem) }
+        guard data.count <= maxBytes else { throw refuse(1, "the file has \(data.count) bytes, more than the \(maxBytes) read") }
+        if data.starts(with: [0x1F, 0x8B]) { throw refuse(1, "gzip-compressed: unpack it first (gunzip)") }
+        var bytes = [UInt8](data)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        if lines.last?.isEmpty == true { lines.removeLast() }
+        guard !lines.isEmpty else { throw refuse(1, "empty: expected a header row naming the report's columns") }
+
+        func text(_ line: ArraySlice<UInt8>, _ number: Int) throws -> String {
+            guard line.count <= maxLineBytes else {
+                throw refuse(number, "the line has \(line.count) bytes, more than the \(maxLineBytes) read")
+            }
+            let body = line.last == UInt8(ascii: "\r") ? line.dropLast() : line
+            guard let string = String(validating: body, as: UTF8.self) else { throw refuse(number, "not UTF-8 text") }
+            return string
+        }
+
+        let header = try text(lines[0], 1).split(separator: "\t", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard header.count > 1 else {
+            throw refuse(1, "not a tab-separated header: expected the columns "
+                         + RetentionReportColumn.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        var place: [RetentionReportColumn: Int] = [:]
+        for (index, name) in header.enumerated() {
+            guard let column = RetentionReportColumn(rawValue: name) else {
+                throw RetentionReportError(file: file, line: 1, column: name.escapingControlCharacters(limit: 80),
+                                           problem: "not a column of Apple's retention messaging report")
+            }
+            guard place[column] == nil else { throw refuse(1, column, "named twice") }
+            place[column] = index
+        }
+        if let missing = RetentionReportColumn.allCases.first(where: { place[$0] == nil }) {
+            throw refuse(1, missing, "missing from the header")
+        }
+
+        var merged: [String: RetentionReportRow] = [:]
+        var order: [String] = []
+        for (offset, raw) in lines.enumerated().dropFirst() {
+            let number = offset + 1
+            let line = try text(raw, number)
+            if line.isEmpty { continue }
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == header.count else {
+                throw refuse(number, "\(fields.count) fields, the header has \(header.count)")
+            }
+            func field(_ column: RetentionReportColumn) throws -> String {
+                let value = fields[place[column]!].trimmingCharacters(in: .whitespaces)
+                guard value.utf8.count <= maxFieldBytes else { throw refuse(number, column, "longer than \(maxFieldBytes) bytes") }
+                return value
+            }
+            func identifier(_ column: RetentionReportColumn, required: Bool) throws -> String {
+                let value = try field(column)
+                if value.isEmpty && !required { return value }
+                guard !value.isEmpty, value.utf8.count <= 19, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                    throw refuse(number, column, "expected an identifier (a whole number), got \"\(value.escapingControlCharacters(limit: 40))\"")
+                }
+                return value
+            }
+            let countText = try field(.counts)
+            guard !countText.isEmpty, countText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                throw refuse(number, .counts, "expected a whole number, got \"\(countText.escapingControlCharacters(limit: 40))\"")
+            }
+            guard countText.utf8.count <= 15, let counts = Int64(countText), counts <= maxCount else {
+                throw refuse(number, .counts, "\(countText.escapingControlCharacters(limit: 40)) is more than \(maxCount)")
+            }
+            let day = try field(.date)
+            guard DayText.isDay(day) else {
+                throw refuse(number, .date, "expected a day YYYY-MM-DD, got \"\(day.escapingControlCharacters(limit: 40))\"")
+            }
+            let event = try field(.event)
+            guard !event.isEmpty else { throw refuse(number, .event, "empty") }
+            let row = RetentionReportRow(
+                day: day, appName: try field(.appName), appAppleId: try identifier(.appAppleId, required: true),
+                groupName: try field(.groupName), groupId: try identifier(.groupId, required: false),
+                subscriptionName: try field(.subscriptionName), subscriptionId: try identifier(.subscriptionId, required: false),
+                event: event, messageType: try field(.messageType), device: try field(.device),
+                platformVersion: try field(.platformVersion), territory: try field(.territory), counts: counts)
+            if var earlier = merged[row.key] {
+                earlier.counts = min(maxCount * 1000, earlier.counts + row.counts)
+                merged[row.key] = earlier
+            } else {
+                merged[row.key] = row
+                order.append(row.key)
+            }
+        }
+        return order.map { merged[$0]! }
+    }
+}
+
+/// `YYYY-MM-DD` days, as the report and `--since`/`--until` write them.
+enum DayText {
+    static func isDay(_ text: String) -> Bool {
+        let b = Array(text.utf8)
+        guard b.count == 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-") else { return false }
+        let digits = b[0..<4] + b[5..<7] + b[8..<10]
+        guard digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }
+        let month = Int(text.dropFirst(5).prefix(2))!, day = Int(text.suffix(2))!
+        return (1...12).contains(month) && (1...31).contains(day)
+    }
+}
+
+
+/// The figures of some rows: the cancellation sheet's views, what the subscribers did on
+/// it, and the save rate.
+public struct RetentionFigures: Equatable, Sendable {
+    public var views: Int64 = 0
+    public var offersRedeemed: Int64 = 0
+    public var plansSwitched: Int64 = 0
+    public var cancellations: Int64 = 0
+    /// Events of other kinds (`RetentionEventKind.other`), kept but in no figure.
+    public var otherEvents: Int64 = 0
+
+    public init() {}
+
+    public mutating func add(_ row: RetentionReportRow) {
+        switch row.kind {
+        case .view: views += row.counts
+        case .offerRedeemed: offersRedeemed += row.counts
+        case .planSwitched: plansSwitched += row.counts
+        case .cancelled: cancellations += row.counts
+        case .other: otherEvents += row.counts
+        }
+    }
+
+    /// Subscribers kept on the sheet: offers redeemed plus plans switched.
+    public var saves: Int64 { offersRedeemed + plansSwitched }
+
+    /// Saves per view of the cancellation sheet: (offers redeemed + plans switched) / page
+    /// views; nil without a view.
+    public var saveRate: Double? { views == 0 ? nil : Double(saves) / Double(views) }
+
+    /// `12.5%`, or `-` without a view.
+    public var saveRateText: String {
+        guard let rate = saveRate else { return "-" }
+        return String(format: "%.1f%%", rate * 100)
+    }
+}
+
+/// What the report is broken down by.
+public enum RetentionGrouping: String, CaseIterable, Sendable {
+    case product, territory, message
+
+    func label(_ row: RetentionReportRow) -> String {
+        switch self {
+        case .product:
+            let name = row.subscriptionName.isEmpty ? "(no subscription)" : row.subscriptionName
+            return row.subscriptionId.isEmpty ? name : "\(name) (\(row.subscriptionId))"
+        case .territory: return row.territory.isEmpty ? "(no territory)" : row.territory
+        case .message: return row.messageType.isEmpty ? "(no message type)" : row.messageType
+        }
+    }
+}
+
+/// Which stored rows a report reads: one app (its name or Apple ID), and days from
+/// `since` to `until`, both included.
+public struct RetentionReportQuery: Equatable, Sendable {
+    public var app: String?
+    /// Apple IDs that also name the app (a configured app's `app_apple_id`).
+    public var appAppleIds: [String]
+    public var since: String?
+    public var until: String?
+
+    public init(app: String? = nil, appAppleIds: [String] = [], since: String? = nil, until: String? = nil) {
+        self.app = app
+        self.appAppleIds = appAppleIds
+        self.since = since
+        self.until = until
+    }
+
+    /// Whether `day` is a day `--since`/`--until` takes.
+    public static func isDay(_ day: String) -> Bool { DayText.isDay(day) }
+}
+
+/// The report's figures, in total and by one grouping, groups by most views first.
+public struct RetentionReport: Equatable, Sendable {
+    public struct Group: Equatable, Sendable {
+        public var label: String
+        public var figures: RetentionFigures
+    }
+
+    public var grouping: RetentionGrouping
+    public var total: RetentionFigures
+    public var groups: [Group]
+    /// The first and last day of the rows read; nil without rows.
+    public var firstDay: String?
+    public var lastDay: String?
+
+    public init(rows: [RetentionReportRow], grouping: RetentionGrouping) {
+        self.grouping = grouping
+        var total = RetentionFigures()
+        var byLabel: [String: RetentionFigures] = [:]
+        for row in rows {
+            total.add(row)
+            byLabel[grouping.label(row), default: RetentionFigures()].add(row)
+        }
+        self.total = total
+        groups = byLabel.map { Group(label: $0.key, figures: $0.value) }
+            .sorted { ($0.figures.views, $1.label) > ($1.figures.views, $0.label) }
+        firstDay = rows.map(\.day).min()
+        lastDay = rows.map(\.day).max()
+    }
+
+    /// What `retention report --json` prints.
+    public func jsonObject() -> [String: Any] {
+        func figures(_ f: RetentionFigures) -> [String: Any] {
+            ["views": f.views, "offersRedeemed": f.offersRedeemed, "plansSwitched": f.plansSwitched,
+             "cancellations": f.cancellations, "otherEvents": f.otherEvents, "saves": f.saves,
+             "saveRate": f.saveRate.map { $0 as Any } ?? NSNull()]
+        }
+        return [
+            "by": grouping.rawValue,
+            "firstDay": firstDay.map { $0 as Any } ?? NSNull(),
+            "lastDay": lastDay.map { $0 as Any } ?? NSNull(),
+            "saveRateDefinition": RetentionReport.saveRateDefinition,
+            "total": figures(total),
+            "groups": groups.map { ["label": $0.label, "figures": figures($0.figures)] as [String: Any] },
+        ]
+    }
+
+    /// The save rate's formula, as the JSON and the screen name it.
+    public static let saveRateDefinition = "(offers redeemed + plans switched) / page views of the cancellation sheet"
+}

@@ -1,0 +1,142 @@
+import Foundation
+import SubscriptionCore
+import TerminalUI
+
+/// `subdesk retention report`: Apple's retention messaging report, imported and read.
+enum RetentionCommand {
+    static let spec: CommandSpec = CommandSpec(
+        name: "retention", arguments: "report [import FILE]",
+        abstract: "Apple's retention messaging report: views, offers, switches, cancellations, save rate",
+        usage: """
+        subdesk retention report [--json] [--app NAME] [--since DAY] [--until DAY] [--by product|territory|message]
+        subdesk retention report import FILE [--reason TEXT] [--operator NAME]
+        """,
+        discussion: """
+        Apple's "App Store Retention Messaging" analytics report (Analytics Reports API) counts
+        the page views of the App Store's cancellation sheet and what subscribers did there, by
+        day, subscription, message type, device, platform version and territory. `import` reads
+        one report file (tab-separated with a header row, as Apple delivers it: gunzip it first)
+        and stores its rows in one write, audited as retention_report_import: a file refused
+        (its line and column named) stores nothing, and a row imported again replaces its
+        counts, so importing the same file twice counts it once. The columns read are those
+        Apple documents; a file with other columns is refused.
+
+        `report` prints views, offers redeemed, plans switched, cancellations and the save rate
+        (offers redeemed + plans switched) / page views, in total and by product (default),
+        territory or message type, over the days --since and --until name (YYYY-MM-DD, both
+        included, days as Apple's report dates them). --app takes the app's name or Apple ID.
+        """,
+        options: [
+            .value(.since, "DAY", "from this day (YYYY-MM-DD, included)"),
+            .value(.until, "DAY", "to this day (YYYY-MM-DD, included)"),
+            .value(.by, "product|territory|message", "what the figures are broken down by (default product)"),
+            .value(.reason, "TEXT", "why, for the audit log (import)"),
+            .operatorName,
+        ],
+        action: .retentionImport,
+        argumentCompletion: .words(["report", "import"]),
+        run: run)
+
+    static func run(_ context: Context) throws -> Int32 {
+        let p = context.arguments.positionals
+        guard p.first == "report" else {
+            throw UsageError("name what to do: retention report, or retention report import FILE (see subdesk retention --help)")
+        }
+        if p.count > 1 {
+            guard p[1] == "import" else { throw UsageError("unknown retention report action \(SafeText.sanitize(p[1])) (import FILE)") }
+            guard p.count == 3 else { throw UsageError("retention report import takes one FILE") }
+            return try importFile(p[2], context)
+        }
+        return try report(context)
+    }
+
+    static func query(_ context: Context) throws -> RetentionReportQuery {
+        var query = RetentionReportQuery()
+        for option in [OptionName.since, .until] {
+            guard let day = context.arguments.value(option) else { continue }
+            guard RetentionReportQuery.isDay(day) else {
+                throw UsageError("--\(option) takes a day YYYY-MM-DD, got \(SafeText.sanitize(day))")
+            }
+            if option == .since { query.since = day } else { query.until = day }
+        }
+        if let app = context.arguments.value(.app) {
+            query.app = app
+            if let id = try context.configuredApps().app(named: app)?.appAppleId { query.appAppleIds = [String(id)] }
+        }
+        return query
+    }
+
+    static func grouping(_ context: Context) throws -> RetentionGrouping {
+        guard let text = context.arguments.value(.by) else { return .product }
+        guard let grouping = RetentionGrouping(rawValue: text) else {
+            throw UsageError("--by takes product, territory or message, got \(SafeText.sanitize(text))")
+        }
+        return grouping
+    }
+
+    static func report(_ context: Context) throws -> Int32 {
+        let query = try query(context)
+        let grouping = try grouping(context)
+        let store = try context.openStore(mode: .reading)
+        let report = RetentionReport(rows: try store.retentionRows(query), grouping: grouping)
+        if context.wantsJSON {
+            Output.json(report.jsonObject())
+            return 0
+        }
+        guard let first = report.firstDay, let last = report.lastDay else {
+            Output.line("no retention messaging rows" + (query == RetentionReportQuery() ? " (import Apple's report: subdesk retention report import FILE)"
+                                                                                          : " for these days and app"))
+            return 0
+        }
+        Output.line("retention messaging \(first) to \(last) (days as Apple's report dates them), by \(grouping.rawValue)")
+        Output.line(RetentionTable.lines(report).joined(separator: "\n"))
+        Output.line("save rate = " + RetentionReport.saveRateDefinition)
+        return 0
+    }
+
+    static func importFile(_ path: String, _ context: Context) throws -> Int32 {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        guard let size = attributes?[.size] as? Int else { throw UsageError("cannot read \(SafeText.sanitize(path))") }
+        guard size <= RetentionReportFile.maxBytes else {
+            throw UsageError("\(SafeText.sanitize(path)): \(size) bytes, more than the \(RetentionReportFile.maxBytes) read")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(SafeText.sanitize(path))") }
+        let store = try context.openStore(mode: .existing)
+        do {
+            let imported = try Operations(store: store, operatorName: context.operatorName)
+                .importRetentionReport(data, file: path, reason: context.arguments.value(.reason))
+            let entry = imported.audit
+            if context.wantsJSON {
+                Output.json(["file": path, "rows": imported.rows.count, "auditId": entry.id, "operator": entry.operatorName,
+                             "detail": entry.detail as Any? ?? NSNull()])
+            } else {
+                Output.line(SafeText.sanitize("\(path): \(entry.outcome) by \(entry.operatorName) (audit #\(entry.id)); \(entry.detail ?? "")"))
+            }
+            return 0
+        } catch let refusal as RetentionReportError {
+            if context.wantsJSON { Output.json(["error": refusal.description]) }
+            Output.error(SafeText.sanitize(refusal.description) + "; nothing was imported")
+            return 2
+        }
+    }
+}
+
+/// The report's figures as text columns, the total last: what the command prints.
+enum RetentionTable {
+    static func lines(_ report: RetentionReport) -> [String] {
+        let heading = report.grouping.rawValue.uppercased()
+        let rows = report.groups.map { ($0.label, $0.figures) } + [("total", report.total)]
+        let width = min(40, max(heading.count, rows.map { $0.0.count }.max() ?? 0))
+        func pad(_ text: String) -> String {
+            let cut = text.count > width ? String(text.prefix(width - 1)) + "…" : text
+            return cut.padding(toLength: width, withPad: " ", startingAt: 0)
+        }
+        func number(_ text: String, _ w: Int) -> String { String(repeating: " ", count: max(0, w - text.count)) + text }
+        var lines = [pad(heading) + "  " + ["VIEWS", "OFFERS", "SWITCHED", "CANCELLED", "SAVE RATE"].map { number($0, 10) }.joined()]
+        for (label, f) in rows {
+            lines.append(SafeText.sanitize(pad(label)) + "  " + [String(f.views), String(f.offersRedeemed), String(f.plansSwitched),
+                                                                   String(f.cancellations), f.saveRateText].map { number($0, 10) }.joined())
+        }
+        return lines
+    }
+}
