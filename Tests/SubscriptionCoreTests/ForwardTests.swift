@@ -373,3 +373,62 @@ final class ForwardDelivererTests: XCTestCase {
         XCTAssertNil(subscription["transactions"])
     }
 }
+
+/// The README's shell check of `Subdesk-Signature`, run as written (the secret file's path
+/// aside) on a delivery subdesk sent, and on the same delivery with one byte changed.
+final class ForwardSignatureReadmeTests: XCTestCase {
+    func readmeCheck() throws -> String {
+        let readme = try String(contentsOfFile: TestKit.repoRoot + "/README.md", encoding: .utf8)
+        let after = try XCTUnwrap(readme.range(of: "<!-- signature-check -->\n```sh\n"))
+        let end = try XCTUnwrap(readme.range(of: "\n```", range: after.upperBound..<readme.endIndex))
+        return String(readme[after.upperBound..<end.lowerBound])
+    }
+
+    func run(_ script: String, in folder: URL, signature: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script]
+        process.currentDirectoryURL = folder
+        process.environment = ["PATH": "/usr/bin:/bin", "signature": signature]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func testTheReadmesCheckTakesADeliveryAndRefusesAChangedByte() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("forward-sig-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let secretFile = folder.appendingPathComponent("secret").path
+        // Written with a trailing newline, as an editor leaves it: both sides trim it.
+        FileManager.default.createFile(atPath: secretFile, contents: Data("9f2c-shared-secret\n".utf8), attributes: [.posixPermissions: 0o600])
+        let script = try readmeCheck().replacingOccurrences(of: "/etc/subdesk/backend-forward-secret", with: secretFile)
+
+        let server = try FakeAppleServer()
+        defer { server.stop() }
+        server.route("POST", "/in", .init(status: 200))
+        let store = try Store(path: ":memory:")
+        let intake = TestKit.intake(store)
+        let target = ForwardTarget(name: "backend", url: server.baseURL.appendingPathComponent("in"), secretFile: secretFile)
+        intake.forwarding = ForwardTargets([target])
+        try intake.ingest(TestKit.body(type: "DID_RENEW"))
+        let signature = try DeliverySignature.load(file: secretFile, target: "backend", warn: { _ in })
+        try ForwardDeliverer(target: target, store: store, signature: signature).run(once: true)
+        let sent = try XCTUnwrap(server.requests("POST", "/in").first)
+        let header = try XCTUnwrap(sent.headers["subdesk-signature"])
+
+        try sent.body.write(to: folder.appendingPathComponent("body.json"))
+        XCTAssertEqual(try run(script, in: folder, signature: header), "valid")
+        var changed = sent.body
+        changed[changed.count / 2] ^= 1
+        try changed.write(to: folder.appendingPathComponent("body.json"))
+        XCTAssertEqual(try run(script, in: folder, signature: header), "forged")
+        // The body as sent, but an old time: refused too.
+        try sent.body.write(to: folder.appendingPathComponent("body.json"))
+        let old = DeliverySignature(secret: Data("9f2c-shared-secret".utf8)).value(body: sent.body, time: Int64(Date().timeIntervalSince1970) - 3_600)
+        XCTAssertEqual(try run(script, in: folder, signature: old), "forged")
+    }
+}
