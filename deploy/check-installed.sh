@@ -134,6 +134,15 @@ as subdesk subdesk audit --json > "$tmp/audit.json" || fail "subdesk audit as su
 grep -q '"sweep' "$tmp/audit.json" || { cat "$tmp/audit.json"; fail "the sweep unit's run is not in $store's audit log"; }
 ok "subdesk-sweep.service's ExecStart, as its User=, swept $store (audit log)"
 
+# forward: the relay's unit reads the package config as its User=, and says it names no target.
+set +e
+run_unit subdesk-forward.service "--once" > "$tmp/forward.log" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q "no \[forward NAME\] target is configured" "$tmp/forward.log" \
+    || { cat "$tmp/forward.log"; fail "subdesk-forward.service's ExecStart (exit $status)"; }
+ok "subdesk-forward.service's ExecStart, as its User=, read the package config (no [forward] target: exit 2)"
+
 # metrics: the quarantined body above is counted, so it read the same store. Its
 # TEXTFILE_DIR (node_exporter's) need not exist here: one of the check's own stands in.
 textfiles=$(mktemp -d)

@@ -360,4 +360,46 @@ final class ServeWebServerTests: SubdeskTestCase {
         XCTAssertEqual(verified.status, 0, verified.output)
         XCTAssertEqual(verified.output.trimmingCharacters(in: .whitespacesAndNewlines), "", verified.output)
     }
+
+    /// The relay's unit (for CGI intake) and the hourly backfill of what Apple failed to
+    /// deliver: hardened as serve is, run as the store's user, and verified by systemd.
+    func testTheRelayAndReconcileUnitsVerifyAndAreHardened() throws {
+        let units = dir + "/relay-units"
+        try FileManager.default.createDirectory(atPath: units, withIntermediateDirectories: true)
+        var execs: [String: String] = [:]
+        for name in ["subdesk-forward.service", "subdesk-reconcile.service", "subdesk-reconcile.timer"] {
+            let text = try shipped("systemd/" + name)
+            let keys = Dictionary(text.split(separator: "\n").compactMap { line -> (String, String)? in
+                let parts = line.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, !line.hasPrefix("#") else { return nil }
+                return (String(parts[0]), String(parts[1]))
+            }, uniquingKeysWith: { $1 })
+            if name.hasSuffix(".service") {
+                XCTAssertEqual(keys["User"], "subdesk", name)
+                XCTAssertEqual(keys["ProtectSystem"], "strict", name)
+                XCTAssertEqual(keys["ReadWritePaths"], "/var/lib/subdesk", name)
+                XCTAssertEqual(keys["NoNewPrivileges"], "yes", name)
+                execs[name] = keys["ExecStart"]
+            } else {
+                XCTAssertEqual(keys["OnCalendar"], "hourly")
+            }
+            try text.replacingOccurrences(of: "/usr/local/bin/subdesk", with: Self.binary)
+                .write(toFile: units + "/" + name, atomically: true, encoding: .utf8)
+        }
+        XCTAssertEqual(execs["subdesk-forward.service"], "/usr/local/bin/subdesk forward run")
+        XCTAssertEqual(execs["subdesk-reconcile.service"], "/usr/local/bin/subdesk backfill --only-failures --since -24h --quiet")
+        // Each ExecStart's words are ones subdesk takes: --help through the same parser.
+        for exec in execs.values {
+            let words = exec.split(separator: " ").dropFirst().map(String.init)
+            let help = try runToEnd(Self.binary, words + ["--help"])
+            XCTAssertEqual(help.status, 0, "\(exec): \(help.output)")
+        }
+        guard let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            return
+        }
+        let verified = try runToEnd(analyze, ["verify", units + "/subdesk-forward.service", units + "/subdesk-reconcile.service",
+                                              units + "/subdesk-reconcile.timer"])
+        XCTAssertEqual(verified.status, 0, verified.output)
+        XCTAssertEqual(verified.output.trimmingCharacters(in: .whitespacesAndNewlines), "", verified.output)
+    }
 }
