@@ -1,0 +1,180 @@
+import Foundation
+import XCTest
+import FakeApple
+@testable import SubscriptionCore
+@testable import SubdeskScenarios
+import SubdeskTestKit
+
+/// The relay as it runs: bodies through `serve` (and `ingest`), deliveries by `serve` itself
+/// and by `subdesk forward run` processes, to a real HTTP target that records what it got.
+extension ServeTests {
+    static let relaySecret = "relay-shared-secret"
+
+    /// A config naming one target at `server`, its secret in a 0600 file.
+    func relayConfig(_ server: FakeAppleServer, timeout: Int = 5) throws -> String {
+        let secret = dir + "/forward-secret"
+        FileManager.default.createFile(atPath: secret, contents: Data((Self.relaySecret + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        let config = dir + "/relay.conf"
+        try """
+            [forward backend]
+            url = \(server.baseURL.absoluteString)/in
+            secret_file = \(secret)
+            timeout = \(timeout)
+
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        return config
+    }
+
+    /// The outbox as the store has it: each notification's subscription and place.
+    func outbox(_ db: String) throws -> [(uuid: String, otid: String, id: Int)] {
+        try engineQuery(db, "SELECT notification_uuid, COALESCE(original_transaction_id, ''), id FROM forward_outbox ORDER BY id")
+            .split(separator: "\n").map { line in
+                let cells = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+                return (cells[0], cells[1], Int(cells[2]) ?? 0)
+            }
+    }
+
+    /// Waits until `server` has had a POST for each of `uuids` (at most `seconds`).
+    func waitForDeliveries(_ server: FakeAppleServer, of uuids: Set<String>, seconds: TimeInterval = 90) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let got = Set(server.requests("POST", "/in").compactMap { $0.headers["subdesk-delivery"]?.split(separator: "/").first.map(String.init) })
+            if uuids.isSubset(of: got) { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    /// For each subscription, the deliveries arrived in the order the store owed them.
+    func assertOrderPerSubscription(_ requests: [FakeAppleServer.Request], outbox: [(uuid: String, otid: String, id: Int)],
+                                    file: StaticString = #filePath, line: UInt = #line) {
+        let place = Dictionary(outbox.map { ($0.uuid, ($0.otid, $0.id)) }, uniquingKeysWith: { a, _ in a })
+        var last: [String: Int] = [:]
+        for request in requests {
+            guard let uuid = request.headers["subdesk-delivery"]?.split(separator: "/").first.map(String.init),
+                  let (otid, id) = place[uuid], !otid.isEmpty else { continue }
+            XCTAssertGreaterThanOrEqual(id, last[otid] ?? 0, "subscription \(otid): delivery \(id) after \(last[otid] ?? 0)", file: file, line: line)
+            last[otid] = max(last[otid] ?? 0, id)
+        }
+    }
+
+    /// A burst through serve, a healthy target: every stored notification delivered once,
+    /// signed, in order per subscription; the refused ones never.
+    func testServeRelaysEveryStoredNotificationOnceInOrderPerSubscription() throws {
+        let target = try FakeAppleServer()
+        defer { target.stop() }
+        target.route("POST", "/in", .init(status: 200))
+        let db = try makeStore()
+        try startServe(db, Self.policyFlags + ["--config", try relayConfig(target)])
+        // Several notifications of each subscription (the scenarios' instances renew), and
+        // two forged bodies among them.
+        var bodies = try Self.signedBodies(160, firstInstance: 41_000).map(\.body)
+        var forged = bodies[3]
+        forged[forged.count - 10] ^= 1
+        bodies.insert(forged, at: 50)
+        bodies.insert(Data(#"{"signedPayload":"not.a.jws"}"#.utf8), at: 90)
+        let answers = burst(bodies, clients: 6)
+        XCTAssertEqual(answers.filter { $0?.status == 200 }.count, bodies.count - 2)
+        let stored = try storedUUIDs(db)
+        waitForDeliveries(target, of: stored)
+        let requests = target.requests("POST", "/in")
+        let delivered = requests.compactMap { $0.headers["subdesk-delivery"] }
+        XCTAssertEqual(Set(delivered), Set(stored.map { $0 + "/backend" }), "each stored notification, and nothing else")
+        XCTAssertEqual(delivered.count, Set(delivered).count, "each once, the target being healthy")
+        let signature = DeliverySignature(secret: Data(Self.relaySecret.utf8))
+        XCTAssertTrue(requests.allSatisfy { signature.verifies($0.headers["subdesk-signature"] ?? "", body: $0.body) })
+        assertOrderPerSubscription(requests, outbox: try outbox(db))
+        XCTAssertEqual(try run(["forward", "status", "--json", "--db", db, "--config", dir + "/relay.conf"]).status, 0)
+    }
+
+    /// `forward run` killed mid-burst (kill -9), then started again: every notification
+    /// stored is delivered at least once; the duplicates are few and carry one id each.
+    func testAKilledDelivererLosesNothingAndItsDuplicatesAreFew() throws {
+        let target = try FakeAppleServer()
+        defer { target.stop() }
+        // A slow target: the kill lands while deliveries are in flight.
+        target.route("POST", "/in", .init(status: 200, delay: 0.05))
+        let db = try makeStore()
+        let config = try relayConfig(target, timeout: 2)
+        let bodies = try Self.signedBodies(120, firstInstance: 43_000).map(\.body)
+        let file = dir + "/bodies.ndjson"
+        try Data(bodies.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        XCTAssertEqual(try run(["ingest", file, "--db", db, "--config", config] + Self.policyFlags).status, 0)
+        let stored = try storedUUIDs(db)
+        XCTAssertEqual(stored.count, bodies.count)
+
+        var rounds = 0
+        // Killed once some, not all, were sent (up to a few tries: a deliverer that drained
+        // before the kill landed is no kill mid-send).
+        while rounds < 5 {
+            rounds += 1
+            let deliverer = try startForward(db, config)
+            let deadline = Date().addingTimeInterval(30)
+            while target.requests("POST", "/in").count < 10 * rounds && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            kill(deliverer.processIdentifier, SIGKILL)
+            deliverer.waitUntilExit()
+            if Set(target.requests("POST", "/in").compactMap { $0.headers["subdesk-delivery"] }).count < stored.count { break }
+        }
+        // Started again: what the killed one claimed waits for its claim (timeout + 15 s) to end.
+        let again = try startForward(db, config)
+        defer { again.terminate(); again.waitUntilExit() }
+        waitForDeliveries(target, of: stored, seconds: 120)
+        let delivered = target.requests("POST", "/in").compactMap { $0.headers["subdesk-delivery"] }
+        XCTAssertEqual(Set(delivered), Set(stored.map { $0 + "/backend" }), "every stored notification delivered at least once")
+        let duplicates = delivered.count - Set(delivered).count
+        // At most what one deliverer holds claimed at a kill: a batch (64) per kill.
+        XCTAssertLessThanOrEqual(duplicates, 64 * rounds, "duplicates: \(duplicates) over \(rounds) kills")
+        print("relay kill -9: \(rounds) kill(s), \(delivered.count) deliveries of \(stored.count) notifications, \(duplicates) duplicates")
+    }
+
+    /// Two deliverers on one PostgreSQL store: no delivery is sent by both at once.
+    func testTwoDeliverersOnPostgreSQLNeverSendOneDeliveryAtOnce() throws {
+        _ = try TestEngine.requirePostgres()
+        let target = try FakeAppleServer()
+        defer { target.stop() }
+        let spans = Shared([(id: String, start: Double, end: Double)]())
+        target.route("POST", "/in") { request in
+            let start = Date().timeIntervalSince1970
+            Thread.sleep(forTimeInterval: 0.03)
+            let id = request.headers["subdesk-delivery"] ?? "?"
+            spans.update { $0.append((id, start, Date().timeIntervalSince1970)) }
+            return .init(status: 200)
+        }
+        let db = try makeStore()
+        let config = try relayConfig(target)
+        let bodies = try Self.signedBodies(150, firstInstance: 45_000).map(\.body)
+        let file = dir + "/bodies.ndjson"
+        try Data(bodies.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        XCTAssertEqual(try run(["ingest", file, "--db", db, "--config", config] + Self.policyFlags).status, 0)
+        let stored = try storedUUIDs(db)
+        let first = try startForward(db, config), second = try startForward(db, config)
+        defer {
+            for p in [first, second] { p.terminate(); p.waitUntilExit() }
+        }
+        waitForDeliveries(target, of: stored)
+        var byId: [String: [(start: Double, end: Double)]] = [:]
+        spans.update { for s in $0 { byId[s.id, default: []].append((s.start, s.end)) } }
+        XCTAssertEqual(Set(byId.keys), Set(stored.map { $0 + "/backend" }))
+        for (id, sends) in byId where sends.count > 1 {
+            let sorted = sends.sorted { $0.start < $1.start }
+            for (a, b) in zip(sorted, sorted.dropFirst()) {
+                XCTAssertLessThanOrEqual(a.end, b.start, "\(id) sent by both deliverers at once")
+            }
+        }
+    }
+
+    func startForward(_ db: String, _ config: String) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = ["forward", "run", "--db", db, "--config", config]
+        p.environment = environment()
+        let log = FileHandle(forWritingAtPath: dir + "/forward.log") ?? {
+            FileManager.default.createFile(atPath: dir + "/forward.log", contents: nil)
+            return FileHandle(forWritingAtPath: dir + "/forward.log")!
+        }()
+        log.seekToEndOfFile()
+        p.standardOutput = log
+        p.standardError = log
+        try p.run()
+        return p
+    }
+}
