@@ -9,6 +9,9 @@ enum ForwardCommand {
         usage: """
         subdesk forward run [--once] [--target NAME]
         subdesk forward status [--json]
+        subdesk forward replay --uuid UUID | --since DATE [--until DATE] [--app NAME] [--target NAME] [--reason TEXT]
+        subdesk forward retry --dead [--target NAME] [--reason TEXT]
+        subdesk forward test NAME
         """,
         discussion: """
         Every notification intake stores (the webhook, serve, ingest, backfill, a quarantine
@@ -30,10 +33,24 @@ enum ForwardCommand {
 
         `status` lists each target: deliveries pending and the oldest one's age, delivered
         and failed attempts in the last hour, dead deliveries and the last error.
+
+        `replay` owes stored notifications again (one by --uuid, or those received from
+        --since to before --until, of --app), to every target or --target, each only what
+        its apps, environments and types take, with their delivery ids: the target sees a
+        redelivery, not a new notification. `retry --dead` owes the dead deliveries again.
+        Both are audited (forward_replay, forward_retry). `test NAME` sends the target one
+        TEST-shaped delivery marked Subdesk-Test: true, stores nothing, and prints the
+        answer (exit 1 unless 2xx).
         """,
         options: [
             .flag(.once, "run: send what is due now, then exit"),
-            .value(.target, "NAME", "run: only this target"),
+            .value(.target, "NAME", "run, replay, retry: only this target"),
+            .value(.uuid, "UUID", "replay: this notification"),
+            .value(.since, "DATE", "replay: notifications received since DATE"),
+            .value(.until, "DATE", "replay: and before DATE"),
+            .flag(.dead, "retry: the dead deliveries"),
+            .value(.reason, "TEXT", "replay, retry: why, for the audit log"),
+            .operatorName,
         ],
         action: StoreAction(words: "deliver notifications to forward targets", privilege: .update, table: "forward_outbox"),
         run: run)
@@ -47,9 +64,74 @@ enum ForwardCommand {
         case "status":
             guard words.count == 1 else { throw UsageError("forward status takes no argument") }
             return try status(context)
+        case "replay":
+            guard words.count == 1 else { throw UsageError("forward replay takes no argument (--uuid UUID names a notification)") }
+            return try replay(context)
+        case "retry":
+            guard words.count == 1, context.arguments.has(.dead) else {
+                throw UsageError("forward retry takes --dead: the dead deliveries are owed again")
+            }
+            let targets = try targets(context)
+            let store = try context.openStore(mode: .existing)
+            let counts = try OperatorCommands.operations(context, store: store)
+                .retryDeadForward(targets, reason: context.arguments.value(.reason) ?? "")
+            return report(counts, "dead deliveries owed again", context)
+        case "test":
+            guard words.count == 2 else { throw UsageError("forward test takes the name of one [forward] target") }
+            let all = try context.forwardTargets()
+            guard let target = all.target(named: words[1]) else {
+                throw UsageError("forward test: \(words[1]) names no [forward] target (targets: "
+                                 + all.targets.map(\.name).joined(separator: ", ") + ")")
+            }
+            let signature = try DeliverySignature.load(file: target.secretFile, target: target.name, warn: Output.warn)
+            let attempt = ForwardDeliverer(target: target, store: try context.openStore(mode: .reading), signature: signature).sendTest()
+            let answered = attempt.status.map { "answered \($0)" } ?? "no answer: \(attempt.error ?? "?")"
+            if context.wantsJSON {
+                Output.json(["target": target.name, "status": attempt.status as Any? ?? NSNull(), "error": attempt.error as Any? ?? NSNull(),
+                             "tookMs": attempt.tookMs,
+                             "answer": attempt.answer.map { String(decoding: $0, as: UTF8.self) } as Any? ?? NSNull()])
+            } else {
+                Output.line("\(target.name) (\(target.url.absoluteString)): \(answered) in \(attempt.tookMs) ms")
+            }
+            return attempt.next == .delivered ? 0 : 1
         default:
-            throw UsageError("forward takes run or status (see subdesk forward --help)")
+            throw UsageError("forward takes run, status, replay, retry or test (see subdesk forward --help)")
         }
+    }
+
+    static func replay(_ context: Context) throws -> Int32 {
+        var selection = Store.ForwardReplaySelection()
+        selection.notificationUUID = context.arguments.value(.uuid)
+        if let text = context.arguments.value(.since) { selection.since = try ListCommands.parseSince(text) }
+        if let text = context.arguments.value(.until) { selection.until = try ListCommands.parseSince(text) }
+        guard (selection.notificationUUID == nil) != (selection.since == nil) else {
+            throw UsageError("forward replay takes --uuid UUID or --since DATE (with --until DATE), one of the two")
+        }
+        if selection.notificationUUID != nil && selection.until != nil { throw UsageError("--until goes with --since, not --uuid") }
+        if let since = selection.since, let until = selection.until, until <= since {
+            throw UsageError("--until \(DateText.minute(until)) UTC is not after --since \(DateText.minute(since)) UTC")
+        }
+        if let scope = try context.appScope() { selection.bundleIds = [scope.bundleId] }
+        let store = try context.openStore(mode: .existing)
+        if let uuid = selection.notificationUUID, try store.notificationEvent(uuid: uuid) == nil {
+            Output.error("no stored notification \(SafeText.sanitize(uuid))")
+            return 2
+        }
+        let counts = try OperatorCommands.operations(context, store: store)
+            .replayForward(selection, to: try targets(context), of: try context.forwardTargets(), reason: context.arguments.value(.reason) ?? "")
+        return report(counts, "deliveries owed again", context)
+    }
+
+    /// Each target's count, and the total, as replay and retry say them.
+    static func report(_ counts: [(target: String, count: Int)], _ what: String, _ context: Context) -> Int32 {
+        if context.wantsJSON {
+            Output.json(["owedAgain": Dictionary(counts.map { ($0.target, $0.count) }, uniquingKeysWith: +),
+                         "total": counts.map(\.count).reduce(0, +)])
+        } else {
+            Output.line("\(counts.map(\.count).reduce(0, +)) \(what) (" + counts.map { "\($0.target) \($0.count)" }.joined(separator: ", ")
+                        + "); audited")
+        }
+        return 0
     }
 
     static func targets(_ context: Context) throws -> [ForwardTarget] {

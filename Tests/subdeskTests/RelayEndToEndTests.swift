@@ -178,3 +178,85 @@ extension ServeTests {
         return p
     }
 }
+
+extension ServeTests {
+    /// replay and retry owe deliveries again with their ids, audited; test sends one marked
+    /// delivery and stores nothing.
+    func testReplayRetryAndTestThroughTheCommandLine() throws {
+        let target = try FakeAppleServer()
+        defer { target.stop() }
+        target.route("POST", "/in", .init(status: 200))
+        target.route("POST", "/renewals", .init(status: 400, body: Data("no".utf8)))
+        let db = try makeStore()
+        let config = try relayConfig(target)
+        try (try String(contentsOfFile: config, encoding: .utf8) + """
+            [forward renewals]
+            url = \(target.baseURL.absoluteString)/renewals
+            secret_file = \(dir!)/forward-secret
+            types = DID_RENEW
+
+            """).write(toFile: config, atomically: true, encoding: .utf8)
+        let bodies = try Self.signedBodies(12, firstInstance: 47_000)
+        let file = dir + "/bodies.ndjson"
+        try Data(bodies.map { String(decoding: $0.body, as: UTF8.self) }.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let common = ["--db", db, "--config", config]
+        XCTAssertEqual(try run(["ingest", file] + common + Self.policyFlags).status, 0)
+        let renewals = try engineQuery(db, "SELECT COUNT(*) FROM notifications WHERE type = 'DID_RENEW'")
+        // Refused renewals are tried three times, then dead (one at a time per subscription:
+        // each round sends the first pending one of each, and their waits are cut short).
+        for _ in 0..<30 where try engineQuery(db, "SELECT COUNT(*) FROM forward_outbox WHERE state = 'pending'") != "0" {
+            _ = try run(["forward", "run", "--once"] + common)
+            XCTAssertEqual(try engineQuery(db, "UPDATE forward_outbox SET next_ms = 0 WHERE state = 'pending'"), "")
+        }
+        let status = try run(["forward", "status", "--json"] + common)
+        let rows = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["targets"] as? [[String: Any]])
+        XCTAssertEqual(rows.map { $0["target"] as? String }, ["backend", "renewals"])
+        XCTAssertEqual(rows.map { $0["pending"] as? Int }, [0, 0])
+        XCTAssertEqual(rows[1]["dead"] as? Int, Int(renewals))
+        XCTAssertEqual(target.requests("POST", "/in").count, bodies.count)
+
+        // One notification again, to both targets that take it: the same delivery id, attempt 2.
+        let uuid = bodies[0].uuid
+        let replayed = try run(["forward", "replay", "--uuid", uuid, "--target", "backend", "--reason", "backend lost its queue"] + common)
+        XCTAssertEqual(replayed.status, 0, replayed.stderr)
+        XCTAssertTrue(replayed.stdout.contains("1 deliveries owed again (backend 1); audited"), replayed.stdout)
+        XCTAssertEqual(try run(["forward", "run", "--once"] + common).status, 0)
+        let again = target.requests("POST", "/in").filter { $0.headers["subdesk-delivery"] == uuid + "/backend" }
+        XCTAssertEqual(again.map { $0.headers["subdesk-attempt"] }, ["1", "2"])
+        XCTAssertEqual(again[0].body, again[1].body)
+        // A window, every target: each takes what its types take.
+        let window = try run(["forward", "replay", "--since", "-1h", "--json"] + common)
+        let owed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(window.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(owed["owedAgain"] as? [String: Int], ["backend": bodies.count, "renewals": Int(renewals)!])
+        // The dead owed again (after the window made them pending and they died again).
+        for _ in 0..<30 where try engineQuery(db, "SELECT COUNT(*) FROM forward_outbox WHERE state = 'pending'") != "0" {
+            _ = try run(["forward", "run", "--once"] + common)
+            XCTAssertEqual(try engineQuery(db, "UPDATE forward_outbox SET next_ms = 0 WHERE state = 'pending'"), "")
+        }
+        XCTAssertEqual(try engineQuery(db, "SELECT COUNT(*) FROM forward_outbox WHERE state = 'dead'"), renewals)
+        let retried = try run(["forward", "retry", "--dead", "--target", "renewals"] + common)
+        XCTAssertEqual(retried.status, 0, retried.stderr)
+        XCTAssertEqual(try engineQuery(db, "SELECT COUNT(*) FROM forward_outbox WHERE state = 'dead'"), "0")
+        let audit = try run(["audit", "--json"] + common).stdout
+        XCTAssertTrue(audit.contains("forward_replay") && audit.contains("forward_retry") && audit.contains("backend lost its queue"), audit)
+
+        // Mistakes are refused before anything is written.
+        XCTAssertEqual(try run(["forward", "replay"] + common).status, 2)
+        XCTAssertEqual(try run(["forward", "replay", "--uuid", "nope"] + common).status, 2)
+        XCTAssertEqual(try run(["forward", "replay", "--since", "-1h", "--until", "-2h"] + common).status, 2)
+        XCTAssertEqual(try run(["forward", "retry"] + common).status, 2)
+        XCTAssertEqual(try run(["forward", "run", "--target", "nope"] + common).status, 2)
+
+        // A test delivery: marked, signed, nothing stored.
+        let before = try engineQuery(db, "SELECT COUNT(*) FROM forward_outbox")
+        let tested = try run(["forward", "test", "backend"] + common)
+        XCTAssertEqual(tested.status, 0, tested.stderr)
+        XCTAssertTrue(tested.stdout.contains("backend (\(target.baseURL.absoluteString)/in): answered 200"), tested.stdout)
+        let marked = try XCTUnwrap(target.requests("POST", "/in").last)
+        XCTAssertEqual(marked.headers["subdesk-test"], "true")
+        XCTAssertEqual(marked.headers["subdesk-notification-type"], "TEST")
+        XCTAssertTrue(DeliverySignature(secret: Data(Self.relaySecret.utf8)).verifies(marked.headers["subdesk-signature"] ?? "", body: marked.body))
+        XCTAssertEqual(try engineQuery(db, "SELECT COUNT(*) FROM forward_outbox"), before)
+        XCTAssertEqual(try run(["forward", "test", "renewals"] + common).status, 1, "a 400 is no success")
+    }
+}

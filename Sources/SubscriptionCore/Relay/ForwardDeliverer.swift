@@ -161,8 +161,22 @@ public final class ForwardDeliverer {
         var description: String { "the notification is no longer in the store" }
     }
 
+    /// A TEST-shaped delivery sent now, marked as such (`Subdesk-Test: true`, a delivery id
+    /// starting `test-`): nothing is stored, owed or kept; the answer is returned.
+    public func sendTest() -> ForwardAttempt {
+        let at = now()
+        let uuid = "test-" + UUID().uuidString.lowercased()
+        let d = ForwardDelivery(id: 0, target: target.name, notificationUUID: uuid, originalTransactionId: nil, bundleId: nil,
+                                environment: nil, type: "TEST", owed: at, giveUp: at, state: .pending, attempts: 0, next: at)
+        let body = try? JSONSerialization.data(withJSONObject: [
+            "subdeskTest": true, "notificationType": "TEST", "notificationUUID": uuid, "target": target.name,
+            "deliveryId": d.deliveryId, "asOf": DateText.iso(at),
+        ] as [String: Any], options: [.sortedKeys, .withoutEscapingSlashes])
+        return attempt(d, body: .success(body ?? Data()), test: true)
+    }
+
     /// One POST and what it makes of the delivery.
-    func attempt(_ d: ForwardDelivery, body: Result<Data, Error>) -> ForwardAttempt {
+    func attempt(_ d: ForwardDelivery, body: Result<Data, Error>, test: Bool = false) -> ForwardAttempt {
         let started = now()
         let clock = DispatchTime.now().uptimeNanoseconds
         func took() -> Int64 { Int64((DispatchTime.now().uptimeNanoseconds - clock) / 1_000_000) }
@@ -179,6 +193,7 @@ public final class ForwardDeliverer {
             "Subdesk-Notification-Type": d.type,
             DeliverySignature.header: signature.value(body: bytes, time: started / 1000),
         ]
+        if test { headers["Subdesk-Test"] = "true" }
         if let app = d.bundleId { headers["Subdesk-App"] = app }
         if let environment = d.environment { headers["Subdesk-Environment"] = environment }
         let request = HTTPRequest(method: "POST", url: target.url, headers: headers, body: bytes)

@@ -88,6 +88,12 @@ public struct ForwardTargets: Sendable, Equatable {
 
     public func target(named name: String) -> ForwardTarget? { targets.first { $0.name == name } }
 
+    /// The bundle ids of the apps `target` takes; nil when it takes every app's.
+    public func bundleIds(of target: ForwardTarget) -> [String]? {
+        guard !target.apps.isEmpty else { return nil }
+        return target.apps.compactMap { name in apps?.apps.first { $0.name == name }?.bundleId }
+    }
+
     /// The targets a notification of the app with `bundleId` is owed to.
     public func owed(bundleId: String?, environment: String?, type: NotificationType) -> [ForwardTarget] {
         guard !targets.isEmpty else { return [] }

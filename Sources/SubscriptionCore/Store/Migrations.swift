@@ -805,6 +805,12 @@ enum Migrations {
         CREATE OR REPLACE FUNCTION \(AuditStamp.stamp)() RETURNS trigger LANGUAGE plpgsql
         SET search_path = \(AuditStamp.searchPath) AS $$\(AuditStamp.stampBody)$$;
         """),
+        Migration(36, "an operator's replays and retries of the relay are audited", postgres: """
+        -- The audit entries' check made again with the relay's actions (forward_replay,
+        -- forward_retry: an operator's).
+        CREATE OR REPLACE FUNCTION \(AuditStamp.stamp)() RETURNS trigger LANGUAGE plpgsql
+        SET search_path = \(AuditStamp.searchPath) AS $$\(AuditStamp.stampBody)$$;
+        """),
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period

@@ -111,9 +111,9 @@ public enum PostgresRoles {
         AuditActions(roles: ["subdesk_operator"],
                      actions: ["revalidate", "refund_history", "set_app_account_token", "app_transaction_lookup", "sweep",
                                "extend", "extend_all", "refund_answer", "refund_missed", "quarantine_purge", "backfill",
-                               "retention_report_import"],
+                               "retention_report_import", "forward_replay", "forward_retry"],
                      why: "revalidations and sweeps, extensions, refund answers and missed deadlines, quarantine purges, backfills, "
-                         + "retention report imports"),
+                         + "retention report imports, relay replays and retries"),
     ]
 
     /// The roles that may write audit entries of `action` (besides the owner).

@@ -225,6 +225,77 @@ extension Store {
         }
     }
 
+    /// Which stored notifications a replay owes again.
+    public struct ForwardReplaySelection: Sendable {
+        /// One notification; else those received from `since` to before `until`.
+        public var notificationUUID: String?
+        public var since: Millis?
+        public var until: Millis?
+        /// Only notifications of these apps' bundle ids (nil: every app's).
+        public var bundleIds: [String]?
+
+        public init(notificationUUID: String? = nil, since: Millis? = nil, until: Millis? = nil, bundleIds: [String]? = nil) {
+            self.notificationUUID = notificationUUID
+            self.since = since
+            self.until = until
+            self.bundleIds = bundleIds
+        }
+    }
+
+    /// Owes the notifications `selection` names to `target` again (those of its apps,
+    /// environments and types: `targetBundleIds` nil for every app), due at `now` with the
+    /// same delivery ids: a delivery already owed becomes pending again where it stands in
+    /// its subscription's order (a claim under way is left to end), one never owed is owed
+    /// now. Returns how many.
+    public func requeueDeliveries(_ selection: ForwardReplaySelection, to target: ForwardTarget, targetBundleIds: [String]?,
+                                  now: Millis) throws -> Int {
+        var conditions: [String] = []
+        var values: [SQLBindable?] = [target.name, now, now + target.maxAge, now]
+        if let uuid = selection.notificationUUID {
+            conditions.append("notification_uuid = ?")
+            values.append(uuid)
+        }
+        if let since = selection.since {
+            conditions.append("received_ms >= ?")
+            values.append(since)
+        }
+        if let until = selection.until {
+            conditions.append("received_ms < ?")
+            values.append(until)
+        }
+        for list in [selection.bundleIds, targetBundleIds].compactMap({ $0 }) {
+            conditions.append(list.isEmpty ? "1 = 0" : "bundle_id IN (" + list.map { _ in "?" }.joined(separator: ",") + ")")
+            values += list.map { $0 as SQLBindable? }
+        }
+        if !target.environments.isEmpty {
+            conditions.append("environment IN (" + target.environments.map { _ in "?" }.joined(separator: ",") + ")")
+            values += target.environments.map { $0.rawValue as SQLBindable? }
+        }
+        if !target.types.isEmpty {
+            conditions.append("type IN (" + target.types.map { _ in "?" }.joined(separator: ",") + ")")
+            values += target.types.map { $0.rawValue as SQLBindable? }
+        }
+        return try write {
+            try db.run("""
+                INSERT INTO forward_outbox (target, notification_uuid, original_transaction_id, bundle_id, environment, type,
+                    owed_ms, give_up_ms, state, attempts, next_ms)
+                SELECT ?, notification_uuid, original_transaction_id, bundle_id, environment, type, ?, ?, 'pending', 0, ?
+                FROM notifications WHERE \((conditions.isEmpty ? ["1 = 1"] : conditions).joined(separator: " AND ")) ORDER BY id
+                ON CONFLICT (target, notification_uuid) DO UPDATE SET state = 'pending', next_ms = excluded.next_ms,
+                    give_up_ms = excluded.give_up_ms
+                """, values)
+        }
+    }
+
+    /// Owes `target`'s dead deliveries again, due at `now` and tried until `maxAge` from
+    /// now, with the same delivery ids. Returns how many.
+    public func retryDeadDeliveries(target: String, maxAge: Millis, now: Millis) throws -> Int {
+        try write {
+            try db.run("UPDATE forward_outbox SET state = 'pending', next_ms = ?, give_up_ms = ? WHERE target = ? AND state = 'dead'",
+                       [now, now + maxAge, target])
+        }
+    }
+
     /// Each target's outbox summed at `now`, in the order of `targets` (and any other target
     /// the outbox still names, after them).
     public func forwardStatus(targets: [String], now: Millis) throws -> [ForwardTargetStatus] {
