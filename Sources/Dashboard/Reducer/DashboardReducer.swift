@@ -48,6 +48,10 @@ public enum DashboardReducer {
                 state.health.lastRequest = now
                 effects.append(.loadHealth)
             }
+            if state.screen == .forward && now - state.forward.lastRequest >= ForwardScreenState.refreshInterval {
+                state.forward.lastRequest = now
+                effects.append(.loadForward)
+            }
             return effects.isEmpty ? refreshIfDue(&state) : effects
         case .storeFileGone(let path):
             state.storeGone = true
@@ -95,6 +99,11 @@ public enum DashboardReducer {
             state.health.signals = signals
             state.health.loaded = true
             state.health.readAt = now
+            return []
+        case .forwardLoaded(let rows, let now):
+            state.forward.rows = rows
+            state.forward.loaded = true
+            state.forward.readAt = now
             return []
         case .cohortsLoaded(let request, let report):
             applyCohorts(request, report, &state)
@@ -219,6 +228,7 @@ public enum DashboardReducer {
         state.quarantine.loaded = false
         state.gaps = GapsState()
         state.health = HealthState()
+        state.forward = ForwardScreenState()
         state.refunds = RefundsState()
         var consent = ConsentState()
         consent.includeHandled = state.consent.includeHandled
@@ -348,7 +358,7 @@ public enum DashboardReducer {
         case .gaps: return gapsCommand(command, &state)
         case .refunds: return refundsCommand(command, &state)
         case .consent: return consentCommand(command, &state)
-        case .health: return []
+        case .health, .forward: return []
         case .cohorts: return cohortsCommand(command, &state)
         }
     }
@@ -450,6 +460,9 @@ public enum DashboardReducer {
         case .health:
             state.health.lastRequest = state.now
             return [.loadHealth]
+        case .forward:
+            state.forward.lastRequest = state.now
+            return [.loadForward]
         case .cohorts:
             return askCohorts(state.cohorts.choice, &state)
         }
@@ -471,7 +484,7 @@ public enum DashboardReducer {
         case .feed:
             state.feed.lastPoll = state.now
             return [.pollFeed(afterId: state.feed.lastId)]
-        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent, .health, .cohorts:
+        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent, .health, .forward, .cohorts:
             return enter(screen, &state)
         case .quarantineBody:
             return []
