@@ -50,7 +50,7 @@ enum ForwardView {
         TableView(columns: columns, rows: cells, columnSpacing: 2, emptyText: "nothing owed yet")
             .render(in: Rect(x: area.x + 1, y: y, width: width, height: tableHeight), buffer: &buffer)
         y += tableHeight + 1
-        // Under the table, each target's last error whole, with when it came: the row has room for its start only.
+        // Under the table, each target's last error as the row keeps it, and when it came.
         for row in rows where y < area.maxY {
             guard let error = row.lastError else { continue }
             let when = row.lastErrorAt.map { " at \(state.time.minute($0)) \(state.time.label)" } ?? ""
