@@ -12,7 +12,8 @@ enum DashboardCommand {
         subscription's state and timeline; there r revalidates with Apple and o grants,
         revokes or lifts an override), :feed (notifications as they arrive), :daily
         (counts per day), :quarantine (rejected bodies), :audit (operator actions),
-        :health (intake's on-call signals, judged as subdesk check judges them).
+        :health (intake's on-call signals, judged as subdesk check judges them, and the
+        relay's lag), :forward (each [forward] target as subdesk forward status lists it).
         ? lists every key, q quits.
 
         r uses the same settings as subdesk revalidate, listed here under Apple settings;
@@ -80,6 +81,7 @@ enum DashboardCommand {
                                    themeName: loaded.theme.name)
         state.standInNotice = standInNotice
         state.apps = (try? context.configuredApps()) ?? state.apps
+        state.forwardTargets = try context.forwardTargets().targets.map(\.name)
         // --app NAME: the desk opens scoped to that app, as :app NAME scopes it.
         if let app = context.arguments.value(.app) {
             do { try DashboardCommandLine.scope(toApp: app, &state) } catch { throw UsageError("\(error)") }

@@ -204,7 +204,7 @@ enum ForwardCommand {
         if context.wantsJSON {
             Output.json(["asOf": DateText.iso(now), "targets": rows.map { row -> [String: Any] in
                 ["target": row.target, "configured": names.contains(row.target), "pending": row.pending,
-                 "oldestPendingAgeSeconds": row.oldestPending.map { max(0, (now - $0) / 1000) } as Any? ?? NSNull(),
+                 "oldestPendingAgeSeconds": ForwardStatusText.oldestAge(row, now: now).map { $0 / 1000 } as Any? ?? NSNull(),
                  "deliveredLastHour": row.deliveredLastHour, "failedLastHour": row.failedLastHour, "dead": row.dead,
                  "lastError": row.lastError as Any? ?? NSNull(),
                  "lastErrorAt": row.lastErrorAt.map(DateText.iso) as Any? ?? NSNull()]
@@ -215,12 +215,9 @@ enum ForwardCommand {
             Output.line("no [forward] target is configured, and the outbox is empty")
             return 0
         }
-        let header = ["TARGET", "PENDING", "OLDEST", "DELIVERED 1H", "FAILED 1H", "DEAD", "LAST ERROR"]
-        let lines = rows.map { row -> [String] in
-            [row.target + (names.contains(row.target) ? "" : " (not configured)"), String(row.pending),
-             row.oldestPending.map { DateText.duration(max(0, now - $0)) } ?? "-", String(row.deliveredLastHour),
-             String(row.failedLastHour), String(row.dead),
-             row.lastError.map { SafeText.sanitize(String($0.prefix(120))) } ?? "-"]
+        let header = ForwardStatusText.header
+        let lines = rows.map { row in
+            ForwardStatusText.cells(row, configured: names.contains(row.target), now: now).map(SafeText.sanitize)
         }
         let widths = header.indices.map { i in ([header[i]] + lines.map { $0[i] }).map(\.count).max() ?? 0 }
         for line in [header] + lines {

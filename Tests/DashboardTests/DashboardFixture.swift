@@ -50,10 +50,13 @@ enum DashboardFixture {
                        availableThemes: ["default", "midnight", "mono"], localZone: TimeZone(identifier: "UTC")!)
     }
 
-    /// A started session over `store` whose clock stands still at `anchor`.
-    static func session(_ store: Store, width: Int = 80, height: Int = 24) -> DashboardSession {
+    /// A started session over `store` whose clock stands still at `anchor`, with the
+    /// `[forward]` targets `forwardTargets` configured.
+    static func session(_ store: Store, width: Int = 80, height: Int = 24, forwardTargets: [String] = []) -> DashboardSession {
         let themes = ThemeCatalog(searchPaths: [repositoryRoot.appendingPathComponent("themes").path])
-        let session = DashboardSession(store: store, state: state(width: width, height: height), themes: themes,
+        var state = state(width: width, height: height)
+        state.forwardTargets = forwardTargets
+        let session = DashboardSession(store: store, state: state, themes: themes,
                                        clock: { anchor })
         session.start()
         return session

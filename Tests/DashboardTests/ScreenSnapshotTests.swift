@@ -17,9 +17,9 @@ final class ScreenSnapshotTests: XCTestCase, RunsOnEveryEngine {
         return store
     }
 
-    func snapshot(_ name: String, _ prepare: (DashboardSession) -> Void) throws {
+    func snapshot(_ name: String, forwardTargets: [String] = [], _ prepare: (DashboardSession) -> Void) throws {
         for (width, height) in Self.sizes {
-            let session = DashboardFixture.session(try demoStore(), width: width, height: height)
+            let session = DashboardFixture.session(try demoStore(), width: width, height: height, forwardTargets: forwardTargets)
             prepare(session)
             Snapshot.assertLines(session.screenLines, named: "\(name)-\(width)x\(height)")
         }
@@ -65,10 +65,19 @@ final class ScreenSnapshotTests: XCTestCase, RunsOnEveryEngine {
         }
     }
 
+    /// With a `[forward]` target configured, which the demo store owes nothing: its lag row is quiet.
     func testHealth() throws {
-        try snapshot("health") { session in
+        try snapshot("health", forwardTargets: ["backend"]) { session in
             session.type(.char(":"))
             session.type("health")
+            session.type(.enter)
+        }
+    }
+
+    func testForward() throws {
+        try snapshot("forward", forwardTargets: ["backend"]) { session in
+            session.type(.char(":"))
+            session.type("forward")
             session.type(.enter)
         }
     }

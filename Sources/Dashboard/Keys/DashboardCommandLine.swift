@@ -67,7 +67,8 @@ public enum DashboardCommandLine {
     public static let table: [LineCommand] = [
         .screen(.subscribers, "subs", aliases: ["subscribers", "sub", "s"], "list", suggested: true),
         .screen(.feed, "feed", "live", suggested: true),
-        .screen(.health, "health", "on-call"),
+        .screen(.health, "health"),
+        .screen(.forward, "forward", aliases: ["relay"]),
         LineCommand("daily", aliases: ["counts"], usage: ":daily [D=V|all]", "counts", argument: .optional, suggested: true, run: { daily($0, &$1) }),
         LineCommand("cohorts", usage: ":cohorts [D=V]", argument: .optional, run: { DashboardReducer.openCohorts($0, &$1) }),
         // `:retention territory` (or product, message): Tab completes them; `?` keeps it short.

@@ -48,6 +48,10 @@ public enum DashboardReducer {
                 state.health.lastRequest = now
                 effects.append(.loadHealth)
             }
+            if state.screen == .forward && now - state.forward.lastRequest >= ForwardScreenState.refreshInterval {
+                state.forward.lastRequest = now
+                effects.append(.loadForward)
+            }
             return effects.isEmpty ? refreshIfDue(&state) : effects
         case .storeFileGone(let path):
             state.storeGone = true
@@ -99,6 +103,11 @@ public enum DashboardReducer {
             state.health.signals = signals
             state.health.loaded = true
             state.health.readAt = now
+            return []
+        case .forwardLoaded(let rows, let now):
+            state.forward.rows = rows
+            state.forward.loaded = true
+            state.forward.readAt = now
             return []
         case .cohortsLoaded(let request, let report):
             applyCohorts(request, report, &state)
@@ -226,6 +235,7 @@ public enum DashboardReducer {
         retention.grouping = state.retention.grouping
         state.retention = retention
         state.health = HealthState()
+        state.forward = ForwardScreenState()
         state.refunds = RefundsState()
         var consent = ConsentState()
         consent.includeHandled = state.consent.includeHandled
@@ -355,7 +365,7 @@ public enum DashboardReducer {
         case .gaps: return gapsCommand(command, &state)
         case .refunds: return refundsCommand(command, &state)
         case .consent: return consentCommand(command, &state)
-        case .health, .retention: return []
+        case .health, .retention, .forward: return []
         case .cohorts: return cohortsCommand(command, &state)
         }
     }
@@ -459,6 +469,9 @@ public enum DashboardReducer {
             return [.loadHealth]
         case .retention:
             return [.loadRetention(Selectors.retentionQuery(state), state.retention.grouping)]
+        case .forward:
+            state.forward.lastRequest = state.now
+            return [.loadForward]
         case .cohorts:
             return askCohorts(state.cohorts.choice, &state)
         }
@@ -480,7 +493,7 @@ public enum DashboardReducer {
         case .feed:
             state.feed.lastPoll = state.now
             return [.pollFeed(afterId: state.feed.lastId)]
-        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent, .health, .cohorts, .retention:
+        case .detail, .daily, .quarantine, .audit, .gaps, .refunds, .consent, .health, .forward, .cohorts, .retention:
             return enter(screen, &state)
         case .quarantineBody:
             return []

@@ -21,8 +21,49 @@ enum DetailView {
         }
         let dividerY = inner.y + headerLines
         Box.divider(title: "Timeline (\(state.time.label))", y: dividerY, in: frame, buffer: &buffer)
-        let timelineArea = Rect(x: text.x, y: dividerY + 1, width: text.width, height: frame.maxY - 1 - (dividerY + 1))
+        let deliveryLines = Layout.detailDeliveryLines(detail, height: state.height)
+        let timelineArea = Rect(x: text.x, y: dividerY + 1, width: text.width,
+                                height: frame.maxY - 1 - (dividerY + 1) - deliveryLines)
         renderTimeline(detail, state: state, in: timelineArea, buffer: &buffer)
+        if deliveryLines > 0 {
+            let y = timelineArea.maxY
+            let deliveries = content.deliveries
+            let targets = Set(deliveries.map(\.target)).count
+            Box.divider(title: "Deliveries (\(deliveries.count) to \(targets) target\(targets == 1 ? "" : "s"), \(state.time.label))",
+                        y: y, in: frame, buffer: &buffer)
+            renderDeliveries(deliveries, state: state, in: Rect(x: text.x, y: y + 1, width: text.width, height: deliveryLines - 1),
+                             buffer: &buffer)
+        }
+    }
+
+    /// A line a delivery of the subscription's notifications to a `[forward]` target, the
+    /// newest last: target, type, state, attempts, when delivered, the last answer or error.
+    /// When not all fit, the first line says how many earlier ones are left out.
+    static func renderDeliveries(_ deliveries: [ForwardDelivery], state: DashboardState, in area: Rect, buffer: inout ScreenBuffer) {
+        guard area.height > 0 else { return }
+        let hidden = deliveries.count > area.height ? deliveries.count - area.height + 1 : 0
+        var y = area.y
+        if hidden > 0 {
+            buffer.put("… \(hidden) earlier deliver\(hidden == 1 ? "y" : "ies") not shown", x: area.x, y: y, width: area.width,
+                       alignment: .left, role: .dim)
+            y += 1
+        }
+        let shown = Array(deliveries.suffix(deliveries.count - hidden))
+        let targetWidth = min(16, shown.map { TextWidth.width(of: SafeText.sanitize($0.target)) }.max() ?? 0)
+        let typeWidth = min(24, shown.map { TextWidth.width(of: SafeText.sanitize($0.type)) }.max() ?? 0)
+        let columns = [TableColumn("TARGET", width: .fixed(targetWidth)), TableColumn("TYPE", width: .fixed(typeWidth)),
+                       TableColumn("STATE", width: .fixed(9)), TableColumn("ATTEMPTS", width: .fixed(10)),
+                       TableColumn("DELIVERED", width: .fixed(16)), TableColumn("LAST ANSWER", width: .flex(1))]
+        let rows: [[TableCell]] = shown.map { d in
+            let stateRole: StyleRole = d.state == .delivered ? .success : d.state == .dead ? .error : d.attempts > 0 ? .warning : .dim
+            return [TableCell(d.target), TableCell(d.type),
+                    TableCell(d.state.rawValue, role: stateRole),
+                    TableCell("\(d.attempts) attempt\(d.attempts == 1 ? "" : "s")"),
+                    TableCell(d.delivered.map(state.time.minute) ?? "-", role: d.delivered == nil ? .dim : nil),
+                    TableCell(ForwardStatusText.outcome(d), role: d.state == .delivered ? .dim : stateRole)]
+        }
+        TableView(columns: columns, rows: rows, showsHeader: false, columnSpacing: 2)
+            .render(in: Rect(x: area.x, y: y, width: area.width, height: area.maxY - y), buffer: &buffer)
     }
 
     /// One header line: a label, then pieces of text each in its own role.

@@ -37,7 +37,21 @@ public enum Layout {
     }
 
     public static func timelineRows(_ state: DashboardState) -> Int {
-        timelineRows(height: state.height, headerLines: detailHeaderLines(state.detail))
+        max(1, timelineRows(height: state.height, headerLines: detailHeaderLines(state.detail))
+                - detailDeliveryLines(state.detail, height: state.height))
+    }
+
+    /// The most deliveries the detail lists under its timeline; the newest are shown.
+    static let detailDeliveryRows = 4
+
+    /// Lines the detail's Deliveries part takes under the timeline (its divider and a line a
+    /// delivery, at most `detailDeliveryRows`): none without deliveries, and never so many
+    /// that the timeline keeps fewer than three lines.
+    public static func detailDeliveryLines(_ detail: DetailState?, height: Int) -> Int {
+        guard let count = detail?.content?.deliveries.count, count > 0 else { return 0 }
+        let room = timelineRows(height: height, headerLines: detailHeaderLines(detail)) - 3
+        let lines = 1 + min(count, detailDeliveryRows)
+        return lines <= room ? lines : (room >= 2 ? room : 0)
     }
 
     /// Rows of the audit table: a list screen less the rule and two lines that show the selected entry whole.

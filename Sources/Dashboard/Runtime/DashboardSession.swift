@@ -202,7 +202,12 @@ public final class DashboardSession {
                 return [.retentionLoaded(RetentionReport(rows: try store.retentionRows(query), grouping: grouping))]
             case .loadHealth:
                 let now = clock()
-                return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now)), now: now)]
+                // The relay's lag, a row per target, after intake's signals; none while nothing is configured or owed.
+                let relay = ForwardLag.signals(try store.forwardStatus(targets: state.forwardTargets, now: now), now: now)
+                return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now)) + relay, now: now)]
+            case .loadForward:
+                let now = clock()
+                return [.forwardLoaded(try store.forwardStatus(targets: state.forwardTargets, now: now), now: now)]
             case .loadCohorts(let request):
                 do {
                     let report = try CohortReport.compute(store: store, metric: request.metric, period: request.period,
@@ -519,7 +524,8 @@ public final class DashboardSession {
         let others = try store.subscriptions(subscriberId: row.subscriber.id)
             .map(\.state.originalTransactionId).filter { $0 != id }
         return DetailContent(subscriber: row.subscriber, report: report, otherSubscriptions: others,
-                             refundRequests: try store.refundRequests(originalTransactionId: id))
+                             refundRequests: try store.refundRequests(originalTransactionId: id),
+                             deliveries: try store.deliveries(originalTransactionId: id))
     }
 
     /// The refund queue with each request's facts and the policy's suggested answer.

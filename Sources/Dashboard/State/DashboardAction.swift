@@ -28,6 +28,8 @@ public enum DashboardAction: Sendable {
     case retentionLoaded(RetentionReport)
     /// The on-call signals judged from the store at `now`.
     case healthLoaded([HealthSignal], now: Millis)
+    /// The relay's targets as `subdesk forward status` sums them, read at `now`.
+    case forwardLoaded([ForwardTargetStatus], now: Millis)
     case cohortsLoaded(CohortsRequest, CohortReport)
     /// The store refused a cohort request (a segment value no cohort has), saying why.
     case cohortsRefused(CohortsRequest, message: String)
@@ -76,6 +78,8 @@ public enum DashboardEffect: Equatable, Sendable {
     case loadRetention(RetentionReportQuery, RetentionGrouping)
     /// Read the store's on-call facts and judge them, as `subdesk check` does.
     case loadHealth
+    /// Sum up the relay's outbox per target, as `subdesk forward status` does.
+    case loadForward
     /// Compute a cohort report from the store's cohort aggregates, as `subdesk cohorts` does.
     case loadCohorts(CohortsRequest)
     case loadRefunds

@@ -62,6 +62,10 @@ public struct DashboardState: Sendable {
     public var refunds = RefundsState()
     public var consent = ConsentState()
     public var health = HealthState()
+    public var forward = ForwardScreenState()
+    /// The `[forward NAME]` targets the configuration declares, by name: what `:forward`
+    /// lists (and says when there is none), as `subdesk forward status` does.
+    public var forwardTargets: [String] = []
     public var cohorts = CohortsState()
     public var audit = AuditState()
     /// The `o` dialog, modal over the detail while open.

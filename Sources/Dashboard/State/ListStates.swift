@@ -71,8 +71,12 @@ public struct DetailContent: Sendable {
     public var facts: AppleFacts
     /// The subscription's refund requests, newest first.
     public var refundRequests: [RefundRequest]
+    /// Its notifications' deliveries to the `[forward]` targets, oldest first.
+    public var deliveries: [ForwardDelivery]
 
-    public init(subscriber: Subscriber, report: SubscriptionReport, otherSubscriptions: [String], refundRequests: [RefundRequest] = []) {
+    public init(subscriber: Subscriber, report: SubscriptionReport, otherSubscriptions: [String], refundRequests: [RefundRequest] = [],
+                deliveries: [ForwardDelivery] = []) {
+        self.deliveries = deliveries
         self.subscriber = subscriber
         self.report = report
         self.facts = report.appleFacts
@@ -226,6 +230,20 @@ public struct HealthState: Sendable {
     public init() {}
 
     public var firing: [HealthSignal] { signals.filter(\.isFiring) }
+}
+
+/// The relay's targets as last read, for `:forward`.
+public struct ForwardScreenState: Sendable {
+    public var rows: [ForwardTargetStatus] = []
+    public var loaded = false
+    /// The clock when the rows were read (ages are as of then).
+    public var readAt: Millis = 0
+    /// When a reading was last asked for, so ticks re-read at most every `refreshInterval`.
+    public var lastRequest: Millis = 0
+    /// Ages move with the clock, not only with writes: re-read this often.
+    public static let refreshInterval: Millis = 5000
+
+    public init() {}
 }
 
 /// Delivery gaps found by backfills, newest found first.

@@ -17,6 +17,8 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
     case consent
     /// Intake's health: each on-call signal, its limit, and whether it fires.
     case health
+    /// The relay: each `[forward NAME]` target's pending, delivered, failed and dead deliveries.
+    case forward
     /// Cohorts down, periods since their start across: retention, realized LTV, trial conversion.
     case cohorts
     /// Apple's retention messaging report: the cancellation sheet's views, saves and save rate.
@@ -36,6 +38,7 @@ public enum ScreenID: String, CaseIterable, Hashable, Sendable {
         case .refunds: return "Refund requests"
         case .consent: return "Consent withdrawals"
         case .health: return "On-call health"
+        case .forward: return "Forwarding"
         case .cohorts: return "Cohorts"
         case .retention: return "Retention messaging"
         }
