@@ -6,7 +6,7 @@ import TerminalUI
 enum MaintenanceCommands {
     static let doctorSpec: CommandSpec = CommandSpec(
         name: "doctor", abstract: "check the store, roots and config",
-        usage: "subdesk doctor [--json]",
+        usage: "subdesk doctor [--probe] [--json]",
         discussion: """
         Checks the store and the set-up: SQLite integrity, schema version, the audit log's
         guards, WAL size, quarantined bodies and the quarantine's budget, test-CA data in a
@@ -16,10 +16,13 @@ enum MaintenanceCommands {
         triggers' functions, who holds what a write would wait for (user, pid, application,
         since when), whether every login may connect, and whether the read and support
         logins' connection limits leave enough of the server's slots for intake and the
-        owner (each such login without a limit is named). Exits 0 when nothing failed, 1
+        owner (each such login without a limit is named). For each [forward NAME] target:
+        its URL (https, or plain http to this host) and its secret file (there, readable,
+        and not by others); with --probe also whether its host takes a TCP connection on
+        its port (closed at once: nothing is sent). Exits 0 when nothing failed, 1
         otherwise. Takes the settings intake and revalidation read, to check them.
         """,
-        options: [.quiet],
+        options: [.quiet, .flag(.probe, "also connect to each [forward] target's host and port (sending nothing)")],
         groups: [.intake, .apple],
         run: doctor)
 
@@ -181,6 +184,7 @@ enum MaintenanceCommands {
         chainKeyCheck(context, add: add)
         metricsPasswordFileCheck(context, add: add)
         revalidationChecks(context, add: add)
+        forwardChecks(context, probe: context.arguments.has(.probe), add: add)
         for problem in context.trustFileProblems { add("trust files", "fail", problem) }
         if context.wantsJSON {
             Output.json(checks.map { ["check": $0.name, "level": $0.level, "detail": $0.detail] })
@@ -318,6 +322,49 @@ enum MaintenanceCommands {
         switch HTTPHelper.whereIsIt(environment: context.environment) {
         case .success(let path): add("http helper", "ok", path)
         case .failure(let missing): add("http helper", "fail", missing.reason + " (revalidation cannot reach Apple without it)")
+        }
+    }
+
+    /// Each `[forward NAME]` target: its URL, its secret file (as a delivery reads it: there,
+    /// readable, not empty, and not readable by others), and with `probe` whether its host
+    /// takes a TCP connection within `probeTimeout` (warn when not: deliveries wait in the
+    /// outbox until its max_age).
+    static func forwardChecks(_ context: Context, probe: Bool, probeTimeout: TimeInterval = 3,
+                              add: (String, String, String) -> Void) {
+        let targets: ForwardTargets
+        do {
+            targets = try context.forwardTargets()
+        } catch {
+            add("forward", "fail", "\(error)")
+            return
+        }
+        for target in targets.targets {
+            let name = target.name
+            let host = target.url.host ?? ""
+            let https = target.url.scheme?.lowercased() == "https"
+            if https || ForwardTarget.isLoopback(host) {
+                add("relay url", "ok", "\(name): \(target.url.absoluteString)" + (https ? "" : " (plain http, to this host)"))
+            } else {
+                add("relay url", "warn", "\(name): \(target.url.absoluteString) is plain http to \(host) (allow_http = yes): "
+                    + "others on the way can read the deliveries and their signatures; use https")
+            }
+            var warnings: [String] = []
+            do {
+                _ = try DeliverySignature.load(file: target.secretFile, target: name, warn: { warnings.append($0) })
+                add("relay secret", warnings.isEmpty ? "ok" : "warn", warnings.isEmpty
+                    ? "\(name): \(target.secretFile) (mode \(String(SecretFile.permissions(target.secretFile) ?? 0, radix: 8)))"
+                    : "\(name): " + warnings.joined(separator: "; ") + ": whoever reads it can sign deliveries the target accepts")
+            } catch {
+                add("relay secret", "fail", "\(name): \(error): no delivery can be signed, so none is sent")
+            }
+            guard probe else { continue }
+            let port = target.url.port ?? (https ? 443 : 80)
+            if let problem = ForwardProbe.problem(host: host, port: port, timeout: probeTimeout) {
+                add("relay probe", "warn", "\(name): \(problem); deliveries wait in the outbox until max_age "
+                    + "(subdesk forward status)")
+            } else {
+                add("relay probe", "ok", "\(name): \(host):\(port) takes connections (nothing was sent)")
+            }
         }
     }
 

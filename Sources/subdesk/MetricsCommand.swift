@@ -25,7 +25,8 @@ enum MetricsCommand {
         name: "check", abstract: "intake health as one Nagios status line and exit code (0 OK .. 3 UNKNOWN)",
         usage: """
         subdesk check [--max-silence DURATION] [--max-rejected-per-hour N]
-                      [--refund-deadline DURATION] [--environment Production|Sandbox]
+                      [--refund-deadline DURATION] [--max-forward-lag DURATION]
+                      [--environment Production|Sandbox]
         """,
         discussion: """
         Checks intake's health for cron, Nagios, Icinga or a systemd OnFailure=, and prints one
@@ -38,15 +39,20 @@ enum MetricsCommand {
                     a refund answer due within --refund-deadline (default 2h) and not sent,
                     the quarantine at 90% of its budget, no notification of the environment yet,
                     no ping for a day, gaps a backfill found in the last day, a trusted root
-                    expiring within 30 days, or the subdesk serve of serve_socket answering
-                    requests 503 in the last hour (the store could not take them)
+                    expiring within 30 days, the subdesk serve of serve_socket answering
+                    requests 503 in the last hour (the store could not take them), a [forward]
+                    target whose oldest pending delivery waited past --max-forward-lag
+                    (default 10m), or a delivery to it that died in the last day
           UNKNOWN   the store cannot be read, or an option is wrong
-        DURATION is seconds, or a number with s, m, h or d.
+        DURATION is seconds, or a number with s, m, h or d. Perfdata: silence, refusals,
+        refunds, the quarantine, and forward_lag_TARGET and forward_dead_1d_TARGET for each
+        forward target.
         """,
         options: [
             .value(.maxSilence, "DURATION", "CRITICAL after this long without a notification (default 2h)"),
             .value(.maxRejectedPerHour, "N", "WARNING above this many bodies refused in the last hour (default 10)"),
             .value(.refundDeadline, "DURATION", "WARNING when a refund answer is due this soon and not sent (default 2h)"),
+            .value(.maxForwardLag, "DURATION", "WARNING when a forward target's oldest pending delivery waited longer (default 10m)"),
             .value(.environment, "Production|Sandbox", "the environment whose intake is judged (default: the "
                    + "configured one, else Production)", config: "environment"),
         ],
@@ -69,7 +75,7 @@ enum MetricsCommand {
     static func inputs(_ context: Context, storePath: String? = nil,
                        serve: (Context) -> ServeUnavailability? = askedOfServeSocket) throws -> OnCallInputs {
         let store = try context.openStore(path: storePath, mode: .reading)
-        let reading = try store.onCallReading(now: DateText.nowMillis())
+        let reading = try store.onCallReading(now: DateText.nowMillis(), forwardTargets: try context.forwardTargets().targets.map(\.name))
         var inputs = try settings(context).inputs(reading)
         inputs.apps = try context.configuredApps()
         inputs.revocationCheck = try context.intakePolicy().revocationCheck == .ocsp
@@ -137,6 +143,7 @@ enum MetricsCommand {
             var thresholds = OnCallThresholds.standard
             thresholds.maxSilence = try duration(context.arguments.value(.maxSilence) ?? "2h", option: "max-silence")
             thresholds.refundWindow = try duration(context.arguments.value(.refundDeadline) ?? "2h", option: "refund-deadline")
+            thresholds.maxForwardLag = try duration(context.arguments.value(.maxForwardLag) ?? "10m", option: "max-forward-lag")
             if let text = context.arguments.value(.maxRejectedPerHour) {
                 guard let n = Int(text), n >= 0 else { throw UsageError("--max-rejected-per-hour must be a whole number, got \(text)") }
                 thresholds.maxRejectedPerHour = n
@@ -163,6 +170,14 @@ enum MetricsCommand {
             Output.line("SUBDESK UNKNOWN - \(error)")
             return 3
         }
+    }
+
+    /// A target's name as a perfdata label: Nagios splits labels at spaces and `=`, and
+    /// quotes are its own, so anything but letters, digits, `-`, `_` and `.` becomes `_`.
+    static func perfdataLabel(_ name: String) -> String {
+        String(name.unicodeScalars.map { scalar -> Character in
+            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "-_.".unicodeScalars.contains(scalar)) ? Character(scalar) : "_"
+        })
     }
 
     /// The Nagios status (0 OK, 1 WARNING, 2 CRITICAL) and line: the worst signal, the
@@ -195,6 +210,11 @@ enum MetricsCommand {
         if let budget = inputs.quarantineBudgetBytes, budget > 0 {
             let ratio = Double(r.quarantineBytes) / Double(budget)
             perf.append("quarantine_budget=\(Int((ratio * 100).rounded()))%;\(Int((t.quarantineShare * 100).rounded()));100;0;100")
+        }
+        for target in r.forwarding {
+            let name = perfdataLabel(target.target)
+            perf.append("forward_lag_\(name)=\((target.lag(at: r.now) ?? 0) / 1000)s;\(t.maxForwardLag / 1000);;0")
+            perf.append("forward_dead_1d_\(name)=\(target.deadLastDay);0;;0")
         }
         return (Int32(level.rawValue), "SUBDESK \(level.word) - \(SafeText.sanitize(summary)) | " + perf.joined(separator: " "))
     }

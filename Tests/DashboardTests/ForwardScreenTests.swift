@@ -265,7 +265,9 @@ final class ForwardScreenTests: XCTestCase, RunsOnEveryEngine {
         for line in lines { XCTAssertLessThanOrEqual(TextWidth.width(of: line), 80) }
     }
 
-    func testHealthJudgesEachTargetsLag() throws {
+    /// `:health` judges each target as `subdesk check` does (`OnCallHealth`): its oldest
+    /// pending delivery against the lag limit, and deliveries that died in the last day.
+    func testHealthJudgesEachTargetsLagAsCheckDoes() throws {
         let now = DashboardFixture.anchor
         let store = try Store.inMemory()
         try ForwardFixture.fill(store, now: now)
@@ -273,25 +275,22 @@ final class ForwardScreenTests: XCTestCase, RunsOnEveryEngine {
         session.command("health")
         let lines = session.screenLines
         let text = lines.joined(separator: "\n")
-        let backend = try XCTUnwrap(lines.first { $0.hasPrefix(" forward backend ") }, text)
-        XCTAssertTrue(backend.contains("1 pending, oldest 95m") && backend.contains("warn 15m, crit 60m") && backend.contains("CRITICAL"),
-                      backend)
-        XCTAssertTrue(backend.contains("subdesk forward status"), backend)
-        let renewals = try XCTUnwrap(lines.first { $0.hasPrefix(" forward renewals ") }, text)
-        XCTAssertTrue(renewals.contains("nothing pending · 1 dead") && renewals.contains("WARNING"), renewals)
-        XCTAssertTrue(text.contains("▸ 1 deliveries to backend pending, the oldest for 95m (limit 60m); last error: target answered 503"), text)
-        XCTAssertTrue(text.contains("▸ 1 deliveries to renewals are dead: that server never got them; see subdesk forward status"), text)
-
-        // Under the limits: OK, and nothing said.
-        let calm = ForwardLag.signals([ForwardTargetStatus(target: "t")], now: now)
-        XCTAssertEqual(calm.map(\.level), [.ok])
-        XCTAssertEqual(calm.map(\.value), ["nothing pending"])
+        let backend = try XCTUnwrap(lines.first { $0.hasPrefix(" forward backend lag") }, text)
+        XCTAssertTrue(backend.contains("WARNING") && backend.contains("subdesk forward status"), backend)
+        let renewals = try XCTUnwrap(lines.first { $0.hasPrefix(" forward renewals dead") }, text)
+        XCTAssertTrue(renewals.contains("WARNING"), renewals)
+        let signals = session.healthSettings.signals(try store.onCallReading(now: now, forwardTargets: ["backend", "renewals"]))
+            .filter { $0.name.hasPrefix("forward ") }
+        XCTAssertEqual(lines.filter { $0.hasPrefix(" forward ") }.count, signals.count, text)
+        for signal in signals { XCTAssertTrue(signal.problem.map { text.contains("▸ " + $0) } ?? true, "\(signal.problem ?? ""):\n\(text)") }
+        XCTAssertEqual(signals.filter { $0.level != .ok }.count, 2)
+        // `:forward` shades the same wait the same way.
         var waiting = ForwardTargetStatus(target: "t")
         waiting.pending = 2
-        waiting.oldestPending = now - 16 * minute
-        XCTAssertEqual(ForwardLag.signals([waiting], now: now).map(\.level), [.warning])
-        waiting.oldestPending = now - 14 * minute
-        XCTAssertEqual(ForwardLag.signals([waiting], now: now).map(\.level), [.ok])
+        waiting.oldestPending = now - 11 * minute
+        XCTAssertEqual(ForwardLag.level(of: waiting, now: now), .warning)
+        waiting.oldestPending = now - 9 * minute
+        XCTAssertEqual(ForwardLag.level(of: waiting, now: now), .ok)
     }
 
     func render(_ session: DashboardSession) -> ScreenBuffer {

@@ -202,9 +202,9 @@ public final class DashboardSession {
                 return [.retentionLoaded(RetentionReport(rows: try store.retentionRows(query), grouping: grouping))]
             case .loadHealth:
                 let now = clock()
-                // The relay's lag, a row per target, after intake's signals; none while nothing is configured or owed.
-                let relay = ForwardLag.signals(try store.forwardStatus(targets: state.forwardTargets, now: now), now: now)
-                return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now)) + relay, now: now)]
+                // The relay's lag and dead deliveries, per target, among intake's signals (as `subdesk check` judges them).
+                return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now, forwardTargets: state.forwardTargets)),
+                                      now: now)]
             case .loadForward:
                 let now = clock()
                 return [.forwardLoaded(try store.forwardStatus(targets: state.forwardTargets, now: now), now: now)]

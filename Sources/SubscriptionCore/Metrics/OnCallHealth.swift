@@ -16,15 +16,20 @@ public struct OnCallThresholds: Sendable, Equatable {
     public var maxPingAge: Millis
     /// A trusted root expiring within this is a warning; an expired one is critical.
     public var rootExpiryWarning: Millis
+    /// A forward target whose oldest pending delivery has waited longer is a warning
+    /// (`--max-forward-lag`); so is a delivery to it that died in the last day.
+    public var maxForwardLag: Millis
 
     public init(maxSilence: Millis = 7_200_000, maxRejectedPerHour: Int = 10, refundWindow: Millis = 7_200_000,
-                quarantineShare: Double = 0.8, maxPingAge: Millis = 86_400_000, rootExpiryWarning: Millis = 30 * 86_400_000) {
+                quarantineShare: Double = 0.8, maxPingAge: Millis = 86_400_000, rootExpiryWarning: Millis = 30 * 86_400_000,
+                maxForwardLag: Millis = 600_000) {
         self.maxSilence = maxSilence
         self.maxRejectedPerHour = maxRejectedPerHour
         self.refundWindow = refundWindow
         self.quarantineShare = quarantineShare
         self.maxPingAge = maxPingAge
         self.rootExpiryWarning = rootExpiryWarning
+        self.maxForwardLag = maxForwardLag
     }
 
     public static let standard = OnCallThresholds()
@@ -162,6 +167,25 @@ public enum OnCallHealth {
             level: gaps ? .warning : .ok,
             problem: gaps ? "a backfill found \(r.gapsFoundLastDay) notification(s) the webhook never received in the last day; run subdesk gaps" : nil,
             runs: "subdesk gaps"))
+
+        for target in r.forwarding {
+            let lag = target.lag(at: r.now)
+            let lagging = (lag ?? 0) > t.maxForwardLag
+            signals.append(HealthSignal(
+                name: "forward \(target.target) lag",
+                value: lag.map { "oldest pending \(span($0)) (\(target.pending) pending)" } ?? "nothing pending",
+                threshold: "warning past \(span(t.maxForwardLag))", level: lagging ? .warning : .ok,
+                problem: lagging ? "forward target \(target.target): the oldest of \(target.pending) pending deliveries has waited "
+                    + "\(span(lag ?? 0)) (limit \(span(t.maxForwardLag))); see subdesk forward status" : nil,
+                runs: "subdesk forward status"))
+            let died = target.deadLastDay > 0
+            signals.append(HealthSignal(
+                name: "forward \(target.target) dead, 1 day", value: "\(target.deadLastDay)", threshold: "warning above 0",
+                level: died ? .warning : .ok,
+                problem: died ? "forward target \(target.target): \(target.deadLastDay) deliver\(target.deadLastDay == 1 ? "y" : "ies") "
+                    + "died in the last day, never taken; subdesk forward retry --dead sends them again" : nil,
+                runs: "subdesk forward status"))
+        }
 
         for root in inputs.roots {
             let left = Millis(root.notAfter.timeIntervalSince1970 * 1000) - r.now

@@ -123,8 +123,8 @@ public enum OnCallSource: String, CaseIterable, Sendable {
     case store
     case appleAPI = "apple_api"
     case ocsp
-    // The relay is not built yet: when it is, its case goes here with its meaning and its
-    // judgement below, from what it records. No sample claims it before that.
+    // The relay's targets are not sources: each has metrics of its own (`subdesk_forward_*`,
+    // its lag and its dead deliveries), which say more than up or down.
 
     /// What 1 and 0 mean, and when there is no sample.
     public var meaning: String {
@@ -309,6 +309,27 @@ public enum OnCallMetrics {
         OnCallMetric(name: "subdesk_segments_pending", kind: .gauge,
                      help: "Subscriptions whose by-segment counts wait to be caught up (counted up to 100000).",
                      unit: "", labels: [], source: [.tables(["metric_segments_pending"])]) { i in [.init(Double(i.reading.pendingSegments))] },
+        forwardMetric("subdesk_forward_pending",
+                      "Deliveries owed to each [forward] target and not yet taken by it (the configured targets, and any other the outbox still names).") {
+            Double($0.pending)
+        },
+        forwardMetric("subdesk_forward_oldest_pending_age_seconds",
+                      "Seconds since the oldest delivery still pending for each target was owed, at the time of the scrape; absent when none is pending.",
+                      unit: "seconds") { r, now in r.lag(at: now).map(seconds) },
+        forwardMetric("subdesk_forward_delivered_last_hour", "Deliveries each target answered 2xx in the hour before the scrape.") {
+            Double($0.deliveredLastHour)
+        },
+        forwardMetric("subdesk_forward_failed_attempts_last_hour",
+                      "Attempts at a delivery to each target in the hour before the scrape that got no 2xx (an error status, a timeout, no connection).",
+                      tables: ["forward_outbox", "forward_attempts"]) { Double($0.failedAttemptsLastHour) },
+        forwardMetric("subdesk_forward_dead",
+                      "Dead deliveries the outbox keeps for each target: given up past the target's max_age, or refused by it too often; never sent again.") {
+            Double($0.dead)
+        },
+        forwardMetric("subdesk_forward_dead_last_day",
+                      "Deliveries to each target that died in the 24 hours before the scrape (last tried then, or never tried and past max_age then).") {
+            Double($0.deadLastDay)
+        },
         OnCallMetric(name: "subdesk_serve_unavailable_total", kind: .counter,
                      help: "Requests the running subdesk serve (serve_socket) answered 503 since it started, by reason (locked, connection, store_missing, store_replaced, incomplete_body, revocation, other): the store (for revocation, an OCSP responder) could not take them, so serve counts them itself; absent without serve_socket or when serve does not answer (serve answering the scrape gives its own).",
                      unit: "", labels: ["reason"], source: [.serve]) { i in
@@ -379,6 +400,21 @@ public enum OnCallMetrics {
     }
 
     static func seconds(_ ms: Millis) -> Double { Double(ms) / 1000 }
+
+    /// A gauge with one sample per forward target, labelled with its name (a config section's
+    /// name, or one the outbox still names: a handful), of `value` at the reading's time;
+    /// none where it is nil.
+    static func forwardMetric(_ name: String, _ help: String, unit: String = "", tables: [String] = ["forward_outbox"],
+                              _ value: @escaping @Sendable (ForwardReading, Millis) -> Double?) -> OnCallMetric {
+        OnCallMetric(name: name, kind: .gauge, help: help, unit: unit, labels: ["target"], source: [.tables(tables)]) { i in
+            i.reading.forwarding.compactMap { r in value(r, i.reading.now).map { .init([("target", r.target)], $0) } }
+        }
+    }
+
+    static func forwardMetric(_ name: String, _ help: String, unit: String = "", tables: [String] = ["forward_outbox"],
+                              _ value: @escaping @Sendable (ForwardReading) -> Double) -> OnCallMetric {
+        forwardMetric(name, help, unit: unit, tables: tables) { r, _ in value(r) }
+    }
 
     // MARK: Outputs
 

@@ -50,7 +50,7 @@ public struct ForwardTarget: Sendable, Equatable {
     }
 
     /// Whether `host` is a loopback address, to which plain http stays on this machine.
-    static func isLoopback(_ host: String) -> Bool {
+    public static func isLoopback(_ host: String) -> Bool {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if bare == "localhost" || bare == "::1" { return true }
         let parts = bare.split(separator: ".", omittingEmptySubsequences: false)

@@ -336,6 +336,55 @@ extension Store {
         return (targets + others).compactMap { byTarget[$0] }
     }
 
+    /// Each target's outbox as the on-call metrics and `subdesk check` read it at `now`: the
+    /// targets named, then any other the outbox names. Every count is an index range
+    /// (`forward_outbox_pending`, `forward_outbox_state`): the pending and dead deliveries,
+    /// few while targets take what they are sent, and the rows tried in the last hour or day,
+    /// never the delivered history, which grows with every notification.
+    public func forwardReadings(targets: [String], now: Millis) throws -> [ForwardReading] {
+        let hourAgo = now - 3_600_000, dayAgo = now - 86_400_000
+        let named = Set(targets)
+        let others = try forwardOutboxTargets().filter { !named.contains($0) }
+        // The oldest pending delivery is the one with the lowest id: ids are given in the
+        // order deliveries are owed, and the partial index finds it without reading the rest.
+        let sql = """
+            SELECT
+                (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'pending'),
+                (SELECT owed_ms FROM forward_outbox WHERE id = (
+                    SELECT MIN(id) FROM forward_outbox WHERE target = ? AND state = 'pending')),
+                (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'dead'),
+                (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'dead'
+                    AND (last_attempt_ms >= ? OR (last_attempt_ms IS NULL AND give_up_ms >= ?))),
+                (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'delivered' AND last_attempt_ms >= ?),
+                (SELECT COUNT(*) FROM forward_outbox o JOIN forward_attempts a ON a.outbox_id = o.id
+                    WHERE o.target = ? AND o.state IN ('pending', 'delivered', 'dead') AND o.last_attempt_ms >= ?
+                      AND a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299))
+            """
+        return try (targets + others).map { name in
+            var r = ForwardReading(target: name)
+            try db.query(sql, [name, name, name, name, dayAgo, dayAgo, name, hourAgo, name, hourAgo, hourAgo]) { row in
+                r.pending = row.int(0)
+                r.oldestPending = row.optionalInt64(1)
+                r.dead = row.int(2)
+                r.deadLastDay = row.int(3)
+                r.deliveredLastHour = row.int(4)
+                r.failedAttemptsLastHour = row.int(5)
+            }
+            return r
+        }
+    }
+
+    /// The targets the outbox names, by name: one index seek each, however many rows.
+    func forwardOutboxTargets() throws -> [String] {
+        var names: [String] = []
+        while names.count < 1_000, let next = try db.first(
+            names.isEmpty ? "SELECT MIN(target) FROM forward_outbox" : "SELECT MIN(target) FROM forward_outbox WHERE target > ?",
+            names.last.map { [$0 as SQLBindable?] } ?? [], { $0.optionalString(0) }) ?? nil {
+            names.append(next)
+        }
+        return names
+    }
+
     /// The deliveries of one subscription's notifications, oldest first.
     public func deliveries(originalTransactionId: String) throws -> [ForwardDelivery] {
         try db.rows("SELECT \(Store.forwardSelection.list) FROM forward_outbox o WHERE o.original_transaction_id = ? ORDER BY o.id",

@@ -77,6 +77,10 @@ public struct OnCallReading: Sendable {
     /// has none (nothing here has called Apple, or no record of it is kept).
     public var lastAppleCall: AppleCallRecord?
 
+    /// Each forward target's outbox (`Store.forwardReadings`): the configured targets, then
+    /// any other the outbox still names, by name.
+    public var forwarding: [ForwardReading] = []
+
     /// When the last notification was stored (a duplicate or a refusal proves less: neither
     /// passed every check a stored body did); nil before the first.
     public var lastStored: Millis? {
@@ -184,7 +188,8 @@ extension Store {
     /// Reads everything the on-call metrics need. Only reads: it never starts a write, so a
     /// scrape never waits for intake or makes intake wait (SQLite readers see the last commit
     /// through the WAL; PostgreSQL readers never block writers).
-    public func onCallReading(now: Millis) throws -> OnCallReading {
+    /// `forwardTargets`: the configured targets, read even while the outbox names none of them.
+    public func onCallReading(now: Millis, forwardTargets: [String] = []) throws -> OnCallReading {
         var r = OnCallReading(now: now, engine: dialect)
         try db.query("SELECT bundle_id, environment, type, outcome, reason, count, last_ms FROM intake_counts") { row in
             r.intakeCounts.append(.init(bundleId: row.string(0), environment: row.string(1), type: row.string(2), outcome: row.string(3),
@@ -252,6 +257,7 @@ extension Store {
             """) { $0.int(0) } ?? 0
         (r.storeBytes, r.walBytes) = try db.storageBytes()
         r.lastAppleCall = try lastAppleCall(now: now)
+        r.forwarding = try forwardReadings(targets: forwardTargets, now: now)
         return r
     }
 
@@ -275,4 +281,28 @@ extension Store {
         if let ping = try lastPing() { found.append(AppleCallRecord(at: ping.requested, answered: true, record: .ping)) }
         return found.max { $0.at < $1.at }
     }
+}
+
+/// One forward target's outbox as a scrape reads it: what is waiting, what died, and the
+/// last hour's deliveries and failed attempts. Counts of all time would grow with the
+/// outbox (it keeps every delivery), so what is counted is a window an index finds.
+public struct ForwardReading: Sendable, Equatable {
+    public var target: String
+    /// Deliveries not yet taken by the target.
+    public var pending = 0
+    /// When the oldest pending delivery was owed; nil when none is pending.
+    public var oldestPending: Millis?
+    /// Dead deliveries the outbox keeps (given up: past max_age, or refused too often).
+    public var dead = 0
+    /// Deliveries that died in the day before the reading: last tried then, or, never
+    /// tried, whose max_age ran out then.
+    public var deadLastDay = 0
+    public var deliveredLastHour = 0
+    /// Attempts in the hour before the reading that got no 2xx.
+    public var failedAttemptsLastHour = 0
+
+    public init(target: String) { self.target = target }
+
+    /// How long the oldest pending delivery has waited at `now`; nil when none is pending.
+    public func lag(at now: Millis) -> Millis? { oldestPending.map { max(0, now - $0) } }
 }
