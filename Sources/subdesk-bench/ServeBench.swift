@@ -12,6 +12,8 @@ enum ServeBench {
     struct Run {
         var perRequestMs: Spread
         var perSecond: Double
+        /// Each request's time, in milliseconds.
+        var times: [Double] = []
     }
 
     static let policy = ["--bundle-id", ScenarioBuilder.demoBundleId, "--app-apple-id", String(ScenarioBuilder.demoAppAppleId)]
@@ -51,7 +53,7 @@ enum ServeBench {
         finished.wait()
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         if tally.failures > 0 { log("  \(tally.failures) of \(count) requests were not answered 200") }
-        return Run(perRequestMs: Spread(tally.times), perSecond: Double(tally.times.count) / elapsed)
+        return Run(perRequestMs: Spread(tally.times), perSecond: Double(tally.times.count) / elapsed, times: tally.times)
     }
 
     static func freshStore(_ engine: String, _ name: String, postgres: String?) throws -> String {
@@ -80,10 +82,10 @@ enum ServeBench {
     }
 
     /// Starts `subdesk serve` on a unix socket; its pid.
-    static func startServe(binary: String, store: String, socket: String) throws -> pid_t {
+    static func startServe(binary: String, store: String, socket: String, extra: [String] = []) throws -> pid_t {
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = ([binary, "serve", "--db", store, "--listen", "unix:" + socket,
-                                                     "--root-ca", sample.testRootPath] + policy).map { strdup($0) } + [nil]
+                                                     "--root-ca", sample.testRootPath] + policy + extra).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -130,9 +132,9 @@ enum ServeBench {
         }
     }
 
-    static func serve(binary: String, store: String, bodies: [Data], clients: Int) throws -> Run {
+    static func serve(binary: String, store: String, bodies: [Data], clients: Int, extra: [String] = []) throws -> Run {
         let socket = dataDirectory + "/serve.sock"
-        let pid = try startServe(binary: binary, store: store, socket: socket)
+        let pid = try startServe(binary: binary, store: store, socket: socket, extra: extra)
         defer {
             kill(pid, SIGTERM)
             var status: Int32 = 0

@@ -40,7 +40,7 @@ struct Options {
             case "--cgi-binary": i += 1; cgiBinary = args[i]
             case "--postgres": i += 1; postgres = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,scales,engines,metrics,segments,dashboard,apps] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,scales,engines,metrics,segments,dashboard,apps,relay] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))
@@ -398,6 +398,11 @@ if !wanted("cgi") {
 if wanted("serve") {
     // The dynamic build beside this one: serve has no static build of its own to compare.
     try ServeBench.run(binary: subdeskBinary, postgres: options.postgres)
+}
+
+// The relay only when asked (`--only relay`): its backlogs take minutes to write and drain.
+if options.only.contains("relay") {
+    try RelayBench.run(binary: subdeskBinary, postgres: options.postgres)
 }
 
 // MARK: 5. Stores of growing size

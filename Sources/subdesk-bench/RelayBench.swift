@@ -1,0 +1,214 @@
+import Foundation
+import FakeApple
+import SubscriptionCore
+import SubdeskScenarios
+
+/// The relay (`[forward NAME]` targets) measured end to end, against local targets played
+/// by `FakeAppleServer` (a thread per connection, one request each):
+/// - what two healthy targets cost `serve`'s answers to Apple: sequential requests through
+///   serve with two targets and with none, alternating runs on fresh stores;
+/// - the lag from serve's 200 to the target's receipt, at a steady 200 notifications/s;
+/// - a backlog of 100,000 owed deliveries (written by the bench, their notifications stored
+///   without intake) drained by `subdesk forward run --once`: its rate and resident memory;
+/// - serve's answers while a deliverer drains such a backlog, against the same store with
+///   no target.
+enum RelayBench {
+    static let secret = "bench-relay-secret"
+
+    /// A config with `targets` targets at `server` (none: an empty config).
+    static func config(_ name: String, server: FakeAppleServer?, targets: Int) throws -> String {
+        let secretFile = dataDirectory + "/relay-secret"
+        FileManager.default.createFile(atPath: secretFile, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600])
+        var text = ""
+        if let server {
+            for t in 0..<targets {
+                text += "[forward t\(t)]\nurl = \(server.baseURL.absoluteString)/in\(t)\nsecret_file = \(secretFile)\n"
+            }
+        }
+        let path = dataDirectory + "/relay-\(name).conf"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// A target that answers 200 at once and notes when each delivery arrived, by its id.
+    final class Target: @unchecked Sendable {
+        let server: FakeAppleServer
+        private let lock = NSLock()
+        private var arrivals: [String: UInt64] = [:]
+
+        init(paths: Int) throws {
+            server = try FakeAppleServer()
+            for t in 0..<paths {
+                server.route("POST", "/in\(t)") { [unowned self] request in
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    if let id = request.headers["subdesk-delivery"] {
+                        lock.lock()
+                        if arrivals[id] == nil { arrivals[id] = now }
+                        lock.unlock()
+                    }
+                    return .init(status: 200)
+                }
+            }
+        }
+
+        func arrival(_ id: String) -> UInt64? {
+            lock.lock()
+            defer { lock.unlock() }
+            return arrivals[id]
+        }
+
+        var count: Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return arrivals.count
+        }
+    }
+
+    static func run(binary: String, postgres: String?) throws {
+        log("== the relay: [forward] targets, \(binary)")
+        let target = try Target(paths: 2)
+        defer { target.server.stop() }
+        let engines = ["SQLite"] + (postgres == nil ? [] : ["PostgreSQL"])
+        for engine in engines { try cost(binary: binary, engine: engine, postgres: postgres, target: target) }
+        for engine in engines { try lag(binary: binary, engine: engine, postgres: postgres, target: target) }
+        try backlog(binary: binary, target: target)
+    }
+
+    /// Sequential requests through serve with two healthy targets and with none, 5 runs
+    /// each, alternating, a fresh store and fresh bodies each run.
+    static func cost(binary: String, engine: String, postgres: String?, target: Target) throws {
+        let two = try config("two", server: target.server, targets: 2), none = try config("none", server: nil, targets: 0)
+        var medians: [String: [Double]] = ["none": [], "two": []]
+        for round in 0..<5 {
+            for (name, file) in [("none", none), ("two", two)] {
+                let store = try ServeBench.freshStore(engine, "relay\(name)\(round)", postgres: postgres)
+                let run = try ServeBench.serve(binary: binary, store: store, bodies: try signedBodies(300), clients: 1,
+                                               extra: ["--config", file])
+                medians[name, default: []].append(run.perRequestMs.median)
+            }
+        }
+        let none_ = Spread(medians["none"]!), two_ = Spread(medians["two"]!)
+        record(Figure(section: "relay", what: "\(engine), serve ms/request, no target (median of 5)", value: spreadText(none_, 3, unit: " ms"),
+                      target: "", met: nil, numbers: ["median": none_.median]))
+        record(Figure(section: "relay", what: "\(engine), serve ms/request, two targets (median of 5)", value: spreadText(two_, 3, unit: " ms"),
+                      target: "<= 1.10x no target (\(fmt(none_.median * 1.1, 3)) ms)", met: two_.median <= none_.median * 1.1,
+                      numbers: ["median": two_.median, "ratio": two_.median / none_.median]))
+    }
+
+    /// 2,000 notifications through serve at 200/s, one target: from each 200 to its receipt.
+    static func lag(binary: String, engine: String, postgres: String?, target: Target) throws {
+        let file = try config("one", server: target.server, targets: 1)
+        let store = try ServeBench.freshStore(engine, "relaylag", postgres: postgres)
+        let bodies = try signedBodies(2_000)
+        let uuids = bodies.map { body -> String in
+            let jws = (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["signedPayload"] as? String ?? ""
+            let payload = jws.split(separator: ".").dropFirst().first.flatMap { Base64URL.decodeUnpadded($0) }
+            return ((payload.flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any])?["notificationUUID"] as? String) ?? ""
+        }
+        let socket = dataDirectory + "/serve.sock"
+        let pid = try ServeBench.startServe(binary: binary, store: store, socket: socket, extra: ["--config", file])
+        defer {
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        let fd = try ServeBench.connectUnix(socket)
+        defer { close(fd) }
+        var answered = [UInt64?](repeating: nil, count: bodies.count)
+        let start = DispatchTime.now().uptimeNanoseconds
+        for (i, body) in bodies.enumerated() {
+            let due = start + UInt64(i) * 5_000_000
+            let now = DispatchTime.now().uptimeNanoseconds
+            if due > now { usleep(UInt32((due - now) / 1000)) }
+            if ServeBench.post(fd, body) { answered[i] = DispatchTime.now().uptimeNanoseconds }
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && uuids.contains(where: { target.arrival($0 + "/t0") == nil }) { usleep(50_000) }
+        let lags = zip(uuids, answered).compactMap { uuid, at -> Double? in
+            guard let at, let arrived = target.arrival(uuid + "/t0") else { return nil }
+            return Double(Int64(arrived) - Int64(at)) / 1e6
+        }
+        let p50 = percentile(lags, 0.5), p99 = percentile(lags, 0.99)
+        record(Figure(section: "relay", what: "\(engine), lag serve 200 -> target, 200/s: p50, p99", value: "\(fmt(p50, 0)) ms, \(fmt(p99, 0)) ms",
+                      target: "p99 < 1000 ms, all \(bodies.count) delivered", met: p99 < 1000 && lags.count == bodies.count,
+                      numbers: ["p50": p50, "p99": p99, "delivered": Double(lags.count)]))
+    }
+
+    /// 100,000 owed deliveries drained by `forward run --once`; then serve's answers while
+    /// serve drains another such backlog, against the same store with no target.
+    static func backlog(binary: String, target: Target) throws {
+        let count = 100_000
+        let file = try config("one", server: target.server, targets: 1)
+        let path = try filledBacklog(count, name: "drain")
+        let before = target.count
+        let started = DispatchTime.now().uptimeNanoseconds
+        let (status, maxRSS) = spawnMeasured(binary, ["forward", "run", "--once", "--db", path, "--config", file])
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        let delivered = target.count - before
+        record(Figure(section: "relay", what: "backlog of \(count) drained by forward run --once, deliveries/s",
+                      value: "\(fmt(Double(delivered) / seconds, 0))/s (\(delivered) in \(fmt(seconds, 1)) s, exit \(status))",
+                      target: ">= 500/s", met: Double(delivered) / seconds >= 500 && delivered == count,
+                      numbers: ["perSecond": Double(delivered) / seconds, "delivered": Double(delivered)]))
+        record(Figure(section: "relay", what: "forward run's resident memory at most, MB", value: fmt(Double(maxRSS) / 1024, 1) + " MB",
+                      target: "< 100 MB", met: Double(maxRSS) / 1024 < 100, numbers: ["maxRSSMB": Double(maxRSS) / 1024]))
+
+        // Intake's answers while serve drains a backlog, against no target: 3 runs each, alternating.
+        var p99s: [String: [Double]] = ["none": [], "draining": []]
+        for round in 0..<3 {
+            for (name, targets) in [("none", 0), ("draining", 1)] {
+                let store = try filledBacklog(count, name: "intake\(name)\(round)")
+                let conf = try config("intake\(name)", server: targets == 0 ? nil : target.server, targets: targets)
+                let times = try ServeBench.serve(binary: binary, store: store, bodies: try signedBodies(300), clients: 1,
+                                                 extra: ["--config", conf]).times
+                p99s[name, default: []].append(percentile(times, 0.99))
+            }
+        }
+        let none = Spread(p99s["none"]!), draining = Spread(p99s["draining"]!)
+        record(Figure(section: "relay", what: "serve p99 ms/request, backlog of \(count), no target (median of 3)",
+                      value: spreadText(none, 2, unit: " ms"), target: "", met: nil, numbers: ["p99": none.median]))
+        record(Figure(section: "relay", what: "serve p99 ms/request while draining it (median of 3)",
+                      value: spreadText(draining, 2, unit: " ms"), target: "<= 1.10x no target (\(fmt(none.median * 1.1, 2)) ms)",
+                      met: draining.median <= none.median * 1.1, numbers: ["p99": draining.median, "ratio": draining.median / none.median]))
+    }
+
+    /// A fresh SQLite store holding `count` notifications (stored without intake: a small
+    /// body each) owed to target `t0`.
+    static func filledBacklog(_ count: Int, name: String) throws -> String {
+        let path = dataDirectory + "/relay-\(name).db"
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        let store = try Store(path: path)
+        var t0 = ForwardTarget(name: "t0", url: URL(string: "http://127.0.0.1:1/in0")!, secretFile: "-")
+        t0.maxAge = ForwardTarget.defaultMaxAge
+        let now = DateText.nowMillis()
+        try store.write {
+            for i in 0..<count {
+                let uuid = String(format: "bench-%08d", i)
+                let event = NotificationEvent(notificationUUID: uuid, version: 2, type: .didRenew, subtype: nil, signedDate: now,
+                                              originalTransactionId: String(90_000_000 + i % 20_000), transactionId: nil,
+                                              productId: "app.monthly", environment: "Production")
+                let body = Data(#"{"signedPayload":"bench.\#(uuid).body"}"#.utf8)
+                try store.insertNotification(StoredNotification(event: event, receivedDate: now, bodySHA256: uuid, body: body, source: "bench",
+                                                                bundleId: ScenarioBuilder.demoBundleId))
+                try store.oweDeliveries(of: event, bundleId: ScenarioBuilder.demoBundleId, to: [t0], now: now)
+            }
+        }
+        return path
+    }
+
+    /// Runs `binary args` to its end; its exit status and its largest resident set, in KiB.
+    static func spawnMeasured(_ binary: String, _ args: [String]) -> (Int32, Int) {
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = ([binary] + args).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, dataDirectory + "/forward.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { return (-1, 0) }
+        var status: Int32 = 0
+        var usage = rusage()
+        wait4(pid, &status, 0, &usage)
+        return ((status >> 8) & 0xff, usage.ru_maxrss)
+    }
+}
