@@ -69,9 +69,10 @@ enum RelayBench {
         let target = try Target(paths: 2)
         defer { target.server.stop() }
         let engines = ["SQLite"] + (postgres == nil ? [] : ["PostgreSQL"])
-        for engine in engines { try cost(binary: binary, engine: engine, postgres: postgres, target: target) }
-        for engine in engines { try lag(binary: binary, engine: engine, postgres: postgres, target: target) }
-        try backlog(binary: binary, target: target)
+        func part(_ name: String) -> Bool { options.relayParts.contains(name) }
+        if part("cost") { for engine in engines { try cost(binary: binary, engine: engine, postgres: postgres, target: target) } }
+        if part("lag") { for engine in engines { try lag(binary: binary, engine: engine, postgres: postgres, target: target) } }
+        if part("backlog") { try backlog(binary: binary, target: target) }
     }
 
     /// Sequential requests through serve with two healthy targets and with none, 5 runs
@@ -137,7 +138,7 @@ enum RelayBench {
     /// 100,000 owed deliveries drained by `forward run --once`; then serve's answers while
     /// serve drains another such backlog, against the same store with no target.
     static func backlog(binary: String, target: Target) throws {
-        let count = 100_000
+        let count = options.relayBacklog
         let file = try config("one", server: target.server, targets: 1)
         let path = try filledBacklog(count, name: "drain")
         let before = target.count

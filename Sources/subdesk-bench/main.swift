@@ -16,6 +16,10 @@ struct Options {
     var scales = [10_000, 100_000, 1_000_000]
     var dataDirectory: String?
     var intakeBodies = 4_000
+    /// The relay section's backlog of owed deliveries (`--relay-backlog N`).
+    var relayBacklog = 100_000
+    /// The relay section's parts (`--relay-parts cost,lag,backlog`; all by default).
+    var relayParts: Set<String> = ["cost", "lag", "backlog"]
     /// Sections to run (baseline, intake, backfill, python, cgi, scales, engines, metrics, segments, dashboard, apps); empty runs them all but apps.
     var only: Set<String> = []
     /// Writes the intake bodies as NDJSON here and stops (for profiling `subdesk ingest`).
@@ -35,12 +39,14 @@ struct Options {
             case "--scales": i += 1; scales = args[i].split(separator: ",").compactMap { Int($0) }
             case "--data": i += 1; dataDirectory = args[i]
             case "--bodies": i += 1; intakeBodies = max(100, Int(args[i]) ?? intakeBodies)
+            case "--relay-backlog": i += 1; relayBacklog = min(10_000_000, max(100, Int(args[i]) ?? relayBacklog))
+            case "--relay-parts": i += 1; relayParts = Set(args[i].split(separator: ",").map(String.init))
             case "--only": i += 1; only = Set(args[i].split(separator: ",").map(String.init))
             case "--write-bodies": i += 1; writeBodies = args[i]
             case "--cgi-binary": i += 1; cgiBinary = args[i]
             case "--postgres": i += 1; postgres = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,scales,engines,metrics,segments,dashboard,apps,relay] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,scales,engines,metrics,segments,dashboard,apps,relay] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI] [--relay-backlog N]\n                    [--relay-parts cost,lag,backlog]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))

@@ -10,7 +10,7 @@ public final class ForwardDeliverer {
     /// How a deliverer paces itself; the defaults are the product's, tests shorten them.
     public struct Pacing: Sendable {
         /// Deliveries sent at once to the target.
-        public var concurrency = 4
+        public var concurrency = 8
         /// Deliveries claimed in one write.
         public var batch = 64
         /// The wait before the first retry; it doubles each time, up to `maxBackoff`, with up to
@@ -21,7 +21,9 @@ public final class ForwardDeliverer {
         /// not followed) is given before it is dead.
         public var refusedAttempts = 3
         /// How often an idle deliverer looks at the change counter.
-        public var idleLook: TimeInterval = 0.2
+        public var idleLook: TimeInterval = 0.1
+        /// How long a deliverer woken by a commit waits for more before it claims.
+        public var gather: TimeInterval = 0.05
 
         public init() {}
     }
@@ -72,15 +74,24 @@ public final class ForwardDeliverer {
     @discardableResult
     public func run(once: Bool = false, stop: () -> Bool = { false }) throws -> Counts {
         var counts = Counts()
+        let senders = SenderPool(threads: pacing.concurrency, name: "subdesk-forward-\(target.name)")
+        defer { senders.close() }
+        var due = try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease, claimant: claimant)
         while !stop() {
-            let due = try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease, claimant: claimant)
             if due.isEmpty {
                 if once { return counts }
                 try idle(stop: stop)
+                due = try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease, claimant: claimant)
                 continue
             }
-            let attempts = send(due)
-            try store.recordAttempts(attempts)
+            let attempts = send(due, on: senders)
+            // The answers kept and the next deliveries claimed in one write: a write less per
+            // batch for the writers that answer Apple to wait behind.
+            due = try store.write {
+                try store.recordAttempts(attempts)
+                return stop() ? [] : try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease,
+                                                                claimant: claimant)
+            }
             for (d, a) in attempts {
                 onAttempt?(d, a)
                 switch a.next {
@@ -93,58 +104,86 @@ public final class ForwardDeliverer {
         return counts
     }
 
-    /// Sleeps until the next pending delivery is due, another process commits, or `stop`.
+    /// Sleeps until the next pending delivery is due, another process commits, or `stop`;
+    /// woken by a commit, it lets `pacing.gather` pass first, so that notifications stored
+    /// in a burst are claimed together, in one write, rather than one write each.
     private func idle(stop: () -> Bool) throws {
         let version = try store.dataVersion()
         let due = try store.nextDeliveryDue(target: target.name)
         while !stop() {
             if let due, now() >= due { return }
-            if try store.dataVersion() != version { return }
+            if try store.dataVersion() != version {
+                Thread.sleep(forTimeInterval: pacing.gather)
+                return
+            }
             Thread.sleep(forTimeInterval: pacing.idleLook)
         }
     }
 
     /// Builds and sends each delivery, `pacing.concurrency` at a time; the answers in order.
-    func send(_ due: [ForwardDelivery]) -> [(delivery: ForwardDelivery, attempt: ForwardAttempt)] {
-        let work = SendWork(due.map { d in (d, Result { try body(of: d) }) })
-        let group = DispatchGroup()
-        for _ in 0..<min(pacing.concurrency, due.count) {
-            group.enter()
-            Thread { [self] in
-                defer { group.leave() }
-                while let (index, delivery, body) = work.take() {
-                    work.put(index, attempt(delivery, body: body))
-                }
-            }.start()
-        }
-        group.wait()
-        return zip(due, work.results).map { ($0, $1!) }
+    func send(_ due: [ForwardDelivery], on senders: SenderPool) -> [(delivery: ForwardDelivery, attempt: ForwardAttempt)] {
+        let prepared = due.map { d in (d, Result { try body(of: d) }) }
+        let attempts = senders.run(prepared.count) { [self] index in attempt(prepared[index].0, body: prepared[index].1) }
+        return zip(due, attempts).map { ($0, $1) }
     }
 
-    /// The deliveries of one batch, taken one at a time by the sending threads, and their answers.
-    private final class SendWork: @unchecked Sendable {
-        private let lock = NSLock()
-        private let items: [(ForwardDelivery, Result<Data, Error>)]
-        private var next = 0
-        private(set) var results: [ForwardAttempt?]
+    /// A few threads that run the jobs of one call at a time, each job on whichever is free,
+    /// until the pool is closed (a run of the deliverer makes one and closes it as it ends).
+    final class SenderPool: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var job: ((Int) -> ForwardAttempt)?
+        private var count = 0, next = 0, finished = 0
+        private var results: [ForwardAttempt?] = []
+        private var closed = false
 
-        init(_ items: [(ForwardDelivery, Result<Data, Error>)]) {
-            self.items = items
-            results = Array(repeating: nil, count: items.count)
+        init(threads: Int, name: String) {
+            for index in 0..<max(1, threads) {
+                let thread = Thread { [self] in work() }
+                thread.name = "\(name)-\(index)"
+                thread.start()
+            }
         }
 
-        func take() -> (Int, ForwardDelivery, Result<Data, Error>)? {
-            lock.lock()
-            defer { lock.unlock() }
-            guard next < items.count else { return nil }
-            next += 1
-            return (next - 1, items[next - 1].0, items[next - 1].1)
+        /// Ends the threads once they are idle.
+        func close() {
+            condition.lock()
+            closed = true
+            condition.broadcast()
+            condition.unlock()
         }
 
-        func put(_ index: Int, _ attempt: ForwardAttempt) {
-            lock.lock()
-            results[index] = attempt
-            lock.unlock()
+        /// Runs `job(0..<count)` on the pool's threads; the results in order.
+        func run(_ count: Int, _ job: @escaping (Int) -> ForwardAttempt) -> [ForwardAttempt] {
+            condition.lock()
+            defer { condition.unlock() }
+            self.job = job
+            self.count = count
+            next = 0
+            finished = 0
+            results = Array(repeating: nil, count: count)
+            condition.broadcast()
+            while finished < count { condition.wait() }
+            self.job = nil
+            return results.map { $0! }
+        }
+
+        private func work() {
+            condition.lock()
+            while !closed {
+                guard let job, next < count else {
+                    condition.wait()
+                    continue
+                }
+                let index = next
+                next += 1
+                condition.unlock()
+                let result = job(index)
+                condition.lock()
+                results[index] = result
+                finished += 1
+                if finished == count { condition.broadcast() }
+            }
+            condition.unlock()
         }
     }
 
