@@ -260,3 +260,34 @@ extension ServeTests {
         XCTAssertEqual(try run(["forward", "test", "renewals"] + common).status, 1, "a 400 is no success")
     }
 }
+
+extension ServeTests {
+    /// The other way round: a backend that keeps Apple's URL and posts each body on to
+    /// subdesk, in whatever order and as often as it happens to, gets the store that
+    /// Apple's own order would have made.
+    func testBodiesPostedOnShuffledAndTwiceMakeTheStoreAppleOrderMakes() throws {
+        let bodies = try Self.signedBodies(90, firstInstance: 49_000).map(\.body)
+        func ingest(_ list: [Data], into db: String) throws {
+            let file = dir + "/posted-\(UUID().uuidString).ndjson"
+            try Data(list.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+            let result = try run(["ingest", file, "--db", db] + Self.policyFlags)
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        let inOrder = try makeStore("in-order.db"), posted = try makeStore("posted-on.db")
+        try ingest(bodies, into: inOrder)
+        // Each body twice, the whole shuffled the same way every run.
+        var random = StoreGenerator.Random(state: 20261129)
+        var shuffled = bodies + bodies
+        shuffled.shuffle(using: &random)
+        // In small posts, as a backend relaying as they come would.
+        for start in stride(from: 0, to: shuffled.count, by: 15) {
+            try ingest(Array(shuffled[start..<min(start + 15, shuffled.count)]), into: posted)
+        }
+        XCTAssertEqual(try storedUUIDs(inOrder), try storedUUIDs(posted))
+        let a = try states(inOrder), b = try states(posted)
+        XCTAssertEqual(a.count, b.count)
+        for (otid, state) in a { XCTAssertEqual(b[otid], state, otid) }
+        let counts = ["counts", "--json", "--from", DateText.format(DateText.nowMillis() - 400 * 86_400_000, "yyyy-MM-dd", zone: TimeZone(identifier: "UTC")!)]
+        XCTAssertEqual(try run(counts + ["--db", inOrder]).stdout, try run(counts + ["--db", posted]).stdout)
+    }
+}
