@@ -30,6 +30,13 @@ enum RetentionConsoleCommand {
             if context.wantsJSON { Output.json(["error": error.description]) }
             Output.error(SafeText.sanitize(error.description))
             return 1
+        } catch let error as StoreError where error.denial != nil {
+            // The command's own store action is the report import's; the console writes retention_content.
+            let write = StoreWrite.retentionConsole
+            let message = error.denial!.explain(doing: write.words, needs: (write.privilege, write.table))
+            Output.error(message)
+            if context.wantsJSON { Output.json(["error": message, "exitCode": 1]) }
+            return 1
         }
     }
 
