@@ -117,9 +117,7 @@ enum RetentionConsoleCommand {
             let (outcome, entry) = try console(context, environment: try environment(context)).uploadImage(id: id, kind: kind, png: png, reason: reason)
             return done(entry, "image \(id.lowercased()) " + uploadWords(outcome), context)
         case "delete":
-            guard p.count == 2 else { throw UsageError("retention images delete takes one ID") }
-            _ = try RetentionText.identifier(p[1], field: "image id")
-            return done(try console(context, environment: try environment(context)).deleteImage(id: p[1], reason: reason), "image \(p[1].lowercased()) deleted", context)
+            return try delete(.image, p, context)
         default:
             throw UsageError("unknown retention images action \(SafeText.sanitize(p[0])) (upload FILE, delete ID)")
         }
@@ -161,12 +159,21 @@ enum RetentionConsoleCommand {
             let (outcome, entry) = try console(context, environment: try environment(context)).uploadMessage(id: id, message: m, reason: reason)
             return done(entry, "message \(id.lowercased()) " + uploadWords(outcome), context)
         case "delete":
-            guard p.count == 2 else { throw UsageError("retention messages delete takes one ID") }
-            _ = try RetentionText.identifier(p[1], field: "message id")
-            return done(try console(context, environment: try environment(context)).deleteMessage(id: p[1], reason: reason), "message \(p[1].lowercased()) deleted", context)
+            return try delete(.message, p, context)
         default:
             throw UsageError("unknown retention messages action \(SafeText.sanitize(p[0])) (upload, delete ID)")
         }
+    }
+
+    /// `images delete ID` and `messages delete ID`: the identifier checked before any call.
+    static func delete(_ kind: RetentionRecord.Kind, _ p: [String], _ context: Context) throws -> Int32 {
+        let noun = kind.rawValue
+        guard p.count == 2 else { throw UsageError("retention \(noun)s delete takes one ID") }
+        _ = try RetentionText.identifier(p[1], field: "\(noun) id")
+        let console = try console(context, environment: try environment(context))
+        let reason = context.arguments.value(.reason)
+        let entry = kind == .image ? try console.deleteImage(id: p[1], reason: reason) : try console.deleteMessage(id: p[1], reason: reason)
+        return done(entry, "\(noun) \(p[1].lowercased()) deleted", context)
     }
 
     /// Apple's list beside the store's records, with their review states and differences.
