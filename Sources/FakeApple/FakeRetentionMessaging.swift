@@ -8,7 +8,7 @@ import Foundation
 /// environment; the performance test PENDING for a set number of reads, then PASS or FAIL
 /// with Apple's example figures. Scripted trouble: 429s with a Retry-After a moment away
 /// (UNIX time in milliseconds, as Apple sends it), and an upload that is stored and then not
-/// answered within the client's timeout.
+/// answered within the client's timeout, or lost before it is stored.
 public final class FakeRetentionMessaging: @unchecked Sendable {
     public struct Item: Equatable, Sendable {
         public var identifier: String
@@ -28,7 +28,7 @@ public final class FakeRetentionMessaging: @unchecked Sendable {
     private var realtimeURLs: [String: String] = [:]
     private var uploads: [String: Int] = [:]
     private var tests: [String: (pendingReads: Int, target: String?)] = [:]
-    private var stalls: [TimeInterval] = []
+    private var stalls: [(seconds: TimeInterval, stores: Bool)] = []
     private var limits: [(count: Int, retryAfterMs: Int64)] = []
     private var limited = 0
 
@@ -59,10 +59,11 @@ public final class FakeRetentionMessaging: @unchecked Sendable {
         for environment in messages.keys { messages[environment] = messages[environment]!.map { var i = $0; if matching(i.identifier) { i.state = state }; return i } }
     }
 
-    /// The next upload (image or message) is stored, then answered only after `seconds`.
-    public func stallNextUpload(for seconds: TimeInterval) {
+    /// The next upload (image or message) is answered only after `seconds`: stored first, or
+    /// (`stores` false) lost, as a request that never reached Apple's store.
+    public func stallNextUpload(for seconds: TimeInterval, stores: Bool = true) {
         lock.lock()
-        stalls.append(seconds)
+        stalls.append((seconds, stores))
         lock.unlock()
     }
 
@@ -186,9 +187,12 @@ public final class FakeRetentionMessaging: @unchecked Sendable {
         if (lists[environment] ?? []).contains(where: { $0.identifier == id }) {
             return Self.error(409, 4090000, "\(id) was already uploaded")
         }
-        lists[environment, default: []].append(Item(identifier: id, state: "PENDING", imageSize: size, content: body))
         var response = Self.ok
-        if !stalls.isEmpty { response.delay = stalls.removeFirst() }
+        let stall = stalls.isEmpty ? nil : stalls.removeFirst()
+        if stall?.stores != false {
+            lists[environment, default: []].append(Item(identifier: id, state: "PENDING", imageSize: size, content: body))
+        }
+        response.delay = stall?.seconds ?? 0
         return response
     }
 

@@ -160,6 +160,20 @@ final class RetentionConsoleCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual(fake.images().count, 1)
     }
 
+    /// An upload lost before Apple stored it is not in Apple's list, so it is sent once more, and kept once.
+    func testALostUploadIsSentAgainOnlyBecauseTheListLacksIt() throws {
+        let db = try demoStoreFile()
+        fake.stallNextUpload(for: 4, stores: false)
+        let r = try retention(db, ["messages", "upload", "--id", messageId, "--header", "Before you go", "--body", "Half price for 3 months."],
+                              timeout: 1)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("uploaded, PENDING Apple's review"), r.stdout)
+        XCTAssertEqual(fake.uploadCount(messageId), 2, "sent again after the list was read")
+        XCTAssertEqual(apple.requests("GET", Self.messaging + "message/list").count, 1)
+        XCTAssertEqual(fake.messages().map(\.identifier), [messageId])
+        XCTAssertEqual(try audit(db).filter { $0["action"] as? String == "retention_upload" }.count, 1)
+    }
+
     /// A 429 is waited out until the moment Apple's Retry-After (UNIX milliseconds) names, then retried.
     func testA429IsWaitedOutAsAppleAsks() throws {
         let db = try demoStoreFile()

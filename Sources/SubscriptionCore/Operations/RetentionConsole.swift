@@ -73,8 +73,9 @@ public final class RetentionConsole {
         var unanswered = 0
         while true {
             do {
+                // Sent again only when the list lacked it: this answer is the one upload Apple kept.
                 try upload()
-                return unanswered == 0 ? .uploaded : .foundAfterTimeout(.pending)
+                return .uploaded
             } catch let lost as RetentionMessagingClient.Unanswered {
                 unanswered += 1
                 if let seen = try list().first(where: { $0.identifier.lowercased() == id }) { return .foundAfterTimeout(seen.state) }
