@@ -87,6 +87,13 @@ final class RetentionConsoleCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertTrue(early.stderr.contains("PENDING"), early.stderr)
         XCTAssertTrue(apple.requests.filter { $0.path.contains("/default/") }.isEmpty)
 
+        // An approved message that shows an image still in review cannot be one either.
+        fake.review(messageId, to: "APPROVED")
+        let imageInReview = try retention(db, ["default", "set", product, "en-US", messageId])
+        XCTAssertEqual(imageInReview.status, 2, imageInReview.stderr)
+        XCTAssertTrue(imageInReview.stderr.contains("image \(imageId), which is not APPROVED"), imageInReview.stderr)
+        XCTAssertTrue(apple.requests.filter { $0.path.contains("/default/") }.isEmpty)
+
         fake.approveEverything()
         let messages = try listed(db, "messages")
         XCTAssertEqual(messages.first?["appleState"] as? String, "APPROVED")
