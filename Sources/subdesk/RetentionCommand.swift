@@ -5,11 +5,19 @@ import TerminalUI
 /// `subdesk retention report`: Apple's retention messaging report, imported and read.
 enum RetentionCommand {
     static let spec: CommandSpec = CommandSpec(
-        name: "retention", arguments: "report [import FILE]",
-        abstract: "Apple's retention messaging report: views, offers, switches, cancellations, save rate",
+        name: "retention", arguments: "report|images|messages|default|realtime-url|performance-test|coverage ...",
+        abstract: "retention messaging: Apple's report, and the console over the Retention Messaging API",
         usage: """
         subdesk retention report [--json] [--app NAME] [--since DAY] [--until DAY] [--by product|territory|message]
         subdesk retention report import FILE [--reason TEXT] [--operator NAME]
+        subdesk retention images [upload FILE --id UUID --kind FULL_SIZE|BULLET_POINT | delete UUID] [--environment E]
+        subdesk retention messages [upload --id UUID --header TEXT --body TEXT [--image UUID --alt TEXT]
+                                   [--bullet TEXT --bullet-image UUID --bullet-alt TEXT]... [--header-position ABOVE_BODY|ABOVE_IMAGE]
+                                   | delete UUID] [--environment E]
+        subdesk retention default PRODUCT LOCALE | default set PRODUCT LOCALE MESSAGE_UUID | default delete PRODUCT LOCALE
+        subdesk retention realtime-url [set URL | delete] [--environment Production|Sandbox]
+        subdesk retention performance-test --transaction ID | --request UUID [--wait SECONDS]
+        subdesk retention coverage [--locale LOCALE]...
         """,
         discussion: """
         Apple's "App Store Retention Messaging" analytics report (Analytics Reports API) counts
@@ -25,6 +33,26 @@ enum RetentionCommand {
         (offers redeemed + plans switched) / page views, in total and by product (default),
         territory or message type, over the days --since and --until name (YYYY-MM-DD, both
         included, days as Apple's report dates them). --app takes the app's name or Apple ID.
+
+        The console (Retention Messaging API, /inApps/v1/messaging on the App Store Server API's
+        hosts, signed with the app's App Store Server API key; --app names the app when several
+        are configured, --environment the environment, default Production): `images` and
+        `messages` list Apple's list beside the records this store keeps, with both review
+        states (PENDING, APPROVED, REJECTED) and where they differ; `upload` checks Apple's
+        rules first (a PNG without transparency: colour types 4 and 6 and a tRNS chunk refused;
+        FULL_SIZE 3840 wide and 160 to 2160 high; header 66, body 144, up to 5 bullets of 66,
+        alt text 150, counted in UTF-16 code units) and sends nothing when they fail. Apple's
+        uploads are not idempotent: an upload that gets no answer is not sent again until
+        Apple's list has been read and does not show it. `default set` reads Apple's message
+        list first: only an APPROVED message (with APPROVED images) is made a default.
+        `performance-test` runs Apple's sandbox test of the real-time URL and shows its result
+        against Apple's thresholds (exit 1 on FAIL). `coverage` says, for each app, product
+        (from the transactions stored) and locale (the defaults' and --locale's), whether a
+        default message answers the cancellation sheet or nothing does. Calls are paced to
+        Apple's limits (1 a second per endpoint and app, 10 for Configure Default Message; a
+        tenth in the sandbox); a 429's Retry-After is waited out up to 60 s. Each write is kept
+        in the store and audited (retention_upload, retention_delete, retention_default,
+        retention_realtime_url, retention_performance_test).
         """,
         options: [
             .value(.since, "DAY", "from this day (YYYY-MM-DD, included)"),
@@ -32,13 +60,32 @@ enum RetentionCommand {
             .value(.by, "product|territory|message", "what the figures are broken down by (default product)"),
             .value(.reason, "TEXT", "why, for the audit log (import)"),
             .operatorName,
+            .value(.environment, "Production|Sandbox", "the console's environment at Apple (default Production)"),
+            .value(.id, "UUID", "the image or message identifier to upload"),
+            .value(.kind, "FULL_SIZE|BULLET_POINT", "the image's size class"),
+            .value(.header, "TEXT", "the message's header (66 at most)"),
+            .value(.body, "TEXT", "the message's body (144 at most)"),
+            .value(.image, "UUID", "the message's FULL_SIZE image"),
+            .value(.alt, "TEXT", "the image's alternative text (150 at most)"),
+            .repeatable(.bullet, "TEXT", "a bullet point (66 at most; up to 5)"),
+            .repeatable(.bulletImage, "UUID", "each bullet's BULLET_POINT image, in order"),
+            .repeatable(.bulletAlt, "TEXT", "each bullet image's alternative text, in order"),
+            .value(.headerPosition, "ABOVE_BODY|ABOVE_IMAGE", "where the header goes (default above the body)"),
+            .value(.transaction, "ID", "performance-test: an active sandbox subscription's original transaction id"),
+            .value(.request, "UUID", "performance-test: follow a test already started"),
+            .value(.wait, "SECONDS", "how long performance-test follows a PENDING test (default 60)"),
+            .repeatable(.locale, "LOCALE", "coverage: also this locale"),
+            .quiet,
         ],
+        groups: [.apple],
         action: .retentionImport,
-        argumentCompletion: .words(["report", "import"]),
+        argumentCompletion: .words(["report", "import", "images", "messages", "default", "realtime-url", "performance-test",
+                                    "coverage", "upload", "delete", "set"]),
         run: run)
 
     static func run(_ context: Context) throws -> Int32 {
         let p = context.arguments.positionals
+        if let form = p.first, RetentionConsoleCommand.forms.contains(form) { return try RetentionConsoleCommand.run(form, context) }
         guard p.first == "report" else {
             throw UsageError("name what to do: retention report, or retention report import FILE (see subdesk retention --help)")
         }

@@ -28,6 +28,8 @@ final class RoleTableTests: XCTestCase {
         }
         written.insert(ConsentWithdrawal.handledAction)
         written.insert(Operations.retentionImportAction)
+        for action in [RetentionConsole.uploadAction, RetentionConsole.deleteAction, RetentionConsole.defaultAction,
+                       RetentionConsole.realtimeURLAction, RetentionConsole.performanceTestAction] { written.insert(action) }
         for kind in [Override.Kind.grant, .revoke] { written.insert("override_\(kind.rawValue)") }
         XCTAssertGreaterThan(written.count, 10, "the audited actions were found: \(written)")
         let table = Set(PostgresRoles.auditActions.flatMap(\.actions))

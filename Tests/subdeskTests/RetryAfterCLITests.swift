@@ -11,20 +11,6 @@ final class RetryAfterCLITests: SubdeskTestCase {
     static let hugeRetryAfters = ["1e300", "99999999999999999999999", "9300000000000000000"]
     static let farFuture = "Apple asks to wait until far in the future: not waited out"
 
-    /// Options that point subdesk at `apple` with a fresh key, for the demo store's app.
-    func appleArguments(_ apple: FakeAppleServer) throws -> [String] {
-        let key = dir + "/AuthKey_RATE.p8"
-        if !FileManager.default.fileExists(atPath: key) {
-            let made = try runToEnd("/usr/bin/env", ["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key])
-            XCTAssertEqual(made.status, 0, made.output)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
-        }
-        let base = apple.baseURL.absoluteString
-        return ["--api-key-file", key, "--api-key-id", "RATEKEY001", "--api-issuer-id", "57246542-96fe-1a63-e053-0824d011072a",
-                "--bundle-id", "com.example.subdesk.demo", "--server-api-url", base + "/prod",
-                "--server-api-sandbox-url", base + "/sandbox", "--timeout", "5"]
-    }
-
     /// A fake Apple that answers everything with 429 and `retryAfter`.
     func rateLimitingApple(_ retryAfter: String) throws -> FakeAppleServer {
         let apple = try FakeAppleServer()
@@ -32,12 +18,6 @@ final class RetryAfterCLITests: SubdeskTestCase {
             .json(["errorCode": 4290000, "errorMessage": "Rate limit exceeded."], status: 429, headers: ["Retry-After": retryAfter])
         }
         return apple
-    }
-
-    func audit(_ db: String) throws -> [[String: Any]] {
-        let r = try run(["audit", "--db", db, "--json", "--limit", "1000"])
-        XCTAssertEqual(r.status, 0, r.stderr)
-        return try json(r.stdout) as? [[String: Any]] ?? []
     }
 
     /// Runs `args` against a rate-limiting Apple for each huge Retry-After; checks it exits
@@ -97,5 +77,29 @@ final class RetryAfterCLITests: SubdeskTestCase {
     func testShowAppleStops() throws {
         let db = try demoStoreFile()
         try assertStopsCleanly("show --apple", db, ["show", "user-1013", "--apple"], status: 0)
+    }
+}
+
+extension SubdeskTestCase {
+    /// Options that point subdesk at `apple` with a fresh key, for the demo store's app, waiting
+    /// `timeout` seconds for each answer.
+    func appleArguments(_ apple: FakeAppleServer, timeout: Double = 5) throws -> [String] {
+        let key = dir + "/AuthKey_RATE.p8"
+        if !FileManager.default.fileExists(atPath: key) {
+            let made = try runToEnd("/usr/bin/env", ["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key])
+            XCTAssertEqual(made.status, 0, made.output)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+        }
+        let base = apple.baseURL.absoluteString
+        return ["--api-key-file", key, "--api-key-id", "RATEKEY001", "--api-issuer-id", "57246542-96fe-1a63-e053-0824d011072a",
+                "--bundle-id", "com.example.subdesk.demo", "--server-api-url", base + "/prod",
+                "--server-api-sandbox-url", base + "/sandbox", "--timeout", String(timeout)]
+    }
+
+    /// The audit log, newest first, as `subdesk audit --json` prints it.
+    func audit(_ db: String) throws -> [[String: Any]] {
+        let r = try run(["audit", "--db", db, "--json", "--limit", "1000"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return try json(r.stdout) as? [[String: Any]] ?? []
     }
 }

@@ -811,6 +811,31 @@ enum Migrations {
         CREATE OR REPLACE FUNCTION \(AuditStamp.stamp)() RETURNS trigger LANGUAGE plpgsql
         SET search_path = \(AuditStamp.searchPath) AS $$\(AuditStamp.stampBody)$$;
         """),
+        Migration(37, "what the retention console put at Apple: messages, images, defaults, real-time URLs", { d in """
+        -- One row per message, image, default message or real-time URL the console put at
+        -- Apple's Retention Messaging API, per app and environment (Store+RetentionContent.swift):
+        -- what was sent, its checksum, and the review state Apple's list last showed. Keyed by
+        -- app, environment, kind and identifier joined (record_key).
+        CREATE TABLE retention_content (
+            record_key \(d.text) PRIMARY KEY,
+            app \(d.text) NOT NULL,
+            environment \(d.text) NOT NULL,
+            kind \(d.text) NOT NULL,
+            identifier \(d.text) NOT NULL,
+            content \(d.text) NOT NULL,
+            checksum \(d.text),
+            state \(d.text),
+            uploaded_ms \(d.integer) NOT NULL,
+            seen_ms \(d.integer)
+        );
+        """ }, postgres: """
+        -- The new table's rights for each installed role, and the audit entries' check made
+        -- again with the console's actions (retention_upload, retention_delete,
+        -- retention_default, retention_realtime_url, retention_performance_test: an operator's).
+        \(PostgresRoles.grants(onNew: ["retention_content"]))
+        CREATE OR REPLACE FUNCTION \(AuditStamp.stamp)() RETURNS trigger LANGUAGE plpgsql
+        SET search_path = \(AuditStamp.searchPath) AS $$\(AuditStamp.stampBody)$$;
+        """),
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period

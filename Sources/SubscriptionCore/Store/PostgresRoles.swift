@@ -48,13 +48,13 @@ public enum PostgresRoles {
         "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",
         "metric_segments_catchup", "notifications", "jws_headers", "intake_log", "intake_counts", "quarantine", "verified_chains",
         "overrides", "audit_log", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts",
-        "forward_outbox", "forward_attempts", "retention_messaging", "store_changes", "schema_version",
+        "forward_outbox", "forward_attempts", "retention_messaging", "retention_content", "store_changes", "schema_version",
     ]
 
     /// The tables a migration later than the first stores with roles made: granted when a
     /// store has them (a store taken back to an earlier version in a test has not), and by
     /// the migration that makes them, on a store whose roles were installed before.
-    static let madeLater: Set<String> = ["forward_outbox", "forward_attempts", "retention_messaging"]
+    static let madeLater: Set<String> = ["forward_outbox", "forward_attempts", "retention_messaging", "retention_content"]
 
     /// The state derived from Apple's signed data.
     static let derived = ["subscribers", "subscriptions", "transactions", "renewal_info", "receipts", "refund_requests",
@@ -86,6 +86,8 @@ public enum PostgresRoles {
               why: "replay and purge the quarantine, extensions, backfills, pings"),
         Right(["subdesk_operator"], [.insert, .update], ["retention_messaging"],
               why: "import Apple's retention messaging report, a row imported again replacing its counts"),
+        Right(["subdesk_operator"], [.insert, .update, .delete], ["retention_content"],
+              why: "keep what the retention console put at Apple (messages, images, defaults, real-time URLs) and its review state"),
         Right(people, [.insert], ["overrides", "audit_log"], why: "place overrides, and audit every action"),
         Right(people, [.update], ["overrides"], columns: ["lifted_ms", "lifted_by", "lift_reason"], why: "lift an override"),
         Right(["subdesk_support"], [.update], ["subscriptions"], columns: ["subscriber_id"],
@@ -111,9 +113,10 @@ public enum PostgresRoles {
         AuditActions(roles: ["subdesk_operator"],
                      actions: ["revalidate", "refund_history", "set_app_account_token", "app_transaction_lookup", "sweep",
                                "extend", "extend_all", "refund_answer", "refund_missed", "quarantine_purge", "backfill",
-                               "retention_report_import", "forward_replay", "forward_retry"],
+                               "retention_report_import", "forward_replay", "forward_retry", "retention_upload", "retention_delete",
+                               "retention_default", "retention_realtime_url", "retention_performance_test"],
                      why: "revalidations and sweeps, extensions, refund answers and missed deadlines, quarantine purges, backfills, "
-                         + "retention report imports, relay replays and retries"),
+                         + "retention report imports, relay replays and retries, the retention console's calls to Apple"),
     ]
 
     /// The roles that may write audit entries of `action` (besides the owner).
@@ -161,7 +164,7 @@ public enum PostgresRoles {
         "subdesk_read": "read everything (managers, reports); write nothing",
         "subdesk_intake": "add notifications, quarantine bodies, keep the derived state, remember chain checks, owe and deliver forwarded notifications; never change or delete a notification; no overrides, no audit entries",
         "subdesk_support": "read; overrides, user links, audit entries; never the derived state",
-        "subdesk_operator": "support's rights, plus revalidation, extensions, sweeps, backfills, refund answers, quarantine replays and purges (which derive state from what Apple signed), retention report imports; never the chain memory",
+        "subdesk_operator": "support's rights, plus revalidation, extensions, sweeps, backfills, refund answers, quarantine replays and purges (which derive state from what Apple signed), retention report imports and the retention console; never the chain memory",
     ]
 
     /// The rights that give `role` `privilege` on `table`, on every column or on some.

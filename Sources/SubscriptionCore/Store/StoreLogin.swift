@@ -24,6 +24,8 @@ public struct StoreWrite: Sendable, Hashable {
     public static let backfill = StoreWrite(words: "backfill notifications", privilege: .insert, table: "backfill_runs")
     public static let retentionImport = StoreWrite(words: "import retention messaging reports", privilege: .insert,
                                                    table: "retention_messaging")
+    public static let retentionConsole = StoreWrite(words: "keep the retention console's records", privilege: .insert,
+                                                    table: "retention_content")
 
     /// The dashboard's writes, checked once when it opens.
     public static let desk: [StoreWrite] = [.overrides, .revalidation, .extension_, .refundAnswers, .consentHandling, .linking,
