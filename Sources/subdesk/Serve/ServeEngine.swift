@@ -1,5 +1,6 @@
 import Foundation
 import SubscriptionCore
+import TerminalUI
 
 /// One configuration at work: the store and trust settings `serve` read at start (or at
 /// the last SIGHUP), a pool of connections that verify bodies side by side, and the group
@@ -17,6 +18,10 @@ final class ServeEngine: @unchecked Sendable {
     /// before the latest is closed as one whose file is gone, not kept.
     private var file = 0
     let workers: Int
+    /// Answers Apple's real-time Retention Messaging requests (the `/retention` path).
+    let retention: RetentionResponder
+    /// How the real-time requests ended, by outcome key (`answered`, `no_rule`, `refused:stale`, …).
+    let retentionCounts = ServeRetentionCounts()
 
     init(context: Context, workers: Int, lock: ServeLock? = nil) throws {
         self.context = context
@@ -24,6 +29,7 @@ final class ServeEngine: @unchecked Sendable {
         maxBodyBytes = try context.intakePolicy().maxBodyBytes
         // Opened now, so that a store or trust setting that is wrong stops `serve` at start.
         let first = try ServeEngine.openIntake(context)
+        retention = try context.retentionResponder(store: first.store)
         weak var engine: ServeEngine?
         committer = GroupCommitter(open: {
             // The single-writer lock on the file the path names now, before writing to it.
@@ -120,6 +126,34 @@ final class ServeEngine: @unchecked Sendable {
             keep = intake
             throw error
         }
+    }
+
+    /// Reads the store on a checking connection (one of `workers`).
+    func reading<T>(_ body: (Store) throws -> T) throws -> T {
+        try withChecker { try body($0.store) }
+    }
+
+    /// Answers one real-time retention request and logs its decision in the store.
+    func answerRetention(body: BodyReader.Result, postedApp: String?, log: (String) -> Void) -> RetentionResponse {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let response = retention.respond(body: body.kept, length: body.length, postedApp: postedApp, now: DateText.nowMillis()) { otid in
+            try reading { try $0.subscription(originalTransactionId: otid)?.state }
+        }
+        let micros = Int64((DispatchTime.now().uptimeNanoseconds - started) / 1000)
+        retentionCounts.count(response.outcome.key)
+        if case .refused(let why, let detail) = response.outcome {
+            log("retention request refused (\(why.rawValue)): \(SafeText.sanitize(detail))")
+        }
+        let decision = RetentionDecision(response: response, decidedMs: DateText.nowMillis(), micros: micros)
+        do {
+            _ = try committer.submit(touching: []) { intake in
+                try intake.store.recordRetentionDecision(decision)
+                return .duplicate(notificationUUID: "")
+            }
+        } catch {
+            log("retention decision not logged: \(error)")
+        }
+        return response
     }
 
     private var users = 0
