@@ -160,7 +160,7 @@ public enum PostgresRoles {
     /// What each role is for, in the README's words.
     public static let summaries: [String: String] = [
         "subdesk_read": "read everything (managers, reports); write nothing",
-        "subdesk_intake": "add notifications, quarantine bodies, keep the derived state, remember chain checks, owe and deliver forwarded notifications; never change or delete a notification; no overrides, no audit entries",
+        "subdesk_intake": "add notifications, quarantine bodies, keep the derived state, remember chain checks, owe and deliver forwarded notifications, log real-time retention decisions; never change or delete a notification; no overrides, no audit entries",
         "subdesk_support": "read; overrides, user links, audit entries; never the derived state",
         "subdesk_operator": "support's rights, plus revalidation, extensions, sweeps, backfills, refund answers, quarantine replays and purges (which derive state from what Apple signed), retention report imports; never the chain memory",
     ]

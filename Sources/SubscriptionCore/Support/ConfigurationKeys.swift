@@ -211,6 +211,13 @@ extension Configuration {
             lines += WordWrap.lines(kind.help, width: 88).map { "# " + $0 }
             lines += ["", "#[\(kind.kind.rawValue) \(kind.example)]"]
             add(kind.keys)
+            if kind.kind == .key {
+                // An app's offer key is a key of its own (offer_key), used for nothing else.
+                lines += ["", "# A key used only to sign one app's promotional offers (its offer_key), revocable alone.",
+                          "#[key fitness-offers]"]
+                let offerExamples = ["key_id": "OFFER12345", "key_file": "/etc/subdesk/SubscriptionKey_OFFER12345.p8"]
+                lines += kind.keys.map { "#\($0.name) = \(offerExamples[$0.name] ?? $0.example)" }
+            }
         }
         return lines.joined(separator: "\n") + "\n"
     }
