@@ -134,10 +134,10 @@ final class ServeEngine: @unchecked Sendable {
     }
 
     /// Answers one real-time retention request and logs its decision in the store.
-    func answerRetention(body: BodyReader.Result, postedApp: String?, log: (String) -> Void) -> RetentionResponse {
+    func answerRetention(body: BodyReader.Result, postedApp: String?, log: @escaping @Sendable (String) -> Void) -> RetentionResponse {
         let started = DispatchTime.now().uptimeNanoseconds
         let response = retention.respond(body: body.kept, length: body.length, postedApp: postedApp, now: DateText.nowMillis()) { otid in
-            try reading { try $0.subscription(originalTransactionId: otid)?.state }
+            try boundedRead(otid)
         }
         let micros = Int64((DispatchTime.now().uptimeNanoseconds - started) / 1000)
         retentionCounts.count(response.outcome.key)
@@ -145,15 +145,45 @@ final class ServeEngine: @unchecked Sendable {
             log("retention request refused (\(why.rawValue)): \(SafeText.sanitize(detail))")
         }
         let decision = RetentionDecision(response: response, decidedMs: DateText.nowMillis(), micros: micros)
-        do {
-            _ = try committer.submit(touching: []) { intake in
-                try intake.store.recordRetentionDecision(decision)
-                return .duplicate(notificationUUID: "")
+        // Logged after the answer, so that a store that is slow or down never holds it up.
+        decisionLog.async { [committer] in
+            do {
+                _ = try committer.submit(touching: []) { intake in
+                    try intake.store.recordRetentionDecision(decision)
+                    return .duplicate(notificationUUID: "")
+                }
+            } catch {
+                log("retention decision not logged: \(error)")
             }
-        } catch {
-            log("retention decision not logged: \(error)")
         }
         return response
+    }
+
+    /// The decisions waiting to be logged, in the order they were made.
+    private let decisionLog = DispatchQueue(label: "subdesk.retention-decisions")
+    /// How long a real-time answer waits for the store: Apple allows 700 ms for the whole answer.
+    static let retentionReadBound: DispatchTimeInterval = .milliseconds(150)
+
+    /// The subscription's state, or an error when the store does not give it within the bound
+    /// (the read goes on in the background and its result is dropped).
+    private func boundedRead(_ otid: String) throws -> SubscriptionState? {
+        let box = ResultBox()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            box.set(Result { try self.reading { try $0.subscription(originalTransactionId: otid)?.state } })
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + Self.retentionReadBound) == .success, let result = box.get() else {
+            throw StoreError(operation: "read the subscription", message: "the store did not answer within the bound", code: 0)
+        }
+        return try result.get()
+    }
+
+    private final class ResultBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var result: Result<SubscriptionState?, Error>?
+        func set(_ r: Result<SubscriptionState?, Error>) { lock.lock(); result = r; lock.unlock() }
+        func get() -> Result<SubscriptionState?, Error>? { lock.lock(); defer { lock.unlock() }; return result }
     }
 
     private var users = 0
