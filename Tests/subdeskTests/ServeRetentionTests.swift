@@ -176,6 +176,11 @@ final class ServeRetentionTests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try engineQuery(db, "SELECT answer_value FROM retention_decisions WHERE rule = 'switch'"), "app.yearly")
         XCTAssertEqual(try engineQuery(db, "SELECT count(*) FROM retention_decisions WHERE original_transaction_id = '\(grace)'"), "1")
         XCTAssertTrue(server.log.contains("retention request refused (stale)"), server.log)
+        // Counted by serve itself, as its 503s are: /metrics through serve_socket.
+        let metrics = try run(["metrics"], env: ["SUBDESK_CONFIG": dir + "/subdesk.conf"])
+        XCTAssertTrue(metrics.stdout.contains("subdesk_serve_retention_requests_total{outcome=\"answered\"} 3\n"), metrics.stdout)
+        XCTAssertTrue(metrics.stdout.contains("subdesk_serve_retention_requests_total{outcome=\"refused:stale\"} 1\n"), metrics.stdout)
+        XCTAssertTrue(metrics.stdout.contains("subdesk_serve_retention_requests_total{outcome=\"no_rule\"} 1\n"), metrics.stdout)
     }
 
     /// The subscriptions table locked by another session (PostgreSQL: ACCESS EXCLUSIVE, which

@@ -22,6 +22,10 @@ public enum RetentionOutcome: Equatable, Sendable {
     case fellBack(RetentionFallback, rule: String?)
     case refused(RetentionRefusal, detail: String)
 
+    /// Every outcome's key, in the order metrics list them.
+    public static let keys = ["answered"] + RetentionFallback.allCases.map(\.rawValue)
+        + RetentionRefusal.allCases.map { "refused:" + $0.rawValue }
+
     /// `answered`, `no_rule`, `store_unavailable`, …, `refused:stale`.
     public var key: String {
         switch self {

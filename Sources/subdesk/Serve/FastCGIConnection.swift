@@ -128,6 +128,7 @@ final class FastCGIConnection {
         case .failure: posted = ""
         }
         let response = engine.answerRetention(body: read, postedApp: posted, log: server.log.error)
+        server.unavailable.countRetention(response.outcome.key)
         return RetentionCGIAnswer(status: response.status, reason: response.status == 200 ? "OK" : "Refused", body: response.body)
     }
 

@@ -20,8 +20,6 @@ final class ServeEngine: @unchecked Sendable {
     let workers: Int
     /// Answers Apple's real-time Retention Messaging requests (the `/retention` path).
     let retention: RetentionResponder
-    /// How the real-time requests ended, by outcome key (`answered`, `no_rule`, `refused:stale`, …).
-    let retentionCounts = ServeRetentionCounts()
 
     init(context: Context, workers: Int, lock: ServeLock? = nil) throws {
         self.context = context
@@ -140,7 +138,6 @@ final class ServeEngine: @unchecked Sendable {
             try boundedRead(otid)
         }
         let micros = Int64((DispatchTime.now().uptimeNanoseconds - started) / 1000)
-        retentionCounts.count(response.outcome.key)
         if case .refused(let why, let detail) = response.outcome {
             log("retention request refused (\(why.rawValue)): \(SafeText.sanitize(detail))")
         }

@@ -11,24 +11,6 @@ struct RetentionCGIAnswer {
     var cgiText: String { "Status: \(status) \(reason)\r\nContent-Type: application/json\r\n\r\n\(body)" }
 }
 
-/// How serve's real-time retention requests ended, by outcome key.
-final class ServeRetentionCounts: @unchecked Sendable {
-    private let lock = NSLock()
-    private var counts: [String: Int] = [:]
-
-    func count(_ key: String) {
-        lock.lock()
-        counts[key, default: 0] += 1
-        lock.unlock()
-    }
-
-    var current: [String: Int] {
-        lock.lock()
-        defer { lock.unlock() }
-        return counts
-    }
-}
-
 extension Context {
     /// The responder of this configuration: each app's rules (validated against the store's
     /// subscription groups) and offer key. Only offer keys are read, never an App Store Server
