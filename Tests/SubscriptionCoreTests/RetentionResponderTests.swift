@@ -37,6 +37,20 @@ final class RetentionResponderTests: XCTestCase {
         XCTAssertTrue(refusal("rule t: min_tenure_days=99999999999999999999 -> message=m").contains("min_tenure_days is a number of days"))
     }
 
+    func testAnOfferKeyThatIsAlsoAnAppsKeyIsRefused() throws {
+        let keys = "[key team]\nissuer_id = i\nkey_id = K1\nkey_file = /k1.p8\n[key offers]\nissuer_id = i\nkey_id = K2\nkey_file = /k2.p8\n"
+        let shared = keys + "[app fitness]\nbundle_id = com.example.fitness\nkey = team\noffer_key = team\n"
+        XCTAssertThrowsError(try ConfiguredApps(configuration: Configuration(text: shared, source: "c"))) { error in
+            XCTAssertEqual("\(error)", "c:12: offer_key team is also [app fitness]'s key (App Store Server API): an offer key is used for nothing else")
+        }
+        let own = keys + "[app fitness]\nbundle_id = com.example.fitness\nkey = team\noffer_key = offers\nretention_rules = /r\n"
+        let app = try XCTUnwrap(ConfiguredApps(configuration: Configuration(text: own, source: "c")).apps.first)
+        XCTAssertEqual(app.offerKey?.keyId, "K2")
+        XCTAssertEqual(app.retentionRules, "/r")
+        XCTAssertTrue(app.summary.contains("offer key offers (key id K2; serve reads it, never the API key), retention rules /r"), app.summary)
+        XCTAssertThrowsError(try ConfiguredApps(configuration: Configuration(text: keys + "[app a]\nbundle_id = b\noffer_key = none\n", source: "c")))
+    }
+
     static func offerSigner() throws -> (PromotionalOfferSigner, ES256.PublicKey) {
         let root = TestKit.repoRoot + "/sample-data/test-ca/"
         let key = try ES256.PrivateKey.load(try Data(contentsOf: URL(fileURLWithPath: root + "leaf-key.pem")))

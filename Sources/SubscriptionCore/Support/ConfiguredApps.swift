@@ -363,6 +363,10 @@ extension ConfiguredApp {
         parts.append(key.map { "key \($0.name) (key id \($0.keyId))" } ?? "no key: verifyReceipt only")
         parts.append(sharedSecretFile == nil ? "no shared secret" : "shared secret set")
         parts.append(allowV1 ? "V1 allowed" : "V1 refused")
+        // serve reads the offer key alone, never the API key: said so the operator can keep
+        // the API key's file from serve's user.
+        if let offerKey { parts.append("offer key \(offerKey.name) (key id \(offerKey.keyId); serve reads it, never the API key)") }
+        if let retentionRules { parts.append("retention rules \(retentionRules)") }
         return "\(name): " + parts.joined(separator: ", ")
     }
 }

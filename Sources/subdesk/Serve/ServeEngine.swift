@@ -142,8 +142,22 @@ final class ServeEngine: @unchecked Sendable {
             log("retention request refused (\(why.rawValue)): \(SafeText.sanitize(detail))")
         }
         let decision = RetentionDecision(response: response, decidedMs: DateText.nowMillis(), micros: micros)
-        // Logged after the answer, so that a store that is slow or down never holds it up.
+        // Logged after the answer, so that a store that is slow or down never holds it up;
+        // past a bound of waiting decisions (a store down long) the newest go unlogged.
+        pool.lock()
+        let room = decisionsWaiting < Self.maximumDecisionsWaiting
+        if room { decisionsWaiting += 1 }
+        pool.unlock()
+        guard room else {
+            log("retention decision not logged: \(Self.maximumDecisionsWaiting) are waiting for the store")
+            return response
+        }
         decisionLog.async { [committer] in
+            defer {
+                self.pool.lock()
+                self.decisionsWaiting -= 1
+                self.pool.unlock()
+            }
             do {
                 _ = try committer.submit(touching: []) { intake in
                     try intake.store.recordRetentionDecision(decision)
@@ -158,6 +172,8 @@ final class ServeEngine: @unchecked Sendable {
 
     /// The decisions waiting to be logged, in the order they were made.
     private let decisionLog = DispatchQueue(label: "subdesk.retention-decisions")
+    private var decisionsWaiting = 0
+    static let maximumDecisionsWaiting = 10_000
     /// How long a real-time answer waits for the store: Apple allows 700 ms for the whole answer.
     static let retentionReadBound: DispatchTimeInterval = .milliseconds(150)
 
