@@ -35,6 +35,12 @@ final class RetentionResponderTests: XCTestCase {
         XCTAssertTrue(refusal("rule n: -> ").contains("rule n: no answer"))
         XCTAssertTrue(refusal("rule a: -> message=m\nrule a: -> message=n").contains("rules:2: rule a: another rule already has this name"))
         XCTAssertTrue(refusal("rule t: min_tenure_days=99999999999999999999 -> message=m").contains("min_tenure_days is a number of days"))
+        // Groups the store has not seen are declared; one that contradicts the store is refused.
+        let declared = try parse("group g3: new.monthly, new.yearly\nrule s: product=new.monthly -> switch_to=new.yearly")
+        XCTAssertEqual(declared.rules.first?.answer, .alternateProduct(productId: "new.yearly", billingPlanType: nil, messageId: nil))
+        XCTAssertTrue(refusal("rule s: product=new.monthly -> switch_to=new.yearly").contains("no subscription group is known"))
+        XCTAssertTrue(refusal("group g9: app.monthly").contains("rules:1: group g9: product app.monthly is in subscription group g1 as the store knows it"))
+        XCTAssertTrue(refusal("group g3: new.a\ngroup g4: new.a").contains("rules:2: group g4: product new.a is already in group g3"))
     }
 
     func testAnOfferKeyThatIsAlsoAnAppsKeyIsRefused() throws {

@@ -105,11 +105,13 @@ public struct RetentionRulesError: Error, CustomStringConvertible, Equatable {
 /// The rules of one app's real-time answers, first match wins, as a file declares them:
 ///
 ///     # comment
+///     group ID: PRODUCT, ...
 ///     rule NAME: CONDITION... -> ANSWER...
 ///
 /// each word `key=value` (lists comma-separated). Conditions: `product`, `locale`, `state`
 /// (active, expired, billing_retry, grace, revoked), `min_tenure_days`, `max_tenure_days`,
 /// `had_offer` (yes/no), `price_increase` (pending, agreed, none), `auto_renew` (on/off).
+/// A `group` line declares products' subscription group where the store has none yet.
 /// Answers: `message=ID` alone; or `switch_to=PRODUCT` with `billing_plan=TYPE` and
 /// `message=ID`; or `offer=OFFER_ID` with `message=ID`.
 public struct RetentionRules: Equatable, Sendable {
@@ -136,13 +138,33 @@ public struct RetentionRules: Equatable, Sendable {
     public static func parse(_ text: String, file: String, groupOf: (String) -> String?, canSignOffers: Bool) throws -> RetentionRules {
         guard text.utf8.count <= maximumBytes else { throw RetentionRulesError("\(file): over \(maximumBytes) bytes; not a rules file") }
         var rules: [RetentionRule] = []
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // `group ID: PRODUCT, ...` lines declare subscription groups for products the store
+        // has not seen yet; one the store knows in another group is refused.
+        var declared: [String: String] = [:]
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        for (index, line) in lines.enumerated() where line.hasPrefix("group ") {
+            func fail(_ why: String) -> RetentionRulesError { RetentionRulesError("\(file):\(index + 1): \(why)") }
+            guard let colon = line.firstIndex(of: ":") else { throw fail("expected `group ID: PRODUCT, ...`") }
+            let group = line[line.index(line.startIndex, offsetBy: 6)..<colon].trimmingCharacters(in: .whitespaces)
+            let products = line[line.index(after: colon)...].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !group.isEmpty, !group.contains(" "), !products.isEmpty, !products.contains(where: { $0.isEmpty || $0.contains(" ") }) else {
+                throw fail("expected `group ID: PRODUCT, ...` (products comma-separated)")
+            }
+            for product in products {
+                if let stored = groupOf(product), stored != group {
+                    throw fail("group \(group): product \(product) is in subscription group \(stored) as the store knows it")
+                }
+                if let other = declared[product], other != group { throw fail("group \(group): product \(product) is already in group \(other)") }
+                declared[product] = group
+            }
+        }
+        func knownGroup(_ product: String) -> String? { groupOf(product) ?? declared[product] }
+        for (index, line) in lines.enumerated() {
             let number = index + 1
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("group ") { continue }
             func fail(_ why: String) -> RetentionRulesError { RetentionRulesError("\(file):\(number): \(why)") }
             guard line.hasPrefix("rule "), let colon = line.firstIndex(of: ":") else {
-                throw fail("expected `rule NAME: CONDITION... -> ANSWER...`")
+                throw fail("expected `rule NAME: CONDITION... -> ANSWER...` or `group ID: PRODUCT, ...`")
             }
             let name = line[line.index(line.startIndex, offsetBy: 5)..<colon].trimmingCharacters(in: .whitespaces)
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
@@ -197,11 +219,13 @@ public struct RetentionRules: Equatable, Sendable {
             if let product = then["switch_to"] {
                 let products = list("product")
                 guard !products.isEmpty else { throw failRule("switch_to needs product= (the products it is offered instead of)") }
-                guard let group = groupOf(product) else {
-                    throw failRule("switch_to \(product): the store knows no subscription group for this product")
+                guard let group = knownGroup(product) else {
+                    throw failRule("switch_to \(product): no subscription group is known for this product (declare it: group ID: PRODUCT, ...)")
                 }
                 for current in products {
-                    guard let own = groupOf(current) else { throw failRule("product \(current): the store knows no subscription group for it") }
+                    guard let own = knownGroup(current) else {
+                        throw failRule("product \(current): no subscription group is known for it (declare it: group ID: PRODUCT, ...)")
+                    }
                     guard own == group else {
                         throw failRule("switch_to \(product) is in subscription group \(group), outside product \(current)'s (\(own))")
                     }
