@@ -143,36 +143,44 @@ final class ServeEngine: @unchecked Sendable {
         }
         let decision = RetentionDecision(response: response, decidedMs: DateText.nowMillis(), micros: micros)
         // Logged after the answer, so that a store that is slow or down never holds it up;
-        // past a bound of waiting decisions (a store down long) the newest go unlogged.
+        // those waiting are written together, in one commit. Past a bound of waiting
+        // decisions (a store down long) the newest go unlogged.
         pool.lock()
-        let room = decisionsWaiting < Self.maximumDecisionsWaiting
-        if room { decisionsWaiting += 1 }
+        let room = pendingDecisions.count < Self.maximumDecisionsWaiting
+        if room { pendingDecisions.append(decision) }
+        let first = pendingDecisions.count == 1
         pool.unlock()
         guard room else {
             log("retention decision not logged: \(Self.maximumDecisionsWaiting) are waiting for the store")
             return response
         }
-        decisionLog.async { [committer] in
-            defer {
-                self.pool.lock()
-                self.decisionsWaiting -= 1
-                self.pool.unlock()
-            }
-            do {
-                _ = try committer.submit(touching: []) { intake in
-                    try intake.store.recordRetentionDecision(decision)
-                    return .duplicate(notificationUUID: "")
-                }
-            } catch {
-                log("retention decision not logged: \(error)")
-            }
-        }
+        if first { decisionLog.async { self.logPendingDecisions(log: log) } }
         return response
     }
 
-    /// The decisions waiting to be logged, in the order they were made.
+    /// Writes the decisions waiting, all in one commit, until none waits.
+    private func logPendingDecisions(log: @escaping @Sendable (String) -> Void) {
+        pool.lock()
+        let batch = pendingDecisions
+        pool.unlock()
+        do {
+            _ = try committer.submit(touching: []) { intake in
+                for decision in batch { try intake.store.recordRetentionDecision(decision) }
+                return .duplicate(notificationUUID: "")
+            }
+        } catch {
+            log("\(batch.count) retention decision(s) not logged: \(error)")
+        }
+        pool.lock()
+        pendingDecisions.removeFirst(batch.count)
+        let more = !pendingDecisions.isEmpty
+        pool.unlock()
+        if more { decisionLog.async { self.logPendingDecisions(log: log) } }
+    }
+
+    /// The decisions made and not yet written, oldest first (the first is being written).
     private let decisionLog = DispatchQueue(label: "subdesk.retention-decisions")
-    private var decisionsWaiting = 0
+    private var pendingDecisions: [RetentionDecision] = []
     static let maximumDecisionsWaiting = 10_000
     /// How long a real-time answer waits for the store: Apple allows 700 ms for the whole answer.
     static let retentionReadBound: DispatchTimeInterval = .milliseconds(150)
