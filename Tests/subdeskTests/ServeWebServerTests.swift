@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import XCTest
 @testable import SubscriptionCore
 @testable import SubdeskScenarios
@@ -96,6 +99,21 @@ final class ServeWebServerTests: SubdeskTestCase {
         XCTAssertEqual(try engineQuery(db, "SELECT count(*) FROM quarantine"), "1")
     }
 
+    /// Apple's real-time retention request through the web server's `/appstore/retention`
+    /// route reaches serve's responder: no rules configured, so `200 {}` (Apple falls back);
+    /// one signed for another app, 403.
+    func retentionThrough(port: Int) async throws {
+        var request = URLRequest(url: try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/appstore/retention")))
+        request.httpMethod = "POST"
+        request.httpBody = try ServeRetentionTests.request(otid: "2000000000000001")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        XCTAssertEqual((response as? HTTPURLResponse)?.statusCode, 200)
+        XCTAssertEqual(String(decoding: data, as: UTF8.self), "{}")
+        request.httpBody = try ServeRetentionTests.request(otid: "2000000000000001", app: 42)
+        let (refusal, refused) = try await URLSession.shared.data(for: request)
+        XCTAssertEqual((refused as? HTTPURLResponse)?.statusCode, 403, String(decoding: refusal, as: UTF8.self))
+    }
+
     // MARK: lighttpd
 
     func testSignedBodiesThroughLighttpdAndServeAreStored() async throws {
@@ -130,6 +148,7 @@ final class ServeWebServerTests: SubdeskTestCase {
         webServer = pid
         try waitForPort(port, pid: pid, log: dir + "/logs/lighttpd.out")
         try await postThrough(port: port, db: db, firstInstance: 880_000)
+        try await retentionThrough(port: port)
         try checkMetricsListener(port: metricsPort, stored: 40)
     }
 
@@ -268,6 +287,7 @@ final class ServeWebServerTests: SubdeskTestCase {
         let db = try startServe()
         let (port, metricsPort) = try startNginx()
         try await postThrough(port: port, db: db, firstInstance: 890_000)
+        try await retentionThrough(port: port)
         try checkMetricsListener(port: metricsPort, stored: 40)
     }
 

@@ -336,6 +336,12 @@ public enum OnCallMetrics {
             guard let u = i.serveUnavailability else { return [] }
             return ServeUnavailableReason.allCases.map { .init([("reason", $0.rawValue)], Double(u.totals[$0] ?? 0)) }
         },
+        OnCallMetric(name: "subdesk_serve_retention_requests_total", kind: .counter,
+                     help: "Apple's real-time Retention Messaging requests the running subdesk serve (serve_socket) answered since it started, by outcome: answered (a rule's answer), no_rule, store_unavailable and offer_key_unreadable (answered with nothing, so Apple falls back), refused:WHY (malformed, oversized, unsigned, signature, unknown_app, other_app_than_url, environment, stale); absent without serve_socket or when serve does not answer.",
+                     unit: "", labels: ["outcome"], source: [.serve]) { i in
+            guard let u = i.serveUnavailability else { return [] }
+            return RetentionOutcome.keys.map { .init([("outcome", $0)], Double(u.retention[$0] ?? 0)) }
+        },
         OnCallMetric(name: "subdesk_trusted_root_expiry_seconds", kind: .gauge,
                      help: "Seconds until each configured trust root's certificate expires (negative once it has); fingerprint is the first 16 hex digits of the SHA-256 of its DER, so a root and its successor of the same subject are two series.",
                      unit: "seconds", labels: ["subject", "fingerprint"], source: [.configuration("root_ca")]) { i in

@@ -51,17 +51,42 @@ public struct ServeUnavailability: Sendable, Equatable {
     public static let totalName = "SUBDESK_UNAVAILABLE_TOTAL"
     public static let lastHourName = "SUBDESK_UNAVAILABLE_LAST_HOUR"
     public static let lastAtName = "SUBDESK_UNAVAILABLE_LAST_MS"
+    public static let retentionName = "SUBDESK_RETENTION_TOTAL"
 
     public var totals: [ServeUnavailableReason: Int]
     public var lastHour: Int
     /// When each reason's latest 503 was answered (Unix milliseconds); a reason never seen
     /// since serve started is absent.
     public var lastAt: [ServeUnavailableReason: Millis]
+    /// How serve's real-time retention requests ended since it started, by outcome
+    /// (`RetentionOutcome.keys`); empty from a serve that does not say.
+    public var retention: [String: Int] = [:]
 
-    public init(totals: [ServeUnavailableReason: Int] = [:], lastHour: Int = 0, lastAt: [ServeUnavailableReason: Millis] = [:]) {
+    public init(totals: [ServeUnavailableReason: Int] = [:], lastHour: Int = 0, lastAt: [ServeUnavailableReason: Millis] = [:],
+                retention: [String: Int] = [:]) {
         self.totals = totals
         self.lastHour = lastHour
         self.lastAt = lastAt
+        self.retention = retention
+    }
+
+    /// `answered=3,no_rule=0,...`: every outcome, in `RetentionOutcome.keys` order.
+    public var encodedRetention: String {
+        RetentionOutcome.keys.map { "\($0)=\(retention[$0] ?? 0)" }.joined(separator: ",")
+    }
+
+    /// Reads `encodedRetention`'s text: outcomes this build does not know are left out, and
+    /// a malformed item makes the whole nil.
+    public static func decodeRetention(_ text: String?) -> [String: Int]? {
+        guard let text else { return [:] }
+        var counts: [String: Int] = [:]
+        for item in text.split(separator: ",") {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let n = Int(parts[1]), n >= 0 else { return nil }
+            let key = String(parts[0])
+            if RetentionOutcome.keys.contains(key), n > 0 { counts[key] = n }
+        }
+        return counts
     }
 
     /// The latest 503 of any of the reasons `which` keeps.

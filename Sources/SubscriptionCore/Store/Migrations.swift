@@ -835,6 +835,28 @@ enum Migrations {
         \(PostgresRoles.grants(onNew: ["retention_content"]))
         CREATE OR REPLACE FUNCTION \(AuditStamp.stamp)() RETURNS trigger LANGUAGE plpgsql
         SET search_path = \(AuditStamp.searchPath) AS $$\(AuditStamp.stampBody)$$;
+        Migration(38, "the real-time retention responder's decisions", { d in """
+        -- One row per real-time Retention Messaging request serve answered: the request,
+        -- the subscription and app, the rule and answer (kind and value), the outcome
+        -- (answered, no_rule, store_unavailable, offer_key_unreadable, refused:WHY) and the
+        -- microseconds the answer took.
+        CREATE TABLE retention_decisions (
+            id \(d.generatedID),
+            request_id \(d.text),
+            original_transaction_id \(d.text),
+            app_name \(d.text),
+            rule \(d.text),
+            answer_kind \(d.text),
+            answer_value \(d.text),
+            outcome \(d.text) NOT NULL,
+            detail \(d.text),
+            decided_ms \(d.integer) NOT NULL,
+            micros \(d.integer) NOT NULL
+        );
+        CREATE INDEX retention_decisions_subscription ON retention_decisions (original_transaction_id, decided_ms);
+        """ }, postgres: """
+        -- The new table's rights for each installed role: intake (serve) adds decisions.
+        \(PostgresRoles.grants(onNew: ["retention_decisions"]))
         """),
     ]
 

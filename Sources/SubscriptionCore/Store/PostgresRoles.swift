@@ -48,13 +48,13 @@ public enum PostgresRoles {
         "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",
         "metric_segments_catchup", "notifications", "jws_headers", "intake_log", "intake_counts", "quarantine", "verified_chains",
         "overrides", "audit_log", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts",
-        "forward_outbox", "forward_attempts", "retention_messaging", "retention_content", "store_changes", "schema_version",
+        "forward_outbox", "forward_attempts", "retention_messaging", "retention_content", "retention_decisions", "store_changes", "schema_version",
     ]
 
     /// The tables a migration later than the first stores with roles made: granted when a
     /// store has them (a store taken back to an earlier version in a test has not), and by
     /// the migration that makes them, on a store whose roles were installed before.
-    static let madeLater: Set<String> = ["forward_outbox", "forward_attempts", "retention_messaging", "retention_content"]
+    static let madeLater: Set<String> = ["forward_outbox", "forward_attempts", "retention_messaging", "retention_content", "retention_decisions"]
 
     /// The state derived from Apple's signed data.
     static let derived = ["subscribers", "subscriptions", "transactions", "renewal_info", "receipts", "refund_requests",
@@ -76,6 +76,7 @@ public enum PostgresRoles {
         Right(verifiers, [.insert], intakeAppendOnly, why: "add notifications; nobody changes or deletes one"),
         Right(verifiers, [.insert, .update], intakeCounters, why: "count each intake outcome, for the on-call metrics"),
         Right(["subdesk_intake"], [.insert, .update], ["quarantine"], why: "quarantine refused bodies, counting repeats"),
+        Right(["subdesk_intake"], [.insert], ["retention_decisions"], why: "log each real-time retention decision serve makes"),
         Right(["subdesk_intake"], [.insert, .update], ["verified_chains"],
               why: "remember chain checks, sealed with the receiver's key"),
         Right(verifiers, [.insert, .update], ["forward_outbox"],
@@ -162,7 +163,7 @@ public enum PostgresRoles {
     /// What each role is for, in the README's words.
     public static let summaries: [String: String] = [
         "subdesk_read": "read everything (managers, reports); write nothing",
-        "subdesk_intake": "add notifications, quarantine bodies, keep the derived state, remember chain checks, owe and deliver forwarded notifications; never change or delete a notification; no overrides, no audit entries",
+        "subdesk_intake": "add notifications, quarantine bodies, keep the derived state, remember chain checks, owe and deliver forwarded notifications, log real-time retention decisions; never change or delete a notification; no overrides, no audit entries",
         "subdesk_support": "read; overrides, user links, audit entries; never the derived state",
         "subdesk_operator": "support's rights, plus revalidation, extensions, sweeps, backfills, refund answers, quarantine replays and purges (which derive state from what Apple signed), retention report imports and the retention console; never the chain memory",
     ]

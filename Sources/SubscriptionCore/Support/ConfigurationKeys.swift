@@ -143,6 +143,10 @@ extension Configuration {
             .init("environment", example: "Production, Sandbox",
                   "the environments accepted and asked: Production, Sandbox or both (unset accepts both)"),
             .init("key", example: "team", "the [key] section whose key signs this app's App Store Server API requests"),
+            .init("offer_key", example: "fitness-offers",
+                  "the [key] section that signs this app's promotional offers in real-time retention answers (used for nothing else)"),
+            .init("retention_rules", example: "/etc/subdesk/fitness-retention.rules",
+                  "the rules serve answers Apple's real-time Retention Messaging requests by (see README, Retention Messaging)"),
             .init("shared_secret_file", example: "/etc/subdesk/fitness-shared-secret",
                   "the app's shared secret (verifyReceipt, and the password of its version 1 notifications)", namesSecret: true),
             .init("allow_v1", example: "no", "yes: accept this app's version 1 notifications (unsigned)"),
@@ -207,6 +211,13 @@ extension Configuration {
             lines += WordWrap.lines(kind.help, width: 88).map { "# " + $0 }
             lines += ["", "#[\(kind.kind.rawValue) \(kind.example)]"]
             add(kind.keys)
+            if kind.kind == .key {
+                // An app's offer key is a key of its own (offer_key), used for nothing else.
+                lines += ["", "# A key used only to sign one app's promotional offers (its offer_key), revocable alone.",
+                          "#[key fitness-offers]"]
+                let offerExamples = ["key_id": "OFFER12345", "key_file": "/etc/subdesk/SubscriptionKey_OFFER12345.p8"]
+                lines += kind.keys.map { "#\($0.name) = \(offerExamples[$0.name] ?? $0.example)" }
+            }
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -34,6 +34,10 @@ public struct ConfiguredApp: Sendable, Equatable {
     public var missingKeyParts: [String] = []
     public var sharedSecretFile: String?
     public var allowV1: Bool
+    /// The key that signs this app's promotional offers (`offer_key`), never its `key`.
+    public var offerKey: AppStoreKeySettings?
+    /// The file of rules that real-time retention requests are answered by.
+    public var retentionRules: String?
 
     public init(name: String, bundleId: String?, appAppleId: Int64? = nil, environments: [AppStoreEnvironment] = [],
                 key: AppStoreKeySettings? = nil, sharedSecretFile: String? = nil, allowV1: Bool = false) {
@@ -220,6 +224,13 @@ public struct ConfiguredApps: Sendable, Equatable {
                 }
                 app.key = key
             }
+            if let name = section.values["offer_key"] {
+                guard let key = keys[name] else {
+                    throw ConfigurationError("\(at("offer_key")): \(section.title) names offer key \(name), but no [key \(name)] section is declared")
+                }
+                app.offerKey = key
+            }
+            app.retentionRules = section.values["retention_rules"]
             app.sharedSecretFile = section.values["shared_secret_file"]
             if let text = section.values["allow_v1"] {
                 guard let allowed = Configuration.yesOrNo(text) else {
@@ -234,6 +245,13 @@ public struct ConfiguredApps: Sendable, Equatable {
                 app.environments = [env]
             }
             apps.append(app)
+        }
+        // An offer key is used for nothing else, so that it can be revoked alone.
+        for (section, app) in zip(appSections, apps) {
+            if let offer = app.offerKey, let other = apps.first(where: { $0.key?.name == offer.name }) {
+                throw ConfigurationError("\(source):\(section.lines["offer_key"] ?? section.line): offer_key \(offer.name) is also "
+                                         + "[app \(other.name)]'s key (App Store Server API): an offer key is used for nothing else")
+            }
         }
         // A name is looked up beside bundle ids and Apple IDs (`?app=`, `--app`): one that is
         // another app's bundle id or Apple ID would name two apps.
@@ -345,6 +363,10 @@ extension ConfiguredApp {
         parts.append(key.map { "key \($0.name) (key id \($0.keyId))" } ?? "no key: verifyReceipt only")
         parts.append(sharedSecretFile == nil ? "no shared secret" : "shared secret set")
         parts.append(allowV1 ? "V1 allowed" : "V1 refused")
+        // serve reads the offer key alone, never the API key: said so the operator can keep
+        // the API key's file from serve's user.
+        if let offerKey { parts.append("offer key \(offerKey.name) (key id \(offerKey.keyId); serve reads it, never the API key)") }
+        if let retentionRules { parts.append("retention rules \(retentionRules)") }
         return "\(name): " + parts.joined(separator: ", ")
     }
 }

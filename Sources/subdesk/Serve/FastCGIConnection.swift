@@ -88,6 +88,9 @@ final class FastCGIConnection {
         if let params = request.params {
             let (text, code): (String, Int)
             switch request.connection.role {
+            case .intake where isRetentionPath(params):
+                let answered = retentionAnswer(params: params, body: request.body, engine: request.engine, server: server)
+                (text, code) = (answered.cgiText, answered.status)
             case .intake:
                 let answered = answer(params: params, body: request.body, engine: request.engine, server: server)
                 (text, code) = (answered.cgiText, answered.status)
@@ -101,6 +104,32 @@ final class FastCGIConnection {
         request.engine.release()
         out += FastCGIRecord.endRequest(requestId: request.requestId, appStatus: status, protocolStatus: .requestComplete).encoded()
         return out
+    }
+
+    /// Whether the request is Apple's real-time Retention Messaging request: its path
+    /// (`DOCUMENT_URI`, else `SCRIPT_NAME`) ends in `/retention`.
+    static func isRetentionPath(_ params: [String: String]) -> Bool {
+        let path = params["DOCUMENT_URI"].flatMap { $0.isEmpty ? nil : $0 } ?? params["SCRIPT_NAME"] ?? ""
+        return path.hasSuffix("/retention")
+    }
+
+    /// The real-time retention answer: JSON, exactly one of Apple's fields, or `{}` to let
+    /// Apple fall back; a refusal is a 4xx.
+    private static func retentionAnswer(params: [String: String], body: BodyReader.Accumulator, engine: ServeEngine,
+                                        server: ServeServer) -> RetentionCGIAnswer {
+        guard (params["REQUEST_METHOD"] ?? "POST") == "POST" else {
+            return RetentionCGIAnswer(status: 405, reason: "Method Not Allowed", body: "{\"error\":\"method\"}")
+        }
+        let expected = params["CONTENT_LENGTH"].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
+        let read = body.result(expected: expected)
+        let posted: String?
+        switch WebhookAnswer.postedApp(params) {
+        case .success(let app): posted = app
+        case .failure: posted = ""
+        }
+        let response = engine.answerRetention(body: read, postedApp: posted, log: server.log.error)
+        server.unavailable.countRetention(response.outcome.key)
+        return RetentionCGIAnswer(status: response.status, reason: response.status == 200 ? "OK" : "Refused", body: response.body)
     }
 
     /// The answer, as the CGI's; a 503 is counted by why (the store's error, or a body cut short).

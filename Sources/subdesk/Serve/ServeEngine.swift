@@ -1,5 +1,6 @@
 import Foundation
 import SubscriptionCore
+import TerminalUI
 
 /// One configuration at work: the store and trust settings `serve` read at start (or at
 /// the last SIGHUP), a pool of connections that verify bodies side by side, and the group
@@ -17,6 +18,8 @@ final class ServeEngine: @unchecked Sendable {
     /// before the latest is closed as one whose file is gone, not kept.
     private var file = 0
     let workers: Int
+    /// Answers Apple's real-time Retention Messaging requests (the `/retention` path).
+    let retention: RetentionResponder
 
     init(context: Context, workers: Int, lock: ServeLock? = nil) throws {
         self.context = context
@@ -24,6 +27,7 @@ final class ServeEngine: @unchecked Sendable {
         maxBodyBytes = try context.intakePolicy().maxBodyBytes
         // Opened now, so that a store or trust setting that is wrong stops `serve` at start.
         let first = try ServeEngine.openIntake(context)
+        retention = try context.retentionResponder(store: first.store)
         weak var engine: ServeEngine?
         committer = GroupCommitter(open: {
             // The single-writer lock on the file the path names now, before writing to it.
@@ -120,6 +124,87 @@ final class ServeEngine: @unchecked Sendable {
             keep = intake
             throw error
         }
+    }
+
+    /// Reads the store on a checking connection (one of `workers`).
+    func reading<T>(_ body: (Store) throws -> T) throws -> T {
+        try withChecker { try body($0.store) }
+    }
+
+    /// Answers one real-time retention request and logs its decision in the store.
+    func answerRetention(body: BodyReader.Result, postedApp: String?, log: @escaping @Sendable (String) -> Void) -> RetentionResponse {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let response = retention.respond(body: body.kept, length: body.length, postedApp: postedApp, now: DateText.nowMillis()) { otid in
+            try boundedRead(otid)
+        }
+        let micros = Int64((DispatchTime.now().uptimeNanoseconds - started) / 1000)
+        if case .refused(let why, let detail) = response.outcome {
+            log("retention request refused (\(why.rawValue)): \(SafeText.sanitize(detail))")
+        }
+        let decision = RetentionDecision(response: response, decidedMs: DateText.nowMillis(), micros: micros)
+        // Logged after the answer, so that a store that is slow or down never holds it up;
+        // those waiting are written together, in one commit. Past a bound of waiting
+        // decisions (a store down long) the newest go unlogged.
+        pool.lock()
+        let room = pendingDecisions.count < Self.maximumDecisionsWaiting
+        if room { pendingDecisions.append(decision) }
+        let first = pendingDecisions.count == 1
+        pool.unlock()
+        guard room else {
+            log("retention decision not logged: \(Self.maximumDecisionsWaiting) are waiting for the store")
+            return response
+        }
+        if first { decisionLog.async { self.logPendingDecisions(log: log) } }
+        return response
+    }
+
+    /// Writes the decisions waiting, all in one commit, until none waits.
+    private func logPendingDecisions(log: @escaping @Sendable (String) -> Void) {
+        pool.lock()
+        let batch = pendingDecisions
+        pool.unlock()
+        do {
+            _ = try committer.submit(touching: []) { intake in
+                for decision in batch { try intake.store.recordRetentionDecision(decision) }
+                return .duplicate(notificationUUID: "")
+            }
+        } catch {
+            log("\(batch.count) retention decision(s) not logged: \(error)")
+        }
+        pool.lock()
+        pendingDecisions.removeFirst(batch.count)
+        let more = !pendingDecisions.isEmpty
+        pool.unlock()
+        if more { decisionLog.async { self.logPendingDecisions(log: log) } }
+    }
+
+    /// The decisions made and not yet written, oldest first (the first is being written).
+    private let decisionLog = DispatchQueue(label: "subdesk.retention-decisions")
+    private var pendingDecisions: [RetentionDecision] = []
+    static let maximumDecisionsWaiting = 10_000
+    /// How long a real-time answer waits for the store: Apple allows 700 ms for the whole answer.
+    static let retentionReadBound: DispatchTimeInterval = .milliseconds(150)
+
+    /// The subscription's state, or an error when the store does not give it within the bound
+    /// (the read goes on in the background and its result is dropped).
+    private func boundedRead(_ otid: String) throws -> SubscriptionState? {
+        let box = ResultBox()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            box.set(Result { try self.reading { try $0.subscription(originalTransactionId: otid)?.state } })
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + Self.retentionReadBound) == .success, let result = box.get() else {
+            throw StoreError(operation: "read the subscription", message: "the store did not answer within the bound", code: 0)
+        }
+        return try result.get()
+    }
+
+    private final class ResultBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var result: Result<SubscriptionState?, Error>?
+        func set(_ r: Result<SubscriptionState?, Error>) { lock.lock(); result = r; lock.unlock() }
+        func get() -> Result<SubscriptionState?, Error>? { lock.lock(); defer { lock.unlock() }; return result }
     }
 
     private var users = 0

@@ -17,10 +17,14 @@ enum ServeProbe {
 
     /// What the responder at `path` said of its 503s; nil when it did not answer or did not say.
     static func unavailability(at path: String, timeout: Int32 = 2) -> ServeUnavailability? {
-        let names = [ServeUnavailability.totalName, ServeUnavailability.lastHourName, ServeUnavailability.lastAtName]
-        guard case .success(let values) = ask(path, names, timeout: timeout) else { return nil }
-        return ServeUnavailability.decode(totals: values[ServeUnavailability.totalName], lastHour: values[ServeUnavailability.lastHourName],
-                                          lastAt: values[ServeUnavailability.lastAtName])
+        let names = [ServeUnavailability.totalName, ServeUnavailability.lastHourName, ServeUnavailability.lastAtName,
+                     ServeUnavailability.retentionName]
+        guard case .success(let values) = ask(path, names, timeout: timeout),
+              var said = ServeUnavailability.decode(totals: values[ServeUnavailability.totalName],
+                                                    lastHour: values[ServeUnavailability.lastHourName],
+                                                    lastAt: values[ServeUnavailability.lastAtName]) else { return nil }
+        said.retention = ServeUnavailability.decodeRetention(values[ServeUnavailability.retentionName]) ?? [:]
+        return said
     }
 
     struct Problem: Error { let text: String }

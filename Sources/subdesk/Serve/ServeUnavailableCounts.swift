@@ -13,6 +13,14 @@ final class ServeUnavailableCounts: @unchecked Sendable {
     /// hour's count says "at least").
     private var recent: [Date] = []
     static let recentLimit = 10_000
+    /// How the real-time retention requests ended, by outcome key.
+    private var retention: [String: Int] = [:]
+
+    func countRetention(_ outcome: String) {
+        lock.lock()
+        retention[outcome, default: 0] += 1
+        lock.unlock()
+    }
 
     func count(_ reason: ServeUnavailableReason, at now: Date = Date()) {
         lock.lock()
@@ -27,14 +35,14 @@ final class ServeUnavailableCounts: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         prune(Date())
-        return ServeUnavailability(totals: totals, lastHour: recent.count, lastAt: lastAt)
+        return ServeUnavailability(totals: totals, lastHour: recent.count, lastAt: lastAt, retention: retention)
     }
 
     /// The FastCGI values serve answers besides the standard ones.
     func values() -> [String: String] {
         let c = current
         return [ServeUnavailability.totalName: c.encodedTotals, ServeUnavailability.lastHourName: String(c.lastHour),
-                ServeUnavailability.lastAtName: c.encodedLastAt]
+                ServeUnavailability.lastAtName: c.encodedLastAt, ServeUnavailability.retentionName: c.encodedRetention]
     }
 
     private func prune(_ now: Date) {

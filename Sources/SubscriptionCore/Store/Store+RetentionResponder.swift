@@ -1,0 +1,89 @@
+import Foundation
+
+extension Store {
+    /// Each product's subscription group as the stored transactions carry it (the group of
+    /// its latest stored transaction that names one): what the retention rules' switch-plan
+    /// answers are checked against.
+    public func subscriptionGroups() throws -> [String: String] {
+        var groups: [String: String] = [:]
+        try db.query("SELECT product_id, subscription_group FROM transactions WHERE subscription_group IS NOT NULL "
+                     + "ORDER BY purchase_ms") { row in groups[row.string(0)] = row.string(1) }
+        return groups
+    }
+}
+
+/// One real-time retention decision as the store logs it (`retention_decisions`, migration 38).
+public struct RetentionDecision: Equatable, Sendable {
+    public var requestId: String?
+    public var originalTransactionId: String?
+    public var appName: String?
+    public var rule: String?
+    public var answerKind: String?
+    public var answerValue: String?
+    /// `answered`, `no_rule`, `store_unavailable`, `offer_key_unreadable`, `refused:WHY`.
+    public var outcome: String
+    public var detail: String?
+    public var decidedMs: Millis
+    public var micros: Int64
+
+    public init(response: RetentionResponse, decidedMs: Millis, micros: Int64) {
+        requestId = response.request?.requestIdentifier
+        originalTransactionId = response.request?.originalTransactionId
+        appName = response.app
+        outcome = response.outcome.key
+        switch response.outcome {
+        case .answered(let rule, let answer):
+            (self.rule, answerKind, answerValue) = (rule, answer.kind, answer.value)
+        case .fellBack(_, let rule):
+            self.rule = rule
+        case .refused(_, let detail):
+            self.detail = detail
+        }
+        self.decidedMs = decidedMs
+        self.micros = micros
+    }
+}
+
+/// The columns of `retention_decisions` but its generated id, in the table's order.
+enum RetentionDecisionColumn: Int, StoreColumn {
+    case requestId, originalTransactionId, appName, rule, answerKind, answerValue, outcome, detail, decidedMs, micros
+
+    func value(in d: RetentionDecision) -> SQLBindable? {
+        switch self {
+        case .requestId: return d.requestId
+        case .originalTransactionId: return d.originalTransactionId
+        case .appName: return d.appName
+        case .rule: return d.rule
+        case .answerKind: return d.answerKind
+        case .answerValue: return d.answerValue
+        case .outcome: return d.outcome
+        case .detail: return d.detail
+        case .decidedMs: return d.decidedMs
+        case .micros: return d.micros
+        }
+    }
+}
+
+extension Store {
+    static let decisionTable = StoreTable<RetentionDecisionColumn>("retention_decisions", key: .requestId)
+    static let decisionInsert = "INSERT INTO retention_decisions (" + decisionTable.names.joined(separator: ", ") + ") VALUES ("
+        + decisionTable.names.map { _ in "?" }.joined(separator: ", ") + ")"
+    static let decisionSelection = decisionTable.selection()
+
+    /// Logs one decision (intake's connection, in the committer's group).
+    public func recordRetentionDecision(_ decision: RetentionDecision) throws {
+        try db.run(Store.decisionInsert, Store.decisionTable.values(decision))
+    }
+
+    /// The decisions of one subscription, oldest first.
+    public func retentionDecisions(originalTransactionId: String) throws -> [RetentionDecision] {
+        try db.rows("SELECT \(Store.decisionSelection.list) FROM retention_decisions WHERE original_transaction_id = ? ORDER BY id",
+                    [originalTransactionId]) { r in
+            var d = RetentionDecision(response: RetentionResponse(status: 0, body: "", outcome: .fellBack(.noRule, rule: nil)),
+                                      decidedMs: r.int64(8), micros: r.int64(9))
+            (d.requestId, d.originalTransactionId, d.appName, d.rule) = (r.optionalString(0), r.optionalString(1), r.optionalString(2), r.optionalString(3))
+            (d.answerKind, d.answerValue, d.outcome, d.detail) = (r.optionalString(4), r.optionalString(5), r.string(6), r.optionalString(7))
+            return d
+        }
+    }
+}
