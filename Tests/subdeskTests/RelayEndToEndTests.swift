@@ -291,3 +291,59 @@ extension ServeTests {
         XCTAssertEqual(try run(counts + ["--db", inOrder]).stdout, try run(counts + ["--db", posted]).stdout)
     }
 }
+
+extension ServeTests {
+    /// Bodies through the CGI (`ingest --cgi`, a process each, as the web server runs it),
+    /// delivered by `forward run`: each once, and the refused one never.
+    func testCGIBodiesAreRelayedByForwardRun() throws {
+        let target = try FakeAppleServer()
+        defer { target.stop() }
+        target.route("POST", "/in", .init(status: 200))
+        let db = try makeStore()
+        let config = try relayConfig(target)
+        var bodies = try Self.signedBodies(12, firstInstance: 51_000).map(\.body)
+        var forged = bodies[0]
+        forged[forged.count - 8] ^= 1
+        bodies.append(forged)
+        for body in bodies {
+            let env = ["REQUEST_METHOD": "POST", "CONTENT_LENGTH": String(body.count), "GATEWAY_INTERFACE": "CGI/1.1"]
+            _ = try run(["ingest", "--cgi", "--db", db, "--config", config] + Self.policyFlags, stdin: body, env: env)
+        }
+        let stored = try storedUUIDs(db)
+        XCTAssertEqual(stored.count, bodies.count - 1)
+        let ran = try run(["forward", "run", "--once", "--db", db, "--config", config])
+        XCTAssertEqual(ran.status, 0, ran.stderr)
+        XCTAssertTrue(ran.stdout.contains("backend: \(stored.count) delivered, 0 to try again, 0 dead"), ran.stdout)
+        let delivered = target.requests("POST", "/in").compactMap { $0.headers["subdesk-delivery"] }
+        XCTAssertEqual(delivered.sorted(), stored.map { $0 + "/backend" }.sorted())
+    }
+
+    /// serve killed (kill -9) in the middle of a burst while it relays, then started again:
+    /// every body it answered 200 is delivered at least once.
+    func testServeKilledMidBurstDeliversEverythingItAnswered() throws {
+        let target = try FakeAppleServer()
+        defer { target.stop() }
+        target.route("POST", "/in", .init(status: 200, delay: 0.02))
+        let db = try makeStore()
+        let config = try relayConfig(target, timeout: 2)
+        let server = try startServe(db, Self.policyFlags + ["--config", config])
+        let signed = try Self.signedBodies(200, firstInstance: 53_000)
+        let answeredCount = Shared(0)
+        let pid = server.process.processIdentifier
+        let answers = burst(signed.map(\.body), clients: 8) { _ in
+            var count = 0
+            answeredCount.update { $0 += 1; count = $0 }
+            if count == 80 { kill(pid, SIGKILL) }
+        }
+        _ = server.waitForExit()
+        let answered = Set(zip(answers, signed).filter { $0.0?.status == 200 }.map(\.1.uuid))
+        XCTAssertGreaterThan(answered.count, 0)
+        // Started again: it relays what the killed one owed and had not sent (its claims run out first).
+        try startServe(db, Self.policyFlags + ["--config", config])
+        waitForDeliveries(target, of: answered, seconds: 120)
+        let delivered = Set(target.requests("POST", "/in").compactMap { $0.headers["subdesk-delivery"]?.split(separator: "/").first.map(String.init) })
+        XCTAssertTrue(answered.isSubset(of: delivered), "answered 200, never delivered: \(answered.subtracting(delivered).prefix(5))")
+        let all = target.requests("POST", "/in").count
+        print("relay serve kill -9: \(answered.count) answered 200, \(delivered.count) delivered, \(all - delivered.count) duplicates")
+    }
+}

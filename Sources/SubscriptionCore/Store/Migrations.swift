@@ -835,6 +835,7 @@ enum Migrations {
         \(PostgresRoles.grants(onNew: ["retention_content"]))
         CREATE OR REPLACE FUNCTION \(AuditStamp.stamp)() RETURNS trigger LANGUAGE plpgsql
         SET search_path = \(AuditStamp.searchPath) AS $$\(AuditStamp.stampBody)$$;
+        """),
         Migration(38, "the real-time retention responder's decisions", { d in """
         -- One row per real-time Retention Messaging request serve answered: the request,
         -- the subscription and app, the rule and answer (kind and value), the outcome
