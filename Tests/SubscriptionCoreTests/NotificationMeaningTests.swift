@@ -19,6 +19,11 @@ final class NotificationMeaningTests: XCTestCase {
         ["Dashboard/Render/SubscribersView.swift", "EXPIRED"],            // a status's label
         ["SubscriptionCore/Metrics/Metric.swift", "REFUND"],              // a column heading of counts
         ["SubscriptionCore/Domain/TransactionRecord.swift", "RENEWAL"],   // a transactionReason
+        ["SubscriptionCore/Relay/ForwardStatusText.swift", "PENDING"],    // a column heading of the relay's table
+        // Apple's review state of retention messages and images, and of a performance test.
+        ["SubscriptionCore/Revalidation/RetentionMessagingClient.swift", "PENDING"],
+        ["subdesk/RetentionConsoleCommand.swift", "PENDING"],
+        ["FakeApple/FakeRetentionMessaging.swift", "PENDING"],
     ]
 
     /// Every name the table knows, and every name the typed values declare.

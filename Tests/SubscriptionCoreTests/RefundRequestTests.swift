@@ -294,6 +294,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
             DROP TABLE intake_counts; DROP INDEX audit_log_action;
             ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind;
             \(TestKit.undoAppColumns(tables: ["subscriptions", "notifications", "quarantine", "backfill_runs"]))
+            \(TestKit.undoLaterTables)
             PRAGMA user_version = 11;
             """)
         let reopened = try fixture.openStore()

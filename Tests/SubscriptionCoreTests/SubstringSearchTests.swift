@@ -146,6 +146,7 @@ final class SubstringSearchTests: XCTestCase, RunsOnEveryEngine {
             DROP TABLE intake_counts; DROP INDEX audit_log_action;
             ALTER TABLE quarantine DROP COLUMN reason_kind; ALTER TABLE intake_log DROP COLUMN reason_kind;
             \(TestKit.undoAppColumns(tables: ["subscriptions", "notifications", "quarantine"]))
+            \(TestKit.undoLaterTables)
             PRAGMA user_version = 8;
             """)
         let store = try Store(path: path)

@@ -72,6 +72,13 @@ enum TestKit {
 
     static var policy: IntakePolicy { SampleData.demoPolicy }
 
+    /// Drops the tables of migrations 33 and later, for a test that takes a SQLite store back
+    /// by hand to a version before them (opening it makes them again).
+    static let undoLaterTables = """
+        DROP TABLE forward_attempts; DROP TABLE forward_outbox; DROP TABLE retention_messaging;
+        DROP TABLE retention_content; DROP TABLE retention_decisions;
+        """
+
     /// Undoes migration 25 (every record's app) on a store, for a test that takes a store
     /// back to an earlier version: `tables` are those of its columns' tables the store still has.
     static func undoAppColumns(sqlite: Bool = true,

@@ -150,7 +150,11 @@ extension ServeTests {
         defer {
             for p in [first, second] { p.terminate(); p.waitUntilExit() }
         }
-        waitForDeliveries(target, of: stored)
+        // Until each delivery's send has ended (the server records a request as it arrives,
+        // the span once its answer is on the way).
+        let wanted = Set(stored.map { $0 + "/backend" })
+        let deadline = Date().addingTimeInterval(90)
+        while Date() < deadline && !wanted.isSubset(of: Set(spans.current.map(\.id))) { Thread.sleep(forTimeInterval: 0.1) }
         var byId: [String: [(start: Double, end: Double)]] = [:]
         spans.update { for s in $0 { byId[s.id, default: []].append((s.start, s.end)) } }
         XCTAssertEqual(Set(byId.keys), Set(stored.map { $0 + "/backend" }))

@@ -206,9 +206,9 @@ public final class ForwardDeliverer {
         let at = now()
         let uuid = "test-" + UUID().uuidString.lowercased()
         let d = ForwardDelivery(id: 0, target: target.name, notificationUUID: uuid, originalTransactionId: nil, bundleId: nil,
-                                environment: nil, type: "TEST", owed: at, giveUp: at, state: .pending, attempts: 0, next: at)
+                                environment: nil, type: NotificationType.test.rawValue, owed: at, giveUp: at, state: .pending, attempts: 0, next: at)
         let body = try? JSONSerialization.data(withJSONObject: [
-            "subdeskTest": true, "notificationType": "TEST", "notificationUUID": uuid, "target": target.name,
+            "subdeskTest": true, "notificationType": NotificationType.test.rawValue, "notificationUUID": uuid, "target": target.name,
             "deliveryId": d.deliveryId, "asOf": DateText.iso(at),
         ] as [String: Any], options: [.sortedKeys, .withoutEscapingSlashes])
         return attempt(d, body: .success(body ?? Data()), test: true)
