@@ -56,7 +56,7 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
     func testTheFixtureImportsAndGivesTheNaiveFigures() throws {
         let store = try Store.inMemory()
         let ops = Operations(store: store, operatorName: "ana")
-        let imported = try ops.importRetentionReport(fixture, file: "/tmp/" + RetentionReportFixture.file, now: 1_000)
+        let imported = try ops.importRetentionReport(fixture, file: "reports/apple/" + RetentionReportFixture.file, now: 1_000)
         XCTAssertEqual(imported.rows.count, 16)
         XCTAssertEqual(imported.audit.action, "retention_report_import")
         XCTAssertEqual(imported.audit.target, RetentionReportFixture.file)
