@@ -27,8 +27,9 @@ enum CohortsCommand {
         --where product=ID (group=, storefront=, offer=, start=free_trial|introductory|none,
         duration=P1M, app=, saved=retention|realtime|none, environment=, ownership=) keeps only
         that part; repeat it to narrow further. saved= is how a subscription was first saved
-        from cancelling: retention once it took a retention offer (offerType 5), realtime for a
-        real-time Retention Messaging save (none recorded yet), else none. --by DIMENSION
+        from cancelling: retention once it took a retention offer (offerType 5), realtime once
+        a real-time Retention Messaging answer of serve's saved it (the daily counts' saved),
+        whichever came first, else none. --by DIMENSION
         splits each cohort by the dimension's values. Subscriptions of several durations are
         read in months since their start; --by duration shows each duration in its own renewal
         periods. --json and --csv give every number unrounded.

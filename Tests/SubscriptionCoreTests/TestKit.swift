@@ -24,6 +24,9 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
+        if version < 39 {
+            try store.db.execute("ALTER TABLE notifications DROP COLUMN auto_renew; ALTER TABLE notifications DROP COLUMN auto_renew_product_id")
+        }
         if version < 38 { try store.db.execute("DROP TABLE retention_decisions") }
         // Migration 37's audit stamp allows the console's actions more, and is left.
         if version < 37 { try store.db.execute("DROP TABLE retention_content") }
@@ -72,11 +75,12 @@ enum TestKit {
 
     static var policy: IntakePolicy { SampleData.demoPolicy }
 
-    /// Drops the tables of migrations 33 and later, for a test that takes a SQLite store back
-    /// by hand to a version before them (opening it makes them again).
+    /// Drops the tables and columns of migrations 33 and later, for a test that takes a SQLite
+    /// store back by hand to a version before them (opening it makes them again).
     static let undoLaterTables = """
         DROP TABLE forward_attempts; DROP TABLE forward_outbox; DROP TABLE retention_messaging;
         DROP TABLE retention_content; DROP TABLE retention_decisions;
+        ALTER TABLE notifications DROP COLUMN auto_renew; ALTER TABLE notifications DROP COLUMN auto_renew_product_id;
         """
 
     /// Undoes migration 25 (every record's app) on a store, for a test that takes a store

@@ -62,6 +62,11 @@ public struct NotificationV1: Sendable {
     /// The grace period end the pending renewal info of subscription `originalTransactionId`
     /// signed, if it has one (what the notification keeps, `NotificationEvent.graceExpires`).
     public func graceExpires(of originalTransactionId: String?) -> Millis? {
-        renewals.first { $0.originalTransactionId == originalTransactionId }?.gracePeriodExpiresDate
+        renewal(of: originalTransactionId)?.gracePeriodExpiresDate
+    }
+
+    /// The pending renewal info of subscription `originalTransactionId`, if the body has it.
+    public func renewal(of originalTransactionId: String?) -> RenewalRecord? {
+        renewals.first { $0.originalTransactionId == originalTransactionId }
     }
 }

@@ -16,10 +16,16 @@ public struct NotificationEvent: Equatable, Sendable {
     /// carried (`gracePeriodExpiresDate`), if it carried one: kept with the notification, so
     /// a gap's grace is known after later renewal info replaced the stored one.
     public var graceExpires: Millis?
+    /// Whether auto-renew was on, and the product it renews into, in the renewal info this
+    /// notification carried (`autoRenewStatus`, `autoRenewProductId`), if it carried one: what
+    /// a real-time retention save is read from (`RealtimeSave`), kept with the notification as
+    /// the grace period end is.
+    public var autoRenew: Bool?
+    public var autoRenewProductId: String?
 
     public init(notificationUUID: String, version: Int, type: NotificationType, subtype: NotificationSubtype?, signedDate: Millis,
                 originalTransactionId: String?, transactionId: String?, productId: String?, environment: String?,
-                graceExpires: Millis? = nil) {
+                graceExpires: Millis? = nil, autoRenew: Bool? = nil, autoRenewProductId: String? = nil) {
         self.notificationUUID = notificationUUID
         self.version = version
         self.type = type
@@ -30,6 +36,8 @@ public struct NotificationEvent: Equatable, Sendable {
         self.productId = productId
         self.environment = environment
         self.graceExpires = graceExpires
+        self.autoRenew = autoRenew
+        self.autoRenewProductId = autoRenewProductId
     }
 
     /// `TYPE/SUBTYPE`, or `TYPE` alone.

@@ -334,7 +334,8 @@ public final class Intake {
             subtype: payload.subtype, signedDate: payload.signedDate,
             originalTransactionId: t?.originalTransactionId ?? renewals.first?.originalTransactionId ?? concerned,
             transactionId: t?.transactionId, productId: t?.productId ?? payload.summary?.productId,
-            environment: payload.environment?.rawValue, graceExpires: renewals.first?.gracePeriodExpiresDate)
+            environment: payload.environment?.rawValue, graceExpires: renewals.first?.gracePeriodExpiresDate,
+            autoRenew: renewals.first?.autoRenewStatus, autoRenewProductId: renewals.first?.autoRenewProductId)
         let pieces = keepPieces ? NotificationPieces(outer: verified.jws.pieces, nested: nested) : nil
         return Decoded(event: event, transactions: transactions, renewals: renewals, isDuplicate: false, pieces: pieces,
                        signedPayload: jws, feedDetail: feedDetail,
@@ -368,8 +369,9 @@ public final class Intake {
         let event = NotificationEvent(notificationUUID: uuid, version: 1, type: v1.notificationType, subtype: nil,
                                       signedDate: v1.versionDate + meanings.v1Rank(v1.notificationType), originalTransactionId: main,
                                       transactionId: latest?.transactionId, productId: latest?.productId,
-                                      environment: v1.environment.rawValue,
-                                      graceExpires: v1.graceExpires(of: main))
+                                      environment: v1.environment.rawValue, graceExpires: v1.graceExpires(of: main),
+                                      autoRenew: v1.renewal(of: main)?.autoRenewStatus,
+                                      autoRenewProductId: v1.renewal(of: main)?.autoRenewProductId)
         let duplicate = try store.notificationDigest(uuid: uuid) != nil
             || (legacy != uuid && store.notificationDigest(uuid: legacy) != nil)
         return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate,
@@ -478,7 +480,7 @@ public final class Intake {
 
     public static func metricShare(of history: SubscriptionHistory, meanings: NotificationMeanings) -> MetricContributions {
         MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal,
-                               meanings: meanings)
+                               meanings: meanings, realtime: history.realtime)
     }
 
     /// Whether a transaction belongs to an auto-renewable subscription: by its `type` when

@@ -76,7 +76,8 @@ public struct MetricContributions: Equatable, Sendable {
         /// half a price refunded 500), the refund rate's numerator.
         case refundFull, refundProrated, refundShare
         /// A save: the first period of a run bought with a retention offer (offerType 5,
-        /// taken on the App Store's cancellation sheet), at its purchase.
+        /// taken on the App Store's cancellation sheet), at its purchase; or a real-time
+        /// retention request answered and taken (`RealtimeSave`), at the request.
         case saved
 
         /// Whether reports read it: `start` and `end` come only from shares stored by an
@@ -190,10 +191,12 @@ public struct MetricContributions: Equatable, Sendable {
         return ownership == "FAMILY_SHARED" ? .familyShared : .paid
     }
 
-    /// The share of a subscription with this history (`renewal`: its latest renewal info),
-    /// its notifications read through `meanings`.
+    /// The share of a subscription with this history (`renewal`: its latest renewal info;
+    /// `realtime`: the real-time retention requests the responder answered for it), its
+    /// notifications read through `meanings`.
     public static func of(transactions: [TransactionRecord], events: [NotificationEvent],
-                          renewal: RenewalRecord? = nil, meanings: NotificationMeanings = .standard) -> MetricContributions {
+                          renewal: RenewalRecord? = nil, meanings: NotificationMeanings = .standard,
+                          realtime: [RealtimeRetentionAnswer] = []) -> MetricContributions {
         var c = MetricContributions()
         var variants: [Attributes: UInt8] = [:]
         var lastVariant: (t: TransactionRecord, v: UInt8)?
@@ -254,8 +257,9 @@ public struct MetricContributions: Equatable, Sendable {
         // The paid periods that count (not refunded), each with where it ends.
         var paid: [(t: TransactionRecord, starts: Millis, ends: Millis, segment: CountSegment, variant: UInt8)] = []
         var renewedTrials: [Millis] = []
-        // How the subscription was first saved from cancelling (the cohorts' `saved`).
-        var firstSave = SaveKind.none
+        // The retention-offer saves (see below), and when the first was.
+        var retentionSaves = Set<String>()
+        var firstRetentionSave: Millis?
         for (index, t) in ordered.enumerated() {
             defer { previous = t }
             let segment = segment(environment: t.environment.rawValue, ownership: t.ownershipType)
@@ -264,7 +268,8 @@ public struct MetricContributions: Equatable, Sendable {
             // of the offer's periods is one save), refunded ones too, in its own segment.
             if t.offerType.map(OfferType.init(rawValue:)) == .retention, previous?.offerType != t.offerType {
                 add(t.purchaseDate, .saved, segment, v)
-                if firstSave == .none { firstSave = .retention }
+                retentionSaves.insert(t.transactionId)
+                if firstRetentionSave == nil { firstRetentionSave = t.purchaseDate }
             }
             // A family member pays nothing (the purchaser's own transaction is the payment):
             // family-shared access moves no money and is no paid transaction; its revocation
@@ -359,6 +364,18 @@ public struct MetricContributions: Equatable, Sendable {
                 }
             }
         }
+        // Saved in real time: an answered request the history after it shows was taken or left
+        // auto-renew on (`RealtimeSave`), on its day, in the segment of the transaction then.
+        let realtimeSaves = ReferenceBreak.active == .realtimeUnsaved ? []
+            : RealtimeSave.saves(realtime, ordered: ordered, retentionSaves: retentionSaves, events: chronological, renewal: renewal)
+        for at in realtimeSaves {
+            guard let then = ordered.last(where: { $0.purchaseDate <= at }) ?? ordered.first else { break }
+            add(at, .saved, Self.segment(environment: then.environment.rawValue, ownership: then.ownershipType), variant(then))
+        }
+        // How the subscription was first saved from cancelling (the cohorts' `saved`).
+        var firstSave = SaveKind.none
+        if firstRetentionSave != nil { firstSave = .retention }
+        if let first = realtimeSaves.first, first < (firstRetentionSave ?? .max) { firstSave = .realtime }
         // Movement: paid periods that follow one another within `contiguity` make one run of
         // paid access. A run starts as the subscription's first (new), or after a gap: bought
         // again (a reactivation) or renewed by Apple once billing succeeded (a recovery). It
@@ -747,9 +764,10 @@ enum ReferenceBreak: Int, Sendable {
     /// period's length would end, counts as within grace; 8: a grace recovery's
     /// period counts from its purchase; 9: a month-end anniversary is moved on from the kept
     /// expiry; 10: an upgrade whose purchase was refunded in full replaced nothing; 11:
-    /// cohort shares hold no `saved` value, as before cohorts were split by it.
+    /// cohort shares hold no `saved` value, as before cohorts were split by it; 12: no
+    /// real-time save counts, as before they were.
     case graceRecovery = 1, comebackPeriods, proratedRefundPeriod, trialAfterRetry, familyMoney, upgradeRefundedInPart,
-         retryTakenAsGrace, recoveryDuration, monthEndAnchor, upgradeRefundedInFull, cohortsUnsaved
+         retryTakenAsGrace, recoveryDuration, monthEndAnchor, upgradeRefundedInFull, cohortsUnsaved, realtimeUnsaved
 
     nonisolated(unsafe) static var active: ReferenceBreak?
 }

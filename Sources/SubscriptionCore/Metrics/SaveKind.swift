@@ -5,8 +5,9 @@ public enum SaveKind: String, CaseIterable, Sendable {
     /// period bought with one whose period before was bought without one, as the daily
     /// counts' `saved` counts it.
     case retention
-    /// A save answered by the app in real time (Retention Messaging's real-time request).
-    /// Declared so that reports accept it; nothing records such a save yet.
+    /// A save answered by the app in real time (Retention Messaging's real-time request): an
+    /// answered request the history after it shows was taken (`RealtimeSave`), as the daily
+    /// counts' `saved` counts it.
     case realtime
     /// Never saved.
     case none

@@ -22,14 +22,17 @@ public enum RetentionOutcome: Equatable, Sendable {
     case fellBack(RetentionFallback, rule: String?)
     case refused(RetentionRefusal, detail: String)
 
+    /// The key of an answered request: what a real-time save is counted from.
+    public static let answeredKey = "answered"
+
     /// Every outcome's key, in the order metrics list them.
-    public static let keys = ["answered"] + RetentionFallback.allCases.map(\.rawValue)
+    public static let keys = [answeredKey] + RetentionFallback.allCases.map(\.rawValue)
         + RetentionRefusal.allCases.map { "refused:" + $0.rawValue }
 
     /// `answered`, `no_rule`, `store_unavailable`, …, `refused:stale`.
     public var key: String {
         switch self {
-        case .answered: return "answered"
+        case .answered: return Self.answeredKey
         case .fellBack(let why, _): return why.rawValue
         case .refused(let why, _): return "refused:" + why.rawValue
         }

@@ -11,11 +11,13 @@ public enum RetentionAnswer: Equatable, Sendable {
     case promotionalOffer(offerId: String, messageId: String?)
 
     /// The kind as the decisions table and the README name it.
-    public var kind: String {
+    public var kind: String { answerKind.rawValue }
+
+    public var answerKind: RetentionAnswerKind {
         switch self {
-        case .message: return "message"
-        case .alternateProduct: return "alternate_product"
-        case .promotionalOffer: return "promotional_offer"
+        case .message: return .message
+        case .alternateProduct: return .alternateProduct
+        case .promotionalOffer: return .promotionalOffer
         }
     }
 
@@ -27,6 +29,13 @@ public enum RetentionAnswer: Equatable, Sendable {
         case .promotionalOffer(let offer, _): return offer
         }
     }
+}
+
+/// Apple's three kinds of answer, as the decisions table stores them (`answer_kind`).
+public enum RetentionAnswerKind: String, CaseIterable, Sendable {
+    case message
+    case alternateProduct = "alternate_product"
+    case promotionalOffer = "promotional_offer"
 }
 
 /// A subscriber's state as a rule may ask about it.

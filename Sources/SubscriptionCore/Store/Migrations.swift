@@ -859,17 +859,42 @@ enum Migrations {
         -- The new table's rights for each installed role: intake (serve) adds decisions.
         \(PostgresRoles.grants(onNew: ["retention_decisions"]))
         """),
+        Migration(39, "each notification's auto-renew status, and real-time retention saves counted", { d in """
+        -- Whether auto-renew was on, and the product it renews into, in the renewal info each
+        -- notification carried (autoRenewStatus, autoRenewProductId): kept whatever renewal
+        -- info arrives after (the store keeps only the latest), what a real-time save is read
+        -- from (RealtimeSave). Filled for the stored bodies by Migrations.fillAutoRenew, and
+        -- the share of each subscription with an answered request recomputed with them.
+        ALTER TABLE notifications ADD COLUMN auto_renew \(d.integer);
+        ALTER TABLE notifications ADD COLUMN auto_renew_product_id \(d.text);
+        \(d.insertOrIgnore) metrics_pending SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id IN
+            (SELECT original_transaction_id FROM retention_decisions WHERE outcome = 'answered')\(d.onConflictIgnore);
+        """ }, fill: MigrationFill(run: Migrations.fillAutoRenew)),
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period
-    /// end gets it, read back from its body as intake reads it (V2: `signedRenewalInfo`; V1:
-    /// the subscription's pending renewal info), a thousand rows at a time.
+    /// end gets it.
     static func fillGraceExpiries(_ db: any SQLConnection) throws {
+        try fillFromCarriedRenewal(db, set: "grace_expires_ms = ?") { $0.gracePeriodExpiresDate.map { [$0] } }
+    }
+
+    /// Migration 39's fill: each stored notification that carried renewal info gets its
+    /// auto-renew status and the product it renews into.
+    static func fillAutoRenew(_ db: any SQLConnection) throws {
+        try fillFromCarriedRenewal(db, set: "auto_renew = ?, auto_renew_product_id = ?") { [$0.autoRenewStatus, $0.autoRenewProductId] }
+    }
+
+    /// Sets `columns` (`a = ?, b = ?`) of each stored notification whose body carried renewal
+    /// info to what `values` reads from that renewal info (nothing where it gives nil), read
+    /// back from the body as intake reads it (V2: `signedRenewalInfo`; V1: the subscription's
+    /// pending renewal info), a thousand rows at a time.
+    static func fillFromCarriedRenewal(_ db: any SQLConnection, set columns: String,
+                                       _ values: (RenewalRecord) -> [SQLBindable?]?) throws {
         var headers: [Int64: String] = [:]
         try db.query("SELECT id, segment FROM jws_headers", []) { headers[$0.int64(0)] = $0.string(1) }
         var after: Int64 = 0
         while true {
-            var found: [(id: Int64, grace: Int64)] = []
+            var found: [(id: Int64, values: [SQLBindable?])] = []
             var last: Int64?
             try db.query("""
                 SELECT id, version, body_format, body, original_transaction_id FROM notifications WHERE id > ? ORDER BY id LIMIT 1000
@@ -883,28 +908,29 @@ enum Migrations {
                     body = decoded
                 default: return
                 }
-                if let grace = graceExpires(body: body, version: r.int(1), originalTransactionId: r.optionalString(4)) {
-                    found.append((r.int64(0), grace))
+                if let renewal = carriedRenewal(body: body, version: r.int(1), originalTransactionId: r.optionalString(4)),
+                   let set = values(renewal) {
+                    found.append((r.int64(0), set))
                 }
             }
             for row in found {
-                try db.run("UPDATE notifications SET grace_expires_ms = ? WHERE id = ?", [row.grace, row.id])
+                try db.run("UPDATE notifications SET \(columns) WHERE id = ?", row.values + [row.id])
             }
             guard let last else { return }
             after = last
         }
     }
 
-    /// The grace period end a stored body's renewal info signed, if any, read by intake's own
-    /// decoders (`RenewalRecord(v2:)`, `NotificationV1`), as intake read it when it came.
-    static func graceExpires(body: Data, version: Int, originalTransactionId: String?) -> Millis? {
+    /// The renewal info a stored body carried, if any, read by intake's own decoders
+    /// (`RenewalRecord(v2:)`, `NotificationV1`), as intake read it when it came.
+    static func carriedRenewal(body: Data, version: Int, originalTransactionId: String?) -> RenewalRecord? {
         if version == 2 {
             guard let json = ApplePayloads.nestedPayload(body: body, field: "signedRenewalInfo"),
                   let fields = try? JSONFields(data: json, path: "signedRenewalInfo") else { return nil }
-            return (try? RenewalRecord(v2: fields))?.gracePeriodExpiresDate
+            return try? RenewalRecord(v2: fields)
         }
         guard let fields = try? JSONFields(data: body, path: "body"), let v1 = try? NotificationV1(json: fields) else { return nil }
-        return v1.graceExpires(of: originalTransactionId)
+        return v1.renewal(of: originalTransactionId)
     }
 
     /// Counts the intake log as it stands, as `Store.countIntake` counts each new outcome

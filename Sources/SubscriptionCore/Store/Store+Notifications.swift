@@ -28,11 +28,11 @@ extension Store {
         try db.run("""
             INSERT INTO notifications (notification_uuid, version, type, subtype, signed_ms, received_ms,
                 original_transaction_id, transaction_id, product_id, environment, ownership, body_sha256, body_format,
-                body, source, bundle_id, grace_expires_ms)
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                body, source, bundle_id, grace_expires_ms, auto_renew, auto_renew_product_id)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
             """, [e.notificationUUID, e.version, e.type.rawValue, e.subtype?.rawValue, e.signedDate, n.receivedDate,
                   e.originalTransactionId, e.transactionId, e.productId, e.environment, n.ownership, n.bodySHA256,
-                  format, stored, n.source, n.bundleId, e.graceExpires])
+                  format, stored, n.source, n.bundleId, e.graceExpires, e.autoRenew, e.autoRenewProductId])
     }
 
     /// The app the newest stored notification about a subscription was signed for, if any says.

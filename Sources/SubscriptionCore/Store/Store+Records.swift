@@ -69,7 +69,7 @@ extension Store {
     /// A subscription's notifications for its history, each with the grace period's end its
     /// renewal info signed (a gap's grace, `MetricContributions.recoveredWithinGrace`).
     static let selectEventsOf = """
-        SELECT \(eventColumns), grace_expires_ms FROM notifications WHERE original_transaction_id = ? ORDER BY signed_ms, notification_uuid
+        SELECT \(eventColumns), grace_expires_ms, auto_renew, auto_renew_product_id FROM notifications WHERE original_transaction_id = ? ORDER BY signed_ms, notification_uuid
         """
 
     static let renewalTable = StoreTable<RenewalColumn>("renewal_info", key: .originalTransactionId)
@@ -105,10 +105,13 @@ extension Store {
         let events = try db.rows(Store.selectEventsOf, [otid]) { row in
             var event = Store.event(row)
             event.graceExpires = row.optionalInt64(9)
+            event.autoRenew = row.optionalInt64(10).map { $0 != 0 }
+            event.autoRenewProductId = row.optionalString(11)
             return event
         }
         return SubscriptionHistory(originalTransactionId: otid, transactions: transactions,
-                                   renewal: try renewal(originalTransactionId: otid), events: events)
+                                   renewal: try renewal(originalTransactionId: otid), events: events,
+                                   realtime: try answeredRetentionRequests(originalTransactionId: otid))
     }
 }
 

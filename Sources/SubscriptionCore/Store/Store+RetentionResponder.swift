@@ -73,6 +73,7 @@ extension Store {
     /// Logs one decision (intake's connection, in the committer's group).
     public func recordRetentionDecision(_ decision: RetentionDecision) throws {
         try db.run(Store.decisionInsert, Store.decisionTable.values(decision))
+        if decision.outcome == RetentionOutcome.answeredKey { hasAnsweredRetentionRequests = true }
     }
 
     /// The decisions of one subscription, oldest first.
@@ -85,5 +86,28 @@ extension Store {
             (d.answerKind, d.answerValue, d.outcome, d.detail) = (r.optionalString(4), r.optionalString(5), r.string(6), r.optionalString(7))
             return d
         }
+    }
+
+    /// The real-time requests the responder answered for one subscription, oldest first:
+    /// what its share of the counts reads a real-time save from (`RealtimeSave`). Asks
+    /// nothing while the store holds no answered request (known once one is logged here, or
+    /// asked again a second after the last time), so intake pays for the read only in a
+    /// store that uses the responder.
+    func answeredRetentionRequests(originalTransactionId otid: String) throws -> [RealtimeRetentionAnswer] {
+        if !hasAnsweredRetentionRequests {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if let asked = answeredRetentionRequestsAsked, now - asked < 1_000_000_000 { return [] }
+            answeredRetentionRequestsAsked = now
+            hasAnsweredRetentionRequests = try db.first("SELECT 1 FROM retention_decisions WHERE outcome = ? LIMIT 1",
+                                                        [RetentionOutcome.answeredKey]) { _ in true } ?? false
+            guard hasAnsweredRetentionRequests else { return [] }
+        }
+        return try db.rows("""
+            SELECT decided_ms, answer_kind, answer_value FROM retention_decisions
+                WHERE original_transaction_id = ? AND outcome = ? ORDER BY decided_ms, id
+            """, [otid, RetentionOutcome.answeredKey]) { r -> RealtimeRetentionAnswer? in
+            guard let kind = r.optionalString(1).flatMap(RetentionAnswerKind.init(rawValue:)) else { return nil }
+            return RealtimeRetentionAnswer(at: r.int64(0), kind: kind, value: r.optionalString(2) ?? "")
+        }.compactMap { $0 }
     }
 }

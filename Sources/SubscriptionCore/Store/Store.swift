@@ -67,6 +67,10 @@ public final class Store {
     /// Told how the catch-ups a report runs first get on (`Store.bringReportsUpToDate`): a
     /// command line shows it on a terminal.
     public var reportProgress: ((ReportCatchUpProgress) -> Void)?
+    /// Whether the store holds a real-time retention request the responder answered (once
+    /// true, for good), and when that was last asked while not (`answeredRetentionRequests`).
+    var hasAnsweredRetentionRequests = false
+    var answeredRetentionRequestsAsked: UInt64?
     /// Whether opening created the file.
     public private(set) var wasCreated = false
     /// The file a writable SQLite store was opened from: each write checks that its path

@@ -105,6 +105,8 @@ public struct SubscriptionHistory: Sendable {
     public var transactions: [TransactionRecord]
     public var renewal: RenewalRecord?
     public var events: [NotificationEvent]
+    /// The real-time retention requests the responder answered for it, oldest first.
+    public var realtime: [RealtimeRetentionAnswer] = []
 }
 
 /// A row of the subscribers list: one subscription and who owns it.
