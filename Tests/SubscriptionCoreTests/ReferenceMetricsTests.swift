@@ -16,7 +16,7 @@ import SubdeskTestKit
 /// `SUBDESK_REFERENCE_BREAK=N` turns rule N of the derivation back to how an earlier
 /// subdesk counted (1 grace recoveries, 2 comebacks, 3 prorated refunds' periods, 4 a trial
 /// paid for after billing retry, 5 family money, 6 upgrades refunded in part, 11 cohorts
-/// without the `saved` dimension); the test must then fail.
+/// without the `saved` dimension, 12 no real-time saves); the test must then fail.
 final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
     static let day: Millis = 86_400_000
     static let hour: Millis = 3_600_000
@@ -43,6 +43,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         var intro = false
         /// A period bought with a retention offer (offerType 5), taken on the cancellation sheet.
         var retention = false
+        /// A period bought with a promotional offer (offerType 2) of this identifier.
+        var promo: String?
         var renewal = false
         /// A refund: its date and the share refunded in thousandths of a percent (100000 full).
         var refund: (date: Millis, percentMilli: Int)?
@@ -57,6 +59,24 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         var signed: Millis
         var transactionId: String
         var graceExpires: Millis?
+        /// The renewal info it carried: auto-renew on or off, and the product it renews into.
+        var autoRenew: Bool?
+        var renewalProduct: String?
+    }
+
+    /// A real-time retention request serve decided: answered (a kind and its identifier), or not.
+    struct Decision {
+        var at: Millis
+        var kind: String
+        var value: String
+        var answered = true
+    }
+
+    /// The latest renewal info the store keeps.
+    struct StoredRenewal {
+        var signed: Millis
+        var autoRenew: Bool
+        var product: String
     }
 
     struct History {
@@ -65,6 +85,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         var currency: String
         var purchases: [Purchase]
         var notes: [Note] = []
+        var decisions: [Decision] = []
+        var renewal: StoredRenewal?
     }
 
     static func months(_ product: String) -> Int { product == "app.yearly" ? 12 : 1 }
@@ -231,6 +253,115 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             }
             out.append(History(otid: otid, family: family, currency: currency, purchases: purchases, notes: notes))
         }
+        addRealtimeRequests(&out)
+        return out
+    }
+
+    /// Real-time requests before some periods (without the random numbers, so each history
+    /// stays as it was), each shape of evidence in turn: the promotional offer redeemed in the
+    /// day after (or another offer, or a day and more after), the plan switched in the day
+    /// after (or to another product), auto-renew said on or off after the day (by a
+    /// notification or the stored renewal info), turned off in the day, requests repeated
+    /// within a day and a later one, not answered, and one before a retention offer's save.
+    static func addRealtimeRequests(_ histories: inout [History]) {
+        var tick = 0
+        for i in histories.indices {
+            var h = histories[i]
+            for k in h.purchases.indices.dropFirst() {
+                let p = h.purchases[k], before = h.purchases[k - 1]
+                guard !p.trial else { continue }
+                tick += 1
+                guard tick % 7 == 0 else { continue }
+                var shape = (tick / 7) % 11
+                let plain = !p.retention && !p.intro && p.promo == nil
+                if shape == 10 && !(p.retention && !before.retention) { shape = 5 }
+                if shape <= 2 && !plain { shape = 6 }
+                if shape == 5 && h.renewal != nil { shape = 6 }
+                let t = p.start - (shape == 2 ? 30 : 5) * hour
+                guard t > before.start + hour, p.start + 100 * hour < now else { continue }
+                func decide(_ at: Millis, _ kind: String, _ value: String) { h.decisions.append(Decision(at: at, kind: kind, value: value)) }
+                func note(_ at: Millis, _ on: Bool, product: String? = nil, disabled: Bool = false) {
+                    h.notes.append(Note(type: disabled ? "DID_CHANGE_RENEWAL_STATUS" : "DID_CHANGE_RENEWAL_PREF", subtype: disabled ? "AUTO_RENEW_DISABLED" : nil,
+                                        signed: at, transactionId: before.id, autoRenew: on, renewalProduct: product ?? p.product))
+                }
+                switch shape {
+                case 0, 2:
+                    decide(t, "promotional_offer", "stay-\(tick % 3)")
+                    h.purchases[k].promo = "stay-\(tick % 3)"
+                case 1:
+                    decide(t, "promotional_offer", "stay-\(tick % 3)")
+                    h.purchases[k].promo = "other"
+                case 3:
+                    decide(t, "alternate_product", "app.yearly")
+                    note(t + 3 * hour, true, product: "app.yearly")
+                case 4:
+                    decide(t, "alternate_product", "app.yearly")
+                    note(t + 3 * hour, true, product: "app.premium.monthly")
+                case 5:
+                    decide(t, "message", "m1")
+                    h.renewal = StoredRenewal(signed: t + 30 * hour, autoRenew: tick % 2 == 0, product: p.product)
+                case 6:
+                    decide(t, "message", "m1")
+                    note(t + 30 * hour, tick % 2 == 0)
+                case 7:
+                    decide(t, "message", "m1")
+                    note(t + 2 * hour, false, disabled: true)
+                    note(t + 40 * hour, true)
+                case 8:
+                    // Three within a day, then one more than a day after the first.
+                    for d in [0, 2, 20, 50] as [Millis] { decide(t + d * hour, "message", "m\(d)") }
+                    note(t + 30 * hour, true)
+                    note(t + 90 * hour, true)
+                case 9:
+                    h.decisions.append(Decision(at: t, kind: "message", value: "m1", answered: false))
+                    note(t + 30 * hour, true)
+                default:
+                    decide(t, "message", "m1")
+                    note(t + 30 * hour, true)
+                }
+            }
+            histories[i] = h
+        }
+    }
+
+    /// The README's real-time saves of one history, computed plainly: each answered request,
+    /// oldest first, is a save when the history shows the offer redeemed or the plan switched
+    /// in the day after it, or auto-renew left on; one a day at most, and not where the period
+    /// after it is a retention offer's save.
+    static func realtimeSaves(_ h: History) -> [Millis] {
+        var infos: [(at: Millis, on: Bool, product: String)] = []
+        for n in h.notes { if let on = n.autoRenew { infos.append((n.signed, on, n.renewalProduct ?? "")) } }
+        if let r = h.renewal { infos.append((r.signed, r.autoRenew, r.product)) }
+        var out: [Millis] = []
+        for d in h.decisions.filter(\.answered).sorted(by: { $0.at < $1.at }) {
+            let end = d.at + day
+            if let last = out.last, d.at < last + day { continue }
+            var saved = false
+            if d.kind == "promotional_offer" {
+                for p in h.purchases where p.start > d.at && p.start <= end && p.promo == d.value { saved = true }
+            }
+            if d.kind == "alternate_product" {
+                for i in infos where i.at > d.at && i.at <= end && i.product == d.value { saved = true }
+            }
+            var later = false
+            for n in h.notes where n.signed > end { later = true }
+            if let r = h.renewal, r.signed > end { later = true }
+            if !saved && later {
+                var on = true
+                for i in infos where i.at >= d.at && i.at <= end && !i.on { on = false }
+                for n in h.notes where n.signed >= d.at && n.signed <= end && n.subtype == "AUTO_RENEW_DISABLED" { on = false }
+                var first: (at: Millis, on: Bool, product: String)?
+                for i in infos where i.at > end && (first == nil || i.at < first!.at) { first = i }
+                if let first, !first.on { on = false }
+                saved = on
+            }
+            guard saved else { continue }
+            // The period after the request.
+            var next: Int?
+            for (k, p) in h.purchases.enumerated() where p.start > d.at && next == nil { next = k }
+            if let k = next, h.purchases[k].retention, k == 0 || !h.purchases[k - 1].retention { continue }
+            out.append(d.at)
+        }
         return out
     }
 
@@ -239,7 +370,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             var r = TransactionRecord(transactionId: p.id, originalTransactionId: h.otid, productId: p.product,
                                       subscriptionGroupIdentifier: "21000001", purchaseDate: p.start,
                                       originalPurchaseDate: h.purchases[0].start, expiresDate: p.expires,
-                                      offerType: p.trial || p.intro ? 1 : p.retention ? 5 : nil,
+                                      offerType: p.trial || p.intro ? 1 : p.retention ? 5 : p.promo != nil ? 2 : nil,
+                                      offerIdentifier: p.promo,
                                       offerDiscountType: p.trial ? "FREE_TRIAL" : p.intro || p.retention ? "PAY_AS_YOU_GO" : nil,
                                       ownershipType: h.family ? "FAMILY_SHARED" : "PURCHASED",
                                       transactionReason: p.renewal ? "RENEWAL" : "PURCHASE", price: p.price, currency: h.currency,
@@ -384,6 +516,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                 if let revoked = p.familyRevoked, let i = on(revoked) { rows[i].counts["revocations", default: 0] += 1 }
                 // Saved: a retention offer's period after one without, on the day it began.
                 if p.retention, k == 0 || !h.purchases[k - 1].retention, let i = on(p.start) { rows[i].counts["saved", default: 0] += 1 }
+                // Saved in real time: on the day of the request.
+                if k == 0 { for t in realtimeSaves(h) { if let i = on(t) { rows[i].counts["saved", default: 0] += 1 } } }
                 guard !family, !p.trial else { continue }
                 if let i = on(p.start) {
                     rows[i].counts["paidTransactions", default: 0] += 1
@@ -412,7 +546,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         var start: Millis
         var duration: String
         var startOffer: String
-        /// `retention` once a period was bought with a retention offer after one without, else `none`.
+        /// `retention` once a period was bought with a retention offer after one without,
+        /// `realtime` when a real-time save came before that, else `none`.
         var saved: String
         var retained: Int
         var cameBack: Set<Int> = []
@@ -452,8 +587,10 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
         var saved = "none"
         for (k, p) in h.purchases.enumerated() where p.retention && (k == 0 || !h.purchases[k - 1].retention) {
             saved = "retention"
+            if let t = realtimeSaves(h).first, t < p.start { saved = "realtime" }
             break
         }
+        if saved == "none", !realtimeSaves(h).isEmpty { saved = "realtime" }
         var m = Member(start: first.from, duration: months(first.p.product) == 12 ? "P1Y" : "P1M", startOffer: offer, saved: saved,
                        retained: retained)
         for run in runs.dropFirst() {
@@ -502,15 +639,34 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             // The notifications first: each derivation then sees every one of its history's.
             for h in histories {
                 for (k, note) in h.notes.enumerated() {
-                    let event = NotificationEvent(
+                    var event = NotificationEvent(
                         notificationUUID: "\(h.otid)-note-\(k)", version: 2, type: NotificationType(rawValue: note.type),
                         subtype: note.subtype.map(NotificationSubtype.init(rawValue:)), signedDate: note.signed,
                         originalTransactionId: h.otid, transactionId: note.transactionId, productId: nil, environment: "Production",
                         graceExpires: note.graceExpires)
+                    event.autoRenew = note.autoRenew
+                    event.autoRenewProductId = note.renewalProduct
                     let body = Data(#"{"reference":"\#(event.notificationUUID)"}"#.utf8)
                     try store.insertNotification(StoredNotification(event: event, receivedDate: note.signed,
                                                                     bodySHA256: ContentDigest.sha256Hex(body), body: body, source: "reference",
                                                                     ownership: h.family ? "FAMILY_SHARED" : "PURCHASED", bundleId: nil))
+                }
+            }
+            for h in histories {
+                for (k, d) in h.decisions.enumerated() {
+                    let answer: RetentionAnswer = d.kind == "promotional_offer" ? .promotionalOffer(offerId: d.value, messageId: nil)
+                        : d.kind == "alternate_product" ? .alternateProduct(productId: d.value, billingPlanType: nil, messageId: nil)
+                        : .message(id: d.value)
+                    var decision = RetentionDecision(response: RetentionResponse(
+                        status: 200, body: "{}", outcome: d.answered ? .answered(rule: "r\(k)", answer: answer) : .fellBack(.noRule, rule: nil)),
+                                                     decidedMs: d.at, micros: 900)
+                    decision.originalTransactionId = h.otid
+                    decision.requestId = "\(h.otid)-request-\(k)"
+                    try store.recordRetentionDecision(decision)
+                }
+                if let r = h.renewal {
+                    try store.putRenewal(RenewalRecord(originalTransactionId: h.otid, productId: h.purchases.last?.product,
+                                                       autoRenewProductId: r.product, autoRenewStatus: r.autoRenew, signedDate: r.signed))
                 }
             }
             for (_, r) in arrivals {
@@ -565,6 +721,22 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             cases["retention offer taken", default: 0] += saves
             cases["retention offer's two periods in a row", default: 0] += zip(h.purchases, h.purchases.dropFirst()).filter { $0.0.retention && $0.1.retention }.count
             cases["retention offer of a family member", default: 0] += h.family ? saves : 0
+            // Real-time requests of each kind and shape, and saves of each.
+            let realtime = Self.realtimeSaves(h)
+            for d in h.decisions {
+                let saved = realtime.contains(d.at)
+                cases["request \(d.kind)\(d.answered ? "" : " not answered") \(saved ? "saved" : "not saved")", default: 0] += 1
+            }
+            cases["requests repeated within a day", default: 0] += zip(h.decisions, h.decisions.dropFirst()).filter { $0.1.at - $0.0.at < Self.day }.count
+            cases["auto-renew turned off in the day after a request", default: 0] += h.notes.filter { n in
+                n.subtype == "AUTO_RENEW_DISABLED" && h.decisions.contains { n.signed >= $0.at && n.signed <= $0.at + Self.day }
+            }.count
+            cases["stored renewal info after a request", default: 0] += h.renewal == nil ? 0 : 1
+            cases["real-time save of a family member", default: 0] += h.family ? realtime.count : 0
+            cases["real-time save before a retention offer's, counted once", default: 0] += h.decisions.filter { d in
+                guard let k = h.purchases.firstIndex(where: { $0.start > d.at }) else { return false }
+                return h.purchases[k].retention && (k == 0 || !h.purchases[k - 1].retention) && d.at > h.purchases[k].start - Self.day
+            }.count
             cases["introductory offer, then a grace recovery", default: 0] += zip(access, access.dropFirst())
                 .filter { $0.0.p.intro && $0.1.from != $0.1.p.start }.count
             cases["anniversary on the 29th to 31st", default: 0] += access.filter { a in
@@ -656,6 +828,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             // Saved by a retention offer: the same cells over those members alone.
             try compareByDuration(" (saved=retention)", filters: [CohortFilter(dimension: .saved, value: "retention")],
                                   keep: { $0.saved == "retention" })
+            try compareByDuration(" (saved=realtime)", filters: [CohortFilter(dimension: .saved, value: "realtime")],
+                                  keep: { $0.saved == "realtime" })
             /// Each row of a report of mixed durations, month by month, against `cohortOf` its row.
             func compareMixed(_ report: CohortReport, _ part: String, _ cohortOf: (CohortReport.Row) -> [Member]) {
                 for row in report.rows {
@@ -684,11 +858,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             }
             check("cohorts by saved", family ? "family" : "paid", Double(bySaved.rows.count),
                   Double(Set(members.values.joined().map { "\(Self.monthStart($0.start))|\($0.saved)" }).count))
-            // A real-time save is a known value that nothing records yet: no cohort, no refusal.
-            let realtime = try CohortReport.compute(store: store, metric: .retention, from: from, to: Self.now,
-                                                    filters: [CohortFilter(dimension: .saved, value: "realtime")], segments: segments,
-                                                    rates: Self.rates, now: Self.now)
-            check("saved=realtime", family ? "family" : "paid", Double(realtime.rows.count), 0)
+            check("members saved in real time", family ? "family" : "paid", Double(bySaved.rows.filter { $0.value == "realtime" }.reduce(0) { $0 + $1.size }),
+                  Double(members.values.joined().filter { $0.saved == "realtime" }.count))
             // ISO week cohorts: the same members and periods, gathered by the week (from Monday, UTC) they began.
             let weeks = try CohortReport.compute(store: store, metric: .retention, period: .week, from: from, to: Self.now,
                                                  segments: segments, by: .duration, rates: Self.rates, now: Self.now)
