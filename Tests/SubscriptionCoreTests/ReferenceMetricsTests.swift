@@ -280,7 +280,7 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                 let t = p.start - (shape == 2 ? 30 : 5) * hour
                 guard t > before.start + hour, p.start + 100 * hour < now else { continue }
                 func decide(_ at: Millis, _ kind: String, _ value: String) { h.decisions.append(Decision(at: at, kind: kind, value: value)) }
-                func note(_ at: Millis, _ on: Bool, product: String? = nil, disabled: Bool = false) {
+                func note(_ at: Millis, _ on: Bool?, product: String? = nil, disabled: Bool = false) {
                     h.notes.append(Note(type: disabled ? "DID_CHANGE_RENEWAL_STATUS" : "DID_CHANGE_RENEWAL_PREF", subtype: disabled ? "AUTO_RENEW_DISABLED" : nil,
                                         signed: at, transactionId: before.id, autoRenew: on, renewalProduct: product ?? p.product))
                 }
@@ -305,7 +305,8 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                     note(t + 30 * hour, tick % 2 == 0)
                 case 7:
                     decide(t, "message", "m1")
-                    note(t + 2 * hour, false, disabled: true)
+                    // Turned off: with the renewal info saying so, or only by the notification's type.
+                    note(t + 2 * hour, tick % 2 == 0 ? false : nil, disabled: true)
                     note(t + 40 * hour, true)
                 case 8:
                     // Three within a day, then one more than a day after the first.
