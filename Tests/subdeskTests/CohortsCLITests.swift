@@ -1,5 +1,5 @@
 import Foundation
-import SubscriptionCore
+@testable import SubscriptionCore
 import XCTest
 import SubdeskTestKit
 @testable import SubdeskScenarios
@@ -128,7 +128,7 @@ final class CohortsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual((cells.dropFirst().first as? [String: Any])?["count"] as? Int, 1, "\(cells)")
         let bySaved = try XCTUnwrap(try report(["--by", "saved"])["cohorts"] as? [[String: Any]])
         XCTAssertEqual(bySaved.map { "\($0["value"] ?? "") \($0["size"] ?? "")" }, ["none 1", "retention 1"])
-        // A real-time save is a value subdesk knows, though nothing records one yet.
+        // No real-time request was answered: no cohort saved in real time, and no refusal.
         XCTAssertEqual((try report(["--where", "saved=realtime"])["cohorts"] as? [Any])?.count, 0)
         for (args, says) in [(["--where", "saved=maybe"], "saved is retention, realtime or none, not maybe"),
                              (["--where", "offer=retention"], "no cohort has offer retention")] {
@@ -136,5 +136,74 @@ final class CohortsCLITests: SubdeskTestCase, RunsOnEveryEngine {
             XCTAssertEqual(refused.status, 2, "\(args): \(refused.stdout)")
             XCTAssertTrue(refused.stderr.contains(says), "\(args): \(refused.stderr)")
         }
+    }
+
+    /// A real-time request the responder answered with an alternate product, followed by the
+    /// notification that the plan was switched to it, is saved in `counts` and puts its
+    /// subscription under `cohorts --where saved=realtime`; one answered with a message and
+    /// followed by auto-renew turned off is not; the decision alone counts nothing.
+    func testAnAnsweredRealtimeRequestTakenIsSavedInTheCountsAndTheCohorts() throws {
+        let db = Store.testLocation(file: dir + "/realtime.db")
+        let now = DateText.nowMillis(), day: Int64 = 86_400_000, hour: Int64 = 3_600_000
+        let start = now - 20 * day, asked = now - 3 * hour
+        let utc = TimeZone(identifier: "UTC")!
+        func transaction(_ otid: String) -> [String: Any] {
+            ["transactionId": otid, "originalTransactionId": otid, "productId": "app.monthly", "bundleId": ScenarioBuilder.demoBundleId,
+             "purchaseDate": start, "originalPurchaseDate": start, "expiresDate": start + 30 * day, "signedDate": start,
+             "environment": "Production", "inAppOwnershipType": "PURCHASED", "type": "Auto-Renewable Subscription",
+             "transactionReason": "PURCHASE", "price": 9990, "currency": "USD", "storefront": "USA"]
+        }
+        func renewal(_ otid: String, on: Bool, product: String) -> [String: Any] {
+            ["originalTransactionId": otid, "productId": "app.monthly", "autoRenewProductId": product, "autoRenewStatus": on ? 1 : 0,
+             "signedDate": now, "environment": "Production", "renewalDate": start + 30 * day]
+        }
+        let (switched, cancelled) = ("5400000000000010", "5400000000000020")
+        var bodies = Data()
+        for otid in [switched, cancelled] {
+            bodies += try FidelityCLITests.signedBody(type: "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "subscribed-\(otid)",
+                                                      transaction: transaction(otid), renewal: renewal(otid, on: true, product: "app.monthly"))
+            bodies += Data("\n".utf8)
+        }
+        let ingested = try run(["ingest", "--db", db] + FidelityCLITests.policyFlags + ["-"], stdin: bodies)
+        XCTAssertEqual(ingested.status, 0, ingested.stderr)
+        // The responder's decisions, as serve logs them.
+        let store = try Store(path: db)
+        for (k, otid, answer, answered) in [(1, switched, RetentionAnswer.alternateProduct(productId: "app.yearly", billingPlanType: nil, messageId: nil), true),
+                                           (2, switched, .message(id: "later"), false),
+                                           (3, cancelled, .message(id: "stay"), true)] {
+            var decision = RetentionDecision(response: RetentionResponse(
+                status: 200, body: "{}", outcome: answered ? .answered(rule: "r\(k)", answer: answer) : .fellBack(.noRule, rule: nil)),
+                                             decidedMs: asked + Int64(k) * 60_000, micros: 800)
+            (decision.requestId, decision.originalTransactionId) = ("request-\(k)", otid)
+            try store.recordRetentionDecision(decision)
+        }
+        let range = ["--from", DateText.format(start, "yyyy-MM-dd", zone: utc), "--to", DateText.format(now, "yyyy-MM-dd", zone: utc)]
+        func saved() throws -> Int {
+            let r = try run(["counts", "--db", db, "--json", "--tz", "UTC"] + range)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let days = try XCTUnwrap(try json(r.stdout) as? [[String: Any]], r.stdout)
+            return days.reduce(0) { $0 + ($1["saved"] as? Int ?? 0) }
+        }
+        XCTAssertEqual(try saved(), 0, "a decision alone is no save")
+        // The evidence: the plan switched to the answered product, and auto-renew turned off.
+        let evidence = try FidelityCLITests.signedBody(type: "DID_CHANGE_RENEWAL_PREF", subtype: "DOWNGRADE", uuid: "switched",
+                                                       transaction: transaction(switched), renewal: renewal(switched, on: true, product: "app.yearly"))
+            + Data("\n".utf8)
+            + FidelityCLITests.signedBody(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", uuid: "cancelled",
+                                          transaction: transaction(cancelled), renewal: renewal(cancelled, on: false, product: "app.monthly"))
+        let later = try run(["ingest", "--db", db] + FidelityCLITests.policyFlags + ["-"], stdin: evidence)
+        XCTAssertEqual(later.status, 0, later.stderr)
+        XCTAssertEqual(try saved(), 1)
+        let month = DateText.format(start, "yyyy-MM", zone: utc)
+        func report(_ args: [String]) throws -> [[String: Any]] {
+            let r = try run(["cohorts", "--db", db, "--json", "--from", month] + args)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return try XCTUnwrap((try json(r.stdout) as? [String: Any])?["cohorts"] as? [[String: Any]], r.stdout)
+        }
+        XCTAssertEqual(try report(["--where", "saved=realtime"]).map { "\($0["cohort"] ?? "") \($0["size"] ?? "")" }, ["\(month) 1"])
+        XCTAssertEqual(try report(["--by", "saved"]).map { "\($0["value"] ?? "") \($0["size"] ?? "")" }, ["none 1", "realtime 1"])
+        let text = try run(["cohorts", "--db", db, "--from", month, "--where", "saved=realtime"])
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertTrue(text.stdout.contains("100.0%"), text.stdout)
     }
 }

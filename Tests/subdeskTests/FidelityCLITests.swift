@@ -9,13 +9,18 @@ final class FidelityCLITests: SubdeskTestCase, RunsOnEveryEngine {
     static let policyFlags = HardeningTests.policyFlags
 
     /// A V2 notification of the demo app carrying `transaction`, signed by the test CA.
-    static func signedBody(type: String, uuid: String, transaction: [String: Any]) throws -> Data {
+    /// A notification signed now by the sample data's test chain, carrying `transaction` (and
+    /// `renewal`, the renewal info, when given).
+    static func signedBody(type: String, subtype: String? = nil, uuid: String, transaction: [String: Any],
+                           renewal: [String: Any]? = nil) throws -> Data {
         let signer = try SampleData(directory: Self.repoRoot + "/sample-data").signer()
         let now = DateText.nowMillis()
-        let payload: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "signedDate": now,
-                                      "data": ["bundleId": ScenarioBuilder.demoBundleId, "environment": "Production",
-                                               "appAppleId": ScenarioBuilder.demoAppAppleId,
-                                               "signedTransactionInfo": try signer.sign(payload: try JSONSerialization.data(withJSONObject: transaction))]]
+        var data: [String: Any] = ["bundleId": ScenarioBuilder.demoBundleId, "environment": "Production",
+                                   "appAppleId": ScenarioBuilder.demoAppAppleId,
+                                   "signedTransactionInfo": try signer.sign(payload: try JSONSerialization.data(withJSONObject: transaction))]
+        if let renewal { data["signedRenewalInfo"] = try signer.sign(payload: try JSONSerialization.data(withJSONObject: renewal)) }
+        var payload: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "signedDate": now, "data": data]
+        if let subtype { payload["subtype"] = subtype }
         return try JSONSerialization.data(withJSONObject: ["signedPayload": try signer.sign(payload: try JSONSerialization.data(withJSONObject: payload))])
     }
 
