@@ -3,10 +3,9 @@ import XCTest
 @testable import SubscriptionCore
 
 /// The cohorts' `saved` dimension: how a subscription was first saved from cancelling
-/// (`retention`, a retention offer; `realtime`, declared for a real-time save nothing records
-/// yet; `none`).
+/// (`retention`, a retention offer; `realtime`, a real-time save; `none`).
 final class SavedCohortTests: XCTestCase {
-    func testSavedTakesItsThreeValuesOnlyAndARealtimeSaveIsKnownThoughNoCohortHasIt() throws {
+    func testSavedTakesItsThreeValuesOnlyAndAValueNoCohortHasReportsNone() throws {
         XCTAssertEqual(try CohortFilter.parse("saved=Retention").filter, CohortFilter(dimension: .saved, value: "retention"))
         XCTAssertEqual(try CohortFilter.parse("saved=realtime").filter, CohortFilter(dimension: .saved, value: "realtime"))
         XCTAssertThrowsError(try CohortFilter.parse("saved=maybe")) {
@@ -80,5 +79,47 @@ extension SeveralAppsRecordsTests {
         // Saved at its first renewal, and still in its first run there.
         XCTAssertEqual(saved.rows.map(\.size), [1])
         XCTAssertEqual(saved.rows.first?.cells.first??.count, 1)
+    }
+
+    /// Migration 39 keeps each stored notification's auto-renew status and renewal product,
+    /// read back from its body, and recomputes the share of each subscription with an
+    /// answered real-time request, and of no other: the catch-up then counts its save.
+    func testMigration39FillsEachNotificationsAutoRenewAndCountsTheRealtimeSavesOfTheStore() throws {
+        let made = try Store(path: Store.testLocation(file: FileManager.default.temporaryDirectory
+            .appendingPathComponent("realtime-made-\(UUID().uuidString).db").path))
+        let intake = TestKit.intake(made)
+        let start = TestKit.anchor - 50 * TestKit.day, asked = TestKit.anchor - 40 * TestKit.day
+        for otid in ["8400000000000010", "8400000000000020"] {
+            let t = TestKit.transaction(id: otid, original: otid, purchase: start, expires: start + 30 * TestKit.day)
+            for (type, signed, product) in [("SUBSCRIBED", start, "app.monthly"), ("DID_CHANGE_RENEWAL_PREF", asked + TestKit.day / 2, "app.yearly"),
+                                            ("DID_RENEW", asked + 2 * TestKit.day, "app.yearly")] {
+                guard case .stored = try intake.ingest(TestKit.body(type: type, uuid: "\(type)-\(otid)", signed: signed, transaction: t,
+                                                                    renewal: TestKit.renewal(original: otid, signed: signed,
+                                                                                             extra: ["autoRenewProductId": product]))) else {
+                    return XCTFail("\(otid) \(type) is stored")
+                }
+            }
+        }
+        // The first was answered with the plan it then switched to; the second fell back.
+        for (otid, answered) in [("8400000000000010", true), ("8400000000000020", false)] {
+            var decision = RetentionDecision(response: RetentionResponse(
+                status: 200, body: "{}", outcome: answered ? .answered(rule: "switch", answer: .alternateProduct(productId: "app.yearly", billingPlanType: nil, messageId: nil))
+                    : .fellBack(.noRule, rule: nil)), decidedMs: asked, micros: 700)
+            (decision.requestId, decision.originalTransactionId) = ("request-\(otid)", otid)
+            try made.recordRetentionDecision(decision)
+        }
+        let (pending, location) = try pendingAfterMigrating(made, from: 38)
+        XCTAssertEqual(pending, ["8400000000000010"])
+        let migrated = try Store(path: location)
+        let events = try migrated.history(originalTransactionId: "8400000000000010").events
+        XCTAssertEqual(events.map { "\($0.type.rawValue) \($0.autoRenew.map(String.init) ?? "-") \($0.autoRenewProductId ?? "-")" },
+                       ["SUBSCRIBED true app.monthly", "DID_CHANGE_RENEWAL_PREF true app.yearly", "DID_RENEW true app.yearly"])
+        try migrated.catchUpMetrics()
+        let days = try DailyCountsReport.compute(store: migrated, from: DateText.format(start, "yyyy-MM-dd", zone: .gmt),
+                                                 to: DateText.format(TestKit.anchor, "yyyy-MM-dd", zone: .gmt), timeZone: .gmt)
+        XCTAssertEqual(days.filter { $0[.saved] > 0 }.map { "\($0.day) \($0[.saved])" },
+                       ["\(DateText.format(asked, "yyyy-MM-dd", zone: .gmt)) 1"])
+        let cohorts = try CohortReport.compute(store: migrated, metric: .retention, from: start, to: TestKit.anchor, by: .saved, now: TestKit.anchor)
+        XCTAssertEqual(cohorts.rows.map { "\($0.value ?? "") \($0.size)" }, ["none 1", "realtime 1"])
     }
 }
