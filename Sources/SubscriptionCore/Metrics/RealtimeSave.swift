@@ -7,12 +7,6 @@ public struct RealtimeRetentionAnswer: Equatable, Sendable {
     public var at: Millis
     public var kind: RetentionAnswerKind
     public var value: String
-
-    public init(at: Millis, kind: RetentionAnswerKind, value: String) {
-        self.at = at
-        self.kind = kind
-        self.value = value
-    }
 }
 
 /// Which answered requests saved the subscription (the README's definition of a real-time
