@@ -278,21 +278,22 @@ enum RetentionConsoleCommand {
     /// For each app, product and locale the store knows, which layer answers the cancel sheet.
     static func coverage(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        let defaults = try store.retentionRecords(kind: .defaultMessage)
-        let rows = RetentionCoverage.rows(products: try store.retentionProducts(), defaults: defaults,
-                                          locales: context.arguments.values(.locale), scope: try context.appScope()?.bundleId)
+        let rows = try context.retentionCoverage(store: store, locales: context.arguments.values(.locale), scope: try context.appScope()?.bundleId)
         let gaps = rows.filter { $0.layer == .nothing }.count
         if context.wantsJSON {
             Output.json(["rows": rows.map { ["app": $0.app, "product": $0.product, "locale": $0.locale as Any? ?? NSNull(), "layer": $0.layer.rawValue,
-                                             "messageIdentifier": $0.messageId as Any? ?? NSNull(), "environment": $0.environment as Any? ?? NSNull()] },
-                         "gaps": gaps, "realtimeRules": "unknown", "appStoreConnect": "unknown"])
+                                             "messageIdentifier": $0.messageId as Any? ?? NSNull(), "environment": $0.environment as Any? ?? NSNull(),
+                                             "rule": $0.rule as Any? ?? NSNull()] },
+                         "gaps": gaps])
             return 0
         }
-        Output.line("which layer answers the cancel sheet (real-time rules and App Store Connect's configuration are not known here: unknown)")
+        Output.line("which layer answers the cancel sheet: real-time rules (retention_rules), App Store Connect as declared "
+                    + "(retention_app_store_connect), the API default message")
         for r in rows {
-            Output.line(SafeText.sanitize("\(r.app.isEmpty ? "-" : r.app)  \(r.product)  \(r.locale ?? "(no locale known)")  \(r.layer.rawValue)" + (r.messageId.map { " \($0) (\(r.environment ?? "?"))" } ?? "")))
+            let what = r.messageId.map { " \($0) (\(r.environment ?? "?"))" } ?? r.rule.map { " \($0)" } ?? ""
+            Output.line(SafeText.sanitize("\(r.app.isEmpty ? "-" : r.app)  \(r.product)  \(r.locale ?? "(no locale known)")  \(r.layer.rawValue)" + what))
         }
-        Output.line("\(gaps) gap\(gaps == 1 ? "" : "s") (a product and locale with no default message)")
+        Output.line("\(gaps) gap\(gaps == 1 ? "" : "s") (a product and locale no layer answers)")
         return 0
     }
 }
