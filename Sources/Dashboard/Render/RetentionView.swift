@@ -63,7 +63,7 @@ extension RetentionView {
         let wide = area.width >= 110
         var columns = [TableColumn("KIND", width: .fixed(7)), TableColumn("ID", width: .fixed(36)), TableColumn("STATE", width: .fixed(8))]
         if wide { columns.append(TableColumn("AT APPLE", width: .fixed(17))) }
-        columns.append(TableColumn(wide ? "HEADER / SIZE" : "SUMMARY", width: .flex(1)))
+        columns.append(TableColumn("HEADER / SIZE", width: .flex(1)))
         let cells: [[TableCell]] = rows.map { row in
             var line = [TableCell(row.kind.rawValue), TableCell(row.identifier), TableCell(row.state ?? "-", role: stateRole(row.state))]
             if wide { line.append(TableCell(row.difference?.rawValue ?? "-", role: row.difference == nil || row.difference == .same ? nil : .warning)) }

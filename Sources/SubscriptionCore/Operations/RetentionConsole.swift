@@ -80,7 +80,8 @@ public final class RetentionConsole {
                 unanswered += 1
                 if let seen = try list().first(where: { $0.identifier.lowercased() == id }) { return .foundAfterTimeout(seen.state) }
                 guard unanswered < client.policy.maxAttempts else { throw lost }
-            } catch RevalidationError.http(_, 409, _, _, _) where unanswered > 0 {
+            } catch let refusal as RevalidationError where unanswered > 0
+                        && [RetentionAPIError.imageAlreadyExists, .messageAlreadyExists].contains(where: { $0 == refusal.retentionError }) {
                 let seen = try list().first { $0.identifier.lowercased() == id }
                 return .foundAfterTimeout(seen?.state ?? .pending)
             }
