@@ -127,6 +127,7 @@ enum MaintenanceCommands {
                 let openConsent = try ConsentWithdrawal.openCount(store: store)
                 add("consent", openConsent > 0 ? "warn" : "ok",
                     "\(openConsent) open withdrawal\(openConsent == 1 ? "" : "s") (subdesk consent)")
+                retentionCoverageChecks(context, store: store, add: add)
             } catch {
                 add("store", "fail", "\(error)")
             }
@@ -194,6 +195,26 @@ enum MaintenanceCommands {
             }
         }
         return checks.contains { $0.level == "fail" } ? 1 : 0
+    }
+
+    /// Each app, product and locale the retention console knows that no layer answers (no
+    /// real-time rule, no App Store Connect configuration declared, no default message) is a
+    /// warning naming them; a store whose products no locale is known for uses none of it.
+    static func retentionCoverageChecks(_ context: Context, store: Store, add: (String, String, String) -> Void) {
+        let rows: [RetentionCoverage]
+        do { rows = try context.retentionCoverage(store: store, locales: [], scope: nil) } catch {
+            add("retention", "warn", "the cancellation sheet's coverage could not be read: \(error)")
+            return
+        }
+        let known = rows.filter { $0.locale != nil }
+        guard !known.isEmpty else { return }
+        let gaps = known.filter { $0.layer == .nothing }
+        for gap in gaps {
+            add("retention", "warn", "app \(gap.app.isEmpty ? "(no bundle id)" : gap.app), product \(gap.product), locale \(gap.locale!): "
+                + "no layer answers the cancellation sheet (no real-time rule, no App Store Connect configuration declared, "
+                + "no default message; subdesk retention coverage)")
+        }
+        if gaps.isEmpty { add("retention", "ok", "\(known.count) product and locale pair\(known.count == 1 ? "" : "s") answered on the cancellation sheet") }
     }
 
     /// Which config file was read, or every place looked at; a default one this user cannot

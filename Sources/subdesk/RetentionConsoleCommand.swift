@@ -54,16 +54,16 @@ enum RetentionConsoleCommand {
         let policy = try context.intakePolicy()
         let configuration = try context.revalidationConfiguration(policy: policy)
         let apps = try context.configuredApps()
-        var key = configuration.apiKey
+        var bundleId: String?
         if apps.apps.count > 1 {
             guard let name = context.arguments.value(.app) else {
                 throw UsageError("several apps are configured: name one with --app (\(apps.apps.map(\.name).joined(separator: ", ")))")
             }
-            guard let app = apps.app(named: name), let bundleId = app.bundleId else { throw UsageError("no configured app \(SafeText.sanitize(name))") }
-            key = configuration.appKeys[bundleId]
+            guard let app = apps.app(named: name), let id = app.bundleId else { throw UsageError("no configured app \(SafeText.sanitize(name))") }
+            bundleId = id
         }
-        guard let key else {
-            throw UsageError(RevalidationError.needsServerAPI(action: "the Retention Messaging API", place: configuration.keyPlace).description)
+        guard let key = RetentionConsole.apiKey(configuration, severalApps: apps.apps.count > 1, bundleId: bundleId) else {
+            throw UsageError(RevalidationError.needsServerAPI(action: ServerAPIAction.retentionMessaging, place: configuration.keyPlace).description)
         }
         var notice: (@Sendable (HTTPRetryNotice) -> Void)? = nil
         if !context.arguments.has(.quiet) {
@@ -263,48 +263,37 @@ enum RetentionConsoleCommand {
             if !context.wantsJSON { Output.line("performance test \(requestId!) started (sandbox)") }
         }
         let id = try RetentionText.identifier(requestId!, field: "request id")
-        let deadline = Date().addingTimeInterval(wait)
-        var result = try console.client.performanceTestResult(requestId: id)
-        while result.result == "PENDING" && Date() < deadline {
-            Thread.sleep(forTimeInterval: min(2, max(0, deadline.timeIntervalSinceNow)))
-            result = try console.client.performanceTestResult(requestId: id)
-        }
+        let result = try console.followPerformanceTest(requestId: id, wait: wait)
         if context.wantsJSON {
             Output.json(["requestId": id, "result": result.result, "successRate": result.successRate as Any? ?? NSNull(),
                          "numPending": result.numPending as Any? ?? NSNull(), "responseTimes": result.responseTimes, "failures": result.failures,
                          "config": result.config, "target": result.target as Any? ?? NSNull()])
         } else {
-            Output.line("result \(result.result)" + (result.target.map { " for \($0)" } ?? ""))
-            let c = result.config
-            Output.line("success rate \(result.successRate.map(String.init) ?? "?")% (Apple's threshold \(c["successRateThreshold"].map(String.init) ?? "?")%), pending \(result.numPending.map(String.init) ?? "?")")
-            let times = ["average", "p50", "p90", "p95", "p99"].map { "\($0) \(result.responseTimes[$0].map { "\($0) ms" } ?? "?")" }
-            Output.line("response times " + times.joined(separator: ", ") + " (Apple's threshold \(c["responseTimeThreshold"].map { "\($0) ms" } ?? "?"))")
-            if !result.failures.isEmpty {
-                Output.line("failures " + result.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
-            }
-            if result.result == "PENDING" { Output.line("still PENDING after \(Int(wait)) s: follow it with --request \(id)") }
+            result.summaryLines.forEach { Output.line(SafeText.sanitize($0)) }
+            if result.isPending { Output.line("still PENDING after \(Int(wait)) s: follow it with --request \(id)") }
         }
-        return result.result == "FAIL" ? 1 : 0
+        return result.verdict == .fail ? 1 : 0
     }
 
     /// For each app, product and locale the store knows, which layer answers the cancel sheet.
     static func coverage(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        let defaults = try store.retentionRecords(kind: .defaultMessage)
-        let rows = RetentionCoverage.rows(products: try store.retentionProducts(), defaults: defaults,
-                                          locales: context.arguments.values(.locale), scope: try context.appScope()?.bundleId)
+        let rows = try context.retentionCoverage(store: store, locales: context.arguments.values(.locale), scope: try context.appScope()?.bundleId)
         let gaps = rows.filter { $0.layer == .nothing }.count
         if context.wantsJSON {
             Output.json(["rows": rows.map { ["app": $0.app, "product": $0.product, "locale": $0.locale as Any? ?? NSNull(), "layer": $0.layer.rawValue,
-                                             "messageIdentifier": $0.messageId as Any? ?? NSNull(), "environment": $0.environment as Any? ?? NSNull()] },
-                         "gaps": gaps, "realtimeRules": "unknown", "appStoreConnect": "unknown"])
+                                             "messageIdentifier": $0.messageId as Any? ?? NSNull(), "environment": $0.environment as Any? ?? NSNull(),
+                                             "rule": $0.rule as Any? ?? NSNull()] },
+                         "gaps": gaps])
             return 0
         }
-        Output.line("which layer answers the cancel sheet (real-time rules and App Store Connect's configuration are not known here: unknown)")
+        Output.line("which layer answers the cancel sheet: real-time rules (retention_rules), App Store Connect as declared "
+                    + "(retention_app_store_connect), the API default message")
         for r in rows {
-            Output.line(SafeText.sanitize("\(r.app.isEmpty ? "-" : r.app)  \(r.product)  \(r.locale ?? "(no locale known)")  \(r.layer.rawValue)" + (r.messageId.map { " \($0) (\(r.environment ?? "?"))" } ?? "")))
+            let what = r.messageId.map { " \($0) (\(r.environment ?? "?"))" } ?? r.rule.map { " \($0)" } ?? ""
+            Output.line(SafeText.sanitize("\(r.app.isEmpty ? "-" : r.app)  \(r.product)  \(r.locale ?? "(no locale known)")  \(r.layer.rawValue)" + what))
         }
-        Output.line("\(gaps) gap\(gaps == 1 ? "" : "s") (a product and locale with no default message)")
+        Output.line("\(gaps) gap\(gaps == 1 ? "" : "s") (a product and locale no layer answers)")
         return 0
     }
 }

@@ -33,6 +33,20 @@ public enum KeyCommand: Hashable, Sendable {
     /// `a`: show handled withdrawals too, or only open ones.
     case toggleHandled
 
+    // Retention messaging
+    /// Tab: the report, or the console's messages, images and default messages.
+    case switchRetentionPane
+    /// `e`: the console's environment, Production or Sandbox.
+    case cycleRetentionEnvironment
+    /// `u`: read Apple's message and image lists, noting their review states.
+    case refreshRetention
+    /// `d`: delete the selected message or image at Apple (confirmed, audited).
+    case deleteRetentionContent
+    /// `m`: make the selected APPROVED message a default, for a product and locale (confirmed, audited).
+    case makeRetentionDefault
+    /// `t`: run Apple's performance test of the sandbox real-time URL (confirmed, audited).
+    case retentionPerformanceTest
+
     // Subscribers
     /// A digit key: 1–5 pick a status, 0 shows all.
     case statusDigit
@@ -67,6 +81,7 @@ extension KeyCommand {
         case .override: return .overrides
         case .answerRefund: return .refundAnswers
         case .markConsentHandled: return .consentHandling
+        case .refreshRetention, .deleteRetentionContent, .makeRetentionDefault, .retentionPerformanceTest: return .retentionConsole
         default: return nil
         }
     }

@@ -152,6 +152,20 @@ extension KeyTable {
         KeyBinding([.char("f")], .cycleSegment, "paid/family/sandbox/all", section: "Cohorts",
                    screens: [.cohorts], hint: "segment"),
 
+        // Retention messaging
+        KeyBinding([.tab], .switchRetentionPane, "report / messages, images", section: "Retention messaging",
+                   screens: [.retention], hint: "report/content"),
+        KeyBinding([.char("u")], .refreshRetention, "refresh from Apple", section: "Retention messaging",
+                   screens: [.retention], hint: "refresh"),
+        KeyBinding([.char("d")], .deleteRetentionContent, "delete the selected (y/n)", section: "Retention messaging",
+                   screens: [.retention], hint: "delete"),
+        KeyBinding([.char("m")], .makeRetentionDefault, "make it a product's default", section: "Retention messaging",
+                   screens: [.retention], hint: "default"),
+        KeyBinding([.char("t")], .retentionPerformanceTest, "sandbox performance test", section: "Retention messaging",
+                   screens: [.retention], hint: "perf test"),
+        KeyBinding([.char("e")], .cycleRetentionEnvironment, "Production / Sandbox", section: "Retention messaging",
+                   screens: [.retention]),
+
         // Quarantine
         KeyBinding([.enter], .open, "show the body", section: "Quarantine", screens: [.quarantine], hint: "show body"),
 

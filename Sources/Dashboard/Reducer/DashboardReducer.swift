@@ -99,6 +99,21 @@ public enum DashboardReducer {
             state.retention.report = report
             state.retention.loaded = true
             return []
+        case .retentionContentLoaded(let environment, let records):
+            applyRetentionContent(environment, records, &state)
+            return []
+        case .retentionRefreshed(let environment, let messages, let images):
+            return applyRetentionRefresh(environment, messages: messages, images: images, &state)
+        case .retentionConsoleAnswered(let message, let failed):
+            flash(message, error: failed, duration: outcomeFlashDuration, &state)
+            return state.screen == .retention ? [.loadRetentionContent(state.retention.environment)] : []
+        case .retentionPerformanceTested(let requestId, let result, let message, let failed):
+            if let result {
+                state.retention.performance = result
+                state.retention.performanceRequest = requestId
+            }
+            flash(message, error: failed, duration: outcomeFlashDuration, &state)
+            return []
         case .healthLoaded(let signals, let now):
             state.health.signals = signals
             state.health.loaded = true
@@ -233,6 +248,8 @@ public enum DashboardReducer {
         state.gaps = GapsState()
         var retention = RetentionState()
         retention.grouping = state.retention.grouping
+        retention.pane = state.retention.pane
+        retention.environment = state.retention.environment
         state.retention = retention
         state.health = HealthState()
         state.forward = ForwardScreenState()
@@ -365,7 +382,8 @@ public enum DashboardReducer {
         case .gaps: return gapsCommand(command, &state)
         case .refunds: return refundsCommand(command, &state)
         case .consent: return consentCommand(command, &state)
-        case .health, .retention, .forward: return []
+        case .retention: return retentionCommand(command, &state)
+        case .health, .forward: return []
         case .cohorts: return cohortsCommand(command, &state)
         }
     }
@@ -468,7 +486,7 @@ public enum DashboardReducer {
             state.health.lastRequest = state.now
             return [.loadHealth]
         case .retention:
-            return [.loadRetention(Selectors.retentionQuery(state), state.retention.grouping)]
+            return [.loadRetention(Selectors.retentionQuery(state), state.retention.grouping), .loadRetentionContent(state.retention.environment)]
         case .forward:
             state.forward.lastRequest = state.now
             return [.loadForward]
@@ -579,7 +597,11 @@ public enum DashboardReducer {
             state.prompt = nil
             // A filter applied while typing goes back to what it was.
             if prompt.kind == .filter && prompt.text != prompt.original { return applyFilter(prompt.original, &state) }
-            if case .consentReason = prompt.kind { flash("cancelled: nothing was recorded", &state) }
+            switch prompt.kind {
+            case .consentReason: flash("cancelled: nothing was recorded", &state)
+            case .retentionDefault, .retentionPerformanceTest: flash("cancelled: nothing was asked of Apple", &state)
+            case .command, .filter: break
+            }
             return []
         case .enter:
             state.prompt = nil
@@ -629,6 +651,10 @@ public enum DashboardReducer {
             return DashboardCommandLine.execute(prompt.text, &state)
         case .consentReason(let uuid):
             return askToMarkConsentHandled(uuid, reason: prompt.text, &state)
+        case .retentionDefault(let messageId):
+            return askToSetRetentionDefault(messageId, prompt.text, &state)
+        case .retentionPerformanceTest:
+            return askToRunPerformanceTest(prompt.text, &state)
         case .filter:
             var effects = applyFilter(prompt.text, &state)
             // An order id from a customer's receipt matches nothing stored: ask Apple.

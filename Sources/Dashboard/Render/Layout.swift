@@ -63,6 +63,13 @@ public enum Layout {
     /// Lines under the refund requests table that tell the selected request's facts.
     static let refundsPanelHeight = 5
 
+    /// Lines under `:retention`'s message and image list: the selected one's id and checksum,
+    /// the default messages, and the last performance test.
+    static let retentionPanelHeight = 10
+
+    /// Rows of `:retention`'s message and image list.
+    public static func retentionRows(height: Int) -> Int { max(1, listRows(height: height) - retentionPanelHeight) }
+
     /// Lines of the quarantined body view.
     public static func bodyRows(height: Int) -> Int { max(1, height - 4) }
 

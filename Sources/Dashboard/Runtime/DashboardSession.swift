@@ -200,6 +200,35 @@ public final class DashboardSession {
                 return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit, app: app))]
             case .loadRetention(let query, let grouping):
                 return [.retentionLoaded(RetentionReport(rows: try store.retentionRows(query), grouping: grouping))]
+            case .loadRetentionContent(let environment):
+                let records = try store.retentionRecords(app: app?.bundleId, environment: environment.rawValue)
+                return [.retentionContentLoaded(environment, records.filter { $0.kind != .realtimeURL })]
+            case .refreshRetention(let environment):
+                return withRetentionConsole(environment) { console in
+                    let lists = try console.refresh()
+                    return .retentionRefreshed(environment, messages: lists.messages, images: lists.images)
+                }
+            case .deleteRetentionContent(let kind, let id, let environment):
+                return withRetentionConsole(environment) { console in
+                    let entry = kind == .image ? try console.deleteImage(id: id, reason: nil) : try console.deleteMessage(id: id, reason: nil)
+                    return .retentionConsoleAnswered(message: "\(kind.rawValue) \(id) deleted at Apple (\(environment)) by \(entry.operatorName) "
+                                                     + "(audit #\(entry.id))", failed: false)
+                }
+            case .setRetentionDefault(let product, let locale, let messageId, let environment):
+                return withRetentionConsole(environment) { console in
+                    let entry = try console.setDefault(product: product, locale: locale, messageId: messageId, reason: nil)
+                    return .retentionConsoleAnswered(message: "default message of \(product) in \(locale) set to \(messageId) at Apple (\(environment)) "
+                                                     + "by \(entry.operatorName) (audit #\(entry.id))", failed: false)
+                }
+            case .retentionPerformanceTest(let transactionId):
+                return withRetentionConsole(.sandbox, failure: { .retentionPerformanceTested(requestId: nil, nil, message: $0, failed: true) }) { console in
+                    let started = try console.startPerformanceTest(originalTransactionId: transactionId, reason: nil)
+                    let result = try console.followPerformanceTest(requestId: started.requestId, wait: DashboardSession.performanceTestWait)
+                    let said = result.isPending ? "still PENDING after \(Int(DashboardSession.performanceTestWait)) s" : "result \(result.result)"
+                    return .retentionPerformanceTested(requestId: started.requestId, result,
+                                                       message: "performance test \(started.requestId) (audit #\(started.audit.id)): \(said)",
+                                                       failed: result.verdict == .fail)
+                }
             case .loadHealth:
                 let now = clock()
                 // The relay's lag and dead deliveries, per target, among intake's signals (as `subdesk check` judges them).
@@ -380,6 +409,25 @@ public final class DashboardSession {
         case .success(let ready):
             background.run(label: workLabel) { job(ready) }
             return []
+        }
+    }
+
+    /// How long `t` on `:retention` follows Apple's performance test before leaving it PENDING.
+    static let performanceTestWait: TimeInterval = 60
+
+    /// Runs `job` on a worker with the retention console of the desk's app in `environment`
+    /// (the same `RetentionConsole` as `subdesk retention`, on a store connection of its own);
+    /// what it throws comes back through `failure` in the command line's words.
+    func withRetentionConsole(_ environment: AppStoreEnvironment,
+                              failure: @escaping @Sendable (String) -> DashboardAction = { .retentionConsoleAnswered(message: $0, failed: true) },
+                              _ job: @escaping @Sendable (RetentionConsole) throws -> DashboardAction) -> [DashboardAction] {
+        let bundleId = app?.bundleId
+        return withRevalidator(failure) { revalidator in
+            do {
+                return try job(try revalidator.retentionConsole(bundleId: bundleId, environment: environment))
+            } catch {
+                return failure(SafeText.sanitize("\(error)"))
+            }
         }
     }
 

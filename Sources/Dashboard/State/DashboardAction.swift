@@ -26,6 +26,14 @@ public enum DashboardAction: Sendable {
     case quarantineLoaded([QuarantineEntry])
     case gapsLoaded([DeliveryGap])
     case retentionLoaded(RetentionReport)
+    /// The store's retention console records of the desk's app in an environment.
+    case retentionContentLoaded(AppStoreEnvironment, [RetentionRecord])
+    /// Apple's lists of messages and images as a refresh read them (review states noted in the store).
+    case retentionRefreshed(AppStoreEnvironment, messages: [RetentionComparison], images: [RetentionComparison])
+    /// What a console call at Apple (a delete, a default message) came to.
+    case retentionConsoleAnswered(message: String, failed: Bool)
+    /// A performance test's result (nil when it could not be run), and what to say.
+    case retentionPerformanceTested(requestId: String?, RetentionPerformanceResult?, message: String, failed: Bool)
     /// The on-call signals judged from the store at `now`.
     case healthLoaded([HealthSignal], now: Millis)
     /// The relay's targets as `subdesk forward status` sums them, read at `now`.
@@ -76,6 +84,16 @@ public enum DashboardEffect: Equatable, Sendable {
     case loadGaps
     /// Read Apple's retention messaging report as `subdesk retention report` does.
     case loadRetention(RetentionReportQuery, RetentionGrouping)
+    /// Read the retention console's records of the desk's app in an environment.
+    case loadRetentionContent(AppStoreEnvironment)
+    /// Read Apple's message and image lists and note their review states, off the thread that draws.
+    case refreshRetention(AppStoreEnvironment)
+    /// Delete a message or an image at Apple (confirmed, audited), off the thread that draws.
+    case deleteRetentionContent(RetentionRecord.Kind, identifier: String, AppStoreEnvironment)
+    /// Make an APPROVED message the default for a product and locale (confirmed, audited).
+    case setRetentionDefault(product: String, locale: String, messageId: String, AppStoreEnvironment)
+    /// Run Apple's performance test of the sandbox real-time URL (confirmed, audited) and follow it.
+    case retentionPerformanceTest(originalTransactionId: String)
     /// Read the store's on-call facts and judge them, as `subdesk check` does.
     case loadHealth
     /// Sum up the relay's outbox per target, as `subdesk forward status` does.
@@ -125,6 +143,11 @@ public enum DashboardEffect: Equatable, Sendable {
         case .backfill: return "a backfill from Apple's notification history"
         case .lookUpAtApple(let id): return "asking Apple about \(id)"
         case .lookUpOrder(let order): return "looking up order \(order) at Apple"
+        case .refreshRetention(let environment): return "reading the retention messages and images at Apple (\(environment))"
+        case .deleteRetentionContent(let kind, let id, let environment): return "deleting \(kind.rawValue) \(id) at Apple (\(environment))"
+        case .setRetentionDefault(let product, let locale, _, let environment):
+            return "setting the default message of \(product) in \(locale) at Apple (\(environment))"
+        case .retentionPerformanceTest: return "Apple's retention performance test"
         default: return "work at Apple"
         }
     }
@@ -198,6 +221,7 @@ extension DashboardEffect {
         case .extendRenewal, .extendAll: return .extension_
         case .linkUser: return .linking
         case .backfill: return .backfill
+        case .refreshRetention, .deleteRetentionContent, .setRetentionDefault, .retentionPerformanceTest: return .retentionConsole
         default: return nil
         }
     }

@@ -247,13 +247,78 @@ public struct ForwardScreenState: Sendable {
 }
 
 /// Delivery gaps found by backfills, newest found first.
-/// `:retention`: the figures of Apple's retention messaging report, by one grouping.
+/// `:retention`: the figures of Apple's retention messaging report, by one grouping; Tab
+/// shows the console's side: the app's messages and images as the store keeps them (text,
+/// review state, checksum), its default messages, and the last performance test.
 public struct RetentionState: Sendable {
+    public enum Pane: Sendable, Equatable {
+        case report
+        /// Messages, images and default messages, with the console's actions.
+        case content
+    }
+
     public var grouping: RetentionGrouping = .product
     public var report: RetentionReport?
     public var loaded = false
 
+    public var pane: Pane = .report
+    /// The environment the console's side shows and acts in (the performance test is always the sandbox's).
+    public var environment: AppStoreEnvironment = .production
+    /// The store's records of the desk's app in `environment`: messages, images and default messages.
+    public var records: [RetentionRecord] = []
+    public var contentLoaded = false
+    public var selection = 0
+    public var scrollOffset = 0
+    /// Apple's lists as the last refresh read them (in `environment`), by identifier.
+    public var appleLists: [String: RetentionComparison] = [:]
+    /// When Apple's lists were last read, nil before.
+    public var refreshedAt: Millis?
+    /// The last performance test's result, and its request id.
+    public var performance: RetentionPerformanceResult?
+    public var performanceRequest: String?
+
     public init() {}
+
+    /// The messages and images the list shows, messages first: the store's records, with
+    /// what Apple's list said at the last refresh; then what only Apple's list shows.
+    public var contentRows: [RetentionContentRow] {
+        var rows: [RetentionContentRow] = []
+        for kind in [RetentionRecord.Kind.message, .image] {
+            for record in records where record.kind == kind {
+                let listed = appleLists[kind.rawValue + " " + record.identifier]
+                rows.append(RetentionContentRow(kind: kind, identifier: record.identifier, state: record.state,
+                                                summary: RetentionComparison.summary(record), checksum: record.checksum,
+                                                difference: refreshedAt == nil ? nil : (listed == nil ? .onlyHere : .same)))
+            }
+            for (key, listed) in appleLists.sorted(by: { $0.key < $1.key })
+            where key.hasPrefix(kind.rawValue + " ") && listed.difference == .onlyAtApple {
+                rows.append(RetentionContentRow(kind: kind, identifier: listed.identifier, state: listed.appleState,
+                                                summary: listed.summary ?? "", checksum: nil, difference: .onlyAtApple))
+            }
+        }
+        return rows
+    }
+
+    public var selected: RetentionContentRow? {
+        let rows = contentRows
+        return rows.indices.contains(selection) ? rows[selection] : nil
+    }
+
+    /// The default messages kept, product then locale.
+    public var defaults: [RetentionRecord] { records.filter { $0.kind == .defaultMessage } }
+}
+
+/// One message or image on `:retention`'s console side.
+public struct RetentionContentRow: Equatable, Sendable {
+    public var kind: RetentionRecord.Kind
+    public var identifier: String
+    /// The review state as last read from Apple (PENDING, APPROVED, REJECTED), nil before.
+    public var state: String?
+    /// A message's header, an image's size class.
+    public var summary: String
+    public var checksum: String?
+    /// How the store and Apple's list differed at the last refresh; nil before one.
+    public var difference: RetentionComparison.Difference?
 }
 
 public struct GapsState: Sendable {

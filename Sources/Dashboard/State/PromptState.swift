@@ -5,6 +5,10 @@ public struct PromptState: Equatable, Sendable {
         case filter
         /// Why a consent withdrawal is handled (what was done for the family), for `h` on `:consent`.
         case consentReason(notificationUUID: String)
+        /// The product and locale an APPROVED message becomes the default of, for `m` on `:retention`.
+        case retentionDefault(messageId: String)
+        /// The sandbox purchase Apple's performance test uses, for `t` on `:retention`.
+        case retentionPerformanceTest
     }
 
     public var kind: Kind
@@ -38,6 +42,8 @@ public struct PromptState: Equatable, Sendable {
         case .command: return ":"
         case .filter: return "/"
         case .consentReason: return "reason (what was done for the family): "
+        case .retentionDefault: return "default of PRODUCT LOCALE: "
+        case .retentionPerformanceTest: return "sandbox original transaction id: "
         }
     }
 

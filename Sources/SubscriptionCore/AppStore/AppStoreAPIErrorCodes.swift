@@ -76,7 +76,9 @@ public struct AppStoreAPIErrorCode: Equatable, Sendable {
             (5000000, "GeneralInternalError", "general internal error", false),
             (5000001, "GeneralInternalRetryableError", "general internal error; try again", true),
         ]
-        return Dictionary(uniqueKeysWithValues: rows.map { ($0.0, AppStoreAPIErrorCode(code: $0.0, name: $0.1, meaning: $0.2, retryable: $0.3)) })
+        // The Retention Messaging API's own codes, none of them one to try again.
+        let retention = RetentionAPIError.allCases.map { ($0.rawValue, $0.entry.name, $0.entry.meaning, false) }
+        return Dictionary(uniqueKeysWithValues: (rows + retention).map { ($0.0, AppStoreAPIErrorCode(code: $0.0, name: $0.1, meaning: $0.2, retryable: $0.3)) })
     }()
 
     public static func lookup(_ code: Int) -> AppStoreAPIErrorCode? { known[code] }

@@ -5,11 +5,13 @@ import Foundation
 /// Columns as Apple documents them in "App Store Retention Messaging" (Analytics Reports,
 /// developer.apple.com/documentation/analytics-reports/app-store-retention-messaging): Date,
 /// App Name, App Apple Identifier, Current Group Subscription, Current Subscription Group
-/// Identifier, Current Subscription, Current Subscription Identifier and Event are Apple's
-/// field names as the page lists them. The page's further fields could not be read in
-/// full: Message Type, Device, Platform Version and Territory are the breakdowns its
-/// overview names, and Counts is the count column of Apple's other analytics reports.
-/// A file with other columns, or without one of these, is refused.
+/// Identifier, Current Subscription, Current Subscription Identifier, Event, Device,
+/// Platform Version, Territory and Counts are Apple's field names as the page lists them.
+/// The page, read in full since, calls the message type column Retention Message Type and
+/// has Page, Message Selection Type and Save Type besides, which are not read here; its
+/// events are Page views, Cancels and Saves (README, "Retention messaging report", says
+/// what is confirmed and what was assumed). A file with other columns, or without one of
+/// these, is refused.
 public enum RetentionReportColumn: String, CaseIterable, Sendable {
     case date = "Date"
     case appName = "App Name"

@@ -80,7 +80,8 @@ public final class RetentionConsole {
                 unanswered += 1
                 if let seen = try list().first(where: { $0.identifier.lowercased() == id }) { return .foundAfterTimeout(seen.state) }
                 guard unanswered < client.policy.maxAttempts else { throw lost }
-            } catch RevalidationError.http(_, 409, _, _, _) where unanswered > 0 {
+            } catch let refusal as RevalidationError where unanswered > 0
+                        && [RetentionAPIError.imageAlreadyExists, .messageAlreadyExists].contains(where: { $0 == refusal.retentionError }) {
                 let seen = try list().first { $0.identifier.lowercased() == id }
                 return .foundAfterTimeout(seen?.state ?? .pending)
             }
@@ -227,10 +228,57 @@ public struct RetentionComparison: Equatable, Sendable {
         return out.sorted { $0.identifier < $1.identifier }
     }
 
-    static func summary(_ r: RetentionRecord) -> String {
+    /// A message's header, or what else a record keeps (an image's size class).
+    public static func summary(_ r: RetentionRecord) -> String {
         if r.kind == .message, let object = (try? JSONSerialization.jsonObject(with: Data(r.content.utf8))) as? [String: Any] {
             return object["header"] as? String ?? ""
         }
         return r.content
+    }
+}
+
+extension RetentionConsole {
+    /// The App Store Server API key that signs the console's calls for an app: with several
+    /// apps configured, the app's own (`bundleId`'s); otherwise the one key.
+    public static func apiKey(_ configuration: RevalidationConfiguration, severalApps: Bool, bundleId: String?) -> AppStoreAPIKey? {
+        severalApps ? bundleId.flatMap { configuration.appKeys[$0] } : configuration.apiKey
+    }
+
+    /// Apple's lists of messages and images beside the records kept, each record's review
+    /// state noted as Apple has it now: what `retention messages` and `retention images` print.
+    public func refresh() throws -> (messages: [RetentionComparison], images: [RetentionComparison]) {
+        (try compare(.message), try compare(.image))
+    }
+
+    /// Reads a performance test's result until it is no longer PENDING or `wait` seconds have
+    /// passed, reading again every `every` seconds (the client paces the reads to Apple's limits).
+    public func followPerformanceTest(requestId rawId: String, wait: TimeInterval, every: TimeInterval = 2,
+                                      sleep: (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }) throws -> RetentionPerformanceResult {
+        let id = try RetentionText.identifier(rawId, field: "request id")
+        let deadline = Date().addingTimeInterval(wait)
+        var result = try client.performanceTestResult(requestId: id)
+        while result.isPending && Date() < deadline {
+            sleep(min(every, max(0, deadline.timeIntervalSinceNow)))
+            result = try client.performanceTestResult(requestId: id)
+        }
+        return result
+    }
+}
+
+extension Revalidator {
+    /// The retention console for an app (`bundleId`; any, when one app is configured) in
+    /// `environment`, on a store connection of its own: what the dashboard's worker uses, as
+    /// `subdesk retention` builds its own from the same configuration.
+    public func retentionConsole(bundleId: String?, environment: AppStoreEnvironment, pacer: RetentionPacer = .shared) throws -> RetentionConsole {
+        let several = policy.apps.count > 1
+        if several && bundleId == nil {
+            throw RevalidationError.notConfigured("several apps are configured: the Retention Messaging API is one app's; name it")
+        }
+        guard let key = RetentionConsole.apiKey(configuration, severalApps: several, bundleId: bundleId) else {
+            throw RevalidationError.needsServerAPI(action: ServerAPIAction.retentionMessaging, place: configuration.keyPlace)
+        }
+        let client = try RetentionMessagingClient(key: key, endpoints: configuration.endpoints, environment: environment,
+                                                  policy: configuration.http, pacer: pacer)
+        return RetentionConsole(store: try openStore(), client: client, operatorName: operatorName)
     }
 }

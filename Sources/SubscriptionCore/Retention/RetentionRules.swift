@@ -78,14 +78,24 @@ public struct RetentionRule: Equatable, Sendable {
         !states.isEmpty || minTenureDays != nil || maxTenureDays != nil || hadOffer != nil || priceIncrease != nil || autoRenew != nil
     }
 
+    /// Whether the rule's product and locale conditions hold (a rule locale `en` holds for `en-US`).
+    func holds(product: String, locale: String?) -> Bool {
+        if !products.isEmpty, !products.contains(product) { return false }
+        if !locales.isEmpty {
+            guard let locale else { return false }
+            return locales.contains { RetentionCoverage.localeCovers($0, locale) }
+        }
+        return true
+    }
+
+    /// Whether the rule answers every request for `product` in `locale`, whatever the
+    /// subscriber's state: a rule that asks about the state answers only some of them.
+    public func covers(product: String, locale: String) -> Bool { !asksState && holds(product: product, locale: locale) }
+
     /// Whether the rule holds for `request` and the subscription's stored `state` (nil: the
     /// store does not know it; a rule asking about state then does not hold).
     public func matches(_ request: RealtimeRetentionRequest, state: SubscriptionState?, now: Millis) -> Bool {
-        if !products.isEmpty, !products.contains(request.productId) { return false }
-        if !locales.isEmpty {
-            guard let locale = request.userLocale?.lowercased(),
-                  locales.contains(where: { $0.lowercased() == locale || locale.hasPrefix($0.lowercased() + "-") }) else { return false }
-        }
+        guard holds(product: request.productId, locale: request.userLocale) else { return false }
         guard asksState else { return true }
         guard let state else { return false }
         if !states.isEmpty, !states.contains(RetentionStateCondition(state.status)) { return false }

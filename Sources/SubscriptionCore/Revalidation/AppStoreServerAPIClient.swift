@@ -263,7 +263,7 @@ public final class AppStoreServerAPIClient: @unchecked Sendable {
 
     /// Apple's transaction ids are decimal digits; anything else is refused before it can
     /// bend the request path.
-    static func checkedTransactionId(_ id: String) throws -> String {
+    public static func checkedTransactionId(_ id: String) throws -> String {
         guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
             throw RevalidationError.unknownSubscription("\(id.escapingControlCharacters()) is not an App Store transaction id (digits only)")
         }

@@ -53,6 +53,35 @@ public struct RetentionPerformanceResult: Sendable {
     public var failures: [String: Int]
     /// Apple's own thresholds: responseTimeThreshold (ms), successRateThreshold (%), and the test's shape.
     public var config: [String: Int]
+
+    /// Apple's verdict (`result`): a test still running, passed or failed; another word kept as Apple wrote it.
+    public enum Verdict: Equatable, Sendable {
+        case pending, pass, fail
+        case other(String)
+    }
+
+    public var verdict: Verdict {
+        switch result {
+        case "PENDING": return .pending
+        case "PASS": return .pass
+        case "FAIL": return .fail
+        default: return .other(result)
+        }
+    }
+
+    public var isPending: Bool { verdict == .pending }
+
+    /// The result in lines, each figure beside Apple's threshold for it: what
+    /// `retention performance-test` prints and `:retention` shows.
+    public var summaryLines: [String] {
+        var lines = ["result \(result)" + (target.map { " for \($0)" } ?? "")]
+        lines.append("success rate \(successRate.map(String.init) ?? "?")% (Apple's threshold \(config["successRateThreshold"].map(String.init) ?? "?")%), "
+                     + "pending \(numPending.map(String.init) ?? "?")"
+                     + (failures.isEmpty ? "" : ", failures " + failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))
+        let times = ["average", "p50", "p90", "p95", "p99"].map { "\($0) \(responseTimes[$0].map { "\($0) ms" } ?? "?")" }
+        lines.append("response times " + times.joined(separator: ", ") + " (Apple's threshold \(config["responseTimeThreshold"].map { "\($0) ms" } ?? "?"))")
+        return lines
+    }
 }
 
 /// Spaces the calls made for one app so that Apple's per-app rate limits ("Identifying rate

@@ -14,6 +14,7 @@ public enum ServerAPIAction {
     public static let appAccountToken = "setting the app account token at Apple"
     public static let orderLookup = "looking up an order id"
     public static let appTransaction = "looking up an app transaction (Get App Transaction Info)"
+    public static let retentionMessaging = "the Retention Messaging API"
 }
 
 /// Where the App Store Server API key settings go, for a message that says what to set

@@ -147,6 +147,8 @@ extension Configuration {
                   "the [key] section that signs this app's promotional offers in real-time retention answers (used for nothing else)"),
             .init("retention_rules", example: "/etc/subdesk/fitness-retention.rules",
                   "the rules serve answers Apple's real-time Retention Messaging requests by (see README, Retention Messaging)"),
+            .init("retention_app_store_connect", example: "fitness.monthly, fitness.yearly en-US",
+                  "the products (and locales) App Store Connect's Retention Messaging configuration covers, as the team declares it"),
             .init("shared_secret_file", example: "/etc/subdesk/fitness-shared-secret",
                   "the app's shared secret (verifyReceipt, and the password of its version 1 notifications)", namesSecret: true),
             .init("allow_v1", example: "no", "yes: accept this app's version 1 notifications (unsigned)"),

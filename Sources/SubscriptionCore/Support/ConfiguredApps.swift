@@ -38,6 +38,8 @@ public struct ConfiguredApp: Sendable, Equatable {
     public var offerKey: AppStoreKeySettings?
     /// The file of rules that real-time retention requests are answered by.
     public var retentionRules: String?
+    /// What the team declares App Store Connect's Retention Messaging configuration covers.
+    public var retentionAppStoreConnect: [RetentionConnectDeclaration] = []
 
     public init(name: String, bundleId: String?, appAppleId: Int64? = nil, environments: [AppStoreEnvironment] = [],
                 key: AppStoreKeySettings? = nil, sharedSecretFile: String? = nil, allowV1: Bool = false) {
@@ -231,6 +233,11 @@ public struct ConfiguredApps: Sendable, Equatable {
                 app.offerKey = key
             }
             app.retentionRules = section.values["retention_rules"]
+            if let text = section.values["retention_app_store_connect"] {
+                do { app.retentionAppStoreConnect = try RetentionConnectDeclaration.parse(text) } catch let refusal as ConfigurationError {
+                    throw ConfigurationError("\(at("retention_app_store_connect")): \(refusal.description)")
+                }
+            }
             app.sharedSecretFile = section.values["shared_secret_file"]
             if let text = section.values["allow_v1"] {
                 guard let allowed = Configuration.yesOrNo(text) else {

@@ -144,11 +144,14 @@ final class ServeEngine: @unchecked Sendable {
         let decision = RetentionDecision(response: response, decidedMs: DateText.nowMillis(), micros: micros)
         // Logged after the answer, so that a store that is slow or down never holds it up;
         // those waiting are written together, in one commit. Past a bound of waiting
-        // decisions (a store down long) the newest go unlogged.
+        // decisions (a store down long) the newest go unlogged. While decisions wait, the
+        // writing of them counts as a request on this engine: a reload or a stop retires the
+        // committer only once they are written, instead of refusing them.
         pool.lock()
         let room = pendingDecisions.count < Self.maximumDecisionsWaiting
         if room { pendingDecisions.append(decision) }
-        let first = pendingDecisions.count == 1
+        let first = room && pendingDecisions.count == 1
+        if first { users += 1 }
         pool.unlock()
         guard room else {
             log("retention decision not logged: \(Self.maximumDecisionsWaiting) are waiting for the store")
@@ -175,7 +178,7 @@ final class ServeEngine: @unchecked Sendable {
         pendingDecisions.removeFirst(batch.count)
         let more = !pendingDecisions.isEmpty
         pool.unlock()
-        if more { decisionLog.async { self.logPendingDecisions(log: log) } }
+        if more { decisionLog.async { self.logPendingDecisions(log: log) } } else { release() }
     }
 
     /// The decisions made and not yet written, oldest first (the first is being written).

@@ -28,17 +28,36 @@ extension Context {
                     return .failure(ConfigurationError("\(error)"))
                 }
             }
-            let text: String
-            do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {
-                throw UsageError("[app \(app.name)] retention_rules \(SafeText.sanitize(file)): cannot read it (\(error.localizedDescription))")
-            }
             let known = try groups ?? store.subscriptionGroups()
             groups = known
-            do {
-                let rules = try RetentionRules.parse(text, file: file, groupOf: { known[$0] }, canSignOffers: app.offerKey != nil)
-                setups[app.name] = RetentionAppSetup(rules: rules, offers: offers)
-            } catch let e as RetentionRulesError { throw UsageError(e.description) }
+            setups[app.name] = RetentionAppSetup(rules: try retentionRules(app, file: file, groups: known), offers: offers)
         }
         return RetentionResponder(apps: apps, setups: setups, verifier: SignedDataVerifier(roots: try trustRoots()))
+    }
+
+    /// An app's rules file, read and checked against the store's subscription groups.
+    func retentionRules(_ app: ConfiguredApp, file: String, groups: [String: String]) throws -> RetentionRules {
+        let text: String
+        do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {
+            throw UsageError("[app \(app.name)] retention_rules \(SafeText.sanitize(file)): cannot read it (\(error.localizedDescription))")
+        }
+        do {
+            return try RetentionRules.parse(text, file: file, groupOf: { groups[$0] }, canSignOffers: app.offerKey != nil)
+        } catch let e as RetentionRulesError { throw UsageError(e.description) }
+    }
+
+    /// Which layer answers the cancellation sheet for each app, product and locale the store
+    /// and the configuration know (`locales` added): what `retention coverage` lists and
+    /// `doctor` warns of.
+    func retentionCoverage(store: Store, locales: [String], scope: String?) throws -> [RetentionCoverage] {
+        let groups = try store.subscriptionGroups()
+        var layers: [String: RetentionCoverage.AppLayers] = [:]
+        for app in try configuredApps().apps {
+            guard let bundleId = app.bundleId else { continue }
+            let rules = try app.retentionRules.map { try retentionRules(app, file: $0, groups: groups) }
+            layers[bundleId] = RetentionCoverage.AppLayers(rules: rules, connect: app.retentionAppStoreConnect)
+        }
+        return RetentionCoverage.rows(products: try store.retentionProducts(), defaults: try store.retentionRecords(kind: .defaultMessage),
+                                      locales: locales, scope: scope, layers: layers)
     }
 }
