@@ -24,6 +24,7 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
+        if version < 39 && version >= 33 { try store.db.execute("ALTER TABLE forward_outbox DROP COLUMN round_start") }
         if version < 38 { try store.db.execute("DROP TABLE retention_decisions") }
         // Migration 37's audit stamp allows the console's actions more, and is left.
         if version < 37 { try store.db.execute("DROP TABLE retention_content") }

@@ -859,6 +859,11 @@ enum Migrations {
         -- The new table's rights for each installed role: intake (serve) adds decisions.
         \(PostgresRoles.grants(onNew: ["retention_decisions"]))
         """),
+        Migration(39, "a delivery owed again counts the target's refusals afresh", { d in """
+        -- The attempts a delivery had when it was last owed again (forward replay, forward
+        -- retry --dead): the refusals that make it dead are counted from there.
+        ALTER TABLE forward_outbox ADD COLUMN round_start \(d.integer) NOT NULL DEFAULT 0;
+        """ }),
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period
