@@ -20,6 +20,9 @@ struct Options {
     var relayBacklog = 100_000
     /// The relay section's parts (`--relay-parts cost,lag,backlog`; all by default).
     var relayParts: Set<String> = ["cost", "lag", "backlog"]
+    /// A target already running (nginx answering 200 on /in0 and /in1: bench/relay-target-nginx.conf)
+    /// for the cost and backlog parts, instead of the bench's own; nil: the bench's.
+    var relayTarget: String?
     /// Sections to run (baseline, intake, backfill, python, cgi, scales, engines, metrics, segments, dashboard, apps); empty runs them all but apps.
     var only: Set<String> = []
     /// Writes the intake bodies as NDJSON here and stops (for profiling `subdesk ingest`).
@@ -41,12 +44,13 @@ struct Options {
             case "--bodies": i += 1; intakeBodies = max(100, Int(args[i]) ?? intakeBodies)
             case "--relay-backlog": i += 1; relayBacklog = min(10_000_000, max(100, Int(args[i]) ?? relayBacklog))
             case "--relay-parts": i += 1; relayParts = Set(args[i].split(separator: ",").map(String.init))
+            case "--relay-target": i += 1; relayTarget = args[i]
             case "--only": i += 1; only = Set(args[i].split(separator: ",").map(String.init))
             case "--write-bodies": i += 1; writeBodies = args[i]
             case "--cgi-binary": i += 1; cgiBinary = args[i]
             case "--postgres": i += 1; postgres = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,scales,engines,metrics,segments,dashboard,apps,relay] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI] [--relay-backlog N]\n                    [--relay-parts cost,lag,backlog]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,scales,engines,metrics,segments,dashboard,apps,relay] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI] [--relay-backlog N]\n                    [--relay-parts cost,lag,backlog] [--relay-target http://127.0.0.1:PORT]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))

@@ -16,6 +16,11 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(state.screen, .daily)
         _ = run("fe", &state)
         XCTAssertEqual(state.screen, .feed)
+        // `:f` stays the live feed, as it was before `:forward` shared its first letter.
+        _ = run("fo", &state)
+        XCTAssertEqual(state.screen, .forward)
+        _ = run("f", &state)
+        XCTAssertEqual(state.screen, .feed)
         _ = run("quar", &state)
         XCTAssertEqual(state.screen, .quarantine)
         _ = run("t", &state)

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SubdeskTestKit
 @testable import SubscriptionCore
+import SubdeskScenarios
 
 /// The relay as on-call sees it: each target's outbox in the on-call reading, its metrics,
 /// and the signals `subdesk check` and `:health` judge from them.
@@ -12,6 +13,7 @@ final class ForwardOnCallTests: XCTestCase, RunsOnEveryEngine {
         "testTheReadingCountsPendingDeadAndTheLastHourPerTargetAndTheMetricsSayIt",
         "testAConfiguredTargetWithNoDeliveryReadsZeroAndOneTheOutboxStillNamesIsRead",
         "testLagPastTheLimitAndADeliveryDeadInTheLastDayAreWarnings",
+        "testTheReconcileGaugeIsTheLastFinishedFailuresBackfillOfEachAppAndEnvironment",
     ]
 
     var store: Store!
@@ -89,6 +91,37 @@ final class ForwardOnCallTests: XCTestCase, RunsOnEveryEngine {
 
         let none = OnCallMetrics.exposition(OnCallInputs(reading: try reading(at: now + 2 * 3_600_000), roots: [], quarantineBudgetBytes: nil))
         XCTAssertFalse(none.contains("subdesk_forward_oldest_pending_age_seconds{"), "an age with nothing pending")
+    }
+
+    /// `subdesk_reconcile_last_success_timestamp_seconds`: the last `backfill --only-failures`
+    /// that finished, per app and environment; a full backfill, a run that did not finish and
+    /// one dated past the scrape are not it, and before the first there is no sample.
+    func testTheReconcileGaugeIsTheLastFinishedFailuresBackfillOfEachAppAndEnvironment() throws {
+        let hour: Millis = 3_600_000, now = TestKit.anchor + 10 * hour
+        func text() throws -> String {
+            OnCallMetrics.exposition(OnCallInputs(reading: try reading(at: now), roots: [], quarantineBudgetBytes: nil))
+        }
+        XCTAssertFalse(try text().contains("subdesk_reconcile_last_success_timestamp_seconds{"), "a sample before any run")
+        func run(_ environment: String, failures: Bool, started: Millis, finished: Millis?, bundleId: String? = ScenarioBuilder.demoBundleId) throws {
+            let r = try store.startBackfill(environment: environment, since: started - 24 * hour, until: started, onlyFailures: failures,
+                                            operatorName: "subdesk", now: started, bundleId: bundleId)
+            if let finished { try store.finishBackfill(r.id, now: finished) }
+        }
+        try run("Production", failures: true, started: TestKit.anchor + hour, finished: TestKit.anchor + hour + 5_000)
+        try run("Production", failures: true, started: TestKit.anchor + 2 * hour, finished: TestKit.anchor + 2 * hour + 7_000)
+        try run("Production", failures: true, started: TestKit.anchor + 3 * hour, finished: nil)
+        try run("Production", failures: false, started: TestKit.anchor + 4 * hour, finished: TestKit.anchor + 4 * hour + 1_000)
+        try run("Production", failures: true, started: now + 2 * hour, finished: now + 2 * hour + 1_000)
+        try run("Sandbox", failures: true, started: TestKit.anchor + 5 * hour, finished: TestKit.anchor + 5 * hour + 2_000)
+        let r = try reading(at: now)
+        XCTAssertEqual(r.lastReconcile, [
+            .init(bundleId: ScenarioBuilder.demoBundleId, environment: "Production"): TestKit.anchor + 2 * hour + 7_000,
+            .init(bundleId: ScenarioBuilder.demoBundleId, environment: "Sandbox"): TestKit.anchor + 5 * hour + 2_000,
+        ])
+        let exposition = try text()
+        let production = OnCallMetrics.number(Double(TestKit.anchor + 2 * hour + 7_000) / 1000)
+        XCTAssertTrue(exposition.contains("subdesk_reconcile_last_success_timestamp_seconds{app=\"default\",environment=\"Production\"} \(production)\n"),
+                      exposition.split(separator: "\n").filter { $0.contains("reconcile") }.joined(separator: "\n"))
     }
 
     func testAConfiguredTargetWithNoDeliveryReadsZeroAndOneTheOutboxStillNamesIsRead() throws {

@@ -326,6 +326,34 @@ final class ForwardDelivererTests: XCTestCase {
         XCTAssertEqual(try delivery(limited).lastStatus, 429)
     }
 
+    /// A delivery the target refused to death, owed again (by `forward retry --dead`, then
+    /// by `forward replay`), is given its three attempts anew, numbered on from the last.
+    func testARefusedDeliveryOwedAgainIsGivenItsAttemptsAnew() throws {
+        let d = deliverer()
+        server.route("POST", "/in", handler: { _ in .init(status: 400) })
+        let uuid = UUID().uuidString.lowercased()
+        _ = try ingest("3", uuid: uuid)
+        func delivery() throws -> ForwardDelivery { try XCTUnwrap(store.deliveries(notificationUUID: uuid).first) }
+        func refuseUntilDead() throws -> Int {
+            var tries = 0
+            while try delivery().state == .pending && tries < 10 {
+                try d.run(once: true)
+                clock += 60_000
+                tries += 1
+            }
+            return tries
+        }
+        XCTAssertEqual(try refuseUntilDead(), 3)
+        XCTAssertEqual(try store.retryDeadDeliveries(target: "backend", maxAge: 3_600_000, now: clock), 1)
+        XCTAssertEqual(try refuseUntilDead(), 3, "a retried delivery died before its three attempts")
+        XCTAssertEqual(try delivery().state, .dead)
+        let target = try XCTUnwrap(intake.forwarding.targets.first)
+        XCTAssertEqual(try store.requeueDeliveries(.init(notificationUUID: uuid), to: target, targetBundleIds: nil, now: clock), 1)
+        XCTAssertEqual(try refuseUntilDead(), 3, "a replayed delivery died before its three attempts")
+        XCTAssertEqual(server.requests("POST", "/in").compactMap { $0.headers["subdesk-attempt"] }, (1...9).map(String.init))
+        XCTAssertEqual(try store.forwardAttempts(deliveryId: try delivery().id).count, 9)
+    }
+
     func testATargetThatHangsTimesOutAndAHugeAnswerIsNotHeld() throws {
         let d = deliverer(timeout: 1)
         server.route("POST", "/in", .init(status: 200, delay: 3), .huge(bytes: 100 << 20, announcingLength: false), .init(status: 200))

@@ -174,6 +174,32 @@ final class RevalidationHTTPHelperTests: XCTestCase {
         XCTAssertEqual(process.terminationReason, .exit)
         XCTAssertEqual(process.terminationStatus, 0, "the helper did not end quietly when its input did")
     }
+
+    /// A helper that has made its requests is replaced: the next request starts a fresh one,
+    /// the old one ends once its last answer is in, and no request is lost in the hand-over,
+    /// one at a time or forty at once.
+    func testAHelperIsReplacedAfterItsRequestsAndNoRequestIsLostInTheHandOver() throws {
+        let helper = HTTPHelper(environment: { ProcessInfo.processInfo.environment }, requestsPerProcess: 5)
+        let http = client(helper: helper)
+        server.route("GET", "/ok", .json(["ok": true]))
+        var pids: [pid_t] = []
+        for _ in 0..<12 {
+            XCTAssertEqual(try http.send(request("GET", "/ok")).status, 200)
+            let pid = try XCTUnwrap(helper.pid)
+            if pids.last != pid { pids.append(pid) }
+        }
+        XCTAssertEqual(pids.count, 3, "12 requests, 5 a helper")
+        for result in sendConcurrently(http, Array(repeating: request("GET", "/ok"), count: 40)) {
+            XCTAssertEqual(try result.get().status, 200)
+        }
+        if let last = helper.pid, pids.last != last { pids.append(last) }
+        XCTAssertGreaterThanOrEqual(pids.count, 4)
+        // Every helper but the running one has exited and been reaped.
+        let deadline = Date().addingTimeInterval(20)
+        let retired = pids.filter { $0 != helper.pid }
+        while Date() < deadline && retired.contains(where: { kill($0, 0) == 0 }) { usleep(20_000) }
+        XCTAssertEqual(retired.filter { kill($0, 0) == 0 }, [], "a retired helper is still there")
+    }
 }
 
 /// An answer far larger than any Apple sends is refused while it streams.

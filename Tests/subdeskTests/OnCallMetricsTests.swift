@@ -310,6 +310,6 @@ extension OnCallMetricsTests {
                 checked += 1
             }
         }
-        XCTAssertEqual(checked, 14)
+        XCTAssertEqual(checked, 15)
     }
 }

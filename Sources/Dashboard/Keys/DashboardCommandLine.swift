@@ -66,7 +66,8 @@ public enum DashboardCommandLine {
     /// Every command, in the order `?` and completions list them: the screens first, then the rest.
     public static let table: [LineCommand] = [
         .screen(.subscribers, "subs", aliases: ["subscribers", "sub", "s"], "list", suggested: true),
-        .screen(.feed, "feed", "live", suggested: true),
+        // `f` kept for the feed, which had it before `:forward` shared the letter.
+        .screen(.feed, "feed", aliases: ["f"], "live", suggested: true),
         .screen(.health, "health"),
         .screen(.forward, "forward", aliases: ["relay"]),
         LineCommand("daily", aliases: ["counts"], usage: ":daily [D=V|all]", "counts", argument: .optional, suggested: true, run: { daily($0, &$1) }),

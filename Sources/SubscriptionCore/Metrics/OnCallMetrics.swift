@@ -288,6 +288,11 @@ public enum OnCallMetrics {
                      unit: "", labels: [], source: [.auditAction("sweep")]) { i in
             i.reading.lastSweepFailures.map { [.init(Double($0))] } ?? []
         },
+        OnCallMetric(name: "subdesk_reconcile_last_success_timestamp_seconds", kind: .gauge,
+                     help: "When a backfill of the notifications Apple failed to deliver (`backfill --only-failures`: subdesk-reconcile.timer runs one hourly) last finished for each app and environment, Unix time; absent before the first. A run that fails leaves it as it was.",
+                     unit: "seconds", labels: ["app", "environment"], source: [.tables(["backfill_runs"])]) { i in
+            labelledByAppAndEnvironment(i.reading.lastReconcile, i).map { .init([("app", $0.app), ("environment", $0.environment)], seconds($0.last)) }
+        },
         OnCallMetric(name: "subdesk_revalidation_failures_last_day", kind: .gauge,
                      help: "Revalidations that failed (audit log) in the 24 hours before the scrape.",
                      unit: "", labels: [], source: [.auditAction("revalidate")]) { i in [.init(Double(i.reading.revalidationFailuresLastDay))] },
@@ -396,8 +401,14 @@ public enum OnCallMetrics {
 
     /// The last arrival of each `app` and `environment` label, in their order.
     static func lastArrivals(_ i: OnCallInputs) -> [(app: String, environment: String, last: Millis)] {
+        labelledByAppAndEnvironment(i.reading.lastArrivalByAppAndEnvironment, i)
+    }
+
+    /// The latest of `times` under each `app` and `environment` label, in their order.
+    static func labelledByAppAndEnvironment(_ times: [OnCallReading.AppEnvironment: Millis],
+                                            _ i: OnCallInputs) -> [(app: String, environment: String, last: Millis)] {
         var merged: [AppAndEnvironment: Millis] = [:]
-        for (key, last) in i.reading.lastArrivalByAppAndEnvironment {
+        for (key, last) in times {
             let labels = AppAndEnvironment(app: appLabel(key.bundleId, i.apps), environment: environmentLabel(key.environment))
             merged[labels] = max(merged[labels] ?? 0, last)
         }

@@ -50,13 +50,15 @@ public final class ForwardDeliverer {
     /// Told of each attempt as it is recorded.
     public var onAttempt: ((ForwardDelivery, ForwardAttempt) -> Void)?
 
-    public init(target: ForwardTarget, store: Store, signature: DeliverySignature, pacing: Pacing = Pacing()) {
+    /// `helper`: where the sends go (`serve` gives its deliverers one of their own).
+    public init(target: ForwardTarget, store: Store, signature: DeliverySignature, pacing: Pacing = Pacing(),
+                helper: HTTPHelper = .shared) {
         self.target = target
         self.store = store
         self.signature = signature
         self.pacing = pacing
         client = HTTPClient(policy: ForwardDeliverer.policy(target, pacing), maxConnectionsPerHost: pacing.concurrency,
-                            maxResponseBytes: ForwardDeliverer.maxAnswerBytes)
+                            helper: helper, maxResponseBytes: ForwardDeliverer.maxAnswerBytes)
     }
 
     /// One attempt per send (the outbox schedules the next), the retry waits as the Apple
@@ -261,11 +263,13 @@ public final class ForwardDeliverer {
     /// What follows an attempt that got `status` (nil: no answer): 2xx is delivered; 408,
     /// 429, 5xx and no answer are tried again after the backoff (or the Retry-After asked,
     /// bounded as the Apple client bounds it); anything else is tried again until
-    /// `refusedAttempts`, then dead. The last retry is made just before `giveUp` (the target's
+    /// `refusedAttempts` (counted since it was last owed again), then dead. The last retry is made just before `giveUp` (the target's
     /// `max_age` after the delivery was owed); one that fails then is dead.
     func next(after d: ForwardDelivery, status: Int?, retryAfter: TimeInterval?, at: Millis) -> ForwardAttempt.Next {
         if let status, (200...299).contains(status) { return .delivered }
-        let attempt = d.attempts + 1
+        // Counted from the last time the delivery was owed again: a replay or retry of one the
+        // target refused is given its attempts anew, with the back-off from its start.
+        let attempt = d.attempts + 1 - d.roundStart
         let transient = status.map { $0 == 408 || $0 == 429 || $0 >= 500 } ?? true
         if !transient && attempt >= pacing.refusedAttempts { return .dead }
         let backoff = client.policy.backoff(afterAttempt: attempt)

@@ -175,13 +175,8 @@ final class HTTPClient: @unchecked Sendable {
     /// One attempt, bounded by `policy.timeout` whatever the helper does.
     private func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportProblem> {
         if let exchange { return exchange(request) }
-        switch helper.process() {
-        case .success(let process):
-            return process.exchange(request, timeout: policy.timeout, connectionsPerHost: maxConnectionsPerHost,
-                                    maxResponseBytes: maxResponseBytes)
-        case .failure(let unavailable):
-            return .failure(.network(unavailable.reason))
-        }
+        return helper.exchange(request, timeout: policy.timeout, connectionsPerHost: maxConnectionsPerHost,
+                               maxResponseBytes: maxResponseBytes)
     }
 
     /// A number at least this large is a moment, in milliseconds since 1970 (from

@@ -19,6 +19,12 @@ final class HTTPHelperProcess: @unchecked Sendable {
     /// Why the helper is gone; set once, before the waiting requests are failed.
     private var ended: String?
 
+    /// Exchanges begun (`begin`), those not yet ended, and whether the helper is retired:
+    /// a retired helper's input is closed when its last exchange ends (`HTTPHelper.exchange`).
+    private var begun = 0
+    private var inFlight = 0
+    private var retired = false
+
     /// Writes go out whole, one at a time; the socket is closed under this lock too, so a
     /// writer never sends on a descriptor number that has been reused.
     private let writeLock = NSLock()
@@ -106,6 +112,40 @@ final class HTTPHelperProcess: @unchecked Sendable {
             waiter.done.wait()
         }
         return waiter.outcome!
+    }
+
+    /// How many exchanges have begun on this helper.
+    var requestsBegun: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return begun
+    }
+
+    /// Counts an exchange about to be made (called before `exchange`, under the owner's lock,
+    /// so that no exchange begins on a helper after it is retired).
+    func begin() {
+        lock.lock()
+        begun += 1
+        inFlight += 1
+        lock.unlock()
+    }
+
+    /// Counts an exchange ended; the last one of a retired helper closes its input.
+    func end() {
+        lock.lock()
+        inFlight -= 1
+        let finished = retired && inFlight == 0
+        lock.unlock()
+        if finished { finishInput() }
+    }
+
+    /// Takes no more exchanges: the helper exits once those under way have their answers.
+    func retire() {
+        lock.lock()
+        retired = true
+        let finished = inFlight == 0
+        lock.unlock()
+        if finished { finishInput() }
     }
 
     /// Closes the helper's input: it exits, and the reader reaps it.

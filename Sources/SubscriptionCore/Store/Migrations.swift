@@ -870,6 +870,11 @@ enum Migrations {
         \(d.insertOrIgnore) metrics_pending SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id IN
             (SELECT original_transaction_id FROM retention_decisions WHERE outcome = 'answered')\(d.onConflictIgnore);
         """ }, fill: MigrationFill(run: Migrations.fillAutoRenew)),
+        Migration(40, "a delivery owed again counts the target's refusals afresh", { d in """
+        -- The attempts a delivery had when it was last owed again (forward replay, forward
+        -- retry --dead): the refusals that make it dead are counted from there.
+        ALTER TABLE forward_outbox ADD COLUMN round_start \(d.integer) NOT NULL DEFAULT 0;
+        """ }),
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period

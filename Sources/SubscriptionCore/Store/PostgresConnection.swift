@@ -554,6 +554,9 @@ final class PostgresConnection: SQLConnection {
 
     var isInTransaction: Bool { PQtransactionStatus(connection) != PQTRANS_IDLE }
 
+    /// The server queues writers itself, and hands its locks over without polling.
+    func inWriteTurn<T>(_ body: () throws -> T) throws -> T { try body() }
+
     /// A write transaction first takes the store's write lock, so writers take turns as
     /// they do on SQLite (BEGIN IMMEDIATE) and every ordering argument made there holds
     /// here; the commit bumps the change counter and tells listeners.

@@ -287,6 +287,10 @@ protocol SQLConnection: AnyObject {
     var beginWrite: String { get }
     /// Ends a write transaction that succeeded.
     var commitWrite: String { get }
+    /// Runs `body`, a whole write transaction, in its turn among this process's writers of
+    /// the same database where the engine makes writers take turns and would otherwise have
+    /// them poll for the lock (SQLite: `SQLiteWriteGate`); as it is elsewhere.
+    func inWriteTurn<T>(_ body: () throws -> T) throws -> T
     var transactions: TransactionState { get }
     /// The database user the server records as acting (PostgreSQL); nil where the engine
     /// has no users (SQLite), and the operator's own name stands.
@@ -399,6 +403,12 @@ extension SQLConnection {
 
     /// Runs `body` in a write transaction that `start` opens and locks.
     func writeTransaction<T>(start: () throws -> Void, _ body: () throws -> T) throws -> T {
+        // Inside an open transaction `start` fails as it always has, with no turn to wait for.
+        if isInTransaction { return try openedWriteTransaction(start: start, body) }
+        return try inWriteTurn { try openedWriteTransaction(start: start, body) }
+    }
+
+    private func openedWriteTransaction<T>(start: () throws -> Void, _ body: () throws -> T) throws -> T {
         do {
             try start()
         } catch {

@@ -95,6 +95,7 @@ final class SQLiteConnection: SQLConnection {
     var dialect: SQLDialect { .sqlite }
     private var statements: [LongTextKey: OpaquePointer] = [:]
     let path: String
+    let readOnly: Bool
     /// How long a statement waits for another connection's lock, as opened.
     let busyTimeoutMs: Int32
 
@@ -102,6 +103,7 @@ final class SQLiteConnection: SQLConnection {
     /// that cannot create them (see `Store.init`).
     init(path: String, readOnly: Bool = false, immutable: Bool = false, busyTimeoutMs: Int32 = 5000) throws {
         self.path = path
+        self.readOnly = readOnly || immutable
         self.busyTimeoutMs = busyTimeoutMs
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
@@ -285,5 +287,75 @@ final class SQLiteConnection: SQLConnection {
     }
 
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// This file's gate among the process's connections that write (nil: read-only, in memory).
+    private lazy var writeGate: SQLiteWriteGate? = readOnly ? nil : SQLiteWriteGate.of(path)
+
+    /// Waits for this process's other writers of the file at the gate, for the busy timeout,
+    /// then runs `body`; one that waited longer is refused as SQLite's lock would refuse it.
+    func inWriteTurn<T>(_ body: () throws -> T) throws -> T {
+        guard let gate = writeGate else { return try body() }
+        guard gate.enter(waitingUpTo: busyTimeoutMs) else {
+            throw StoreError(operation: "begin write", message: "database is locked by another writer of this process for longer "
+                             + "than the busy timeout (\(busyTimeoutMs) ms)", code: SQLITE_BUSY)
+        }
+        defer { gate.leave() }
+        return try body()
+    }
 }
 
+
+/// Where one process's writers of one SQLite file take turns before they take SQLite's write
+/// lock. SQLite gives a writer that finds the lock taken nothing to wait on: it polls
+/// (`SQLiteConnection.BusyWait`, every 4 ms), so a writer that loses to another of the same
+/// process, as serve's group commit does to its deliverers, waits up to a poll longer than
+/// the other's write. Here the turn is handed over the moment the other commits. Writers in
+/// other processes still meet only at SQLite's lock.
+final class SQLiteWriteGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var taken = false
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var gates: [FileKey: SQLiteWriteGate] = [:]
+
+    /// A file by device and inode: two paths to one file share a gate. A gate outlives its
+    /// file; a new file given the number of an old one shares its gate, which costs nothing.
+    private struct FileKey: Hashable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    /// The gate of the file at `path`; nil for an in-memory database or a file not there.
+    static func of(_ path: String) -> SQLiteWriteGate? {
+        guard !path.isEmpty, path != ":memory:" else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let key = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        lock.lock()
+        defer { lock.unlock() }
+        if let gate = gates[key] { return gate }
+        let gate = SQLiteWriteGate()
+        gates[key] = gate
+        return gate
+    }
+
+    /// Takes the turn, waiting up to `milliseconds` for it; false when it did not come.
+    func enter(waitingUpTo milliseconds: Int32) -> Bool {
+        let deadline = Date().addingTimeInterval(Double(max(0, milliseconds)) / 1000)
+        condition.lock()
+        defer { condition.unlock() }
+        while taken {
+            if !condition.wait(until: deadline) && taken { return false }
+        }
+        taken = true
+        return true
+    }
+
+    /// Gives the turn to the next writer.
+    func leave() {
+        condition.lock()
+        taken = false
+        condition.signal()
+        condition.unlock()
+    }
+}

@@ -32,6 +32,9 @@ public struct ForwardDelivery: Sendable, Equatable {
     public var lastAttempt: Millis?
     public var lastStatus: Int?
     public var lastError: String?
+    /// The attempts made before it was last owed again (`forward replay`, `forward retry`):
+    /// a refusal counts towards its death only from there (migration 40).
+    public var roundStart: Int = 0
 
     /// The id every attempt and every replay of it carries (`Subdesk-Delivery`): the same
     /// notification to the same target is the same delivery.
@@ -93,7 +96,7 @@ public struct ForwardTargetStatus: Sendable, Equatable {
 enum ForwardColumn: Int, StoreColumn {
     typealias Record = ForwardDelivery
     case id, target, notificationUuid, originalTransactionId, bundleId, environment, type, owedMs, giveUpMs, state, attempts,
-         nextMs, claimUntilMs, claimedBy, deliveredMs, lastAttemptMs, lastStatus, lastError
+         nextMs, claimUntilMs, claimedBy, deliveredMs, lastAttemptMs, lastStatus, lastError, roundStart
 
     func value(in d: ForwardDelivery) -> SQLBindable? {
         switch self {
@@ -114,6 +117,7 @@ enum ForwardColumn: Int, StoreColumn {
         case .lastAttemptMs: return d.lastAttempt
         case .lastStatus: return d.lastStatus
         case .lastError: return d.lastError
+        case .roundStart: return d.roundStart
         }
     }
 }
@@ -140,7 +144,7 @@ extension Store {
             environment: r.optionalString(.environment), type: r.string(.type), owed: r.int64(.owedMs), giveUp: r.int64(.giveUpMs),
             state: ForwardState(rawValue: r.string(.state)) ?? .pending, attempts: r.int(.attempts), next: r.int64(.nextMs),
             delivered: r.optionalInt64(.deliveredMs), lastAttempt: r.optionalInt64(.lastAttemptMs),
-            lastStatus: r.optionalInt(.lastStatus), lastError: r.optionalString(.lastError))
+            lastStatus: r.optionalInt(.lastStatus), lastError: r.optionalString(.lastError), roundStart: r.int(.roundStart))
     }
 
     static func insertForward(_ d: SQLDialect) -> String {
@@ -245,8 +249,8 @@ extension Store {
     /// Owes the notifications `selection` names to `target` again (those of its apps,
     /// environments and types: `targetBundleIds` nil for every app), due at `now` with the
     /// same delivery ids: a delivery already owed becomes pending again where it stands in
-    /// its subscription's order (a claim under way is left to end), one never owed is owed
-    /// now. Returns how many.
+    /// its subscription's order (a claim under way is left to end), with its refusals counted
+    /// afresh; one never owed is owed now. Returns how many.
     public func requeueDeliveries(_ selection: ForwardReplaySelection, to target: ForwardTarget, targetBundleIds: [String]?,
                                   now: Millis) throws -> Int {
         var conditions: [String] = []
@@ -282,17 +286,19 @@ extension Store {
                 SELECT ?, notification_uuid, original_transaction_id, bundle_id, environment, type, ?, ?, 'pending', 0, ?
                 FROM notifications WHERE \((conditions.isEmpty ? ["1 = 1"] : conditions).joined(separator: " AND ")) ORDER BY id
                 ON CONFLICT (target, notification_uuid) DO UPDATE SET state = 'pending', next_ms = excluded.next_ms,
-                    give_up_ms = excluded.give_up_ms
+                    give_up_ms = excluded.give_up_ms, round_start = forward_outbox.attempts
                 """, values)
         }
     }
 
     /// Owes `target`'s dead deliveries again, due at `now` and tried until `maxAge` from
-    /// now, with the same delivery ids. Returns how many.
+    /// now, with the same delivery ids and their refusals counted afresh. Returns how many.
     public func retryDeadDeliveries(target: String, maxAge: Millis, now: Millis) throws -> Int {
         try write {
-            try db.run("UPDATE forward_outbox SET state = 'pending', next_ms = ?, give_up_ms = ? WHERE target = ? AND state = 'dead'",
-                       [now, now + maxAge, target])
+            try db.run("""
+                UPDATE forward_outbox SET state = 'pending', next_ms = ?, give_up_ms = ?, round_start = attempts
+                WHERE target = ? AND state = 'dead'
+                """, [now, now + maxAge, target])
         }
     }
 

@@ -63,6 +63,10 @@ public struct OnCallReading: Sendable {
     /// judges (a gap found last month was dealt with then).
     public var gapsFoundLastDay = 0
     public var lastSweep: AuditEntry?
+    /// When a backfill of the notifications Apple failed to deliver (`backfill
+    /// --only-failures`, what subdesk-reconcile.timer runs hourly) last finished, for each app
+    /// (its bundle id, '' for a run from before apps) and environment.
+    public var lastReconcile: [AppEnvironment: Millis] = [:]
     public var revalidationFailuresLastDay = 0
     public var pendingExtensions = 0
     public var schemaVersion = 0
@@ -245,6 +249,12 @@ extension Store {
         // Facts from the audit log are read only from entries their writer may write
         // (OnCallMetric.Source.auditAction): on PostgreSQL the server checks each new one.
         r.lastSweep = try lastAudit(action: "sweep", trusted: true, now: now)
+        try db.query("""
+            SELECT coalesce(bundle_id, ''), environment, max(finished_ms) FROM backfill_runs
+            WHERE only_failures = 1 AND finished_ms IS NOT NULL AND finished_ms <= ? GROUP BY 1, 2
+            """, [now + Self.auditFutureToleranceMillis]) { row in
+            r.lastReconcile[OnCallReading.AppEnvironment(bundleId: row.string(0), environment: row.string(1))] = row.int64(2)
+        }
         r.revalidationFailuresLastDay = try db.first("""
             SELECT count(*) FROM audit_log WHERE action = 'revalidate' AND at_ms >= ? AND outcome = 'failed'
               AND \(dialect.auditWrittenBy(PostgresRoles.auditWriters(of: "revalidate")))

@@ -5,8 +5,19 @@ import SubscriptionCore
 /// a thread and store connection of its own, so a slow or hanging target never holds a
 /// worker that answers Apple, nor another target. A deliverer whose store fails says so and
 /// starts again after a pause; a reload (SIGHUP) stops these and starts the new configuration's.
+///
+/// Intake comes first: each deliverer's thread runs at a lower CPU priority (`niceness`),
+/// and so do the threads it starts and its own HTTP helper process, which its first send
+/// starts. On a host whose cores are busy answering Apple, a backlog drains with what they
+/// leave, instead of slowing the answers; on an idle host the priority changes nothing.
 final class ServeRelay: @unchecked Sendable {
+    /// The nice value of the delivering threads (and helper), 0 being serve's own.
+    static let niceness: Int32 = 10
+
     private let lock = NSLock()
+    /// The deliverers' HTTP helper, started by the first send from a delivering thread (so
+    /// at its priority), ended with this relay.
+    private let helper = HTTPHelper()
     private var stopped = false
     private let group = DispatchGroup()
     let targets: [ForwardTarget]
@@ -24,6 +35,9 @@ final class ServeRelay: @unchecked Sendable {
             group.enter()
             let thread = Thread { [self] in
                 defer { group.leave() }
+                // This thread only: on Linux a thread's nice value is its own, and the threads
+                // and processes it starts take it.
+                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
                 deliver(to: target, signature: signature, first: first, context: context, log: log)
             }
             thread.name = "subdesk-forward-\(target.name)"
@@ -41,7 +55,7 @@ final class ServeRelay: @unchecked Sendable {
             do {
                 let opened = try store ?? context.openStore(mode: .existing)
                 store = opened
-                try ForwardDeliverer(target: target, store: opened, signature: signature).run(stop: { self.isStopped })
+                try ForwardDeliverer(target: target, store: opened, signature: signature, helper: helper).run(stop: { self.isStopped })
             } catch {
                 log.error("forward \(target.name): \(error); delivering again in \(Int(Self.restartPause)) s")
                 store = nil
