@@ -157,6 +157,20 @@ final class ForwardOnCallTests: XCTestCase, RunsOnEveryEngine {
 }
 
 /// The forwarding part of a scrape against a large SQLite outbox, timed.
+/// What each claim runs inside its write, where the writers that answer Apple wait behind
+/// it: marking overdue deliveries dead reads the give-up index's range, not every pending row.
+final class ForwardClaimPlanTests: XCTestCase {
+    /// SQLite's plan (PostgreSQL's planner picks by its statistics, not asked here).
+    func testMarkingOverdueDeliveriesDeadReadsTheGiveUpIndexRange() throws {
+        let store = try Store(path: ":memory:")
+        var plan: [String] = []
+        try store.db.query("EXPLAIN QUERY PLAN " + Store.markOverdueDead, ["backend", TestKit.anchor, TestKit.anchor]) { row in
+            plan.append(row.string(3))
+        }
+        XCTAssertTrue(plan.contains { $0.contains("USING INDEX forward_outbox_give_up (target=? AND give_up_ms<?)") }, "\(plan)")
+    }
+}
+
 final class ForwardScrapeTimeTests: XCTestCase {
     /// 100,000 deliveries, nearly all delivered long ago, some dead, a backlog pending: the
     /// scrape reads index ranges only, so its forwarding part stays a few milliseconds.

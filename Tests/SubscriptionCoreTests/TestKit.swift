@@ -24,7 +24,9 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
-        if version < 40 && version >= 33 { try store.db.execute("ALTER TABLE forward_outbox DROP COLUMN round_start") }
+        if version < 40 && version >= 33 {
+            try store.db.execute("DROP INDEX forward_outbox_give_up; ALTER TABLE forward_outbox DROP COLUMN round_start")
+        }
         if version < 39 {
             try store.db.execute("ALTER TABLE notifications DROP COLUMN auto_renew; ALTER TABLE notifications DROP COLUMN auto_renew_product_id")
         }

@@ -870,10 +870,14 @@ enum Migrations {
         \(d.insertOrIgnore) metrics_pending SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id IN
             (SELECT original_transaction_id FROM retention_decisions WHERE outcome = 'answered')\(d.onConflictIgnore);
         """ }, fill: MigrationFill(run: Migrations.fillAutoRenew)),
-        Migration(40, "a delivery owed again counts the target's refusals afresh", { d in """
+        Migration(40, "a delivery owed again counts the target's refusals afresh; overdue deliveries found by their give-up time", { d in """
         -- The attempts a delivery had when it was last owed again (forward replay, forward
         -- retry --dead): the refusals that make it dead are counted from there.
         ALTER TABLE forward_outbox ADD COLUMN round_start \(d.integer) NOT NULL DEFAULT 0;
+        -- Each claim first marks dead the pending deliveries past their give-up time, inside
+        -- the write: by this index a range, not every pending row (41 ms for 100,000 pending
+        -- on SQLite, with the writers that answer Apple waiting behind it).
+        CREATE INDEX forward_outbox_give_up ON forward_outbox (target, give_up_ms) WHERE state = 'pending';
         """ }),
     ]
 

@@ -147,6 +147,13 @@ extension Store {
             lastStatus: r.optionalInt(.lastStatus), lastError: r.optionalString(.lastError), roundStart: r.int(.roundStart))
     }
 
+    /// Marks a target's pending deliveries past their give-up time dead (claims under way
+    /// aside): an index range (`forward_outbox_give_up`), as it runs inside every claim.
+    static let markOverdueDead = """
+        UPDATE forward_outbox SET state = 'dead', last_error = COALESCE(last_error, 'past max_age before an attempt')
+        WHERE target = ? AND state = 'pending' AND give_up_ms <= ? AND (claim_until_ms IS NULL OR claim_until_ms <= ?)
+        """
+
     static func insertForward(_ d: SQLDialect) -> String {
         """
         \(d.insertOrIgnore) forward_outbox (target, notification_uuid, original_transaction_id, bundle_id, environment,
@@ -172,10 +179,7 @@ extension Store {
     /// `giveUp` that were never answered are marked dead first.
     public func claimDeliveries(target: String, now: Millis, limit: Int, lease: Millis, claimant: String) throws -> [ForwardDelivery] {
         try write {
-            try db.run("""
-                UPDATE forward_outbox SET state = 'dead', last_error = COALESCE(last_error, 'past max_age before an attempt')
-                WHERE target = ? AND state = 'pending' AND give_up_ms <= ? AND (claim_until_ms IS NULL OR claim_until_ms <= ?)
-                """, [target, now, now])
+            try db.run(Store.markOverdueDead, [target, now, now])
             let due = try db.rows("""
                 SELECT \(Store.forwardSelection.list) FROM forward_outbox o
                 WHERE o.target = ? AND o.state = 'pending' AND o.next_ms <= ? AND (o.claim_until_ms IS NULL OR o.claim_until_ms <= ?)
