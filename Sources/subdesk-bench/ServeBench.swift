@@ -81,8 +81,10 @@ enum ServeBench {
         }
     }
 
-    /// Starts `subdesk serve` on a unix socket; its pid.
-    static func startServe(binary: String, store: String, socket: String, extra: [String] = []) throws -> pid_t {
+    /// Starts `subdesk serve` on a unix socket; its pid. `policy`: the app's flags (none when
+    /// `extra` names a configuration with `[app]` sections); `wait`: seconds it may take to listen.
+    static func startServe(binary: String, store: String, socket: String, extra: [String] = [], policy: [String] = policy,
+                           wait: Double = 10) throws -> pid_t {
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = ([binary, "serve", "--db", store, "--listen", "unix:" + socket,
                                                      "--root-ca", sample.testRootPath] + policy + extra).map { strdup($0) } + [nil]
@@ -92,8 +94,13 @@ enum ServeBench {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 2, dataDirectory + "/serve.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
         guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { throw POSIXError(.ECHILD) }
-        for _ in 0..<400 {
+        for _ in 0..<Int(wait * 40) {
             if let fd = try? connectUnix(socket) { close(fd); return pid }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                log("subdesk-bench: serve stopped at start (see \(dataDirectory)/serve.log)")
+                throw POSIXError(.ECHILD)
+            }
             usleep(25_000)
         }
         throw POSIXError(.ETIMEDOUT)
@@ -113,21 +120,27 @@ enum ServeBench {
 
     /// One FastCGI request on a kept connection; whether it was answered 200.
     static func post(_ fd: Int32, _ body: Data) -> Bool {
+        exchange(fd, body)?.starts(with: Array("Status: 200".utf8)) ?? false
+    }
+
+    /// One FastCGI request on a kept connection, with `params` beside the method and length;
+    /// its whole output (the CGI's status line, headers and body), or nil when the connection failed.
+    static func exchange(_ fd: Int32, _ body: Data, params: [(String, String)] = []) -> [UInt8]? {
         var out = FastCGIRecord.beginRequest(requestId: 1, keepConnection: true).encoded()
         out += FastCGIRecord.stream(.params, requestId: 1, NameValuePairs.encode([("REQUEST_METHOD", "POST"), ("CONTENT_LENGTH", String(body.count)),
-                                                                                  ("REMOTE_ADDR", "127.0.0.1")]), end: true)
+                                                                                  ("REMOTE_ADDR", "127.0.0.1")] + params), end: true)
         out += FastCGIRecord.stream(.stdin, requestId: 1, [UInt8](body), end: true)
-        guard out.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == out.count else { return false }
+        guard out.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == out.count else { return nil }
         var parser = RecordParser()
         var stdout: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16_384)
         while true {
             while let record = try? parser.next() {
                 if record.kind == .stdout { stdout += record.content }
-                if record.kind == .endRequest { return stdout.starts(with: Array("Status: 200".utf8)) }
+                if record.kind == .endRequest { return stdout }
             }
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { return false }
+            guard n > 0 else { return nil }
             parser.append(buffer[0..<n])
         }
     }

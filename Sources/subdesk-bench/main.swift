@@ -23,7 +23,10 @@ struct Options {
     /// A target already running (nginx answering 200 on /in0 and /in1: bench/relay-target-nginx.conf)
     /// for the cost and backlog parts, instead of the bench's own; nil: the bench's.
     var relayTarget: String?
-    /// Sections to run (baseline, intake, backfill, python, cgi, scales, engines, metrics, segments, dashboard, apps); empty runs them all but apps.
+    /// The retention section's store size (`--retention-subscribers N`).
+    var retentionSubscribers = 1_000_000
+    /// Sections to run (baseline, intake, backfill, python, cgi, serve, retention, scales, engines, metrics, segments, dashboard, apps,
+    /// relay); empty runs them all but apps and relay.
     var only: Set<String> = []
     /// Writes the intake bodies as NDJSON here and stops (for profiling `subdesk ingest`).
     var writeBodies: String?
@@ -45,12 +48,19 @@ struct Options {
             case "--relay-backlog": i += 1; relayBacklog = min(10_000_000, max(100, Int(args[i]) ?? relayBacklog))
             case "--relay-parts": i += 1; relayParts = Set(args[i].split(separator: ",").map(String.init))
             case "--relay-target": i += 1; relayTarget = args[i]
+            case "--retention-subscribers":
+                i += 1
+                guard i < args.count, let n = Int(args[i]), n >= 1_000 else {
+                    FileHandle.standardError.write(Data("subdesk-bench: --retention-subscribers needs a number of subscribers, at least 1000\n".utf8))
+                    exit(2)
+                }
+                retentionSubscribers = n
             case "--only": i += 1; only = Set(args[i].split(separator: ",").map(String.init))
             case "--write-bodies": i += 1; writeBodies = args[i]
             case "--cgi-binary": i += 1; cgiBinary = args[i]
             case "--postgres": i += 1; postgres = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,scales,engines,metrics,segments,dashboard,apps,relay] [--write-bodies FILE]\n                    [--cgi-binary PATH] [--postgres URI] [--relay-backlog N]\n                    [--relay-parts cost,lag,backlog] [--relay-target http://127.0.0.1:PORT]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,retention,scales,engines,metrics,segments,dashboard,apps,relay]\n                    [--write-bodies FILE] [--cgi-binary PATH] [--postgres URI] [--relay-backlog N]\n                    [--relay-parts cost,lag,backlog] [--relay-target http://127.0.0.1:PORT]\n                    [--retention-subscribers N]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))
@@ -408,6 +418,11 @@ if !wanted("cgi") {
 if wanted("serve") {
     // The dynamic build beside this one: serve has no static build of its own to compare.
     try ServeBench.run(binary: subdeskBinary, postgres: options.postgres)
+}
+
+if wanted("retention") {
+    // The responder on the generated store (1M subscribers by default; PostgreSQL's copy too with --postgres).
+    try RetentionBench.run(binary: subdeskBinary, postgres: options.postgres)
 }
 
 // The relay only when asked (`--only relay`): its backlogs take minutes to write and drain.
