@@ -46,48 +46,46 @@ enum RetentionReportText {
     }
 }
 
+/// A column's values as Apple's glossary lists them, one case each (its raw value Apple's
+/// value), and `other` (raw value empty) for any value it does not list.
+protocol RetentionReportValue: CaseIterable, RawRepresentable where RawValue == String {
+    static var other: Self { get }
+    /// Each case by its Apple value folded (`foldedTable()`, kept once).
+    static var byFoldedValue: [String: Self] { get }
+}
+
+extension RetentionReportValue {
+    /// Apple's value for the case; nil for `other`.
+    public var appleValue: String? { rawValue.isEmpty ? nil : rawValue }
+
+    static func foldedTable() -> [String: Self] {
+        Dictionary(uniqueKeysWithValues: allCases.compactMap { kind in kind.appleValue.map { (RetentionReportText.fold($0), kind) } })
+    }
+
+    /// The case whose Apple value `text` is, matched as header names are; `other` when none is.
+    static func matching(_ text: String) -> Self { byFoldedValue[RetentionReportText.fold(text)] ?? other }
+}
+
 /// What an `Event` of the report is, by Apple's glossary: `Page views` (the cancellation
 /// sheet shown), `Saves` (the subscriber chose not to cancel; which choice is in Save Type)
 /// and `Cancels`, matched ignoring case and surrounding spaces. Any other value is kept
 /// and counted apart (`other`), in no figure.
-public enum RetentionEventKind: String, CaseIterable, Sendable {
-    case view, save, cancel, other
+public enum RetentionEventKind: String, RetentionReportValue, Sendable {
+    case view = "Page views", save = "Saves", cancel = "Cancels", other = ""
 
-    /// Apple's value for the kind; nil for `other`.
-    public var appleValue: String? {
-        switch self {
-        case .view: return "Page views"
-        case .save: return "Saves"
-        case .cancel: return "Cancels"
-        case .other: return nil
-        }
-    }
+    static let byFoldedValue = foldedTable()
 
-    static let byFoldedValue = Dictionary(uniqueKeysWithValues: allCases.compactMap { kind in
-        kind.appleValue.map { (RetentionReportText.fold($0), kind) } })
-
-    public init(event: String) { self = Self.byFoldedValue[RetentionReportText.fold(event)] ?? .other }
+    public init(event: String) { self = Self.matching(event) }
 }
 
 /// Which save a `Saves` row counts, by Apple's `Save Type`: `Redeem offer`, `Switch plan`
 /// or `Don't cancel`, matched as events are; any other value (or none) is `other`.
-public enum RetentionSaveKind: String, CaseIterable, Sendable {
-    case redeemOffer, switchPlan, dontCancel, other
+public enum RetentionSaveKind: String, RetentionReportValue, Sendable {
+    case redeemOffer = "Redeem offer", switchPlan = "Switch plan", dontCancel = "Don't cancel", other = ""
 
-    /// Apple's value for the kind; nil for `other`.
-    public var appleValue: String? {
-        switch self {
-        case .redeemOffer: return "Redeem offer"
-        case .switchPlan: return "Switch plan"
-        case .dontCancel: return "Don't cancel"
-        case .other: return nil
-        }
-    }
+    static let byFoldedValue = foldedTable()
 
-    static let byFoldedValue = Dictionary(uniqueKeysWithValues: allCases.compactMap { kind in
-        kind.appleValue.map { (RetentionReportText.fold($0), kind) } })
-
-    public init(saveType: String) { self = Self.byFoldedValue[RetentionReportText.fold(saveType)] ?? .other }
+    public init(saveType: String) { self = Self.matching(saveType) }
 }
 
 /// One row of the report: a day's count of one event on one page of the cancellation flow,
