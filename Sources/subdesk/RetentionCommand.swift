@@ -8,7 +8,7 @@ enum RetentionCommand {
         name: "retention", arguments: "report|images|messages|default|realtime-url|performance-test|coverage ...",
         abstract: "retention messaging: Apple's report, and the console over the Retention Messaging API",
         usage: """
-        subdesk retention report [--json] [--app NAME] [--since DAY] [--until DAY] [--by product|territory|message]
+        subdesk retention report [--json] [--app NAME] [--since DAY] [--until DAY] [--by product|territory|message|selection]
         subdesk retention report import FILE [--reason TEXT] [--operator NAME]
         subdesk retention images [upload FILE --id UUID --kind FULL_SIZE|BULLET_POINT | delete UUID] [--environment E]
         subdesk retention messages [upload --id UUID --header TEXT --body TEXT [--image UUID --alt TEXT]
@@ -21,18 +21,21 @@ enum RetentionCommand {
         """,
         discussion: """
         Apple's "App Store Retention Messaging" analytics report (Analytics Reports API) counts
-        the page views of the App Store's cancellation sheet and what subscribers did there, by
-        day, subscription, message type, device, platform version and territory. `import` reads
-        one report file (tab-separated with a header row, as Apple delivers it: gunzip it first)
-        and stores its rows in one write, audited as retention_report_import: a file refused
-        (its line and column named) stores nothing, and a row imported again replaces its
-        counts, so importing the same file twice counts it once. The columns read are those
-        Apple documents; a file with other columns is refused.
+        the page views of the App Store's cancellation sheet and what subscribers did there
+        (Page views, Saves, Cancels), by day, subscription, page, retention message type,
+        message selection type (Default or Real-time), save type, device, platform version and
+        territory. `import` reads one report file (tab-separated with a header row, as Apple
+        delivers it: gunzip it first) and stores its rows in one write, audited as
+        retention_report_import: a file refused (its line and column named) stores nothing,
+        and a row imported again replaces its counts, so importing the same file twice counts
+        it once. The columns read are Apple's, named as Apple names them (case and surrounding
+        spaces aside), in any order; a file with another column or without one is refused.
 
-        `report` prints views, offers redeemed, plans switched, cancellations and the save rate
-        (offers redeemed + plans switched) / page views, in total and by product (default),
-        territory or message type, over the days --since and --until name (YYYY-MM-DD, both
-        included, days as Apple's report dates them). --app takes the app's name or Apple ID.
+        `report` prints views, saves (Apple's Saves, split by Save Type: offers redeemed, plans
+        switched, don't cancel), cancellations and Apple's save rate, Saves / Page views, in
+        total and by product (default), territory, message type or selection (default or
+        real-time), over the days --since and --until name (YYYY-MM-DD, both included, days as
+        Apple's report dates them). --app takes the app's name or Apple ID.
 
         The console (Retention Messaging API, /inApps/v1/messaging on the App Store Server API's
         hosts, signed with the app's App Store Server API key; --app names the app when several
@@ -57,7 +60,7 @@ enum RetentionCommand {
         options: [
             .value(.since, "DAY", "from this day (YYYY-MM-DD, included)"),
             .value(.until, "DAY", "to this day (YYYY-MM-DD, included)"),
-            .value(.by, "product|territory|message", "what the figures are broken down by (default product)"),
+            .value(.by, "product|territory|message|selection", "what the figures are broken down by (default product)"),
             .value(.reason, "TEXT", "why, for the audit log (import)"),
             .operatorName,
             .value(.environment, "Production|Sandbox", "the console's environment at Apple (default Production)"),
@@ -116,7 +119,7 @@ enum RetentionCommand {
     static func grouping(_ context: Context) throws -> RetentionGrouping {
         guard let text = context.arguments.value(.by) else { return .product }
         guard let grouping = RetentionGrouping(rawValue: text) else {
-            throw UsageError("--by takes product, territory or message, got \(SafeText.sanitize(text))")
+            throw UsageError("--by takes \(RetentionGrouping.choices), got \(SafeText.sanitize(text))")
         }
         return grouping
     }
@@ -125,11 +128,12 @@ enum RetentionCommand {
         let query = try query(context)
         let grouping = try grouping(context)
         let store = try context.openStore(mode: .reading)
-        let report = RetentionReport(rows: try store.retentionRows(query), grouping: grouping)
+        let report = try store.retentionReport(query, by: grouping)
         if context.wantsJSON {
             Output.json(report.jsonObject())
             return 0
         }
+        if let note = report.earlierNote { Output.line(note) }
         guard let first = report.firstDay, let last = report.lastDay else {
             Output.line("no retention messaging rows" + (query == RetentionReportQuery() ? " (import Apple's report: subdesk retention report import FILE)"
                                                                                           : " for these days and app"))
@@ -179,11 +183,10 @@ enum RetentionTable {
             return cut.padding(toLength: width, withPad: " ", startingAt: 0)
         }
         func number(_ text: String, _ w: Int) -> String { String(repeating: " ", count: max(0, w - text.count)) + text }
-        var lines = [pad(heading) + "  " + ["VIEWS", "OFFERS", "SWITCHED", "CANCELLED", "SAVE RATE"].map { number($0, 10) }.joined()]
-        for (label, f) in rows {
-            lines.append(SafeText.sanitize(pad(label)) + "  " + [String(f.views), String(f.offersRedeemed), String(f.plansSwitched),
-                                                                   String(f.cancellations), f.saveRateText].map { number($0, 10) }.joined())
-        }
+        let widths = RetentionReport.headings.map { max(10, $0.count + 2) }
+        func cells(_ texts: [String]) -> String { zip(texts, widths).map { number($0, $1) }.joined() }
+        var lines = [pad(heading) + "  " + cells(RetentionReport.headings)]
+        for (label, f) in rows { lines.append(SafeText.sanitize(pad(label)) + "  " + cells(f.cells)) }
         return lines
     }
 }

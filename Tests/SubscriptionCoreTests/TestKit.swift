@@ -24,6 +24,10 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
+        if version < 41 && version >= 35 {
+            try store.db.execute(["page", "selection_type", "save_type"].map { "ALTER TABLE retention_messaging DROP COLUMN \($0);" }
+                .joined(separator: " "))
+        }
         if version < 40 && version >= 33 {
             try store.db.execute("DROP INDEX forward_outbox_give_up; ALTER TABLE forward_outbox DROP COLUMN round_start")
         }

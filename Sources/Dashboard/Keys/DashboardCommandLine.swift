@@ -72,7 +72,7 @@ public enum DashboardCommandLine {
         .screen(.forward, "forward", aliases: ["relay"]),
         LineCommand("daily", aliases: ["counts"], usage: ":daily [D=V|all]", "counts", argument: .optional, suggested: true, run: { daily($0, &$1) }),
         LineCommand("cohorts", usage: ":cohorts [D=V]", argument: .optional, run: { DashboardReducer.openCohorts($0, &$1) }),
-        // `:retention territory` (or product, message): Tab completes them; `?` keeps it short.
+        // `:retention territory` (or product, message, selection): Tab completes them; `?` keeps it short.
         LineCommand("retention", argument: .value { _ in RetentionGrouping.allCases.map(\.rawValue) }, run: { retention($0, &$1) }),
         .screen(.quarantine, "quarantine", aliases: ["quar"], suggested: true),
         LineCommand("audit", aliases: ["log"], usage: ":audit [ID]", argument: .optional, suggested: true) { argument, state in
@@ -234,11 +234,11 @@ public enum DashboardCommandLine {
         return DashboardReducer.switchTo(.daily, &state)
     }
 
-    /// `:retention [product|territory|message]`: Apple's retention messaging report, by what is named.
+    /// `:retention [product|territory|message|selection]`: Apple's retention messaging report, by what is named.
     static func retention(_ argument: String, _ state: inout DashboardState) -> [DashboardEffect] {
         if !argument.isEmpty {
             guard let grouping = RetentionGrouping(rawValue: argument.lowercased()) else {
-                DashboardReducer.flash(":retention takes product, territory or message", error: true, &state)
+                DashboardReducer.flash(":retention takes " + RetentionGrouping.choices, error: true, &state)
                 return []
             }
             state.retention.grouping = grouping

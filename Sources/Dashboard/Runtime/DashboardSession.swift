@@ -199,7 +199,7 @@ public final class DashboardSession {
             case .loadGaps:
                 return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit, app: app))]
             case .loadRetention(let query, let grouping):
-                return [.retentionLoaded(RetentionReport(rows: try store.retentionRows(query), grouping: grouping))]
+                return [.retentionLoaded(try store.retentionReport(query, by: grouping))]
             case .loadRetentionContent(let environment):
                 let records = try store.retentionRecords(app: app?.bundleId, environment: environment.rawValue)
                 return [.retentionContentLoaded(environment, records.filter { $0.kind != .realtimeURL })]

@@ -2,16 +2,10 @@ import Foundation
 
 /// A column of Apple's "App Store Retention Messaging" analytics report, as its header names it.
 ///
-/// Columns as Apple documents them in "App Store Retention Messaging" (Analytics Reports,
-/// developer.apple.com/documentation/analytics-reports/app-store-retention-messaging): Date,
-/// App Name, App Apple Identifier, Current Group Subscription, Current Subscription Group
-/// Identifier, Current Subscription, Current Subscription Identifier, Event, Device,
-/// Platform Version, Territory and Counts are Apple's field names as the page lists them.
-/// The page, read in full since, calls the message type column Retention Message Type and
-/// has Page, Message Selection Type and Save Type besides, which are not read here; its
-/// events are Page views, Cancels and Saves (README, "Retention messaging report", says
-/// what is confirmed and what was assumed). A file with other columns, or without one of
-/// these, is refused.
+/// Apple's field names, as its page "App Store Retention Messaging" (Analytics Reports,
+/// developer.apple.com/documentation/analytics-reports/app-store-retention-messaging) lists
+/// them. A header names each once, in any order, matched ignoring case and surrounding
+/// spaces; a file with another column, or without one of these, is refused naming it.
 public enum RetentionReportColumn: String, CaseIterable, Sendable {
     case date = "Date"
     case appName = "App Name"
@@ -20,37 +14,83 @@ public enum RetentionReportColumn: String, CaseIterable, Sendable {
     case groupId = "Current Subscription Group Identifier"
     case subscriptionName = "Current Subscription"
     case subscriptionId = "Current Subscription Identifier"
+    case page = "Page"
+    case messageType = "Retention Message Type"
+    case selectionType = "Message Selection Type"
     case event = "Event"
-    case messageType = "Message Type"
+    case saveType = "Save Type"
     case device = "Device"
     case platformVersion = "Platform Version"
     case territory = "Territory"
     case counts = "Counts"
+
+    static let byFoldedName = Dictionary(uniqueKeysWithValues: allCases.map { (RetentionReportText.fold($0.rawValue), $0) })
+
+    /// The column `name` is in a header: Apple's name, ignoring case and surrounding spaces.
+    public init?(header name: String) {
+        guard let column = Self.byFoldedName[RetentionReportText.fold(name)] else { return nil }
+        self = column
+    }
+
+    /// Columns of the file shape the import first assumed (before Apple's page was read in
+    /// full), which Apple's file does not have, and Apple's column for the same thing: a
+    /// refusal names both.
+    static let earlierNames: [String: RetentionReportColumn] = ["message type": .messageType]
 }
 
-/// What an `Event` of the report means for the figures. Apple's words for each are not
-/// in what could be read of its page: these are the actions its overview names (a page
-/// view, redeeming an offer, switching plans, choosing to cancel), matched without regard
-/// to case, spaces or underscores. Any other event is kept and counted apart (`other`).
-public enum RetentionEventKind: String, CaseIterable, Sendable {
-    case view, offerRedeemed, planSwitched, cancelled, other
-
-    static let spellings: [String: RetentionEventKind] = [
-        "pageview": .view, "view": .view, "pageviews": .view,
-        "offerredeemed": .offerRedeemed, "redeemoffer": .offerRedeemed, "offerredemption": .offerRedeemed,
-        "switchplan": .planSwitched, "planswitched": .planSwitched, "switchedplan": .planSwitched,
-        "cancelsubscription": .cancelled, "cancel": .cancelled, "cancelled": .cancelled, "canceled": .cancelled,
-        "subscriptioncancelled": .cancelled, "subscriptioncanceled": .cancelled,
-    ]
-
-    public init(event: String) {
-        let folded = String(event.lowercased().unicodeScalars.filter { $0 != " " && $0 != "_" && $0 != "-" })
-        self = Self.spellings[folded] ?? .other
+/// How the report's values are compared with Apple's: lower-cased, surrounding spaces
+/// trimmed, a typographic apostrophe read as `'`.
+enum RetentionReportText {
+    static func fold(_ text: String) -> String {
+        text.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
     }
 }
 
-/// One row of the report: a day's count of one event for one subscription, message type,
-/// device, platform version and territory.
+/// A column's values as Apple's glossary lists them, one case each (its raw value Apple's
+/// value), and `other` (raw value empty) for any value it does not list.
+protocol RetentionReportValue: CaseIterable, RawRepresentable where RawValue == String {
+    static var other: Self { get }
+    /// Each case by its Apple value folded (`foldedTable()`, kept once).
+    static var byFoldedValue: [String: Self] { get }
+}
+
+extension RetentionReportValue {
+    /// Apple's value for the case; nil for `other`.
+    public var appleValue: String? { rawValue.isEmpty ? nil : rawValue }
+
+    static func foldedTable() -> [String: Self] {
+        Dictionary(uniqueKeysWithValues: allCases.compactMap { kind in kind.appleValue.map { (RetentionReportText.fold($0), kind) } })
+    }
+
+    /// The case whose Apple value `text` is, matched as header names are; `other` when none is.
+    static func matching(_ text: String) -> Self { byFoldedValue[RetentionReportText.fold(text)] ?? other }
+}
+
+/// What an `Event` of the report is, by Apple's glossary: `Page views` (the cancellation
+/// sheet shown), `Saves` (the subscriber chose not to cancel; which choice is in Save Type)
+/// and `Cancels`, matched ignoring case and surrounding spaces. Any other value is kept
+/// and counted apart (`other`), in no figure.
+public enum RetentionEventKind: String, RetentionReportValue, Sendable {
+    case view = "Page views", save = "Saves", cancel = "Cancels", other = ""
+
+    static let byFoldedValue = foldedTable()
+
+    public init(event: String) { self = Self.matching(event) }
+}
+
+/// Which save a `Saves` row counts, by Apple's `Save Type`: `Redeem offer`, `Switch plan`
+/// or `Don't cancel`, matched as events are; any other value (or none) is `other`.
+public enum RetentionSaveKind: String, RetentionReportValue, Sendable {
+    case redeemOffer = "Redeem offer", switchPlan = "Switch plan", dontCancel = "Don't cancel", other = ""
+
+    static let byFoldedValue = foldedTable()
+
+    public init(saveType: String) { self = Self.matching(saveType) }
+}
+
+/// One row of the report: a day's count of one event on one page of the cancellation flow,
+/// for one subscription, retention message type, message selection type, save type, device,
+/// platform version and territory.
 public struct RetentionReportRow: Equatable, Sendable {
     /// `YYYY-MM-DD`, the day Apple counted the events in.
     public var day: String
@@ -60,16 +100,22 @@ public struct RetentionReportRow: Equatable, Sendable {
     public var groupId: String
     public var subscriptionName: String
     public var subscriptionId: String
-    public var event: String
+    public var page: String
+    /// Apple's `Retention Message Type`.
     public var messageType: String
+    /// Apple's `Message Selection Type` (`Default` or `Real-time`).
+    public var selectionType: String
+    public var event: String
+    /// Apple's `Save Type`, on a `Saves` row.
+    public var saveType: String
     public var device: String
     public var platformVersion: String
     public var territory: String
     public var counts: Int64
 
     public init(day: String, appName: String, appAppleId: String, groupName: String, groupId: String,
-                subscriptionName: String, subscriptionId: String, event: String, messageType: String,
-                device: String, platformVersion: String, territory: String, counts: Int64) {
+                subscriptionName: String, subscriptionId: String, page: String, messageType: String, selectionType: String,
+                event: String, saveType: String, device: String, platformVersion: String, territory: String, counts: Int64) {
         self.day = day
         self.appName = appName
         self.appAppleId = appAppleId
@@ -77,22 +123,27 @@ public struct RetentionReportRow: Equatable, Sendable {
         self.groupId = groupId
         self.subscriptionName = subscriptionName
         self.subscriptionId = subscriptionId
-        self.event = event
+        self.page = page
         self.messageType = messageType
+        self.selectionType = selectionType
+        self.event = event
+        self.saveType = saveType
         self.device = device
         self.platformVersion = platformVersion
         self.territory = territory
         self.counts = counts
     }
 
-    /// Its dimensions and day, which a re-import of the same row replaces rather than adds
-    /// to. Fields are joined by a tab, which no field of a tab-separated file holds.
+    /// Every field but Counts: the row a re-import of the same Apple row replaces rather than
+    /// adds to, each distinct row of Apple's its own. Fields are joined by a tab, which no
+    /// field of a tab-separated file holds.
     public var key: String {
-        [day, appAppleId, groupId, subscriptionId, event, messageType, device, platformVersion, territory]
-            .joined(separator: "\t")
+        [day, appName, appAppleId, groupName, groupId, subscriptionName, subscriptionId, page, messageType, selectionType,
+         event, saveType, device, platformVersion, territory].joined(separator: "\t")
     }
 
     public var kind: RetentionEventKind { RetentionEventKind(event: event) }
+    public var saveKind: RetentionSaveKind { RetentionSaveKind(saveType: saveType) }
 }
 
 /// Why a report file was refused: the place (line, and column when one is at fault) and what was wrong.
@@ -152,9 +203,11 @@ public enum RetentionReportFile {
         }
         var place: [RetentionReportColumn: Int] = [:]
         for (index, name) in header.enumerated() {
-            guard let column = RetentionReportColumn(rawValue: name) else {
+            guard let column = RetentionReportColumn(header: name) else {
+                let apple = RetentionReportColumn.earlierNames[RetentionReportText.fold(name)]
                 throw RetentionReportError(file: file, line: 1, column: name.escapingControlCharacters(limit: 80),
-                                           problem: "not a column of Apple's retention messaging report")
+                                           problem: "not a column of Apple's retention messaging report"
+                                           + (apple.map { " (a file in the shape first assumed: Apple's column is \"\($0.rawValue)\")" } ?? ""))
             }
             guard place[column] == nil else { throw refuse(1, column, "named twice") }
             place[column] = index
@@ -203,7 +256,8 @@ public enum RetentionReportFile {
                 day: day, appName: try field(.appName), appAppleId: try identifier(.appAppleId, required: true),
                 groupName: try field(.groupName), groupId: try identifier(.groupId, required: false),
                 subscriptionName: try field(.subscriptionName), subscriptionId: try identifier(.subscriptionId, required: false),
-                event: event, messageType: try field(.messageType), device: try field(.device),
+                page: try field(.page), messageType: try field(.messageType), selectionType: try field(.selectionType),
+                event: event, saveType: try field(.saveType), device: try field(.device),
                 platformVersion: try field(.platformVersion), territory: try field(.territory), counts: counts)
             if var earlier = merged[row.key] {
                 earlier.counts = min(maxCount * 1000, earlier.counts + row.counts)
@@ -230,13 +284,22 @@ enum DayText {
 }
 
 
-/// The figures of some rows: the cancellation sheet's views, what the subscribers did on
-/// it, and the save rate.
+/// The figures of some rows, by Apple's definitions: the cancellation sheet's views
+/// (`Page views`), the saves (`Saves`, split by `Save Type`), the cancellations (`Cancels`),
+/// and the save rate.
 public struct RetentionFigures: Equatable, Sendable {
     public var views: Int64 = 0
-    public var offersRedeemed: Int64 = 0
-    public var plansSwitched: Int64 = 0
     public var cancellations: Int64 = 0
+    /// Every `Saves` row's count, whatever its Save Type.
+    public var saves: Int64 = 0
+    /// `Saves` with Save Type `Redeem offer`.
+    public var offersRedeemed: Int64 = 0
+    /// `Saves` with Save Type `Switch plan`.
+    public var plansSwitched: Int64 = 0
+    /// `Saves` with Save Type `Don't cancel`.
+    public var dontCancel: Int64 = 0
+    /// `Saves` with another Save Type, or none: in `saves`, in no split.
+    public var otherSaves: Int64 = 0
     /// Events of other kinds (`RetentionEventKind.other`), kept but in no figure.
     public var otherEvents: Int64 = 0
 
@@ -245,19 +308,27 @@ public struct RetentionFigures: Equatable, Sendable {
     public mutating func add(_ row: RetentionReportRow) {
         switch row.kind {
         case .view: views += row.counts
-        case .offerRedeemed: offersRedeemed += row.counts
-        case .planSwitched: plansSwitched += row.counts
-        case .cancelled: cancellations += row.counts
+        case .cancel: cancellations += row.counts
         case .other: otherEvents += row.counts
+        case .save:
+            saves += row.counts
+            switch row.saveKind {
+            case .redeemOffer: offersRedeemed += row.counts
+            case .switchPlan: plansSwitched += row.counts
+            case .dontCancel: dontCancel += row.counts
+            case .other: otherSaves += row.counts
+            }
         }
     }
 
-    /// Subscribers kept on the sheet: offers redeemed plus plans switched.
-    public var saves: Int64 { offersRedeemed + plansSwitched }
-
-    /// Saves per view of the cancellation sheet: (offers redeemed + plans switched) / page
-    /// views; nil without a view.
+    /// Apple's save rate: saves (every choice not to cancel) per view of the cancellation
+    /// sheet; nil without a view.
     public var saveRate: Double? { views == 0 ? nil : Double(saves) / Double(views) }
+
+    /// The figures as `retention report` and `:retention` write them, in `RetentionReport.headings`' order.
+    public var cells: [String] {
+        [views, saves, offersRedeemed, plansSwitched, dontCancel, cancellations].map(String.init) + [saveRateText]
+    }
 
     /// `12.5%`, or `-` without a view.
     public var saveRateText: String {
@@ -266,9 +337,16 @@ public struct RetentionFigures: Equatable, Sendable {
     }
 }
 
-/// What the report is broken down by.
+/// What the report is broken down by: the subscription, the territory, Apple's Retention
+/// Message Type or its Message Selection Type (default or real-time).
 public enum RetentionGrouping: String, CaseIterable, Sendable {
-    case product, territory, message
+    case product, territory, message, selection
+
+    /// `product, territory, message or selection`, as refusals name the choices.
+    public static var choices: String {
+        let names = allCases.map(\.rawValue)
+        return names.dropLast().joined(separator: ", ") + " or " + names.last!
+    }
 
     func label(_ row: RetentionReportRow) -> String {
         switch self {
@@ -277,6 +355,7 @@ public enum RetentionGrouping: String, CaseIterable, Sendable {
             return row.subscriptionId.isEmpty ? name : "\(name) (\(row.subscriptionId))"
         case .territory: return row.territory.isEmpty ? "(no territory)" : row.territory
         case .message: return row.messageType.isEmpty ? "(no message type)" : row.messageType
+        case .selection: return row.selectionType.isEmpty ? "(no selection type)" : row.selectionType
         }
     }
 }
@@ -315,8 +394,13 @@ public struct RetentionReport: Equatable, Sendable {
     public var firstDay: String?
     public var lastDay: String?
 
-    public init(rows: [RetentionReportRow], grouping: RetentionGrouping) {
+    /// Rows imported before the import read Apple's columns (migration 41), kept as they were
+    /// and in no figure.
+    public var earlierRows: Int
+
+    public init(rows: [RetentionReportRow], grouping: RetentionGrouping, earlierRows: Int = 0) {
         self.grouping = grouping
+        self.earlierRows = earlierRows
         var total = RetentionFigures()
         var byLabel: [String: RetentionFigures] = [:]
         for row in rows {
@@ -333,20 +417,31 @@ public struct RetentionReport: Equatable, Sendable {
     /// What `retention report --json` prints.
     public func jsonObject() -> [String: Any] {
         func figures(_ f: RetentionFigures) -> [String: Any] {
-            ["views": f.views, "offersRedeemed": f.offersRedeemed, "plansSwitched": f.plansSwitched,
-             "cancellations": f.cancellations, "otherEvents": f.otherEvents, "saves": f.saves,
-             "saveRate": f.saveRate.map { $0 as Any } ?? NSNull()]
+            ["views": f.views, "saves": f.saves, "offersRedeemed": f.offersRedeemed, "plansSwitched": f.plansSwitched,
+             "dontCancel": f.dontCancel, "otherSaves": f.otherSaves, "cancellations": f.cancellations,
+             "otherEvents": f.otherEvents, "saveRate": f.saveRate.map { $0 as Any } ?? NSNull()]
         }
         return [
             "by": grouping.rawValue,
             "firstDay": firstDay.map { $0 as Any } ?? NSNull(),
             "lastDay": lastDay.map { $0 as Any } ?? NSNull(),
             "saveRateDefinition": RetentionReport.saveRateDefinition,
+            "earlierRowsNotCounted": earlierRows,
             "total": figures(total),
             "groups": groups.map { ["label": $0.label, "figures": figures($0.figures)] as [String: Any] },
         ]
     }
 
+    /// The figures' columns, as `retention report` and `:retention` head them.
+    public static let headings = ["VIEWS", "SAVES", "OFFERS", "SWITCHED", "DON'T CANCEL", "CANCELLED", "SAVE RATE"]
+
+    /// What is said of rows imported before the import read Apple's columns; nil without any.
+    public var earlierNote: String? {
+        guard earlierRows > 0 else { return nil }
+        return "\(earlierRows) row\(earlierRows == 1 ? "" : "s") imported before Apple's columns were read"
+            + " (a Message Type column, events of subdesk's own): kept, in no figure"
+    }
+
     /// The save rate's formula, as the JSON and the screen name it.
-    public static let saveRateDefinition = "(offers redeemed + plans switched) / page views of the cancellation sheet"
+    public static let saveRateDefinition = "Saves / Page views: every choice not to cancel, per view of the cancellation sheet (Apple's)"
 }

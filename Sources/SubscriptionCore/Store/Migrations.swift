@@ -879,6 +879,17 @@ enum Migrations {
         -- on SQLite, with the writers that answer Apple waiting behind it).
         CREATE INDEX forward_outbox_give_up ON forward_outbox (target, give_up_ms) WHERE state = 'pending';
         """ }),
+        Migration(41, "Apple's retention messaging report read with all its columns", { d in """
+        -- The columns of Apple's report the import did not read before: Page, Message Selection
+        -- Type (Default or Real-time) and Save Type; message_type now holds Retention Message
+        -- Type. A row imported from now on has all three (empty text where Apple's field is
+        -- empty) and is keyed by every field of Apple's row but Counts. Rows imported before
+        -- keep their columns and keys as they were, these three NULL: the report leaves them
+        -- out of its figures and counts them apart.
+        ALTER TABLE retention_messaging ADD COLUMN page \(d.text);
+        ALTER TABLE retention_messaging ADD COLUMN selection_type \(d.text);
+        ALTER TABLE retention_messaging ADD COLUMN save_type \(d.text);
+        """ }),
     ]
 
     /// Migration 30's fill: each stored notification whose renewal info signed a grace period

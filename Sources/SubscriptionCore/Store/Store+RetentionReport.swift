@@ -6,10 +6,11 @@ struct StoredRetentionRow {
     var importedMs: Millis
 }
 
-/// The columns of `retention_messaging` (migration 35), in the table's order.
+/// The columns of `retention_messaging` (migration 35; page, selection type and save type
+/// migration 41's), in the table's order.
 enum RetentionMessagingColumn: Int, StoreColumn {
     case rowKey, day, appName, appAppleId, groupName, groupId, subscriptionName, subscriptionId, event, messageType,
-         device, platformVersion, territory, counts, importedMs
+         device, platformVersion, territory, counts, importedMs, page, selectionType, saveType
 
     func value(in s: StoredRetentionRow) -> SQLBindable? {
         switch self {
@@ -28,6 +29,9 @@ enum RetentionMessagingColumn: Int, StoreColumn {
         case .territory: return s.row.territory
         case .counts: return s.row.counts
         case .importedMs: return s.importedMs
+        case .page: return s.row.page
+        case .selectionType: return s.row.selectionType
+        case .saveType: return s.row.saveType
         }
     }
 }
@@ -46,10 +50,46 @@ extension Store {
         }
     }
 
-    /// The stored rows `query` selects, by day.
+    /// The stored rows `query` selects, by day: those imported with Apple's columns (migration
+    /// 41 and after).
     public func retentionRows(_ query: RetentionReportQuery = RetentionReportQuery()) throws -> [RetentionReportRow] {
         let t = Store.retentionTable
-        var conditions: [String] = []
+        let (conditions, values) = Store.retentionConditions(query, earlier: false)
+        let selection = Store.retentionSelection
+        return try db.rows("""
+            SELECT \(selection.list) FROM \(t.name) WHERE \(conditions)
+            ORDER BY \(t.name(.day)), \(t.name(.rowKey))
+            """, values) { raw in
+            let r = selection.row(raw)
+            return RetentionReportRow(
+                day: r.string(.day), appName: r.string(.appName), appAppleId: r.string(.appAppleId),
+                groupName: r.string(.groupName), groupId: r.string(.groupId), subscriptionName: r.string(.subscriptionName),
+                subscriptionId: r.string(.subscriptionId), page: r.string(.page), messageType: r.string(.messageType),
+                selectionType: r.string(.selectionType), event: r.string(.event), saveType: r.string(.saveType),
+                device: r.string(.device), platformVersion: r.string(.platformVersion), territory: r.string(.territory),
+                counts: r.int64(.counts))
+        }
+    }
+
+    /// The report's figures over the rows `query` selects, by `grouping`, with the count of
+    /// earlier rows left out: what `retention report` and `:retention` show.
+    public func retentionReport(_ query: RetentionReportQuery, by grouping: RetentionGrouping) throws -> RetentionReport {
+        RetentionReport(rows: try retentionRows(query), grouping: grouping, earlierRows: try earlierRetentionRowCount(query))
+    }
+
+    /// How many stored rows `query` selects of those imported before the import read Apple's
+    /// columns (their selection type NULL): kept as they were, in no figure.
+    public func earlierRetentionRowCount(_ query: RetentionReportQuery = RetentionReportQuery()) throws -> Int {
+        let (conditions, values) = Store.retentionConditions(query, earlier: true)
+        var count = 0
+        try db.query("SELECT count(*) FROM \(Store.retentionTable.name) WHERE \(conditions)", values) { count = Int($0.int64(0)) }
+        return count
+    }
+
+    /// The WHERE conditions of `query`, of the rows imported with Apple's columns or (`earlier`) before.
+    static func retentionConditions(_ query: RetentionReportQuery, earlier: Bool) -> (String, [SQLBindable?]) {
+        let t = Store.retentionTable
+        var conditions = ["\(t.name(.selectionType)) IS \(earlier ? "" : "NOT ")NULL"]
         var values: [SQLBindable?] = []
         if let app = query.app {
             let ids = [app] + query.appAppleIds
@@ -64,18 +104,6 @@ extension Store {
             conditions.append("\(t.name(.day)) <= ?")
             values.append(until)
         }
-        let selection = Store.retentionSelection
-        return try db.rows("""
-            SELECT \(selection.list) FROM \(t.name)\(conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
-            ORDER BY \(t.name(.day)), \(t.name(.rowKey))
-            """, values) { raw in
-            let r = selection.row(raw)
-            return RetentionReportRow(
-                day: r.string(.day), appName: r.string(.appName), appAppleId: r.string(.appAppleId),
-                groupName: r.string(.groupName), groupId: r.string(.groupId), subscriptionName: r.string(.subscriptionName),
-                subscriptionId: r.string(.subscriptionId), event: r.string(.event), messageType: r.string(.messageType),
-                device: r.string(.device), platformVersion: r.string(.platformVersion), territory: r.string(.territory),
-                counts: r.int64(.counts))
-        }
+        return (conditions.joined(separator: " AND "), values)
     }
 }
