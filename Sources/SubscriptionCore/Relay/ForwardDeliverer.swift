@@ -24,6 +24,11 @@ public final class ForwardDeliverer {
         public var idleLook: TimeInterval = 0.1
         /// How long a deliverer woken by a commit waits for more before it claims.
         public var gather: TimeInterval = 0.05
+        /// How long a deliverer that is not behind (its last batch was not full) waits after
+        /// its sends before the write that keeps their answers and claims the next: a steady
+        /// trickle of notifications then costs the writers answering Apple one short write
+        /// this often, instead of one after every send. It adds to the lag at most this.
+        public var settle: TimeInterval = 0.05
 
         public init() {}
     }
@@ -87,6 +92,9 @@ public final class ForwardDeliverer {
                 continue
             }
             let attempts = send(due, on: senders)
+            // Not behind (the batch was not full): let more notifications be stored before the
+            // next write (`settle`).
+            if due.count < pacing.batch && !once && !stop() { Thread.sleep(forTimeInterval: pacing.settle) }
             // The answers kept and the next deliveries claimed in one write: a write less per
             // batch for the writers that answer Apple to wait behind.
             due = try store.write {
