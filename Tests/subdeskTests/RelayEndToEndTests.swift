@@ -332,14 +332,7 @@ extension ServeTests {
         let config = try relayConfig(target, timeout: 2)
         let server = try startServe(db, Self.policyFlags + ["--config", config])
         let signed = try Self.signedBodies(200, firstInstance: 53_000)
-        let answeredCount = Shared(0)
-        let pid = server.process.processIdentifier
-        let answers = burst(signed.map(\.body), clients: 8) { _ in
-            var count = 0
-            answeredCount.update { $0 += 1; count = $0 }
-            if count == 80 { kill(pid, SIGKILL) }
-        }
-        _ = server.waitForExit()
+        let answers = burst(signed.map(\.body), clients: 8, killing: server, atAnswer: 80)
         let answered = Set(zip(answers, signed).filter { $0.0?.status == 200 }.map(\.1.uuid))
         XCTAssertGreaterThan(answered.count, 0)
         // Started again: it relays what the killed one owed and had not sent (its claims run out first).

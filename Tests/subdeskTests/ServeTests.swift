@@ -59,6 +59,20 @@ final class ServeTests: SubdeskTestCase, RunsOnEveryEngine {
 
     /// Posts each body on its own kept connection per client, `clients` at once; the
     /// answers in the order of `bodies` (nil where the connection ended first).
+    /// `burst`, with serve killed (SIGKILL) as the `killAt`th answer comes back; returns once
+    /// the killed serve has exited.
+    func burst(_ bodies: [Data], clients: Int, killing server: ServeProcess, atAnswer killAt: Int) -> [FastCGITestClient.Answer?] {
+        let answeredCount = Shared(0)
+        let pid = server.process.processIdentifier
+        let answers = burst(bodies, clients: clients) { _ in
+            var count = 0
+            answeredCount.update { $0 += 1; count = $0 }
+            if count == killAt { kill(pid, SIGKILL) }
+        }
+        _ = server.waitForExit()
+        return answers
+    }
+
     func burst(_ bodies: [Data], clients: Int, onAnswer: @escaping @Sendable (Int) -> Void = { _ in }) -> [FastCGITestClient.Answer?] {
         let answers = Shared([FastCGITestClient.Answer?](repeating: nil, count: bodies.count))
         let next = Shared(0)
@@ -158,14 +172,7 @@ final class ServeTests: SubdeskTestCase, RunsOnEveryEngine {
         let db = try makeStore()
         let server = try startServe(db)
         let signed = try Self.signedBodies(240, firstInstance: 830_000)
-        let answeredCount = Shared(0)
-        let pid = server.process.processIdentifier
-        let answers = burst(signed.map(\.body), clients: 16) { _ in
-            var count = 0
-            answeredCount.update { $0 += 1; count = $0 }
-            if count == 60 { kill(pid, SIGKILL) }
-        }
-        _ = server.waitForExit()
+        let answers = burst(signed.map(\.body), clients: 16, killing: server, atAnswer: 60)
         XCTAssertTrue(FileManager.default.fileExists(atPath: socketPath), "the killed process left its socket file")
         let stored = try storedUUIDs(db)
         var answered200 = 0
