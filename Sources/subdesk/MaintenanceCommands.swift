@@ -202,7 +202,13 @@ enum MaintenanceCommands {
     /// warning naming them; a store whose products no locale is known for uses none of it.
     static func retentionCoverageChecks(_ context: Context, store: Store, add: (String, String, String) -> Void) {
         let rows: [RetentionCoverage]
-        do { rows = try context.retentionCoverage(store: store, locales: [], scope: nil) } catch {
+        do {
+            // No rule, declaration or default message: no locale can be known, so no row would
+            // have one; the store's products (a read of every transaction) are not read for it.
+            let layered = try context.configuredApps().apps.contains { $0.retentionRules != nil || !$0.retentionAppStoreConnect.isEmpty }
+            guard try layered || !store.retentionRecords(kind: .defaultMessage).isEmpty else { return }
+            rows = try context.retentionCoverage(store: store, locales: [], scope: nil)
+        } catch {
             add("retention", "warn", "the cancellation sheet's coverage could not be read: \(error)")
             return
         }

@@ -246,7 +246,6 @@ public struct ForwardScreenState: Sendable {
     public init() {}
 }
 
-/// Delivery gaps found by backfills, newest found first.
 /// `:retention`: the figures of Apple's retention messaging report, by one grouping; Tab
 /// shows the console's side: the app's messages and images as the store keeps them (text,
 /// review state, checksum), its default messages, and the last performance test.
@@ -321,6 +320,7 @@ public struct RetentionContentRow: Equatable, Sendable {
     public var difference: RetentionComparison.Difference?
 }
 
+/// Delivery gaps found by backfills, newest found first.
 public struct GapsState: Sendable {
     public var entries: [DeliveryGap] = []
     public var selection = 0

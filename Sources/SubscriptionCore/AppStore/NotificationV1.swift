@@ -59,13 +59,8 @@ public struct NotificationV1: Sendable {
             ?? renewals.first?.originalTransactionId
     }
 
-    /// The grace period end the pending renewal info of subscription `originalTransactionId`
-    /// signed, if it has one (what the notification keeps, `NotificationEvent.graceExpires`).
-    public func graceExpires(of originalTransactionId: String?) -> Millis? {
-        renewal(of: originalTransactionId)?.gracePeriodExpiresDate
-    }
-
-    /// The pending renewal info of subscription `originalTransactionId`, if the body has it.
+    /// The pending renewal info of subscription `originalTransactionId`, if the body has it:
+    /// what the notification keeps of it (`NotificationEvent.graceExpires`, `autoRenew`).
     public func renewal(of originalTransactionId: String?) -> RenewalRecord? {
         renewals.first { $0.originalTransactionId == originalTransactionId }
     }

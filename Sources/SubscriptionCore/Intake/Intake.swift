@@ -366,12 +366,12 @@ public final class Intake {
         let legacy = "v1-" + digest
         let main = v1.subscriptionOriginalTransactionId(explicit: try json.stringOrNumber("original_transaction_id"))
         let latest = v1.transactions.filter { $0.originalTransactionId == main }.max(by: StateDerivation.purchaseOrder)
+        let carried = v1.renewal(of: main)
         let event = NotificationEvent(notificationUUID: uuid, version: 1, type: v1.notificationType, subtype: nil,
                                       signedDate: v1.versionDate + meanings.v1Rank(v1.notificationType), originalTransactionId: main,
                                       transactionId: latest?.transactionId, productId: latest?.productId,
-                                      environment: v1.environment.rawValue, graceExpires: v1.graceExpires(of: main),
-                                      autoRenew: v1.renewal(of: main)?.autoRenewStatus,
-                                      autoRenewProductId: v1.renewal(of: main)?.autoRenewProductId)
+                                      environment: v1.environment.rawValue, graceExpires: carried?.gracePeriodExpiresDate,
+                                      autoRenew: carried?.autoRenewStatus, autoRenewProductId: carried?.autoRenewProductId)
         let duplicate = try store.notificationDigest(uuid: uuid) != nil
             || (legacy != uuid && store.notificationDigest(uuid: legacy) != nil)
         return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate,

@@ -343,10 +343,7 @@ public enum RetentionGrouping: String, CaseIterable, Sendable {
     case product, territory, message, selection
 
     /// `product, territory, message or selection`, as refusals name the choices.
-    public static var choices: String {
-        let names = allCases.map(\.rawValue)
-        return names.dropLast().joined(separator: ", ") + " or " + names.last!
-    }
+    public static var choices: String { PermissionDenial.either(allCases.map(\.rawValue)) }
 
     func label(_ row: RetentionReportRow) -> String {
         switch self {

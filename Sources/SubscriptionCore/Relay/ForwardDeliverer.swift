@@ -271,8 +271,9 @@ public final class ForwardDeliverer {
     /// What follows an attempt that got `status` (nil: no answer): 2xx is delivered; 408,
     /// 429, 5xx and no answer are tried again after the backoff (or the Retry-After asked,
     /// bounded as the Apple client bounds it); anything else is tried again until
-    /// `refusedAttempts` (counted since it was last owed again), then dead. The last retry is made just before `giveUp` (the target's
-    /// `max_age` after the delivery was owed); one that fails then is dead.
+    /// `refusedAttempts` (counted since it was last owed again), then dead. The last retry is
+    /// made just before `giveUp` (the target's `max_age` after the delivery was owed); one
+    /// that fails then is dead.
     func next(after d: ForwardDelivery, status: Int?, retryAfter: TimeInterval?, at: Millis) -> ForwardAttempt.Next {
         if let status, (200...299).contains(status) { return .delivered }
         // Counted from the last time the delivery was owed again: a replay or retry of one the

@@ -27,12 +27,12 @@ public final class HTTPHelper: @unchecked Sendable {
     private let lock = NSLock()
     private var running: HTTPHelperProcess?
 
-    /// `environment` is where the helper is looked for (tests give their own);
-    /// `requestsPerProcess`, how many requests a helper makes before it is replaced.
     /// A helper of its own, beside the process's `shared` one: its process is started by
     /// the first thread that sends through it, and takes that thread's CPU priority.
     public convenience init() { self.init(environment: { ProcessInfo.processInfo.environment }) }
 
+    /// `environment` is where the helper is looked for (tests give their own);
+    /// `requestsPerProcess`, how many requests a helper makes before it is replaced.
     init(environment: @escaping () -> [String: String],
          requestsPerProcess: Int = HTTPHelper.requestsPerHelper) {
         self.environment = environment

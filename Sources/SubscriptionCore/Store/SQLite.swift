@@ -304,7 +304,6 @@ final class SQLiteConnection: SQLConnection {
     }
 }
 
-
 /// Where one process's writers of one SQLite file take turns before they take SQLite's write
 /// lock. SQLite gives a writer that finds the lock taken nothing to wait on: it polls
 /// (`SQLiteConnection.BusyWait`, every 4 ms), so a writer that loses to another of the same
@@ -316,21 +315,14 @@ final class SQLiteWriteGate: @unchecked Sendable {
     private var taken = false
 
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var gates: [FileKey: SQLiteWriteGate] = [:]
-
-    /// A file by device and inode: two paths to one file share a gate. A gate outlives its
-    /// file; a new file given the number of an old one shares its gate, which costs nothing.
-    private struct FileKey: Hashable {
-        let device: UInt64
-        let inode: UInt64
-    }
+    /// Each file's gate, by its device and inode: two paths to one file share a gate. A gate
+    /// outlives its file; a new file given the number of an old one shares its gate, which
+    /// costs nothing.
+    nonisolated(unsafe) private static var gates: [FileIdentity: SQLiteWriteGate] = [:]
 
     /// The gate of the file at `path`; nil for an in-memory database or a file not there.
     static func of(_ path: String) -> SQLiteWriteGate? {
-        guard !path.isEmpty, path != ":memory:" else { return nil }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        let key = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        guard !path.isEmpty, let key = FileIdentity(path: path) else { return nil }
         lock.lock()
         defer { lock.unlock() }
         if let gate = gates[key] { return gate }

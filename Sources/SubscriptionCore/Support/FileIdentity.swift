@@ -3,7 +3,7 @@ import Foundation
 /// A file's device and inode: what stays the same while a file is written in place and
 /// changes when another file takes its path (a store restored under a running process, a
 /// socket path that now names something else).
-public struct FileIdentity: Equatable, Sendable {
+public struct FileIdentity: Hashable, Sendable {
     public let device: UInt64
     public let inode: UInt64
     public let isSocket: Bool

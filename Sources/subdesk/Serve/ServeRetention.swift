@@ -50,11 +50,17 @@ extension Context {
     /// and the configuration know (`locales` added): what `retention coverage` lists and
     /// `doctor` warns of.
     func retentionCoverage(store: Store, locales: [String], scope: String?) throws -> [RetentionCoverage] {
-        let groups = try store.subscriptionGroups()
+        // The groups only where an app has rules to check against them: a read of every
+        // product's group is seconds at a million subscriptions.
+        var groups: [String: String]?
         var layers: [String: RetentionCoverage.AppLayers] = [:]
         for app in try configuredApps().apps {
             guard let bundleId = app.bundleId else { continue }
-            let rules = try app.retentionRules.map { try retentionRules(app, file: $0, groups: groups) }
+            let rules = try app.retentionRules.map { file in
+                let known = try groups ?? store.subscriptionGroups()
+                groups = known
+                return try retentionRules(app, file: file, groups: known)
+            }
             layers[bundleId] = RetentionCoverage.AppLayers(rules: rules, connect: app.retentionAppStoreConnect)
         }
         return RetentionCoverage.rows(products: try store.retentionProducts(), defaults: try store.retentionRecords(kind: .defaultMessage),
