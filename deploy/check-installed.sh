@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks an installed subdesk package (dpkg -i done, run as root on a machine the check may
-# change: CI's, fresh each run) as its README says to set it up, and that every part of it
-# uses the one store the shipped config names:
+# change: deploy/check-package.sh installs it and undoes the install after) as its README
+# says to set it up, and that every part of it uses the one store the shipped config names:
 #   - deploy/README.md's package steps, as written (the block after <!-- package-steps -->;
 #     `sudo -u USER` runs through runuser; installing, editing and systemctl are left out:
 #     dpkg -i was done, the edit is made below, and a CI machine runs no systemd);

@@ -8,10 +8,12 @@
 #   - lintian finds no error in the Debian package;
 #   - the documentation and examples under usr/share/doc/subdesk, the unpacked tarball's
 #     CGI program starting the subdesk unpacked with it;
-#   - with --install (CI, whose machine is fresh each run): dpkg -i, deploy/check-installed.sh
+#   - with --install (CI's machine, root): dpkg -i, deploy/check-installed.sh
 #     (the README's package steps; the units, CGI programs and hand-run commands on one
 #     store), man subdesk, and dpkg --purge leaves the store in /var/lib/subdesk; with
-#     --install-only, that and nothing else.
+#     --install-only, that and nothing else. The install is then undone (the store, the
+#     config, the user and group), pass or fail, so the check runs again on the same
+#     machine; it refuses a machine with a subdesk of its own (one it did not install).
 # Exits non-zero on the first failure, saying which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -125,7 +127,32 @@ fi
 if [ "$install_too" = yes ]; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo=sudo
+    # What this check installs it marks, and undoes on its way out: a run stopped before
+    # that (killed) leaves the mark, and the next run clears what it left. A subdesk
+    # without the mark is someone's: its store is never touched.
+    mark=/var/lib/subdesk/.installed-by-check-package
+    undo_install() {
+        $sudo dpkg --purge subdesk > /dev/null 2>&1 || true
+        $sudo rm -rf /var/lib/subdesk /etc/subdesk
+        if getent group subdesk > /dev/null; then
+            for member in $(getent group subdesk | cut -d: -f4 | tr , ' '); do
+                $sudo gpasswd -d "$member" subdesk > /dev/null 2>&1 || true
+            done
+        fi
+        ! getent passwd subdesk > /dev/null || $sudo userdel subdesk || true
+        ! getent group subdesk > /dev/null || $sudo groupdel subdesk || true
+    }
+    if [ -e "$mark" ]; then
+        ok "clearing what an earlier run of this check left installed"
+        undo_install
+    fi
+    if dpkg-query -W -f '${Status}' subdesk 2> /dev/null | grep -q installed \
+        || [ -e /var/lib/subdesk ] || [ -e /etc/subdesk ] || getent passwd subdesk > /dev/null; then
+        fail "this machine has a subdesk of its own (the package, /var/lib/subdesk, /etc/subdesk or the subdesk user) that this check did not install: it installs on a machine without one"
+    fi
+    trap 'rm -rf "$tmp"; undo_install' EXIT
     $sudo dpkg -i "$deb" || fail "dpkg -i"
+    $sudo touch "$mark"
     getent passwd subdesk > /dev/null || fail "no subdesk user after install"
     [ -d /var/lib/subdesk ] || fail "no /var/lib/subdesk after install"
     got=$(stat -c %U:%G:%a /etc/subdesk/config)
@@ -144,5 +171,12 @@ if [ "$install_too" = yes ]; then
     [ -f /var/lib/subdesk/subdesk.db ] || fail "dpkg --purge removed the store"
     [ ! -e /usr/bin/subdesk ] || fail "dpkg --purge left /usr/bin/subdesk"
     ok "dpkg -i, subdesk doctor, an upgrade running doctor, man subdesk, and dpkg --purge kept /var/lib/subdesk/subdesk.db"
+    undo_install
+    trap 'rm -rf "$tmp"' EXIT
+    for left in /var/lib/subdesk /etc/subdesk /usr/bin/subdesk; do
+        [ ! -e "$left" ] || fail "$left is left after the install was undone"
+    done
+    ! getent passwd subdesk > /dev/null || fail "the subdesk user is left after the install was undone"
+    ok "the install undone: no store, config or subdesk user left"
 fi
 ok "the package and the tarball pass"

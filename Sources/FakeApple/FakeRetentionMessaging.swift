@@ -6,7 +6,8 @@ import Foundation
 /// rejects it, as Apple's review would; an identifier uploaded again answered 409; default
 /// messages (403 unless the message is APPROVED, 404 when none); a real-time URL per
 /// environment; the performance test PENDING for a set number of reads, then PASS or FAIL
-/// with Apple's example figures. Scripted trouble: 429s with a Retry-After a moment away
+/// with Apple's example figures, or run for real against the real-time URL
+/// (`FakeRetentionPerformanceTest`). Scripted trouble: 429s with a Retry-After a moment away
 /// (UNIX time in milliseconds, as Apple sends it), and an upload that is stored and then not
 /// answered within the client's timeout, or lost before it is stored.
 public final class FakeRetentionMessaging: @unchecked Sendable {
@@ -27,7 +28,15 @@ public final class FakeRetentionMessaging: @unchecked Sendable {
     private var defaults: [String: String] = [:]
     private var realtimeURLs: [String: String] = [:]
     private var uploads: [String: Int] = [:]
-    private var tests: [String: (pendingReads: Int, target: String?)] = [:]
+    private var tests: [String: Test] = [:]
+    /// A performance test: scripted (PENDING for some reads, then `verdict`), or run for real
+    /// (PENDING until its requests are answered, then what they show).
+    private struct Test {
+        var pendingReads: Int
+        var target: String?
+        var running = false
+        var result: [String: Any]?
+    }
     private var stalls: [(seconds: TimeInterval, stores: Bool)] = []
     private var limits: [(count: Int, retryAfterMs: Int64)] = []
     private var limited = 0
@@ -38,6 +47,9 @@ public final class FakeRetentionMessaging: @unchecked Sendable {
     public var pendingReads = 1
     /// What a performance test ends with: PASS or FAIL.
     public var verdict = "PASS"
+    /// Set, a performance test sends its requests to the environment's real-time URL and
+    /// its result is what they show (`pendingReads` and `verdict` are then not used).
+    public var performanceTest: FakeRetentionPerformanceTest?
 
     public init() {}
 
@@ -223,11 +235,32 @@ public final class FakeRetentionMessaging: @unchecked Sendable {
             // One test at a time: one whose result has not been read to its end is still running.
             if tests.values.contains(where: { $0.pendingReads > 0 }) { return Self.error(.existingPerformanceTestRun) }
             let id = UUID().uuidString.lowercased()
-            tests[id] = (max(1, pendingReads + 1), realtimeURLs[environment])
+            let target = realtimeURLs[environment]
+            if let runner = performanceTest, let target {
+                tests[id] = Test(pendingReads: 1, target: target, running: true)
+                Thread.detachNewThread { [self] in
+                    let result = runner.result(runner.run(target: target, originalTransactionId: otid), target: target)
+                    lock.lock()
+                    tests[id]?.running = false
+                    tests[id]?.result = result
+                    if result["result"] as? String == "PASS" { passed.insert(environment) }
+                    lock.unlock()
+                }
+                return .json(["requestId": id, "config": runner.config.json])
+            }
+            tests[id] = Test(pendingReads: max(1, pendingReads + 1), target: target)
             return .json(["requestId": id, "config": Self.config])
         case ("GET", "performancetest", 3) where parts[1] == "result":
             guard UUID(uuidString: parts[2]) != nil else { return Self.error(.invalidRequestId, parts[2]) }
             guard let test = tests[parts[2]] else { return Self.error(.performanceTestRunNotFound, parts[2]) }
+            if let runner = performanceTest, test.running || test.result != nil {
+                if let result = test.result {
+                    tests[parts[2]]?.pendingReads = 0
+                    return .json(result)
+                }
+                return .json(["config": runner.config.json, "target": test.target ?? "", "result": "PENDING",
+                              "numPending": runner.config.totalRequests])
+            }
             tests[parts[2]]?.pendingReads = max(0, test.pendingReads - 1)
             var answer: [String: Any] = ["config": Self.config, "target": test.target ?? ""]
             if test.pendingReads > 1 {

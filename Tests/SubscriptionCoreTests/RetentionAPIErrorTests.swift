@@ -119,4 +119,17 @@ final class RetentionAPIErrorTests: XCTestCase {
             XCTAssertTrue([400, 403, 404, 409].contains(typed.status), "\(typed)")
         }
     }
+
+    /// Apple's numbers as Foundation decodes them: 0 and 1 are counts (a success rate of 0, one
+    /// failure), true and false are not, nor are fractions.
+    func testCountsOfZeroAndOneAreNumbersAndBooleansAreNot() throws {
+        let decoded = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(#"{"zero":0,"one":1,"two":2,"yes":true,"no":false,"half":0.5}"#.utf8)) as? [String: Any])
+        XCTAssertEqual(RetentionMessagingClient.integer(decoded["zero"]), 0)
+        XCTAssertEqual(RetentionMessagingClient.integer(decoded["one"]), 1)
+        XCTAssertEqual(RetentionMessagingClient.integer(decoded["two"]), 2)
+        XCTAssertNil(RetentionMessagingClient.integer(decoded["yes"]))
+        XCTAssertNil(RetentionMessagingClient.integer(decoded["no"]))
+        XCTAssertNil(RetentionMessagingClient.integer(decoded["half"]))
+        XCTAssertEqual(RetentionMessagingClient.integers(["TIMED_OUT": decoded["one"]!, "NO_RESPONSE": decoded["zero"]!]), ["TIMED_OUT": 1, "NO_RESPONSE": 0])
+    }
 }

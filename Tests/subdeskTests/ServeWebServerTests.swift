@@ -29,9 +29,9 @@ final class ServeWebServerTests: SubdeskTestCase {
     /// Where serve answers /metrics scrapes (`--metrics-listen`).
     var metricsSocketPath: String { dir + "/metrics.sock" }
 
-    /// A store, its configuration, and subdesk serve answering on `socketPath` (and scrapes
-    /// on `metricsSocketPath`).
-    func startServe() throws -> String {
+    /// A store, its configuration (with `retentionRules`, the app in an `[app]` section),
+    /// and subdesk serve answering on `socketPath` (and scrapes on `metricsSocketPath`).
+    func startServe(retentionRules: String? = nil) throws -> String {
         for sub in ["www", "logs", "tmp"] {
             try FileManager.default.createDirectory(atPath: dir + "/" + sub, withIntermediateDirectories: true)
         }
@@ -40,8 +40,10 @@ final class ServeWebServerTests: SubdeskTestCase {
         try """
             db = \(db)
             root_ca = \(Self.repoRoot)/sample-data/test-ca/root.der
+            \(retentionRules == nil ? "" : "[app demo]")
             bundle_id = \(ScenarioBuilder.demoBundleId)
             app_apple_id = \(ScenarioBuilder.demoAppAppleId)
+            \(retentionRules.map { "retention_rules = " + $0 } ?? "")
 
             """.write(toFile: dir + "/config", atomically: true, encoding: .utf8)
         chmod(dir + "/config", 0o600)
@@ -185,9 +187,10 @@ final class ServeWebServerTests: SubdeskTestCase {
     }
 
     /// The shipped server block, its paths put under the test's folder; with `port`, on
-    /// that loopback port without TLS (the test has no certificate Apple would accept).
-    /// The metrics server block (the second) keeps its TLS, on `metricsPort`.
-    func nginxSite(port: Int?, metricsPort: Int? = nil) throws -> String {
+    /// that loopback port without TLS (the test has no certificate Apple would accept), or
+    /// with it (`tls`, the test's own certificate). The metrics server block (the second)
+    /// keeps its TLS, on `metricsPort`.
+    func nginxSite(port: Int?, metricsPort: Int? = nil, tls: Bool = false) throws -> String {
         var lines: [String] = []
         var servers = 0
         for line in try shipped("nginx-serve.conf").split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
@@ -199,10 +202,10 @@ final class ServeWebServerTests: SubdeskTestCase {
                 continue
             }
             if !metricsBlock, let port, trimmed.hasPrefix("listen ") {
-                if !lines.contains(where: { $0.contains("listen 127.0.0.1:\(port)") }) { lines.append("    listen 127.0.0.1:\(port);") }
+                if !lines.contains(where: { $0.contains("listen 127.0.0.1:\(port)") }) { lines.append("    listen 127.0.0.1:\(port)\(tls ? " ssl" : "");") }
                 continue
             }
-            if !metricsBlock && port != nil && trimmed.hasPrefix("ssl_") { continue }
+            if !metricsBlock && port != nil && !tls && trimmed.hasPrefix("ssl_") { continue }
             lines.append(line.replacingOccurrences(of: "/run/subdesk/serve.sock", with: socketPath)
                 .replacingOccurrences(of: "/run/subdesk/metrics.sock", with: metricsSocketPath)
                 .replacingOccurrences(of: "/etc/subdesk/metrics.htpasswd", with: dir + "/metrics.htpasswd")
@@ -266,16 +269,16 @@ final class ServeWebServerTests: SubdeskTestCase {
         XCTAssertTrue([403, 404].contains(webhook.status), "the metrics listener serves only /metrics: \(webhook)")
     }
 
-    /// nginx with the shipped file: the webhook on one port, /metrics over TLS with basic
-    /// auth on another, both answered by one serve.
-    func startNginx() throws -> (port: Int, metricsPort: Int) {
+    /// nginx with the shipped file: the webhook on one port (over TLS with `tls`), /metrics
+    /// over TLS with basic auth on another, both answered by one serve.
+    func startNginx(tls: Bool = false) throws -> (port: Int, metricsPort: Int) {
         let nginx = try Self.nginxExecutable()
         try makeCertificate()
         try makePasswordFile()
         let port = try WebServerTests.freeLoopbackPort()
         let metricsPort = try WebServerTests.freeLoopbackPort()
         let config = dir + "/nginx.conf"
-        try nginxMain(try nginxSite(port: port, metricsPort: metricsPort)).write(toFile: config, atomically: true, encoding: .utf8)
+        try nginxMain(try nginxSite(port: port, metricsPort: metricsPort, tls: tls)).write(toFile: config, atomically: true, encoding: .utf8)
         let pid = try WebServerTests.spawn(nginx, ["-c", config, "-p", dir], output: dir + "/logs/nginx.out")
         webServer = pid
         try waitForPort(port, pid: pid, log: dir + "/logs/nginx-error.log")

@@ -329,9 +329,10 @@ public final class RetentionMessagingClient: @unchecked Sendable {
         }
     }
 
-    /// An integer Apple sent, or nil: a number outside Int's range or with a fraction is not one.
+    /// An integer Apple sent, or nil: a number outside Int's range or with a fraction is not
+    /// one, nor is true or false. (`is Bool` would not say: Foundation's 0 and 1 answer yes.)
     static func integer(_ value: Any?) -> Int? {
-        guard !(value is Bool), let number = value as? NSNumber else { return nil }
+        guard let number = value as? NSNumber, !JSONFields.isBool(number) else { return nil }
         let double = number.doubleValue
         guard double.isFinite, double.rounded() == double, abs(double) < 9e15 else { return nil }
         return Int(double)
