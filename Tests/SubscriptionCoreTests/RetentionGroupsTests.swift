@@ -5,7 +5,7 @@ import SubdeskTestKit
 
 /// The products' subscription groups the retention rules are checked against: each product's
 /// group is the one of its latest stored transaction that names a group, on either engine,
-/// against a plain reading of every transaction in purchase order.
+/// against a plain reading of every transaction in purchase order; read by seeks.
 final class RetentionGroupsTests: XCTestCase, RunsOnEveryEngine {
     func transaction(_ id: Int, product: String, group: String?, purchased: Millis) -> TransactionRecord {
         TransactionRecord(transactionId: String(5_000_000 + id), originalTransactionId: String(5_000_000 + id / 3 * 3), productId: product,
@@ -40,5 +40,30 @@ final class RetentionGroupsTests: XCTestCase, RunsOnEveryEngine {
         }
         XCTAssertEqual(expected, ["moved": "g2", "kept": "g7", "back": "g3"])
         XCTAssertEqual(try store.subscriptionGroups(), expected)
+    }
+
+    /// Two groups at one product's latest millisecond: the larger id by its characters'
+    /// order wins on both engines (not by PostgreSQL's collation, which puts "ga" before "Gb").
+    func testATieAtTheLatestPurchaseGoesToTheLargerGroupIdOnEitherEngine() throws {
+        let store = try Store.inMemory()
+        let t0: Millis = 1_700_000_000_000
+        try store.write {
+            for r in [transaction(0, product: "tied", group: "Gb", purchased: t0), transaction(1, product: "tied", group: "ga", purchased: t0),
+                      transaction(2, product: "tied", group: "zz", purchased: t0 - 1)] {
+                try store.putTransaction(r)
+            }
+        }
+        XCTAssertEqual(try store.subscriptionGroups(), ["tied": "ga"])
+    }
+
+    /// SQLite's plan: each product found and read by seeks into migration 42's index, no
+    /// transaction read beside them (PostgreSQL's planner picks by its statistics, not asked here).
+    func testTheGroupsAreReadBySeeksIntoTheProductGroupIndex() throws {
+        let store = try Store(path: ":memory:")
+        var plan: [String] = []
+        try store.db.query("EXPLAIN QUERY PLAN " + Store.latestGroupsSQL) { plan.append($0.string(3)) }
+        let reads = plan.filter { $0.hasPrefix("SCAN") || $0.hasPrefix("SEARCH") }
+        XCTAssertFalse(reads.contains { $0.contains("SCAN t") || $0.contains("SCAN l") || $0.contains("SCAN transactions") }, "\(plan)")
+        XCTAssertEqual(reads.filter { $0.contains("transactions_product_group") }.count, 4, "\(plan)")
     }
 }

@@ -62,8 +62,7 @@ extension SeveralAppsRecordsTests {
     /// Migration 32 recomputes the share of each subscription with a retention offer (its
     /// stored segment was type_5), and of no other.
     func testMigration32RecomputesTheSharesOfSubscriptionsWithARetentionOffer() throws {
-        let made = try Store(path: Store.testLocation(file: FileManager.default.temporaryDirectory
-            .appendingPathComponent("retention-made-\(UUID().uuidString).db").path))
+        let made = try Store(path: Store.testLocation(file: scratchStoreFile("retention-made")))
         let intake = TestKit.intake(made)
         for (otid, offer) in [("8200000000000010", 5), ("8200000000000020", 2), ("8200000000000030", 0)] {
             let t = TestKit.transaction(id: otid, original: otid, purchase: TestKit.anchor - 20 * TestKit.day,

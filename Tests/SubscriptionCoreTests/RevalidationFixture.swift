@@ -160,11 +160,14 @@ final class RevalidationFixture {
     }
 }
 
-/// A throwaway P-256 key for the API token, made with the openssl CLI once per test run.
+/// A throwaway P-256 key for the API token, made with the openssl CLI once per test run (and
+/// removed at its end).
 enum RevalidationKeys {
     static let directory: String = {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("subdesk-reval-keys-\(getpid())").path
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        // Removed when the test run ends: nothing of a run is left in the temporary folder.
+        atexit { try? FileManager.default.removeItem(atPath: RevalidationKeys.directory) }
         return dir
     }()
 

@@ -43,8 +43,7 @@ extension SeveralAppsRecordsTests {
         // The shares as subdesk wrote them at 32, before cohorts were split by `saved`.
         ReferenceBreak.active = .cohortsUnsaved
         defer { ReferenceBreak.active = nil }
-        let made = try Store(path: Store.testLocation(file: FileManager.default.temporaryDirectory
-            .appendingPathComponent("saved-made-\(UUID().uuidString).db").path))
+        let made = try Store(path: Store.testLocation(file: scratchStoreFile("saved-made")))
         let intake = TestKit.intake(made)
         for (otid, offer) in [("8300000000000010", 0), ("8300000000000020", 2), ("8300000000000030", 0)] {
             let first = TestKit.transaction(id: otid, original: otid, purchase: TestKit.anchor - 50 * TestKit.day,
@@ -85,8 +84,7 @@ extension SeveralAppsRecordsTests {
     /// read back from its body, and recomputes the share of each subscription with an
     /// answered real-time request, and of no other: the catch-up then counts its save.
     func testMigration39FillsEachNotificationsAutoRenewAndCountsTheRealtimeSavesOfTheStore() throws {
-        let made = try Store(path: Store.testLocation(file: FileManager.default.temporaryDirectory
-            .appendingPathComponent("realtime-made-\(UUID().uuidString).db").path))
+        let made = try Store(path: Store.testLocation(file: scratchStoreFile("realtime-made")))
         let intake = TestKit.intake(made)
         let start = TestKit.anchor - 50 * TestKit.day, asked = TestKit.anchor - 40 * TestKit.day
         for otid in ["8400000000000010", "8400000000000020"] {

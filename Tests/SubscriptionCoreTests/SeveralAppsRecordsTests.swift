@@ -254,8 +254,7 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
     /// A store made by the subdesk before migration 25 (one app) migrates: each record takes
     /// its app from the transactions Apple signed, and the counts are the same as before.
     func testAStoreOfOneAppFromBeforeMigratesWithEachRecordsAppAndTheSameCounts() throws {
-        let made = try Store(path: Store.testLocation(file: FileManager.default.temporaryDirectory
-            .appendingPathComponent("apps-made-\(UUID().uuidString).db").path))
+        let made = try Store(path: Store.testLocation(file: scratchStoreFile("apps-made")))
         let intake = TestKit.intake(made)
         let app = ScenarioBuilder.demoBundleId
         for n in 1...6 {

@@ -24,6 +24,7 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
+        if version < 42 { try store.db.execute("DROP INDEX transactions_product_group") }
         if version < 41 && version >= 35 {
             try store.db.execute(["page", "selection_type", "save_type"].map { "ALTER TABLE retention_messaging DROP COLUMN \($0);" }
                 .joined(separator: " "))
@@ -175,5 +176,17 @@ extension Store {
     /// What the owner's lock-holder function says of `pid`: the login it ended, or nil.
     func endOverdueWriteLockHoldersForTesting(pid: Int) throws -> String? {
         try db.first("SELECT \(LockHolderEnding.function)(?)", [pid]) { $0.optionalString(0) } ?? nil
+    }
+}
+
+extension XCTestCase {
+    /// A fresh SQLite file's path in the temporary folder, removed (with its -wal and -shm)
+    /// when the test ends.
+    func scratchStoreFile(_ prefix: String) -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString).db").path
+        addTeardownBlock {
+            for made in [path, path + "-wal", path + "-shm", path + "-journal"] { try? FileManager.default.removeItem(atPath: made) }
+        }
+        return path
     }
 }

@@ -32,7 +32,7 @@ final class EngineMarkingTests: XCTestCase {
 
     func testTheListHoldsTheMarkedTestsAndNothingElse() throws {
         let file = NSTemporaryDirectory() + "engine-list-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: file) }
+        defer { for made in [file, file + ".names"] { try? FileManager.default.removeItem(atPath: made) } }
         let listed = try child([], ["SUBDESK_TEST_ENGINE_LIST": file])
         XCTAssertEqual(listed.status, 0, listed.output)
         XCTAssertFalse(listed.output.contains("Test Case"), "the listing runs no test:\n\(listed.output.prefix(2000))")

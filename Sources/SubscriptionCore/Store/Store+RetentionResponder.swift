@@ -5,21 +5,41 @@ extension Store {
     /// its latest stored transaction that names one): what the retention rules' switch-plan
     /// answers are checked against.
     ///
-    /// One row per product and group, with the group's latest purchase, not every transaction
-    /// in purchase order: at 1M subscriptions that ordered read took about a minute on either
-    /// engine, and passed serve's statement bound on PostgreSQL (serve then could not start).
+    /// A seek per product, not a read of every transaction: the products are walked through
+    /// the index on (product, purchase, group) (migration 42), the next one after each, and
+    /// each one's latest purchase read from its end. The transactions of that purchase time
+    /// (one, unless two share a millisecond) come back, and the larger group id wins here,
+    /// not by the engine's collation, so both engines give the same answer. The latest
+    /// purchase is ordered by purchase and group, as the index is: ordered by purchase alone
+    /// PostgreSQL read it backwards through the purchase index instead, filtering.
+    ///
+    /// Measured on a store of synthetic transactions (six products): reading every
+    /// transaction grouped took 3.1 to 4.4 s at 3M on SQLite and 345 ms at 1M on
+    /// PostgreSQL; by seeks 8 ms and 1.1 ms. In purchase order it took about a minute at 1M
+    /// subscriptions, past serve's statement bound on PostgreSQL.
     public func subscriptionGroups() throws -> [String: String] {
-        var latest: [String: (group: String, at: Int64?)] = [:]
-        try db.query("SELECT product_id, subscription_group, max(purchase_ms) FROM transactions WHERE subscription_group IS NOT NULL "
-                     + "GROUP BY product_id, subscription_group") { row in
-            let product = row.string(0), group = row.string(1), at = row.optionalInt64(2)
-            // A transaction without a purchase date counts as the oldest; equal dates keep the larger group id,
-            // so both engines give the same answer.
-            if let seen = latest[product], (seen.at ?? .min, seen.group) > (at ?? .min, group) { return }
-            latest[product] = (group, at)
+        var latest: [String: String] = [:]
+        try db.query(Self.latestGroupsSQL) { row in
+            let product = row.string(0), group = row.string(1)
+            if let seen = latest[product], seen >= group { return }
+            latest[product] = group
         }
-        return latest.mapValues(\.group)
+        return latest
     }
+
+    static let latestGroupsSQL = """
+            WITH RECURSIVE products(product_id) AS (
+                SELECT min(product_id) FROM transactions WHERE subscription_group IS NOT NULL
+                UNION ALL
+                SELECT (SELECT min(t.product_id) FROM transactions t
+                        WHERE t.subscription_group IS NOT NULL AND t.product_id > products.product_id)
+                FROM products WHERE products.product_id IS NOT NULL)
+            SELECT t.product_id, t.subscription_group FROM products p
+            JOIN transactions t ON t.product_id = p.product_id AND t.subscription_group IS NOT NULL
+                AND t.purchase_ms = (SELECT l.purchase_ms FROM transactions l
+                                     WHERE l.product_id = p.product_id AND l.subscription_group IS NOT NULL
+                                     ORDER BY l.purchase_ms DESC, l.subscription_group DESC LIMIT 1)
+        """
 }
 
 /// One real-time retention decision as the store logs it (`retention_decisions`, migration 38).
