@@ -183,6 +183,44 @@ final class ServeRetentionTests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertTrue(metrics.stdout.contains("subdesk_serve_retention_requests_total{outcome=\"no_rule\"} 1\n"), metrics.stdout)
     }
 
+    /// From serve's answer to the count: the responder suggests the yearly plan to a
+    /// subscriber about to cancel and logs it; the subscriber switches (the notification of
+    /// the changed renewal preference, through serve); `counts` then has one more saved
+    /// subscription, and `cohorts --where saved=realtime` holds it.
+    func testAnAnswerServeGaveAndThePlanSwitchAfterItAreASave() throws {
+        let (db, server, client, _, active) = try startWithStoredSubscriptions()
+        let utc = ["--tz", "UTC", "--from", DateText.format(DateText.nowMillis() - 400 * 86_400_000, "yyyy-MM-dd", zone: TimeZone(identifier: "UTC")!)]
+        func saved() throws -> Int {
+            let r = try run(["counts", "--db", db, "--json"] + utc)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return try XCTUnwrap(try json(r.stdout) as? [[String: Any]], r.stdout).reduce(0) { $0 + ($1["saved"] as? Int ?? 0) }
+        }
+        let before = try saved()
+        let switched = try ask(client, try Self.request(otid: active))
+        XCTAssertEqual((switched.json["alternateProduct"] as? [String: String])?["productId"], "app.yearly", server.log)
+        XCTAssertEqual(try saved(), before, "an answer alone is no save")
+
+        let latest = try XCTUnwrap(try Store(path: db).history(originalTransactionId: active).transactions.max { $0.purchaseDate < $1.purchaseDate })
+        let transaction: [String: Any] = [
+            "transactionId": latest.transactionId, "originalTransactionId": active, "productId": latest.productId,
+            "bundleId": ScenarioBuilder.demoBundleId, "purchaseDate": latest.purchaseDate, "originalPurchaseDate": latest.originalPurchaseDate as Any,
+            "expiresDate": latest.expiresDate as Any, "signedDate": DateText.nowMillis(), "environment": "Production",
+            "inAppOwnershipType": "PURCHASED", "type": "Auto-Renewable Subscription", "transactionReason": "RENEWAL",
+            "price": latest.price as Any, "currency": latest.currency as Any]
+        let renewal: [String: Any] = ["originalTransactionId": active, "productId": latest.productId, "autoRenewProductId": "app.yearly",
+                                      "autoRenewStatus": 1, "signedDate": DateText.nowMillis(), "environment": "Production"]
+        usleep(5_000)
+        let body = try FidelityCLITests.signedBody(type: "DID_CHANGE_RENEWAL_PREF", subtype: "UPGRADE", uuid: "switched-\(active)",
+                                                   transaction: transaction, renewal: renewal)
+        XCTAssertEqual(client.post(body)?.status, 200, server.log)
+        XCTAssertEqual(try saved(), before + 1, "the switch to the answered product saved the subscription")
+        let month = DateText.format(DateText.nowMillis() - 400 * 86_400_000, "yyyy-MM", zone: TimeZone(identifier: "UTC")!)
+        let cohort = try run(["cohorts", "--db", db, "--json", "--from", month, "--where", "saved=realtime"])
+        XCTAssertEqual(cohort.status, 0, cohort.stderr)
+        let cohorts = try XCTUnwrap((try json(cohort.stdout) as? [String: Any])?["cohorts"] as? [[String: Any]], cohort.stdout)
+        XCTAssertEqual(cohorts.compactMap { $0["size"] as? Int }.reduce(0, +), 1, cohort.stdout)
+    }
+
     /// The subscriptions table locked by another session (PostgreSQL: ACCESS EXCLUSIVE, which
     /// blocks reads; a SQLite store in WAL mode cannot be kept from its readers while serve
     /// holds it open): a request whose rules ask about the subscriber gets an answer with
