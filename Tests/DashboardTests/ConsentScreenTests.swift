@@ -125,7 +125,7 @@ final class ConsentScreenTests: XCTestCase, RunsOnEveryEngine {
                       session.screenLines[23])
         session.type(.char("n"))
         XCTAssertEqual(session.state.flash?.text, "cancelled: nothing was recorded")
-        XCTAssertFalse(try store.audit().contains { $0.action == ConsentWithdrawal.handledAction })
+        XCTAssertFalse(try store.audit().contains { $0.kind == .consentHandled })
 
         session.type(.char("h"))
         session.type("account closed, data deleted")

@@ -392,9 +392,9 @@ final class OperatorReducerTests: XCTestCase {
         XCTAssertEqual(state.stack, [.subscribers, .audit])
 
         let entries = [
-            AuditEntry(id: 2, at: now, operatorName: "ana", action: "override_grant", target: id, reason: "goodwill",
+            AuditEntry(id: 2, at: now, operatorName: "ana", action: .overrideGrant, target: id, reason: "goodwill",
                        outcome: "override #1 in force", detail: "until 2026-12-31T00:00:00.000Z"),
-            AuditEntry(id: 1, at: now - 60_000, operatorName: "ben", action: "revalidate", target: "2000000400000901",
+            AuditEntry(id: 1, at: now - 60_000, operatorName: "ben", action: .revalidate, target: "2000000400000901",
                        reason: nil, outcome: "failed", detail: "revalidation is not configured"),
         ]
         _ = DashboardReducer.reduce(into: &state, .auditLoaded(filter: "", entries))

@@ -590,7 +590,7 @@ extension ReducerTests {
         let old = (1...3).map { IntakeLogEntry(id: 900 + Int64($0), receivedDate: state.now, result: .stored, type: "DID_RENEW") }
         _ = DashboardReducer.reduce(into: &state, .feedLoaded(old, rate: [], now: state.now))
         XCTAssertEqual(state.feed.lastId, 903)
-        state.audit.entries = [AuditEntry(id: 7, at: state.now, operatorName: "ana", action: "grant", target: "otid-1", reason: nil, outcome: "placed")]
+        state.audit.entries = [AuditEntry(id: 7, at: state.now, operatorName: "ana", action: .overrideGrant, target: "otid-1", reason: nil, outcome: "placed")]
         state.audit.loaded = true
 
         let effects = DashboardReducer.reduce(into: &state, .storeFileReopened(path: "demo.db"))

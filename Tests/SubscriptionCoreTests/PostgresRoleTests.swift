@@ -165,7 +165,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertNil(try end(handPid), "the owner may not signal it: left alone (doctor names it)")
             try handMade.executeForTesting("ROLLBACK")
         }
-        XCTAssertEqual(try owner.audit().filter { $0.action == LockHolderEnding.action }.map(\.target), [name])
+        XCTAssertEqual(try owner.audit().filter { $0.kind == .lockHolderEnded }.map(\.target), [name])
         // Nobody else may call it.
         let support = try again(handMadeUser)
         assertRefused("end a lock holder as support") { _ = try support.endOverdueWriteLockHoldersForTesting(pid: 0) }
@@ -245,7 +245,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         _ = try Operations(store: op, operatorName: "x").importRetentionReport(report, file: "r.txt")
         _ = try Operations(store: op, operatorName: "x").importRetentionReport(report, file: "r.txt")
         XCTAssertEqual(RetentionReport(rows: try reader.retentionRows(), grouping: .product).total.views, 330)
-        let entries = try owner.audit().filter { $0.action == Operations.retentionImportAction }
+        let entries = try owner.audit().filter { $0.kind == .retentionReportImport }
         XCTAssertEqual(entries.map(\.operatorName), [operatorUser, operatorUser])
     }
 
@@ -344,11 +344,11 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
             // Audit entries: each role writes only the actions its commands write (migration
             // 23's trigger, from PostgresRoles.auditActions), the owner any; an action no
             // command writes, nobody but the owner.
-            for action in PostgresRoles.auditActions.flatMap(\.actions) + ["made_up"] {
+            for action in PostgresRoles.auditActions.flatMap(\.actions).map(\.rawValue) + ["made_up"] {
                 let written = try attempt(store, """
                     INSERT INTO audit_log (at_ms, operator, action, outcome) VALUES (0, 'x', '\(action)', 'ok')
                     """)
-                let wanted = who == "owner" || PostgresRoles.auditWriters(of: action).contains(who)
+                let wanted = who == "owner" || AuditAction(rawValue: action).map { PostgresRoles.auditWriters(of: $0).contains(who) } == true
                 if (written == .allowed) != wanted { mismatches.append("\(who) audit action \(action): \(written)") }
             }
             // The writers' lock is the change counter's table: only a role that may update it
@@ -394,14 +394,14 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(OnCallMetrics.all.first { $0.name == "subdesk_sweep_last_run_timestamp_seconds" }?.source.flatMap(\.writtenBy),
                        ["subdesk_operator"], "the last sweep is read from entries only an operator writes")
         // The owner's entry keeps its time.
-        try owner.appendAudit(AuditEntry(at: 1_000, operatorName: "x", action: "sweep", target: nil, reason: nil, outcome: "checked 1, failed 7"))
-        XCTAssertEqual(try owner.lastAudit(action: "sweep")?.at, 1_000)
+        try owner.appendAudit(AuditEntry(at: 1_000, operatorName: "x", action: .sweep, target: nil, reason: nil, outcome: "checked 1, failed 7"))
+        XCTAssertEqual(try owner.lastAudit(action: .sweep)?.at, 1_000)
         // An operator's sweep is dated by the server, whatever its client says.
         let (op, _) = try open(as: "subdesk_operator")
         let before = DateText.nowMillis()
-        _ = try op.write { try op.appendAudit(AuditEntry(at: 5_000, operatorName: "x", action: "sweep", target: nil, reason: nil, outcome: "checked 3, failed 2")) }
+        _ = try op.write { try op.appendAudit(AuditEntry(at: 5_000, operatorName: "x", action: .sweep, target: nil, reason: nil, outcome: "checked 3, failed 2")) }
         let after = DateText.nowMillis()
-        let swept = try XCTUnwrap(try owner.lastAudit(action: "sweep"))
+        let swept = try XCTUnwrap(try owner.lastAudit(action: .sweep))
         XCTAssertTrue((before - 1_000)...(after + 1_000) ~= swept.at, "an operator's entry is dated by the server: \(swept.at), not 5000")
         let seen = try lastSweep()
         XCTAssertEqual(seen.failures, 2)
@@ -411,7 +411,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         let (support, supportUser) = try open(as: "subdesk_support")
         assertRefused("a sweep entry by support") {
             _ = try support.write {
-                try support.appendAudit(AuditEntry(at: 4_102_444_800_000, operatorName: "x", action: "sweep", target: nil, reason: nil,
+                try support.appendAudit(AuditEntry(at: 4_102_444_800_000, operatorName: "x", action: .sweep, target: nil, reason: nil,
                                                    outcome: "checked 9, failed 0"))
             }
         }
@@ -427,7 +427,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         // What support may write is dated now, with an id of the log's own.
         let uuid = UUID().uuidString.lowercased()
         _ = try support.write {
-            try support.appendAudit(AuditEntry(at: 0, operatorName: "x", action: ConsentWithdrawal.handledAction, target: uuid, reason: "forged",
+            try support.appendAudit(AuditEntry(at: 0, operatorName: "x", action: .consentHandled, target: uuid, reason: "forged",
                                                outcome: "handled"))
         }
         try support.executeForTesting("""
@@ -450,7 +450,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
                 (\(DateText.nowMillis()), '\(supportUser)', 'revalidate', 'failed')
             """)
         try owner.executeForTesting("ALTER TABLE audit_log ENABLE TRIGGER audit_log_stamp, ENABLE TRIGGER audit_log_operator")
-        XCTAssertEqual(try owner.lastAudit(action: "sweep")?.operatorName, supportUser, "the forged entry is the newest")
+        XCTAssertEqual(try owner.lastAudit(action: .sweep)?.operatorName, supportUser, "the forged entry is the newest")
         XCTAssertEqual(try lastSweep().failures, 2)
         XCTAssertEqual(try lastSweep().at, Double(swept.at) / 1000)
         XCTAssertEqual(try owner.onCallReading(now: DateText.nowMillis()).revalidationFailuresLastDay, failuresBefore)
@@ -469,10 +469,10 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         assertRefused("a sweep entry by support through the owner's function") {
             try support.executeForTesting("SELECT write_audit('sweep', 4102444800000)")
         }
-        XCTAssertNil(try owner.lastAudit(action: "sweep"))
+        XCTAssertNil(try owner.lastAudit(action: .sweep))
         let before = DateText.nowMillis()
-        try support.executeForTesting("SELECT write_audit('\(ConsentWithdrawal.handledAction)', 4102444800000)")
-        let entry = try XCTUnwrap(try owner.lastAudit(action: ConsentWithdrawal.handledAction))
+        try support.executeForTesting("SELECT write_audit('\(AuditAction.consentHandled.rawValue)', 4102444800000)")
+        let entry = try XCTUnwrap(try owner.lastAudit(action: .consentHandled))
         XCTAssertTrue((before - 1_000)...(DateText.nowMillis() + 1_000) ~= entry.at, "dated by the server, not 2100: \(entry.at)")
     }
 

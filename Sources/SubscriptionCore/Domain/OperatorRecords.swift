@@ -38,7 +38,7 @@ public struct AuditEntry: Equatable, Sendable {
     public var id: Int64
     public var at: Millis
     public var operatorName: String
-    /// revalidate, override_grant, override_revoke, override_lift, sweep.
+    /// The action's text as stored: an `AuditAction`'s raw value, or one a newer subdesk wrote.
     public var action: String
     public var target: String?
     public var reason: String?
@@ -48,8 +48,16 @@ public struct AuditEntry: Equatable, Sendable {
     /// was read with it (`Store.audit(readsApp:)`).
     public var bundleId: String? = nil
 
-    public init(id: Int64 = 0, at: Millis, operatorName: String, action: String, target: String?, reason: String?,
+    /// An entry to write: its action one of `AuditAction`'s.
+    public init(id: Int64 = 0, at: Millis, operatorName: String, action: AuditAction, target: String?, reason: String?,
                 outcome: String, detail: String? = nil) {
+        self.init(id: id, at: at, operatorName: operatorName, actionText: action.rawValue, target: target, reason: reason,
+                  outcome: outcome, detail: detail)
+    }
+
+    /// An entry as read from the store, its action's text as it is there.
+    init(id: Int64, at: Millis, operatorName: String, actionText action: String, target: String?, reason: String?,
+         outcome: String, detail: String?) {
         self.id = id
         self.at = at
         self.operatorName = operatorName
@@ -59,6 +67,9 @@ public struct AuditEntry: Equatable, Sendable {
         self.outcome = outcome
         self.detail = detail
     }
+
+    /// The action, when this subdesk knows it.
+    public var kind: AuditAction? { AuditAction(rawValue: action) }
 
     public func jsonObject() -> [String: Any] {
         ["id": id, "at": DateText.iso(at), "operator": operatorName, "action": action,

@@ -72,7 +72,7 @@ public struct OnCallMetric: Sendable {
         /// Rows of these store tables.
         case tables([String])
         /// Audit entries of this action (its time and action are the server's to check).
-        case auditAction(String)
+        case auditAction(AuditAction)
         /// A setting of this host's configuration.
         case configuration(String)
         /// The running subdesk binary itself.
@@ -105,7 +105,7 @@ public struct OnCallMetric: Sendable {
             }
             switch self {
             case .tables(let tables): return tables.map { "`\($0)`" }.joined(separator: ", ") + " (written by \(writers()))"
-            case .auditAction(let action): return "`audit_log` entries `\(action)` (written by \(writers()))"
+            case .auditAction(let action): return "`audit_log` entries `\(action.rawValue)` (written by \(writers()))"
             case .configuration(let setting): return "config `\(setting)`"
             case .binary: return "this binary"
             case .serve: return "`subdesk serve`"
@@ -173,7 +173,7 @@ public enum OnCallMetrics {
                      help: "Each source's health as recorded, never asked at the scrape. "
                         + OnCallSource.allCases.map(\.meaning).joined(separator: ". ") + ".",
                      unit: "", labels: ["source"],
-                     source: [.tables(["intake_counts", "refund_requests", "store_facts"]), .auditAction("revalidate"),
+                     source: [.tables(["intake_counts", "refund_requests", "store_facts"]), .auditAction(.revalidate),
                               .configuration("revocation_check"), .serve]) { i in
             OnCallSource.allCases.compactMap { source in source.up(i).map { .init([("source", source.rawValue)], $0 ? 1 : 0) } }
         },
@@ -280,12 +280,12 @@ public enum OnCallMetrics {
         },
         OnCallMetric(name: "subdesk_sweep_last_run_timestamp_seconds", kind: .gauge,
                      help: "When the last expiry sweep finished, from the audit log (the latest-dated entry, ignoring any dated more than \(Store.auditFutureToleranceMillis / 60_000) minutes after the scrape), Unix time; absent before the first.",
-                     unit: "seconds", labels: [], source: [.auditAction("sweep")]) { i in
+                     unit: "seconds", labels: [], source: [.auditAction(.sweep)]) { i in
             i.reading.lastSweep.map { [.init(seconds($0.at))] } ?? []
         },
         OnCallMetric(name: "subdesk_sweep_last_failures", kind: .gauge,
                      help: "Subscriptions the last expiry sweep could not revalidate.",
-                     unit: "", labels: [], source: [.auditAction("sweep")]) { i in
+                     unit: "", labels: [], source: [.auditAction(.sweep)]) { i in
             i.reading.lastSweepFailures.map { [.init(Double($0))] } ?? []
         },
         OnCallMetric(name: "subdesk_reconcile_last_success_timestamp_seconds", kind: .gauge,
@@ -295,7 +295,7 @@ public enum OnCallMetrics {
         },
         OnCallMetric(name: "subdesk_revalidation_failures_last_day", kind: .gauge,
                      help: "Revalidations that failed (audit log) in the 24 hours before the scrape.",
-                     unit: "", labels: [], source: [.auditAction("revalidate")]) { i in [.init(Double(i.reading.revalidationFailuresLastDay))] },
+                     unit: "", labels: [], source: [.auditAction(.revalidate)]) { i in [.init(Double(i.reading.revalidationFailuresLastDay))] },
         OnCallMetric(name: "subdesk_renewal_extensions_pending", kind: .gauge,
                      help: "Renewal-date extensions asked of Apple whose outcome is still pending (`subdesk extend`).",
                      unit: "", labels: [], source: [.tables(["renewal_extensions"])]) { i in [.init(Double(i.reading.pendingExtensions))] },

@@ -8,7 +8,6 @@ import Foundation
 public struct ConsentWithdrawal: Sendable {
     /// The marker the feed, the subscriber list, `show` and the detail show.
     public static let badge = "consent withdrawn"
-    public static let handledAction = "consent_handled"
 
     public var notificationUUID: String
     public var signedDate: Millis
@@ -102,7 +101,7 @@ extension Operations {
             }
             let withdrawal = try ConsentWithdrawal.load(store: store).first { $0.notificationUUID == uuid }
             let concerned = withdrawal?.originalTransactionIds ?? []
-            var entry = AuditEntry(at: now, operatorName: operatorName, action: ConsentWithdrawal.handledAction, target: uuid,
+            var entry = AuditEntry(at: now, operatorName: operatorName, action: .consentHandled, target: uuid,
                                    reason: trimmed, outcome: "consent withdrawal marked handled",
                                    detail: "app transaction \(withdrawal?.appTransactionId ?? "?"); "
                                        + (concerned.isEmpty ? "no stored subscription" : "subscriptions " + concerned.joined(separator: ", ")))

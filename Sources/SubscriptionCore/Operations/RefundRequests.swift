@@ -189,7 +189,7 @@ public struct RefundQueue {
             try store.write {
                 guard try store.markRefundMissed(uuid: request.notificationUUID, at: now) else { return }
                 try store.appendAudit(AuditEntry(
-                    at: now, operatorName: operatorName, action: "refund_missed", target: request.originalTransactionId ?? request.notificationUUID,
+                    at: now, operatorName: operatorName, action: .refundMissed, target: request.originalTransactionId ?? request.notificationUUID,
                     reason: nil,
                     outcome: "no answer reached Apple by the deadline, \(DateText.minute(request.deadline)) UTC"
                         + (request.answerOutcome.map { "; the last attempt was \($0)" } ?? ""),
@@ -320,7 +320,7 @@ extension Revalidator {
         }
         try store.write {
             try store.recordRefundAnswer(uuid: request.notificationUUID, answer: bodyText, by: operatorName, at: now, outcome: outcome)
-            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: "refund_answer",
+            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .refundAnswer,
                                              target: request.originalTransactionId ?? request.notificationUUID, reason: reason,
                                              outcome: outcome == "accepted" ? "sent to Apple: \(answer.summary)" : outcome,
                                              detail: "refund request \(request.notificationUUID), transaction \(transactionId), body \(bodyText)"))

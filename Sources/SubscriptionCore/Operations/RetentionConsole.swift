@@ -4,12 +4,6 @@ import Foundation
 /// environment: each validated before the call, kept in the store (`retention_content`)
 /// and audited in the same write as what Apple answered.
 public final class RetentionConsole {
-    public static let uploadAction = "retention_upload"
-    public static let deleteAction = "retention_delete"
-    public static let defaultAction = "retention_default"
-    public static let realtimeURLAction = "retention_realtime_url"
-    public static let performanceTestAction = "retention_performance_test"
-
     public let store: Store
     public let client: RetentionMessagingClient
     public let operatorName: String
@@ -37,7 +31,7 @@ public final class RetentionConsole {
         let outcome = try uploadOnce(id: id, list: { try self.client.images() }) { try self.client.uploadImage(id: id, kind: kind, png: png) }
         let record = RetentionRecord(app: app, environment: environment, kind: .image, identifier: id, content: kind.rawValue,
                                      checksum: checksum, state: Self.state(outcome), uploadedMs: DateText.nowMillis())
-        return (outcome, try keep(record, action: Self.uploadAction, target: "image \(id)", reason: reason,
+        return (outcome, try keep(record, action: .retentionUpload, target: "image \(id)", reason: reason,
                                   detail: "\(kind.rawValue), \(png.count) bytes, sha256 \(checksum.prefix(16))"))
     }
 
@@ -50,7 +44,7 @@ public final class RetentionConsole {
         let record = RetentionRecord(app: app, environment: environment, kind: .message, identifier: id,
                                      content: String(decoding: body, as: UTF8.self), checksum: checksum, state: Self.state(outcome),
                                      uploadedMs: DateText.nowMillis())
-        return (outcome, try keep(record, action: Self.uploadAction, target: "message \(id)", reason: reason,
+        return (outcome, try keep(record, action: .retentionUpload, target: "message \(id)", reason: reason,
                                   detail: "header \(message.header.escapingControlCharacters(limit: 80))"))
     }
 
@@ -140,14 +134,14 @@ public final class RetentionConsole {
         try client.setDefaultMessage(product: product, locale: locale, messageId: id)
         let record = RetentionRecord(app: app, environment: environment, kind: .defaultMessage, identifier: "\(product) \(locale)",
                                      content: id, state: RetentionReviewState.approved.rawValue, uploadedMs: DateText.nowMillis())
-        return try keep(record, action: Self.defaultAction, target: "\(product) \(locale)", reason: reason, detail: "default message \(id)")
+        return try keep(record, action: .retentionDefault, target: "\(product) \(locale)", reason: reason, detail: "default message \(id)")
     }
 
     public func deleteDefault(product rawProduct: String, locale rawLocale: String, reason: String?) throws -> AuditEntry {
         let product = try RetentionText.productId(rawProduct)
         let locale = try RetentionText.locale(rawLocale)
         try client.deleteDefaultMessage(product: product, locale: locale)
-        return try drop(.defaultMessage, "\(product) \(locale)", target: "\(product) \(locale)", reason: reason, action: Self.defaultAction)
+        return try drop(.defaultMessage, "\(product) \(locale)", target: "\(product) \(locale)", reason: reason, action: .retentionDefault)
     }
 
     public func setRealtimeURL(_ rawURL: String, reason: String?) throws -> AuditEntry {
@@ -155,18 +149,18 @@ public final class RetentionConsole {
         try client.setRealtimeURL(url)
         let record = RetentionRecord(app: app, environment: environment, kind: .realtimeURL, identifier: environment, content: url,
                                      uploadedMs: DateText.nowMillis())
-        return try keep(record, action: Self.realtimeURLAction, target: environment, reason: reason, detail: url.escapingControlCharacters(limit: 256))
+        return try keep(record, action: .retentionRealtimeURL, target: environment, reason: reason, detail: url.escapingControlCharacters(limit: 256))
     }
 
     public func deleteRealtimeURL(reason: String?) throws -> AuditEntry {
         try client.deleteRealtimeURL()
-        return try drop(.realtimeURL, environment, target: environment, reason: reason, action: Self.realtimeURLAction)
+        return try drop(.realtimeURL, environment, target: environment, reason: reason, action: .retentionRealtimeURL)
     }
 
     public func startPerformanceTest(originalTransactionId: String, reason: String?) throws -> (requestId: String, config: [String: Int], audit: AuditEntry) {
         let started = try client.startPerformanceTest(originalTransactionId: originalTransactionId)
         let entry = try store.write { () -> AuditEntry in
-            var entry = AuditEntry(at: DateText.nowMillis(), operatorName: operatorName, action: Self.performanceTestAction,
+            var entry = AuditEntry(at: DateText.nowMillis(), operatorName: operatorName, action: .retentionPerformanceTest,
                                    target: started.requestId, reason: reason, outcome: "started", detail: "with \(originalTransactionId)")
             entry.bundleId = app
             entry.id = try store.appendAudit(entry)
@@ -175,7 +169,7 @@ public final class RetentionConsole {
         return (started.requestId, started.config, entry)
     }
 
-    func keep(_ record: RetentionRecord, action: String, target: String, reason: String?, detail: String) throws -> AuditEntry {
+    func keep(_ record: RetentionRecord, action: AuditAction, target: String, reason: String?, detail: String) throws -> AuditEntry {
         try store.write {
             try store.keepRetentionRecord(record)
             var entry = AuditEntry(at: record.uploadedMs, operatorName: operatorName, action: action, target: target, reason: reason,
@@ -186,7 +180,7 @@ public final class RetentionConsole {
         }
     }
 
-    func drop(_ kind: RetentionRecord.Kind, _ identifier: String, target: String, reason: String?, action: String = RetentionConsole.deleteAction) throws -> AuditEntry {
+    func drop(_ kind: RetentionRecord.Kind, _ identifier: String, target: String, reason: String?, action: AuditAction = .retentionDelete) throws -> AuditEntry {
         try store.write {
             try store.dropRetentionRecord(app: app, environment: environment, kind: kind, identifier: identifier)
             var entry = AuditEntry(at: DateText.nowMillis(), operatorName: operatorName, action: action, target: target, reason: reason,

@@ -1,9 +1,6 @@
 import Foundation
 
 extension Operations {
-    /// The audit action of an import of Apple's retention messaging report.
-    public static let retentionImportAction = "retention_report_import"
-
     /// Reads Apple's retention messaging report from `data` and stores its rows, in one
     /// write with the audit entry that records it: a refused file stores nothing, and a
     /// row imported again replaces its counts. `file` names the file in refusals and the
@@ -17,7 +14,7 @@ extension Operations {
         for row in rows { total.add(row) }
         return try store.write {
             try store.replaceRetentionRows(rows, importedMs: now)
-            var entry = AuditEntry(at: now, operatorName: operatorName, action: Self.retentionImportAction,
+            var entry = AuditEntry(at: now, operatorName: operatorName, action: .retentionReportImport,
                                    target: (file as NSString).lastPathComponent.escapingControlCharacters(limit: 200),
                                    reason: reason, outcome: "\(rows.count) rows imported",
                                    detail: "\(span); \(total.views) views, \(total.saves) saves, \(total.cancellations) cancellations")

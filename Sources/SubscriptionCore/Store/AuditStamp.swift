@@ -51,11 +51,11 @@ enum AuditStamp {
     /// The trigger function's body, as `doctor` expects to find it.
     static var stampBody: String {
         let rules = PostgresRoles.auditActions.map { rule in
-            "(NEW.action IN ('\(rule.actions.joined(separator: "', '"))') AND \(member(of: rule.roles)))"
+            "(NEW.action IN ('\(rule.actions.map(\.rawValue).joined(separator: "', '"))') AND \(member(of: rule.roles)))"
         } + [
             // Written only inside one of the owner's functions (current_user is the owner
             // there, whoever called it): never by a login's own INSERT.
-            "(NEW.action IN ('\(PostgresRoles.ownerFunctionAuditActions.joined(separator: "', '"))') "
+            "(NEW.action IN ('\(PostgresRoles.ownerFunctionAuditActions.map(\.rawValue).joined(separator: "', '"))') "
                 + "AND current_user = (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = TG_RELID))",
         ]
         return """

@@ -23,7 +23,7 @@
 /// (target the login, the intake login as operator), an action only this function writes.
 public enum LockHolderEnding {
     public static let function = "subdesk_end_overdue_lock_holder"
-    public static let action = "lock_holder_ended"
+    public static let action = AuditAction.lockHolderEnded
     static let version = 31
 
     /// The bounds of a login with none of its own, by role (`PostgresLogin.defaults`).
@@ -99,7 +99,7 @@ public enum LockHolderEnding {
             IF held_ms IS NULL OR held_ms <= bound_ms THEN RETURN NULL; END IF;
             IF NOT pg_terminate_backend(target) THEN RETURN NULL; END IF;
             INSERT INTO audit_log (at_ms, operator, action, target, reason, outcome, detail)
-                VALUES (0, session_user, '\(action)', a.usename,
+                VALUES (0, session_user, '\(action.rawValue)', a.usename,
                         format('held the writers'' lock %s ms, past its bound of %s ms', held_ms, bound_ms), 'ended', format('pid %s', target));
             RETURN a.usename;
         EXCEPTION WHEN insufficient_privilege THEN

@@ -104,24 +104,24 @@ public enum PostgresRoles {
     /// that runs the command. The owner may write any. Intake and read write none.
     public struct AuditActions: Sendable {
         public let roles: [String]
-        public let actions: [String]
+        public let actions: [AuditAction]
         public let why: String
     }
 
     public static let auditActions: [AuditActions] = [
-        AuditActions(roles: people, actions: ["override_grant", "override_revoke", "override_lift", "link", "consent_handled"],
+        AuditActions(roles: people, actions: [.overrideGrant, .overrideRevoke, .overrideLift, .link, .consentHandled],
                      why: "overrides and their lifts, user links, consent withdrawals handled"),
         AuditActions(roles: ["subdesk_operator"],
-                     actions: ["revalidate", "refund_history", "set_app_account_token", "app_transaction_lookup", "sweep",
-                               "extend", "extend_all", "refund_answer", "refund_missed", "quarantine_purge", "backfill",
-                               "retention_report_import", "forward_replay", "forward_retry", "retention_upload", "retention_delete",
-                               "retention_default", "retention_realtime_url", "retention_performance_test"],
+                     actions: [.revalidate, .refundHistory, .setAppAccountToken, .appTransactionLookup, .sweep,
+                               .extend, .extendAll, .refundAnswer, .refundMissed, .quarantinePurge, .backfill,
+                               .retentionReportImport, .forwardReplay, .forwardRetry, .retentionUpload, .retentionDelete,
+                               .retentionDefault, .retentionRealtimeURL, .retentionPerformanceTest],
                      why: "revalidations and sweeps, extensions, refund answers and missed deadlines, quarantine purges, backfills, "
                          + "retention report imports, relay replays and retries, the retention console's calls to Apple"),
     ]
 
     /// The roles that may write audit entries of `action` (besides the owner).
-    public static func auditWriters(of action: String) -> [String] {
+    public static func auditWriters(of action: AuditAction) -> [String] {
         all.filter { role in auditActions.contains { $0.roles.contains(role) && $0.actions.contains(action) } }
     }
 
@@ -309,7 +309,7 @@ public enum PostgresRoles {
         lines.append("|---|" + all.map { _ in "---|" }.joined())
         for action in auditActions.flatMap(\.actions) {
             let writers = auditWriters(of: action)
-            lines.append("| `\(action)` | " + all.map { writers.contains($0) ? "W" : "" }.joined(separator: " | ") + " |")
+            lines.append("| `\(action.rawValue)` | " + all.map { writers.contains($0) ? "W" : "" }.joined(separator: " | ") + " |")
         }
         return lines.joined(separator: "\n")
     }

@@ -42,7 +42,7 @@ extension Store {
         sql += " ORDER BY id DESC LIMIT ?"
         values.append(limit)
         return try db.rows(sql, values) { r in
-            var entry = AuditEntry(id: r.int64(0), at: r.int64(1), operatorName: r.string(2), action: r.string(3),
+            var entry = AuditEntry(id: r.int64(0), at: r.int64(1), operatorName: r.string(2), actionText: r.string(3),
                                    target: r.optionalString(4), reason: r.optionalString(5), outcome: r.string(6), detail: r.optionalString(7))
             if app != nil || readsApp { entry.bundleId = r.optionalString(8) }
             return entry
@@ -65,13 +65,13 @@ extension Store {
     /// with a far-future date would otherwise stay the last forever). With `trusted`, only
     /// one whose writer may write that action (`PostgresRoles.auditWriters`, or the owner):
     /// what on-call reads as a fact.
-    public func lastAudit(action: String, trusted: Bool = false, now: Int64 = DateText.nowMillis()) throws -> AuditEntry? {
+    public func lastAudit(action: AuditAction, trusted: Bool = false, now: Int64 = DateText.nowMillis()) throws -> AuditEntry? {
         let writers = trusted ? " AND " + dialect.auditWrittenBy(PostgresRoles.auditWriters(of: action)) : ""
         return try db.rows("""
             SELECT id, at_ms, operator, action, target, reason, outcome, detail FROM audit_log
             WHERE action = ? AND at_ms <= ?\(writers) ORDER BY at_ms DESC, id DESC LIMIT 1
-            """, [action, now + Self.auditFutureToleranceMillis]) { r in
-            AuditEntry(id: r.int64(0), at: r.int64(1), operatorName: r.string(2), action: r.string(3),
+            """, [action.rawValue, now + Self.auditFutureToleranceMillis]) { r in
+            AuditEntry(id: r.int64(0), at: r.int64(1), operatorName: r.string(2), actionText: r.string(3),
                        target: r.optionalString(4), reason: r.optionalString(5), outcome: r.string(6), detail: r.optionalString(7))
         }.first
     }
