@@ -169,6 +169,39 @@ final class ForwardClaimPlanTests: XCTestCase {
         }
         XCTAssertTrue(plan.contains { $0.contains("USING INDEX forward_outbox_give_up (target=? AND give_up_ms<?)") }, "\(plan)")
     }
+
+    /// The on-call readings read index ranges, the delivered and dead through the state index
+    /// that leaves pending deliveries out (migration 43), never the whole outbox.
+    func testTheReadingsReadTheOutboxByItsIndexes() throws {
+        let store = try Store(path: ":memory:")
+        var plan: [String] = []
+        let now = TestKit.anchor, hour: Millis = 3_600_000, day: Millis = 86_400_000
+        try store.db.query("EXPLAIN QUERY PLAN " + Store.forwardReadingsSQL,
+                           ["t", "t", "t", "t", now - day, now - day, "t", now - hour, "t", now - hour, now - hour, "t", now - hour, now - hour]) { row in
+            plan.append(row.string(3))
+        }
+        let outboxReads = plan.filter { $0.contains("forward_outbox") || $0.hasPrefix("SCAN o") || $0.hasPrefix("SEARCH o") }
+        XCTAssertFalse(outboxReads.contains { $0.hasPrefix("SCAN") }, "\(plan)")
+        XCTAssertEqual(outboxReads.filter { $0.contains("forward_outbox_state") }.count, 4, "\(plan)")
+    }
+
+    /// A delivery owed (intake's insert) is not in the state index: only the pending indexes
+    /// take it; it enters the state index when it is delivered.
+    func testAnOwedDeliveryEntersTheStateIndexOnlyWhenDelivered() throws {
+        let store = try Store(path: ":memory:")
+        try store.write {
+            try store.db.run(Store.insertForward(store.dialect), ["t", "n1", "otid1", "com.example.app", "Production", "DID_RENEW",
+                                                                 TestKit.anchor, TestKit.anchor + 3_600_000, TestKit.anchor])
+        }
+        func inStateIndex() throws -> Int {
+            try store.db.first("SELECT count(*) FROM forward_outbox INDEXED BY forward_outbox_state WHERE target = 't' AND state <> 'pending' AND state >= ''") { $0.int(0) } ?? -1
+        }
+        XCTAssertEqual(try inStateIndex(), 0)
+        let claimed = try store.claimDeliveries(target: "t", now: TestKit.anchor, limit: 10, lease: 60_000, claimant: "test")
+        XCTAssertEqual(claimed.count, 1)
+        try store.recordAttempts(claimed.map { ($0, ForwardAttempt(at: TestKit.anchor + 1, tookMs: 1, status: 200, error: nil, answer: nil, next: .delivered)) })
+        XCTAssertEqual(try inStateIndex(), 1)
+    }
 }
 
 final class ForwardScrapeTimeTests: XCTestCase {

@@ -24,6 +24,9 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
+        if version < 43 && version >= 33 {
+            try store.db.execute("DROP INDEX forward_outbox_state; CREATE INDEX forward_outbox_state ON forward_outbox(target, state, last_attempt_ms)")
+        }
         if version < 42 { try store.db.execute("DROP INDEX transactions_product_group") }
         if version < 41 && version >= 35 {
             try store.db.execute(["page", "selection_type", "save_type"].map { "ALTER TABLE retention_messaging DROP COLUMN \($0);" }

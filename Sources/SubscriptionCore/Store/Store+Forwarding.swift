@@ -348,7 +348,9 @@ extension Store {
 
     /// Each target's outbox as the on-call metrics and `subdesk check` read it at `now`: the
     /// targets named, then any other the outbox names. Every count is an index range
-    /// (`forward_outbox_pending`, `forward_outbox_state`): the pending and dead deliveries,
+    /// (`forward_outbox_pending`, and `forward_outbox_state`, which holds only the delivered
+    /// and the dead: each of its counts says `state <> 'pending'` as the index does, for
+    /// SQLite to use it): the pending and dead deliveries,
     /// few while targets take what they are sent, and the rows tried in the last hour or day,
     /// never the delivered history, which grows with every notification.
     public func forwardReadings(targets: [String], now: Millis) throws -> [ForwardReading] {
@@ -357,22 +359,9 @@ extension Store {
         let others = try forwardOutboxTargets().filter { !named.contains($0) }
         // The oldest pending delivery is the one with the lowest id: ids are given in the
         // order deliveries are owed, and the partial index finds it without reading the rest.
-        let sql = """
-            SELECT
-                (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'pending'),
-                (SELECT owed_ms FROM forward_outbox WHERE id = (
-                    SELECT MIN(id) FROM forward_outbox WHERE target = ? AND state = 'pending')),
-                (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'dead'),
-                (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'dead'
-                    AND (last_attempt_ms >= ? OR (last_attempt_ms IS NULL AND give_up_ms >= ?))),
-                (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'delivered' AND last_attempt_ms >= ?),
-                (SELECT COUNT(*) FROM forward_outbox o JOIN forward_attempts a ON a.outbox_id = o.id
-                    WHERE o.target = ? AND o.state IN ('pending', 'delivered', 'dead') AND o.last_attempt_ms >= ?
-                      AND a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299))
-            """
         return try (targets + others).map { name in
             var r = ForwardReading(target: name)
-            try db.query(sql, [name, name, name, name, dayAgo, dayAgo, name, hourAgo, name, hourAgo, hourAgo]) { row in
+            try db.query(Self.forwardReadingsSQL, [name, name, name, name, dayAgo, dayAgo, name, hourAgo, name, hourAgo, hourAgo, name, hourAgo, hourAgo]) { row in
                 r.pending = row.int(0)
                 r.oldestPending = row.optionalInt64(1)
                 r.dead = row.int(2)
@@ -383,6 +372,23 @@ extension Store {
             return r
         }
     }
+
+    static let forwardReadingsSQL = """
+        SELECT
+            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'pending'),
+            (SELECT owed_ms FROM forward_outbox WHERE id = (
+                SELECT MIN(id) FROM forward_outbox WHERE target = ? AND state = 'pending')),
+            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'dead'),
+            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'dead'
+                AND (last_attempt_ms >= ? OR (last_attempt_ms IS NULL AND give_up_ms >= ?))),
+            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'delivered' AND last_attempt_ms >= ?),
+            (SELECT COUNT(*) FROM forward_outbox o JOIN forward_attempts a ON a.outbox_id = o.id
+                WHERE o.target = ? AND o.state <> 'pending' AND o.state IN ('delivered', 'dead') AND o.last_attempt_ms >= ?
+                  AND a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299))
+            + (SELECT COUNT(*) FROM forward_outbox o JOIN forward_attempts a ON a.outbox_id = o.id
+                WHERE o.target = ? AND o.state = 'pending' AND o.last_attempt_ms >= ?
+                  AND a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299))
+        """
 
     /// The targets the outbox names, by name: one index seek each, however many rows.
     func forwardOutboxTargets() throws -> [String] {
