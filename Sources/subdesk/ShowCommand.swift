@@ -138,7 +138,7 @@ enum ShowCommand {
             lines.append(contentsOf: SubscriptionText.describeApp(sub).map { "  " + $0 })
             lines.append("  Timeline (UTC)")
             for e in sub.timeline {
-                lines.append("    \(DateText.minute(e.date))  \(e.kind.padding(toLength: 15, withPad: " ", startingAt: 0)) \(SafeText.sanitize(e.detail))")
+                lines.append("    \(DateText.minute(e.date))  \(e.kind.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \(SafeText.sanitize(e.detail))")
             }
         }
         return lines.joined(separator: "\n")

@@ -36,7 +36,7 @@ final class OperatorReducerTests: XCTestCase {
         let report = SubscriptionReport(
             state: apple, entitlement: Entitlement.of(apple, overrides: overrides, now: now), overrides: overrides,
             history: SubscriptionHistory(originalTransactionId: id, transactions: [], renewal: nil, events: []),
-            timeline: [TimelineEvent(date: now - 40 * 86_400_000, kind: "purchase", detail: "app.monthly")])
+            timeline: [TimelineEvent(date: now - 40 * 86_400_000, kind: .purchase, detail: "app.monthly")])
         return DetailContent(subscriber: Subscriber(id: 1, userId: "user-1013", appAccountToken: nil), report: report,
                              otherSubscriptions: [])
     }

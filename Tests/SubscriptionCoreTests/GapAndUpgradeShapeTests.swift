@@ -177,7 +177,7 @@ final class GapAndUpgradeShapeTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(state.latestTransactionId, "75002")
         XCTAssertFalse(state.entitled, "access ended at the upgrade, whose purchase was refunded")
         let timeline = Timeline.build(transactions: beforeComeback, events: history.events)
-        XCTAssertEqual(timeline.first { $0.reference == "75002" }?.kind, "upgrade")
+        XCTAssertEqual(timeline.first { $0.reference == "75002" }?.kind, .upgrade)
     }
 
     /// A store written before each notification kept its grace (migration 30) gets it from

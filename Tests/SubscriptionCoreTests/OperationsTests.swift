@@ -37,7 +37,7 @@ final class OperationsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertFalse(during.entitlement.appleEntitled)
         XCTAssertEqual(during.state.status, .expired, "Apple's status is unchanged")
         XCTAssertEqual(during.entitlement.override?.id, o.id)
-        XCTAssertEqual(during.timeline.last?.kind, "override")
+        XCTAssertEqual(during.timeline.last?.kind, .override)
         let json = during.jsonObject()
         XCTAssertEqual(json["entitled"] as? Bool, true)
         XCTAssertEqual(json["appleEntitled"] as? Bool, false)

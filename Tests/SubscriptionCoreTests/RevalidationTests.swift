@@ -74,7 +74,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(entry.detail?.contains("App Store Server API (Production)") ?? false, entry.detail ?? "")
         // The operator's action shows on the subscription's timeline.
         let report = try XCTUnwrap(try SubscriberReport.load(store: store, id: otid, now: anchor))
-        XCTAssertTrue(report.subscriptions[0].timeline.contains { $0.kind == "revalidate" })
+        XCTAssertTrue(report.subscriptions[0].timeline.contains { $0.kind == .operatorAction("revalidate") })
     }
 
     func testTheServerReceivesAValidES256TokenWithTheRightClaims() throws {

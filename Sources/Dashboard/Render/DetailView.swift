@@ -315,12 +315,12 @@ enum DetailView {
 
     static func entries(_ detail: DetailState, time: ZonedTime, meanings: NotificationMeanings) -> [TimelineEntry] {
         detail.timeline.map { event in
-            var kind = event.kind
+            var kind = event.kind.rawValue
             var text = event.detail
-            if event.kind == "notification" {
+            if event.kind == .notification {
                 // The type is what people scan for; "notification" on every line would hide it.
                 let parts = event.detail.components(separatedBy: "  ")
-                kind = parts.first ?? event.kind
+                kind = parts.first ?? kind
                 text = parts.dropFirst().joined(separator: "  ")
             }
             return TimelineEntry(date: time.minute(event.date), kind: kind, detail: text,

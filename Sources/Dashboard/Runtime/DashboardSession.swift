@@ -585,7 +585,7 @@ public final class DashboardSession {
         }
     }
 
-    func payloadLines(kind: String, reference: String, originalTransactionId: String) throws -> [String] {
+    func payloadLines(kind: TimelineEvent.Kind, reference: String, originalTransactionId: String) throws -> [String] {
         let time = state.time
         if reference.hasPrefix("audit:") {
             // The timeline line shows the outcome; the detail (an error, what Apple sent) is only here.
@@ -605,7 +605,7 @@ public final class DashboardSession {
                     return wrapped.enumerated().map { ($0.offset == 0 ? label.padding(toLength: 10, withPad: " ", startingAt: 0) : indent) + $0.element }
                 }
         }
-        if kind == "notification" {
+        if kind == .notification {
             guard let stored = try store.notification(uuid: reference) else { return ["notification \(reference) is not stored"] }
             var received = "received \(time.format(stored.receivedDate, "yyyy-MM-dd HH:mm:ss")) \(time.label)"
             if let source = stored.source { received += " from " + SafeText.sanitize(source) }

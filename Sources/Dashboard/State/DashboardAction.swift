@@ -77,7 +77,7 @@ public enum DashboardEffect: Equatable, Sendable {
     case loadStatusCounts
     case loadDetail(originalTransactionId: String)
     /// Decode what a timeline line refers to: a notification body or a transaction.
-    case loadPayload(originalTransactionId: String, entryKey: String, kind: String, reference: String)
+    case loadPayload(originalTransactionId: String, entryKey: String, kind: TimelineEvent.Kind, reference: String)
     case pollFeed(afterId: Int64)
     case loadDaily(DailyRequest)
     case loadQuarantine

@@ -46,13 +46,13 @@ public enum Styling {
     /// The role of a timeline line: notifications by type, transactions by whether they stand or were taken back.
     public static func role(forTimeline event: TimelineEvent, in meanings: NotificationMeanings = .standard) -> StyleRole {
         switch event.kind {
-        case "notification":
+        case .notification:
             return role(forNotificationType: event.notificationType, subtype: event.notificationSubtype, in: meanings)
-        case "purchase", "renewal", "upgrade", "product_change":
+        case .purchase, .renewal, .upgrade, .productChange:
             return .success
-        case "refund", "revoke":
+        case .refund, .revoke:
             return .badgeRevoked
-        default:
+        case .override, .operatorAction:
             return .warning
         }
     }

@@ -1,9 +1,43 @@
 /// One line of a subscription's timeline.
 public struct TimelineEvent: Equatable, Sendable {
+    /// What a line is: a transaction's place in the history, a refund or revocation, a
+    /// notification, or an operator's action from the audit log (an override placed or
+    /// lifted, or another action by its text: revalidate, extend, ...).
+    public enum Kind: Hashable, Sendable, CustomStringConvertible {
+        case purchase, renewal, upgrade, productChange, refund, revoke, notification, override
+        case operatorAction(String)
+
+        /// The word shown and printed for it.
+        public var rawValue: String {
+            switch self {
+            case .purchase: return "purchase"
+            case .renewal: return "renewal"
+            case .upgrade: return "upgrade"
+            case .productChange: return "product_change"
+            case .refund: return "refund"
+            case .revoke: return "revoke"
+            case .notification: return "notification"
+            case .override: return "override"
+            case .operatorAction(let action): return action
+            }
+        }
+
+        public var description: String { rawValue }
+
+        /// An audit entry's line: overrides placed and lifted as one kind, any other action by its text.
+        public static func of(_ entry: AuditEntry) -> Kind {
+            switch entry.kind {
+            case .overrideGrant?, .overrideRevoke?, .overrideLift?: return .override
+            default: return .operatorAction(entry.action)
+            }
+        }
+
+        /// Whether the line is a transaction's (bought, renewed, changed plan).
+        public var isTransaction: Bool { [.purchase, .renewal, .upgrade, .productChange].contains(self) }
+    }
+
     public var date: Millis
-    /// purchase, renewal, upgrade, product_change, refund, revoke, notification,
-    /// revalidation, override...
-    public var kind: String
+    public var kind: Kind
     public var detail: String
     /// What the line can expand to: a transaction id, a notification UUID, an audit id.
     public var reference: String?
@@ -11,7 +45,7 @@ public struct TimelineEvent: Equatable, Sendable {
     public var notificationType: NotificationType?
     public var notificationSubtype: NotificationSubtype?
 
-    public init(date: Millis, kind: String, detail: String, reference: String? = nil,
+    public init(date: Millis, kind: Kind, detail: String, reference: String? = nil,
                 notificationType: NotificationType? = nil, notificationSubtype: NotificationSubtype? = nil) {
         self.date = date
         self.kind = kind
@@ -31,17 +65,17 @@ public enum Timeline {
         var lines: [TimelineEvent] = []
         var previous: TransactionRecord?
         for t in ordered {
-            let kind: String
+            let kind: TimelineEvent.Kind
             if let p = previous {
-                if p.productId == t.productId { kind = "renewal" }
-                else if superseded.contains(p.transactionId) { kind = "upgrade" }
-                else { kind = "product_change" }
+                if p.productId == t.productId { kind = .renewal }
+                else if superseded.contains(p.transactionId) { kind = .upgrade }
+                else { kind = .productChange }
             } else {
-                kind = "purchase"
+                kind = .purchase
             }
             lines.append(TimelineEvent(date: t.purchaseDate, kind: kind, detail: describe(t), reference: t.transactionId))
             if let revoked = t.revocationDate {
-                let what = t.isFamilyShared ? "revoke" : "refund"
+                let what: TimelineEvent.Kind = t.isFamilyShared ? .revoke : .refund
                 let reason = t.revocationReason.map { $0 == 1 ? ", reason: issue in the app" : ", reason: other" } ?? ""
                 lines.append(TimelineEvent(date: revoked, kind: what,
                                            detail: "transaction \(t.transactionId) \(t.productId)\(reason)",
@@ -53,7 +87,7 @@ public enum Timeline {
             var detail = e.typeAndSubtype
             if let product = e.productId { detail += "  \(product)" }
             if e.version == 1 { detail += "  (V1)" }
-            lines.append(TimelineEvent(date: e.signedDate, kind: "notification", detail: detail, reference: e.notificationUUID,
+            lines.append(TimelineEvent(date: e.signedDate, kind: .notification, detail: detail, reference: e.notificationUUID,
                                        notificationType: e.type, notificationSubtype: e.subtype))
         }
         lines.append(contentsOf: extra)

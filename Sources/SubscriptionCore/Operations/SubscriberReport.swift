@@ -63,7 +63,7 @@ extension SubscriptionReport {
         let overrides = try store.overrides(originalTransactionIds: [otid])
         // Operator actions join the timeline: revalidations, overrides, lifts.
         let actions = try store.audit(targets: [otid]).map { a in
-            TimelineEvent(date: a.at, kind: a.action.hasPrefix("override") ? "override" : a.action,
+            TimelineEvent(date: a.at, kind: .of(a),
                           detail: "\(a.action.replacingOccurrences(of: "_", with: " ")) by \(a.operatorName): \(a.outcome)"
                               + (a.reason.map { " (\($0))" } ?? ""),
                           reference: "audit:\(a.id)")
@@ -164,7 +164,7 @@ extension SubscriptionReport {
              "apple": ApplePayloads.notificationObject(body: n.body) ?? NSNull()]
         }
         o["timeline"] = timeline.map { e -> [String: Any] in
-            var line: [String: Any] = ["date": DateText.iso(e.date), "kind": e.kind, "detail": e.detail]
+            var line: [String: Any] = ["date": DateText.iso(e.date), "kind": e.kind.rawValue, "detail": e.detail]
             if let r = e.reference { line["reference"] = r }
             return line
         }
