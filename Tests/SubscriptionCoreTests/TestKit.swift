@@ -92,6 +92,7 @@ enum TestKit {
         DROP TABLE forward_attempts; DROP TABLE forward_outbox; DROP TABLE retention_messaging;
         DROP TABLE retention_content; DROP TABLE retention_decisions;
         ALTER TABLE notifications DROP COLUMN auto_renew; ALTER TABLE notifications DROP COLUMN auto_renew_product_id;
+        DROP INDEX transactions_product_group;
         """
 
     /// Undoes migration 25 (every record's app) on a store, for a test that takes a store
