@@ -30,11 +30,11 @@ public final class FakeRetentionMessaging: @unchecked Sendable {
     private var uploads: [String: Int] = [:]
     private var tests: [String: Test] = [:]
     /// A performance test: scripted (PENDING for some reads, then `verdict`), or run for real
-    /// (PENDING until its requests are answered, then what they show).
+    /// (PENDING until its requests are answered, then `result`, what they show).
     private struct Test {
         var pendingReads: Int
         var target: String?
-        var running = false
+        var real = false
         var result: [String: Any]?
     }
     private var stalls: [(seconds: TimeInterval, stores: Bool)] = []
@@ -237,11 +237,10 @@ public final class FakeRetentionMessaging: @unchecked Sendable {
             let id = UUID().uuidString.lowercased()
             let target = realtimeURLs[environment]
             if let runner = performanceTest, let target {
-                tests[id] = Test(pendingReads: 1, target: target, running: true)
+                tests[id] = Test(pendingReads: 1, target: target, real: true)
                 Thread.detachNewThread { [self] in
                     let result = runner.result(runner.run(target: target, originalTransactionId: otid), target: target)
                     lock.lock()
-                    tests[id]?.running = false
                     tests[id]?.result = result
                     if result["result"] as? String == "PASS" { passed.insert(environment) }
                     lock.unlock()
@@ -253,13 +252,13 @@ public final class FakeRetentionMessaging: @unchecked Sendable {
         case ("GET", "performancetest", 3) where parts[1] == "result":
             guard UUID(uuidString: parts[2]) != nil else { return Self.error(.invalidRequestId, parts[2]) }
             guard let test = tests[parts[2]] else { return Self.error(.performanceTestRunNotFound, parts[2]) }
-            if let runner = performanceTest, test.running || test.result != nil {
+            if test.real {
                 if let result = test.result {
                     tests[parts[2]]?.pendingReads = 0
                     return .json(result)
                 }
-                return .json(["config": runner.config.json, "target": test.target ?? "", "result": "PENDING",
-                              "numPending": runner.config.totalRequests])
+                let config = performanceTest?.config ?? FakeRetentionPerformanceTest.Config()
+                return .json(["config": config.json, "target": test.target ?? "", "result": "PENDING", "numPending": config.totalRequests])
             }
             tests[parts[2]]?.pendingReads = max(0, test.pendingReads - 1)
             var answer: [String: Any] = ["config": Self.config, "target": test.target ?? ""]

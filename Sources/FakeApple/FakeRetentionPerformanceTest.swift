@@ -66,18 +66,12 @@ public struct FakeRetentionPerformanceTest: Sendable {
             }
             let file = folder + "/transfers.conf"
             try transfers.joined(separator: "\nnext\n").write(toFile: file, atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["curl", "--silent", "--parallel", "--parallel-immediate",
-                                 "--parallel-max", String(config.maxConcurrentRequests), "--config", file]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let written = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
+            // Only each transfer's line on the output: curl's own words (in parallel it shows its
+            // progress meter despite --silent) go to /dev/null, not between the lines.
+            let written = try ChildOutput.run("/usr/bin/env", ["curl", "--silent", "--stderr", "/dev/null", "--parallel", "--parallel-immediate",
+                                                               "--parallel-max", String(config.maxConcurrentRequests), "--config", file]).output
             var ends = [Attempt?](repeating: nil, count: config.totalRequests)
-            for line in String(decoding: written, as: UTF8.self).split(separator: "\n") {
+            for line in written.split(separator: "\n") {
                 let fields = line.split(separator: " ").map(String.init)
                 guard fields.count == 4, let index = fields[0].split(separator: "-").last.flatMap({ Int($0) }), ends.indices.contains(index),
                       let status = Int(fields[1]), let exit = Int32(fields[2]), let seconds = Double(fields[3]) else { continue }

@@ -177,7 +177,7 @@ final class ForwardClaimPlanTests: XCTestCase {
         var plan: [String] = []
         let now = TestKit.anchor, hour: Millis = 3_600_000, day: Millis = 86_400_000
         try store.db.query("EXPLAIN QUERY PLAN " + Store.forwardReadingsSQL,
-                           ["t", "t", "t", "t", now - day, now - day, "t", now - hour, "t", now - hour, now - hour, "t", now - hour, now - hour]) { row in
+                           ["t", "t", "t", "t", now - day, now - day, "t", now - hour, now - hour, "t", now - hour, "t", now - hour]) { row in
             plan.append(row.string(3))
         }
         let outboxReads = plan.filter { $0.contains("forward_outbox") || $0.hasPrefix("SCAN o") || $0.hasPrefix("SEARCH o") }

@@ -21,17 +21,9 @@ final class RevocationCheckTests: XCTestCase, RunsOnEveryEngine {
         static func make(baseURL: String) throws -> OCSPChain {
             let directory = NSTemporaryDirectory() + "subdesk-ocsp-\(UUID().uuidString)"
             let script = TestKit.repoRoot + "/sample-data/test-ca/make-ocsp-test-chain.sh"
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = [script, directory, baseURL]
-            let errors = Pipe()
-            process.standardError = errors
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let said = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw XCTSkip("cannot make the OCSP test chain with the openssl CLI: \(String(decoding: said, as: UTF8.self))")
+            let made = try ChildOutput.run("/bin/sh", [script, directory, baseURL])
+            guard made.status == 0 else {
+                throw XCTSkip("cannot make the OCSP test chain with the openssl CLI: \(made.output)")
             }
             func read(_ name: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)) }
             let chain = try ["leaf.der", "intermediate.der", "root.der"].map(read)

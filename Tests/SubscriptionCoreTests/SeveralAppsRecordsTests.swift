@@ -174,8 +174,7 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
             try Migrations.migrate(connection, upTo: version)
             return (connection, location)
         }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("apps-\(UUID().uuidString).db").path
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        let path = scratchStoreFile("apps")
         let connection = try SQLiteConnection(path: path)
         try Migrations.migrate(connection, upTo: version)
         return (connection, path)

@@ -31,9 +31,6 @@ public struct TimelineEvent: Equatable, Sendable {
             default: return .operatorAction(entry.action)
             }
         }
-
-        /// Whether the line is a transaction's (bought, renewed, changed plan).
-        public var isTransaction: Bool { [.purchase, .renewal, .upgrade, .productChange].contains(self) }
     }
 
     public var date: Millis

@@ -903,8 +903,8 @@ enum Migrations {
         -- each index of the outbox is one more page in that write. The state index kept
         -- pending rows too, which the pending index already finds: without them, a delivery
         -- enters it when it is delivered or dead, in the deliverer's write. With two targets
-        -- configured, serve's time per notification was 25% over none with the index whole,
-        -- 9% without it (subdesk-bench --only relay, BENCHMARKS.md).
+        -- on a closed port, serve's time per notification was 25% over none with the index
+        -- whole, 17% with it partial (subdesk-bench --only relay, BENCHMARKS.md).
         DROP INDEX forward_outbox_state;
         CREATE INDEX forward_outbox_state ON forward_outbox (target, state, last_attempt_ms) WHERE state <> 'pending';
         """ }),

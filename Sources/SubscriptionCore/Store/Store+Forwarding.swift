@@ -361,7 +361,7 @@ extension Store {
         // order deliveries are owed, and the partial index finds it without reading the rest.
         return try (targets + others).map { name in
             var r = ForwardReading(target: name)
-            try db.query(Self.forwardReadingsSQL, [name, name, name, name, dayAgo, dayAgo, name, hourAgo, name, hourAgo, hourAgo, name, hourAgo, hourAgo]) { row in
+            try db.query(Self.forwardReadingsSQL, [name, name, name, name, dayAgo, dayAgo, name, hourAgo, hourAgo, name, hourAgo, name, hourAgo]) { row in
                 r.pending = row.int(0)
                 r.oldestPending = row.optionalInt64(1)
                 r.dead = row.int(2)
@@ -382,12 +382,12 @@ extension Store {
             (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'dead'
                 AND (last_attempt_ms >= ? OR (last_attempt_ms IS NULL AND give_up_ms >= ?))),
             (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'delivered' AND last_attempt_ms >= ?),
-            (SELECT COUNT(*) FROM forward_outbox o JOIN forward_attempts a ON a.outbox_id = o.id
-                WHERE o.target = ? AND o.state <> 'pending' AND o.state IN ('delivered', 'dead') AND o.last_attempt_ms >= ?
-                  AND a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299))
-            + (SELECT COUNT(*) FROM forward_outbox o JOIN forward_attempts a ON a.outbox_id = o.id
-                WHERE o.target = ? AND o.state = 'pending' AND o.last_attempt_ms >= ?
-                  AND a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299))
+            (SELECT COUNT(*) FROM forward_attempts a
+                WHERE a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299) AND a.outbox_id IN (
+                    SELECT id FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state IN ('delivered', 'dead')
+                        AND last_attempt_ms >= ?
+                    UNION ALL
+                    SELECT id FROM forward_outbox WHERE target = ? AND state = 'pending' AND last_attempt_ms >= ?))
         """
 
     /// The targets the outbox names, by name: one index seek each, however many rows.

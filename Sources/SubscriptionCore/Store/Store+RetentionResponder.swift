@@ -28,17 +28,17 @@ extension Store {
     }
 
     static let latestGroupsSQL = """
-            WITH RECURSIVE products(product_id) AS (
-                SELECT min(product_id) FROM transactions WHERE subscription_group IS NOT NULL
-                UNION ALL
-                SELECT (SELECT min(t.product_id) FROM transactions t
-                        WHERE t.subscription_group IS NOT NULL AND t.product_id > products.product_id)
-                FROM products WHERE products.product_id IS NOT NULL)
-            SELECT t.product_id, t.subscription_group FROM products p
-            JOIN transactions t ON t.product_id = p.product_id AND t.subscription_group IS NOT NULL
-                AND t.purchase_ms = (SELECT l.purchase_ms FROM transactions l
-                                     WHERE l.product_id = p.product_id AND l.subscription_group IS NOT NULL
-                                     ORDER BY l.purchase_ms DESC, l.subscription_group DESC LIMIT 1)
+        WITH RECURSIVE products(product_id) AS (
+            SELECT min(product_id) FROM transactions WHERE subscription_group IS NOT NULL
+            UNION ALL
+            SELECT (SELECT min(t.product_id) FROM transactions t
+                    WHERE t.subscription_group IS NOT NULL AND t.product_id > products.product_id)
+            FROM products WHERE products.product_id IS NOT NULL)
+        SELECT t.product_id, t.subscription_group FROM products p
+        JOIN transactions t ON t.product_id = p.product_id AND t.subscription_group IS NOT NULL
+            AND t.purchase_ms = (SELECT l.purchase_ms FROM transactions l
+                                 WHERE l.product_id = p.product_id AND l.subscription_group IS NOT NULL
+                                 ORDER BY l.purchase_ms DESC, l.subscription_group DESC LIMIT 1)
         """
 }
 

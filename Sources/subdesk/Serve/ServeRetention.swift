@@ -17,10 +17,10 @@ extension Context {
     /// API key; an offer key that cannot be read is kept as such (its offers fall back).
     func retentionResponder(store: Store) throws -> RetentionResponder {
         let apps = try configuredApps()
+        let rules = try retentionRules(of: apps.apps, store: store)
         var setups: [String: RetentionAppSetup] = [:]
-        var groups: [String: String]?
         for app in apps.apps {
-            guard let file = app.retentionRules else { continue }
+            guard let appRules = rules[app.name] else { continue }
             let offers: Result<PromotionalOfferSigner, ConfigurationError>? = app.offerKey.map { key in
                 guard let bundleId = app.bundleId else { return .failure(ConfigurationError("[app \(app.name)] has no bundle_id")) }
                 do { return .success(try PromotionalOfferSigner.load(key, bundleId: bundleId, warn: Output.warn)) } catch {
@@ -28,11 +28,23 @@ extension Context {
                     return .failure(ConfigurationError("\(error)"))
                 }
             }
-            let known = try groups ?? store.subscriptionGroups()
-            groups = known
-            setups[app.name] = RetentionAppSetup(rules: try retentionRules(app, file: file, groups: known), offers: offers)
+            setups[app.name] = RetentionAppSetup(rules: appRules, offers: offers)
         }
         return RetentionResponder(apps: apps, setups: setups, verifier: SignedDataVerifier(roots: try trustRoots()))
+    }
+
+    /// The rules of each of `apps` that names a rules file, by app name, each checked against
+    /// the store's subscription groups (read once, and only when an app has rules).
+    func retentionRules(of apps: [ConfiguredApp], store: Store) throws -> [String: RetentionRules] {
+        var groups: [String: String]?
+        var rules: [String: RetentionRules] = [:]
+        for app in apps {
+            guard let file = app.retentionRules else { continue }
+            let known = try groups ?? store.subscriptionGroups()
+            groups = known
+            rules[app.name] = try retentionRules(app, file: file, groups: known)
+        }
+        return rules
     }
 
     /// An app's rules file, read and checked against the store's subscription groups.
@@ -50,18 +62,12 @@ extension Context {
     /// and the configuration know (`locales` added): what `retention coverage` lists and
     /// `doctor` warns of.
     func retentionCoverage(store: Store, locales: [String], scope: String?) throws -> [RetentionCoverage] {
-        // The groups only where an app has rules to check against them: a read of every
-        // product's group is seconds at a million subscriptions.
-        var groups: [String: String]?
+        let apps = try configuredApps().apps.filter { $0.bundleId != nil }
+        let rules = try retentionRules(of: apps, store: store)
         var layers: [String: RetentionCoverage.AppLayers] = [:]
-        for app in try configuredApps().apps {
+        for app in apps {
             guard let bundleId = app.bundleId else { continue }
-            let rules = try app.retentionRules.map { file in
-                let known = try groups ?? store.subscriptionGroups()
-                groups = known
-                return try retentionRules(app, file: file, groups: known)
-            }
-            layers[bundleId] = RetentionCoverage.AppLayers(rules: rules, connect: app.retentionAppStoreConnect)
+            layers[bundleId] = RetentionCoverage.AppLayers(rules: rules[app.name], connect: app.retentionAppStoreConnect)
         }
         return RetentionCoverage.rows(products: try store.retentionProducts(), defaults: try store.retentionRecords(kind: .defaultMessage),
                                       locales: locales, scope: scope, layers: layers)
