@@ -82,6 +82,7 @@ enum ForwardFixture {
         try ingest("SUBSCRIBED", subtype: "INITIAL_BUY", otid: "7802", transaction: "7802", at: now - 20 * minute - half)
 
         func attempt(_ target: String, at: Millis, status: Int?, error: String?, next: ForwardAttempt.Next) throws {
+            try store.spreadOwed()
             let claimed = try store.claimDeliveries(target: target, now: at, limit: 1, lease: minute, claimant: "test")
             guard let delivery = claimed.first else { throw ConsentFixture.FixtureError(description: "nothing due for \(target)") }
             try store.recordAttempts([(delivery, ForwardAttempt(at: at, tookMs: 12, status: status, error: error,

@@ -49,6 +49,7 @@ final class ForwardOnCallTests: XCTestCase, RunsOnEveryEngine {
         // C failing still, D never tried.
         for (i, otid) in ["A", "B", "C", "D"].enumerated() { try ingest("DID_RENEW", otid, at: Millis(i) * minute) }
         let now = TestKit.anchor + 20 * minute
+        try store.spreadOwed()
         let due = try store.claimDeliveries(target: "backend", now: TestKit.anchor + 5 * minute, limit: 3, lease: minute, claimant: "t")
         XCTAssertEqual(due.count, 3)
         try answer(due[0], .retry(at: TestKit.anchor + 6 * minute), status: 503, at: TestKit.anchor + 5 * minute)

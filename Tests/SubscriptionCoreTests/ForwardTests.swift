@@ -148,6 +148,47 @@ final class ForwardOutboxTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try store.deliveries(notificationUUID: expired).map(\.target), ["backend"])
     }
 
+    /// Intake's write owes a notification in one row naming its targets; a spread turns the
+    /// rows into one delivery per target, in the order they were owed, and until then they
+    /// count as pending wherever the outbox is read.
+    func testIntakeOwesOneRowThatASpreadTurnsIntoADeliveryPerTargetInOrder() throws {
+        func count(_ table: String) throws -> Int { try store.db.first("SELECT COUNT(*) FROM \(table)", []) { $0.int(0) } ?? -1 }
+        let uuids = (0..<3).map { _ in UUID().uuidString.lowercased() }
+        try intake.ingest(body("DID_RENEW", "A", uuid: uuids[0]), receivedAt: TestKit.anchor)
+        try intake.ingest(body("EXPIRED", "B", uuid: uuids[1]), receivedAt: TestKit.anchor + 1)
+        try intake.ingest(body("DID_RENEW", "A", uuid: uuids[2], at: 1), receivedAt: TestKit.anchor + 2)
+        XCTAssertEqual([try count("forward_owed"), try count("forward_outbox")], [3, 0])
+
+        func pending() throws -> [Int] {
+            try store.forwardStatus(targets: ["backend", "renewals"], now: TestKit.anchor + 10).map(\.pending)
+                + store.forwardReadings(targets: ["backend", "renewals"], now: TestKit.anchor + 10).map(\.pending)
+        }
+        XCTAssertEqual(try pending(), [3, 2, 3, 2])
+        XCTAssertEqual(try store.forwardStatus(targets: ["backend"], now: TestKit.anchor).first?.oldestPending, TestKit.anchor)
+        // A name's _ is no wildcard: b_ckend is owed nothing.
+        XCTAssertEqual(try store.forwardStatus(targets: ["b_ckend"], now: TestKit.anchor).first?.pending, 0)
+        let shown = try store.deliveries(originalTransactionId: "A")
+        XCTAssertEqual(shown.map(\.target), ["backend", "renewals", "backend", "renewals"])
+        XCTAssertEqual(shown.map(\.giveUp), [TestKit.anchor + 3_600_000, TestKit.anchor + ForwardTarget.defaultMaxAge,
+                                             TestKit.anchor + 2 + 3_600_000, TestKit.anchor + 2 + ForwardTarget.defaultMaxAge])
+        XCTAssertEqual(try store.nextDeliveryDue(target: "backend"), TestKit.anchor)
+
+        XCTAssertEqual(try store.spreadOwed(limit: 2), 2)
+        XCTAssertEqual([try count("forward_owed"), try count("forward_outbox")], [1, 3])
+        XCTAssertEqual(try pending(), [3, 2, 3, 2])
+        XCTAssertEqual(try store.spreadOwed(), 1)
+        XCTAssertEqual(try store.spreadOwed(), 0)
+        XCTAssertEqual([try count("forward_owed"), try count("forward_outbox")], [0, 5])
+        XCTAssertEqual(try pending(), [3, 2, 3, 2])
+        // The outbox's ids keep the order they were owed in, and each max_age is intake's.
+        let spread = try store.deliveries(originalTransactionId: "A")
+        XCTAssertEqual(spread.map(\.notificationUUID), [uuids[0], uuids[0], uuids[2], uuids[2]])
+        XCTAssertEqual(spread.map(\.giveUp), shown.map(\.giveUp))
+        XCTAssertTrue(spread.allSatisfy { $0.id > 0 })
+        let backend = try claim(TestKit.anchor + 10).map(\.notificationUUID)
+        XCTAssertEqual(backend, [uuids[0], uuids[1]], "A's second waits for its first")
+    }
+
     func testAWriteThatFailsOwesNothing() throws {
         let uuid = UUID().uuidString.lowercased()
         XCTAssertThrowsError(try store.write {
@@ -159,7 +200,8 @@ final class ForwardOutboxTests: XCTestCase, RunsOnEveryEngine {
     }
 
     func claim(_ now: Millis = TestKit.anchor, limit: Int = 100, by claimant: String = "a") throws -> [ForwardDelivery] {
-        try store.claimDeliveries(target: "backend", now: now, limit: limit, lease: 60_000, claimant: claimant)
+        try store.spreadOwed()
+        return try store.claimDeliveries(target: "backend", now: now, limit: limit, lease: 60_000, claimant: claimant)
     }
 
     func answer(_ d: ForwardDelivery, _ next: ForwardAttempt.Next, status: Int? = nil, at: Millis = TestKit.anchor) throws {

@@ -24,6 +24,7 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
+        if version < 44 { try store.db.execute("DROP TABLE forward_owed") }
         if version < 43 && version >= 33 {
             try store.db.execute("DROP INDEX forward_outbox_state; CREATE INDEX forward_outbox_state ON forward_outbox(target, state, last_attempt_ms)")
         }
@@ -92,7 +93,7 @@ enum TestKit {
         DROP TABLE forward_attempts; DROP TABLE forward_outbox; DROP TABLE retention_messaging;
         DROP TABLE retention_content; DROP TABLE retention_decisions;
         ALTER TABLE notifications DROP COLUMN auto_renew; ALTER TABLE notifications DROP COLUMN auto_renew_product_id;
-        DROP INDEX transactions_product_group;
+        DROP INDEX transactions_product_group; DROP TABLE forward_owed;
         """
 
     /// Undoes migration 25 (every record's app) on a store, for a test that takes a store

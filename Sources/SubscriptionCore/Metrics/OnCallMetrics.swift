@@ -315,12 +315,13 @@ public enum OnCallMetrics {
                      help: "Subscriptions whose by-segment counts wait to be caught up (counted up to 100000).",
                      unit: "", labels: [], source: [.tables(["metric_segments_pending"])]) { i in [.init(Double(i.reading.pendingSegments))] },
         forwardMetric("subdesk_forward_pending",
-                      "Deliveries owed to each [forward] target and not yet taken by it (the configured targets, and any other the outbox still names).") {
+                      "Deliveries owed to each [forward] target and not yet taken by it (the configured targets, and any other the outbox still names).",
+                      tables: ["forward_owed", "forward_outbox"]) {
             Double($0.pending)
         },
         forwardMetric("subdesk_forward_oldest_pending_age_seconds",
                       "Seconds since the oldest delivery still pending for each target was owed, at the time of the scrape; absent when none is pending.",
-                      unit: "seconds") { r, now in r.lag(at: now).map(seconds) },
+                      unit: "seconds", tables: ["forward_owed", "forward_outbox"]) { r, now in r.lag(at: now).map(seconds) },
         forwardMetric("subdesk_forward_delivered_last_hour", "Deliveries each target answered 2xx in the hour before the scrape.") {
             Double($0.deliveredLastHour)
         },

@@ -2,7 +2,7 @@ import Foundation
 
 /// Sends one target's owed deliveries (`Store+Forwarding.swift`), on its own store connection.
 ///
-/// claim what is due (a short write) -> build each body -> POST them, a few at a time, with
+/// spread what intake owed and claim what is due (a short write) -> build each body -> POST them, a few at a time, with
 /// no transaction open -> record every answer (a short write) -> again; when nothing is due,
 /// sleep until the next delivery falls due or another process commits (the store's change
 /// counter: `PRAGMA data_version` on SQLite, `LISTEN` on PostgreSQL).
@@ -83,12 +83,12 @@ public final class ForwardDeliverer {
         var counts = Counts()
         let senders = SenderPool(threads: pacing.concurrency, name: "subdesk-forward-\(target.name)")
         defer { senders.close() }
-        var due = try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease, claimant: claimant)
+        var due = try claim()
         while !stop() {
             if due.isEmpty {
                 if once { return counts }
                 try idle(stop: stop)
-                due = try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease, claimant: claimant)
+                due = try claim()
                 continue
             }
             let attempts = send(due, on: senders)
@@ -99,8 +99,7 @@ public final class ForwardDeliverer {
             // batch for the writers that answer Apple to wait behind.
             due = try store.write {
                 try store.recordAttempts(attempts)
-                return stop() ? [] : try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease,
-                                                                claimant: claimant)
+                return stop() ? [] : try claim()
             }
             for (d, a) in attempts {
                 onAttempt?(d, a)
@@ -112,6 +111,19 @@ public final class ForwardDeliverer {
             }
         }
         return counts
+    }
+
+    /// Spreads what intake owed into the outbox (every target's), then claims what is due, in
+    /// one write; while nothing is due and a whole batch was spread, spreads the next (a long
+    /// backlog owed while no deliverer ran, whose first rows wait behind failing ones).
+    func claim() throws -> [ForwardDelivery] {
+        try store.write {
+            while true {
+                let spread = try store.spreadOwed()
+                let due = try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease, claimant: claimant)
+                if !due.isEmpty || spread < Store.spreadBatch { return due }
+            }
+        }
     }
 
     /// Sleeps until the next pending delivery is due, another process commits, or `stop`;

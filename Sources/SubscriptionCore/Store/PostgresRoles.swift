@@ -48,13 +48,14 @@ public enum PostgresRoles {
         "status_counts", "metric_buckets", "metric_segments", "metrics_pending", "metric_segments_pending",
         "metric_segments_catchup", "notifications", "jws_headers", "intake_log", "intake_counts", "quarantine", "verified_chains",
         "overrides", "audit_log", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts",
-        "forward_outbox", "forward_attempts", "retention_messaging", "retention_content", "retention_decisions", "store_changes", "schema_version",
+        "forward_owed", "forward_outbox", "forward_attempts", "retention_messaging", "retention_content", "retention_decisions", "store_changes",
+        "schema_version",
     ]
 
     /// The tables a migration later than the first stores with roles made: granted when a
     /// store has them (a store taken back to an earlier version in a test has not), and by
     /// the migration that makes them, on a store whose roles were installed before.
-    static let madeLater: Set<String> = ["forward_outbox", "forward_attempts", "retention_messaging", "retention_content", "retention_decisions"]
+    static let madeLater: Set<String> = ["forward_owed", "forward_outbox", "forward_attempts", "retention_messaging", "retention_content", "retention_decisions"]
 
     /// The state derived from Apple's signed data.
     static let derived = ["subscribers", "subscriptions", "transactions", "renewal_info", "receipts", "refund_requests",
@@ -79,8 +80,10 @@ public enum PostgresRoles {
         Right(["subdesk_intake"], [.insert], ["retention_decisions"], why: "log each real-time retention decision serve makes"),
         Right(["subdesk_intake"], [.insert, .update], ["verified_chains"],
               why: "remember chain checks, sealed with the receiver's key"),
+        Right(verifiers, [.insert, .delete], ["forward_owed"],
+              why: "owe each stored notification to the forward targets in one row, which a deliverer spreads and removes"),
         Right(verifiers, [.insert, .update], ["forward_outbox"],
-              why: "owe each stored notification to the forward targets, and deliver it (serve, forward run)"),
+              why: "spread what is owed into one delivery per target, and deliver it (serve, forward run)"),
         Right(verifiers, [.insert], ["forward_attempts"], why: "keep each delivery attempt and the target's answer"),
         Right(["subdesk_operator"], [.insert, .update, .delete],
               ["quarantine", "renewal_extensions", "backfill_runs", "delivery_gaps", "store_facts"],

@@ -257,6 +257,10 @@ public struct SQLDialect: Sendable, Equatable, CustomStringConvertible {
     /// at the same moment are skipped, not waited for, where writers run side by side
     /// (PostgreSQL's `FOR UPDATE SKIP LOCKED`); nothing where they take turns.
     let skipLocked: String
+    /// What ends a SELECT whose rows the writer takes in turn with any other writer taking
+    /// them: waited for, not skipped (PostgreSQL's `FOR UPDATE`); nothing where writers take
+    /// turns anyway.
+    let forUpdate: String
     /// An insert that skips rows whose key is already there: the statement's start, and
     /// what ends it.
     let insertOrIgnore: String

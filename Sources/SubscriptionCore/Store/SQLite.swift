@@ -86,7 +86,7 @@ extension SQLDialect {
         auditGuardsWhole: "append-only (triggers in place)",
         auditWrittenBy: { _ in "1 = 1" },
         integer: "INTEGER", text: "TEXT", bytes: "BLOB", generatedID: "INTEGER PRIMARY KEY", withoutRowID: " WITHOUT ROWID",
-        ifNull: "IFNULL", skipLocked: "", insertOrIgnore: "INSERT OR IGNORE INTO", onConflictIgnore: "")
+        ifNull: "IFNULL", skipLocked: "", forUpdate: "", insertOrIgnore: "INSERT OR IGNORE INTO", onConflictIgnore: "")
 }
 
 /// A SQLite connection with a prepared-statement cache. Not thread-safe: one per thread.

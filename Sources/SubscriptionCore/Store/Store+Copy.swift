@@ -16,7 +16,7 @@ extension Store {
         "quarantine", "intake_log", "metric_buckets", "status_counts", "metrics_pending", "metric_segments",
         "metric_segments_pending", "metric_segments_catchup", "audit_log", "overrides", "receipts", "verified_chains", "store_facts",
         "backfill_runs", "delivery_gaps", "renewal_extensions", "refund_requests", "intake_counts", "retention_messaging",
-        "forward_outbox", "forward_attempts", "retention_decisions",
+        "forward_owed", "forward_outbox", "forward_attempts", "retention_decisions",
     ]
 
     /// The columns of `table`, in order.

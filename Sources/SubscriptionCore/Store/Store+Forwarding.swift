@@ -123,8 +123,13 @@ enum ForwardColumn: Int, StoreColumn {
 }
 
 /// The outbox's rules, which every statement here keeps:
-/// - a delivery is owed in the write that stores its notification, once per target
-///   (`UNIQUE (target, notification_uuid)`: a redelivery of the body owes nothing more);
+/// - a notification's deliveries are owed in the write that stores it, in one row of
+///   `forward_owed` naming its targets (no index but its key: intake's write stays short); a
+///   deliverer spreads owed rows into one outbox row per target and removes them, in its own
+///   write, in the order they were owed. Until then a delivery owed counts as pending for
+///   each target it names (`forward status`, the metrics, `show`);
+/// - a delivery is owed once per target (`UNIQUE (target, notification_uuid)`: a
+///   redelivery of the body owes nothing more);
 /// - for one target, a subscription's pending deliveries go one at a time, in the order
 ///   they were owed (`id`): one is due only when no earlier one of the same subscription
 ///   and target is still pending. A dead one holds nothing back;
@@ -161,17 +166,95 @@ extension Store {
         """
     }
 
-    /// Owes `event` to each of `targets`, inside the write that stores it. A delivery
-    /// already owed (the same notification and target) is left as it is.
+    /// Owes `event` to each of `targets`, inside the write that stores it: one row naming them
+    /// (`forward_owed`), which a deliverer spreads into the outbox (`spreadOwed`).
     public func oweDeliveries(of event: NotificationEvent, bundleId: String?, to targets: [ForwardTarget], now: Millis) throws {
         guard !targets.isEmpty else { return }
-        let sql = Store.insertForward(db.dialect)
         try write {
-            for target in targets {
-                try db.run(sql, [target.name, event.notificationUUID, event.originalTransactionId, bundleId, event.environment,
-                                 event.type.rawValue, now, now + target.maxAge, now])
-            }
+            try db.run("""
+                INSERT INTO forward_owed (notification_uuid, original_transaction_id, bundle_id, environment, type, owed_ms, targets)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, [event.notificationUUID, event.originalTransactionId, bundleId, event.environment, event.type.rawValue, now,
+                      Store.owedTargets(targets)])
         }
+    }
+
+    /// How an owed row names its targets: `name=max_age` (milliseconds) each, apart by
+    /// spaces (a target's name holds neither).
+    static func owedTargets(_ targets: [ForwardTarget]) -> String {
+        targets.map { "\($0.name)=\($0.maxAge)" }.joined(separator: " ")
+    }
+
+    /// The targets an owed row names, with their `max_age`.
+    static func owedTargets(_ text: String) -> [(name: String, maxAge: Millis)] {
+        text.split(separator: " ").compactMap { part in
+            guard let eq = part.firstIndex(of: "=") else { return nil }
+            return (String(part[..<eq]), Millis(part[part.index(after: eq)...]) ?? ForwardTarget.defaultMaxAge)
+        }
+    }
+
+    /// How many owed rows one spread takes.
+    public static let spreadBatch = 1_000
+
+    /// Spreads up to `limit` owed rows (`forward_owed`), oldest first, into one pending
+    /// delivery per target each names (given up at the `max_age` it names), and removes them,
+    /// in one write; a delivery already in the outbox (a replay got there first) is left as it
+    /// is. Returns how many rows were spread.
+    ///
+    /// On PostgreSQL the rows are locked as they are read (`FOR UPDATE`, not skipping): two
+    /// deliverers spreading at once take turns, so the outbox's ids keep the order the
+    /// notifications were owed in, which each subscription's deliveries go by.
+    @discardableResult
+    public func spreadOwed(limit: Int = Store.spreadBatch) throws -> Int {
+        try write {
+            let owed = try db.rows("""
+                SELECT id, notification_uuid, original_transaction_id, bundle_id, environment, type, owed_ms, targets
+                FROM forward_owed ORDER BY id LIMIT ?\(db.dialect.forUpdate)
+                """, [limit]) { row in
+                (id: row.int64(0), uuid: row.string(1), subscription: row.optionalString(2), bundleId: row.optionalString(3),
+                 environment: row.optionalString(4), type: row.string(5), owed: row.int64(6), targets: row.string(7))
+            }
+            guard !owed.isEmpty else { return 0 }
+            let insert = Store.insertForward(db.dialect)
+            for o in owed {
+                for (name, maxAge) in Store.owedTargets(o.targets) {
+                    try db.run(insert, [name, o.uuid, o.subscription, o.bundleId, o.environment, o.type, o.owed, o.owed + maxAge, o.owed])
+                }
+            }
+            for start in stride(from: 0, to: owed.count, by: 500) {
+                let slice = owed[start..<min(start + 500, owed.count)]
+                try db.run("DELETE FROM forward_owed WHERE id IN (" + slice.map { _ in "?" }.joined(separator: ",") + ")",
+                           slice.map { $0.id as SQLBindable? })
+            }
+            return owed.count
+        }
+    }
+
+    /// A LIKE pattern that matches `forward_owed.targets` written as `' ' || targets` when
+    /// it names `target` (a name's `_` escaped).
+    static func owedPattern(_ target: String) -> String {
+        "% " + target.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "=%"
+    }
+
+    /// The condition on `forward_owed` that its row names the target bound to it.
+    static let owedNames = "(' ' || targets) LIKE ? ESCAPE '\\'"
+
+    /// The targets owed rows not yet spread name (a few rows while a deliverer runs; read
+    /// whole otherwise, as a backlog owed with none running is).
+    func owedTargetNames() throws -> [String] {
+        var names = Set<String>()
+        try db.query("SELECT DISTINCT targets FROM forward_owed", []) { row in
+            for target in Store.owedTargets(row.string(0)) { names.insert(target.name) }
+        }
+        return names.sorted()
+    }
+
+    /// How many owed rows not yet spread name `target`, and when the oldest was owed.
+    func owedNotSpread(target: String) throws -> (count: Int, oldest: Millis?) {
+        try db.first("SELECT COUNT(*), MIN(owed_ms) FROM forward_owed WHERE \(Store.owedNames)", [Store.owedPattern(target)]) {
+            (count: $0.int(0), oldest: $0.optionalInt64(1))
+        } ?? (0, nil)
     }
 
     /// Claims up to `limit` of `target`'s deliveries that are due at `now`, in the order
@@ -200,11 +283,14 @@ extension Store {
 
     /// When `target`'s next pending delivery falls due (nil: none is pending), claims aside:
     /// how long a deliverer may sleep.
+    /// An owed row not yet spread is due at once.
     public func nextDeliveryDue(target: String) throws -> Millis? {
-        try db.first("""
+        let owed = try db.first("SELECT MIN(owed_ms) FROM forward_owed", []) { $0.optionalInt64(0) } ?? nil
+        let pending = try db.first("""
             SELECT MIN(CASE WHEN claim_until_ms IS NOT NULL AND claim_until_ms > next_ms THEN claim_until_ms ELSE next_ms END)
             FROM forward_outbox WHERE target = ? AND state = 'pending'
             """, [target]) { $0.optionalInt64(0) } ?? nil
+        return [owed, pending].compactMap { $0 }.min()
     }
 
     /// Records what became of attempts at the deliveries claimed (`claimDeliveries`), in one
@@ -342,6 +428,20 @@ extension Store {
             byTarget[row.string(0), default: ForwardTargetStatus(target: row.string(0))].lastError = row.string(1)
             byTarget[row.string(0)]?.lastErrorAt = row.optionalInt64(2)
         }
+        for name in targets {
+            let owed = try owedNotSpread(target: name)
+            guard owed.count > 0, var status = byTarget[name] else { continue }
+            status.pending += owed.count
+            status.oldestPending = [status.oldestPending, owed.oldest].compactMap { $0 }.min()
+            byTarget[name] = status
+        }
+        for name in try owedTargetNames() where !targets.contains(name) {
+            let owed = try owedNotSpread(target: name)
+            var status = byTarget[name] ?? ForwardTargetStatus(target: name)
+            status.pending += owed.count
+            status.oldestPending = [status.oldestPending, owed.oldest].compactMap { $0 }.min()
+            byTarget[name] = status
+        }
         let others = byTarget.keys.filter { !targets.contains($0) }.sorted()
         return (targets + others).compactMap { byTarget[$0] }
     }
@@ -356,7 +456,7 @@ extension Store {
     public func forwardReadings(targets: [String], now: Millis) throws -> [ForwardReading] {
         let hourAgo = now - 3_600_000, dayAgo = now - 86_400_000
         let named = Set(targets)
-        let others = try forwardOutboxTargets().filter { !named.contains($0) }
+        let others = Set(try forwardOutboxTargets() + owedTargetNames()).filter { !named.contains($0) }.sorted()
         // The oldest pending delivery is the one with the lowest id: ids are given in the
         // order deliveries are owed, and the partial index finds it without reading the rest.
         return try (targets + others).map { name in
@@ -369,6 +469,9 @@ extension Store {
                 r.deliveredLastHour = row.int(4)
                 r.failedAttemptsLastHour = row.int(5)
             }
+            let owed = try owedNotSpread(target: name)
+            r.pending += owed.count
+            r.oldestPending = [r.oldestPending, owed.oldest].compactMap { $0 }.min()
             return r
         }
     }
@@ -401,16 +504,35 @@ extension Store {
         return names
     }
 
-    /// The deliveries of one subscription's notifications, oldest first.
+    /// The deliveries of one subscription's notifications, oldest first: the outbox's, then
+    /// those owed and not yet spread (id 0, pending since owed).
     public func deliveries(originalTransactionId: String) throws -> [ForwardDelivery] {
         try db.rows("SELECT \(Store.forwardSelection.list) FROM forward_outbox o WHERE o.original_transaction_id = ? ORDER BY o.id",
                     [originalTransactionId], Store.forwardDelivery)
+            + owedDeliveries(where: "original_transaction_id = ?", originalTransactionId)
     }
 
-    /// Every delivery of one notification, by target.
+    /// Every delivery of one notification, by target (owed ones not yet spread included).
     public func deliveries(notificationUUID: String) throws -> [ForwardDelivery] {
-        try db.rows("SELECT \(Store.forwardSelection.list) FROM forward_outbox o WHERE o.notification_uuid = ? ORDER BY o.target",
-                    [notificationUUID], Store.forwardDelivery)
+        try (db.rows("SELECT \(Store.forwardSelection.list) FROM forward_outbox o WHERE o.notification_uuid = ? ORDER BY o.target",
+                     [notificationUUID], Store.forwardDelivery)
+             + owedDeliveries(where: "notification_uuid = ?", notificationUUID)).sorted { $0.target < $1.target }
+    }
+
+    /// The deliveries owed rows not yet spread stand for, one per target named, as the spread
+    /// will write them.
+    private func owedDeliveries(where condition: String, _ value: String) throws -> [ForwardDelivery] {
+        try db.rows("""
+            SELECT notification_uuid, original_transaction_id, bundle_id, environment, type, owed_ms, targets
+            FROM forward_owed WHERE \(condition) ORDER BY id
+            """, [value]) { row in
+            Store.owedTargets(row.string(6)).map { target in
+                ForwardDelivery(id: 0, target: target.name, notificationUUID: row.string(0), originalTransactionId: row.optionalString(1),
+                                bundleId: row.optionalString(2), environment: row.optionalString(3), type: row.string(4),
+                                owed: row.int64(5), giveUp: row.int64(5) + target.maxAge, state: .pending, attempts: 0,
+                                next: row.int64(5))
+            }
+        }.flatMap { $0 }
     }
 
     static let attemptTable = StoreTable<ForwardAttemptColumn>("forward_attempts", key: .attempt)
