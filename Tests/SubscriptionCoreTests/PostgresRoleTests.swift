@@ -72,6 +72,15 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         assertRefused("update a notification as intake") { try intake.executeForTesting("UPDATE notifications SET type = 'REFUND'") }
         assertRefused("delete a notification as intake") { try intake.executeForTesting("DELETE FROM notifications") }
         assertRefused("purge quarantine as intake") { _ = try Operations(store: intake, operatorName: "x").purgeQuarantine(before: now, reason: "r") }
+        // With a [forward] target intake owes what it stores, and as serve's deliverers do
+        // spreads it into the outbox (a locking read: UPDATE on forward_owed) and claims it.
+        let relaying = TestKit.intake(intake)
+        relaying.forwarding = ForwardTargets([ForwardTarget(name: "backend", url: URL(string: "https://backend.example.com/in")!, secretFile: "/s")])
+        guard case .stored = try relaying.ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500005")) else {
+            return XCTFail("intake could not ingest with a forward target")
+        }
+        XCTAssertEqual(try intake.spreadOwed(), 1)
+        XCTAssertEqual(try intake.claimDeliveries(target: "backend", now: now + 3_600_000, limit: 10, lease: 60_000, claimant: "t").count, 1)
 
         // Support: overrides (audited), but no notifications and no purges.
         let (support, supportUser) = try open(as: "subdesk_support")
@@ -79,6 +88,8 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try owner.override(id: placed.id)?.kind, .grant)
         assertRefused("ingest as support") { _ = try TestKit.intake(support).ingest(self.notification(UUID().uuidString.lowercased(), id: "2000000955500004")) }
         assertRefused("purge quarantine as support") { _ = try Operations(store: support, operatorName: "x").purgeQuarantine(before: now, reason: "r") }
+        // Support does not deliver: the spread's locking read is refused, and said to need UPDATE.
+        XCTAssertThrowsError(try support.spreadOwed()) { XCTAssertTrue("\($0)".contains("may not UPDATE on forward_owed"), "\($0)") }
 
         // Operator: purges the quarantine, audited.
         let (op, operatorUser) = try open(as: "subdesk_operator")

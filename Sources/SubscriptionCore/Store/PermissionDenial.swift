@@ -22,7 +22,10 @@ public struct PermissionDenial: Sendable, CustomStringConvertible {
         self.roles = roles
         let verb = statement.trimmingCharacters(in: .whitespacesAndNewlines).split(whereSeparator: { !$0.isLetter })
             .first.map { $0.uppercased() } ?? "?"
-        privilege = verb == "BEGIN" ? "LOCK" : verb
+        // A locking read (`SELECT ... FOR UPDATE`) needs UPDATE on the table it locks.
+        let locking = verb == "SELECT" && [" FOR UPDATE", " FOR NO KEY UPDATE", " FOR SHARE", " FOR KEY SHARE"]
+            .contains { statement.uppercased().contains($0) }
+        privilege = verb == "BEGIN" ? "LOCK" : locking ? "UPDATE" : verb
         // PostgreSQL says `permission denied for table overrides` (or schema, or sequence).
         table = message.range(of: "permission denied for table ").map { String(message[$0.upperBound...].prefix { !$0.isWhitespace }) }
     }

@@ -386,7 +386,9 @@ final class PostgresConnection: SQLConnection {
         statements.removeAll()
     }
 
-    private func error(_ operation: String, _ result: OpaquePointer?) -> StoreError {
+    /// `statement`: the whole statement, when a refusal must be told from its end too (a
+    /// locking read's `FOR UPDATE` needs UPDATE); `operation` is its start.
+    private func error(_ operation: String, _ result: OpaquePointer?, statement: String? = nil) -> StoreError {
         var message = result.map { String(cString: PQresultErrorMessage($0)) } ?? ""
         if message.isEmpty, let connection { message = String(cString: PQerrorMessage(connection)) }
         var state: String? = nil
@@ -399,14 +401,15 @@ final class PostgresConnection: SQLConnection {
         // A conflicting key is repeated in full in the detail; a JWS header is kilobytes long.
         if message.count > 400 { message = String(message.prefix(400)) + "…" }
         var failure = StoreError(operation: operation, message: message, code: 0, sqlState: state ?? "XX000")
-        if state == "42501", let identity { failure.denial = PermissionDenial(user: identity.user, roles: identity.roles, statement: operation, message: message) }
+        if state == "42501", let identity { failure.denial = PermissionDenial(user: identity.user, roles: identity.roles, statement: statement ?? operation,
+                                                                                message: message) }
         return failure
     }
 
-    private func check(_ result: OpaquePointer?, _ operation: @autoclosure () -> String) throws {
+    private func check(_ result: OpaquePointer?, _ operation: @autoclosure () -> String, statement: String? = nil) throws {
         let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
-            let e = error(operation(), result)
+            let e = error(operation(), result, statement: statement)
             PQclear(result)
             throw e
         }
@@ -480,7 +483,7 @@ final class PostgresConnection: SQLConnection {
             }
         }
         let result = PQexecPrepared(connection, statement.name, Int32(statement.parameters), pointers, lengths, formats, 0)
-        try check(result, String(sql.prefix(60)))
+        try check(result, String(sql.prefix(60)), statement: sql)
         return result
     }
 

@@ -80,8 +80,9 @@ public enum PostgresRoles {
         Right(["subdesk_intake"], [.insert], ["retention_decisions"], why: "log each real-time retention decision serve makes"),
         Right(["subdesk_intake"], [.insert, .update], ["verified_chains"],
               why: "remember chain checks, sealed with the receiver's key"),
-        Right(verifiers, [.insert, .delete], ["forward_owed"],
-              why: "owe each stored notification to the forward targets in one row, which a deliverer spreads and removes"),
+        Right(verifiers, [.insert, .update, .delete], ["forward_owed"],
+              why: "owe each stored notification to the forward targets in one row, which a deliverer locks, spreads and removes "
+                  + "(a locking read needs UPDATE)"),
         Right(verifiers, [.insert, .update], ["forward_outbox"],
               why: "spread what is owed into one delivery per target, and deliver it (serve, forward run)"),
         Right(verifiers, [.insert], ["forward_attempts"], why: "keep each delivery attempt and the target's answer"),

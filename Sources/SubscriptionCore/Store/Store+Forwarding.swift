@@ -193,8 +193,11 @@ extension Store {
         }
     }
 
-    /// How many owed rows one spread takes.
-    public static let spreadBatch = 1_000
+    /// How many owed rows one spread takes: twice a deliverer's claim, so that spreading
+    /// keeps ahead of the claims while each write that spreads stays short for the writers
+    /// that answer Apple to wait behind (a backlog owed while no deliverer ran is spread a
+    /// batch per claim, not in one long write).
+    public static let spreadBatch = 128
 
     /// Spreads up to `limit` owed rows (`forward_owed`), oldest first, into one pending
     /// delivery per target each names (given up at the `max_age` it names), and removes them,
