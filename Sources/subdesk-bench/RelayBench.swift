@@ -154,8 +154,8 @@ enum RelayBench {
                       numbers: ["perSecond": Double(delivered) / seconds, "delivered": Double(delivered)]))
         let treeMB = Double(run.peakTreeKB) / 1024
         record(Figure(section: "relay", what: "forward run and its HTTP helper, resident together at most (sampled every 0.2 s), MB",
-                      value: fmt(treeMB, 1) + " MB (the largest one process: \(fmt(Double(run.maxRSSKB) / 1024, 1)) MB)",
-                      target: "< 100 MB", met: treeMB < 100, numbers: ["peakTreeMB": treeMB, "maxRSSMB": Double(run.maxRSSKB) / 1024]))
+                      value: fmt(treeMB, 1) + " MB (the largest one process: \(fmt(Double(run.largestKB) / 1024, 1)) MB)",
+                      target: "< 100 MB", met: treeMB < 100, numbers: ["peakTreeMB": treeMB, "largestProcessMB": Double(run.largestKB) / 1024]))
 
         // Intake's answers while serve drains a backlog, against no target: 3 runs each, alternating.
         var p99s: [String: [Double]] = ["none": [], "draining": []]
@@ -197,20 +197,25 @@ enum RelayBench {
                 try store.oweDeliveries(of: event, bundleId: ScenarioBuilder.demoBundleId, to: [t0], now: now)
             }
         }
+        // Spread, as a deliverer spreads them while its target is down (a backlog left owed
+        // by no deliverer at all is spread a batch per claim as it drains).
+        while try store.spreadOwed(limit: 10_000) > 0 {}
         return path
     }
 
     /// What `spawnMeasured` saw: the exit status, the largest resident set of the process or
-    /// any one descendant (wait4's), and the most the process and its descendants held at
-    /// once, as sampled; in KiB.
+    /// any one descendant, and the most the process and its descendants held at once, both
+    /// as sampled; in KiB. (Not wait4's maxrss: Linux carries the old image's high-water mark across exec, and a
+    /// child spawned by posix_spawn runs in the spawner's memory until it execs, so that figure
+    /// counts the bench's own.)
     struct Measured {
         var status: Int32
-        var maxRSSKB: Int
+        var largestKB: Int
         var peakTreeKB: Int
     }
 
     /// The resident memory of `root` and every process under it, in KiB, from /proc.
-    static func treeResidentKB(_ root: pid_t) -> Int {
+    static func treeResidentKB(_ root: pid_t) -> (total: Int, largest: Int) {
         var parent: [pid_t: pid_t] = [:], rss: [pid_t: Int] = [:]
         let page = Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
@@ -234,7 +239,8 @@ enum RelayBench {
             }
             return false
         }
-        return rss.filter { under($0.key) }.values.reduce(0, +)
+        let tree = rss.filter { under($0.key) }.values
+        return (tree.reduce(0, +), tree.max() ?? 0)
     }
 
     /// Runs `binary args` to its end, sampling its process tree's memory meanwhile.
@@ -247,30 +253,36 @@ enum RelayBench {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, dataDirectory + "/forward.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { return Measured(status: -1, maxRSSKB: 0, peakTreeKB: 0) }
+        guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { return Measured(status: -1, largestKB: 0, peakTreeKB: 0) }
         let child = pid
         let sampling = Sampler()
         let sampler = Thread {
             while !sampling.stopped {
-                sampling.note(treeResidentKB(child))
+                let resident = treeResidentKB(child)
+                sampling.note(resident.total, largest: resident.largest)
                 usleep(200_000)
             }
         }
         sampler.start()
         var status: Int32 = 0
-        var usage = rusage()
-        wait4(pid, &status, 0, &usage)
+        waitpid(pid, &status, 0)
         sampling.stop()
-        return Measured(status: (status >> 8) & 0xff, maxRSSKB: usage.ru_maxrss, peakTreeKB: sampling.peak)
+        return Measured(status: (status >> 8) & 0xff, largestKB: sampling.largestOne, peakTreeKB: sampling.peak)
     }
 
     /// The largest sample, shared between the sampling thread and the one waiting.
     final class Sampler: @unchecked Sendable {
         private let lock = NSLock()
-        private var largest = 0, done = false
+        private var largest = 0, one = 0, done = false
         var stopped: Bool { lock.withLock { done } }
         var peak: Int { lock.withLock { largest } }
-        func note(_ kb: Int) { lock.withLock { largest = max(largest, kb) } }
+        var largestOne: Int { lock.withLock { one } }
+        func note(_ kb: Int, largest single: Int) {
+            lock.withLock {
+                largest = max(largest, kb)
+                one = max(one, single)
+            }
+        }
         func stop() { lock.withLock { done = true } }
     }
 }

@@ -88,7 +88,11 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try owner.override(id: placed.id)?.kind, .grant)
         assertRefused("ingest as support") { _ = try TestKit.intake(support).ingest(self.notification(UUID().uuidString.lowercased(), id: "2000000955500004")) }
         assertRefused("purge quarantine as support") { _ = try Operations(store: support, operatorName: "x").purgeQuarantine(before: now, reason: "r") }
-        // Support does not deliver: the spread's locking read is refused, and said to need UPDATE.
+        // Support does not deliver: with something owed, the spread's locking read is refused,
+        // and said to need UPDATE.
+        guard case .stored = try relaying.ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500006")) else {
+            return XCTFail("intake could not ingest with a forward target")
+        }
         XCTAssertThrowsError(try support.spreadOwed()) { XCTAssertTrue("\($0)".contains("may not UPDATE on forward_owed"), "\($0)") }
 
         // Operator: purges the quarantine, audited.

@@ -97,10 +97,7 @@ public final class ForwardDeliverer {
             if due.count < pacing.batch && !once && !stop() { Thread.sleep(forTimeInterval: pacing.settle) }
             // The answers kept and the next deliveries claimed in one write: a write less per
             // batch for the writers that answer Apple to wait behind.
-            due = try store.write {
-                try store.recordAttempts(attempts)
-                return stop() ? [] : try claim()
-            }
+            due = try claim(recording: attempts, stop: stop)
             for (d, a) in attempts {
                 onAttempt?(d, a)
                 switch a.next {
@@ -113,16 +110,21 @@ public final class ForwardDeliverer {
         return counts
     }
 
-    /// Spreads what intake owed into the outbox (every target's), then claims what is due, in
-    /// one write; while nothing is due and a whole batch was spread, spreads the next (a long
-    /// backlog owed while no deliverer ran, whose first rows wait behind failing ones).
-    func claim() throws -> [ForwardDelivery] {
+    /// Keeps `attempts`, spreads what intake owed into the outbox (every target's) and claims
+    /// what is due, in one write: a steady trickle costs the writers that answer Apple one
+    /// write per deliverer and batch to wait behind (a spread of its own cost serve more:
+    /// BENCHMARKS.md). While nothing is due and a whole batch was spread, spreads the next
+    /// (a backlog owed while no deliverer ran, whose first rows wait behind failing ones).
+    func claim(recording attempts: [(delivery: ForwardDelivery, attempt: ForwardAttempt)] = [],
+               stop: () -> Bool = { false }) throws -> [ForwardDelivery] {
         try store.write {
-            while true {
+            try store.recordAttempts(attempts)
+            while !stop() {
                 let spread = try store.spreadOwed()
                 let due = try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease, claimant: claimant)
                 if !due.isEmpty || spread < Store.spreadBatch { return due }
             }
+            return []
         }
     }
 

@@ -193,11 +193,11 @@ extension Store {
         }
     }
 
-    /// How many owed rows one spread takes: twice a deliverer's claim, so that spreading
-    /// keeps ahead of the claims while each write that spreads stays short for the writers
-    /// that answer Apple to wait behind (a backlog owed while no deliverer ran is spread a
-    /// batch per claim, not in one long write).
-    public static let spreadBatch = 128
+    /// How many owed rows one spread takes: a deliverer's claim (`ForwardDeliverer.Pacing`),
+    /// so that spreading keeps pace with the claims while each write that spreads stays short
+    /// for the writers that answer Apple to wait behind (a backlog owed while no deliverer
+    /// ran is spread a batch per claim, not in one long write).
+    public static let spreadBatch = 64
 
     /// Spreads up to `limit` owed rows (`forward_owed`), oldest first, into one pending
     /// delivery per target each names (given up at the `max_age` it names), and removes them,
@@ -209,7 +209,9 @@ extension Store {
     /// notifications were owed in, which each subscription's deliveries go by.
     @discardableResult
     public func spreadOwed(limit: Int = Store.spreadBatch) throws -> Int {
-        try write {
+        // Nothing owed (a read, outside any write of its own): no write taken at all.
+        if !db.isInTransaction, try db.first("SELECT EXISTS (SELECT 1 FROM forward_owed)", [], { $0.bool(0) }) != true { return 0 }
+        return try write {
             let owed = try db.rows("""
                 SELECT id, notification_uuid, original_transaction_id, bundle_id, environment, type, owed_ms, targets
                 FROM forward_owed ORDER BY id LIMIT ?\(db.dialect.forUpdate)
@@ -455,7 +457,9 @@ extension Store {
     /// and the dead: each of its counts says `state <> 'pending'` as the index does, for
     /// SQLite to use it): the pending and dead deliveries,
     /// few while targets take what they are sent, and the rows tried in the last hour or day,
-    /// never the delivered history, which grows with every notification.
+    /// never the delivered history, which grows with every notification. What is owed and not
+    /// yet spread (`forward_owed`, a few rows while a deliverer runs) is read whole and added
+    /// to the pending.
     public func forwardReadings(targets: [String], now: Millis) throws -> [ForwardReading] {
         let hourAgo = now - 3_600_000, dayAgo = now - 86_400_000
         let named = Set(targets)
