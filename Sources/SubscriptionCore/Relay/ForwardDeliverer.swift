@@ -2,8 +2,9 @@ import Foundation
 
 /// Sends one target's owed deliveries (`Store+Forwarding.swift`), on its own store connection.
 ///
-/// spread what intake owed and claim what is due (a short write) -> build each body -> POST them, a few at a time, with
-/// no transaction open -> record every answer (a short write) -> again; when nothing is due,
+/// spread what intake owed and claim what is due (a short write) -> build each body -> POST
+/// them, a few at a time, with no transaction open -> record every answer, spread and claim
+/// the next (a short write) -> again; when nothing is due,
 /// sleep until the next delivery falls due or another process commits (the store's change
 /// counter: `PRAGMA data_version` on SQLite, `LISTEN` on PostgreSQL).
 public final class ForwardDeliverer {
