@@ -235,31 +235,18 @@ extension Store {
         }
     }
 
-    /// A LIKE pattern that matches `forward_owed.targets` written as `' ' || targets` when
-    /// it names `target` (a name's `_` escaped).
-    static func owedPattern(_ target: String) -> String {
-        "% " + target.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_") + "=%"
-    }
-
-    /// The condition on `forward_owed` that its row names the target bound to it.
-    static let owedNames = "(' ' || targets) LIKE ? ESCAPE '\\'"
-
-    /// The targets owed rows not yet spread name (a few rows while a deliverer runs; read
-    /// whole otherwise, as a backlog owed with none running is).
-    func owedTargetNames() throws -> [String] {
-        var names = Set<String>()
-        try db.query("SELECT DISTINCT targets FROM forward_owed", []) { row in
-            for target in Store.owedTargets(row.string(0)) { names.insert(target.name) }
+    /// What is owed and not yet spread, by the target named: how many rows, and when the
+    /// oldest was owed. One read, grouped by the list a row names (a handful of lists: one per
+    /// configuration intake ran with); a few rows while a deliverer runs.
+    func owedNotSpread() throws -> [String: (count: Int, oldest: Millis?)] {
+        var byTarget: [String: (count: Int, oldest: Millis?)] = [:]
+        try db.query("SELECT targets, COUNT(*), MIN(owed_ms) FROM forward_owed GROUP BY targets", []) { row in
+            for target in Store.owedTargets(row.string(0)) {
+                let seen = byTarget[target.name]
+                byTarget[target.name] = ((seen?.count ?? 0) + row.int(1), [seen?.oldest, row.optionalInt64(2)].compactMap { $0 }.min())
+            }
         }
-        return names.sorted()
-    }
-
-    /// How many owed rows not yet spread name `target`, and when the oldest was owed.
-    func owedNotSpread(target: String) throws -> (count: Int, oldest: Millis?) {
-        try db.first("SELECT COUNT(*), MIN(owed_ms) FROM forward_owed WHERE \(Store.owedNames)", [Store.owedPattern(target)]) {
-            (count: $0.int(0), oldest: $0.optionalInt64(1))
-        } ?? (0, nil)
+        return byTarget
     }
 
     /// Claims up to `limit` of `target`'s deliveries that are due at `now`, in the order
@@ -433,15 +420,7 @@ extension Store {
             byTarget[row.string(0), default: ForwardTargetStatus(target: row.string(0))].lastError = row.string(1)
             byTarget[row.string(0)]?.lastErrorAt = row.optionalInt64(2)
         }
-        for name in targets {
-            let owed = try owedNotSpread(target: name)
-            guard owed.count > 0, var status = byTarget[name] else { continue }
-            status.pending += owed.count
-            status.oldestPending = [status.oldestPending, owed.oldest].compactMap { $0 }.min()
-            byTarget[name] = status
-        }
-        for name in try owedTargetNames() where !targets.contains(name) {
-            let owed = try owedNotSpread(target: name)
+        for (name, owed) in try owedNotSpread() {
             var status = byTarget[name] ?? ForwardTargetStatus(target: name)
             status.pending += owed.count
             status.oldestPending = [status.oldestPending, owed.oldest].compactMap { $0 }.min()
@@ -463,7 +442,8 @@ extension Store {
     public func forwardReadings(targets: [String], now: Millis) throws -> [ForwardReading] {
         let hourAgo = now - 3_600_000, dayAgo = now - 86_400_000
         let named = Set(targets)
-        let others = Set(try forwardOutboxTargets() + owedTargetNames()).filter { !named.contains($0) }.sorted()
+        let owed = try owedNotSpread()
+        let others = Set(try forwardOutboxTargets() + owed.keys).filter { !named.contains($0) }.sorted()
         // The oldest pending delivery is the one with the lowest id: ids are given in the
         // order deliveries are owed, and the partial index finds it without reading the rest.
         return try (targets + others).map { name in
@@ -476,9 +456,10 @@ extension Store {
                 r.deliveredLastHour = row.int(4)
                 r.failedAttemptsLastHour = row.int(5)
             }
-            let owed = try owedNotSpread(target: name)
-            r.pending += owed.count
-            r.oldestPending = [r.oldestPending, owed.oldest].compactMap { $0 }.min()
+            if let owed = owed[name] {
+                r.pending += owed.count
+                r.oldestPending = [r.oldestPending, owed.oldest].compactMap { $0 }.min()
+            }
             return r
         }
     }
