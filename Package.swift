@@ -9,8 +9,9 @@ let package = Package(
         .library(name: "SubscriptionCore", targets: ["SubscriptionCore"]),
         .executable(name: "subdesk", targets: ["subdesk"]),
         .executable(name: "subdesk-bench", targets: ["subdesk-bench"]),
-        // URLSession for revalidation, in a helper process that subdesk starts on its first
-        // request, so that subdesk never links libcurl and can be linked statically.
+        // HTTP (HTTP/1.1, OpenSSL's TLS) for revalidation and the relay, in a helper process
+        // that subdesk starts on its first request: nothing a server sends is parsed beside
+        // the store, and subdesk never links libssl.
         .executable(name: "subdesk-http", targets: ["subdesk-http"]),
     ],
     targets: [
@@ -22,6 +23,9 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ",
                        providers: [.apt(["libpq-dev"])]),
+        // OpenSSL's TLS (libssl), for subdesk-http alone.
+        .systemLibrary(name: "CLibSSL", path: "Sources/CLibSSL",
+                       providers: [.apt(["libssl-dev"])]),
 
         // The commit, build time and linking deploy/package.sh gives the build ("unknown" otherwise).
         .target(name: "CBuildInfo"),
@@ -51,13 +55,16 @@ let package = Package(
         .target(name: "SubdeskTestKit", dependencies: ["SubdeskTestSupport", "SubscriptionCore", "CTestKitStart"]),
         // Starts the kit's observer when the test binary loads, before the first test.
         .target(name: "CTestKitStart"),
+        // HTTP/1.1 responses read from bytes and requests written as bytes: pure Swift, no I/O.
+        .target(name: "HTTP1"),
         // Shares no code with SubscriptionCore: only the socket's wire format.
-        .executableTarget(name: "subdesk-http", dependencies: ["HelperWire"]),
+        .executableTarget(name: "subdesk-http", dependencies: ["HelperWire", "HTTP1", "CLibSSL"]),
 
         .testTarget(name: "SubscriptionCoreTests", dependencies: ["SubscriptionCore", "SubdeskScenarios", "SubdeskTestKit", "FakeApple"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
         .testTarget(name: "FastCGITests", dependencies: ["FastCGI"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TerminalUI", "SubscriptionCore", "SubdeskScenarios",
                                                            "SubdeskTestKit", "FakeApple"],
                     exclude: ["Snapshots"]),

@@ -4,14 +4,13 @@ import HelperWire
 import Glibc
 #endif
 
-// subdesk-http: subdesk's HTTP (URLSession) in a process of its own. On Linux URLSession
-// brings libcurl and some thirty libraries; loading them costs a process about 12 ms at
-// start, which a CGI process answering one notification cannot afford and never needs,
-// and a statically linked subdesk could not load them at all. So subdesk starts this
-// helper on its first request, on a socket that is the helper's stdin and stdout, and
-// keeps it for the rest of its life. Requests run concurrently; each answer is written
-// when it completes (see HelperWire for the format). The helper exits when subdesk
-// closes the socket or exits.
+// subdesk-http: subdesk's HTTP client (HTTP/1.1 with OpenSSL's TLS: Transport.swift) in a
+// process of its own, so that nothing a server sends is parsed in the process that holds
+// the store, and a CGI process answering one notification never loads the TLS library. So
+// subdesk starts this helper on its first request, on a socket that is the helper's stdin
+// and stdout, and keeps it for the rest of its life. Requests run concurrently; each
+// answer is written when it completes (see HelperWire for the format). The helper exits
+// when subdesk closes the socket or exits.
 
 if CommandLine.arguments.count > 1 {
     FileHandle.standardError.write(Data("""
@@ -38,7 +37,7 @@ final class AnswerWriter: @unchecked Sendable {
 }
 
 let writer = AnswerWriter()
-let sessions = TransportSessions()
+let transport = Transport()
 reading: while true {
     switch HelperWire.readFrame(STDIN_FILENO) {
     case .closed:
@@ -51,7 +50,7 @@ reading: while true {
             FileHandle.standardError.write(Data("subdesk-http: malformed request frame\n".utf8))
             exit(3)
         }
-        sessions.session(connectionsPerHost: request.connectionsPerHost).perform(request, answer: writer.write)
+        transport.perform(request, answer: writer.write)
     }
 }
 exit(0)
