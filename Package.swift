@@ -1,8 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// No package dependencies by design: SQLite, ncursesw and libcrypto come in as
-// system library targets, everything else is Foundation.
+// No package dependencies by design: SQLite, ncursesw, libcrypto, libssl and libpq come in
+// as system library targets, everything else is Foundation.
 let package = Package(
     name: "subdesk",
     products: [

@@ -4,7 +4,7 @@
 #
 #   usr/bin/subdesk, usr/bin/subdesk-http     the Swift runtime linked in (-static-stdlib),
 #                                             system libraries (libc, SQLite, ncurses,
-#                                             libcrypto, libpq, libcurl) shared
+#                                             libcrypto, libssl, libpq) shared
 #   usr/lib/subdesk/subdesk-cgi, -metrics-cgi the web server's CGI programs (they start the
 #                                             subdesk two folders up: usr/bin/subdesk)
 #   usr/share/man/man1/subdesk*.1.gz          subdesk man --directory (subdesk-http's too)

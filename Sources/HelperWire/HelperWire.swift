@@ -4,8 +4,8 @@ import Glibc
 
 // The wire format between subdesk and its HTTP helper (`subdesk-http`), on a Unix stream
 // socket that is the helper's stdin and stdout. Both sides build on this module alone: it
-// needs neither Foundation's networking nor SubscriptionCore, so subdesk never links
-// URLSession and the helper never links the core.
+// needs neither the helper's HTTP and TLS nor SubscriptionCore, so subdesk never links
+// libssl and the helper never links the core.
 //
 // Every message is a frame: a u32 length, then that many bytes. Integers are big-endian;
 // a `bytes` field is a u32 length followed by that many bytes.

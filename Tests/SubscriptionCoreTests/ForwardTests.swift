@@ -312,6 +312,17 @@ final class ForwardDelivererTests: XCTestCase {
         return body
     }
 
+    /// serve's deliverers, behind while intake writes, rest for 32 times a batch's work, but
+    /// never below the floor's pace: 64 rows at 500/s is a batch every 128 ms at least.
+    func testADelivererThatIsBehindRestsWhileOthersWriteButKeepsItsFloor() {
+        let d = deliverer()
+        XCTAssertEqual(d.pacing.batch, 64)
+        XCTAssertEqual(d.pacing.floorPerSecond, 500)
+        XCTAssertEqual(d.rest(after: 0.001, share: 32), 0.032, accuracy: 1e-9)
+        XCTAssertEqual(d.rest(after: 0.009, share: 32), 0.119, accuracy: 1e-9, "bounded by the floor")
+        XCTAssertEqual(d.rest(after: 0.2, share: 32), 0, "a batch slower than the floor rests not at all")
+    }
+
     func testTheBodyGoesByteForByteSignedAndEveryRetryCarriesTheSameId() throws {
         let d = deliverer()
         server.route("POST", "/in", .init(status: 503), .init(status: 200))

@@ -30,6 +30,13 @@ public final class ForwardDeliverer {
         /// trickle of notifications then costs the writers answering Apple one short write
         /// this often, instead of one after every send. It adds to the lag at most this.
         public var settle: TimeInterval = 0.05
+        /// When set, a deliverer that is behind (its batch was full) and sees another
+        /// connection commit meanwhile (intake, in `serve`) rests after the batch for this
+        /// many times the batch's own time, but never so long that it delivers fewer than
+        /// `floorPerSecond`: on a host whose cores a backlog's sends would fill, answers to
+        /// Apple keep their time, and a backlog still drains while they go on.
+        public var yieldToOthers: Double?
+        public var floorPerSecond: Double = 500
 
         public init() {}
     }
@@ -85,6 +92,7 @@ public final class ForwardDeliverer {
         let senders = SenderPool(threads: pacing.concurrency, name: "subdesk-forward-\(target.name)")
         defer { senders.close() }
         var due = try claim()
+        var othersWrote = try pacing.yieldToOthers == nil ? 0 : store.dataVersion()
         while !stop() {
             if due.isEmpty {
                 if once { return counts }
@@ -92,6 +100,7 @@ public final class ForwardDeliverer {
                 due = try claim()
                 continue
             }
+            let started = DispatchTime.now().uptimeNanoseconds
             let attempts = send(due, on: senders)
             // Not behind (the batch was not full): let more notifications be stored before the
             // next write (`settle`).
@@ -99,6 +108,13 @@ public final class ForwardDeliverer {
             // The answers kept and the next deliveries claimed in one write: a write less per
             // batch for the writers that answer Apple to wait behind.
             due = try claim(recording: attempts, stop: stop)
+            if let share = pacing.yieldToOthers, !once, attempts.count >= pacing.batch {
+                let version = try store.dataVersion()
+                if version != othersWrote {
+                    othersWrote = version
+                    Thread.sleep(forTimeInterval: rest(after: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9, share: share))
+                }
+            }
             for (d, a) in attempts {
                 onAttempt?(d, a)
                 switch a.next {
@@ -127,6 +143,11 @@ public final class ForwardDeliverer {
             }
             return []
         }
+    }
+
+    /// How long to rest after a full batch that took `work` seconds while others wrote.
+    func rest(after work: TimeInterval, share: Double) -> TimeInterval {
+        max(0, min(work * share, Double(pacing.batch) / max(1, pacing.floorPerSecond) - work))
     }
 
     /// Sleeps until the next pending delivery is due, another process commits, or `stop`;

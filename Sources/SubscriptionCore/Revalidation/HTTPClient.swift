@@ -47,7 +47,7 @@ enum HTTPVerdict {
     case fail(RevalidationError)
 }
 
-/// Blocking HTTP over URLSession (in the `subdesk-http` helper process, started on first
+/// Blocking HTTP (in the `subdesk-http` helper process, started on first
 /// use: see `HTTPHelper`) with a timeout, bounded exponential backoff for
 /// transient failures, and Retry-After for 429. Blocking on purpose: revalidation runs
 /// on the caller's thread (the dashboard's worker, a sweep worker, the command line),

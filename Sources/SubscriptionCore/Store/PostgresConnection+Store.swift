@@ -185,6 +185,9 @@ extension PostgresConnection {
     /// there is no log file of the store's own to keep short.
     func configureForOneShotWrites() throws {}
     func finishOneShotWrites(walLimitBytes: Int64) {}
+    /// The server keeps its own log.
+    var keepsWriteAheadLogFile: Bool { false }
+    func checkpointBesideWriters(walLimitBytes: Int64) {}
 
     /// A statement may run at most 20 s past the write lock's timeout, and a transaction
     /// left idle (a client stopped half-way) ends after 30 s, freeing its locks.

@@ -346,6 +346,11 @@ protocol SQLConnection: AnyObject {
     /// Settings for one short-lived writer per request (CGI), and its end.
     func configureForOneShotWrites() throws
     func finishOneShotWrites(walLimitBytes: Int64)
+    /// Whether commits go to a log file beside the store that a writer must keep short.
+    var keepsWriteAheadLogFile: Bool { get }
+    /// Past `walLimitBytes`, copies the log into the store without holding up its writers,
+    /// then truncates it in their turn (see the SQLite connection's).
+    func checkpointBesideWriters(walLimitBytes: Int64)
     /// Bounds how long the server waits for a writer someone waits on; nothing without a server.
     func boundServerWaitsForIntake() throws
     /// Moves the write-ahead log into the store every `pages` pages, where there is one to move.

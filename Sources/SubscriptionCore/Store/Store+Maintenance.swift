@@ -120,6 +120,14 @@ extension Store {
     /// the database and truncated (see `SQLiteConnection.finishOneShotWrites`).
     public func finishOneShotWrites(walLimitBytes: Int64 = 1 << 20) { db.finishOneShotWrites(walLimitBytes: walLimitBytes) }
 
+    /// Whether commits go to a log file beside the store (SQLite's WAL) that a long-lived
+    /// writer must keep short, with `checkpointBesideWriters` on a connection of its own.
+    public var keepsWriteAheadLogFile: Bool { db.keepsWriteAheadLogFile }
+
+    /// Past `walLimitBytes`, the WAL is copied into the database beside the writers and
+    /// truncated in their turn (see `SQLiteConnection.checkpointBesideWriters`).
+    public func checkpointBesideWriters(walLimitBytes: Int64 = 1 << 20) { db.checkpointBesideWriters(walLimitBytes: walLimitBytes) }
+
     /// Stored size of V2 notification bodies against their size as received.
     public func bodyStatistics() throws -> (count: Int, storedBytes: Int64, jwsHeaders: Int, headerBytes: Int64) {
         let bodies = try db.first("SELECT count(*), IFNULL(sum(length(body)), 0) FROM notifications WHERE version = 2 AND source IS DISTINCT FROM 'generate'") {

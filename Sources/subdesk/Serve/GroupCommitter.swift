@@ -47,10 +47,15 @@ final class GroupCommitter: @unchecked Sendable {
     /// (and its single-writer lock taken) within this, requests or not.
     static let watchInterval: TimeInterval = 1
 
-    init(open: @escaping () throws -> Intake, opened: Intake? = nil, replaced: @escaping () -> Void = {}) {
+    /// Keeps the store's WAL short beside the committer (nil: nobody does, as in tests).
+    private let checkpoint: BackgroundCheckpoint?
+
+    init(open: @escaping () throws -> Intake, opened: Intake? = nil, checkpointStore: (() throws -> Store)? = nil,
+         replaced: @escaping () -> Void = {}) {
         self.open = open
         self.intake = opened
         self.replaced = replaced
+        checkpoint = checkpointStore.map { BackgroundCheckpoint(open: $0) }
         let thread = Thread { [self] in loop() }
         thread.name = "subdesk-commit"
         thread.start()
@@ -102,6 +107,7 @@ final class GroupCommitter: @unchecked Sendable {
                 // SQLite keeps beside that path (they may be the new store's).
                 if intake?.store.fileReplacedAtPath() != nil { intake?.store.closeAfterReplacement() }
                 intake = nil
+                checkpoint?.stop()
                 condition.broadcast()
                 condition.unlock()
                 return
@@ -132,8 +138,9 @@ final class GroupCommitter: @unchecked Sendable {
                 groups += 1
                 requests += group.count
                 largestGroup = max(largestGroup, group.count)
-                // The WAL is kept short as the CGI keeps it: truncated once past 1 MiB.
-                store.finishOneShotWrites()
+                // The WAL is kept short as the CGI keeps it (truncated once past 1 MiB), but on
+                // a thread of its own: the next group does not wait for the copy.
+                if store.keepsWriteAheadLogFile { checkpoint?.poke() }
             } catch let e as FileReplacedError {
                 // Another file took the store's path: the old one is let go. Found before the
                 // write, the group goes to the file there now; found after its commit, the
@@ -155,6 +162,7 @@ final class GroupCommitter: @unchecked Sendable {
     private func dropReplaced() {
         intake?.store.closeAfterReplacement()
         intake = nil
+        checkpoint?.letGoOfReplacedFile()
         replaced()
     }
 
@@ -165,5 +173,81 @@ final class GroupCommitter: @unchecked Sendable {
         if let intake, intake.store.fileReplacedAtPath() == nil { return }
         if intake != nil { dropReplaced() }
         intake = try? open()
+    }
+}
+
+/// Copies serve's WAL into the store and truncates it once it passes 1 MiB, on a thread
+/// and connection of its own, woken by the committer after a group: with the copy in the
+/// committer's path, the requests of the next group waited for it (BENCHMARKS.md, the
+/// relay's fifth pass). A store file replaced at the path is let go before the committer
+/// writes to the file there now (no connection may stay open on a replaced file, whose
+/// log and shared memory files have the new one's names), and the next wake opens that.
+final class BackgroundCheckpoint: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var poked = false
+    private var stopped = false
+    private let open: () throws -> Store
+    /// Held while the connection is used, opened or let go.
+    private let using = NSLock()
+    private var store: Store?
+
+    init(open: @escaping () throws -> Store) {
+        self.open = open
+        let thread = Thread { [self] in loop() }
+        thread.name = "subdesk-checkpoint"
+        thread.start()
+    }
+
+    /// Asks for a look at the WAL; returns at once.
+    func poke() {
+        condition.lock()
+        poked = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Ends the thread after the look under way, if any, and closes its connection.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Closes the connection when its file is no longer the one at the store's path; returns
+    /// once it is closed (after the look under way, if any).
+    func letGoOfReplacedFile() {
+        using.lock()
+        defer { using.unlock() }
+        if store?.fileReplacedAtPath() != nil {
+            store?.closeAfterReplacement()
+            store = nil
+        }
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while !poked && !stopped { condition.wait() }
+            let stopping = stopped
+            poked = false
+            condition.unlock()
+            if stopping {
+                letGoOfReplacedFile()
+                using.lock()
+                store = nil
+                using.unlock()
+                return
+            }
+            using.lock()
+            if store?.fileReplacedAtPath() != nil {
+                store?.closeAfterReplacement()
+                store = nil
+            }
+            // A store that cannot be opened now is tried again at the next wake.
+            if store == nil { store = try? open() }
+            store?.checkpointBesideWriters()
+            using.unlock()
+        }
     }
 }

@@ -33,7 +33,7 @@ final class ServeEngine: @unchecked Sendable {
             // The single-writer lock on the file the path names now, before writing to it.
             try lock?.hold()
             return try ServeEngine.openIntake(context)
-        }, opened: first, replaced: { engine?.storeFileReplaced() })
+        }, opened: first, checkpointStore: { try context.openStore(mode: .existing) }, replaced: { engine?.storeFileReplaced() })
         engine = self
     }
 

@@ -13,6 +13,9 @@ import SubscriptionCore
 final class ServeRelay: @unchecked Sendable {
     /// The nice value of the delivering threads (and helper), 0 being serve's own.
     static let niceness: Int32 = 10
+    /// How much longer than its work a deliverer that is behind rests while serve stores
+    /// notifications (`ForwardDeliverer.Pacing.yieldToOthers`, bounded by its floor).
+    static let yieldToIntake: Double = 32
 
     private let lock = NSLock()
     /// The deliverers' HTTP helper, started by the first send from a delivering thread (so
@@ -55,7 +58,9 @@ final class ServeRelay: @unchecked Sendable {
             do {
                 let opened = try store ?? context.openStore(mode: .existing)
                 store = opened
-                try ForwardDeliverer(target: target, store: opened, signature: signature, helper: helper).run(stop: { self.isStopped })
+                var pacing = ForwardDeliverer.Pacing()
+                pacing.yieldToOthers = Self.yieldToIntake
+                try ForwardDeliverer(target: target, store: opened, signature: signature, pacing: pacing, helper: helper).run(stop: { self.isStopped })
             } catch {
                 log.error("forward \(target.name): \(error); delivering again in \(Int(Self.restartPause)) s")
                 store = nil
