@@ -37,8 +37,7 @@ final class CheckpointBesideWritersTests: XCTestCase {
         try writer.configureForOneShotWrites()
         try writer.checkpointEvery(pages: 1_000_000)
         let keeper = try Store(path: path)
-        XCTAssertTrue(keeper.keepsWriteAheadLogFile)
-        XCTAssertFalse(try Store(path: ":memory:").keepsWriteAheadLogFile)
+        XCTAssertFalse(try Store(path: ":memory:").writeAheadLogIsPast(0))
 
         try store(writer, count: 100, from: 0)
         let small = walBytes(path)
@@ -46,8 +45,10 @@ final class CheckpointBesideWritersTests: XCTestCase {
         keeper.checkpointBesideWriters(walLimitBytes: 1 << 20)
         XCTAssertEqual(walBytes(path), small, "under the limit, the log is left as it is")
 
+        XCTAssertFalse(keeper.writeAheadLogIsPast(1 << 20))
         try store(writer, count: 1_000, from: 100)
         XCTAssertGreaterThan(walBytes(path), 1 << 20)
+        XCTAssertTrue(keeper.writeAheadLogIsPast(1 << 20))
         // The committer goes on writing, on another thread, while the log is kept.
         let done = DispatchSemaphore(value: 0)
         final class Failure: @unchecked Sendable { var error: Error? }

@@ -186,7 +186,7 @@ extension PostgresConnection {
     func configureForOneShotWrites() throws {}
     func finishOneShotWrites(walLimitBytes: Int64) {}
     /// The server keeps its own log.
-    var keepsWriteAheadLogFile: Bool { false }
+    func writeAheadLogIsPast(_ bytes: Int64) -> Bool { false }
     func checkpointBesideWriters(walLimitBytes: Int64) {}
 
     /// A statement may run at most 20 s past the write lock's timeout, and a transaction

@@ -346,8 +346,9 @@ protocol SQLConnection: AnyObject {
     /// Settings for one short-lived writer per request (CGI), and its end.
     func configureForOneShotWrites() throws
     func finishOneShotWrites(walLimitBytes: Int64)
-    /// Whether commits go to a log file beside the store that a writer must keep short.
-    var keepsWriteAheadLogFile: Bool { get }
+    /// Whether the log file beside the store that a writer must keep short is larger than
+    /// `bytes` (false where there is none).
+    func writeAheadLogIsPast(_ bytes: Int64) -> Bool
     /// Past `walLimitBytes`, copies the log into the store without holding up its writers,
     /// then truncates it in their turn (see the SQLite connection's).
     func checkpointBesideWriters(walLimitBytes: Int64)

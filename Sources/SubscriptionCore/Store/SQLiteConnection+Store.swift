@@ -93,7 +93,12 @@ extension SQLiteConnection {
         waitWhenBusy(milliseconds: busyTimeoutMs)
     }
 
-    var keepsWriteAheadLogFile: Bool { !readOnly && !path.isEmpty && path != ":memory:" }
+    /// stat(2) alone: cheap enough to ask after every commit.
+    func writeAheadLogIsPast(_ bytes: Int64) -> Bool {
+        guard !readOnly, !path.isEmpty, path != ":memory:" else { return false }
+        var info = stat()
+        return stat(path + "-wal", &info) == 0 && Int64(info.st_size) > bytes
+    }
 
     /// For a long-lived writer (serve), on a connection of its own beside the one that
     /// commits: the WAL's frames are copied into the database without holding up the
@@ -103,8 +108,7 @@ extension SQLiteConnection {
     /// per request was some 60% higher while a deliverer wrote beside it: BENCHMARKS.md).
     /// A writer of another process holding the lock leaves the truncation to a later call.
     func checkpointBesideWriters(walLimitBytes: Int64) {
-        var info = stat()
-        guard stat(path + "-wal", &info) == 0, Int64(info.st_size) > walLimitBytes else { return }
+        guard writeAheadLogIsPast(walLimitBytes) else { return }
         try? execute("PRAGMA wal_checkpoint(PASSIVE)")
         waitWhenBusy(milliseconds: 0)
         defer { waitWhenBusy(milliseconds: busyTimeoutMs) }

@@ -120,9 +120,9 @@ extension Store {
     /// the database and truncated (see `SQLiteConnection.finishOneShotWrites`).
     public func finishOneShotWrites(walLimitBytes: Int64 = 1 << 20) { db.finishOneShotWrites(walLimitBytes: walLimitBytes) }
 
-    /// Whether commits go to a log file beside the store (SQLite's WAL) that a long-lived
-    /// writer must keep short, with `checkpointBesideWriters` on a connection of its own.
-    public var keepsWriteAheadLogFile: Bool { db.keepsWriteAheadLogFile }
+    /// Whether the log file beside the store (SQLite's WAL), which a long-lived writer keeps
+    /// short with `checkpointBesideWriters` on a connection of its own, is past `bytes`.
+    public func writeAheadLogIsPast(_ bytes: Int64 = 1 << 20) -> Bool { db.writeAheadLogIsPast(bytes) }
 
     /// Past `walLimitBytes`, the WAL is copied into the database beside the writers and
     /// truncated in their turn (see `SQLiteConnection.checkpointBesideWriters`).

@@ -140,7 +140,7 @@ final class GroupCommitter: @unchecked Sendable {
                 largestGroup = max(largestGroup, group.count)
                 // The WAL is kept short as the CGI keeps it (truncated once past 1 MiB), but on
                 // a thread of its own: the next group does not wait for the copy.
-                if store.keepsWriteAheadLogFile { checkpoint?.poke() }
+                if store.writeAheadLogIsPast() { checkpoint?.poke() }
             } catch let e as FileReplacedError {
                 // Another file took the store's path: the old one is let go. Found before the
                 // write, the group goes to the file there now; found after its commit, the
