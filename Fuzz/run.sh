@@ -6,7 +6,7 @@
 # Builds the libFuzzer binary (the subdesk sources, the core's among them, and Fuzz/Targets,
 # compiled by swiftc with -sanitize=fuzzer,address) into .build/fuzz/, then runs TARGET for at
 # most SECONDS, seeded from Fuzz/corpus/TARGET. Targets: intake, payload, jws,
-# certificate, response, fastcgi and options, the command line's parse (each file in
+# certificate, response, fastcgi, http (subdesk-http's response reader) and options, the command line's parse (each file in
 # Fuzz/Targets says what it feeds where); one binary serves them all.
 # FUZZ_OPTIMIZE=-Onone builds it unoptimized (.build/fuzz/subdesk-fuzz-onone):
 # it compiles in about a quarter of the time and runs fewer inputs a second, the better trade
@@ -17,16 +17,16 @@
 set -euo pipefail
 
 usage() {
-    echo "usage: Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi SECONDS [LIBFUZZER_OPTION...]" >&2
-    echo "       Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi replay FILE..." >&2
-    echo "       Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi build" >&2
+    echo "usage: Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi|http SECONDS [LIBFUZZER_OPTION...]" >&2
+    echo "       Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi|http replay FILE..." >&2
+    echo "       Fuzz/run.sh intake|payload|jws|certificate|response|options|fastcgi|http build" >&2
     exit 2
 }
 [ $# -ge 2 ] || usage
 target=$1
 seconds=$2
 shift 2
-case "$target" in intake|payload|jws|certificate|response|options|fastcgi) ;; *) usage ;; esac
+case "$target" in intake|payload|jws|certificate|response|options|fastcgi|http) ;; *) usage ;; esac
 [[ "$seconds" =~ ^[0-9]+$ || "$seconds" == replay || "$seconds" == build ]] || usage
 [[ "$seconds" != replay || $# -gt 0 ]] || usage
 
@@ -38,7 +38,7 @@ case "$optimize" in -O) binary=$build/subdesk-fuzz ;; -Onone) binary=$build/subd
     *) echo "Fuzz/run.sh: FUZZ_OPTIMIZE is -O or -Onone, not $optimize" >&2; exit 2 ;; esac
 mkdir -p "$build"
 
-sources=(Sources/SubscriptionCore Sources/HelperWire Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios
+sources=(Sources/SubscriptionCore Sources/HelperWire Sources/HTTP1 Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios
          Sources/subdesk Sources/FastCGI Sources/CBuildInfo Fuzz/Targets Sources/CSQLite Sources/COpenSSL Sources/CNCurses
          sample-data/test-ca)
 stale=no
@@ -87,7 +87,7 @@ if [ "$stale" = yes ]; then
         swiftc -parse-as-library -module-name "$module" -emit-module -emit-module-path "$build/stubs/$module.swiftmodule" \
             "$build/stubs/$module.swift" 2> "$build/compile.log" || { cat "$build/compile.log" >&2; exit 4; }
     done
-    mapfile -t all < <(find Sources/SubscriptionCore Sources/FastCGI Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios Sources/subdesk \
+    mapfile -t all < <(find Sources/SubscriptionCore Sources/FastCGI Sources/HTTP1 Sources/TerminalUI Sources/Dashboard Sources/SubdeskScenarios Sources/subdesk \
         -name '*.swift' ! -path Sources/subdesk/main.swift | sort)
     echo "fuzz: compiling ${#all[@]} sources and the targets into $binary" >&2
     started=$(date +%s)

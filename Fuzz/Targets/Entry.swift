@@ -13,6 +13,7 @@ let fuzzTargets: [String: FuzzTarget] = [
     "response": ResponseTarget.run,
     "fastcgi": FastCGITarget.run,
     "options": OptionsTarget.run,
+    "http": HTTPTarget.run,
 ]
 
 nonisolated(unsafe) var selectedTarget: FuzzTarget?

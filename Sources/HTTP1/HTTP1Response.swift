@@ -136,7 +136,8 @@ public struct HTTP1ResponseReader: Sendable {
             switch state {
             case .head:
                 guard let end = headEnd(from: index) else {
-                    if pending.count - index > maxHeadBytes {
+                    // Past the bound even with the blank line's CR LF still to come.
+                    if pending.count - index > maxHeadBytes + 2 {
                         throw HTTP1ResponseError.malformed("its header is larger than \(maxHeadBytes) bytes")
                     }
                     return
@@ -170,7 +171,7 @@ public struct HTTP1ResponseReader: Sendable {
                 if remaining == take { finish() } else { state = .length(remaining: remaining - take) }
             case .chunkLine:
                 guard let lineEnd = lineEnd(from: index) else {
-                    if pending.count - index > Self.maxChunkLine { throw HTTP1ResponseError.malformed("a chunk's size line is too long") }
+                    if pending.count - index > Self.maxChunkLine + 1 { throw HTTP1ResponseError.malformed("a chunk's size line is too long") }
                     return
                 }
                 guard lineEnd.line - index <= Self.maxChunkLine else { throw HTTP1ResponseError.malformed("a chunk's size line is too long") }
@@ -199,7 +200,8 @@ public struct HTTP1ResponseReader: Sendable {
                 state = .chunkLine
             case .trailers:
                 guard let lineEnd = lineEnd(from: index) else {
-                    if trailerBytes + pending.count - index > maxHeadBytes { throw HTTP1ResponseError.malformed("its trailer is too large") }
+                    // The line's LF still to come counts as it will when it arrives.
+                    if trailerBytes + pending.count - index + 1 > maxHeadBytes { throw HTTP1ResponseError.malformed("its trailer is too large") }
                     return
                 }
                 trailerBytes += lineEnd.next - index

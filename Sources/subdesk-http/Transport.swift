@@ -430,7 +430,8 @@ final class ConnectionPools: @unchecked Sendable {
             connection.idleSince = DispatchTime.now().uptimeNanoseconds
             kept[key, default: []].append(connection)
         }
-        condition.signal()
+        // Every waiter looks: the one woken may be waiting for another host's slot.
+        condition.broadcast()
         condition.unlock()
     }
 }

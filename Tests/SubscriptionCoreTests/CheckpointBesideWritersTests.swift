@@ -54,13 +54,14 @@ final class CheckpointBesideWritersTests: XCTestCase {
         final class Failure: @unchecked Sendable { var error: Error? }
         let failure = Failure()
         Thread {
-            do { for round in 0..<20 { try self.store(writer, count: 10, from: 2_000 + round * 10) } } catch { failure.error = error }
+            // Ten small commits: wherever they land around the truncation, under 1 MiB of log.
+            do { for round in 0..<10 { try self.store(writer, count: 1, from: 2_000 + round) } } catch { failure.error = error }
             done.signal()
         }.start()
         keeper.checkpointBesideWriters(walLimitBytes: 1 << 20)
         done.wait()
         XCTAssertNil(failure.error)
         XCTAssertLessThan(walBytes(path), 1 << 20, "the log was truncated; only what was written since is in it")
-        XCTAssertEqual(try Store(path: path).notificationCount(), 1_300)
+        XCTAssertEqual(try Store(path: path).notificationCount(), 1_110)
     }
 }
