@@ -73,7 +73,7 @@ final class Transport: @unchecked Sendable {
         for attempt in 0..<2 {
             let kept: Connection?
             do {
-                kept = try pools.take(destination.key, limit: request.connectionsPerHost, deadline: deadline)
+                kept = try pools.take(destination.key, limit: request.connectionsPerHost, deadline: deadline, fresh: attempt > 0)
             } catch {
                 return failure(request.id, error)
             }
@@ -400,13 +400,15 @@ final class ConnectionPools: @unchecked Sendable {
     private var out: [String: Int] = [:]
 
     /// A kept connection, or nil when the caller may open a new one (its slot is taken).
-    func take(_ key: String, limit: Int, deadline: Deadline) throws -> Connection? {
+    /// `fresh`: a kept one just failed, so the others kept for the host (closed by the same
+    /// server, likely) are closed, and the caller opens a new one.
+    func take(_ key: String, limit: Int, deadline: Deadline, fresh: Bool = false) throws -> Connection? {
         condition.lock()
         defer { condition.unlock() }
         while true {
             let now = DispatchTime.now().uptimeNanoseconds
             while let connection = kept[key]?.popLast() {
-                if now - connection.idleSince < Self.keptFor && !connection.isStale {
+                if !fresh && now - connection.idleSince < Self.keptFor && !connection.isStale {
                     out[key, default: 0] += 1
                     return connection
                 }

@@ -64,6 +64,61 @@ final class RevalidationHTTPHelperTests: XCTestCase {
         }
     }
 
+    /// A server that keeps each connection for one answer only and closes it when asked a
+    /// second time, without a word: the helper, which kept the connection, sends the request
+    /// again on a new one, once, and the caller never sees the closed one.
+    func testAKeptConnectionTheServerClosedIsReplacedAndTheRequestSentAgainOnce() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(listener, 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        XCTAssertTrue(bound)
+        XCTAssertEqual(listen(listener, 8), 0)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        final class Count: @unchecked Sendable { var connections = 0 }
+        let count = Count()
+        Thread {
+            while true {
+                let fd = accept(listener, nil, nil)
+                guard fd >= 0 else { return }
+                count.connections += 1
+                let number = count.connections
+                Thread {
+                    defer { close(fd) }
+                    var asked = 0
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    var pending: [UInt8] = []
+                    while true {
+                        let n = read(fd, &buffer, buffer.count)
+                        guard n > 0 else { return }
+                        pending += buffer[0..<n]
+                        while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
+                            pending.removeSubrange(..<end.upperBound)
+                            asked += 1
+                            // Asked again on a kept connection: closed, unanswered.
+                            if asked > 1 { return }
+                            let body = "connection \(number)"
+                            let answer = "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                            _ = answer.withCString { write(fd, $0, strlen($0)) }
+                        }
+                    }
+                }.start()
+            }
+        }.start()
+        defer { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+        let http = client()
+        let url = URL(string: "http://127.0.0.1:\(port)/ask")!
+        XCTAssertEqual(String(decoding: try http.send(HTTPRequest(method: "GET", url: url)).body, as: UTF8.self), "connection 1")
+        XCTAssertEqual(String(decoding: try http.send(HTTPRequest(method: "GET", url: url)).body, as: UTF8.self), "connection 2",
+                       "sent again on a new connection")
+        XCTAssertEqual(String(decoding: try http.send(HTTPRequest(method: "GET", url: url)).body, as: UTF8.self), "connection 3")
+    }
+
     func testConcurrentRequestsAreEachAnsweredWithTheirOwnBytes() throws {
         let gauge = RevalidationInFlightGauge()
         server.route("POST", "/echo") { request in
