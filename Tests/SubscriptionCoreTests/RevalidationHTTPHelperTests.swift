@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import FakeApple
+import SubdeskTestKit
 @testable import SubscriptionCore
 
 /// HTTP through the `subdesk-http` helper process: concurrent requests over its one
@@ -68,18 +69,8 @@ final class RevalidationHTTPHelperTests: XCTestCase {
     /// second time, without a word: the helper, which kept the connection, sends the request
     /// again on a new one, once, and the caller never sees the closed one.
     func testAKeptConnectionTheServerClosedIsReplacedAndTheRequestSentAgainOnce() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(listener, 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        XCTAssertTrue(bound)
+        let (listener, port) = try LoopbackSocket.bound()
         XCTAssertEqual(listen(listener, 8), 0)
-        let port = Int(UInt16(bigEndian: address.sin_port))
         final class Count: @unchecked Sendable { var connections = 0 }
         let count = Count()
         Thread {

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 @testable import subdesk
+import SubdeskTestKit
 
 /// The relay from the on-call side: `doctor` on each `[forward]` target's set-up, `check`'s
 /// perfdata and thresholds, and the metrics of a configured target.
@@ -9,21 +10,9 @@ final class ForwardOnCallCLITests: SubdeskTestCase {
     /// A TCP socket listening on the loopback (connections wait in its backlog, never
     /// accepted), and a port nothing listens on.
     func ports() throws -> (listening: Int32, port: Int, closed: Int) {
-        func bound() throws -> (Int32, Int) {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let ok = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-            }
-            guard fd >= 0, ok else { throw XCTSkip("no loopback socket here") }
-            return (fd, Int(UInt16(bigEndian: address.sin_port)))
-        }
-        let (listening, port) = try bound()
+        let (listening, port) = try LoopbackSocket.bound()
         XCTAssertEqual(listen(listening, 8), 0)
-        let (spare, closed) = try bound()
+        let (spare, closed) = try LoopbackSocket.bound()
         close(spare)
         return (listening, port, closed)
     }
