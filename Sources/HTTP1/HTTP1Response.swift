@@ -62,7 +62,11 @@ public struct HTTP1ResponseReader: Sendable {
 
     public private(set) var head: HTTP1ResponseHead?
     public private(set) var body: [UInt8] = []
-    public private(set) var isComplete = false
+    /// Whether the whole response has been read.
+    public var isComplete: Bool {
+        if case .done = state { return true }
+        return false
+    }
     /// Bytes received after the response ended (a server that sent more than one answer).
     public private(set) var surplus = 0
     /// Whether any byte of a response has arrived.
@@ -82,6 +86,8 @@ public struct HTTP1ResponseReader: Sendable {
     private enum Framing { case none, length(Int), chunked, untilClose }
 
     private var state = State.head
+    /// How the body is framed, as the head said (`.none` until it is read).
+    private var framedBy = Framing.none
     private var pending: [UInt8] = []
     private var trailerBytes = 0
 
@@ -96,12 +102,8 @@ public struct HTTP1ResponseReader: Sendable {
     public var connectionReusable: Bool {
         guard isComplete, surplus == 0, let head, head.minorVersion >= 1, !head.lists("connection", "close") else { return false }
         if head.value("transfer-encoding") != nil && head.value("content-length") != nil { return false }
-        return framing(of: head) != nil && !isUntilClose(head)
-    }
-
-    private func isUntilClose(_ head: HTTP1ResponseHead) -> Bool {
-        if case .untilClose = framing(of: head) ?? .none { return true }
-        return false
+        if case .untilClose = framedBy { return false }
+        return true
     }
 
     /// Takes the next bytes read from the connection.
@@ -123,7 +125,6 @@ public struct HTTP1ResponseReader: Sendable {
         case .done: return
         case .untilClose:
             state = .done
-            isComplete = true
         default:
             throw HTTP1ResponseError.truncated
         }
@@ -156,6 +157,7 @@ public struct HTTP1ResponseReader: Sendable {
                 guard let framing = framing(of: parsed) else {
                     throw HTTP1ResponseError.malformed("its Content-Length is not one number")
                 }
+                framedBy = framing
                 switch framing {
                 case .none: finish()
                 case .length(let length):
@@ -223,10 +225,7 @@ public struct HTTP1ResponseReader: Sendable {
         }
     }
 
-    private mutating func finish() {
-        state = .done
-        isComplete = true
-    }
+    private mutating func finish() { state = .done }
 
     private func framing(of head: HTTP1ResponseHead) -> Framing? {
         if requestWasHead || (100...199).contains(head.status) || head.status == 204 || head.status == 304 { return Framing.none }
