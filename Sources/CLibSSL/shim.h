@@ -14,4 +14,8 @@ static inline long subdesk_ssl_ctx_set_modes(SSL_CTX *ctx) {
     /* Writes may continue from a moved buffer (Swift arrays move); no renegotiation retries hidden in reads. */
     return SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE);
 }
+/* Whether an error from the queue is a peer that closed the connection without TLS's close_notify. */
+static inline int subdesk_ssl_error_is_unexpected_eof(unsigned long code) {
+    return ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
+}
 #endif

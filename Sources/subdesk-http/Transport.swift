@@ -89,20 +89,16 @@ final class Transport: @unchecked Sendable {
                 }
             }
             do {
-                let (reader, reusable) = try connection.exchange(bytes, method: request.method, maxBody: request.maxResponseBytes,
-                                                                 deadline: deadline)
-                pools.give(destination.key, reusable ? connection : nil)
-                if !reusable { connection.close() }
+                let reader = try connection.exchange(bytes, method: request.method, maxBody: request.maxResponseBytes, deadline: deadline)
+                pools.give(destination.key, connection, keep: reader.connectionReusable)
                 guard let head = reader.head else { return .failure(request.id, HelperResponse.noAnswer, "no HTTP response") }
                 let lines = head.joinedFields.map { "\($0.name): \($0.value)\n" }.joined()
                 return HelperResponse(id: request.id, status: Int32(head.status), headers: lines, body: reader.body)
             } catch let failure as ExchangeFailure where kept != nil && attempt == 0 && failure.beforeAnswer {
-                connection.close()
-                pools.give(destination.key, nil)
+                pools.give(destination.key, connection)
                 continue
             } catch {
-                connection.close()
-                pools.give(destination.key, nil)
+                pools.give(destination.key, connection)
                 return failure(request.id, error)
             }
         }
@@ -145,7 +141,7 @@ struct Deadline {
     var remainingMs: Int32 {
         let now = DispatchTime.now().uptimeNanoseconds
         guard now < at else { return 0 }
-        return Int32(min(Int64.max, Int64((at - now + 999_999) / 1_000_000)).clamped(to: 1...Int64(Int32.max)))
+        return Int32(min((at - now + 999_999) / 1_000_000, UInt64(Int32.max)))
     }
 
     /// Waits until `fd` is ready for `events`; throws when the deadline passes first.
@@ -159,10 +155,6 @@ struct Deadline {
             if r < 0 && errno != EINTR { throw ExchangeFailure.network("poll failed: \(String(cString: strerror(errno)))") }
         }
     }
-}
-
-extension Comparable {
-    func clamped(to range: ClosedRange<Self>) -> Self { min(max(self, range.lowerBound), range.upperBound) }
 }
 
 /// One TCP connection, with TLS or without, its socket non-blocking.
@@ -249,8 +241,8 @@ final class Connection: @unchecked Sendable {
         return poll(&p, 1, 0) != 0
     }
 
-    /// Sends `request` and reads the answer; whether the connection may carry another.
-    func exchange(_ request: [UInt8], method: String, maxBody: Int, deadline: Deadline) throws -> (HTTP1ResponseReader, Bool) {
+    /// Sends `request` and reads the answer (which says whether the connection may carry another).
+    func exchange(_ request: [UInt8], method: String, maxBody: Int, deadline: Deadline) throws -> HTTP1ResponseReader {
         do {
             try write(request, deadline: deadline)
         } catch let failure as ExchangeFailure where failure.status == HelperResponse.noAnswer {
@@ -272,7 +264,7 @@ final class Connection: @unchecked Sendable {
             }
             try reader.feed(buffer[0..<n])
         }
-        return (reader, reader.connectionReusable)
+        return reader
     }
 
     private func write(_ bytes: [UInt8], deadline: Deadline) throws {
@@ -288,7 +280,7 @@ final class Connection: @unchecked Sendable {
                 continue
             }
             if let ssl {
-                try TLS.waitOrFail(ssl, fd: fd, result: Int32(n), deadline: deadline, doing: "sending")
+                try TLS.waitOrFail(ssl, fd: fd, result: Int32(n), deadline: deadline, during: .sending)
             } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 try deadline.wait(fd, for: Int16(POLLOUT))
             } else if n < 0 && errno == EINTR {
@@ -311,7 +303,7 @@ final class Connection: @unchecked Sendable {
             if let ssl {
                 let error = SSL_get_error(ssl, Int32(n))
                 if error == SSL_ERROR_ZERO_RETURN { return 0 }
-                try TLS.waitOrFail(ssl, fd: fd, result: Int32(n), deadline: deadline, doing: "reading")
+                try TLS.waitOrFail(ssl, fd: fd, result: Int32(n), deadline: deadline, during: .reading)
             } else if n == 0 {
                 return 0
             } else if errno == EAGAIN || errno == EWOULDBLOCK {
@@ -352,7 +344,7 @@ enum TLS {
             let r = SSL_connect(ssl)
             if r == 1 { return ssl }
             do {
-                try waitOrFail(ssl, fd: fd, result: r, deadline: deadline, doing: "the handshake")
+                try waitOrFail(ssl, fd: fd, result: r, deadline: deadline, during: .handshake)
             } catch {
                 SSL_free(ssl)
                 throw error
@@ -360,8 +352,14 @@ enum TLS {
         }
     }
 
+    /// What a TLS call was doing.
+    enum Step: String, CustomStringConvertible {
+        case handshake = "the handshake", sending, reading
+        var description: String { rawValue }
+    }
+
     /// After an SSL call that returned `result`: waits for what it wants, or throws why it failed.
-    static func waitOrFail(_ ssl: OpaquePointer, fd: Int32, result: Int32, deadline: Deadline, doing: String) throws {
+    static func waitOrFail(_ ssl: OpaquePointer, fd: Int32, result: Int32, deadline: Deadline, during step: Step) throws {
         let savedErrno = errno
         switch SSL_get_error(ssl, result) {
         case SSL_ERROR_WANT_READ: try deadline.wait(fd, for: Int16(POLLIN))
@@ -371,11 +369,12 @@ enum TLS {
             ERR_clear_error()
             throw ExchangeFailure.network("connection lost")
         default:
+            let peerClosed = subdesk_ssl_error_is_unexpected_eof(ERR_peek_error()) != 0
             let verified = SSL_get_verify_result(ssl)
             let reason = verified != X509_V_OK ? String(cString: X509_verify_cert_error_string(verified)) : lastError()
             ERR_clear_error()
-            if doing == "the handshake" { throw ExchangeFailure.network("TLS failed (\(reason))") }
-            throw ExchangeFailure.network(reason.contains("unexpected eof") ? "connection lost" : "TLS failed while \(doing) (\(reason))")
+            if step == .handshake { throw ExchangeFailure.network("TLS failed (\(reason))") }
+            throw ExchangeFailure.network(peerClosed ? "connection lost" : "TLS failed while \(step) (\(reason))")
         }
     }
 
@@ -424,13 +423,16 @@ final class ConnectionPools: @unchecked Sendable {
         }
     }
 
-    /// Gives a slot back: with a connection to keep, or nil when it was closed or never opened.
-    func give(_ key: String, _ connection: Connection?) {
+    /// Gives a slot back, with its connection (nil: none was opened), which is kept for the
+    /// next request when `keep` says so and closed otherwise.
+    func give(_ key: String, _ connection: Connection?, keep: Bool = false) {
         condition.lock()
         out[key, default: 1] -= 1
-        if let connection {
+        if let connection, keep {
             connection.idleSince = DispatchTime.now().uptimeNanoseconds
             kept[key, default: []].append(connection)
+        } else {
+            connection?.close()
         }
         // Every waiter looks: the one woken may be waiting for another host's slot.
         condition.broadcast()
