@@ -83,17 +83,15 @@ extension SQLiteConnection {
     /// Past `walLimitBytes` the WAL is copied into the database and truncated; when another
     /// connection is busy that is left to a later request (or, for `serve`, a later group).
     func finishOneShotWrites(walLimitBytes: Int64) {
-        // stat(2), not FileManager's attributes: those also look up the owner's name,
-        // which costs a one-shot process the whole user database.
-        var info = stat()
-        guard stat(path + "-wal", &info) == 0, Int64(info.st_size) > walLimitBytes else { return }
+        guard writeAheadLogIsPast(walLimitBytes) else { return }
         waitWhenBusy(milliseconds: 0)
         try? execute("PRAGMA wal_checkpoint(TRUNCATE)")
         // A long-lived writer (serve) goes on writing through this connection.
         waitWhenBusy(milliseconds: busyTimeoutMs)
     }
 
-    /// stat(2) alone: cheap enough to ask after every commit.
+    /// stat(2) alone, cheap enough to ask after every commit: not FileManager's attributes,
+    /// which also look up the owner's name and cost a one-shot process the whole user database.
     func writeAheadLogIsPast(_ bytes: Int64) -> Bool {
         guard !readOnly, !path.isEmpty, path != ":memory:" else { return false }
         var info = stat()

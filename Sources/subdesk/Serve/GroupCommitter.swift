@@ -219,6 +219,11 @@ final class BackgroundCheckpoint: @unchecked Sendable {
     func letGoOfReplacedFile() {
         using.lock()
         defer { using.unlock() }
+        letGoIfReplaced()
+    }
+
+    /// With `using` held.
+    private func letGoIfReplaced() {
         if store?.fileReplacedAtPath() != nil {
             store?.closeAfterReplacement()
             store = nil
@@ -232,22 +237,16 @@ final class BackgroundCheckpoint: @unchecked Sendable {
             let stopping = stopped
             poked = false
             condition.unlock()
-            if stopping {
-                letGoOfReplacedFile()
-                using.lock()
-                store = nil
-                using.unlock()
-                return
-            }
             using.lock()
-            if store?.fileReplacedAtPath() != nil {
-                store?.closeAfterReplacement()
+            defer { using.unlock() }
+            letGoIfReplaced()
+            if stopping {
                 store = nil
+                return
             }
             // A store that cannot be opened now is tried again at the next wake.
             if store == nil { store = try? open() }
             store?.checkpointBesideWriters()
-            using.unlock()
         }
     }
 }
