@@ -22,7 +22,7 @@ final class HelperTLSTests: XCTestCase {
         good = try WebServerTests.freeLoopbackPort()
         otherName = try WebServerTests.freeLoopbackPort()
         plain = try WebServerTests.freeLoopbackPort()
-        let config = dir + "/nginx.conf"
+        let config = dir + "/nginx.conf", temp = dir + "/tmp"
         try """
             \(getuid() == 0 ? "user root;" : "")
             daemon off;
@@ -30,11 +30,11 @@ final class HelperTLSTests: XCTestCase {
             error_log \(dir!)/logs/error.log;
             events { worker_connections 64; }
             http {
-                client_body_temp_path \(dir!)/tmp/body;
-                proxy_temp_path \(dir!)/tmp/proxy;
-                fastcgi_temp_path \(dir!)/tmp/fastcgi;
-                uwsgi_temp_path \(dir!)/tmp/uwsgi;
-                scgi_temp_path \(dir!)/tmp/scgi;
+                client_body_temp_path \(temp)/body;
+                proxy_temp_path \(temp)/proxy;
+                fastcgi_temp_path \(temp)/fastcgi;
+                uwsgi_temp_path \(temp)/uwsgi;
+                scgi_temp_path \(temp)/scgi;
                 log_format connections '$connection $request_method $uri $status';
                 access_log \(dir!)/logs/access.log connections;
                 server {
