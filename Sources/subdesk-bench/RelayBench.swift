@@ -11,7 +11,8 @@ import SubdeskScenarios
 /// - a backlog of 100,000 owed deliveries (written by the bench, their notifications stored
 ///   without intake) drained by `subdesk forward run --once`: its rate and resident memory;
 /// - serve's answers while a deliverer drains such a backlog, against the same store with
-///   no target.
+///   no target: sequential requests, as fast as serve answers (`intake`), and a steady
+///   200 requests/s (`steady`), with the deliveries made meanwhile.
 enum RelayBench {
     static let secret = "bench-relay-secret"
 
@@ -75,6 +76,8 @@ enum RelayBench {
         if part("cost") { for engine in engines { try cost(binary: binary, engine: engine, postgres: postgres, target: target) } }
         if part("lag") { for engine in engines { try lag(binary: binary, engine: engine, postgres: postgres, target: target) } }
         if part("backlog") { try backlog(binary: binary, target: target) }
+        if part("intake") { try intakeWhileDraining(binary: binary, target: target) }
+        if part("steady") { try steadyWhileDraining(binary: binary, target: target) }
     }
 
     /// Sequential requests through serve with two healthy targets and with none, 5 runs
@@ -156,24 +159,86 @@ enum RelayBench {
         record(Figure(section: "relay", what: "forward run and its HTTP helper, resident together at most (sampled every 0.2 s), MB",
                       value: fmt(treeMB, 1) + " MB (the largest one process: \(fmt(Double(run.largestKB) / 1024, 1)) MB)",
                       target: "< 100 MB", met: treeMB < 100, numbers: ["peakTreeMB": treeMB, "largestProcessMB": Double(run.largestKB) / 1024]))
+    }
 
-        // Intake's answers while serve drains a backlog, against no target: 3 runs each, alternating.
+    /// Serve's answers to 2,000 sequential requests, each sent as the one before is answered,
+    /// while serve drains a backlog, against the same store with no target: 3 runs each,
+    /// alternating, the same bodies in each (each run has a fresh store); and how many
+    /// deliveries serve made while it ran.
+    static func intakeWhileDraining(binary: String, target: Target) throws {
+        let count = options.relayBacklog
+        let bodies = try signedBodies(2_000)
         var p99s: [String: [Double]] = ["none": [], "draining": []]
+        var rates: [Double] = []
         for round in 0..<3 {
             for (name, targets) in [("none", 0), ("draining", 1)] {
                 let store = try filledBacklog(count, name: "intake\(name)\(round)")
                 let conf = try config("intake\(name)", server: targets == 0 ? nil : target.server, targets: targets, external: true)
-                let times = try ServeBench.serve(binary: binary, store: store, bodies: try signedBodies(300), clients: 1,
-                                                 extra: ["--config", conf]).times
+                let started = DispatchTime.now().uptimeNanoseconds
+                let times = try ServeBench.serve(binary: binary, store: store, bodies: bodies, clients: 1, extra: ["--config", conf]).times
+                let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
                 p99s[name, default: []].append(percentile(times, 0.99))
+                if targets > 0 {
+                    let delivered = try Store(path: store).forwardStatus(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
+                    rates.append(Double(delivered) / seconds)
+                }
             }
         }
-        let none = Spread(p99s["none"]!), draining = Spread(p99s["draining"]!)
-        record(Figure(section: "relay", what: "serve p99 ms/request, backlog of \(count), no target (median of 3)",
+        let none = Spread(p99s["none"]!), draining = Spread(p99s["draining"]!), rate = Spread(rates)
+        record(Figure(section: "relay", what: "serve p99 ms/request, sequential, backlog of \(count), no target (median of 3)",
                       value: spreadText(none, 2, unit: " ms"), target: "", met: nil, numbers: ["p99": none.median]))
-        record(Figure(section: "relay", what: "serve p99 ms/request while draining it (median of 3)",
+        record(Figure(section: "relay", what: "serve p99 ms/request, sequential, while draining it (median of 3)",
                       value: spreadText(draining, 2, unit: " ms"), target: "<= 1.10x no target (\(fmt(none.median * 1.1, 2)) ms)",
                       met: draining.median <= none.median * 1.1, numbers: ["p99": draining.median, "ratio": draining.median / none.median]))
+        record(Figure(section: "relay", what: "deliveries/s serve made while it ran (median of 3)", value: spreadText(rate, 0, unit: "/s"),
+                      target: "", met: nil, numbers: ["perSecond": rate.median]))
+    }
+
+    /// Serve's answers to a steady 200 requests/s (Apple's traffic at a busy hour, one
+    /// connection) for 10 s while serve drains a backlog, against the same store with no
+    /// target, 3 runs each, alternating; and how many deliveries serve made meanwhile.
+    static func steadyWhileDraining(binary: String, target: Target) throws {
+        let count = options.relayBacklog
+        var p99s: [String: [Double]] = ["none": [], "draining": []]
+        var rates: [Double] = []
+        let bodies = try signedBodies(2_000)
+        for round in 0..<3 {
+            for (name, targets) in [("none", 0), ("draining", 1)] {
+                let store = try filledBacklog(count, name: "steady\(name)\(round)")
+                let conf = try config("steady\(name)", server: targets == 0 ? nil : target.server, targets: targets, external: true)
+                let socket = dataDirectory + "/serve.sock"
+                let pid = try ServeBench.startServe(binary: binary, store: store, socket: socket, extra: ["--config", conf])
+                defer {
+                    kill(pid, SIGTERM)
+                    var status: Int32 = 0
+                    waitpid(pid, &status, 0)
+                }
+                let fd = try ServeBench.connectUnix(socket)
+                defer { close(fd) }
+                let before = try Store(path: store).forwardStatus(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
+                var times: [Double] = []
+                let start = DispatchTime.now().uptimeNanoseconds
+                for (i, body) in bodies.enumerated() {
+                    let due = start + UInt64(i) * 5_000_000
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    if due > now { usleep(UInt32((due - now) / 1000)) }
+                    let sent = DispatchTime.now().uptimeNanoseconds
+                    if ServeBench.post(fd, body) { times.append(Double(DispatchTime.now().uptimeNanoseconds - sent) / 1e6) }
+                }
+                let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                let after = try Store(path: store).forwardStatus(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
+                p99s[name, default: []].append(percentile(times, 0.99))
+                if targets > 0 { rates.append(Double(after - before) / seconds) }
+            }
+        }
+        let none = Spread(p99s["none"]!), draining = Spread(p99s["draining"]!), rate = Spread(rates)
+        record(Figure(section: "relay", what: "serve p99 ms/request at 200/s, backlog of \(count), no target (median of 3)",
+                      value: spreadText(none, 2, unit: " ms"), target: "", met: nil, numbers: ["p99": none.median]))
+        record(Figure(section: "relay", what: "serve p99 ms/request at 200/s while draining it (median of 3)",
+                      value: spreadText(draining, 2, unit: " ms"), target: "<= 1.10x no target (\(fmt(none.median * 1.1, 2)) ms)",
+                      met: draining.median <= none.median * 1.1, numbers: ["p99": draining.median, "ratio": draining.median / none.median]))
+        record(Figure(section: "relay", what: "deliveries/s serve made meanwhile (median of 3)", value: spreadText(rate, 0, unit: "/s"),
+                      target: ">= 500/s", met: rate.median >= 500, numbers: ["perSecond": rate.median]))
     }
 
     /// A fresh SQLite store holding `count` notifications (stored without intake: a small

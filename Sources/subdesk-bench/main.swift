@@ -19,7 +19,7 @@ struct Options {
     /// The relay section's backlog of owed deliveries (`--relay-backlog N`).
     var relayBacklog = 100_000
     /// The relay section's parts (`--relay-parts cost,lag,backlog`; all by default).
-    var relayParts: Set<String> = ["cost", "lag", "backlog"]
+    var relayParts: Set<String> = ["cost", "lag", "backlog", "intake", "steady"]
     /// A target already running (nginx answering 200 on /in0 and /in1: bench/relay-target-nginx.conf)
     /// for the cost and backlog parts, instead of the bench's own; nil: the bench's.
     var relayTarget: String?
@@ -60,7 +60,7 @@ struct Options {
             case "--cgi-binary": i += 1; cgiBinary = args[i]
             case "--postgres": i += 1; postgres = args[i]
             case "--help", "-h":
-                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,retention,scales,engines,metrics,segments,dashboard,apps,relay]\n                    [--write-bodies FILE] [--cgi-binary PATH] [--postgres URI] [--relay-backlog N]\n                    [--relay-parts cost,lag,backlog] [--relay-target http://127.0.0.1:PORT]\n                    [--retention-subscribers N]")
+                print("usage: subdesk-bench [--json] [--runs N] [--scales 10000,100000,1000000] [--data DIR] [--bodies N]\n                    [--only baseline,intake,backfill,python,cgi,serve,retention,scales,engines,metrics,segments,dashboard,apps,relay]\n                    [--write-bodies FILE] [--cgi-binary PATH] [--postgres URI] [--relay-backlog N]\n                    [--relay-parts cost,lag,backlog,intake,steady] [--relay-target http://127.0.0.1:PORT]\n                    [--retention-subscribers N]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("subdesk-bench: unknown argument \(args[i])\n".utf8))

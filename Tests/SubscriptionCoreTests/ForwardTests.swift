@@ -289,13 +289,14 @@ final class ForwardDelivererTests: XCTestCase {
         server.stop()
     }
 
-    func deliverer(body: ForwardTarget.Body = .apple, timeout: TimeInterval = 5, maxAge: Millis = 3_600_000) -> ForwardDeliverer {
+    func deliverer(body: ForwardTarget.Body = .apple, timeout: TimeInterval = 5, maxAge: Millis = 3_600_000,
+                   pacing: ForwardDeliverer.Pacing = ForwardDeliverer.Pacing()) -> ForwardDeliverer {
         var target = ForwardTarget(name: "backend", url: server.baseURL.appendingPathComponent("in"), secretFile: "/s")
         target.body = body
         target.timeout = timeout
         target.maxAge = maxAge
         intake.forwarding = ForwardTargets([target])
-        var pacing = ForwardDeliverer.Pacing()
+        var pacing = pacing
         pacing.initialBackoff = 1
         let deliverer = ForwardDeliverer(target: target, store: store, signature: secret, pacing: pacing)
         deliverer.now = { [unowned self] in clock }
@@ -312,15 +313,67 @@ final class ForwardDelivererTests: XCTestCase {
         return body
     }
 
-    /// serve's deliverers, behind while intake writes, rest for 32 times a batch's work, but
-    /// never below the floor's pace: 64 rows at 500/s is a batch every 128 ms at least.
-    func testADelivererThatIsBehindRestsWhileOthersWriteButKeepsItsFloor() {
+    /// serve's deliverers, behind, rest in proportion to how busy intake was: nothing with
+    /// intake quiet, as long as their batch with intake busy half the time, six times
+    /// longer than intake alone would at 0.9, but never below the floor's pace (64 rows at
+    /// 50/s is a batch every 1.28 s at least).
+    func testADelivererThatIsBehindRestsInProportionToIntakeButKeepsItsFloor() {
         let d = deliverer()
         XCTAssertEqual(d.pacing.batch, 64)
-        XCTAssertEqual(d.pacing.floorPerSecond, 500)
-        XCTAssertEqual(d.rest(after: 0.001, share: 32), 0.032, accuracy: 1e-9)
-        XCTAssertEqual(d.rest(after: 0.009, share: 32), 0.119, accuracy: 1e-9, "bounded by the floor")
-        XCTAssertEqual(d.rest(after: 0.2, share: 32), 0, "a batch slower than the floor rests not at all")
+        XCTAssertEqual(d.pacing.floorPerSecond, 50)
+        XCTAssertEqual(d.rest(after: 0.01, busy: 0), 0)
+        XCTAssertEqual(d.rest(after: 0.01, busy: 0.5), 0.06, accuracy: 1e-9)
+        XCTAssertEqual(d.rest(after: 0.01, busy: 0.9), 0.54, accuracy: 1e-9)
+        XCTAssertEqual(d.rest(after: 0.01, busy: 1), 1.27, accuracy: 1e-9, "bounded by the floor")
+        XCTAssertEqual(d.rest(after: 0.001, busy: 1), 0.294, accuracy: 1e-9, "a busy fraction of at most 0.98")
+        XCTAssertEqual(d.rest(after: 2, busy: 0.9), 0, "a batch slower than the floor rests not at all")
+        XCTAssertEqual(d.rest(after: 0.01, busy: -1), 0)
+    }
+
+    /// The busy time counts while at least one request is answered, once however many overlap.
+    func testIntakeLoadCountsTheTimeAnyRequestIsAnswered() {
+        let load = IntakeLoad()
+        let start = load.reading(now: 1_000)
+        load.begin(now: 1_000)
+        load.begin(now: 1_500)
+        load.end(now: 2_000)
+        XCTAssertEqual(load.busyNanoseconds(now: 2_500), 1_500, "one still answered counts up to now")
+        load.end(now: 3_000)
+        load.end(now: 3_500)
+        XCTAssertEqual(load.busyNanoseconds(now: 5_000), 2_000, "an end without a begin counts nothing")
+        load.begin(now: 4_000)
+        load.end(now: 4_500)
+        XCTAssertEqual(IntakeLoad.fraction(from: start, to: load.reading(now: 6_000)), 0.5, accuracy: 1e-9)
+        XCTAssertEqual(IntakeLoad.fraction(from: start, to: start), 0)
+    }
+
+    /// A deliverer behind its target with intake busy all the time sends no faster than the
+    /// floor; with intake quiet, at once.
+    func testABusyIntakeHoldsABehindDelivererToItsFloor() throws {
+        server.route("POST", "/in", .init(status: 200))
+        let load = IntakeLoad()
+        load.begin()
+        defer { load.end() }
+        var pacing = ForwardDeliverer.Pacing()
+        pacing.batch = 2
+        pacing.floorPerSecond = 10
+        pacing.intake = load
+        let d = deliverer(pacing: pacing)
+        for i in 0..<6 { _ = try ingest("7\(i)") }
+        let started = Date()
+        var sent = 0
+        d.onAttempt = { _, _ in sent += 1 }
+        try d.run(stop: { sent >= 6 })
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.6, "three full batches of two at 10/s: 0.2 s each at least")
+        XCTAssertGreaterThan(d.rested, 0)
+        pacing.intake = IntakeLoad()
+        let quiet = deliverer(pacing: pacing)
+        for i in 0..<6 { _ = try ingest("8\(i)") }
+        sent = 0
+        quiet.onAttempt = { _, _ in sent += 1 }
+        try quiet.run(stop: { sent >= 6 })
+        XCTAssertEqual(sent, 6)
+        XCTAssertEqual(quiet.rested, 0, "no rest with intake quiet")
     }
 
     func testTheBodyGoesByteForByteSignedAndEveryRetryCarriesTheSameId() throws {

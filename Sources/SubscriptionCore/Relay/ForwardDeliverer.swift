@@ -30,13 +30,16 @@ public final class ForwardDeliverer {
         /// trickle of notifications then costs the writers answering Apple one short write
         /// this often, instead of one after every send. It adds to the lag at most this.
         public var settle: TimeInterval = 0.05
-        /// When set, a deliverer that is behind (its batch was full) and sees another
-        /// connection commit meanwhile (intake, in `serve`) rests after the batch for this
-        /// many times the batch's own time, but never so long that it delivers fewer than
-        /// `floorPerSecond`: on a host whose cores a backlog's sends would fill, answers to
-        /// Apple keep their time, and a backlog still drains while they go on.
-        public var yieldToOthers: Double?
-        public var floorPerSecond: Double = 500
+        /// When set (`serve`), a deliverer that is behind (its batch was full) rests after
+        /// each batch in proportion to how busy intake was since the batch before: the
+        /// batch's own time times `intakeShare × b / (1 − b)`, b the share of that time
+        /// during which a request was being answered (at most `maxBusy`), but never so long
+        /// that it delivers fewer than `floorPerSecond`. With intake quiet it goes at full
+        /// speed; while answering Apple fills the time, a backlog drains with what is left.
+        public var intake: IntakeLoad?
+        public var intakeShare: Double = 6
+        public var maxBusy: Double = 0.98
+        public var floorPerSecond: Double = 50
 
         public init() {}
     }
@@ -60,6 +63,8 @@ public final class ForwardDeliverer {
     let claimant = UUID().uuidString
     /// The clock; tests move it.
     public var now: () -> Millis = { DateText.nowMillis() }
+    /// The seconds this deliverer rested to give way to intake.
+    public private(set) var rested: TimeInterval = 0
     /// Told of each attempt as it is recorded.
     public var onAttempt: ((ForwardDelivery, ForwardAttempt) -> Void)?
 
@@ -92,7 +97,7 @@ public final class ForwardDeliverer {
         let senders = SenderPool(threads: pacing.concurrency, name: "subdesk-forward-\(target.name)")
         defer { senders.close() }
         var due = try claim()
-        var othersWrote = try pacing.yieldToOthers == nil ? 0 : store.dataVersion()
+        var lastLook = pacing.intake?.reading()
         while !stop() {
             if due.isEmpty {
                 if once { return counts }
@@ -108,11 +113,17 @@ public final class ForwardDeliverer {
             // The answers kept and the next deliveries claimed in one write: a write less per
             // batch for the writers that answer Apple to wait behind.
             due = try claim(recording: attempts, stop: stop)
-            if let share = pacing.yieldToOthers, !once, attempts.count >= pacing.batch {
-                let version = try store.dataVersion()
-                if version != othersWrote {
-                    othersWrote = version
-                    Thread.sleep(forTimeInterval: rest(after: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9, share: share))
+            // Intake's share of the time since the last look (the rest before this batch and
+            // the batch itself) decides this rest.
+            if let intake = pacing.intake, let before = lastLook, !once {
+                let look = intake.reading()
+                lastLook = look
+                if attempts.count >= pacing.batch {
+                    let work = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                    let pause = rest(after: work, busy: IntakeLoad.fraction(from: before, to: look))
+                    rested += pause
+                    let until = Date().addingTimeInterval(pause)
+                    while !stop(), case let left = until.timeIntervalSinceNow, left > 0 { Thread.sleep(forTimeInterval: min(left, 0.1)) }
                 }
             }
             for (d, a) in attempts {
@@ -145,9 +156,11 @@ public final class ForwardDeliverer {
         }
     }
 
-    /// How long to rest after a full batch that took `work` seconds while others wrote.
-    func rest(after work: TimeInterval, share: Double) -> TimeInterval {
-        max(0, min(work * share, Double(pacing.batch) / max(1, pacing.floorPerSecond) - work))
+    /// How long to rest after a full batch that took `work` seconds, intake having been busy
+    /// `busy` of the time since the batch before (0 to 1).
+    func rest(after work: TimeInterval, busy: Double) -> TimeInterval {
+        let b = min(max(0, busy), pacing.maxBusy)
+        return max(0, min(work * pacing.intakeShare * b / (1 - b), Double(pacing.batch) / max(1, pacing.floorPerSecond) - work))
     }
 
     /// Sleeps until the next pending delivery is due, another process commits, or `stop`;

@@ -89,10 +89,14 @@ final class FastCGIConnection {
             let (text, code): (String, Int)
             switch request.connection.role {
             case .intake where isRetentionPath(params):
-                let answered = retentionAnswer(params: params, body: request.body, engine: request.engine, server: server)
+                let answered = server.intakeLoad.answering {
+                    retentionAnswer(params: params, body: request.body, engine: request.engine, server: server)
+                }
                 (text, code) = (answered.cgiText, answered.status)
             case .intake:
-                let answered = answer(params: params, body: request.body, engine: request.engine, server: server)
+                let answered = server.intakeLoad.answering {
+                    answer(params: params, body: request.body, engine: request.engine, server: server)
+                }
                 (text, code) = (answered.cgiText, answered.status)
             case .metrics:
                 let answered = server.metrics.answer(params: params, engine: request.engine, server: server)

@@ -9,14 +9,12 @@ import SubscriptionCore
 /// Intake comes first: each deliverer's thread runs at a lower CPU priority (`niceness`),
 /// and so do the threads it starts and its own HTTP helper process, which its first send
 /// starts. On a host whose cores are busy answering Apple, a backlog drains with what they
-/// leave, instead of slowing the answers; on an idle host the priority changes nothing.
+/// leave, instead of slowing the answers; on an idle host the priority changes nothing. A
+/// deliverer that is behind also rests after each batch in proportion to how busy answering
+/// intake kept serve meanwhile (`ForwardDeliverer.Pacing.intake`).
 final class ServeRelay: @unchecked Sendable {
     /// The nice value of the delivering threads (and helper), 0 being serve's own.
     static let niceness: Int32 = 10
-    /// How much longer than its work a deliverer that is behind rests while serve stores
-    /// notifications (`ForwardDeliverer.Pacing.yieldToOthers`, bounded by its floor).
-    static let yieldToIntake: Double = 32
-
     private let lock = NSLock()
     /// The deliverers' HTTP helper, started by the first send from a delivering thread (so
     /// at its priority), ended with this relay.
@@ -29,7 +27,8 @@ final class ServeRelay: @unchecked Sendable {
     static let restartPause: TimeInterval = 5
 
     /// Starts delivering to `context`'s targets; none configured starts nothing.
-    init(context: Context, log: ServeLog) throws {
+    /// `intake`: serve's webhook requests, which the deliverers give way to.
+    init(context: Context, log: ServeLog, intake: IntakeLoad) throws {
         targets = try context.forwardTargets().targets
         for target in targets {
             let signature = try DeliverySignature.load(file: target.secretFile, target: target.name, warn: log.notice)
@@ -41,7 +40,7 @@ final class ServeRelay: @unchecked Sendable {
                 // This thread only: on Linux a thread's nice value is its own, and the threads
                 // and processes it starts take it.
                 setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
-                deliver(to: target, signature: signature, first: first, context: context, log: log)
+                deliver(to: target, signature: signature, first: first, context: context, log: log, intake: intake)
             }
             thread.name = "subdesk-forward-\(target.name)"
             thread.start()
@@ -52,14 +51,15 @@ final class ServeRelay: @unchecked Sendable {
     }
 
     /// Delivers to `target` until stopped, starting again on a fresh connection after a failure.
-    private func deliver(to target: ForwardTarget, signature: DeliverySignature, first: Store, context: Context, log: ServeLog) {
+    private func deliver(to target: ForwardTarget, signature: DeliverySignature, first: Store, context: Context, log: ServeLog,
+                         intake: IntakeLoad) {
         var store: Store? = first
         while !isStopped {
             do {
                 let opened = try store ?? context.openStore(mode: .existing)
                 store = opened
                 var pacing = ForwardDeliverer.Pacing()
-                pacing.yieldToOthers = Self.yieldToIntake
+                pacing.intake = intake
                 try ForwardDeliverer(target: target, store: opened, signature: signature, pacing: pacing, helper: helper).run(stop: { self.isStopped })
             } catch {
                 log.error("forward \(target.name): \(error); delivering again in \(Int(Self.restartPause)) s")

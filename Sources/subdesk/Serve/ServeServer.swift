@@ -63,6 +63,8 @@ final class ServeServer: @unchecked Sendable {
     /// Builds the engine from the configuration as it is now (start and SIGHUP).
     private let makeEngine: () throws -> ServeEngine
     private var signalSources: [DispatchSourceSignal] = []
+    /// How busy answering webhook requests keeps this process, for the deliverers to give way.
+    let intakeLoad = IntakeLoad()
     /// The deliverers to the `[forward]` targets (under `lock`).
     private var relay: ServeRelay?
 
@@ -134,7 +136,7 @@ final class ServeServer: @unchecked Sendable {
         lock.unlock()
         old?.stop(waitingUpTo: 0)
         do {
-            let fresh = try ServeRelay(context: engine.context, log: log)
+            let fresh = try ServeRelay(context: engine.context, log: log, intake: intakeLoad)
             lock.lock()
             relay = fresh
             lock.unlock()
