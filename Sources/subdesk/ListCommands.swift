@@ -223,7 +223,7 @@ enum ListCommands {
                   let id = Int64(context.arguments.positionals[1].trimmingCharacters(in: CharacterSet(charactersIn: "#"))) else {
                 throw UsageError("quarantine show takes one quarantine number")
             }
-            guard let q = try context.openStore(mode: .reading).quarantined(limit: 1, includeResolved: true, ids: [id]).first else {
+            guard let q = try context.openStore(mode: .reading).quarantine.entries(limit: 1, includeResolved: true, ids: [id]).first else {
                 Output.error("no quarantined body #\(id)")
                 return 2
             }
@@ -234,7 +234,7 @@ enum ListCommands {
         case let other?: throw UsageError("unknown quarantine action \(SafeText.sanitize(other)) (show or replay)")
         }
         let store = try context.openStore(mode: .reading)
-        let list = try store.quarantined(limit: try context.arguments.limit() ?? 100, includeResolved: context.arguments.has(.all),
+        let list = try store.quarantine.entries(limit: try context.arguments.limit() ?? 100, includeResolved: context.arguments.has(.all),
                                          app: try context.appScope())
         if context.wantsJSON {
             Output.json(list.map { q -> [String: Any] in

@@ -113,7 +113,7 @@ enum MaintenanceCommands {
                     h.quarantined == 0 ? "empty"
                         : isDemo ? "\(h.quarantined) rejected bodies (a demo store: its bad bodies are refused on purpose; subdesk quarantine)"
                         : "\(h.quarantined) rejected bodies waiting (subdesk quarantine; replay after a fix)")
-                let kept = try store.quarantineKeptBytes()
+                let kept = try store.quarantine.keptBytes()
                 let budget: Int64? = (try? context.intakePolicy()).map { $0.quarantineBudgetBytes } ?? IntakePolicy.defaultQuarantineBudgetBytes
                 if let budget {
                     let over = kept >= budget
@@ -121,7 +121,7 @@ enum MaintenanceCommands {
                         + (over ? ": over budget, new rejected bodies keep only digest, length and count "
                             + "(subdesk quarantine purge --before DATE, or raise quarantine_budget_mb)" : ""))
                 }
-                let partial = try store.quarantineEntriesWithoutWholeBody()
+                let partial = try store.quarantine.entriesWithoutWholeBody()
                 if partial > 0 { add("partial bodies", "warn", "\(partial) entries keep only a prefix or a digest of their body") }
                 // `counts --json` is an array of periods with no envelope to carry this, so it is here.
                 let openConsent = try ConsentWithdrawal.openCount(store: store)
@@ -422,12 +422,12 @@ enum MaintenanceCommands {
             }
             return id
         }
-        let entries = try store.quarantined(limit: 1_000_000, ids: ids.isEmpty ? nil : ids).reversed()
+        let entries = try store.quarantine.entries(limit: 1_000_000, ids: ids.isEmpty ? nil : ids).reversed()
         var stored = 0, duplicates = 0, still = 0
         // A number asked for that names nothing waiting cannot be replayed: say so, and fail.
         let waiting = Set(entries.map(\.id))
         let missing = ids.filter { !waiting.contains($0) }
-        let resolved = Dictionary(try (missing.isEmpty ? [] : store.quarantined(limit: missing.count, includeResolved: true, ids: missing))
+        let resolved = Dictionary(try (missing.isEmpty ? [] : store.quarantine.entries(limit: missing.count, includeResolved: true, ids: missing))
             .map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var unknown = 0
         for id in ids where !waiting.contains(id) {
@@ -447,10 +447,10 @@ enum MaintenanceCommands {
             let outcome = try intake.ingest(q.body, source: "replay:#\(q.id)", quarantine: false)
             switch outcome {
             case .stored(let e):
-                try store.resolveQuarantine(id: q.id, resolution: "stored as \(e.notificationUUID) by replay", at: DateText.nowMillis())
+                try store.quarantine.resolve(id: q.id, resolution: "stored as \(e.notificationUUID) by replay", at: DateText.nowMillis())
                 stored += 1
             case .duplicate(let uuid):
-                try store.resolveQuarantine(id: q.id, resolution: "duplicate of \(uuid) at replay", at: DateText.nowMillis())
+                try store.quarantine.resolve(id: q.id, resolution: "duplicate of \(uuid) at replay", at: DateText.nowMillis())
                 duplicates += 1
             case .rejected(let reason, _):
                 still += 1

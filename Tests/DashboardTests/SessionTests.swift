@@ -176,7 +176,7 @@ final class SessionTests: XCTestCase, RunsOnEveryEngine {
     func testQuarantinedBodyIsShownSanitized() throws {
         let store = try DashboardFixture.demoStore()
         let body = Data("{\"note\":\"\u{1B}[31mred\u{07}\"}\nsecond line \u{1B}]52;c;Zm9v\u{07} \u{2066}isolate\u{2069}".utf8)
-        try store.quarantine(body: body, reason: "test: \u{1B}[1mbold reason", kind: .other, source: "test",
+        try store.quarantine.keep(body: body, reason: "test: \u{1B}[1mbold reason", kind: .other, source: "test",
                              receivedDate: DashboardFixture.anchor + 1000, bodySHA256: "x")
         let session = DashboardFixture.session(store, width: 120, height: 40)
         session.type(.char(":"))

@@ -58,7 +58,7 @@ enum TwoAppFixture {
             uuids.append(stored.notificationUUID)
         }
         try store.write {
-            _ = try store.quarantine(body: Data("{}".utf8), reason: otherRefusal, kind: .other, source: "test",
+            _ = try store.quarantine.keep(body: Data("{}".utf8), reason: otherRefusal, kind: .other, source: "test",
                                      receivedDate: DashboardFixture.anchor, bodySHA256: "other-app-refusal", bundleId: otherBundleId)
         }
         let run = try store.startBackfill(environment: "Production", since: DashboardFixture.anchor - 86_400_000, until: DashboardFixture.anchor,

@@ -83,7 +83,7 @@ final class AppleExamplesConformanceTests: XCTestCase, RunsOnEveryEngine {
             guard case .stored = outcome else { XCTFail("\(name): \(outcome)"); continue }
         }
         XCTAssertEqual(try store.notificationCount(), bodies.count)
-        XCTAssertEqual(try store.quarantineCount(), 0)
+        XCTAssertEqual(try store.quarantine.unresolvedCount(), 0)
 
         // Environments from wherever the shape keeps them.
         XCTAssertEqual(try store.notificationEvent(uuid: "ex-ept")?.environment, "Production")

@@ -198,12 +198,12 @@ final class BadInputCorpusTests: XCTestCase, RunsOnEveryEngine {
             }
             XCTAssertTrue(reason.description.contains(c.reason), "\(c.name): reason '\(reason)' does not name '\(c.reason)'")
             XCTAssertFalse(reason.description.contains("\u{1b}"), "\(c.name): raw escape in reason")
-            XCTAssertEqual(try store.quarantineCount(), i + 1, c.name)
-            XCTAssertEqual(try store.quarantined(limit: 1).first?.id, id)
+            XCTAssertEqual(try store.quarantine.unresolvedCount(), i + 1, c.name)
+            XCTAssertEqual(try store.quarantine.entries(limit: 1).first?.id, id)
             // Kept byte for byte, but for a body over the size limit: its first 64 KiB and its true length.
             let kept = c.body.count > TestKit.policy.maxBodyBytes ? c.body.prefix(Intake.keptPrefixBytes) : c.body
-            XCTAssertEqual(try store.quarantined(limit: 1).first?.body, kept, "\(c.name): kept byte for byte")
-            XCTAssertEqual(try store.quarantined(limit: 1).first?.bodyBytes, c.body.count, c.name)
+            XCTAssertEqual(try store.quarantine.entries(limit: 1).first?.body, kept, "\(c.name): kept byte for byte")
+            XCTAssertEqual(try store.quarantine.entries(limit: 1).first?.bodyBytes, c.body.count, c.name)
         }
         XCTAssertEqual(try store.notificationCount(), 0)
         XCTAssertEqual(try store.subscriptionCount(), 0)

@@ -95,7 +95,7 @@ final class ConsentWithdrawalTests: XCTestCase, RunsOnEveryEngine {
         let otherId = try intake.ingest(try rescindBody(app: try appTransaction(["appAppleId": 42])), source: "test")
         guard case .rejected(let idReason, _) = otherId else { return XCTFail("wrong appAppleId accepted: \(otherId)") }
         XCTAssertTrue(idReason.description.contains("appAppleId 42"), "\(idReason)")
-        XCTAssertEqual(try store.quarantineCount(), 3)
+        XCTAssertEqual(try store.quarantine.unresolvedCount(), 3)
         XCTAssertTrue(try ConsentWithdrawal.load(store: store).isEmpty)
     }
 

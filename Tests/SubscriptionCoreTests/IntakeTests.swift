@@ -69,7 +69,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertEqual(stored.body, body, "the raw body is kept byte for byte")
         }
         XCTAssertEqual(try store.notificationCount(), Self.documentedPairs.count)
-        XCTAssertEqual(try store.quarantineCount(), 0)
+        XCTAssertEqual(try store.quarantine.unresolvedCount(), 0)
         // A consumable is kept as a transaction but is not a subscription.
         let oneTime = Self.documentedPairs.firstIndex { $0.0 == "ONE_TIME_CHARGE" }!
         XCTAssertEqual(try store.transaction(id: "30000009000001\(oneTime)")?.productId, "app.coins")
@@ -127,7 +127,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
     func assertRejected(_ body: Data, policy: IntakePolicy? = nil, containing expected: String,
                         file: StaticString = #filePath, line: UInt = #line) throws {
         if let policy { intake.policy = policy }
-        let before = try store.quarantineCount()
+        let before = try store.quarantine.unresolvedCount()
         let notifications = try store.notificationCount()
         let subscriptions = try store.subscriptionCount()
         let outcome = try intake.ingest(body, source: "test")
@@ -135,8 +135,8 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
             return XCTFail("expected a rejection containing '\(expected)', got \(outcome)", file: file, line: line)
         }
         XCTAssertTrue(reason.description.contains(expected), "reason '\(reason)' does not name '\(expected)'", file: file, line: line)
-        XCTAssertEqual(try store.quarantineCount(), before + 1, file: file, line: line)
-        let kept = try XCTUnwrap(try store.quarantined(limit: 1).first, file: file, line: line)
+        XCTAssertEqual(try store.quarantine.unresolvedCount(), before + 1, file: file, line: line)
+        let kept = try XCTUnwrap(try store.quarantine.entries(limit: 1).first, file: file, line: line)
         XCTAssertEqual(kept.id, id, file: file, line: line)
         // Kept byte for byte; a body over the size limit keeps its first 64 KiB and its true length.
         let expectedBody = body.count > intake.policy.maxBodyBytes ? body.prefix(Intake.keptPrefixBytes) : body
@@ -293,7 +293,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
                            String(decoding: variant.prefix(40), as: UTF8.self))
         }
         XCTAssertEqual(try store.notificationCount(), 1)
-        XCTAssertEqual(try store.quarantineCount(), 0)
+        XCTAssertEqual(try store.quarantine.unresolvedCount(), 0)
         XCTAssertEqual(try store.notification(uuid: "ws-1")?.body, body, "the body first received is the one kept")
     }
 

@@ -25,13 +25,13 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
             ids.insert(id)
         }
         XCTAssertEqual(ids.count, 1)
-        let entry = try XCTUnwrap(try store.quarantined().first)
+        let entry = try XCTUnwrap(try store.quarantine.entries().first)
         XCTAssertEqual(entry.timesSeen, 1000)
         XCTAssertEqual(entry.lastSeen, 1_999)
         XCTAssertEqual(entry.receivedDate, 1_000, "first seen stays")
         XCTAssertEqual(entry.source, "cgi:10.0.0.\(999 % 7)", "the latest sender")
-        XCTAssertEqual(try store.quarantineKeptBytes(), Int64(junk.count), "one body kept")
-        XCTAssertEqual(try store.quarantineCount(), 1)
+        XCTAssertEqual(try store.quarantine.keptBytes(), Int64(junk.count), "one body kept")
+        XCTAssertEqual(try store.quarantine.unresolvedCount(), 1)
         XCTAssertEqual(try store.intakeLog(limit: 2000).count, 1000, "every refusal still reaches the feed")
         // The same body refused for another reason is another entry.
         var strict = TestKit.policy
@@ -46,7 +46,7 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
         guard case .rejected(let reason, let id) = try intake.ingest(big) else { return XCTFail() }
         XCTAssertEqual(reason, Refusal(.oversized, field: "body", fault: "3145728 bytes is over the 1048576-byte limit"))
         XCTAssertEqual(reason.description, "body: 3145728 bytes is over the 1048576-byte limit")
-        let entry = try XCTUnwrap(try store.quarantined(ids: [id]).first)
+        let entry = try XCTUnwrap(try store.quarantine.entries(ids: [id]).first)
         XCTAssertEqual(entry.body, big.prefix(Intake.keptPrefixBytes))
         XCTAssertEqual(entry.bodyBytes, big.count)
         XCTAssertFalse(entry.isBodyWhole)
@@ -54,7 +54,7 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
         let again = try intake.rejectOversized(prefix: big.prefix(100), trueLength: big.count,
                                                digest: ContentDigest.sha256Hex(big), source: "cgi")
         XCTAssertEqual(again, .rejected(reason: reason, quarantineId: id))
-        XCTAssertEqual(try store.quarantined(ids: [id]).first?.timesSeen, 2)
+        XCTAssertEqual(try store.quarantine.entries(ids: [id]).first?.timesSeen, 2)
     }
 
     func testPastTheBudgetOnlyDigestLengthAndCountAreKeptAndTheFeedSaysSo() throws {
@@ -66,14 +66,14 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
         guard case .rejected(_, let a) = try small.ingest(first), case .rejected(_, let b) = try small.ingest(second) else {
             return XCTFail()
         }
-        let kept = try store.quarantined(ids: [a, b])
+        let kept = try store.quarantine.entries(ids: [a, b])
         XCTAssertEqual(kept.first { $0.id == a }?.body, first, "within the budget: kept whole")
         let over = try XCTUnwrap(kept.first { $0.id == b })
         XCTAssertEqual(over.body, Data(), "past the budget: nothing of the body")
         XCTAssertEqual(over.bodyBytes, 80)
-        XCTAssertEqual(try store.quarantineEntriesWithoutWholeBody(), 1)
+        XCTAssertEqual(try store.quarantine.entriesWithoutWholeBody(), 1)
         XCTAssertEqual(try store.intakeLog(limit: 1).first?.detail, "body: not valid JSON " + Intake.pastBudgetMark)
-        XCTAssertEqual(try store.quarantineKeptBytes(), 80)
+        XCTAssertEqual(try store.quarantine.keptBytes(), 80)
     }
 
     func testPurgeDeletesOnlyEntriesLastSeenBeforeTheDateAndIsAudited() throws {
@@ -89,7 +89,7 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
         let purged = try ops.purgeQuarantine(before: 20 * day, reason: "junk from a scanner", now: 40 * day)
         XCTAssertEqual(purged.entries, 1)
         XCTAssertEqual(purged.bytes, 3)
-        XCTAssertEqual(Set(try store.quarantined().map { String(decoding: $0.body, as: UTF8.self) }), ["seen again", "new"],
+        XCTAssertEqual(Set(try store.quarantine.entries().map { String(decoding: $0.body, as: UTF8.self) }), ["seen again", "new"],
                        "an entry seen again after the date stays")
         let audit = try XCTUnwrap(try store.audit().last)
         XCTAssertEqual(audit.action, "quarantine_purge")

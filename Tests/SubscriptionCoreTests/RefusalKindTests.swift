@@ -87,7 +87,7 @@ final class RefusalKindTests: XCTestCase, RunsOnEveryEngine {
                 } else {
                     XCTFail("the kind differs from what the reason's words gave, and not by the sender's words: \(difference)")
                 }
-                XCTAssertEqual(try store.quarantined(ids: [id]).first?.kind, refusal.kind, name)
+                XCTAssertEqual(try store.quarantine.entries(ids: [id]).first?.kind, refusal.kind, name)
             }
             // The conflict other suites meet: a UUID stored again with other content.
             guard case .stored = try intake.ingest(TestKit.body(type: "DID_RENEW", uuid: "kind-conflict")) else { continue }
@@ -146,7 +146,7 @@ extension RefusalKindTests {
         XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
         let expected: [RejectionClass] = [.oversized, .signature, .policy, .malformed, .conflict, .other]
         XCTAssertEqual(expected, reasons.map { Self.formerClassification($0).kind })
-        let kept = try store.quarantined(limit: 10).sorted { $0.id < $1.id }
+        let kept = try store.quarantine.entries(limit: 10).sorted { $0.id < $1.id }
         XCTAssertEqual(kept.map(\.kind), expected)
         let logged = try store.intakeLog().sorted { $0.id < $1.id }
         XCTAssertEqual(logged.map(\.rejection), expected.map { $0 } + [nil])
@@ -157,7 +157,7 @@ extension RefusalKindTests {
         guard case .rejected(let refusal, let id) = try TestKit.intake(store, policy: policy)
             .ingest(Data(#"{"notification_type":"over the 1-byte limit"}"#.utf8)) else { return XCTFail("refused") }
         XCTAssertEqual(refusal.kind, .malformed)
-        XCTAssertEqual(try store.quarantined(ids: [id]).first?.kind, .malformed)
+        XCTAssertEqual(try store.quarantine.entries(ids: [id]).first?.kind, .malformed)
         XCTAssertEqual(try store.intakeLog(limit: 1).first?.rejection, .malformed)
     }
 }

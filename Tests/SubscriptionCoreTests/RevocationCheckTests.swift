@@ -82,7 +82,7 @@ final class RevocationCheckTests: XCTestCase, RunsOnEveryEngine {
                 XCTAssertTrue(text.contains(part), "\(part) missing from: \(text)", file: file, line: line)
             }
         }
-        XCTAssertEqual(try store.quarantineCount(), 0, "a body is never quarantined for a responder's fault", file: file, line: line)
+        XCTAssertEqual(try store.quarantine.unresolvedCount(), 0, "a body is never quarantined for a responder's fault", file: file, line: line)
         XCTAssertEqual(try store.notificationCount(), stored, file: file, line: line)
     }
 
@@ -128,7 +128,7 @@ final class RevocationCheckTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(reason.description.contains("was revoked at \(Calendar(identifier: .gregorian).component(.year, from: Date()))-"), "\(reason)")
         XCTAssertTrue(reason.description.contains("(keyCompromise)"), "\(reason)")
         XCTAssertTrue(reason.description.contains("says OCSP responder \(server.baseURL.absoluteString)/ocsp/intermediate"), "\(reason)")
-        XCTAssertEqual(try store.quarantined().map(\.reason), [reason.description])
+        XCTAssertEqual(try store.quarantine.entries().map(\.reason), [reason.description])
         XCTAssertEqual(reason.kind, .revoked)
         XCTAssertEqual(try store.notificationCount(), 0)
     }
@@ -141,7 +141,7 @@ final class RevocationCheckTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(reason.description.contains("certificate x5c[1] (CN=subdesk TEST ONLY OCSP Intermediate CA"), "\(reason)")
         XCTAssertTrue(reason.description.contains("(cACompromise)"), "\(reason)")
         XCTAssertEqual(server.requests("POST", "/ocsp/intermediate").count, 0)
-        XCTAssertEqual(try store.quarantineCount(), 1)
+        XCTAssertEqual(try store.quarantine.unresolvedCount(), 1)
     }
 
     func testAResponderThatIsDownLeavesTheBodyForAppleToSendAgain() throws {

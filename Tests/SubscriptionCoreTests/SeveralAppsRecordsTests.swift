@@ -56,9 +56,9 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
         // Read one app at a time: its quarantined bodies and its refund requests.
         let recipes = AppScope(bundleId: Self.recipes, includesUnknown: false)
         let fitness = AppScope(bundleId: Self.fitness, includesUnknown: false)
-        XCTAssertEqual(try store.quarantined(app: AppScope(bundleId: "com.example.other", includesUnknown: false)).map(\.id), [other])
-        XCTAssertEqual(try store.quarantined(app: recipes).map(\.id), [])
-        XCTAssertEqual(try store.quarantined(app: AppScope(bundleId: Self.recipes, includesUnknown: true)).map(\.id), [junk])
+        XCTAssertEqual(try store.quarantine.entries(app: AppScope(bundleId: "com.example.other", includesUnknown: false)).map(\.id), [other])
+        XCTAssertEqual(try store.quarantine.entries(app: recipes).map(\.id), [])
+        XCTAssertEqual(try store.quarantine.entries(app: AppScope(bundleId: Self.recipes, includesUnknown: true)).map(\.id), [junk])
         XCTAssertEqual(try store.refundRequests(app: recipes).map(\.notificationUUID), ["rec-3"])
         XCTAssertEqual(try store.refundRequests(app: fitness).map(\.notificationUUID), [])
         // A consent withdrawal is its notification's app's.

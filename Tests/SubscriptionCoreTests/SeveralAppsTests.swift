@@ -143,7 +143,7 @@ final class SeveralAppsTests: XCTestCase, RunsOnEveryEngine {
         guard case .rejected(let refusal, let id) = outcome else { return XCTFail("\(outcome)", line: line) }
         XCTAssertEqual(refusal.kind, .policy, line: line)
         XCTAssertEqual(refusal.description, reason, line: line)
-        XCTAssertEqual(try store.quarantined(ids: [id]).first?.reason, reason, line: line)
+        XCTAssertEqual(try store.quarantine.entries(ids: [id]).first?.reason, reason, line: line)
         XCTAssertNil(try store.notification(uuid: uuid), line: line)
         XCTAssertNil(try store.subscription(originalTransactionId: otid), line: line)
     }

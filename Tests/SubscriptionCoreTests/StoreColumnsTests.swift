@@ -16,6 +16,16 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         try check(Store.subscriptionTable)
         try check(Store.transactionTable)
         try check(Store.renewalTable)
+        try check(QuarantineTable.table)
+        try check(Store.forwardTable)
+        try check(Store.attemptTable)
+        try check(Store.retentionTable)
+        try check(Store.retentionContentTable)
+    }
+
+    func testTheInsertOfANewRowLeavesOutTheGeneratedId() {
+        XCTAssertEqual(QuarantineTable.insert, "INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, resolved_ms, resolution, "
+                       + "body_bytes, times_seen, last_seen_ms, bundle_id, reason_kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
     }
 
     func testTheUpsertIsDerivedFromTheColumns() {

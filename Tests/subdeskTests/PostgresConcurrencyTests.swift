@@ -110,7 +110,7 @@ final class PostgresConcurrencyTests: SubdeskTestCase, RunsOnEveryEngine {
             try terminal.send(keys: "q")
         }
         XCTAssertGreaterThanOrEqual(try store.notificationCount(), committedBeforeKill)
-        XCTAssertEqual(try store.quarantineCount(), 0)
+        XCTAssertEqual(try store.quarantine.unresolvedCount(), 0)
         XCTAssertEqual(try states(location), try states(clean), "derived state equal to a single writer's")
         print("postgres concurrency: \(count) notifications, a writer killed after \(committedBeforeKill) committed, "
               + "4 writers then, \(reads) reads beside them", terminator: "")

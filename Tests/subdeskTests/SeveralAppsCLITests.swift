@@ -67,7 +67,7 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertNotNil(try store.subscription(originalTransactionId: "7100000000000001"))
         XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000001"))
         XCTAssertNil(try store.subscription(originalTransactionId: "7300000000000001"))
-        XCTAssertEqual(try store.quarantined().map(\.reason).filter { $0.contains("com.example.other") }.count, 1)
+        XCTAssertEqual(try store.quarantine.entries().map(\.reason).filter { $0.contains("com.example.other") }.count, 1)
         // show --json names each subscription's app: its bundle id and configured name.
         let shown = try run(["show", "--db", db, "7200000000000001", "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any]
@@ -191,7 +191,7 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         let store = try Store(path: db)
         XCTAssertNil(try store.subscription(originalTransactionId: "7200000000000002"))
         XCTAssertNil(try store.notification(uuid: "n-7200000000000002"))
-        XCTAssertEqual(try store.quarantined().count, 1)
+        XCTAssertEqual(try store.quarantine.entries().count, 1)
         // A query no URL parser would take names no app: refused like any unknown name, never a crash.
         for query in ["x&app=%zz%", "app=%E2%80%AE"] {
             let garbled = try post(query)
@@ -211,7 +211,7 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertTrue(long.stdout.hasPrefix("Status: 400 Bad Request"), long.stdout)
         XCTAssertTrue(long.stdout.contains(String(repeating: "a", count: IntakePolicy.quotedAppBytes) + "... names no configured app"), long.stdout)
         XCTAssertFalse(long.stdout.contains(String(repeating: "a", count: IntakePolicy.quotedAppBytes + 1)), long.stdout)
-        XCTAssertEqual(try store.quarantined().filter { $0.reason.contains(String(repeating: "a", count: IntakePolicy.quotedAppBytes + 1)) }, [])
+        XCTAssertEqual(try store.quarantine.entries().filter { $0.reason.contains(String(repeating: "a", count: IntakePolicy.quotedAppBytes + 1)) }, [])
         XCTAssertTrue(try post("app=recipes&app=recipes").stdout.hasPrefix("Status: 200 OK"), "the same app twice is that app")
         // Its own app's URL (by bundle id here) stores it.
         let own = try post("app=com.example.recipes")

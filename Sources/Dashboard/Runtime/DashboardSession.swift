@@ -195,7 +195,7 @@ public final class DashboardSession {
                                                          period: request.period, rates: exchangeRates, filter: request.filter ?? appFilter)
                 return [.dailyLoaded(request, days)]
             case .loadQuarantine:
-                return [.quarantineLoaded(try store.quarantined(limit: QuarantineState.limit, app: app))]
+                return [.quarantineLoaded(try store.quarantine.entries(limit: QuarantineState.limit, app: app))]
             case .loadGaps:
                 return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit, app: app))]
             case .loadRetention(let query, let grouping):

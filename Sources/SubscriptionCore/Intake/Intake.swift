@@ -209,7 +209,7 @@ public final class Intake {
         // it is a configured app's.
         let app = trueLength == nil ? Intake.statedBundleId(body) : nil
         return try store.write {
-            let kept = try store.quarantine(body: body, reason: reason, kind: refusal.kind, source: source, receivedDate: receivedAt, bodySHA256: digest,
+            let kept = try store.quarantine.keep(body: body, reason: reason, kind: refusal.kind, source: source, receivedDate: receivedAt, bodySHA256: digest,
                                             trueLength: trueLength, budgetBytes: policy.quarantineBudgetBytes, bundleId: app)
             // The feed says when the quarantine is past its budget and kept only the digest;
             // past it, one line a minute tells of the flood (the quarantine entry counts every

@@ -79,7 +79,7 @@ public final class Operations {
         let reason = try requireReason(reason)
         guard before <= now else { throw OperationError("--before \(DateText.minute(before)) UTC is in the future") }
         return try store.write {
-            let purged = try store.purgeQuarantine(before: before)
+            let purged = try store.quarantine.purge(before: before)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .quarantinePurge, target: nil,
                                              reason: reason, outcome: "\(purged.entries) entries deleted",
                                              detail: "last seen before \(DateText.minute(before)) UTC; \(purged.bytes) body bytes"))

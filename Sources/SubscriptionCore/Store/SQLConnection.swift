@@ -517,4 +517,10 @@ extension SQLConnection {
         }
         return result
     }
+
+    /// The one column of the first row a query of one column returns, as an integer (nil
+    /// with no row; 0 for NULL): a count, a sum, an id.
+    func integer(_ sql: String, _ values: [SQLBindable?] = []) throws -> Int64? {
+        try first(sql, values) { $0.int64(0) }
+    }
 }

@@ -23,7 +23,7 @@ extension Store {
         return StoreHealth(integrity: integrity ?? ["ok"], pagesChecked: integrity != nil, schemaVersion: schemaVersion,
                            latestSchemaVersion: Migrations.latestVersion, walBytes: bytes.wal, fileBytes: bytes.store,
                            subscriptions: try subscriptionCount(), notifications: try notificationCount(),
-                           quarantined: try quarantineCount())
+                           quarantined: try quarantine.unresolvedCount())
     }
 
     /// Marks the store as one `subdesk demo` built (test-CA data, replaceable by the next demo).

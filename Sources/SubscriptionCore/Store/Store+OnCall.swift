@@ -207,8 +207,8 @@ extension Store {
         r.rejectedLastHour = try db.first("""
             SELECT count(*) FROM intake_log WHERE received_ms >= ? AND received_ms <= ? AND result = 'rejected'
             """, [now - 3_600_000, now]) { $0.int(0) } ?? 0
-        r.quarantineEntries = try quarantineCount()
-        r.quarantineBytes = try quarantineKeptBytes()
+        r.quarantineEntries = try quarantine.unresolvedCount()
+        r.quarantineBytes = try quarantine.keptBytes()
         // Open requests are the ones refund_requests_queue finds under closed_ms IS NULL.
         let window = RefundRequest.answerWindow
         try db.query("""

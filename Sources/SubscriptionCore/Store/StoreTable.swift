@@ -44,6 +44,19 @@ struct StoreTable<Column: StoreColumn> {
 
     func name(_ column: Column) -> String { names[column.rawValue] }
 
+    /// `INSERT INTO name (…) VALUES (?, …)` of every column but `excluded` (a generated id),
+    /// bound by `values(_:excluding:)`.
+    func insert(excluding excluded: [Column]) -> String {
+        let written = columns.filter { column in !excluded.contains { $0.rawValue == column.rawValue } }
+        return "INSERT INTO \(name) (\(written.map(name).joined(separator: ", ")))"
+            + " VALUES (\(Array(repeating: "?", count: written.count).joined(separator: ",")))"
+    }
+
+    /// The values of `record` but `excluded`'s, in the order `insert(excluding:)` binds them.
+    func values(_ record: Column.Record, excluding excluded: [Column]) -> [SQLBindable?] {
+        columns.filter { column in !excluded.contains { $0.rawValue == column.rawValue } }.map { $0.value(in: record) }
+    }
+
     /// The values of `record`, in the order `upsert` binds them.
     func values(_ record: Column.Record) -> [SQLBindable?] {
         columns.map { $0.value(in: record) }
