@@ -66,7 +66,7 @@ final class AppScopeScreenTests: XCTestCase, RunsOnEveryEngine {
         }
         session.send(.storeChanged)
         XCTAssertEqual(session.state.feed.entries.map(\.id), shown, "the demo app's line is not the other app's")
-        XCTAssertEqual(session.state.feed.lastId, try session.store.newestIntakeLogId(), "the next poll starts after it")
+        XCTAssertEqual(session.state.feed.lastId, try session.store.intakeLog.newestId(), "the next poll starts after it")
     }
 
     func testTheQuarantineIsScoped() throws {

@@ -68,7 +68,7 @@ final class NotificationMeaningRowTests: XCTestCase, RunsOnEveryEngine {
         var state = DashboardFixture.state(width: 120, height: 40)
         state.meanings = meanings
         state.stack = [.subscribers, .feed]
-        state.feed.entries = try store.intakeLog()
+        state.feed.entries = try store.intakeLog.entries()
         state.feed.loaded = true
         // The selected line takes the selection's role: select the other one.
         state.feed.selection = try XCTUnwrap(state.feed.visible.firstIndex { $0.type != Self.accountHold.rawValue })

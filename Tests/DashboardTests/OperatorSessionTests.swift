@@ -291,7 +291,7 @@ final class NarrowDetailHeaderTests: XCTestCase, RunsOnEveryEngine {
 final class GapsScreenTests: XCTestCase, RunsOnEveryEngine {
     func testGapsListWhatAppleSentThatArrivedLateAndOpenTheSubscription() throws {
         let store = try DashboardFixture.demoStore()
-        let uuid = try XCTUnwrap(try store.intakeLog(limit: 200).first { $0.result == .stored && $0.originalTransactionId == "2000000400000901" }?
+        let uuid = try XCTUnwrap(try store.intakeLog.entries(limit: 200).first { $0.result == .stored && $0.originalTransactionId == "2000000400000901" }?
             .notificationUUID)
         let run = try store.startBackfill(environment: "Production", since: DashboardFixture.anchor - 86_400_000,
                                           until: DashboardFixture.anchor, onlyFailures: true, operatorName: "ana",

@@ -54,7 +54,7 @@ final class StoreFileWatchTests: XCTestCase, RunsOnEveryEngine {
         // The old store has an action the new one will not have.
         _ = try Operations(store: old, operatorName: "ana").grant("2000000400000901", until: DashboardFixture.anchor + 86_400_000,
                                                                    reason: "goodwill", now: DashboardFixture.anchor)
-        let oldFeedRows = try old.intakeLog(limit: FeedState.capacity).count
+        let oldFeedRows = try old.intakeLog.entries(limit: FeedState.capacity).count
         let session = DashboardSession(store: old, state: DashboardFixture.state(width: 120, height: 40), clock: { DashboardFixture.anchor })
         session.start()
         session.send(.key(.char(":")))
@@ -65,7 +65,7 @@ final class StoreFileWatchTests: XCTestCase, RunsOnEveryEngine {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         try buildStore(at: path, copies: 1)
         let replacing = try Store(path: path, mode: .existing)
-        let newRows = try replacing.intakeLog(limit: FeedState.capacity)
+        let newRows = try replacing.intakeLog.entries(limit: FeedState.capacity)
         let newAudit = try replacing.audit()
         XCTAssertNotEqual(newRows.count, oldFeedRows)
         session.tick()

@@ -91,7 +91,7 @@ final class AppleExamplesConformanceTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try store.notificationEvent(uuid: "ex-summary")?.environment, "LocalTesting")
         XCTAssertEqual(try store.notificationEvent(uuid: "ex-summary")?.productId, "com.example.product")
         // The feed says what a summary counted and why a consumption request was made.
-        let log = try store.intakeLog(limit: 20)
+        let log = try store.intakeLog.entries(limit: 20)
         XCTAssertEqual(log.first { $0.notificationUUID == "ex-summary" }?.detail, "extension: 5 succeeded, 2 failed · CAN, USA, MEX")
         XCTAssertEqual(log.first { $0.notificationUUID == "ex-consumption" }?.detail, "reason UNINTENDED_PURCHASE")
         XCTAssertEqual(log.first { $0.notificationUUID == "ex-ept" }?.detail, "token b2158121-7af9-49d4-9561-1f588205523e")

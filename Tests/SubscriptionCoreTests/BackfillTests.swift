@@ -139,7 +139,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         let gaps = try repaired.deliveryGaps()
         XCTAssertEqual(gaps.count, 9)
         XCTAssertEqual(gaps.first?.sendAttempts.map(\.result), ["NO_RESPONSE", "TIMED_OUT"])
-        XCTAssertTrue(try repaired.intakeLog(limit: 9).allSatisfy { $0.source == "backfill" })
+        XCTAssertTrue(try repaired.intakeLog.entries(limit: 9).allSatisfy { $0.source == "backfill" })
         let audit = try XCTUnwrap(try repaired.audit().last)
         XCTAssertEqual(audit.action, "backfill")
         XCTAssertEqual(audit.outcome, "3 pages: 9 new, 0 duplicates, 0 rejected")

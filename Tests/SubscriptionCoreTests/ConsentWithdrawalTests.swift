@@ -35,7 +35,7 @@ final class ConsentWithdrawalTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(NotificationType.rescindConsent.isDocumented)
 
         // The feed row carries the badge and the app transaction.
-        let row = try XCTUnwrap(try store.intakeLog(limit: 10).first { $0.notificationUUID == Self.rescindUUID })
+        let row = try XCTUnwrap(try store.intakeLog.entries(limit: 10).first { $0.notificationUUID == Self.rescindUUID })
         XCTAssertEqual(row.detail, "consent withdrawn · app transaction 71134")
         XCTAssertEqual(row.originalTransactionId, "12345")
 
@@ -106,7 +106,7 @@ final class ConsentWithdrawalTests: XCTestCase, RunsOnEveryEngine {
         try ingest(TestKit.intake(store), try rescindBody())
         var withdrawal = try XCTUnwrap(try ConsentWithdrawal.load(store: store).first)
         XCTAssertEqual(withdrawal.originalTransactionIds, [])
-        XCTAssertEqual(try store.intakeLog(limit: 5).first?.detail, "consent withdrawn · app transaction 71134 (no stored purchase)")
+        XCTAssertEqual(try store.intakeLog.entries(limit: 5).first?.detail, "consent withdrawn · app transaction 71134 (no stored purchase)")
 
         // Apple's Get App Transaction Info answer (appTransactionInfoResponse.json's shape),
         // then the customer's statuses and history asked for by the appTransactionId.

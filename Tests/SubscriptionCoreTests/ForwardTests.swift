@@ -314,17 +314,17 @@ final class ForwardDelivererTests: XCTestCase {
     }
 
     /// serve's deliverers, behind, rest in proportion to how busy intake was: nothing with
-    /// intake quiet, 24 times their batch with intake busy half the time, and never below
-    /// the floor's pace (64 rows at 50/s is a batch every 1.28 s at least).
+    /// intake quiet, six times their batch with intake busy half the time, 54 times at 0.9,
+    /// and never below the floor's pace (64 rows at 50/s is a batch every 1.28 s at least).
     func testADelivererThatIsBehindRestsInProportionToIntakeButKeepsItsFloor() {
         let d = deliverer()
         XCTAssertEqual(d.pacing.batch, 64)
         XCTAssertEqual(d.pacing.floorPerSecond, 50)
         XCTAssertEqual(d.rest(after: 0.01, busy: 0), 0)
-        XCTAssertEqual(d.rest(after: 0.01, busy: 0.1), 0.01 * 24 / 9, accuracy: 1e-9)
-        XCTAssertEqual(d.rest(after: 0.01, busy: 0.5), 0.24, accuracy: 1e-9)
-        XCTAssertEqual(d.rest(after: 0.01, busy: 0.9), 1.27, accuracy: 1e-9, "bounded by the floor")
-        XCTAssertEqual(d.rest(after: 0.0001, busy: 1), 0.0001 * 24 * 49, accuracy: 1e-9, "a busy fraction of at most 0.98")
+        XCTAssertEqual(d.rest(after: 0.01, busy: 0.5), 0.06, accuracy: 1e-9)
+        XCTAssertEqual(d.rest(after: 0.01, busy: 0.9), 0.54, accuracy: 1e-9)
+        XCTAssertEqual(d.rest(after: 0.03, busy: 0.9), 1.25, accuracy: 1e-9, "bounded by the floor")
+        XCTAssertEqual(d.rest(after: 0.001, busy: 1), 0.294, accuracy: 1e-9, "a busy fraction of at most 0.98")
         XCTAssertEqual(d.rest(after: 2, busy: 0.9), 0, "a batch slower than the floor rests not at all")
         XCTAssertEqual(d.rest(after: 0.01, busy: -1), 0)
     }

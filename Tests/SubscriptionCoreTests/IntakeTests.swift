@@ -270,7 +270,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try intake.ingest(body), .duplicate(notificationUUID: "dup-1"))
         XCTAssertEqual(try store.notificationCount(), 1)
         XCTAssertEqual(try store.subscription(originalTransactionId: "2000000900000001"), before)
-        XCTAssertEqual(try store.intakeLog().map(\.result), [.duplicate, .duplicate, .stored])
+        XCTAssertEqual(try store.intakeLog.entries().map(\.result), [.duplicate, .duplicate, .stored])
     }
 
     func testSameUUIDWithDifferentContentIsRefused() throws {

@@ -32,7 +32,7 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(entry.source, "cgi:10.0.0.\(999 % 7)", "the latest sender")
         XCTAssertEqual(try store.quarantine.keptBytes(), Int64(junk.count), "one body kept")
         XCTAssertEqual(try store.quarantine.unresolvedCount(), 1)
-        XCTAssertEqual(try store.intakeLog(limit: 2000).count, 1000, "every refusal still reaches the feed")
+        XCTAssertEqual(try store.intakeLog.entries(limit: 2000).count, 1000, "every refusal still reaches the feed")
         // The same body refused for another reason is another entry.
         var strict = TestKit.policy
         strict.maxBodyBytes = 10
@@ -72,7 +72,7 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(over.body, Data(), "past the budget: nothing of the body")
         XCTAssertEqual(over.bodyBytes, 80)
         XCTAssertEqual(try store.quarantine.entriesWithoutWholeBody(), 1)
-        XCTAssertEqual(try store.intakeLog(limit: 1).first?.detail, "body: not valid JSON " + Intake.pastBudgetMark)
+        XCTAssertEqual(try store.intakeLog.entries(limit: 1).first?.detail, "body: not valid JSON " + Intake.pastBudgetMark)
         XCTAssertEqual(try store.quarantine.keptBytes(), 80)
     }
 

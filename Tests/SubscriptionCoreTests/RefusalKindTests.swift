@@ -148,7 +148,7 @@ extension RefusalKindTests {
         XCTAssertEqual(expected, reasons.map { Self.formerClassification($0).kind })
         let kept = try store.quarantine.entries(limit: 10).sorted { $0.id < $1.id }
         XCTAssertEqual(kept.map(\.kind), expected)
-        let logged = try store.intakeLog().sorted { $0.id < $1.id }
+        let logged = try store.intakeLog.entries().sorted { $0.id < $1.id }
         XCTAssertEqual(logged.map(\.rejection), expected.map { $0 } + [nil])
 
         // A new refusal carries its stated kind, whatever its words.
@@ -158,6 +158,6 @@ extension RefusalKindTests {
             .ingest(Data(#"{"notification_type":"over the 1-byte limit"}"#.utf8)) else { return XCTFail("refused") }
         XCTAssertEqual(refusal.kind, .malformed)
         XCTAssertEqual(try store.quarantine.entries(ids: [id]).first?.kind, .malformed)
-        XCTAssertEqual(try store.intakeLog(limit: 1).first?.rejection, .malformed)
+        XCTAssertEqual(try store.intakeLog.entries(limit: 1).first?.rejection, .malformed)
     }
 }

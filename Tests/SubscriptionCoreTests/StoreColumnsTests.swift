@@ -17,6 +17,8 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         try check(Store.transactionTable)
         try check(Store.renewalTable)
         try check(QuarantineTable.table)
+        try check(IntakeLogTable.table)
+        try check(IntakeLogTable.countTable)
         try check(Store.forwardTable)
         try check(Store.attemptTable)
         try check(Store.retentionTable)

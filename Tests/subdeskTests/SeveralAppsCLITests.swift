@@ -352,7 +352,7 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual(Set(recipes.keys.compactMap(app)), ["recipes"])
         XCTAssertEqual(fitness.merging(recipes) { $1 }.merging(all.filter { app($0.key) == "other" }) { $1 }, all)
         // The apps' counts add up to every outcome the intake log holds.
-        let log = try Store(path: db, mode: .reading).intakeLog(limit: 1000)
+        let log = try Store(path: db, mode: .reading).intakeLog.entries(limit: 1000)
         for outcome in ["stored", "duplicate", "rejected"] {
             XCTAssertEqual(total(fitness, outcome: outcome) + total(recipes, outcome: outcome) + total(all, app: "other", outcome: outcome),
                            Double(log.filter { $0.result.rawValue == outcome }.count), outcome)

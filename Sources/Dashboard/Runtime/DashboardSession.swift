@@ -185,9 +185,9 @@ public final class DashboardSession {
             case .pollFeed(let afterId):
                 let now = clock()
                 // Read first: a scoped read leaves out other apps' lines, which the next poll need not read again.
-                let readTo = app == nil ? 0 : try store.newestIntakeLogId()
-                let entries = try store.intakeLog(afterId: afterId, limit: FeedState.capacity, app: app)
-                let rate = try store.intakeRate(minutes: FeedState.rateMinutes, now: now, app: app)
+                let readTo = app == nil ? 0 : try store.intakeLog.newestId()
+                let entries = try store.intakeLog.entries(afterId: afterId, limit: FeedState.capacity, app: app)
+                let rate = try store.intakeLog.perMinute(minutes: FeedState.rateMinutes, now: now, app: app)
                 return [.feedLoaded(entries, rate: rate, now: now, readTo: readTo)]
             case .loadDaily(let request):
                 let days = try DailyCountsReport.compute(store: store, from: request.from, to: request.to,

@@ -215,7 +215,7 @@ public final class Intake {
             // past it, one line a minute tells of the flood (the quarantine entry counts every
             // body), so a client sending junk cannot grow the log by a row a request.
             let detail = kept.bodyKept ? reason : reason + " " + Intake.pastBudgetMark
-            let floodLogged = kept.bodyKept ? false : try store.hasIntakeLine(containing: Intake.pastBudgetMark, since: receivedAt - 60_000)
+            let floodLogged = kept.bodyKept ? false : try store.intakeLog.hasRefusal(saying: Intake.pastBudgetMark, since: receivedAt - 60_000)
             let entry = IntakeLogEntry(receivedDate: receivedAt, result: .rejected, detail: detail, source: source,
                                        rejection: refusal.kind)
             let counted = policy.countedApp(app)

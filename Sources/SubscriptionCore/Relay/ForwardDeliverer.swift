@@ -37,7 +37,7 @@ public final class ForwardDeliverer {
         /// that it delivers fewer than `floorPerSecond`. With intake quiet it goes at full
         /// speed; while answering Apple fills the time, a backlog drains with what is left.
         public var intake: IntakeLoad?
-        public var intakeShare: Double = 24
+        public var intakeShare: Double = 6
         public var maxBusy: Double = 0.98
         public var floorPerSecond: Double = 50
 

@@ -36,7 +36,7 @@ extension Store {
         pendingStatusCounts.removeAll()
         let intakeCounts = pendingIntakeCounts.sorted { $0.key < $1.key }
         pendingIntakeCounts.removeAll()
-        for (key, held) in intakeCounts { try writeIntakeCount(key, count: held.count, last: held.last) }
+        for (key, held) in intakeCounts { try intakeLog.addCount(key, count: held.count, last: held.last) }
         for (status, delta) in statuses {
             try db.run("""
                 INSERT INTO status_counts (status, count) VALUES (?, ?)

@@ -195,18 +195,13 @@ extension Store {
     /// `forwardTargets`: the configured targets, read even while the outbox names none of them.
     public func onCallReading(now: Millis, forwardTargets: [String] = []) throws -> OnCallReading {
         var r = OnCallReading(now: now, engine: dialect)
-        try db.query("SELECT bundle_id, environment, type, outcome, reason, count, last_ms FROM intake_counts") { row in
-            r.intakeCounts.append(.init(bundleId: row.string(0), environment: row.string(1), type: row.string(2), outcome: row.string(3),
-                                        reason: row.string(4), count: row.int64(5), last: row.int64(6)))
-        }
+        r.intakeCounts = try intakeLog.counts()
         let since = now - OnCallReading.lagWindow
         r.lags = try db.rows("""
             SELECT received_ms - signed_ms FROM notifications WHERE received_ms >= ? AND received_ms <= ?
             ORDER BY received_ms DESC LIMIT ?
             """, [since, now, OnCallReading.lagSampleLimit]) { max(0, $0.int64(0)) }.sorted()
-        r.rejectedLastHour = try db.first("""
-            SELECT count(*) FROM intake_log WHERE received_ms >= ? AND received_ms <= ? AND result = 'rejected'
-            """, [now - 3_600_000, now]) { $0.int(0) } ?? 0
+        r.rejectedLastHour = try intakeLog.refusals(from: now - 3_600_000, to: now)
         r.quarantineEntries = try quarantine.unresolvedCount()
         r.quarantineBytes = try quarantine.keptBytes()
         // Open requests are the ones refund_requests_queue finds under closed_ms IS NULL.
