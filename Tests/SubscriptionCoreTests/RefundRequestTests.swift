@@ -149,7 +149,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         let missed = try store.audit().filter { $0.action == "refund_missed" }
         XCTAssertEqual(missed.count, 1)
         XCTAssertTrue(missed[0].outcome.contains("no answer reached Apple by the deadline"), missed[0].outcome)
-        XCTAssertEqual(try store.refundRequests().first?.stage(now: fixture.now), .missed)
+        XCTAssertEqual(try store.refundRequests.queue().first?.stage(now: fixture.now), .missed)
     }
 
     /// The answer goes through the same client as every call to Apple: a 429 waits for its
@@ -161,7 +161,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
                              FakeAppleServer.Response(status: 202))
         _ = try fixture.revalidator().answerRefundRequest(uuid, answer: consented(), reason: nil)
         XCTAssertEqual(fixture.server.requests("PUT", path).count, 3)
-        XCTAssertEqual(try fixture.openStore().refundRequest(uuid: uuid)?.answerOutcome, "accepted")
+        XCTAssertEqual(try fixture.openStore().refundRequests.request(uuid: uuid)?.answerOutcome, "accepted")
 
         let other = "c0a50000-0000-4000-8000-000000000003"
         try ingest(consumptionRequest(uuid: other, reason: "OTHER", signed: asked + 60_000))
@@ -182,8 +182,8 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertFalse("\(error)".contains("refused"), "\(error)")
         }
         let store = try fixture.openStore()
-        XCTAssertEqual(try store.refundRequest(uuid: uuid)?.answerOutcome, "not sent: \(needs)")
-        XCTAssertEqual(try store.refundRequest(uuid: uuid)?.stage(now: TestKit.anchor), .open)
+        XCTAssertEqual(try store.refundRequests.request(uuid: uuid)?.answerOutcome, "not sent: \(needs)")
+        XCTAssertEqual(try store.refundRequests.request(uuid: uuid)?.stage(now: TestKit.anchor), .open)
         let audit = try XCTUnwrap(try store.audit().last { $0.action == "refund_answer" })
         XCTAssertEqual(audit.outcome, "not sent: \(needs)")
         XCTAssertTrue(fixture.server.requests.isEmpty, "something reached Apple")
@@ -220,7 +220,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertTrue("\(error)".contains("did not take the answer"), "\(error)")
         }
         let store = try fixture.openStore()
-        let item = try XCTUnwrap(try store.refundRequest(uuid: uuid))
+        let item = try XCTUnwrap(try store.refundRequests.request(uuid: uuid))
         XCTAssertTrue(item.answerOutcome?.hasPrefix("refused: ") == true, item.answerOutcome ?? "nil")
         XCTAssertEqual(item.stage(now: TestKit.anchor), .open, "a refused answer may be corrected and sent again")
         let audit = try XCTUnwrap(try store.audit().first { $0.action == "refund_answer" })
@@ -263,11 +263,11 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         let uuid = try seedRequest()
         try ingest(decision("REFUND_DECLINED", signed: asked + 3_600_000))
         let store = try fixture.openStore()
-        var item = try XCTUnwrap(try store.refundRequest(uuid: uuid))
+        var item = try XCTUnwrap(try store.refundRequests.request(uuid: uuid))
         XCTAssertEqual(item.stage(now: TestKit.anchor), .declined)
         XCTAssertEqual(item.closed, asked + 3_600_000)
-        XCTAssertTrue(try store.refundRequests(includeClosed: false).isEmpty, "a decided request leaves the queue")
-        XCTAssertEqual(try store.refundRequests(includeClosed: true).map(\.notificationUUID), [uuid])
+        XCTAssertTrue(try store.refundRequests.queue(includeClosed: false).isEmpty, "a decided request leaves the queue")
+        XCTAssertEqual(try store.refundRequests.queue(includeClosed: true).map(\.notificationUUID), [uuid])
         XCTAssertThrowsError(try fixture.revalidator().answerRefundRequest(uuid, answer: consented(), reason: nil)) { error in
             XCTAssertTrue("\(error)".contains("already decided"), "\(error)")
         }
@@ -277,7 +277,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         let other = "c0a50000-0000-4000-8000-000000000002"
         try ingest(decision("REFUND", signed: asked + 7_200_000))
         try ingest(consumptionRequest(uuid: other, reason: "OTHER", signed: asked + 5_400_000))
-        item = try XCTUnwrap(try store.refundRequest(uuid: other))
+        item = try XCTUnwrap(try store.refundRequests.request(uuid: other))
         XCTAssertEqual(item.stage(now: TestKit.anchor), .refunded)
         XCTAssertEqual(item.closedBy, "REFUND")
     }
@@ -298,7 +298,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
             PRAGMA user_version = 11;
             """)
         let reopened = try fixture.openStore()
-        let item = try XCTUnwrap(try reopened.refundRequest(uuid: uuid))
+        let item = try XCTUnwrap(try reopened.refundRequests.request(uuid: uuid))
         XCTAssertEqual(item.stage(now: TestKit.anchor), .refunded)
         XCTAssertEqual(item.transactionId, renewalId)
     }

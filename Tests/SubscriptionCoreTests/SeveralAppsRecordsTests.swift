@@ -59,8 +59,8 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try store.quarantine.entries(app: AppScope(bundleId: "com.example.other", includesUnknown: false)).map(\.id), [other])
         XCTAssertEqual(try store.quarantine.entries(app: recipes).map(\.id), [])
         XCTAssertEqual(try store.quarantine.entries(app: AppScope(bundleId: Self.recipes, includesUnknown: true)).map(\.id), [junk])
-        XCTAssertEqual(try store.refundRequests(app: recipes).map(\.notificationUUID), ["rec-3"])
-        XCTAssertEqual(try store.refundRequests(app: fitness).map(\.notificationUUID), [])
+        XCTAssertEqual(try store.refundRequests.queue(app: recipes).map(\.notificationUUID), ["rec-3"])
+        XCTAssertEqual(try store.refundRequests.queue(app: fitness).map(\.notificationUUID), [])
         // A consent withdrawal is its notification's app's.
         let rescind = TestKit.body(type: "RESCIND_CONSENT", uuid: "rec-4", bundleId: Self.recipes, appAppleId: 2234567890,
                                    transaction: nil, renewal: nil)

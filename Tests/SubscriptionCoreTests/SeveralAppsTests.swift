@@ -397,7 +397,7 @@ final class SeveralAppsTests: XCTestCase, RunsOnEveryEngine {
             guard case .stored = try intake.ingest(body, receivedAt: TestKit.anchor - 3_600_000) else { return XCTFail("not stored") }
         }
         let store = try fixture.openStore()
-        XCTAssertEqual(try store.refundRequest(uuid: uuid)?.bundleId, Self.recipes)
+        XCTAssertEqual(try store.refundRequests.request(uuid: uuid)?.bundleId, Self.recipes)
         // The request names no subscription (as one about a purchase the store does not hold).
         try store.db.run("UPDATE refund_requests SET original_transaction_id = NULL WHERE notification_uuid = ?", [uuid])
         fixture.server.transactions([tid], belongTo: Self.recipes)

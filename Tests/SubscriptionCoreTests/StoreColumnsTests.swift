@@ -19,6 +19,7 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         try check(QuarantineTable.table)
         try check(IntakeLogTable.table)
         try check(IntakeLogTable.countTable)
+        try check(RefundRequestTable.table)
         try check(Store.forwardTable)
         try check(Store.attemptTable)
         try check(Store.retentionTable)

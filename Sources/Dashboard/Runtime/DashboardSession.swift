@@ -572,7 +572,7 @@ public final class DashboardSession {
         let others = try store.subscriptions(subscriberId: row.subscriber.id)
             .map(\.state.originalTransactionId).filter { $0 != id }
         return DetailContent(subscriber: row.subscriber, report: report, otherSubscriptions: others,
-                             refundRequests: try store.refundRequests(originalTransactionId: id),
+                             refundRequests: try store.refundRequests.requests(originalTransactionId: id),
                              deliveries: try store.deliveries(originalTransactionId: id))
     }
 

@@ -178,16 +178,16 @@ public struct RefundQueue {
     /// passed unanswered; a read-only store is only read.
     public func requests(includeClosed: Bool, now: Millis, limit: Int = 500, app: AppScope? = nil) throws -> [RefundRequest] {
         if !store.isReadOnly { try noteMissedDeadlines(now: now) }
-        return try store.refundRequests(includeClosed: includeClosed, limit: limit, app: app)
+        return try store.refundRequests.queue(includeClosed: includeClosed, limit: limit, app: app)
     }
 
     /// Audits each open request whose deadline passed without an accepted answer.
     @discardableResult
     public func noteMissedDeadlines(now: Millis) throws -> Int {
         var noted = 0
-        for request in try store.refundRequests(includeClosed: false) where request.stage(now: now) == .missed && request.missed == nil {
+        for request in try store.refundRequests.queue(includeClosed: false) where request.stage(now: now) == .missed && request.missed == nil {
             try store.write {
-                guard try store.markRefundMissed(uuid: request.notificationUUID, at: now) else { return }
+                guard try store.refundRequests.markMissed(uuid: request.notificationUUID, at: now) else { return }
                 try store.appendAudit(AuditEntry(
                     at: now, operatorName: operatorName, action: .refundMissed, target: request.originalTransactionId ?? request.notificationUUID,
                     reason: nil,
@@ -203,9 +203,9 @@ public struct RefundQueue {
     /// The request `id` names: a CONSUMPTION_REQUEST's UUID, or a subscription, transaction
     /// or subscriber with one request still open (the newest, when several are).
     public func request(_ id: String) throws -> RefundRequest {
-        if let request = try store.refundRequest(uuid: id) { return request }
+        if let request = try store.refundRequests.request(uuid: id) { return request }
         let otid = try Operations(store: store, operatorName: operatorName).resolveSubscription(id)
-        let all = try store.refundRequests(originalTransactionId: otid)
+        let all = try store.refundRequests.requests(originalTransactionId: otid)
         guard let request = all.first(where: { $0.closed == nil }) ?? all.first else {
             throw OperationError("\(otid) has no refund request (Apple opens one with a CONSUMPTION_REQUEST notification)")
         }
@@ -319,7 +319,7 @@ extension Revalidator {
             }
         }
         try store.write {
-            try store.recordRefundAnswer(uuid: request.notificationUUID, answer: bodyText, by: operatorName, at: now, outcome: outcome)
+            try store.refundRequests.recordAnswer(uuid: request.notificationUUID, answer: bodyText, by: operatorName, at: now, outcome: outcome)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .refundAnswer,
                                              target: request.originalTransactionId ?? request.notificationUUID, reason: reason,
                                              outcome: outcome == "accepted" ? "sent to Apple: \(answer.summary)" : outcome,
@@ -329,7 +329,7 @@ extension Revalidator {
             if outcome.hasPrefix("refused: ") { throw OperationError("Apple did not take the answer: \(outcome)") }
             throw OperationError("the answer to refund request \(request.notificationUUID) was \(outcome)")
         }
-        return try store.refundRequest(uuid: request.notificationUUID) ?? request
+        return try store.refundRequests.request(uuid: request.notificationUUID) ?? request
     }
 
     /// The app an answer to `request` is signed for: the one its CONSUMPTION_REQUEST was
@@ -363,7 +363,7 @@ extension Revalidator {
                 results.append((try send(answer, for: request, facts: facts, reason: "refund_policy \(policy.rule.rawValue)", queue: queue),
                                 answer, nil))
             } catch {
-                results.append((try store.refundRequest(uuid: request.notificationUUID) ?? request, answer, "\(error)"))
+                results.append((try store.refundRequests.request(uuid: request.notificationUUID) ?? request, answer, "\(error)"))
             }
         }
         return results
