@@ -61,7 +61,7 @@ enum ExtendCommand {
         let scope = try context.appScope()
         if let request = context.arguments.value(.status) {
             try requireKey(revalidator, ServerAPIAction.followExtension)
-            guard let asked = try store.renewalExtension(requestIdentifier: request), let product = asked.productId else {
+            guard let asked = try store.extensions.find(requestIdentifier: request), let product = asked.productId else {
                 throw UsageError("no mass extension with request identifier \(request) in this store (subdesk extend --list)")
             }
             // The store does not say which app a request was for: the apps that sell its
@@ -218,9 +218,9 @@ enum ExtendCommand {
     static func list(_ context: Context, _ store: Store) throws -> Int32 {
         var records: [RenewalExtension]
         if let id = context.arguments.positionals.first {
-            records = try store.extensions(originalTransactionId: try OperatorCommands.operations(context, store: store).resolveSubscription(id))
+            records = try store.extensions.list(originalTransactionId: try OperatorCommands.operations(context, store: store).resolveSubscription(id))
         } else {
-            records = try store.extensions(originalTransactionId: nil)
+            records = try store.extensions.list(originalTransactionId: nil)
         }
         records.sort { $0.requested > $1.requested }
         if context.wantsJSON { Output.json(records.map(json)); return 0 }

@@ -35,7 +35,7 @@ final class RenewalExtensionTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(sent["requestIdentifier"] as? String, record.requestIdentifier)
         XCTAssertNotNil(UUID(uuidString: record.requestIdentifier))
         let store = try fixture.openStore()
-        XCTAssertEqual(try store.extensions(originalTransactionId: otid).map(\.outcome), ["extended"])
+        XCTAssertEqual(try store.extensions.list(originalTransactionId: otid).map(\.outcome), ["extended"])
         let audit = try XCTUnwrap(try store.audit().first { $0.action == "extend" })
         XCTAssertEqual(audit.reason, "outage 11-20")
         XCTAssertTrue(audit.outcome.hasPrefix("extended by 7 days to "), audit.outcome)
@@ -60,7 +60,7 @@ final class RenewalExtensionTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(all.output.contains("extending renewal dates for every active subscriber needs the App Store Server API key: set api_key_file"),
                       all.output)
         XCTAssertTrue(fixture.server.requests.isEmpty)
-        XCTAssertEqual(try fixture.openStore().extensions(originalTransactionId: otid).count, 0)
+        XCTAssertEqual(try fixture.openStore().extensions.list(originalTransactionId: otid).count, 0)
         // The core says the same to any other caller.
         XCTAssertThrowsError(try fixture.revalidator(apiKey: false).extendRenewalDate(otid, days: 7, reasonCode: 3, reason: "outage")) { error in
             XCTAssertEqual("\(error)", needs + " (or pass --api-key-file, --api-key-id, --api-issuer-id)")
@@ -93,7 +93,7 @@ final class RenewalExtensionTests: XCTestCase, RunsOnEveryEngine {
                              RevalidationFixture.apiError(400, code: 4030004, message: "Invalid request. The subscription has already been extended the maximum number of times."))
         XCTAssertThrowsError(try fixture.revalidator().extendRenewalDate(otid, days: 7, reasonCode: 1, reason: "goodwill"))
         let store = try fixture.openStore()
-        let record = try XCTUnwrap(try store.extensions(originalTransactionId: otid).first)
+        let record = try XCTUnwrap(try store.extensions.list(originalTransactionId: otid).first)
         XCTAssertTrue(record.outcome.hasPrefix("refused: "), record.outcome)
         XCTAssertTrue(record.outcome.contains("maximum number of times"), record.outcome)
         XCTAssertTrue(try store.audit().contains { $0.action == "extend" && $0.outcome.hasPrefix("refused") })

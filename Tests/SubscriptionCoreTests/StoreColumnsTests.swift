@@ -20,6 +20,7 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         try check(IntakeLogTable.table)
         try check(IntakeLogTable.countTable)
         try check(RefundRequestTable.table)
+        try check(RenewalExtensionTable.table)
         try check(Store.forwardTable)
         try check(Store.attemptTable)
         try check(Store.retentionTable)

@@ -238,7 +238,7 @@ public struct RefundQueue {
         }) {
             facts.delivery = .other
             facts.deliveryWhy = "a local override withheld access from \(DateText.minute(max(withheld.created, start))) UTC (\(withheld.reason))"
-        } else if let outage = try store.extensions(originalTransactionId: otid).first(where: { e in
+        } else if let outage = try store.extensions.list(originalTransactionId: otid).first(where: { e in
             e.reasonCode == 3 && e.outcome == "extended" && e.requested >= start && e.requested <= end + RefundRequest.answerWindow
         }) {
             facts.delivery = .serverOutage

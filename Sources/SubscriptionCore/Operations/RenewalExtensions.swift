@@ -27,7 +27,7 @@ extension Revalidator {
         let otid = try Operations(store: store, operatorName: operatorName).resolveSubscription(id)
         guard let row = try store.subscription(originalTransactionId: otid) else { throw OperationError("no subscription \(otid)") }
         let now = clock()
-        let lastYear = try store.extensions(originalTransactionId: otid)
+        let lastYear = try store.extensions.list(originalTransactionId: otid)
             .filter { $0.outcome == "extended" && $0.requested > now - 365 * 86_400_000 }
         guard lastYear.count < 2 else {
             throw OperationError("\(otid) was extended twice in the last 365 days (\(lastYear.map { DateText.minute($0.requested) }.joined(separator: ", ")) UTC); Apple allows no more")
@@ -49,7 +49,7 @@ extension Revalidator {
             record.outcome = "refused: \(error)"
         }
         try store.write {
-            record.id = try store.recordExtension(record)
+            record.id = try store.extensions.record(record)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .extend, target: otid, reason: reason,
                                              outcome: record.outcome == "extended"
                                                 ? "extended by \(days) days" + (record.effective.map { " to \(DateText.minute($0)) UTC" } ?? "")
@@ -111,7 +111,7 @@ extension Revalidator {
         try client.extendForAllActive(productId: productId, days: days, reasonCode: reasonCode, requestIdentifier: request,
                                       storefronts: storefronts, environment: environment)
         try store.write {
-            try store.recordExtension(RenewalExtension(id: 0, requestIdentifier: request, originalTransactionId: nil, productId: productId,
+            try store.extensions.record(RenewalExtension(id: 0, requestIdentifier: request, originalTransactionId: nil, productId: productId,
                                                        storefronts: storefronts, days: days, reasonCode: reasonCode, reason: reason,
                                                        operatorName: operatorName, requested: now, outcome: "pending", effective: nil,
                                                        succeeded: nil, failed: nil, completed: nil))
@@ -131,7 +131,7 @@ extension Revalidator {
                                     pollEvery: TimeInterval = 5,
                                     progress: ((MassExtensionStatus) -> Void)? = nil) throws -> RenewalExtension {
         let store = try openStore()
-        guard let record = try store.renewalExtension(requestIdentifier: request), let productId = record.productId else {
+        guard let record = try store.extensions.find(requestIdentifier: request), let productId = record.productId else {
             throw OperationError("no mass extension with request identifier \(request) in this store")
         }
         let client = try appLookup(for: target).lookup.serverAPI(for: ServerAPIAction.followExtension)
@@ -140,7 +140,7 @@ extension Revalidator {
             let status = try client.massExtensionStatus(productId: productId, requestIdentifier: request, environment: environment)
             progress?(status)
             if status.complete {
-                try store.updateExtension(requestIdentifier: request, outcome: "complete", succeeded: status.succeededCount,
+                try store.extensions.update(requestIdentifier: request, outcome: "complete", succeeded: status.succeededCount,
                                           failed: status.failedCount, completed: status.completeDate ?? clock())
                 try store.write {
                     try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: .extendAll, target: productId,
@@ -150,12 +150,12 @@ extension Revalidator {
                 }
                 break
             }
-            try store.updateExtension(requestIdentifier: request, outcome: "pending", succeeded: status.succeededCount,
+            try store.extensions.update(requestIdentifier: request, outcome: "pending", succeeded: status.succeededCount,
                                       failed: status.failedCount, completed: nil)
             if Date().addingTimeInterval(pollEvery) > deadline { break }
             Thread.sleep(forTimeInterval: pollEvery)
         }
-        return try store.renewalExtension(requestIdentifier: request) ?? record
+        return try store.extensions.find(requestIdentifier: request) ?? record
     }
 
     /// What Apple's RENEWAL_EXTENSION/SUMMARY notification for `request` said, when it has

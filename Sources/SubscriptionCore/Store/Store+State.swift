@@ -194,3 +194,14 @@ enum SubscriptionColumn: Int, StoreColumn {
         }
     }
 }
+
+extension Store {
+    /// The apps (the bundle id their subscriptions were signed for; nil for a record that
+    /// names none) and environments whose subscriptions in this store are of `productId`:
+    /// where a mass extension of the product is asked.
+    public func appsSelling(productId: String) throws -> [(bundleId: String?, environment: String)] {
+        try db.rows("SELECT DISTINCT bundle_id, environment FROM subscriptions WHERE product_id = ?", [productId]) {
+            (bundleId: $0.optionalString(0), environment: $0.string(1))
+        }.sorted { ($0.bundleId ?? "", $0.environment) < ($1.bundleId ?? "", $1.environment) }
+    }
+}
