@@ -63,7 +63,7 @@ enum BackfillCommand {
         var request: Backfill.Request
         if context.arguments.has(.resume) {
             guard context.arguments.value(.since) == nil else { throw UsageError("--resume goes on with the last run's window; leave out --since") }
-            guard let unfinished = try store.unfinishedBackfill() else {
+            guard let unfinished = try store.backfills.unfinished() else {
                 throw UsageError("no backfill to resume: every backfill on this store finished (subdesk backfill --list)")
             }
             resume = unfinished
@@ -78,7 +78,7 @@ enum BackfillCommand {
             request = Backfill.Request(since: since, until: until, onlyFailures: context.arguments.has(.onlyFailures),
                                        environment: policy.environment ?? .production)
             do { try Backfill.check(request, now: now) } catch let e as OperationError { throw UsageError(e.description) }
-            if let unfinished = try store.unfinishedBackfill() {
+            if let unfinished = try store.backfills.unfinished() {
                 Output.warn("backfill #\(unfinished.id) did not finish (\(Backfill.summary(unfinished))); starting a new one. "
                             + "`subdesk backfill --resume` would have gone on with it")
             }
@@ -170,7 +170,7 @@ enum BackfillCommand {
 
     static func list(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        let runs = try store.backfillRuns()
+        let runs = try store.backfills.runs()
         if context.wantsJSON { Output.json(runs.map(json)); return 0 }
         if runs.isEmpty { Output.line("no backfills yet"); return 0 }
         for run in runs {
@@ -193,7 +193,7 @@ enum BackfillCommand {
 
     static func gaps(_ context: Context) throws -> Int32 {
         let store = try context.openStore(mode: .reading)
-        let gaps = try store.deliveryGaps(limit: try context.arguments.limit() ?? 500, app: try context.appScope())
+        let gaps = try store.backfills.gaps(limit: try context.arguments.limit() ?? 500, app: try context.appScope())
         let named = try context.appsToName()
         if context.wantsJSON {
             Output.json(gaps.map { gap -> [String: Any] in

@@ -75,7 +75,7 @@ final class AppScopeAppleTests: XCTestCase, RunsOnEveryEngine {
         guard lines.count == 2 else { return }
         XCTAssertTrue(lines[0].hasPrefix("demo (\(ScenarioBuilder.demoBundleId)) Production: backfill #"), lines[0])
         XCTAssertTrue(lines[1].hasPrefix("other (\(TwoAppFixture.otherBundleId)) Production: backfill #"), lines[1])
-        XCTAssertEqual(try Store(path: path).backfillRuns().prefix(2).map(\.bundleId), [TwoAppFixture.otherBundleId, ScenarioBuilder.demoBundleId])
+        XCTAssertEqual(try Store(path: path).backfills.runs().prefix(2).map(\.bundleId), [TwoAppFixture.otherBundleId, ScenarioBuilder.demoBundleId])
 
         session.command("app other")
         seen = (apple.requests.count, session.state.messages.count)
@@ -91,7 +91,7 @@ final class AppScopeAppleTests: XCTestCase, RunsOnEveryEngine {
     func testBackfillResumeAsksTheAppTheRunRecorded() throws {
         apple.route("POST", "/prod/inApps/v1/notifications/history", .json(["hasMore": false, "notificationHistory": []]))
         let store = try Store(path: path)
-        let unfinished = try store.startBackfill(environment: "Production", since: DashboardFixture.anchor - 86_400_000,
+        let unfinished = try store.backfills.start(environment: "Production", since: DashboardFixture.anchor - 86_400_000,
                                                  until: DashboardFixture.anchor, onlyFailures: false, operatorName: "ana",
                                                  now: DashboardFixture.anchor, bundleId: TwoAppFixture.otherBundleId)
         let seen = (requests: apple.requests.count, messages: session.state.messages.count)
@@ -100,7 +100,7 @@ final class AppScopeAppleTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(signedFor(from: seen.requests), [TwoAppFixture.otherBundleId], "\(messages(from: seen.messages))")
         XCTAssertTrue(messages(from: seen.messages).contains { $0.hasPrefix("other (\(TwoAppFixture.otherBundleId)) Production: backfill #\(unfinished.id)") },
                       "\(messages(from: seen.messages))")
-        XCTAssertNil(try store.unfinishedBackfill())
+        XCTAssertNil(try store.backfills.unfinished())
     }
 
     func testPingGoesThroughEveryAppOrTheScopedOneNamingEach() throws {

@@ -293,11 +293,11 @@ final class GapsScreenTests: XCTestCase, RunsOnEveryEngine {
         let store = try DashboardFixture.demoStore()
         let uuid = try XCTUnwrap(try store.intakeLog.entries(limit: 200).first { $0.result == .stored && $0.originalTransactionId == "2000000400000901" }?
             .notificationUUID)
-        let run = try store.startBackfill(environment: "Production", since: DashboardFixture.anchor - 86_400_000,
+        let run = try store.backfills.start(environment: "Production", since: DashboardFixture.anchor - 86_400_000,
                                           until: DashboardFixture.anchor, onlyFailures: true, operatorName: "ana",
                                           now: DashboardFixture.anchor)
         try store.write {
-            try store.recordGap(notificationUUID: uuid, run: run.id,
+            try store.backfills.recordGap(notificationUUID: uuid, run: run.id,
                                 attempts: [SendAttempt(date: DashboardFixture.anchor - 600_000, result: "NO_RESPONSE")],
                                 now: DashboardFixture.anchor)
         }
@@ -422,7 +422,7 @@ final class PingCommandTests: XCTestCase, RunsOnEveryEngine {
         let said = session.state.messages.suffix(2).map(\.text)
         XCTAssertTrue(said.first?.hasPrefix("other (com.example.other) Production: backfill #") == true
                       && said.last?.hasPrefix("demo (\(ScenarioBuilder.demoBundleId)) Production: backfill #") == true, "\(said)")
-        XCTAssertEqual(try Store(path: fixture.path).backfillRuns().compactMap(\.bundleId).sorted(),
+        XCTAssertEqual(try Store(path: fixture.path).backfills.runs().compactMap(\.bundleId).sorted(),
                        ["com.example.other", ScenarioBuilder.demoBundleId].sorted())
     }
 

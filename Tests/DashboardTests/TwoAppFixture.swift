@@ -61,14 +61,14 @@ enum TwoAppFixture {
             _ = try store.quarantine.keep(body: Data("{}".utf8), reason: otherRefusal, kind: .other, source: "test",
                                      receivedDate: DashboardFixture.anchor, bodySHA256: "other-app-refusal", bundleId: otherBundleId)
         }
-        let run = try store.startBackfill(environment: "Production", since: DashboardFixture.anchor - 86_400_000, until: DashboardFixture.anchor,
+        let run = try store.backfills.start(environment: "Production", since: DashboardFixture.anchor - 86_400_000, until: DashboardFixture.anchor,
                                           onlyFailures: false, operatorName: "test", now: DashboardFixture.anchor)
         let demoNotification = try XCTUnwrap(try store.notifications(limit: 1, app: AppScope(bundleId: ScenarioBuilder.demoBundleId, includesUnknown: false)).first)
         try store.write {
-            try store.recordGap(notificationUUID: uuids[0], run: run.id, attempts: [], now: DashboardFixture.anchor)
-            try store.recordGap(notificationUUID: demoNotification.event.notificationUUID, run: run.id, attempts: [], now: DashboardFixture.anchor)
+            try store.backfills.recordGap(notificationUUID: uuids[0], run: run.id, attempts: [], now: DashboardFixture.anchor)
+            try store.backfills.recordGap(notificationUUID: demoNotification.event.notificationUUID, run: run.id, attempts: [], now: DashboardFixture.anchor)
         }
-        try store.finishBackfill(run.id, now: DashboardFixture.anchor)
+        try store.backfills.finish(run.id, now: DashboardFixture.anchor)
         // An operator's action on a subscription of each app.
         try store.write {
             for target in [otherId, ScenarioBuilder.originalTransactionId(instance: 0)] {

@@ -136,7 +136,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(asked.allSatisfy { $0.headers["authorization"]?.hasPrefix("Bearer ") == true })
 
         // What had not arrived is kept with Apple's attempts; the feed says where each came from.
-        let gaps = try repaired.deliveryGaps()
+        let gaps = try repaired.backfills.gaps()
         XCTAssertEqual(gaps.count, 9)
         XCTAssertEqual(gaps.first?.sendAttempts.map(\.result), ["NO_RESPONSE", "TIMED_OUT"])
         XCTAssertTrue(try repaired.intakeLog.entries(limit: 9).allSatisfy { $0.source == "backfill" })
@@ -150,7 +150,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         let again = try backfill(repaired).run(everything)
         XCTAssertEqual(again.new, 0)
         XCTAssertEqual(again.duplicates, sent.count)
-        XCTAssertEqual(try repaired.deliveryGaps().count, 9)
+        XCTAssertEqual(try repaired.backfills.gaps().count, 9)
     }
 
     func testAStoppedRunResumesFromThePageItStoppedAtAndLosesNothing() throws {
@@ -161,7 +161,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
             page == 2 && broken ? .json(["errorCode": 5000000, "errorMessage": "An unknown error occurred."], status: 500) : nil
         }
         XCTAssertThrowsError(try backfill(store).run(Self.window))
-        let stopped = try XCTUnwrap(try store.unfinishedBackfill())
+        let stopped = try XCTUnwrap(try store.backfills.unfinished())
         XCTAssertEqual(stopped.pages, 2)
         XCTAssertEqual(stopped.nextPage, "page-2")
         XCTAssertEqual(try store.notificationCount(), 4, "the two pages before the fault are kept")
@@ -173,7 +173,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(resumed.new, 9)
         XCTAssertEqual(resumed.duplicates, 0, "no page was asked twice")
         XCTAssertEqual(try store.notificationCount(), 9)
-        XCTAssertNil(try store.unfinishedBackfill())
+        XCTAssertNil(try store.backfills.unfinished())
     }
 
     /// Apple's rate limit on a page: a moment a second ahead is waited out; one hours
@@ -194,7 +194,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertTrue("\(error)".contains("Apple asks to wait until \(RevalidationError.resumeText(far))"), "\(error)")
         }
         XCTAssertGreaterThanOrEqual(DateText.nowMillis(), near, "page 1 was asked again before the moment Apple named")
-        let stopped = try XCTUnwrap(try store.unfinishedBackfill())
+        let stopped = try XCTUnwrap(try store.backfills.unfinished())
         XCTAssertEqual(stopped.pages, 3, "pages 0 to 2 were stored, page 1 after its wait")
         XCTAssertEqual(stopped.nextPage, "page-3")
         let audit = try XCTUnwrap(try store.audit().last)
@@ -205,7 +205,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         let resumed = try backfill(store).run(Self.window, resume: stopped)
         XCTAssertEqual(resumed.new, 9)
         XCTAssertEqual(resumed.duplicates, 0, "no page was asked twice")
-        XCTAssertNil(try store.unfinishedBackfill())
+        XCTAssertNil(try store.backfills.unfinished())
     }
 
     func testAWindowAppleWouldRefuseIsRefusedFirst() {
@@ -256,14 +256,14 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         let watcher = try fixture.openStore()
         while Date() < deadline {
             let asked = fixture.server.requests("POST", "/prod/inApps/v1/notifications/history").count
-            if asked >= 3, (try? watcher.unfinishedBackfill())??.pages == 2 { break }
+            if asked >= 3, (try? watcher.backfills.unfinished())??.pages == 2 { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         XCTAssertEqual(process.terminationReason, .uncaughtSignal, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
         var store = try fixture.openStore()
-        let stopped = try XCTUnwrap(try store.unfinishedBackfill())
+        let stopped = try XCTUnwrap(try store.backfills.unfinished())
         XCTAssertEqual(stopped.nextPage, "page-2")
         XCTAssertEqual(try store.notificationCount(), 4)
 
@@ -306,7 +306,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         }
         let asked = { self.fixture.server.requests("POST", "/prod/inApps/v1/notifications/history").map { $0.query["paginationToken"] ?? "-" } }
         XCTAssertEqual(asked(), ["-", "page-1", "page-2", "page-3", "page-4"], "no page past the limit was asked for")
-        let stopped = try XCTUnwrap(try store.unfinishedBackfill())
+        let stopped = try XCTUnwrap(try store.backfills.unfinished())
         XCTAssertEqual(stopped.nextPage, "page-5")
         XCTAssertEqual(try store.notificationCount(), 5)
         let audit = try XCTUnwrap(try store.audit().last)
@@ -317,7 +317,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertEqual((error as? Backfill.Stopped)?.run.pages, 10, "\(error)")
         }
         XCTAssertEqual(asked().suffix(5), ["page-5", "page-6", "page-7", "page-8", "page-9"], "the resume went on from the next page")
-        XCTAssertEqual(try store.unfinishedBackfill()?.new, 10)
+        XCTAssertEqual(try store.backfills.unfinished()?.new, 10)
         XCTAssertEqual(try store.notificationCount(), 10, "nothing asked twice, nothing lost")
     }
 
@@ -334,7 +334,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertEqual(stopped.run.new, 1)
             XCTAssertEqual(stopped.run.duplicates, 3)
         }
-        XCTAssertEqual(try store.unfinishedBackfill()?.nextPage, "page-4")
+        XCTAssertEqual(try store.backfills.unfinished()?.nextPage, "page-4")
     }
 
     /// `subdesk backfill --max-pages` against a history that never ends: exit 1, the reason
@@ -368,6 +368,6 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(second.stderr.contains("6 pages: 6 new"), second.stderr)
         let store = try fixture.openStore()
         XCTAssertEqual(try store.notificationCount(), 6)
-        XCTAssertEqual(try store.unfinishedBackfill()?.nextPage, "page-6")
+        XCTAssertEqual(try store.backfills.unfinished()?.nextPage, "page-6")
     }
 }

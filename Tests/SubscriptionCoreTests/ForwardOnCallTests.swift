@@ -104,9 +104,9 @@ final class ForwardOnCallTests: XCTestCase, RunsOnEveryEngine {
         }
         XCTAssertFalse(try text().contains("subdesk_reconcile_last_success_timestamp_seconds{"), "a sample before any run")
         func run(_ environment: String, failures: Bool, started: Millis, finished: Millis?, bundleId: String? = ScenarioBuilder.demoBundleId) throws {
-            let r = try store.startBackfill(environment: environment, since: started - 24 * hour, until: started, onlyFailures: failures,
+            let r = try store.backfills.start(environment: environment, since: started - 24 * hour, until: started, onlyFailures: failures,
                                             operatorName: "subdesk", now: started, bundleId: bundleId)
-            if let finished { try store.finishBackfill(r.id, now: finished) }
+            if let finished { try store.backfills.finish(r.id, now: finished) }
         }
         try run("Production", failures: true, started: TestKit.anchor + hour, finished: TestKit.anchor + hour + 5_000)
         try run("Production", failures: true, started: TestKit.anchor + 2 * hour, finished: TestKit.anchor + 2 * hour + 7_000)

@@ -69,9 +69,9 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try store.consentNotifications(app: fitness).map(\.event.notificationUUID), [])
 
         // A backfill run records the app it asks about.
-        let run = try store.startBackfill(environment: "Production", since: 0, until: 1, onlyFailures: false, operatorName: "t",
+        let run = try store.backfills.start(environment: "Production", since: 0, until: 1, onlyFailures: false, operatorName: "t",
                                           now: 1, bundleId: Self.recipes)
-        XCTAssertEqual(try store.unfinishedBackfill()?.bundleId, Self.recipes)
+        XCTAssertEqual(try store.backfills.unfinished()?.bundleId, Self.recipes)
         XCTAssertEqual(run.bundleId, Self.recipes)
     }
 

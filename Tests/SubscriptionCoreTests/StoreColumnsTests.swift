@@ -21,6 +21,8 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         try check(IntakeLogTable.countTable)
         try check(RefundRequestTable.table)
         try check(RenewalExtensionTable.table)
+        try check(BackfillTable.table)
+        try check(BackfillTable.gapTable)
         try check(Store.forwardTable)
         try check(Store.attemptTable)
         try check(Store.retentionTable)

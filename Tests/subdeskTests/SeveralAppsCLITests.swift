@@ -372,7 +372,7 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         let db = Store.testLocation(file: dir + "/resume.db")
         XCTAssertEqual(try run(["init", "--db", db]).status, 0)
         let now = DateText.nowMillis()
-        _ = try Store(path: db).startBackfill(environment: "Production", since: now - 7_200_000, until: now, onlyFailures: false,
+        _ = try Store(path: db).backfills.start(environment: "Production", since: now - 7_200_000, until: now, onlyFailures: false,
                                               operatorName: "test", now: now, bundleId: "com.example.recipes")
         let apple = try FakeAppleServer()
         defer { apple.stop() }

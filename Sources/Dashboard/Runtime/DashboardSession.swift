@@ -197,7 +197,7 @@ public final class DashboardSession {
             case .loadQuarantine:
                 return [.quarantineLoaded(try store.quarantine.entries(limit: QuarantineState.limit, app: app))]
             case .loadGaps:
-                return [.gapsLoaded(try store.deliveryGaps(limit: GapsState.limit, app: app))]
+                return [.gapsLoaded(try store.backfills.gaps(limit: GapsState.limit, app: app))]
             case .loadRetention(let query, let grouping):
                 return [.retentionLoaded(try store.retentionReport(query, by: grouping))]
             case .loadRetentionContent(let environment):
@@ -336,7 +336,7 @@ public final class DashboardSession {
             case .backfill(let days, let onlyFailures):
                 // A resumed run asks the app and environment it recorded; a new one every app's
                 // (or the scoped app's) in each of its environments, one after the other.
-                let unfinished = days == nil ? try store.unfinishedBackfill() : nil
+                let unfinished = days == nil ? try store.backfills.unfinished() : nil
                 return withEachAppleTarget({ .failed("backfill: " + $0) }, only: { targets in
                     guard let unfinished else { return .success(targets) }
                     return Revalidator.target(resuming: unfinished, among: targets).map { .success([$0]) }

@@ -111,7 +111,7 @@ public final class Backfill {
             run = resume
         } else {
             try Backfill.check(request, now: clock())
-            run = try store.startBackfill(environment: request.environment.rawValue, since: request.since, until: request.until,
+            run = try store.backfills.start(environment: request.environment.rawValue, since: request.since, until: request.until,
                                           onlyFailures: request.onlyFailures, operatorName: operatorName, now: clock(),
                                           bundleId: request.bundleId)
         }
@@ -163,7 +163,7 @@ public final class Backfill {
                                                          receivedAt: clock()) {
                                 case .stored(let event):
                                     counts.new += 1
-                                    try store.recordGap(notificationUUID: event.notificationUUID, run: run.id,
+                                    try store.backfills.recordGap(notificationUUID: event.notificationUUID, run: run.id,
                                                         attempts: item.sendAttempts, now: clock())
                                 case .duplicate:
                                     counts.duplicates += 1
@@ -171,7 +171,7 @@ public final class Backfill {
                                     counts.rejected += 1
                                 }
                             }
-                            try store.recordBackfillPage(run.id, nextPage: next, new: counts.new, duplicates: counts.duplicates,
+                            try store.backfills.recordPage(run.id, nextPage: next, new: counts.new, duplicates: counts.duplicates,
                                                          rejected: counts.rejected)
                             nothingNew = counts.new == 0 ? nothingNew + 1 : 0
                             // Only while more pages follow: a last page with nothing new still finishes the run.
@@ -181,17 +181,17 @@ public final class Backfill {
                             }
                         }
                     }
-                    run = try store.backfillRun(id: run.id) ?? run
+                    run = try store.backfills.run(id: run.id) ?? run
                     progress?(run)
                     if let limitReached { throw limitReached }
                 }
             }
-            try store.finishBackfill(run.id, now: clock())
-            run = try store.backfillRun(id: run.id) ?? run
+            try store.backfills.finish(run.id, now: clock())
+            run = try store.backfills.run(id: run.id) ?? run
             try audit(run, outcome: Backfill.summary(run), reason: nil)
             return run
         } catch {
-            let stored = (try? store.backfillRun(id: run.id)) ?? run
+            let stored = (try? store.backfills.run(id: run.id)) ?? run
             let stopped = (error as? LimitReached).map { Stopped(run: stored, reason: $0.reason) }
             try? audit(stored, outcome: "stopped after \(Backfill.summary(stored)): \(stopped?.reason ?? "\(error)")",
                        reason: "resume with: subdesk backfill --resume")
@@ -325,7 +325,7 @@ extension Revalidator {
         let backfill = Backfill(store: store, intake: Intake(store: store, verifier: verifier, policy: policy),
                                 client: try serverAPIClient(for: ServerAPIAction.backfill, target: target), operatorName: operatorName, clock: clock)
         guard let days else {
-            guard let unfinished = try store.unfinishedBackfill() else {
+            guard let unfinished = try store.backfills.unfinished() else {
                 throw OperationError("no backfill to resume: every backfill on this store finished")
             }
             return try backfill.run(Backfill.Request(since: unfinished.since, until: unfinished.until, onlyFailures: unfinished.onlyFailures,

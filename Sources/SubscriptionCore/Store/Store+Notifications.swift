@@ -195,3 +195,22 @@ extension Store {
         try db.first("SELECT count(*) FROM notifications") { $0.int(0) } ?? 0
     }
 }
+
+extension Store {
+    /// Whether a notification with this UUID is stored.
+    public func hasNotification(uuid: String) throws -> Bool {
+        try db.first("SELECT 1 FROM notifications WHERE notification_uuid = ?", [uuid]) { _ in true } ?? false
+    }
+
+    /// When the notification `uuid` was stored, if it is.
+    public func notificationReceived(uuid: String) throws -> Millis? {
+        try db.first("SELECT received_ms FROM notifications WHERE notification_uuid = ?", [uuid]) { $0.int64(0) }
+    }
+
+    /// Notifications of `type` received at or after `since`, oldest first.
+    public func notifications(type: NotificationType, receivedSince since: Millis) throws -> [(uuid: String, received: Millis)] {
+        try db.rows("""
+            SELECT notification_uuid, received_ms FROM notifications WHERE type = ? AND received_ms >= ? ORDER BY received_ms, id
+            """, [type.rawValue, since]) { (uuid: $0.string(0), received: $0.int64(1)) }
+    }
+}

@@ -125,3 +125,16 @@ extension Store {
             [match.value, text, text + "\u{10FFFF}", limit] + (app.map { [$0.bundleId] } ?? []), Store.row)
     }
 }
+
+extension Store {
+    /// Gives the subscriber `id` an app account token (a UUID), unless another subscriber
+    /// already has it.
+    public func setAppAccountToken(_ token: String, subscriberId id: Int64) throws {
+        try write {
+            if let other = try db.first("SELECT id FROM subscribers WHERE app_account_token = ?", [token], { $0.int64(0) }), other != id {
+                throw StoreError(operation: "set token", message: "app account token \(token) belongs to subscriber #\(other)", code: 0)
+            }
+            try db.run("UPDATE subscribers SET app_account_token = ? WHERE id = ?", [token, id])
+        }
+    }
+}
