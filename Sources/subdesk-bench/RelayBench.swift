@@ -150,7 +150,7 @@ enum RelayBench {
         let started = DispatchTime.now().uptimeNanoseconds
         let run = spawnMeasured(binary, ["forward", "run", "--once", "--db", path, "--config", file])
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        let delivered = try Store(path: path).forwardStatus(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
+        let delivered = try Store(path: path).outbox.status(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
         record(Figure(section: "relay", what: "backlog of \(count) drained by forward run --once \(where_), deliveries/s",
                       value: "\(fmt(Double(delivered) / seconds, 0))/s (\(delivered) in \(fmt(seconds, 1)) s, exit \(run.status))",
                       target: ">= 500/s", met: Double(delivered) / seconds >= 500 && delivered == count,
@@ -179,7 +179,7 @@ enum RelayBench {
                 let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
                 p99s[name, default: []].append(percentile(times, 0.99))
                 if targets > 0 {
-                    let delivered = try Store(path: store).forwardStatus(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
+                    let delivered = try Store(path: store).outbox.status(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
                     rates.append(Double(delivered) / seconds)
                 }
             }
@@ -215,7 +215,7 @@ enum RelayBench {
                 }
                 let fd = try ServeBench.connectUnix(socket)
                 defer { close(fd) }
-                let before = try Store(path: store).forwardStatus(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
+                let before = try Store(path: store).outbox.status(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
                 var times: [Double] = []
                 let start = DispatchTime.now().uptimeNanoseconds
                 for (i, body) in bodies.enumerated() {
@@ -226,7 +226,7 @@ enum RelayBench {
                     if ServeBench.post(fd, body) { times.append(Double(DispatchTime.now().uptimeNanoseconds - sent) / 1e6) }
                 }
                 let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                let after = try Store(path: store).forwardStatus(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
+                let after = try Store(path: store).outbox.status(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
                 p99s[name, default: []].append(percentile(times, 0.99))
                 if targets > 0 { rates.append(Double(after - before) / seconds) }
             }
@@ -259,12 +259,12 @@ enum RelayBench {
                 let body = Data(#"{"signedPayload":"bench.\#(uuid).body"}"#.utf8)
                 try store.insertNotification(StoredNotification(event: event, receivedDate: now, bodySHA256: uuid, body: body, source: "bench",
                                                                 bundleId: ScenarioBuilder.demoBundleId))
-                try store.oweDeliveries(of: event, bundleId: ScenarioBuilder.demoBundleId, to: [t0], now: now)
+                try store.outbox.owe(event, bundleId: ScenarioBuilder.demoBundleId, to: [t0], now: now)
             }
         }
         // Spread, as a deliverer spreads them while its target is down (a backlog left owed
         // by no deliverer at all is spread a batch per claim as it drains).
-        while try store.spreadOwed(limit: 10_000) > 0 {}
+        while try store.outbox.spread(limit: 10_000) > 0 {}
         return path
     }
 

@@ -100,7 +100,7 @@ enum ForwardCommand {
     }
 
     static func replay(_ context: Context) throws -> Int32 {
-        var selection = Store.ForwardReplaySelection()
+        var selection = ForwardReplaySelection()
         selection.notificationUUID = context.arguments.value(.uuid)
         if let text = context.arguments.value(.since) { selection.since = try ListCommands.parseSince(text) }
         if let text = context.arguments.value(.until) { selection.until = try ListCommands.parseSince(text) }
@@ -200,7 +200,7 @@ enum ForwardCommand {
         let names = try context.forwardTargets().targets.map(\.name)
         let store = try context.openStore(mode: .reading)
         let now = DateText.nowMillis()
-        let rows = try store.forwardStatus(targets: names, now: now)
+        let rows = try store.outbox.status(targets: names, now: now)
         if context.wantsJSON {
             Output.json(["asOf": DateText.iso(now), "targets": rows.map { row -> [String: Any] in
                 ["target": row.target, "configured": names.contains(row.target), "pending": row.pending,

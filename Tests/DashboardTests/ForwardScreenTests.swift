@@ -82,10 +82,10 @@ enum ForwardFixture {
         try ingest("SUBSCRIBED", subtype: "INITIAL_BUY", otid: "7802", transaction: "7802", at: now - 20 * minute - half)
 
         func attempt(_ target: String, at: Millis, status: Int?, error: String?, next: ForwardAttempt.Next) throws {
-            try store.spreadOwed()
-            let claimed = try store.claimDeliveries(target: target, now: at, limit: 1, lease: minute, claimant: "test")
+            try store.outbox.spread()
+            let claimed = try store.outbox.claim(target: target, now: at, limit: 1, lease: minute, claimant: "test")
             guard let delivery = claimed.first else { throw ConsentFixture.FixtureError(description: "nothing due for \(target)") }
-            try store.recordAttempts([(delivery, ForwardAttempt(at: at, tookMs: 12, status: status, error: error,
+            try store.outbox.record([(delivery, ForwardAttempt(at: at, tookMs: 12, status: status, error: error,
                                                                 answer: nil, next: next))])
         }
         try attempt("backend", at: now - 170 * minute - half, status: 204, error: nil, next: .delivered)
@@ -184,9 +184,9 @@ final class ForwardScreenTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(row().contains("1h 35m"), row())
 
         // Another process delivers the renewal: the next tick after the store changed reloads.
-        let due = try store.claimDeliveries(target: "backend", now: now + 10 * minute, limit: 10, lease: minute, claimant: "other")
+        let due = try store.outbox.claim(target: "backend", now: now + 10 * minute, limit: 10, lease: minute, claimant: "other")
         XCTAssertEqual(due.count, 1)
-        try store.recordAttempts([(due[0], ForwardAttempt(at: now + 10 * minute, tookMs: 5, status: 200, error: nil, answer: nil, next: .delivered))])
+        try store.outbox.record([(due[0], ForwardAttempt(at: now + 10 * minute, tookMs: 5, status: 200, error: nil, answer: nil, next: .delivered))])
         clock = now + 10 * minute
         session.tick()
         XCTAssertEqual(session.state.forward.rows.map(\.pending), [0, 0])
@@ -248,7 +248,7 @@ final class ForwardScreenTests: XCTestCase, RunsOnEveryEngine {
             try ForwardFixture.ingest("DID_RENEW", otid: "7801", transaction: "7801-\(n)", at: now - Millis(10 - n) * minute,
                                       into: intake, signer: signer)
         }
-        XCTAssertEqual(try store.deliveries(originalTransactionId: "7801").count, 11)
+        XCTAssertEqual(try store.outbox.deliveries(originalTransactionId: "7801").count, 11)
         let session = session(store, now: now, width: 80, height: 24)
         session.type(.char("/"))
         session.type("7801")

@@ -35,7 +35,7 @@ final class ForwardOnCallTests: XCTestCase, RunsOnEveryEngine {
     }
 
     func answer(_ d: ForwardDelivery, _ next: ForwardAttempt.Next, status: Int?, at: Millis) throws {
-        try store.recordAttempts([(d, ForwardAttempt(at: at, tookMs: 3, status: status, error: status == nil ? "timed out" : nil,
+        try store.outbox.record([(d, ForwardAttempt(at: at, tookMs: 3, status: status, error: status == nil ? "timed out" : nil,
                                                      answer: nil, next: next))])
     }
 
@@ -49,13 +49,13 @@ final class ForwardOnCallTests: XCTestCase, RunsOnEveryEngine {
         // C failing still, D never tried.
         for (i, otid) in ["A", "B", "C", "D"].enumerated() { try ingest("DID_RENEW", otid, at: Millis(i) * minute) }
         let now = TestKit.anchor + 20 * minute
-        try store.spreadOwed()
-        let due = try store.claimDeliveries(target: "backend", now: TestKit.anchor + 5 * minute, limit: 3, lease: minute, claimant: "t")
+        try store.outbox.spread()
+        let due = try store.outbox.claim(target: "backend", now: TestKit.anchor + 5 * minute, limit: 3, lease: minute, claimant: "t")
         XCTAssertEqual(due.count, 3)
         try answer(due[0], .retry(at: TestKit.anchor + 6 * minute), status: 503, at: TestKit.anchor + 5 * minute)
         try answer(due[1], .dead, status: 410, at: TestKit.anchor + 5 * minute)
         try answer(due[2], .retry(at: now + minute), status: nil, at: TestKit.anchor + 5 * minute)
-        let again = try store.claimDeliveries(target: "backend", now: TestKit.anchor + 6 * minute, limit: 1, lease: minute, claimant: "t")
+        let again = try store.outbox.claim(target: "backend", now: TestKit.anchor + 6 * minute, limit: 1, lease: minute, claimant: "t")
         XCTAssertEqual(again.map(\.originalTransactionId), ["A"])
         try answer(again[0], .delivered, status: 204, at: TestKit.anchor + 6 * minute)
 
@@ -82,7 +82,7 @@ final class ForwardOnCallTests: XCTestCase, RunsOnEveryEngine {
         let later = try XCTUnwrap(reading(at: now + 2 * 3_600_000).forwarding.first)
         XCTAssertEqual([later.deliveredLastHour, later.failedAttemptsLastHour, later.dead, later.deadLastDay], [0, 0, 1, 1])
         // Past C and D's max_age a claim gives them up, never tried (D) or not: dead that day.
-        XCTAssertEqual(try store.claimDeliveries(target: "backend", now: now + 2 * 3_600_000, limit: 10, lease: minute, claimant: "t"), [])
+        XCTAssertEqual(try store.outbox.claim(target: "backend", now: now + 2 * 3_600_000, limit: 10, lease: minute, claimant: "t"), [])
         let given = try XCTUnwrap(reading(at: now + 2 * 3_600_000).forwarding.first)
         XCTAssertEqual([given.pending, given.dead, given.deadLastDay], [0, 3, 3])
         XCTAssertNil(given.oldestPending)
@@ -165,7 +165,7 @@ final class ForwardClaimPlanTests: XCTestCase {
     func testMarkingOverdueDeliveriesDeadReadsTheGiveUpIndexRange() throws {
         let store = try Store(path: ":memory:")
         var plan: [String] = []
-        try store.db.query("EXPLAIN QUERY PLAN " + Store.markOverdueDead, ["backend", TestKit.anchor, TestKit.anchor]) { row in
+        try store.db.query("EXPLAIN QUERY PLAN " + ForwardOutboxTable.markOverdueDead, ["backend", TestKit.anchor, TestKit.anchor]) { row in
             plan.append(row.string(3))
         }
         XCTAssertTrue(plan.contains { $0.contains("USING INDEX forward_outbox_give_up (target=? AND give_up_ms<?)") }, "\(plan)")
@@ -177,7 +177,7 @@ final class ForwardClaimPlanTests: XCTestCase {
         let store = try Store(path: ":memory:")
         var plan: [String] = []
         let now = TestKit.anchor, hour: Millis = 3_600_000, day: Millis = 86_400_000
-        try store.db.query("EXPLAIN QUERY PLAN " + Store.forwardReadingsSQL,
+        try store.db.query("EXPLAIN QUERY PLAN " + ForwardOutboxTable.readingsSQL,
                            ["t", "t", "t", "t", now - day, now - day, "t", now - hour, now - hour, "t", now - hour, "t", now - hour]) { row in
             plan.append(row.string(3))
         }
@@ -191,16 +191,16 @@ final class ForwardClaimPlanTests: XCTestCase {
     func testAnOwedDeliveryEntersTheStateIndexOnlyWhenDelivered() throws {
         let store = try Store(path: ":memory:")
         try store.write {
-            try store.db.run(Store.insertForward(store.dialect), ["t", "n1", "otid1", "com.example.app", "Production", "DID_RENEW",
+            try store.db.run(ForwardOutboxTable.insertForward(store.dialect), ["t", "n1", "otid1", "com.example.app", "Production", "DID_RENEW",
                                                                  TestKit.anchor, TestKit.anchor + 3_600_000, TestKit.anchor])
         }
         func inStateIndex() throws -> Int {
             try store.db.first("SELECT count(*) FROM forward_outbox INDEXED BY forward_outbox_state WHERE target = 't' AND state <> 'pending' AND state >= ''") { $0.int(0) } ?? -1
         }
         XCTAssertEqual(try inStateIndex(), 0)
-        let claimed = try store.claimDeliveries(target: "t", now: TestKit.anchor, limit: 10, lease: 60_000, claimant: "test")
+        let claimed = try store.outbox.claim(target: "t", now: TestKit.anchor, limit: 10, lease: 60_000, claimant: "test")
         XCTAssertEqual(claimed.count, 1)
-        try store.recordAttempts(claimed.map { ($0, ForwardAttempt(at: TestKit.anchor + 1, tookMs: 1, status: 200, error: nil, answer: nil, next: .delivered)) })
+        try store.outbox.record(claimed.map { ($0, ForwardAttempt(at: TestKit.anchor + 1, tookMs: 1, status: 200, error: nil, answer: nil, next: .delivered)) })
         XCTAssertEqual(try inStateIndex(), 1)
     }
 }
@@ -215,7 +215,7 @@ final class ForwardScrapeTimeTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let store = try Store(path: folder + "/store.db")
-        let sql = Store.insertForward(store.dialect)
+        let sql = ForwardOutboxTable.insertForward(store.dialect)
         try store.write {
             for i in 0..<total {
                 let owed = TestKit.anchor + Millis(i) * 2_000
@@ -223,20 +223,20 @@ final class ForwardScrapeTimeTests: XCTestCase {
                                        owed, owed + 72 * 3_600_000, owed])
             }
         }
-        let claimed = try store.claimDeliveries(target: "backend", now: now, limit: total, lease: 60_000, claimant: "bench")
+        let claimed = try store.outbox.claim(target: "backend", now: now, limit: total, lease: 60_000, claimant: "bench")
         // Claimed in owed order: the first 500 die, the last 2,000 stay pending, the rest are delivered.
         var answers: [(delivery: ForwardDelivery, attempt: ForwardAttempt)] = []
         for (i, d) in claimed.enumerated() where i < claimed.count - pending {
             let next: ForwardAttempt.Next = i < dead ? .dead : .delivered
             answers.append((d, ForwardAttempt(at: d.owed + 1_000, tookMs: 5, status: i < dead ? 410 : 200, error: nil, answer: nil, next: next)))
         }
-        try store.recordAttempts(answers)
+        try store.outbox.record(answers)
 
         var best = Double.infinity
         var reading: [ForwardReading] = []
         for _ in 0..<5 {
             let start = Date()
-            reading = try store.forwardReadings(targets: ["backend"], now: now)
+            reading = try store.outbox.readings(targets: ["backend"], now: now)
             best = min(best, Date().timeIntervalSince(start) * 1000)
         }
         let r = try XCTUnwrap(reading.first)
@@ -261,7 +261,7 @@ final class ForwardScrapeTimeTests: XCTestCase {
         var backlog = Double.infinity
         for _ in 0..<5 {
             let start = Date()
-            reading = try store.forwardReadings(targets: ["backend", "down"], now: now)
+            reading = try store.outbox.readings(targets: ["backend", "down"], now: now)
             backlog = min(backlog, Date().timeIntervalSince(start) * 1000)
         }
         XCTAssertEqual(reading.map(\.pending), [pending, total])

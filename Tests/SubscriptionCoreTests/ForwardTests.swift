@@ -128,24 +128,24 @@ final class ForwardOutboxTests: XCTestCase, RunsOnEveryEngine {
         let uuid = UUID().uuidString.lowercased()
         let renewal = body("DID_RENEW", "100", uuid: uuid)
         guard case .stored = try intake.ingest(renewal, receivedAt: TestKit.anchor) else { return XCTFail("not stored") }
-        XCTAssertEqual(try store.deliveries(notificationUUID: uuid).map(\.target), ["backend", "renewals"])
-        let owed = try XCTUnwrap(store.deliveries(notificationUUID: uuid).first)
+        XCTAssertEqual(try store.outbox.deliveries(notificationUUID: uuid).map(\.target), ["backend", "renewals"])
+        let owed = try XCTUnwrap(store.outbox.deliveries(notificationUUID: uuid).first)
         XCTAssertEqual(owed.state, .pending)
         XCTAssertEqual(owed.originalTransactionId, "100")
         XCTAssertEqual(owed.giveUp, TestKit.anchor + 3_600_000)
         XCTAssertEqual(owed.deliveryId, uuid + "/backend")
         // Apple sends it again: still owed once.
         guard case .duplicate = try intake.ingest(renewal, receivedAt: TestKit.anchor + 1) else { return XCTFail("not a duplicate") }
-        XCTAssertEqual(try store.deliveries(notificationUUID: uuid).count, 2)
+        XCTAssertEqual(try store.outbox.deliveries(notificationUUID: uuid).count, 2)
         // A refused body is owed to nobody.
         var forged = renewal
         forged[forged.count - 5] ^= 1
         guard case .rejected = try intake.ingest(forged, receivedAt: TestKit.anchor + 2) else { return XCTFail("not refused") }
-        XCTAssertEqual(try store.forwardStatus(targets: ["backend", "renewals"], now: TestKit.anchor).map(\.pending), [1, 1])
+        XCTAssertEqual(try store.outbox.status(targets: ["backend", "renewals"], now: TestKit.anchor).map(\.pending), [1, 1])
         // Another type goes only where its type is taken.
         let expired = UUID().uuidString.lowercased()
         try intake.ingest(body("EXPIRED", "100", uuid: expired, at: 1), receivedAt: TestKit.anchor + 3)
-        XCTAssertEqual(try store.deliveries(notificationUUID: expired).map(\.target), ["backend"])
+        XCTAssertEqual(try store.outbox.deliveries(notificationUUID: expired).map(\.target), ["backend"])
     }
 
     /// Intake's write owes a notification in one row naming its targets; a spread turns the
@@ -160,28 +160,28 @@ final class ForwardOutboxTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual([try count("forward_owed"), try count("forward_outbox")], [3, 0])
 
         func pending() throws -> [Int] {
-            try store.forwardStatus(targets: ["backend", "renewals"], now: TestKit.anchor + 10).map(\.pending)
-                + store.forwardReadings(targets: ["backend", "renewals"], now: TestKit.anchor + 10).map(\.pending)
+            try store.outbox.status(targets: ["backend", "renewals"], now: TestKit.anchor + 10).map(\.pending)
+                + store.outbox.readings(targets: ["backend", "renewals"], now: TestKit.anchor + 10).map(\.pending)
         }
         XCTAssertEqual(try pending(), [3, 2, 3, 2])
-        XCTAssertEqual(try store.forwardStatus(targets: ["backend"], now: TestKit.anchor).first?.oldestPending, TestKit.anchor)
+        XCTAssertEqual(try store.outbox.status(targets: ["backend"], now: TestKit.anchor).first?.oldestPending, TestKit.anchor)
         // A name's _ is no wildcard: b_ckend is owed nothing.
-        XCTAssertEqual(try store.forwardStatus(targets: ["b_ckend"], now: TestKit.anchor).first?.pending, 0)
-        let shown = try store.deliveries(originalTransactionId: "A")
+        XCTAssertEqual(try store.outbox.status(targets: ["b_ckend"], now: TestKit.anchor).first?.pending, 0)
+        let shown = try store.outbox.deliveries(originalTransactionId: "A")
         XCTAssertEqual(shown.map(\.target), ["backend", "renewals", "backend", "renewals"])
         XCTAssertEqual(shown.map(\.giveUp), [TestKit.anchor + 3_600_000, TestKit.anchor + ForwardTarget.defaultMaxAge,
                                              TestKit.anchor + 2 + 3_600_000, TestKit.anchor + 2 + ForwardTarget.defaultMaxAge])
-        XCTAssertEqual(try store.nextDeliveryDue(target: "backend"), TestKit.anchor)
+        XCTAssertEqual(try store.outbox.nextDue(target: "backend"), TestKit.anchor)
 
-        XCTAssertEqual(try store.spreadOwed(limit: 2), 2)
+        XCTAssertEqual(try store.outbox.spread(limit: 2), 2)
         XCTAssertEqual([try count("forward_owed"), try count("forward_outbox")], [1, 3])
         XCTAssertEqual(try pending(), [3, 2, 3, 2])
-        XCTAssertEqual(try store.spreadOwed(), 1)
-        XCTAssertEqual(try store.spreadOwed(), 0)
+        XCTAssertEqual(try store.outbox.spread(), 1)
+        XCTAssertEqual(try store.outbox.spread(), 0)
         XCTAssertEqual([try count("forward_owed"), try count("forward_outbox")], [0, 5])
         XCTAssertEqual(try pending(), [3, 2, 3, 2])
         // The outbox's ids keep the order they were owed in, and each max_age is intake's.
-        let spread = try store.deliveries(originalTransactionId: "A")
+        let spread = try store.outbox.deliveries(originalTransactionId: "A")
         XCTAssertEqual(spread.map(\.notificationUUID), [uuids[0], uuids[0], uuids[2], uuids[2]])
         XCTAssertEqual(spread.map(\.giveUp), shown.map(\.giveUp))
         XCTAssertTrue(spread.allSatisfy { $0.id > 0 })
@@ -195,17 +195,17 @@ final class ForwardOutboxTests: XCTestCase, RunsOnEveryEngine {
             try intake.ingest(body("DID_RENEW", "100", uuid: uuid), receivedAt: TestKit.anchor)
             throw CancellationError()
         })
-        XCTAssertEqual(try store.deliveries(notificationUUID: uuid), [])
+        XCTAssertEqual(try store.outbox.deliveries(notificationUUID: uuid), [])
         XCTAssertNil(try store.notification(uuid: uuid))
     }
 
     func claim(_ now: Millis = TestKit.anchor, limit: Int = 100, by claimant: String = "a") throws -> [ForwardDelivery] {
-        try store.spreadOwed()
-        return try store.claimDeliveries(target: "backend", now: now, limit: limit, lease: 60_000, claimant: claimant)
+        try store.outbox.spread()
+        return try store.outbox.claim(target: "backend", now: now, limit: limit, lease: 60_000, claimant: claimant)
     }
 
     func answer(_ d: ForwardDelivery, _ next: ForwardAttempt.Next, status: Int? = nil, at: Millis = TestKit.anchor) throws {
-        try store.recordAttempts([(d, ForwardAttempt(at: at, tookMs: 3, status: status, error: status == nil ? "timed out" : nil,
+        try store.outbox.record([(d, ForwardAttempt(at: at, tookMs: 3, status: status, error: status == nil ? "timed out" : nil,
                                                      answer: Data("ok".utf8), next: next))])
     }
 
@@ -236,14 +236,14 @@ final class ForwardOutboxTests: XCTestCase, RunsOnEveryEngine {
         // A dead delivery holds nothing back, and stays in sight.
         try answer(second[0], .dead, status: 410)
         XCTAssertEqual(try claim(TestKit.anchor + 5_002).map(\.notificationUUID), [a3])
-        let status = try XCTUnwrap(store.forwardStatus(targets: ["backend"], now: TestKit.anchor + 6_000).first)
+        let status = try XCTUnwrap(store.outbox.status(targets: ["backend"], now: TestKit.anchor + 6_000).first)
         XCTAssertEqual(status.dead, 1)
         XCTAssertEqual(status.pending, 1)
         XCTAssertEqual(status.deliveredLastHour, 2)
         XCTAssertEqual(status.failedLastHour, 2)
-        XCTAssertEqual(try store.deliveries(originalTransactionId: "A").filter { $0.target == "backend" }.map(\.state),
+        XCTAssertEqual(try store.outbox.deliveries(originalTransactionId: "A").filter { $0.target == "backend" }.map(\.state),
                        [.delivered, .dead, .pending])
-        let attempts = try store.forwardAttempts(deliveryId: again[0].id)
+        let attempts = try store.outbox.attempts(deliveryId: again[0].id)
         XCTAssertEqual(attempts.map(\.attempt), [1, 2])
         XCTAssertEqual(attempts.map(\.status), [nil, 200])
         XCTAssertEqual(attempts.last?.answer, Data("ok".utf8))
@@ -263,7 +263,7 @@ final class ForwardOutboxTests: XCTestCase, RunsOnEveryEngine {
         let uuid = UUID().uuidString.lowercased()
         try intake.ingest(body("DID_RENEW", "A", uuid: uuid), receivedAt: TestKit.anchor)
         XCTAssertEqual(try claim(TestKit.anchor + 3_600_000), [])
-        let dead = try XCTUnwrap(store.deliveries(notificationUUID: uuid).first { $0.target == "backend" })
+        let dead = try XCTUnwrap(store.outbox.deliveries(notificationUUID: uuid).first { $0.target == "backend" })
         XCTAssertEqual(dead.state, .dead)
         XCTAssertEqual(dead.lastError, "past max_age before an attempt")
     }
@@ -398,8 +398,8 @@ final class ForwardDelivererTests: XCTestCase {
             XCTAssertEqual(request.headers["subdesk-app"], ScenarioBuilder.demoBundleId)
             XCTAssertTrue(secret.verifies(request.headers["subdesk-signature"] ?? "", body: request.body))
         }
-        XCTAssertEqual(try store.deliveries(notificationUUID: uuid).first?.state, .delivered)
-        XCTAssertEqual(try store.forwardAttempts(deliveryId: try XCTUnwrap(store.deliveries(notificationUUID: uuid).first).id).map(\.status),
+        XCTAssertEqual(try store.outbox.deliveries(notificationUUID: uuid).first?.state, .delivered)
+        XCTAssertEqual(try store.outbox.attempts(deliveryId: try XCTUnwrap(store.outbox.deliveries(notificationUUID: uuid).first).id).map(\.status),
                        [503, 200])
     }
 
@@ -414,7 +414,7 @@ final class ForwardDelivererTests: XCTestCase {
         _ = try ingest("1", uuid: limited)
         _ = try ingest("2", uuid: refused)
         try d.run(once: true)
-        func delivery(_ uuid: String) throws -> ForwardDelivery { try XCTUnwrap(store.deliveries(notificationUUID: uuid).first) }
+        func delivery(_ uuid: String) throws -> ForwardDelivery { try XCTUnwrap(store.outbox.deliveries(notificationUUID: uuid).first) }
         XCTAssertEqual(try delivery(limited).next, clock + 30_000)
         for _ in 0..<3 {
             clock += 31_000
@@ -422,7 +422,7 @@ final class ForwardDelivererTests: XCTestCase {
         }
         XCTAssertEqual(try delivery(refused).state, .dead)
         XCTAssertEqual(try delivery(refused).attempts, 3)
-        XCTAssertEqual(try store.forwardAttempts(deliveryId: try delivery(refused).id).last?.answer, Data("bad".utf8))
+        XCTAssertEqual(try store.outbox.attempts(deliveryId: try delivery(refused).id).last?.answer, Data("bad".utf8))
         XCTAssertEqual(try delivery(limited).state, .pending)
         // Past max_age (two minutes after it was owed), the 429s end it.
         clock += 31_000
@@ -438,7 +438,7 @@ final class ForwardDelivererTests: XCTestCase {
         server.route("POST", "/in", handler: { _ in .init(status: 400) })
         let uuid = UUID().uuidString.lowercased()
         _ = try ingest("3", uuid: uuid)
-        func delivery() throws -> ForwardDelivery { try XCTUnwrap(store.deliveries(notificationUUID: uuid).first) }
+        func delivery() throws -> ForwardDelivery { try XCTUnwrap(store.outbox.deliveries(notificationUUID: uuid).first) }
         func refuseUntilDead() throws -> Int {
             var tries = 0
             while try delivery().state == .pending && tries < 10 {
@@ -449,14 +449,14 @@ final class ForwardDelivererTests: XCTestCase {
             return tries
         }
         XCTAssertEqual(try refuseUntilDead(), 3)
-        XCTAssertEqual(try store.retryDeadDeliveries(target: "backend", maxAge: 3_600_000, now: clock), 1)
+        XCTAssertEqual(try store.outbox.retryDead(target: "backend", maxAge: 3_600_000, now: clock), 1)
         XCTAssertEqual(try refuseUntilDead(), 3, "a retried delivery died before its three attempts")
         XCTAssertEqual(try delivery().state, .dead)
         let target = try XCTUnwrap(intake.forwarding.targets.first)
-        XCTAssertEqual(try store.requeueDeliveries(.init(notificationUUID: uuid), to: target, targetBundleIds: nil, now: clock), 1)
+        XCTAssertEqual(try store.outbox.requeue(.init(notificationUUID: uuid), to: target, targetBundleIds: nil, now: clock), 1)
         XCTAssertEqual(try refuseUntilDead(), 3, "a replayed delivery died before its three attempts")
         XCTAssertEqual(server.requests("POST", "/in").compactMap { $0.headers["subdesk-attempt"] }, (1...9).map(String.init))
-        XCTAssertEqual(try store.forwardAttempts(deliveryId: try delivery().id).count, 9)
+        XCTAssertEqual(try store.outbox.attempts(deliveryId: try delivery().id).count, 9)
     }
 
     func testATargetThatHangsTimesOutAndAHugeAnswerIsNotHeld() throws {
@@ -467,7 +467,7 @@ final class ForwardDelivererTests: XCTestCase {
         try d.run(once: true)
         clock += 10_000
         try d.run(once: true)
-        var attempts = try store.forwardAttempts(deliveryId: try XCTUnwrap(store.deliveries(notificationUUID: uuid).first).id)
+        var attempts = try store.outbox.attempts(deliveryId: try XCTUnwrap(store.outbox.deliveries(notificationUUID: uuid).first).id)
         XCTAssertEqual(attempts.count, 2)
         XCTAssertNil(attempts[0].status)
         XCTAssertTrue(attempts[0].error?.contains("timed out") ?? false, attempts[0].error ?? "")
@@ -475,12 +475,12 @@ final class ForwardDelivererTests: XCTestCase {
         XCTAssertLessThan(server.fillerBytesSent, 100 << 20)
         // The helper ends the refused transfer (or exits and is started again); the delivery
         // is then taken.
-        for _ in 0..<20 where try store.deliveries(notificationUUID: uuid).first?.state != .delivered {
+        for _ in 0..<20 where try store.outbox.deliveries(notificationUUID: uuid).first?.state != .delivered {
             clock += 60_000
             try d.run(once: true)
             Thread.sleep(forTimeInterval: 0.5)
         }
-        attempts = try store.forwardAttempts(deliveryId: try XCTUnwrap(store.deliveries(notificationUUID: uuid).first).id)
+        attempts = try store.outbox.attempts(deliveryId: try XCTUnwrap(store.outbox.deliveries(notificationUUID: uuid).first).id)
         XCTAssertEqual(attempts.last?.status, 200, "\(attempts.map { ($0.status, $0.error) })")
         XCTAssertTrue(attempts[1].error?.hasSuffix("answered more than 65536 bytes: not read") ?? false, attempts[1].error ?? "")
     }

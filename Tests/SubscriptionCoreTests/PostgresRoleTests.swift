@@ -79,8 +79,8 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         guard case .stored = try relaying.ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500005")) else {
             return XCTFail("intake could not ingest with a forward target")
         }
-        XCTAssertEqual(try intake.spreadOwed(), 1)
-        XCTAssertEqual(try intake.claimDeliveries(target: "backend", now: now + 3_600_000, limit: 10, lease: 60_000, claimant: "t").count, 1)
+        XCTAssertEqual(try intake.outbox.spread(), 1)
+        XCTAssertEqual(try intake.outbox.claim(target: "backend", now: now + 3_600_000, limit: 10, lease: 60_000, claimant: "t").count, 1)
 
         // Support: overrides (audited), but no notifications and no purges.
         let (support, supportUser) = try open(as: "subdesk_support")
@@ -93,7 +93,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         guard case .stored = try relaying.ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500006")) else {
             return XCTFail("intake could not ingest with a forward target")
         }
-        XCTAssertThrowsError(try support.spreadOwed()) { XCTAssertTrue("\($0)".contains("may not UPDATE on forward_owed"), "\($0)") }
+        XCTAssertThrowsError(try support.outbox.spread()) { XCTAssertTrue("\($0)".contains("may not UPDATE on forward_owed"), "\($0)") }
 
         // Operator: purges the quarantine, audited.
         let (op, operatorUser) = try open(as: "subdesk_operator")

@@ -23,8 +23,8 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         try check(RenewalExtensionTable.table)
         try check(BackfillTable.table)
         try check(BackfillTable.gapTable)
-        try check(Store.forwardTable)
-        try check(Store.attemptTable)
+        try check(ForwardOutboxTable.table)
+        try check(ForwardOutboxTable.attemptTable)
         try check(Store.retentionTable)
         try check(Store.retentionContentTable)
     }

@@ -236,7 +236,7 @@ public final class DashboardSession {
                                       now: now)]
             case .loadForward:
                 let now = clock()
-                return [.forwardLoaded(try store.forwardStatus(targets: state.forwardTargets, now: now), now: now)]
+                return [.forwardLoaded(try store.outbox.status(targets: state.forwardTargets, now: now), now: now)]
             case .loadCohorts(let request):
                 do {
                     let report = try CohortReport.compute(store: store, metric: request.metric, period: request.period,
@@ -573,7 +573,7 @@ public final class DashboardSession {
             .map(\.state.originalTransactionId).filter { $0 != id }
         return DetailContent(subscriber: row.subscriber, report: report, otherSubscriptions: others,
                              refundRequests: try store.refundRequests.requests(originalTransactionId: id),
-                             deliveries: try store.deliveries(originalTransactionId: id))
+                             deliveries: try store.outbox.deliveries(originalTransactionId: id))
     }
 
     /// The refund queue with each request's facts and the policy's suggested answer.

@@ -394,7 +394,7 @@ public final class Intake {
                                                         body: body, source: source, ownership: ownership, bundleId: d.bundleId),
                                     pieces: d.pieces)
         try mergeRecords(d.transactions, d.renewals, alsoRederive: rederive ? d.event.originalTransactionId : nil, now: receivedAt)
-        try store.oweDeliveries(of: d.event, bundleId: d.bundleId,
+        try store.outbox.owe(d.event, bundleId: d.bundleId,
                                 to: forwarding.owed(bundleId: d.bundleId, environment: d.event.environment, type: d.event.type),
                                 now: receivedAt)
         if let receipt = d.latestReceipt, let otid = d.event.originalTransactionId {

@@ -146,11 +146,11 @@ public final class ForwardDeliverer {
     func claim(recording attempts: [(delivery: ForwardDelivery, attempt: ForwardAttempt)] = [],
                stop: () -> Bool = { false }) throws -> [ForwardDelivery] {
         try store.write {
-            try store.recordAttempts(attempts)
+            try store.outbox.record(attempts)
             while !stop() {
-                let spread = try store.spreadOwed()
-                let due = try store.claimDeliveries(target: target.name, now: now(), limit: pacing.batch, lease: lease, claimant: claimant)
-                if !due.isEmpty || spread < Store.spreadBatch { return due }
+                let spread = try store.outbox.spread()
+                let due = try store.outbox.claim(target: target.name, now: now(), limit: pacing.batch, lease: lease, claimant: claimant)
+                if !due.isEmpty || spread < ForwardOutboxTable.spreadBatch { return due }
             }
             return []
         }
@@ -168,7 +168,7 @@ public final class ForwardDeliverer {
     /// in a burst are claimed together, in one write, rather than one write each.
     private func idle(stop: () -> Bool) throws {
         let version = try store.dataVersion()
-        let due = try store.nextDeliveryDue(target: target.name)
+        let due = try store.outbox.nextDue(target: target.name)
         while !stop() {
             if let due, now() >= due { return }
             if try store.dataVersion() != version {

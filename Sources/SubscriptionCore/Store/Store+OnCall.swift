@@ -262,7 +262,7 @@ extension Store {
             """) { $0.int(0) } ?? 0
         (r.storeBytes, r.walBytes) = try db.storageBytes()
         r.lastAppleCall = try lastAppleCall(now: now)
-        r.forwarding = try forwardReadings(targets: forwardTargets, now: now)
+        r.forwarding = try outbox.readings(targets: forwardTargets, now: now)
         return r
     }
 

@@ -15,6 +15,14 @@ protocol StoreColumn: CodingKey, CaseIterable, RawRepresentable where RawValue =
     func value(in record: Record) -> SQLBindable?
 }
 
+/// What a table type opens its writes with: the store's own `write`, which nests (a
+/// savepoint inside a write already open) and flushes the held counts as it commits.
+protocol WriteTransactions: AnyObject {
+    func write<T>(_ body: () throws -> T) throws -> T
+}
+
+extension Store: WriteTransactions {}
+
 /// A table's statements and bind order, derived once from its columns (kept in a `static
 /// let`, so no statement is built per call).
 struct StoreTable<Column: StoreColumn> {

@@ -6,8 +6,8 @@ import Foundation
 /// (`store.backfills`).
 public struct BackfillTable {
     let db: any SQLConnection
-    /// Opens a write for what a run records outside a page's write.
-    let write: (() throws -> Void) throws -> Void
+    /// Where its writes open.
+    let transactions: any WriteTransactions
 
     /// A run's columns, in the table's order.
     enum Column: Int, StoreColumn {
@@ -65,13 +65,12 @@ public struct BackfillTable {
     /// Starts a run over `since`–`until`; the run as kept.
     public func start(environment: String, since: Millis, until: Millis, onlyFailures: Bool,
                       operatorName: String, now: Millis, bundleId: String? = nil) throws -> BackfillRun {
-        var started: BackfillRun?
-        try write {
+        let started = try transactions.write {
             let fresh = BackfillRun(id: 0, environment: environment, since: since, until: until, onlyFailures: onlyFailures,
                                     operatorName: operatorName, started: now, finished: nil, nextPage: nil, pages: 0, new: 0,
                                     duplicates: 0, rejected: 0, bundleId: bundleId)
             try db.run(Self.insert, Self.table.values(fresh, excluding: [.id]))
-            started = try run(id: try db.lastInsertRowID())
+            return try run(id: try db.lastInsertRowID())
         }
         guard let started else { throw StoreError(operation: "start a backfill", message: "the new run was not found", code: 0) }
         return started
@@ -102,7 +101,7 @@ public struct BackfillTable {
     }
 
     public func finish(_ run: Int64, now: Millis) throws {
-        try write { try db.run("UPDATE backfill_runs SET finished_ms = ?, next_page = NULL WHERE id = ?", [now, run]) }
+        try transactions.write { try db.run("UPDATE backfill_runs SET finished_ms = ?, next_page = NULL WHERE id = ?", [now, run]) }
     }
 
     /// Keeps a notification found by run `run` that Apple says it sent (once: a later run
@@ -136,5 +135,5 @@ public struct BackfillTable {
 
 extension Store {
     /// Backfills from Get Notification History and the gaps they found.
-    public var backfills: BackfillTable { BackfillTable(db: db, write: { try self.write($0) }) }
+    public var backfills: BackfillTable { BackfillTable(db: db, transactions: self) }
 }

@@ -6,8 +6,8 @@ import Foundation
 /// (`store.refundRequests`).
 public struct RefundRequestTable {
     let db: any SQLConnection
-    /// Opens a write for the answers a command records.
-    let write: (() throws -> Void) throws -> Void
+    /// Where its writes open.
+    let transactions: any WriteTransactions
 
     /// The columns, in the table's order.
     enum Column: Int, StoreColumn {
@@ -76,7 +76,7 @@ public struct RefundRequestTable {
 
     /// Keeps what was sent for `uuid` and what Apple said to it.
     public func recordAnswer(uuid: String, answer: String, by operatorName: String, at: Millis, outcome: String) throws {
-        try write {
+        try transactions.write {
             try db.run("""
                 UPDATE refund_requests SET answer = ?, answered_by = ?, answered_ms = ?, answer_outcome = ? WHERE notification_uuid = ?
                 """, [answer, operatorName, at, outcome, uuid])
@@ -86,15 +86,13 @@ public struct RefundRequestTable {
     /// Notes that `uuid`'s deadline passed unanswered; true when this call noted it (so it
     /// is audited once, whoever notices first).
     public func markMissed(uuid: String, at: Millis) throws -> Bool {
-        var noted = false
-        try write {
-            noted = try db.run("UPDATE refund_requests SET missed_ms = ? WHERE notification_uuid = ? AND missed_ms IS NULL", [at, uuid]) > 0
+        try transactions.write {
+            try db.run("UPDATE refund_requests SET missed_ms = ? WHERE notification_uuid = ? AND missed_ms IS NULL", [at, uuid]) > 0
         }
-        return noted
     }
 }
 
 extension Store {
     /// Customers' refund requests and their answers.
-    public var refundRequests: RefundRequestTable { RefundRequestTable(db: db, write: { try self.write($0) }) }
+    public var refundRequests: RefundRequestTable { RefundRequestTable(db: db, transactions: self) }
 }

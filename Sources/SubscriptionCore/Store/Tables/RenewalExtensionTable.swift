@@ -5,8 +5,8 @@ import Foundation
 /// how it completed. The only code that names the table's columns (`store.extensions`).
 public struct RenewalExtensionTable {
     let db: any SQLConnection
-    /// Opens a write for an update a command records.
-    let write: (() throws -> Void) throws -> Void
+    /// Where its writes open.
+    let transactions: any WriteTransactions
 
     /// The columns, in the table's order.
     enum Column: Int, StoreColumn {
@@ -58,7 +58,7 @@ public struct RenewalExtensionTable {
 
     /// Keeps how a mass extension stands (Apple's status answers).
     public func update(requestIdentifier: String, outcome: String, succeeded: Int?, failed: Int?, completed: Millis?) throws {
-        try write {
+        try transactions.write {
             try db.run("""
                 UPDATE renewal_extensions SET outcome = ?, succeeded = ?, failed = ?, completed_ms = ? WHERE request_identifier = ?
                 """, [outcome, succeeded, failed, completed, requestIdentifier])
@@ -85,5 +85,5 @@ public struct RenewalExtensionTable {
 
 extension Store {
     /// Renewal-date extensions asked of Apple.
-    public var extensions: RenewalExtensionTable { RenewalExtensionTable(db: db, write: { try self.write($0) }) }
+    public var extensions: RenewalExtensionTable { RenewalExtensionTable(db: db, transactions: self) }
 }

@@ -1,128 +1,9 @@
 import Foundation
 
-/// Where a delivery owed to a forward target stands.
-public enum ForwardState: String, Sendable, CaseIterable {
-    /// Not yet taken by the target: due at `next`, or claimed by a deliverer sending it.
-    case pending
-    /// The target answered 2xx.
-    case delivered
-    /// Given up: past the target's `max_age`, or refused by it (a 4xx but 408 and 429) too often.
-    case dead
-}
-
-/// One delivery of the outbox (`forward_outbox`): a notification owed to one target.
-public struct ForwardDelivery: Sendable, Equatable {
-    public var id: Int64
-    public var target: String
-    public var notificationUUID: String
-    /// The subscription whose deliveries go in order (nil: the notification concerns none).
-    public var originalTransactionId: String?
-    public var bundleId: String?
-    public var environment: String?
-    public var type: String
-    /// When intake stored the notification and owed the delivery.
-    public var owed: Millis
-    /// Past this a failed delivery is dead (`owed` plus the target's `max_age`).
-    public var giveUp: Millis
-    public var state: ForwardState
-    public var attempts: Int
-    /// When it is next due.
-    public var next: Millis
-    public var delivered: Millis?
-    public var lastAttempt: Millis?
-    public var lastStatus: Int?
-    public var lastError: String?
-    /// The attempts made before it was last owed again (`forward replay`, `forward retry`):
-    /// a refusal counts towards its death only from there (migration 40).
-    public var roundStart: Int = 0
-
-    /// The id every attempt and every replay of it carries (`Subdesk-Delivery`): the same
-    /// notification to the same target is the same delivery.
-    public var deliveryId: String { "\(notificationUUID)/\(target)" }
-}
-
-/// What became of one attempt, and what the delivery does next.
-public struct ForwardAttempt: Sendable {
-    public enum Next: Sendable, Equatable {
-        case delivered
-        case retry(at: Millis)
-        case dead
-    }
-    public var at: Millis
-    public var tookMs: Int64
-    /// The target's status, nil when no answer came (timeout, connection error).
-    public var status: Int?
-    public var error: String?
-    /// The answer's first bytes (`ForwardDeliverer.keptAnswerBytes`).
-    public var answer: Data?
-    public var next: Next
-
-    public init(at: Millis, tookMs: Int64, status: Int?, error: String?, answer: Data?, next: Next) {
-        self.at = at
-        self.tookMs = tookMs
-        self.status = status
-        self.error = error
-        self.answer = answer
-        self.next = next
-    }
-}
-
-/// One attempt as `forward_attempts` keeps it.
-public struct ForwardAttemptRow: Sendable, Equatable {
-    public var attempt: Int
-    public var at: Millis
-    public var tookMs: Int64
-    public var status: Int?
-    public var error: String?
-    public var answer: Data?
-}
-
-/// A target's outbox, summed (`subdesk forward status`).
-public struct ForwardTargetStatus: Sendable, Equatable {
-    public var target: String
-    public var pending = 0
-    /// When the oldest pending delivery was owed.
-    public var oldestPending: Millis?
-    public var deliveredLastHour = 0
-    /// Attempts in the last hour that got no 2xx.
-    public var failedLastHour = 0
-    public var dead = 0
-    public var lastError: String?
-    public var lastErrorAt: Millis?
-
-    public init(target: String) { self.target = target }
-}
-
-enum ForwardColumn: Int, StoreColumn {
-    typealias Record = ForwardDelivery
-    case id, target, notificationUuid, originalTransactionId, bundleId, environment, type, owedMs, giveUpMs, state, attempts,
-         nextMs, claimUntilMs, claimedBy, deliveredMs, lastAttemptMs, lastStatus, lastError, roundStart
-
-    func value(in d: ForwardDelivery) -> SQLBindable? {
-        switch self {
-        case .id: return d.id
-        case .target: return d.target
-        case .notificationUuid: return d.notificationUUID
-        case .originalTransactionId: return d.originalTransactionId
-        case .bundleId: return d.bundleId
-        case .environment: return d.environment
-        case .type: return d.type
-        case .owedMs: return d.owed
-        case .giveUpMs: return d.giveUp
-        case .state: return d.state.rawValue
-        case .attempts: return d.attempts
-        case .nextMs: return d.next
-        case .claimUntilMs, .claimedBy: return nil
-        case .deliveredMs: return d.delivered
-        case .lastAttemptMs: return d.lastAttempt
-        case .lastStatus: return d.lastStatus
-        case .lastError: return d.lastError
-        case .roundStart: return d.roundStart
-        }
-    }
-}
-
-/// The outbox's rules, which every statement here keeps:
+/// The relay's outbox: what intake owes the `[forward]` targets (`forward_owed`), one row per
+/// delivery and target (`forward_outbox`) and each attempt (`forward_attempts`). The only code
+/// that names these tables' columns (`store.outbox`; its status and readings in
+/// `ForwardOutboxTable+Status.swift`). The rules every statement here keeps:
 /// - a notification's deliveries are owed in the write that stores it, in one row of
 ///   `forward_owed` naming its targets (no index but its key: intake's write stays short); a
 ///   deliverer spreads owed rows into one outbox row per target and removes them, in its own
@@ -137,12 +18,62 @@ enum ForwardColumn: Int, StoreColumn {
 ///   deliverer (one killed mid-send leaves it to expire, and the delivery is sent again,
 ///   with the same id), and two deliverers never send one delivery at once (on PostgreSQL
 ///   the claim skips rows another deliverer is claiming: `SKIP LOCKED`).
-extension Store {
-    static let forwardTable = StoreTable<ForwardColumn>("forward_outbox", key: .id)
-    static let forwardSelection = forwardTable.selection(excluding: [.claimUntilMs, .claimedBy], prefix: "o.")
+public struct ForwardOutboxTable {
+    let db: any SQLConnection
+    /// Where its writes open.
+    let transactions: any WriteTransactions
 
-    static func forwardDelivery(_ row: SQLRow) -> ForwardDelivery {
-        let r = forwardSelection.row(row)
+    enum Column: Int, StoreColumn {
+        typealias Record = ForwardDelivery
+        case id, target, notificationUuid, originalTransactionId, bundleId, environment, type, owedMs, giveUpMs, state, attempts,
+             nextMs, claimUntilMs, claimedBy, deliveredMs, lastAttemptMs, lastStatus, lastError, roundStart
+
+        func value(in d: ForwardDelivery) -> SQLBindable? {
+            switch self {
+            case .id: return d.id
+            case .target: return d.target
+            case .notificationUuid: return d.notificationUUID
+            case .originalTransactionId: return d.originalTransactionId
+            case .bundleId: return d.bundleId
+            case .environment: return d.environment
+            case .type: return d.type
+            case .owedMs: return d.owed
+            case .giveUpMs: return d.giveUp
+            case .state: return d.state.rawValue
+            case .attempts: return d.attempts
+            case .nextMs: return d.next
+            case .claimUntilMs, .claimedBy: return nil
+            case .deliveredMs: return d.delivered
+            case .lastAttemptMs: return d.lastAttempt
+            case .lastStatus: return d.lastStatus
+            case .lastError: return d.lastError
+            case .roundStart: return d.roundStart
+            }
+        }
+    }
+
+    enum AttemptColumn: Int, StoreColumn {
+        typealias Record = ForwardAttemptRow
+        case outboxId, attempt, atMs, tookMs, status, error, answer
+
+        func value(in a: ForwardAttemptRow) -> SQLBindable? {
+            switch self {
+            case .outboxId: return nil
+            case .attempt: return a.attempt
+            case .atMs: return a.at
+            case .tookMs: return a.tookMs
+            case .status: return a.status
+            case .error: return a.error
+            case .answer: return a.answer
+            }
+        }
+    }
+
+    static let table = StoreTable<Column>("forward_outbox", key: .id)
+    static let delivery = table.selection(excluding: [.claimUntilMs, .claimedBy], prefix: "o.")
+
+    static func delivery(_ row: SQLRow) -> ForwardDelivery {
+        let r = delivery.row(row)
         return ForwardDelivery(
             id: r.int64(.id), target: r.string(.target), notificationUUID: r.string(.notificationUuid),
             originalTransactionId: r.optionalString(.originalTransactionId), bundleId: r.optionalString(.bundleId),
@@ -167,15 +98,15 @@ extension Store {
     }
 
     /// Owes `event` to each of `targets`, inside the write that stores it: one row naming them
-    /// (`forward_owed`), which a deliverer spreads into the outbox (`spreadOwed`).
-    public func oweDeliveries(of event: NotificationEvent, bundleId: String?, to targets: [ForwardTarget], now: Millis) throws {
+    /// (`forward_owed`), which a deliverer spreads into the outbox (`spread`).
+    public func owe(_ event: NotificationEvent, bundleId: String?, to targets: [ForwardTarget], now: Millis) throws {
         guard !targets.isEmpty else { return }
-        try write {
+        try transactions.write {
             try db.run("""
                 INSERT INTO forward_owed (notification_uuid, original_transaction_id, bundle_id, environment, type, owed_ms, targets)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """, [event.notificationUUID, event.originalTransactionId, bundleId, event.environment, event.type.rawValue, now,
-                      Store.owedTargets(targets)])
+                      Self.owedTargets(targets)])
         }
     }
 
@@ -208,10 +139,10 @@ extension Store {
     /// deliverers spreading at once take turns, so the outbox's ids keep the order the
     /// notifications were owed in, which each subscription's deliveries go by.
     @discardableResult
-    public func spreadOwed(limit: Int = Store.spreadBatch) throws -> Int {
+    public func spread(limit: Int = ForwardOutboxTable.spreadBatch) throws -> Int {
         // Nothing owed (a read, outside any write of its own): no write taken at all.
         if !db.isInTransaction, try db.first("SELECT EXISTS (SELECT 1 FROM forward_owed)", [], { $0.bool(0) }) != true { return 0 }
-        return try write {
+        return try transactions.write {
             let owed = try db.rows("""
                 SELECT id, notification_uuid, original_transaction_id, bundle_id, environment, type, owed_ms, targets
                 FROM forward_owed ORDER BY id LIMIT ?\(db.dialect.forUpdate)
@@ -220,9 +151,9 @@ extension Store {
                  environment: row.optionalString(4), type: row.string(5), owed: row.int64(6), targets: row.string(7))
             }
             guard !owed.isEmpty else { return 0 }
-            let insert = Store.insertForward(db.dialect)
+            let insert = Self.insertForward(db.dialect)
             for o in owed {
-                for (name, maxAge) in Store.owedTargets(o.targets) {
+                for (name, maxAge) in Self.owedTargets(o.targets) {
                     try db.run(insert, [name, o.uuid, o.subscription, o.bundleId, o.environment, o.type, o.owed, o.owed + maxAge, o.owed])
                 }
             }
@@ -241,7 +172,7 @@ extension Store {
     func owedNotSpread() throws -> [String: (count: Int, oldest: Millis?)] {
         var byTarget: [String: (count: Int, oldest: Millis?)] = [:]
         try db.query("SELECT targets, COUNT(*), MIN(owed_ms) FROM forward_owed GROUP BY targets", []) { row in
-            for target in Store.owedTargets(row.string(0)) {
+            for target in Self.owedTargets(row.string(0)) {
                 let seen = byTarget[target.name]
                 byTarget[target.name] = ((seen?.count ?? 0) + row.int(1), [seen?.oldest, row.optionalInt64(2)].compactMap { $0 }.min())
             }
@@ -252,17 +183,17 @@ extension Store {
     /// Claims up to `limit` of `target`'s deliveries that are due at `now`, in the order
     /// they were owed, for `lease` milliseconds, as `claimant`. Deliveries past their
     /// `giveUp` that were never answered are marked dead first.
-    public func claimDeliveries(target: String, now: Millis, limit: Int, lease: Millis, claimant: String) throws -> [ForwardDelivery] {
-        try write {
-            try db.run(Store.markOverdueDead, [target, now, now])
+    public func claim(target: String, now: Millis, limit: Int, lease: Millis, claimant: String) throws -> [ForwardDelivery] {
+        try transactions.write {
+            try db.run(Self.markOverdueDead, [target, now, now])
             let due = try db.rows("""
-                SELECT \(Store.forwardSelection.list) FROM forward_outbox o
+                SELECT \(Self.delivery.list) FROM forward_outbox o
                 WHERE o.target = ? AND o.state = 'pending' AND o.next_ms <= ? AND (o.claim_until_ms IS NULL OR o.claim_until_ms <= ?)
                   AND (o.original_transaction_id IS NULL OR NOT EXISTS (
                       SELECT 1 FROM forward_outbox p WHERE p.target = o.target AND p.original_transaction_id = o.original_transaction_id
                           AND p.state = 'pending' AND p.id < o.id))
                 ORDER BY o.id LIMIT ?\(db.dialect.skipLocked)
-                """, [target, now, now, limit], Store.forwardDelivery)
+                """, [target, now, now, limit], Self.delivery)
             for start in stride(from: 0, to: due.count, by: 500) {
                 let slice = due[start..<min(start + 500, due.count)]
                 try db.run("UPDATE forward_outbox SET claim_until_ms = ?, claimed_by = ? WHERE id IN ("
@@ -276,7 +207,7 @@ extension Store {
     /// When `target`'s next pending delivery falls due (nil: none is pending), claims aside:
     /// how long a deliverer may sleep.
     /// An owed row not yet spread is due at once.
-    public func nextDeliveryDue(target: String) throws -> Millis? {
+    public func nextDue(target: String) throws -> Millis? {
         let owed = try db.first("SELECT MIN(owed_ms) FROM forward_owed", []) { $0.optionalInt64(0) } ?? nil
         let pending = try db.first("""
             SELECT MIN(CASE WHEN claim_until_ms IS NOT NULL AND claim_until_ms > next_ms THEN claim_until_ms ELSE next_ms END)
@@ -285,11 +216,11 @@ extension Store {
         return [owed, pending].compactMap { $0 }.min()
     }
 
-    /// Records what became of attempts at the deliveries claimed (`claimDeliveries`), in one
+    /// Records what became of attempts at the deliveries claimed (`claim`), in one
     /// write: each attempt is kept, and its delivery is delivered, due again, or dead.
-    public func recordAttempts(_ attempts: [(delivery: ForwardDelivery, attempt: ForwardAttempt)]) throws {
+    public func record(_ attempts: [(delivery: ForwardDelivery, attempt: ForwardAttempt)]) throws {
         guard !attempts.isEmpty else { return }
-        try write {
+        try transactions.write {
             for (d, a) in attempts {
                 let number = d.attempts + 1
                 try db.run("""
@@ -311,29 +242,12 @@ extension Store {
         }
     }
 
-    /// Which stored notifications a replay owes again.
-    public struct ForwardReplaySelection: Sendable {
-        /// One notification; else those received from `since` to before `until`.
-        public var notificationUUID: String?
-        public var since: Millis?
-        public var until: Millis?
-        /// Only notifications of these apps' bundle ids (nil: every app's).
-        public var bundleIds: [String]?
-
-        public init(notificationUUID: String? = nil, since: Millis? = nil, until: Millis? = nil, bundleIds: [String]? = nil) {
-            self.notificationUUID = notificationUUID
-            self.since = since
-            self.until = until
-            self.bundleIds = bundleIds
-        }
-    }
-
     /// Owes the notifications `selection` names to `target` again (those of its apps,
     /// environments and types: `targetBundleIds` nil for every app), due at `now` with the
     /// same delivery ids: a delivery already owed becomes pending again where it stands in
     /// its subscription's order (a claim under way is left to end), with its refusals counted
     /// afresh; one never owed is owed now. Returns how many.
-    public func requeueDeliveries(_ selection: ForwardReplaySelection, to target: ForwardTarget, targetBundleIds: [String]?,
+    public func requeue(_ selection: ForwardReplaySelection, to target: ForwardTarget, targetBundleIds: [String]?,
                                   now: Millis) throws -> Int {
         var conditions: [String] = []
         var values: [SQLBindable?] = [target.name, now, now + target.maxAge, now]
@@ -361,7 +275,7 @@ extension Store {
             conditions.append("type IN (" + target.types.map { _ in "?" }.joined(separator: ",") + ")")
             values += target.types.map { $0.rawValue as SQLBindable? }
         }
-        return try write {
+        return try transactions.write {
             try db.run("""
                 INSERT INTO forward_outbox (target, notification_uuid, original_transaction_id, bundle_id, environment, type,
                     owed_ms, give_up_ms, state, attempts, next_ms)
@@ -375,8 +289,8 @@ extension Store {
 
     /// Owes `target`'s dead deliveries again, due at `now` and tried until `maxAge` from
     /// now, with the same delivery ids and their refusals counted afresh. Returns how many.
-    public func retryDeadDeliveries(target: String, maxAge: Millis, now: Millis) throws -> Int {
-        try write {
+    public func retryDead(target: String, maxAge: Millis, now: Millis) throws -> Int {
+        try transactions.write {
             try db.run("""
                 UPDATE forward_outbox SET state = 'pending', next_ms = ?, give_up_ms = ?, round_start = attempts
                 WHERE target = ? AND state = 'dead'
@@ -384,126 +298,18 @@ extension Store {
         }
     }
 
-    /// Each target's outbox summed at `now`, in the order of `targets` (and any other target
-    /// the outbox still names, after them).
-    public func forwardStatus(targets: [String], now: Millis) throws -> [ForwardTargetStatus] {
-        var byTarget: [String: ForwardTargetStatus] = [:]
-        for name in targets { byTarget[name] = ForwardTargetStatus(target: name) }
-        let hourAgo = now - 3_600_000
-        try db.query("""
-            SELECT target, state, COUNT(*), MIN(owed_ms), SUM(CASE WHEN delivered_ms >= ? THEN 1 ELSE 0 END)
-            FROM forward_outbox GROUP BY target, state
-            """, [hourAgo]) { row in
-            let name = row.string(0)
-            var status = byTarget[name] ?? ForwardTargetStatus(target: name)
-            switch ForwardState(rawValue: row.string(1)) {
-            case .pending?:
-                status.pending = row.int(2)
-                status.oldestPending = row.optionalInt64(3)
-            case .delivered?: status.deliveredLastHour = row.int(4)
-            case .dead?: status.dead = row.int(2)
-            case nil: break
-            }
-            byTarget[name] = status
-        }
-        try db.query("""
-            SELECT o.target, COUNT(*) FROM forward_attempts a JOIN forward_outbox o ON o.id = a.outbox_id
-            WHERE a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299) GROUP BY o.target
-            """, [hourAgo]) { row in
-            byTarget[row.string(0), default: ForwardTargetStatus(target: row.string(0))].failedLastHour = row.int(1)
-        }
-        try db.query("""
-            SELECT target, last_error, last_attempt_ms FROM forward_outbox o
-            WHERE last_error IS NOT NULL AND last_attempt_ms = (SELECT MAX(last_attempt_ms) FROM forward_outbox p
-                WHERE p.target = o.target AND p.last_error IS NOT NULL)
-            """, []) { row in
-            byTarget[row.string(0), default: ForwardTargetStatus(target: row.string(0))].lastError = row.string(1)
-            byTarget[row.string(0)]?.lastErrorAt = row.optionalInt64(2)
-        }
-        for (name, owed) in try owedNotSpread() {
-            var status = byTarget[name] ?? ForwardTargetStatus(target: name)
-            status.pending += owed.count
-            status.oldestPending = [status.oldestPending, owed.oldest].compactMap { $0 }.min()
-            byTarget[name] = status
-        }
-        let others = byTarget.keys.filter { !targets.contains($0) }.sorted()
-        return (targets + others).compactMap { byTarget[$0] }
-    }
-
-    /// Each target's outbox as the on-call metrics and `subdesk check` read it at `now`: the
-    /// targets named, then any other the outbox names. Every count is an index range
-    /// (`forward_outbox_pending`, and `forward_outbox_state`, which holds only the delivered
-    /// and the dead: each of its counts says `state <> 'pending'` as the index does, for
-    /// SQLite to use it): the pending and dead deliveries,
-    /// few while targets take what they are sent, and the rows tried in the last hour or day,
-    /// never the delivered history, which grows with every notification. What is owed and not
-    /// yet spread (`forward_owed`, a few rows while a deliverer runs) is read whole and added
-    /// to the pending.
-    public func forwardReadings(targets: [String], now: Millis) throws -> [ForwardReading] {
-        let hourAgo = now - 3_600_000, dayAgo = now - 86_400_000
-        let named = Set(targets)
-        let owed = try owedNotSpread()
-        let others = Set(try forwardOutboxTargets() + owed.keys).filter { !named.contains($0) }.sorted()
-        // The oldest pending delivery is the one with the lowest id: ids are given in the
-        // order deliveries are owed, and the partial index finds it without reading the rest.
-        return try (targets + others).map { name in
-            var r = ForwardReading(target: name)
-            try db.query(Self.forwardReadingsSQL, [name, name, name, name, dayAgo, dayAgo, name, hourAgo, hourAgo, name, hourAgo, name, hourAgo]) { row in
-                r.pending = row.int(0)
-                r.oldestPending = row.optionalInt64(1)
-                r.dead = row.int(2)
-                r.deadLastDay = row.int(3)
-                r.deliveredLastHour = row.int(4)
-                r.failedAttemptsLastHour = row.int(5)
-            }
-            if let owed = owed[name] {
-                r.pending += owed.count
-                r.oldestPending = [r.oldestPending, owed.oldest].compactMap { $0 }.min()
-            }
-            return r
-        }
-    }
-
-    static let forwardReadingsSQL = """
-        SELECT
-            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'pending'),
-            (SELECT owed_ms FROM forward_outbox WHERE id = (
-                SELECT MIN(id) FROM forward_outbox WHERE target = ? AND state = 'pending')),
-            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'dead'),
-            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'dead'
-                AND (last_attempt_ms >= ? OR (last_attempt_ms IS NULL AND give_up_ms >= ?))),
-            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'delivered' AND last_attempt_ms >= ?),
-            (SELECT COUNT(*) FROM forward_attempts a
-                WHERE a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299) AND a.outbox_id IN (
-                    SELECT id FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state IN ('delivered', 'dead')
-                        AND last_attempt_ms >= ?
-                    UNION ALL
-                    SELECT id FROM forward_outbox WHERE target = ? AND state = 'pending' AND last_attempt_ms >= ?))
-        """
-
-    /// The targets the outbox names, by name: one index seek each, however many rows.
-    func forwardOutboxTargets() throws -> [String] {
-        var names: [String] = []
-        while names.count < 1_000, let next = try db.first(
-            names.isEmpty ? "SELECT MIN(target) FROM forward_outbox" : "SELECT MIN(target) FROM forward_outbox WHERE target > ?",
-            names.last.map { [$0 as SQLBindable?] } ?? [], { $0.optionalString(0) }) ?? nil {
-            names.append(next)
-        }
-        return names
-    }
-
     /// The deliveries of one subscription's notifications, oldest first: the outbox's, then
     /// those owed and not yet spread (id 0, pending since owed).
     public func deliveries(originalTransactionId: String) throws -> [ForwardDelivery] {
-        try db.rows("SELECT \(Store.forwardSelection.list) FROM forward_outbox o WHERE o.original_transaction_id = ? ORDER BY o.id",
-                    [originalTransactionId], Store.forwardDelivery)
+        try db.rows("SELECT \(Self.delivery.list) FROM forward_outbox o WHERE o.original_transaction_id = ? ORDER BY o.id",
+                    [originalTransactionId], Self.delivery)
             + owedDeliveries(where: "original_transaction_id = ?", originalTransactionId)
     }
 
     /// Every delivery of one notification, by target (owed ones not yet spread included).
     public func deliveries(notificationUUID: String) throws -> [ForwardDelivery] {
-        try (db.rows("SELECT \(Store.forwardSelection.list) FROM forward_outbox o WHERE o.notification_uuid = ? ORDER BY o.target",
-                     [notificationUUID], Store.forwardDelivery)
+        try (db.rows("SELECT \(Self.delivery.list) FROM forward_outbox o WHERE o.notification_uuid = ? ORDER BY o.target",
+                     [notificationUUID], Self.delivery)
              + owedDeliveries(where: "notification_uuid = ?", notificationUUID)).sorted { $0.target < $1.target }
     }
 
@@ -514,7 +320,7 @@ extension Store {
             SELECT notification_uuid, original_transaction_id, bundle_id, environment, type, owed_ms, targets
             FROM forward_owed WHERE \(condition) ORDER BY id
             """, [value]) { row in
-            Store.owedTargets(row.string(6)).map { target in
+            Self.owedTargets(row.string(6)).map { target in
                 ForwardDelivery(id: 0, target: target.name, notificationUUID: row.string(0), originalTransactionId: row.optionalString(1),
                                 bundleId: row.optionalString(2), environment: row.optionalString(3), type: row.string(4),
                                 owed: row.int64(5), giveUp: row.int64(5) + target.maxAge, state: .pending, attempts: 0,
@@ -523,32 +329,20 @@ extension Store {
         }.flatMap { $0 }
     }
 
-    static let attemptTable = StoreTable<ForwardAttemptColumn>("forward_attempts", key: .attempt)
+    static let attemptTable = StoreTable<AttemptColumn>("forward_attempts", key: .attempt)
     static let attemptSelection = attemptTable.selection(excluding: [.outboxId])
 
     /// The attempts at one delivery, in order.
-    public func forwardAttempts(deliveryId id: Int64) throws -> [ForwardAttemptRow] {
-        try db.rows("SELECT \(Store.attemptSelection.list) FROM forward_attempts WHERE outbox_id = ? ORDER BY attempt", [id]) { row in
-            let r = Store.attemptSelection.row(row)
+    public func attempts(deliveryId id: Int64) throws -> [ForwardAttemptRow] {
+        try db.rows("SELECT \(Self.attemptSelection.list) FROM forward_attempts WHERE outbox_id = ? ORDER BY attempt", [id]) { row in
+            let r = Self.attemptSelection.row(row)
             return ForwardAttemptRow(attempt: r.int(.attempt), at: r.int64(.atMs), tookMs: r.int64(.tookMs), status: r.optionalInt(.status),
                                      error: r.optionalString(.error), answer: r.optionalData(.answer))
         }
     }
 }
 
-enum ForwardAttemptColumn: Int, StoreColumn {
-    typealias Record = ForwardAttemptRow
-    case outboxId, attempt, atMs, tookMs, status, error, answer
-
-    func value(in a: ForwardAttemptRow) -> SQLBindable? {
-        switch self {
-        case .outboxId: return nil
-        case .attempt: return a.attempt
-        case .atMs: return a.at
-        case .tookMs: return a.tookMs
-        case .status: return a.status
-        case .error: return a.error
-        case .answer: return a.answer
-        }
-    }
+extension Store {
+    /// The relay's outbox: what is owed to the `[forward]` targets, and what became of it.
+    public var outbox: ForwardOutboxTable { ForwardOutboxTable(db: db, transactions: self) }
 }
