@@ -1,6 +1,6 @@
 import Foundation
 
-/// Sends one target's owed deliveries (`Store+Forwarding.swift`), on its own store connection.
+/// Sends one target's owed deliveries (`store.outbox`, `ForwardOutboxTable`), on its own store connection.
 ///
 /// spread what intake owed and claim what is due (a short write) -> build each body -> POST
 /// them, a few at a time, with no transaction open -> record every answer, spread and claim
