@@ -97,7 +97,7 @@ struct Context {
     }
 
     static func missingStoreMessage(_ path: String) -> String {
-        if PostgresLocation.isPostgres(path) {
+        if StoreLocation(path).isPostgres {
             return "no store at \(path): create it with `subdesk db init --db URI` (as the database owner), "
                 + "or copy one there with `subdesk migrate --from STORE --to URI`"
         }
@@ -207,7 +207,7 @@ struct Context {
     var chainKeyPath: String {
         if let path = config.string("chain_key_file") { return path }
         let store = databasePath
-        if !PostgresLocation.isPostgres(store), store != ":memory:" {
+        if StoreLocation(store).isFile {
             return ((store as NSString).deletingLastPathComponent as NSString).appendingPathComponent("chain-memory.key")
         }
         return Configuration.dataDirectory(environment: environment) + "/chain-memory.key"

@@ -51,7 +51,7 @@ enum DashboardCommand {
         let store: Store
         do {
             store = try context.openStore(path: databasePath, mode: .existing)
-        } catch let error as StoreError where error.code == 8 && !PostgresLocation.isPostgres(databasePath) {
+        } catch let error as StoreError where error.code == 8 && !StoreLocation(databasePath).isPostgres {
             store = try context.openStore(path: databasePath, mode: .reading)
         }
         // Built before the screen is taken: reading key and secret files may print warnings,
@@ -76,8 +76,7 @@ enum DashboardCommand {
         defer { terminal.stop() }
         let size = terminal.size
         var state = DashboardState(width: size.width, height: size.height, now: DateText.nowMillis(), timeZone: zone,
-                                   storeName: PostgresLocation.isPostgres(databasePath) ? PostgresLocation.displayName(databasePath)
-                                       : URL(fileURLWithPath: databasePath).lastPathComponent,
+                                   storeName: StoreLocation(databasePath).shortName,
                                    themeName: loaded.theme.name)
         state.standInNotice = standInNotice
         state.apps = (try? context.configuredApps()) ?? state.apps

@@ -133,8 +133,8 @@ enum DatabaseCommands {
             throw UsageError("--\(option) is for db login")
         }
         let path = context.databasePath
-        if let problem = PostgresLocation.keywordStringProblem(path) { throw UsageError(problem) }
-        if context.arguments.has(.roles) && !PostgresLocation.isPostgres(path) {
+        if let problem = StoreLocation(path).problem { throw UsageError(problem) }
+        if context.arguments.has(.roles) && !StoreLocation(path).isPostgres {
             throw UsageError("--roles is for a PostgreSQL store (--db postgres://...); a SQLite store's access is its file's mode")
         }
         if context.arguments.has(.print) {
@@ -192,7 +192,7 @@ enum DatabaseCommands {
             }
         }
         let path = context.databasePath
-        guard PostgresLocation.isPostgres(path) else {
+        guard StoreLocation(path).isPostgres else {
             throw UsageError("db login is for a PostgreSQL store (--db postgres://...); a SQLite store has no logins")
         }
         let store = try Store(path: path, mode: .existing)

@@ -82,9 +82,9 @@ enum DemoCommands {
             throw UsageError("\(path) is \(what), not a demo store; refusing to replace it: name another --db, or pass --force")
         default: break
         }
-        if PostgresLocation.isPostgres(path), try Store(path: path, mode: .createIfMissing).holdsData() {
+        if StoreLocation(path).isPostgres, try Store(path: path, mode: .createIfMissing).holdsData() {
             // No file to replace: building into a store that holds data would mix the two.
-            throw UsageError("\(PostgresLocation.redacted(path)) holds data; a demo is built into an empty PostgreSQL store: "
+            throw UsageError("\(StoreLocation(path).redacted) holds data; a demo is built into an empty PostgreSQL store: "
                              + "name a new schema (?schema=NAME)")
         }
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {

@@ -68,9 +68,10 @@ enum MaintenanceCommands {
         let path = context.readingDatabasePath
         var isDemo = false
         var opened: Store?
-        if let problem = PostgresLocation.keywordStringProblem(path) {
+        let location = StoreLocation(path)
+        if let problem = location.problem {
             add("store", "fail", problem)
-        } else if !PostgresLocation.isPostgres(path) && !FileManager.default.fileExists(atPath: path) {
+        } else if !location.isPostgres && !FileManager.default.fileExists(atPath: path) {
             add("store", "fail", Context.missingStoreMessage(path))
         } else {
             do {

@@ -278,6 +278,7 @@ extension SQLDialect {
         writersRunSideBySide: true, hasSearchIndex: false,
         // A writer waiting for store_changes is queued and granted it at the next commit.
         writeTurnPauseMs: 0,
+        pageSizesWrittenIn: [10] + Array(stride(from: 25, through: 1_000, by: 25)), pageBoundsSortKeyFirst: false,
         dropEmptySubscriber: "SELECT subdesk_drop_empty_subscriber(?)",
         auditGuardsWhole: "append-only (triggers in place), their functions unchanged",
         // Entries written before migration 23 (when a role could write any action) count

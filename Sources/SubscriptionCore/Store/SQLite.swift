@@ -79,6 +79,9 @@ extension SQLDialect {
         // A waiting writer polls every few milliseconds however long it has waited
         // (`SQLiteConnection.BusyWait`): a pause of 30 ms takes one of its polls.
         writeTurnPauseMs: 30,
+        // A statement's plan is made once, when it is prepared; the index is sought by the
+        // sort key's own bound.
+        pageSizesWrittenIn: [], pageBoundsSortKeyFirst: true,
         dropEmptySubscriber: """
             DELETE FROM subscribers WHERE id = ?1 AND user_id IS NULL
             AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE subscriber_id = ?1)

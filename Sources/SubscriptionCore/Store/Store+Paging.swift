@@ -79,7 +79,7 @@ extension Store {
                 conditions.append(match.sql)
                 values.append(match.value)
             }
-            // The statement may read a few rows past the page (`literalPageSizes`): they
+            // The statement may read a few rows past the page (`SQLDialect.pageSizesWrittenIn`): they
             // are neither decoded nor fetched once the page is full.
             let read = Store.pageRead(conditions, order: order, limit: limit, dialect: db.dialect)
             var found: [SubscriptionRow] = []
@@ -94,22 +94,13 @@ extension Store {
         return (backward ? rows.reversed() : rows, complete)
     }
 
-    /// The page sizes PostgreSQL reads with the limit written in the statement: a page of
-    /// `limit` rows reads the first of these at or over it, and the rows past `limit` are
-    /// dropped. A statement whose limit is a parameter is planned anew at each run (a plan
-    /// made without the limit reads the whole list, in parallel), and planning one app's page,
-    /// which weighs every index that leads with the bundle id, took longer than reading it; a
-    /// statement with its limit written in keeps one plan after its first runs. Few sizes,
-    /// so that a process prepares few statements whatever its windows' heights.
-    static let literalPageSizes = [10] + stride(from: 25, through: 1_000, by: 25)
-
     /// The statement reading a page of `limit` rows that meet `conditions` in `order` on
     /// `dialect`'s engine, and the value it binds after the conditions' own. It may read
-    /// more rows than `limit` (see `literalPageSizes`): the first `limit` are the page.
+    /// more rows than `limit` (`SQLDialect.pageSizesWrittenIn`): the first `limit` are the page.
     static func pageRead(_ conditions: [String], order: String, limit: Int, dialect: SQLDialect)
         -> (sql: String, values: [SQLBindable?]) {
         var clause = "LIMIT ?", values: [SQLBindable?] = [limit]
-        if dialect == .postgres, limit > 0, let size = literalPageSizes.first(where: { $0 >= limit }) {
+        if limit > 0, let size = dialect.pageSizesWrittenIn.first(where: { $0 >= limit }) {
             (clause, values) = ("LIMIT \(size)", [])
         }
         return ("""
@@ -136,12 +127,7 @@ extension Store {
         let ascendingScan = q.descending == backward
         if let cursor {
             let after = ascendingScan ? ">" : "<"
-            // On SQLite the sort key's own bound comes first: SQLite seeks the list's index by
-            // it, where it reads the row value alone (over an expression) as a test of each
-            // entry from the list's start, so that a page deep in the list read every entry
-            // before it. PostgreSQL seeks by the row value; the bound beside it has its plan
-            // for a prepared page start parallel workers (12 ms a page at 1M, for 0.7).
-            if dialect == .sqlite {
+            if dialect.pageBoundsSortKeyFirst {
                 conditions.append("\(q.sort.column) \(after)= ?")
                 values.append(cursor.key)
             }

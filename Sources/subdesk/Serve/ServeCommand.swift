@@ -136,7 +136,7 @@ final class ServeLock: @unchecked Sendable {
     /// Takes the lock on the file the path names now, unless it is the one held; the lock
     /// on a file no longer at the path is let go.
     func hold() throws {
-        guard !PostgresLocation.isPostgres(path), path != ":memory:" else { return }
+        guard StoreLocation(path).isFile else { return }
         lock.lock()
         defer { lock.unlock() }
         let fd = open(path, O_RDONLY | O_CLOEXEC)

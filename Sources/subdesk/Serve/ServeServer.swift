@@ -180,7 +180,7 @@ final class ServeServer: @unchecked Sendable {
             startWorker("subdesk-metrics", .metrics)
             log.notice("answering /metrics scrapes on \(metricsListener.name)")
         }
-        log.notice("answering FastCGI on \(listener.name) (pid \(getpid())), store \(PostgresLocation.redacted(engine.context.databasePath))")
+        log.notice("answering FastCGI on \(listener.name) (pid \(getpid())), store \(StoreLocation(engine.context.databasePath).redacted)")
         startRelay(engine)
         let unanswered = loop()
         lock.lock()
