@@ -47,12 +47,12 @@ final class OperatorSessionTests: XCTestCase, RunsOnEveryEngine {
         session.type("goodwill, ticket 4411")
         session.type(.tab, .enter)
         XCTAssertTrue(session.screenText.contains("Grant entitlement to \(id) until 2026-12-31 00:00 UTC? y/n"), session.screenText)
-        XCTAssertTrue(try store.overrides().isEmpty, "nothing is written before y")
+        XCTAssertTrue(try store.overrides.list().isEmpty, "nothing is written before y")
         session.type(.char("y"))
 
         XCTAssertNil(session.state.overrideDialog)
         XCTAssertEqual(session.state.flash?.text, "override #1 placed on \(id); in force now: grant #1 (entitled until 2026-12-31 00:00 UTC)")
-        let placed = try XCTUnwrap(try store.overrides().first)
+        let placed = try XCTUnwrap(try store.overrides.list().first)
         XCTAssertEqual(placed.operatorName, "ana")
         XCTAssertEqual(placed.reason, "goodwill, ticket 4411")
         var text = session.screenText

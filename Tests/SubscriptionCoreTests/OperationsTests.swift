@@ -64,7 +64,7 @@ final class OperationsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertThrowsError(try ops.grant("nobody", until: now + TestKit.day, reason: "x", now: now)) { error in
             XCTAssertTrue("\(error)".contains("no subscriber"), "\(error)")
         }
-        XCTAssertTrue(try store.overrides().isEmpty)
+        XCTAssertTrue(try store.overrides.list().isEmpty)
         XCTAssertTrue(try store.audit().isEmpty)
     }
 

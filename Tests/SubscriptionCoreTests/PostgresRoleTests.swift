@@ -85,7 +85,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         // Support: overrides (audited), but no notifications and no purges.
         let (support, supportUser) = try open(as: "subdesk_support")
         let placed = try Operations(store: support, operatorName: "somebody-else").grant("2000000955500001", until: now + 86_400_000, reason: "goodwill")
-        XCTAssertEqual(try owner.override(id: placed.id)?.kind, .grant)
+        XCTAssertEqual(try owner.overrides.find(id: placed.id)?.kind, .grant)
         assertRefused("ingest as support") { _ = try TestKit.intake(support).ingest(self.notification(UUID().uuidString.lowercased(), id: "2000000955500004")) }
         assertRefused("purge quarantine as support") { _ = try Operations(store: support, operatorName: "x").purgeQuarantine(before: now, reason: "r") }
         // Support does not deliver: with something owed, the spread's locking read is refused,

@@ -23,6 +23,7 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         try check(RenewalExtensionTable.table)
         try check(BackfillTable.table)
         try check(BackfillTable.gapTable)
+        try check(OverrideTable.table)
         try check(ForwardOutboxTable.table)
         try check(ForwardOutboxTable.attemptTable)
         try check(Store.retentionTable)

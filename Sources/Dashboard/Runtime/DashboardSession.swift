@@ -528,7 +528,7 @@ public final class DashboardSession {
         var page = try loadRows(request)
         // Which rows an override decides: the newest in force on each.
         let now = clock()
-        for o in try store.overrides(originalTransactionIds: page.rows.map(\.state.originalTransactionId))
+        for o in try store.overrides.list(originalTransactionIds: page.rows.map(\.state.originalTransactionId))
         where o.isInForce(at: now) && page.overrides[o.originalTransactionId] == nil {
             page.overrides[o.originalTransactionId] = o.kind
         }

@@ -65,7 +65,7 @@ public final class Operations {
         return try store.write {
             var o = Override(id: 0, originalTransactionId: otid, kind: kind, until: until, reason: reason,
                              operatorName: operatorName, created: now)
-            o.id = try store.insertOverride(o)
+            o.id = try store.overrides.insert(o)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .placing(kind),
                                              target: otid, reason: reason, outcome: "override #\(o.id) placed; " + (try inForce(otid, now: now)),
                                              detail: until.map { "until \(DateText.minute($0)) UTC" } ?? "until lifted"))
@@ -116,15 +116,15 @@ public final class Operations {
     public func lift(overrideId: Int64, reason: String, now: Millis = DateText.nowMillis()) throws -> Override {
         let reason = try requireReason(reason)
         return try store.write {
-            guard let o = try store.override(id: overrideId) else { throw OperationError("no override #\(overrideId)") }
+            guard let o = try store.overrides.find(id: overrideId) else { throw OperationError("no override #\(overrideId)") }
             guard o.lifted == nil else {
                 throw OperationError("override #\(overrideId) was already lifted by \(o.liftedBy ?? "?") at \(DateText.minute(o.lifted ?? 0)) UTC")
             }
-            _ = try store.liftOverride(id: overrideId, by: operatorName, reason: reason, at: now)
+            _ = try store.overrides.lift(id: overrideId, by: operatorName, reason: reason, at: now)
             try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .overrideLift,
                                              target: o.originalTransactionId, reason: reason,
                                              outcome: "override #\(overrideId) lifted; " + (try inForce(o.originalTransactionId, now: now))))
-            return try store.override(id: overrideId) ?? o
+            return try store.overrides.find(id: overrideId) ?? o
         }
     }
 
@@ -132,7 +132,7 @@ public final class Operations {
     /// force, the ones it covers (a revoke placed over a grant leaves the grant underneath: it
     /// decides again once the revoke ends), or Apple's state when none is in force.
     public func inForce(_ otid: String, now: Millis) throws -> String {
-        let overrides = try store.overrides(originalTransactionIds: [otid])
+        let overrides = try store.overrides.list(originalTransactionIds: [otid])
             .filter { $0.isInForce(at: now) }.sorted { ($0.created, $0.id) > ($1.created, $1.id) }
         func describe(_ o: Override) -> String {
             "\(o.kind.rawValue) #\(o.id) (\(o.entitles ? "entitled" : "not entitled") "
@@ -151,8 +151,8 @@ public final class Operations {
 
     /// Overrides for the subscriptions `id` names (every one of a subscriber), or all.
     public func overrides(for id: String?) throws -> [Override] {
-        guard let id else { return try store.overrides() }
-        return try store.overrides(originalTransactionIds: try subscriptionIds(id))
+        guard let id else { return try store.overrides.list() }
+        return try store.overrides.list(originalTransactionIds: try subscriptionIds(id))
     }
 
     /// Every originalTransactionId `id` names.

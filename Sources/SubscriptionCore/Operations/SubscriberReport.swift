@@ -60,7 +60,7 @@ extension SubscriptionReport {
             state.bundleId = derived.bundleId ?? row.state.bundleId
             return state
         } ?? row.state
-        let overrides = try store.overrides(originalTransactionIds: [otid])
+        let overrides = try store.overrides.list(originalTransactionIds: [otid])
         // Operator actions join the timeline: revalidations, overrides, lifts.
         let actions = try store.audit(targets: [otid]).map { a in
             TimelineEvent(date: a.at, kind: .of(a),

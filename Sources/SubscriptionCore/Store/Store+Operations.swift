@@ -76,43 +76,6 @@ extension Store {
         }.first
     }
 
-    // MARK: Overrides
-
-    public func insertOverride(_ o: Override) throws -> Int64 {
-        try db.run("""
-            INSERT INTO overrides (original_transaction_id, kind, until_ms, reason, operator, created_ms) VALUES (?,?,?,?,?,?)
-            """, [o.originalTransactionId, o.kind.rawValue, o.until, o.reason, o.operatorName, o.created])
-        return try db.lastInsertRowID()
-    }
-
-    public func liftOverride(id: Int64, by: String, reason: String, at: Millis) throws -> Bool {
-        try db.run("UPDATE overrides SET lifted_ms = ?, lifted_by = ?, lift_reason = ? WHERE id = ? AND lifted_ms IS NULL",
-                   [at, by, reason, id]) == 1
-    }
-
-    static let overrideColumns = "id, original_transaction_id, kind, until_ms, reason, operator, created_ms, lifted_ms, lifted_by, lift_reason"
-
-    static func override(_ r: SQLRow) -> Override {
-        Override(id: r.int64(0), originalTransactionId: r.string(1), kind: Override.Kind(rawValue: r.string(2)) ?? .grant,
-                 until: r.optionalInt64(3), reason: r.string(4), operatorName: r.string(5), created: r.int64(6),
-                 lifted: r.optionalInt64(7), liftedBy: r.optionalString(8), liftReason: r.optionalString(9))
-    }
-
-    public func override(id: Int64) throws -> Override? {
-        try db.first("SELECT \(Store.overrideColumns) FROM overrides WHERE id = ?", [id], Store.override)
-    }
-
-    /// Overrides of the given subscriptions (all when nil), newest first.
-    public func overrides(originalTransactionIds: [String]? = nil) throws -> [Override] {
-        var sql = "SELECT \(Store.overrideColumns) FROM overrides"
-        var values: [SQLBindable?] = []
-        if let ids = originalTransactionIds {
-            sql += " WHERE original_transaction_id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
-            values = ids.map { $0 as SQLBindable? }
-        }
-        return try db.rows(sql + " ORDER BY created_ms DESC, id DESC", values, Store.override)
-    }
-
     // MARK: Receipts
 
     public func putReceipt(_ receipt: String, originalTransactionId: String, at: Millis) throws {
