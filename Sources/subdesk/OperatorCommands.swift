@@ -122,7 +122,7 @@ enum OperatorCommands {
         }
         // Newest first, as the dashboard shows it.
         let named = try context.appsToName()
-        let entries = try store.audit(since: since, targets: targets, limit: try context.arguments.limit() ?? 1000,
+        let entries = try store.audit.entries(since: since, targets: targets, limit: try context.arguments.limit() ?? 1000,
                                       app: try context.appScope(), readsApp: named != nil).reversed()
         if context.wantsJSON {
             Output.json(entries.map { e -> [String: Any] in

@@ -130,7 +130,7 @@ final class OperatorSessionTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(flash.kind, .error)
         // On PostgreSQL the database user is recorded, whatever name the colleague gave.
         XCTAssertTrue(flash.text.hasPrefix("override #1 was already lifted by \(store.operatorOfRecord("ben"))"), flash.text)
-        XCTAssertEqual(try store.audit().map(\.action), ["override_grant", "override_lift"], "the refused lift wrote nothing")
+        XCTAssertEqual(try store.audit.entries().map(\.action), ["override_grant", "override_lift"], "the refused lift wrote nothing")
     }
 
     /// A one-copy demo store in a folder of its own (delete `directory` afterwards), and a
@@ -186,7 +186,7 @@ final class OperatorSessionTests: XCTestCase, RunsOnEveryEngine {
     func testQuittingDuringARevalidationAsksAndWaitsForItsAuditEntry() throws {
         let (store, gate, revalidator, directory) = try gatedRevalidation("subdesk-quit")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let auditedBefore = try store.audit(targets: [id]).count
+        let auditedBefore = try store.audit.entries(targets: [id]).count
         let session = session(store, revalidator: .success(revalidator))
         openExpiredSubscription(session)
         session.type(.char("r"))
@@ -209,7 +209,7 @@ final class OperatorSessionTests: XCTestCase, RunsOnEveryEngine {
         gate.signal()
         XCTAssertTrue(session.waitForBackgroundWork(timeout: 30))
         XCTAssertTrue(session.shouldQuit, "quits once the revalidation is back")
-        XCTAssertEqual(try store.audit(targets: [id]).count, auditedBefore + 1, "the revalidation is in the audit log")
+        XCTAssertEqual(try store.audit.entries(targets: [id]).count, auditedBefore + 1, "the revalidation is in the audit log")
     }
 
     /// The quit question itself names the work in progress, as the README says (`q` "asks

@@ -17,7 +17,7 @@ final class OperatorSnapshotTests: XCTestCase {
         let anchor = DashboardFixture.anchor
         let hour: Millis = 3_600_000
         try store.write {
-            _ = try store.appendAudit(AuditEntry(at: anchor - 6 * hour, operatorName: "cron", action: .sweep, target: nil,
+            _ = try store.audit.append(AuditEntry(at: anchor - 6 * hour, operatorName: "cron", action: .sweep, target: nil,
                                                  reason: nil, outcome: "checked 3, renewed 1, expired 1, changed 0, unchanged 1, failed 0"))
         }
         let ana = Operations(store: store, operatorName: "ana")
@@ -26,7 +26,7 @@ final class OperatorSnapshotTests: XCTestCase {
         let revoke = try ana.revoke("2000000400000101", reason: "chargeback dispute", now: anchor - 90 * 60_000)
         _ = try ben.lift(overrideId: revoke.id, reason: "dispute withdrawn", now: anchor - hour)
         try store.write {
-            _ = try store.appendAudit(AuditEntry(
+            _ = try store.audit.append(AuditEntry(
                 at: anchor - 30 * 60_000, operatorName: "ana", action: .revalidate, target: "2000000400000901", reason: nil,
                 outcome: "failed", detail: "revalidation is not configured: no App Store Server API key (api_key_file, "
                     + "api_key_id, api_issuer_id) and no stored receipt for 2000000400000901 to send to verifyReceipt"))

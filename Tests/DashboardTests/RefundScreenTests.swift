@@ -99,7 +99,7 @@ final class RefundScreenTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(sent["refundPreference"] as? String, "DECLINE")
         XCTAssertEqual(sent["customerConsented"] as? Bool, true)
         XCTAssertTrue(session.screenText.contains("answered"), session.screenText)
-        let audit = try XCTUnwrap(try Store(path: fixture.path).audit().first { $0.action == "refund_answer" })
+        let audit = try XCTUnwrap(try Store(path: fixture.path).audit.entries().first { $0.action == "refund_answer" })
         XCTAssertEqual(audit.operatorName, "ana")
         XCTAssertEqual(audit.target, open)
     }
@@ -131,7 +131,7 @@ final class RefundScreenTests: XCTestCase, RunsOnEveryEngine {
         let sent = try XCTUnwrap(fixture.apple.requests("POST", "/prod/inApps/v1/subscriptions/extend/mass").first?.json)
         XCTAssertEqual(sent["storefrontCountryCodes"] as? [String], ["USA", "CAN"])
         XCTAssertEqual(sent["extendByDays"] as? Int, 3)
-        XCTAssertTrue(try Store(path: fixture.path).audit().contains { $0.action == "extend_all" && $0.outcome.hasPrefix("complete: 30 extended") })
+        XCTAssertTrue(try Store(path: fixture.path).audit.entries().contains { $0.action == "extend_all" && $0.outcome.hasPrefix("complete: 30 extended") })
     }
 
     /// `:apple` on a detail asks Apple for the refund history and the latest transaction on a
@@ -160,7 +160,7 @@ final class RefundScreenTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(session.waitForBackgroundWork(timeout: 20))
         XCTAssertEqual(session.state.messages.last?.text, "Apple: refunded \(renewal); latest transaction \(renewal) stored")
         XCTAssertTrue(session.screenText.contains("REVOKED"), session.screenText)
-        XCTAssertTrue(try Store(path: fixture.path).audit().contains { $0.action == "refund_history" && $0.target == open })
+        XCTAssertTrue(try Store(path: fixture.path).audit.entries().contains { $0.action == "refund_history" && $0.target == open })
     }
 
     /// `:link USER apple` on a detail links the user id, then sets the subscriber's app
@@ -182,7 +182,7 @@ final class RefundScreenTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(message.hasPrefix("linked \(open) to user user-7 (was user-1004); Apple has app account token "), message)
         let sent = try XCTUnwrap(fixture.apple.requests("PUT", "/prod/inApps/v1/transactions/\(open)/appAccountToken").first?.json)
         XCTAssertNotNil(UUID(uuidString: sent["appAccountToken"] as? String ?? ""))
-        let audit = try Store(path: fixture.path).audit(targets: [open]).map(\.action)
+        let audit = try Store(path: fixture.path).audit.entries(targets: [open]).map(\.action)
         XCTAssertTrue(audit.contains("link") && audit.contains("set_app_account_token"), "\(audit)")
         XCTAssertTrue(session.screenText.contains("user user-7"), session.screenText)
     }

@@ -253,9 +253,9 @@ final class RetentionConsoleScreenTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(session.screenText.contains("success rate 60% (Apple's threshold 95%)"), session.screenText)
         XCTAssertEqual(fixture.apple.requests.filter { $0.path == "/sandbox/inApps/v1/messaging/performanceTest" }.count, 2)
 
-        let actions = try session.store.audit(limit: 50).map(\.action).filter { $0.hasPrefix("retention_") }.sorted()
+        let actions = try session.store.audit.entries(limit: 50).map(\.action).filter { $0.hasPrefix("retention_") }.sorted()
         XCTAssertEqual(actions, ["retention_default", "retention_delete", "retention_performance_test", "retention_performance_test",
                                  "retention_upload", "retention_upload"])
-        XCTAssertTrue(try session.store.audit(limit: 50).filter { $0.action.hasPrefix("retention_") }.allSatisfy { $0.operatorName == "ana" })
+        XCTAssertTrue(try session.store.audit.entries(limit: 50).filter { $0.action.hasPrefix("retention_") }.allSatisfy { $0.operatorName == "ana" })
     }
 }

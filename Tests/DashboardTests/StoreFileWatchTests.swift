@@ -66,7 +66,7 @@ final class StoreFileWatchTests: XCTestCase, RunsOnEveryEngine {
         try buildStore(at: path, copies: 1)
         let replacing = try Store(path: path, mode: .existing)
         let newRows = try replacing.intakeLog.entries(limit: FeedState.capacity)
-        let newAudit = try replacing.audit()
+        let newAudit = try replacing.audit.entries()
         XCTAssertNotEqual(newRows.count, oldFeedRows)
         session.tick()
         XCTAssertTrue(session.screenText.contains("store replaced: reopened"), session.screenText)

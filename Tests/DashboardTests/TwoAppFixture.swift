@@ -72,7 +72,7 @@ enum TwoAppFixture {
         // An operator's action on a subscription of each app.
         try store.write {
             for target in [otherId, ScenarioBuilder.originalTransactionId(instance: 0)] {
-                _ = try store.appendAudit(AuditEntry(at: DashboardFixture.anchor, operatorName: "ana", action: .link, target: target,
+                _ = try store.audit.append(AuditEntry(at: DashboardFixture.anchor, operatorName: "ana", action: .link, target: target,
                                                      reason: nil, outcome: "linked to user-\(target.suffix(4))"))
             }
         }

@@ -140,7 +140,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(gaps.count, 9)
         XCTAssertEqual(gaps.first?.sendAttempts.map(\.result), ["NO_RESPONSE", "TIMED_OUT"])
         XCTAssertTrue(try repaired.intakeLog.entries(limit: 9).allSatisfy { $0.source == "backfill" })
-        let audit = try XCTUnwrap(try repaired.audit().last)
+        let audit = try XCTUnwrap(try repaired.audit.entries().last)
         XCTAssertEqual(audit.action, "backfill")
         XCTAssertEqual(audit.outcome, "3 pages: 9 new, 0 duplicates, 0 rejected")
 
@@ -165,7 +165,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(stopped.pages, 2)
         XCTAssertEqual(stopped.nextPage, "page-2")
         XCTAssertEqual(try store.notificationCount(), 4, "the two pages before the fault are kept")
-        XCTAssertTrue(try store.audit().last?.outcome.hasPrefix("stopped after 2 pages: 4 new") == true)
+        XCTAssertTrue(try store.audit.entries().last?.outcome.hasPrefix("stopped after 2 pages: 4 new") == true)
 
         broken = false
         let resumed = try backfill(store).run(Self.window, resume: stopped)
@@ -197,7 +197,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         let stopped = try XCTUnwrap(try store.backfills.unfinished())
         XCTAssertEqual(stopped.pages, 3, "pages 0 to 2 were stored, page 1 after its wait")
         XCTAssertEqual(stopped.nextPage, "page-3")
-        let audit = try XCTUnwrap(try store.audit().last)
+        let audit = try XCTUnwrap(try store.audit.entries().last)
         XCTAssertTrue(audit.outcome.contains(RevalidationError.resumeText(far)), audit.outcome)
         XCTAssertEqual(audit.reason, "resume with: subdesk backfill --resume")
 
@@ -309,7 +309,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         let stopped = try XCTUnwrap(try store.backfills.unfinished())
         XCTAssertEqual(stopped.nextPage, "page-5")
         XCTAssertEqual(try store.notificationCount(), 5)
-        let audit = try XCTUnwrap(try store.audit().last)
+        let audit = try XCTUnwrap(try store.audit.entries().last)
         XCTAssertEqual(audit.outcome, "stopped after 5 pages: 5 new, 0 duplicates, 0 rejected: it fetched 5 pages, the most one run fetches")
         XCTAssertEqual(audit.reason, "resume with: subdesk backfill --resume")
 

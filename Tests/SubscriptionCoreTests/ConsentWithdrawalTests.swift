@@ -64,7 +64,7 @@ final class ConsentWithdrawalTests: XCTestCase, RunsOnEveryEngine {
         }
         let entry = try ops.markConsentHandled(Self.rescindUUID, reason: "account closed, family told", now: a)
         XCTAssertEqual(entry.action, "consent_handled")
-        let audit = try XCTUnwrap(try store.audit(targets: [Self.rescindUUID]).last)
+        let audit = try XCTUnwrap(try store.audit.entries(targets: [Self.rescindUUID]).last)
         XCTAssertEqual(audit.action, "consent_handled")
         XCTAssertEqual(audit.reason, "account closed, family told")
         XCTAssertEqual(audit.detail, "app transaction 71134; subscriptions 12345")
@@ -123,7 +123,7 @@ final class ConsentWithdrawalTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(withdrawal.originalTransactionIds, ["12345"])
         let sub = try XCTUnwrap(try SubscriberReport.load(store: store, id: "12345", now: a)?.subscriptions.first)
         XCTAssertEqual(sub.consentWithdrawals.map(\.notificationUUID), [Self.rescindUUID])
-        XCTAssertTrue(try store.audit(targets: ["71134"]).contains { $0.action == "app_transaction_lookup" && $0.outcome.contains("subscriptions 12345") })
+        XCTAssertTrue(try store.audit.entries(targets: ["71134"]).contains { $0.action == "app_transaction_lookup" && $0.outcome.contains("subscriptions 12345") })
     }
 
     func testAnAppTransactionAppleDoesNotHaveOrThatIsTamperedIsNotTaken() throws {
@@ -144,7 +144,7 @@ final class ConsentWithdrawalTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertThrowsError(try fixture.revalidator().resolveAppTransaction("71135")) { error in
             XCTAssertTrue("\(error)".contains("app transaction info signedAppTransactionInfo"), "\(error)")
         }
-        XCTAssertTrue(try fixture.openStore().audit(targets: ["71135"]).contains { $0.outcome == "failed" })
+        XCTAssertTrue(try fixture.openStore().audit.entries(targets: ["71135"]).contains { $0.outcome == "failed" })
     }
 }
 

@@ -77,7 +77,7 @@ final class OnCallSourceTests: XCTestCase, RunsOnEveryEngine {
         let store = try Store.inMemory()
         XCTAssertNil(try store.lastAppleCall(now: now))
         try store.write {
-            _ = try store.appendAudit(AuditEntry(at: now - 50_000, operatorName: "ana", action: .revalidate, target: "1", reason: nil,
+            _ = try store.audit.append(AuditEntry(at: now - 50_000, operatorName: "ana", action: .revalidate, target: "1", reason: nil,
                                                  outcome: "failed", detail: "Apple did not answer"))
         }
         XCTAssertEqual(try store.lastAppleCall(now: now), AppleCallRecord(at: now - 50_000, answered: false, record: .revalidation))
@@ -91,7 +91,7 @@ final class OnCallSourceTests: XCTestCase, RunsOnEveryEngine {
         try store.write {
             try store.db.run("INSERT INTO refund_requests (notification_uuid, requested_ms, answered_ms, answer_outcome) VALUES (?, ?, ?, ?)",
                              ["r2", now - 100_000, now - 20_000, "refused: 4000001"] as [SQLBindable?])
-            _ = try store.appendAudit(AuditEntry(at: now + 86_400_000, operatorName: "ana", action: .revalidate, target: "1", reason: nil,
+            _ = try store.audit.append(AuditEntry(at: now + 86_400_000, operatorName: "ana", action: .revalidate, target: "1", reason: nil,
                                                  outcome: "failed", detail: "dated far ahead"))
         }
         XCTAssertEqual(try store.lastAppleCall(now: now), AppleCallRecord(at: now - 20_000, answered: true, record: .refundAnswer),

@@ -53,7 +53,7 @@ final class OperationsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertThrowsError(try ops.lift(overrideId: o.id, reason: "again", now: now + 30)) { error in
             XCTAssertTrue("\(error)".contains("already lifted"), "\(error)")
         }
-        let actions = try store.audit().map(\.action)
+        let actions = try store.audit.entries().map(\.action)
         XCTAssertEqual(actions, ["override_revoke", "override_lift"])
     }
 
@@ -65,7 +65,7 @@ final class OperationsTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertTrue("\(error)".contains("no subscriber"), "\(error)")
         }
         XCTAssertTrue(try store.overrides.list().isEmpty)
-        XCTAssertTrue(try store.audit().isEmpty)
+        XCTAssertTrue(try store.audit.entries().isEmpty)
     }
 
     func testTheAuditLogRefusesUpdateAndDelete() throws {
@@ -77,7 +77,7 @@ final class OperationsTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertTrue("\(error)".contains("append-only"), "\(error)")
         }
         // On PostgreSQL the server records the database user, whatever name the client gave.
-        XCTAssertEqual(try store.audit().first?.operatorName, try store.databaseUser() ?? "ana")
+        XCTAssertEqual(try store.audit.entries().first?.operatorName, try store.databaseUser() ?? "ana")
     }
 }
 
@@ -90,10 +90,10 @@ extension OperationsTests {
         let otid = ScenarioBuilder.originalTransactionId(instance: index)
         let owner = try XCTUnwrap(scenarios[index].userId)
         _ = try ops.link(userId: owner, to: otid, force: false, now: now)
-        let same = try XCTUnwrap(try store.audit().last { $0.action == "link" })
+        let same = try XCTUnwrap(try store.audit.entries().last { $0.action == "link" })
         XCTAssertEqual(same.detail, "already linked to user \(owner): no change of owner")
         _ = try ops.link(userId: "user-new", to: otid, force: true, now: now)
-        let moved = try XCTUnwrap(try store.audit().last { $0.action == "link" })
+        let moved = try XCTUnwrap(try store.audit.entries().last { $0.action == "link" })
         XCTAssertEqual(moved.detail, "previous owner: user \(owner); new owner: user user-new")
     }
 }

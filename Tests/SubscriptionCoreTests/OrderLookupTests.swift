@@ -32,7 +32,7 @@ final class OrderLookupTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(found.results.first?.after?.status, .active)
         XCTAssertEqual(try fixture.state(otid)?.status, .active)
         XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v1/lookup/MTN9T4BRB9").count, 1)
-        let audit = try fixture.openStore().audit()
+        let audit = try fixture.openStore().audit.entries()
         XCTAssertEqual(audit.last?.reason, "order MTN9T4BRB9")
     }
 
@@ -132,7 +132,7 @@ final class RefundHistoryTests: XCTestCase, RunsOnEveryEngine {
         let store = try fixture.openStore()
         XCTAssertEqual(try store.transaction(id: "2000000880000009")?.revocationDate, TestKit.anchor - TestKit.day, "stored")
         XCTAssertEqual(try store.transaction(id: otid)?.expiresDate, TestKit.anchor + 40 * TestKit.day, "the newer version won")
-        XCTAssertEqual(try store.audit().last?.action, "refund_history")
+        XCTAssertEqual(try store.audit.entries().last?.action, "refund_history")
     }
 
     func testApplesExampleRefundHistoryPageDecodesItsFields() throws {
@@ -164,7 +164,7 @@ final class SetAppAccountTokenTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(sent.headers["authorization"]?.hasPrefix("Bearer ") == true)
         let store = try fixture.openStore()
         XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.subscriber.appAccountToken, token, "kept on the subscriber")
-        XCTAssertEqual(try store.audit().last?.outcome, "Apple has app account token \(token)")
+        XCTAssertEqual(try store.audit.entries().last?.outcome, "Apple has app account token \(token)")
         // Again: the same token, nothing new made.
         XCTAssertEqual(try fixture.revalidator().setAppAccountTokenAtApple(otid), token)
     }
@@ -181,6 +181,6 @@ final class SetAppAccountTokenTests: XCTestCase, RunsOnEveryEngine {
         }
         let store = try fixture.openStore()
         XCTAssertNil(try store.subscription(originalTransactionId: otid)?.subscriber.appAccountToken, "nothing kept")
-        XCTAssertEqual(try store.audit().last?.outcome, "failed")
+        XCTAssertEqual(try store.audit.entries().last?.outcome, "failed")
     }
 }

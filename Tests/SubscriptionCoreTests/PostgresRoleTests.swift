@@ -100,7 +100,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         _ = try Operations(store: op, operatorName: "x").purgeQuarantine(before: now, reason: "spring cleaning")
 
         // The audit log names the database users, whatever name the client gave.
-        let entries = try owner.audit()
+        let entries = try owner.audit.entries()
         XCTAssertEqual(entries.map(\.operatorName), [supportUser, operatorUser])
         XCTAssertEqual(entries.map(\.action), ["override_grant", "quarantine_purge"])
     }
@@ -180,7 +180,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertNil(try end(handPid), "the owner may not signal it: left alone (doctor names it)")
             try handMade.executeForTesting("ROLLBACK")
         }
-        XCTAssertEqual(try owner.audit().filter { $0.kind == .lockHolderEnded }.map(\.target), [name])
+        XCTAssertEqual(try owner.audit.entries().filter { $0.kind == .lockHolderEnded }.map(\.target), [name])
         // Nobody else may call it.
         let support = try again(handMadeUser)
         assertRefused("end a lock holder as support") { _ = try support.endOverdueWriteLockHoldersForTesting(pid: 0) }
@@ -260,7 +260,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         _ = try Operations(store: op, operatorName: "x").importRetentionReport(report, file: "r.txt")
         _ = try Operations(store: op, operatorName: "x").importRetentionReport(report, file: "r.txt")
         XCTAssertEqual(RetentionReport(rows: try reader.retentionRows(), grouping: .product).total.views, 330)
-        let entries = try owner.audit().filter { $0.kind == .retentionReportImport }
+        let entries = try owner.audit.entries().filter { $0.kind == .retentionReportImport }
         XCTAssertEqual(entries.map(\.operatorName), [operatorUser, operatorUser])
     }
 
@@ -281,7 +281,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
                 }
             }
         }
-        XCTAssertEqual(try owner.audit().map(\.reason), ["goodwill"])
+        XCTAssertEqual(try owner.audit.entries().map(\.reason), ["goodwill"])
     }
 
     enum Attempt: Equatable { case allowed, denied, guarded }
@@ -409,14 +409,14 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(OnCallMetrics.all.first { $0.name == "subdesk_sweep_last_run_timestamp_seconds" }?.source.flatMap(\.writtenBy),
                        ["subdesk_operator"], "the last sweep is read from entries only an operator writes")
         // The owner's entry keeps its time.
-        try owner.appendAudit(AuditEntry(at: 1_000, operatorName: "x", action: .sweep, target: nil, reason: nil, outcome: "checked 1, failed 7"))
-        XCTAssertEqual(try owner.lastAudit(action: .sweep)?.at, 1_000)
+        try owner.audit.append(AuditEntry(at: 1_000, operatorName: "x", action: .sweep, target: nil, reason: nil, outcome: "checked 1, failed 7"))
+        XCTAssertEqual(try owner.audit.last(action: .sweep)?.at, 1_000)
         // An operator's sweep is dated by the server, whatever its client says.
         let (op, _) = try open(as: "subdesk_operator")
         let before = DateText.nowMillis()
-        _ = try op.write { try op.appendAudit(AuditEntry(at: 5_000, operatorName: "x", action: .sweep, target: nil, reason: nil, outcome: "checked 3, failed 2")) }
+        _ = try op.write { try op.audit.append(AuditEntry(at: 5_000, operatorName: "x", action: .sweep, target: nil, reason: nil, outcome: "checked 3, failed 2")) }
         let after = DateText.nowMillis()
-        let swept = try XCTUnwrap(try owner.lastAudit(action: .sweep))
+        let swept = try XCTUnwrap(try owner.audit.last(action: .sweep))
         XCTAssertTrue((before - 1_000)...(after + 1_000) ~= swept.at, "an operator's entry is dated by the server: \(swept.at), not 5000")
         let seen = try lastSweep()
         XCTAssertEqual(seen.failures, 2)
@@ -426,7 +426,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         let (support, supportUser) = try open(as: "subdesk_support")
         assertRefused("a sweep entry by support") {
             _ = try support.write {
-                try support.appendAudit(AuditEntry(at: 4_102_444_800_000, operatorName: "x", action: .sweep, target: nil, reason: nil,
+                try support.audit.append(AuditEntry(at: 4_102_444_800_000, operatorName: "x", action: .sweep, target: nil, reason: nil,
                                                    outcome: "checked 9, failed 0"))
             }
         }
@@ -437,18 +437,18 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         }
         XCTAssertEqual(try lastSweep().failures, 2)
         XCTAssertEqual(try lastSweep().at, Double(swept.at) / 1000)
-        XCTAssertEqual(try owner.audit().filter { $0.action == "sweep" }.count, 2)
+        XCTAssertEqual(try owner.audit.entries().filter { $0.action == "sweep" }.count, 2)
 
         // What support may write is dated now, with an id of the log's own.
         let uuid = UUID().uuidString.lowercased()
         _ = try support.write {
-            try support.appendAudit(AuditEntry(at: 0, operatorName: "x", action: .consentHandled, target: uuid, reason: "forged",
+            try support.audit.append(AuditEntry(at: 0, operatorName: "x", action: .consentHandled, target: uuid, reason: "forged",
                                                outcome: "handled"))
         }
         try support.executeForTesting("""
             INSERT INTO audit_log (id, at_ms, operator, action, target, outcome) VALUES (9000000000000000000, 0, 'x', 'consent_handled', '\(uuid)', 'handled')
             """)
-        let handled = try owner.audit(targets: [uuid])
+        let handled = try owner.audit.entries(targets: [uuid])
         XCTAssertEqual(handled.count, 2)
         for entry in handled {
             XCTAssertGreaterThanOrEqual(entry.at, before - 1_000, "a consent_handled dated 1970 is dated when written")
@@ -465,7 +465,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
                 (\(DateText.nowMillis()), '\(supportUser)', 'revalidate', 'failed')
             """)
         try owner.executeForTesting("ALTER TABLE audit_log ENABLE TRIGGER audit_log_stamp, ENABLE TRIGGER audit_log_operator")
-        XCTAssertEqual(try owner.lastAudit(action: .sweep)?.operatorName, supportUser, "the forged entry is the newest")
+        XCTAssertEqual(try owner.audit.last(action: .sweep)?.operatorName, supportUser, "the forged entry is the newest")
         XCTAssertEqual(try lastSweep().failures, 2)
         XCTAssertEqual(try lastSweep().at, Double(swept.at) / 1000)
         XCTAssertEqual(try owner.onCallReading(now: DateText.nowMillis()).revalidationFailuresLastDay, failuresBefore)
@@ -484,10 +484,10 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         assertRefused("a sweep entry by support through the owner's function") {
             try support.executeForTesting("SELECT write_audit('sweep', 4102444800000)")
         }
-        XCTAssertNil(try owner.lastAudit(action: .sweep))
+        XCTAssertNil(try owner.audit.last(action: .sweep))
         let before = DateText.nowMillis()
         try support.executeForTesting("SELECT write_audit('\(AuditAction.consentHandled.rawValue)', 4102444800000)")
-        let entry = try XCTUnwrap(try owner.lastAudit(action: .consentHandled))
+        let entry = try XCTUnwrap(try owner.audit.last(action: .consentHandled))
         XCTAssertTrue((before - 1_000)...(DateText.nowMillis() + 1_000) ~= entry.at, "dated by the server, not 2100: \(entry.at)")
     }
 
@@ -505,7 +505,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         _ = try ops.lift(overrideId: placed.id, reason: "done")
         _ = try ops.link(userId: "user-\(suffix!)", to: otid, force: false)
         XCTAssertEqual(try owner.subscription(originalTransactionId: otid)?.subscriber.userId, "user-\(suffix!)")
-        XCTAssertEqual(try owner.audit().map(\.action), ["override_grant", "override_lift", "link"])
+        XCTAssertEqual(try owner.audit.entries().map(\.action), ["override_grant", "override_lift", "link"])
     }
 
     /// A manager on the read role sees by-segment counts equal to the owner's, though only a

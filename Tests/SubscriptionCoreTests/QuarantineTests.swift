@@ -91,7 +91,7 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(purged.bytes, 3)
         XCTAssertEqual(Set(try store.quarantine.entries().map { String(decoding: $0.body, as: UTF8.self) }), ["seen again", "new"],
                        "an entry seen again after the date stays")
-        let audit = try XCTUnwrap(try store.audit().last)
+        let audit = try XCTUnwrap(try store.audit.entries().last)
         XCTAssertEqual(audit.action, "quarantine_purge")
         XCTAssertEqual(audit.operatorName, try store.databaseUser() ?? "ana")
         XCTAssertEqual(audit.reason, "junk from a scanner")
@@ -103,7 +103,7 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
     func testTheAuditLogRefusesReplaceUpsertAndDroppingItsGuards() throws {
         let ops = Operations(store: store, operatorName: "ana")
         _ = try ops.purgeQuarantine(before: 1, reason: "first entry", now: 2)
-        let before = try store.audit()
+        let before = try store.audit.entries()
         XCTAssertEqual(before.count, 1)
         let id = before[0].id
         // On PostgreSQL the owner may still drop or alter a table it owns (that is the
@@ -132,11 +132,11 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
         ]
         for sql in store.dialect == .sqlite ? sqliteAttempts : postgresAttempts {
             XCTAssertThrowsError(try store.executeForTesting(sql), sql)
-            XCTAssertEqual(try store.audit(), before, sql)
+            XCTAssertEqual(try store.audit.entries(), before, sql)
         }
         XCTAssertEqual(try store.missingAuditGuards(), [])
         // Appending still works.
         _ = try ops.purgeQuarantine(before: 1, reason: "second entry", now: 3)
-        XCTAssertEqual(try store.audit().count, 2)
+        XCTAssertEqual(try store.audit.entries().count, 2)
     }
 }

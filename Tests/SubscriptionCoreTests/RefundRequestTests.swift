@@ -110,7 +110,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertNil(sent["consumptionPercentage"], "Apple takes no consumed share for an auto-renewable subscription")
         XCTAssertEqual(Set(sent.keys), ["customerConsented", "deliveryStatus", "sampleContentProvided", "refundPreference"])
         let store = try fixture.openStore()
-        let audit = try XCTUnwrap(try store.audit().first { $0.action == "refund_answer" })
+        let audit = try XCTUnwrap(try store.audit.entries().first { $0.action == "refund_answer" })
         XCTAssertEqual(audit.target, otid)
         XCTAssertEqual(audit.reason, "used all month")
         XCTAssertEqual(audit.outcome, "sent to Apple: DELIVERED, sample provided, DECLINE")
@@ -146,7 +146,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         let store = try fixture.openStore()
         _ = try RefundQueue(store: store, operatorName: "ana").requests(includeClosed: false, now: fixture.now + 1000)
         XCTAssertTrue(fixture.server.requests.isEmpty, "Apple was never asked")
-        let missed = try store.audit().filter { $0.action == "refund_missed" }
+        let missed = try store.audit.entries().filter { $0.action == "refund_missed" }
         XCTAssertEqual(missed.count, 1)
         XCTAssertTrue(missed[0].outcome.contains("no answer reached Apple by the deadline"), missed[0].outcome)
         XCTAssertEqual(try store.refundRequests.queue().first?.stage(now: fixture.now), .missed)
@@ -184,7 +184,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         let store = try fixture.openStore()
         XCTAssertEqual(try store.refundRequests.request(uuid: uuid)?.answerOutcome, "not sent: \(needs)")
         XCTAssertEqual(try store.refundRequests.request(uuid: uuid)?.stage(now: TestKit.anchor), .open)
-        let audit = try XCTUnwrap(try store.audit().last { $0.action == "refund_answer" })
+        let audit = try XCTUnwrap(try store.audit.entries().last { $0.action == "refund_answer" })
         XCTAssertEqual(audit.outcome, "not sent: \(needs)")
         XCTAssertTrue(fixture.server.requests.isEmpty, "something reached Apple")
 
@@ -201,7 +201,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(cli.output.contains("was not sent: \(cliNeeds)"), cli.output)
         XCTAssertTrue(cli.output.contains("(or pass --api-key-file, --api-key-id, --api-issuer-id)"), cli.output)
         XCTAssertFalse(cli.output.contains("Apple did not take the answer"), cli.output)
-        XCTAssertTrue(try fixture.openStore().audit().last { $0.action == "refund_answer" }?.outcome.hasPrefix("not sent: \(cliNeeds)") == true)
+        XCTAssertTrue(try fixture.openStore().audit.entries().last { $0.action == "refund_answer" }?.outcome.hasPrefix("not sent: \(cliNeeds)") == true)
         XCTAssertTrue(fixture.server.requests.isEmpty, "something reached Apple")
 
         // The metrics count them as never sent, not as refused by Apple.
@@ -223,7 +223,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         let item = try XCTUnwrap(try store.refundRequests.request(uuid: uuid))
         XCTAssertTrue(item.answerOutcome?.hasPrefix("refused: ") == true, item.answerOutcome ?? "nil")
         XCTAssertEqual(item.stage(now: TestKit.anchor), .open, "a refused answer may be corrected and sent again")
-        let audit = try XCTUnwrap(try store.audit().first { $0.action == "refund_answer" })
+        let audit = try XCTUnwrap(try store.audit.entries().first { $0.action == "refund_answer" })
         XCTAssertTrue(audit.outcome.hasPrefix("refused: "), audit.outcome)
         XCTAssertTrue(audit.outcome.contains("4000000"), audit.outcome)
         let metrics = OnCallMetrics.exposition(OnCallInputs(reading: try store.onCallReading(now: TestKit.anchor),
@@ -245,7 +245,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         let sent = try XCTUnwrap(fixture.server.requests("PUT", path).first?.json)
         XCTAssertEqual(sent["deliveryStatus"] as? String, "UNDELIVERED_OTHER")
         XCTAssertEqual(sent["refundPreference"] as? String, "GRANT_FULL")
-        XCTAssertEqual(try store.audit().first { $0.action == "refund_answer" }?.reason, "refund_policy decline-if-delivered")
+        XCTAssertEqual(try store.audit.entries().first { $0.action == "refund_answer" }?.reason, "refund_policy decline-if-delivered")
         // Answered requests are not answered again.
         XCTAssertTrue(try fixture.revalidator().answerRefundRequests(policy: RefundPolicy(consent: true, rule: .grant)).isEmpty)
         XCTAssertEqual(fixture.server.requests("PUT", path).count, 1)

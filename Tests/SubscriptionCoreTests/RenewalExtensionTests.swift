@@ -36,7 +36,7 @@ final class RenewalExtensionTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertNotNil(UUID(uuidString: record.requestIdentifier))
         let store = try fixture.openStore()
         XCTAssertEqual(try store.extensions.list(originalTransactionId: otid).map(\.outcome), ["extended"])
-        let audit = try XCTUnwrap(try store.audit().first { $0.action == "extend" })
+        let audit = try XCTUnwrap(try store.audit.entries().first { $0.action == "extend" })
         XCTAssertEqual(audit.reason, "outage 11-20")
         XCTAssertTrue(audit.outcome.hasPrefix("extended by 7 days to "), audit.outcome)
     }
@@ -96,7 +96,7 @@ final class RenewalExtensionTests: XCTestCase, RunsOnEveryEngine {
         let record = try XCTUnwrap(try store.extensions.list(originalTransactionId: otid).first)
         XCTAssertTrue(record.outcome.hasPrefix("refused: "), record.outcome)
         XCTAssertTrue(record.outcome.contains("maximum number of times"), record.outcome)
-        XCTAssertTrue(try store.audit().contains { $0.action == "extend" && $0.outcome.hasPrefix("refused") })
+        XCTAssertTrue(try store.audit.entries().contains { $0.action == "extend" && $0.outcome.hasPrefix("refused") })
     }
 
     func testAFamilySharedSubscriptionIsRefusedFirst() throws {
@@ -130,7 +130,7 @@ final class RenewalExtensionTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(asked["productId"] as? String, "app.monthly")
         XCTAssertEqual(asked["storefrontCountryCodes"] as? [String], ["USA", "CAN"])
         let store = try fixture.openStore()
-        XCTAssertEqual(try store.audit().filter { $0.action == "extend_all" }.map(\.outcome),
+        XCTAssertEqual(try store.audit.entries().filter { $0.action == "extend_all" }.map(\.outcome),
                        ["asked Apple to extend every active subscriber by 3 days", "complete: 30 extended, 2 failed"])
 
         // Apple's SUMMARY notification arrives later with its own counts.

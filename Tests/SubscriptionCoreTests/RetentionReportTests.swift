@@ -77,7 +77,7 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(imported.rows.count, 20)
         XCTAssertEqual(imported.audit.action, "retention_report_import")
         XCTAssertEqual(imported.audit.target, RetentionReportFixture.file)
-        let audit = try store.audit().filter { $0.action == "retention_report_import" }
+        let audit = try store.audit.entries().filter { $0.action == "retention_report_import" }
         XCTAssertEqual(audit.count, 1)
         XCTAssertEqual(audit.first?.outcome, "20 rows imported")
 
@@ -132,7 +132,7 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
         let twice = RetentionReport(rows: try store.retentionRows(), grouping: .product)
         XCTAssertEqual(twice.total.views, 330)
         XCTAssertEqual(try store.retentionRows().count, 20)
-        XCTAssertEqual(try store.audit().filter { $0.action == "retention_report_import" }.count, 2)
+        XCTAssertEqual(try store.audit.entries().filter { $0.action == "retention_report_import" }.count, 2)
 
         // Apple's corrected day: the same row with another count replaces it.
         let corrected = RetentionReportFixture.text.replacingOccurrences(of: "\tUS\t120\n", with: "\tUS\t100\n")
@@ -159,7 +159,7 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
             }
         }
         XCTAssertEqual(try store.retentionRows().count, 0)
-        XCTAssertEqual(try store.audit().filter { $0.action == "retention_report_import" }.count, 0)
+        XCTAssertEqual(try store.audit.entries().filter { $0.action == "retention_report_import" }.count, 0)
     }
 
     /// A store with rows imported before migration 41 (in the shape first assumed): they stay
@@ -227,7 +227,7 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
                 XCTAssertTrue("\(error)".hasPrefix(expected), "expected \(expected), got \(error)")
             }
             XCTAssertEqual(try store.retentionRows().count, 0, expected)
-            XCTAssertEqual(try store.audit().filter { $0.action == "retention_report_import" }.count, 0, expected)
+            XCTAssertEqual(try store.audit.entries().filter { $0.action == "retention_report_import" }.count, 0, expected)
         }
         // Every truncation of the file reads or is refused, never traps.
         for cut in stride(from: 0, to: fixture.count, by: 7) {

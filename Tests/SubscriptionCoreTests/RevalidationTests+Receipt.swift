@@ -59,7 +59,7 @@ extension RevalidationTests {
         XCTAssertEqual(sent["exclude-old-transactions"] as? Bool, false)
         let store = try fixture.openStore()
         XCTAssertEqual(try store.receipt(originalTransactionId: otid), "FRESH-RECEIPT", "the latest receipt replaces the stored one")
-        let audit = try XCTUnwrap(try store.audit(targets: [otid]).last)
+        let audit = try XCTUnwrap(try store.audit.entries(targets: [otid]).last)
         XCTAssertEqual(audit.action, "revalidate")
         XCTAssertTrue(audit.detail?.contains("source verifyReceipt (Production)") ?? false, audit.detail ?? "")
         XCTAssertFalse(audit.detail?.contains(fixture.sharedSecret) ?? true, "the shared secret never reaches the audit log")
@@ -130,7 +130,7 @@ extension RevalidationTests {
             let made = fixture.server.requests.count - sent
             XCTAssertEqual(made, status == 21007 ? 2 : ([21002, 21005, 21009].contains(status) ? 3 : 1), "requests for \(status)")
         }
-        let audit = try fixture.openStore().audit(targets: [otid])
+        let audit = try fixture.openStore().audit.entries(targets: [otid])
         XCTAssertEqual(audit.filter { $0.outcome == "failed" }.count, 10, "every failure is audited")
     }
 
@@ -167,7 +167,7 @@ extension RevalidationTests {
                            + "api_issuer_id) and no stored receipt for \(otid) to send to verifyReceipt")
         }
         XCTAssertTrue(fixture.server.requests.isEmpty)
-        XCTAssertEqual(try fixture.openStore().audit(targets: [otid]).map(\.outcome), ["failed"])
+        XCTAssertEqual(try fixture.openStore().audit.entries(targets: [otid]).map(\.outcome), ["failed"])
     }
 
     func testVerifyReceiptNeedsTheSharedSecret() throws {

@@ -77,7 +77,7 @@ extension RevalidationTests {
         XCTAssertEqual(try fixture.state(inGrace)?.status, .gracePeriod)
         XCTAssertTrue(fixture.server.requests.allSatisfy { !$0.path.contains(current) }, "not a candidate, not asked about")
 
-        let audit = try fixture.openStore().audit()
+        let audit = try fixture.openStore().audit.entries()
         let sweeps = audit.filter { $0.action == "sweep" }
         XCTAssertEqual(sweeps.count, 1, "one audit entry for the run")
         XCTAssertEqual(sweeps[0].id, report.auditId)
@@ -119,7 +119,7 @@ extension RevalidationTests {
         XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v1/subscriptions/\(failing)").count, 1, "asked again under the limit")
         XCTAssertGreaterThanOrEqual(report.unchecked, 1)
         XCTAssertEqual(try fixture.state(renews)?.status, .active, "what was checked before the stop is stored")
-        let entry = try XCTUnwrap(try fixture.openStore().audit().last { $0.action == "sweep" })
+        let entry = try XCTUnwrap(try fixture.openStore().audit.entries().last { $0.action == "sweep" })
         XCTAssertTrue(entry.outcome.hasPrefix("stopped by Apple's rate limit after checked "), entry.outcome)
         XCTAssertTrue(entry.outcome.hasSuffix("failed 0; \(report.unchecked) not checked"), entry.outcome)
         XCTAssertTrue(entry.detail?.contains(RevalidationError.resumeText(lifts)) ?? false, entry.detail ?? "nil")
@@ -207,7 +207,7 @@ extension RevalidationTests {
         XCTAssertEqual(try fixture.state(renews)?.status, .active)
         XCTAssertEqual(try fixture.state(renews)?.expiresDate, anchor - day, "the renewal was not stored")
         XCTAssertNil(try fixture.openStore().transaction(id: "2000000900000201"))
-        XCTAssertTrue(try fixture.openStore().audit().isEmpty)
+        XCTAssertTrue(try fixture.openStore().audit.entries().isEmpty)
     }
 
     func testASweepWithNoWayToAskAppleRefusesToStart() throws {
@@ -219,7 +219,7 @@ extension RevalidationTests {
         XCTAssertThrowsError(try ExpirySweep(revalidator: revalidator).run()) { error in
             XCTAssertTrue("\(error)".hasPrefix("revalidation is not configured: the sweep needs an App Store Server API key"), "\(error)")
         }
-        XCTAssertTrue(try fixture.openStore().audit().isEmpty)
+        XCTAssertTrue(try fixture.openStore().audit.entries().isEmpty)
         XCTAssertTrue(fixture.server.requests.isEmpty)
     }
 

@@ -63,7 +63,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state.latestTransactionId, "2000000900000002")
         XCTAssertNotNil(try store.transaction(id: "2000000900000002"))
 
-        let audit = try store.audit(targets: [otid])
+        let audit = try store.audit.entries(targets: [otid])
         XCTAssertEqual(audit.count, 1)
         let entry = try XCTUnwrap(audit.first)
         XCTAssertEqual(entry.id, result.auditId)
@@ -186,7 +186,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertEqual(error as? RevalidationError, .transactionNotFound(transactionId: otid, environments: ["Production", "Sandbox"]))
             XCTAssertEqual("\(error)", "transaction id \(otid) not found in Production or Sandbox (App Store Server API error 4040010)")
         }
-        let audit = try fixture.openStore().audit(targets: [otid])
+        let audit = try fixture.openStore().audit.entries(targets: [otid])
         XCTAssertEqual(audit.map(\.outcome), ["failed"])
         XCTAssertTrue(audit[0].detail?.contains("not found in Production or Sandbox") ?? false)
     }
@@ -255,7 +255,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertFalse("\(error)".contains(" s)"), "no wait in seconds: \(error)")
         }
         XCTAssertEqual(fixture.server.requests.count, 1, "asked again before the limit lifted")
-        let audit = try fixture.openStore().audit(targets: [otid])
+        let audit = try fixture.openStore().audit.entries(targets: [otid])
         XCTAssertTrue(audit.last?.detail?.contains(RevalidationError.resumeText(lifts)) ?? false, audit.last?.detail ?? "nil")
     }
 
@@ -369,7 +369,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         let elapsed = Date().timeIntervalSince(started)
         XCTAssertGreaterThanOrEqual(elapsed, 1.0, "two attempts of 0.5 s each ended early")
         XCTAssertLessThan(elapsed, 3.5, "the timeout did not cut the wait short")
-        let audit = try fixture.openStore().audit(targets: [otid])
+        let audit = try fixture.openStore().audit.entries(targets: [otid])
         XCTAssertEqual(audit.last?.outcome, "failed")
         XCTAssertTrue(audit.last?.detail?.contains("timed out after 0.5 s") ?? false)
     }
@@ -411,7 +411,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertNil(try store.transaction(id: "2000000900000002"), "the genuine history must not be merged either")
         XCTAssertEqual(try store.renewal(originalTransactionId: otid), renewalBefore)
         XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state.status, .expired)
-        let audit = try store.audit(targets: [otid])
+        let audit = try store.audit.entries(targets: [otid])
         XCTAssertEqual(audit.map(\.outcome), ["failed"])
         XCTAssertTrue(audit[0].detail?.hasPrefix("refused Apple's answer, nothing stored: data[0].lastTransactions[0].signedTransactionInfo") ?? false)
     }
@@ -472,7 +472,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         let store = try fixture.openStore()
         XCTAssertNil(try store.transaction(id: "2000000900000002"))
         XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state.status, .expired)
-        XCTAssertTrue(try store.audit().isEmpty)
+        XCTAssertTrue(try store.audit.entries().isEmpty)
     }
 
     func testRevalidatingFromABackgroundThreadUsesItsOwnConnection() throws {

@@ -24,6 +24,7 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         try check(BackfillTable.table)
         try check(BackfillTable.gapTable)
         try check(OverrideTable.table)
+        try check(AuditTable.table)
         try check(ForwardOutboxTable.table)
         try check(ForwardOutboxTable.attemptTable)
         try check(Store.retentionTable)

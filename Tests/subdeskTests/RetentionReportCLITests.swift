@@ -33,7 +33,7 @@ final class RetentionReportCLITests: SubdeskTestCase, RunsOnEveryEngine {
         let store = try Store(path: db)
         let direct = RetentionReport(rows: try store.retentionRows(), grouping: .territory).jsonObject()
         XCTAssertEqual(try json(report.stdout) as? NSDictionary, try json(JSONText.render(direct)) as? NSDictionary)
-        XCTAssertEqual(try store.audit().filter { $0.action == "retention_report_import" }.count, 2)
+        XCTAssertEqual(try store.audit.entries().filter { $0.action == "retention_report_import" }.count, 2)
 
         // By Message Selection Type: default or real-time.
         let selection = try XCTUnwrap(try json(try run(["retention", "report", "--db", db, "--json", "--by", "selection"]).stdout)
@@ -60,7 +60,7 @@ final class RetentionReportCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual(refused.status, 2)
         XCTAssertTrue(refused.stderr.contains(bad + ":12: column \"Counts\": expected a whole number, got \"nine\"; nothing was imported"),
                       refused.stderr)
-        XCTAssertEqual(try store.audit().filter { $0.action == "retention_report_import" }.count, 2)
+        XCTAssertEqual(try store.audit.entries().filter { $0.action == "retention_report_import" }.count, 2)
         XCTAssertEqual(try store.retentionRows().count, 20)
 
         // A file in the shape first assumed: refused naming its column, nothing stored.

@@ -513,12 +513,12 @@ public final class DashboardSession {
         let text = filter.trimmingCharacters(in: .whitespaces)
         // The app of each entry's target, for the APP column with several apps; the scope's only.
         let readsApp = state.apps.apps.count > 1
-        guard !text.isEmpty else { return try store.audit(limit: AuditState.limit, app: app, readsApp: readsApp).reversed() }
+        guard !text.isEmpty else { return try store.audit.entries(limit: AuditState.limit, app: app, readsApp: readsApp).reversed() }
         // A failed revalidation is logged under the id as typed, which may name no subscription.
         let targets = ((try? operations.subscriptionIds(text)) ?? []) + [text]
-        var entries = try store.audit(targets: targets, limit: AuditState.limit, app: app, readsApp: readsApp)
+        var entries = try store.audit.entries(targets: targets, limit: AuditState.limit, app: app, readsApp: readsApp)
         let found = Set(entries.map(\.id))
-        entries += try store.audit(limit: AuditState.limit, app: app, readsApp: readsApp).filter {
+        entries += try store.audit.entries(limit: AuditState.limit, app: app, readsApp: readsApp).filter {
             !found.contains($0.id) && ($0.target?.localizedCaseInsensitiveContains(text) ?? false)
         }
         return Array(entries.sorted { $0.id > $1.id }.prefix(AuditState.limit))
@@ -590,7 +590,7 @@ public final class DashboardSession {
         if reference.hasPrefix("audit:") {
             // The timeline line shows the outcome; the detail (an error, what Apple sent) is only here.
             let number = Int64(reference.dropFirst("audit:".count))
-            guard let entry = try store.audit(targets: [originalTransactionId]).first(where: { $0.id == number }) else {
+            guard let entry = try store.audit.entries(targets: [originalTransactionId]).first(where: { $0.id == number }) else {
                 return ["audit entry \(reference.dropFirst("audit:".count)) is not stored"]
             }
             var fields = [("operator", entry.operatorName), ("action", entry.action), ("outcome", entry.outcome)]

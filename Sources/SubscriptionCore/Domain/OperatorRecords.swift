@@ -45,7 +45,7 @@ public struct AuditEntry: Equatable, Sendable {
     public var outcome: String
     public var detail: String?
     /// The app of the record its target names (a subscription or a notification), when it
-    /// was read with it (`Store.audit(readsApp:)`).
+    /// was read with it (`store.audit.entries(readsApp:)`).
     public var bundleId: String? = nil
 
     /// An entry to write: its action one of `AuditAction`'s.

@@ -279,7 +279,7 @@ public enum OnCallMetrics {
             return merged.keys.sorted().map { .init([("type", $0)], merged[$0]!) }
         },
         OnCallMetric(name: "subdesk_sweep_last_run_timestamp_seconds", kind: .gauge,
-                     help: "When the last expiry sweep finished, from the audit log (the latest-dated entry, ignoring any dated more than \(Store.auditFutureToleranceMillis / 60_000) minutes after the scrape), Unix time; absent before the first.",
+                     help: "When the last expiry sweep finished, from the audit log (the latest-dated entry, ignoring any dated more than \(AuditTable.futureToleranceMillis / 60_000) minutes after the scrape), Unix time; absent before the first.",
                      unit: "seconds", labels: [], source: [.auditAction(.sweep)]) { i in
             i.reading.lastSweep.map { [.init(seconds($0.at))] } ?? []
         },

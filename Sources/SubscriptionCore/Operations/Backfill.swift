@@ -219,7 +219,7 @@ public final class Backfill {
 
     private func audit(_ run: BackfillRun, outcome: String, reason: String?) throws {
         try store.write {
-            try store.appendAudit(AuditEntry(
+            try store.audit.append(AuditEntry(
                 at: clock(), operatorName: operatorName, action: .backfill, target: nil, reason: reason, outcome: outcome,
                 detail: "backfill #\(run.id): \(run.environment) \(DateText.minute(run.since)) to \(DateText.minute(run.until)) UTC"
                     + (run.onlyFailures ? ", only failed deliveries" : "")))

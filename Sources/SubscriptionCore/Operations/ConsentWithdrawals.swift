@@ -105,7 +105,7 @@ extension Operations {
                                    reason: trimmed, outcome: "consent withdrawal marked handled",
                                    detail: "app transaction \(withdrawal?.appTransactionId ?? "?"); "
                                        + (concerned.isEmpty ? "no stored subscription" : "subscriptions " + concerned.joined(separator: ", ")))
-            entry.id = try store.appendAudit(entry)
+            entry.id = try store.audit.append(entry)
             return entry
         }
     }

@@ -16,7 +16,7 @@ extension Operations {
                 if let until = selection.until { what += " to \(DateText.minute(until)) UTC" }
             }
             if let apps = selection.bundleIds { what += " of " + apps.joined(separator: ", ") }
-            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .forwardReplay, target: nil,
+            try store.audit.append(AuditEntry(at: now, operatorName: operatorName, action: .forwardReplay, target: nil,
                                              reason: reason.isEmpty ? nil : reason,
                                              outcome: "\(counts.map(\.1).reduce(0, +)) deliveries owed again",
                                              detail: what + "; " + counts.map { "\($0.0): \($0.1)" }.joined(separator: ", ")))
@@ -28,7 +28,7 @@ extension Operations {
     public func retryDeadForward(_ targets: [ForwardTarget], reason: String, now: Millis = DateText.nowMillis()) throws -> [(target: String, count: Int)] {
         try store.write {
             let counts = try targets.map { ($0.name, try store.outbox.retryDead(target: $0.name, maxAge: $0.maxAge, now: now)) }
-            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .forwardRetry, target: nil,
+            try store.audit.append(AuditEntry(at: now, operatorName: operatorName, action: .forwardRetry, target: nil,
                                              reason: reason.isEmpty ? nil : reason,
                                              outcome: "\(counts.map(\.1).reduce(0, +)) dead deliveries owed again",
                                              detail: counts.map { "\($0.0): \($0.1)" }.joined(separator: ", ")))

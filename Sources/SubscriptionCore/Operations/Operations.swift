@@ -66,7 +66,7 @@ public final class Operations {
             var o = Override(id: 0, originalTransactionId: otid, kind: kind, until: until, reason: reason,
                              operatorName: operatorName, created: now)
             o.id = try store.overrides.insert(o)
-            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .placing(kind),
+            try store.audit.append(AuditEntry(at: now, operatorName: operatorName, action: .placing(kind),
                                              target: otid, reason: reason, outcome: "override #\(o.id) placed; " + (try inForce(otid, now: now)),
                                              detail: until.map { "until \(DateText.minute($0)) UTC" } ?? "until lifted"))
             return o
@@ -80,7 +80,7 @@ public final class Operations {
         guard before <= now else { throw OperationError("--before \(DateText.minute(before)) UTC is in the future") }
         return try store.write {
             let purged = try store.quarantine.purge(before: before)
-            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .quarantinePurge, target: nil,
+            try store.audit.append(AuditEntry(at: now, operatorName: operatorName, action: .quarantinePurge, target: nil,
                                              reason: reason, outcome: "\(purged.entries) entries deleted",
                                              detail: "last seen before \(DateText.minute(before)) UTC; \(purged.bytes) body bytes"))
             return purged
@@ -106,7 +106,7 @@ public final class Operations {
             let detail = previous == userId ? "already linked to user \(userId): no change of owner"
                 : "previous owner: " + (previous.map { "user \($0)" } ?? "subscriber #\(row.subscriber.id), no user id")
                     + "; new owner: user \(userId)"
-            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .link, target: otid, reason: nil,
+            try store.audit.append(AuditEntry(at: now, operatorName: operatorName, action: .link, target: otid, reason: nil,
                                              outcome: "linked to user \(userId)", detail: detail))
         }
         return (otid, previous)
@@ -121,7 +121,7 @@ public final class Operations {
                 throw OperationError("override #\(overrideId) was already lifted by \(o.liftedBy ?? "?") at \(DateText.minute(o.lifted ?? 0)) UTC")
             }
             _ = try store.overrides.lift(id: overrideId, by: operatorName, reason: reason, at: now)
-            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .overrideLift,
+            try store.audit.append(AuditEntry(at: now, operatorName: operatorName, action: .overrideLift,
                                              target: o.originalTransactionId, reason: reason,
                                              outcome: "override #\(overrideId) lifted; " + (try inForce(o.originalTransactionId, now: now))))
             return try store.overrides.find(id: overrideId) ?? o

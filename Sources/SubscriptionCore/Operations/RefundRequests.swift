@@ -188,7 +188,7 @@ public struct RefundQueue {
         for request in try store.refundRequests.queue(includeClosed: false) where request.stage(now: now) == .missed && request.missed == nil {
             try store.write {
                 guard try store.refundRequests.markMissed(uuid: request.notificationUUID, at: now) else { return }
-                try store.appendAudit(AuditEntry(
+                try store.audit.append(AuditEntry(
                     at: now, operatorName: operatorName, action: .refundMissed, target: request.originalTransactionId ?? request.notificationUUID,
                     reason: nil,
                     outcome: "no answer reached Apple by the deadline, \(DateText.minute(request.deadline)) UTC"
@@ -320,7 +320,7 @@ extension Revalidator {
         }
         try store.write {
             try store.refundRequests.recordAnswer(uuid: request.notificationUUID, answer: bodyText, by: operatorName, at: now, outcome: outcome)
-            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .refundAnswer,
+            try store.audit.append(AuditEntry(at: now, operatorName: operatorName, action: .refundAnswer,
                                              target: request.originalTransactionId ?? request.notificationUUID, reason: reason,
                                              outcome: outcome == "accepted" ? "sent to Apple: \(answer.summary)" : outcome,
                                              detail: "refund request \(request.notificationUUID), transaction \(transactionId), body \(bodyText)"))

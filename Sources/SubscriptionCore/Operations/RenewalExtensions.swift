@@ -50,7 +50,7 @@ extension Revalidator {
         }
         try store.write {
             record.id = try store.extensions.record(record)
-            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .extend, target: otid, reason: reason,
+            try store.audit.append(AuditEntry(at: now, operatorName: operatorName, action: .extend, target: otid, reason: reason,
                                              outcome: record.outcome == "extended"
                                                 ? "extended by \(days) days" + (record.effective.map { " to \(DateText.minute($0)) UTC" } ?? "")
                                                 : record.outcome,
@@ -115,7 +115,7 @@ extension Revalidator {
                                                        storefronts: storefronts, days: days, reasonCode: reasonCode, reason: reason,
                                                        operatorName: operatorName, requested: now, outcome: "pending", effective: nil,
                                                        succeeded: nil, failed: nil, completed: nil))
-            try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .extendAll, target: productId, reason: reason,
+            try store.audit.append(AuditEntry(at: now, operatorName: operatorName, action: .extendAll, target: productId, reason: reason,
                                              outcome: "asked Apple to extend every active subscriber by \(days) days",
                                              detail: "request \(request), reason code \(reasonCode)"
                                                 + (storefronts.isEmpty ? "" : ", storefronts \(storefronts.joined(separator: ","))")
@@ -143,7 +143,7 @@ extension Revalidator {
                 try store.extensions.update(requestIdentifier: request, outcome: "complete", succeeded: status.succeededCount,
                                           failed: status.failedCount, completed: status.completeDate ?? clock())
                 try store.write {
-                    try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: .extendAll, target: productId,
+                    try store.audit.append(AuditEntry(at: clock(), operatorName: operatorName, action: .extendAll, target: productId,
                                                      reason: record.reason,
                                                      outcome: "complete: \(status.succeededCount ?? 0) extended, \(status.failedCount ?? 0) failed",
                                                      detail: "request \(request)"))

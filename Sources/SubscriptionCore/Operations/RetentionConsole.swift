@@ -163,7 +163,7 @@ public final class RetentionConsole {
             var entry = AuditEntry(at: DateText.nowMillis(), operatorName: operatorName, action: .retentionPerformanceTest,
                                    target: started.requestId, reason: reason, outcome: "started", detail: "with \(originalTransactionId)")
             entry.bundleId = app
-            entry.id = try store.appendAudit(entry)
+            entry.id = try store.audit.append(entry)
             return entry
         }
         return (started.requestId, started.config, entry)
@@ -175,7 +175,7 @@ public final class RetentionConsole {
             var entry = AuditEntry(at: record.uploadedMs, operatorName: operatorName, action: action, target: target, reason: reason,
                                    outcome: "done at Apple (\(environment))", detail: detail)
             entry.bundleId = app
-            entry.id = try store.appendAudit(entry)
+            entry.id = try store.audit.append(entry)
             return entry
         }
     }
@@ -186,7 +186,7 @@ public final class RetentionConsole {
             var entry = AuditEntry(at: DateText.nowMillis(), operatorName: operatorName, action: action, target: target, reason: reason,
                                    outcome: "deleted at Apple (\(environment))", detail: nil)
             entry.bundleId = app
-            entry.id = try store.appendAudit(entry)
+            entry.id = try store.audit.append(entry)
             return entry
         }
     }

@@ -18,7 +18,7 @@ extension Operations {
                                    target: (file as NSString).lastPathComponent.escapingControlCharacters(limit: 200),
                                    reason: reason, outcome: "\(rows.count) rows imported",
                                    detail: "\(span); \(total.views) views, \(total.saves) saves, \(total.cancellations) cancellations")
-            entry.id = try store.appendAudit(entry)
+            entry.id = try store.audit.append(entry)
             return (rows, entry)
         }
     }

@@ -62,7 +62,7 @@ extension SubscriptionReport {
         } ?? row.state
         let overrides = try store.overrides.list(originalTransactionIds: [otid])
         // Operator actions join the timeline: revalidations, overrides, lifts.
-        let actions = try store.audit(targets: [otid]).map { a in
+        let actions = try store.audit.entries(targets: [otid]).map { a in
             TimelineEvent(date: a.at, kind: .of(a),
                           detail: "\(a.action.replacingOccurrences(of: "_", with: " ")) by \(a.operatorName): \(a.outcome)"
                               + (a.reason.map { " (\($0))" } ?? ""),

@@ -256,7 +256,7 @@ public final class ExpirySweep {
             }
             let entry = AuditEntry(at: finishedAt, operatorName: revalidator.operatorName, action: .sweep,
                                    target: nil, reason: reason, outcome: outcome, detail: detail)
-            report.auditId = try store.write { try store.appendAudit(entry) }
+            report.auditId = try store.write { try store.audit.append(entry) }
         }
         return report
     }
@@ -267,7 +267,7 @@ public final class ExpirySweep {
     /// sweep's audit entry names, when Apple's rate limit stopped that sweep ("" for the
     /// start); nil when the last sweep finished (or none ran). Also the entry, to name it.
     public static func resumePoint(store: Store) throws -> (after: String?, entry: AuditEntry?) {
-        guard let entry = try store.lastAudit(action: .sweep) else { return (nil, nil) }
+        guard let entry = try store.audit.last(action: .sweep) else { return (nil, nil) }
         guard let detail = entry.detail, detail.hasPrefix(resumeMarker),
               let end = detail.firstIndex(of: ";") else { return (nil, entry) }
         let id = String(detail[detail.index(detail.startIndex, offsetBy: resumeMarker.count)..<end])

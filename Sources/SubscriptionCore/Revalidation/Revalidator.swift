@@ -306,7 +306,7 @@ public final class Revalidator: @unchecked Sendable {
                 newTransactionIds: newIds, appleStatus: answer.appleStatuses[target], touched: touched.sorted(),
                 transactionCount: answer.transactions.count, renewalCount: answer.renewals.count, auditId: nil, dryRun: dryRun)
             if !dryRun {
-                result.auditId = try store.appendAudit(AuditEntry(at: now, operatorName: self.operatorName, action: .revalidate,
+                result.auditId = try store.audit.append(AuditEntry(at: now, operatorName: self.operatorName, action: .revalidate,
                                                                   target: target, reason: reason, outcome: result.auditOutcome,
                                                                   detail: result.auditDetail))
             }
@@ -343,7 +343,7 @@ public final class Revalidator: @unchecked Sendable {
     /// caller still sees the failure that matters.
     func recordFailure(target: String, error: Error, reason: String?, store: Store) {
         _ = try? store.write {
-            try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: .revalidate, target: target,
+            try store.audit.append(AuditEntry(at: clock(), operatorName: operatorName, action: .revalidate, target: target,
                                              reason: reason, outcome: "failed", detail: "\(error)"))
         }
     }
@@ -414,7 +414,7 @@ extension Revalidator {
                 let now = clock()
                 _ = try Intake(store: store, verifier: verifier, policy: policy)
                     .merge(transactions: answer.refunds + [answer.transaction], renewals: [], now: now)
-                try store.appendAudit(AuditEntry(at: now, operatorName: operatorName, action: .refundHistory, target: otid, reason: nil,
+                try store.audit.append(AuditEntry(at: now, operatorName: operatorName, action: .refundHistory, target: otid, reason: nil,
                                                  outcome: "\(answer.refunds.count) refunded transaction\(answer.refunds.count == 1 ? "" : "s") at Apple",
                                                  detail: answer.refunds.map(\.transactionId).joined(separator: ", ")))
             }
@@ -444,14 +444,14 @@ extension Revalidator {
                                           environment: AppStoreEnvironment(rawValue: row.state.environment))
         } catch {
             _ = try? store.write {
-                try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: .setAppAccountToken, target: otid,
+                try store.audit.append(AuditEntry(at: clock(), operatorName: operatorName, action: .setAppAccountToken, target: otid,
                                                  reason: reason, outcome: "failed", detail: "\(error)"))
             }
             throw error
         }
         try store.write {
             if row.subscriber.appAccountToken == nil { try store.setAppAccountToken(token, subscriberId: row.subscriber.id) }
-            try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: .setAppAccountToken, target: otid,
+            try store.audit.append(AuditEntry(at: clock(), operatorName: operatorName, action: .setAppAccountToken, target: otid,
                                              reason: reason, outcome: "Apple has app account token \(token)",
                                              detail: row.subscriber.appAccountToken == nil ? "a new token for subscriber #\(row.subscriber.id)" : nil))
         }
@@ -493,7 +493,7 @@ extension Revalidator {
         let store = try openStore()
         func audit(_ outcome: String, _ detail: String?) {
             _ = try? store.write {
-                try store.appendAudit(AuditEntry(at: clock(), operatorName: operatorName, action: .appTransactionLookup,
+                try store.audit.append(AuditEntry(at: clock(), operatorName: operatorName, action: .appTransactionLookup,
                                                  target: appTransactionId, reason: reason, outcome: outcome, detail: detail))
             }
         }

@@ -17,7 +17,7 @@ extension Store {
     public func consentHandled(uuids: [String]) throws -> [String: AuditEntry] {
         guard !uuids.isEmpty else { return [:] }
         var byTarget: [String: AuditEntry] = [:]
-        for e in try audit(targets: uuids, limit: 100_000) where e.kind == .consentHandled {
+        for e in try audit.entries(targets: uuids, limit: 100_000) where e.kind == .consentHandled {
             if let t = e.target, byTarget[t] == nil { byTarget[t] = e }
         }
         return byTarget

@@ -243,11 +243,11 @@ extension Store {
         r.gapsFoundLastDay = try db.first("SELECT count(*) FROM delivery_gaps WHERE found_ms >= ?", [now - 86_400_000]) { $0.int(0) } ?? 0
         // Facts from the audit log are read only from entries their writer may write
         // (OnCallMetric.Source.auditAction): on PostgreSQL the server checks each new one.
-        r.lastSweep = try lastAudit(action: .sweep, trusted: true, now: now)
+        r.lastSweep = try audit.last(action: .sweep, trusted: true, now: now)
         try db.query("""
             SELECT coalesce(bundle_id, ''), environment, max(finished_ms) FROM backfill_runs
             WHERE only_failures = 1 AND finished_ms IS NOT NULL AND finished_ms <= ? GROUP BY 1, 2
-            """, [now + Self.auditFutureToleranceMillis]) { row in
+            """, [now + AuditTable.futureToleranceMillis]) { row in
             r.lastReconcile[OnCallReading.AppEnvironment(bundleId: row.string(0), environment: row.string(1))] = row.int64(2)
         }
         r.revalidationFailuresLastDay = try db.first("""
@@ -268,14 +268,14 @@ extension Store {
 
     /// The latest of the records of calls to the App Store Server API (`AppleCallRecord.Record`).
     /// Audit entries count only from the roles that may write them, and none dated more than
-    /// `auditFutureToleranceMillis` after `now`.
+    /// `AuditTable.futureToleranceMillis` after `now`.
     func lastAppleCall(now: Millis) throws -> AppleCallRecord? {
         var found: [AppleCallRecord] = []
         let writers = dialect.auditWrittenBy(PostgresRoles.auditWriters(of: .revalidate))
         try db.query("""
             SELECT at_ms, CASE WHEN outcome = 'failed' THEN 0 ELSE 1 END FROM audit_log
             WHERE action = ? AND at_ms <= ? AND \(writers) ORDER BY at_ms DESC, id DESC LIMIT 1
-            """, [AuditAction.revalidate.rawValue, now + Self.auditFutureToleranceMillis]) {
+            """, [AuditAction.revalidate.rawValue, now + AuditTable.futureToleranceMillis]) {
             found.append(AppleCallRecord(at: $0.int64(0), answered: $0.int(1) == 1, record: .revalidation))
         }
         try db.query("""
