@@ -6,7 +6,7 @@
 # For a change that should change nothing a user reads (the Store's redesign).
 #
 #   bench/store-outputs-compare.sh BEFORE_SUBDESK AFTER_SUBDESK [SUBSCRIBERS]
-#   bench/store-outputs-compare.sh /tmp/before/subdesk .build/release/subdesk 10000
+#   bench/store-outputs-compare.sh BEFORE/subdesk .build/release/subdesk 10000
 #
 # Prints one line per output ("same" or "DIFFERENT", with the diff's first lines), and exits
 # 1 when any differs.
