@@ -32,7 +32,7 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
     }
 
     func testTheInsertOfANewRowLeavesOutTheGeneratedId() {
-        XCTAssertEqual(QuarantineTable.insert, "INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, resolved_ms, resolution, "
+        XCTAssertEqual(QuarantineTable.insert.sql, "INSERT INTO quarantine (received_ms, reason, body, body_sha256, source, resolved_ms, resolution, "
                        + "body_bytes, times_seen, last_seen_ms, bundle_id, reason_kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
     }
 

@@ -52,17 +52,13 @@ struct StoreTable<Column: StoreColumn> {
 
     func name(_ column: Column) -> String { names[column.rawValue] }
 
-    /// `INSERT INTO name (…) VALUES (?, …)` of every column but `excluded` (a generated id),
-    /// bound by `values(_:excluding:)`.
-    func insert(excluding excluded: [Column]) -> String {
+    /// The INSERT of every column but `excluded` (a generated id, what a new row never has),
+    /// made once (kept in a `static let`): its text, and the values it binds.
+    func insert(excluding excluded: [Column] = []) -> StoreInsert<Column> {
         let written = columns.filter { column in !excluded.contains { $0.rawValue == column.rawValue } }
-        return "INSERT INTO \(name) (\(written.map(name).joined(separator: ", ")))"
-            + " VALUES (\(Array(repeating: "?", count: written.count).joined(separator: ",")))"
-    }
-
-    /// The values of `record` but `excluded`'s, in the order `insert(excluding:)` binds them.
-    func values(_ record: Column.Record, excluding excluded: [Column]) -> [SQLBindable?] {
-        columns.filter { column in !excluded.contains { $0.rawValue == column.rawValue } }.map { $0.value(in: record) }
+        return StoreInsert(sql: "INSERT INTO \(name) (\(written.map(name).joined(separator: ", ")))"
+                               + " VALUES (\(Array(repeating: "?", count: written.count).joined(separator: ",")))",
+                           columns: written)
     }
 
     /// The values of `record`, in the order `upsert` binds them.
@@ -95,6 +91,15 @@ struct StoreTable<Column: StoreColumn> {
         }
         return String(decoding: bytes, as: UTF8.self)
     }
+}
+
+/// `INSERT INTO name (…) VALUES (?, …)` of some of a table's columns, and the values of a
+/// record it binds, in that order.
+struct StoreInsert<Column: StoreColumn> {
+    let sql: String
+    let columns: [Column]
+
+    func values(_ record: Column.Record) -> [SQLBindable?] { columns.map { $0.value(in: record) } }
 }
 
 /// Some columns of a table as a SELECT lists them, and where each lands in its rows.

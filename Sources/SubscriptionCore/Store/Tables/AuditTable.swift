@@ -41,7 +41,7 @@ public struct AuditTable {
     /// records, in the same transaction, is undone rather than left unaudited.
     @discardableResult
     public func append(_ e: AuditEntry) throws -> Int64 {
-        let written = try db.run(Self.insert, Self.table.values(e, excluding: [.id]))
+        let written = try db.run(Self.insert.sql, Self.insert.values(e))
         guard written == 1 else {
             throw StoreError(operation: "audit \(e.action)", message: """
                 the audit entry was not written (something on audit_log dropped it; `subdesk doctor` names it): \

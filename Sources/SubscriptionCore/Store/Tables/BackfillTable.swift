@@ -53,6 +53,9 @@ public struct BackfillTable {
     static let all = table.selection()
     static let gapTable = StoreTable<GapColumn>("delivery_gaps", key: .notificationUuid)
     static let gap = gapTable.selection(prefix: "g.")
+    static let gapInsert = gapTable.insert()
+    /// A gap is kept once: a later run finding it again changes nothing.
+    static let keepGap = gapInsert.sql + " ON CONFLICT (notification_uuid) DO NOTHING"
 
     static func run(_ row: SQLRow) -> BackfillRun {
         let r = all.row(row)
@@ -69,7 +72,7 @@ public struct BackfillTable {
             let fresh = BackfillRun(id: 0, environment: environment, since: since, until: until, onlyFailures: onlyFailures,
                                     operatorName: operatorName, started: now, finished: nil, nextPage: nil, pages: 0, new: 0,
                                     duplicates: 0, rejected: 0, bundleId: bundleId)
-            try db.run(Self.insert, Self.table.values(fresh, excluding: [.id]))
+            try db.run(Self.insert.sql, Self.insert.values(fresh))
             return try run(id: try db.lastInsertRowID())
         }
         guard let started else { throw StoreError(operation: "start a backfill", message: "the new run was not found", code: 0) }
@@ -107,10 +110,8 @@ public struct BackfillTable {
     /// Keeps a notification found by run `run` that Apple says it sent (once: a later run
     /// finding it again changes nothing).
     public func recordGap(notificationUUID: String, run: Int64, attempts: [SendAttempt], now: Millis) throws {
-        try db.run("""
-            \(Self.gapTable.insert(excluding: [])) ON CONFLICT (notification_uuid) DO NOTHING
-            """, Self.gapTable.values(DeliveryGap(notificationUUID: notificationUUID, backfillRun: run, sendAttempts: attempts, found: now),
-                                      excluding: []))
+        try db.run(Self.keepGap, Self.gapInsert.values(DeliveryGap(notificationUUID: notificationUUID, backfillRun: run,
+                                                                   sendAttempts: attempts, found: now)))
     }
 
     /// Newest found first, with what the notification was (a read of the notification

@@ -54,22 +54,22 @@ public struct IntakeLogTable {
     static let line = table.selection(prefix: "l.")
     static let countTable = StoreTable<CountColumn>("intake_counts", key: .bundleId)
     static let counted = countTable.selection()
+    static let countInsert = countTable.insert()
 
     /// Appends one outcome's line.
     func append(_ e: IntakeLogEntry) throws {
-        try db.run(Self.insert, Self.table.values(e, excluding: [.id]))
+        try db.run(Self.insert.sql, Self.insert.values(e))
     }
 
     /// Adds `count` outcomes under `key`, the latest at `last`.
     func addCount(_ key: Store.IntakeCountKey, count: Int, last: Millis) throws {
         let latest = "\(db.dialect.greatest)(intake_counts.last_ms, excluded.last_ms)"
         try db.run("""
-            \(Self.countTable.insert(excluding: []))
+            \(Self.countInsert.sql)
             ON CONFLICT (bundle_id, environment, type, outcome, reason)
             DO UPDATE SET count = intake_counts.count + excluded.count, last_ms = \(latest)
-            """, Self.countTable.values(OnCallReading.IntakeCount(bundleId: key.bundleId, environment: key.environment, type: key.type,
-                                                                  outcome: key.outcome, reason: key.reason, count: Int64(count), last: last),
-                                        excluding: []))
+            """, Self.countInsert.values(OnCallReading.IntakeCount(bundleId: key.bundleId, environment: key.environment, type: key.type,
+                                                                   outcome: key.outcome, reason: key.reason, count: Int64(count), last: last)))
     }
 
     /// Every count (a small table: one row per app, environment, type, outcome and reason).

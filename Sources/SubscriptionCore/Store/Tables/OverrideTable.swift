@@ -42,7 +42,7 @@ public struct OverrideTable {
 
     /// Places `o` (its id and lift are not written); its id.
     public func insert(_ o: Override) throws -> Int64 {
-        try db.run(Self.insert, Self.table.values(o, excluding: [.id, .liftedMs, .liftedBy, .liftReason]))
+        try db.run(Self.insert.sql, Self.insert.values(o))
         return try db.lastInsertRowID()
     }
 

@@ -72,9 +72,9 @@ public struct QuarantineTable {
             return (try countPastBudget(reason: reason, kind: kind, source: source, receivedDate: receivedDate,
                                         bytes: trueLength ?? body.count), false)
         }
-        try db.run(Self.insert, Self.table.values(NewRow(received: receivedDate, reason: reason, kind: kind, body: body, digest: bodySHA256,
-                                                         source: source, bytes: trueLength ?? body.count, bundleId: bundleId),
-                                                  excluding: [.id]))
+        let row = NewRow(received: receivedDate, reason: reason, kind: kind, body: body, digest: bodySHA256, source: source,
+                         bytes: trueLength ?? body.count, bundleId: bundleId)
+        try db.run(Self.insert.sql, Self.insert.values(row))
         return (try db.lastInsertRowID(), true)
     }
 
@@ -92,9 +92,9 @@ public struct QuarantineTable {
                 """, [bytes, receivedDate, source, summary, kind.rawValue, row])
             return row
         }
-        try db.run(Self.insert, Self.table.values(NewRow(received: receivedDate, reason: summary, kind: kind, body: Data(),
-                                                         digest: Self.pastBudgetDigest, source: source, bytes: bytes, bundleId: nil),
-                                                  excluding: [.id]))
+        let counting = NewRow(received: receivedDate, reason: summary, kind: kind, body: Data(), digest: Self.pastBudgetDigest,
+                              source: source, bytes: bytes, bundleId: nil)
+        try db.run(Self.insert.sql, Self.insert.values(counting))
         return try db.lastInsertRowID()
     }
 

@@ -52,7 +52,7 @@ public struct RenewalExtensionTable {
     /// Keeps an extension asked of Apple; its id (`e.id` is not written).
     @discardableResult
     public func record(_ e: RenewalExtension) throws -> Int64 {
-        try db.run(Self.insert, Self.table.values(e, excluding: [.id]))
+        try db.run(Self.insert.sql, Self.insert.values(e))
         return try db.lastInsertRowID()
     }
 
