@@ -4,7 +4,7 @@
 # subdesk-bench (copied from its .build/release), the later build is this checkout's.
 #
 #   bench/relay-alternate.sh BEFORE PARTS ROUNDS TARGET [more subdesk-bench options]
-#   bench/relay-alternate.sh /tmp/before cost 5 http://127.0.0.1:8089
+#   bench/relay-alternate.sh BEFORE cost 5 http://127.0.0.1:8089
 #
 # Prints each round's figures (the bench's own lines) under "## round N before|after".
 set -euo pipefail

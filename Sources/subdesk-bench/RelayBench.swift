@@ -111,23 +111,7 @@ enum RelayBench {
             let payload = jws.split(separator: ".").dropFirst().first.flatMap { Base64URL.decodeUnpadded($0) }
             return ((payload.flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any])?["notificationUUID"] as? String) ?? ""
         }
-        let socket = dataDirectory + "/serve.sock"
-        let pid = try ServeBench.startServe(binary: binary, store: store, socket: socket, extra: ["--config", file])
-        defer {
-            kill(pid, SIGTERM)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-        }
-        let fd = try ServeBench.connectUnix(socket)
-        defer { close(fd) }
-        var answered = [UInt64?](repeating: nil, count: bodies.count)
-        let start = DispatchTime.now().uptimeNanoseconds
-        for (i, body) in bodies.enumerated() {
-            let due = start + UInt64(i) * 5_000_000
-            let now = DispatchTime.now().uptimeNanoseconds
-            if due > now { usleep(UInt32((due - now) / 1000)) }
-            if ServeBench.post(fd, body) { answered[i] = DispatchTime.now().uptimeNanoseconds }
-        }
+        let answered = try serving(binary: binary, store: store, config: file) { fd in Self.paced(fd, bodies) }.map { $0?.answered }
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline && uuids.contains(where: { target.arrival($0 + "/t0") == nil }) { usleep(50_000) }
         let lags = zip(uuids, answered).compactMap { uuid, at -> Double? in
@@ -150,7 +134,7 @@ enum RelayBench {
         let started = DispatchTime.now().uptimeNanoseconds
         let run = spawnMeasured(binary, ["forward", "run", "--once", "--db", path, "--config", file])
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        let delivered = try Store(path: path).outbox.status(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
+        let delivered = try delivered(path)
         record(Figure(section: "relay", what: "backlog of \(count) drained by forward run --once \(where_), deliveries/s",
                       value: "\(fmt(Double(delivered) / seconds, 0))/s (\(delivered) in \(fmt(seconds, 1)) s, exit \(run.status))",
                       target: ">= 500/s", met: Double(delivered) / seconds >= 500 && delivered == count,
@@ -162,83 +146,96 @@ enum RelayBench {
     }
 
     /// Serve's answers to 2,000 sequential requests, each sent as the one before is answered,
-    /// while serve drains a backlog, against the same store with no target: 3 runs each,
-    /// alternating, the same bodies in each (each run has a fresh store); and how many
+    /// while serve drains a backlog, against the same store with no target; and how many
     /// deliveries serve made while it ran.
     static func intakeWhileDraining(binary: String, target: Target) throws {
-        let count = options.relayBacklog
         let bodies = try signedBodies(2_000)
-        var p99s: [String: [Double]] = ["none": [], "draining": []]
-        var rates: [Double] = []
-        for round in 0..<3 {
-            for (name, targets) in [("none", 0), ("draining", 1)] {
-                let store = try filledBacklog(count, name: "intake\(name)\(round)")
-                let conf = try config("intake\(name)", server: targets == 0 ? nil : target.server, targets: targets, external: true)
-                let started = DispatchTime.now().uptimeNanoseconds
-                let times = try ServeBench.serve(binary: binary, store: store, bodies: bodies, clients: 1, extra: ["--config", conf]).times
-                let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                p99s[name, default: []].append(percentile(times, 0.99))
-                if targets > 0 {
-                    let delivered = try Store(path: store).outbox.status(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
-                    rates.append(Double(delivered) / seconds)
-                }
-            }
+        try whileDraining("intake", how: ", sequential", rate: ("deliveries/s serve made while it ran", nil), target: target) { store, conf in
+            let started = DispatchTime.now().uptimeNanoseconds
+            let times = try ServeBench.serve(binary: binary, store: store, bodies: bodies, clients: 1, extra: ["--config", conf]).times
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            return (times, Double(try delivered(store)) / seconds)
         }
-        let none = Spread(p99s["none"]!), draining = Spread(p99s["draining"]!), rate = Spread(rates)
-        record(Figure(section: "relay", what: "serve p99 ms/request, sequential, backlog of \(count), no target (median of 3)",
-                      value: spreadText(none, 2, unit: " ms"), target: "", met: nil, numbers: ["p99": none.median]))
-        record(Figure(section: "relay", what: "serve p99 ms/request, sequential, while draining it (median of 3)",
-                      value: spreadText(draining, 2, unit: " ms"), target: "<= 1.10x no target (\(fmt(none.median * 1.1, 2)) ms)",
-                      met: draining.median <= none.median * 1.1, numbers: ["p99": draining.median, "ratio": draining.median / none.median]))
-        record(Figure(section: "relay", what: "deliveries/s serve made while it ran (median of 3)", value: spreadText(rate, 0, unit: "/s"),
-                      target: "", met: nil, numbers: ["perSecond": rate.median]))
     }
 
     /// Serve's answers to a steady 200 requests/s (Apple's traffic at a busy hour, one
     /// connection) for 10 s while serve drains a backlog, against the same store with no
-    /// target, 3 runs each, alternating; and how many deliveries serve made meanwhile.
+    /// target; and how many deliveries serve made meanwhile.
     static func steadyWhileDraining(binary: String, target: Target) throws {
+        let bodies = try signedBodies(2_000)
+        try whileDraining("steady", how: " at 200/s", rate: ("deliveries/s serve made meanwhile", 500), target: target) { store, conf in
+            var before = 0, seconds = 0.0
+            let posts = try serving(binary: binary, store: store, config: conf) { fd -> [(sent: UInt64, answered: UInt64)?] in
+                before = try delivered(store)
+                let start = DispatchTime.now().uptimeNanoseconds
+                defer { seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+                return Self.paced(fd, bodies)
+            }
+            let times = posts.compactMap { $0.map { Double($0.answered - $0.sent) / 1e6 } }
+            return (times, Double(try delivered(store) - before) / seconds)
+        }
+    }
+
+    /// Serve's p99 while it drains a backlog of `--relay-backlog`, against the same store with
+    /// no target: 3 runs each, alternating, each on a fresh store; `measure` runs serve on a
+    /// store with a configuration and says its answers' times (ms) and the deliveries per
+    /// second meanwhile (read from the runs with a target); `rate`, how that figure is named
+    /// and its goal.
+    static func whileDraining(_ part: String, how: String, rate: (what: String, goal: Double?), target: Target,
+                              measure: (_ store: String, _ config: String) throws -> (times: [Double], perSecond: Double)) throws {
         let count = options.relayBacklog
         var p99s: [String: [Double]] = ["none": [], "draining": []]
         var rates: [Double] = []
-        let bodies = try signedBodies(2_000)
         for round in 0..<3 {
             for (name, targets) in [("none", 0), ("draining", 1)] {
-                let store = try filledBacklog(count, name: "steady\(name)\(round)")
-                let conf = try config("steady\(name)", server: targets == 0 ? nil : target.server, targets: targets, external: true)
-                let socket = dataDirectory + "/serve.sock"
-                let pid = try ServeBench.startServe(binary: binary, store: store, socket: socket, extra: ["--config", conf])
-                defer {
-                    kill(pid, SIGTERM)
-                    var status: Int32 = 0
-                    waitpid(pid, &status, 0)
-                }
-                let fd = try ServeBench.connectUnix(socket)
-                defer { close(fd) }
-                let before = try Store(path: store).outbox.status(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
-                var times: [Double] = []
-                let start = DispatchTime.now().uptimeNanoseconds
-                for (i, body) in bodies.enumerated() {
-                    let due = start + UInt64(i) * 5_000_000
-                    let now = DispatchTime.now().uptimeNanoseconds
-                    if due > now { usleep(UInt32((due - now) / 1000)) }
-                    let sent = DispatchTime.now().uptimeNanoseconds
-                    if ServeBench.post(fd, body) { times.append(Double(DispatchTime.now().uptimeNanoseconds - sent) / 1e6) }
-                }
-                let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                let after = try Store(path: store).outbox.status(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
-                p99s[name, default: []].append(percentile(times, 0.99))
-                if targets > 0 { rates.append(Double(after - before) / seconds) }
+                let store = try filledBacklog(count, name: "\(part)\(name)\(round)")
+                let conf = try config("\(part)\(name)", server: targets == 0 ? nil : target.server, targets: targets, external: true)
+                let run = try measure(store, conf)
+                p99s[name, default: []].append(percentile(run.times, 0.99))
+                if targets > 0 { rates.append(run.perSecond) }
             }
         }
-        let none = Spread(p99s["none"]!), draining = Spread(p99s["draining"]!), rate = Spread(rates)
-        record(Figure(section: "relay", what: "serve p99 ms/request at 200/s, backlog of \(count), no target (median of 3)",
+        let none = Spread(p99s["none"]!), draining = Spread(p99s["draining"]!), perSecond = Spread(rates)
+        record(Figure(section: "relay", what: "serve p99 ms/request\(how), backlog of \(count), no target (median of 3)",
                       value: spreadText(none, 2, unit: " ms"), target: "", met: nil, numbers: ["p99": none.median]))
-        record(Figure(section: "relay", what: "serve p99 ms/request at 200/s while draining it (median of 3)",
+        record(Figure(section: "relay", what: "serve p99 ms/request\(how), while draining it (median of 3)",
                       value: spreadText(draining, 2, unit: " ms"), target: "<= 1.10x no target (\(fmt(none.median * 1.1, 2)) ms)",
                       met: draining.median <= none.median * 1.1, numbers: ["p99": draining.median, "ratio": draining.median / none.median]))
-        record(Figure(section: "relay", what: "deliveries/s serve made meanwhile (median of 3)", value: spreadText(rate, 0, unit: "/s"),
-                      target: ">= 500/s", met: rate.median >= 500, numbers: ["perSecond": rate.median]))
+        record(Figure(section: "relay", what: rate.what + " (median of 3)", value: spreadText(perSecond, 0, unit: "/s"),
+                      target: rate.goal.map { ">= \(fmt($0, 0))/s" } ?? "", met: rate.goal.map { perSecond.median >= $0 },
+                      numbers: ["perSecond": perSecond.median]))
+    }
+
+    /// What target `t0` took in the last hour, as `forward status` counts it.
+    static func delivered(_ store: String) throws -> Int {
+        try Store(path: store).outbox.status(targets: ["t0"], now: DateText.nowMillis()).first?.deliveredLastHour ?? 0
+    }
+
+    /// Runs `serve` on `store` with `config`, gives `body` a connection to it, and stops it.
+    static func serving<T>(binary: String, store: String, config: String, _ body: (Int32) throws -> T) throws -> T {
+        let socket = dataDirectory + "/serve.sock"
+        let pid = try ServeBench.startServe(binary: binary, store: store, socket: socket, extra: ["--config", config])
+        defer {
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        let fd = try ServeBench.connectUnix(socket)
+        defer { close(fd) }
+        return try body(fd)
+    }
+
+    /// Posts `bodies` on `fd` at a steady rate (one every `interval` nanoseconds, 200/s by
+    /// default), each when it falls due; when each was sent and answered 200 (nil: it was not).
+    static func paced(_ fd: Int32, _ bodies: [Data], interval: UInt64 = 5_000_000) -> [(sent: UInt64, answered: UInt64)?] {
+        let start = DispatchTime.now().uptimeNanoseconds
+        return bodies.enumerated().map { i, body in
+            let due = start + UInt64(i) * interval
+            let now = DispatchTime.now().uptimeNanoseconds
+            if due > now { usleep(UInt32((due - now) / 1000)) }
+            let sent = DispatchTime.now().uptimeNanoseconds
+            return ServeBench.post(fd, body) ? (sent, DispatchTime.now().uptimeNanoseconds) : nil
+        }
     }
 
     /// A fresh SQLite store holding `count` notifications (stored without intake: a small
