@@ -164,11 +164,11 @@ public struct StoreGenerator {
         if let (type, subtype) = finalEvent { event(type, subtype, eventDate, records.last!) }
 
         let subscriber = try store.insertSubscriber(userId: ids.userId, appAccountToken: ids.token, now: now)
-        for r in records { try store.putTransaction(r) }
-        try store.putRenewal(renewal)
+        for r in records { try store.transactions.put(r) }
+        try store.renewals.put(renewal)
         for e in events {
             let body = Data(#"{"generated":"subdesk generate","notificationUUID":"\#(e.notificationUUID)"}"#.utf8)
-            try store.insertNotification(StoredNotification(event: e, receivedDate: e.signedDate,
+            try store.notifications.insert(StoredNotification(event: e, receivedDate: e.signedDate,
                                                             bodySHA256: ContentDigest.sha256Hex(body), body: body,
                                                             source: "generate",
                                                             ownership: family ? "FAMILY_SHARED" : "PURCHASED", bundleId: bundleId))

@@ -254,7 +254,7 @@ enum RelayBench {
                                               originalTransactionId: String(90_000_000 + i % 20_000), transactionId: nil,
                                               productId: "app.monthly", environment: "Production")
                 let body = Data(#"{"signedPayload":"bench.\#(uuid).body"}"#.utf8)
-                try store.insertNotification(StoredNotification(event: event, receivedDate: now, bodySHA256: uuid, body: body, source: "bench",
+                try store.notifications.insert(StoredNotification(event: event, receivedDate: now, bodySHA256: uuid, body: body, source: "bench",
                                                                 bundleId: ScenarioBuilder.demoBundleId))
                 try store.outbox.owe(event, bundleId: ScenarioBuilder.demoBundleId, to: [t0], now: now)
             }

@@ -722,7 +722,7 @@ func concurrentIntake(_ base: String, writers: Int, bodies: [Data], interleaved:
         group.wait()
     }
     let busy = machineBusySeconds() - busyBefore
-    let stored = try Store(path: location, mode: .reading).notificationCount()
+    let stored = try Store(path: location, mode: .reading).notifications.count()
     guard stored == bodies.count else {
         log("subdesk-bench: \(writers) writers stored \(stored) of \(bodies.count)")
         exit(1)

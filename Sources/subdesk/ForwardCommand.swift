@@ -113,7 +113,7 @@ enum ForwardCommand {
         }
         if let scope = try context.appScope() { selection.bundleIds = [scope.bundleId] }
         let store = try context.openStore(mode: .existing)
-        if let uuid = selection.notificationUUID, try store.notificationEvent(uuid: uuid) == nil {
+        if let uuid = selection.notificationUUID, try store.notifications.event(uuid: uuid) == nil {
             Output.error("no stored notification \(SafeText.sanitize(uuid))")
             return 2
         }

@@ -114,7 +114,7 @@ enum ListCommands {
         let purchases = try store.searchPurchases(text, limit: limit, app: app)
         let named = try context.appsToName()
         // A revoked subscription's access ended at its refund, as `show` says, not at its signed expiry.
-        let ended = try store.accessEnded(of: rows.map(\.state))
+        let ended = try store.transactions.accessEnded(of: rows.map(\.state))
         if context.wantsJSON {
             // Subscriptions as before (with their app); purchases that are no subscription follow, marked as such.
             let apps = try context.configuredApps()
@@ -158,22 +158,22 @@ enum ListCommands {
             guard let limit else {
                 var last: Int64 = 0
                 while true {
-                    let page = try store.notificationPage(since: since, afterId: last, count: 1_000, app: app)
+                    let page = try store.notifications.page(since: since, afterId: last, count: 1_000, app: app)
                     page.forEach { write($0.notification) }
                     guard let end = page.last?.id else { break }
                     last = end
                 }
                 return 0
             }
-            try store.notifications(since: since, limit: limit, app: app).reversed().forEach(write)
-            let total = try store.notificationCount(since: since ?? 0, app: app)
+            try store.notifications.list(since: since, limit: limit, app: app).reversed().forEach(write)
+            let total = try store.notifications.count(since: since ?? 0, app: app)
             if total > limit {
                 Output.warn("exported the newest \(limit) of \(total) notifications (--limit \(limit)); "
                             + "leave --limit out to export them all")
             }
             return 0
         }
-        let list = try store.notifications(since: since, limit: limit ?? 100, app: app)
+        let list = try store.notifications.list(since: since, limit: limit ?? 100, app: app)
         let named = try context.appsToName()
         if context.wantsJSON {
             let apps = try context.configuredApps()

@@ -161,7 +161,7 @@ enum MaintenanceCommands {
             // Each app with its last notification (by the bundle id it was signed for).
             for app in apps.apps where apps.fromSections {
                 let scope = try app.bundleId.flatMap { try apps.scope(named: $0) }
-                let last = try scope.flatMap { try opened?.lastNotificationReceived(app: $0) }
+                let last = try scope.flatMap { try opened?.notifications.lastReceived(app: $0) }
                 add("app", "ok", app.summary + "; last notification " + (last.map { DateText.minute($0) + " UTC" } ?? "none"))
             }
             if !apps.fromSections { add("bundle id", policy.bundleId == nil ? "warn" : "ok", policy.bundleId ?? "not set: bundle ids are not checked") }

@@ -159,7 +159,7 @@ enum MetricsCommand {
             // --app NAME: that app's silence (a quiet app beside a busy one is still found).
             var scope: String?
             if let text = context.arguments.value(.app), let app = try context.appScope() {
-                inputs.reading.appArrivals = try context.openStore(mode: .reading).lastNotificationReceivedByEnvironment(app: app)
+                inputs.reading.appArrivals = try context.openStore(mode: .reading).notifications.lastReceivedByEnvironment(app: app)
                 scope = try context.configuredApps().app(named: text)?.name
             }
             let result = evaluate(inputs, environment: environment, thresholds: thresholds, serveProblem: serveProblem, app: scope)

@@ -28,12 +28,12 @@ final class RevokedAccessEndTests: XCTestCase, RunsOnEveryEngine {
     /// read in slices: every revoked one among them still has its date.
     func testAccessEndedReadsManyIdsInSlices() throws {
         let store = try DashboardFixture.sharedDemoStore()
-        let one = try store.accessEnded(originalTransactionIds: ["x"])
+        let one = try store.transactions.accessEnded(originalTransactionIds: ["x"])
         XCTAssertEqual(one, [:])
         let revoked = try store.search("user-1017", limit: 10, app: nil).map(\.state).filter { $0.status == .revoked }
         let id = try XCTUnwrap(revoked.first?.originalTransactionId)
-        let want = try XCTUnwrap(try store.accessEnded(originalTransactionIds: [id])[id])
+        let want = try XCTUnwrap(try store.transactions.accessEnded(originalTransactionIds: [id])[id])
         let many = (0..<40_000).map { "absent-\($0)" } + [id]
-        XCTAssertEqual(try store.accessEnded(originalTransactionIds: many), [id: want])
+        XCTAssertEqual(try store.transactions.accessEnded(originalTransactionIds: many), [id: want])
     }
 }

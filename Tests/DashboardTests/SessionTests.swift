@@ -152,7 +152,7 @@ final class SessionTests: XCTestCase, RunsOnEveryEngine {
         let payload = #"{"notificationType":"TEST","notificationUUID":"hostile-1","data":{"productId":"\#(jsonEscaped(hostile))"}}"#
         let jws = Base64URL.encode(Data(#"{"alg":"ES256","x5c":[]}"#.utf8)) + "." + Base64URL.encode(Data(payload.utf8)) + ".c2ln"
         let body = Data(#"{"signedPayload":"\#(jws)"}"#.utf8)
-        try store.insertNotification(StoredNotification(
+        try store.notifications.insert(StoredNotification(
             event: NotificationEvent(notificationUUID: "hostile-1", version: 2, type: .test, subtype: nil,
                                      signedDate: DashboardFixture.anchor, originalTransactionId: "2000000400000901",
                                      transactionId: nil, productId: hostile, environment: "Production"),

@@ -63,7 +63,7 @@ enum TwoAppFixture {
         }
         let run = try store.backfills.start(environment: "Production", since: DashboardFixture.anchor - 86_400_000, until: DashboardFixture.anchor,
                                           onlyFailures: false, operatorName: "test", now: DashboardFixture.anchor)
-        let demoNotification = try XCTUnwrap(try store.notifications(limit: 1, app: AppScope(bundleId: ScenarioBuilder.demoBundleId, includesUnknown: false)).first)
+        let demoNotification = try XCTUnwrap(try store.notifications.list(limit: 1, app: AppScope(bundleId: ScenarioBuilder.demoBundleId, includesUnknown: false)).first)
         try store.write {
             try store.backfills.recordGap(notificationUUID: uuids[0], run: run.id, attempts: [], now: DashboardFixture.anchor)
             try store.backfills.recordGap(notificationUUID: demoNotification.event.notificationUUID, run: run.id, attempts: [], now: DashboardFixture.anchor)

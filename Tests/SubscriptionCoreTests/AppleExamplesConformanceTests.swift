@@ -82,21 +82,21 @@ final class AppleExamplesConformanceTests: XCTestCase, RunsOnEveryEngine {
             let outcome = try intake.ingest(body, source: name)
             guard case .stored = outcome else { XCTFail("\(name): \(outcome)"); continue }
         }
-        XCTAssertEqual(try store.notificationCount(), bodies.count)
+        XCTAssertEqual(try store.notifications.count(), bodies.count)
         XCTAssertEqual(try store.quarantine.unresolvedCount(), 0)
 
         // Environments from wherever the shape keeps them.
-        XCTAssertEqual(try store.notificationEvent(uuid: "ex-ept")?.environment, "Production")
-        XCTAssertEqual(try store.notificationEvent(uuid: "ex-ept-sandbox")?.environment, "Sandbox")
-        XCTAssertEqual(try store.notificationEvent(uuid: "ex-summary")?.environment, "LocalTesting")
-        XCTAssertEqual(try store.notificationEvent(uuid: "ex-summary")?.productId, "com.example.product")
+        XCTAssertEqual(try store.notifications.event(uuid: "ex-ept")?.environment, "Production")
+        XCTAssertEqual(try store.notifications.event(uuid: "ex-ept-sandbox")?.environment, "Sandbox")
+        XCTAssertEqual(try store.notifications.event(uuid: "ex-summary")?.environment, "LocalTesting")
+        XCTAssertEqual(try store.notifications.event(uuid: "ex-summary")?.productId, "com.example.product")
         // The feed says what a summary counted and why a consumption request was made.
         let log = try store.intakeLog.entries(limit: 20)
         XCTAssertEqual(log.first { $0.notificationUUID == "ex-summary" }?.detail, "extension: 5 succeeded, 2 failed · CAN, USA, MEX")
         XCTAssertEqual(log.first { $0.notificationUUID == "ex-consumption" }?.detail, "reason UNINTENDED_PURCHASE")
         XCTAssertEqual(log.first { $0.notificationUUID == "ex-ept" }?.detail, "token b2158121-7af9-49d4-9561-1f588205523e")
         // RESCIND_CONSENT lands on the subscription whose transaction names its app transaction (71134).
-        XCTAssertEqual(try store.notificationEvent(uuid: "ex-rescind")?.originalTransactionId, "12345")
+        XCTAssertEqual(try store.notifications.event(uuid: "ex-rescind")?.originalTransactionId, "12345")
 
         let report = try XCTUnwrap(try SubscriberReport.load(store: store, id: "12345", now: TestKit.anchor))
         let json = report.jsonObject()
@@ -127,7 +127,7 @@ final class AppleExamplesConformanceTests: XCTestCase, RunsOnEveryEngine {
         for (uuid, name) in [("ex-summary", "signedSummaryNotification"), ("ex-ept", "signedExternalPurchaseTokenNotification")] {
             var expected = Self.shifted(try Self.example(name)) as! [String: Any]
             expected["notificationUUID"] = uuid
-            let stored = try XCTUnwrap(try store.notification(uuid: uuid))
+            let stored = try XCTUnwrap(try store.notifications.find(uuid: uuid))
             assertContains(ApplePayloads.notificationObject(body: stored.body), expected, uuid)
         }
     }

@@ -164,7 +164,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         let stopped = try XCTUnwrap(try store.backfills.unfinished())
         XCTAssertEqual(stopped.pages, 2)
         XCTAssertEqual(stopped.nextPage, "page-2")
-        XCTAssertEqual(try store.notificationCount(), 4, "the two pages before the fault are kept")
+        XCTAssertEqual(try store.notifications.count(), 4, "the two pages before the fault are kept")
         XCTAssertTrue(try store.audit.entries().last?.outcome.hasPrefix("stopped after 2 pages: 4 new") == true)
 
         broken = false
@@ -172,7 +172,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(resumed.id, stopped.id)
         XCTAssertEqual(resumed.new, 9)
         XCTAssertEqual(resumed.duplicates, 0, "no page was asked twice")
-        XCTAssertEqual(try store.notificationCount(), 9)
+        XCTAssertEqual(try store.notifications.count(), 9)
         XCTAssertNil(try store.backfills.unfinished())
     }
 
@@ -265,7 +265,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         var store = try fixture.openStore()
         let stopped = try XCTUnwrap(try store.backfills.unfinished())
         XCTAssertEqual(stopped.nextPage, "page-2")
-        XCTAssertEqual(try store.notificationCount(), 4)
+        XCTAssertEqual(try store.notifications.count(), 4)
 
         slow = false
         let resumed = Process()
@@ -288,7 +288,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(report["duplicates"] as? Int, 0)
         XCTAssertEqual(report["finished"] as? Bool, true)
         store = try fixture.openStore()
-        XCTAssertEqual(try store.notificationCount(), 9, "nothing lost, nothing doubled")
+        XCTAssertEqual(try store.notifications.count(), 9, "nothing lost, nothing doubled")
     }
 
     /// A pagination token that advances for ever stops a run at its page limit, with every
@@ -308,7 +308,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(asked(), ["-", "page-1", "page-2", "page-3", "page-4"], "no page past the limit was asked for")
         let stopped = try XCTUnwrap(try store.backfills.unfinished())
         XCTAssertEqual(stopped.nextPage, "page-5")
-        XCTAssertEqual(try store.notificationCount(), 5)
+        XCTAssertEqual(try store.notifications.count(), 5)
         let audit = try XCTUnwrap(try store.audit.entries().last)
         XCTAssertEqual(audit.outcome, "stopped after 5 pages: 5 new, 0 duplicates, 0 rejected: it fetched 5 pages, the most one run fetches")
         XCTAssertEqual(audit.reason, "resume with: subdesk backfill --resume")
@@ -318,7 +318,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         }
         XCTAssertEqual(asked().suffix(5), ["page-5", "page-6", "page-7", "page-8", "page-9"], "the resume went on from the next page")
         XCTAssertEqual(try store.backfills.unfinished()?.new, 10)
-        XCTAssertEqual(try store.notificationCount(), 10, "nothing asked twice, nothing lost")
+        XCTAssertEqual(try store.notifications.count(), 10, "nothing asked twice, nothing lost")
     }
 
     /// Pages that bring nothing new, one after another (a history repeating itself), stop
@@ -367,7 +367,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(second.status, 1, second.stderr)
         XCTAssertTrue(second.stderr.contains("6 pages: 6 new"), second.stderr)
         let store = try fixture.openStore()
-        XCTAssertEqual(try store.notificationCount(), 6)
+        XCTAssertEqual(try store.notifications.count(), 6)
         XCTAssertEqual(try store.backfills.unfinished()?.nextPage, "page-6")
     }
 }

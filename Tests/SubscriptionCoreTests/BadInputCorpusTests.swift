@@ -205,10 +205,10 @@ final class BadInputCorpusTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertEqual(try store.quarantine.entries(limit: 1).first?.body, kept, "\(c.name): kept byte for byte")
             XCTAssertEqual(try store.quarantine.entries(limit: 1).first?.bodyBytes, c.body.count, c.name)
         }
-        XCTAssertEqual(try store.notificationCount(), 0)
+        XCTAssertEqual(try store.notifications.count(), 0)
         XCTAssertEqual(try store.subscriptionCount(), 0)
-        XCTAssertNil(try store.transaction(id: "2000000900000001"), "no partial write")
-        XCTAssertNil(try store.renewal(originalTransactionId: "2000000900000001"))
+        XCTAssertNil(try store.transactions.find(id: "2000000900000001"), "no partial write")
+        XCTAssertNil(try store.renewals.find(originalTransactionId: "2000000900000001"))
         if let dir = ProcessInfo.processInfo.environment["SUBDESK_WRITE_CORPUS"] {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             for c in cases where c.body.count < 1 << 20 {
@@ -233,8 +233,8 @@ final class BadInputCorpusTests: XCTestCase, RunsOnEveryEngine {
         let r = TestKit.renewal(extra: ["expirationIntent": 42, "priceIncreaseStatus": 9, "offerType": 8])
         let outcome = try intake.ingest(TestKit.body(type: "NEW_TYPE", subtype: "NEW_SUBTYPE", transaction: t, renewal: r))
         guard case .stored = outcome else { return XCTFail("\(outcome)") }
-        XCTAssertEqual(try store.transaction(id: "2000000900000001")?.offerType, 9)
-        XCTAssertEqual(try store.renewal(originalTransactionId: "2000000900000001")?.expirationIntent, 42)
+        XCTAssertEqual(try store.transactions.find(id: "2000000900000001")?.offerType, 9)
+        XCTAssertEqual(try store.renewals.find(originalTransactionId: "2000000900000001")?.expirationIntent, 42)
         XCTAssertEqual(ExpirationIntent.meaning(42), "unrecognised value 42")
     }
 }

@@ -56,6 +56,6 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertTrue(stopped?.cause is Unreadable)
         }
         XCTAssertEqual(batches.committed.stored, 2)
-        XCTAssertEqual(try store.notificationCount(), 2)
+        XCTAssertEqual(try store.notifications.count(), 2)
     }
 }

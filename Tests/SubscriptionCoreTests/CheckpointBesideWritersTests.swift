@@ -21,7 +21,7 @@ final class CheckpointBesideWritersTests: XCTestCase {
                                               originalTransactionId: String(70_000_000 + i), transactionId: nil,
                                               productId: "app.monthly", environment: "Production")
                 let body = Data((#"{"signedPayload":"# + String(repeating: "x", count: 2_000) + #""}"#).utf8)
-                try store.insertNotification(StoredNotification(event: event, receivedDate: now, bodySHA256: uuid, body: body, source: "test",
+                try store.notifications.insert(StoredNotification(event: event, receivedDate: now, bodySHA256: uuid, body: body, source: "test",
                                                                 bundleId: ScenarioBuilder.demoBundleId))
             }
         }
@@ -62,6 +62,6 @@ final class CheckpointBesideWritersTests: XCTestCase {
         done.wait()
         XCTAssertNil(failure.error)
         XCTAssertLessThan(walBytes(path), 1 << 20, "the log was truncated; only what was written since is in it")
-        XCTAssertEqual(try Store(path: path).notificationCount(), 1_110)
+        XCTAssertEqual(try Store(path: path).notifications.count(), 1_110)
     }
 }

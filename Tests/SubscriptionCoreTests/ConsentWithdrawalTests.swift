@@ -31,7 +31,7 @@ final class ConsentWithdrawalTests: XCTestCase, RunsOnEveryEngine {
         let intake = TestKit.intake(store)
         try ingest(intake, try purchaseBody())
         try ingest(intake, try rescindBody())
-        XCTAssertEqual(try store.notificationEvent(uuid: Self.rescindUUID)?.type, .rescindConsent)
+        XCTAssertEqual(try store.notifications.event(uuid: Self.rescindUUID)?.type, .rescindConsent)
         XCTAssertTrue(NotificationType.rescindConsent.isDocumented)
 
         // The feed row carries the badge and the app transaction.

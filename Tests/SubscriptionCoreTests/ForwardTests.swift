@@ -196,7 +196,7 @@ final class ForwardOutboxTests: XCTestCase, RunsOnEveryEngine {
             throw CancellationError()
         })
         XCTAssertEqual(try store.outbox.deliveries(notificationUUID: uuid), [])
-        XCTAssertNil(try store.notification(uuid: uuid))
+        XCTAssertNil(try store.notifications.find(uuid: uuid))
     }
 
     func claim(_ now: Millis = TestKit.anchor, limit: Int = 100, by claimant: String = "a") throws -> [ForwardDelivery] {

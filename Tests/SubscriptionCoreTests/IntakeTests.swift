@@ -63,16 +63,16 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
             }
             XCTAssertEqual(event.type.rawValue, type)
             XCTAssertEqual(event.subtype?.rawValue, subtype)
-            let stored = try XCTUnwrap(try store.notification(uuid: uuid), "\(type) not in the store")
+            let stored = try XCTUnwrap(try store.notifications.find(uuid: uuid), "\(type) not in the store")
             XCTAssertEqual(stored.event.type.rawValue, type)
             XCTAssertEqual(stored.event.subtype?.rawValue, subtype)
             XCTAssertEqual(stored.body, body, "the raw body is kept byte for byte")
         }
-        XCTAssertEqual(try store.notificationCount(), Self.documentedPairs.count)
+        XCTAssertEqual(try store.notifications.count(), Self.documentedPairs.count)
         XCTAssertEqual(try store.quarantine.unresolvedCount(), 0)
         // A consumable is kept as a transaction but is not a subscription.
         let oneTime = Self.documentedPairs.firstIndex { $0.0 == "ONE_TIME_CHARGE" }!
-        XCTAssertEqual(try store.transaction(id: "30000009000001\(oneTime)")?.productId, "app.coins")
+        XCTAssertEqual(try store.transactions.find(id: "30000009000001\(oneTime)")?.productId, "app.coins")
         XCTAssertNil(try store.subscription(originalTransactionId: "30000009000001\(oneTime)"))
     }
 
@@ -94,7 +94,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
         guard case .stored = try intake.ingest(TestKit.body(type: "DID_RENEW", transaction: t, renewal: r)) else {
             return XCTFail("not stored")
         }
-        let stored = try XCTUnwrap(try store.transaction(id: "2000000900000001"))
+        let stored = try XCTUnwrap(try store.transactions.find(id: "2000000900000001"))
         XCTAssertEqual(stored.expiresDate, 1_780_272_000_123, "fractional Xcode dates are read, not refused")
         XCTAssertEqual(stored.offerType, 1)
         XCTAssertEqual(stored.offerIdentifier, "intro-7d")
@@ -109,7 +109,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(stored.environment, .production)
         XCTAssertEqual(stored.appAccountToken, "7d1b2c3a-0000-4000-8000-000000000001")
         XCTAssertEqual(stored.webOrderLineItemId, "2000000012345")
-        let renewal = try XCTUnwrap(try store.renewal(originalTransactionId: "2000000900000001"))
+        let renewal = try XCTUnwrap(try store.renewals.find(originalTransactionId: "2000000900000001"))
         XCTAssertEqual(renewal.autoRenewProductId, "app.yearly")
         XCTAssertFalse(renewal.autoRenewStatus)
         XCTAssertEqual(renewal.expirationIntent, 3)
@@ -128,7 +128,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
                         file: StaticString = #filePath, line: UInt = #line) throws {
         if let policy { intake.policy = policy }
         let before = try store.quarantine.unresolvedCount()
-        let notifications = try store.notificationCount()
+        let notifications = try store.notifications.count()
         let subscriptions = try store.subscriptionCount()
         let outcome = try intake.ingest(body, source: "test")
         guard case .rejected(let reason, let id) = outcome else {
@@ -144,7 +144,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(kept.bodyBytes, body.count, file: file, line: line)
         XCTAssertEqual(kept.reason, reason.description, file: file, line: line)
         XCTAssertEqual(kept.kind, reason.kind, file: file, line: line)
-        XCTAssertEqual(try store.notificationCount(), notifications, "nothing stored", file: file, line: line)
+        XCTAssertEqual(try store.notifications.count(), notifications, "nothing stored", file: file, line: line)
         XCTAssertEqual(try store.subscriptionCount(), subscriptions, "no state written", file: file, line: line)
         intake.policy = TestKit.policy
     }
@@ -268,7 +268,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
         let before = try store.subscription(originalTransactionId: "2000000900000001")
         XCTAssertEqual(try intake.ingest(body), .duplicate(notificationUUID: "dup-1"))
         XCTAssertEqual(try intake.ingest(body), .duplicate(notificationUUID: "dup-1"))
-        XCTAssertEqual(try store.notificationCount(), 1)
+        XCTAssertEqual(try store.notifications.count(), 1)
         XCTAssertEqual(try store.subscription(originalTransactionId: "2000000900000001"), before)
         XCTAssertEqual(try store.intakeLog.entries().map(\.result), [.duplicate, .duplicate, .stored])
     }
@@ -292,9 +292,9 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertEqual(try intake.ingest(variant), .duplicate(notificationUUID: "ws-1"),
                            String(decoding: variant.prefix(40), as: UTF8.self))
         }
-        XCTAssertEqual(try store.notificationCount(), 1)
+        XCTAssertEqual(try store.notifications.count(), 1)
         XCTAssertEqual(try store.quarantine.unresolvedCount(), 0)
-        XCTAssertEqual(try store.notification(uuid: "ws-1")?.body, body, "the body first received is the one kept")
+        XCTAssertEqual(try store.notifications.find(uuid: "ws-1")?.body, body, "the body first received is the one kept")
     }
 
     func testAV1RedeliveryFormattedOtherwiseIsADuplicate() throws {
@@ -309,7 +309,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try intake.ingest(pretty), .duplicate(notificationUUID: e.notificationUUID))
         XCTAssertEqual(try intake.ingest(compact + Data("\n".utf8)), .duplicate(notificationUUID: e.notificationUUID))
         guard case .stored = try intake.ingest(Self.v1Body(type: "CANCEL")) else { return XCTFail("another V1 body is new") }
-        XCTAssertEqual(try store.notificationCount(), 2)
+        XCTAssertEqual(try store.notifications.count(), 2)
     }
 
     func assertRejectedKeepingState(_ body: Data, containing expected: String) throws {
@@ -327,7 +327,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
                                  renewal: TestKit.renewal(signed: a - 10 * d))
         _ = try intake.ingest(newer)
         _ = try intake.ingest(older)
-        XCTAssertEqual(try store.renewal(originalTransactionId: "2000000900000001")?.autoRenewStatus, false)
+        XCTAssertEqual(try store.renewals.find(originalTransactionId: "2000000900000001")?.autoRenewStatus, false)
         XCTAssertEqual(try TestKit.state(store, "2000000900000001")?.autoRenewStatus, false)
     }
 

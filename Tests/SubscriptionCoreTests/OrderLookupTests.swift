@@ -130,8 +130,8 @@ final class RefundHistoryTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(answer.transaction.expiresDate, TestKit.anchor + 40 * TestKit.day)
         XCTAssertEqual(fixture.server.requests("GET", "/prod/inApps/v2/refund/lookup/\(otid)").map { $0.query["revision"] ?? "-" }, ["-", "r1"])
         let store = try fixture.openStore()
-        XCTAssertEqual(try store.transaction(id: "2000000880000009")?.revocationDate, TestKit.anchor - TestKit.day, "stored")
-        XCTAssertEqual(try store.transaction(id: otid)?.expiresDate, TestKit.anchor + 40 * TestKit.day, "the newer version won")
+        XCTAssertEqual(try store.transactions.find(id: "2000000880000009")?.revocationDate, TestKit.anchor - TestKit.day, "stored")
+        XCTAssertEqual(try store.transactions.find(id: otid)?.expiresDate, TestKit.anchor + 40 * TestKit.day, "the newer version won")
         XCTAssertEqual(try store.audit.entries().last?.action, "refund_history")
     }
 

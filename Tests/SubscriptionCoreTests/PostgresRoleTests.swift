@@ -57,7 +57,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         let reader = try open(as: "subdesk_read", mode: .reading).store
         XCTAssertTrue(reader.isReadOnly)
         XCTAssertNotNil(try reader.subscription(originalTransactionId: "2000000955500001"))
-        XCTAssertEqual(try reader.notificationCount(), 1)
+        XCTAssertEqual(try reader.notifications.count(), 1)
         assertRefused("ingest as read") { _ = try TestKit.intake(reader).ingest(self.notification(UUID().uuidString.lowercased(), id: "2000000955500002")) }
         assertRefused("override as read") { _ = try Operations(store: reader, operatorName: "x").grant("2000000955500001", until: now + 86_400_000, reason: "r") }
 

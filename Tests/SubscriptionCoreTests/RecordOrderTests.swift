@@ -24,7 +24,7 @@ final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
         try [bodies, bodies.reversed()].map { order in
             let store = try Store.inMemory()
             try ingestAll(order, into: store, policy: policy)
-            return (try store.transaction(id: otid), try store.renewal(originalTransactionId: otid),
+            return (try store.transactions.find(id: otid), try store.renewals.find(originalTransactionId: otid),
                     try store.subscription(originalTransactionId: otid))
         }
     }
@@ -51,7 +51,7 @@ final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertEqual(row.state.appAccountToken, "token-new")
             let owner = try XCTUnwrap(try store.lookup("user-42"))
             XCTAssertEqual(try store.subscriptions(subscriberId: owner.id).map(\.state.originalTransactionId), [otid])
-            XCTAssertEqual(try store.transaction(id: otid)?.appAccountToken, "token-new")
+            XCTAssertEqual(try store.transactions.find(id: otid)?.appAccountToken, "token-new")
         }
     }
 
@@ -192,7 +192,7 @@ final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(event.productId, "app.monthly")
         XCTAssertNil(try store.subscription(originalTransactionId: "1000000999"), "a non-consumable is no subscription")
         XCTAssertEqual(try store.subscriptionCount(), 1)
-        XCTAssertEqual(try store.transaction(id: "1000000999")?.productId, "app.lifetime.unlock", "kept as a purchase")
+        XCTAssertEqual(try store.transactions.find(id: "1000000999")?.productId, "app.lifetime.unlock", "kept as a purchase")
         XCTAssertEqual(try TestKit.state(store, "1000000111")?.status, .active)
     }
 
@@ -220,7 +220,7 @@ final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
                 let store = try Store.inMemory()
                 try ingestAll(order.map { bodies[$0] }, into: store)
                 let row = try XCTUnwrap(try store.subscription(originalTransactionId: otid))
-                let outcome = "\(String(describing: try store.transaction(id: otid))) \(String(describing: try store.renewal(originalTransactionId: otid))) "
+                let outcome = "\(String(describing: try store.transactions.find(id: otid))) \(String(describing: try store.renewals.find(originalTransactionId: otid))) "
                     + "\(row.state) \(row.subscriber.appAccountToken ?? "-")"
                 if let reference { XCTAssertEqual(outcome, reference, "history \(history), order \(order)") } else { reference = outcome }
                 checked += 1

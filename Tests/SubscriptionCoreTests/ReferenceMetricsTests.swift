@@ -648,7 +648,7 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                     event.autoRenew = note.autoRenew
                     event.autoRenewProductId = note.renewalProduct
                     let body = Data(#"{"reference":"\#(event.notificationUUID)"}"#.utf8)
-                    try store.insertNotification(StoredNotification(event: event, receivedDate: note.signed,
+                    try store.notifications.insert(StoredNotification(event: event, receivedDate: note.signed,
                                                                     bodySHA256: ContentDigest.sha256Hex(body), body: body, source: "reference",
                                                                     ownership: h.family ? "FAMILY_SHARED" : "PURCHASED", bundleId: nil))
                 }
@@ -666,12 +666,12 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                     try store.recordRetentionDecision(decision)
                 }
                 if let r = h.renewal {
-                    try store.putRenewal(RenewalRecord(originalTransactionId: h.otid, productId: h.purchases.last?.product,
+                    try store.renewals.put(RenewalRecord(originalTransactionId: h.otid, productId: h.purchases.last?.product,
                                                        autoRenewProductId: r.product, autoRenewStatus: r.autoRenew, signedDate: r.signed))
                 }
             }
             for (_, r) in arrivals {
-                try store.putTransaction(r)
+                try store.transactions.put(r)
                 try intake.rederive(r.originalTransactionId, now: now)
             }
         }

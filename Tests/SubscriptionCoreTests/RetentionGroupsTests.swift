@@ -31,7 +31,7 @@ final class RetentionGroupsTests: XCTestCase, RunsOnEveryEngine {
             transaction(7, product: "back", group: "g3", purchased: t0 + 30 * day),
             transaction(8, product: "back", group: "g4", purchased: t0 + 1 * day),
         ]
-        try store.write { for r in records { try store.putTransaction(r) } }
+        try store.write { for r in records { try store.transactions.put(r) } }
 
         // The reference: every transaction naming a group, oldest first, the later overwriting.
         var expected: [String: String] = [:]
@@ -50,7 +50,7 @@ final class RetentionGroupsTests: XCTestCase, RunsOnEveryEngine {
         try store.write {
             for r in [transaction(0, product: "tied", group: "Gb", purchased: t0), transaction(1, product: "tied", group: "ga", purchased: t0),
                       transaction(2, product: "tied", group: "zz", purchased: t0 - 1)] {
-                try store.putTransaction(r)
+                try store.transactions.put(r)
             }
         }
         XCTAssertEqual(try store.subscriptionGroups(), ["tied": "ga"])

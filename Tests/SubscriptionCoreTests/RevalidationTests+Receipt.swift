@@ -188,7 +188,7 @@ extension RevalidationTests {
             XCTAssertEqual("\(error)", "refused Apple's answer, nothing stored: verifyReceipt response receipt: bundleId "
                            + "com.example.other is not the configured com.example.subdesk.demo")
         }
-        XCTAssertNil(try fixture.openStore().transaction(id: "2000000900000002"))
+        XCTAssertNil(try fixture.openStore().transactions.find(id: "2000000900000002"))
     }
 
     func testInAppEntriesAreMergedButOnlyThoseThatExpire() throws {
@@ -201,7 +201,7 @@ extension RevalidationTests {
         XCTAssertEqual(result.newTransactionIds, ["2000000900000002", "2000000900000007"])
         XCTAssertEqual(result.after?.expiresDate, anchor + 25 * day)
         let store = try fixture.openStore()
-        XCTAssertNil(try store.transaction(id: "3000000900000009"), "a consumable in in_app is not a subscription")
+        XCTAssertNil(try store.transactions.find(id: "3000000900000009"), "a consumable in in_app is not a subscription")
         XCTAssertNil(try store.subscription(originalTransactionId: "3000000900000009"))
     }
 

@@ -206,7 +206,7 @@ extension RevalidationTests {
         XCTAssertNil(report.auditId)
         XCTAssertEqual(try fixture.state(renews)?.status, .active)
         XCTAssertEqual(try fixture.state(renews)?.expiresDate, anchor - day, "the renewal was not stored")
-        XCTAssertNil(try fixture.openStore().transaction(id: "2000000900000201"))
+        XCTAssertNil(try fixture.openStore().transactions.find(id: "2000000900000201"))
         XCTAssertTrue(try fixture.openStore().audit.entries().isEmpty)
     }
 

@@ -61,7 +61,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(result.changes.contains("status EXPIRED -> ACTIVE"), "\(result.changes)")
         let store = try fixture.openStore()
         XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state.latestTransactionId, "2000000900000002")
-        XCTAssertNotNil(try store.transaction(id: "2000000900000002"))
+        XCTAssertNotNil(try store.transactions.find(id: "2000000900000002"))
 
         let audit = try store.audit.entries(targets: [otid])
         XCTAssertEqual(audit.count, 1)
@@ -152,7 +152,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertThrowsError(try fixture.revalidator().revalidate(otid)) { error in
             XCTAssertTrue("\(error)".contains("revision did not advance"), "\(error)")
         }
-        XCTAssertNil(try fixture.openStore().transaction(id: "2000000900000002"), "nothing merged")
+        XCTAssertNil(try fixture.openStore().transactions.find(id: "2000000900000002"), "nothing merged")
     }
 
     func testTransactionIdNotFoundInProductionFallsBackToSandbox() throws {
@@ -400,7 +400,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         ]))
         fixture.server.route("GET", "/prod/inApps/v2/history/\(otid)", RevalidationFixture.history([seeded.first, unseenRenewal]))
         let storeBefore = try fixture.openStore()
-        let renewalBefore = try storeBefore.renewal(originalTransactionId: otid)
+        let renewalBefore = try storeBefore.renewals.find(originalTransactionId: otid)
 
         XCTAssertThrowsError(try fixture.revalidator().revalidate(otid)) { error in
             guard case .refused(let reason)? = error as? RevalidationError else { return XCTFail("not refused: \(error)") }
@@ -408,8 +408,8 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertTrue(reason.contains("signature"), reason)
         }
         let store = try fixture.openStore()
-        XCTAssertNil(try store.transaction(id: "2000000900000002"), "the genuine history must not be merged either")
-        XCTAssertEqual(try store.renewal(originalTransactionId: otid), renewalBefore)
+        XCTAssertNil(try store.transactions.find(id: "2000000900000002"), "the genuine history must not be merged either")
+        XCTAssertEqual(try store.renewals.find(originalTransactionId: otid), renewalBefore)
         XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state.status, .expired)
         let audit = try store.audit.entries(targets: [otid])
         XCTAssertEqual(audit.map(\.outcome), ["failed"])
@@ -430,7 +430,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertThrowsError(try fixture.revalidator().revalidate(otid)) { error in
             XCTAssertTrue("\(error)".contains("history page 1 signedTransactions[1]"), "\(error)")
         }
-        XCTAssertNil(try fixture.openStore().transaction(id: "2000000900000002"))
+        XCTAssertNil(try fixture.openStore().transactions.find(id: "2000000900000002"))
     }
 
     func testDataForAnotherAppIsRefused() throws {
@@ -470,7 +470,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(result.outcome, .renewed)
         XCTAssertNil(result.auditId)
         let store = try fixture.openStore()
-        XCTAssertNil(try store.transaction(id: "2000000900000002"))
+        XCTAssertNil(try store.transactions.find(id: "2000000900000002"))
         XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state.status, .expired)
         XCTAssertTrue(try store.audit.entries().isEmpty)
     }

@@ -83,7 +83,7 @@ final class RevocationCheckTests: XCTestCase, RunsOnEveryEngine {
             }
         }
         XCTAssertEqual(try store.quarantine.unresolvedCount(), 0, "a body is never quarantined for a responder's fault", file: file, line: line)
-        XCTAssertEqual(try store.notificationCount(), stored, file: file, line: line)
+        XCTAssertEqual(try store.notifications.count(), stored, file: file, line: line)
     }
 
     // MARK: -
@@ -130,7 +130,7 @@ final class RevocationCheckTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(reason.description.contains("says OCSP responder \(server.baseURL.absoluteString)/ocsp/intermediate"), "\(reason)")
         XCTAssertEqual(try store.quarantine.entries().map(\.reason), [reason.description])
         XCTAssertEqual(reason.kind, .revoked)
-        XCTAssertEqual(try store.notificationCount(), 0)
+        XCTAssertEqual(try store.notifications.count(), 0)
     }
 
     func testARevokedIntermediateIsRefusedWithoutAskingAboutTheLeaf() throws {

@@ -157,7 +157,7 @@ final class ScenarioTests: XCTestCase, RunsOnEveryEngine {
                 let intake = TestKit.intake(store)
                 for i in order { _ = try intake.ingest(bodies[i]) }
                 XCTAssertEqual(try intake.ingest(bodies[order[0]]),
-                               .duplicate(notificationUUID: try XCTUnwrap(try store.notificationUUID(bodySHA256: ContentDigest.sha256Hex(bodies[order[0]])))))
+                               .duplicate(notificationUUID: try XCTUnwrap(try store.notifications.uuid(bodySHA256: ContentDigest.sha256Hex(bodies[order[0]])))))
                 let state = try TestKit.state(store, otid)
                 // The daily-count aggregates, too, are the same whatever the order.
                 let metrics = try store.metricBuckets(from: 0, to: Millis.max).map { "\($0.bucketStart) \($0.key) \($0.segment) \($0.count)" }.sorted()

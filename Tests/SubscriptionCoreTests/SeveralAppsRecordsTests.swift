@@ -65,8 +65,8 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
         let rescind = TestKit.body(type: "RESCIND_CONSENT", uuid: "rec-4", bundleId: Self.recipes, appAppleId: 2234567890,
                                    transaction: nil, renewal: nil)
         guard case .stored = try intake.ingest(rescind) else { return XCTFail("the consent withdrawal is stored") }
-        XCTAssertEqual(try store.consentNotifications(app: recipes).map(\.event.notificationUUID), ["rec-4"])
-        XCTAssertEqual(try store.consentNotifications(app: fitness).map(\.event.notificationUUID), [])
+        XCTAssertEqual(try store.notifications.consentWithdrawals(app: recipes).map(\.event.notificationUUID), ["rec-4"])
+        XCTAssertEqual(try store.notifications.consentWithdrawals(app: fitness).map(\.event.notificationUUID), [])
 
         // A backfill run records the app it asks about.
         let run = try store.backfills.start(environment: "Production", since: 0, until: 1, onlyFailures: false, operatorName: "t",
@@ -112,7 +112,7 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
                        "the limit counts only the app's")
         XCTAssertNil(try SubscriberReport.load(store: store, id: "7200000000000001", now: TestKit.anchor, app: fitness))
         XCTAssertNotNil(try SubscriberReport.load(store: store, id: "7200000000000001", now: TestKit.anchor, app: recipes))
-        XCTAssertEqual(try store.notifications(app: recipes).map(\.event.notificationUUID), ["n-7200000000000001"])
+        XCTAssertEqual(try store.notifications.list(app: recipes).map(\.event.notificationUUID), ["n-7200000000000001"])
     }
 
     /// On a generated store of three apps, each app's counts add up to the store's, for every

@@ -144,7 +144,7 @@ final class SeveralAppsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(refusal.kind, .policy, line: line)
         XCTAssertEqual(refusal.description, reason, line: line)
         XCTAssertEqual(try store.quarantine.entries(ids: [id]).first?.reason, reason, line: line)
-        XCTAssertNil(try store.notification(uuid: uuid), line: line)
+        XCTAssertNil(try store.notifications.find(uuid: uuid), line: line)
         XCTAssertNil(try store.subscription(originalTransactionId: otid), line: line)
     }
 

@@ -14,8 +14,8 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertEqual(Set(table.names), Set(try store.db.columns(of: table.name)), table.name)
         }
         try check(Store.subscriptionTable)
-        try check(Store.transactionTable)
-        try check(Store.renewalTable)
+        try check(TransactionTable.table)
+        try check(RenewalTable.table)
         try check(QuarantineTable.table)
         try check(IntakeLogTable.table)
         try check(IntakeLogTable.countTable)
@@ -25,6 +25,7 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         try check(BackfillTable.gapTable)
         try check(OverrideTable.table)
         try check(AuditTable.table)
+        try check(NotificationTable.table)
         try check(ForwardOutboxTable.table)
         try check(ForwardOutboxTable.attemptTable)
         try check(Store.retentionTable)

@@ -22,7 +22,7 @@ final class StoreFileReplacedTests: XCTestCase {
                                                       renewal: TestKit.renewal(original: id)))
     }
 
-    func count(_ path: String) throws -> Int { try Store(path: path, mode: .reading).notificationCount() }
+    func count(_ path: String) throws -> Int { try Store(path: path, mode: .reading).notifications.count() }
 
     func testAWriteAfterTheFileWasMovedOverSaysSoAndWritesNothing() throws {
         let path = dir + "/s.db"

@@ -165,8 +165,8 @@ final class StoredBodyTests: XCTestCase, RunsOnEveryEngine {
         var duplicateCheck = try intake.ingest(spaced)
         if case .stored = duplicateCheck {} else { XCTFail("spaced body: \(duplicateCheck)") }
         duplicateCheck = try intake.ingest(bodies[0])
-        XCTAssertEqual(duplicateCheck, .duplicate(notificationUUID: try XCTUnwrap(try store.notificationUUID(bodySHA256: ContentDigest.sha256Hex(bodies[0])))))
-        let stored = try store.notifications(limit: 10_000)
+        XCTAssertEqual(duplicateCheck, .duplicate(notificationUUID: try XCTUnwrap(try store.notifications.uuid(bodySHA256: ContentDigest.sha256Hex(bodies[0])))))
+        let stored = try store.notifications.list(limit: 10_000)
         XCTAssertEqual(Set(stored.map(\.body)), Set(bodies + [v1, spaced, trailing]), "every body byte for byte")
         let sizes = try store.db.rows("SELECT body_format, length(body) FROM notifications WHERE version = 2") { ($0.int(0), $0.int(1)) }
         let compact = sizes.filter { $0.0 == 1 }

@@ -157,8 +157,8 @@ extension FidelityCLITests {
         XCTAssertTrue(ingested.stdout.contains("ingested \(count), duplicates 0, rejected 0"), ingested.stdout + ingested.stderr)
         for query in [
             "SELECT notification_uuid, version, type, subtype, signed_ms, original_transaction_id, transaction_id, product_id, environment, ownership, body_sha256 FROM notifications ORDER BY notification_uuid",
-            "SELECT \(Store.transactionColumns) FROM transactions ORDER BY transaction_id",
-            "SELECT \(Store.renewalColumns) FROM renewal_info ORDER BY original_transaction_id",
+            "SELECT \(TransactionTable.all.list) FROM transactions ORDER BY transaction_id",
+            "SELECT \(RenewalTable.all.list) FROM renewal_info ORDER BY original_transaction_id",
             "SELECT original_transaction_id, product_id, status, entitled, expires_ms, purchase_ms, auto_renew, grace_expires_ms, billing_retry, expiration_intent, offer_type, ownership, environment, app_account_token, revoked_transactions, last_event_ms FROM subscriptions ORDER BY original_transaction_id",
             "SELECT original_transaction_id, latest_receipt FROM receipts ORDER BY original_transaction_id",
         ] {

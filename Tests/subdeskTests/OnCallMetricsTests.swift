@@ -108,7 +108,7 @@ final class OnCallMetricsTests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual(samples(r.stdout, "subdesk_build_info"), ["subdesk_build_info{version=\"\(SubdeskVersion.string)\",commit=\"\(SubdeskVersion.commit)\",built=\"\(SubdeskVersion.buildDate)\",engines=\"\(SubdeskVersion.engines.joined(separator: ","))\",linking=\"\(SubdeskVersion.linking)\",engine=\"\(engine)\"} 1"])
         let received = samples(r.stdout, "subdesk_notifications_received_total")
         let stored = received.filter { $0.contains("outcome=\"stored\"") }.compactMap(value).reduce(0, +)
-        let storedInStore = try Store(path: db, mode: .reading).notificationCount()
+        let storedInStore = try Store(path: db, mode: .reading).notifications.count()
         XCTAssertEqual(Int(stored), storedInStore, "every stored notification is counted once")
         XCTAssertTrue(received.contains { $0.contains("environment=\"Production\",type=\"SUBSCRIBED\",outcome=\"stored\",reason=\"none\"") })
         XCTAssertTrue(received.contains { $0.contains("outcome=\"rejected\",reason=\"signature\"") },
@@ -273,7 +273,7 @@ final class OnCallMetricsTests: SubdeskTestCase, RunsOnEveryEngine {
         let final = try run(["metrics", "--db", db])
         let stored = samples(final.stdout, "subdesk_notifications_received_total").filter { $0.contains("outcome=\"stored\"") }
             .compactMap(value).reduce(0, +)
-        XCTAssertEqual(Int(stored), try Store(path: db, mode: .reading).notificationCount())
+        XCTAssertEqual(Int(stored), try Store(path: db, mode: .reading).notifications.count())
         XCTAssertEqual(Int(stored), count)
     }
 }

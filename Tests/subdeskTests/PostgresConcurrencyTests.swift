@@ -59,12 +59,12 @@ final class PostgresConcurrencyTests: SubdeskTestCase, RunsOnEveryEngine {
                                output: dir + "/killed.log")
         let observer = try Store(path: location, mode: .reading)
         let deadline = Date().addingTimeInterval(60)
-        while killed.isRunning && Date() < deadline, try observer.notificationCount() < 150 {
+        while killed.isRunning && Date() < deadline, try observer.notifications.count() < 150 {
             Thread.sleep(forTimeInterval: 0.02)
         }
         kill(killed.processIdentifier, SIGKILL)
         killed.waitUntilExit()
-        let committedBeforeKill = try observer.notificationCount()
+        let committedBeforeKill = try observer.notifications.count()
         XCTAssertGreaterThan(committedBeforeKill, 0)
         XCTAssertLessThan(committedBeforeKill, count, "the writer was killed mid-way")
 
@@ -102,14 +102,14 @@ final class PostgresConcurrencyTests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertGreaterThan(reads, 0)
 
         let store = try Store(path: location, mode: .reading)
-        XCTAssertEqual(try store.notificationCount(), count, "every notification stored once")
+        XCTAssertEqual(try store.notifications.count(), count, "every notification stored once")
         if let terminal {
             // The open dashboard followed the other processes' writes (LISTEN/NOTIFY) without a key pressed.
             let subscriptions = try Store(path: clean, mode: .reading).subscriptionCount()
             try terminal.waitFor(text: "\(subscriptions) subscriptions", timeout: 15)
             try terminal.send(keys: "q")
         }
-        XCTAssertGreaterThanOrEqual(try store.notificationCount(), committedBeforeKill)
+        XCTAssertGreaterThanOrEqual(try store.notifications.count(), committedBeforeKill)
         XCTAssertEqual(try store.quarantine.unresolvedCount(), 0)
         XCTAssertEqual(try states(location), try states(clean), "derived state equal to a single writer's")
         print("postgres concurrency: \(count) notifications, a writer killed after \(committedBeforeKill) committed, "

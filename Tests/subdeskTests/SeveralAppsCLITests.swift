@@ -190,7 +190,7 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
                                               + "app fitness (com.example.fitness)"), crossed.stdout)
         let store = try Store(path: db)
         XCTAssertNil(try store.subscription(originalTransactionId: "7200000000000002"))
-        XCTAssertNil(try store.notification(uuid: "n-7200000000000002"))
+        XCTAssertNil(try store.notifications.find(uuid: "n-7200000000000002"))
         XCTAssertEqual(try store.quarantine.entries().count, 1)
         // A query no URL parser would take names no app: refused like any unknown name, never a crash.
         for query in ["x&app=%zz%", "app=%E2%80%AE"] {

@@ -534,7 +534,7 @@ public final class DashboardSession {
         }
         let consent = try consentBadges.marks(among: page.rows.map(\.state.originalTransactionId), store: store)
         page.consentWithdrawn = consent.withdrawn
-        page.accessEnded = try store.accessEnded(of: page.rows.map(\.state))
+        page.accessEnded = try store.transactions.accessEnded(of: page.rows.map(\.state))
         return page
     }
 
@@ -606,13 +606,13 @@ public final class DashboardSession {
                 }
         }
         if kind == .notification {
-            guard let stored = try store.notification(uuid: reference) else { return ["notification \(reference) is not stored"] }
+            guard let stored = try store.notifications.find(uuid: reference) else { return ["notification \(reference) is not stored"] }
             var received = "received \(time.format(stored.receivedDate, "yyyy-MM-dd HH:mm:ss")) \(time.label)"
             if let source = stored.source { received += " from " + SafeText.sanitize(source) }
             return ["notification " + SafeText.sanitize(reference), received]
                 + PayloadText.notificationLines(stored.body, time: time)
         }
-        guard let transaction = try store.transaction(id: reference) else { return ["transaction \(reference) is not stored"] }
+        guard let transaction = try store.transactions.find(id: reference) else { return ["transaction \(reference) is not stored"] }
         return PayloadText.transactionLines(transaction, time: time)
     }
 }

@@ -101,7 +101,7 @@ public final class Intake {
         do {
             let decoded = try decode(body, digest: digest, postedFor: postedFor)
             if let pieces = decoded.pieces {
-                try store.registerHeaders([pieces.outer.header] + pieces.nested.map(\.pieces.header))
+                try store.headers.register([pieces.outer.header] + pieces.nested.map(\.pieces.header))
             }
             return checked(.decoded(decoded))
         } catch let r as Refusal {
@@ -143,7 +143,7 @@ public final class Intake {
         }
         return try store.write(touching: c.lockKeys) {
             // A concurrent writer may have stored the same notification since we looked.
-            if let existing = try store.notificationDigest(uuid: decoded.event.notificationUUID) {
+            if let existing = try store.notifications.digest(uuid: decoded.event.notificationUUID) {
                 if try existing == digest || sameSignedPayload(decoded) {
                     try logDuplicate(decoded.event, app: decoded.bundleId, source: source, receivedAt: receivedAt)
                     return .duplicate(notificationUUID: decoded.event.notificationUUID)
@@ -169,7 +169,7 @@ public final class Intake {
     /// a redelivery that differs only around the JWS (white space, key order) is a duplicate.
     private func sameSignedPayload(_ decoded: Decoded) throws -> Bool {
         guard let jws = decoded.signedPayload,
-              let stored = try store.notification(uuid: decoded.event.notificationUUID) else { return false }
+              let stored = try store.notifications.find(uuid: decoded.event.notificationUUID) else { return false }
         let storedJWS = JWSBytes.signedPayloadFastPath(stored.body)
             ?? (try? JSONFields(data: stored.body, path: "body").string("signedPayload")) ?? nil
         return storedJWS == jws
@@ -272,8 +272,8 @@ public final class Intake {
         // A retry of a body we already verified and stored is answered without verifying again,
         // unless its URL names an app: then it is verified again and held to that app, so a
         // body stored once is never answered as a duplicate on another app's URL.
-        if postedFor == nil, let uuid = try store.notificationUUID(bodySHA256: digest),
-           let stored = try store.notificationEventAndApp(uuid: uuid) {
+        if postedFor == nil, let uuid = try store.notifications.uuid(bodySHA256: digest),
+           let stored = try store.notifications.eventAndApp(uuid: uuid) {
             return Decoded(event: stored.0, transactions: [], renewals: [], isDuplicate: true, bundleId: stored.1)
         }
         let field = "signedPayload"
@@ -372,8 +372,8 @@ public final class Intake {
                                       transactionId: latest?.transactionId, productId: latest?.productId,
                                       environment: v1.environment.rawValue, graceExpires: carried?.gracePeriodExpiresDate,
                                       autoRenew: carried?.autoRenewStatus, autoRenewProductId: carried?.autoRenewProductId)
-        let duplicate = try store.notificationDigest(uuid: uuid) != nil
-            || (legacy != uuid && store.notificationDigest(uuid: legacy) != nil)
+        let duplicate = try store.notifications.digest(uuid: uuid) != nil
+            || (legacy != uuid && store.notifications.digest(uuid: legacy) != nil)
         return Decoded(event: event, transactions: v1.transactions, renewals: v1.renewals, isDuplicate: duplicate,
                        latestReceipt: v1.latestReceipt.flatMap { $0.isEmpty ? nil : $0 }, bundleId: v1.bundleId)
     }
@@ -390,7 +390,7 @@ public final class Intake {
 
     private func apply(_ d: Decoded, body: Data, digest: String, source: String?, receivedAt: Millis, rederive: Bool = true) throws {
         let ownership = d.transactions.first { $0.transactionId == d.event.transactionId }?.ownershipType
-        try store.insertNotification(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
+        try store.notifications.insert(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
                                                         body: body, source: source, ownership: ownership, bundleId: d.bundleId),
                                     pieces: d.pieces)
         try mergeRecords(d.transactions, d.renewals, alsoRederive: rederive ? d.event.originalTransactionId : nil, now: receivedAt)
@@ -438,14 +438,14 @@ public final class Intake {
         // its owner follows the token they carry.
         var touched = Set<String>()
         for t in transactions {
-            if let stored = try store.transaction(id: t.transactionId), !t.supersedes(stored) {} else {
-                try store.putTransaction(t)
+            if let stored = try store.transactions.find(id: t.transactionId), !t.supersedes(stored) {} else {
+                try store.transactions.put(t)
             }
             if Intake.isSubscription(t) { touched.insert(t.originalTransactionId) }
         }
         for r in renewals {
-            if let stored = try store.renewal(originalTransactionId: r.originalTransactionId), !r.supersedes(stored) {} else {
-                try store.putRenewal(r)
+            if let stored = try store.renewals.find(originalTransactionId: r.originalTransactionId), !r.supersedes(stored) {} else {
+                try store.renewals.put(r)
             }
             touched.insert(r.originalTransactionId)
         }
@@ -467,7 +467,7 @@ public final class Intake {
                                                  meanings: meanings) else { return }
         // No transaction names the app (one known only by its renewal info): the app its
         // notifications were signed for.
-        if state.bundleId == nil { state.bundleId = try store.notificationBundleId(originalTransactionId: otid) }
+        if state.bundleId == nil { state.bundleId = try store.notifications.bundleId(originalTransactionId: otid) }
         let token = appAccountToken ?? state.appAccountToken
         try store.saveState(state, appAccountToken: token, now: now, metrics: Intake.metricShare(of: history, meanings: meanings))
     }

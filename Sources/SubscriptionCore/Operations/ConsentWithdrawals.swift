@@ -48,17 +48,27 @@ public struct ConsentWithdrawal: Sendable {
 }
 
 extension ConsentWithdrawal {
+    /// The first `consent_handled` audit entry of each of these notification UUIDs.
+    static func handled(in store: Store, uuids: [String]) throws -> [String: AuditEntry] {
+        guard !uuids.isEmpty else { return [:] }
+        var byTarget: [String: AuditEntry] = [:]
+        for e in try store.audit.entries(targets: uuids, limit: 100_000) where e.kind == .consentHandled {
+            if let t = e.target, byTarget[t] == nil { byTarget[t] = e }
+        }
+        return byTarget
+    }
+
     /// Every stored consent withdrawal, newest first; only those not yet handled unless
     /// `includeHandled`; with `app`, only its.
     public static func load(store: Store, includeHandled: Bool = true, app: AppScope? = nil) throws -> [ConsentWithdrawal] {
-        let notifications = try store.consentNotifications(app: app)
-        let handled = try store.consentHandled(uuids: notifications.map(\.event.notificationUUID))
+        let notifications = try store.notifications.consentWithdrawals(app: app)
+        let handled = try ConsentWithdrawal.handled(in: store, uuids: notifications.map(\.event.notificationUUID))
         var list: [ConsentWithdrawal] = []
         for n in notifications {
             let uuid = n.event.notificationUUID
             if !includeHandled, handled[uuid] != nil { continue }
             let app = appTransaction(body: n.body)
-            var otids = try app?.appTransactionId.map { try store.originalTransactionIds(appTransactionId: $0) } ?? []
+            var otids = try app?.appTransactionId.map { try store.transactions.originalTransactionIds(appTransactionId: $0) } ?? []
             if otids.isEmpty, let found = n.event.originalTransactionId { otids = [found] }
             list.append(ConsentWithdrawal(notificationUUID: uuid, signedDate: n.event.signedDate, receivedDate: n.receivedDate,
                                           environment: n.event.environment, appTransaction: app,
@@ -90,13 +100,13 @@ extension Operations {
         let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw OperationError("a reason is required (say what was done for the family)") }
         return try store.write {
-            guard let n = try store.notificationEvent(uuid: uuid) else {
+            guard let n = try store.notifications.event(uuid: uuid) else {
                 throw OperationError("no stored notification \(uuid.escapingControlCharacters())")
             }
             guard n.type == .rescindConsent else {
                 throw OperationError("notification \(uuid) is a \(n.typeAndSubtype), not a RESCIND_CONSENT")
             }
-            if let earlier = try store.consentHandled(uuids: [uuid])[uuid] {
+            if let earlier = try ConsentWithdrawal.handled(in: store, uuids: [uuid])[uuid] {
                 throw OperationError("consent withdrawal \(uuid) was already handled by \(earlier.operatorName) at \(DateText.minute(earlier.at)) UTC")
             }
             let withdrawal = try ConsentWithdrawal.load(store: store).first { $0.notificationUUID == uuid }
@@ -115,9 +125,9 @@ extension ConsentWithdrawal {
     /// How many withdrawals no operator has marked handled yet (with `app`, of that app).
     /// Reads no bodies.
     public static func openCount(store: Store, app: AppScope? = nil) throws -> Int {
-        let keys = try store.consentNotificationKeys(app: app)
+        let keys = try store.notifications.consentWithdrawalKeys(app: app)
         guard !keys.isEmpty else { return 0 }
-        let handled = try store.consentHandled(uuids: keys.map(\.uuid))
+        let handled = try ConsentWithdrawal.handled(in: store, uuids: keys.map(\.uuid))
         return keys.filter { handled[$0.uuid] == nil }.count
     }
 }
@@ -149,9 +159,9 @@ public final class ConsentBadgeIndex {
     /// handled) withdrawal concerns (its appTransactionId is on one of their transactions,
     /// or intake found the subscription when the withdrawal arrived), and how many are open.
     public func marks(among originalTransactionIds: [String], store: Store) throws -> Marks {
-        let keys = try store.consentNotificationKeys()
+        let keys = try store.notifications.consentWithdrawalKeys()
         guard !keys.isEmpty else { return Marks() }
-        let handled = try store.consentHandled(uuids: keys.map(\.uuid))
+        let handled = try ConsentWithdrawal.handled(in: store, uuids: keys.map(\.uuid))
         let open = keys.filter { handled[$0.uuid] == nil }
         return Marks(withdrawn: try withdrawn(among: originalTransactionIds, open: open, store: store), openCount: open.count)
     }
@@ -166,7 +176,7 @@ public final class ConsentBadgeIndex {
             if let id = try appTransactionId(key.uuid, store: store) { openApps.insert(id) }
         }
         guard !openApps.isEmpty else { return marked }
-        for (otid, apps) in try store.appTransactionIds(originalTransactionIds: originalTransactionIds)
+        for (otid, apps) in try store.transactions.appTransactionIds(originalTransactionIds: originalTransactionIds)
         where !apps.isDisjoint(with: openApps) {
             marked.insert(otid)
         }
@@ -175,7 +185,7 @@ public final class ConsentBadgeIndex {
 
     private func appTransactionId(_ uuid: String, store: Store) throws -> String? {
         if let known = appTransactionIdByUUID[uuid] { return known }
-        let id = try store.notification(uuid: uuid).flatMap { ConsentWithdrawal.appTransaction(body: $0.body)?.appTransactionId }
+        let id = try store.notifications.find(uuid: uuid).flatMap { ConsentWithdrawal.appTransaction(body: $0.body)?.appTransactionId }
         appTransactionIdByUUID[uuid] = .some(id)
         return id
     }

@@ -27,7 +27,7 @@ public final class Operations {
     /// user id / appAccountToken whose subscriber has exactly one subscription.
     public func resolveSubscription(_ id: String) throws -> String {
         if try store.subscription(originalTransactionId: id) != nil { return id }
-        if let t = try store.transaction(id: id), try store.subscription(originalTransactionId: t.originalTransactionId) != nil {
+        if let t = try store.transactions.find(id: id), try store.subscription(originalTransactionId: t.originalTransactionId) != nil {
             return t.originalTransactionId
         }
         guard let subscriber = try store.lookup(id) else {
@@ -91,7 +91,7 @@ public final class Operations {
     /// audited with the previous and the new owner. Moving a subscription away from another
     /// user id needs `force`.
     public func link(userId: String, to id: String, force: Bool, now: Millis = DateText.nowMillis()) throws -> (otid: String, previousUser: String?) {
-        let otid = try store.transaction(id: id)?.originalTransactionId ?? id
+        let otid = try store.transactions.find(id: id)?.originalTransactionId ?? id
         guard let row = try store.subscription(originalTransactionId: otid) else {
             throw OperationError("no subscription with originalTransactionId or transactionId \(id)")
         }

@@ -76,7 +76,7 @@ public final class Ping {
     /// runs behind this host's can store it "before" it was requested: the round trip then
     /// counts from the request, never below zero.
     func arrived(uuid: String, requested: Millis) throws -> Millis? {
-        guard let received = try store.notificationReceived(uuid: uuid) else { return nil }
+        guard let received = try store.notifications.received(uuid: uuid) else { return nil }
         return max(received, requested)
     }
 

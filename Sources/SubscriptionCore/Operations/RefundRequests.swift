@@ -217,7 +217,7 @@ public struct RefundQueue {
         var facts = RefundRequestFacts(delivery: .delivered, deliveryWhy: "nothing in the store says it was withheld",
                                        sampleContentProvided: false, sampleWhy: "no free trial in the store's history",
                                        lifetimePurchased: [:], lifetimeRefunded: [:])
-        if let n = try store.notification(uuid: request.notificationUUID),
+        if let n = try store.notifications.find(uuid: request.notificationUUID),
            let data = ApplePayloads.notificationObject(body: n.body)?["data"] as? [String: Any] {
             facts.reason = data["consumptionRequestReason"] as? String
         }

@@ -162,8 +162,8 @@ extension Revalidator {
     /// arrived: its counts beside the ones the status endpoint gave.
     public func summaryNotification(for request: String) throws -> (succeeded: Int64?, failed: Int64?)? {
         let store = try openStore()
-        for stored in try store.notifications(type: .renewalExtension, receivedSince: 0).reversed() {
-            guard let notification = try store.notification(uuid: stored.uuid),
+        for stored in try store.notifications.received(type: .renewalExtension, since: 0).reversed() {
+            guard let notification = try store.notifications.find(uuid: stored.uuid),
                   let summary = RenewalExtensionSummary.read(notification.body), summary.requestIdentifier == request else { continue }
             return (summary.succeeded, summary.failed)
         }

@@ -73,7 +73,7 @@ extension SubscriptionReport {
                                         timeline: Timeline.build(transactions: history.transactions, events: history.events, extra: actions))
         var bodies: [String: Data] = [:]
         for e in history.events {
-            if let n = try store.notification(uuid: e.notificationUUID) {
+            if let n = try store.notifications.find(uuid: e.notificationUUID) {
                 bodies[e.notificationUUID] = n.body
                 report.notificationBodies.append((e, n.body))
             }
@@ -108,7 +108,7 @@ extension TransactionRecord {
     /// `signedTransactionInfo` of the notification that carried it.
     public func applePayload(store: Store) throws -> Data? {
         if let payload { return payload }
-        guard let uuid = sourceNotificationUUID, let notification = try store.notification(uuid: uuid) else { return nil }
+        guard let uuid = sourceNotificationUUID, let notification = try store.notifications.find(uuid: uuid) else { return nil }
         return ApplePayloads.nestedPayload(body: notification.body, field: "signedTransactionInfo")
     }
 

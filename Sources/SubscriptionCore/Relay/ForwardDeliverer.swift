@@ -248,7 +248,7 @@ public final class ForwardDeliverer {
 
     /// The body a delivery carries, read from the store as it is now.
     func body(of d: ForwardDelivery) throws -> Data {
-        guard let stored = try store.notification(uuid: d.notificationUUID) else { throw Missing() }
+        guard let stored = try store.notifications.find(uuid: d.notificationUUID) else { throw Missing() }
         switch target.body {
         case .apple: return stored.body
         case .envelope: return try ForwardEnvelope.document(for: d, body: stored.body, store: store, at: now())

@@ -160,7 +160,7 @@ public final class Revalidator: @unchecked Sendable {
     /// for (with one app, that app, asked for nothing).
     func appLookup(forSubscription otid: String, store: Store) throws -> AppLookup {
         guard appLookups.count > 1 else { return appLookups[0] }
-        let bundleId = try store.transaction(id: otid)?.bundleId
+        let bundleId = try store.transactions.find(id: otid)?.bundleId
             ?? store.history(originalTransactionId: otid).transactions.lazy.compactMap(\.bundleId).first
         return try appLookup(bundleId: bundleId)
     }
@@ -518,7 +518,7 @@ extension Revalidator {
         do {
             _ = try revalidate(appTransactionId, store: store, reason: reason ?? "app transaction \(appTransactionId)")
         } catch RevalidationError.unknownSubscription, RevalidationError.transactionNotFound {}
-        let otids = try store.originalTransactionIds(appTransactionId: appTransactionId)
+        let otids = try store.transactions.originalTransactionIds(appTransactionId: appTransactionId)
         audit("app transaction \(appTransactionId) found at Apple" + (otids.isEmpty ? "; no subscription" : "; subscriptions " + otids.joined(separator: ", ")),
               app.phrases.joined(separator: " · "))
         return AppTransactionLookup(appTransaction: app, originalTransactionIds: otids)

@@ -539,4 +539,32 @@ extension SQLConnection {
     func integer(_ sql: String, _ values: [SQLBindable?] = []) throws -> Int64? {
         try first(sql, values) { $0.int64(0) }
     }
+
+    /// The one column of the first row a query of one column returns, as text: nil with no
+    /// row or a NULL.
+    func text(_ sql: String, _ values: [SQLBindable?] = []) throws -> String? {
+        try first(sql, values) { $0.optionalString(0) } ?? nil
+    }
+
+    /// The one column of every row a query of one column returns, as text (a NULL as "").
+    func texts(_ sql: String, _ values: [SQLBindable?] = []) throws -> [String] {
+        try rows(sql, values) { $0.string(0) }
+    }
+
+    /// The one column of the first row a query of one column returns, as a count (0 with
+    /// no row or a NULL): `SELECT count(*) …`.
+    func count(_ sql: String, _ values: [SQLBindable?] = []) throws -> Int {
+        try first(sql, values) { $0.int(0) } ?? 0
+    }
+
+    /// Whether a query of one column (`SELECT EXISTS (…)`) answers true.
+    func holds(_ sql: String, _ values: [SQLBindable?] = []) throws -> Bool {
+        try first(sql, values) { $0.bool(0) } ?? false
+    }
+
+    /// The one column of the first row a query of one column returns, as an integer that
+    /// may be NULL (nil with no row or a NULL): `SELECT max(…)`.
+    func optionalInteger(_ sql: String, _ values: [SQLBindable?] = []) throws -> Int64? {
+        try first(sql, values) { $0.optionalInt64(0) } ?? nil
+    }
 }

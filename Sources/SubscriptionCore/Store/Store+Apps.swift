@@ -19,3 +19,12 @@ extension AppScope {
         includesUnknown ? "(\(column) = \(placeholder) OR \(column) IS NULL)" : "\(column) = \(placeholder)"
     }
 }
+
+extension Store {
+    /// `AND` the condition that a row's `bundle_id` is `app`'s, and the value it binds;
+    /// nothing without one.
+    static func appCondition(_ app: AppScope?) -> (sql: String, values: [SQLBindable?]) {
+        guard let app else { return ("", []) }
+        return (" AND " + app.condition("bundle_id"), [app.bundleId])
+    }
+}

@@ -22,7 +22,7 @@ extension Store {
         let bytes = try db.storageBytes()
         return StoreHealth(integrity: integrity ?? ["ok"], pagesChecked: integrity != nil, schemaVersion: schemaVersion,
                            latestSchemaVersion: Migrations.latestVersion, walBytes: bytes.wal, fileBytes: bytes.store,
-                           subscriptions: try subscriptionCount(), notifications: try notificationCount(),
+                           subscriptions: try subscriptionCount(), notifications: try notifications.count(),
                            quarantined: try quarantine.unresolvedCount())
     }
 
@@ -44,7 +44,7 @@ extension Store {
         if PostgresLocation.isPostgres(path) {
             do {
                 let store = try Store(path: path, mode: .reading)
-                return store.isDemo ? .demo : .store(notifications: (try? store.notificationCount()) ?? 0)
+                return store.isDemo ? .demo : .store(notifications: (try? store.notifications.count()) ?? 0)
             } catch is StoreNotFound {
                 return .missing
             } catch {

@@ -82,23 +82,23 @@ extension Store {
     /// purchases) whose transactionId or originalTransactionId is `id`.
     public func purchases(id: String, app: AppScope? = nil) throws -> [TransactionRecord] {
         try db.rows("""
-            SELECT \(Store.transactionColumns) FROM transactions t
+            SELECT \(TransactionTable.all.list) FROM transactions t
             WHERE (t.transaction_id = ?1 OR t.original_transaction_id = ?1)
               AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = t.original_transaction_id)
               \(app.map { "AND " + $0.condition("t.bundle_id", placeholder: "?2") } ?? "")
             ORDER BY t.purchase_ms, t.transaction_id
-            """, [id] + (app.map { [$0.bundleId] } ?? []), Store.transaction)
+            """, [id] + (app.map { [$0.bundleId] } ?? []), TransactionTable.record)
     }
 
     /// Purchases (as `purchases(id:)`) whose transactionId starts with `prefix`.
     public func searchPurchases(_ prefix: String, limit: Int = 50, app: AppScope? = nil) throws -> [TransactionRecord] {
         try db.rows("""
-            SELECT \(Store.transactionColumns) FROM transactions t
+            SELECT \(TransactionTable.all.list) FROM transactions t
             WHERE t.transaction_id >= ?1 AND t.transaction_id < ?2
               AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = t.original_transaction_id)
               \(app.map { "AND " + $0.condition("t.bundle_id", placeholder: "?4") } ?? "")
             ORDER BY t.transaction_id LIMIT ?3
-            """, [prefix, prefix + "\u{10FFFF}", limit] + (app.map { [$0.bundleId] } ?? []), Store.transaction)
+            """, [prefix, prefix + "\u{10FFFF}", limit] + (app.map { [$0.bundleId] } ?? []), TransactionTable.record)
     }
 
     /// Subscriptions with `text` anywhere in their ids, product, or owner's user id or

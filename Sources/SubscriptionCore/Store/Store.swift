@@ -13,10 +13,8 @@ import Foundation
 public final class Store {
     let db: any SQLConnection
     public let path: String
-    /// JWS header segment <-> id, both ways; valid while `headerCacheRollbacks` matches.
-    var headerIds: [LongTextKey: Int64] = [:]
-    var headerSegments: [Int64: String] = [:]
-    var headerCacheRollbacks = 0
+    /// The JWS headers compact bodies refer to, and their cache.
+    private(set) lazy var headers = JWSHeaderTable(db: db)
     /// Daily-count deltas are summed here while a write transaction runs and written just
     /// before it commits (many notifications of a batch add to the same hour bucket); while
     /// bulk loading, across transactions until `flushMetrics()`.

@@ -153,3 +153,43 @@ extension SQLValue {
         }
     }
 }
+
+/// What one read selects that is not a table's column as it stands (a count, a sum, the
+/// newest of something, a value from a subquery): each a case, in the SELECT's order, with
+/// the expression it selects, so a row of them is read by case and not by position. The
+/// aggregates' counterpart of `StoreColumn`; the query lists them with `list`.
+protocol SelectedValues: CaseIterable, RawRepresentable where RawValue == Int, AllCases == [Self] {
+    /// The expression, as the SELECT lists it.
+    var sql: String { get }
+}
+
+extension SelectedValues {
+    /// `a, b, c`: every case's expression, in order.
+    static var list: String { allCases.map(\.sql).joined(separator: ", ") }
+
+    /// How many values the list selects: what a join selects after them starts there.
+    static var count: Int32 { Int32(allCases.count) }
+
+    /// A row of these values, read by case; `start` is where the first is (0 unless a
+    /// selection comes before them).
+    static func row(_ row: SQLRow, from start: Int32 = 0) -> SelectedRow<Self> { SelectedRow(row: row, start: start) }
+}
+
+/// A row of selected values, read by case.
+struct SelectedRow<Value: SelectedValues> {
+    let row: SQLRow
+    let start: Int32
+
+    private func at(_ value: Value) -> Int32 { start + Int32(value.rawValue) }
+
+    func isNull(_ value: Value) -> Bool { row.isNull(at(value)) }
+    func int64(_ value: Value) -> Int64 { row.int64(at(value)) }
+    func int(_ value: Value) -> Int { row.int(at(value)) }
+    func bool(_ value: Value) -> Bool { row.bool(at(value)) }
+    func string(_ value: Value) -> String { row.string(at(value)) }
+    func data(_ value: Value) -> Data { row.data(at(value)) }
+    func optionalInt64(_ value: Value) -> Int64? { row.optionalInt64(at(value)) }
+    func optionalInt(_ value: Value) -> Int? { row.optionalInt(at(value)) }
+    func optionalString(_ value: Value) -> String? { row.optionalString(at(value)) }
+    func optionalData(_ value: Value) -> Data? { isNull(value) ? nil : data(value) }
+}

@@ -1,0 +1,234 @@
+import Foundation
+
+/// Every transaction of every subscription, each as its newest signed version (`transactions`):
+/// the only code that names the table's columns (`store.transactions`). Which version wins is
+/// the caller's decision (`Intake`, revalidation); this type stores and reads.
+public struct TransactionTable {
+    let db: any SQLConnection
+
+    /// The table's columns, in its order, and what a transaction writes to each.
+    enum Column: Int, StoreColumn {
+        case transactionId, originalTransactionId, productId, subscriptionGroup, purchaseMs, originalPurchaseMs,
+             expiresMs, revocationMs, revocationReason, isUpgraded, offerType, offerIdentifier, offerDiscountType,
+             ownership, transactionReason, price, currency, environment, appAccountToken, signedMs,
+             webOrderLineItemId, bundleId, type, storefront, notificationSignedMs, sourceUuid, payload, appTransactionId
+
+        func value(in t: TransactionRecord) -> SQLBindable? {
+            switch self {
+            case .transactionId: return t.transactionId
+            case .originalTransactionId: return t.originalTransactionId
+            case .productId: return t.productId
+            case .subscriptionGroup: return t.subscriptionGroupIdentifier
+            case .purchaseMs: return t.purchaseDate
+            case .originalPurchaseMs: return t.originalPurchaseDate
+            case .expiresMs: return t.expiresDate
+            case .revocationMs: return t.revocationDate
+            case .revocationReason: return t.revocationReason
+            case .isUpgraded: return t.isUpgraded
+            case .offerType: return t.offerType
+            case .offerIdentifier: return t.offerIdentifier
+            case .offerDiscountType: return t.offerDiscountType
+            case .ownership: return t.ownershipType
+            case .transactionReason: return t.transactionReason
+            case .price: return t.price
+            case .currency: return t.currency
+            case .environment: return t.environment.rawValue
+            case .appAccountToken: return t.appAccountToken
+            case .signedMs: return t.signedDate
+            case .webOrderLineItemId: return t.webOrderLineItemId
+            case .bundleId: return t.bundleId
+            case .type: return t.type
+            case .storefront: return t.storefront
+            case .notificationSignedMs: return t.notificationSignedDate
+            case .sourceUuid: return t.sourceNotificationUUID
+            case .payload: return t.payload
+            case .appTransactionId: return t.appTransactionId
+            }
+        }
+    }
+
+    static let table = StoreTable<Column>("transactions", key: .transactionId)
+    static let all = table.selection()
+    // Statements built once: interpolating the column lists on every call costs more than running them.
+    static let selectOne = "SELECT \(all.list) FROM transactions WHERE transaction_id = ?"
+    static let selectOf = "SELECT \(all.list) FROM transactions WHERE original_transaction_id = ?"
+
+    /// A transaction from a row of `all`.
+    static func record(_ row: SQLRow) -> TransactionRecord {
+        let r = all.row(row)
+        var t = TransactionRecord(
+            transactionId: r.string(.transactionId), originalTransactionId: r.string(.originalTransactionId),
+            productId: r.string(.productId), subscriptionGroupIdentifier: r.optionalString(.subscriptionGroup),
+            purchaseDate: r.int64(.purchaseMs), originalPurchaseDate: r.optionalInt64(.originalPurchaseMs),
+            expiresDate: r.optionalInt64(.expiresMs), revocationDate: r.optionalInt64(.revocationMs),
+            revocationReason: r.optionalInt(.revocationReason), isUpgraded: r.bool(.isUpgraded),
+            offerType: r.optionalInt(.offerType), offerIdentifier: r.optionalString(.offerIdentifier),
+            offerDiscountType: r.optionalString(.offerDiscountType), ownershipType: r.string(.ownership),
+            transactionReason: r.optionalString(.transactionReason), price: r.optionalInt64(.price),
+            currency: r.optionalString(.currency), environment: AppStoreEnvironment(rawValue: r.string(.environment)),
+            appAccountToken: r.optionalString(.appAccountToken), signedDate: r.int64(.signedMs),
+            webOrderLineItemId: r.optionalString(.webOrderLineItemId), bundleId: r.optionalString(.bundleId),
+            type: r.optionalString(.type), storefront: r.optionalString(.storefront),
+            notificationSignedDate: r.optionalInt64(.notificationSignedMs), sourceNotificationUUID: r.optionalString(.sourceUuid),
+            payload: r.optionalData(.payload))
+        t.appTransactionId = r.optionalString(.appTransactionId)
+        t.adoptPayloadFields()
+        return t
+    }
+
+    /// The transaction `id`, if it is stored.
+    public func find(id: String) throws -> TransactionRecord? {
+        try db.first(Self.selectOne, [id], Self.record)
+    }
+
+    /// Every stored transaction of the subscription `otid`.
+    public func of(originalTransactionId otid: String) throws -> [TransactionRecord] {
+        try db.rows(Self.selectOf, [otid], Self.record)
+    }
+
+    /// Inserts or replaces the stored version of a transaction. Callers decide which version wins.
+    public func put(_ t: TransactionRecord) throws {
+        try db.run(Self.table.upsert, Self.table.values(t))
+    }
+
+    /// When access ended for each revoked subscription among these: its latest revocation
+    /// date, what `SubscriptionReport.accessEnded` says on a revoked subscription's detail,
+    /// so a list shows the date its detail shows.
+    public func accessEnded(of states: [SubscriptionState]) throws -> [String: Millis] {
+        try accessEnded(originalTransactionIds: states.filter { $0.status == .revoked }.map(\.originalTransactionId))
+    }
+
+    /// What `accessEnded` selects.
+    enum LatestRevocation: Int, SelectedValues {
+        case subscription, revoked
+        var sql: String {
+            switch self {
+            case .subscription: return "original_transaction_id"
+            case .revoked: return "MAX(revocation_ms)"
+            }
+        }
+    }
+
+    /// `accessEnded(of:)` for these ids, whatever their status.
+    public func accessEnded(originalTransactionIds: [String]) throws -> [String: Millis] {
+        var ended: [String: Millis] = [:]
+        // In slices: a search's limit may name more ids than an engine binds in one statement.
+        for start in stride(from: 0, to: originalTransactionIds.count, by: 500) {
+            let slice = originalTransactionIds[start..<min(start + 500, originalTransactionIds.count)]
+            let pairs = try db.rows("""
+                SELECT \(LatestRevocation.list) FROM transactions
+                WHERE original_transaction_id IN (\(slice.map { _ in "?" }.joined(separator: ","))) AND revocation_ms IS NOT NULL
+                GROUP BY original_transaction_id
+                """, slice.map { $0 as SQLBindable? }) { row in
+                let r = LatestRevocation.row(row)
+                return (r.string(.subscription), r.int64(.revoked))
+            }
+            ended.merge(pairs, uniquingKeysWith: max)
+        }
+        return ended
+    }
+
+    /// Every subscription holding a transaction from the app download `appTransactionId`
+    /// (a customer's subscriptions all name the same one).
+    public func originalTransactionIds(appTransactionId: String) throws -> [String] {
+        try db.texts("""
+            SELECT DISTINCT original_transaction_id FROM transactions WHERE app_transaction_id = ? ORDER BY original_transaction_id
+            """, [appTransactionId])
+    }
+
+    /// The app transactions (app downloads) these subscriptions' transactions were bought
+    /// from, by original transaction id; subscriptions whose transactions name none are absent.
+    public func appTransactionIds(originalTransactionIds: [String]) throws -> [String: Set<String>] {
+        guard !originalTransactionIds.isEmpty else { return [:] }
+        var byId: [String: Set<String>] = [:]
+        let pair = Self.table.selection([.originalTransactionId, .appTransactionId])
+        try db.query("""
+            SELECT DISTINCT \(pair.list) FROM transactions
+            WHERE original_transaction_id IN (\(originalTransactionIds.map { _ in "?" }.joined(separator: ",")))
+            AND app_transaction_id IS NOT NULL
+            """, originalTransactionIds.map { $0 as SQLBindable? }) { row in
+            let r = pair.row(row)
+            byId[r.string(.originalTransactionId), default: []].insert(r.string(.appTransactionId))
+        }
+        return byId
+    }
+}
+
+/// Each subscription's renewal info, as its newest signed version (`renewal_info`): the only
+/// code that names the table's columns (`store.renewals`).
+public struct RenewalTable {
+    let db: any SQLConnection
+
+    /// The table's columns, in its order, and what renewal info writes to each.
+    enum Column: Int, StoreColumn {
+        case originalTransactionId, productId, autoRenewProductId, autoRenew, expirationIntent, billingRetry,
+             graceExpiresMs, priceIncreaseStatus, offerType, offerIdentifier, renewalMs, renewalPrice, currency,
+             environment, signedMs, notificationSignedMs, sourceUuid, payload
+
+        func value(in r: RenewalRecord) -> SQLBindable? {
+            switch self {
+            case .originalTransactionId: return r.originalTransactionId
+            case .productId: return r.productId
+            case .autoRenewProductId: return r.autoRenewProductId
+            case .autoRenew: return r.autoRenewStatus
+            case .expirationIntent: return r.expirationIntent
+            case .billingRetry: return r.isInBillingRetryPeriod
+            case .graceExpiresMs: return r.gracePeriodExpiresDate
+            case .priceIncreaseStatus: return r.priceIncreaseStatus
+            case .offerType: return r.offerType
+            case .offerIdentifier: return r.offerIdentifier
+            case .renewalMs: return r.renewalDate
+            case .renewalPrice: return r.renewalPrice
+            case .currency: return r.currency
+            case .environment: return r.environment.rawValue
+            case .signedMs: return r.signedDate
+            case .notificationSignedMs: return r.notificationSignedDate
+            case .sourceUuid: return r.sourceNotificationUUID
+            case .payload: return r.payload
+            }
+        }
+    }
+
+    static let table = StoreTable<Column>("renewal_info", key: .originalTransactionId)
+    static let all = table.selection()
+    static let selectOne = "SELECT \(all.list) FROM renewal_info WHERE original_transaction_id = ?"
+
+    /// The renewal info of the subscription `originalTransactionId`, if any is stored.
+    public func find(originalTransactionId: String) throws -> RenewalRecord? {
+        try db.first(Self.selectOne, [originalTransactionId]) { row in
+            let r = Self.all.row(row)
+            var renewal = RenewalRecord(
+                originalTransactionId: r.string(.originalTransactionId), productId: r.optionalString(.productId),
+                autoRenewProductId: r.optionalString(.autoRenewProductId), autoRenewStatus: r.bool(.autoRenew),
+                expirationIntent: r.optionalInt(.expirationIntent), isInBillingRetryPeriod: r.bool(.billingRetry),
+                gracePeriodExpiresDate: r.optionalInt64(.graceExpiresMs), priceIncreaseStatus: r.optionalInt(.priceIncreaseStatus),
+                offerType: r.optionalInt(.offerType), offerIdentifier: r.optionalString(.offerIdentifier),
+                renewalDate: r.optionalInt64(.renewalMs), renewalPrice: r.optionalInt64(.renewalPrice),
+                currency: r.optionalString(.currency), environment: AppStoreEnvironment(rawValue: r.string(.environment)),
+                signedDate: r.int64(.signedMs), notificationSignedDate: r.optionalInt64(.notificationSignedMs),
+                sourceNotificationUUID: r.optionalString(.sourceUuid), payload: r.optionalData(.payload))
+            renewal.adoptPayloadFields()
+            return renewal
+        }
+    }
+
+    /// Inserts or replaces a subscription's stored renewal info. Callers decide which version wins.
+    public func put(_ r: RenewalRecord) throws {
+        try db.run(Self.table.upsert, Self.table.values(r))
+    }
+}
+
+extension Store {
+    /// Every transaction of every subscription.
+    public var transactions: TransactionTable { TransactionTable(db: db) }
+    /// Each subscription's renewal info.
+    public var renewals: RenewalTable { RenewalTable(db: db) }
+
+    /// Everything stored about one subscription.
+    public func history(originalTransactionId otid: String) throws -> SubscriptionHistory {
+        SubscriptionHistory(originalTransactionId: otid, transactions: try transactions.of(originalTransactionId: otid),
+                            renewal: try renewals.find(originalTransactionId: otid),
+                            events: try notifications.events(originalTransactionId: otid),
+                            realtime: try answeredRetentionRequests(originalTransactionId: otid))
+    }
+}
