@@ -62,9 +62,9 @@ public struct StoreGenerator {
         let started = Date()
         var rng = Random(state: seed)
         var transactions = 0, notifications = 0
-        try store.setBulkLoading(true)
+        try store.upkeep.setBulkLoading(true)
         var loaded = false
-        defer { if !loaded { try? store.setBulkLoading(false) } }
+        defer { if !loaded { try? store.upkeep.setBulkLoading(false) } }
         // Daily-count deltas are summed in memory for the whole load: a year of hour buckets
         // is a few hundred thousand rows, where writing them per batch would be tens of millions.
         try store.deferMetrics(true)
@@ -82,7 +82,7 @@ public struct StoreGenerator {
             progress?(i)
         }
         try store.write { try store.deferMetrics(false) }
-        try store.setBulkLoading(false)
+        try store.upkeep.setBulkLoading(false)
         loaded = true
         return Summary(subscribers: subscribers, transactions: transactions, notifications: notifications,
                        seconds: Date().timeIntervalSince(started))

@@ -112,7 +112,7 @@ enum RetentionBench {
                           numbers: ["seconds": summary.seconds]))
         }
         let sqlite = try Store(path: path)
-        try sqlite.catchUpMetrics()
+        try sqlite.metrics.catchUpShares()
         var found: [(String, String, Store)] = [("SQLite", path, sqlite)]
         if let postgres {
             let pg = try postgresCopy(of: sqlite, scale: scale, postgres: postgres)

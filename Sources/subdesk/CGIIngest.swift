@@ -9,9 +9,9 @@ enum CGIIngest {
             BodyReader.read(fd: STDIN_FILENO, expected: expected, limit: limit)
         }, store: { read, source, app in
             let store = try context.openStore(mode: .existing)
-            try store.configureForOneShotWrites()
-            try store.boundServerWaitsForIntake()
-            defer { store.finishOneShotWrites() }
+            try store.upkeep.configureForOneShotWrites()
+            try store.upkeep.boundServerWaitsForIntake()
+            defer { store.upkeep.finishOneShotWrites() }
             return try context.makeIntake(store: store).ingest(read, source: source, postedFor: app)
         }, log: { Output.error($0) })
         return respond(answer)

@@ -105,7 +105,7 @@ enum CountsCommand {
     /// (`Store.bringReportsUpToDate`), and warns when the store's shares predate this
     /// version and this connection may not bring them up to date.
     static func showCatchUps(_ store: Store, command: String = "counts") throws {
-        if !store.mayCatchUpAggregates, case let pending = try store.pendingMetricsCount(), pending > 0 {
+        if !store.metrics.mayCatchUp, case let pending = try store.metrics.pendingShareCount(), pending > 0 {
             Output.warn("\(pending) subscriptions' counts predate this version's metrics; counts that write access would bring up to date")
         }
         guard isatty(STDERR_FILENO) == 1 else { return }
@@ -144,7 +144,7 @@ enum CountsCommand {
             // config file declares them (the order its author chose, as doctor lists them); an
             // app no longer configured follows, by bundle id.
             let apps = dimension == .app ? try context.configuredApps() : nil
-            var values = try store.segmentValues(dimension)
+            var values = try store.metrics.segmentValues(dimension)
             if let apps {
                 let place = { (value: String) in apps.apps.firstIndex { $0.bundleId == value } ?? apps.apps.count }
                 values = values.enumerated().sorted { (place($0.element), $0.offset) < (place($1.element), $1.offset) }.map(\.element)

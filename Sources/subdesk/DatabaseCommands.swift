@@ -87,7 +87,7 @@ enum DatabaseCommands {
             throw UsageError("\(from) was written by a newer subdesk (schema \(newer)); copy it with that subdesk")
         }
         let target = try Store(path: to, mode: .createIfMissing)
-        if try target.holdsData() {
+        if try target.upkeep.holdsData() {
             throw UsageError("\(target.path) already holds data; copying \(source.path) into it would mix two stores. "
                              + "Name an empty store (a new file, or a new ?schema=NAME)")
         }
@@ -96,16 +96,16 @@ enum DatabaseCommands {
         var copied: [String: Int] = [:]
         // The source's digest is taken from the state that was copied, so writes that reach
         // the source meanwhile do not count as a difference.
-        let sourceDigest = try source.snapshot {
-            try target.copyAll(from: source) { p in
+        let sourceDigest = try source.inOneSnapshot {
+            try target.upkeep.copyAll(from: source) { p in
                 if p.tableDone { copied[p.table] = p.rows }
                 if !json && !context.arguments.has(.quiet) && (p.tableDone ? p.rows > 0 : true) {
                     Output.progress("\(p.table): \(p.rows) row\(p.rows == 1 ? "" : "s")" + (p.tableDone ? " copied" : "…"))
                 }
             }
-            return try source.contentDigest()
+            return try source.upkeep.contentDigest()
         }
-        let targetDigest = try target.contentDigest()
+        let targetDigest = try target.upkeep.contentDigest()
         let differing = sourceDigest.keys.sorted().filter { sourceDigest[$0] != targetDigest[$0] }
         let seconds = Date().timeIntervalSince(started)
         if json {
@@ -151,7 +151,7 @@ enum DatabaseCommands {
         Output.line(store.wasCreated ? "created an empty store at \(store.path)"
                     : "a store already exists at \(store.path) (schema \(store.schemaVersion)); left as it is")
         if context.arguments.has(.roles) {
-            let notes = try store.installRoles()
+            let notes = try store.server.installRoles()
             Output.line("roles \(PostgresRoles.all.joined(separator: ", ")) have their rights on this store")
             for note in notes { Output.warn(note) }
         }
@@ -196,7 +196,7 @@ enum DatabaseCommands {
             throw UsageError("db login is for a PostgreSQL store (--db postgres://...); a SQLite store has no logins")
         }
         let store = try Store(path: path, mode: .existing)
-        let created = try store.makeLogin(login, password: password)
+        let created = try store.server.makeLogin(login, password: password)
         Output.line("\(created ? "created" : "changed") the login \(name): \(login.summary)"
                     + (password != nil ? "; password set" : created ? "; no password (peer or certificate authentication)" : "; password unchanged"))
         return 0

@@ -82,7 +82,7 @@ enum DemoCommands {
             throw UsageError("\(path) is \(what), not a demo store; refusing to replace it: name another --db, or pass --force")
         default: break
         }
-        if StoreLocation(path).isPostgres, try Store(path: path, mode: .createIfMissing).holdsData() {
+        if StoreLocation(path).isPostgres, try Store(path: path, mode: .createIfMissing).upkeep.holdsData() {
             // No file to replace: building into a store that holds data would mix the two.
             throw UsageError("\(StoreLocation(path).redacted) holds data; a demo is built into an empty PostgreSQL store: "
                              + "name a new schema (?schema=NAME)")
@@ -92,7 +92,7 @@ enum DemoCommands {
         }
         let sample = try SampleData.locate(explicit: context.arguments.value(.sampleData))
         let store = try Store(path: path)
-        try store.markAsDemo()
+        try store.upkeep.markAsDemo()
         let copies = try context.arguments.int(.copies) ?? 6
         guard copies >= 1 && copies <= 10_000 else { throw UsageError("--copies must be between 1 and 10000") }
         let started = Date()
@@ -105,7 +105,7 @@ enum DemoCommands {
         }
         // The pages still in the write-ahead log go into the file first, so the size said is
         // the size of the file (what `ls` shows, what a copy takes).
-        store.finishOneShotWrites(walLimitBytes: 0)
+        store.upkeep.finishOneShotWrites(walLimitBytes: 0)
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         FileHandle.standardError.write(Data("""
             demo store \(path): \(summary.scenarios) scenarios x \(copies), \(summary.notifications) notifications, \

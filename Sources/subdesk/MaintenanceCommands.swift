@@ -77,10 +77,10 @@ enum MaintenanceCommands {
             do {
                 let store = try context.openStore(path: path, mode: .reading)
                 opened = store
-                let h = try store.health()
-                isDemo = store.isDemo
+                let h = try store.upkeep.health()
+                isDemo = store.upkeep.isDemo
                 add("store", "ok", "\(store.path), \((h.fileBytes ?? 0) / 1024) KiB" + (isDemo ? " (a demo store)" : ""))
-                if !isDemo, try store.holdsTestCAData() {
+                if !isDemo, try store.upkeep.holdsTestCAData() {
                     add("test data", "fail", "this store is no demo store but holds notifications signed by the TEST ONLY demo CA "
                         + "(subdesk simulate or a test root was pointed at it); rebuild it from Apple's notifications")
                 }
@@ -93,13 +93,13 @@ enum MaintenanceCommands {
                 } else {
                     add("schema", h.schemaVersion == h.latestSchemaVersion ? "ok" : "warn", "version \(h.schemaVersion) of \(h.latestSchemaVersion)")
                 }
-                let guardProblems = try store.auditGuardProblems()
+                let guardProblems = try store.upkeep.auditGuardProblems()
                 add("audit log", guardProblems.isEmpty ? "ok" : "fail", guardProblems.isEmpty
-                    ? store.auditGuardsWhole
+                    ? store.upkeep.auditGuardsWhole
                     : guardProblems.joined(separator: "; ") + ": the audit log can be changed; "
                     + "it was tampered with outside subdesk: investigate, and restore the store from a backup")
-                if let user = try store.databaseUser() {
-                    let roles = try store.databaseRoles()
+                if let user = try store.server.databaseUser() {
+                    let roles = try store.server.databaseRoles()
                     add("engine", "ok", "\(store.dialect.displayName), as database user \(user)"
                         + (roles.isEmpty ? "" : " (\(roles.joined(separator: ", ")))")
                         + (store.isReadOnly ? "; may not derive state" : ""))
@@ -207,7 +207,7 @@ enum MaintenanceCommands {
             // No rule, declaration or default message: no locale can be known, so no row would
             // have one; the store's products (a read of every transaction) are not read for it.
             let layered = try context.configuredApps().apps.contains { $0.retentionRules != nil || !$0.retentionAppStoreConnect.isEmpty }
-            guard try layered || !store.retentionRecords(kind: .defaultMessage).isEmpty else { return }
+            guard try layered || !store.retentionContent.records(kind: .defaultMessage).isEmpty else { return }
             rows = try context.retentionCoverage(store: store, locales: [], scope: nil)
         } catch {
             add("retention", "warn", "the cancellation sheet's coverage could not be read: \(error)")
@@ -265,7 +265,7 @@ enum MaintenanceCommands {
     /// login in the cluster may still connect to the database.
     static func writeLockChecks(_ store: Store, add: (String, String, String) -> Void) {
         do {
-            let holders = try store.writeLockHolders()
+            let holders = try store.server.writeLockHolders()
             if holders.isEmpty {
                 add("write lock", "ok", "free: no session holds what a write would wait for")
             }
@@ -276,7 +276,7 @@ enum MaintenanceCommands {
                     + "\(since)): \(h.what); intake waits for it and answers 503 after the busy timeout "
                     + "(SELECT pg_terminate_backend(\(h.pid)) ends that session)")
             }
-            if try store.publicMayConnect() == true {
+            if try store.server.publicMayConnect() == true {
                 add("connect", "warn", "every login in the cluster may connect to this database (CONNECT is PUBLIC's): "
                     + "run `subdesk db init --roles` as the database's owner to keep it to subdesk's roles")
             }
@@ -284,7 +284,7 @@ enum MaintenanceCommands {
             add("write lock", "fail", "\(error)")
         }
         do {
-            for verdict in try store.connectionSlots()?.verdicts ?? [] { add("connections", verdict.level, verdict.detail) }
+            for verdict in try store.server.connectionSlots()?.verdicts ?? [] { add("connections", verdict.level, verdict.detail) }
         } catch {
             add("connections", "fail", "\(error)")
         }
@@ -407,7 +407,7 @@ enum MaintenanceCommands {
         }
         let store = try context.openStore(mode: .reading)
         let started = Date()
-        try store.backup(to: destination)
+        try store.upkeep.backup(to: destination)
         Output.line("backed up \(context.databasePath) to \(destination) in \(String(format: "%.2f", Date().timeIntervalSince(started)))s")
         return 0
     }

@@ -36,7 +36,7 @@ final class OperatorSessionTests: XCTestCase, RunsOnEveryEngine {
     func testOverridePlacedThroughTheDialogShowsInTheDetailAndTheAuditLog() throws {
         let store = try DashboardFixture.demoStore()
         // The audit log's operator: the database user on PostgreSQL, the session's name on SQLite.
-        let auditor = try store.databaseUser() ?? "ana"
+        let auditor = try store.server.databaseUser() ?? "ana"
         let session = session(store)
         openExpiredSubscription(session)
         XCTAssertTrue(session.screenText.contains("Status   EXPIRED  (not entitled"), session.screenText)

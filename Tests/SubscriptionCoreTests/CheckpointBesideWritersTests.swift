@@ -34,21 +34,21 @@ final class CheckpointBesideWritersTests: XCTestCase {
         let path = dir + "/store.db"
         // serve's committer: commits reach the disk, and no checkpoint of its own.
         let writer = try Store(path: path)
-        try writer.configureForOneShotWrites()
-        try writer.checkpointEvery(pages: 1_000_000)
+        try writer.upkeep.configureForOneShotWrites()
+        try writer.upkeep.checkpointEvery(pages: 1_000_000)
         let keeper = try Store(path: path)
-        XCTAssertFalse(try Store(path: ":memory:").writeAheadLogIsPast(0))
+        XCTAssertFalse(try Store(path: ":memory:").upkeep.writeAheadLogIsPast(0))
 
         try store(writer, count: 100, from: 0)
         let small = walBytes(path)
         XCTAssertGreaterThan(small, 0)
-        keeper.checkpointBesideWriters(walLimitBytes: 1 << 20)
+        keeper.upkeep.checkpointBesideWriters(walLimitBytes: 1 << 20)
         XCTAssertEqual(walBytes(path), small, "under the limit, the log is left as it is")
 
-        XCTAssertFalse(keeper.writeAheadLogIsPast(1 << 20))
+        XCTAssertFalse(keeper.upkeep.writeAheadLogIsPast(1 << 20))
         try store(writer, count: 1_000, from: 100)
         XCTAssertGreaterThan(walBytes(path), 1 << 20)
-        XCTAssertTrue(keeper.writeAheadLogIsPast(1 << 20))
+        XCTAssertTrue(keeper.upkeep.writeAheadLogIsPast(1 << 20))
         // The committer goes on writing, on another thread, while the log is kept.
         let done = DispatchSemaphore(value: 0)
         final class Failure: @unchecked Sendable { var error: Error? }
@@ -58,7 +58,7 @@ final class CheckpointBesideWritersTests: XCTestCase {
             do { for round in 0..<10 { try self.store(writer, count: 1, from: 2_000 + round) } } catch { failure.error = error }
             done.signal()
         }.start()
-        keeper.checkpointBesideWriters(walLimitBytes: 1 << 20)
+        keeper.upkeep.checkpointBesideWriters(walLimitBytes: 1 << 20)
         done.wait()
         XCTAssertNil(failure.error)
         XCTAssertLessThan(walBytes(path), 1 << 20, "the log was truncated; only what was written since is in it")

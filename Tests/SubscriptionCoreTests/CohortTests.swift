@@ -300,8 +300,8 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
         store = nil
         store = try Store(path: location)
         XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
-        XCTAssertEqual(try store.pendingMetricsCount(), 1, "the migration queues every share")
-        XCTAssertEqual(try store.catchUpMetrics(), 1)
+        XCTAssertEqual(try store.metrics.pendingShareCount(), 1, "the migration queues every share")
+        XCTAssertEqual(try store.metrics.catchUpShares(), 1)
         XCTAssertEqual(try revenue(), 0)
     }
 
@@ -332,11 +332,11 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
         try TestKit.rollBack(store, to: 23)
         // Migration 24 alone (later ones recompute every share for reasons of their own).
         try Migrations.migrate(store.db, upTo: 24)
-        XCTAssertEqual(try store.pendingMetricsCount(), 1, "the migration queues the share of the one subscription with a refund")
+        XCTAssertEqual(try store.metrics.pendingShareCount(), 1, "the migration queues the share of the one subscription with a refund")
         store = nil
         store = try Store(path: location)
         XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
-        try store.catchUpMetrics()
+        try store.metrics.catchUpShares()
         XCTAssertEqual(try upgrades(), 1)
     }
 
@@ -429,7 +429,7 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
         _ = try DemoStoreBuilder(sample: TestKit.sample, copies: 2).build(into: store, anchor: TestKit.anchor)
         let now = TestKit.anchor + 30 * day
         try assertConsistent(store, now: now)
-        try store.catchUpSegments()
+        try store.metrics.catchUpSegments()
         try assertConsistent(store, now: now, filter: SegmentFilter(dimension: .product, value: "app.monthly"))
     }
 
@@ -437,8 +437,8 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
         let now = TestKit.anchor
         _ = try StoreGenerator(subscribers: 800, now: now).generate(into: store)
         try assertConsistent(store, now: now)
-        try store.catchUpSegments()
-        let product = try XCTUnwrap(try store.segmentValues(.product).first)
+        try store.metrics.catchUpSegments()
+        let product = try XCTUnwrap(try store.metrics.segmentValues(.product).first)
         try assertConsistent(store, now: now, filter: SegmentFilter(dimension: .product, value: product))
     }
 

@@ -201,8 +201,8 @@ final class GapAndUpgradeShapeTests: XCTestCase, RunsOnEveryEngine {
         store = nil
         store = try Store(path: location)
         XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
-        XCTAssertEqual(try store.pendingMetricsCount(), 2, "the migration queues every share")
-        XCTAssertEqual(try store.catchUpMetrics(), 2)
+        XCTAssertEqual(try store.metrics.pendingShareCount(), 2, "the migration queues every share")
+        XCTAssertEqual(try store.metrics.catchUpShares(), 2)
         XCTAssertEqual(try graces(), fresh.graces, "filled from the bodies")
         XCTAssertEqual(try days("2026-01-01", "2026-04-30"), fresh.days)
         XCTAssertEqual(try retention(now: at(2026, 4, 9)), fresh.cohorts)

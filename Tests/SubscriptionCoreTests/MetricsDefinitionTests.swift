@@ -406,12 +406,12 @@ final class MetricsDefinitionTests: XCTestCase, RunsOnEveryEngine {
             DELETE FROM metric_buckets WHERE key NOT IN ('p:start', 'p:end', 'p:trial_start', 'p:trial_end', 'p:conversion') AND key NOT LIKE 'n:%'
             """)
         try store.db.run("INSERT INTO metrics_pending VALUES ('3900')")
-        XCTAssertEqual(try store.pendingMetricsCount(), 1)
+        XCTAssertEqual(try store.metrics.pendingShareCount(), 1)
         var seen: [ReportCatchUpProgress] = []
         store.reportProgress = { seen.append($0) }
         XCTAssertEqual(try numbers(), expected, "the report recomputed the share first")
         XCTAssertEqual(seen, [.recomputing(done: 1, total: 1)])
-        XCTAssertEqual(try store.pendingMetricsCount(), 0)
+        XCTAssertEqual(try store.metrics.pendingShareCount(), 0)
     }
 }
 

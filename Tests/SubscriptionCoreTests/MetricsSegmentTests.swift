@@ -34,7 +34,7 @@ extension MetricsDefinitionTests {
     func testEveryDimensionsPartsAddUpToTheWhole() throws {
         try fillMixedStore()
         let whole = try mixedReport()
-        try store.catchUpSegments()
+        try store.metrics.catchUpSegments()
         let additive = Metric.all.filter { !$0.isRate && !$0.isMoney }
         let expected: [SegmentDimension: Set<String>] = [
             .product: ["app.monthly", "app.premium.monthly"], .storefront: ["USA", "FRA", "JPN", "DEU"],
@@ -42,7 +42,7 @@ extension MetricsDefinitionTests {
             .app: [ScenarioBuilder.demoBundleId],
         ]
         for dimension in SegmentDimension.allCases {
-            let values = try store.segmentValues(dimension)
+            let values = try store.metrics.segmentValues(dimension)
             XCTAssertTrue(expected[dimension]!.isSubset(of: Set(values)), "\(dimension): \(values)")
             let parts = try values.map { try mixedReport(filter: SegmentFilter(dimension: dimension, value: $0)) }
             for (i, day) in whole.enumerated() {
@@ -86,23 +86,23 @@ extension MetricsDefinitionTests {
         try fillMixedStore()
         let usa = SegmentFilter(dimension: .storefront, value: "USA")
         _ = try mixedReport(filter: usa)
-        XCTAssertEqual(try store.pendingSegmentsCount(), 0)
+        XCTAssertEqual(try store.metrics.pendingSegmentCount(), 0)
         try deliver("REFUND", nil, period("6000", 2, from: 30, to: 60, product: "app.premium.monthly",
                                           extra: ["storefront": "FRA", "price": 8990, "currency": "EUR", "revocationDate": d0 + 45 * day]),
                     signed: d0 + 45 * day)
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("6300", 1, from: 20, to: 50, extra: ["storefront": "USA"]))
-        XCTAssertEqual(try store.pendingSegmentsCount(), 2, "intake only notes the two subscriptions")
-        try store.catchUpSegments()
+        XCTAssertEqual(try store.metrics.pendingSegmentCount(), 2, "intake only notes the two subscriptions")
+        try store.metrics.catchUpSegments()
         let dimensionsKept = try everySegmentsReport()
-        try store.forgetSegmentAggregates()
-        try store.catchUpSegments()
+        try store.metrics.forgetSegments()
+        try store.metrics.catchUpSegments()
         XCTAssertEqual(dimensionsKept, try everySegmentsReport())
     }
 
     /// Every value's report of every dimension, each day's every metric as shown.
     func everySegmentsReport() throws -> [[[[String]]]] {
         try SegmentDimension.allCases.map { d in
-            try store.segmentValues(d).map { try mixedReport(filter: SegmentFilter(dimension: d, value: $0)).map { r in Metric.all.map { r.text($0) } } }
+            try store.metrics.segmentValues(d).map { try mixedReport(filter: SegmentFilter(dimension: d, value: $0)).map { r in Metric.all.map { r.text($0) } } }
         }
     }
 
@@ -111,26 +111,26 @@ extension MetricsDefinitionTests {
     /// everything (SegmentCatchUpTests holds every stop to a recomputation).
     func testSegmentCatchUpInShortWritesResumesAfterAStopAndEqualsOneWrite() throws {
         try fillMixedStore()
-        try store.forgetSegmentAggregates()
-        let total = try store.pendingSegmentsCount()
+        try store.metrics.forgetSegments()
+        let total = try store.metrics.pendingSegmentCount()
         XCTAssertGreaterThan(total, 4)
-        XCTAssertEqual(try store.catchUpSegments(batch: 1 << 20), total)
+        XCTAssertEqual(try store.metrics.catchUpSegments(batch: 1 << 20), total)
         let inOneWrite = try everySegmentsReport()
 
-        try store.forgetSegmentAggregates()
+        try store.metrics.forgetSegments()
         struct Stopped: Error {}
         var parts: [SegmentCatchUpProgress] = []
-        XCTAssertThrowsError(try store.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
+        XCTAssertThrowsError(try store.metrics.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
             parts.append(progress)
             throw Stopped()
         })
         XCTAssertEqual(parts, [SegmentCatchUpProgress(phase: .claiming, done: 2, total: total)])
         parts = []
-        XCTAssertEqual(try store.catchUpSegments(batch: 3, turnMs: 1e-9) { parts.append($0) }, total)
+        XCTAssertEqual(try store.metrics.catchUpSegments(batch: 3, turnMs: 1e-9) { parts.append($0) }, total)
         XCTAssertEqual(parts.first, SegmentCatchUpProgress(phase: .claiming, done: 3, total: total), "each part its own write")
         XCTAssertGreaterThan(parts.filter { $0.phase == .writing }.count, 2, "the rows in several writes")
         XCTAssertEqual(parts.last?.phase, .releasing)
-        XCTAssertEqual(try store.pendingSegmentsCount(), 0)
+        XCTAssertEqual(try store.metrics.pendingSegmentCount(), 0)
         XCTAssertEqual(try everySegmentsReport(), inOneWrite)
     }
 

@@ -77,7 +77,7 @@ final class OperationsTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertTrue("\(error)".contains("append-only"), "\(error)")
         }
         // On PostgreSQL the server records the database user, whatever name the client gave.
-        XCTAssertEqual(try store.audit.entries().first?.operatorName, try store.databaseUser() ?? "ana")
+        XCTAssertEqual(try store.audit.entries().first?.operatorName, try store.server.databaseUser() ?? "ana")
     }
 }
 

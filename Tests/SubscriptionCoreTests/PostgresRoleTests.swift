@@ -17,7 +17,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         self.base = base
         location = Store.freshPostgresLocation(base)
         owner = try Store(path: location)
-        try owner.installRoles()
+        try owner.server.installRoles()
         suffix = String(UUID().uuidString.prefix(8)).lowercased()
     }
 
@@ -113,7 +113,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         // The roles installed on a store of 26 (which lacks the tables later migrations made,
         // granted only where present); migration 27 grants the counters' table it makes.
         try TestKit.rollBack(owner, to: 26)
-        try owner.installRoles()
+        try owner.server.installRoles()
         owner = nil
         owner = try Store(path: location)
         XCTAssertEqual(owner.schemaVersion, Migrations.latestVersion)
@@ -161,7 +161,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         let name = "sitter_\(suffix!)"
         var bounds = try XCTUnwrap(PostgresLogin.defaults(name: name, role: "support"))
         bounds.idleInTransactionMs = 1_000
-        XCTAssertTrue(try owner.makeLogin(bounds))
+        XCTAssertTrue(try owner.server.makeLogin(bounds))
         let sitter = try again(name)
         try sitter.executeForTesting("SET idle_in_transaction_session_timeout = 0")
         let sitterPid = try hold(sitter)
@@ -189,9 +189,9 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
     /// A view named audit_log where the search path finds it first (here a session's
     /// temporary one) is what every read of the log would read: a problem doctor names.
     func testARelationNamedLikeTheAuditLogEarlierInTheSearchPathIsNamed() throws {
-        XCTAssertEqual(try owner.auditGuardProblems(), [])
+        XCTAssertEqual(try owner.upkeep.auditGuardProblems(), [])
         try owner.executeForTesting("CREATE TEMP VIEW audit_log AS SELECT * FROM audit_log WHERE false")
-        let problems = try owner.auditGuardProblems()
+        let problems = try owner.upkeep.auditGuardProblems()
         XCTAssertTrue(problems.contains { $0.hasPrefix("a view named audit_log in pg_temp") && $0.contains("comes before the store's") },
                       "\(problems)")
     }
@@ -232,10 +232,10 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
             return XCTFail("intake could not ingest")
         }
         let reader = try open(as: "subdesk_read", mode: .reading).store
-        XCTAssertEqual(try reader.segmentValues(.product), ["app.monthly"], "the reader sums what is pending")
-        try intake.catchUpSegments()
-        XCTAssertEqual(try owner.pendingSegmentsCount(), 0)
-        XCTAssertEqual(try reader.segmentValues(.product), ["app.monthly"])
+        XCTAssertEqual(try reader.metrics.segmentValues(.product), ["app.monthly"], "the reader sums what is pending")
+        try intake.metrics.catchUpSegments()
+        XCTAssertEqual(try owner.metrics.pendingSegmentCount(), 0)
+        XCTAssertEqual(try reader.metrics.segmentValues(.product), ["app.monthly"])
     }
 
     /// A store deployed at schema 34 with its roles installed: migration 35 makes the retention
@@ -252,14 +252,14 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         let support = try open(as: "subdesk_support").store
         assertRefused("import as read") { _ = try Operations(store: reader, operatorName: "x").importRetentionReport(report, file: "r.txt") }
         assertRefused("import as support") { _ = try Operations(store: support, operatorName: "x").importRetentionReport(report, file: "r.txt") }
-        XCTAssertEqual(try reader.retentionRows().count, 0, "nothing of a refused import is stored")
+        XCTAssertEqual(try reader.retentionReport.rows().count, 0, "nothing of a refused import is stored")
         XCTAssertEqual(StoreWrite.retentionImport.table, "retention_messaging")
         XCTAssertEqual(PostgresRoles.allows("subdesk_support", StoreWrite.retentionImport.privilege, on: "retention_messaging"), false)
 
         let (op, operatorUser) = try open(as: "subdesk_operator")
         _ = try Operations(store: op, operatorName: "x").importRetentionReport(report, file: "r.txt")
         _ = try Operations(store: op, operatorName: "x").importRetentionReport(report, file: "r.txt")
-        XCTAssertEqual(RetentionReport(rows: try reader.retentionRows(), grouping: .product).total.views, 330)
+        XCTAssertEqual(RetentionReport(rows: try reader.retentionReport.rows(), grouping: .product).total.views, 330)
         let entries = try owner.audit.entries().filter { $0.kind == .retentionReportImport }
         XCTAssertEqual(entries.map(\.operatorName), [operatorUser, operatorUser])
     }
@@ -518,7 +518,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
                 _ = try TestKit.intake(owner).ingest(body, receivedAt: TestKit.anchor)
             }
         }
-        try owner.catchUpSegments()
+        try owner.metrics.catchUpSegments()
         // Intake goes on: these subscriptions are only noted pending for the aggregates.
         let intake = try open(as: "subdesk_intake").store
         for (index, scenario) in scenarios.enumerated() {
@@ -526,7 +526,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
                 _ = try TestKit.intake(intake).ingest(body, receivedAt: TestKit.anchor)
             }
         }
-        XCTAssertGreaterThan(try owner.pendingSegmentsCount(), 0)
+        XCTAssertGreaterThan(try owner.metrics.pendingSegmentCount(), 0)
         let reader = try open(as: "subdesk_read", mode: .reading).store
         XCTAssertTrue(reader.isReadOnly)
         let utc = TimeZone(identifier: "UTC")!
@@ -535,14 +535,14 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
                                           to: DateText.format(TestKit.anchor + 10 * TestKit.day, "yyyy-MM-dd", zone: utc),
                                           timeZone: utc, segments: Set(CountSegment.allCases), filter: filter)
         }
-        let products = try reader.segmentValues(.product)
+        let products = try reader.metrics.segmentValues(.product)
         XCTAssertFalse(products.isEmpty)
         let readerParts = try products.map { try report(reader, SegmentFilter(dimension: .product, value: $0)) }
         let readerWhole = try report(reader, nil)
-        XCTAssertGreaterThan(try owner.pendingSegmentsCount(), 0, "the reader wrote nothing")
+        XCTAssertGreaterThan(try owner.metrics.pendingSegmentCount(), 0, "the reader wrote nothing")
         let ownerParts = try products.map { try report(owner, SegmentFilter(dimension: .product, value: $0)) }
-        XCTAssertEqual(try owner.pendingSegmentsCount(), 0)
-        XCTAssertEqual(try owner.segmentValues(.product), products)
+        XCTAssertEqual(try owner.metrics.pendingSegmentCount(), 0)
+        XCTAssertEqual(try owner.metrics.segmentValues(.product), products)
         for (p, product) in products.enumerated() {
             for (i, day) in ownerParts[p].enumerated() {
                 for m in Metric.all where !m.isRate {

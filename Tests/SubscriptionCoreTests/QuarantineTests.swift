@@ -93,7 +93,7 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
                        "an entry seen again after the date stays")
         let audit = try XCTUnwrap(try store.audit.entries().last)
         XCTAssertEqual(audit.action, "quarantine_purge")
-        XCTAssertEqual(audit.operatorName, try store.databaseUser() ?? "ana")
+        XCTAssertEqual(audit.operatorName, try store.server.databaseUser() ?? "ana")
         XCTAssertEqual(audit.reason, "junk from a scanner")
         XCTAssertEqual(audit.outcome, "1 entries deleted")
         XCTAssertThrowsError(try ops.purgeQuarantine(before: 50 * day, reason: "x", now: 40 * day), "not into the future")
@@ -134,7 +134,7 @@ final class QuarantineTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertThrowsError(try store.executeForTesting(sql), sql)
             XCTAssertEqual(try store.audit.entries(), before, sql)
         }
-        XCTAssertEqual(try store.missingAuditGuards(), [])
+        XCTAssertEqual(try store.upkeep.missingAuditGuards(), [])
         // Appending still works.
         _ = try ops.purgeQuarantine(before: 1, reason: "second entry", now: 3)
         XCTAssertEqual(try store.audit.entries().count, 2)

@@ -663,7 +663,7 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                                                      decidedMs: d.at, micros: 900)
                     decision.originalTransactionId = h.otid
                     decision.requestId = "\(h.otid)-request-\(k)"
-                    try store.recordRetentionDecision(decision)
+                    try store.retentionDecisions.record(decision)
                 }
                 if let r = h.renewal {
                     try store.renewals.put(RenewalRecord(originalTransactionId: h.otid, productId: h.purchases.last?.product,

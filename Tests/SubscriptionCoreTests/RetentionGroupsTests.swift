@@ -39,7 +39,7 @@ final class RetentionGroupsTests: XCTestCase, RunsOnEveryEngine {
             expected[r.productId] = r.subscriptionGroupIdentifier
         }
         XCTAssertEqual(expected, ["moved": "g2", "kept": "g7", "back": "g3"])
-        XCTAssertEqual(try store.subscriptionGroups(), expected)
+        XCTAssertEqual(try store.transactions.subscriptionGroups(), expected)
     }
 
     /// Two groups at one product's latest millisecond: the larger id by its characters'
@@ -53,7 +53,7 @@ final class RetentionGroupsTests: XCTestCase, RunsOnEveryEngine {
                 try store.transactions.put(r)
             }
         }
-        XCTAssertEqual(try store.subscriptionGroups(), ["tied": "ga"])
+        XCTAssertEqual(try store.transactions.subscriptionGroups(), ["tied": "ga"])
     }
 
     /// SQLite's plan: each product found and read by seeks into migration 42's index, no
@@ -61,7 +61,7 @@ final class RetentionGroupsTests: XCTestCase, RunsOnEveryEngine {
     func testTheGroupsAreReadBySeeksIntoTheProductGroupIndex() throws {
         let store = try Store(path: ":memory:")
         var plan: [String] = []
-        try store.db.query("EXPLAIN QUERY PLAN " + Store.latestGroupsSQL) { plan.append($0.string(3)) }
+        try store.db.query("EXPLAIN QUERY PLAN " + TransactionTable.latestGroupsSQL) { plan.append($0.string(3)) }
         let reads = plan.filter { $0.hasPrefix("SCAN") || $0.hasPrefix("SEARCH") }
         XCTAssertFalse(reads.contains { $0.contains("SCAN t") || $0.contains("SCAN l") || $0.contains("SCAN transactions") }, "\(plan)")
         XCTAssertEqual(reads.filter { $0.contains("transactions_product_group") }.count, 4, "\(plan)")

@@ -39,8 +39,8 @@ extension MetricsDefinitionTests {
     func testARetentionOfferIsItsOwnOfferSegment() throws {
         try deliverARetentionSave()
         let days = try report(130)
-        try store.catchUpSegments()
-        let offers = try store.segmentValues(.offer)
+        try store.metrics.catchUpSegments()
+        let offers = try store.metrics.segmentValues(.offer)
         XCTAssertTrue(offers.contains("retention"), "\(offers)")
         let retention = try DailyCountsReport.compute(store: store, from: DateText.format(d0, "yyyy-MM-dd", zone: utc),
                                                       to: DateText.format(d0 + 130 * day, "yyyy-MM-dd", zone: utc), timeZone: utc,
@@ -54,7 +54,7 @@ extension MetricsDefinitionTests {
         XCTAssertEqual(retention[60][.activeSubscriptions], 1)
         XCTAssertEqual(none[60][.activeSubscriptions], 0)
         for i in [10, 60] { XCTAssertEqual(days[i][.activeSubscriptions], 1) }
-        XCTAssertTrue(try store.segmentValues(.offer).allSatisfy { !$0.hasPrefix("type_") })
+        XCTAssertTrue(try store.metrics.segmentValues(.offer).allSatisfy { !$0.hasPrefix("type_") })
     }
 }
 
@@ -76,7 +76,7 @@ extension SeveralAppsRecordsTests {
         let (pending, location) = try pendingAfterMigrating(made, from: 31)
         XCTAssertEqual(pending, ["8200000000000010"])
         let migrated = try Store(path: location)
-        try migrated.catchUpSegments()
-        XCTAssertTrue(try migrated.segmentValues(.offer).contains("retention"))
+        try migrated.metrics.catchUpSegments()
+        XCTAssertTrue(try migrated.metrics.segmentValues(.offer).contains("retention"))
     }
 }

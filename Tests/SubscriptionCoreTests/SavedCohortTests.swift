@@ -104,7 +104,7 @@ extension SeveralAppsRecordsTests {
                 status: 200, body: "{}", outcome: answered ? .answered(rule: "switch", answer: .alternateProduct(productId: "app.yearly", billingPlanType: nil, messageId: nil))
                     : .fellBack(.noRule, rule: nil)), decidedMs: asked, micros: 700)
             (decision.requestId, decision.originalTransactionId) = ("request-\(otid)", otid)
-            try made.recordRetentionDecision(decision)
+            try made.retentionDecisions.record(decision)
         }
         let (pending, location) = try pendingAfterMigrating(made, from: 38)
         XCTAssertEqual(pending, ["8400000000000010"])
@@ -112,7 +112,7 @@ extension SeveralAppsRecordsTests {
         let events = try migrated.history(originalTransactionId: "8400000000000010").events
         XCTAssertEqual(events.map { "\($0.type.rawValue) \($0.autoRenew.map(String.init) ?? "-") \($0.autoRenewProductId ?? "-")" },
                        ["SUBSCRIBED true app.monthly", "DID_CHANGE_RENEWAL_PREF true app.yearly", "DID_RENEW true app.yearly"])
-        try migrated.catchUpMetrics()
+        try migrated.metrics.catchUpShares()
         let days = try DailyCountsReport.compute(store: migrated, from: DateText.format(start, "yyyy-MM-dd", zone: .gmt),
                                                  to: DateText.format(TestKit.anchor, "yyyy-MM-dd", zone: .gmt), timeZone: .gmt)
         XCTAssertEqual(days.filter { $0[.saved] > 0 }.map { "\($0.day) \($0[.saved])" },

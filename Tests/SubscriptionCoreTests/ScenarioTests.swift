@@ -48,7 +48,7 @@ final class ScenarioTests: XCTestCase, RunsOnEveryEngine {
                 _ = try intake.ingest(body, receivedAt: TestKit.anchor)
             }
         }
-        XCTAssertEqual(try store.health().integrity, ["ok"])
+        XCTAssertEqual(try store.upkeep.health().integrity, ["ok"])
         for (index, scenario) in Self.scenarios.enumerated() {
             let otid = ScenarioBuilder.originalTransactionId(instance: index)
             let row = try XCTUnwrap(try store.subscription(originalTransactionId: otid), scenario.name)
@@ -160,7 +160,7 @@ final class ScenarioTests: XCTestCase, RunsOnEveryEngine {
                                .duplicate(notificationUUID: try XCTUnwrap(try store.notifications.uuid(bodySHA256: ContentDigest.sha256Hex(bodies[order[0]])))))
                 let state = try TestKit.state(store, otid)
                 // The daily-count aggregates, too, are the same whatever the order.
-                let metrics = try store.metricBuckets(from: 0, to: Millis.max).map { "\($0.bucketStart) \($0.key) \($0.segment) \($0.count)" }.sorted()
+                let metrics = try store.metrics.buckets(from: 0, to: Millis.max).map { "\($0.bucketStart) \($0.key) \($0.segment) \($0.count)" }.sorted()
                 if let referenceMetrics { XCTAssertEqual(metrics, referenceMetrics, "\(scenario.name): aggregates for order \(order)") }
                 else { referenceMetrics = metrics }
                 if let reference {

@@ -46,7 +46,7 @@ final class SegmentCatchUpTests: XCTestCase, RunsOnEveryEngine {
     func filledStore(_ location: String, instances: Range<Int> = 0..<1) throws -> Store {
         let store = try Store(path: location)
         for body in try bodies(instances: instances) { _ = try TestKit.intake(store).ingest(body, receivedAt: TestKit.anchor) }
-        try store.forgetSegmentAggregates()
+        try store.metrics.forgetSegments()
         return store
     }
 
@@ -60,12 +60,12 @@ final class SegmentCatchUpTests: XCTestCase, RunsOnEveryEngine {
             found[SegmentRowKey(dimension: r.string(0), value: r.string(1), key: r.string(2), segment: r.string(3), bucket: r.int64(4)),
                   default: 0] += r.int(5)
         }
-        for row in try store.pendingSegmentRows() { found[SegmentRowKey(row), default: 0] += row.delta }
+        for row in try store.metrics.pendingSegmentRows() { found[SegmentRowKey(row), default: 0] += row.delta }
         XCTAssertFalse(expected.isEmpty, what, file: file, line: line)
         XCTAssertEqual(found.filter { $0.value != 0 }, expected, what, file: file, line: line)
     }
 
-    func catchUpPhase(_ store: Store) throws -> SegmentCatchUpPhase? { try store.segmentCatchUpState()?.phase }
+    func catchUpPhase(_ store: Store) throws -> SegmentCatchUpPhase? { try store.metrics.segmentCatchUpState()?.phase }
 
     /// Stopped after each of its writes while another connection's intake adds and changes
     /// subscriptions between them, the catch-up stays exact at every stop, passes through
@@ -75,12 +75,12 @@ final class SegmentCatchUpTests: XCTestCase, RunsOnEveryEngine {
             let store = try filledStore(location)
             let intake = TestKit.intake(try Store(path: location))
             var arriving = try bodies(instances: 1..<2)[...]
-            XCTAssertGreaterThan(try store.pendingSegmentsCount(), 8)
+            XCTAssertGreaterThan(try store.metrics.pendingSegmentCount(), 8)
             try assertExact(store, "all pending")
             var phases: [SegmentCatchUpPhase] = [], stops = 0
             while true {
                 do {
-                    let taken = try store.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
+                    let taken = try store.metrics.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
                         if phases.last != progress.phase { phases.append(progress.phase) }
                         throw Stopped()
                     }
@@ -96,8 +96,8 @@ final class SegmentCatchUpTests: XCTestCase, RunsOnEveryEngine {
             }
             XCTAssertEqual(Array(phases.prefix(3)), [.claiming, .writing, .releasing], location)
             XCTAssertGreaterThan(stops, 6)
-            XCTAssertEqual(try store.catchUpSegments(), 0, "\(location): the last call took in everything noted")
-            XCTAssertEqual(try store.pendingSegmentsCount(), 0)
+            XCTAssertEqual(try store.metrics.catchUpSegments(), 0, "\(location): the last call took in everything noted")
+            XCTAssertEqual(try store.metrics.pendingSegmentCount(), 0)
             XCTAssertNil(try catchUpPhase(store))
             try assertExact(try Store(path: location), "caught up, read by another connection")
         }
@@ -109,35 +109,35 @@ final class SegmentCatchUpTests: XCTestCase, RunsOnEveryEngine {
     func testTwoCatchUpsAtOnceDoNotDoTheSameWork() throws {
         for location in locations() {
             let first = try filledStore(location), second = try Store(path: location)
-            let pending = try first.pendingSegmentsCount()
+            let pending = try first.metrics.pendingSegmentCount()
             var secondSaw: [Int?] = []
-            XCTAssertEqual(try first.catchUpSegments(batch: 4, turnMs: 1e-9) { progress in
+            XCTAssertEqual(try first.metrics.catchUpSegments(batch: 4, turnMs: 1e-9) { progress in
                 guard secondSaw.isEmpty else { return }
                 // Between two of the first catch-up's writes.
-                secondSaw.append(try second.catchUpSegments())
-                XCTAssertEqual(try second.pendingSegmentsCount(), pending, "the second took nothing")
+                secondSaw.append(try second.metrics.catchUpSegments())
+                XCTAssertEqual(try second.metrics.pendingSegmentCount(), pending, "the second took nothing")
                 try self.assertExact(second, "while the first runs")
             }, pending, location)
             XCTAssertEqual(secondSaw, [nil], "the second left the work to the first")
 
             // Stopped half-way, then stale: the second takes over.
-            try first.forgetSegmentAggregates()
+            try first.metrics.forgetSegments()
             var writes = 0
-            XCTAssertThrowsError(try first.catchUpSegments(batch: 4, turnMs: 1e-9) { progress in
+            XCTAssertThrowsError(try first.metrics.catchUpSegments(batch: 4, turnMs: 1e-9) { progress in
                 writes += 1
                 if progress.phase == .writing { throw Stopped() }
             })
             XCTAssertEqual(try catchUpPhase(first), .writing)
-            XCTAssertNil(try second.catchUpSegments(), "the first wrote just now")
-            try second.executeForTesting("UPDATE metric_segments_catchup SET heartbeat_ms = heartbeat_ms - \(Store.segmentCatchUpStaleMs + 1)")
+            XCTAssertNil(try second.metrics.catchUpSegments(), "the first wrote just now")
+            try second.executeForTesting("UPDATE metric_segments_catchup SET heartbeat_ms = heartbeat_ms - \(MetricAggregates.segmentCatchUpStaleMs + 1)")
             var secondPhases: [SegmentCatchUpPhase] = []
-            XCTAssertEqual(try second.catchUpSegments(batch: 4, turnMs: 1e-9) { progress in
+            XCTAssertEqual(try second.metrics.catchUpSegments(batch: 4, turnMs: 1e-9) { progress in
                 if secondPhases.last != progress.phase { secondPhases.append(progress.phase) }
             }, pending)
             XCTAssertEqual(secondPhases.first, .writing, "\(location): went on from the first's phase")
-            XCTAssertEqual(try second.pendingSegmentsCount(), 0)
+            XCTAssertEqual(try second.metrics.pendingSegmentCount(), 0)
             try assertExact(first, "taken over and finished")
-            XCTAssertEqual(try first.catchUpSegments(), 0, "nothing left for the first")
+            XCTAssertEqual(try first.metrics.catchUpSegments(), 0, "nothing left for the first")
         }
     }
 
@@ -153,13 +153,13 @@ final class SegmentCatchUpTests: XCTestCase, RunsOnEveryEngine {
             let store = try filledStore(location, instances: 0..<4)
             let onServer = !location.hasSuffix(".db")
             if onServer { try store.executeForTesting("SET enable_seqscan = off") }
-            let notes = try store.pendingSegmentsCount()
+            let notes = try store.metrics.pendingSegmentCount()
             XCTAssertGreaterThan(notes, 32)
             var reads: [(phase: SegmentCatchUpPhase, size: Int, read: Int)] = []
             // The counts are the connection's since it last reported them, which it does
             // only between transactions: read before the part and after it, in the write.
             var before = 0
-            store.segmentCatchUpWriteProbe = { phase, size, done in
+            store.segmentMemory.writeProbe = { phase, size, done in
                 guard onServer else { return }
                 let read = try store.db.first("""
                     SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(oid)), 0) FROM pg_class
@@ -169,18 +169,18 @@ final class SegmentCatchUpTests: XCTestCase, RunsOnEveryEngine {
                 if done { reads.append((phase, size, read - before)) } else { before = read }
             }
             // Stopped half-way through claiming, then going on.
-            XCTAssertThrowsError(try store.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
+            XCTAssertThrowsError(try store.metrics.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
                 if progress.phase == .claiming && progress.done >= notes / 2 { throw Stopped() }
             })
             XCTAssertEqual(try catchUpPhase(store), .claiming)
-            XCTAssertEqual(try store.catchUpSegments(batch: 2, turnMs: 1e-9), notes)
+            XCTAssertEqual(try store.metrics.catchUpSegments(batch: 2, turnMs: 1e-9), notes)
             try assertExact(store, "caught up after a stop")
             // A few notes more, caught up right after the catch-up struck every other note.
             let intake = TestKit.intake(try Store(path: location))
             for body in try bodies(instances: 4..<5).prefix(6) { _ = try intake.ingest(body, receivedAt: TestKit.anchor) }
-            XCTAssertGreaterThan(try store.pendingSegmentsCount(), 0)
-            XCTAssertNotNil(try store.catchUpSegments(batch: 2, turnMs: 1e-9))
-            XCTAssertEqual(try store.pendingSegmentsCount(), 0)
+            XCTAssertGreaterThan(try store.metrics.pendingSegmentCount(), 0)
+            XCTAssertNotNil(try store.metrics.catchUpSegments(batch: 2, turnMs: 1e-9))
+            XCTAssertEqual(try store.metrics.pendingSegmentCount(), 0)
             try assertExact(store, "caught up again")
             guard onServer else { continue }
             XCTAssertFalse(reads.isEmpty)
@@ -197,24 +197,24 @@ final class SegmentCatchUpTests: XCTestCase, RunsOnEveryEngine {
             let store = try filledStore(location)
             let day = { (offset: Millis) in DateText.format(TestKit.anchor + offset * TestKit.day, "yyyy-MM-dd", zone: TimeZone(identifier: "UTC")!) }
             func report(_ store: Store) throws -> [[String]] {
-                let product = try XCTUnwrap(try store.segmentValues(.product).first)
+                let product = try XCTUnwrap(try store.metrics.segmentValues(.product).first)
                 return try DailyCountsReport.compute(store: store, from: day(-90), to: day(30), timeZone: TimeZone(identifier: "UTC")!,
                                                      segments: Set(CountSegment.allCases),
                                                      filter: SegmentFilter(dimension: .product, value: product))
                     .map { r in Metric.all.map { r.text($0) } }
             }
-            XCTAssertThrowsError(try store.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
+            XCTAssertThrowsError(try store.metrics.catchUpSegments(batch: 2, turnMs: 1e-9) { progress in
                 if progress.phase == .writing { throw Stopped() }
             })
-            try store.executeForTesting("UPDATE metric_segments_catchup SET heartbeat_ms = heartbeat_ms - \(Store.segmentCatchUpStaleMs + 1)")
+            try store.executeForTesting("UPDATE metric_segments_catchup SET heartbeat_ms = heartbeat_ms - \(MetricAggregates.segmentCatchUpStaleMs + 1)")
             let other = try Store(path: location)
             var seen: [ReportCatchUpProgress] = []
             other.reportProgress = { seen.append($0) }
             let answered = try report(other)
-            XCTAssertEqual(try other.pendingSegmentsCount(), 0, "\(location): the report caught up")
+            XCTAssertEqual(try other.metrics.pendingSegmentCount(), 0, "\(location): the report caught up")
             XCTAssertTrue(seen.contains { if case .segments(let p) = $0 { return p.phase == .releasing } else { return false } })
-            try store.forgetSegmentAggregates()
-            XCTAssertNotNil(try store.catchUpSegments(batch: 1 << 20))
+            try store.metrics.forgetSegments()
+            XCTAssertNotNil(try store.metrics.catchUpSegments(batch: 1 << 20))
             XCTAssertEqual(answered, try report(store))
         }
     }

@@ -12,7 +12,7 @@ final class SegmentReadPlanTests: XCTestCase, RunsOnEveryEngine {
     func testOneAppsBucketsAreReadFromTheAppsIndexUnderAGenericPlan() throws {
         let base = try TestEngine.requirePostgres()
         let store = try Store(path: Store.freshPostgresLocation(base))
-        let read = Store.segmentBucketsRead(SegmentFilter(dimension: .app, value: "com.example.fitness"),
+        let read = MetricAggregates.segmentBucketsRead(SegmentFilter(dimension: .app, value: "com.example.fitness"),
                                             key: "p:churn", segment: .paid, from: 0, to: 86_400_000)
         var count = 0
         let numbered = read.sql.map { c -> String in

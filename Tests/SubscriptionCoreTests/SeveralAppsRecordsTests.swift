@@ -121,8 +121,8 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
         let store = try Store.inMemory()
         let bundles = ["com.example.a", "com.example.b", "com.example.c"]
         _ = try StoreGenerator(subscribers: 300, now: TestKit.anchor, bundleIds: bundles).generate(into: store)
-        try store.catchUpSegments()
-        XCTAssertEqual(try store.segmentValues(.app), bundles)
+        try store.metrics.catchUpSegments()
+        XCTAssertEqual(try store.metrics.segmentValues(.app), bundles)
         let utc = TimeZone(identifier: "UTC")!
         func report(_ app: String?) throws -> [DayCounts] {
             try DailyCountsReport.compute(store: store, from: "2025-05-01", to: "2026-06-01", timeZone: utc, segments: Set(CountSegment.allCases),
@@ -196,7 +196,7 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
     /// Every row of `source` in `target` (a store at an earlier version), in the columns it has.
     func copyRows(from source: Store, into target: any SQLConnection) throws {
         try target.execute("BEGIN")
-        for table in Store.copiedTables {
+        for table in StoreUpkeep.copiedTables {
             let theirs = Set(try target.columns(of: table))
             let columns = try source.db.columns(of: table).filter { theirs.contains($0) }
             guard !columns.isEmpty else { continue }
@@ -284,11 +284,11 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try migrated.subscription(originalTransactionId: "8100000000000010")?.state.bundleId, app)
         // Every share is queued for recomputation (with its app); the report brings them up
         // to date itself, the counts are the same, and all of them the app's.
-        XCTAssertEqual(try migrated.pendingMetricsCount(), 6)
+        XCTAssertEqual(try migrated.metrics.pendingShareCount(), 6)
         XCTAssertEqual(String(decoding: try counts(migrated), as: UTF8.self), String(decoding: before, as: UTF8.self))
-        XCTAssertEqual(try migrated.pendingMetricsCount(), 0)
-        try migrated.catchUpSegments()
-        XCTAssertEqual(try migrated.segmentValues(.app), [app])
+        XCTAssertEqual(try migrated.metrics.pendingShareCount(), 0)
+        try migrated.metrics.catchUpSegments()
+        XCTAssertEqual(try migrated.metrics.segmentValues(.app), [app])
         // The app is named: the one configured app, by the bundle id the record carries.
         let one = ConfiguredApps(apps: [ConfiguredApp(name: "default", bundleId: app)], fromSections: false)
         XCTAssertEqual(one.appJSON(ofRecord: try migrated.subscription(originalTransactionId: "8100000000000010")?.state.bundleId)["name"] as? String,

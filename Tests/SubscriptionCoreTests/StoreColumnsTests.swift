@@ -26,10 +26,12 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         try check(OverrideTable.table)
         try check(AuditTable.table)
         try check(NotificationTable.table)
+        try check(StoreFactsTable.table)
         try check(ForwardOutboxTable.table)
         try check(ForwardOutboxTable.attemptTable)
-        try check(Store.retentionTable)
-        try check(Store.retentionContentTable)
+        try check(ForwardOutboxTable.owedTable)
+        try check(RetentionReportTable.table)
+        try check(RetentionContentTable.table)
     }
 
     func testTheInsertOfANewRowLeavesOutTheGeneratedId() {

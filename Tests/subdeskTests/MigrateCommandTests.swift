@@ -102,9 +102,9 @@ final class MigrateCommandTests: SubdeskTestCase, RunsOnEveryEngine {
         let returned = try run(["migrate", "--from", pg, "--to", back, "--json"])
         XCTAssertEqual(returned.status, 0, returned.stderr)
         XCTAssertTrue(returned.stdout.contains("\"identical\" : true"), returned.stdout)
-        let sourceDigest = try Store(path: source, mode: .reading).contentDigest()
-        XCTAssertEqual(try Store(path: back, mode: .reading).contentDigest(), sourceDigest)
-        XCTAssertEqual(try Store(path: pg, mode: .reading).contentDigest(), sourceDigest)
+        let sourceDigest = try Store(path: source, mode: .reading).upkeep.contentDigest()
+        XCTAssertEqual(try Store(path: back, mode: .reading).upkeep.contentDigest(), sourceDigest)
+        XCTAssertEqual(try Store(path: pg, mode: .reading).upkeep.contentDigest(), sourceDigest)
         let expected = try views(source)
         XCTAssertEqual(try views(pg), expected)
         XCTAssertEqual(try views(back), expected)
@@ -120,7 +120,7 @@ final class MigrateCommandTests: SubdeskTestCase, RunsOnEveryEngine {
         let changed = dir + "/changed.db"
         XCTAssertEqual(try run(["migrate", "--from", back, "--to", changed, "--quiet"]).status, 0)
         XCTAssertEqual(try engineQuery(changed, "UPDATE subscriptions SET auto_renew = 1 - auto_renew WHERE original_transaction_id = '2000000400000101'"), "")
-        let differs = try Store(path: changed, mode: .reading).contentDigest()
+        let differs = try Store(path: changed, mode: .reading).upkeep.contentDigest()
         XCTAssertEqual(Set(differs.keys.filter { differs[$0] != sourceDigest[$0] }), ["subscriptions"])
 
         let backup = dir + "/pg.dump"

@@ -359,11 +359,11 @@ final class PostgresHardeningTests: SubdeskTestCase, RunsOnEveryEngine {
     func testIntakeBoundsTheServersWaitsUnlessTheURIDoes() throws {
         try requirePostgres()
         let store = try Store(path: location, busyTimeoutMs: 10_000, mode: .existing)
-        try store.boundServerWaitsForIntake()
+        try store.upkeep.boundServerWaitsForIntake()
         XCTAssertEqual(try store.db.first("SHOW statement_timeout") { $0.string(0) }, "30s")
         XCTAssertEqual(try store.db.first("SHOW idle_in_transaction_session_timeout") { $0.string(0) }, "30s")
         let chosen = try Store(path: location + "&options=-c%20statement_timeout%3D7s", mode: .existing)
-        try chosen.boundServerWaitsForIntake()
+        try chosen.upkeep.boundServerWaitsForIntake()
         XCTAssertEqual(try chosen.db.first("SHOW statement_timeout") { $0.string(0) }, "7s")
         // A dashboard or a migration keeps the server's defaults.
         let reading = try Store(path: location, mode: .reading)

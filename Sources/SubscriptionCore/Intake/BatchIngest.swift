@@ -53,8 +53,8 @@ public struct BatchIngest {
         self.intake = intake
         self.batchSize = batchSize
         self.batchTime = batchTime
-        try intake.store.checkpointEvery(pages: Store.batchCheckpointPages)
-        try intake.store.boundServerWaitsForIntake()
+        try intake.store.upkeep.checkpointEvery(pages: StoreUpkeep.batchCheckpointPages)
+        try intake.store.upkeep.boundServerWaitsForIntake()
     }
 
     /// Checks and commits `count` bodies in order, `body(i)` giving the i-th; `rejected`

@@ -495,11 +495,11 @@ public final class Intake {
     }
 }
 
-extension Store {
+extension MetricAggregates {
     /// Recomputes the shares an earlier subdesk computed (`metrics_pending`) through intake's
     /// derivation, `batch` to a write, telling `progress` (done, total) after each.
     @discardableResult
-    public func catchUpMetrics(batch: Int = 2_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
-        try catchUpMetrics(deriving: Intake.metricShare, batch: batch, progress: progress)
+    public func catchUpShares(batch: Int = 2_000, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+        try catchUpShares(deriving: Intake.metricShare, batch: batch, progress: progress)
     }
 }

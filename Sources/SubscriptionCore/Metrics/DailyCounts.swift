@@ -190,8 +190,8 @@ public enum DailyCountsReport {
     /// Refuses a segment value no subscription has (`product=app.montly`, a typo that would
     /// read as zeros), naming the values there are (a reader counts those still pending too).
     public static func requireKnown(_ filter: SegmentFilter, store: Store) throws {
-        guard try !store.segmentHasValue(filter.dimension, filter.value) else { return }
-        let known = try store.segmentValues(filter.dimension)
+        guard try !store.metrics.segmentHasValue(filter.dimension, filter.value) else { return }
+        let known = try store.metrics.segmentValues(filter.dimension)
         throw ConfigurationError("no subscription has \(filter.dimension.rawValue) \(filter.value): "
                                  + (known.isEmpty ? "the store has none" : "the \(filter.dimension.rawValue) values there are \(known.joined(separator: ", "))"))
     }
@@ -243,31 +243,31 @@ public enum DailyCountsReport {
         // Levels at the range's start: every change before it.
         var level: [P: Int] = [:]
         let levelKeys = P.allCases.filter(plan.levelKeys.contains)
-        for row in try store.metricTotals(before: first.start, keys: levelKeys.map(\.name), filter: filter) where segments.contains(row.segment) {
+        for row in try store.metrics.totals(before: first.start, keys: levelKeys.map(\.name), filter: filter) where segments.contains(row.segment) {
             if let key = levelKeys.first(where: { $0.name == row.key }) { level[key, default: 0] += row.total }
         }
         // Each period's sum of every key read: the flows, and what moves the levels.
         let read = P.allCases.filter { $0.isReported && (plan.levelKeys.contains($0) || plan.flowKeys.contains($0)) }
         var deltas = Array(repeating: [P: Int](), count: days.count)
-        try store.forEachMetricBucket(keys: read.map(\.name), from: first.start, to: end, segments: segments, filter: filter) { k, bucket, count in
+        try store.metrics.forEachBucket(keys: read.map(\.name), from: first.start, to: end, segments: segments, filter: filter) { k, bucket, count in
             guard let i = dayIndex(bucket) else { return }
             deltas[i][read[k], default: 0] += count
         }
         // Money: levels (MRR) from every change before the range, flows (revenue) per day.
-        let currencies = try store.metricCurrencies()
+        let currencies = try store.metrics.currencies()
         let money = metrics.filter(\.isMoney)
         let moneyKeys = money.flatMap { m in currencies.map { m.amountKind!.name($0) } }
         var moneyLevel = Array(repeating: [String: Int64](), count: money.count)
         let levelMoneyKeys = money.enumerated().filter { $0.element.isEndOfDayLevel }.flatMap { index, m in
             currencies.map { (name: m.amountKind!.name($0), metric: index, code: $0) }
         }
-        for row in try store.metricTotals(before: first.start, keys: levelMoneyKeys.map(\.name), filter: filter) where segments.contains(row.segment) {
+        for row in try store.metrics.totals(before: first.start, keys: levelMoneyKeys.map(\.name), filter: filter) where segments.contains(row.segment) {
             if let key = levelMoneyKeys.first(where: { $0.name == row.key }) { moneyLevel[key.metric][key.code, default: 0] += Int64(row.total) }
         }
         var moneyDeltas = Array(repeating: Array(repeating: [String: Int64](), count: money.count), count: days.count)
         // The currencies this report holds money in (these segments, this range).
         var reportCurrencies = Set(moneyLevel.flatMap { $0.filter { $0.value != 0 }.keys })
-        try store.forEachMetricBucket(keys: moneyKeys, from: first.start, to: end, segments: segments, filter: filter) { k, bucket, amount in
+        try store.metrics.forEachBucket(keys: moneyKeys, from: first.start, to: end, segments: segments, filter: filter) { k, bucket, amount in
             guard let i = dayIndex(bucket) else { return }
             let index = k / max(1, currencies.count), code = currencies[k % max(1, currencies.count)]
             if amount != 0 { reportCurrencies.insert(code) }

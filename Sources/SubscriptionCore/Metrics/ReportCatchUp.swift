@@ -40,13 +40,13 @@ extension Store {
     /// the same notes, then catches up what was noted meanwhile. A report reads the
     /// overlay either way, so it answers with every share pending when it started.
     public func bringReportsUpToDate(bySegment: Bool, waitSeconds: Double = 60) throws {
-        guard mayCatchUpAggregates else { return }
-        if try pendingMetricsCount() > 0 {
-            try catchUpMetrics { [reportProgress] done, total in reportProgress?(.recomputing(done: done, total: total)) }
+        guard metrics.mayCatchUp else { return }
+        if try metrics.pendingShareCount() > 0 {
+            try metrics.catchUpShares { [reportProgress] done, total in reportProgress?(.recomputing(done: done, total: total)) }
         }
         guard bySegment else { return }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, waitSeconds) * 1e9)
-        while try catchUpSegments(progress: { [reportProgress] in reportProgress?(.segments($0)) }) == nil,
+        while try metrics.catchUpSegments(progress: { [reportProgress] in reportProgress?(.segments($0)) }) == nil,
               DispatchTime.now().uptimeNanoseconds < deadline {
             reportProgress?(.waitingForAnotherCatchUp)
             usleep(200_000)

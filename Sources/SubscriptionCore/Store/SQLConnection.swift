@@ -402,8 +402,15 @@ protocol SQLConnection: AnyObject {
 struct BulkLoadSettings {
     var start: String
     var end: String
-    /// Names and SQL of the indexes that only speed up reads, which a bulk load drops and builds again at its end.
+    /// Names and SQL of the indexes that only speed up reads, which a bulk load drops and
+    /// builds again at its end: a query selecting `IndexDefinition.list`.
     var setAsideIndexes: String
+}
+
+/// An index as the engine's catalog gives it: its name and the SQL that builds it.
+enum IndexDefinition: Int, SelectedValues {
+    case name, definition
+    var sql: String { self == .name ? "name" : "sql" }
 }
 
 extension SQLConnection {
@@ -544,6 +551,17 @@ extension SQLConnection {
     /// row or a NULL.
     func text(_ sql: String, _ values: [SQLBindable?] = []) throws -> String? {
         try first(sql, values) { $0.optionalString(0) } ?? nil
+    }
+
+    /// The one column of the first row a query of one column returns, as bytes: nil with no
+    /// row or a NULL.
+    func bytes(_ sql: String, _ values: [SQLBindable?] = []) throws -> Data? {
+        try first(sql, values) { $0.isNull(0) ? nil : $0.data(0) } ?? nil
+    }
+
+    /// The one column of every row a query of one column returns, as integers (a NULL as 0).
+    func integers(_ sql: String, _ values: [SQLBindable?] = []) throws -> [Int64] {
+        try rows(sql, values) { $0.int64(0) }
     }
 
     /// The one column of every row a query of one column returns, as text (a NULL as "").

@@ -126,7 +126,7 @@ extension SQLiteConnection {
             start: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -524288",
             end: "PRAGMA cache_size = -2000; PRAGMA synchronous = NORMAL; PRAGMA journal_mode = WAL",
             setAsideIndexes: """
-                SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%'
+                SELECT \(IndexDefinition.list) FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%'
                 """)
     }
 
@@ -144,4 +144,22 @@ extension SQLiteConnection {
         throw StoreError(operation: "make the login \(login.name)", message: "a SQLite store has no database logins", code: 0)
     }
     func connectionSlots() throws -> ConnectionSlots? { nil }
+}
+
+extension SQLiteConnection {
+    /// What the SQLite file at `path` is, read without changing it (`Store.kind(ofFileAt:)`).
+    static func kind(ofFileAt path: String) -> Store.FileKind {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return .missing }
+        if isDirectory.boolValue { return .other("a directory") }
+        guard let db = try? SQLiteConnection(path: path, readOnly: true, busyTimeoutMs: 2000) else { return .other("not readable") }
+        guard let tables = try? db.texts("SELECT name FROM sqlite_schema WHERE type = 'table'") else {
+            return .other("not a SQLite database")
+        }
+        guard tables.contains("notifications") else { return .other(tables.isEmpty ? "an empty or foreign SQLite file" : "a SQLite database of another program") }
+        if tables.contains("store_facts"), (try? StoreFactsTable(db: db).value("kind")) == "demo" {
+            return .demo
+        }
+        return .store(notifications: (try? db.count("SELECT count(*) FROM notifications")) ?? 0)
+    }
 }

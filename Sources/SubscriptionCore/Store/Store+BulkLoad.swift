@@ -1,7 +1,7 @@
 import Foundation
 
 /// Bulk loading: a store written in one long run that can be rebuilt if it fails.
-extension Store {
+extension StoreUpkeep {
     /// The checkpoint interval `subdesk ingest` uses: 40 MB of WAL.
     public static let batchCheckpointPages = 10_000
 
@@ -24,15 +24,18 @@ extension Store {
         guard let bulk = db.bulkLoad else { return }
         if on {
             try db.execute(bulk.start)
-            let indexes = try db.rows(bulk.setAsideIndexes) { (name: $0.string(0), sql: $0.string(1)) }
-            try write { for index in indexes { try db.execute("DROP INDEX \"\(index.name)\"") } }
-            suspendedIndexes += indexes
+            let indexes = try db.rows(bulk.setAsideIndexes) { row in
+                let r = IndexDefinition.row(row)
+                return (name: r.string(.name), sql: r.string(.definition))
+            }
+            try store.write { for index in indexes { try db.execute("DROP INDEX \"\(index.name)\"") } }
+            store.suspendedIndexes += indexes
         } else {
-            let indexes = suspendedIndexes
-            try write { for index in indexes { try db.execute(index.sql) } }
-            suspendedIndexes.removeAll()
+            let indexes = store.suspendedIndexes
+            try store.write { for index in indexes { try db.execute(index.sql) } }
+            store.suspendedIndexes.removeAll()
             // The search index takes in the loaded subscriptions at once, as the indexes did.
-            try refreshSearchIndex()
+            try store.refreshSearchIndex()
             try db.execute(bulk.end)
         }
     }

@@ -7,7 +7,7 @@ public struct CopyProgress: Sendable {
     public var tableDone: Bool
 }
 
-extension Store {
+extension StoreUpkeep {
     /// The tables a store's data lives in, on both engines, parents before children. The
     /// search index (SQLite) and the version and change counters (PostgreSQL) belong to
     /// an engine and are rebuilt or kept by it, not copied.
@@ -25,7 +25,7 @@ extension Store {
     /// Whether the store holds anything a copy could overwrite or mix with.
     public func holdsData() throws -> Bool {
         for table in ["notifications", "subscriptions", "quarantine", "audit_log", "overrides"] {
-            if try db.first("SELECT EXISTS (SELECT 1 FROM \(table))", [], { $0.bool(0) }) == true { return true }
+            if try db.holds("SELECT EXISTS (SELECT 1 FROM \(table))") { return true }
         }
         return false
     }
@@ -36,12 +36,12 @@ extension Store {
     /// audit log with the copying user), which needs the tables' owner.
     public func copyAll(from source: Store, batch: Int = 5_000, progress: (CopyProgress) -> Void = { _ in }) throws {
         guard try !holdsData() else {
-            throw StoreError(operation: "copy into \(path)", message: "it already holds data; copying would mix two stores", code: 0)
+            throw StoreError(operation: "copy into \(store.path)", message: "it already holds data; copying would mix two stores", code: 0)
         }
-        try write { try source.snapshot {
-            try db.copyStarts(into: Store.copiedTables)
-            for table in Store.copiedTables {
-                let theirs = Set(try source.columns(of: table))
+        try store.write { try source.inOneSnapshot {
+            try db.copyStarts(into: Self.copiedTables)
+            for table in Self.copiedTables {
+                let theirs = Set(try source.upkeep.columns(of: table))
                 let columns = try columns(of: table).filter { theirs.contains($0) }
                 guard !columns.isEmpty else { continue }
                 // Rows the triggers made while earlier tables were copied are replaced by the source's.
@@ -73,18 +73,14 @@ extension Store {
                 if pending > 0 { try db.run(insert(pending), values) }
                 progress(CopyProgress(table: table, rows: rows, tableDone: true))
             }
-            try db.copyEnded(into: Store.copiedTables)
+            try db.copyEnded(into: Self.copiedTables)
         } }
     }
-
-    /// Runs `body` reading one consistent state of the store, whatever other processes
-    /// commit meanwhile (a read transaction). Reads of this store inside `body` join it.
-    public func snapshot<T>(_ body: () throws -> T) throws -> T { try db.readTransaction(body) }
 
     /// Each copied table's row count, for checking a copy.
     public func tableCounts() throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        for table in Store.copiedTables { counts[table] = try db.first("SELECT count(*) FROM \(table)") { $0.int(0) } ?? 0 }
+        for table in Self.copiedTables { counts[table] = try db.count("SELECT count(*) FROM \(table)") }
         return counts
     }
 
@@ -93,9 +89,9 @@ extension Store {
     /// added up lane by lane, so the order rows come in does not matter and no table is
     /// held in memory. Read from one consistent state of the store.
     public func contentDigest() throws -> [String: String] {
-        try snapshot {
+        try store.inOneSnapshot {
             var digests: [String: String] = [:]
-            for table in Store.copiedTables {
+            for table in Self.copiedTables {
                 let columns = try columns(of: table)
                 var lanes: [UInt64] = [0, 0, 0, 0]
                 var rows = 0

@@ -73,4 +73,34 @@ extension Store {
         pendingMetrics[MetricRowKey(bucket: bucket, key: key, segment: segment), default: 0] += delta
         if !deferringMetrics && !db.isInTransaction { try flushMetrics() }
     }
+
+    /// Moves the aggregates from a subscription's stored share (`stored`, its stored form;
+    /// `decoded`, the same read, when the caller has it) to `fresh`, notes the change for the
+    /// by-segment aggregates, and returns `fresh`'s stored form for the caller to write.
+    func moveShare(_ otid: String, to fresh: MetricContributions, from stored: Data?,
+                   decoded: MetricContributions? = nil) throws -> Data {
+        try applyMetrics(fresh, replacing: decoded ?? stored.map(MetricContributions.init(encoded:)) ?? MetricContributions())
+        let encoded = fresh.encoded()
+        // The first noted share is the one the by-segment aggregates hold: a change already
+        // noted keeps it.
+        if encoded != stored {
+            try db.run("INSERT OR IGNORE INTO metric_segments_pending (original_transaction_id, applied) VALUES (?, ?)", [otid, stored])
+        }
+        return encoded
+    }
+
+    /// Moves the aggregates from a subscription's `old` share to `new`: counts, money and cohorts.
+    func applyMetrics(_ new: MetricContributions, replacing old: MetricContributions) throws {
+        for (k, delta) in new.difference(from: old) {
+            try addToMetric(bucket: k.bucket, key: k.key.name, segment: k.segment, delta: delta)
+        }
+        for (k, delta) in new.amountDifference(from: old) {
+            try addToMetric(bucket: k.bucket, key: k.kind.name(k.currency), segment: k.segment, delta: Int(delta))
+        }
+        // The cohort cells ride in the same aggregates under `c:` keys, held and written with
+        // them at commit (in key order, once per batch).
+        try new.cohorts.difference(from: old.cohorts) { bucket, key, segment, delta in
+            try addToMetric(bucket: bucket, key: key, segment: segment, delta: delta)
+        }
+    }
 }

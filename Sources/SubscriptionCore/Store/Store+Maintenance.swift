@@ -15,27 +15,6 @@ public struct StoreHealth: Sendable {
 }
 
 extension Store {
-    /// Runs the engine's integrity check (SQLite's; a server checks its own pages) and
-    /// gathers the store's vital signs.
-    public func health() throws -> StoreHealth {
-        let integrity = try db.integrityCheck()
-        let bytes = try db.storageBytes()
-        return StoreHealth(integrity: integrity ?? ["ok"], pagesChecked: integrity != nil, schemaVersion: schemaVersion,
-                           latestSchemaVersion: Migrations.latestVersion, walBytes: bytes.wal, fileBytes: bytes.store,
-                           subscriptions: try subscriptionCount(), notifications: try notifications.count(),
-                           quarantined: try quarantine.unresolvedCount())
-    }
-
-    /// Marks the store as one `subdesk demo` built (test-CA data, replaceable by the next demo).
-    public func markAsDemo() throws {
-        try write { _ = try db.run("INSERT INTO store_facts (key, value) VALUES ('kind', 'demo') ON CONFLICT (key) DO UPDATE SET value = 'demo'") }
-    }
-
-    /// Whether `subdesk demo` built this store.
-    public var isDemo: Bool {
-        (try? db.first("SELECT value FROM store_facts WHERE key = 'kind'") { $0.string(0) }) == "demo"
-    }
-
     /// What is at `path`, read without changing it: nothing, a demo store, another subdesk
     /// store (with its notification count), or a file that is no subdesk store.
     public enum FileKind: Equatable { case missing, demo, store(notifications: Int), other(String) }
@@ -44,30 +23,56 @@ extension Store {
         if PostgresLocation.isPostgres(path) {
             do {
                 let store = try Store(path: path, mode: .reading)
-                return store.isDemo ? .demo : .store(notifications: (try? store.notifications.count()) ?? 0)
+                return store.upkeep.isDemo ? .demo : .store(notifications: (try? store.notifications.count()) ?? 0)
             } catch is StoreNotFound {
                 return .missing
             } catch {
                 return .other("not readable (\(error))")
             }
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return .missing }
-        if isDirectory.boolValue { return .other("a directory") }
-        guard let db = try? SQLiteConnection(path: path, readOnly: true, busyTimeoutMs: 2000) else { return .other("not readable") }
-        guard let tables = try? db.rows("SELECT name FROM sqlite_schema WHERE type = 'table'", [], { $0.string(0) }) else {
-            return .other("not a SQLite database")
-        }
-        guard tables.contains("notifications") else { return .other(tables.isEmpty ? "an empty or foreign SQLite file" : "a SQLite database of another program") }
-        if tables.contains("store_facts"), (try? db.first("SELECT value FROM store_facts WHERE key = 'kind'") { $0.string(0) }) == "demo" {
-            return .demo
-        }
-        return .store(notifications: (try? db.first("SELECT count(*) FROM notifications") { $0.int(0) }) ?? 0)
+        return SQLiteConnection.kind(ofFileAt: path)
+    }
+}
+
+/// The store's upkeep: its health, backups, the engine's checkpoints and durability for
+/// one kind of writer or another, bulk loading, the audit log's guards, and copying a whole
+/// store (`subdesk doctor`, `backup`, `ingest`, `migrate`, `serve`). Nothing here reads or
+/// writes a table's rows but to count or copy them.
+public struct StoreUpkeep {
+    let store: Store
+    var db: any SQLConnection { store.db }
+}
+
+extension Store {
+    /// The store's upkeep.
+    public var upkeep: StoreUpkeep { StoreUpkeep(store: self) }
+}
+
+extension StoreUpkeep {
+    /// Runs the engine's integrity check (SQLite's; a server checks its own pages) and
+    /// gathers the store's vital signs.
+    public func health() throws -> StoreHealth {
+        let integrity = try db.integrityCheck()
+        let bytes = try db.storageBytes()
+        return StoreHealth(integrity: integrity ?? ["ok"], pagesChecked: integrity != nil, schemaVersion: store.schemaVersion,
+                           latestSchemaVersion: Migrations.latestVersion, walBytes: bytes.wal, fileBytes: bytes.store,
+                           subscriptions: try store.subscriptionCount(), notifications: try store.notifications.count(),
+                           quarantined: try store.quarantine.unresolvedCount())
+    }
+
+    /// Marks the store as one `subdesk demo` built (test-CA data, replaceable by the next demo).
+    public func markAsDemo() throws {
+        try store.write { try store.facts.set("kind", "demo") }
+    }
+
+    /// Whether `subdesk demo` built this store.
+    public var isDemo: Bool {
+        (try? store.facts.value("kind")) == "demo"
     }
 
     /// Whether the store holds data signed under the test CA (chains it remembers name it).
     public func holdsTestCAData() throws -> Bool {
-        try db.first("SELECT count(*) FROM verified_chains WHERE subjects LIKE '%TEST ONLY%'") { $0.int(0) } ?? 0 > 0
+        try db.count("SELECT count(*) FROM verified_chains WHERE subjects LIKE '%TEST ONLY%'") > 0
     }
 
     /// The triggers that keep the audit log append-only and are not in the store (someone
@@ -103,7 +108,7 @@ extension Store {
     }
 }
 
-extension Store {
+extension StoreUpkeep {
     /// For one short-lived writer per request (CGI): every commit reaches the disk before
     /// it returns (so "stored" survives a power cut), and closing does not checkpoint the
     /// WAL (the next writer's automatic checkpoint does), keeping the answer fast.
@@ -127,13 +132,4 @@ extension Store {
     /// Past `walLimitBytes`, the WAL is copied into the database beside the writers and
     /// truncated in their turn (see `SQLiteConnection.checkpointBesideWriters`).
     public func checkpointBesideWriters(walLimitBytes: Int64 = 1 << 20) { db.checkpointBesideWriters(walLimitBytes: walLimitBytes) }
-
-    /// Stored size of V2 notification bodies against their size as received.
-    public func bodyStatistics() throws -> (count: Int, storedBytes: Int64, jwsHeaders: Int, headerBytes: Int64) {
-        let bodies = try db.first("SELECT count(*), IFNULL(sum(length(body)), 0) FROM notifications WHERE version = 2 AND source IS DISTINCT FROM 'generate'") {
-            ($0.int(0), $0.int64(1))
-        } ?? (0, 0)
-        let headers = try db.first("SELECT count(*), IFNULL(sum(length(segment)), 0) FROM jws_headers") { ($0.int(0), $0.int64(1)) } ?? (0, 0)
-        return (bodies.0, bodies.1, headers.0, headers.1)
-    }
 }

@@ -175,16 +175,12 @@ extension Store {
     public func recordPing(environment: String, requested: Millis, arrived: Millis?) throws {
         let values = [environment, String(requested), arrived.map(String.init) ?? ""]
         try write {
-            for (key, value) in zip(Store.pingFactKeys, values) {
-                try db.run("INSERT INTO store_facts (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                           [key, value])
-            }
+            for (key, value) in zip(Store.pingFactKeys, values) { try facts.set(key, value) }
         }
     }
 
     public func lastPing() throws -> PingRecord? {
-        var facts: [String: String] = [:]
-        try db.query("SELECT key, value FROM store_facts WHERE key IN (?, ?, ?)", Store.pingFactKeys.map { $0 as SQLBindable? }) { facts[$0.string(0)] = $0.string(1) }
+        let facts = try facts.values(Store.pingFactKeys)
         guard let environment = facts["ping.environment"], let requested = facts["ping.requested_ms"].flatMap({ Millis($0) }) else { return nil }
         return PingRecord(environment: environment, requested: requested, arrived: facts["ping.arrived_ms"].flatMap { Millis($0) })
     }
@@ -197,69 +193,21 @@ extension Store {
         var r = OnCallReading(now: now, engine: dialect)
         r.intakeCounts = try intakeLog.counts()
         let since = now - OnCallReading.lagWindow
-        r.lags = try db.rows("""
-            SELECT received_ms - signed_ms FROM notifications WHERE received_ms >= ? AND received_ms <= ?
-            ORDER BY received_ms DESC LIMIT ?
-            """, [since, now, OnCallReading.lagSampleLimit]) { max(0, $0.int64(0)) }.sorted()
+        r.lags = try notifications.lags(since: since, until: now, atMost: OnCallReading.lagSampleLimit)
         r.rejectedLastHour = try intakeLog.refusals(from: now - 3_600_000, to: now)
         r.quarantineEntries = try quarantine.unresolvedCount()
         r.quarantineBytes = try quarantine.keptBytes()
-        // Open requests are the ones refund_requests_queue finds under closed_ms IS NULL.
-        let window = RefundRequest.answerWindow
-        try db.query("""
-            SELECT count(*), min(requested_ms) FROM refund_requests
-            WHERE closed_ms IS NULL AND requested_ms > ? AND (answer_outcome IS NULL OR answer_outcome <> 'accepted')
-            """, [now - window]) { row in
-            r.openRefunds = row.int(0)
-            r.nextRefundDeadline = row.optionalInt64(1).map { $0 + window }
-        }
-        r.refundsMissedLastDay = try db.first("""
-            SELECT count(*) FROM refund_requests
-            WHERE closed_ms IS NULL AND requested_ms > ? AND requested_ms <= ? AND (answer_outcome IS NULL OR answer_outcome <> 'accepted')
-            """, [now - window - 86_400_000, now - window]) { $0.int(0) } ?? 0
-        try db.query("""
-            SELECT
-                sum(CASE WHEN answer_outcome = 'accepted' THEN 1 ELSE 0 END),
-                sum(CASE WHEN answer_outcome LIKE 'refused%' THEN 1 ELSE 0 END),
-                sum(CASE WHEN requested_ms + ? <= ?
-                          AND (closed_ms IS NULL OR closed_ms > requested_ms + ?)
-                          AND NOT (answer_outcome IS NOT NULL AND answer_outcome = 'accepted' AND answered_ms <= requested_ms + ?)
-                         THEN 1 ELSE 0 END),
-                sum(CASE WHEN answer_outcome LIKE 'not sent%' THEN 1 ELSE 0 END),
-                sum(CASE WHEN answer_outcome LIKE 'failed%' THEN 1 ELSE 0 END)
-            FROM refund_requests
-            """, [window, now, window, window]) { row in
-            r.refundAnswersAccepted = row.optionalInt64(0).map(Int.init) ?? 0
-            r.refundAnswersRefused = row.optionalInt64(1).map(Int.init) ?? 0
-            r.refundAnswersLate = row.optionalInt64(2).map(Int.init) ?? 0
-            r.refundAnswersNotSent = row.optionalInt64(3).map(Int.init) ?? 0
-            r.refundAnswersFailed = row.optionalInt64(4).map(Int.init) ?? 0
-        }
+        try refundRequests.read(into: &r, now: now)
         r.ping = try lastPing()
-        try db.query("""
-            SELECT coalesce(n.type, ''), count(*) FROM delivery_gaps g LEFT JOIN notifications n ON n.notification_uuid = g.notification_uuid
-            GROUP BY 1 ORDER BY 1
-            """) { r.gapsByType.append((type: $0.string(0), count: $0.int(1))) }
-        r.gapsFoundLastDay = try db.first("SELECT count(*) FROM delivery_gaps WHERE found_ms >= ?", [now - 86_400_000]) { $0.int(0) } ?? 0
+        try backfills.read(into: &r, now: now)
         // Facts from the audit log are read only from entries their writer may write
         // (OnCallMetric.Source.auditAction): on PostgreSQL the server checks each new one.
         r.lastSweep = try audit.last(action: .sweep, trusted: true, now: now)
-        try db.query("""
-            SELECT coalesce(bundle_id, ''), environment, max(finished_ms) FROM backfill_runs
-            WHERE only_failures = 1 AND finished_ms IS NOT NULL AND finished_ms <= ? GROUP BY 1, 2
-            """, [now + AuditTable.futureToleranceMillis]) { row in
-            r.lastReconcile[OnCallReading.AppEnvironment(bundleId: row.string(0), environment: row.string(1))] = row.int64(2)
-        }
-        r.revalidationFailuresLastDay = try db.first("""
-            SELECT count(*) FROM audit_log WHERE action = ? AND at_ms >= ? AND outcome = 'failed'
-              AND \(dialect.auditWrittenBy(PostgresRoles.auditWriters(of: .revalidate)))
-            """, [AuditAction.revalidate.rawValue, now - 86_400_000]) { $0.int(0) } ?? 0
-        r.pendingExtensions = try db.first("SELECT count(*) FROM renewal_extensions WHERE outcome = 'pending'") { $0.int(0) } ?? 0
+        r.revalidationFailuresLastDay = try audit.revalidationFailures(since: now - 86_400_000)
+        r.pendingExtensions = try extensions.pendingCount()
         r.schemaVersion = newerSchemaVersion ?? schemaVersion
         r.binarySchemaVersion = Migrations.latestVersion
-        r.pendingSegments = try db.first("""
-            SELECT count(*) FROM (SELECT 1 FROM metric_segments_pending LIMIT \(OnCallReading.pendingCap)) AS capped
-            """) { $0.int(0) } ?? 0
+        r.pendingSegments = try metrics.pendingSegmentCount(atMost: OnCallReading.pendingCap)
         (r.storeBytes, r.walBytes) = try db.storageBytes()
         r.lastAppleCall = try lastAppleCall(now: now)
         r.forwarding = try outbox.readings(targets: forwardTargets, now: now)
@@ -270,19 +218,7 @@ extension Store {
     /// Audit entries count only from the roles that may write them, and none dated more than
     /// `AuditTable.futureToleranceMillis` after `now`.
     func lastAppleCall(now: Millis) throws -> AppleCallRecord? {
-        var found: [AppleCallRecord] = []
-        let writers = dialect.auditWrittenBy(PostgresRoles.auditWriters(of: .revalidate))
-        try db.query("""
-            SELECT at_ms, CASE WHEN outcome = 'failed' THEN 0 ELSE 1 END FROM audit_log
-            WHERE action = ? AND at_ms <= ? AND \(writers) ORDER BY at_ms DESC, id DESC LIMIT 1
-            """, [AuditAction.revalidate.rawValue, now + AuditTable.futureToleranceMillis]) {
-            found.append(AppleCallRecord(at: $0.int64(0), answered: $0.int(1) == 1, record: .revalidation))
-        }
-        try db.query("""
-            SELECT answered_ms, CASE WHEN answer_outcome = 'accepted' OR answer_outcome LIKE 'refused%' THEN 1 ELSE 0 END
-            FROM refund_requests WHERE answered_ms IS NOT NULL AND answer_outcome IS NOT NULL
-            ORDER BY answered_ms DESC LIMIT 1
-            """) { found.append(AppleCallRecord(at: $0.int64(0), answered: $0.int(1) == 1, record: .refundAnswer)) }
+        var found = [try audit.lastRevalidation(now: now), try refundRequests.lastAnswer()].compactMap { $0 }
         if let ping = try lastPing() { found.append(AppleCallRecord(at: ping.requested, answered: true, record: .ping)) }
         return found.max { $0.at < $1.at }
     }

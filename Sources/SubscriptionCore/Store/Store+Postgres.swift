@@ -68,11 +68,18 @@ extension Store {
         /// The lock it holds, or whom it keeps waiting.
         public var what: String
     }
+}
+
+/// The PostgreSQL server's side of a store: the roles and logins `subdesk db roles` makes,
+/// the sessions holding the write lock, the connection slots. Every answer is empty or nil
+/// on SQLite, which has no server.
+public struct StoreServer {
+    let db: any SQLConnection
 
     /// Who holds what a write would wait for, as the server's lock table says: a lock on
     /// `store_changes` that conflicts with a shared write's, or anything a waiting writer
     /// waits for. Empty without a server (SQLite), and when nothing is held.
-    public func writeLockHolders() throws -> [WriteLockHolder] { try db.writeLockHolders() }
+    public func writeLockHolders() throws -> [Store.WriteLockHolder] { try db.writeLockHolders() }
 
     /// Whether every login may connect to this store's database (CONNECT left to PUBLIC),
     /// which `db init --roles` revokes. nil without a server (SQLite).
@@ -98,4 +105,9 @@ extension Store {
 
     /// The database user this store's connection is; nil without a server (SQLite).
     public func databaseUser() throws -> String? { try db.databaseUser() }
+}
+
+extension Store {
+    /// The database server's roles, logins and sessions.
+    public var server: StoreServer { StoreServer(db: db) }
 }

@@ -54,21 +54,13 @@ public final class Store {
     public private(set) var readAsSnapshot = false
     /// Whether this connection cannot write (the file or its folder is not writable).
     public private(set) var isReadOnly = false
-    /// The by-segment aggregates' missing part as a reader last summed it, with the change
-    /// counter it was summed at (`segmentOverlay`).
-    var segmentOverlayCache: (version: Int, overlay: SegmentOverlay)?
-    /// Called inside each write of a by-segment catch-up with the phase and the part's
-    /// size, before the part (false) and after it (true): tests read there what it did.
-    var segmentCatchUpWriteProbe: ((SegmentCatchUpPhase, Int, Bool) throws -> Void)?
-    /// Who this connection is to another process's by-segment catch-up (`catchUpSegments`).
-    let segmentCatchUpOwner = UUID().uuidString
+    /// What this connection keeps between reads of the by-segment aggregates.
+    private(set) lazy var segmentMemory = SegmentCatchUpMemory()
     /// Told how the catch-ups a report runs first get on (`Store.bringReportsUpToDate`): a
     /// command line shows it on a terminal.
     public var reportProgress: ((ReportCatchUpProgress) -> Void)?
-    /// Whether the store holds a real-time retention request the responder answered (once
-    /// true, for good), and when that was last asked while not (`answeredRetentionRequests`).
-    var hasAnsweredRetentionRequests = false
-    var answeredRetentionRequestsAsked: UInt64?
+    /// What the retention decisions' reads remember between calls.
+    private(set) lazy var retentionDecisionMemory = RetentionDecisionMemory()
     /// Whether opening created the file.
     public private(set) var wasCreated = false
     /// The file a writable SQLite store was opened from: each write checks that its path
@@ -280,7 +272,7 @@ public final class Store {
 
     private func transaction<T>(start: () throws -> Void, _ body: () throws -> T) throws -> T {
         // SQLite's change counter does not move for this connection's own commits.
-        defer { segmentOverlayCache = nil }
+        defer { segmentMemory.overlayCache = nil }
         do {
             try checkFileAtPath(committed: false)
             let result = try db.writeTransaction(start: start) {
@@ -372,5 +364,11 @@ public final class Store {
     /// Changes whenever another connection commits to this database.
     public func dataVersion() throws -> Int {
         try db.changeVersion()
+    }
+
+    /// Runs `body` with every read it makes in one snapshot of the store (one read
+    /// transaction, however many of its reads would open their own).
+    public func inOneSnapshot<T>(_ body: () throws -> T) throws -> T {
+        try db.readTransaction(body)
     }
 }

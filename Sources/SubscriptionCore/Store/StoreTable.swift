@@ -79,18 +79,7 @@ struct StoreTable<Column: StoreColumn> {
     }
 
     /// `expiresMs` → `expires_ms`.
-    static func snakeCase(_ name: String) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(name.utf8.count + 4)
-        for byte in name.utf8 {
-            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
-                bytes += [UInt8(ascii: "_"), byte - UInt8(ascii: "A") + UInt8(ascii: "a")]
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    static func snakeCase(_ name: String) -> String { SQLName.snakeCase(name) }
 }
 
 /// `INSERT INTO name (…) VALUES (?, …)` of some of a table's columns, and the values of a
@@ -175,6 +164,11 @@ extension SelectedValues {
     static func row(_ row: SQLRow, from start: Int32 = 0) -> SelectedRow<Self> { SelectedRow(row: row, start: start) }
 }
 
+extension SelectedValues where Self: CodingKey {
+    /// A plain column, named as the case is, in snake case (`bucket`, `heartbeatMs`).
+    var sql: String { SQLName.snakeCase(stringValue) }
+}
+
 /// A row of selected values, read by case.
 struct SelectedRow<Value: SelectedValues> {
     let row: SQLRow
@@ -192,4 +186,21 @@ struct SelectedRow<Value: SelectedValues> {
     func optionalInt(_ value: Value) -> Int? { row.optionalInt(at(value)) }
     func optionalString(_ value: Value) -> String? { row.optionalString(at(value)) }
     func optionalData(_ value: Value) -> Data? { isNull(value) ? nil : data(value) }
+}
+
+/// How a Swift name is spelled in SQL.
+enum SQLName {
+    /// `expiresMs` → `expires_ms`.
+    static func snakeCase(_ name: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(name.utf8.count + 4)
+        for byte in name.utf8 {
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
+                bytes += [UInt8(ascii: "_"), byte - UInt8(ascii: "A") + UInt8(ascii: "a")]
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }

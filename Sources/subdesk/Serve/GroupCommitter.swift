@@ -140,7 +140,7 @@ final class GroupCommitter: @unchecked Sendable {
                 largestGroup = max(largestGroup, group.count)
                 // The WAL is kept short as the CGI keeps it (truncated once past 1 MiB), but on
                 // a thread of its own: the next group does not wait for the copy.
-                if store.writeAheadLogIsPast() { checkpoint?.poke() }
+                if store.upkeep.writeAheadLogIsPast() { checkpoint?.poke() }
             } catch let e as FileReplacedError {
                 // Another file took the store's path: the old one is let go. Found before the
                 // write, the group goes to the file there now; found after its commit, the
@@ -246,7 +246,7 @@ final class BackgroundCheckpoint: @unchecked Sendable {
             }
             // A store that cannot be opened now is tried again at the next wake.
             if store == nil { store = try? open() }
-            store?.checkpointBesideWriters()
+            store?.upkeep.checkpointBesideWriters()
         }
     }
 }

@@ -52,8 +52,8 @@ final class ServeEngine: @unchecked Sendable {
     /// return, and a PostgreSQL server's waits are bounded.
     static func openIntake(_ context: Context) throws -> Intake {
         let store = try context.openStore(mode: .existing)
-        try store.configureForOneShotWrites()
-        try store.boundServerWaitsForIntake()
+        try store.upkeep.configureForOneShotWrites()
+        try store.upkeep.boundServerWaitsForIntake()
         return try context.makeIntake(store: store)
     }
 
@@ -168,7 +168,7 @@ final class ServeEngine: @unchecked Sendable {
         pool.unlock()
         do {
             _ = try committer.submit(touching: []) { intake in
-                for decision in batch { try intake.store.recordRetentionDecision(decision) }
+                for decision in batch { try intake.store.retentionDecisions.record(decision) }
                 return .duplicate(notificationUUID: "")
             }
         } catch {

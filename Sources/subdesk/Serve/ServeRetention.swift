@@ -40,7 +40,7 @@ extension Context {
         var rules: [String: RetentionRules] = [:]
         for app in apps {
             guard let file = app.retentionRules else { continue }
-            let known = try groups ?? store.subscriptionGroups()
+            let known = try groups ?? store.transactions.subscriptionGroups()
             groups = known
             rules[app.name] = try retentionRules(app, file: file, groups: known)
         }
@@ -69,7 +69,7 @@ extension Context {
             guard let bundleId = app.bundleId else { continue }
             layers[bundleId] = RetentionCoverage.AppLayers(rules: rules[app.name], connect: app.retentionAppStoreConnect)
         }
-        return RetentionCoverage.rows(products: try store.retentionProducts(), defaults: try store.retentionRecords(kind: .defaultMessage),
+        return RetentionCoverage.rows(products: try store.retentionContent.products(), defaults: try store.retentionContent.records(kind: .defaultMessage),
                                       locales: locales, scope: scope, layers: layers)
     }
 }

@@ -99,6 +99,32 @@ public struct AuditTable {
             WHERE action = ? AND at_ms <= ?\(writers) ORDER BY at_ms DESC, id DESC LIMIT 1
             """, [action.rawValue, now + Self.futureToleranceMillis]) { Self.entry(Self.all.row($0)) }
     }
+
+    /// Revalidations that failed since `since`, counted only from the roles that may write them.
+    func revalidationFailures(since: Millis) throws -> Int {
+        try db.count("""
+            SELECT count(*) FROM audit_log WHERE action = ? AND at_ms >= ? AND outcome = 'failed'
+              AND \(db.dialect.auditWrittenBy(PostgresRoles.auditWriters(of: .revalidate)))
+            """, [AuditAction.revalidate.rawValue, since])
+    }
+
+    /// What the last revalidation read selects: when, and whether Apple answered.
+    enum LastRevalidation: Int, SelectedValues {
+        case at, answered
+        var sql: String { self == .at ? "at_ms" : "CASE WHEN outcome = 'failed' THEN 0 ELSE 1 END" }
+    }
+
+    /// The last revalidation at or before `now` (and the tolerance), from the roles that may write one.
+    func lastRevalidation(now: Millis) throws -> AppleCallRecord? {
+        try db.first("""
+            SELECT \(LastRevalidation.list) FROM audit_log
+            WHERE action = ? AND at_ms <= ? AND \(db.dialect.auditWrittenBy(PostgresRoles.auditWriters(of: .revalidate)))
+            ORDER BY at_ms DESC, id DESC LIMIT 1
+            """, [AuditAction.revalidate.rawValue, now + Self.futureToleranceMillis]) { row in
+            let r = LastRevalidation.row(row)
+            return AppleCallRecord(at: r.int64(.at), answered: r.int(.answered) == 1, record: .revalidation)
+        }
+    }
 }
 
 extension Store {

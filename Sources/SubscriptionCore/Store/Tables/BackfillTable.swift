@@ -132,6 +132,45 @@ public struct BackfillTable {
                                bundleId: row.optionalString(joined + 4))
         }
     }
+
+    /// What the gaps-by-type read selects.
+    enum GapsOfType: Int, SelectedValues {
+        case type, count
+        var sql: String { self == .type ? "coalesce(n.type, '')" : "count(*)" }
+    }
+
+    /// What the last-reconcile read selects.
+    enum LastReconcile: Int, SelectedValues {
+        case bundleId, environment, finished
+        var sql: String {
+            switch self {
+            case .bundleId: return "coalesce(bundle_id, '')"
+            case .environment: return "environment"
+            case .finished: return "max(finished_ms)"
+            }
+        }
+    }
+
+    /// The backfills' part of the on-call reading at `now`: the gaps found, by type and in
+    /// the last day, and each app and environment's last reconcile (a run of failures only).
+    func read(into r: inout OnCallReading, now: Millis) throws {
+        try db.query("""
+            SELECT \(GapsOfType.list) FROM delivery_gaps g LEFT JOIN notifications n ON n.notification_uuid = g.notification_uuid
+            GROUP BY 1 ORDER BY 1
+            """) { row in
+            let gaps = GapsOfType.row(row)
+            r.gapsByType.append((type: gaps.string(.type), count: gaps.int(.count)))
+        }
+        r.gapsFoundLastDay = try db.count("SELECT count(*) FROM delivery_gaps WHERE found_ms >= ?", [now - 86_400_000])
+        try db.query("""
+            SELECT \(LastReconcile.list) FROM backfill_runs
+            WHERE only_failures = 1 AND finished_ms IS NOT NULL AND finished_ms <= ? GROUP BY 1, 2
+            """, [now + AuditTable.futureToleranceMillis]) { row in
+            let last = LastReconcile.row(row)
+            r.lastReconcile[OnCallReading.AppEnvironment(bundleId: last.string(.bundleId), environment: last.string(.environment))]
+                = last.int64(.finished)
+        }
+    }
 }
 
 extension Store {

@@ -1,6 +1,30 @@
 import Foundation
 
 extension ForwardOutboxTable {
+    /// Each target and state's deliveries: how many, the oldest owed, and how many were
+    /// delivered in the last hour (`status`).
+    enum ByTargetAndState: Int, SelectedValues {
+        case target, state, count, oldest, lastHour
+        var sql: String {
+            switch self {
+            case .target: return "target"
+            case .state: return "state"
+            case .count: return "COUNT(*)"
+            case .oldest: return "MIN(owed_ms)"
+            case .lastHour: return "SUM(CASE WHEN delivered_ms >= ? THEN 1 ELSE 0 END)"
+            }
+        }
+    }
+
+    /// A target and a count of its (`status`'s failed attempts).
+    enum TargetCount: Int, SelectedValues {
+        case target, count
+        var sql: String { self == .target ? "o.target" : "COUNT(*)" }
+    }
+
+    /// A target's last error and when (`status`).
+    enum LastError: Int, SelectedValues, CodingKey { case target, lastError, lastAttemptMs }
+
     /// Each target's outbox summed at `now`, in the order of `targets` (and any other target
     /// the outbox still names, after them).
     public func status(targets: [String], now: Millis) throws -> [ForwardTargetStatus] {
@@ -8,34 +32,36 @@ extension ForwardOutboxTable {
         for name in targets { byTarget[name] = ForwardTargetStatus(target: name) }
         let hourAgo = now - 3_600_000
         try db.query("""
-            SELECT target, state, COUNT(*), MIN(owed_ms), SUM(CASE WHEN delivered_ms >= ? THEN 1 ELSE 0 END)
-            FROM forward_outbox GROUP BY target, state
+            SELECT \(ByTargetAndState.list) FROM forward_outbox GROUP BY target, state
             """, [hourAgo]) { row in
-            let name = row.string(0)
+            let r = ByTargetAndState.row(row)
+            let name = r.string(.target)
             var status = byTarget[name] ?? ForwardTargetStatus(target: name)
-            switch ForwardState(rawValue: row.string(1)) {
+            switch ForwardState(rawValue: r.string(.state)) {
             case .pending?:
-                status.pending = row.int(2)
-                status.oldestPending = row.optionalInt64(3)
-            case .delivered?: status.deliveredLastHour = row.int(4)
-            case .dead?: status.dead = row.int(2)
+                status.pending = r.int(.count)
+                status.oldestPending = r.optionalInt64(.oldest)
+            case .delivered?: status.deliveredLastHour = r.int(.lastHour)
+            case .dead?: status.dead = r.int(.count)
             case nil: break
             }
             byTarget[name] = status
         }
         try db.query("""
-            SELECT o.target, COUNT(*) FROM forward_attempts a JOIN forward_outbox o ON o.id = a.outbox_id
+            SELECT \(TargetCount.list) FROM forward_attempts a JOIN forward_outbox o ON o.id = a.outbox_id
             WHERE a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299) GROUP BY o.target
             """, [hourAgo]) { row in
-            byTarget[row.string(0), default: ForwardTargetStatus(target: row.string(0))].failedLastHour = row.int(1)
+            let r = TargetCount.row(row), name = r.string(.target)
+            byTarget[name, default: ForwardTargetStatus(target: name)].failedLastHour = r.int(.count)
         }
         try db.query("""
-            SELECT target, last_error, last_attempt_ms FROM forward_outbox o
+            SELECT \(LastError.list) FROM forward_outbox o
             WHERE last_error IS NOT NULL AND last_attempt_ms = (SELECT MAX(last_attempt_ms) FROM forward_outbox p
                 WHERE p.target = o.target AND p.last_error IS NOT NULL)
             """, []) { row in
-            byTarget[row.string(0), default: ForwardTargetStatus(target: row.string(0))].lastError = row.string(1)
-            byTarget[row.string(0)]?.lastErrorAt = row.optionalInt64(2)
+            let r = LastError.row(row), name = r.string(.target)
+            byTarget[name, default: ForwardTargetStatus(target: name)].lastError = r.string(.lastError)
+            byTarget[name]?.lastErrorAt = r.optionalInt64(.lastAttemptMs)
         }
         for (name, owed) in try owedNotSpread() {
             var status = byTarget[name] ?? ForwardTargetStatus(target: name)
@@ -66,12 +92,13 @@ extension ForwardOutboxTable {
         return try (targets + others).map { name in
             var r = ForwardReading(target: name)
             try db.query(Self.readingsSQL, [name, name, name, name, dayAgo, dayAgo, name, hourAgo, hourAgo, name, hourAgo, name, hourAgo]) { row in
-                r.pending = row.int(0)
-                r.oldestPending = row.optionalInt64(1)
-                r.dead = row.int(2)
-                r.deadLastDay = row.int(3)
-                r.deliveredLastHour = row.int(4)
-                r.failedAttemptsLastHour = row.int(5)
+                let counts = Reading.row(row)
+                r.pending = counts.int(.pending)
+                r.oldestPending = counts.optionalInt64(.oldestPending)
+                r.dead = counts.int(.dead)
+                r.deadLastDay = counts.int(.deadLastDay)
+                r.deliveredLastHour = counts.int(.deliveredLastHour)
+                r.failedAttemptsLastHour = counts.int(.failedAttemptsLastHour)
             }
             if let owed = owed[name] {
                 r.pending += owed.count
@@ -81,29 +108,46 @@ extension ForwardOutboxTable {
         }
     }
 
-    static let readingsSQL = """
-        SELECT
-            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'pending'),
-            (SELECT owed_ms FROM forward_outbox WHERE id = (
-                SELECT MIN(id) FROM forward_outbox WHERE target = ? AND state = 'pending')),
-            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'dead'),
-            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'dead'
-                AND (last_attempt_ms >= ? OR (last_attempt_ms IS NULL AND give_up_ms >= ?))),
-            (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'delivered' AND last_attempt_ms >= ?),
-            (SELECT COUNT(*) FROM forward_attempts a
-                WHERE a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299) AND a.outbox_id IN (
-                    SELECT id FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state IN ('delivered', 'dead')
-                        AND last_attempt_ms >= ?
-                    UNION ALL
-                    SELECT id FROM forward_outbox WHERE target = ? AND state = 'pending' AND last_attempt_ms >= ?))
-        """
+    /// A target's reading, each an index range (`readings`).
+    enum Reading: Int, SelectedValues {
+        case pending, oldestPending, dead, deadLastDay, deliveredLastHour, failedAttemptsLastHour
+        var sql: String {
+            switch self {
+            case .pending: return "(SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state = 'pending')"
+            case .oldestPending:
+                return """
+                    (SELECT owed_ms FROM forward_outbox WHERE id = (
+                        SELECT MIN(id) FROM forward_outbox WHERE target = ? AND state = 'pending'))
+                    """
+            case .dead: return "(SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'dead')"
+            case .deadLastDay:
+                return """
+                    (SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'dead'
+                        AND (last_attempt_ms >= ? OR (last_attempt_ms IS NULL AND give_up_ms >= ?)))
+                    """
+            case .deliveredLastHour:
+                return "(SELECT COUNT(*) FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state = 'delivered' AND last_attempt_ms >= ?)"
+            case .failedAttemptsLastHour:
+                return """
+                    (SELECT COUNT(*) FROM forward_attempts a
+                        WHERE a.at_ms >= ? AND (a.status IS NULL OR a.status < 200 OR a.status > 299) AND a.outbox_id IN (
+                            SELECT id FROM forward_outbox WHERE target = ? AND state <> 'pending' AND state IN ('delivered', 'dead')
+                                AND last_attempt_ms >= ?
+                            UNION ALL
+                            SELECT id FROM forward_outbox WHERE target = ? AND state = 'pending' AND last_attempt_ms >= ?))
+                    """
+            }
+        }
+    }
+
+    static let readingsSQL = "SELECT \(Reading.list)"
 
     /// The targets the outbox names, by name: one index seek each, however many rows.
     func targetsNamed() throws -> [String] {
         var names: [String] = []
-        while names.count < 1_000, let next = try db.first(
+        while names.count < 1_000, let next = try db.text(
             names.isEmpty ? "SELECT MIN(target) FROM forward_outbox" : "SELECT MIN(target) FROM forward_outbox WHERE target > ?",
-            names.last.map { [$0 as SQLBindable?] } ?? [], { $0.optionalString(0) }) ?? nil {
+            names.last.map { [$0 as SQLBindable?] } ?? []) {
             names.append(next)
         }
         return names

@@ -69,6 +69,59 @@ public struct ForwardOutboxTable {
         }
     }
 
+    /// The owed rows' columns, in the table's order (`forward_owed`).
+    enum OwedColumn: Int, StoreColumn {
+        case id, notificationUuid, originalTransactionId, bundleId, environment, type, owedMs, targets
+
+        func value(in o: Owed) -> SQLBindable? {
+            switch self {
+            case .id: return o.id
+            case .notificationUuid: return o.uuid
+            case .originalTransactionId: return o.subscription
+            case .bundleId: return o.bundleId
+            case .environment: return o.environment
+            case .type: return o.type
+            case .owedMs: return o.owed
+            case .targets: return o.targets
+            }
+        }
+    }
+
+    /// A notification owed to the targets its row names (`owedTargets`), not yet spread.
+    struct Owed {
+        var id: Int64 = 0
+        var uuid: String
+        var subscription: String?
+        var bundleId: String?
+        var environment: String?
+        var type: String
+        var owed: Millis
+        var targets: String
+    }
+
+    static let owedTable = StoreTable<OwedColumn>("forward_owed", key: .id)
+    static let owedInsert = owedTable.insert(excluding: [.id])
+    static let owedRow = owedTable.selection()
+
+    static func owed(_ row: SQLRow) -> Owed {
+        let r = owedRow.row(row)
+        return Owed(id: r.int64(.id), uuid: r.string(.notificationUuid), subscription: r.optionalString(.originalTransactionId),
+                    bundleId: r.optionalString(.bundleId), environment: r.optionalString(.environment), type: r.string(.type),
+                    owed: r.int64(.owedMs), targets: r.string(.targets))
+    }
+
+    /// What is owed by the list of targets a row names: how many rows, and the oldest.
+    enum OwedByTargets: Int, SelectedValues {
+        case targets, count, oldest
+        var sql: String {
+            switch self {
+            case .targets: return "targets"
+            case .count: return "COUNT(*)"
+            case .oldest: return "MIN(owed_ms)"
+            }
+        }
+    }
+
     static let table = StoreTable<Column>("forward_outbox", key: .id)
     static let delivery = table.selection(excluding: [.claimUntilMs, .claimedBy], prefix: "o.")
 
@@ -102,11 +155,9 @@ public struct ForwardOutboxTable {
     public func owe(_ event: NotificationEvent, bundleId: String?, to targets: [ForwardTarget], now: Millis) throws {
         guard !targets.isEmpty else { return }
         try transactions.write {
-            try db.run("""
-                INSERT INTO forward_owed (notification_uuid, original_transaction_id, bundle_id, environment, type, owed_ms, targets)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, [event.notificationUUID, event.originalTransactionId, bundleId, event.environment, event.type.rawValue, now,
-                      Self.owedTargets(targets)])
+            try db.run(Self.owedInsert.sql, Self.owedInsert.values(
+                Owed(uuid: event.notificationUUID, subscription: event.originalTransactionId, bundleId: bundleId,
+                     environment: event.environment, type: event.type.rawValue, owed: now, targets: Self.owedTargets(targets))))
         }
     }
 
@@ -141,15 +192,11 @@ public struct ForwardOutboxTable {
     @discardableResult
     public func spread(limit: Int = ForwardOutboxTable.spreadBatch) throws -> Int {
         // Nothing owed (a read, outside any write of its own): no write taken at all.
-        if !db.isInTransaction, try db.first("SELECT EXISTS (SELECT 1 FROM forward_owed)", [], { $0.bool(0) }) != true { return 0 }
+        if !db.isInTransaction, try !db.holds("SELECT EXISTS (SELECT 1 FROM forward_owed)") { return 0 }
         return try transactions.write {
             let owed = try db.rows("""
-                SELECT id, notification_uuid, original_transaction_id, bundle_id, environment, type, owed_ms, targets
-                FROM forward_owed ORDER BY id LIMIT ?\(db.dialect.forUpdate)
-                """, [limit]) { row in
-                (id: row.int64(0), uuid: row.string(1), subscription: row.optionalString(2), bundleId: row.optionalString(3),
-                 environment: row.optionalString(4), type: row.string(5), owed: row.int64(6), targets: row.string(7))
-            }
+                SELECT \(Self.owedRow.list) FROM forward_owed ORDER BY id LIMIT ?\(db.dialect.forUpdate)
+                """, [limit], Self.owed)
             guard !owed.isEmpty else { return 0 }
             let insert = Self.insertForward(db.dialect)
             for o in owed {
@@ -171,10 +218,11 @@ public struct ForwardOutboxTable {
     /// configuration intake ran with); a few rows while a deliverer runs.
     func owedNotSpread() throws -> [String: (count: Int, oldest: Millis?)] {
         var byTarget: [String: (count: Int, oldest: Millis?)] = [:]
-        try db.query("SELECT targets, COUNT(*), MIN(owed_ms) FROM forward_owed GROUP BY targets", []) { row in
-            for target in Self.owedTargets(row.string(0)) {
+        try db.query("SELECT \(OwedByTargets.list) FROM forward_owed GROUP BY targets", []) { row in
+            let r = OwedByTargets.row(row)
+            for target in Self.owedTargets(r.string(.targets)) {
                 let seen = byTarget[target.name]
-                byTarget[target.name] = ((seen?.count ?? 0) + row.int(1), [seen?.oldest, row.optionalInt64(2)].compactMap { $0 }.min())
+                byTarget[target.name] = ((seen?.count ?? 0) + r.int(.count), [seen?.oldest, r.optionalInt64(.oldest)].compactMap { $0 }.min())
             }
         }
         return byTarget
@@ -208,11 +256,11 @@ public struct ForwardOutboxTable {
     /// how long a deliverer may sleep.
     /// An owed row not yet spread is due at once.
     public func nextDue(target: String) throws -> Millis? {
-        let owed = try db.first("SELECT MIN(owed_ms) FROM forward_owed", []) { $0.optionalInt64(0) } ?? nil
-        let pending = try db.first("""
+        let owed = try db.optionalInteger("SELECT MIN(owed_ms) FROM forward_owed")
+        let pending = try db.optionalInteger("""
             SELECT MIN(CASE WHEN claim_until_ms IS NOT NULL AND claim_until_ms > next_ms THEN claim_until_ms ELSE next_ms END)
             FROM forward_outbox WHERE target = ? AND state = 'pending'
-            """, [target]) { $0.optionalInt64(0) } ?? nil
+            """, [target])
         return [owed, pending].compactMap { $0 }.min()
     }
 
@@ -316,17 +364,13 @@ public struct ForwardOutboxTable {
     /// The deliveries owed rows not yet spread stand for, one per target named, as the spread
     /// will write them.
     private func owedDeliveries(where condition: String, _ value: String) throws -> [ForwardDelivery] {
-        try db.rows("""
-            SELECT notification_uuid, original_transaction_id, bundle_id, environment, type, owed_ms, targets
-            FROM forward_owed WHERE \(condition) ORDER BY id
-            """, [value]) { row in
-            Self.owedTargets(row.string(6)).map { target in
-                ForwardDelivery(id: 0, target: target.name, notificationUUID: row.string(0), originalTransactionId: row.optionalString(1),
-                                bundleId: row.optionalString(2), environment: row.optionalString(3), type: row.string(4),
-                                owed: row.int64(5), giveUp: row.int64(5) + target.maxAge, state: .pending, attempts: 0,
-                                next: row.int64(5))
+        try db.rows("SELECT \(Self.owedRow.list) FROM forward_owed WHERE \(condition) ORDER BY id", [value], Self.owed).flatMap { o in
+            Self.owedTargets(o.targets).map { target in
+                ForwardDelivery(id: 0, target: target.name, notificationUUID: o.uuid, originalTransactionId: o.subscription,
+                                bundleId: o.bundleId, environment: o.environment, type: o.type,
+                                owed: o.owed, giveUp: o.owed + target.maxAge, state: .pending, attempts: 0, next: o.owed)
             }
-        }.flatMap { $0 }
+        }
     }
 
     static let attemptTable = StoreTable<AttemptColumn>("forward_attempts", key: .attempt)

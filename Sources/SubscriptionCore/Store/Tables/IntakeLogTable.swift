@@ -137,6 +137,12 @@ public struct IntakeLogTable {
 
     /// The lines per minute over the last `minutes` minutes ending at `now`, oldest first;
     /// with `app`, of the lines about it.
+    /// A minute's lines (`perMinute`): the minute, counted from the start, and how many.
+    enum LinesPerMinute: Int, SelectedValues {
+        case bucket, lines
+        var sql: String { self == .bucket ? "(received_ms - ?) / 60000 AS bucket" : "count(*) AS lines" }
+    }
+
     public func perMinute(minutes: Int, now: Millis, app: AppScope? = nil) throws -> [Int] {
         let start = now - Millis(minutes) * 60_000
         var buckets = Array(repeating: 0, count: minutes)
@@ -144,11 +150,12 @@ public struct IntakeLogTable {
         let lines = app == nil ? "intake_log"
             : "(SELECT l.received_ms, \(Self.appOfLine) AS bundle_id FROM intake_log l WHERE l.received_ms >= ? AND l.received_ms < ?) AS logged"
         try db.query("""
-            SELECT (received_ms - ?) / 60000 AS bucket, count(*) AS lines FROM \(lines)
+            SELECT \(LinesPerMinute.list) FROM \(lines)
             WHERE received_ms >= ? AND received_ms < ?\(own.sql) GROUP BY bucket
-            """, [start] + (app == nil ? [] : [start, now]) + [start, now] + own.values) { r in
-            let b = r.int(0)
-            if b >= 0 && b < minutes { buckets[b] = r.int(1) }
+            """, [start] + (app == nil ? [] : [start, now]) + [start, now] + own.values) { row in
+            let r = LinesPerMinute.row(row)
+            let b = r.int(.bucket)
+            if b >= 0 && b < minutes { buckets[b] = r.int(.lines) }
         }
         return buckets
     }

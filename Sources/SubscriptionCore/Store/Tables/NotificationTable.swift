@@ -235,6 +235,36 @@ public struct NotificationTable {
 
     // MARK: Counts
 
+    /// What `bodyStatistics` sums over rows of `size`: how many, and their bytes.
+    enum CountAndBytes: Int, SelectedValues {
+        case count, bytes
+        var sql: String { self == .count ? "count(*)" : "IFNULL(sum(size), 0)" }
+    }
+
+    /// Stored size of V2 notification bodies against their size as received.
+    public func bodyStatistics() throws -> (count: Int, storedBytes: Int64, jwsHeaders: Int, headerBytes: Int64) {
+        let read = { (sizes: String) in
+            try db.first("SELECT \(CountAndBytes.list) FROM (\(sizes)) AS sized") { row -> (Int, Int64) in
+                let r = CountAndBytes.row(row)
+                return (r.int(.count), r.int64(.bytes))
+            } ?? (0, 0)
+        }
+        let bodies = try read("""
+            SELECT length(body) AS size FROM notifications WHERE version = 2 AND source IS DISTINCT FROM 'generate'
+            """)
+        let headers = try read("SELECT length(segment) AS size FROM jws_headers")
+        return (bodies.0, bodies.1, headers.0, headers.1)
+    }
+
+    /// How long after signing the notifications received in [since, until] arrived, newest
+    /// first, at most `atMost` of them, in order (a clock ahead of Apple's reads 0).
+    public func lags(since: Millis, until: Millis, atMost: Int) throws -> [Millis] {
+        try db.integers("""
+            SELECT received_ms - signed_ms FROM notifications WHERE received_ms >= ? AND received_ms <= ?
+            ORDER BY received_ms DESC LIMIT ?
+            """, [since, until, atMost]).map { max(0, $0) }.sorted()
+    }
+
     public func count() throws -> Int {
         try db.count("SELECT count(*) FROM notifications")
     }

@@ -90,6 +90,78 @@ public struct RefundRequestTable {
             try db.run("UPDATE refund_requests SET missed_ms = ? WHERE notification_uuid = ? AND missed_ms IS NULL", [at, uuid]) > 0
         }
     }
+
+    /// What the open-requests read selects.
+    enum Open: Int, SelectedValues {
+        case count, oldest
+        var sql: String { self == .count ? "count(*)" : "min(requested_ms)" }
+    }
+
+    /// How the answers sent have gone, each a sum over every request.
+    enum Answers: Int, SelectedValues {
+        case accepted, refused, late, notSent, failed
+        var sql: String {
+            switch self {
+            case .accepted: return "sum(CASE WHEN answer_outcome = 'accepted' THEN 1 ELSE 0 END)"
+            case .refused: return "sum(CASE WHEN answer_outcome LIKE 'refused%' THEN 1 ELSE 0 END)"
+            case .late:
+                return """
+                    sum(CASE WHEN requested_ms + ? <= ?
+                              AND (closed_ms IS NULL OR closed_ms > requested_ms + ?)
+                              AND NOT (answer_outcome IS NOT NULL AND answer_outcome = 'accepted' AND answered_ms <= requested_ms + ?)
+                             THEN 1 ELSE 0 END)
+                    """
+            case .notSent: return "sum(CASE WHEN answer_outcome LIKE 'not sent%' THEN 1 ELSE 0 END)"
+            case .failed: return "sum(CASE WHEN answer_outcome LIKE 'failed%' THEN 1 ELSE 0 END)"
+            }
+        }
+    }
+
+    /// The refund requests' part of the on-call reading at `now`: the open ones and their
+    /// nearest deadline, those missed in the last day, and how the answers went.
+    func read(into r: inout OnCallReading, now: Millis) throws {
+        // Open requests are the ones refund_requests_queue finds under closed_ms IS NULL.
+        let window = RefundRequest.answerWindow
+        try db.query("""
+            SELECT \(Open.list) FROM refund_requests
+            WHERE closed_ms IS NULL AND requested_ms > ? AND (answer_outcome IS NULL OR answer_outcome <> 'accepted')
+            """, [now - window]) { row in
+            let open = Open.row(row)
+            r.openRefunds = open.int(.count)
+            r.nextRefundDeadline = open.optionalInt64(.oldest).map { $0 + window }
+        }
+        r.refundsMissedLastDay = try db.count("""
+            SELECT count(*) FROM refund_requests
+            WHERE closed_ms IS NULL AND requested_ms > ? AND requested_ms <= ? AND (answer_outcome IS NULL OR answer_outcome <> 'accepted')
+            """, [now - window - 86_400_000, now - window])
+        try db.query("SELECT \(Answers.list) FROM refund_requests", [window, now, window, window]) { row in
+            let sums = Answers.row(row)
+            r.refundAnswersAccepted = sums.optionalInt(.accepted) ?? 0
+            r.refundAnswersRefused = sums.optionalInt(.refused) ?? 0
+            r.refundAnswersLate = sums.optionalInt(.late) ?? 0
+            r.refundAnswersNotSent = sums.optionalInt(.notSent) ?? 0
+            r.refundAnswersFailed = sums.optionalInt(.failed) ?? 0
+        }
+    }
+
+    /// What the last answer read selects: when, and whether Apple took it (accepted or refused).
+    enum LastAnswer: Int, SelectedValues {
+        case at, answered
+        var sql: String {
+            self == .at ? "answered_ms" : "CASE WHEN answer_outcome = 'accepted' OR answer_outcome LIKE 'refused%' THEN 1 ELSE 0 END"
+        }
+    }
+
+    /// The last answer sent to Apple, if any.
+    func lastAnswer() throws -> AppleCallRecord? {
+        try db.first("""
+            SELECT \(LastAnswer.list) FROM refund_requests WHERE answered_ms IS NOT NULL AND answer_outcome IS NOT NULL
+            ORDER BY answered_ms DESC LIMIT 1
+            """) { row in
+            let r = LastAnswer.row(row)
+            return AppleCallRecord(at: r.int64(.at), answered: r.int(.answered) == 1, record: .refundAnswer)
+        }
+    }
 }
 
 extension Store {

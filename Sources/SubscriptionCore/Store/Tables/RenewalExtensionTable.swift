@@ -81,6 +81,11 @@ public struct RenewalExtensionTable {
         try db.first("SELECT \(Self.all.list) FROM renewal_extensions WHERE request_identifier = ?", [requestIdentifier],
                      Self.renewalExtension)
     }
+
+    /// Extensions asked of Apple whose outcome is not known yet.
+    func pendingCount() throws -> Int {
+        try db.count("SELECT count(*) FROM renewal_extensions WHERE outcome = 'pending'")
+    }
 }
 
 extension Store {

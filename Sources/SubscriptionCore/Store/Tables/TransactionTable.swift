@@ -128,6 +128,48 @@ public struct TransactionTable {
         return ended
     }
 
+    /// Each product's subscription group as the stored transactions carry it (the group of
+    /// its latest stored transaction that names one): what the retention rules' switch-plan
+    /// answers are checked against.
+    ///
+    /// A seek per product, not a read of every transaction: the products are walked through
+    /// the index on (product, purchase, group) (migration 42), the next one after each, and
+    /// each one's latest purchase read from its end. The transactions of that purchase time
+    /// (one, unless two share a millisecond) come back, and the larger group id wins here,
+    /// not by the engine's collation, so both engines give the same answer. The latest
+    /// purchase is ordered by purchase and group, as the index is: ordered by purchase alone
+    /// PostgreSQL read it backwards through the purchase index instead, filtering.
+    ///
+    /// Measured on a store of synthetic transactions (six products): reading every
+    /// transaction grouped took 3.1 to 4.4 s at 3M on SQLite and 345 ms at 1M on
+    /// PostgreSQL; by seeks 8 ms and 1.1 ms. In purchase order it took about a minute at 1M
+    /// subscriptions, past serve's statement bound on PostgreSQL.
+    public func subscriptionGroups() throws -> [String: String] {
+        var latest: [String: String] = [:]
+        try db.query(Self.latestGroupsSQL) { row in
+            let r = Self.latestGroup.row(row)
+            let product = r.string(.productId), group = r.string(.subscriptionGroup)
+            if let seen = latest[product], seen >= group { return }
+            latest[product] = group
+        }
+        return latest
+    }
+
+    static let latestGroup = table.selection([.productId, .subscriptionGroup], prefix: "t.")
+    static let latestGroupsSQL = """
+        WITH RECURSIVE products(product_id) AS (
+            SELECT min(product_id) FROM transactions WHERE subscription_group IS NOT NULL
+            UNION ALL
+            SELECT (SELECT min(t.product_id) FROM transactions t
+                    WHERE t.subscription_group IS NOT NULL AND t.product_id > products.product_id)
+            FROM products WHERE products.product_id IS NOT NULL)
+        SELECT \(latestGroup.list) FROM products p
+        JOIN transactions t ON t.product_id = p.product_id AND t.subscription_group IS NOT NULL
+            AND t.purchase_ms = (SELECT l.purchase_ms FROM transactions l
+                                 WHERE l.product_id = p.product_id AND l.subscription_group IS NOT NULL
+                                 ORDER BY l.purchase_ms DESC, l.subscription_group DESC LIMIT 1)
+        """
+
     /// Every subscription holding a transaction from the app download `appTransactionId`
     /// (a customer's subscriptions all name the same one).
     public func originalTransactionIds(appTransactionId: String) throws -> [String] {
@@ -229,6 +271,6 @@ extension Store {
         SubscriptionHistory(originalTransactionId: otid, transactions: try transactions.of(originalTransactionId: otid),
                             renewal: try renewals.find(originalTransactionId: otid),
                             events: try notifications.events(originalTransactionId: otid),
-                            realtime: try answeredRetentionRequests(originalTransactionId: otid))
+                            realtime: try retentionDecisions.answered(originalTransactionId: otid))
     }
 }

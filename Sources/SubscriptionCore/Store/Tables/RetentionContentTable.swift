@@ -41,53 +41,57 @@ public struct RetentionRecord: Equatable, Sendable {
     var key: String { [app, environment, kind.rawValue, identifier].joined(separator: "\n") }
 }
 
-/// The columns of `retention_content` (migration 37), in the table's order.
-enum RetentionContentColumn: Int, StoreColumn {
-    case recordKey, app, environment, kind, identifier, content, checksum, state, uploadedMs, seenMs
+/// The retention messages and images kept as uploaded to Apple (`retention_content`): the
+/// only code that names the table's columns (`store.retentionContent`).
+public struct RetentionContentTable {
+    let db: any SQLConnection
 
-    func value(in r: RetentionRecord) -> SQLBindable? {
-        switch self {
-        case .recordKey: return r.key
-        case .app: return r.app
-        case .environment: return r.environment
-        case .kind: return r.kind.rawValue
-        case .identifier: return r.identifier
-        case .content: return r.content
-        case .checksum: return r.checksum
-        case .state: return r.state
-        case .uploadedMs: return r.uploadedMs
-        case .seenMs: return r.seenMs
+    /// The columns (migration 37), in the table's order.
+    enum Column: Int, StoreColumn {
+        case recordKey, app, environment, kind, identifier, content, checksum, state, uploadedMs, seenMs
+
+        func value(in r: RetentionRecord) -> SQLBindable? {
+            switch self {
+            case .recordKey: return r.key
+            case .app: return r.app
+            case .environment: return r.environment
+            case .kind: return r.kind.rawValue
+            case .identifier: return r.identifier
+            case .content: return r.content
+            case .checksum: return r.checksum
+            case .state: return r.state
+            case .uploadedMs: return r.uploadedMs
+            case .seenMs: return r.seenMs
+            }
         }
     }
-}
 
-extension Store {
-    static let retentionContentTable = StoreTable<RetentionContentColumn>("retention_content", key: .recordKey)
+    static let table = StoreTable<Column>("retention_content", key: .recordKey)
 
     /// Keeps `record`, replacing the one of the same app, environment, kind and identifier.
     /// Call inside `write`, with the audit entry that records it.
-    public func keepRetentionRecord(_ record: RetentionRecord) throws {
-        try db.run(Store.retentionContentTable.upsert, Store.retentionContentTable.values(record))
+    public func keep(_ record: RetentionRecord) throws {
+        try db.run(Self.table.upsert, Self.table.values(record))
     }
 
     /// Forgets a record (deleted at Apple). Call inside `write`.
-    public func dropRetentionRecord(app: String, environment: String, kind: RetentionRecord.Kind, identifier: String) throws {
-        let t = Store.retentionContentTable
+    public func drop(app: String, environment: String, kind: RetentionRecord.Kind, identifier: String) throws {
+        let t = Self.table
         try db.run("DELETE FROM \(t.name) WHERE \(t.name(.recordKey)) = ?",
                    [RetentionRecord(app: app, environment: environment, kind: kind, identifier: identifier, content: "", uploadedMs: 0).key])
     }
 
     /// Notes what Apple's list says of a record now. Call inside `write`.
-    public func noteRetentionState(app: String, environment: String, kind: RetentionRecord.Kind, identifier: String,
-                                   state: String, seenMs: Millis) throws {
-        let t = Store.retentionContentTable
+    public func noteState(app: String, environment: String, kind: RetentionRecord.Kind, identifier: String,
+                      state: String, seenMs: Millis) throws {
+        let t = Self.table
         try db.run("UPDATE \(t.name) SET \(t.name(.state)) = ?, \(t.name(.seenMs)) = ? WHERE \(t.name(.recordKey)) = ?",
                    [state, seenMs, RetentionRecord(app: app, environment: environment, kind: kind, identifier: identifier, content: "", uploadedMs: 0).key])
     }
 
     /// The records kept, of `kind` and `app` when given, in identifier order.
-    public func retentionRecords(kind: RetentionRecord.Kind? = nil, app: String? = nil, environment: String? = nil) throws -> [RetentionRecord] {
-        let t = Store.retentionContentTable
+    public func records(kind: RetentionRecord.Kind? = nil, app: String? = nil, environment: String? = nil) throws -> [RetentionRecord] {
+        let t = Self.table
         var conditions: [String] = []
         var values: [SQLBindable?] = []
         if let kind { conditions.append("\(t.name(.kind)) = ?"); values.append(kind.rawValue) }
@@ -106,11 +110,25 @@ extension Store {
         }
     }
 
-    /// Each app's products, from the transactions stored (bundle id, product id), in order.
-    public func retentionProducts() throws -> [(app: String, product: String)] {
-        try db.rows("""
-            SELECT DISTINCT COALESCE(s.bundle_id, ''), t.product_id FROM transactions t
-                JOIN subscriptions s ON s.original_transaction_id = t.original_transaction_id ORDER BY 1, 2
-            """, []) { ($0.string(0), $0.string(1)) }
+    /// An app's product, as `products` selects them.
+    enum AppProduct: Int, SelectedValues {
+        case app, product
+        var sql: String { self == .app ? "COALESCE(s.bundle_id, '')" : "t.product_id" }
     }
+
+    /// Each app's products, from the transactions stored (bundle id, product id), in order.
+    public func products() throws -> [(app: String, product: String)] {
+        try db.rows("""
+            SELECT DISTINCT \(AppProduct.list) FROM transactions t
+                JOIN subscriptions s ON s.original_transaction_id = t.original_transaction_id ORDER BY 1, 2
+            """, []) { row in
+            let r = AppProduct.row(row)
+            return (r.string(.app), r.string(.product))
+        }
+    }
+}
+
+extension Store {
+    /// The retention messages and images kept.
+    public var retentionContent: RetentionContentTable { RetentionContentTable(db: db) }
 }
