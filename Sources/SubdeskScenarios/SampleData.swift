@@ -92,7 +92,7 @@ public struct DemoStoreBuilder {
                         count += 1
                     }
                     if let user = scenario.userId {
-                        try store.linkUser(copy == 0 ? user : "\(user)-\(copy)",
+                        try store.subscribers.link(copy == 0 ? user : "\(user)-\(copy)",
                                            originalTransactionId: ScenarioBuilder.originalTransactionId(instance: instance))
                     }
                 }
@@ -101,7 +101,7 @@ public struct DemoStoreBuilder {
         }
         try quarantineExamples(intake: intake, builder: builder, scenario: scenarios[0], anchor: anchor)
         return Summary(scenarios: scenarios.count, notifications: count, rejected: rejected,
-                       subscriptions: try store.subscriptionCount())
+                       subscriptions: try store.subscriptions.count())
     }
 
     /// A few bodies the demo's quarantine screen can show: each refused for a different reason.

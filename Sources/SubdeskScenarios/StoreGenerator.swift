@@ -163,7 +163,7 @@ public struct StoreGenerator {
         for r in records.dropFirst().suffix(2) { event("DID_RENEW", nil, r.purchaseDate, r) }
         if let (type, subtype) = finalEvent { event(type, subtype, eventDate, records.last!) }
 
-        let subscriber = try store.insertSubscriber(userId: ids.userId, appAccountToken: ids.token, now: now)
+        let subscriber = try store.subscribers.insert(userId: ids.userId, appAccountToken: ids.token, now: now)
         for r in records { try store.transactions.put(r) }
         try store.renewals.put(renewal)
         for e in events {
@@ -175,7 +175,7 @@ public struct StoreGenerator {
         }
         if let state = StateDerivation.derive(originalTransactionId: ids.originalTransactionId, transactions: records,
                                               renewal: renewal, events: events, now: now) {
-            try store.saveState(state, subscriberId: subscriber, now: now,
+            try store.subscriptions.save(state, subscriberId: subscriber, now: now,
                                 metrics: MetricContributions.of(transactions: records, events: events, renewal: renewal))
         }
         return (records.count, events.count)

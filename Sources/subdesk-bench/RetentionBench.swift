@@ -82,7 +82,7 @@ enum RetentionBench {
         var rng = SystemRandomNumberGenerator()
         return try (0..<count).compactMap { _ in
             let otid = StoreGenerator.ids(Int.random(in: 0..<scale, using: &rng)).originalTransactionId
-            return try store.subscription(originalTransactionId: otid).map { (otid, $0.state.productId, $0.state.environment) }
+            return try store.subscriptions.find(originalTransactionId: otid).map { (otid, $0.state.productId, $0.state.environment) }
         }
     }
 

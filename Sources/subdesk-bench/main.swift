@@ -499,13 +499,13 @@ for scale in options.scales where wanted("scales") {
     var first: [Double] = [], deep: [Double] = []
     var cursors = try pageCursors(store, query, pages: 40)
     // A cursor far down the list: the row at the middle of expiry order.
-    if let middle = try store.page(SubscriptionQuery(sort: .expires, descending: true), limit: 1).first {
-        cursors.append(Store.cursor(for: middle, in: query))
+    if let middle = try store.subscriptions.page(SubscriptionQuery(sort: .expires, descending: true), limit: 1).first {
+        cursors.append(SubscriptionTable.cursor(for: middle, in: query))
     }
     for _ in 0..<(options.runs * 10) {
-        first.append(try seconds { _ = try store.page(query, limit: 50) } * 1000)
+        first.append(try seconds { _ = try store.subscriptions.page(query, limit: 50) } * 1000)
         let c = cursors.randomElement(using: &rng)
-        deep.append(try seconds { _ = try store.page(query, after: c, limit: 50) } * 1000)
+        deep.append(try seconds { _ = try store.subscriptions.page(query, after: c, limit: 50) } * 1000)
     }
     let firstSpread = Spread(first), deepSpread = Spread(deep)
     record(Figure(section: "list", what: "subscribers list first page at \(scale), ms", value: spreadText(firstSpread, 3),
@@ -530,13 +530,13 @@ for scale in options.scales where wanted("scales") {
         q.scanLimit = SubscriptionQuery.keystrokeScanLimit
         for character in word {
             q.text.append(character)
-            let ms = try seconds { _ = try store.pageWithin(q, limit: 50) } * 1000
+            let ms = try seconds { _ = try store.subscriptions.pageWithin(q, limit: 50) } * 1000
             keystrokes.append(ms)
             if ms > slowest.ms { slowest = (ms, q.text) }
             if ms > 50 { log("  filter keystroke over 50 ms: \"\(q.text)\" took \(fmt(ms, 1)) ms") }
         }
         q.scanLimit = nil
-        whole.append(try seconds { _ = try store.pageWithin(q, limit: 50) } * 1000)
+        whole.append(try seconds { _ = try store.subscriptions.pageWithin(q, limit: 50) } * 1000)
     }
     let keySpread = Spread(keystrokes), keyP99 = percentile(keystrokes, 0.99)
     record(Figure(section: "filter", what: "filter per keystroke at \(scale), ms median / p99 (slowest: \(slowest.text))",
@@ -644,9 +644,9 @@ func pageCursors(_ store: Store, _ query: SubscriptionQuery, pages: Int) throws 
     var cursors: [PageCursor] = []
     var cursor: PageCursor?
     for _ in 0..<pages {
-        let page = try store.page(query, after: cursor, limit: 200)
+        let page = try store.subscriptions.page(query, after: cursor, limit: 200)
         guard let last = page.last else { break }
-        cursor = Store.cursor(for: last, in: query)
+        cursor = SubscriptionTable.cursor(for: last, in: query)
         cursors.append(cursor!)
     }
     return cursors
@@ -666,7 +666,7 @@ func engineFigures(_ store: Store, scale: Int) throws -> [String: Double] {
     let cursors = try pageCursors(store, query, pages: 20)
     var pages: [Double] = []
     for _ in 0..<(options.runs * 10) {
-        pages.append(try seconds { _ = try store.page(query, after: cursors.randomElement(using: &rng), limit: 50) } * 1000)
+        pages.append(try seconds { _ = try store.subscriptions.page(query, after: cursors.randomElement(using: &rng), limit: 50) } * 1000)
     }
     let counts = try yearOfCounts(store)
     return ["lookupP50": percentile(lookups, 0.5), "lookupP99": percentile(lookups, 0.99),
@@ -739,7 +739,7 @@ func postgresCopy(of sqlite: Store, scale: Int, postgres: String, schema: String
     let name = schema ?? "bench_\(scale)"
     let location = postgres + (postgres.contains("?") ? "&" : "?") + "schema=\(name)"
     let pg = try Store(path: location)
-    let held = try pg.subscriptionCount(), generated = try sqlite.subscriptionCount()
+    let held = try pg.subscriptions.count(), generated = try sqlite.subscriptions.count()
     if grown ? held < generated : held != generated {
         guard try !pg.upkeep.holdsData() else {
             log("subdesk-bench: schema \(name) holds another store; drop it (DROP SCHEMA \(name) CASCADE)")
@@ -829,7 +829,7 @@ func scrapeTimes(_ store: Store) throws -> Spread {
     var times: [Double] = []
     for _ in 0..<max(5, options.runs * 3) {
         times.append(try seconds {
-            let inputs = OnCallInputs(reading: try store.onCallReading(now: DateText.nowMillis()), roots: roots,
+            let inputs = OnCallInputs(reading: try OnCallReading.read(from: store, now: DateText.nowMillis()), roots: roots,
                                       quarantineBudgetBytes: IntakePolicy.defaultQuarantineBudgetBytes)
             _ = OnCallMetrics.exposition(inputs)
         } * 1000)
@@ -1010,9 +1010,9 @@ func scopedFigures(_ store: Store, scale: Int) throws -> (figures: [(String, Sco
         var found: [PageCursor] = []
         var cursor: PageCursor?
         while true {
-            let page = try store.page(q, after: cursor, limit: 5_000)
+            let page = try store.subscriptions.page(q, after: cursor, limit: 5_000)
             guard let last = page.last else { break }
-            cursor = Store.cursor(for: last, in: q)
+            cursor = SubscriptionTable.cursor(for: last, in: q)
             found.append(cursor!)
         }
         return found
@@ -1058,8 +1058,8 @@ func scopedFigures(_ store: Store, scale: Int) throws -> (figures: [(String, Sco
             }
             note(&lookup, try lookups(scoped: scoped, 200))
             let q = scoped ? oneApp : everyApp, c = scoped ? deep.oneApp : deep.everyApp
-            note(&first, try (0..<10).map { _ in try seconds { _ = try store.page(q, limit: 50) } * 1000 })
-            note(&deepPage, try (0..<10).map { _ in try seconds { _ = try store.page(q, after: c.randomElement(using: &rng), limit: 50) } * 1000 })
+            note(&first, try (0..<10).map { _ in try seconds { _ = try store.subscriptions.page(q, limit: 50) } * 1000 })
+            note(&deepPage, try (0..<10).map { _ in try seconds { _ = try store.subscriptions.page(q, after: c.randomElement(using: &rng), limit: 50) } * 1000 })
             note(&counts, [try seconds {
                 _ = try DailyCountsReport.compute(store: store, from: from, to: to, timeZone: utc, filter: scoped ? appFilter : nil)
             } * 1000])

@@ -139,7 +139,7 @@ enum CountsCommand {
             guard let dimension = SegmentDimension(rawValue: text.lowercased()) else {
                 throw UsageError("--by takes one of \(dimensions.joined(separator: ", ")), not \(text)")
             }
-            try store.bringReportsUpToDate(bySegment: true)
+            try store.metrics.bringReportsUpToDate(bySegment: true)
             // Apps are stored by bundle id and shown by the configured name, in the order the
             // config file declares them (the order its author chose, as doctor lists them); an
             // app no longer configured follows, by bundle id.

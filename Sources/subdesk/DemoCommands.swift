@@ -73,7 +73,7 @@ enum DemoCommands {
 
     static func buildDemo(_ context: Context) throws -> String {
         let path = demoPath(context)
-        switch Store.kind(ofFileAt: path) {
+        switch StoreLocation.kind(ofFileAt: path) {
         case .missing, .demo: break
         case .store(let notifications) where !context.arguments.has(.force):
             throw UsageError("\(path) is a subdesk store that is not a demo store (\(notifications) notifications); "
@@ -124,7 +124,7 @@ enum DemoCommands {
         guard duration > 0 && duration <= 86_400 else { throw UsageError("--duration must be between 0 and 86400 seconds") }
         let sample = try SampleData.locate(explicit: context.arguments.value(.sampleData))
         let path = demoPath(context)
-        switch Store.kind(ofFileAt: path) {
+        switch StoreLocation.kind(ofFileAt: path) {
         case .demo: break
         case .missing:
             throw UsageError("no demo store at \(path): build one with `subdesk demo\(context.arguments.value(.db).map { " --db \($0)" } ?? "")`")

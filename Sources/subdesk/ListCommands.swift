@@ -110,8 +110,8 @@ enum ListCommands {
         let store = try context.openStore(mode: .reading)
         let limit = try context.arguments.limit() ?? 50
         let app = try context.appScope()
-        let rows = try store.search(text, limit: limit, app: app)
-        let purchases = try store.searchPurchases(text, limit: limit, app: app)
+        let rows = try store.subscriptions.search(text, limit: limit, app: app)
+        let purchases = try store.transactions.searchPurchases(text, limit: limit, app: app)
         let named = try context.appsToName()
         // A revoked subscription's access ended at its refund, as `show` says, not at its signed expiry.
         let ended = try store.transactions.accessEnded(of: rows.map(\.state))

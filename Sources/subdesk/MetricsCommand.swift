@@ -75,7 +75,7 @@ enum MetricsCommand {
     static func inputs(_ context: Context, storePath: String? = nil,
                        serve: (Context) -> ServeUnavailability? = askedOfServeSocket) throws -> OnCallInputs {
         let store = try context.openStore(path: storePath, mode: .reading)
-        let reading = try store.onCallReading(now: DateText.nowMillis(), forwardTargets: try context.forwardTargets().targets.map(\.name))
+        let reading = try OnCallReading.read(from: store, now: DateText.nowMillis(), forwardTargets: try context.forwardTargets().targets.map(\.name))
         var inputs = try settings(context).inputs(reading)
         inputs.apps = try context.configuredApps()
         inputs.revocationCheck = try context.intakePolicy().revocationCheck == .ocsp

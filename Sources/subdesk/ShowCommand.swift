@@ -42,7 +42,7 @@ enum ShowCommand {
         let app = try context.appScope()
         guard let report = try SubscriberReport.load(store: store, id: id, now: now, app: app) else {
             // A one-time purchase (consumable, non-consumable, non-renewing) is no subscription.
-            let purchases = try store.purchases(id: id, app: app)
+            let purchases = try store.transactions.purchases(id: id, app: app)
             // An order id the store does not know is asked of Apple.
             if purchases.isEmpty, AppStoreServerAPIClient.looksLikeOrderId(id), let found = try lookUpOrder(id, context) {
                 return found
@@ -213,7 +213,7 @@ enum ShowCommand {
             if let report = try SubscriberReport.load(store: store, id: otid, now: now) {
                 if !reports.contains(where: { $0.subscriber.id == report.subscriber.id }) { reports.append(report) }
             } else {
-                purchases += try store.purchases(id: otid).filter { p in !purchases.contains { $0.transactionId == p.transactionId } }
+                purchases += try store.transactions.purchases(id: otid).filter { p in !purchases.contains { $0.transactionId == p.transactionId } }
             }
         }
         let subscriptions = reports.reduce(0) { $0 + $1.subscriptions.count }

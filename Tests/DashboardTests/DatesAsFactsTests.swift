@@ -55,7 +55,7 @@ final class ScreenWordingTests: XCTestCase, RunsOnEveryEngine {
         state.subscribers.pageSize = 20
         let session = DashboardSession(store: store, state: state, clock: { DashboardFixture.anchor })
         session.start()
-        let n = try store.subscriptionCount()
+        let n = try store.subscriptions.count()
         XCTAssertGreaterThan(n, 2 * (state.subscribers.pageSize ?? 0), "a list longer than its window")
         session.type(.char("G"))
         XCTAssertFalse(session.state.subscribers.atStart, "the window holds the list's end, not its start")

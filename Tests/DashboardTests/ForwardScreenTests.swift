@@ -280,7 +280,7 @@ final class ForwardScreenTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(backend.contains("WARNING") && backend.contains("subdesk forward status"), backend)
         let renewals = try XCTUnwrap(lines.first { $0.hasPrefix(" forward renewals dead") }, text)
         XCTAssertTrue(renewals.contains("WARNING"), renewals)
-        let signals = session.healthSettings.signals(try store.onCallReading(now: now, forwardTargets: ["backend", "renewals"]))
+        let signals = session.healthSettings.signals(try OnCallReading.read(from: store, now: now, forwardTargets: ["backend", "renewals"]))
             .filter { $0.name.hasPrefix("forward ") }
         XCTAssertEqual(lines.filter { $0.hasPrefix(" forward ") }.count, signals.count, text)
         for signal in signals { XCTAssertTrue(signal.problem.map { text.contains("▸ " + $0) } ?? true, "\(signal.problem ?? ""):\n\(text)") }

@@ -125,7 +125,7 @@ final class NarrowScreenTests: XCTestCase, RunsOnEveryEngine {
         let store = try demoStore()
         var state = DashboardFixture.state()
         let request = SubscriberPageRequest(query: state.subscribers.query, position: .first, limit: 10)
-        var rows = try store.pageWithin(request.query, limit: 10).rows
+        var rows = try store.subscriptions.pageWithin(request.query, limit: 10).rows
         rows[0].subscriber.userId = nil
         rows[0].subscriber.appAccountToken = "5e1f0000-0000-4000-8000-00000000abcd"
         _ = DashboardReducer.reduce(into: &state, .subscribersLoaded(request, SubscriberPage(rows: rows, reachesStart: true, reachesEnd: true)))

@@ -88,7 +88,7 @@ final class NotificationMeaningRowTests: XCTestCase, RunsOnEveryEngine {
 
         // Derived: the subscription's state and its share of the counts, saved by intake.
         for store in [withRow, without] {
-            let state = try XCTUnwrap(try store.subscription(originalTransactionId: Self.otid)?.state)
+            let state = try XCTUnwrap(try store.subscriptions.find(originalTransactionId: Self.otid)?.state)
             XCTAssertEqual(state.lastNotificationType, Self.accountHold.rawValue, "the last event is shown whatever the table says")
         }
         // Counted: the row puts the subscription in billing retry.

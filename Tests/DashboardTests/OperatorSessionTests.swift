@@ -129,7 +129,7 @@ final class OperatorSessionTests: XCTestCase, RunsOnEveryEngine {
         let flash = try XCTUnwrap(session.state.flash)
         XCTAssertEqual(flash.kind, .error)
         // On PostgreSQL the database user is recorded, whatever name the colleague gave.
-        XCTAssertTrue(flash.text.hasPrefix("override #1 was already lifted by \(store.operatorOfRecord("ben"))"), flash.text)
+        XCTAssertTrue(flash.text.hasPrefix("override #1 was already lifted by \(store.audit.operatorOfRecord("ben"))"), flash.text)
         XCTAssertEqual(try store.audit.entries().map(\.action), ["override_grant", "override_lift"], "the refused lift wrote nothing")
     }
 

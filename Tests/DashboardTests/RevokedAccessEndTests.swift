@@ -30,7 +30,7 @@ final class RevokedAccessEndTests: XCTestCase, RunsOnEveryEngine {
         let store = try DashboardFixture.sharedDemoStore()
         let one = try store.transactions.accessEnded(originalTransactionIds: ["x"])
         XCTAssertEqual(one, [:])
-        let revoked = try store.search("user-1017", limit: 10, app: nil).map(\.state).filter { $0.status == .revoked }
+        let revoked = try store.subscriptions.search("user-1017", limit: 10, app: nil).map(\.state).filter { $0.status == .revoked }
         let id = try XCTUnwrap(revoked.first?.originalTransactionId)
         let want = try XCTUnwrap(try store.transactions.accessEnded(originalTransactionIds: [id])[id])
         let many = (0..<40_000).map { "absent-\($0)" } + [id]

@@ -94,7 +94,7 @@ final class SessionTests: XCTestCase, RunsOnEveryEngine {
         }(), clock: { DashboardFixture.anchor })
         session.start()
         let query = session.state.subscribers.query
-        let all = try store.page(query, limit: 1000).map(\.state.originalTransactionId)
+        let all = try store.subscriptions.page(query, limit: 1000).map(\.state.originalTransactionId)
         XCTAssertEqual(all.count, 125)
         XCTAssertLessThan(session.state.subscribers.rows.count, all.count, "the first screen does not load the whole store")
 
@@ -134,7 +134,7 @@ final class SessionTests: XCTestCase, RunsOnEveryEngine {
         let store = try demoStore()
         let session = DashboardFixture.session(store)
         session.type(.char("s"))
-        let expected = try store.page(SubscriptionQuery(sort: .expires), limit: 100).map(\.state.originalTransactionId)
+        let expected = try store.subscriptions.page(SubscriptionQuery(sort: .expires), limit: 100).map(\.state.originalTransactionId)
         XCTAssertEqual(session.state.subscribers.rows.map(\.state.originalTransactionId), expected)
         XCTAssertTrue(session.screenText.contains("sort expiry, soonest first"))
     }

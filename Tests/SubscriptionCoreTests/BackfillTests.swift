@@ -98,7 +98,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
     /// notification and transaction stored.
     func contents(_ store: Store) throws -> [String] {
         var lines: [String] = []
-        for row in try store.page(SubscriptionQuery(), limit: 1_000) {
+        for row in try store.subscriptions.page(SubscriptionQuery(), limit: 1_000) {
             let s = row.state
             lines.append("\(s.originalTransactionId) \(s.productId) \(s.status) \(s.entitled) \(s.expiresDate ?? 0) "
                          + "\(s.autoRenewStatus) \(s.latestTransactionId ?? "-") \(s.expirationIntent ?? -1)")

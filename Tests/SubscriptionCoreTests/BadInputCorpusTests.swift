@@ -206,7 +206,7 @@ final class BadInputCorpusTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertEqual(try store.quarantine.entries(limit: 1).first?.bodyBytes, c.body.count, c.name)
         }
         XCTAssertEqual(try store.notifications.count(), 0)
-        XCTAssertEqual(try store.subscriptionCount(), 0)
+        XCTAssertEqual(try store.subscriptions.count(), 0)
         XCTAssertNil(try store.transactions.find(id: "2000000900000001"), "no partial write")
         XCTAssertNil(try store.renewals.find(originalTransactionId: "2000000900000001"))
         if let dir = ProcessInfo.processInfo.environment["SUBDESK_WRITE_CORPUS"] {

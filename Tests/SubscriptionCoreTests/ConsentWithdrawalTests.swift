@@ -49,7 +49,7 @@ final class ConsentWithdrawalTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(sub.jsonObject()["consentWithdrawn"] as? Bool, true)
         // The app transaction id finds the customer too.
         XCTAssertEqual(try SubscriberReport.load(store: store, id: "71134", now: a)?.subscriptions.first?.state.originalTransactionId, "12345")
-        XCTAssertEqual(try store.search("71134").map(\.state.originalTransactionId), ["12345"])
+        XCTAssertEqual(try store.subscriptions.search("71134").map(\.state.originalTransactionId), ["12345"])
 
         // Listed until handled; handling is audited and happens once.
         var open = try ConsentWithdrawal.load(store: store, includeHandled: false)

@@ -40,7 +40,7 @@ final class ForwardOnCallTests: XCTestCase, RunsOnEveryEngine {
     }
 
     func reading(at now: Millis, targets: [String] = ["backend"]) throws -> OnCallReading {
-        try store.onCallReading(now: now, forwardTargets: targets)
+        try OnCallReading.read(from: store, now: now, forwardTargets: targets)
     }
 
     func testTheReadingCountsPendingDeadAndTheLastHourPerTargetAndTheMetricsSayIt() throws {
@@ -131,8 +131,8 @@ final class ForwardOnCallTests: XCTestCase, RunsOnEveryEngine {
         let r = try reading(at: TestKit.anchor + 1_000, targets: ["warehouse", "crm"])
         XCTAssertEqual(r.forwarding.map(\.target), ["warehouse", "crm", "backend"])
         XCTAssertEqual(r.forwarding.map(\.pending), [0, 0, 1])
-        XCTAssertEqual(try store.onCallReading(now: TestKit.anchor).forwarding.map(\.target), ["backend"])
-        XCTAssertEqual(try Store.inMemory().onCallReading(now: TestKit.anchor).forwarding, [])
+        XCTAssertEqual(try OnCallReading.read(from: store, now: TestKit.anchor).forwarding.map(\.target), ["backend"])
+        XCTAssertEqual(try OnCallReading.read(from: Store.inMemory(), now: TestKit.anchor).forwarding, [])
     }
 
     func testLagPastTheLimitAndADeliveryDeadInTheLastDayAreWarnings() throws {
@@ -244,7 +244,7 @@ final class ForwardScrapeTimeTests: XCTestCase {
         XCTAssertEqual(claimed.count, total)
         XCTAssertEqual(r.pending, pending)
         let start = Date()
-        _ = try store.onCallReading(now: now, forwardTargets: ["backend"])
+        _ = try OnCallReading.read(from: store, now: now, forwardTargets: ["backend"])
         let whole = Date().timeIntervalSince(start) * 1000
         print("forward on-call reading of \(total) outbox rows (\(r.pending) pending, \(r.dead) dead): "
               + String(format: "%.2f ms (best of 5); the whole on-call reading %.2f ms", best, whole))

@@ -73,7 +73,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
         // A consumable is kept as a transaction but is not a subscription.
         let oneTime = Self.documentedPairs.firstIndex { $0.0 == "ONE_TIME_CHARGE" }!
         XCTAssertEqual(try store.transactions.find(id: "30000009000001\(oneTime)")?.productId, "app.coins")
-        XCTAssertNil(try store.subscription(originalTransactionId: "30000009000001\(oneTime)"))
+        XCTAssertNil(try store.subscriptions.find(originalTransactionId: "30000009000001\(oneTime)"))
     }
 
     func testEveryTransactionAndRenewalFieldIsDecoded() throws {
@@ -119,7 +119,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(renewal.offerType, 2)
         XCTAssertEqual(renewal.renewalPrice, 14990)
         // The subscriber is found by the appAccountToken.
-        XCTAssertNotNil(try store.lookup("7d1b2c3a-0000-4000-8000-000000000001"))
+        XCTAssertNotNil(try store.subscribers.lookup("7d1b2c3a-0000-4000-8000-000000000001"))
     }
 
     // MARK: Refusals
@@ -129,7 +129,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
         if let policy { intake.policy = policy }
         let before = try store.quarantine.unresolvedCount()
         let notifications = try store.notifications.count()
-        let subscriptions = try store.subscriptionCount()
+        let subscriptions = try store.subscriptions.count()
         let outcome = try intake.ingest(body, source: "test")
         guard case .rejected(let reason, let id) = outcome else {
             return XCTFail("expected a rejection containing '\(expected)', got \(outcome)", file: file, line: line)
@@ -145,7 +145,7 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(kept.reason, reason.description, file: file, line: line)
         XCTAssertEqual(kept.kind, reason.kind, file: file, line: line)
         XCTAssertEqual(try store.notifications.count(), notifications, "nothing stored", file: file, line: line)
-        XCTAssertEqual(try store.subscriptionCount(), subscriptions, "no state written", file: file, line: line)
+        XCTAssertEqual(try store.subscriptions.count(), subscriptions, "no state written", file: file, line: line)
         intake.policy = TestKit.policy
     }
 
@@ -265,11 +265,11 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
     func testDuplicateChangesNothing() throws {
         let body = TestKit.body(type: "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "dup-1")
         guard case .stored = try intake.ingest(body) else { return XCTFail("first copy not stored") }
-        let before = try store.subscription(originalTransactionId: "2000000900000001")
+        let before = try store.subscriptions.find(originalTransactionId: "2000000900000001")
         XCTAssertEqual(try intake.ingest(body), .duplicate(notificationUUID: "dup-1"))
         XCTAssertEqual(try intake.ingest(body), .duplicate(notificationUUID: "dup-1"))
         XCTAssertEqual(try store.notifications.count(), 1)
-        XCTAssertEqual(try store.subscription(originalTransactionId: "2000000900000001"), before)
+        XCTAssertEqual(try store.subscriptions.find(originalTransactionId: "2000000900000001"), before)
         XCTAssertEqual(try store.intakeLog.entries().map(\.result), [.duplicate, .duplicate, .stored])
     }
 
@@ -313,10 +313,10 @@ final class IntakeTests: XCTestCase, RunsOnEveryEngine {
     }
 
     func assertRejectedKeepingState(_ body: Data, containing expected: String) throws {
-        let before = try store.subscription(originalTransactionId: "2000000900000001")
+        let before = try store.subscriptions.find(originalTransactionId: "2000000900000001")
         guard case .rejected(let reason, _) = try intake.ingest(body) else { return XCTFail("not rejected") }
         XCTAssertTrue(reason.description.contains(expected), "\(reason)")
-        XCTAssertEqual(try store.subscription(originalTransactionId: "2000000900000001"), before)
+        XCTAssertEqual(try store.subscriptions.find(originalTransactionId: "2000000900000001"), before)
     }
 
     func testOlderSignedDateNeverOverwritesNewerState() throws {

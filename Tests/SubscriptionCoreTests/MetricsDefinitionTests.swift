@@ -383,7 +383,7 @@ final class MetricsDefinitionTests: XCTestCase, RunsOnEveryEngine {
         }
         XCTAssertNotEqual(try numbers(whole), try numbers(repaired), "the lost notifications are missed before the repair")
         // Revalidation: Apple's answer holds every transaction; intake merges them.
-        for row in try whole.page(SubscriptionQuery(), limit: 10_000) {
+        for row in try whole.subscriptions.page(SubscriptionQuery(), limit: 10_000) {
             let history = try whole.history(originalTransactionId: row.state.originalTransactionId)
             _ = try Intake(store: repaired, verifier: SignedDataVerifier(roots: TestKit.roots), policy: TestKit.policy)
                 .merge(transactions: history.transactions, renewals: history.renewal.map { [$0] } ?? [], now: TestKit.anchor)

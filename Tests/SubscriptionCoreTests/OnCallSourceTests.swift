@@ -75,26 +75,26 @@ final class OnCallSourceTests: XCTestCase, RunsOnEveryEngine {
     /// answer and a ping, each read as the value it was recorded with.
     func testTheStoreReadsTheLatestRecordedAppleCall() throws {
         let store = try Store.inMemory()
-        XCTAssertNil(try store.lastAppleCall(now: now))
+        XCTAssertNil(try OnCallReading.lastAppleCall(store, now: now))
         try store.write {
             _ = try store.audit.append(AuditEntry(at: now - 50_000, operatorName: "ana", action: .revalidate, target: "1", reason: nil,
                                                  outcome: "failed", detail: "Apple did not answer"))
         }
-        XCTAssertEqual(try store.lastAppleCall(now: now), AppleCallRecord(at: now - 50_000, answered: false, record: .revalidation))
+        XCTAssertEqual(try OnCallReading.lastAppleCall(store, now: now), AppleCallRecord(at: now - 50_000, answered: false, record: .revalidation))
         try store.recordPing(environment: "Production", requested: now - 40_000, arrived: nil)
-        XCTAssertEqual(try store.lastAppleCall(now: now), AppleCallRecord(at: now - 40_000, answered: true, record: .ping))
+        XCTAssertEqual(try OnCallReading.lastAppleCall(store, now: now), AppleCallRecord(at: now - 40_000, answered: true, record: .ping))
         try store.write {
             try store.db.run("INSERT INTO refund_requests (notification_uuid, requested_ms, answered_ms, answer_outcome) VALUES (?, ?, ?, ?)",
                              ["r1", now - 100_000, now - 30_000, "failed: timed out"] as [SQLBindable?])
         }
-        XCTAssertEqual(try store.lastAppleCall(now: now), AppleCallRecord(at: now - 30_000, answered: false, record: .refundAnswer))
+        XCTAssertEqual(try OnCallReading.lastAppleCall(store, now: now), AppleCallRecord(at: now - 30_000, answered: false, record: .refundAnswer))
         try store.write {
             try store.db.run("INSERT INTO refund_requests (notification_uuid, requested_ms, answered_ms, answer_outcome) VALUES (?, ?, ?, ?)",
                              ["r2", now - 100_000, now - 20_000, "refused: 4000001"] as [SQLBindable?])
             _ = try store.audit.append(AuditEntry(at: now + 86_400_000, operatorName: "ana", action: .revalidate, target: "1", reason: nil,
                                                  outcome: "failed", detail: "dated far ahead"))
         }
-        XCTAssertEqual(try store.lastAppleCall(now: now), AppleCallRecord(at: now - 20_000, answered: true, record: .refundAnswer),
+        XCTAssertEqual(try OnCallReading.lastAppleCall(store, now: now), AppleCallRecord(at: now - 20_000, answered: true, record: .refundAnswer),
                        "Apple's refusal is Apple's answer; an entry dated far ahead is ignored")
     }
 }

@@ -19,7 +19,7 @@ final class OperationsTests: XCTestCase, RunsOnEveryEngine {
             for body in try ScenarioBuilder(signer: TestKit.signer).bodies(for: scenarios[index], instance: index, anchor: now) {
                 _ = try intake.ingest(body, receivedAt: now)
             }
-            try store.linkUser(scenarios[index].userId!, originalTransactionId: ScenarioBuilder.originalTransactionId(instance: index))
+            try store.subscribers.link(scenarios[index].userId!, originalTransactionId: ScenarioBuilder.originalTransactionId(instance: index))
         }
         ops = Operations(store: store, operatorName: "ana")
     }

@@ -163,7 +163,7 @@ final class SetAppAccountTokenTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(sent.json?["appAccountToken"] as? String, token)
         XCTAssertTrue(sent.headers["authorization"]?.hasPrefix("Bearer ") == true)
         let store = try fixture.openStore()
-        XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.subscriber.appAccountToken, token, "kept on the subscriber")
+        XCTAssertEqual(try store.subscriptions.find(originalTransactionId: otid)?.subscriber.appAccountToken, token, "kept on the subscriber")
         XCTAssertEqual(try store.audit.entries().last?.outcome, "Apple has app account token \(token)")
         // Again: the same token, nothing new made.
         XCTAssertEqual(try fixture.revalidator().setAppAccountTokenAtApple(otid), token)
@@ -180,7 +180,7 @@ final class SetAppAccountTokenTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertTrue("\(error)".contains("Family Sharing transactions aren't supported"), "\(error)")
         }
         let store = try fixture.openStore()
-        XCTAssertNil(try store.subscription(originalTransactionId: otid)?.subscriber.appAccountToken, "nothing kept")
+        XCTAssertNil(try store.subscriptions.find(originalTransactionId: otid)?.subscriber.appAccountToken, "nothing kept")
         XCTAssertEqual(try store.audit.entries().last?.outcome, "failed")
     }
 }

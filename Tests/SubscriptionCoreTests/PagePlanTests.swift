@@ -22,8 +22,8 @@ final class PagePlanTests: XCTestCase, RunsOnEveryEngine {
         let scopes: [AppScope?] = [nil, AppScope(bundleId: apps[0], includesUnknown: false)]
         for (n, scope) in scopes.enumerated() {
             let q = SubscriptionQuery(sort: .expires, app: scope)
-            let bounds = Store.pageBounds(q, after: nil, backward: false, dialect: .postgres)
-            let read = Store.pageRead(bounds.conditions, order: bounds.order, limit: 50, dialect: .postgres)
+            let bounds = SubscriptionTable.pageBounds(q, after: nil, backward: false, dialect: .postgres)
+            let read = SubscriptionTable.pageRead(bounds.conditions, order: bounds.order, limit: 50, dialect: .postgres)
             let values = bounds.values + read.values
             // The statement as the store sends it: PostgreSQL's spelling, numbered parameters.
             let sent = PostgresConnection.translate(read.sql)

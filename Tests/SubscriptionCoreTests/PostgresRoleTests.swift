@@ -56,7 +56,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         // Read-only: looks everything up, writes nothing.
         let reader = try open(as: "subdesk_read", mode: .reading).store
         XCTAssertTrue(reader.isReadOnly)
-        XCTAssertNotNil(try reader.subscription(originalTransactionId: "2000000955500001"))
+        XCTAssertNotNil(try reader.subscriptions.find(originalTransactionId: "2000000955500001"))
         XCTAssertEqual(try reader.notifications.count(), 1)
         assertRefused("ingest as read") { _ = try TestKit.intake(reader).ingest(self.notification(UUID().uuidString.lowercased(), id: "2000000955500002")) }
         assertRefused("override as read") { _ = try Operations(store: reader, operatorName: "x").grant("2000000955500001", until: now + 86_400_000, reason: "r") }
@@ -67,7 +67,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         guard case .stored = try TestKit.intake(intake).ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500003")) else {
             return XCTFail("intake could not ingest")
         }
-        XCTAssertNotNil(try owner.subscription(originalTransactionId: "2000000955500003"))
+        XCTAssertNotNil(try owner.subscriptions.find(originalTransactionId: "2000000955500003"))
         assertRefused("override as intake") { _ = try Operations(store: intake, operatorName: "x").grant("2000000955500003", until: now + 86_400_000, reason: "r") }
         assertRefused("update a notification as intake") { try intake.executeForTesting("UPDATE notifications SET type = 'REFUND'") }
         assertRefused("delete a notification as intake") { try intake.executeForTesting("DELETE FROM notifications") }
@@ -121,7 +121,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         guard case .stored = try TestKit.intake(intake).ingest(notification(UUID().uuidString.lowercased(), id: "2000000955500027")) else {
             return XCTFail("intake could not ingest")
         }
-        let counted = try open(as: "subdesk_read", mode: .reading).store.onCallReading(now: DateText.nowMillis()).intakeCounts
+        let counted = try OnCallReading.read(from: open(as: "subdesk_read", mode: .reading).store, now: DateText.nowMillis()).intakeCounts
         XCTAssertEqual(counted.map(\.bundleId), [ScenarioBuilder.demoBundleId], "counted under the app it was signed for")
         XCTAssertEqual(counted.map(\.count), [1])
     }
@@ -399,7 +399,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
     /// cannot put an entry after later ones. The owner's entries keep what it gave.
     func testAuditEntriesAreDatedByTheServerAndBoundToTheirWritersRoles() throws {
         func lastSweep() throws -> (at: Double?, failures: Double?) {
-            let exposition = OnCallMetrics.exposition(OnCallInputs(reading: try owner.onCallReading(now: DateText.nowMillis()),
+            let exposition = OnCallMetrics.exposition(OnCallInputs(reading: try OnCallReading.read(from: owner, now: DateText.nowMillis()),
                                                                    roots: [], quarantineBudgetBytes: nil))
             func value(_ name: String) -> Double? {
                 exposition.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
@@ -457,7 +457,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
 
         // Entries support wrote before the trigger existed (made here with the triggers off)
         // are not read as facts: a sweep, and a failed revalidation, are an operator's.
-        let failuresBefore = try owner.onCallReading(now: DateText.nowMillis()).revalidationFailuresLastDay
+        let failuresBefore = try OnCallReading.read(from: owner, now: DateText.nowMillis()).revalidationFailuresLastDay
         try owner.executeForTesting("ALTER TABLE audit_log DISABLE TRIGGER audit_log_stamp, DISABLE TRIGGER audit_log_operator")
         try owner.executeForTesting("""
             INSERT INTO audit_log (at_ms, operator, action, outcome) VALUES
@@ -468,7 +468,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try owner.audit.last(action: .sweep)?.operatorName, supportUser, "the forged entry is the newest")
         XCTAssertEqual(try lastSweep().failures, 2)
         XCTAssertEqual(try lastSweep().at, Double(swept.at) / 1000)
-        XCTAssertEqual(try owner.onCallReading(now: DateText.nowMillis()).revalidationFailuresLastDay, failuresBefore)
+        XCTAssertEqual(try OnCallReading.read(from: owner, now: DateText.nowMillis()).revalidationFailuresLastDay, failuresBefore)
     }
 
     /// An owner's SECURITY DEFINER function that writes the audit log runs as the owner
@@ -504,7 +504,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         let placed = try ops.grant(otid, until: DateText.nowMillis() + 86_400_000, reason: "goodwill")
         _ = try ops.lift(overrideId: placed.id, reason: "done")
         _ = try ops.link(userId: "user-\(suffix!)", to: otid, force: false)
-        XCTAssertEqual(try owner.subscription(originalTransactionId: otid)?.subscriber.userId, "user-\(suffix!)")
+        XCTAssertEqual(try owner.subscriptions.find(originalTransactionId: otid)?.subscriber.userId, "user-\(suffix!)")
         XCTAssertEqual(try owner.audit.entries().map(\.action), ["override_grant", "override_lift", "link"])
     }
 

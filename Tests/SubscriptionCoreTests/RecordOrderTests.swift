@@ -25,7 +25,7 @@ final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
             let store = try Store.inMemory()
             try ingestAll(order, into: store, policy: policy)
             return (try store.transactions.find(id: otid), try store.renewals.find(originalTransactionId: otid),
-                    try store.subscription(originalTransactionId: otid))
+                    try store.subscriptions.find(originalTransactionId: otid))
         }
     }
 
@@ -38,19 +38,19 @@ final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
         // The newer version first, a user linked, then the older version late.
         let late = try Store.inMemory()
         try ingestAll([newer], into: late)
-        try late.linkUser("user-42", originalTransactionId: otid)
+        try late.subscribers.link("user-42", originalTransactionId: otid)
         try ingestAll([older], into: late)
         // The same notifications in order, then the same link.
         let inOrder = try Store.inMemory()
         try ingestAll([older, newer], into: inOrder)
-        try inOrder.linkUser("user-42", originalTransactionId: otid)
+        try inOrder.subscribers.link("user-42", originalTransactionId: otid)
         for store in [late, inOrder] {
-            let row = try XCTUnwrap(try store.subscription(originalTransactionId: otid))
+            let row = try XCTUnwrap(try store.subscriptions.find(originalTransactionId: otid))
             XCTAssertEqual(row.subscriber.appAccountToken, "token-new")
             XCTAssertEqual(row.subscriber.userId, "user-42")
             XCTAssertEqual(row.state.appAccountToken, "token-new")
-            let owner = try XCTUnwrap(try store.lookup("user-42"))
-            XCTAssertEqual(try store.subscriptions(subscriberId: owner.id).map(\.state.originalTransactionId), [otid])
+            let owner = try XCTUnwrap(try store.subscribers.lookup("user-42"))
+            XCTAssertEqual(try store.subscriptions.of(subscriberId: owner.id).map(\.state.originalTransactionId), [otid])
             XCTAssertEqual(try store.transactions.find(id: otid)?.appAccountToken, "token-new")
         }
     }
@@ -65,17 +65,17 @@ final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
                                  transaction: TestKit.transaction(signed: a - 2 * d, extra: ["appAccountToken": "token-new"]))
         let store = try Store.inMemory()
         try ingestAll([older], into: store)
-        XCTAssertNotNil(try store.lookup("token-old"))
+        XCTAssertNotNil(try store.subscribers.lookup("token-old"))
         try ingestAll([newer], into: store)
-        XCTAssertNil(try store.lookup("token-old"), "the token that owns nothing is gone")
-        XCTAssertEqual(try store.lookup("token-new")?.appAccountToken, "token-new")
+        XCTAssertNil(try store.subscribers.lookup("token-old"), "the token that owns nothing is gone")
+        XCTAssertEqual(try store.subscribers.lookup("token-new")?.appAccountToken, "token-new")
 
         // A linked user id is kept even once its subscription moves on.
         let linked = try Store.inMemory()
         try ingestAll([older], into: linked)
-        try linked.linkUser("user-7", originalTransactionId: otid)
+        try linked.subscribers.link("user-7", originalTransactionId: otid)
         try ingestAll([newer], into: linked)
-        XCTAssertEqual(try linked.lookup("user-7")?.userId, "user-7")
+        XCTAssertEqual(try linked.subscribers.lookup("user-7")?.userId, "user-7")
     }
 
     // Fault 3: equal signedDates are not broken by arrival order.
@@ -190,8 +190,8 @@ final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
         }
         XCTAssertEqual(event.originalTransactionId, "1000000111", "attributed to the auto-renewable, not the newer purchase")
         XCTAssertEqual(event.productId, "app.monthly")
-        XCTAssertNil(try store.subscription(originalTransactionId: "1000000999"), "a non-consumable is no subscription")
-        XCTAssertEqual(try store.subscriptionCount(), 1)
+        XCTAssertNil(try store.subscriptions.find(originalTransactionId: "1000000999"), "a non-consumable is no subscription")
+        XCTAssertEqual(try store.subscriptions.count(), 1)
         XCTAssertEqual(try store.transactions.find(id: "1000000999")?.productId, "app.lifetime.unlock", "kept as a purchase")
         XCTAssertEqual(try TestKit.state(store, "1000000111")?.status, .active)
     }
@@ -219,7 +219,7 @@ final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
             for order in permutations(Array(bodies.indices)) {
                 let store = try Store.inMemory()
                 try ingestAll(order.map { bodies[$0] }, into: store)
-                let row = try XCTUnwrap(try store.subscription(originalTransactionId: otid))
+                let row = try XCTUnwrap(try store.subscriptions.find(originalTransactionId: otid))
                 let outcome = "\(String(describing: try store.transactions.find(id: otid))) \(String(describing: try store.renewals.find(originalTransactionId: otid))) "
                     + "\(row.state) \(row.subscriber.appAccountToken ?? "-")"
                 if let reference { XCTAssertEqual(outcome, reference, "history \(history), order \(order)") } else { reference = outcome }

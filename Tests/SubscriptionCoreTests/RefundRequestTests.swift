@@ -205,7 +205,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(fixture.server.requests.isEmpty, "something reached Apple")
 
         // The metrics count them as never sent, not as refused by Apple.
-        let metrics = OnCallMetrics.exposition(OnCallInputs(reading: try fixture.openStore().onCallReading(now: DateText.nowMillis()),
+        let metrics = OnCallMetrics.exposition(OnCallInputs(reading: try OnCallReading.read(from: fixture.openStore(), now: DateText.nowMillis()),
                                                             roots: [], quarantineBudgetBytes: nil))
         XCTAssertTrue(metrics.contains("subdesk_refund_answers_total{outcome=\"not_sent\"} 2"), metrics)
         XCTAssertTrue(metrics.contains("subdesk_refund_answers_total{outcome=\"refused\"} 0"), metrics)
@@ -226,7 +226,7 @@ final class RefundRequestTests: XCTestCase, RunsOnEveryEngine {
         let audit = try XCTUnwrap(try store.audit.entries().first { $0.action == "refund_answer" })
         XCTAssertTrue(audit.outcome.hasPrefix("refused: "), audit.outcome)
         XCTAssertTrue(audit.outcome.contains("4000000"), audit.outcome)
-        let metrics = OnCallMetrics.exposition(OnCallInputs(reading: try store.onCallReading(now: TestKit.anchor),
+        let metrics = OnCallMetrics.exposition(OnCallInputs(reading: try OnCallReading.read(from: store, now: TestKit.anchor),
                                                             roots: [], quarantineBudgetBytes: nil))
         XCTAssertTrue(metrics.contains("subdesk_refund_answers_total{outcome=\"refused\"} 1"), metrics)
         XCTAssertTrue(metrics.contains("subdesk_refund_answers_total{outcome=\"not_sent\"} 0"), metrics)

@@ -110,7 +110,7 @@ final class RevalidationFixture {
     }
 
     func state(_ otid: String) throws -> SubscriptionState? {
-        try openStore().subscription(originalTransactionId: otid)?.state
+        try openStore().subscriptions.find(originalTransactionId: otid)?.state
     }
 
     // MARK: Apple's answers

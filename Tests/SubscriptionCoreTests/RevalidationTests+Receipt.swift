@@ -11,7 +11,7 @@ extension RevalidationTests {
                                         signed: anchor - 40 * day, environment: environment)
         try fixture.seed(transaction: first, renewal: TestKit.renewal(original: otid, signed: anchor - 40 * day, environment: environment),
                          receivedAt: anchor)
-        if let receipt { try fixture.openStore().putReceipt(receipt, originalTransactionId: otid, at: anchor - 40 * day) }
+        if let receipt { try fixture.openStore().receipts.put(receipt, originalTransactionId: otid, at: anchor - 40 * day) }
     }
 
     func entry(_ id: String, purchase: Millis, expires: Millis?) -> [String: Any] {
@@ -58,7 +58,7 @@ extension RevalidationTests {
         XCTAssertEqual(sent["password"] as? String, fixture.sharedSecret)
         XCTAssertEqual(sent["exclude-old-transactions"] as? Bool, false)
         let store = try fixture.openStore()
-        XCTAssertEqual(try store.receipt(originalTransactionId: otid), "FRESH-RECEIPT", "the latest receipt replaces the stored one")
+        XCTAssertEqual(try store.receipts.find(originalTransactionId: otid), "FRESH-RECEIPT", "the latest receipt replaces the stored one")
         let audit = try XCTUnwrap(try store.audit.entries(targets: [otid]).last)
         XCTAssertEqual(audit.action, "revalidate")
         XCTAssertTrue(audit.detail?.contains("source verifyReceipt (Production)") ?? false, audit.detail ?? "")
@@ -202,7 +202,7 @@ extension RevalidationTests {
         XCTAssertEqual(result.after?.expiresDate, anchor + 25 * day)
         let store = try fixture.openStore()
         XCTAssertNil(try store.transactions.find(id: "3000000900000009"), "a consumable in in_app is not a subscription")
-        XCTAssertNil(try store.subscription(originalTransactionId: "3000000900000009"))
+        XCTAssertNil(try store.subscriptions.find(originalTransactionId: "3000000900000009"))
     }
 
     func testAV1NotificationLeavesItsReceiptForVerifyReceipt() throws {
@@ -218,6 +218,6 @@ extension RevalidationTests {
         guard case .stored = try TestKit.intake(store, policy: policy).ingest(body, receivedAt: anchor) else {
             return XCTFail("V1 body not stored")
         }
-        XCTAssertEqual(try store.receipt(originalTransactionId: otid), "RECEIPT-FROM-V1")
+        XCTAssertEqual(try store.receipts.find(originalTransactionId: otid), "RECEIPT-FROM-V1")
     }
 }

@@ -50,7 +50,7 @@ extension RevalidationTests {
 
     func testTheSweepChecksEveryCandidateAndCountsWhatBecameOfThem() throws {
         try seedSweepCandidates()
-        XCTAssertEqual(try fixture.openStore().sweepCandidates(now: anchor, limit: 100), [renews, lapses, failing, inGrace])
+        XCTAssertEqual(try fixture.openStore().subscriptions.sweepCandidates(now: anchor, limit: 100), [renews, lapses, failing, inGrace])
         var progress: [SweepProgress] = []
         let sweep = ExpirySweep(revalidator: try fixture.revalidator(maxConnections: 3))
 

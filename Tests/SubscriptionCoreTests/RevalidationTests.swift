@@ -60,7 +60,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertFalse(result.disagreesWithApple)
         XCTAssertTrue(result.changes.contains("status EXPIRED -> ACTIVE"), "\(result.changes)")
         let store = try fixture.openStore()
-        XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state.latestTransactionId, "2000000900000002")
+        XCTAssertEqual(try store.subscriptions.find(originalTransactionId: otid)?.state.latestTransactionId, "2000000900000002")
         XCTAssertNotNil(try store.transactions.find(id: "2000000900000002"))
 
         let audit = try store.audit.entries(targets: [otid])
@@ -410,7 +410,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         let store = try fixture.openStore()
         XCTAssertNil(try store.transactions.find(id: "2000000900000002"), "the genuine history must not be merged either")
         XCTAssertEqual(try store.renewals.find(originalTransactionId: otid), renewalBefore)
-        XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state.status, .expired)
+        XCTAssertEqual(try store.subscriptions.find(originalTransactionId: otid)?.state.status, .expired)
         let audit = try store.audit.entries(targets: [otid])
         XCTAssertEqual(audit.map(\.outcome), ["failed"])
         XCTAssertTrue(audit[0].detail?.hasPrefix("refused Apple's answer, nothing stored: data[0].lastTransactions[0].signedTransactionInfo") ?? false)
@@ -471,7 +471,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertNil(result.auditId)
         let store = try fixture.openStore()
         XCTAssertNil(try store.transactions.find(id: "2000000900000002"))
-        XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state.status, .expired)
+        XCTAssertEqual(try store.subscriptions.find(originalTransactionId: otid)?.state.status, .expired)
         XCTAssertTrue(try store.audit.entries().isEmpty)
     }
 

@@ -33,7 +33,7 @@ final class ScenarioTests: XCTestCase, RunsOnEveryEngine {
             let state = try XCTUnwrap(try TestKit.state(store, otid), scenario.name)
             assert(state, matches: scenario)
             // The stored row (derived at intake) agrees with a fresh derivation at the same instant.
-            XCTAssertEqual(try store.subscription(originalTransactionId: otid)?.state, state, scenario.name)
+            XCTAssertEqual(try store.subscriptions.find(originalTransactionId: otid)?.state, state, scenario.name)
         }
     }
 
@@ -51,10 +51,10 @@ final class ScenarioTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try store.upkeep.health().integrity, ["ok"])
         for (index, scenario) in Self.scenarios.enumerated() {
             let otid = ScenarioBuilder.originalTransactionId(instance: index)
-            let row = try XCTUnwrap(try store.subscription(originalTransactionId: otid), scenario.name)
+            let row = try XCTUnwrap(try store.subscriptions.find(originalTransactionId: otid), scenario.name)
             XCTAssertEqual(row.state, try TestKit.state(store, otid), scenario.name)
             // Found again through the indexes over status, expiry and product.
-            let page = try store.page(SubscriptionQuery(statuses: [row.state.status]), limit: 10_000)
+            let page = try store.subscriptions.page(SubscriptionQuery(statuses: [row.state.status]), limit: 10_000)
             XCTAssertTrue(page.contains { $0.state.originalTransactionId == otid }, "\(scenario.name) under its status")
         }
     }

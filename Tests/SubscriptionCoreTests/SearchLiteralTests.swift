@@ -14,11 +14,11 @@ final class SearchLiteralTests: XCTestCase, RunsOnEveryEngine {
             guard case .stored = try intake.ingest(TestKit.body(type: "SUBSCRIBED", transaction: TestKit.transaction(id: id, original: id, product: product),
                                                                 renewal: TestKit.renewal(original: id, product: product))) else { return XCTFail() }
         }
-        func found(_ text: String) throws -> [String] { try store.search(text).map(\.state.productId).sorted() }
+        func found(_ text: String) throws -> [String] { try store.subscriptions.search(text).map(\.state.productId).sorted() }
         func filtered(_ text: String) throws -> [String] {
             var q = SubscriptionQuery()
             q.text = text
-            return try store.page(q, limit: 50).map(\.state.productId).sorted()
+            return try store.subscriptions.page(q, limit: 50).map(\.state.productId).sorted()
         }
         for lookup in [found, filtered] {
             XCTAssertEqual(try lookup("app_"), ["app_monthly"])

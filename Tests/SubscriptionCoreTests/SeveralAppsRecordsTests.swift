@@ -36,12 +36,12 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
                                                             extraData: ["consumptionRequestReason": "UNINTENDED_PURCHASE"])) else {
             return XCTFail("the purchase and its consumption request are stored")
         }
-        XCTAssertEqual(try store.subscription(originalTransactionId: "7100000000000001")?.state.bundleId, Self.fitness)
-        XCTAssertEqual(try store.subscription(originalTransactionId: "7200000000000001")?.state.bundleId, Self.recipes)
+        XCTAssertEqual(try store.subscriptions.find(originalTransactionId: "7100000000000001")?.state.bundleId, Self.fitness)
+        XCTAssertEqual(try store.subscriptions.find(originalTransactionId: "7200000000000001")?.state.bundleId, Self.recipes)
         for (uuid, bundle) in [("fit-1", Self.fitness), ("rec-1", Self.recipes), ("rec-2", Self.recipes), ("rec-3", Self.recipes)] {
             XCTAssertEqual(try column(store, "SELECT bundle_id FROM notifications WHERE notification_uuid = ?", uuid), bundle, uuid)
         }
-        XCTAssertEqual(try store.purchases(id: "7200000000000050").map(\.bundleId), [Self.recipes])
+        XCTAssertEqual(try store.transactions.purchases(id: "7200000000000050").map(\.bundleId), [Self.recipes])
         XCTAssertEqual(try column(store, "SELECT bundle_id FROM refund_requests WHERE notification_uuid = ?", "rec-3"), Self.recipes)
 
         // A body for a third app is quarantined under the bundle id it names; junk under none.
@@ -84,7 +84,7 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
                                 bundleId: Self.recipes, appAppleId: 2234567890, transaction: nil,
                                 renewal: TestKit.renewal(original: "7200000000000077"))
         guard case .stored = try intake.ingest(body) else { return XCTFail("stored") }
-        XCTAssertEqual(try store.subscription(originalTransactionId: "7200000000000077")?.state.bundleId, Self.recipes)
+        XCTAssertEqual(try store.subscriptions.find(originalTransactionId: "7200000000000077")?.state.bundleId, Self.recipes)
     }
 
     /// A page, a search and a look-up scoped to one app find only its subscriptions; a
@@ -102,13 +102,13 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
         try store.db.run("UPDATE subscriptions SET bundle_id = NULL WHERE original_transaction_id = ?", ["7100000000000002"])
         let fitness = AppScope(bundleId: Self.fitness, includesUnknown: false)
         let recipes = AppScope(bundleId: Self.recipes, includesUnknown: false)
-        func page(_ app: AppScope?) throws -> [String] { try store.page(SubscriptionQuery(app: app), limit: 10).map(\.state.originalTransactionId) }
+        func page(_ app: AppScope?) throws -> [String] { try store.subscriptions.page(SubscriptionQuery(app: app), limit: 10).map(\.state.originalTransactionId) }
         XCTAssertEqual(try page(nil), ["7100000000000001", "7100000000000002", "7200000000000001"])
         XCTAssertEqual(try page(fitness), ["7100000000000001"])
         XCTAssertEqual(try page(recipes), ["7200000000000001"])
         XCTAssertEqual(try page(AppScope(bundleId: Self.fitness, includesUnknown: true)), ["7100000000000001", "7100000000000002"])
-        XCTAssertEqual(try store.search("0000000000000", app: recipes).map(\.state.originalTransactionId), ["7200000000000001"])
-        XCTAssertEqual(try store.search("0000000000000", limit: 1, app: recipes).map(\.state.originalTransactionId), ["7200000000000001"],
+        XCTAssertEqual(try store.subscriptions.search("0000000000000", app: recipes).map(\.state.originalTransactionId), ["7200000000000001"])
+        XCTAssertEqual(try store.subscriptions.search("0000000000000", limit: 1, app: recipes).map(\.state.originalTransactionId), ["7200000000000001"],
                        "the limit counts only the app's")
         XCTAssertNil(try SubscriberReport.load(store: store, id: "7200000000000001", now: TestKit.anchor, app: fitness))
         XCTAssertNotNil(try SubscriberReport.load(store: store, id: "7200000000000001", now: TestKit.anchor, app: recipes))
@@ -229,7 +229,7 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
             """)
         let store = try Store(path: location)
         XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
-        let reading = try store.onCallReading(now: 1780000300000)
+        let reading = try OnCallReading.read(from: store, now: 1780000300000)
         func samples(_ apps: [ConfiguredApp], _ name: String) -> [String] {
             var inputs = OnCallInputs(reading: reading, roots: [], quarantineBudgetBytes: nil)
             inputs.apps = ConfiguredApps(apps: apps, fromSections: true)
@@ -281,7 +281,7 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try migrated.db.first("SELECT count(*) FROM subscriptions WHERE bundle_id = ?", [app]) { $0.int(0) }, 6)
         XCTAssertEqual(try migrated.db.first("SELECT count(*) FROM notifications WHERE bundle_id = ?", [app]) { $0.int(0) }, 7)
         XCTAssertEqual(try column(migrated, "SELECT bundle_id FROM refund_requests WHERE notification_uuid = ?", "old-c"), app)
-        XCTAssertEqual(try migrated.subscription(originalTransactionId: "8100000000000010")?.state.bundleId, app)
+        XCTAssertEqual(try migrated.subscriptions.find(originalTransactionId: "8100000000000010")?.state.bundleId, app)
         // Every share is queued for recomputation (with its app); the report brings them up
         // to date itself, the counts are the same, and all of them the app's.
         XCTAssertEqual(try migrated.metrics.pendingShareCount(), 6)
@@ -291,7 +291,7 @@ final class SeveralAppsRecordsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try migrated.metrics.segmentValues(.app), [app])
         // The app is named: the one configured app, by the bundle id the record carries.
         let one = ConfiguredApps(apps: [ConfiguredApp(name: "default", bundleId: app)], fromSections: false)
-        XCTAssertEqual(one.appJSON(ofRecord: try migrated.subscription(originalTransactionId: "8100000000000010")?.state.bundleId)["name"] as? String,
+        XCTAssertEqual(one.appJSON(ofRecord: try migrated.subscriptions.find(originalTransactionId: "8100000000000010")?.state.bundleId)["name"] as? String,
                        "default")
         XCTAssertEqual(one.appJSON(ofRecord: nil)["bundleId"] as? String, app, "a record whose app is unknown is the one app's")
     }

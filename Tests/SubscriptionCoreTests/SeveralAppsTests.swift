@@ -145,7 +145,7 @@ final class SeveralAppsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(refusal.description, reason, line: line)
         XCTAssertEqual(try store.quarantine.entries(ids: [id]).first?.reason, reason, line: line)
         XCTAssertNil(try store.notifications.find(uuid: uuid), line: line)
-        XCTAssertNil(try store.subscription(originalTransactionId: otid), line: line)
+        XCTAssertNil(try store.subscriptions.find(originalTransactionId: otid), line: line)
     }
 
     func testEachAppsBodiesAreStoredAndAThirdAppsAreRefusedNamingItsBundleId() throws {
@@ -155,8 +155,8 @@ final class SeveralAppsTests: XCTestCase, RunsOnEveryEngine {
               case .stored = try intake.ingest(Self.body(app: Self.recipes, appleId: 2234567890, otid: "7200000000000001", uuid: "rec-1")) else {
             return XCTFail("both apps' bodies are stored")
         }
-        XCTAssertNotNil(try store.subscription(originalTransactionId: "7100000000000001"))
-        XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000001"))
+        XCTAssertNotNil(try store.subscriptions.find(originalTransactionId: "7100000000000001"))
+        XCTAssertNotNil(try store.subscriptions.find(originalTransactionId: "7200000000000001"))
         try assertQuarantinedAndNotStored(try intake.ingest(Self.body(app: "com.example.other", appleId: 3234567890, otid: "7300000000000001", uuid: "oth-1")),
                                           in: store, uuid: "oth-1", otid: "7300000000000001",
                                           reason: "signedPayload: bundleId com.example.other is no configured app's "
@@ -186,7 +186,7 @@ final class SeveralAppsTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(unknown.description.hasPrefix("?app: beta names no configured app"), unknown.description)
         guard case .stored = try intake.ingest(recipesBody, postedFor: "2234567890") else { return XCTFail("its own app's URL stores it") }
         // Replayed without the URL (once the set-up is fixed), it is stored under the app it was signed for.
-        XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000009"))        // A retry of the stored body posted to the other app's URL is refused as well, not
+        XCTAssertNotNil(try store.subscriptions.find(originalTransactionId: "7200000000000009"))        // A retry of the stored body posted to the other app's URL is refused as well, not
         // answered as a duplicate; to its own app's URL, or with none, it is a duplicate.
         guard case .rejected(let retried, _) = try intake.ingest(recipesBody, postedFor: "fitness") else {
             return XCTFail("a stored body posted again to another app's URL is refused")
@@ -216,10 +216,10 @@ final class SeveralAppsTests: XCTestCase, RunsOnEveryEngine {
         // A fitness body posted to recipes' URL: refused, and counted as fitness's.
         guard case .rejected = try intake.ingest(Self.body(app: Self.fitness, appleId: 1234567890, otid: "7100000000000009", uuid: "fit-9"),
                                                  postedFor: "recipes") else { return XCTFail("posted to another app's URL") }
-        let counts = try store.onCallReading(now: TestKit.anchor).intakeCounts
+        let counts = try OnCallReading.read(from: store, now: TestKit.anchor).intakeCounts
         XCTAssertEqual(counts.filter { $0.bundleId == IntakePolicy.unconfiguredApp }.map(\.count).reduce(0, +), 4)
         XCTAssertEqual(Set(counts.map(\.bundleId)), [IntakePolicy.unconfiguredApp, Self.fitness])
-        var inputs = OnCallInputs(reading: try store.onCallReading(now: TestKit.anchor), roots: [], quarantineBudgetBytes: nil)
+        var inputs = OnCallInputs(reading: try OnCallReading.read(from: store, now: TestKit.anchor), roots: [], quarantineBudgetBytes: nil)
         inputs.apps = try ConfiguredApps(configuration: Configuration(text: Self.twoApps, source: "config"))
         let apps = OnCallMetrics.exposition(inputs).split(separator: "\n").filter { $0.hasPrefix("subdesk_notifications_received_total{") }
             .map { $0.split(separator: ",")[0] }
@@ -304,7 +304,7 @@ final class SeveralAppsTests: XCTestCase, RunsOnEveryEngine {
         fixture.server.route("GET", "/prod/inApps/v1/lookup/\(order)", .json(["status": 0, "signedTransactions": [RevalidationFixture.sign(bought)]]))
         let found = try twoAppRevalidator(fixture).lookUpOrder(order)
         XCTAssertEqual(found.originalTransactionIds, [otid])
-        XCTAssertEqual(try fixture.openStore().subscription(originalTransactionId: otid)?.state.status, .active)
+        XCTAssertEqual(try fixture.openStore().subscriptions.find(originalTransactionId: otid)?.state.status, .active)
         let tokens = { (path: String) in fixture.server.requests("GET", path).map { FakeAppleServer.tokenBundleId($0) ?? "-" } }
         XCTAssertEqual(tokens("/prod/inApps/v1/lookup/\(order)"), [Self.fitness, Self.recipes])
         _ = try twoAppRevalidator(fixture).lookUpOrder(order, app: Self.recipes)

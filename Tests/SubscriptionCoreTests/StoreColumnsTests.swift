@@ -13,7 +13,7 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertEqual(Set(table.names).count, table.names.count, "\(table.name): a column twice")
             XCTAssertEqual(Set(table.names), Set(try store.db.columns(of: table.name)), table.name)
         }
-        try check(Store.subscriptionTable)
+        try check(SubscriptionTable.table)
         try check(TransactionTable.table)
         try check(RenewalTable.table)
         try check(QuarantineTable.table)
@@ -40,10 +40,10 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
     }
 
     func testTheUpsertIsDerivedFromTheColumns() {
-        XCTAssertEqual(StoreTable<SubscriptionColumn>.snakeCase("originalTransactionId"), "original_transaction_id")
-        let upsert = Store.subscriptionTable.upsert
+        XCTAssertEqual(StoreTable<SubscriptionTable.Column>.snakeCase("originalTransactionId"), "original_transaction_id")
+        let upsert = SubscriptionTable.table.upsert
         XCTAssertTrue(upsert.hasPrefix("INSERT INTO subscriptions (original_transaction_id, subscriber_id, product_id, "), upsert)
-        XCTAssertEqual(upsert.filter { $0 == "?" }.count, SubscriptionColumn.allCases.count, upsert)
+        XCTAssertEqual(upsert.filter { $0 == "?" }.count, SubscriptionTable.Column.allCases.count, upsert)
         XCTAssertTrue(upsert.contains(" ON CONFLICT (original_transaction_id) DO UPDATE SET subscriber_id = excluded.subscriber_id, "), upsert)
         XCTAssertFalse(upsert.contains("original_transaction_id = excluded"), upsert)
     }
@@ -69,15 +69,15 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
             var saved = state(n)
             if n == 3 { saved.appAccountToken = nil; saved.pendingChange = nil; saved.expiresDate = nil }
             try store.write {
-                try store.saveState(saved, appAccountToken: saved.appAccountToken, now: 9_000 + n, metrics: MetricContributions())
+                try store.subscriptions.save(saved, appAccountToken: saved.appAccountToken, now: 9_000 + n, metrics: MetricContributions())
             }
-            let read = try XCTUnwrap(try store.subscription(originalTransactionId: saved.originalTransactionId))
+            let read = try XCTUnwrap(try store.subscriptions.find(originalTransactionId: saved.originalTransactionId))
             XCTAssertEqual(read.state, saved, "save \(n)")
             // A subscription without a token keeps the owner it had.
             XCTAssertEqual(read.subscriber.appAccountToken, saved.appAccountToken ?? "token-2", "save \(n)")
             XCTAssertEqual(try store.db.first("SELECT updated_ms FROM subscriptions") { $0.int64(0) }, 9_000 + n)
         }
-        XCTAssertEqual(try store.subscriptionCount(), 1)
+        XCTAssertEqual(try store.subscriptions.count(), 1)
     }
 
     /// A save that leaves the indexed columns as they were names none of them in its UPDATE
@@ -86,17 +86,17 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
         let store = try Store.inMemory()
         var saved = state(1)
         func save() throws {
-            try store.write { try store.saveState(saved, appAccountToken: saved.appAccountToken, now: 9_000, metrics: MetricContributions()) }
+            try store.write { try store.subscriptions.save(saved, appAccountToken: saved.appAccountToken, now: 9_000, metrics: MetricContributions()) }
         }
         try save()
         saved.offerIdentifier = "another offer"
         try save()
-        XCTAssertEqual(Array(store.subscriptionUpdates.keys), [0], "nothing indexed changed")
+        XCTAssertEqual(Array(store.subscriptionMemory.updates.keys), [0], "nothing indexed changed")
         saved.expiresDate = 7_777
         saved.pendingChange?.effectiveDate = 7_777
         try save()
-        let expires = try XCTUnwrap(Store.indexedSubscriptionColumns.firstIndex(of: .expiresMs))
-        XCTAssertEqual(Set(store.subscriptionUpdates.keys), [0, 1 << expires], "the expiry alone")
-        XCTAssertEqual(try store.subscription(originalTransactionId: saved.originalTransactionId)?.state, saved)
+        let expires = try XCTUnwrap(SubscriptionTable.indexed.firstIndex(of: .expiresMs))
+        XCTAssertEqual(Set(store.subscriptionMemory.updates.keys), [0, 1 << expires], "the expiry alone")
+        XCTAssertEqual(try store.subscriptions.find(originalTransactionId: saved.originalTransactionId)?.state, saved)
     }
 }

@@ -28,7 +28,7 @@ final class StoreTests: XCTestCase, RunsOnEveryEngine {
         let reopened = try Store(path: store.path)
         XCTAssertEqual(reopened.schemaVersion, Migrations.latestVersion)
         XCTAssertEqual(try reopened.db.first("PRAGMA journal_mode") { $0.string(0) }, "wal")
-        XCTAssertEqual(try reopened.subscriptionCount(), try store.subscriptionCount())
+        XCTAssertEqual(try reopened.subscriptions.count(), try store.subscriptions.count())
     }
 
     func testLookupUsesAnIndexForEveryKindOfId() throws {
@@ -49,26 +49,26 @@ final class StoreTests: XCTestCase, RunsOnEveryEngine {
     func testLookupByEveryKindOfId() throws {
         let store = try demoStore()
         let otid = ScenarioBuilder.originalTransactionId(instance: 0)
-        let byUser = try XCTUnwrap(try store.lookup("user-1001"))
-        XCTAssertEqual(try store.lookup(otid), byUser)
-        XCTAssertEqual(try store.lookup(String(Int64(otid)! + 1)), byUser, "a later transaction id")
-        XCTAssertEqual(try store.lookup(ScenarioBuilder.appAccountToken(instance: 0)), byUser)
-        XCTAssertNil(try store.lookup("nobody"))
-        XCTAssertEqual(try store.search("app.legacy").map(\.state.productId), ["app.legacy.monthly"])
+        let byUser = try XCTUnwrap(try store.subscribers.lookup("user-1001"))
+        XCTAssertEqual(try store.subscribers.lookup(otid), byUser)
+        XCTAssertEqual(try store.subscribers.lookup(String(Int64(otid)! + 1)), byUser, "a later transaction id")
+        XCTAssertEqual(try store.subscribers.lookup(ScenarioBuilder.appAccountToken(instance: 0)), byUser)
+        XCTAssertNil(try store.subscribers.lookup("nobody"))
+        XCTAssertEqual(try store.subscriptions.search("app.legacy").map(\.state.productId), ["app.legacy.monthly"])
     }
 
     func testKeysetPagingCoversEveryRowOnceInBothDirections() throws {
         let store = try demoStore(copies: 3)
-        let total = try store.subscriptionCount()
+        let total = try store.subscriptions.count()
         for query in [SubscriptionQuery(sort: .expires), SubscriptionQuery(sort: .lastEvent, descending: true),
                       SubscriptionQuery(statuses: [.active, .gracePeriod])] {
             var seen: [String] = []
             var cursor: PageCursor?
             while true {
-                let page = try store.page(query, after: cursor, limit: 7)
+                let page = try store.subscriptions.page(query, after: cursor, limit: 7)
                 if page.isEmpty { break }
                 seen += page.map(\.state.originalTransactionId)
-                cursor = Store.cursor(for: page.last!, in: query)
+                cursor = SubscriptionTable.cursor(for: page.last!, in: query)
             }
             XCTAssertEqual(Set(seen).count, seen.count, "no row twice")
             if query.statuses.isEmpty { XCTAssertEqual(seen.count, total) }
@@ -76,18 +76,18 @@ final class StoreTests: XCTestCase, RunsOnEveryEngine {
             var back: [String] = []
             cursor = nil
             while true {
-                let page = try store.page(query, after: cursor, backward: true, limit: 5)
+                let page = try store.subscriptions.page(query, after: cursor, backward: true, limit: 5)
                 if page.isEmpty { break }
                 back = page.map(\.state.originalTransactionId) + back
-                cursor = Store.cursor(for: page.first!, in: query)
+                cursor = SubscriptionTable.cursor(for: page.first!, in: query)
             }
             XCTAssertEqual(back, seen)
         }
         // The kept status counts agree with counting the rows.
         var counted: [SubscriptionStatus: Int] = [:]
         try store.db.query("SELECT status, count(*) FROM subscriptions GROUP BY status") { counted[SubscriptionStatus(rawValue: $0.int(0))!] = $0.int(1) }
-        XCTAssertEqual(try store.statusCounts(), counted)
-        let filtered = try store.page(SubscriptionQuery(text: "user-1010-2"), limit: 50)
+        XCTAssertEqual(try store.subscriptions.statusCounts(), counted)
+        let filtered = try store.subscriptions.page(SubscriptionQuery(text: "user-1010-2"), limit: 50)
         XCTAssertEqual(filtered.map(\.subscriber.userId), ["user-1010-2"])
     }
 
@@ -99,9 +99,9 @@ final class StoreTests: XCTestCase, RunsOnEveryEngine {
                       SubscriptionQuery(sort: .expires, app: app), SubscriptionQuery(sort: .lastEvent, app: app),
                       SubscriptionQuery(statuses: [.active], sort: .expires)] {
             for backward in [false, true] {
-                let bounds = Store.pageBounds(query, after: cursor, backward: backward, dialect: store.dialect)
+                let bounds = SubscriptionTable.pageBounds(query, after: cursor, backward: backward, dialect: store.dialect)
                 let plan = try store.db.rows("""
-                    EXPLAIN QUERY PLAN SELECT s.original_transaction_id FROM \(Store.rowSource)
+                    EXPLAIN QUERY PLAN SELECT s.original_transaction_id FROM \(SubscriptionTable.rowSource)
                     WHERE \(bounds.conditions.joined(separator: " AND ")) ORDER BY \(bounds.order) LIMIT 50
                     """, bounds.values) { $0.string(3) }.joined(separator: " ")
                 // The index is searched from the cursor's key on (`<expr>>?` or `<expr><?`), not scanned.

@@ -10,13 +10,13 @@ import SubdeskTestKit
 final class SubstringSearchTests: XCTestCase, RunsOnEveryEngine {
     /// Every row of the list, in list order.
     func filtered(_ store: Store, _ text: String, sparse: Bool? = nil) throws -> [String] {
-        let needle = Store.asciiLowercased(text)
-        store.searchPlans[needle] = nil
-        if sparse == false { store.searchPlans[needle] = .scan }
-        if sparse == true { store.searchPlans[needle] = .glob(Store.globContaining(needle)) }
+        let needle = SubscriptionTable.asciiLowercased(text)
+        store.subscriptionMemory.searchPlans[needle] = nil
+        if sparse == false { store.subscriptionMemory.searchPlans[needle] = .scan }
+        if sparse == true { store.subscriptionMemory.searchPlans[needle] = .glob(SubscriptionTable.globContaining(needle)) }
         var q = SubscriptionQuery()
         q.text = text
-        return try store.page(q, limit: 100_000).map(\.state.originalTransactionId)
+        return try store.subscriptions.page(q, limit: 100_000).map(\.state.originalTransactionId)
     }
 
     /// What a person would count as a match, read off every row.
@@ -31,7 +31,7 @@ final class SubstringSearchTests: XCTestCase, RunsOnEveryEngine {
     func testFilterMatchesAnywhereOnEitherPlanAsABruteForceReadingDoes() throws {
         let store = try Store.inMemory()
         _ = try StoreGenerator(subscribers: 1_500).generate(into: store)
-        let all = try store.page(SubscriptionQuery(), limit: 100_000)
+        let all = try store.subscriptions.page(SubscriptionQuery(), limit: 100_000)
         XCTAssertEqual(all.count, 1_500)
         var rng = SystemRandomNumberGenerator()
         var needles = ["premium", "PREMIUM", "Monthly", "yearly", "1", "00", "app.", "zzz", "no such text", "q", "qz", "-", "r-1", "É"]
@@ -60,19 +60,19 @@ final class SubstringSearchTests: XCTestCase, RunsOnEveryEngine {
         _ = try StoreGenerator(subscribers: 1_500).generate(into: store)
         for sort in SubscriptionQuery.Sort.allCases {
             for descending in [false, true] {
-                let list = try store.page(SubscriptionQuery(sort: sort, descending: descending), limit: 100_000)
+                let list = try store.subscriptions.page(SubscriptionQuery(sort: sort, descending: descending), limit: 100_000)
                 for needle in ["premium", "yearly", "app"] {
-                    store.searchPlans[needle] = .scan
+                    store.subscriptionMemory.searchPlans[needle] = .scan
                     var q = SubscriptionQuery(text: needle, sort: sort, descending: descending)
                     q.scanLimit = 200
-                    let read = try store.pageWithin(q, limit: 50)
+                    let read = try store.subscriptions.pageWithin(q, limit: 50)
                     // What a person reading the first 200 rows of the list would have found, up to a page.
                     let expected = Array(expected(Array(list.prefix(200)), needle).prefix(50))
                     XCTAssertEqual(read.rows.map(\.state.originalTransactionId), expected, "\(needle) \(sort) \(descending)")
                     XCTAssertEqual(read.complete, expected.count == 50, "short only because of the bound: \(needle)")
                     // Unbounded, the same query reads on until the page is full.
                     q.scanLimit = nil
-                    XCTAssertEqual(try store.pageWithin(q, limit: 50).rows.map(\.state.originalTransactionId),
+                    XCTAssertEqual(try store.subscriptions.pageWithin(q, limit: 50).rows.map(\.state.originalTransactionId),
                                    Array(self.expected(list, needle).prefix(50)))
                 }
             }
@@ -88,7 +88,7 @@ final class SubstringSearchTests: XCTestCase, RunsOnEveryEngine {
                                                                  product: "com.example.Premium.Monthly",
                                                                  extra: ["appAccountToken": token]),
             renewal: TestKit.renewal(original: "2000000912345678", product: "com.example.Premium.Monthly"))) else { return XCTFail() }
-        func search(_ text: String) throws -> [String] { try store.search(text).map(\.state.originalTransactionId) }
+        func search(_ text: String) throws -> [String] { try store.subscriptions.search(text).map(\.state.originalTransactionId) }
         func pending() throws -> Int { try store.db.first("SELECT count(*) FROM search_pending") { $0.int(0) } ?? -1 }
         // PostgreSQL has no search index to keep up: the index's bookkeeping is SQLite's alone.
         let indexed = store.dialect == .sqlite
@@ -100,7 +100,7 @@ final class SubstringSearchTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try search("yearly"), [])
         XCTAssertEqual(try search("alice"), [])
 
-        try store.linkUser("user-Alice-7", originalTransactionId: "2000000912345678")
+        try store.subscribers.link("user-Alice-7", originalTransactionId: "2000000912345678")
         XCTAssertEqual(try search("alice"), ["2000000912345678"], "a user id linked after intake is found")
         XCTAssertEqual(try filtered(store, "ALICE-7"), ["2000000912345678"])
 
@@ -118,7 +118,7 @@ final class SubstringSearchTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try search("2000000987654321"), ["2000000912345678"], "search finds any transaction id whole")
         XCTAssertEqual(try search("20000009876"), ["2000000912345678"], "or by its start")
         // A field shorter than a trigram is found by one or two of its characters.
-        try store.linkUser("Zo", originalTransactionId: "2000000912345678")
+        try store.subscribers.link("Zo", originalTransactionId: "2000000912345678")
         XCTAssertEqual(try search("zo"), ["2000000912345678"])
         XCTAssertEqual(try filtered(store, "Z"), ["2000000912345678"])
         XCTAssertEqual(try filtered(store, "alice"), [], "the old user id is no longer found")
@@ -150,7 +150,7 @@ final class SubstringSearchTests: XCTestCase, RunsOnEveryEngine {
             PRAGMA user_version = 8;
             """)
         let store = try Store(path: path)
-        let all = try store.page(SubscriptionQuery(), limit: 10_000)
+        let all = try store.subscriptions.page(SubscriptionQuery(), limit: 10_000)
         XCTAssertEqual(try filtered(store, "premium", sparse: true), expected(all, "premium"))
         XCTAssertFalse(expected(all, "premium").isEmpty)
     }

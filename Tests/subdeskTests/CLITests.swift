@@ -39,12 +39,12 @@ class SubdeskTestCase: XCTestCase {
         var cursor: PageCursor?
         let query = SubscriptionQuery()
         while true {
-            let page = try store.page(query, after: cursor, limit: 500)
+            let page = try store.subscriptions.page(query, after: cursor, limit: 500)
             guard let last = page.last else { break }
             for row in page {
                 result[row.state.originalTransactionId] = "\(row.state) \(row.subscriber.userId ?? "") \(row.subscriber.appAccountToken ?? "")"
             }
-            cursor = Store.cursor(for: last, in: query)
+            cursor = SubscriptionTable.cursor(for: last, in: query)
         }
         return result
     }

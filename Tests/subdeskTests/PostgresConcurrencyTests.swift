@@ -105,7 +105,7 @@ final class PostgresConcurrencyTests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try store.notifications.count(), count, "every notification stored once")
         if let terminal {
             // The open dashboard followed the other processes' writes (LISTEN/NOTIFY) without a key pressed.
-            let subscriptions = try Store(path: clean, mode: .reading).subscriptionCount()
+            let subscriptions = try Store(path: clean, mode: .reading).subscriptions.count()
             try terminal.waitFor(text: "\(subscriptions) subscriptions", timeout: 15)
             try terminal.send(keys: "q")
         }

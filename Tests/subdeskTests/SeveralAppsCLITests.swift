@@ -64,9 +64,9 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
                                         + "recipes (com.example.recipes))"), r.stderr)
         XCTAssertFalse(r.stderr.contains("bundle ids are not checked"), r.stderr)
         let store = try Store(path: db)
-        XCTAssertNotNil(try store.subscription(originalTransactionId: "7100000000000001"))
-        XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000001"))
-        XCTAssertNil(try store.subscription(originalTransactionId: "7300000000000001"))
+        XCTAssertNotNil(try store.subscriptions.find(originalTransactionId: "7100000000000001"))
+        XCTAssertNotNil(try store.subscriptions.find(originalTransactionId: "7200000000000001"))
+        XCTAssertNil(try store.subscriptions.find(originalTransactionId: "7300000000000001"))
         XCTAssertEqual(try store.quarantine.entries().map(\.reason).filter { $0.contains("com.example.other") }.count, 1)
         // show --json names each subscription's app: its bundle id and configured name.
         let shown = try run(["show", "--db", db, "7200000000000001", "--json"])
@@ -189,7 +189,7 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertTrue(crossed.stdout.contains("signed for app recipes (com.example.recipes), posted to ?app=fitness, "
                                               + "app fitness (com.example.fitness)"), crossed.stdout)
         let store = try Store(path: db)
-        XCTAssertNil(try store.subscription(originalTransactionId: "7200000000000002"))
+        XCTAssertNil(try store.subscriptions.find(originalTransactionId: "7200000000000002"))
         XCTAssertNil(try store.notifications.find(uuid: "n-7200000000000002"))
         XCTAssertEqual(try store.quarantine.entries().count, 1)
         // A query no URL parser would take names no app: refused like any unknown name, never a crash.
@@ -216,7 +216,7 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         // Its own app's URL (by bundle id here) stores it.
         let own = try post("app=com.example.recipes")
         XCTAssertTrue(own.stdout.hasPrefix("Status: 200 OK"), own.stdout)
-        XCTAssertNotNil(try store.subscription(originalTransactionId: "7200000000000002"))
+        XCTAssertNotNil(try store.subscriptions.find(originalTransactionId: "7200000000000002"))
     }
 
     /// `subdesk serve` takes the URL's `?app=` as the CGI does.
@@ -236,10 +236,10 @@ final class SeveralAppsCLITests: SubdeskTestCase, RunsOnEveryEngine {
         let crossed = try XCTUnwrap(client.post(fitness, params: FastCGITestClient.params(length: fitness.count) + [("QUERY_STRING", "app=recipes")]))
         XCTAssertTrue(crossed.stdout.hasPrefix("Status: 400 Bad Request"), crossed.stdout)
         XCTAssertTrue(crossed.stdout.contains("signed for app fitness (com.example.fitness), posted to ?app=recipes"), crossed.stdout)
-        XCTAssertNil(try Store(path: db).subscription(originalTransactionId: "7100000000000003"))
+        XCTAssertNil(try Store(path: db).subscriptions.find(originalTransactionId: "7100000000000003"))
         let own = try XCTUnwrap(client.post(fitness, params: FastCGITestClient.params(length: fitness.count) + [("QUERY_STRING", "app=fitness")]))
         XCTAssertTrue(own.stdout.hasPrefix("Status: 200 OK"), own.stdout)
-        XCTAssertNotNil(try Store(path: db).subscription(originalTransactionId: "7100000000000003"))
+        XCTAssertNotNil(try Store(path: db).subscriptions.find(originalTransactionId: "7100000000000003"))
     }
 
     func testSectionMistakesStopEveryCommandNamingTheFileAndLine() throws {

@@ -27,17 +27,17 @@ final class StoreSafetyTests: SubdeskTestCase, RunsOnEveryEngine {
         let overReal = try run(["demo", "--no-dashboard", "--copies", "1", "--db", real])
         XCTAssertEqual(overReal.status, 2)
         XCTAssertTrue(overReal.stderr.contains("\(real) is a subdesk store that is not a demo store (0 notifications)"), overReal.stderr)
-        XCTAssertEqual(Store.kind(ofFileAt: real), .store(notifications: 0))
+        XCTAssertEqual(StoreLocation.kind(ofFileAt: real), .store(notifications: 0))
 
         let demo = dir + "/demo.db"
         let first = try run(["demo", "--no-dashboard", "--copies", "1", "--db", demo])
         XCTAssertEqual(first.status, 0, first.stderr)
         XCTAssertTrue(first.stderr.contains("open it again with: subdesk --db \(demo)"), first.stderr)
-        XCTAssertEqual(Store.kind(ofFileAt: demo), .demo)
+        XCTAssertEqual(StoreLocation.kind(ofFileAt: demo), .demo)
         XCTAssertEqual(try run(["demo", "--no-dashboard", "--copies", "1", "--db", demo]).status, 0, "a demo store is rebuilt")
         // --force is the one way over another file.
         XCTAssertEqual(try run(["demo", "--no-dashboard", "--copies", "1", "--db", notes, "--force"]).status, 0)
-        XCTAssertEqual(Store.kind(ofFileAt: notes), .demo)
+        XCTAssertEqual(StoreLocation.kind(ofFileAt: notes), .demo)
     }
 
     /// A backup holds what the store holds (user ids, tokens, purchases): it is made 0600

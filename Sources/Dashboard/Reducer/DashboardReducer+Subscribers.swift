@@ -82,11 +82,11 @@ extension DashboardReducer {
         let target = list.selection + delta
         let limit = pageLimit(state)
         if target < 0 && !list.atStart {
-            let cursor = Store.cursor(for: list.rows[0], in: list.query)
+            let cursor = SubscriptionTable.cursor(for: list.rows[0], in: list.query)
             return [.loadSubscribers(SubscriberPageRequest(query: list.query, position: .before(cursor), limit: limit, target: target))]
         }
         if target >= list.rows.count && !list.atEnd {
-            let cursor = Store.cursor(for: list.rows[list.rows.count - 1], in: list.query)
+            let cursor = SubscriptionTable.cursor(for: list.rows[list.rows.count - 1], in: list.query)
             return [.loadSubscribers(SubscriberPageRequest(query: list.query, position: .after(cursor), limit: limit, target: target))]
         }
         list.selection = min(max(0, target), list.rows.count - 1)
@@ -103,11 +103,11 @@ extension DashboardReducer {
         let visible = Layout.subscriberRows(height: state.height)
         let limit = pageLimit(state)
         if !list.atEnd && list.scrollOffset + 2 * visible >= list.rows.count {
-            return [.loadSubscribers(SubscriberPageRequest(query: list.query, position: .after(Store.cursor(for: last, in: list.query)),
+            return [.loadSubscribers(SubscriberPageRequest(query: list.query, position: .after(SubscriptionTable.cursor(for: last, in: list.query)),
                                                            limit: limit))]
         }
         if !list.atStart && list.scrollOffset < visible {
-            return [.loadSubscribers(SubscriberPageRequest(query: list.query, position: .before(Store.cursor(for: first, in: list.query)),
+            return [.loadSubscribers(SubscriberPageRequest(query: list.query, position: .before(SubscriptionTable.cursor(for: first, in: list.query)),
                                                            limit: limit))]
         }
         return []

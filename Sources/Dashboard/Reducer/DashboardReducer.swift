@@ -504,7 +504,7 @@ public enum DashboardReducer {
             guard let row = list.selectedRow, !(list.selection == 0 && list.atStart) else {
                 return [.loadSubscribers(firstPage(state)), .loadStatusCounts]
             }
-            let request = SubscriberPageRequest(query: list.query, position: .around(Store.cursor(for: row, in: list.query)),
+            let request = SubscriberPageRequest(query: list.query, position: .around(SubscriptionTable.cursor(for: row, in: list.query)),
                                                 limit: pageLimit(state),
                                                 keep: row.state.originalTransactionId)
             return [.loadSubscribers(request), .loadStatusCounts]

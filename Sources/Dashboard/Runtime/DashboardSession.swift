@@ -176,7 +176,7 @@ public final class DashboardSession {
             case .loadSubscribers(let request):
                 return [.subscribersLoaded(request, try loadPage(request))]
             case .loadStatusCounts:
-                return [.statusCountsLoaded(try store.statusCounts(app: app), total: try store.subscriptionCount(app: app))]
+                return [.statusCountsLoaded(try store.subscriptions.statusCounts(app: app), total: try store.subscriptions.count(app: app))]
             case .loadDetail(let id):
                 return [.detailLoaded(originalTransactionId: id, try loadDetail(id))]
             case .loadPayload(let id, let key, let kind, let reference):
@@ -232,7 +232,7 @@ public final class DashboardSession {
             case .loadHealth:
                 let now = clock()
                 // The relay's lag and dead deliveries, per target, among intake's signals (as `subdesk check` judges them).
-                return [.healthLoaded(healthSettings.signals(try store.onCallReading(now: now, forwardTargets: state.forwardTargets)),
+                return [.healthLoaded(healthSettings.signals(try OnCallReading.read(from: store, now: now, forwardTargets: state.forwardTargets)),
                                       now: now)]
             case .loadForward:
                 let now = clock()
@@ -544,32 +544,32 @@ public final class DashboardSession {
         let limit = request.limit
         switch request.position {
         case .first:
-            let read = try store.pageWithin(query, limit: limit)
+            let read = try store.subscriptions.pageWithin(query, limit: limit)
             return SubscriberPage(rows: read.rows, reachesStart: true, reachesEnd: read.rows.count < limit, complete: read.complete)
         case .last:
-            let read = try store.pageWithin(query, backward: true, limit: limit)
+            let read = try store.subscriptions.pageWithin(query, backward: true, limit: limit)
             return SubscriberPage(rows: read.rows, reachesStart: read.rows.count < limit, reachesEnd: true, complete: read.complete)
         case .after(let cursor):
-            let read = try store.pageWithin(query, after: cursor, limit: limit)
+            let read = try store.subscriptions.pageWithin(query, after: cursor, limit: limit)
             return SubscriberPage(rows: read.rows, reachesStart: false, reachesEnd: read.rows.count < limit, complete: read.complete)
         case .before(let cursor):
-            let read = try store.pageWithin(query, after: cursor, backward: true, limit: limit)
+            let read = try store.subscriptions.pageWithin(query, after: cursor, backward: true, limit: limit)
             return SubscriberPage(rows: read.rows, reachesStart: read.rows.count < limit, reachesEnd: false, complete: read.complete)
         case .around(let cursor):
             let half = max(1, limit / 2)
-            let before = try store.pageWithin(query, after: cursor, backward: true, limit: half)
+            let before = try store.subscriptions.pageWithin(query, after: cursor, backward: true, limit: half)
             // With nothing before the cursor the window starts at the top of the list.
-            let from = before.rows.last.map { Store.cursor(for: $0, in: query) }
-            let rest = try store.pageWithin(query, after: from, limit: limit)
+            let from = before.rows.last.map { SubscriptionTable.cursor(for: $0, in: query) }
+            let rest = try store.subscriptions.pageWithin(query, after: from, limit: limit)
             return SubscriberPage(rows: before.rows + rest.rows, reachesStart: before.rows.count < half,
                                   reachesEnd: rest.rows.count < limit, complete: before.complete && rest.complete)
         }
     }
 
     func loadDetail(_ id: String) throws -> DetailContent? {
-        guard let row = try store.subscription(originalTransactionId: id) else { return nil }
+        guard let row = try store.subscriptions.find(originalTransactionId: id) else { return nil }
         let report = try SubscriptionReport.load(store: store, row: row, now: state.now)
-        let others = try store.subscriptions(subscriberId: row.subscriber.id)
+        let others = try store.subscriptions.of(subscriberId: row.subscriber.id)
             .map(\.state.originalTransactionId).filter { $0 != id }
         return DetailContent(subscriber: row.subscriber, report: report, otherSubscriptions: others,
                              refundRequests: try store.refundRequests.requests(originalTransactionId: id),

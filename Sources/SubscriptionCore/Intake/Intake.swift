@@ -154,7 +154,7 @@ public final class Intake {
             var decoded = decoded
             var rederive = true
             if decoded.event.originalTransactionId == nil, let app = decoded.appTransactionId,
-               let concerned = try store.originalTransactionId(appTransactionId: app) {
+               let concerned = try store.transactions.originalTransactionId(appTransactionId: app) {
                 // Named on the notification only: this write holds no lock on that subscription,
                 // and a withdrawal changes nothing its state is derived from.
                 decoded.event.originalTransactionId = concerned
@@ -322,7 +322,7 @@ public final class Intake {
             nested.append((signed, checked.jws.pieces))
             let app = checked.decoded
             appTransactionId = app.appTransactionId
-            if let id = app.appTransactionId { concerned = try store.originalTransactionId(appTransactionId: id) }
+            if let id = app.appTransactionId { concerned = try store.transactions.originalTransactionId(appTransactionId: id) }
             if payload.notificationType == .rescindConsent {
                 // `(no stored purchase)` is added when it is logged, if it still concerns none.
                 feedDetail = ConsentWithdrawal.badge + " · app transaction \(app.appTransactionId ?? "?")"
@@ -398,7 +398,7 @@ public final class Intake {
                                 to: forwarding.owed(bundleId: d.bundleId, environment: d.event.environment, type: d.event.type),
                                 now: receivedAt)
         if let receipt = d.latestReceipt, let otid = d.event.originalTransactionId {
-            try store.putReceipt(receipt, originalTransactionId: otid, at: receivedAt)
+            try store.receipts.put(receipt, originalTransactionId: otid, at: receivedAt)
         }
         try store.logIntake(IntakeLogEntry(receivedDate: receivedAt, result: .stored, notificationUUID: d.event.notificationUUID,
                                            type: d.event.type.rawValue, subtype: d.event.subtype?.rawValue,
@@ -449,7 +449,7 @@ public final class Intake {
             }
             touched.insert(r.originalTransactionId)
         }
-        if let otid = extra, !touched.contains(otid), try store.subscription(originalTransactionId: otid) != nil {
+        if let otid = extra, !touched.contains(otid), try store.subscriptions.find(originalTransactionId: otid) != nil {
             touched.insert(otid)
         }
         let ordered = touched.sorted()
@@ -469,7 +469,7 @@ public final class Intake {
         // notifications were signed for.
         if state.bundleId == nil { state.bundleId = try store.notifications.bundleId(originalTransactionId: otid) }
         let token = appAccountToken ?? state.appAccountToken
-        try store.saveState(state, appAccountToken: token, now: now, metrics: Intake.metricShare(of: history, meanings: meanings))
+        try store.subscriptions.save(state, appAccountToken: token, now: now, metrics: Intake.metricShare(of: history, meanings: meanings))
     }
 
     /// A subscription's share of the counts, from its whole stored history: derived with its

@@ -174,8 +174,8 @@ public struct CohortReport: Equatable, Sendable {
                                from: Millis? = nil, to: Millis? = nil, filters: [CohortFilter] = [],
                                segments: Set<CountSegment> = [.paid], by: CohortDimension? = nil,
                                rates: ExchangeRates? = nil, now: Millis = DateText.nowMillis()) throws -> CohortReport {
-        try store.bringReportsUpToDate(bySegment: false)
-        let cells = try store.cohortCells(kind: metric == .trial ? .trial : .paid, period: period, segments: segments)
+        try store.metrics.bringReportsUpToDate(bySegment: false)
+        let cells = try store.metrics.cohortCells(kind: metric == .trial ? .trial : .paid, period: period, segments: segments)
         return try build(cells: cells, metric: metric, period: period, from: from, to: to, filters: filters,
                          segments: segments, by: by, rates: rates, now: now)
     }

@@ -206,7 +206,7 @@ public enum DailyCountsReport {
                                metrics: [Metric] = Metric.all) throws -> [DayCounts] {
         let days = try dayStarts(from: from, to: to, timeZone: timeZone)
         guard !days.isEmpty else { return [] }
-        try store.bringReportsUpToDate(bySegment: filter != nil)
+        try store.metrics.bringReportsUpToDate(bySegment: filter != nil)
         func tally() throws -> [DayCounts] {
             try DailyCountsReport.tally(store: store, days: days, segments: segments, period: period, rates: rates,
                                         filter: filter, metrics: metrics, timeZone: timeZone)

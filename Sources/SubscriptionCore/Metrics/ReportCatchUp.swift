@@ -28,7 +28,7 @@ public enum ReportCatchUpProgress: Sendable, Equatable {
     case waitingForAnotherCatchUp
 }
 
-extension Store {
+extension MetricAggregates {
     /// Brings up to date, as far as this connection may write, what a report reads: the
     /// shares an earlier subdesk computed, and with `bySegment` the by-segment aggregates.
     /// Every report entry point (`DailyCountsReport.compute`, `CohortReport.compute`) calls
@@ -40,15 +40,15 @@ extension Store {
     /// the same notes, then catches up what was noted meanwhile. A report reads the
     /// overlay either way, so it answers with every share pending when it started.
     public func bringReportsUpToDate(bySegment: Bool, waitSeconds: Double = 60) throws {
-        guard metrics.mayCatchUp else { return }
-        if try metrics.pendingShareCount() > 0 {
-            try metrics.catchUpShares { [reportProgress] done, total in reportProgress?(.recomputing(done: done, total: total)) }
+        guard mayCatchUp else { return }
+        if try pendingShareCount() > 0 {
+            try catchUpShares { [reportProgress = store.reportProgress] done, total in reportProgress?(.recomputing(done: done, total: total)) }
         }
         guard bySegment else { return }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, waitSeconds) * 1e9)
-        while try metrics.catchUpSegments(progress: { [reportProgress] in reportProgress?(.segments($0)) }) == nil,
+        while try catchUpSegments(progress: { [reportProgress = store.reportProgress] in reportProgress?(.segments($0)) }) == nil,
               DispatchTime.now().uptimeNanoseconds < deadline {
-            reportProgress?(.waitingForAnotherCatchUp)
+            store.reportProgress?(.waitingForAnotherCatchUp)
             usleep(200_000)
         }
     }

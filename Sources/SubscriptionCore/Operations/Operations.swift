@@ -15,7 +15,7 @@ public final class Operations {
 
     public init(store: Store, operatorName: String) {
         self.store = store
-        self.operatorName = store.operatorOfRecord(operatorName)
+        self.operatorName = store.audit.operatorOfRecord(operatorName)
     }
 
     /// The operator name for this process: `--operator`, else the login name.
@@ -26,14 +26,14 @@ public final class Operations {
     /// The one subscription `id` names: an originalTransactionId, a transactionId, or a
     /// user id / appAccountToken whose subscriber has exactly one subscription.
     public func resolveSubscription(_ id: String) throws -> String {
-        if try store.subscription(originalTransactionId: id) != nil { return id }
-        if let t = try store.transactions.find(id: id), try store.subscription(originalTransactionId: t.originalTransactionId) != nil {
+        if try store.subscriptions.find(originalTransactionId: id) != nil { return id }
+        if let t = try store.transactions.find(id: id), try store.subscriptions.find(originalTransactionId: t.originalTransactionId) != nil {
             return t.originalTransactionId
         }
-        guard let subscriber = try store.lookup(id) else {
+        guard let subscriber = try store.subscribers.lookup(id) else {
             throw OperationError("no subscriber, subscription or transaction matches \(id)")
         }
-        let subs = try store.subscriptions(subscriberId: subscriber.id)
+        let subs = try store.subscriptions.of(subscriberId: subscriber.id)
         guard subs.count == 1 else {
             let ids = subs.map(\.state.originalTransactionId).joined(separator: ", ")
             throw OperationError("\(id) has \(subs.count) subscriptions (\(ids)); name one by its originalTransactionId")
@@ -92,7 +92,7 @@ public final class Operations {
     /// user id needs `force`.
     public func link(userId: String, to id: String, force: Bool, now: Millis = DateText.nowMillis()) throws -> (otid: String, previousUser: String?) {
         let otid = try store.transactions.find(id: id)?.originalTransactionId ?? id
-        guard let row = try store.subscription(originalTransactionId: otid) else {
+        guard let row = try store.subscriptions.find(originalTransactionId: otid) else {
             throw OperationError("no subscription with originalTransactionId or transactionId \(id)")
         }
         let previous = row.subscriber.userId
@@ -101,7 +101,7 @@ public final class Operations {
                                  + "from that user: pass --force to do so")
         }
         try store.write {
-            try store.linkUser(userId, originalTransactionId: otid)
+            try store.subscribers.link(userId, originalTransactionId: otid)
             // Linking again to the user it already has moves nothing: audited as such, not as a move.
             let detail = previous == userId ? "already linked to user \(userId): no change of owner"
                 : "previous owner: " + (previous.map { "user \($0)" } ?? "subscriber #\(row.subscriber.id), no user id")
@@ -158,8 +158,8 @@ public final class Operations {
     /// Every originalTransactionId `id` names.
     public func subscriptionIds(_ id: String) throws -> [String] {
         if let otid = try? resolveSubscription(id) { return [otid] }
-        guard let s = try store.lookup(id) else { throw OperationError("no subscriber, subscription or transaction matches \(id)") }
-        return try store.subscriptions(subscriberId: s.id).map(\.state.originalTransactionId)
+        guard let s = try store.subscribers.lookup(id) else { throw OperationError("no subscriber, subscription or transaction matches \(id)") }
+        return try store.subscriptions.of(subscriberId: s.id).map(\.state.originalTransactionId)
     }
 }
 

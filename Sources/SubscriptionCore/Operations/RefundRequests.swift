@@ -171,7 +171,7 @@ public struct RefundQueue {
 
     public init(store: Store, operatorName: String) {
         self.store = store
-        self.operatorName = store.operatorOfRecord(operatorName)
+        self.operatorName = store.audit.operatorOfRecord(operatorName)
     }
 
     /// Requests by queue order, after noting (and auditing, once) every deadline that
@@ -221,7 +221,7 @@ public struct RefundQueue {
            let data = ApplePayloads.notificationObject(body: n.body)?["data"] as? [String: Any] {
             facts.reason = data["consumptionRequestReason"] as? String
         }
-        guard let otid = request.originalTransactionId, let row = try store.subscription(originalTransactionId: otid) else {
+        guard let otid = request.originalTransactionId, let row = try store.subscriptions.find(originalTransactionId: otid) else {
             facts.deliveryWhy = "the store has no subscription for this request"
             return facts
         }
@@ -253,7 +253,7 @@ public struct RefundQueue {
         }
         // The customer: every subscription of the subscriber.
         var first: Millis?
-        for sub in try store.subscriptions(subscriberId: row.subscriber.id) {
+        for sub in try store.subscriptions.of(subscriberId: row.subscriber.id) {
             for t in try store.history(originalTransactionId: sub.state.originalTransactionId).transactions
             where t.ownershipType != "FAMILY_SHARED" && t.offerDiscountType != "FREE_TRIAL" {
                 first = min(first ?? t.purchaseDate, t.purchaseDate)

@@ -25,7 +25,7 @@ extension Revalidator {
         try Revalidator.checkExtension(days: days, reasonCode: reasonCode, reason: reason)
         let store = try openStore()
         let otid = try Operations(store: store, operatorName: operatorName).resolveSubscription(id)
-        guard let row = try store.subscription(originalTransactionId: otid) else { throw OperationError("no subscription \(otid)") }
+        guard let row = try store.subscriptions.find(originalTransactionId: otid) else { throw OperationError("no subscription \(otid)") }
         let now = clock()
         let lastYear = try store.extensions.list(originalTransactionId: otid)
             .filter { $0.outcome == "extended" && $0.requested > now - 365 * 86_400_000 }
@@ -71,7 +71,7 @@ extension Revalidator {
         let targets = appleTargets
         let scoped = bundleId.map { b in targets.filter { $0.bundleId == b } } ?? targets
         guard policy.appsFromSections || bundleId != nil else { return scoped }
-        let selling = try openStore().appsSelling(productId: productId)
+        let selling = try openStore().subscriptions.appsSelling(productId: productId)
         let found = scoped.filter { target in
             selling.contains { ($0.bundleId == target.bundleId || ($0.bundleId == nil && appLookups.count == 1))
                                && $0.environment == target.environment.rawValue }

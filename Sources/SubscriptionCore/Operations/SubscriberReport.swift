@@ -32,9 +32,9 @@ extension SubscriberReport {
     /// transactionId), with state re-derived at `now`; nil when nothing matches.
     /// With `app`, only that app's subscriptions: none of them is no report.
     public static func load(store: Store, id: String, now: Millis, app: AppScope? = nil) throws -> SubscriberReport? {
-        guard let subscriber = try store.lookup(id) else { return nil }
+        guard let subscriber = try store.subscribers.lookup(id) else { return nil }
         var reports: [SubscriptionReport] = []
-        for row in try store.subscriptions(subscriberId: subscriber.id) where app?.contains(row.state.bundleId) ?? true {
+        for row in try store.subscriptions.of(subscriberId: subscriber.id) where app?.contains(row.state.bundleId) ?? true {
             reports.append(try SubscriptionReport.load(store: store, row: row, now: now))
         }
         if app != nil && reports.isEmpty { return nil }

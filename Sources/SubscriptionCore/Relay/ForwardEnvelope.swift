@@ -33,7 +33,7 @@ public enum ForwardEnvelope {
             o["v1Body"] = (try? JSONSerialization.jsonObject(with: body)) ?? NSNull()
         }
         o["subscription"] = NSNull()
-        if let otid = d.originalTransactionId, let row = try store.subscription(originalTransactionId: otid) {
+        if let otid = d.originalTransactionId, let row = try store.subscriptions.find(originalTransactionId: otid) {
             var state = try SubscriptionReport.load(store: store, row: row, now: now).jsonObject()
             for field in historyFields { state.removeValue(forKey: field) }
             if var renewal = state["renewalInfo"] as? [String: Any] {

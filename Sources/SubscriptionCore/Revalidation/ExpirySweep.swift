@@ -281,7 +281,7 @@ public final class ExpirySweep {
         var after = start
         let page = 500
         while true {
-            let ids = try store.sweepCandidates(now: now, after: after, limit: page, app: app)
+            let ids = try store.subscriptions.sweepCandidates(now: now, after: after, limit: page, app: app)
             all += ids
             if let limit, all.count >= limit { return Array(all.prefix(limit)) }
             guard ids.count == page, let last = ids.last else { return all }

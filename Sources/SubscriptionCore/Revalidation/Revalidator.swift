@@ -232,7 +232,7 @@ public final class Revalidator: @unchecked Sendable {
         } catch let error as OperationError {
             // An id naming a subscriber with several subscriptions is ambiguous; one that names
             // nothing may still be a transaction Apple knows.
-            if try store.lookup(trimmed) != nil { throw RevalidationError.unknownSubscription(error.description) }
+            if try store.subscribers.lookup(trimmed) != nil { throw RevalidationError.unknownSubscription(error.description) }
         }
         let app = try otid.map { try appLookup(forSubscription: $0, store: store) }
         let mode: Job.Mode
@@ -240,7 +240,7 @@ public final class Revalidator: @unchecked Sendable {
             mode = .verifyReceipt(receipt: receipt)
         } else if (app.map { [$0] } ?? appLookups).contains(where: { $0.lookup.apiClient != nil }) {
             mode = .serverAPI
-        } else if let otid, let stored = try store.receipt(originalTransactionId: otid) {
+        } else if let otid, let stored = try store.receipts.find(originalTransactionId: otid) {
             mode = .verifyReceipt(receipt: stored)
         } else if otid == nil {
             throw RevalidationError.unknownSubscription("no subscriber, subscription or transaction matches \(trimmed.escapingControlCharacters())")
@@ -283,7 +283,7 @@ public final class Revalidator: @unchecked Sendable {
         }
         let now = clock()
         let body = { () throws -> RevalidationResult in
-            let before = try store.subscription(originalTransactionId: target)?.state
+            let before = try store.subscriptions.find(originalTransactionId: target)?.state
             let known = Set(try store.history(originalTransactionId: target).transactions.map(\.transactionId))
             let intake = Intake(store: store, verifier: self.verifier, policy: self.policy)
             var touched = try intake.merge(transactions: answer.transactions, renewals: answer.renewals, now: now)
@@ -294,9 +294,9 @@ public final class Revalidator: @unchecked Sendable {
                 touched.append(target)
             }
             for (otid, receipt) in answer.receipts.sorted(by: { $0.key < $1.key }) {
-                try store.putReceipt(receipt, originalTransactionId: otid, at: now)
+                try store.receipts.put(receipt, originalTransactionId: otid, at: now)
             }
-            let after = try store.subscription(originalTransactionId: target)?.state
+            let after = try store.subscriptions.find(originalTransactionId: target)?.state
             let newIds = Array(Set(answer.transactions.filter { $0.originalTransactionId == target && !known.contains($0.transactionId) }
                 .map(\.transactionId))).sorted()
             var result = RevalidationResult(
@@ -389,7 +389,7 @@ extension Revalidator {
             _ = try Intake(store: store, verifier: verifier, policy: policy).merge(transactions: order.transactions, renewals: [], now: clock())
         }
         var results: [RevalidationResult] = []
-        for otid in order.originalTransactionIds where try store.subscription(originalTransactionId: otid) != nil {
+        for otid in order.originalTransactionIds where try store.subscriptions.find(originalTransactionId: otid) != nil {
             results.append(try revalidate(otid, store: store, reason: reason ?? "order \(orderId)"))
         }
         return (order.originalTransactionIds, results)
@@ -404,7 +404,7 @@ extension Revalidator {
     public func refundsAndTransactionInfo(_ id: String) throws -> (refunds: [TransactionRecord], transaction: TransactionRecord) {
         let store = try openStore()
         let otid = try Operations(store: store, operatorName: operatorName).resolveSubscription(id)
-        guard let row = try store.subscription(originalTransactionId: otid) else {
+        guard let row = try store.subscriptions.find(originalTransactionId: otid) else {
             throw RevalidationError.unknownSubscription("no subscription \(otid)")
         }
         let environment = AppStoreEnvironment(rawValue: row.state.environment)
@@ -434,7 +434,7 @@ extension Revalidator {
     public func setAppAccountTokenAtApple(_ id: String, reason: String? = nil) throws -> String {
         let store = try openStore()
         let otid = try Operations(store: store, operatorName: operatorName).resolveSubscription(id)
-        guard let row = try store.subscription(originalTransactionId: otid) else {
+        guard let row = try store.subscriptions.find(originalTransactionId: otid) else {
             throw RevalidationError.unknownSubscription("no subscription \(otid)")
         }
         let client = try appLookup(forSubscription: otid, store: store).lookup.serverAPI(for: ServerAPIAction.appAccountToken)
@@ -450,7 +450,7 @@ extension Revalidator {
             throw error
         }
         try store.write {
-            if row.subscriber.appAccountToken == nil { try store.setAppAccountToken(token, subscriberId: row.subscriber.id) }
+            if row.subscriber.appAccountToken == nil { try store.subscribers.setAppAccountToken(token, subscriberId: row.subscriber.id) }
             try store.audit.append(AuditEntry(at: clock(), operatorName: operatorName, action: .setAppAccountToken, target: otid,
                                              reason: reason, outcome: "Apple has app account token \(token)",
                                              detail: row.subscriber.appAccountToken == nil ? "a new token for subscriber #\(row.subscriber.id)" : nil))

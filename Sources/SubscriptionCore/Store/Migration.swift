@@ -76,3 +76,35 @@ extension Migrations {
         }
     }
 }
+
+/// What opening a store found, on either engine (`SQLiteConnection.openStore`,
+/// `PostgresConnection.openStore`).
+struct OpenedStore {
+    var connection: any SQLConnection
+    var created = false
+    /// This login or file may not be written: it is read as it is.
+    var readOnly = false
+    /// A SQLite file read without the lock files that show another process's writes.
+    var readAsSnapshot = false
+    /// The schema version of a store a newer subdesk wrote, opened to read.
+    var newerSchemaVersion: Int?
+    /// The SQLite file a writable store was opened from (`Store.openedFile`).
+    var openedFile: FileIdentity?
+}
+
+extension Migrations {
+    /// The version policy both engines open a store by: a store written by a newer subdesk
+    /// (its `version` past `latestVersion`) is opened to read only, as it is; a command
+    /// that writes refuses it. Returns that version, or nil for a store this build knows.
+    static func newer(_ version: Int, opening store: String, for mode: Store.OpenMode) throws -> Int? {
+        guard version > latestVersion else { return nil }
+        guard mode == .reading else {
+            throw StoreError(operation: "open \(store)", message: """
+                schema version \(version) was written by a newer subdesk (this one knows up to \
+                \(latestVersion)); refusing to change it: use the newer subdesk (read-only \
+                commands such as show and search still open it)
+                """, code: 0)
+        }
+        return version
+    }
+}

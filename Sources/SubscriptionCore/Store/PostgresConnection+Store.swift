@@ -452,3 +452,62 @@ extension PostgresConnection {
     }
 }
 #endif
+
+extension PostgresConnection {
+    /// Who a session is, read as the store opens: whether it may change the subscriptions
+    /// (the read-only role may not, and cannot bring derived data up to date either), its
+    /// user, and the store's roles it is a member of.
+    enum Identity: Int, SelectedValues {
+        case mayWrite, user, roles
+        var sql: String {
+            switch self {
+            case .mayWrite: return "has_table_privilege('subscriptions', 'UPDATE')"
+            case .user: return "session_user"
+            case .roles:
+                return """
+                    (SELECT string_agg(rolname, ',' ORDER BY rolname) FROM pg_roles
+                     WHERE rolname IN ('\(PostgresRoles.all.joined(separator: "', '"))') AND pg_has_role(session_user, oid, 'MEMBER'))
+                    """
+            }
+        }
+    }
+
+    /// Connects, creates the store (and the named PostgreSQL schema) when `mode` allows and
+    /// it is not there yet, and brings an older store up to date (`Migrations.migrate`,
+    /// as for SQLite); two processes creating or migrating it at once take turns.
+    static func openStore(_ location: PostgresLocation, mode: Store.OpenMode, busyTimeoutMs: Int32) throws -> OpenedStore {
+        #if SUBDESK_NO_POSTGRES
+        throw StoreError(operation: "open \(location.conninfo)", message: """
+            this subdesk was built without PostgreSQL support (the static deployment build); \
+            use one built with `swift build -c release`
+            """, code: 0)
+        #else
+        let c = try PostgresConnection(location: location, lockTimeoutMs: busyTimeoutMs)
+        var version = try c.schemaVersion()
+        var created = false
+        if version == 0 {
+            guard mode == .createIfMissing else {
+                throw StoreNotFound(path: PostgresLocation.redacted(location.conninfo) + (location.schema.map { " (schema \($0))" } ?? ""))
+            }
+            if let schema = location.schema {
+                try c.execute("BEGIN; SELECT pg_advisory_xact_lock(hashtext('subdesk:create')); CREATE SCHEMA IF NOT EXISTS \(schema); COMMIT")
+            }
+        }
+        let newer = try Migrations.newer(version, opening: location.conninfo, for: mode)
+        // A reader of an older store reads it as it is.
+        if newer == nil && version < Migrations.latestVersion && mode != .reading {
+            created = try Migrations.migrate(c) == 0
+            version = Migrations.latestVersion
+        }
+        // A role that may not change the subscriptions (the read-only role) cannot bring
+        // derived data up to date either: it reads what is there.
+        // Who this is, in the same round trip: a refused statement names the user and roles.
+        let canWrite = try c.first("SELECT \(Identity.list)") { row -> Bool in
+            let r = Identity.row(row)
+            c.identity = (r.string(.user), r.optionalString(.roles)?.split(separator: ",").map(String.init) ?? [])
+            return r.bool(.mayWrite)
+        } ?? false
+        return OpenedStore(connection: c, created: created, readOnly: !canWrite, newerSchemaVersion: newer)
+        #endif
+    }
+}

@@ -147,8 +147,8 @@ extension SQLiteConnection {
 }
 
 extension SQLiteConnection {
-    /// What the SQLite file at `path` is, read without changing it (`Store.kind(ofFileAt:)`).
-    static func kind(ofFileAt path: String) -> Store.FileKind {
+    /// What the SQLite file at `path` is, read without changing it (`StoreLocation.kind(ofFileAt:)`).
+    static func kind(ofFileAt path: String) -> StoreLocation.FileKind {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return .missing }
         if isDirectory.boolValue { return .other("a directory") }
@@ -161,5 +161,137 @@ extension SQLiteConnection {
             return .demo
         }
         return .store(notifications: (try? db.count("SELECT count(*) FROM notifications")) ?? 0)
+    }
+}
+
+extension SQLiteConnection {
+    /// Opens (creating it when `mode` allows) the store file at `path` (or `:memory:`) and
+    /// brings its schema up to date: a file this user cannot write is read as it is, as a
+    /// snapshot when its -shm file cannot be made either. A new file is created readable
+    /// and writable by its owner only (0600; `Store.newFileMode`); SQLite gives its -wal and
+    /// -shm files the same mode.
+    static func openStore(path: String, mode: Store.OpenMode, busyTimeoutMs: Int32) throws -> OpenedStore {
+        var created = false
+        if path != ":memory:" {
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            if isDirectory.boolValue {
+                throw StoreError(operation: "open \(path)", message: "is a directory, not a store file", code: 14)
+            }
+            if !exists {
+                guard mode == .createIfMissing else { throw StoreNotFound(path: path) }
+                try createEmptyFile(path)
+                created = true
+            }
+        }
+        // SQLite needs the file and its folder (for the -wal and -shm files) writable to
+        // write; say which is not, rather than SQLite's "attempt to write a readonly database".
+        let unwritable = path == ":memory:" ? nil : Store.unwritableReason(path)
+        if let unwritable, mode != .reading {
+            throw StoreError(operation: "open \(path)", message: "cannot write to it: \(unwritable)", code: 8)
+        }
+        if let unwritable {
+            // A reader without write access reads the file as it is, schema included. A store
+            // in WAL mode also needs its -shm file, which this user may not be able to create:
+            // then the file is read as a snapshot, and said so.
+            let shared = try SQLiteConnection(path: path, readOnly: true, busyTimeoutMs: busyTimeoutMs)
+            let snapshot = (try? shared.schemaVersion()) == nil
+            let connection = snapshot
+                ? try SQLiteConnection(path: path, readOnly: true, immutable: true, busyTimeoutMs: busyTimeoutMs) : shared
+            let version = (try? connection.schemaVersion()) ?? 0
+            if version < Migrations.latestVersion {
+                throw StoreError(operation: "open \(path)", message: """
+                    schema version \(version) needs bringing up to date (to \(Migrations.latestVersion)), which this \
+                    user cannot do: \(unwritable); run any subdesk command on it once as a user who can write it
+                    """, code: 8)
+            }
+            return OpenedStore(connection: connection, created: created, readOnly: true, readAsSnapshot: snapshot,
+                               newerSchemaVersion: try Migrations.newer(version, opening: path, for: .reading))
+        }
+        do {
+            let db = try SQLiteConnection(path: path, busyTimeoutMs: busyTimeoutMs)
+            let file = FileIdentity(path: path)
+            try db.enableWAL(busyTimeoutMs: busyTimeoutMs)
+            try db.execute("PRAGMA synchronous = NORMAL")
+            try db.execute("PRAGMA foreign_keys = ON")
+            // Inside a write transaction, every statement that may fail half-way (an upsert,
+            // an insert into a table with a unique index) keeps the pages it changes in a
+            // statement journal. On disk that is a temporary file and two writes per page:
+            // ten system calls per notification on the intake path. Kept in memory instead.
+            try db.execute("PRAGMA temp_store = MEMORY")
+            let version = (try? db.schemaVersion()) ?? 0
+            let newer = try Migrations.newer(version, opening: path, for: mode)
+            if newer == nil { try Migrations.migrate(db) }
+            return OpenedStore(connection: db, created: created, newerSchemaVersion: newer, openedFile: file)
+        } catch let e as StoreError {
+            throw explained(e, path: path)
+        }
+    }
+
+    /// Creates an empty store file, and its folder, readable and writable by the owner only
+    /// (and the group, in a folder shared with it: `newFileMode`).
+    private static func createEmptyFile(_ path: String) throws {
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
+            do {
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError(operation: "create directory \(dir)", message: "\(error.localizedDescription)", code: 14)
+            }
+        }
+        let mode = Store.newFileMode(inFolder: dir)
+        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode)
+        if fd < 0 {
+            let code = errno
+            // Another process may have created it meanwhile; that is fine.
+            if code == EEXIST { return }
+            throw StoreError(operation: "create \(path)", message: String(cString: strerror(code)), code: 14)
+        }
+        // The umask may only have taken rights away (a unit's UMask=0077); make it exact.
+        fchmod(fd, mode)
+        Glibc.close(fd)
+    }
+
+    /// SQLite says "disk I/O error" for more than one cause; say which one it is when we can.
+    static func explained(_ e: StoreError, path: String) -> StoreError {
+        let dir = (path as NSString).deletingLastPathComponent
+        guard let attributes = try? FileManager.default.attributesOfFileSystem(forPath: dir.isEmpty ? "." : dir),
+              let free = (attributes[.systemFreeSize] as? NSNumber)?.int64Value, free < 1 << 20 else { return e }
+        return StoreError(operation: e.operation, message: "\(e.message); the disk is full (\(free) bytes free)", code: e.code)
+    }
+
+    /// WAL mode is kept in the file, so only the first open of a new store converts it.
+    /// Converting needs the write lock while holding a read lock, and SQLite answers BUSY
+    /// at once there instead of calling the busy handler (waiting could deadlock two
+    /// upgraders). A burst of CGI processes on a new store hits exactly that, so the
+    /// conversion is retried here within the same busy timeout.
+    func enableWAL(busyTimeoutMs: Int32) throws {
+        let deadline = Date().addingTimeInterval(Double(max(busyTimeoutMs, 0)) / 1000)
+        var pause = 0.001
+        while true {
+            do {
+                try execute("PRAGMA journal_mode = WAL")
+                return
+            } catch let error as StoreError where error.isBusy && Date() < deadline {
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, 0.05)
+            }
+        }
+    }
+}
+
+extension Store {
+    /// Why this process cannot write the store at `path`, or nil when it can.
+    static func unwritableReason(_ path: String) -> String? {
+        guard access(path, F_OK) == 0 else { return nil }
+        if access(path, W_OK) != 0 {
+            return errno == EROFS ? "it is on a read-only file system"
+                : "the file is not writable by this user (\(String(cString: strerror(errno))))"
+        }
+        let dir = (path as NSString).deletingLastPathComponent
+        if access(dir.isEmpty ? "." : dir, W_OK) != 0 {
+            return "its folder \(dir.isEmpty ? "." : dir) is not writable by this user, and SQLite keeps its -wal and -shm files there"
+        }
+        return nil
     }
 }

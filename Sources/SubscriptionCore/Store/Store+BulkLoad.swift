@@ -35,7 +35,7 @@ extension StoreUpkeep {
             try store.write { for index in indexes { try db.execute(index.sql) } }
             store.suspendedIndexes.removeAll()
             // The search index takes in the loaded subscriptions at once, as the indexes did.
-            try store.refreshSearchIndex()
+            try store.subscriptions.refreshSearchIndex()
             try db.execute(bulk.end)
         }
     }

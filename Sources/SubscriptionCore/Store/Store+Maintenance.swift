@@ -14,7 +14,7 @@ public struct StoreHealth: Sendable {
     public var quarantined: Int
 }
 
-extension Store {
+extension StoreLocation {
     /// What is at `path`, read without changing it: nothing, a demo store, another subdesk
     /// store (with its notification count), or a file that is no subdesk store.
     public enum FileKind: Equatable { case missing, demo, store(notifications: Int), other(String) }
@@ -56,7 +56,7 @@ extension StoreUpkeep {
         let bytes = try db.storageBytes()
         return StoreHealth(integrity: integrity ?? ["ok"], pagesChecked: integrity != nil, schemaVersion: store.schemaVersion,
                            latestSchemaVersion: Migrations.latestVersion, walBytes: bytes.wal, fileBytes: bytes.store,
-                           subscriptions: try store.subscriptionCount(), notifications: try store.notifications.count(),
+                           subscriptions: try store.subscriptions.count(), notifications: try store.notifications.count(),
                            quarantined: try store.quarantine.unresolvedCount())
     }
 
@@ -72,7 +72,7 @@ extension StoreUpkeep {
 
     /// Whether the store holds data signed under the test CA (chains it remembers name it).
     public func holdsTestCAData() throws -> Bool {
-        try db.count("SELECT count(*) FROM verified_chains WHERE subjects LIKE '%TEST ONLY%'") > 0
+        try VerifiedChainTable(db: db).holdTestCA()
     }
 
     /// The triggers that keep the audit log append-only and are not in the store (someone

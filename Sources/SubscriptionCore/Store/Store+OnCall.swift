@@ -167,59 +167,68 @@ public struct PingRecord: Sendable, Equatable {
     }
 }
 
-extension Store {
-    static let pingFactKeys = ["ping.environment", "ping.requested_ms", "ping.arrived_ms"]
+extension StoreFactsTable {
+    static let pingKeys = ["ping.environment", "ping.requested_ms", "ping.arrived_ms"]
 
     /// Remembers a ping's outcome, so monitoring can tell whether the webhook's round trip
-    /// still works without asking Apple itself.
-    public func recordPing(environment: String, requested: Millis, arrived: Millis?) throws {
+    /// still works without asking Apple itself; inside a write.
+    func recordPing(environment: String, requested: Millis, arrived: Millis?) throws {
         let values = [environment, String(requested), arrived.map(String.init) ?? ""]
-        try write {
-            for (key, value) in zip(Store.pingFactKeys, values) { try facts.set(key, value) }
-        }
+        for (key, value) in zip(Self.pingKeys, values) { try set(key, value) }
     }
 
+    /// The last ping recorded, if any.
     public func lastPing() throws -> PingRecord? {
-        let facts = try facts.values(Store.pingFactKeys)
+        let facts = try values(Self.pingKeys)
         guard let environment = facts["ping.environment"], let requested = facts["ping.requested_ms"].flatMap({ Millis($0) }) else { return nil }
         return PingRecord(environment: environment, requested: requested, arrived: facts["ping.arrived_ms"].flatMap { Millis($0) })
     }
+}
 
-    /// Reads everything the on-call metrics need. Only reads: it never starts a write, so a
-    /// scrape never waits for intake or makes intake wait (SQLite readers see the last commit
-    /// through the WAL; PostgreSQL readers never block writers).
-    /// `forwardTargets`: the configured targets, read even while the outbox names none of them.
-    public func onCallReading(now: Millis, forwardTargets: [String] = []) throws -> OnCallReading {
-        var r = OnCallReading(now: now, engine: dialect)
-        r.intakeCounts = try intakeLog.counts()
+extension Store {
+    /// Remembers a ping's outcome (`StoreFactsTable.recordPing`), in a write of its own.
+    public func recordPing(environment: String, requested: Millis, arrived: Millis?) throws {
+        try write { try facts.recordPing(environment: environment, requested: requested, arrived: arrived) }
+    }
+}
+
+extension OnCallReading {
+    /// Reads everything the on-call metrics need from `store`, each table its part. Only
+    /// reads: it never starts a write, so a scrape never waits for intake or makes intake
+    /// wait (SQLite readers see the last commit through the WAL; PostgreSQL readers never
+    /// block writers). `forwardTargets`: the configured targets, read even while the outbox
+    /// names none of them.
+    public static func read(from store: Store, now: Millis, forwardTargets: [String] = []) throws -> OnCallReading {
+        var r = OnCallReading(now: now, engine: store.dialect)
+        r.intakeCounts = try store.intakeLog.counts()
         let since = now - OnCallReading.lagWindow
-        r.lags = try notifications.lags(since: since, until: now, atMost: OnCallReading.lagSampleLimit)
-        r.rejectedLastHour = try intakeLog.refusals(from: now - 3_600_000, to: now)
-        r.quarantineEntries = try quarantine.unresolvedCount()
-        r.quarantineBytes = try quarantine.keptBytes()
-        try refundRequests.read(into: &r, now: now)
-        r.ping = try lastPing()
-        try backfills.read(into: &r, now: now)
+        r.lags = try store.notifications.lags(since: since, until: now, atMost: OnCallReading.lagSampleLimit)
+        r.rejectedLastHour = try store.intakeLog.refusals(from: now - 3_600_000, to: now)
+        r.quarantineEntries = try store.quarantine.unresolvedCount()
+        r.quarantineBytes = try store.quarantine.keptBytes()
+        try store.refundRequests.read(into: &r, now: now)
+        r.ping = try store.facts.lastPing()
+        try store.backfills.read(into: &r, now: now)
         // Facts from the audit log are read only from entries their writer may write
         // (OnCallMetric.Source.auditAction): on PostgreSQL the server checks each new one.
-        r.lastSweep = try audit.last(action: .sweep, trusted: true, now: now)
-        r.revalidationFailuresLastDay = try audit.revalidationFailures(since: now - 86_400_000)
-        r.pendingExtensions = try extensions.pendingCount()
-        r.schemaVersion = newerSchemaVersion ?? schemaVersion
+        r.lastSweep = try store.audit.last(action: .sweep, trusted: true, now: now)
+        r.revalidationFailuresLastDay = try store.audit.revalidationFailures(since: now - 86_400_000)
+        r.pendingExtensions = try store.extensions.pendingCount()
+        r.schemaVersion = store.newerSchemaVersion ?? store.schemaVersion
         r.binarySchemaVersion = Migrations.latestVersion
-        r.pendingSegments = try metrics.pendingSegmentCount(atMost: OnCallReading.pendingCap)
-        (r.storeBytes, r.walBytes) = try db.storageBytes()
-        r.lastAppleCall = try lastAppleCall(now: now)
-        r.forwarding = try outbox.readings(targets: forwardTargets, now: now)
+        r.pendingSegments = try store.metrics.pendingSegmentCount(atMost: OnCallReading.pendingCap)
+        (r.storeBytes, r.walBytes) = try store.db.storageBytes()
+        r.lastAppleCall = try lastAppleCall(store, now: now)
+        r.forwarding = try store.outbox.readings(targets: forwardTargets, now: now)
         return r
     }
 
     /// The latest of the records of calls to the App Store Server API (`AppleCallRecord.Record`).
     /// Audit entries count only from the roles that may write them, and none dated more than
     /// `AuditTable.futureToleranceMillis` after `now`.
-    func lastAppleCall(now: Millis) throws -> AppleCallRecord? {
-        var found = [try audit.lastRevalidation(now: now), try refundRequests.lastAnswer()].compactMap { $0 }
-        if let ping = try lastPing() { found.append(AppleCallRecord(at: ping.requested, answered: true, record: .ping)) }
+    static func lastAppleCall(_ store: Store, now: Millis) throws -> AppleCallRecord? {
+        var found = [try store.audit.lastRevalidation(now: now), try store.refundRequests.lastAnswer()].compactMap { $0 }
+        if let ping = try store.facts.lastPing() { found.append(AppleCallRecord(at: ping.requested, answered: true, record: .ping)) }
         return found.max { $0.at < $1.at }
     }
 }

@@ -1,62 +1,6 @@
 import Foundation
 
-/// What opening a PostgreSQL store found.
-struct OpenedPostgresStore {
-    var connection: any SQLConnection
-    var created: Bool
-    var readOnly: Bool
-    var newerSchemaVersion: Int?
-}
-
 extension Store {
-    /// Connects, creates the store (and the named PostgreSQL schema) when `mode` allows and
-    /// it is not there yet, and brings an older store up to date (`Migrations.migrate`,
-    /// as for SQLite); two processes creating or migrating it at once take turns.
-    static func openPostgres(_ location: PostgresLocation, mode: OpenMode, busyTimeoutMs: Int32) throws -> OpenedPostgresStore {
-        #if SUBDESK_NO_POSTGRES
-        throw StoreError(operation: "open \(location.conninfo)", message: """
-            this subdesk was built without PostgreSQL support (the static deployment build); \
-            use one built with `swift build -c release`
-            """, code: 0)
-        #else
-        let c = try PostgresConnection(location: location, lockTimeoutMs: busyTimeoutMs)
-        var version = try c.schemaVersion()
-        var created = false
-        if version == 0 {
-            guard mode == .createIfMissing else {
-                throw StoreNotFound(path: PostgresLocation.redacted(location.conninfo) + (location.schema.map { " (schema \($0))" } ?? ""))
-            }
-            if let schema = location.schema {
-                try c.execute("BEGIN; SELECT pg_advisory_xact_lock(hashtext('subdesk:create')); CREATE SCHEMA IF NOT EXISTS \(schema); COMMIT")
-            }
-        }
-        if version > Migrations.latestVersion && mode != .reading {
-            throw StoreError(operation: "open \(location.conninfo)", message: """
-                schema version \(version) was written by a newer subdesk (this one knows up to \
-                \(Migrations.latestVersion)); refusing to change it: use the newer subdesk
-                """, code: 0)
-        }
-        // A reader of an older store reads it as it is.
-        if version < Migrations.latestVersion && mode != .reading {
-            created = try Migrations.migrate(c) == 0
-            version = Migrations.latestVersion
-        }
-        // A role that may not change the subscriptions (the read-only role) cannot bring
-        // derived data up to date either: it reads what is there.
-        // Who this is, in the same round trip: a refused statement names the user and roles.
-        let canWrite = try c.first("""
-            SELECT has_table_privilege('subscriptions', 'UPDATE'), session_user,
-                   (SELECT string_agg(rolname, ',' ORDER BY rolname) FROM pg_roles
-                    WHERE rolname IN ('\(PostgresRoles.all.joined(separator: "', '"))') AND pg_has_role(session_user, oid, 'MEMBER'))
-            """) { row -> Bool in
-            c.identity = (row.string(1), row.isNull(2) ? [] : row.string(2).split(separator: ",").map(String.init))
-            return row.bool(0)
-        } ?? false
-        return OpenedPostgresStore(connection: c, created: created, readOnly: !canWrite,
-                                   newerSchemaVersion: version > Migrations.latestVersion ? version : nil)
-        #endif
-    }
-
     /// A session holding a lock that writes to this store would wait for.
     public struct WriteLockHolder: Sendable {
         public var pid: Int

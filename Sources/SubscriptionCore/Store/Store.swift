@@ -31,10 +31,8 @@ public final class Store {
 
     /// Secondary indexes set aside during a bulk load, by name with the SQL that builds them.
     var suspendedIndexes: [(name: String, sql: String)] = []
-    /// Whether a search text (lower-cased) is answered from the trigram index: see `textCondition`.
-    var searchPlans: [String: SearchPlan] = [:]
-    /// UPDATE statements for a subscription row by which indexed columns change (a bit each).
-    var subscriptionUpdates: [Int: (sql: String, columns: [Int])] = [:]
+    /// What this connection remembers of subscriptions: search plans, UPDATE statements.
+    private(set) lazy var subscriptionMemory = SubscriptionMemory()
 
     /// How a command may open a store.
     public enum OpenMode: Sendable {
@@ -72,165 +70,37 @@ public final class Store {
     /// store file is created readable and writable by its owner only (0600); SQLite gives its
     /// -wal and -shm files the same mode.
     public init(path: String, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs, mode: OpenMode = .createIfMissing) throws {
+        let opened: OpenedStore
         if PostgresLocation.isPostgres(path) {
             self.path = PostgresLocation.redacted(path)
-            let opened = try Store.openPostgres(try PostgresLocation(path), mode: mode, busyTimeoutMs: busyTimeoutMs)
-            db = opened.connection
-            wasCreated = opened.created
-            isReadOnly = opened.readOnly
-            newerSchemaVersion = opened.newerSchemaVersion
-            return
-        }
-        if let problem = PostgresLocation.keywordStringProblem(path) {
-            throw StoreError(operation: "open the store named by --db (db =, SUBDESK_DB)", message: problem, code: 0)
-        }
-        self.path = path
-        if path != ":memory:" {
-            var isDirectory: ObjCBool = false
-            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            if isDirectory.boolValue {
-                throw StoreError(operation: "open \(path)", message: "is a directory, not a store file", code: 14)
+            opened = try PostgresConnection.openStore(try PostgresLocation(path), mode: mode, busyTimeoutMs: busyTimeoutMs)
+        } else {
+            if let problem = PostgresLocation.keywordStringProblem(path) {
+                throw StoreError(operation: "open the store named by --db (db =, SUBDESK_DB)", message: problem, code: 0)
             }
-            if !exists {
-                guard mode == .createIfMissing else { throw StoreNotFound(path: path) }
-                try Store.createEmptyFile(path)
-                wasCreated = true
-            }
+            self.path = path
+            opened = try SQLiteConnection.openStore(path: path, mode: mode, busyTimeoutMs: busyTimeoutMs)
         }
-        // SQLite needs the file and its folder (for the -wal and -shm files) writable to
-        // write; say which is not, rather than SQLite's "attempt to write a readonly database".
-        let unwritable = path == ":memory:" ? nil : Store.unwritableReason(path)
-        if let unwritable, mode != .reading {
-            throw StoreError(operation: "open \(path)", message: "cannot write to it: \(unwritable)", code: 8)
-        }
-        if let unwritable {
-            // A reader without write access reads the file as it is, schema included. A store
-            // in WAL mode also needs its -shm file, which this user may not be able to create:
-            // then the file is read as a snapshot, and said so.
-            let shared = try SQLiteConnection(path: path, readOnly: true, busyTimeoutMs: busyTimeoutMs)
-            if (try? shared.first("PRAGMA user_version") { $0.int(0) }) != nil {
-                db = shared
-            } else {
-                db = try SQLiteConnection(path: path, readOnly: true, immutable: true, busyTimeoutMs: busyTimeoutMs)
-                readAsSnapshot = true
-            }
-            let version = schemaVersion
-            if version < Migrations.latestVersion {
-                throw StoreError(operation: "open \(path)", message: """
-                    schema version \(version) needs bringing up to date (to \(Migrations.latestVersion)), which this \
-                    user cannot do: \(unwritable); run any subdesk command on it once as a user who can write it
-                    """, code: 8)
-            }
-            if version > Migrations.latestVersion { newerSchemaVersion = version }
-            isReadOnly = true
-            return
-        }
-        do {
-            db = try SQLiteConnection(path: path, busyTimeoutMs: busyTimeoutMs)
-            openedFile = FileIdentity(path: path)
-            try enableWAL(busyTimeoutMs: busyTimeoutMs)
-            try db.execute("PRAGMA synchronous = NORMAL")
-            try db.execute("PRAGMA foreign_keys = ON")
-            // Inside a write transaction, every statement that may fail half-way (an upsert,
-            // an insert into a table with a unique index) keeps the pages it changes in a
-            // statement journal. On disk that is a temporary file and two writes per page:
-            // ten system calls per notification on the intake path. Kept in memory instead.
-            try db.execute("PRAGMA temp_store = MEMORY")
-            let version = schemaVersion
-            if version > Migrations.latestVersion {
-                guard mode == .reading else {
-                    throw StoreError(operation: "open \(path)", message: """
-                        schema version \(version) was written by a newer subdesk (this one knows up to \
-                        \(Migrations.latestVersion)); refusing to change it: use the newer subdesk (read-only \
-                        commands such as show and search still open it)
-                        """, code: 0)
-                }
-                newerSchemaVersion = version
-            } else {
-                try Migrations.migrate(db)
-            }
-        } catch let e as StoreError {
-            throw Store.explained(e, path: path)
-        }
-    }
-
-    /// Why this process cannot write the store at `path`, or nil when it can.
-    static func unwritableReason(_ path: String) -> String? {
-        guard access(path, F_OK) == 0 else { return nil }
-        if access(path, W_OK) != 0 {
-            return errno == EROFS ? "it is on a read-only file system"
-                : "the file is not writable by this user (\(String(cString: strerror(errno))))"
-        }
-        let dir = (path as NSString).deletingLastPathComponent
-        if access(dir.isEmpty ? "." : dir, W_OK) != 0 {
-            return "its folder \(dir.isEmpty ? "." : dir) is not writable by this user, and SQLite keeps its -wal and -shm files there"
-        }
-        return nil
+        db = opened.connection
+        wasCreated = opened.created
+        isReadOnly = opened.readOnly
+        readAsSnapshot = opened.readAsSnapshot
+        newerSchemaVersion = opened.newerSchemaVersion
+        openedFile = opened.openedFile
     }
 
     /// The mode a new store file is made with: the owner's only, except in a folder shared with
     /// its group (group-writable and setgid, as the package makes /var/lib/subdesk: 2770,
     /// group subdesk), where the group's services (a web server's CGI user in the group)
     /// write it too. SQLite gives the -wal and -shm files the store's mode.
-    public static func newFileMode(inFolder dir: String) -> mode_t {
+    static func newFileMode(inFolder dir: String) -> mode_t {
         var st = stat()
         guard stat(dir.isEmpty ? "." : dir, &st) == 0 else { return 0o600 }
         return st.st_mode & S_ISGID != 0 && st.st_mode & 0o070 == 0o070 ? 0o660 : 0o600
     }
 
-    /// Creates an empty store file, and its folder, readable and writable by the owner only
-    /// (and the group, in a folder shared with it: `newFileMode`).
-    private static func createEmptyFile(_ path: String) throws {
-        let dir = (path as NSString).deletingLastPathComponent
-        if !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
-            do {
-                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            } catch {
-                throw StoreError(operation: "create directory \(dir)", message: "\(error.localizedDescription)", code: 14)
-            }
-        }
-        let mode = newFileMode(inFolder: dir)
-        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode)
-        if fd < 0 {
-            let code = errno
-            // Another process may have created it meanwhile; that is fine.
-            if code == EEXIST { return }
-            throw StoreError(operation: "create \(path)", message: String(cString: strerror(code)), code: 14)
-        }
-        // The umask may only have taken rights away (a unit's UMask=0077); make it exact.
-        fchmod(fd, mode)
-        close(fd)
-    }
-
-    /// SQLite says "disk I/O error" for more than one cause; say which one it is when we can.
-    static func explained(_ e: StoreError, path: String) -> StoreError {
-        let dir = (path as NSString).deletingLastPathComponent
-        guard let attributes = try? FileManager.default.attributesOfFileSystem(forPath: dir.isEmpty ? "." : dir),
-              let free = (attributes[.systemFreeSize] as? NSNumber)?.int64Value, free < 1 << 20 else { return e }
-        return StoreError(operation: e.operation, message: "\(e.message); the disk is full (\(free) bytes free)", code: e.code)
-    }
-
     /// How long a writer waits for another process's write to finish before giving up.
     public static let defaultBusyTimeoutMs: Int32 = 10_000
-
-    /// WAL mode is kept in the file, so only the first open of a new store converts it.
-    /// Converting needs the write lock while holding a read lock, and SQLite answers BUSY
-    /// at once there instead of calling the busy handler (waiting could deadlock two
-    /// upgraders). A burst of CGI processes on a new store hits exactly that, so the
-    /// conversion is retried here within the same busy timeout.
-    private func enableWAL(busyTimeoutMs: Int32) throws {
-        let deadline = Date().addingTimeInterval(Double(max(busyTimeoutMs, 0)) / 1000)
-        var pause = 0.001
-        while true {
-            do {
-                try db.execute("PRAGMA journal_mode = WAL")
-                return
-            } catch let error as StoreError where error.isBusy && Date() < deadline {
-                Thread.sleep(forTimeInterval: pause)
-                pause = min(pause * 2, 0.05)
-            }
-        }
-    }
 
     // MARK: Schema
 

@@ -66,16 +66,18 @@ struct StoreTable<Column: StoreColumn> {
         columns.map { $0.value(in: record) }
     }
 
-    /// A SELECT list of `columns` (each name after `prefix`, such as `s.`), and where each lands.
-    func selection(_ columns: [Column], prefix: String = "") -> StoreSelection<Column> {
+    /// A SELECT list of `columns` (each name after `prefix`, such as `s.`), and where each
+    /// lands: from `start` on, when a join's columns come after another selection's.
+    func selection(_ columns: [Column], prefix: String = "", from start: Int32 = 0) -> StoreSelection<Column> {
         var positions = [Int32](repeating: -1, count: self.columns.count)
-        for (place, column) in columns.enumerated() { positions[column.rawValue] = Int32(place) }
-        return StoreSelection(list: columns.map { prefix + name($0) }.joined(separator: ", "), positions: positions)
+        for (place, column) in columns.enumerated() { positions[column.rawValue] = start + Int32(place) }
+        return StoreSelection(list: columns.map { prefix + name($0) }.joined(separator: ", "), positions: positions,
+                              count: Int32(columns.count))
     }
 
     /// Every column but `excluded`, in the table's order.
-    func selection(excluding excluded: [Column] = [], prefix: String = "") -> StoreSelection<Column> {
-        selection(columns.filter { column in !excluded.contains { $0.rawValue == column.rawValue } }, prefix: prefix)
+    func selection(excluding excluded: [Column] = [], prefix: String = "", from start: Int32 = 0) -> StoreSelection<Column> {
+        selection(columns.filter { column in !excluded.contains { $0.rawValue == column.rawValue } }, prefix: prefix, from: start)
     }
 
     /// `expiresMs` → `expires_ms`.
@@ -97,9 +99,8 @@ struct StoreSelection<Column: StoreColumn> {
     let list: String
     /// Each column's position in the row, by its place in the table; -1 for one not selected.
     let positions: [Int32]
-
-    /// How many columns the list has: a join's columns start there.
-    var count: Int32 { Int32(positions.lazy.filter { $0 >= 0 }.count) }
+    /// How many columns the list has: a join's columns start where this selection's end.
+    let count: Int32
 
     /// A row of this selection, read by column.
     func row(_ row: SQLRow) -> ColumnRow<Column> { ColumnRow(row: row, positions: positions) }

@@ -194,7 +194,7 @@ final class ServeEngine: @unchecked Sendable {
         let box = ResultBox()
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
-            box.set(Result { try self.reading { try $0.subscription(originalTransactionId: otid)?.state } })
+            box.set(Result { try self.reading { try $0.subscriptions.find(originalTransactionId: otid)?.state } })
             done.signal()
         }
         guard done.wait(timeout: .now() + Self.retentionReadBound) == .success, let result = box.get() else {

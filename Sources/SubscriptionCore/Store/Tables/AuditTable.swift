@@ -125,6 +125,11 @@ public struct AuditTable {
             return AppleCallRecord(at: r.int64(.at), answered: r.int(.answered) == 1, record: .revalidation)
         }
     }
+
+    /// Who is recorded as acting, given the name an operator gave: on PostgreSQL the database
+    /// user (the audit log's trigger records it whatever the client says, and overrides and
+    /// lifts must name the same person), elsewhere the name given.
+    public func operatorOfRecord(_ given: String) -> String { db.recordedUser ?? given }
 }
 
 extension Store {

@@ -3,7 +3,7 @@ import Foundation
 /// Facts the store keeps about itself, a text value by key (`store_facts`): what built it
 /// (`kind`: `demo`), the last `subdesk ping`. The only code that names the table's columns
 /// (`store.facts`).
-struct StoreFactsTable {
+public struct StoreFactsTable {
     let db: any SQLConnection
 
     /// The columns, in the table's order.
@@ -46,5 +46,5 @@ struct StoreFactsTable {
 
 extension Store {
     /// Facts the store keeps about itself.
-    var facts: StoreFactsTable { StoreFactsTable(db: db) }
+    public var facts: StoreFactsTable { StoreFactsTable(db: db) }
 }

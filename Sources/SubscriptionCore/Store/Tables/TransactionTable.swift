@@ -170,6 +170,37 @@ public struct TransactionTable {
                                  ORDER BY l.purchase_ms DESC, l.subscription_group DESC LIMIT 1)
         """
 
+    /// The subscription an app transaction (the app's download) bought, by the newest
+    /// stored transaction that names it.
+    public func originalTransactionId(appTransactionId: String) throws -> String? {
+        try db.text("""
+            SELECT original_transaction_id FROM transactions WHERE app_transaction_id = ? ORDER BY purchase_ms DESC LIMIT 1
+            """, [appTransactionId])
+    }
+
+    /// Transactions that belong to no subscription (consumables, non-consumables, non-renewing
+    /// purchases) whose transactionId or originalTransactionId is `id`.
+    public func purchases(id: String, app: AppScope? = nil) throws -> [TransactionRecord] {
+        try db.rows("""
+            SELECT \(Self.all.list) FROM transactions t
+            WHERE (t.transaction_id = ?1 OR t.original_transaction_id = ?1)
+              AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = t.original_transaction_id)
+              \(app.map { "AND " + $0.condition("t.bundle_id", placeholder: "?2") } ?? "")
+            ORDER BY t.purchase_ms, t.transaction_id
+            """, [id] + (app.map { [$0.bundleId] } ?? []), Self.record)
+    }
+
+    /// Purchases (as `purchases(id:)`) whose transactionId starts with `prefix`.
+    public func searchPurchases(_ prefix: String, limit: Int = 50, app: AppScope? = nil) throws -> [TransactionRecord] {
+        try db.rows("""
+            SELECT \(Self.all.list) FROM transactions t
+            WHERE t.transaction_id >= ?1 AND t.transaction_id < ?2
+              AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = t.original_transaction_id)
+              \(app.map { "AND " + $0.condition("t.bundle_id", placeholder: "?4") } ?? "")
+            ORDER BY t.transaction_id LIMIT ?3
+            """, [prefix, prefix + "\u{10FFFF}", limit] + (app.map { [$0.bundleId] } ?? []), Self.record)
+    }
+
     /// Every subscription holding a transaction from the app download `appTransactionId`
     /// (a customer's subscriptions all name the same one).
     public func originalTransactionIds(appTransactionId: String) throws -> [String] {

@@ -1,6 +1,6 @@
 import Foundation
 
-extension Store {
+extension MetricAggregates {
     /// Every cohort aggregate of `kind` gathered by `period` in the given segments, its key
     /// taken apart (cohorts of every start: a report checks its filters' values against all
     /// of them). Read through the aggregates' covering index, by key range: a few thousand
@@ -10,11 +10,13 @@ extension Store {
         let (low, high) = CohortShare.keyRange(kind, period)
         var cells: [CohortShare.Cell] = []
         try db.query("""
-            SELECT key, segment, bucket, delta FROM metric_buckets INDEXED BY metric_buckets_key
+            SELECT \(Delta.list) FROM metric_buckets INDEXED BY metric_buckets_key
             WHERE key >= ? AND key < ? AND delta <> 0
-            """, [low, high]) { r in
-            guard let segment = CountSegment(rawValue: r.string(1)), segments.contains(segment),
-                  let cell = CohortShare.cell(key: r.string(0), bucket: r.int64(2), segment: segment, delta: r.int64(3)) else { return }
+            """, [low, high]) { row in
+            let r = Delta.row(row)
+            guard let segment = CountSegment(rawValue: r.string(.segment)), segments.contains(segment),
+                  let cell = CohortShare.cell(key: r.string(.key), bucket: r.int64(.bucket), segment: segment,
+                                              delta: r.int64(.delta)) else { return }
             cells.append(cell)
         }
         return cells

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which subscriptions a list shows, and in what order.
 public struct SubscriptionQuery: Equatable, Sendable {
     public enum Sort: String, CaseIterable, Sendable {
@@ -36,7 +38,7 @@ public struct PageCursor: Equatable, Sendable {
     public var originalTransactionId: String
 }
 
-extension Store {
+extension SubscriptionTable {
     /// Up to `limit` rows after (or before) `cursor`, in query order. Keyset paging: the
     /// cost of any page is that of the first, however deep it is.
     public func page(_ q: SubscriptionQuery, after cursor: PageCursor? = nil, backward: Bool = false,
@@ -51,7 +53,7 @@ extension Store {
     /// keystroke's work this way, whatever the order of the list puts first.
     public func pageWithin(_ q: SubscriptionQuery, after cursor: PageCursor? = nil, backward: Bool = false,
                            limit: Int) throws -> (rows: [SubscriptionRow], complete: Bool) {
-        let bounds = Store.pageBounds(q, after: cursor, backward: backward, dialect: db.dialect)
+        let bounds = Self.pageBounds(q, after: cursor, backward: backward, dialect: db.dialect)
         var conditions = bounds.conditions, values = bounds.values
         let order = bounds.order
         let match = q.text.isEmpty ? nil : try textCondition(q.text)
@@ -62,14 +64,13 @@ extension Store {
             // bound; only rows that match are decoded.
             var found: [SubscriptionRow] = []
             var read = 0
-            let hit = Store.stateColumnCount
             try db.scan("""
-                SELECT \(Store.stateColumns), \(match.sql) FROM \(Store.rowSource)
+                SELECT \(Self.rowColumns), \(match.sql) AS matched FROM \(Self.rowSource)
                 \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
                 ORDER BY \(order) LIMIT ?
                 """, [match.value] + values + [scanLimit]) { r in
                 read += 1
-                if r.bool(hit) { found.append(Store.row(r)) }
+                if Matched.row(r, from: Self.rowColumnCount).bool(.matched) { found.append(Self.row(r)) }
                 return found.count < limit
             }
             rows = found
@@ -81,11 +82,11 @@ extension Store {
             }
             // The statement may read a few rows past the page (`SQLDialect.pageSizesWrittenIn`): they
             // are neither decoded nor fetched once the page is full.
-            let read = Store.pageRead(conditions, order: order, limit: limit, dialect: db.dialect)
+            let read = Self.pageRead(conditions, order: order, limit: limit, dialect: db.dialect)
             var found: [SubscriptionRow] = []
             if limit > 0 {
                 try db.scan(read.sql, values + read.values) { r in
-                    found.append(Store.row(r))
+                    found.append(Self.row(r))
                     return found.count < limit
                 }
             }
@@ -104,7 +105,7 @@ extension Store {
             (clause, values) = ("LIMIT \(size)", [])
         }
         return ("""
-            SELECT \(Store.stateColumns) FROM \(Store.rowSource)
+            SELECT \(Self.rowColumns) FROM \(Self.rowSource)
             \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
             ORDER BY \(order) \(clause)
             """, values)
@@ -138,6 +139,12 @@ extension Store {
         return (conditions, values, order)
     }
 
+    /// Whether a row read for a filter tested on each row matched it: selected after the row.
+    enum Matched: Int, SelectedValues {
+        case matched
+        var sql: String { "matched" }
+    }
+
     /// Matches of at most this many rows are read from the trigram index and then sorted;
     /// a text that matches more is found by reading the list in order until a page is full.
     static let sparseMatchLimit = 10_000
@@ -165,7 +172,7 @@ extension Store {
     /// `sparseMatchLimit` matches, that is within a few thousand rows. The plan is
     /// remembered for the text where it cannot go stale, as paging asks again.
     func textCondition(_ text: String, placeholder: String = "?") throws -> (sql: String, value: SQLBindable, testsEachRow: Bool) {
-        let needle = Store.asciiLowercased(text)
+        let needle = Self.asciiLowercased(text)
         // Without a trigram index (PostgreSQL), the search text is tested on each row read.
         guard db.dialect.hasSearchIndex else { return (containsCondition(placeholder), needle, true) }
         let plan: SearchPlan
@@ -173,15 +180,15 @@ extension Store {
             // An index behind the store answers wrongly, and a reader that cannot write
             // cannot bring it up to date: read the list instead.
             plan = .scan
-        } else if let known = searchPlans[needle] {
+        } else if let known = memory.searchPlans[needle] {
             plan = known
         } else {
             plan = try searchPlan(needle)
             // Only a plan that holds whatever is written next is kept: `.nothing` and a list
             // of trigrams are true of the store as it is now.
             if case .trigrams = plan {} else if plan != .nothing {
-                if searchPlans.count > 256 { searchPlans.removeAll() }
-                searchPlans[needle] = plan
+                if memory.searchPlans.count > 256 { memory.searchPlans.removeAll() }
+                memory.searchPlans[needle] = plan
             }
         }
         switch plan {
@@ -214,11 +221,11 @@ extension Store {
                 let gram = String(String.UnicodeScalarView(scalars[start..<(start + 3)]))
                 if !grams.contains(gram) { grams.append(gram) }
             }
-            let candidates = try db.first("""
+            let candidates = try db.count("""
                 SELECT count(*) FROM (SELECT rowid FROM subscription_search WHERE subscription_search MATCH ? LIMIT ?)
-                """, [grams.map(Store.ftsPhrase).joined(separator: " AND "), Store.sparseMatchLimit + 1]) { $0.int(0) } ?? 0
+                """, [grams.map(Self.ftsPhrase).joined(separator: " AND "), Self.sparseMatchLimit + 1])
             if candidates == 0 { return .nothing }
-            return candidates <= Store.sparseMatchLimit ? .glob(Store.globContaining(needle)) : .scan
+            return candidates <= Self.sparseMatchLimit ? .glob(Self.globContaining(needle)) : .scan
         }
         // Shorter than a trigram: every place it occurs starts one of the index's trigrams
         // (the indexed text ends in two line ends), so those trigrams find every match.
@@ -227,12 +234,18 @@ extension Store {
         // is common enough to be found by reading the list in order anyway.
         let manyTerms = 64
         let terms = try db.rows("""
-            SELECT term, doc FROM subscription_search_terms WHERE term >= ? AND term < ? LIMIT ?
-            """, [needle, needle + "\u{10FFFF}", manyTerms + 1]) { (term: $0.string(0), documents: $0.int(1)) }
+            SELECT \(Term.list) FROM subscription_search_terms WHERE term >= ? AND term < ? LIMIT ?
+            """, [needle, needle + "\u{10FFFF}", manyTerms + 1]) { row in
+            let r = Term.row(row)
+            return (term: r.string(.term), documents: r.int(.doc))
+        }
         if terms.isEmpty { return .nothing }
-        if terms.count > manyTerms || terms.reduce(0, { $0 + $1.documents }) > Store.sparseMatchLimit { return .scan }
-        return .trigrams(terms.map { Store.ftsPhrase($0.term) }.joined(separator: " OR "))
+        if terms.count > manyTerms || terms.reduce(0, { $0 + $1.documents }) > Self.sparseMatchLimit { return .scan }
+        return .trigrams(terms.map { Self.ftsPhrase($0.term) }.joined(separator: " OR "))
     }
+
+    /// A trigram of the search index and how many rows hold it (`subscription_search_terms`).
+    enum Term: Int, SelectedValues, CodingKey { case term, doc }
 
     /// `text` as one FTS5 phrase: quoted, with its quotes doubled, so nothing in it is syntax.
     static func ftsPhrase(_ text: String) -> String {
@@ -244,9 +257,9 @@ extension Store {
     @discardableResult
     public func refreshSearchIndex() throws -> Bool {
         guard db.dialect.hasSearchIndex else { return true }
-        guard try db.first("SELECT EXISTS (SELECT 1 FROM search_pending)", [], { $0.bool(0) }) == true else { return true }
-        if isReadOnly { return false }
-        try write {
+        guard try db.holds("SELECT EXISTS (SELECT 1 FROM search_pending)") else { return true }
+        if store.isReadOnly { return false }
+        try store.write {
             try db.execute("""
                 DELETE FROM subscription_search WHERE rowid IN (SELECT subscription FROM search_pending);
                 INSERT INTO subscription_search (rowid, text)
@@ -281,16 +294,45 @@ extension Store {
         return PageCursor(key: key, originalTransactionId: row.state.originalTransactionId)
     }
 
+    /// A status and how many subscriptions have it.
+    enum StatusCount: Int, SelectedValues, CodingKey { case status, count }
+
     /// How many subscriptions have each status; with `app`, of its subscriptions (counted
     /// through the app's status index rather than read from the store-wide counters).
     public func statusCounts(app: AppScope? = nil) throws -> [SubscriptionStatus: Int] {
         var result: [SubscriptionStatus: Int] = [:]
         let read: (sql: String, values: [SQLBindable?]) = app.map {
-            ("SELECT status, count(*) FROM subscriptions WHERE \($0.condition("bundle_id")) GROUP BY status", [$0.bundleId])
-        } ?? ("SELECT status, count FROM status_counts WHERE count <> 0", [])
-        try db.query(read.sql, read.values) { r in
-            if let s = SubscriptionStatus(rawValue: r.int(0)) { result[s] = r.int(1) }
+            ("SELECT \(StatusCount.list) FROM (SELECT status, count(*) AS count FROM subscriptions WHERE \($0.condition("bundle_id")) GROUP BY status) AS counted",
+             [$0.bundleId])
+        } ?? ("SELECT \(StatusCount.list) FROM status_counts WHERE count <> 0", [])
+        try db.query(read.sql, read.values) { row in
+            let r = StatusCount.row(row)
+            if let s = SubscriptionStatus(rawValue: r.int(.status)) { result[s] = r.int(.count) }
         }
         return result
+    }
+
+    /// Subscriptions with `text` anywhere in their ids, product, or owner's user id or
+    /// token (ASCII case ignored), those holding a transaction whose id starts with
+    /// `text`, and those bought from the app download (appTransactionId) `text`. Every character in `text` means itself (`%` and `_` too).
+    /// With `app`, only that app's.
+    public func search(_ text: String, limit: Int = 50, app: AppScope? = nil) throws -> [SubscriptionRow] {
+        let match = try textCondition(text, placeholder: "?1")
+        // Scoped, each way of finding a subscription finds only the app's, so the limit counts only theirs.
+        let own = app.map { " AND " + $0.condition("s.bundle_id", placeholder: "?5") } ?? ""
+        let ownTransaction = app.map {
+            " AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = transactions.original_transaction_id"
+                + " AND \($0.condition("s.bundle_id", placeholder: "?5")))"
+        } ?? ""
+        return try db.rows("""
+            SELECT \(Self.rowColumns) FROM \(Self.rowSource)
+            WHERE s.original_transaction_id IN (
+                SELECT s.original_transaction_id FROM \(Self.rowSource) WHERE \(match.sql)\(own)
+                UNION SELECT original_transaction_id FROM transactions WHERE transaction_id >= ?2 AND transaction_id < ?3\(ownTransaction)
+                UNION SELECT original_transaction_id FROM transactions WHERE app_transaction_id = ?2\(ownTransaction)
+                LIMIT ?4)
+            ORDER BY s.original_transaction_id LIMIT ?4
+            """,
+            [match.value, text, text + "\u{10FFFF}", limit] + (app.map { [$0.bundleId] } ?? []), Self.row)
     }
 }
