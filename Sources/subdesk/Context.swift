@@ -85,12 +85,12 @@ struct Context {
         } catch let missing as StoreNotFound {
             throw UsageError(Context.missingStoreMessage(missing.path))
         }
-        if store.wasCreated && !arguments.has(.quiet) { Output.warn("created a new store at \(target)") }
-        if store.readAsSnapshot {
+        if store.opening.created && !arguments.has(.quiet) { Output.warn("created a new store at \(target)") }
+        if store.opening.readAsSnapshot {
             Output.warn("\(target) is read as a snapshot: this user cannot create its -shm lock file beside it, "
                         + "so writes made meanwhile by its owner are not seen")
         }
-        if let newer = store.newerSchemaVersion {
+        if let newer = store.opening.newerSchemaVersion {
             Output.warn("\(target) was written by a newer subdesk (schema \(newer)); reading it without changing it")
         }
         return store

@@ -83,7 +83,7 @@ enum DatabaseCommands {
         do { source = try Store(path: from, mode: .reading) } catch let missing as StoreNotFound {
             throw UsageError("no store at \(missing.path) to copy from")
         }
-        if let newer = source.newerSchemaVersion {
+        if let newer = source.opening.newerSchemaVersion {
             throw UsageError("\(from) was written by a newer subdesk (schema \(newer)); copy it with that subdesk")
         }
         let target = try Store(path: to, mode: .createIfMissing)
@@ -148,7 +148,7 @@ enum DatabaseCommands {
             return 0
         }
         let store = try Store(path: path, mode: .createIfMissing)
-        Output.line(store.wasCreated ? "created an empty store at \(store.path)"
+        Output.line(store.opening.created ? "created an empty store at \(store.path)"
                     : "a store already exists at \(store.path) (schema \(store.schemaVersion)); left as it is")
         if context.arguments.has(.roles) {
             let notes = try store.server.installRoles()

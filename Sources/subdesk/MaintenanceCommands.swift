@@ -54,7 +54,7 @@ enum MaintenanceCommands {
         guard context.arguments.positionals.isEmpty else { throw UsageError("init takes no arguments; name the store with --db PATH") }
         let path = context.databasePath
         let store = try Store(path: path, mode: .createIfMissing)
-        Output.line(store.wasCreated ? "created an empty store at \(path)"
+        Output.line(store.opening.created ? "created an empty store at \(path)"
                     : "a store already exists at \(path) (schema \(store.schemaVersion)); left as it is")
         return 0
     }
@@ -102,7 +102,7 @@ enum MaintenanceCommands {
                     let roles = try store.server.databaseRoles()
                     add("engine", "ok", "\(store.dialect.displayName), as database user \(user)"
                         + (roles.isEmpty ? "" : " (\(roles.joined(separator: ", ")))")
-                        + (store.isReadOnly ? "; may not derive state" : ""))
+                        + (store.opening.readOnly ? "; may not derive state" : ""))
                     writeLockChecks(store, add: add)
                 }
                 if let wal = h.walBytes {
@@ -207,7 +207,7 @@ enum MaintenanceCommands {
             // No rule, declaration or default message: no locale can be known, so no row would
             // have one; the store's products (a read of every transaction) are not read for it.
             let layered = try context.configuredApps().apps.contains { $0.retentionRules != nil || !$0.retentionAppStoreConnect.isEmpty }
-            guard try layered || !store.retentionContent.records(kind: .defaultMessage).isEmpty else { return }
+            guard try layered || !store.retention.content.records(kind: .defaultMessage).isEmpty else { return }
             rows = try context.retentionCoverage(store: store, locales: [], scope: nil)
         } catch {
             add("retention", "warn", "the cancellation sheet's coverage could not be read: \(error)")

@@ -128,7 +128,7 @@ enum RetentionCommand {
         let query = try query(context)
         let grouping = try grouping(context)
         let store = try context.openStore(mode: .reading)
-        let report = try store.retentionReport.report(query, by: grouping)
+        let report = try store.retention.report.report(query, by: grouping)
         if context.wantsJSON {
             Output.json(report.jsonObject())
             return 0

@@ -217,7 +217,7 @@ final class RetentionConsoleScreenTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(session.waitForBackgroundWork(timeout: 20))
         XCTAssertEqual(session.state.retention.contentRows.map(\.state), ["APPROVED", "APPROVED"], session.screenText)
         XCTAssertTrue(session.screenLines.contains { $0.contains(messageId) && $0.contains("APPROVED") }, session.screenText)
-        XCTAssertEqual(try session.store.retentionContent.records(kind: .message).map(\.state), ["APPROVED"])
+        XCTAssertEqual(try session.store.retention.content.records(kind: .message).map(\.state), ["APPROVED"])
 
         // `m` on the approved message, for a product and locale: set at Apple, kept, audited.
         session.type(.char("g"), .char("m"))

@@ -21,7 +21,7 @@ final class RetentionScreenTests: XCTestCase, RunsOnEveryEngine {
     /// as the screen's cells write them: label, views, saves, offers, switched, don't cancel,
     /// cancelled, save rate.
     func jsonRows(_ store: Store, _ grouping: RetentionGrouping) throws -> [[String]] {
-        let report = RetentionReport(rows: try store.retentionReport.rows(), grouping: grouping)
+        let report = RetentionReport(rows: try store.retention.report.rows(), grouping: grouping)
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(JSONText.render(report.jsonObject()).utf8)) as? [String: Any])
         func cells(_ label: String, _ f: [String: Any]) -> [String] {
             let rate = (f["saveRate"] as? Double).map { String(format: "%.1f%%", $0 * 100) } ?? "-"

@@ -102,7 +102,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
             let s = row.state
             lines.append("\(s.originalTransactionId) \(s.productId) \(s.status) \(s.entitled) \(s.expiresDate ?? 0) "
                          + "\(s.autoRenewStatus) \(s.latestTransactionId ?? "-") \(s.expirationIntent ?? -1)")
-            let history = try store.history(originalTransactionId: s.originalTransactionId)
+            let history = try store.subscriptions.history(originalTransactionId: s.originalTransactionId)
             lines += history.transactions.map { "  tx \($0.transactionId) \($0.expiresDate ?? 0)" }
             lines += history.events.map { "  \($0.type)/\($0.subtype?.rawValue ?? "-") \($0.notificationUUID)" }.sorted()
         }

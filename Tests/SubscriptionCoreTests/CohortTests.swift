@@ -13,6 +13,8 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
     /// 2026-06-01: day 0 of every history here.
     var d0: Millis { TestKit.anchor }
     var store: Store!
+    /// The rules `deliver` derives by: an earlier subdesk's, to write a store as it did.
+    var rules = DerivationRules.current
 
     override func setUpWithError() throws { store = try Store.inMemory() }
 
@@ -31,7 +33,9 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
         let at = signed ?? (transaction["signedDate"] as! Millis)
         let body = TestKit.body(type: type, subtype: subtype, signed: at, transaction: transaction,
                                 renewal: TestKit.renewal(original: transaction["originalTransactionId"] as! String, signed: at))
-        guard case .stored = try TestKit.intake(store).ingest(body, source: source, receivedAt: at) else { return XCTFail("not stored: \(type)") }
+        guard case .stored = try TestKit.intake(store, rules: rules).ingest(body, source: source, receivedAt: at) else {
+            return XCTFail("not stored: \(type)")
+        }
     }
 
     func report(_ metric: CohortMetric, segments: Set<CountSegment> = [.paid], filters: [CohortFilter] = [],
@@ -287,10 +291,9 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
         let location = Store.testLocation(file: dir + "/old.db")
         store = try Store(path: location)
         // As an earlier subdesk counted it: the family member's price as revenue.
-        ReferenceBreak.active = .familyMoney
-        defer { ReferenceBreak.active = nil }
+        rules = .turningBack(.familyMoney)
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("5600", 1, from: 0, to: 30, extra: ["inAppOwnershipType": "FAMILY_SHARED"]))
-        ReferenceBreak.active = nil
+        rules = .current
         func revenue() throws -> Int64 {
             try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-06-30", timeZone: utc, segments: [.familyShared])
                 .reduce(0) { $0 + ($1.moneyByCurrency["USD"]?[.revenue] ?? 0) }
@@ -312,8 +315,7 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
         let location = Store.testLocation(file: dir + "/old.db")
         store = try Store(path: location)
         // As an earlier subdesk counted it: the upgrade's purchase refunded in part replaced nothing.
-        ReferenceBreak.active = .upgradeRefundedInPart
-        defer { ReferenceBreak.active = nil }
+        rules = .turningBack(.upgradeRefundedInPart)
         let refundedAt = d0 + 20 * day
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("5410", 1, from: 0, to: 30))
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("5420", 1, from: 0, to: 30))
@@ -324,7 +326,7 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
                               extra: premium.merging(["revocationDate": refundedAt, "revocationReason": 0,
                                                       "revocationType": "REFUND_PRORATED", "revocationPercentage": 66667]) { $1 })
         try deliver("REFUND", nil, refunded, signed: refundedAt)
-        ReferenceBreak.active = nil
+        rules = .current
         func upgrades() throws -> Int {
             sum(try DailyCountsReport.compute(store: store, from: "2026-06-01", to: "2026-07-31", timeZone: utc), .upgrades)
         }
@@ -350,7 +352,7 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
         let repaired = try report(.retention)
         XCTAssertEqual(Array(counts(repaired).prefix(3)), [2, 2, 0])
         // A revalidation that brings the history whole changes nothing more.
-        let history = try store.history(originalTransactionId: "4600")
+        let history = try store.subscriptions.history(originalTransactionId: "4600")
         try store.write { _ = try TestKit.intake(store).merge(transactions: history.transactions, renewals: [], now: d0 + 80 * day) }
         XCTAssertEqual(try report(.retention), repaired)
     }
@@ -445,7 +447,7 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
     func testAShareKeepsItsCohortsThroughTheStoredForm() throws {
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("5000", 1, from: 0, to: 7, trial: true))
         try deliver("DID_RENEW", nil, period("5000", 2, from: 7, to: 37))
-        let history = try store.history(originalTransactionId: "5000")
+        let history = try store.subscriptions.history(originalTransactionId: "5000")
         let share = MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
         XCTAssertEqual(share.cohorts.memberships.map(\.kind), [.paid, .trial])
         XCTAssertEqual(MetricContributions(encoded: share.encoded()), share)

@@ -169,7 +169,7 @@ final class GapAndUpgradeShapeTests: XCTestCase, RunsOnEveryEngine {
 
         // The subscriber's page says the same: the monthly period was upgraded from (its
         // notification says so), the premium purchase after it was an upgrade, not a change.
-        let history = try store.history(originalTransactionId: otid)
+        let history = try store.subscriptions.history(originalTransactionId: otid)
         let beforeComeback = history.transactions.filter { $0.transactionId != "75003" }
         let state = try XCTUnwrap(StateDerivation.derive(originalTransactionId: otid, transactions: beforeComeback,
                                                          renewal: nil, events: history.events, now: at(2026, 1, 25)))
@@ -192,7 +192,7 @@ final class GapAndUpgradeShapeTests: XCTestCase, RunsOnEveryEngine {
         try deliverTwoGraceRecoveries()
         try deliverRetryWithoutGrace()
         func graces() throws -> [Millis?] {
-            try ["7300", "7400"].flatMap { try store.history(originalTransactionId: $0).events.map(\.graceExpires) }
+            try ["7300", "7400"].flatMap { try store.subscriptions.history(originalTransactionId: $0).events.map(\.graceExpires) }
         }
         let fresh = (graces: try graces(), days: try days("2026-01-01", "2026-04-30"), cohorts: try retention(now: at(2026, 4, 9)))
         XCTAssertEqual(fresh.graces.compactMap { $0 }, [at(2026, 2, 16), at(2026, 3, 16)], "each grace failure keeps its grace")

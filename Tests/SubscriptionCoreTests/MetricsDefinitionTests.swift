@@ -347,7 +347,7 @@ final class MetricsDefinitionTests: XCTestCase, RunsOnEveryEngine {
 
     func testAShareKeepsItsMoneyThroughTheStoredForm() throws {
         try deliver("SUBSCRIBED", "INITIAL_BUY", period("4600", 1, from: 0, to: 30, extra: ["price": 9990]))
-        let history = try store.history(originalTransactionId: "4600")
+        let history = try store.subscriptions.history(originalTransactionId: "4600")
         let share = MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
         XCTAssertFalse(share.amounts.isEmpty)
         XCTAssertEqual(MetricContributions(encoded: share.encoded()), share)
@@ -384,7 +384,7 @@ final class MetricsDefinitionTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertNotEqual(try numbers(whole), try numbers(repaired), "the lost notifications are missed before the repair")
         // Revalidation: Apple's answer holds every transaction; intake merges them.
         for row in try whole.subscriptions.page(SubscriptionQuery(), limit: 10_000) {
-            let history = try whole.history(originalTransactionId: row.state.originalTransactionId)
+            let history = try whole.subscriptions.history(originalTransactionId: row.state.originalTransactionId)
             _ = try Intake(store: repaired, verifier: SignedDataVerifier(roots: TestKit.roots), policy: TestKit.policy)
                 .merge(transactions: history.transactions, renewals: history.renewal.map { [$0] } ?? [], now: TestKit.anchor)
         }
@@ -399,7 +399,7 @@ final class MetricsDefinitionTests: XCTestCase, RunsOnEveryEngine {
         func numbers() throws -> [[String]] { try report(40).map { d in Metric.all.map { d.text($0) } } }
         let expected = try numbers()
         // As the older version stored it: no movement keys, and the subscription pending.
-        let old = MetricContributions(counts: MetricContributions.of(transactions: try store.history(originalTransactionId: "3900").transactions, events: [])
+        let old = MetricContributions(counts: MetricContributions.of(transactions: try store.subscriptions.history(originalTransactionId: "3900").transactions, events: [])
             .counts.filter { [.start, .end, .trialStart, .trialEnd, .conversion].contains($0.key.key) })
         try store.db.run("UPDATE subscriptions SET metrics = ?", [old.encoded()])
         try store.db.run("""

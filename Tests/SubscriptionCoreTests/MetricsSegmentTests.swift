@@ -136,7 +136,7 @@ extension MetricsDefinitionTests {
 
     func testAShareKeepsItsVariantsThroughTheStoredForm() throws {
         try fillMixedStore()
-        let history = try store.history(originalTransactionId: "6100")
+        let history = try store.subscriptions.history(originalTransactionId: "6100")
         let share = MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal)
         XCTAssertEqual(share.attributes.map { $0[.offer] }, ["free_trial", "promotional"])
         XCTAssertEqual(MetricContributions(encoded: share.encoded()), share)

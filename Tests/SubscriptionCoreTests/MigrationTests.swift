@@ -151,7 +151,7 @@ final class MigrationTests: XCTestCase, RunsOnEveryEngine {
     func testPostgresStoresOfEveryShippedVersionMigrateToTheCatalogueOfANewStore() throws {
         let base = try TestEngine.requirePostgres()
         let fresh = try Store(path: Store.freshPostgresLocation(base))
-        XCTAssertTrue(fresh.wasCreated)
+        XCTAssertTrue(fresh.opening.created)
         XCTAssertEqual(fresh.schemaVersion, Migrations.latestVersion)
         let expected = try postgresCatalogue(fresh.db)
         let blocks = try Self.fixture("postgres-15-22")
@@ -168,7 +168,7 @@ final class MigrationTests: XCTestCase, RunsOnEveryEngine {
                 old.close()
             }
             let store = try Store(path: location)
-            XCTAssertFalse(store.wasCreated, "from \(version)")
+            XCTAssertFalse(store.opening.created, "from \(version)")
             XCTAssertEqual(store.schemaVersion, Migrations.latestVersion, "from \(version)")
             assertSame(try postgresCatalogue(store.db), expected, from: version)
         }

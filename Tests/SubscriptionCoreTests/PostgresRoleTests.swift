@@ -55,7 +55,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
 
         // Read-only: looks everything up, writes nothing.
         let reader = try open(as: "subdesk_read", mode: .reading).store
-        XCTAssertTrue(reader.isReadOnly)
+        XCTAssertTrue(reader.opening.readOnly)
         XCTAssertNotNil(try reader.subscriptions.find(originalTransactionId: "2000000955500001"))
         XCTAssertEqual(try reader.notifications.count(), 1)
         assertRefused("ingest as read") { _ = try TestKit.intake(reader).ingest(self.notification(UUID().uuidString.lowercased(), id: "2000000955500002")) }
@@ -212,7 +212,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
                                 renewal: TestKit.renewal(original: id, extra: ["isInBillingRetryPeriod": true,
                                                                                "gracePeriodExpiresDate": graceEnds]))
         guard case .stored = try TestKit.intake(intake).ingest(body) else { return XCTFail("intake could not ingest") }
-        XCTAssertEqual(try owner.history(originalTransactionId: id).events.map(\.graceExpires), [graceEnds])
+        XCTAssertEqual(try owner.subscriptions.history(originalTransactionId: id).events.map(\.graceExpires), [graceEnds])
         assertRefused("change a kept grace as intake") {
             try intake.executeForTesting("UPDATE notifications SET grace_expires_ms = 0")
         }
@@ -252,14 +252,14 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         let support = try open(as: "subdesk_support").store
         assertRefused("import as read") { _ = try Operations(store: reader, operatorName: "x").importRetentionReport(report, file: "r.txt") }
         assertRefused("import as support") { _ = try Operations(store: support, operatorName: "x").importRetentionReport(report, file: "r.txt") }
-        XCTAssertEqual(try reader.retentionReport.rows().count, 0, "nothing of a refused import is stored")
+        XCTAssertEqual(try reader.retention.report.rows().count, 0, "nothing of a refused import is stored")
         XCTAssertEqual(StoreWrite.retentionImport.table, "retention_messaging")
         XCTAssertEqual(PostgresRoles.allows("subdesk_support", StoreWrite.retentionImport.privilege, on: "retention_messaging"), false)
 
         let (op, operatorUser) = try open(as: "subdesk_operator")
         _ = try Operations(store: op, operatorName: "x").importRetentionReport(report, file: "r.txt")
         _ = try Operations(store: op, operatorName: "x").importRetentionReport(report, file: "r.txt")
-        XCTAssertEqual(RetentionReport(rows: try reader.retentionReport.rows(), grouping: .product).total.views, 330)
+        XCTAssertEqual(RetentionReport(rows: try reader.retention.report.rows(), grouping: .product).total.views, 330)
         let entries = try owner.audit.entries().filter { $0.kind == .retentionReportImport }
         XCTAssertEqual(entries.map(\.operatorName), [operatorUser, operatorUser])
     }
@@ -528,7 +528,7 @@ final class PostgresRoleTests: XCTestCase, RunsOnEveryEngine {
         }
         XCTAssertGreaterThan(try owner.metrics.pendingSegmentCount(), 0)
         let reader = try open(as: "subdesk_read", mode: .reading).store
-        XCTAssertTrue(reader.isReadOnly)
+        XCTAssertTrue(reader.opening.readOnly)
         let utc = TimeZone(identifier: "UTC")!
         func report(_ store: Store, _ filter: SegmentFilter?) throws -> [DayCounts] {
             try DailyCountsReport.compute(store: store, from: DateText.format(TestKit.anchor - 90 * TestKit.day, "yyyy-MM-dd", zone: utc),

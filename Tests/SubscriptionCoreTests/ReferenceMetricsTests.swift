@@ -629,9 +629,9 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
 
     // MARK: The store, and the comparison
 
-    static func buildStore(_ histories: [History]) throws -> Store {
+    static func buildStore(_ histories: [History], rules: DerivationRules = .current) throws -> Store {
         let store = try Store.inMemory()
-        let intake = TestKit.intake(store)
+        let intake = TestKit.intake(store, rules: rules)
         var rng = Random(state: 7)
         var arrivals: [(Int, TransactionRecord)] = []
         for (i, h) in histories.enumerated() { for r in records(h) { arrivals.append((i, r)) } }
@@ -663,7 +663,7 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                                                      decidedMs: d.at, micros: 900)
                     decision.originalTransactionId = h.otid
                     decision.requestId = "\(h.otid)-request-\(k)"
-                    try store.retentionDecisions.record(decision)
+                    try store.retention.decisions.record(decision)
                 }
                 if let r = h.renewal {
                     try store.renewals.put(RenewalRecord(originalTransactionId: h.otid, productId: h.purchases.last?.product,
@@ -679,13 +679,10 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
     }
 
     func testTheCountsAndCohortsAreTheReadmesDefinitionsComputedPlainly() throws {
-        if let n = ProcessInfo.processInfo.environment["SUBDESK_REFERENCE_BREAK"].flatMap(Int.init) {
-            ReferenceBreak.active = ReferenceBreak(rawValue: n)
-        }
-        defer { ReferenceBreak.active = nil }
+        let turnedBack = ProcessInfo.processInfo.environment["SUBDESK_REFERENCE_BREAK"].flatMap(Int.init)
+            .flatMap(DerivationRules.Rule.init(rawValue:))
         let histories = Self.histories()
-        let store = try Self.buildStore(histories)
-        ReferenceBreak.active = nil
+        let store = try Self.buildStore(histories, rules: .turningBack(turnedBack))
         XCTAssertGreaterThanOrEqual(histories.count, 2_000)
         // Every case the rules are about is there, many times over.
         var cases: [String: Int] = [:]

@@ -83,28 +83,28 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
 
         // Every row of Apple's is a row of the store, its columns kept: the two that differ
         // only in their Message Selection Type too.
-        let rows = try store.retentionReport.rows()
+        let rows = try store.retention.report.rows()
         XCTAssertEqual(rows.count, 20)
         XCTAssertEqual(Set(rows.map { [$0.day, $0.subscriptionId, $0.page, $0.messageType, $0.selectionType, $0.event, $0.saveType,
                                        $0.device, $0.territory, String($0.counts)] }),
                        Set(RetentionReportFixture.rows.map { [$0[0], $0[6], $0[8], $0[9], $0[10], $0[7], $0[11], $0[12], $0[14], $0[15]] }))
         for (grouping, column) in [(RetentionGrouping.product, "Current Subscription"), (.territory, "Territory"),
                                    (.message, "Retention Message Type"), (.selection, "Message Selection Type")] {
-            assertAgrees(try store.retentionReport.report(RetentionReportQuery(), by: grouping), naive(by: column))
+            assertAgrees(try store.retention.report.report(RetentionReportQuery(), by: grouping), naive(by: column))
         }
         // By app (name or Apple ID) and days, both included.
         let one = RetentionReportQuery(app: RetentionReportFixture.appAppleId, since: "2026-05-02", until: "2026-05-03")
-        assertAgrees(try store.retentionReport.report(one, by: .selection),
+        assertAgrees(try store.retention.report.report(one, by: .selection),
                      naive(by: "Message Selection Type", days: "2026-05-02"..."2026-05-03", app: RetentionReportFixture.app))
-        XCTAssertEqual(try store.retentionReport.rows(RetentionReportQuery(app: "Pantry")).count, 2)
+        XCTAssertEqual(try store.retention.report.rows(RetentionReportQuery(app: "Pantry")).count, 2)
 
         // The figures by hand, once: 330 views; 61 saves (24 offers, 9 switches, 28 don't
         // cancel); 213 cancellations; Apple's save rate 61 / 330.
-        let total = try store.retentionReport.report(RetentionReportQuery(), by: .product).total
+        let total = try store.retention.report.report(RetentionReportQuery(), by: .product).total
         XCTAssertEqual([total.views, total.saves, total.offersRedeemed, total.plansSwitched, total.dontCancel, total.cancellations,
                         total.otherSaves, total.otherEvents], [330, 61, 24, 9, 28, 213, 0, 0])
         XCTAssertEqual(total.saveRateText, "18.5%")
-        XCTAssertEqual(try store.retentionReport.report(RetentionReportQuery(), by: .selection).groups.map(\.label), ["Real-time", "Default"])
+        XCTAssertEqual(try store.retention.report.report(RetentionReportQuery(), by: .selection).groups.map(\.label), ["Real-time", "Default"])
     }
 
     /// The header is matched by Apple's names, ignoring case and surrounding spaces, in any
@@ -121,7 +121,7 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
             .replacingOccurrences(of: "Don't cancel", with: "DON\u{2019}T CANCEL")
         let store = try Store.inMemory()
         _ = try Operations(store: store, operatorName: "ana").importRetentionReport(Data(folded.utf8), file: "r.txt")
-        XCTAssertEqual(try store.retentionReport.report(RetentionReportQuery(), by: .product).total.dontCancel, 28)
+        XCTAssertEqual(try store.retention.report.report(RetentionReportQuery(), by: .product).total.dontCancel, 28)
     }
 
     func testImportingTheSameFileAgainDoesNotDoubleAndACorrectionReplaces() throws {
@@ -129,16 +129,16 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
         let ops = Operations(store: store, operatorName: "ana")
         _ = try ops.importRetentionReport(fixture, file: "a.txt")
         _ = try ops.importRetentionReport(fixture, file: "a.txt")
-        let twice = RetentionReport(rows: try store.retentionReport.rows(), grouping: .product)
+        let twice = RetentionReport(rows: try store.retention.report.rows(), grouping: .product)
         XCTAssertEqual(twice.total.views, 330)
-        XCTAssertEqual(try store.retentionReport.rows().count, 20)
+        XCTAssertEqual(try store.retention.report.rows().count, 20)
         XCTAssertEqual(try store.audit.entries().filter { $0.action == "retention_report_import" }.count, 2)
 
         // Apple's corrected day: the same row with another count replaces it.
         let corrected = RetentionReportFixture.text.replacingOccurrences(of: "\tUS\t120\n", with: "\tUS\t100\n")
         _ = try ops.importRetentionReport(Data(corrected.utf8), file: "b.txt")
-        XCTAssertEqual(RetentionReport(rows: try store.retentionReport.rows(), grouping: .product).total.views, 310)
-        XCTAssertEqual(try store.retentionReport.rows().count, 20)
+        XCTAssertEqual(RetentionReport(rows: try store.retention.report.rows(), grouping: .product).total.views, 310)
+        XCTAssertEqual(try store.retention.report.rows().count, 20)
     }
 
     /// A file in the shape the import first assumed (a `Message Type` column, events of its
@@ -158,7 +158,7 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
                 XCTAssertEqual("\(error)", "f.txt:1: column \"\(name)\": missing from the header")
             }
         }
-        XCTAssertEqual(try store.retentionReport.rows().count, 0)
+        XCTAssertEqual(try store.retention.report.rows().count, 0)
         XCTAssertEqual(try store.audit.entries().filter { $0.action == "retention_report_import" }.count, 0)
     }
 
@@ -180,14 +180,14 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
         store = nil
         store = try Store(path: location)
         XCTAssertEqual(store.schemaVersion, Migrations.latestVersion)
-        XCTAssertEqual(try store.retentionReport.earlierRowCount(), 1)
-        XCTAssertEqual(try store.retentionReport.rows().count, 0)
+        XCTAssertEqual(try store.retention.report.earlierRowCount(), 1)
+        XCTAssertEqual(try store.retention.report.rows().count, 0)
         _ = try Operations(store: store, operatorName: "ana").importRetentionReport(fixture, file: "f.txt")
-        let report = try store.retentionReport.report(RetentionReportQuery(), by: .product)
+        let report = try store.retention.report.report(RetentionReportQuery(), by: .product)
         XCTAssertEqual([report.total.views, Int64(report.earlierRows)], [330, 1])
         XCTAssertEqual(report.firstDay, "2026-05-01")
         XCTAssertEqual(report.jsonObject()["earlierRowsNotCounted"] as? Int, 1)
-        XCTAssertEqual(try store.retentionReport.report(RetentionReportQuery(since: "2026-05-01"), by: .product).earlierRows, 0)
+        XCTAssertEqual(try store.retention.report.report(RetentionReportQuery(since: "2026-05-01"), by: .product).earlierRows, 0)
         XCTAssertEqual(report.earlierNote, "1 row imported before Apple's columns were read (a Message Type column, events of subdesk's own): kept, in no figure")
     }
 
@@ -226,7 +226,7 @@ final class RetentionReportTests: XCTestCase, RunsOnEveryEngine {
             XCTAssertThrowsError(try Operations(store: store, operatorName: "ana").importRetentionReport(data, file: "f.txt")) { error in
                 XCTAssertTrue("\(error)".hasPrefix(expected), "expected \(expected), got \(error)")
             }
-            XCTAssertEqual(try store.retentionReport.rows().count, 0, expected)
+            XCTAssertEqual(try store.retention.report.rows().count, 0, expected)
             XCTAssertEqual(try store.audit.entries().filter { $0.action == "retention_report_import" }.count, 0, expected)
         }
         // Every truncation of the file reads or is refused, never traps.

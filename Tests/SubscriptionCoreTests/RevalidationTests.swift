@@ -140,7 +140,7 @@ final class RevalidationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(result.newTransactionIds, ["2000000900000003", "2000000900000004"])
         XCTAssertEqual(result.after?.expiresDate, anchor + 28 * day)
         let store = try fixture.openStore()
-        XCTAssertEqual(try store.history(originalTransactionId: otid).transactions.count, 3)
+        XCTAssertEqual(try store.subscriptions.history(originalTransactionId: otid).transactions.count, 3)
     }
 
     func testHistoryThatNeverStopsIsRefusedAfterThePageLimit() throws {

@@ -41,10 +41,8 @@ extension SeveralAppsRecordsTests {
     /// no other: the others' cohort keys, written without `saved`, read as never saved.
     func testMigration34PutsTheSubscriptionsWithARetentionOfferUnderSavedRetention() throws {
         // The shares as subdesk wrote them at 32, before cohorts were split by `saved`.
-        ReferenceBreak.active = .cohortsUnsaved
-        defer { ReferenceBreak.active = nil }
         let made = try Store(path: Store.testLocation(file: scratchStoreFile("saved-made")))
-        let intake = TestKit.intake(made)
+        let intake = TestKit.intake(made, rules: .turningBack(.cohortsUnsaved))
         for (otid, offer) in [("8300000000000010", 0), ("8300000000000020", 2), ("8300000000000030", 0)] {
             let first = TestKit.transaction(id: otid, original: otid, purchase: TestKit.anchor - 50 * TestKit.day,
                                             expires: TestKit.anchor - 20 * TestKit.day)
@@ -65,7 +63,6 @@ extension SeveralAppsRecordsTests {
                 }
             }
         }
-        ReferenceBreak.active = nil
         let (pending, location) = try pendingAfterMigrating(made, from: 32)
         XCTAssertEqual(pending, ["8300000000000010"])
         let migrated = try Store(path: location)
@@ -104,12 +101,12 @@ extension SeveralAppsRecordsTests {
                 status: 200, body: "{}", outcome: answered ? .answered(rule: "switch", answer: .alternateProduct(productId: "app.yearly", billingPlanType: nil, messageId: nil))
                     : .fellBack(.noRule, rule: nil)), decidedMs: asked, micros: 700)
             (decision.requestId, decision.originalTransactionId) = ("request-\(otid)", otid)
-            try made.retentionDecisions.record(decision)
+            try made.retention.decisions.record(decision)
         }
         let (pending, location) = try pendingAfterMigrating(made, from: 38)
         XCTAssertEqual(pending, ["8400000000000010"])
         let migrated = try Store(path: location)
-        let events = try migrated.history(originalTransactionId: "8400000000000010").events
+        let events = try migrated.subscriptions.history(originalTransactionId: "8400000000000010").events
         XCTAssertEqual(events.map { "\($0.type.rawValue) \($0.autoRenew.map(String.init) ?? "-") \($0.autoRenewProductId ?? "-")" },
                        ["SUBSCRIBED true app.monthly", "DID_CHANGE_RENEWAL_PREF true app.yearly", "DID_RENEW true app.yearly"])
         try migrated.metrics.catchUpShares()

@@ -27,7 +27,7 @@ final class StoreFileReplacedTests: XCTestCase {
     func testAWriteAfterTheFileWasMovedOverSaysSoAndWritesNothing() throws {
         let path = dir + "/s.db"
         let store = try Store(path: path)
-        XCTAssertNotNil(store.openedFile)
+        XCTAssertNotNil(store.opening.file)
         _ = try ingest(store, "2000000955600001")
         let backup = dir + "/backup.db"
         _ = try Store(path: backup)
@@ -73,7 +73,7 @@ final class StoreFileReplacedTests: XCTestCase {
 
     func testAStoreWithoutAFileNeverSaysItWasReplaced() throws {
         let store = try Store(path: ":memory:")
-        XCTAssertNil(store.openedFile)
+        XCTAssertNil(store.opening.file)
         XCTAssertNil(store.fileReplacedAtPath())
         XCTAssertNoThrow(try ingest(store, "2000000955600005"))
     }

@@ -108,8 +108,8 @@ enum TestKit {
         """ + tables.map { "ALTER TABLE \($0) DROP COLUMN bundle_id;" }.joined(separator: "\n")
     }
 
-    static func intake(_ store: Store, policy: IntakePolicy = TestKit.policy) -> Intake {
-        Intake(store: store, verifier: SignedDataVerifier(roots: roots), policy: policy)
+    static func intake(_ store: Store, policy: IntakePolicy = TestKit.policy, rules: DerivationRules = .current) -> Intake {
+        Intake(store: store, verifier: SignedDataVerifier(roots: roots), policy: policy, rules: rules)
     }
 
     static func json(_ object: [String: Any]) -> Data {
@@ -167,7 +167,7 @@ enum TestKit {
     }
 
     static func state(_ store: Store, _ otid: String, now: Millis = anchor) throws -> SubscriptionState? {
-        let h = try store.history(originalTransactionId: otid)
+        let h = try store.subscriptions.history(originalTransactionId: otid)
         return StateDerivation.derive(originalTransactionId: otid, transactions: h.transactions, renewal: h.renewal,
                                       events: h.events, now: now)
     }

@@ -175,7 +175,7 @@ final class CohortsCLITests: SubdeskTestCase, RunsOnEveryEngine {
                 status: 200, body: "{}", outcome: answered ? .answered(rule: "r\(k)", answer: answer) : .fellBack(.noRule, rule: nil)),
                                              decidedMs: asked + Int64(k) * 60_000, micros: 800)
             (decision.requestId, decision.originalTransactionId) = ("request-\(k)", otid)
-            try store.retentionDecisions.record(decision)
+            try store.retention.decisions.record(decision)
         }
         let range = ["--from", DateText.format(start, "yyyy-MM-dd", zone: utc), "--to", DateText.format(now, "yyyy-MM-dd", zone: utc)]
         func saved() throws -> Int {

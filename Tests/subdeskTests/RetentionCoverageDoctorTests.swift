@@ -28,12 +28,12 @@ final class RetentionCoverageDoctorTests: SubdeskTestCase, RunsOnEveryEngine {
     func testEachProductAndLocaleNoLayerAnswersIsAWarningNamingThem() throws {
         let db = try demoStore()
         let store = try Store(path: db)
-        let products = try store.retentionContent.products().filter { $0.app == ScenarioBuilder.demoBundleId }.map(\.product)
+        let products = try store.retention.content.products().filter { $0.app == ScenarioBuilder.demoBundleId }.map(\.product)
         XCTAssertGreaterThanOrEqual(products.count, 2, "\(products)")
         let (first, second) = (products[0], products[1])
         // A default message for the first product in en-US, as the console keeps one.
         try store.write {
-            try store.retentionContent.keep(RetentionRecord(app: ScenarioBuilder.demoBundleId, environment: "Production", kind: .defaultMessage,
+            try store.retention.content.keep(RetentionRecord(app: ScenarioBuilder.demoBundleId, environment: "Production", kind: .defaultMessage,
                                                           identifier: "\(first) en-US", content: "7b2d9e14-1c3a-4f5b-8e6d-2a9c0b4f3e02",
                                                           state: "APPROVED", uploadedMs: DateText.nowMillis()))
         }

@@ -31,7 +31,7 @@ final class RetentionReportCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual(groups.map { $0["label"] as? String }, ["US", "GB", "DE"])
         // The same, as the store computes it: what the dashboard's screen shows (RetentionScreenTests).
         let store = try Store(path: db)
-        let direct = RetentionReport(rows: try store.retentionReport.rows(), grouping: .territory).jsonObject()
+        let direct = RetentionReport(rows: try store.retention.report.rows(), grouping: .territory).jsonObject()
         XCTAssertEqual(try json(report.stdout) as? NSDictionary, try json(JSONText.render(direct)) as? NSDictionary)
         XCTAssertEqual(try store.audit.entries().filter { $0.action == "retention_report_import" }.count, 2)
 
@@ -61,7 +61,7 @@ final class RetentionReportCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertTrue(refused.stderr.contains(bad + ":12: column \"Counts\": expected a whole number, got \"nine\"; nothing was imported"),
                       refused.stderr)
         XCTAssertEqual(try store.audit.entries().filter { $0.action == "retention_report_import" }.count, 2)
-        XCTAssertEqual(try store.retentionReport.rows().count, 20)
+        XCTAssertEqual(try store.retention.report.rows().count, 20)
 
         // A file in the shape first assumed: refused naming its column, nothing stored.
         let earlier = dir + "/earlier.txt"
@@ -70,7 +70,7 @@ final class RetentionReportCLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual(old.status, 2)
         XCTAssertTrue(old.stderr.contains(earlier + ":1: column \"Message Type\": not a column of Apple's retention messaging report"),
                       old.stderr)
-        XCTAssertEqual(try store.retentionReport.rows().count, 20)
+        XCTAssertEqual(try store.retention.report.rows().count, 20)
 
         XCTAssertNotEqual(try run(["retention", "report", "--db", db, "--by", "day"]).status, 0)
         XCTAssertNotEqual(try run(["retention", "report", "--db", db, "--since", "May"]).status, 0)

@@ -200,7 +200,7 @@ final class ServeRetentionTests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual((switched.json["alternateProduct"] as? [String: String])?["productId"], "app.yearly", server.log)
         XCTAssertEqual(try saved(), before, "an answer alone is no save")
 
-        let latest = try XCTUnwrap(try Store(path: db).history(originalTransactionId: active).transactions.max { $0.purchaseDate < $1.purchaseDate })
+        let latest = try XCTUnwrap(try Store(path: db).subscriptions.history(originalTransactionId: active).transactions.max { $0.purchaseDate < $1.purchaseDate })
         let transaction: [String: Any] = [
             "transactionId": latest.transactionId, "originalTransactionId": active, "productId": latest.productId,
             "bundleId": ScenarioBuilder.demoBundleId, "purchaseDate": latest.purchaseDate, "originalPurchaseDate": latest.originalPurchaseDate as Any,

@@ -199,9 +199,9 @@ public final class DashboardSession {
             case .loadGaps:
                 return [.gapsLoaded(try store.backfills.gaps(limit: GapsState.limit, app: app))]
             case .loadRetention(let query, let grouping):
-                return [.retentionLoaded(try store.retentionReport.report(query, by: grouping))]
+                return [.retentionLoaded(try store.retention.report.report(query, by: grouping))]
             case .loadRetentionContent(let environment):
-                let records = try store.retentionContent.records(app: app?.bundleId, environment: environment.rawValue)
+                let records = try store.retention.content.records(app: app?.bundleId, environment: environment.rawValue)
                 return [.retentionContentLoaded(environment, records.filter { $0.kind != .realtimeURL })]
             case .refreshRetention(let environment):
                 return withRetentionConsole(environment) { console in

@@ -9,12 +9,13 @@ public enum StateDerivation {
                               renewal: RenewalRecord?,
                               events: [NotificationEvent],
                               now: Millis,
-                              meanings: NotificationMeanings = .standard) -> SubscriptionState? {
+                              meanings: NotificationMeanings = .standard,
+                              rules: DerivationRules = .current) -> SubscriptionState? {
         let ordered = transactions.sorted(by: purchaseOrder)
         guard let newest = ordered.last else {
             return renewal.map { expiredFromRenewalOnly($0, events: events, meanings: meanings) }
         }
-        let superseded = replacedByUpgrade(ordered, events: events, meanings: meanings)
+        let superseded = replacedByUpgrade(ordered, events: events, meanings: meanings, rules: rules)
         let current = ordered.last(where: { !superseded.contains($0.transactionId) }) ?? newest
         let freshRenewal = renewal.flatMap { $0.signedDate >= current.purchaseDate ? $0 : nil }
 
@@ -120,9 +121,9 @@ public enum StateDerivation {
     /// one refunded in part (`REFUND_PRORATED`, the time left refunded) was paid access from
     /// its purchase until the refund, so it replaced the old period at its purchase, as Apple
     /// did when it refunded the old period pro rata at the upgrade.
-    static func supersededByUpgrade(_ ordered: [TransactionRecord]) -> Set<String> {
+    static func supersededByUpgrade(_ ordered: [TransactionRecord], rules: DerivationRules = .current) -> Set<String> {
         var result = Set<String>()
-        let refundedInPartReplacesNothing = ReferenceBreak.active == .upgradeRefundedInPart
+        let refundedInPartReplacesNothing = rules.isTurnedBack(.upgradeRefundedInPart)
         for (index, old) in ordered.enumerated() {
             if old.isUpgraded { result.insert(old.transactionId); continue }
             guard let ends = old.expiresDate else { continue }
@@ -140,9 +141,9 @@ public enum StateDerivation {
     /// transactions alone, and those an upgrade's own notification names
     /// (`upgradeEnds`), though its purchase was refunded in full later.
     static func replacedByUpgrade(_ ordered: [TransactionRecord], events: [NotificationEvent],
-                                  meanings: NotificationMeanings) -> Set<String> {
-        let found = supersededByUpgrade(ordered)
-        guard ReferenceBreak.active != .upgradeRefundedInFull, ReferenceBreak.active != .upgradeRefundedInPart else { return found }
+                                  meanings: NotificationMeanings, rules: DerivationRules = .current) -> Set<String> {
+        let found = supersededByUpgrade(ordered, rules: rules)
+        guard !rules.isTurnedBack(.upgradeRefundedInFull), !rules.isTurnedBack(.upgradeRefundedInPart) else { return found }
         let upgrades = events.filter { meanings[$0]?.effect.upgradesNow == true }
         return upgrades.isEmpty ? found : found.union(upgradeEnds(ordered, upgrades: upgrades).keys)
     }

@@ -20,10 +20,14 @@ public final class Intake {
     public var policy: IntakePolicy
     /// What each notification type means: the derivation, the counts and V1 ordering read it.
     public let meanings: NotificationMeanings
+    /// The rules the derivation counts by: `current` but in a test.
+    public let rules: DerivationRules
     /// The `[forward]` targets each stored notification is owed to, in the write that stores it.
     public var forwarding = ForwardTargets()
 
-    public init(store: Store, verifier: SignedPayloadVerifier, policy: IntakePolicy, meanings: NotificationMeanings = .standard) {
+    public init(store: Store, verifier: SignedPayloadVerifier, policy: IntakePolicy, meanings: NotificationMeanings = .standard,
+                rules: DerivationRules = .current) {
+        self.rules = rules
         self.store = store
         self.verifier = verifier
         self.policy = policy
@@ -461,15 +465,15 @@ public final class Intake {
 
     /// Re-derives one subscription from its whole stored history and saves the result.
     public func rederive(_ otid: String, appAccountToken: String? = nil, now: Millis) throws {
-        let history = try store.history(originalTransactionId: otid)
+        let history = try store.subscriptions.history(originalTransactionId: otid)
         guard var state = StateDerivation.derive(originalTransactionId: otid, transactions: history.transactions,
                                                  renewal: history.renewal, events: history.events, now: now,
-                                                 meanings: meanings) else { return }
+                                                 meanings: meanings, rules: rules) else { return }
         // No transaction names the app (one known only by its renewal info): the app its
         // notifications were signed for.
         if state.bundleId == nil { state.bundleId = try store.notifications.bundleId(originalTransactionId: otid) }
         let token = appAccountToken ?? state.appAccountToken
-        try store.subscriptions.save(state, appAccountToken: token, now: now, metrics: Intake.metricShare(of: history, meanings: meanings))
+        try store.subscriptions.save(state, appAccountToken: token, now: now, metrics: Intake.metricShare(of: history, meanings: meanings, rules: rules))
     }
 
     /// A subscription's share of the counts, from its whole stored history: derived with its
@@ -478,9 +482,10 @@ public final class Intake {
         metricShare(of: history, meanings: .standard)
     }
 
-    public static func metricShare(of history: SubscriptionHistory, meanings: NotificationMeanings) -> MetricContributions {
+    public static func metricShare(of history: SubscriptionHistory, meanings: NotificationMeanings,
+                                   rules: DerivationRules = .current) -> MetricContributions {
         MetricContributions.of(transactions: history.transactions, events: history.events, renewal: history.renewal,
-                               meanings: meanings, realtime: history.realtime)
+                               meanings: meanings, realtime: history.realtime, rules: rules)
     }
 
     /// Whether a transaction belongs to an auto-renewable subscription: by its `type` when

@@ -203,10 +203,11 @@ public struct CohortShare: Equatable, Sendable {
     static func of(paid: [(t: TransactionRecord, starts: Millis, ends: Millis, segment: CountSegment)],
                    revenue: [MoneyEvent], refunds: [Millis],
                    trial: (t: TransactionRecord, segment: CountSegment, ends: Millis)?, conversions: [(trialStart: Millis, at: Millis)],
-                   renewedTrials: [Millis] = [], saved: SaveKind = .none, values: (TransactionRecord) -> [String]) -> CohortShare {
+                   renewedTrials: [Millis] = [], saved: SaveKind = .none, rules: DerivationRules = .current,
+                   values: (TransactionRecord) -> [String]) -> CohortShare {
         var share = CohortShare()
         // Shares as subdesk wrote them before cohorts were split by how they were saved.
-        let savedValues = ReferenceBreak.active == .cohortsUnsaved ? [] : [saved.rawValue]
+        let savedValues = rules.isTurnedBack(.cohortsUnsaved) ? [] : [saved.rawValue]
         if let trial {
             var entries: [Entry: Int64] = [Entry(measure: .members, period: 0, currency: ""): 1]
             if let c = conversions.first(where: { $0.trialStart == trial.t.purchaseDate }) {
@@ -238,12 +239,12 @@ public struct CohortShare: Equatable, Sendable {
             index += 1
         }
         // A period recovered within grace counts from its kept renewal date, not its purchase.
-        let regularStart = ReferenceBreak.active == .recoveryDuration ? regular.t.purchaseDate : regular.starts
+        let regularStart = rules.isTurnedBack(.recoveryDuration) ? regular.t.purchaseDate : regular.starts
         let d = duration((regular.t.expiresDate ?? regular.ends) - regularStart)
         // After the first run, periods go on from the end of its last period at the duration's
         // nominal length: from its expiry, even where a prorated refund ended access sooner
         // (the refund then falls in the period it cut short).
-        let lastPeriodEnd = ReferenceBreak.active == .proratedRefundPeriod ? runEnd : max(runEnd, periodEnd)
+        let lastPeriodEnd = rules.isTurnedBack(.proratedRefundPeriod) ? runEnd : max(runEnd, periodEnd)
         boundaries.append(max(lastPeriodEnd, boundaries[boundaries.count - 1] + 1))
         let last = boundaries.count - 1
         func period(_ t: Millis) -> Int {
@@ -273,7 +274,7 @@ public struct CohortShare: Equatable, Sendable {
             // Never as retained: from the period after the first run's last, even where the
             // customer came back before the expiry of a period a prorated refund cut short.
             var k = max(last, period(runStart))
-            let through = ReferenceBreak.active == .comebackPeriods ? max(period(latest), period(runStart)) : last + 10_000
+            let through = rules.isTurnedBack(.comebackPeriods) ? max(period(latest), period(runStart)) : last + 10_000
             while k <= through, boundary(k) < ends {
                 entries[Entry(measure: .reactivated, period: k, currency: "")] = 1
                 k += 1

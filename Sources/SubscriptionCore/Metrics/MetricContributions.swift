@@ -196,7 +196,7 @@ public struct MetricContributions: Equatable, Sendable {
     /// notifications read through `meanings`.
     public static func of(transactions: [TransactionRecord], events: [NotificationEvent],
                           renewal: RenewalRecord? = nil, meanings: NotificationMeanings = .standard,
-                          realtime: [RealtimeRetentionAnswer] = []) -> MetricContributions {
+                          realtime: [RealtimeRetentionAnswer] = [], rules: DerivationRules = .current) -> MetricContributions {
         var c = MetricContributions()
         var variants: [Attributes: UInt8] = [:]
         var lastVariant: (t: TransactionRecord, v: UInt8)?
@@ -240,9 +240,9 @@ public struct MetricContributions: Equatable, Sendable {
         let chronological = events.sorted(by: NotificationEvent.chronological).map { (event: $0, effect: meanings[$0]?.effect) }
         // Periods an upgrade ended at once, each where it ended: the upgrade's purchase, named
         // by its notification even where that purchase was refunded in full later.
-        let upgradedAt = ReferenceBreak.active == .upgradeRefundedInFull || ReferenceBreak.active == .upgradeRefundedInPart
+        let upgradedAt = rules.isTurnedBack(.upgradeRefundedInFull) || rules.isTurnedBack(.upgradeRefundedInPart)
             ? [:] : StateDerivation.upgradeEnds(ordered, upgrades: chronological.filter { $0.effect?.upgradesNow == true }.map(\.event))
-        let superseded = StateDerivation.supersededByUpgrade(ordered).union(upgradedAt.keys)
+        let superseded = StateDerivation.supersededByUpgrade(ordered, rules: rules).union(upgradedAt.keys)
         // What each gap's grace is known by: the grace period ends Apple signed (kept with each
         // notification, and the latest renewal info's), and the notifications that put the
         // subscription into billing trouble (into grace, or billing retry without it).
@@ -274,7 +274,7 @@ public struct MetricContributions: Equatable, Sendable {
             // A family member pays nothing (the purchaser's own transaction is the payment):
             // family-shared access moves no money and is no paid transaction; its revocation
             // is counted as one.
-            if t.isFamilyShared && ReferenceBreak.active != .familyMoney {
+            if t.isFamilyShared && !rules.isTurnedBack(.familyMoney) {
                 if let revoked = t.revocationDate, t.revocationKind != nil { add(revoked, .familyRevoke, segment, v) }
             } else if !t.isFreeTrial {
                 add(t.purchaseDate, .paidTransaction, segment, v)
@@ -332,7 +332,7 @@ public struct MetricContributions: Equatable, Sendable {
                         conversions.append((p.purchaseDate, t.purchaseDate))
                         // The cohort is the trial's: its product, storefront and offer.
                         add(p.purchaseDate, .trialConvertedByStart, segment, variant(p))
-                    } else if t.isRenewalByApple && ReferenceBreak.active != .trialAfterRetry {
+                    } else if t.isRenewalByApple && !rules.isTurnedBack(.trialAfterRetry) {
                         // Apple billed the trial's renewal once billing retry succeeded: the
                         // subscription started with the trial, though it converted late.
                         renewedTrials.append(t.purchaseDate)
@@ -343,7 +343,7 @@ public struct MetricContributions: Equatable, Sendable {
                 var starts = t.purchaseDate
                 if let before = paid.last, t.purchaseDate > before.ends + contiguity,
                    Self.recoveredWithinGrace(t, after: before.t, startedAt: before.starts, anchor: anchor,
-                                             graceEnds: graceEnds, failures: troubles),
+                                             graceEnds: graceEnds, failures: troubles, rules: rules),
                    let kept = before.t.expiresDate {
                     starts = min(t.purchaseDate, kept)
                 } else if let before = paid.last, abs(t.purchaseDate - (before.t.expiresDate ?? before.ends)) <= contiguity {
@@ -354,7 +354,7 @@ public struct MetricContributions: Equatable, Sendable {
                     anchor = starts
                 }
                 paid.append((t, starts, ends, segment, v))
-                if !t.isFamilyShared || ReferenceBreak.active == .familyMoney,
+                if !t.isFamilyShared || rules.isTurnedBack(.familyMoney),
                    let price = t.price, price > 0, let currency = t.currency, Self.isCurrency(currency), let expires = t.expiresDate {
                     // A commitment billed monthly is billed a month at a time, whatever the
                     // length of the commitment.
@@ -366,7 +366,7 @@ public struct MetricContributions: Equatable, Sendable {
         }
         // Saved in real time: an answered request the history after it shows was taken or left
         // auto-renew on (`RealtimeSave`), on its day, in the segment of the transaction then.
-        let realtimeSaves = ReferenceBreak.active == .realtimeUnsaved ? []
+        let realtimeSaves = rules.isTurnedBack(.realtimeUnsaved) ? []
             : RealtimeSave.saves(realtime, ordered: ordered, retentionSaves: retentionSaves, events: chronological, renewal: renewal)
         for at in realtimeSaves {
             guard let then = ordered.last(where: { $0.purchaseDate <= at }) ?? ordered.first else { break }
@@ -419,7 +419,7 @@ public struct MetricContributions: Equatable, Sendable {
         }
         c.cohorts = CohortShare.of(paid: paidByStart.map { ($0.t, $0.starts, $0.ends, $0.segment) },
                                    revenue: cohortMoney, refunds: cohortRefunds, trial: firstTrial, conversions: conversions,
-                                   renewedTrials: renewedTrials, saved: firstSave,
+                                   renewedTrials: renewedTrials, saved: firstSave, rules: rules,
                                    values: { Array(Attributes($0).values.prefix(4)) })
         // Set to cancel: from a notification turning auto-renew off during paid access until
         // one turns it on again, a new purchase, or the end of that access. Renewal info
@@ -563,8 +563,8 @@ public struct MetricContributions: Equatable, Sendable {
     ///    period's own length on from its expiry.
     /// A recovery after grace moves the renewal date, so it is neither.
     static func recoveredWithinGrace(_ t: TransactionRecord, after previous: TransactionRecord, startedAt: Millis, anchor: Millis,
-                                     graceEnds: [Millis], failures: [GapFailure]) -> Bool {
-        guard ReferenceBreak.active != .graceRecovery, !t.isPurchaseByCustomer,
+                                     graceEnds: [Millis], failures: [GapFailure], rules: DerivationRules = .current) -> Bool {
+        guard !rules.isTurnedBack(.graceRecovery), !t.isPurchaseByCustomer,
               let kept = previous.expiresDate, let expires = t.expiresDate, t.purchaseDate > kept else { return false }
         // A grace period of this gap ends after its kept expiry and before the recovered
         // period's end (a later gap's grace ends after it).
@@ -575,7 +575,7 @@ public struct MetricContributions: Equatable, Sendable {
             $0.transactionId == previous.transactionId || ($0.signedDate >= kept - 86_400_000 && $0.signedDate <= t.purchaseDate)
         }
         let length = kept - startedAt
-        if ReferenceBreak.active == .retryTakenAsGrace {
+        if rules.isTurnedBack(.retryTakenAsGrace) {
             // As an earlier subdesk judged: the previous period's own length on from its expiry.
             if abs(expires - (kept + length)) <= contiguity { return true }
         } else if gapFailures.contains(where: { !$0.grace }) {
@@ -591,7 +591,7 @@ public struct MetricContributions: Equatable, Sendable {
         default: return abs(expires - (kept + length)) <= contiguity
         }
         // The anniversary the kept expiry falls on, and the one a period later.
-        if anchor != .min, anchor < kept, ReferenceBreak.active != .monthEndAnchor {
+        if anchor != .min, anchor < kept, !rules.isTurnedBack(.monthEndAnchor) {
             let estimate = Int64((Double(kept - anchor) / 2_629_800_000).rounded())
             for k in max(1, estimate - 1)...(estimate + 1) where abs(addingMonths(k, to: anchor) - kept) <= contiguity {
                 return abs(expires - addingMonths(k + months, to: anchor)) <= contiguity
@@ -750,24 +750,4 @@ public struct MetricContributions: Equatable, Sendable {
 
     private static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
     private static func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1) }
-}
-
-/// One of the rules of the derivation turned back to how an earlier subdesk counted, so the
-/// reference test can show it catches each (`SUBDESK_REFERENCE_BREAK=N` in that test). Never
-/// set outside it.
-enum ReferenceBreak: Int, Sendable {
-    /// 1: a recovery within grace is a churn and a recovery; 2: a comeback counts in one
-    /// period; 3: a prorated refund's money is at the period after; 4: a trial paid for after
-    /// billing retry starts as `none`; 5: family-shared access moves money; 6: an upgrade's
-    /// purchase refunded in part replaced nothing.
-    /// 7: billing retry without grace, recovered where the previous expiry plus the previous
-    /// period's length would end, counts as within grace; 8: a grace recovery's
-    /// period counts from its purchase; 9: a month-end anniversary is moved on from the kept
-    /// expiry; 10: an upgrade whose purchase was refunded in full replaced nothing; 11:
-    /// cohort shares hold no `saved` value, as before cohorts were split by it; 12: no
-    /// real-time save counts, as before they were.
-    case graceRecovery = 1, comebackPeriods, proratedRefundPeriod, trialAfterRetry, familyMoney, upgradeRefundedInPart,
-         retryTakenAsGrace, recoveryDuration, monthEndAnchor, upgradeRefundedInFull, cohortsUnsaved, realtimeUnsaved
-
-    nonisolated(unsafe) static var active: ReferenceBreak?
 }

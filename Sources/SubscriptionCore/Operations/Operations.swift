@@ -139,7 +139,7 @@ public final class Operations {
                 + (o.until.map { "until \(DateText.minute($0)) UTC" } ?? "until lifted") + ")"
         }
         guard let top = overrides.first else {
-            let apple = try store.history(originalTransactionId: otid)
+            let apple = try store.subscriptions.history(originalTransactionId: otid)
             let state = StateDerivation.derive(originalTransactionId: otid, transactions: apple.transactions,
                                                renewal: apple.renewal, events: apple.events, now: now)
             return "in force now: no override; Apple's state decides (\(state?.entitled == true ? "entitled" : "not entitled"))"

@@ -177,7 +177,7 @@ public struct RefundQueue {
     /// Requests by queue order, after noting (and auditing, once) every deadline that
     /// passed unanswered; a read-only store is only read.
     public func requests(includeClosed: Bool, now: Millis, limit: Int = 500, app: AppScope? = nil) throws -> [RefundRequest] {
-        if !store.isReadOnly { try noteMissedDeadlines(now: now) }
+        if !store.opening.readOnly { try noteMissedDeadlines(now: now) }
         return try store.refundRequests.queue(includeClosed: includeClosed, limit: limit, app: app)
     }
 
@@ -254,7 +254,7 @@ public struct RefundQueue {
         // The customer: every subscription of the subscriber.
         var first: Millis?
         for sub in try store.subscriptions.of(subscriberId: row.subscriber.id) {
-            for t in try store.history(originalTransactionId: sub.state.originalTransactionId).transactions
+            for t in try store.subscriptions.history(originalTransactionId: sub.state.originalTransactionId).transactions
             where t.ownershipType != "FAMILY_SHARED" && t.offerDiscountType != "FREE_TRIAL" {
                 first = min(first ?? t.purchaseDate, t.purchaseDate)
                 guard let price = t.price, let currency = t.currency else { continue }

@@ -55,7 +55,7 @@ public final class RetentionConsole {
 
     /// An identifier this store already used for other content is not sent again: Apple keeps the first.
     func refuseReuse(_ kind: RetentionRecord.Kind, _ id: String, _ checksum: String) throws {
-        if let kept = try store.retentionContent.records(kind: kind, app: app, environment: environment).first(where: { $0.identifier == id }),
+        if let kept = try store.retention.content.records(kind: kind, app: app, environment: environment).first(where: { $0.identifier == id }),
            kept.checksum != checksum {
             throw RetentionContentError("\(kind.rawValue) id", "\(id) was uploaded with other content (sha256 \(kept.checksum?.prefix(16) ?? "?")); Apple keeps an identifier's first upload: choose a new UUID, or delete it first")
         }
@@ -97,11 +97,11 @@ public final class RetentionConsole {
     /// Apple's list of `kind` beside the records kept, each record's state noted as Apple has it now.
     public func compare(_ kind: RetentionRecord.Kind) throws -> [RetentionComparison] {
         let listed = kind == .image ? try client.images() : try client.messages()
-        let kept = try store.retentionContent.records(kind: kind, app: app, environment: environment)
+        let kept = try store.retention.content.records(kind: kind, app: app, environment: environment)
         let now = DateText.nowMillis()
         try store.write {
             for item in listed where kept.contains(where: { $0.identifier == item.identifier.lowercased() }) {
-                try store.retentionContent.noteState(app: app, environment: environment, kind: kind, identifier: item.identifier.lowercased(),
+                try store.retention.content.noteState(app: app, environment: environment, kind: kind, identifier: item.identifier.lowercased(),
                                              state: item.state.rawValue, seenMs: now)
             }
         }
@@ -120,7 +120,7 @@ public final class RetentionConsole {
         guard listed.state == .approved else {
             throw RetentionContentError("message id", "\(id) is \(listed.state) at Apple; only an APPROVED message can be a default")
         }
-        if let kept = try store.retentionContent.records(kind: .message, app: app, environment: environment).first(where: { $0.identifier == id }),
+        if let kept = try store.retention.content.records(kind: .message, app: app, environment: environment).first(where: { $0.identifier == id }),
            let object = (try? JSONSerialization.jsonObject(with: Data(kept.content.utf8))) as? [String: Any] {
             var images = ((object["bulletPoints"] as? [[String: Any]]) ?? []).compactMap { $0["imageIdentifier"] as? String }
             if let image = (object["image"] as? [String: Any])?["imageIdentifier"] as? String { images.append(image) }
@@ -171,7 +171,7 @@ public final class RetentionConsole {
 
     func keep(_ record: RetentionRecord, action: AuditAction, target: String, reason: String?, detail: String) throws -> AuditEntry {
         try store.write {
-            try store.retentionContent.keep(record)
+            try store.retention.content.keep(record)
             var entry = AuditEntry(at: record.uploadedMs, operatorName: operatorName, action: action, target: target, reason: reason,
                                    outcome: "done at Apple (\(environment))", detail: detail)
             entry.bundleId = app
@@ -182,7 +182,7 @@ public final class RetentionConsole {
 
     func drop(_ kind: RetentionRecord.Kind, _ identifier: String, target: String, reason: String?, action: AuditAction = .retentionDelete) throws -> AuditEntry {
         try store.write {
-            try store.retentionContent.drop(app: app, environment: environment, kind: kind, identifier: identifier)
+            try store.retention.content.drop(app: app, environment: environment, kind: kind, identifier: identifier)
             var entry = AuditEntry(at: DateText.nowMillis(), operatorName: operatorName, action: action, target: target, reason: reason,
                                    outcome: "deleted at Apple (\(environment))", detail: nil)
             entry.bundleId = app

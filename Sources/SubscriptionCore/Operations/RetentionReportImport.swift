@@ -13,7 +13,7 @@ extension Operations {
         var total = RetentionFigures()
         for row in rows { total.add(row) }
         return try store.write {
-            try store.retentionReport.replace(rows, importedMs: now)
+            try store.retention.report.replace(rows, importedMs: now)
             var entry = AuditEntry(at: now, operatorName: operatorName, action: .retentionReportImport,
                                    target: (file as NSString).lastPathComponent.escapingControlCharacters(limit: 200),
                                    reason: reason, outcome: "\(rows.count) rows imported",

@@ -51,7 +51,7 @@ extension SubscriberReport {
 extension SubscriptionReport {
     public static func load(store: Store, row: SubscriptionRow, now: Millis) throws -> SubscriptionReport {
         let otid = row.state.originalTransactionId
-        let history = try store.history(originalTransactionId: otid)
+        let history = try store.subscriptions.history(originalTransactionId: otid)
         let state = StateDerivation.derive(originalTransactionId: history.originalTransactionId,
                                            transactions: history.transactions, renewal: history.renewal,
                                            events: history.events, now: now).map { derived in

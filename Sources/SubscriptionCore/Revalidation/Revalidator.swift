@@ -161,7 +161,7 @@ public final class Revalidator: @unchecked Sendable {
     func appLookup(forSubscription otid: String, store: Store) throws -> AppLookup {
         guard appLookups.count > 1 else { return appLookups[0] }
         let bundleId = try store.transactions.find(id: otid)?.bundleId
-            ?? store.history(originalTransactionId: otid).transactions.lazy.compactMap(\.bundleId).first
+            ?? store.subscriptions.history(originalTransactionId: otid).transactions.lazy.compactMap(\.bundleId).first
         return try appLookup(bundleId: bundleId)
     }
 
@@ -284,7 +284,7 @@ public final class Revalidator: @unchecked Sendable {
         let now = clock()
         let body = { () throws -> RevalidationResult in
             let before = try store.subscriptions.find(originalTransactionId: target)?.state
-            let known = Set(try store.history(originalTransactionId: target).transactions.map(\.transactionId))
+            let known = Set(try store.subscriptions.history(originalTransactionId: target).transactions.map(\.transactionId))
             let intake = Intake(store: store, verifier: self.verifier, policy: self.policy)
             var touched = try intake.merge(transactions: answer.transactions, renewals: answer.renewals, now: now)
             // Even when Apple has nothing new, re-deriving at `now` is what turns a stored

@@ -78,18 +78,35 @@ extension Migrations {
 }
 
 /// What opening a store found, on either engine (`SQLiteConnection.openStore`,
-/// `PostgresConnection.openStore`).
+/// `PostgresConnection.openStore`): the connection, and the facts the store keeps.
 struct OpenedStore {
     var connection: any SQLConnection
-    var created = false
-    /// This login or file may not be written: it is read as it is.
-    var readOnly = false
-    /// A SQLite file read without the lock files that show another process's writes.
-    var readAsSnapshot = false
-    /// The schema version of a store a newer subdesk wrote, opened to read.
-    var newerSchemaVersion: Int?
-    /// The SQLite file a writable store was opened from (`Store.openedFile`).
-    var openedFile: FileIdentity?
+    var opening: StoreOpening
+
+    init(connection: any SQLConnection, created: Bool = false, readOnly: Bool = false, readAsSnapshot: Bool = false,
+         newerSchemaVersion: Int? = nil, openedFile: FileIdentity? = nil) {
+        self.connection = connection
+        opening = StoreOpening(created: created, readOnly: readOnly, readAsSnapshot: readAsSnapshot,
+                               newerSchemaVersion: newerSchemaVersion, file: openedFile)
+    }
+}
+
+/// What opening a store found (`Store.opening`).
+public struct StoreOpening: Sendable {
+    /// Opening created the store (its file, or its PostgreSQL schema).
+    public let created: Bool
+    /// This connection cannot write: the file or its folder is not writable, or the login
+    /// may not change the subscriptions. It reads the store as it is.
+    public let readOnly: Bool
+    /// The store was read as a snapshot of its file, without the lock files that let it
+    /// see another process's writes (a reader that cannot create them).
+    public let readAsSnapshot: Bool
+    /// The store's schema version, when a newer subdesk wrote it and it was opened to read.
+    public let newerSchemaVersion: Int?
+    /// The file a writable SQLite store was opened from: each write checks that its path
+    /// still names it (`FileReplacedError`), so nothing is written to, and acknowledged
+    /// from, a file a restore or a new `init` replaced. Nil for PostgreSQL, memory, readers.
+    public let file: FileIdentity?
 }
 
 extension Migrations {

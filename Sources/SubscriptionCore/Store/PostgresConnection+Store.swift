@@ -25,7 +25,7 @@ extension PostgresConnection {
     
 
     /// Nothing of the store lies beside a location on a server.
-    func closeAfterReplacement() {}
+    func closeAfterReplacement(emptyingLog: Bool) {}
 
     /// The schema's tables, indexes and TOAST included; the server's write-ahead log is
     /// the cluster's, not the store's.

@@ -183,7 +183,12 @@ final class SQLiteConnection: SQLConnection {
     /// write-ahead log and shared-memory files by name when the last connection to a file
     /// closes; those names now belong to the replacing store, and removing them under its
     /// open connections would split them from later writers, so they are left alone.
-    func closeAfterReplacement() {
+    /// A file moved over the store (`mv backup.db store.db`) finds this connection's
+    /// write-ahead log still at its `-wal` name, and SQLite would read the new file through
+    /// that log (the old file's pages): so, `emptyingLog`, the log is first emptied into the
+    /// old file it belongs to.
+    func closeAfterReplacement(emptyingLog: Bool) {
+        if emptyingLog { _ = try? execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         if let h = handle {
             var persist: Int32 = 1
             sqlite3_file_control(h, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)

@@ -27,7 +27,7 @@ extension Store {
         deferringMetrics = on
     }
 
-    public func flushMetrics() throws {
+    func flushMetrics() throws {
         let pending = pendingMetrics.filter { $0.value != 0 }.sorted {
             ($0.key.bucket, $0.key.key, $0.key.segment.rawValue) < ($1.key.bucket, $1.key.key, $1.key.segment.rawValue)
         }

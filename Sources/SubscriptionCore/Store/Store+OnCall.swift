@@ -214,7 +214,7 @@ extension OnCallReading {
         r.lastSweep = try store.audit.last(action: .sweep, trusted: true, now: now)
         r.revalidationFailuresLastDay = try store.audit.revalidationFailures(since: now - 86_400_000)
         r.pendingExtensions = try store.extensions.pendingCount()
-        r.schemaVersion = store.newerSchemaVersion ?? store.schemaVersion
+        r.schemaVersion = store.opening.newerSchemaVersion ?? store.schemaVersion
         r.binarySchemaVersion = Migrations.latestVersion
         r.pendingSegments = try store.metrics.pendingSegmentCount(atMost: OnCallReading.pendingCap)
         (r.storeBytes, r.walBytes) = try store.db.storageBytes()

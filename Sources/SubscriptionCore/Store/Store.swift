@@ -41,17 +41,13 @@ public final class Store {
         /// A command that writes to a store that must already exist (CGI intake, operator actions).
         case existing
         /// A command that only reads: the store must exist; one written by a newer subdesk is
-        /// opened without touching its schema (`newerSchemaVersion` says so).
+        /// opened without touching its schema (`opening.newerSchemaVersion` says so).
         case reading
     }
 
-    /// Set when the store's schema is newer than this build knows and it was opened for reading.
-    public private(set) var newerSchemaVersion: Int?
-    /// Whether the store was read as a snapshot of its file, without the lock files that
-    /// let it see another process's writes (a reader that cannot create them).
-    public private(set) var readAsSnapshot = false
-    /// Whether this connection cannot write (the file or its folder is not writable).
-    public private(set) var isReadOnly = false
+    /// What opening the store found: whether it was made, may be written, is a newer
+    /// subdesk's, and the file it was opened from.
+    public let opening: StoreOpening
     /// What this connection keeps between reads of the by-segment aggregates.
     private(set) lazy var segmentMemory = SegmentCatchUpMemory()
     /// Told how the catch-ups a report runs first get on (`Store.bringReportsUpToDate`): a
@@ -59,12 +55,6 @@ public final class Store {
     public var reportProgress: ((ReportCatchUpProgress) -> Void)?
     /// What the retention decisions' reads remember between calls.
     private(set) lazy var retentionDecisionMemory = RetentionDecisionMemory()
-    /// Whether opening created the file.
-    public private(set) var wasCreated = false
-    /// The file a writable SQLite store was opened from: each write checks that its path
-    /// still names it (`FileReplacedError`), so nothing is written to, and acknowledged
-    /// from, a file a restore or a new `init` replaced. Nil for PostgreSQL, memory, readers.
-    public private(set) var openedFile: FileIdentity?
 
     /// Opens the store at `path` as `mode` allows and brings its schema up to date. A new
     /// store file is created readable and writable by its owner only (0600); SQLite gives its
@@ -82,11 +72,7 @@ public final class Store {
             opened = try SQLiteConnection.openStore(path: path, mode: mode, busyTimeoutMs: busyTimeoutMs)
         }
         db = opened.connection
-        wasCreated = opened.created
-        isReadOnly = opened.readOnly
-        readAsSnapshot = opened.readAsSnapshot
-        newerSchemaVersion = opened.newerSchemaVersion
-        openedFile = opened.openedFile
+        opening = opened.opening
     }
 
     /// The mode a new store file is made with: the owner's only, except in a folder shared with
@@ -209,20 +195,16 @@ public final class Store {
     /// Closes a store whose file another file has replaced at its path (a new demo, a
     /// restore), leaving the files SQLite keeps beside that path to the replacing store.
     /// The store cannot be used afterwards. Does nothing for PostgreSQL, which has no file.
-    ///
-    /// A file moved over the store (`mv backup.db store.db`) finds this connection's
-    /// write-ahead log still at its `-wal` name, and SQLite would read the new file through
-    /// that log (the old file's pages). So the log is first emptied into the old file it
-    /// belongs to; one at the name that is not this connection's is not touched.
+    /// The write-ahead log of a file this connection wrote is emptied into that file first;
+    /// one at the name that is not this connection's is not touched.
     public func closeAfterReplacement() {
-        if openedFile != nil { _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
-        db.closeAfterReplacement()
+        db.closeAfterReplacement(emptyingLog: opening.file != nil)
     }
 
     /// What the store's path names now, against the file this connection writes: nil while
     /// it is the same file (always, for PostgreSQL, memory and read-only stores).
     public func fileReplacedAtPath(committed: Bool = false) -> FileReplacedError? {
-        guard let opened = openedFile else { return nil }
+        guard let opened = opening.file else { return nil }
         let now = FileIdentity(path: path)
         return now == opened ? nil : FileReplacedError(path: path, missing: now == nil, committed: committed)
     }

@@ -86,7 +86,7 @@ extension Store {
     public func login(checking writes: [StoreWrite] = StoreWrite.desk) -> StoreLogin {
         var login = StoreLogin(user: db.recordedUser, roles: db.loginRoles)
         if login.user == nil {
-            guard isReadOnly else { return login }
+            guard opening.readOnly else { return login }
             let reason = path == ":memory:" ? "opened read-only" : (Store.unwritableReason(path) ?? "opened read-only")
             login.readOnlyReason = reason
             for write in writes {

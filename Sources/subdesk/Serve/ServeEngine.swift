@@ -168,7 +168,7 @@ final class ServeEngine: @unchecked Sendable {
         pool.unlock()
         do {
             _ = try committer.submit(touching: []) { intake in
-                for decision in batch { try intake.store.retentionDecisions.record(decision) }
+                for decision in batch { try intake.store.retention.decisions.record(decision) }
                 return .duplicate(notificationUUID: "")
             }
         } catch {

@@ -69,7 +69,7 @@ extension Context {
             guard let bundleId = app.bundleId else { continue }
             layers[bundleId] = RetentionCoverage.AppLayers(rules: rules[app.name], connect: app.retentionAppStoreConnect)
         }
-        return RetentionCoverage.rows(products: try store.retentionContent.products(), defaults: try store.retentionContent.records(kind: .defaultMessage),
+        return RetentionCoverage.rows(products: try store.retention.content.products(), defaults: try store.retention.content.records(kind: .defaultMessage),
                                       locales: locales, scope: scope, layers: layers)
     }
 }

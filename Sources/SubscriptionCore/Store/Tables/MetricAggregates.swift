@@ -231,7 +231,7 @@ public struct MetricAggregates {
             let count = try store.write { () -> Int in
                 let otids = try db.texts("SELECT original_transaction_id FROM metrics_pending LIMIT ?", [batch])
                 for otid in otids {
-                    let fresh = share(try store.history(originalTransactionId: otid))
+                    let fresh = share(try store.subscriptions.history(originalTransactionId: otid))
                     let stored = try db.bytes("SELECT metrics FROM subscriptions WHERE original_transaction_id = ?", [otid])
                     let encoded = try store.moveShare(otid, to: fresh, from: stored)
                     try db.run("UPDATE subscriptions SET metrics = ? WHERE original_transaction_id = ?", [encoded, otid])

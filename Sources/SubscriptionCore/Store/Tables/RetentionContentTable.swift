@@ -128,7 +128,20 @@ public struct RetentionContentTable {
     }
 }
 
-extension Store {
+/// Retention Messaging's tables: the content uploaded, Apple's report, and the real-time
+/// responder's decisions (`store.retention`).
+public struct RetentionTables {
+    let store: Store
+
     /// The retention messages and images kept.
-    public var retentionContent: RetentionContentTable { RetentionContentTable(db: db) }
+    public var content: RetentionContentTable { RetentionContentTable(db: store.db) }
+    /// Apple's retention messaging report as imported.
+    public var report: RetentionReportTable { RetentionReportTable(db: store.db) }
+    /// Every real-time retention decision.
+    public var decisions: RetentionDecisionTable { RetentionDecisionTable(db: store.db, memory: store.retentionDecisionMemory) }
+}
+
+extension Store {
+    /// Retention Messaging's tables.
+    public var retention: RetentionTables { RetentionTables(store: self) }
 }

@@ -115,8 +115,3 @@ final class RetentionDecisionMemory {
     var hasAnswered = false
     var asked: UInt64?
 }
-
-extension Store {
-    /// Every real-time retention decision.
-    public var retentionDecisions: RetentionDecisionTable { RetentionDecisionTable(db: db, memory: retentionDecisionMemory) }
-}

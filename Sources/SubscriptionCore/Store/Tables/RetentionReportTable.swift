@@ -109,8 +109,3 @@ public struct RetentionReportTable {
         return (conditions.joined(separator: " AND "), values)
     }
 }
-
-extension Store {
-    /// Apple's retention messaging report as imported.
-    public var retentionReport: RetentionReportTable { RetentionReportTable(db: db) }
-}

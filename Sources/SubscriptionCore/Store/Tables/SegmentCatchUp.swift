@@ -45,7 +45,7 @@ extension MetricAggregates {
     /// Whether this connection may bring the aggregates reports read up to date: not a
     /// reader, nor a role without the derived tables' writes (support, on PostgreSQL).
     public var mayCatchUp: Bool {
-        !store.isReadOnly && ((try? db.mayWrite("DELETE", on: "metric_segments_pending")) ?? false)
+        !store.opening.readOnly && ((try? db.mayWrite("DELETE", on: "metric_segments_pending")) ?? false)
     }
 
     /// How long a catch-up that has not written may be taken over by another: longer than

@@ -258,7 +258,7 @@ extension SubscriptionTable {
     public func refreshSearchIndex() throws -> Bool {
         guard db.dialect.hasSearchIndex else { return true }
         guard try db.holds("SELECT EXISTS (SELECT 1 FROM search_pending)") else { return true }
-        if store.isReadOnly { return false }
+        if store.opening.readOnly { return false }
         try store.write {
             try db.execute("""
                 DELETE FROM subscription_search WHERE rowid IN (SELECT subscription FROM search_pending);

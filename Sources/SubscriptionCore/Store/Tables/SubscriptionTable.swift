@@ -226,6 +226,17 @@ public struct SubscriptionTable {
     }
 }
 
+extension SubscriptionTable {
+    /// Everything stored about one subscription: its transactions, renewal info,
+    /// notifications and the real-time retention requests answered for it.
+    public func history(originalTransactionId otid: String) throws -> SubscriptionHistory {
+        SubscriptionHistory(originalTransactionId: otid, transactions: try store.transactions.of(originalTransactionId: otid),
+                            renewal: try store.renewals.find(originalTransactionId: otid),
+                            events: try store.notifications.events(originalTransactionId: otid),
+                            realtime: try store.retention.decisions.answered(originalTransactionId: otid))
+    }
+}
+
 /// What a connection remembers between reads and writes of subscriptions: the search plan
 /// of each text typed (`SubscriptionTable.textCondition`), and the UPDATE statements for a
 /// row by which indexed columns change.

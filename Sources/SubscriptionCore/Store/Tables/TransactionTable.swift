@@ -296,12 +296,4 @@ extension Store {
     public var transactions: TransactionTable { TransactionTable(db: db) }
     /// Each subscription's renewal info.
     public var renewals: RenewalTable { RenewalTable(db: db) }
-
-    /// Everything stored about one subscription.
-    public func history(originalTransactionId otid: String) throws -> SubscriptionHistory {
-        SubscriptionHistory(originalTransactionId: otid, transactions: try transactions.of(originalTransactionId: otid),
-                            renewal: try renewals.find(originalTransactionId: otid),
-                            events: try notifications.events(originalTransactionId: otid),
-                            realtime: try retentionDecisions.answered(originalTransactionId: otid))
-    }
 }
