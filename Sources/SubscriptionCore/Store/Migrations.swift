@@ -946,29 +946,38 @@ enum Migrations {
     /// info to what `values` reads from that renewal info (nothing where it gives nil), read
     /// back from the body as intake reads it (V2: `signedRenewalInfo`; V1: the subscription's
     /// pending renewal info), a thousand rows at a time.
+    /// The columns these fills read, as the tables had them when the fills were written
+    /// (a migration reads what its own version of the schema holds, not the table types').
+    enum CarriedHeader: Int, SelectedValues, CodingKey { case id, segment }
+    enum CarriedBody: Int, SelectedValues, CodingKey { case id, version, bodyFormat, body, originalTransactionId }
+
     static func fillFromCarriedRenewal(_ db: any SQLConnection, set columns: String,
                                        _ values: (RenewalRecord) -> [SQLBindable?]?) throws {
         var headers: [Int64: String] = [:]
-        try db.query("SELECT id, segment FROM jws_headers", []) { headers[$0.int64(0)] = $0.string(1) }
+        try db.query("SELECT \(CarriedHeader.list) FROM jws_headers", []) { row in
+            let r = CarriedHeader.row(row)
+            headers[r.int64(.id)] = r.string(.segment)
+        }
         var after: Int64 = 0
         while true {
             var found: [(id: Int64, values: [SQLBindable?])] = []
             var last: Int64?
             try db.query("""
-                SELECT id, version, body_format, body, original_transaction_id FROM notifications WHERE id > ? ORDER BY id LIMIT 1000
-                """, [after]) { r in
-                last = r.int64(0)
-                let stored = r.data(3)
+                SELECT \(CarriedBody.list) FROM notifications WHERE id > ? ORDER BY id LIMIT 1000
+                """, [after]) { row in
+                let r = CarriedBody.row(row)
+                last = r.int64(.id)
+                let stored = r.data(.body)
                 let body: Data
-                switch r.int(2) {
+                switch r.int(.bodyFormat) {
                 case 0: body = stored
                 case 1: guard let decoded = try? CompactBody.decode(stored, header: { headers[$0] ?? "" }) else { return }
                     body = decoded
                 default: return
                 }
-                if let renewal = carriedRenewal(body: body, version: r.int(1), originalTransactionId: r.optionalString(4)),
+                if let renewal = carriedRenewal(body: body, version: r.int(.version), originalTransactionId: r.optionalString(.originalTransactionId)),
                    let set = values(renewal) {
-                    found.append((r.int64(0), set))
+                    found.append((r.int64(.id), set))
                 }
             }
             for row in found {

@@ -6,8 +6,8 @@ import Foundation
 extension PostgresConnection {
     /// The version in `schema_version`, which migration 1 creates: 0 before it.
     func schemaVersion() throws -> Int {
-        guard try first("SELECT to_regclass('schema_version') IS NOT NULL", [], { $0.bool(0) }) == true else { return 0 }
-        return try first("SELECT version FROM schema_version") { $0.int(0) } ?? 0
+        guard try holds("SELECT to_regclass('schema_version') IS NOT NULL") else { return 0 }
+        return Int(try integer("SELECT version FROM schema_version") ?? 0)
     }
 
     func recordSchemaVersion(_ version: Int) throws { try run("UPDATE schema_version SET version = ?", [version]) }
@@ -17,7 +17,7 @@ extension PostgresConnection {
     /// migration rather than meet a schema half changed.
     func beginMigration() throws {
         try execute("BEGIN; SELECT pg_advisory_xact_lock(hashtext('subdesk:create'))")
-        if try first("SELECT to_regclass('store_changes') IS NOT NULL", [], { $0.bool(0) }) == true {
+        if try holds("SELECT to_regclass('store_changes') IS NOT NULL") {
             try execute("LOCK TABLE store_changes IN EXCLUSIVE MODE")
         }
     }
@@ -30,10 +30,10 @@ extension PostgresConnection {
     /// The schema's tables, indexes and TOAST included; the server's write-ahead log is
     /// the cluster's, not the store's.
     func storageBytes() throws -> (store: Int64?, wal: Int64?) {
-        let bytes = try first("""
+        let bytes = try integer("""
             SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
             JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'
-            """) { $0.int64(0) }
+            """)
         return (bytes, nil)
     }
 
@@ -41,10 +41,10 @@ extension PostgresConnection {
     func integrityCheck() throws -> [String]? { nil }
 
     func missingAuditGuards() throws -> [String] {
-        let present = Set(try rows("""
+        let present = Set(try texts("""
             SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE c.relname = 'audit_log' AND n.nspname = current_schema() AND t.tgenabled <> 'D' AND NOT t.tgisinternal
-            """) { $0.string(0) })
+            """))
         return AuditGuards.postgres.filter { !present.contains($0) }
     }
 
@@ -59,18 +59,18 @@ extension PostgresConnection {
                        var tableOwner: String; var language: String; var securityDefiner: Bool; var config: [String] }
         var found: [String: Found] = [:]
         try scan("""
-            SELECT t.tgname, t.tgenabled::text, t.tgtype::int, t.tgqual IS NULL, t.tgattr::text = '', p.proname::text,
-                   pn.nspname = current_schema(), p.prosrc, pg_get_userbyid(p.proowner)::text, pg_get_userbyid(c.relowner)::text,
-                   l.lanname::text, p.prosecdef, coalesce(array_to_string(p.proconfig, E'\\n'), '')
+            SELECT \(AuditGuardFacts.list)
             FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_namespace pn ON pn.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
             WHERE c.relname = 'audit_log' AND n.nspname = current_schema() AND NOT t.tgisinternal
             """) { row in
-            found[row.string(0)] = Found(enabled: row.string(1), type: row.int(2), unconditional: row.bool(3), allColumns: row.bool(4),
-                                         function: row.string(5), functionHere: row.bool(6), body: row.string(7),
-                                         functionOwner: row.string(8), tableOwner: row.string(9), language: row.string(10),
-                                         securityDefiner: row.bool(11),
-                                         config: row.string(12).split(separator: "\n").map(String.init))
+            let r = AuditGuardFacts.row(row)
+            found[r.string(.trigger)] = Found(enabled: r.string(.enabled), type: r.int(.type), unconditional: r.bool(.unconditional),
+                                              allColumns: r.bool(.allColumns), function: r.string(.function),
+                                              functionHere: r.bool(.functionHere), body: r.string(.body),
+                                              functionOwner: r.string(.functionOwner), tableOwner: r.string(.tableOwner),
+                                              language: r.string(.language), securityDefiner: r.bool(.securityDefiner),
+                                              config: r.string(.config).split(separator: "\n").map(String.init))
             return true
         }
         func words(_ text: String) -> [Substring] { text.split(whereSeparator: { $0.isWhitespace }) }
@@ -117,7 +117,7 @@ extension PostgresConnection {
         for name in found.keys.sorted() where !ours.contains(name) {
             problems.append("trigger \(name) on audit_log is not subdesk's (it may drop or rewrite entries)")
         }
-        problems += try rows("""
+        problems += try texts("""
             SELECT 'rule ' || r.rulename || ' on audit_log is not subdesk''s (it may drop or rewrite entries)'
             FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
             WHERE c.relname = 'audit_log' AND c.relnamespace = current_schema()::regnamespace
@@ -147,15 +147,15 @@ extension PostgresConnection {
               AND array_position(current_schemas(true), c.relnamespace::regnamespace::text)
                   < array_position(current_schemas(true), current_schema()::text)
             ORDER BY 1
-            """) { $0.string(0) }
+            """)
         return problems
     }
 
     func columns(of table: String) throws -> [String] {
-        try rows("""
+        try texts("""
             SELECT column_name FROM information_schema.columns
             WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position
-            """, [table]) { $0.string(0) }
+            """, [table])
     }
 
     /// The tables' triggers are off while rows are copied in (they would open refund
@@ -202,13 +202,13 @@ extension PostgresConnection {
     /// Asks the owner's function to end each session that holds the writers' lock past its
     /// login's bound (it decides; see `LockHolderEnding`): the logins it ended, with their pids.
     func endOverdueWriteLockHolders() throws -> [(login: String, pid: Int)] {
-        let holders = try rows("""
+        let holders = try integers("""
             SELECT DISTINCT l.pid FROM pg_locks l
             WHERE l.locktype = 'relation' AND l.granted AND l.pid <> pg_backend_pid() AND l.relation = to_regclass('store_changes')
-            """) { $0.int(0) }
+            """).map(Int.init)
         var ended: [(login: String, pid: Int)] = []
         for pid in holders {
-            if let login = try first("SELECT \(LockHolderEnding.function)(?)", [pid], { $0.optionalString(0) }) ?? nil {
+            if let login = try text("SELECT \(LockHolderEnding.function)(?)", [pid]) {
                 ended.append((login, pid))
             }
         }
@@ -245,23 +245,22 @@ extension PostgresConnection {
                 FROM pg_locks l JOIN store t ON t.oid = l.relation JOIN pg_stat_activity a ON a.pid = l.pid, here
                 WHERE t.relname = 'store_changes' AND l.granted AND l.database = here.oid AND a.state LIKE 'idle in transaction%'
             )
-            SELECT h.pid, COALESCE(a.usename::text, '?'), COALESCE(a.application_name, ''),
-                   to_char(a.xact_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),
-                   extract(epoch FROM now() - a.xact_start)::bigint, string_agg(h.what, ', ' ORDER BY h.what)
+            SELECT \(LockHolder.list)
             FROM held h LEFT JOIN pg_stat_activity a ON a.pid = h.pid
             WHERE h.pid <> pg_backend_pid()
             GROUP BY h.pid, a.usename, a.application_name, a.xact_start
             ORDER BY a.xact_start NULLS LAST, h.pid
             """) { row in
-            Store.WriteLockHolder(pid: row.int(0), user: row.string(1), application: row.string(2),
-                            since: row.isNull(3) ? nil : row.string(3), seconds: row.isNull(4) ? nil : row.int(4), what: row.string(5))
+            let r = LockHolder.row(row)
+            return Store.WriteLockHolder(pid: r.int(.pid), user: r.string(.user), application: r.string(.application),
+                                         since: r.optionalString(.since), seconds: r.optionalInt(.seconds), what: r.string(.what))
         }
     }
 
     /// Whether every login may connect to this store's database (CONNECT left to PUBLIC),
     /// which `db init --roles` revokes.
     func publicMayConnect() throws -> Bool? {
-        try first("SELECT has_database_privilege('public', current_database(), 'CONNECT')") { $0.bool(0) }
+        try holds("SELECT has_database_privilege('public', current_database(), 'CONNECT')")
     }
 
     /// A consistent copy of a PostgreSQL store: pg_dump of its schema, in pg_dump's custom
@@ -269,7 +268,7 @@ extension PostgresConnection {
     func backup(to destination: String) throws {
         // pg_dump writes into the file made here, so it keeps mode 0600.
         try Store.createBackupFile(destination)
-        let schema = try first("SELECT current_schema()") { $0.string(0) } ?? "public"
+        let schema = try text("SELECT current_schema()") ?? "public"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["pg_dump", "--format=custom", "--schema=\(schema)", "--file=\(destination)", "--dbname=\(location.conninfo)"]
@@ -291,20 +290,20 @@ extension PostgresConnection {
     /// On PostgreSQL 16 and later also lets subdesk_intake use the reserved connections,
     /// which only a superuser may grant: a note says so when this user may not.
     func installRoles() throws -> [String] {
-        let schema = try first("SELECT current_schema()") { $0.string(0) } ?? "public"
+        let schema = try text("SELECT current_schema()") ?? "public"
         // Creating a role needs CREATEROLE (or a superuser); the server's own refusal names
         // only the privilege, so say who lacks it and what to do before trying.
-        let missing = try rows("""
+        let missing = try texts("""
             SELECT r FROM unnest(ARRAY['\(PostgresRoles.all.joined(separator: "', '"))']) AS r
             WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) ORDER BY r
-            """) { $0.string(0) }
+            """)
         if !missing.isEmpty { try requireCreateRole(doing: "create the roles \(missing.joined(separator: ", "))", command: "db init --roles") }
         try execute(PostgresRoles.sql(schema: schema))
-        let database = try first("SELECT current_database()") { $0.string(0) } ?? "postgres"
+        let database = try text("SELECT current_database()") ?? "postgres"
         try execute(PostgresRoles.databaseSQL(database: database))
         // REVOKE by a user who may not revoke is only a warning: check that it took.
         if try publicMayConnect() == true {
-            let owner = try first("SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()") { $0.string(0) } ?? "?"
+            let owner = try text("SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()") ?? "?"
             throw StoreError(operation: "install roles on database \(database)", message: """
                 CONNECT could not be taken from PUBLIC: only the database's owner (\(owner)) or a superuser may; \
                 run `subdesk db init --roles` as \(owner), or have \(owner) run the statements `db init --roles --print` shows
@@ -317,7 +316,7 @@ extension PostgresConnection {
     /// pg_use_reserved_connections: intake is given them, so a webhook is still answered
     /// when other logins hold every ordinary slot. Untested here (Debian 12 ships 15).
     private func grantReservedConnectionsToIntake() throws -> [String] {
-        guard try (first("SELECT current_setting('server_version_num')::int") { $0.int(0) } ?? 0) >= 160_000 else { return [] }
+        guard try (integer("SELECT current_setting('server_version_num')::int") ?? 0) >= 160_000 else { return [] }
         let grant = PostgresRoles.reservedConnectionsGrant
         do {
             try execute(grant)
@@ -331,8 +330,9 @@ extension PostgresConnection {
     /// Refuses, saying what to do, when this user may create and change roles neither as a
     /// superuser nor with CREATEROLE.
     private func requireCreateRole(doing what: String, command: String) throws {
-        if let (user, may) = try first("SELECT rolname, rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user", [], {
-            ($0.string(0), $0.bool(1))
+        if let (user, may) = try first("SELECT \(RoleCreator.list) FROM pg_roles WHERE rolname = current_user", [], { row in
+            let r = RoleCreator.row(row)
+            return (r.string(.role), r.bool(.mayCreateRoles))
         }), !may {
             throw StoreError(operation: what, message: """
                 \(user) may not create roles (it has no CREATEROLE): give it CREATEROLE (as a superuser: \
@@ -352,22 +352,18 @@ extension PostgresConnection {
         if let problem = PostgresLogin.problem(name: login.name) { throw StoreError(operation: "make the login \(login.name)", message: problem, code: 0) }
         try requireCreateRole(doing: "make the login \(login.name)", command: "db login")
         let operation = "make the login \(login.name)"
-        let missingRole = try first("SELECT NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = ?)", [login.role]) { $0.bool(0) } ?? true
+        let missingRole = try !holds("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = ?)", [login.role])
         if missingRole {
             throw StoreError(operation: operation, message: "the role \(login.role) does not exist yet: run `subdesk db init --roles` first", code: 0)
         }
         let existing = try first("""
-            SELECT r.rolcanlogin, r.rolsuper, r.rolname = current_user,
-                   pg_has_role(r.oid, o.oid, 'MEMBER'), o.rolname::text,
-                   concat_ws(', ', CASE WHEN r.rolcreaterole THEN 'CREATEROLE' END, CASE WHEN r.rolcreatedb THEN 'CREATEDB' END,
-                             CASE WHEN r.rolbypassrls THEN 'BYPASSRLS' END, CASE WHEN r.rolreplication THEN 'REPLICATION' END),
-                   coalesce((SELECT string_agg(g.rolname, ', ' ORDER BY g.rolname) FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid
-                             WHERE m.member = r.oid AND g.rolname NOT IN ('\(PostgresRoles.all.joined(separator: "', '"))')), '')
+            SELECT \(ExistingLogin.list)
             FROM pg_roles r, pg_roles o
             WHERE r.rolname = ? AND o.oid = (SELECT c.relowner FROM pg_class c WHERE c.oid = 'audit_log'::regclass)
-            """, [login.name]) {
-            (canLogin: $0.bool(0), superuser: $0.bool(1), isMe: $0.bool(2), inOwner: $0.bool(3), owner: $0.string(4),
-             attributes: $0.string(5), otherRoles: $0.string(6))
+            """, [login.name]) { row in
+            let r = ExistingLogin.row(row)
+            return (canLogin: r.bool(.canLogin), superuser: r.bool(.superuser), isMe: r.bool(.isMe), inOwner: r.bool(.inOwner),
+                    owner: r.string(.owner), attributes: r.string(.attributes), otherRoles: r.string(.otherRoles))
         }
         if let existing {
             func refuse(_ message: String) -> StoreError { StoreError(operation: operation, message: message, code: 0) }
@@ -396,10 +392,10 @@ extension PostgresConnection {
         }
         var statements = ["BEGIN", existing == nil ? "CREATE ROLE \(name) \(attributes)" : "ALTER ROLE \(name) \(attributes)"]
         statements.append("GRANT \(login.role) TO \(name)")
-        let others = try rows("""
+        let others = try texts("""
             SELECT r.rolname FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles u ON u.oid = m.member
             WHERE u.rolname = ? AND r.rolname IN ('\(PostgresRoles.all.joined(separator: "', '"))') AND r.rolname <> ?
-            """, [login.name, login.role]) { $0.string(0) }
+            """, [login.name, login.role])
         for other in others { statements.append("REVOKE \(other) FROM \(name)") }
         for setting in login.settings { statements.append("ALTER ROLE \(name) SET \(setting.name) = \(setting.ms)") }
         // The owner holds the login's privileges, so its function can end a session of the
@@ -417,21 +413,20 @@ extension PostgresConnection {
 
     /// The server's slots and every login that is a member of a subdesk role, with its limit.
     func connectionSlots() throws -> ConnectionSlots? {
-        let settings = try first("""
-            SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int,
-                   COALESCE(current_setting('reserved_connections', true), '0')::int,
-                   EXISTS (SELECT 1 FROM pg_roles i, pg_roles r WHERE i.rolname = 'subdesk_intake' AND r.rolname = 'pg_use_reserved_connections'
-                           AND pg_has_role(i.oid, r.oid, 'MEMBER'))
-            """) { ($0.int(0), $0.int(1), $0.int(2), $0.bool(3)) }
+        let settings = try first("SELECT \(Slots.list)") { row in
+            let r = Slots.row(row)
+            return (r.int(.max), r.int(.superuserReserved), r.int(.reserved), r.bool(.intakeUsesReserved))
+        }
         guard let settings else { return nil }
         let logins = try rows("""
-            SELECT u.rolname, string_agg(g.rolname, ',' ORDER BY g.rolname), u.rolconnlimit, u.rolsuper,
-                   pg_has_role(u.oid, (SELECT c.relowner FROM pg_class c WHERE c.oid = 'audit_log'::regclass), 'MEMBER')
+            SELECT \(SlotLogin.list)
             FROM pg_roles u JOIN pg_roles g ON g.rolname IN ('\(PostgresRoles.all.joined(separator: "', '"))') AND pg_has_role(u.oid, g.oid, 'MEMBER')
             WHERE u.rolcanlogin GROUP BY u.oid, u.rolname, u.rolconnlimit, u.rolsuper ORDER BY u.rolname
             """) { row in
-            ConnectionSlots.Login(name: row.string(0), roles: row.string(1).split(separator: ",").map(String.init),
-                                  limit: row.int(2) < 0 ? nil : row.int(2), superuser: row.bool(3), owner: row.bool(4))
+            let r = SlotLogin.row(row)
+            return ConnectionSlots.Login(name: r.string(.name), roles: r.string(.roles).split(separator: ",").map(String.init),
+                                         limit: r.int(.limit) < 0 ? nil : r.int(.limit), superuser: r.bool(.superuser),
+                                         owner: r.bool(.owner))
         }
         return ConnectionSlots(maxConnections: settings.0, superuserReserved: settings.1, reserved: settings.2,
                                intakeUsesReserved: settings.3, logins: logins)
@@ -440,18 +435,119 @@ extension PostgresConnection {
     /// The subdesk roles the connection's user is a member of (none for the
     /// owner or a superuser that is no member).
     func databaseRoles() throws -> [String] {
-        try rows("""
+        try texts("""
             SELECT rolname FROM pg_roles WHERE rolname IN ('subdesk_read', 'subdesk_intake', 'subdesk_support', 'subdesk_operator')
             AND pg_has_role(session_user, oid, 'MEMBER') ORDER BY rolname
-            """) { $0.string(0) }
+            """)
     }
 
     /// The database user this store's connection is.
     func databaseUser() throws -> String? {
-        try first("SELECT session_user") { $0.string(0) }
+        try text("SELECT session_user")
     }
 }
-#endif
+
+/// What the catalog reads of the server select, each expression named (`SelectedValues`).
+extension PostgresConnection {
+    /// A trigger on the audit log, and the function it calls (`auditGuardProblems`).
+    enum AuditGuardFacts: Int, SelectedValues {
+        case trigger, enabled, type, unconditional, allColumns, function, functionHere, body, functionOwner, tableOwner,
+             language, securityDefiner, config
+        var sql: String {
+            switch self {
+            case .trigger: return "t.tgname"
+            case .enabled: return "t.tgenabled::text"
+            case .type: return "t.tgtype::int"
+            case .unconditional: return "t.tgqual IS NULL"
+            case .allColumns: return "t.tgattr::text = ''"
+            case .function: return "p.proname::text"
+            case .functionHere: return "pn.nspname = current_schema()"
+            case .body: return "p.prosrc"
+            case .functionOwner: return "pg_get_userbyid(p.proowner)::text"
+            case .tableOwner: return "pg_get_userbyid(c.relowner)::text"
+            case .language: return "l.lanname::text"
+            case .securityDefiner: return "p.prosecdef"
+            case .config: return "coalesce(array_to_string(p.proconfig, E'\\n'), '')"
+            }
+        }
+    }
+
+    /// A session holding what a write would wait for (`writeLockHolders`).
+    enum LockHolder: Int, SelectedValues {
+        case pid, user, application, since, seconds, what
+        var sql: String {
+            switch self {
+            case .pid: return "h.pid"
+            case .user: return "COALESCE(a.usename::text, '?')"
+            case .application: return "COALESCE(a.application_name, '')"
+            case .since: return "to_char(a.xact_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+            case .seconds: return "extract(epoch FROM now() - a.xact_start)::bigint"
+            case .what: return "string_agg(h.what, ', ' ORDER BY h.what)"
+            }
+        }
+    }
+
+    /// The current user, and whether it may create roles.
+    enum RoleCreator: Int, SelectedValues {
+        case role, mayCreateRoles
+        var sql: String { self == .role ? "rolname" : "rolsuper OR rolcreaterole" }
+    }
+
+    /// A login `db login` would change, `r`, beside the store's owner, `o` (`makeLogin`).
+    enum ExistingLogin: Int, SelectedValues {
+        case canLogin, superuser, isMe, inOwner, owner, attributes, otherRoles
+        var sql: String {
+            switch self {
+            case .canLogin: return "r.rolcanlogin"
+            case .superuser: return "r.rolsuper"
+            case .isMe: return "r.rolname = current_user"
+            case .inOwner: return "pg_has_role(r.oid, o.oid, 'MEMBER')"
+            case .owner: return "o.rolname::text"
+            case .attributes:
+                return """
+                    concat_ws(', ', CASE WHEN r.rolcreaterole THEN 'CREATEROLE' END, CASE WHEN r.rolcreatedb THEN 'CREATEDB' END,
+                              CASE WHEN r.rolbypassrls THEN 'BYPASSRLS' END, CASE WHEN r.rolreplication THEN 'REPLICATION' END)
+                    """
+            case .otherRoles:
+                return """
+                    coalesce((SELECT string_agg(g.rolname, ', ' ORDER BY g.rolname) FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid
+                              WHERE m.member = r.oid AND g.rolname NOT IN ('\(PostgresRoles.all.joined(separator: "', '"))')), '')
+                    """
+            }
+        }
+    }
+
+    /// The server's connection slots (`connectionSlots`).
+    enum Slots: Int, SelectedValues {
+        case max, superuserReserved, reserved, intakeUsesReserved
+        var sql: String {
+            switch self {
+            case .max: return "current_setting('max_connections')::int"
+            case .superuserReserved: return "current_setting('superuser_reserved_connections')::int"
+            case .reserved: return "COALESCE(current_setting('reserved_connections', true), '0')::int"
+            case .intakeUsesReserved:
+                return """
+                    EXISTS (SELECT 1 FROM pg_roles i, pg_roles r WHERE i.rolname = 'subdesk_intake' AND r.rolname = 'pg_use_reserved_connections'
+                            AND pg_has_role(i.oid, r.oid, 'MEMBER'))
+                    """
+            }
+        }
+    }
+
+    /// A login of a subdesk role, `u`, with its roles, `g` (`connectionSlots`).
+    enum SlotLogin: Int, SelectedValues {
+        case name, roles, limit, superuser, owner
+        var sql: String {
+            switch self {
+            case .name: return "u.rolname"
+            case .roles: return "string_agg(g.rolname, ',' ORDER BY g.rolname)"
+            case .limit: return "u.rolconnlimit"
+            case .superuser: return "u.rolsuper"
+            case .owner: return "pg_has_role(u.oid, (SELECT c.relowner FROM pg_class c WHERE c.oid = 'audit_log'::regclass), 'MEMBER')"
+            }
+        }
+    }
+}
 
 extension PostgresConnection {
     /// Who a session is, read as the store opens: whether it may change the subscriptions
@@ -476,12 +572,6 @@ extension PostgresConnection {
     /// it is not there yet, and brings an older store up to date (`Migrations.migrate`,
     /// as for SQLite); two processes creating or migrating it at once take turns.
     static func openStore(_ location: PostgresLocation, mode: Store.OpenMode, busyTimeoutMs: Int32) throws -> OpenedStore {
-        #if SUBDESK_NO_POSTGRES
-        throw StoreError(operation: "open \(location.conninfo)", message: """
-            this subdesk was built without PostgreSQL support (the static deployment build); \
-            use one built with `swift build -c release`
-            """, code: 0)
-        #else
         let c = try PostgresConnection(location: location, lockTimeoutMs: busyTimeoutMs)
         var version = try c.schemaVersion()
         var created = false
@@ -508,6 +598,6 @@ extension PostgresConnection {
             return r.bool(.mayWrite)
         } ?? false
         return OpenedStore(connection: c, created: created, readOnly: !canWrite, newerSchemaVersion: newer)
-        #endif
     }
 }
+#endif

@@ -314,7 +314,7 @@ final class PostgresConnection: SQLConnection {
     var loginRoles: [String] { identity?.roles ?? [] }
 
     func mayWrite(_ privilege: String, on table: String) throws -> Bool {
-        try first("SELECT has_table_privilege(?, ?)", [table, privilege]) { $0.bool(0) } ?? false
+        try holds("SELECT has_table_privilege(?, ?)", [table, privilege])
     }
     private var statements: [LongTextKey: (name: String, parameters: Int)] = [:]
     let transactions = TransactionState()
@@ -553,7 +553,7 @@ final class PostgresConnection: SQLConnection {
     private var cursors = 0
 
     func lastInsertRowID() throws -> Int64 {
-        try first("SELECT lastval()") { $0.int64(0) } ?? 0
+        try integer("SELECT lastval()") ?? 0
     }
 
     var isInTransaction: Bool { PQtransactionStatus(connection) != PQTRANS_IDLE }
@@ -619,7 +619,7 @@ final class PostgresConnection: SQLConnection {
             PQconsumeInput(connection)
             if !consumeNotices() { return knownVersion }
         }
-        let version = try first("SELECT version FROM store_changes WHERE id = 1") { $0.int(0) } ?? 0
+        let version = Int(try integer("SELECT version FROM store_changes WHERE id = 1") ?? 0)
         knownVersion = version
         return version
     }

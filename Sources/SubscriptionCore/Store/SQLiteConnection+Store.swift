@@ -7,7 +7,7 @@ extension SQLiteConnection {
     /// Writers take turns on SQLite: a write of a few subscriptions is any write.
     func beginWrite(touching keys: [String]) throws { try execute(beginWrite) }
 
-    func schemaVersion() throws -> Int { try first("PRAGMA user_version") { $0.int(0) } ?? 0 }
+    func schemaVersion() throws -> Int { Int(try integer("PRAGMA user_version") ?? 0) }
 
     func recordSchemaVersion(_ version: Int) throws { try execute("PRAGMA user_version = \(version)") }
 
@@ -16,7 +16,7 @@ extension SQLiteConnection {
 
 
 
-    func changeVersion() throws -> Int { try first("PRAGMA data_version") { $0.int(0) } ?? 0 }
+    func changeVersion() throws -> Int { Int(try integer("PRAGMA data_version") ?? 0) }
 
     func storageBytes() throws -> (store: Int64?, wal: Int64?) {
         guard path != ":memory:" else { return (nil, nil) }
@@ -26,10 +26,10 @@ extension SQLiteConnection {
         return (size(path), size(path + "-wal") ?? 0)
     }
 
-    func integrityCheck() throws -> [String]? { try rows("PRAGMA integrity_check") { $0.string(0) } }
+    func integrityCheck() throws -> [String]? { try texts("PRAGMA integrity_check") }
 
     func missingAuditGuards() throws -> [String] {
-        let present = Set(try rows("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'audit_log'") { $0.string(0) })
+        let present = Set(try texts("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'audit_log'"))
         return AuditGuards.sqlite.filter { !present.contains($0) }
     }
 
@@ -62,7 +62,7 @@ extension SQLiteConnection {
     }
 
     func columns(of table: String) throws -> [String] {
-        try rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [table]) { $0.string(0) }
+        try texts("SELECT name FROM pragma_table_info(?) ORDER BY cid", [table])
     }
 
     /// SQLite takes copied rows as they come: its ids continue after the largest there.

@@ -63,7 +63,14 @@ public final class Store {
         let opened: OpenedStore
         if PostgresLocation.isPostgres(path) {
             self.path = PostgresLocation.redacted(path)
+            #if SUBDESK_NO_POSTGRES
+            throw StoreError(operation: "open \(self.path)", message: """
+                this subdesk was built without PostgreSQL support (the static deployment build); \
+                use one built with `swift build -c release`
+                """, code: 0)
+            #else
             opened = try PostgresConnection.openStore(try PostgresLocation(path), mode: mode, busyTimeoutMs: busyTimeoutMs)
+            #endif
         } else {
             if let problem = PostgresLocation.keywordStringProblem(path) {
                 throw StoreError(operation: "open the store named by --db (db =, SUBDESK_DB)", message: problem, code: 0)

@@ -170,6 +170,10 @@ extension SelectedValues where Self: CodingKey {
     var sql: String { SQLName.snakeCase(stringValue) }
 }
 
+/// The app a row is about, selected after the row's own columns `AS bundle_id` (an audit
+/// entry's target's, an intake line's).
+enum SelectedApp: Int, SelectedValues, CodingKey { case bundleId }
+
 /// A row of selected values, read by case.
 struct SelectedRow<Value: SelectedValues> {
     let row: SQLRow

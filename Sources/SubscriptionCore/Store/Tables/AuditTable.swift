@@ -69,10 +69,9 @@ public struct AuditTable {
         }
         sql += " ORDER BY id DESC LIMIT ?"
         values.append(limit)
-        let bundle = Self.all.count
         return try db.rows(sql, values) { row in
             var entry = Self.entry(Self.all.row(row))
-            if withApp { entry.bundleId = row.optionalString(bundle) }
+            if withApp { entry.bundleId = SelectedApp.row(row, from: Self.all.count).optionalString(.bundleId) }
             return entry
         }.reversed()
     }

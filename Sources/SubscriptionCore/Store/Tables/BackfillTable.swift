@@ -118,18 +118,19 @@ public struct BackfillTable {
     /// beside each gap); with `app`, its notifications'.
     public func gaps(limit: Int = 500, app: AppScope? = nil) throws -> [DeliveryGap] {
         let own: (sql: String, values: [SQLBindable?]) = app.map { (" WHERE " + $0.condition("n.bundle_id"), [$0.bundleId]) } ?? ("", [])
-        let joined = Self.gap.count
+        let notification = NotificationTable.table.selection([.type, .subtype, .originalTransactionId, .signedMs, .bundleId],
+                                                             prefix: "n.", from: Self.gap.count)
         return try db.rows("""
-            SELECT \(Self.gap.list), n.type, n.subtype, n.original_transaction_id, n.signed_ms, n.bundle_id
+            SELECT \(Self.gap.list), \(notification.list)
             FROM delivery_gaps g LEFT JOIN notifications n ON n.notification_uuid = g.notification_uuid\(own.sql)
             ORDER BY g.found_ms DESC, n.signed_ms DESC LIMIT ?
             """, own.values + [limit]) { row in
-            let r = Self.gap.row(row)
+            let r = Self.gap.row(row), n = notification.row(row)
             return DeliveryGap(notificationUUID: r.string(.notificationUuid), backfillRun: r.int64(.backfillRun),
                                sendAttempts: SendAttempt.parse(r.string(.sendAttempts)), found: r.int64(.foundMs),
-                               type: row.optionalString(joined), subtype: row.optionalString(joined + 1),
-                               originalTransactionId: row.optionalString(joined + 2), signedDate: row.optionalInt64(joined + 3),
-                               bundleId: row.optionalString(joined + 4))
+                               type: n.optionalString(.type), subtype: n.optionalString(.subtype),
+                               originalTransactionId: n.optionalString(.originalTransactionId), signedDate: n.optionalInt64(.signedMs),
+                               bundleId: n.optionalString(.bundleId))
         }
     }
 

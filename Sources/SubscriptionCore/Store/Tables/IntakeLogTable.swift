@@ -117,7 +117,6 @@ public struct IntakeLogTable {
     public func entries(afterId: Int64 = 0, limit: Int = 200, app: AppScope? = nil) throws -> [IntakeLogEntry] {
         let own = Store.appCondition(app)
         let afterId = app == nil ? afterId : max(afterId, try newestId() - Self.appScan)
-        let bundle = Self.line.count
         return try db.rows("""
             SELECT * FROM (SELECT \(Self.line.list), \(Self.appOfLine) AS bundle_id
                 FROM intake_log l WHERE l.id > ?) AS logged WHERE true\(own.sql) ORDER BY id DESC LIMIT ?
@@ -130,7 +129,7 @@ public struct IntakeLogTable {
                                        productId: r.optionalString(.productId), environment: r.optionalString(.environment),
                                        detail: r.optionalString(.detail), source: r.optionalString(.source),
                                        rejection: r.optionalString(.reasonKind).flatMap(RejectionClass.init(rawValue:)))
-            entry.bundleId = row.optionalString(bundle)
+            entry.bundleId = SelectedApp.row(row, from: Self.line.count).optionalString(.bundleId)
             return entry
         }
     }
