@@ -77,6 +77,38 @@ final class ConsentWithdrawalTests: XCTestCase, RunsOnEveryEngine {
         }
     }
 
+    /// A subscriber's detail reads only the withdrawals that may concern them, and finds the
+    /// same ones as the plain definition over every withdrawal (`load`, then each one's
+    /// subscriptions), for every set of subscriptions asked about: one whose app transaction
+    /// names a withdrawal, one named by none, several at once, none.
+    func testTheWithdrawalsConcerningSomeSubscriptionsAreTheOnesEveryWithdrawalWouldGive() throws {
+        let store = try Store.inMemory()
+        let intake = TestKit.intake(store)
+        // w-702 arrives before the purchase it concerns: intake finds no subscription for it,
+        // and only its app transaction ties it to 7000000000000002.
+        try ingest(intake, try examples.rescindBody(uuid: "w-702", app: try appTransaction(["appTransactionId": "702"])))
+        for (otid, app) in [("7000000000000001", "701"), ("7000000000000002", "702"), ("7000000000000003", nil as String?)] {
+            try ingest(intake, try examples.purchaseBody(uuid: "buy-\(otid)", originalTransactionId: otid, appTransactionId: app))
+        }
+        for (uuid, app) in [("w-701", "701"), ("w-799", "799"), ("w-701-again", "701")] {
+            try ingest(intake, try examples.rescindBody(uuid: uuid, app: try appTransaction(["appTransactionId": app])))
+        }
+        XCTAssertNil(try store.notifications.event(uuid: "w-702")?.originalTransactionId, "found for no subscription")
+        let every = try ConsentWithdrawal.load(store: store)
+        XCTAssertEqual(every.count, 4)
+        let cases: [(Set<String>, Set<String>)] = [
+            (["7000000000000001"], ["w-701", "w-701-again"]), (["7000000000000002"], ["w-702"]), (["7000000000000003"], []),
+            (["7000000000000001", "7000000000000002"], ["w-701", "w-701-again", "w-702"]), ([], []), (["9"], []),
+        ]
+        for (asked, expected) in cases {
+            let plain = every.filter { !Set($0.originalTransactionIds).isDisjoint(with: asked) }
+            let concerning = try ConsentWithdrawal.concerning(asked, store: store)
+            XCTAssertEqual(Set(concerning.map(\.notificationUUID)), expected, "\(asked)")
+            XCTAssertEqual(concerning.map(\.notificationUUID), plain.map(\.notificationUUID), "\(asked): in the same order")
+            XCTAssertEqual(concerning.map(\.originalTransactionIds), plain.map(\.originalTransactionIds), "\(asked)")
+        }
+    }
+
     func testATamperedOrForeignAppTransactionIsRefusedAndQuarantined() throws {
         let store = try Store.inMemory()
         let intake = TestKit.intake(store)
@@ -267,4 +299,34 @@ struct ConsentExamples {
         return TestKit.json(["signedPayload": try Examples.sign(payload)])
     }
 
+    /// A subscription bought from app transaction `appTransactionId` (none: the purchase names none).
+    func purchaseBody(uuid: String, originalTransactionId otid: String, appTransactionId: String?) throws -> Data {
+        var transaction = try purchase()
+        transaction["transactionId"] = otid
+        transaction["originalTransactionId"] = otid
+        transaction["appTransactionId"] = appTransactionId
+        if appTransactionId == nil { transaction.removeValue(forKey: "appTransactionId") }
+        var payload = try example("signedNotification", ["notificationType": "SUBSCRIBED", "subtype": "INITIAL_BUY",
+                                                         "notificationUUID": uuid, "signedDate": a - 10 * day])
+        var data = payload["data"] as! [String: Any]
+        data["bundleId"] = ScenarioBuilder.demoBundleId
+        data["appAppleId"] = ScenarioBuilder.demoAppAppleId
+        data["environment"] = "Production"
+        data["signedTransactionInfo"] = try Examples.sign(transaction)
+        data.removeValue(forKey: "signedRenewalInfo")
+        payload["data"] = data
+        return TestKit.json(["signedPayload": try Examples.sign(payload)])
+    }
+
+    /// Apple's example RESCIND_CONSENT as `uuid`, with `app` signed in.
+    func rescindBody(uuid: String, app: [String: Any]) throws -> Data {
+        var payload = try example("signedRescindConsentNotification", ["signedDate": a - day, "notificationUUID": uuid])
+        var appData = payload["appData"] as! [String: Any]
+        appData["bundleId"] = ScenarioBuilder.demoBundleId
+        appData["appAppleId"] = ScenarioBuilder.demoAppAppleId
+        appData["environment"] = "Production"
+        appData["signedAppTransactionInfo"] = try Examples.sign(app)
+        payload["appData"] = appData
+        return TestKit.json(["signedPayload": try Examples.sign(payload)])
+    }
 }

@@ -61,7 +61,12 @@ extension ConsentWithdrawal {
     /// Every stored consent withdrawal, newest first; only those not yet handled unless
     /// `includeHandled`; with `app`, only its.
     public static func load(store: Store, includeHandled: Bool = true, app: AppScope? = nil) throws -> [ConsentWithdrawal] {
-        let notifications = try store.notifications.consentWithdrawals(app: app)
+        try made(from: try store.notifications.consentWithdrawals(app: app), store: store, includeHandled: includeHandled)
+    }
+
+    /// The withdrawals these stored RESCIND_CONSENT notifications are, in their order.
+    private static func made(from notifications: [StoredNotification], store: Store,
+                             includeHandled: Bool = true) throws -> [ConsentWithdrawal] {
         let handled = try ConsentWithdrawal.handled(in: store, uuids: notifications.map(\.event.notificationUUID))
         var list: [ConsentWithdrawal] = []
         for n in notifications {
@@ -78,8 +83,25 @@ extension ConsentWithdrawal {
     }
 
     /// The withdrawals that concern any of these subscriptions.
+    /// A subscriber's detail asks this on every look-up: only the withdrawals that may
+    /// concern them are read whole. One concerns a subscription when its app transaction is
+    /// on one of the subscription's transactions, or, when no stored subscription holds its
+    /// app transaction, when intake found the subscription as it arrived. So a withdrawal
+    /// neither found for these subscriptions nor naming one of their app transactions is left
+    /// unread: with none of their transactions naming an app transaction, no body is read
+    /// but those intake found for them (every withdrawal was read before, whatever it named).
     public static func concerning(_ originalTransactionIds: Set<String>, store: Store) throws -> [ConsentWithdrawal] {
-        try load(store: store).filter { !Set($0.originalTransactionIds).isDisjoint(with: originalTransactionIds) }
+        let keys = try store.notifications.consentWithdrawalKeys()
+        guard !keys.isEmpty, !originalTransactionIds.isEmpty else { return [] }
+        let theirApps = Set(try store.transactions.appTransactionIds(originalTransactionIds: Array(originalTransactionIds)).values
+            .flatMap { $0 })
+        var candidates: [StoredNotification] = []
+        for key in keys {
+            let foundForThem = key.originalTransactionId.map(originalTransactionIds.contains) ?? false
+            guard foundForThem || !theirApps.isEmpty, let n = try store.notifications.find(uuid: key.uuid) else { continue }
+            if foundForThem || appTransaction(body: n.body)?.appTransactionId.map(theirApps.contains) == true { candidates.append(n) }
+        }
+        return try made(from: candidates, store: store).filter { !Set($0.originalTransactionIds).isDisjoint(with: originalTransactionIds) }
     }
 
     /// The app transaction a stored RESCIND_CONSENT body carries. The body was verified when
