@@ -1050,7 +1050,7 @@ enum Migrations {
     /// for many subscriptions. A note it has taken (`claimed` 1) keeps the share the
     /// aggregates held (`applied`) and the share it sums (`taken`); `metric_segments_catchup`
     /// (one row, while a catch-up runs) names who runs it, when it last wrote, its phase and
-    /// the last aggregate row written (`through_*`). Store+Metrics.swift states the invariant.
+    /// the last aggregate row written (`through_*`). Tables/SegmentCatchUp.swift states the invariant.
     static func segmentCatchUp(dialect d: SQLDialect) -> String {
         """
         ALTER TABLE metric_segments_pending ADD COLUMN claimed \(d.integer) NOT NULL DEFAULT 0;
