@@ -1,6 +1,17 @@
 import Foundation
 
-/// Counts a write adds to, held in memory and written just before it commits.
+/// Counts a write adds to, held in memory and written just before it commits, in key order,
+/// so that concurrent writers (PostgreSQL) take these few shared rows only while they
+/// commit, and always in the same order (in different orders concurrent batches deadlock).
+struct HeldCounts {
+    /// Daily-count deltas (many notifications of a batch add to the same hour bucket).
+    var metrics: [Store.MetricRowKey: Int] = [:]
+    /// Changes to how many subscriptions have each status.
+    var statuses: [Int: Int] = [:]
+    /// Intake outcomes counted for the on-call metrics.
+    var intake: [Store.IntakeCountKey: (count: Int, last: Millis)] = [:]
+}
+
 extension Store {
     struct IntakeCountKey: Hashable, Comparable {
         /// The app's bundle id; '' when it could not be read.
@@ -28,14 +39,12 @@ extension Store {
     }
 
     func flushMetrics() throws {
-        let pending = pendingMetrics.filter { $0.value != 0 }.sorted {
+        let pending = held.metrics.filter { $0.value != 0 }.sorted {
             ($0.key.bucket, $0.key.key, $0.key.segment.rawValue) < ($1.key.bucket, $1.key.key, $1.key.segment.rawValue)
         }
-        pendingMetrics.removeAll()
-        let statuses = pendingStatusCounts.filter { $0.value != 0 }.sorted { $0.key < $1.key }
-        pendingStatusCounts.removeAll()
-        let intakeCounts = pendingIntakeCounts.sorted { $0.key < $1.key }
-        pendingIntakeCounts.removeAll()
+        let statuses = held.statuses.filter { $0.value != 0 }.sorted { $0.key < $1.key }
+        let intakeCounts = held.intake.sorted { $0.key < $1.key }
+        held = HeldCounts()
         for (key, held) in intakeCounts { try intakeLog.addCount(key, count: held.count, last: held.last) }
         for (status, delta) in statuses {
             try db.run("""
@@ -70,7 +79,7 @@ extension Store {
 
     /// Adds `delta` to an aggregate; written when the write around it commits.
     func addToMetric(bucket: Millis, key: String, segment: CountSegment, delta: Int) throws {
-        pendingMetrics[MetricRowKey(bucket: bucket, key: key, segment: segment), default: 0] += delta
+        held.metrics[MetricRowKey(bucket: bucket, key: key, segment: segment), default: 0] += delta
         if !deferringMetrics && !db.isInTransaction { try flushMetrics() }
     }
 

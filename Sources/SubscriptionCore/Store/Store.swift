@@ -15,19 +15,10 @@ public final class Store {
     public let path: String
     /// The JWS headers compact bodies refer to, and their cache.
     private(set) lazy var headers = JWSHeaderTable(db: db)
-    /// Daily-count deltas are summed here while a write transaction runs and written just
-    /// before it commits (many notifications of a batch add to the same hour bucket); while
-    /// bulk loading, across transactions until `flushMetrics()`.
+    /// The counts a write adds to, held until it commits (`HeldCounts`); while bulk loading
+    /// (`deferringMetrics`), across transactions until `flushMetrics()`.
+    var held = HeldCounts()
     var deferringMetrics = false
-    var pendingMetrics: [MetricRowKey: Int] = [:]
-    /// Changes to how many subscriptions have each status, held and written the same way:
-    /// at the end of a write, in status order, so concurrent writers (PostgreSQL) hold
-    /// these few shared rows only while they commit.
-    var pendingStatusCounts: [Int: Int] = [:]
-    /// Intake outcomes counted for the on-call metrics, held the same way: written in key
-    /// order just before commit, or concurrent batches taking these shared rows in different
-    /// orders deadlock (PostgreSQL).
-    var pendingIntakeCounts: [IntakeCountKey: (count: Int, last: Millis)] = [:]
 
     /// Secondary indexes set aside during a bulk load, by name with the SQL that builds them.
     var suspendedIndexes: [(name: String, sql: String)] = []
@@ -149,9 +140,7 @@ public final class Store {
             return result
         } catch {
             if !deferringMetrics {
-                pendingMetrics.removeAll()
-                pendingStatusCounts.removeAll()
-                pendingIntakeCounts.removeAll()
+                held = HeldCounts()
             }
             throw error
         }
@@ -189,12 +178,12 @@ public final class Store {
 
     /// Runs `body` so that its writes are undone alone if it throws, inside or outside a write.
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
-        let pendingBefore = (pendingMetrics, pendingStatusCounts, pendingIntakeCounts)
+        let heldBefore = held
         do {
             if db.isInTransaction { return try db.savepoint(body) }
             return try write { try db.savepoint(body) }
         } catch {
-            (pendingMetrics, pendingStatusCounts, pendingIntakeCounts) = pendingBefore
+            held = heldBefore
             throw error
         }
     }

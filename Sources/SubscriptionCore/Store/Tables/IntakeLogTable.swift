@@ -179,7 +179,7 @@ extension Store {
         let key = IntakeCountKey(bundleId: bundleId ?? "", environment: e.environment ?? "", type: e.type ?? "",
                                  outcome: e.result.rawValue, reason: e.result == .rejected ? (e.rejection ?? .other).rawValue : "")
         guard db.isInTransaction else { return try intakeLog.addCount(key, count: 1, last: e.receivedDate) }
-        let held = pendingIntakeCounts[key] ?? (0, e.receivedDate)
-        pendingIntakeCounts[key] = (held.count + 1, max(held.last, e.receivedDate))
+        let counted = held.intake[key] ?? (0, e.receivedDate)
+        held.intake[key] = (counted.count + 1, max(counted.last, e.receivedDate))
     }
 }

@@ -100,8 +100,8 @@ public struct SubscriptionTable {
                            metrics: MetricContributions) throws {
         let previous = stored?.metrics ?? MetricContributions()
         if stored?.status != s.status.rawValue {
-            if let old = stored?.status { store.pendingStatusCounts[old, default: 0] -= 1 }
-            store.pendingStatusCounts[s.status.rawValue, default: 0] += 1
+            if let old = stored?.status { store.held.statuses[old, default: 0] -= 1 }
+            store.held.statuses[s.status.rawValue, default: 0] += 1
         }
         let share = try store.moveShare(s.originalTransactionId, to: metrics, from: stored?.blob, decoded: previous)
         let values = Self.table.values(
