@@ -86,23 +86,29 @@ extension ConsentWithdrawal {
     /// A subscriber's detail asks this on every look-up: only the withdrawals that may
     /// concern them are read whole. One concerns a subscription when its app transaction is
     /// on one of the subscription's transactions, or, when no stored subscription holds its
-    /// app transaction, when intake found the subscription as it arrived. So a withdrawal
-    /// neither found for these subscriptions nor naming one of their app transactions is left
-    /// unread: with none of their transactions naming an app transaction, no body is read
-    /// but those intake found for them (every withdrawal was read before, whatever it named).
+    /// app transaction, when intake found the subscription as it arrived. So with none of
+    /// their transactions naming an app transaction, only the bodies of the withdrawals intake
+    /// found for them are read; otherwise every withdrawal's, in one query, to read its app
+    /// transaction.
     public static func concerning(_ originalTransactionIds: Set<String>, store: Store) throws -> [ConsentWithdrawal] {
-        let keys = try store.notifications.consentWithdrawalKeys()
-        guard !keys.isEmpty, !originalTransactionIds.isEmpty else { return [] }
+        guard !originalTransactionIds.isEmpty else { return [] }
         let theirApps = Set(try store.transactions.appTransactionIds(originalTransactionIds: Array(originalTransactionIds)).values
             .flatMap { $0 })
-        var candidates: [StoredNotification] = []
-        for key in keys {
-            let foundForThem = key.originalTransactionId.map(originalTransactionIds.contains) ?? false
-            guard foundForThem || !theirApps.isEmpty, let n = try store.notifications.find(uuid: key.uuid) else { continue }
-            if foundForThem || appTransaction(body: n.body)?.appTransactionId.map(theirApps.contains) == true { candidates.append(n) }
+        func foundForThem(_ otid: String?) -> Bool { otid.map(originalTransactionIds.contains) ?? false }
+        let candidates: [StoredNotification]
+        if theirApps.isEmpty {
+            // Only a withdrawal found for them can concern them: their keys, then those bodies.
+            candidates = try store.notifications.consentWithdrawalKeys().filter { foundForThem($0.originalTransactionId) }
+                .compactMap { try store.notifications.find(uuid: $0.uuid) }
+        } else {
+            candidates = try store.notifications.consentWithdrawals().filter { n in
+                foundForThem(n.event.originalTransactionId)
+                    || appTransaction(body: n.body)?.appTransactionId.map(theirApps.contains) == true
+            }
         }
         return try made(from: candidates, store: store).filter { !Set($0.originalTransactionIds).isDisjoint(with: originalTransactionIds) }
     }
+
 
     /// The app transaction a stored RESCIND_CONSENT body carries. The body was verified when
     /// it was stored (and the store keeps only what was), so its payload is read, not checked again.
