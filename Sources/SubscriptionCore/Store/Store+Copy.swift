@@ -50,7 +50,7 @@ extension StoreUpkeep {
                 // Many rows to a statement: one round trip per chunk on PostgreSQL, and under
                 // either engine's limit on parameters (PostgreSQL's is 65,535).
                 let perStatement = max(1, min(100, 30_000 / columns.count))
-                let tuple = "(" + columns.map { _ in "?" }.joined(separator: ",") + ")"
+                let tuple = "(" + SQLText.placeholders(columns.count) + ")"
                 func insert(_ count: Int) -> String {
                     "INSERT INTO \(table) (\(list)) VALUES " + Array(repeating: tuple, count: count).joined(separator: ",")
                 }

@@ -64,7 +64,7 @@ extension Store {
     /// round trip for many); a row whose key is there already adds to it.
     func addDeltas(to table: String, keys: [String], values: [SQLBindable?]) throws {
         let width = keys.count + 1
-        let row = "(" + Array(repeating: "?", count: width).joined(separator: ",") + ")"
+        let row = "(" + SQLText.placeholders(width) + ")"
         let rowsPerStatement = db.dialect.rowsPerInsert
         var start = 0
         while start < values.count {

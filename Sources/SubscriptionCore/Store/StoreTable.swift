@@ -45,7 +45,7 @@ struct StoreTable<Column: StoreColumn> {
         names = columns.map { Self.snakeCase($0.stringValue) }
         let keyName = names[key.rawValue]
         upsert = "INSERT INTO \(name) (\(names.joined(separator: ", ")))"
-            + " VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ",")))"
+            + " VALUES (\(SQLText.placeholders(names.count)))"
             + " ON CONFLICT (\(keyName)) DO UPDATE SET "
             + names.filter { $0 != keyName }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
     }
@@ -57,7 +57,7 @@ struct StoreTable<Column: StoreColumn> {
     func insert(excluding excluded: [Column] = []) -> StoreInsert<Column> {
         let written = columns.filter { column in !excluded.contains { $0.rawValue == column.rawValue } }
         return StoreInsert(sql: "INSERT INTO \(name) (\(written.map(name).joined(separator: ", ")))"
-                               + " VALUES (\(Array(repeating: "?", count: written.count).joined(separator: ",")))",
+                               + " VALUES (\(SQLText.placeholders(written.count)))",
                            columns: written)
     }
 
@@ -81,7 +81,7 @@ struct StoreTable<Column: StoreColumn> {
     }
 
     /// `expiresMs` → `expires_ms`.
-    static func snakeCase(_ name: String) -> String { SQLName.snakeCase(name) }
+    static func snakeCase(_ name: String) -> String { SQLText.snakeCase(name) }
 }
 
 /// `INSERT INTO name (…) VALUES (?, …)` of some of a table's columns, and the values of a
@@ -106,8 +106,31 @@ struct StoreSelection<Column: StoreColumn> {
     func row(_ row: SQLRow) -> ColumnRow<Column> { ColumnRow(row: row, positions: positions) }
 }
 
+/// A row whose values are read by name (a column, a selected expression), each name
+/// standing for a position: the reads are written once here for both kinds of row.
+protocol NamedRow {
+    associatedtype Name
+    var row: SQLRow { get }
+    /// Where `name`'s value is in the row.
+    func at(_ name: Name) -> Int32
+}
+
+extension NamedRow {
+    func isNull(_ name: Name) -> Bool { row.isNull(at(name)) }
+    func int64(_ name: Name) -> Int64 { row.int64(at(name)) }
+    func int(_ name: Name) -> Int { row.int(at(name)) }
+    func bool(_ name: Name) -> Bool { row.bool(at(name)) }
+    func string(_ name: Name) -> String { row.string(at(name)) }
+    func data(_ name: Name) -> Data { row.data(at(name)) }
+    func optionalInt64(_ name: Name) -> Int64? { row.optionalInt64(at(name)) }
+    func optionalInt(_ name: Name) -> Int? { row.optionalInt(at(name)) }
+    func optionalString(_ name: Name) -> String? { row.optionalString(at(name)) }
+    func optionalData(_ name: Name) -> Data? { isNull(name) ? nil : data(name) }
+    func value(_ name: Name) -> SQLValue { row.value(at(name)) }
+}
+
 /// A row read by column rather than by position.
-struct ColumnRow<Column: StoreColumn> {
+struct ColumnRow<Column: StoreColumn>: NamedRow {
     let row: SQLRow
     let positions: [Int32]
 
@@ -116,18 +139,6 @@ struct ColumnRow<Column: StoreColumn> {
         precondition(position >= 0, "\(column) is not selected")
         return position
     }
-
-    func isNull(_ column: Column) -> Bool { row.isNull(at(column)) }
-    func int64(_ column: Column) -> Int64 { row.int64(at(column)) }
-    func int(_ column: Column) -> Int { row.int(at(column)) }
-    func bool(_ column: Column) -> Bool { row.bool(at(column)) }
-    func string(_ column: Column) -> String { row.string(at(column)) }
-    func data(_ column: Column) -> Data { row.data(at(column)) }
-    func optionalInt64(_ column: Column) -> Int64? { row.optionalInt64(at(column)) }
-    func optionalInt(_ column: Column) -> Int? { row.optionalInt(at(column)) }
-    func optionalString(_ column: Column) -> String? { row.optionalString(at(column)) }
-    func optionalData(_ column: Column) -> Data? { isNull(column) ? nil : data(column) }
-    func value(_ column: Column) -> SQLValue { row.value(at(column)) }
 }
 
 extension SQLValue {
@@ -167,7 +178,7 @@ extension SelectedValues {
 
 extension SelectedValues where Self: CodingKey {
     /// A plain column, named as the case is, in snake case (`bucket`, `heartbeatMs`).
-    var sql: String { SQLName.snakeCase(stringValue) }
+    var sql: String { SQLText.snakeCase(stringValue) }
 }
 
 /// The app a row is about, selected after the row's own columns `AS bundle_id` (an audit
@@ -175,26 +186,18 @@ extension SelectedValues where Self: CodingKey {
 enum SelectedApp: Int, SelectedValues, CodingKey { case bundleId }
 
 /// A row of selected values, read by case.
-struct SelectedRow<Value: SelectedValues> {
+struct SelectedRow<Value: SelectedValues>: NamedRow {
     let row: SQLRow
     let start: Int32
 
-    private func at(_ value: Value) -> Int32 { start + Int32(value.rawValue) }
-
-    func isNull(_ value: Value) -> Bool { row.isNull(at(value)) }
-    func int64(_ value: Value) -> Int64 { row.int64(at(value)) }
-    func int(_ value: Value) -> Int { row.int(at(value)) }
-    func bool(_ value: Value) -> Bool { row.bool(at(value)) }
-    func string(_ value: Value) -> String { row.string(at(value)) }
-    func data(_ value: Value) -> Data { row.data(at(value)) }
-    func optionalInt64(_ value: Value) -> Int64? { row.optionalInt64(at(value)) }
-    func optionalInt(_ value: Value) -> Int? { row.optionalInt(at(value)) }
-    func optionalString(_ value: Value) -> String? { row.optionalString(at(value)) }
-    func optionalData(_ value: Value) -> Data? { isNull(value) ? nil : data(value) }
+    func at(_ value: Value) -> Int32 { start + Int32(value.rawValue) }
 }
 
-/// How a Swift name is spelled in SQL.
-enum SQLName {
+/// How a Swift name, and a list of parameters, are spelled in SQL.
+enum SQLText {
+    /// `?,?,?`: the parameters of a list of `count` values (`IN (…)`, a row of an INSERT).
+    static func placeholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ",") }
+
     /// `expiresMs` → `expires_ms`.
     static func snakeCase(_ name: String) -> String {
         var bytes: [UInt8] = []

@@ -60,7 +60,7 @@ public struct AuditTable {
         var sql = "SELECT \(Self.all.list)" + (withApp ? ", \(Self.targetApp) AS bundle_id" : "") + " FROM audit_log a WHERE at_ms >= ?"
         var values: [SQLBindable?] = [since ?? 0]
         if let targets {
-            sql += " AND target IN (\(targets.map { _ in "?" }.joined(separator: ",")))"
+            sql += " AND target IN (\(SQLText.placeholders(targets.count)))"
             values += targets.map { $0 as SQLBindable? }
         }
         if let app {

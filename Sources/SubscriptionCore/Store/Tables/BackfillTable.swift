@@ -53,6 +53,9 @@ public struct BackfillTable {
     static let all = table.selection()
     static let gapTable = StoreTable<GapColumn>("delivery_gaps", key: .notificationUuid)
     static let gap = gapTable.selection(prefix: "g.")
+    /// What a gap's notification was, read beside it (`n`, after the gap's columns).
+    static let gapNotification = NotificationTable.table.selection([.type, .subtype, .originalTransactionId, .signedMs, .bundleId],
+                                                                   prefix: "n.", from: gap.count)
     static let gapInsert = gapTable.insert()
     /// A gap is kept once: a later run finding it again changes nothing.
     static let keepGap = gapInsert.sql + " ON CONFLICT (notification_uuid) DO NOTHING"
@@ -118,8 +121,7 @@ public struct BackfillTable {
     /// beside each gap); with `app`, its notifications'.
     public func gaps(limit: Int = 500, app: AppScope? = nil) throws -> [DeliveryGap] {
         let own: (sql: String, values: [SQLBindable?]) = app.map { (" WHERE " + $0.condition("n.bundle_id"), [$0.bundleId]) } ?? ("", [])
-        let notification = NotificationTable.table.selection([.type, .subtype, .originalTransactionId, .signedMs, .bundleId],
-                                                             prefix: "n.", from: Self.gap.count)
+        let notification = Self.gapNotification
         return try db.rows("""
             SELECT \(Self.gap.list), \(notification.list)
             FROM delivery_gaps g LEFT JOIN notifications n ON n.notification_uuid = g.notification_uuid\(own.sql)

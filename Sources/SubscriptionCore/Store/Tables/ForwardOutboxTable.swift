@@ -206,7 +206,7 @@ public struct ForwardOutboxTable {
             }
             for start in stride(from: 0, to: owed.count, by: 500) {
                 let slice = owed[start..<min(start + 500, owed.count)]
-                try db.run("DELETE FROM forward_owed WHERE id IN (" + slice.map { _ in "?" }.joined(separator: ",") + ")",
+                try db.run("DELETE FROM forward_owed WHERE id IN (" + SQLText.placeholders(slice.count) + ")",
                            slice.map { $0.id as SQLBindable? })
             }
             return owed.count
@@ -245,7 +245,7 @@ public struct ForwardOutboxTable {
             for start in stride(from: 0, to: due.count, by: 500) {
                 let slice = due[start..<min(start + 500, due.count)]
                 try db.run("UPDATE forward_outbox SET claim_until_ms = ?, claimed_by = ? WHERE id IN ("
-                           + slice.map { _ in "?" }.joined(separator: ",") + ")",
+                           + SQLText.placeholders(slice.count) + ")",
                            [now + lease, claimant] + slice.map { $0.id as SQLBindable? })
             }
             return due
@@ -312,15 +312,15 @@ public struct ForwardOutboxTable {
             values.append(until)
         }
         for list in [selection.bundleIds, targetBundleIds].compactMap({ $0 }) {
-            conditions.append(list.isEmpty ? "1 = 0" : "bundle_id IN (" + list.map { _ in "?" }.joined(separator: ",") + ")")
+            conditions.append(list.isEmpty ? "1 = 0" : "bundle_id IN (" + SQLText.placeholders(list.count) + ")")
             values += list.map { $0 as SQLBindable? }
         }
         if !target.environments.isEmpty {
-            conditions.append("environment IN (" + target.environments.map { _ in "?" }.joined(separator: ",") + ")")
+            conditions.append("environment IN (" + SQLText.placeholders(target.environments.count) + ")")
             values += target.environments.map { $0.rawValue as SQLBindable? }
         }
         if !target.types.isEmpty {
-            conditions.append("type IN (" + target.types.map { _ in "?" }.joined(separator: ",") + ")")
+            conditions.append("type IN (" + SQLText.placeholders(target.types.count) + ")")
             values += target.types.map { $0.rawValue as SQLBindable? }
         }
         return try transactions.write {

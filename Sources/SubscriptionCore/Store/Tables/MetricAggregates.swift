@@ -32,7 +32,7 @@ public struct MetricAggregates {
         guard !names.isEmpty else { return [] }
         return try db.rows("""
             SELECT \(Delta.list) FROM metric_buckets
-            WHERE bucket >= ? AND bucket < ? AND delta <> 0 AND segment IN (\(names.map { _ in "?" }.joined(separator: ",")))
+            WHERE bucket >= ? AND bucket < ? AND delta <> 0 AND segment IN (\(SQLText.placeholders(names.count)))
             """, [from, to] + names.map { $0.rawValue as SQLBindable? }) { row in
             let r = Delta.row(row)
             return MetricsBucket(bucketStart: r.int64(.bucket), key: r.string(.key),
@@ -133,7 +133,7 @@ public struct MetricAggregates {
     /// (of `filter`'s part only, when given).
     public func totals(before instant: Millis, keys: [String], filter: SegmentFilter? = nil) throws
         -> [(key: String, segment: CountSegment, total: Int)] {
-        let marks = keys.map { _ in "?" }.joined(separator: ",")
+        let marks = SQLText.placeholders(keys.count)
         let read: (SQLRow) -> (key: String, segment: CountSegment, total: Int) = { row in
             let r = Total.row(row)
             return (r.string(.key), CountSegment(rawValue: r.string(.segment)) ?? .paid, r.int(.total))

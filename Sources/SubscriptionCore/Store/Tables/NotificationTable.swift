@@ -57,6 +57,8 @@ public struct NotificationTable {
     static let summaryAndApp = table.selection(eventColumns + [.bundleId])
     /// A notification with its body.
     static let whole = table.selection(eventColumns + [.receivedMs, .bodySha256, .body, .source, .bodyFormat, .bundleId, .id])
+    static let uuidAndSubscription = table.selection([.notificationUuid, .originalTransactionId])
+    static let uuidAndReceived = table.selection([.notificationUuid, .receivedMs])
     /// A subscription's history reads each event with what its renewal info said.
     static let withRenewal = table.selection(eventColumns + [.graceExpiresMs, .autoRenew, .autoRenewProductId])
     static let selectEventsOf = """
@@ -199,23 +201,21 @@ public struct NotificationTable {
     /// the bodies, through the same partial index; with `app`, its.
     public func consentWithdrawalKeys(app: AppScope? = nil) throws -> [(uuid: String, originalTransactionId: String?)] {
         let own = Store.appCondition(app)
-        let keys = Self.table.selection([.notificationUuid, .originalTransactionId])
         return try db.rows("""
-            SELECT \(keys.list) FROM notifications
+            SELECT \(Self.uuidAndSubscription.list) FROM notifications
             WHERE type = 'RESCIND_CONSENT'\(own.sql) ORDER BY signed_ms DESC, notification_uuid
             """, own.values) { row in
-            let r = keys.row(row)
+            let r = Self.uuidAndSubscription.row(row)
             return (uuid: r.string(.notificationUuid), originalTransactionId: r.optionalString(.originalTransactionId))
         }
     }
 
     /// Notifications of `type` received at or after `since`, oldest first.
     public func received(type: NotificationType, since: Millis) throws -> [(uuid: String, received: Millis)] {
-        let keys = Self.table.selection([.notificationUuid, .receivedMs])
         return try db.rows("""
-            SELECT \(keys.list) FROM notifications WHERE type = ? AND received_ms >= ? ORDER BY received_ms, id
+            SELECT \(Self.uuidAndReceived.list) FROM notifications WHERE type = ? AND received_ms >= ? ORDER BY received_ms, id
             """, [type.rawValue, since]) { row in
-            let r = keys.row(row)
+            let r = Self.uuidAndReceived.row(row)
             return (uuid: r.string(.notificationUuid), received: r.int64(.receivedMs))
         }
     }

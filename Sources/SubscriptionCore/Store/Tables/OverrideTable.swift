@@ -61,7 +61,7 @@ public struct OverrideTable {
         var sql = "SELECT \(Self.all.list) FROM overrides"
         var values: [SQLBindable?] = []
         if let ids = originalTransactionIds {
-            sql += " WHERE original_transaction_id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
+            sql += " WHERE original_transaction_id IN (\(SQLText.placeholders(ids.count)))"
             values = ids.map { $0 as SQLBindable? }
         }
         return try db.rows(sql + " ORDER BY created_ms DESC, id DESC", values, Self.override)

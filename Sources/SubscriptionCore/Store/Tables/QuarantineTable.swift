@@ -124,7 +124,7 @@ public struct QuarantineTable {
         var values: [SQLBindable?] = []
         if !includeResolved { sql += " AND resolved_ms IS NULL" }
         if let ids {
-            sql += " AND id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
+            sql += " AND id IN (\(SQLText.placeholders(ids.count)))"
             values += ids.map { $0 as SQLBindable? }
         }
         let own = Store.appCondition(app)

@@ -95,7 +95,7 @@ public struct RetentionReportTable {
         var values: [SQLBindable?] = []
         if let app = query.app {
             let ids = [app] + query.appAppleIds
-            conditions.append("(\(t.name(.appName)) = ? OR \(t.name(.appAppleId)) IN (\(ids.map { _ in "?" }.joined(separator: ", "))))")
+            conditions.append("(\(t.name(.appName)) = ? OR \(t.name(.appAppleId)) IN (\(SQLText.placeholders(ids.count))))")
             values += [app] + ids
         }
         if let since = query.since {

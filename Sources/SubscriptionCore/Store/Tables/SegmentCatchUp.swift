@@ -106,7 +106,7 @@ extension MetricAggregates {
                     try db.run("""
                         UPDATE metric_segments_pending SET claimed = 1, taken = (SELECT s.metrics FROM subscriptions s
                             WHERE s.original_transaction_id = metric_segments_pending.original_transaction_id)
-                        WHERE claimed = 0 AND original_transaction_id IN (\(Self.marks(part.count)))
+                        WHERE claimed = 0 AND original_transaction_id IN (\(SQLText.placeholders(part.count)))
                         """, part)
                 }
                 claimed += part.count
@@ -156,14 +156,14 @@ extension MetricAggregates {
                 var shares: [(String, Data?)] = [], now: [String: Data] = [:]
                 try db.query("""
                     SELECT \(NoteTaken.list) FROM metric_segments_pending
-                    WHERE claimed = 1 AND original_transaction_id IN (\(Self.marks(part.count)))
+                    WHERE claimed = 1 AND original_transaction_id IN (\(SQLText.placeholders(part.count)))
                     """, part) { row in
                     let r = NoteTaken.row(row)
                     shares.append((r.string(.originalTransactionId), r.optionalData(.taken)))
                 }
                 try db.query("""
                     SELECT \(ShareNow.list) FROM subscriptions
-                    WHERE metrics IS NOT NULL AND original_transaction_id IN (\(Self.marks(part.count)))
+                    WHERE metrics IS NOT NULL AND original_transaction_id IN (\(SQLText.placeholders(part.count)))
                     """, part) { row in
                     let r = ShareNow.row(row)
                     now[r.string(.originalTransactionId)] = r.data(.metrics)
@@ -175,7 +175,7 @@ extension MetricAggregates {
                 for (otids, change) in [(struck, "DELETE FROM metric_segments_pending"),
                                         (kept, "UPDATE metric_segments_pending SET applied = taken, taken = NULL, claimed = 0")]
                 where !otids.isEmpty {
-                    try db.run("\(change) WHERE original_transaction_id IN (\(Self.marks(otids.count)))", otids)
+                    try db.run("\(change) WHERE original_transaction_id IN (\(SQLText.placeholders(otids.count)))", otids)
                 }
                 released += struck.count + kept.count
             }
@@ -228,8 +228,6 @@ extension MetricAggregates {
         }
     }
 
-    /// `?` marks for a list of `count` values.
-    static func marks(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ",") }
 
     /// Records the catch-up's phase and the last row written, inside one of its writes.
     private func setSegmentCatchUp(phase: SegmentCatchUpPhase, through: SegmentRowKey? = nil) throws {

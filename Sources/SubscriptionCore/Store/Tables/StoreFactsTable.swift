@@ -30,7 +30,7 @@ public struct StoreFactsTable {
     func values(_ keys: [String]) throws -> [String: String] {
         guard !keys.isEmpty else { return [:] }
         var facts: [String: String] = [:]
-        try db.query("SELECT \(Self.both.list) FROM store_facts WHERE key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))",
+        try db.query("SELECT \(Self.both.list) FROM store_facts WHERE key IN (\(SQLText.placeholders(keys.count)))",
                      keys.map { $0 as SQLBindable? }) { row in
             let r = Self.both.row(row)
             facts[r.string(.key)] = r.string(.value)

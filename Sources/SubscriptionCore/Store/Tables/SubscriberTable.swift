@@ -30,6 +30,9 @@ public struct SubscriberTable {
     /// A subscription's owner, from `b`, after the columns of `start` others (`SubscriptionTable.row`).
     static func owner(from start: Int32) -> StoreSelection<Column> { table.selection(columns, prefix: "b.", from: start) }
 
+    /// A subscription's owner read alone.
+    static let ownerAlone = owner(from: 0)
+
     static func subscriber(_ r: ColumnRow<Column>) -> Subscriber {
         Subscriber(id: r.int64(.id), userId: r.optionalString(.userId), appAccountToken: r.optionalString(.appAccountToken))
     }
@@ -109,11 +112,10 @@ public struct SubscriberTable {
             ?? db.text("SELECT original_transaction_id FROM transactions WHERE transaction_id = ?", [id])
             ?? transactions.originalTransactionId(appTransactionId: id)
         guard let otid else { return nil }
-        let owner = Self.owner(from: 0)
         return try db.first("""
-            SELECT \(owner.list) FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id
+            SELECT \(Self.ownerAlone.list) FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id
             WHERE s.original_transaction_id = ?
-            """, [otid]) { Self.subscriber(owner.row($0)) }
+            """, [otid]) { Self.subscriber(Self.ownerAlone.row($0)) }
     }
 }
 

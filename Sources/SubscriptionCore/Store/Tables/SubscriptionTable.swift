@@ -205,10 +205,12 @@ public struct SubscriptionTable {
     /// The apps (the bundle id their subscriptions were signed for; nil for a record that
     /// names none) and environments whose subscriptions in this store are of `productId`:
     /// where a mass extension of the product is asked.
+    static let appAndEnvironment = table.selection([.bundleId, .environment])
+
     public func appsSelling(productId: String) throws -> [(bundleId: String?, environment: String)] {
-        let apps = Self.table.selection([.bundleId, .environment])
-        return try db.rows("SELECT DISTINCT \(apps.list) FROM subscriptions WHERE product_id = ?", [productId]) { row in
-            let r = apps.row(row)
+        return try db.rows("SELECT DISTINCT \(Self.appAndEnvironment.list) FROM subscriptions WHERE product_id = ?",
+                           [productId]) { row in
+            let r = Self.appAndEnvironment.row(row)
             return (bundleId: r.optionalString(.bundleId), environment: r.string(.environment))
         }.sorted { ($0.bundleId ?? "", $0.environment) < ($1.bundleId ?? "", $1.environment) }
     }

@@ -117,7 +117,7 @@ public struct TransactionTable {
             let slice = originalTransactionIds[start..<min(start + 500, originalTransactionIds.count)]
             let pairs = try db.rows("""
                 SELECT \(LatestRevocation.list) FROM transactions
-                WHERE original_transaction_id IN (\(slice.map { _ in "?" }.joined(separator: ","))) AND revocation_ms IS NOT NULL
+                WHERE original_transaction_id IN (\(SQLText.placeholders(slice.count))) AND revocation_ms IS NOT NULL
                 GROUP BY original_transaction_id
                 """, slice.map { $0 as SQLBindable? }) { row in
                 let r = LatestRevocation.row(row)
@@ -209,18 +209,19 @@ public struct TransactionTable {
             """, [appTransactionId])
     }
 
+    static let appTransactionOf = table.selection([.originalTransactionId, .appTransactionId])
+
     /// The app transactions (app downloads) these subscriptions' transactions were bought
     /// from, by original transaction id; subscriptions whose transactions name none are absent.
     public func appTransactionIds(originalTransactionIds: [String]) throws -> [String: Set<String>] {
         guard !originalTransactionIds.isEmpty else { return [:] }
         var byId: [String: Set<String>] = [:]
-        let pair = Self.table.selection([.originalTransactionId, .appTransactionId])
         try db.query("""
-            SELECT DISTINCT \(pair.list) FROM transactions
-            WHERE original_transaction_id IN (\(originalTransactionIds.map { _ in "?" }.joined(separator: ",")))
+            SELECT DISTINCT \(Self.appTransactionOf.list) FROM transactions
+            WHERE original_transaction_id IN (\(SQLText.placeholders(originalTransactionIds.count)))
             AND app_transaction_id IS NOT NULL
             """, originalTransactionIds.map { $0 as SQLBindable? }) { row in
-            let r = pair.row(row)
+            let r = Self.appTransactionOf.row(row)
             byId[r.string(.originalTransactionId), default: []].insert(r.string(.appTransactionId))
         }
         return byId
