@@ -112,8 +112,8 @@ public struct StoreGenerator {
             records.append(TransactionRecord(
                 transactionId: String(otid + Int64(k)), originalTransactionId: ids.originalTransactionId, productId: product,
                 subscriptionGroupIdentifier: "21000001", purchaseDate: t, originalPurchaseDate: start, expiresDate: t + length,
-                offerType: isTrial ? 1 : nil, offerDiscountType: isTrial ? "FREE_TRIAL" : nil,
-                ownershipType: family ? "FAMILY_SHARED" : "PURCHASED", transactionReason: k == 0 ? "PURCHASE" : "RENEWAL",
+                offerType: isTrial ? .introductory : nil, offerDiscountType: isTrial ? "FREE_TRIAL" : nil,
+                ownershipType: family ? .familyShared : .purchased, transactionReason: k == 0 ? .purchase : .renewal,
                 price: isTrial ? 0 : price, currency: "USD", environment: environment, appAccountToken: ids.token,
                 signedDate: t, bundleId: bundleId, type: "Auto-Renewable Subscription"))
             t += length
@@ -140,7 +140,7 @@ public struct StoreGenerator {
         default:
             let refunded = records.count - 1
             records[refunded].revocationDate = records[refunded].purchaseDate + Self.day
-            records[refunded].revocationReason = 0
+            records[refunded].revocationReason = .other
             records[refunded].signedDate += Self.day
             finalEvent = (family ? "REVOKE" : "REFUND", nil)
         }
@@ -171,7 +171,7 @@ public struct StoreGenerator {
             try store.notifications.insert(StoredNotification(event: e, receivedDate: e.signedDate,
                                                             bodySHA256: ContentDigest.sha256Hex(body), body: body,
                                                             source: "generate",
-                                                            ownership: family ? "FAMILY_SHARED" : "PURCHASED", bundleId: bundleId))
+                                                            ownership: family ? .familyShared : .purchased, bundleId: bundleId))
         }
         if let state = StateDerivation.derive(originalTransactionId: ids.originalTransactionId, transactions: records,
                                               renewal: renewal, events: events, now: now) {

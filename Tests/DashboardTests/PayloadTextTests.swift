@@ -83,7 +83,7 @@ final class PayloadTextTests: XCTestCase {
     func testTransactionFieldsWithPriceAndZone() {
         let transaction = TransactionRecord(
             transactionId: "2000000000000002", originalTransactionId: "2000000000000001", productId: "app.monthly",
-            purchaseDate: 1_794_830_400_000, expiresDate: 1_797_422_400_000, offerType: 1, offerDiscountType: "FREE_TRIAL",
+            purchaseDate: 1_794_830_400_000, expiresDate: 1_797_422_400_000, offerType: .introductory, offerDiscountType: "FREE_TRIAL",
             price: 9990, currency: "USD", appAccountToken: "tok\u{1B}en", signedDate: 1_794_830_400_000)
         let lines = PayloadText.transactionLines(transaction, time: utc)
         XCTAssertTrue(lines.contains("price                  9.99 USD"), lines.joined(separator: "\n"))

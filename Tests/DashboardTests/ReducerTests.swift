@@ -163,7 +163,7 @@ final class ReducerTests: XCTestCase {
                 expiresDate: DashboardFixture.anchor, purchaseDate: nil, originalPurchaseDate: nil, latestTransactionId: id,
                 autoRenewStatus: true, autoRenewProductId: "app.monthly", pendingChange: nil, gracePeriodExpiresDate: nil,
                 isInBillingRetryPeriod: false, expirationIntent: nil, priceIncreaseStatus: nil, offerType: nil,
-                offerIdentifier: nil, offerDiscountType: nil, isTrial: false, ownershipType: "PURCHASED",
+                offerIdentifier: nil, offerDiscountType: nil, isTrial: false, ownershipType: .purchased,
                 environment: "Production", appAccountToken: nil, upgradedFrom: [], revokedTransactionIds: [],
                 lastEventDate: DashboardFixture.anchor, lastNotificationType: nil))
     }

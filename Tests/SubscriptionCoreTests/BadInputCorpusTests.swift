@@ -233,7 +233,22 @@ final class BadInputCorpusTests: XCTestCase, RunsOnEveryEngine {
         let r = TestKit.renewal(extra: ["expirationIntent": 42, "priceIncreaseStatus": 9, "offerType": 8])
         let outcome = try intake.ingest(TestKit.body(type: "NEW_TYPE", subtype: "NEW_SUBTYPE", transaction: t, renewal: r))
         guard case .stored = outcome else { return XCTFail("\(outcome)") }
-        XCTAssertEqual(try store.transactions.find(id: "2000000900000001")?.offerType, 9)
+        let stored = try XCTUnwrap(try store.transactions.find(id: "2000000900000001"))
+        XCTAssertEqual(stored.offerType, .unknown(9))
+        XCTAssertEqual(stored.ownershipType, OwnershipType(rawValue: "NEW_KIND"))
+        XCTAssertFalse(stored.isFamilyShared)
+        XCTAssertEqual(stored.transactionReason, TransactionReason(rawValue: "REASON_X"))
+        XCTAssertFalse(stored.isRenewalByApple || stored.isPurchaseByCustomer)
+        XCTAssertEqual(stored.revocationReason, RevocationReason(rawValue: 7))
+        XCTAssertEqual(stored.revocationReason?.words, "other")
+        XCTAssertEqual(try store.renewals.find(originalTransactionId: "2000000900000001")?.offerType, .unknown(8))
+        // Printed as Apple sent them: show --json gives the raw values, not the types' names.
+        let json = stored.jsonObject()
+        XCTAssertEqual(json["offerType"] as? Int, 9)
+        XCTAssertEqual(json["inAppOwnershipType"] as? String, "NEW_KIND")
+        XCTAssertEqual(json["transactionReason"] as? String, "REASON_X")
+        XCTAssertEqual(json["revocationReason"] as? Int, 7)
+        XCTAssertTrue(JSONSerialization.isValidJSONObject(json))
         XCTAssertEqual(try store.renewals.find(originalTransactionId: "2000000900000001")?.expirationIntent, 42)
         XCTAssertEqual(ExpirationIntent.meaning(42), "unrecognised value 42")
     }

@@ -163,11 +163,11 @@ final class CohortTests: XCTestCase, RunsOnEveryEngine {
     func testTheSignedGracePeriodDecidesWhetherARecoveryWasWithinIt() {
         func share(recoveredOn dayNumber: Int) -> MetricContributions {
             let first = TransactionRecord(transactionId: "1", originalTransactionId: "1", productId: "app.monthly",
-                                          purchaseDate: d0, expiresDate: d0 + 30 * day, transactionReason: "PURCHASE",
+                                          purchaseDate: d0, expiresDate: d0 + 30 * day, transactionReason: .purchase,
                                           price: 9990, currency: "USD", signedDate: d0)
             var second = first
             second.transactionId = "2"
-            second.transactionReason = "RENEWAL"
+            second.transactionReason = .renewal
             second.purchaseDate = d0 + Millis(dayNumber) * day
             second.expiresDate = d0 + 61 * day   // the renewal date kept either way
             let renewal = RenewalRecord(originalTransactionId: "1", isInBillingRetryPeriod: true,

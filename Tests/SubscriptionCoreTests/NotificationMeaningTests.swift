@@ -18,7 +18,7 @@ final class NotificationMeaningTests: XCTestCase {
         ["SubscriptionCore/Domain/SubscriptionStatus.swift", "EXPIRED"],  // a status's label
         ["Dashboard/Render/SubscribersView.swift", "EXPIRED"],            // a status's label
         ["SubscriptionCore/Metrics/Metric.swift", "REFUND"],              // a column heading of counts
-        ["SubscriptionCore/Domain/TransactionRecord.swift", "RENEWAL"],   // a transactionReason
+        ["SubscriptionCore/Domain/AppleTransactionValues.swift", "RENEWAL"], // a transactionReason
         ["SubscriptionCore/Relay/ForwardStatusText.swift", "PENDING"],    // a column heading of the relay's table
         // Apple's review state of retention messages and images, and of a performance test.
         ["SubscriptionCore/Revalidation/RetentionMessagingClient.swift", "PENDING"],

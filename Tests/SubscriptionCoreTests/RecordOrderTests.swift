@@ -96,10 +96,10 @@ final class RecordOrderTests: XCTestCase, RunsOnEveryEngine {
         let later = [TestKit.body(type: "DID_RENEW", signed: a - 5 * d, transaction: shared),
                      TestKit.body(type: "DID_RENEW", signed: a - 4 * d, transaction: purchased)]
         for run in try bothOrders(later) {
-            XCTAssertEqual(run.t?.ownershipType, "PURCHASED")
+            XCTAssertEqual(run.t?.ownershipType, .purchased)
             XCTAssertEqual(run.t?.appAccountToken, "token-a")
             XCTAssertNil(run.t?.offerType, "offers come from the winner only")
-            XCTAssertEqual(run.s?.state.ownershipType, "PURCHASED")
+            XCTAssertEqual(run.s?.state.ownershipType, .purchased)
             XCTAssertEqual(run.s?.subscriber.appAccountToken, "token-a")
         }
     }

@@ -371,15 +371,15 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
             var r = TransactionRecord(transactionId: p.id, originalTransactionId: h.otid, productId: p.product,
                                       subscriptionGroupIdentifier: "21000001", purchaseDate: p.start,
                                       originalPurchaseDate: h.purchases[0].start, expiresDate: p.expires,
-                                      offerType: p.trial || p.intro ? 1 : p.retention ? 5 : p.promo != nil ? 2 : nil,
+                                      offerType: (p.trial || p.intro ? 1 : p.retention ? 5 : p.promo != nil ? 2 : nil).map(OfferType.init(rawValue:)),
                                       offerIdentifier: p.promo,
                                       offerDiscountType: p.trial ? "FREE_TRIAL" : p.intro || p.retention ? "PAY_AS_YOU_GO" : nil,
-                                      ownershipType: h.family ? "FAMILY_SHARED" : "PURCHASED",
-                                      transactionReason: p.renewal ? "RENEWAL" : "PURCHASE", price: p.price, currency: h.currency,
+                                      ownershipType: OwnershipType(rawValue: h.family ? "FAMILY_SHARED" : "PURCHASED"),
+                                      transactionReason: TransactionReason(rawValue: p.renewal ? "RENEWAL" : "PURCHASE"), price: p.price, currency: h.currency,
                                       signedDate: p.start, type: "Auto-Renewable Subscription", storefront: "USA")
             if let refund = p.refund {
                 r.revocationDate = refund.date
-                r.revocationReason = 0
+                r.revocationReason = RevocationReason(rawValue: 0)
                 r.revocationType = refund.percentMilli == 100_000 ? "REFUND_FULL" : "REFUND_PRORATED"
                 r.revocationPercentage = refund.percentMilli == 100_000 ? nil : refund.percentMilli
             }
@@ -650,7 +650,7 @@ final class ReferenceMetricsTests: XCTestCase, RunsOnEveryEngine {
                     let body = Data(#"{"reference":"\#(event.notificationUUID)"}"#.utf8)
                     try store.notifications.insert(StoredNotification(event: event, receivedDate: note.signed,
                                                                     bodySHA256: ContentDigest.sha256Hex(body), body: body, source: "reference",
-                                                                    ownership: h.family ? "FAMILY_SHARED" : "PURCHASED", bundleId: nil))
+                                                                    ownership: OwnershipType(rawValue: h.family ? "FAMILY_SHARED" : "PURCHASED"), bundleId: nil))
                 }
             }
             for h in histories {

@@ -11,7 +11,7 @@ final class RetentionGroupsTests: XCTestCase, RunsOnEveryEngine {
         TransactionRecord(transactionId: String(5_000_000 + id), originalTransactionId: String(5_000_000 + id / 3 * 3), productId: product,
                           subscriptionGroupIdentifier: group, purchaseDate: purchased, originalPurchaseDate: purchased,
                           expiresDate: purchased + 86_400_000, offerType: nil, offerDiscountType: nil,
-                          ownershipType: "PURCHASED", transactionReason: "PURCHASE", price: 990, currency: "USD",
+                          ownershipType: .purchased, transactionReason: .purchase, price: 990, currency: "USD",
                           environment: .production, appAccountToken: nil, signedDate: purchased,
                           bundleId: "com.example.groups", type: "Auto-Renewable Subscription")
     }

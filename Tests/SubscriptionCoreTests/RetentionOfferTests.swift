@@ -20,10 +20,10 @@ final class OfferTypeTests: XCTestCase {
 
     /// Apple's example of a redeemed retention offer: three months free.
     func testTheTimelineNamesARetentionOfferWithWhatItGave() {
-        XCTAssertEqual(Timeline.offerDescription(type: 5, discount: "FREE_TRIAL", identifier: "stay3"), "retention offer stay3, free trial")
-        XCTAssertEqual(Timeline.offerDescription(type: 5, discount: nil, identifier: nil), "retention offer")
-        XCTAssertEqual(Timeline.offerDescription(type: 2, discount: "PAY_AS_YOU_GO", identifier: "back"), "promotional offer back")
-        XCTAssertEqual(Timeline.offerDescription(type: 7, discount: nil, identifier: "x"), "offer type 7")
+        XCTAssertEqual(Timeline.offerDescription(type: .retention, discount: "FREE_TRIAL", identifier: "stay3"), "retention offer stay3, free trial")
+        XCTAssertEqual(Timeline.offerDescription(type: .retention, discount: nil, identifier: nil), "retention offer")
+        XCTAssertEqual(Timeline.offerDescription(type: .promotional, discount: "PAY_AS_YOU_GO", identifier: "back"), "promotional offer back")
+        XCTAssertEqual(Timeline.offerDescription(type: .unknown(7), discount: nil, identifier: "x"), "offer type 7")
     }
 }
 

@@ -122,7 +122,7 @@ final class RetentionResponderTests: XCTestCase {
             originalTransactionId: "2000000900000001", productId: "app.monthly", status: .gracePeriod, entitled: true, expiresDate: nil,
             purchaseDate: nil, originalPurchaseDate: DateText.nowMillis() - 40 * 86_400_000, latestTransactionId: nil, autoRenewStatus: true,
             autoRenewProductId: nil, pendingChange: nil, gracePeriodExpiresDate: nil, isInBillingRetryPeriod: true, expirationIntent: nil,
-            priceIncreaseStatus: nil, offerType: nil, offerIdentifier: nil, offerDiscountType: nil, isTrial: false, ownershipType: "PURCHASED",
+            priceIncreaseStatus: nil, offerType: nil, offerIdentifier: nil, offerDiscountType: nil, isTrial: false, ownershipType: .purchased,
             environment: "Sandbox", appAccountToken: nil, upgradedFrom: [], revokedTransactionIds: [], lastEventDate: nil,
             lastNotificationType: nil)
         let offered = respond(r, try Self.requestBody(), state: state)

@@ -108,7 +108,7 @@ final class ScenarioTests: XCTestCase, RunsOnEveryEngine {
         let priceIncrease = try run("price-increase-accepted")
         XCTAssertEqual(priceIncrease.priceIncreaseStatus, 1)
         let promo = try run("offer-redeemed")
-        XCTAssertEqual(promo.offerType, 2)
+        XCTAssertEqual(promo.offerType, .promotional)
         XCTAssertEqual(promo.offerIdentifier, "loyal-50")
     }
 

@@ -57,8 +57,8 @@ final class StoreColumnsTests: XCTestCase, RunsOnEveryEngine {
             latestTransactionId: "latest-\(n)", autoRenewStatus: n % 2 == 1, autoRenewProductId: "auto-\(n)",
             pendingChange: .init(kind: "kind-\(n)", productId: "pending-\(n)", effectiveDate: 1_000 + n),
             gracePeriodExpiresDate: 4_000 + n, isInBillingRetryPeriod: n % 2 == 0, expirationIntent: 10 + Int(n),
-            priceIncreaseStatus: 20 + Int(n), offerType: 30 + Int(n), offerIdentifier: "offer-\(n)", offerDiscountType: "discount-\(n)",
-            isTrial: n % 2 == 1, ownershipType: "ownership-\(n)", environment: "environment-\(n)", appAccountToken: "token-\(n)",
+            priceIncreaseStatus: 20 + Int(n), offerType: .unknown(30 + Int(n)), offerIdentifier: "offer-\(n)", offerDiscountType: "discount-\(n)",
+            isTrial: n % 2 == 1, ownershipType: OwnershipType(rawValue: "ownership-\(n)"), environment: "environment-\(n)", appAccountToken: "token-\(n)",
             upgradedFrom: ["up-\(n)", "up2-\(n)"], revokedTransactionIds: ["revoked-\(n)"], lastEventDate: 5_000 + n,
             lastNotificationType: "type-\(n)")
     }

@@ -126,8 +126,8 @@ enum DetailView {
             // date alone would read as a subscription still running.
             let revoked = content.report.history.transactions.filter(\.isRevoked).max { ($0.revocationDate ?? 0) < ($1.revocationDate ?? 0) }
             let when = revoked?.revocationDate.map { "revoked " + time.minute($0) } ?? "refunded or revoked"
-            let reason = revoked?.revocationReason.map { $0 == 1 ? "reason: issue in the app" : "reason: other" }
-            let shortReason = revoked?.revocationReason.map { $0 == 1 ? "app issue" : "other reason" }
+            let reason = revoked?.revocationReason.map { "reason: " + $0.words }
+            let shortReason = revoked?.revocationReason.map(\.shortWords)
             let shortWhen = revoked?.revocationDate.map { "revoked " + time.shortMinute($0) } ?? when
             let f = content.facts
             let kind = [f.revocationType, f.revocationShare.map { $0 + " refunded" }].compactMap { $0 }

@@ -30,15 +30,15 @@ public enum PayloadText {
             ("productId", t.productId),
             ("subscriptionGroupIdentifier", t.subscriptionGroupIdentifier),
             ("type", t.type),
-            ("transactionReason", t.transactionReason),
+            ("transactionReason", t.transactionReason?.rawValue),
             ("purchaseDate", date(t.purchaseDate, time)),
             ("originalPurchaseDate", t.originalPurchaseDate.map { date($0, time) }),
             ("expiresDate", t.expiresDate.map { date($0, time) }),
             ("revocationDate", t.revocationDate.map { date($0, time) }),
-            ("revocationReason", t.revocationReason.map { $0 == 1 ? "1 (issue in the app)" : "\($0) (other)" }),
+            ("revocationReason", t.revocationReason.map { "\($0.rawValue) (\($0.words))" }),
             ("isUpgraded", t.isUpgraded ? "true" : nil),
             ("offer", Timeline.offerDescription(type: t.offerType, discount: t.offerDiscountType, identifier: t.offerIdentifier)),
-            ("inAppOwnershipType", t.ownershipType),
+            ("inAppOwnershipType", t.ownershipType.rawValue),
         ]
         if let price = t.price, let currency = t.currency {
             fields.append(("price", Money.format(milliunits: price, currency: currency)))

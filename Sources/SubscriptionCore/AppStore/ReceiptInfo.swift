@@ -10,7 +10,7 @@ enum ReceiptInfo {
         let isIntro = try info.bool("is_in_intro_offer_period") ?? false
         let promotional = try info.string("promotional_offer_id")
         let offerCode = try info.string("offer_code_ref_name")
-        let offerType: Int? = (isTrial || isIntro) ? 1 : (promotional != nil ? 2 : (offerCode != nil ? 3 : nil))
+        let offerType: OfferType? = (isTrial || isIntro) ? .introductory : (promotional != nil ? .promotional : (offerCode != nil ? .offerCode : nil))
         return TransactionRecord(
             transactionId: try info.stringOrNumber("transaction_id")
                 ?? { throw DecodingFault(path: info.fieldPath("transaction_id"), problem: "missing") }(),
@@ -22,12 +22,12 @@ enum ReceiptInfo {
             originalPurchaseDate: try info.millis("original_purchase_date_ms"),
             expiresDate: try info.millis("expires_date_ms"),
             revocationDate: try info.millis("cancellation_date_ms"),
-            revocationReason: try info.int("cancellation_reason"),
+            revocationReason: try info.int("cancellation_reason").map(RevocationReason.init(rawValue:)),
             isUpgraded: try info.bool("is_upgraded") ?? false,
             offerType: offerType,
             offerIdentifier: promotional ?? offerCode,
             offerDiscountType: isTrial ? "FREE_TRIAL" : nil,
-            ownershipType: try info.string("in_app_ownership_type") ?? "PURCHASED",
+            ownershipType: try info.string("in_app_ownership_type").map(OwnershipType.init(rawValue:)) ?? .purchased,
             transactionReason: nil,
             environment: environment,
             appAccountToken: try info.string("app_account_token").flatMap { $0.isEmpty ? nil : $0 },

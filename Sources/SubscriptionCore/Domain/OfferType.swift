@@ -1,7 +1,7 @@
 /// Apple's `offerType` on a transaction or renewal info, as a closed table: each known raw
 /// value with the segment value the counts split on and the words the timeline and the
 /// detail use. A raw value Apple adds later is kept as its number (`type_N`, `offer type N`).
-public enum OfferType: Hashable, Sendable {
+public enum OfferType: Hashable, Sendable, CustomStringConvertible {
     /// 1: an introductory offer (a free trial, or a discounted first period).
     case introductory
     /// 2: a promotional offer, signed by the app's In-App Purchase key.
@@ -20,6 +20,9 @@ public enum OfferType: Hashable, Sendable {
     public init(rawValue: Int) {
         self = Self.known.first { $0.rawValue == rawValue } ?? .unknown(rawValue)
     }
+
+    /// The raw value, as Apple's field reads.
+    public var description: String { String(rawValue) }
 
     public var rawValue: Int {
         switch self {

@@ -12,7 +12,7 @@ public struct RenewalRecord: Equatable, Sendable {
     public var gracePeriodExpiresDate: Millis?
     /// 0: customer has not responded to a price increase, 1: consented (or none needed).
     public var priceIncreaseStatus: Int?
-    public var offerType: Int?
+    public var offerType: OfferType?
     public var offerIdentifier: String?
     public var renewalDate: Millis?
     public var renewalPrice: Int64?
@@ -46,7 +46,7 @@ public struct RenewalRecord: Equatable, Sendable {
     public init(originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
                 autoRenewStatus: Bool = true, expirationIntent: Int? = nil, isInBillingRetryPeriod: Bool = false,
                 gracePeriodExpiresDate: Millis? = nil, priceIncreaseStatus: Int? = nil,
-                offerType: Int? = nil, offerIdentifier: String? = nil, renewalDate: Millis? = nil,
+                offerType: OfferType? = nil, offerIdentifier: String? = nil, renewalDate: Millis? = nil,
                 renewalPrice: Int64? = nil, currency: String? = nil,
                 environment: AppStoreEnvironment = .production, signedDate: Millis,
                 notificationSignedDate: Millis? = nil, sourceNotificationUUID: String? = nil, payload: Data? = nil) {

@@ -184,7 +184,7 @@ public enum StateDerivation {
             autoRenewProductId: renewal.autoRenewProductId, pendingChange: nil, gracePeriodExpiresDate: nil,
             isInBillingRetryPeriod: false, expirationIntent: renewal.expirationIntent,
             priceIncreaseStatus: renewal.priceIncreaseStatus, offerType: nil, offerIdentifier: nil,
-            offerDiscountType: nil, isTrial: false, ownershipType: "PURCHASED",
+            offerDiscountType: nil, isTrial: false, ownershipType: .purchased,
             environment: renewal.environment.rawValue, appAccountToken: renewal.appAccountToken, upgradedFrom: [],
             revokedTransactionIds: [], lastEventDate: lastEvent?.signedDate,
             lastNotificationType: lastEvent?.typeAndSubtype)

@@ -24,11 +24,11 @@ public struct SubscriptionState: Equatable, Sendable {
     public var isInBillingRetryPeriod: Bool
     public var expirationIntent: Int?
     public var priceIncreaseStatus: Int?
-    public var offerType: Int?
+    public var offerType: OfferType?
     public var offerIdentifier: String?
     public var offerDiscountType: String?
     public var isTrial: Bool
-    public var ownershipType: String
+    public var ownershipType: OwnershipType
     public var environment: String
     public var appAccountToken: String?
     /// Transactions superseded by an upgrade (newest first).
@@ -41,5 +41,5 @@ public struct SubscriptionState: Equatable, Sendable {
     /// names one (nil when none does, as for a V1 record or one known only by its renewal info).
     public var bundleId: String? = nil
 
-    public var isFamilyShared: Bool { ownershipType == "FAMILY_SHARED" }
+    public var isFamilyShared: Bool { ownershipType == .familyShared }
 }

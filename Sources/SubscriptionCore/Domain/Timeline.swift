@@ -73,7 +73,7 @@ public enum Timeline {
             lines.append(TimelineEvent(date: t.purchaseDate, kind: kind, detail: describe(t), reference: t.transactionId))
             if let revoked = t.revocationDate {
                 let what: TimelineEvent.Kind = t.isFamilyShared ? .revoke : .refund
-                let reason = t.revocationReason.map { $0 == 1 ? ", reason: issue in the app" : ", reason: other" } ?? ""
+                let reason = t.revocationReason.map { ", reason: " + $0.words } ?? ""
                 lines.append(TimelineEvent(date: revoked, kind: what,
                                            detail: "transaction \(t.transactionId) \(t.productId)\(reason)",
                                            reference: t.transactionId))
@@ -108,8 +108,8 @@ public enum Timeline {
     }
 
     /// `free trial`, `intro pay as you go`, `promotional offer X`...
-    public static func offerDescription(type: Int?, discount: String?, identifier: String?) -> String? {
-        guard let type else { return nil }
+    public static func offerDescription(type offer: OfferType?, discount: String?, identifier: String?) -> String? {
+        guard let offer else { return nil }
         let discountText = discount.map { d -> String in
             switch d {
             case "FREE_TRIAL": return "free trial"
@@ -118,7 +118,6 @@ public enum Timeline {
             default: return d.lowercased()
             }
         }
-        let offer = OfferType(rawValue: type)
         switch offer {
         case .introductory: return discountText.map { $0 == "free trial" ? $0 : "intro offer, \($0)" } ?? "intro offer"
         case .promotional, .offerCode, .winBack: return offer.words + (identifier.map { " \($0)" } ?? "")

@@ -11,18 +11,14 @@ public struct TransactionRecord: Equatable, Sendable {
     public var originalPurchaseDate: Millis?
     public var expiresDate: Millis?
     public var revocationDate: Millis?
-    /// 0: refunded for another reason, 1: refunded for an issue in the app.
-    public var revocationReason: Int?
+    public var revocationReason: RevocationReason?
     public var isUpgraded: Bool
-    /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
-    public var offerType: Int?
+    public var offerType: OfferType?
     public var offerIdentifier: String?
     /// FREE_TRIAL, PAY_AS_YOU_GO or PAY_UP_FRONT.
     public var offerDiscountType: String?
-    /// PURCHASED or FAMILY_SHARED.
-    public var ownershipType: String
-    /// PURCHASE or RENEWAL.
-    public var transactionReason: String?
+    public var ownershipType: OwnershipType
+    public var transactionReason: TransactionReason?
     /// Price in milliunits of `currency`.
     public var price: Int64?
     public var currency: String?
@@ -59,9 +55,9 @@ public struct TransactionRecord: Equatable, Sendable {
     public init(transactionId: String, originalTransactionId: String, productId: String,
                 subscriptionGroupIdentifier: String? = nil, purchaseDate: Millis,
                 originalPurchaseDate: Millis? = nil, expiresDate: Millis? = nil,
-                revocationDate: Millis? = nil, revocationReason: Int? = nil, isUpgraded: Bool = false,
-                offerType: Int? = nil, offerIdentifier: String? = nil, offerDiscountType: String? = nil,
-                ownershipType: String = "PURCHASED", transactionReason: String? = nil,
+                revocationDate: Millis? = nil, revocationReason: RevocationReason? = nil, isUpgraded: Bool = false,
+                offerType: OfferType? = nil, offerIdentifier: String? = nil, offerDiscountType: String? = nil,
+                ownershipType: OwnershipType = .purchased, transactionReason: TransactionReason? = nil,
                 price: Int64? = nil, currency: String? = nil, environment: AppStoreEnvironment = .production,
                 appAccountToken: String? = nil, signedDate: Millis, webOrderLineItemId: String? = nil,
                 bundleId: String? = nil, type: String? = nil, storefront: String? = nil, appTransactionId: String? = nil,
@@ -132,15 +128,15 @@ public struct TransactionRecord: Equatable, Sendable {
         if case .proratedRefund? = revocationKind, let revoked = revocationDate { return min(expires, revoked) }
         return expires
     }
-    public var isFamilyShared: Bool { ownershipType == "FAMILY_SHARED" }
-    public var isFreeTrial: Bool { offerType == 1 && offerDiscountType == "FREE_TRIAL" }
+    public var isFamilyShared: Bool { ownershipType == .familyShared }
+    public var isFreeTrial: Bool { offerType == .introductory && offerDiscountType == "FREE_TRIAL" }
 
     /// Whether Apple billed it as a renewal (`transactionReason` RENEWAL), not a purchase the customer made.
-    public var isRenewalByApple: Bool { transactionReason == "RENEWAL" }
+    public var isRenewalByApple: Bool { transactionReason == .renewal }
     /// Whether the customer bought it (`transactionReason` PURCHASE); false when Apple
     /// renewed it and when the reason is unknown (a version 1 receipt carries none).
-    public var isPurchaseByCustomer: Bool { transactionReason == "PURCHASE" }
-    public var isIntroductoryOffer: Bool { offerType == 1 }
+    public var isPurchaseByCustomer: Bool { transactionReason == .purchase }
+    public var isIntroductoryOffer: Bool { offerType == .introductory }
 
     /// Whether `self` should replace `other` as the stored version of the same transaction.
     /// Versions are totally ordered (see `RecordVersionOrder`): signedDate, then the

@@ -132,7 +132,7 @@ extension MetricContributions {
                 let v = variant(t)
                 // Saved: a period bought with a retention offer after one bought without (a run
                 // of the offer's periods is one save), refunded ones too, in its own segment.
-                if t.offerType.map(OfferType.init(rawValue:)) == .retention, previous?.offerType != t.offerType {
+                if t.offerType == .retention, previous?.offerType != t.offerType {
                     add(t.purchaseDate, .saved, segment, v)
                     retentionSaves.insert(t.transactionId)
                     if firstRetentionSave == nil { firstRetentionSave = t.purchaseDate }
@@ -383,7 +383,7 @@ extension MetricContributions {
             // Grace and billing retry as levels: +1 on entering a phase, -1 on leaving it.
             let current = ordered.last
             let segment = MetricContributions.segment(environment: current?.environment.rawValue ?? "Production",
-                                                      ownership: current?.ownershipType ?? "PURCHASED")
+                                                      ownership: current?.ownershipType ?? .purchased)
             var currentVariant: UInt8 = 0
             if let current { currentVariant = variant(current) }
             var phase: PeriodKey?

@@ -24,7 +24,7 @@ public struct MetricContributions: Equatable, Sendable {
         public var values: [String]
 
         public init(_ t: TransactionRecord) {
-            let offer = t.offerType.map { OfferType(rawValue: $0).segmentValue(freeTrial: t.isFreeTrial) } ?? "none"
+            let offer = t.offerType.map { $0.segmentValue(freeTrial: t.isFreeTrial) } ?? "none"
             values = [t.productId, t.subscriptionGroupIdentifier ?? "unknown", t.storefront ?? "unknown", offer,
                       BillingPlan.segmentValue(t.billingPlanType), t.bundleId ?? "unknown"]
         }
@@ -186,9 +186,9 @@ public struct MetricContributions: Equatable, Sendable {
 
     static func bucket(_ t: Millis) -> Millis { t >= 0 ? t / bucketMs * bucketMs : ((t - bucketMs + 1) / bucketMs) * bucketMs }
 
-    static func segment(environment: String, ownership: String) -> CountSegment {
+    static func segment(environment: String, ownership: OwnershipType) -> CountSegment {
         if environment != "Production" { return .sandbox }
-        return ownership == "FAMILY_SHARED" ? .familyShared : .paid
+        return ownership == .familyShared ? .familyShared : .paid
     }
 
 

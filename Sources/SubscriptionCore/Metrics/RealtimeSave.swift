@@ -43,7 +43,7 @@ enum RealtimeSave {
             var saved = false
             switch request.kind {
             case .promotionalOffer:
-                saved = ordered.contains { $0.purchaseDate > t && $0.purchaseDate <= end && $0.offerType == OfferType.promotional.rawValue
+                saved = ordered.contains { $0.purchaseDate > t && $0.purchaseDate <= end && $0.offerType == .promotional
                     && $0.offerIdentifier == request.value }
             case .alternateProduct:
                 saved = seen.contains { $0.at > t && $0.at <= end && $0.productId == request.value }

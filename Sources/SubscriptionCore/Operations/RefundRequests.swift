@@ -255,7 +255,7 @@ public struct RefundQueue {
         var first: Millis?
         for sub in try store.subscriptions.of(subscriberId: row.subscriber.id) {
             for t in try store.subscriptions.history(originalTransactionId: sub.state.originalTransactionId).transactions
-            where t.ownershipType != "FAMILY_SHARED" && t.offerDiscountType != "FREE_TRIAL" {
+            where t.ownershipType != .familyShared && t.offerDiscountType != "FREE_TRIAL" {
                 first = min(first ?? t.purchaseDate, t.purchaseDate)
                 guard let price = t.price, let currency = t.currency else { continue }
                 facts.lifetimePurchased[currency, default: 0] += price

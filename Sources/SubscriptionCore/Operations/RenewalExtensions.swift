@@ -32,7 +32,7 @@ extension Revalidator {
         guard lastYear.count < 2 else {
             throw OperationError("\(otid) was extended twice in the last 365 days (\(lastYear.map { DateText.minute($0.requested) }.joined(separator: ", ")) UTC); Apple allows no more")
         }
-        guard row.state.ownershipType != "FAMILY_SHARED" else {
+        guard row.state.ownershipType != .familyShared else {
             throw OperationError("\(otid) is family shared: Apple extends the purchaser's subscription, not a family member's")
         }
         let client = try appLookup(forSubscription: otid, store: store).lookup.serverAPI(for: ServerAPIAction.extend)

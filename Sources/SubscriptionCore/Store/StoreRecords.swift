@@ -16,13 +16,13 @@ public struct StoredNotification: Equatable, Sendable {
     public var body: Data
     public var source: String?
     /// The ownership of the notification's transaction (PURCHASED, FAMILY_SHARED), for counting apart.
-    public var ownership: String? = nil
+    public var ownership: OwnershipType? = nil
     /// The app the body was signed for: its bundle id.
     public var bundleId: String? = nil
 
     /// Package-wide for the store generator, which stores notifications without intake.
     package init(event: NotificationEvent, receivedDate: Millis, bodySHA256: String, body: Data, source: String?,
-                 ownership: String? = nil, bundleId: String? = nil) {
+                 ownership: OwnershipType? = nil, bundleId: String? = nil) {
         self.bundleId = bundleId
         self.event = event
         self.receivedDate = receivedDate

@@ -28,7 +28,7 @@ public struct NotificationTable {
             case .transactionId: return e.transactionId
             case .productId: return e.productId
             case .environment: return e.environment
-            case .ownership: return n.ownership
+            case .ownership: return n.ownership?.rawValue
             case .bodySha256: return n.bodySHA256
             case .bodyFormat: return row.format
             case .body: return row.stored

@@ -45,11 +45,11 @@ public struct SubscriptionTable {
             case .billingRetry: return s.isInBillingRetryPeriod
             case .expirationIntent: return s.expirationIntent
             case .priceIncreaseStatus: return s.priceIncreaseStatus
-            case .offerType: return s.offerType
+            case .offerType: return s.offerType?.rawValue
             case .offerIdentifier: return s.offerIdentifier
             case .offerDiscountType: return s.offerDiscountType
             case .isTrial: return s.isTrial
-            case .ownership: return s.ownershipType
+            case .ownership: return s.ownershipType.rawValue
             case .environment: return s.environment
             case .appAccountToken: return s.appAccountToken
             case .upgradedFrom: return s.upgradedFrom.joined(separator: ",")
@@ -177,9 +177,9 @@ public struct SubscriptionTable {
             autoRenewStatus: r.bool(.autoRenew), autoRenewProductId: r.optionalString(.autoRenewProductId),
             pendingChange: pending, gracePeriodExpiresDate: r.optionalInt64(.graceExpiresMs), isInBillingRetryPeriod: r.bool(.billingRetry),
             expirationIntent: r.optionalInt(.expirationIntent), priceIncreaseStatus: r.optionalInt(.priceIncreaseStatus),
-            offerType: r.optionalInt(.offerType), offerIdentifier: r.optionalString(.offerIdentifier),
+            offerType: r.optionalInt(.offerType).map(OfferType.init(rawValue:)), offerIdentifier: r.optionalString(.offerIdentifier),
             offerDiscountType: r.optionalString(.offerDiscountType), isTrial: r.bool(.isTrial),
-            ownershipType: r.string(.ownership), environment: r.string(.environment), appAccountToken: r.optionalString(.appAccountToken),
+            ownershipType: OwnershipType(rawValue: r.string(.ownership)), environment: r.string(.environment), appAccountToken: r.optionalString(.appAccountToken),
             upgradedFrom: list(.upgradedFrom), revokedTransactionIds: list(.revokedTransactions), lastEventDate: r.optionalInt64(.lastEventMs),
             lastNotificationType: r.optionalString(.lastNotificationType), bundleId: r.optionalString(.bundleId))
         return SubscriptionRow(subscriber: SubscriberTable.subscriber(owner.row(row)), state: derived)

@@ -23,13 +23,13 @@ public struct TransactionTable {
             case .originalPurchaseMs: return t.originalPurchaseDate
             case .expiresMs: return t.expiresDate
             case .revocationMs: return t.revocationDate
-            case .revocationReason: return t.revocationReason
+            case .revocationReason: return t.revocationReason?.rawValue
             case .isUpgraded: return t.isUpgraded
-            case .offerType: return t.offerType
+            case .offerType: return t.offerType?.rawValue
             case .offerIdentifier: return t.offerIdentifier
             case .offerDiscountType: return t.offerDiscountType
-            case .ownership: return t.ownershipType
-            case .transactionReason: return t.transactionReason
+            case .ownership: return t.ownershipType.rawValue
+            case .transactionReason: return t.transactionReason?.rawValue
             case .price: return t.price
             case .currency: return t.currency
             case .environment: return t.environment.rawValue
@@ -61,10 +61,10 @@ public struct TransactionTable {
             productId: r.string(.productId), subscriptionGroupIdentifier: r.optionalString(.subscriptionGroup),
             purchaseDate: r.int64(.purchaseMs), originalPurchaseDate: r.optionalInt64(.originalPurchaseMs),
             expiresDate: r.optionalInt64(.expiresMs), revocationDate: r.optionalInt64(.revocationMs),
-            revocationReason: r.optionalInt(.revocationReason), isUpgraded: r.bool(.isUpgraded),
-            offerType: r.optionalInt(.offerType), offerIdentifier: r.optionalString(.offerIdentifier),
-            offerDiscountType: r.optionalString(.offerDiscountType), ownershipType: r.string(.ownership),
-            transactionReason: r.optionalString(.transactionReason), price: r.optionalInt64(.price),
+            revocationReason: r.optionalInt(.revocationReason).map(RevocationReason.init(rawValue:)), isUpgraded: r.bool(.isUpgraded),
+            offerType: r.optionalInt(.offerType).map(OfferType.init(rawValue:)), offerIdentifier: r.optionalString(.offerIdentifier),
+            offerDiscountType: r.optionalString(.offerDiscountType), ownershipType: OwnershipType(rawValue: r.string(.ownership)),
+            transactionReason: r.optionalString(.transactionReason).map(TransactionReason.init(rawValue:)), price: r.optionalInt64(.price),
             currency: r.optionalString(.currency), environment: AppStoreEnvironment(rawValue: r.string(.environment)),
             appAccountToken: r.optionalString(.appAccountToken), signedDate: r.int64(.signedMs),
             webOrderLineItemId: r.optionalString(.webOrderLineItemId), bundleId: r.optionalString(.bundleId),
@@ -249,7 +249,7 @@ public struct RenewalTable {
             case .billingRetry: return r.isInBillingRetryPeriod
             case .graceExpiresMs: return r.gracePeriodExpiresDate
             case .priceIncreaseStatus: return r.priceIncreaseStatus
-            case .offerType: return r.offerType
+            case .offerType: return r.offerType?.rawValue
             case .offerIdentifier: return r.offerIdentifier
             case .renewalMs: return r.renewalDate
             case .renewalPrice: return r.renewalPrice
@@ -276,7 +276,7 @@ public struct RenewalTable {
                 autoRenewProductId: r.optionalString(.autoRenewProductId), autoRenewStatus: r.bool(.autoRenew),
                 expirationIntent: r.optionalInt(.expirationIntent), isInBillingRetryPeriod: r.bool(.billingRetry),
                 gracePeriodExpiresDate: r.optionalInt64(.graceExpiresMs), priceIncreaseStatus: r.optionalInt(.priceIncreaseStatus),
-                offerType: r.optionalInt(.offerType), offerIdentifier: r.optionalString(.offerIdentifier),
+                offerType: r.optionalInt(.offerType).map(OfferType.init(rawValue:)), offerIdentifier: r.optionalString(.offerIdentifier),
                 renewalDate: r.optionalInt64(.renewalMs), renewalPrice: r.optionalInt64(.renewalPrice),
                 currency: r.optionalString(.currency), environment: AppStoreEnvironment(rawValue: r.string(.environment)),
                 signedDate: r.int64(.signedMs), notificationSignedDate: r.optionalInt64(.notificationSignedMs),
