@@ -34,7 +34,7 @@ enum BackfillCommand {
             .value(.until, "DATE", "the window's end (default now)"),
             .flag(.onlyFailures, "only notifications Apple failed to deliver"),
             .value(.environment, "Production|Sandbox", "which of Apple's environments to ask (default Production)",
-                   config: "environment"),
+                   config: .environment),
             .flag(.resume, "go on with the last backfill that did not finish"),
             .value(.maxPages, "N", "pages this run fetches at most (default \(Backfill.Limits.standard.maxPages))"),
             .flag(.list, "the backfills run on this store, newest first"),

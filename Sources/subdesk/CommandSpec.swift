@@ -18,7 +18,7 @@ struct CommandOption {
     let help: String
     var name: String { key.rawValue }
     /// The config file key the option stands in for, when there is one (flags win).
-    var configKey: String? = nil
+    var configKey: ConfigurationKey? = nil
     /// The values it takes when they are a fixed set that its value name does not spell
     /// out (`--metric`: every metric's key); `DIMENSION=` for a dimension that takes a value.
     var choices: [String] = []
@@ -29,12 +29,12 @@ struct CommandOption {
         CommandOption(key: key, kind: .flag, help: help)
     }
 
-    static func value(_ key: OptionName, _ valueName: String, _ help: String, config: String? = nil,
+    static func value(_ key: OptionName, _ valueName: String, _ help: String, config: ConfigurationKey? = nil,
                       choices: [String] = []) -> CommandOption {
         CommandOption(key: key, kind: .value(valueName), help: help, configKey: config, choices: choices)
     }
 
-    static func repeatable(_ key: OptionName, _ valueName: String, _ help: String, config: String? = nil,
+    static func repeatable(_ key: OptionName, _ valueName: String, _ help: String, config: ConfigurationKey? = nil,
                            choices: [String] = []) -> CommandOption {
         CommandOption(key: key, kind: .repeatable(valueName), help: help, configKey: config, choices: choices)
     }
@@ -160,7 +160,7 @@ extension OptionGroup {
     static func list(_ options: [CommandOption], width: Int = 92) -> String {
         let column = min(28, (options.map(\.synopsis.count).max() ?? 0) + 4)
         return options.map { option in
-            let help = option.help + (option.configKey.map { " (config: \($0))" } ?? "")
+            let help = option.help + (option.configKey.map { " (config: \($0.name))" } ?? "")
             let wrapped = wrap(help, width: max(30, width - column))
             let head = "  " + option.synopsis
             var lines = [head.count + 2 <= column ? head.padding(toLength: column, withPad: " ", startingAt: 0) + wrapped[0]

@@ -152,18 +152,35 @@ struct CommandTable {
 // MARK: - Options several commands share
 
 extension CommandOption {
-    static let operatorName = value(.operator, "NAME", "who the audit log names (default: login name)", config: "operator")
-    static let rootCA = repeatable(.rootCa, "FILE", "trust roots for signed data (default Apple Root CA - G3)", config: "root_ca")
-    static let bundleId = value(.bundleId, "ID", "the app's bundle id; signed data of another app is refused", config: "bundle_id")
-    static let appAppleId = value(.appAppleId, "N", "the app's Apple id, checked on Production data", config: "app_apple_id")
+    static let operatorName = value(.operator, "NAME", "who the audit log names (default: login name)", config: .operator)
+    static let rootCA = repeatable(.rootCa, "FILE", "trust roots for signed data (default Apple Root CA - G3)", config: .rootCa)
+    static let bundleId = value(.bundleId, "ID", "the app's bundle id; signed data of another app is refused", config: .bundleId)
+    static let appAppleId = value(.appAppleId, "N", "the app's Apple id, checked on Production data", config: .appAppleId)
     static let environment = value(.environment, "Production|Sandbox", "the App Store environment: the only one accepted "
-                                   + "(default both), and the one asked where one is (default Production)", config: "environment")
+                                   + "(default both), and the one asked where one is (default Production)", config: .environment)
     static let allowEnvironment = repeatable(.allowEnvironment, "Xcode|LocalTesting",
-                                             "also accept this test environment (refused by default)", config: "allow_environments")
+                                             "also accept this test environment (refused by default)", config: .allowEnvironments)
     static let sharedSecretFile = value(.sharedSecretFile, "FILE", "the app's shared secret (verifyReceipt, V1 notifications)",
-                                        config: "shared_secret_file")
-    static let timeZone = value(.tz, "ZONE", "the time zone days and dates are in (default UTC)", config: "tz")
-    static let rates = value(.rates, "FILE", "exchange rates that add revenue up in one currency", config: "rates_file")
+                                        config: .sharedSecretFile)
+    static let timeZone = value(.tz, "ZONE", "the time zone days and dates are in (default UTC)", config: .tz)
+    /// The options a command reads through `Context.setting`, the flag else its config key.
+    static let store = value(.db, "STORE", "the store: a SQLite file, or postgres://... (default $SUBDESK_DB, else "
+                             + "$XDG_DATA_HOME/subdesk/subdesk.db)", config: .db)
+    static let busyTimeout = value(.busyTimeoutMs, "N", "how long a write waits for other writers", config: .busyTimeoutMs)
+    static let revocationCheck = value(.revocationCheck, "off|ocsp", "ocsp asks the OCSP responders the signing leaf and intermediate name "
+                                       + "whether either was revoked: a revoked certificate refuses the body (quarantined); a responder that "
+                                       + "cannot answer leaves the body unstored and unquarantined (CGI answers 503 so Apple retries; a batch "
+                                       + "stops as on a store failure, resumable). Off by default", config: .revocationCheck)
+    static let revalidationTimeout = value(.timeout, "SECONDS", "per request, default 30", config: .revalidationTimeout)
+    static let serverApiUrl = value(.serverApiUrl, "URL", "default https://api.storekit.apple.com (before 2026-05-05: "
+                                    + "https://api.storekit.itunes.apple.com, still served)", config: .serverApiUrl)
+    static let serverApiSandboxUrl = value(.serverApiSandboxUrl, "URL", "default https://api.storekit-sandbox.apple.com",
+                                           config: .serverApiSandboxUrl)
+    static let verifyReceiptUrl = value(.verifyReceiptUrl, "URL", "default https://buy.itunes.apple.com/verifyReceipt",
+                                        config: .verifyReceiptUrl)
+    static let verifyReceiptSandboxUrl = value(.verifyReceiptSandboxUrl, "URL", "default https://sandbox.itunes.apple.com/verifyReceipt",
+                                               config: .verifyReceiptSandboxUrl)
+    static let rates = value(.rates, "FILE", "exchange rates that add revenue up in one currency", config: .ratesFile)
     static let segment = value(.segment, "paid|family_shared|sandbox|all", "which subscriptions are counted (default paid)")
     static let csv = flag(.csv, "comma-separated values, a header row first")
     static let quiet = flag(.quiet, "no progress or notices on stderr")
@@ -175,12 +192,11 @@ extension CommandOption {
 extension OptionGroup {
     /// Taken by every command, before or after its name.
     static let global: OptionGroup = OptionGroup(title: "global options", options: [
-        .value(.db, "STORE", "the store: a SQLite file, or postgres://... (default $SUBDESK_DB, else "
-               + "$XDG_DATA_HOME/subdesk/subdesk.db)", config: "db"),
+        .store,
         .value(.config, "FILE", "config file (default $SUBDESK_CONFIG, else $XDG_CONFIG_HOME/subdesk/config)"),
         .value(.app, "NAME", "only this app's records: its name, bundle id or Apple ID (default every app)"),
         .flag(.json, "machine-readable output where a command prints results"),
-        .value(.busyTimeoutMs, "N", "how long a write waits for other writers", config: "busy_timeout_ms"),
+        .busyTimeout,
         .flag(.help, "this text, or a command's own with `subdesk COMMAND --help`"),
     ])
 
@@ -189,26 +205,18 @@ extension OptionGroup {
         .rootCA, .bundleId, .appAppleId, .environment, .allowEnvironment,
         .flag(.allowV1, "accept version 1 notifications (unsigned; checked with the shared secret)"),
         .sharedSecretFile,
-        .value(.revocationCheck, "off|ocsp", "ocsp asks the OCSP responders the signing leaf and intermediate name "
-               + "whether either was revoked: a revoked certificate refuses the body (quarantined); a responder that "
-               + "cannot answer leaves the body unstored and unquarantined (CGI answers 503 so Apple retries; a batch "
-               + "stops as on a store failure, resumable). Off by default", config: "revocation_check"),
+        .revocationCheck,
     ])
 
     /// What a command that asks Apple needs.
     static let apple: OptionGroup = OptionGroup(title: "Apple settings", options: [
-        .value(.apiKeyFile, "FILE", "in-app purchase key (.p8)", config: "api_key_file"),
-        .value(.apiKeyId, "ID", "its key id", config: "api_key_id"),
-        .value(.apiIssuerId, "ID", "the issuer id", config: "api_issuer_id"),
-        .value(.bundleId, "ID", "the app (required with an API key)", config: "bundle_id"),
+        .value(.apiKeyFile, "FILE", "in-app purchase key (.p8)", config: .apiKeyFile),
+        .value(.apiKeyId, "ID", "its key id", config: .apiKeyId),
+        .value(.apiIssuerId, "ID", "the issuer id", config: .apiIssuerId),
+        .value(.bundleId, "ID", "the app (required with an API key)", config: .bundleId),
         .sharedSecretFile,
-        .value(.serverApiUrl, "URL", "default https://api.storekit.apple.com (before 2026-05-05: "
-               + "https://api.storekit.itunes.apple.com, still served)", config: "server_api_url"),
-        .value(.serverApiSandboxUrl, "URL", "default https://api.storekit-sandbox.apple.com", config: "server_api_sandbox_url"),
-        .value(.verifyReceiptUrl, "URL", "default https://buy.itunes.apple.com/verifyReceipt", config: "verify_receipt_url"),
-        .value(.verifyReceiptSandboxUrl, "URL", "default https://sandbox.itunes.apple.com/verifyReceipt",
-               config: "verify_receipt_sandbox_url"),
-        .value(.timeout, "SECONDS", "per request, default 30", config: "revalidation_timeout"),
+        .serverApiUrl, .serverApiSandboxUrl, .verifyReceiptUrl, .verifyReceiptSandboxUrl,
+        .revalidationTimeout,
         .rootCA, .operatorName, .appAppleId, .environment, .allowEnvironment,
     ], note: """
     Flags win over config keys. Without an API key, the stored receipt goes to verifyReceipt

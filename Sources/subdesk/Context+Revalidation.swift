@@ -6,24 +6,22 @@ import TerminalUI
 extension Context {
     /// Who the audit log says acted: `--operator`, `operator` in the config, else the login name.
     var operatorName: String {
-        setting(.operator, "operator") ?? Operations.defaultOperator(environment: environment)
+        setting(.operatorName) ?? Operations.defaultOperator(environment: environment)
     }
 
     func revalidationConfiguration(policy: IntakePolicy) throws -> RevalidationConfiguration {
         var endpoints = AppStoreEndpoints.apple
-        let urls: [(flag: OptionName, key: String, path: WritableKeyPath<AppStoreEndpoints, URL>)] = [
-            (.serverApiUrl, "server_api_url", \.serverAPI),
-            (.serverApiSandboxUrl, "server_api_sandbox_url", \.serverAPISandbox),
-            (.verifyReceiptUrl, "verify_receipt_url", \.verifyReceipt),
-            (.verifyReceiptSandboxUrl, "verify_receipt_sandbox_url", \.verifyReceiptSandbox),
+        let urls: [(option: CommandOption, path: WritableKeyPath<AppStoreEndpoints, URL>)] = [
+            (.serverApiUrl, \.serverAPI), (.serverApiSandboxUrl, \.serverAPISandbox),
+            (.verifyReceiptUrl, \.verifyReceipt), (.verifyReceiptSandboxUrl, \.verifyReceiptSandbox),
         ]
         for u in urls {
-            guard let text = setting(u.flag, u.key) else { continue }
-            let source = arguments.value(u.flag) != nil ? "--\(u.flag)" : u.key
+            guard let text = setting(u.option) else { continue }
+            let source = arguments.value(u.option.key) != nil ? "--\(u.option.name)" : u.option.configKey?.name ?? u.option.name
             endpoints[keyPath: u.path] = try wrap { try AppStoreEndpoints.url(text, setting: source) }
         }
         var http = HTTPPolicy()
-        if let text = setting(.timeout, "revalidation_timeout") {
+        if let text = setting(.revalidationTimeout) {
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 600 else {
                 throw UsageError("timeout must be a number of seconds between 0 and 600, got \(text)")
             }

@@ -37,10 +37,11 @@ struct Context {
         Configuration.installedPath(executablePath: Bundle.main.executablePath ?? CommandLine.arguments.first ?? "")
     }
 
-    func setting(_ flag: OptionName, _ key: String) -> String? { arguments.value(flag) ?? config.string(key) }
+    /// An option's value: the flag when given, else the config key its declaration stands in for.
+    func setting(_ option: CommandOption) -> String? { arguments.value(option.key) ?? option.configKey.flatMap(config.string) }
 
     var databasePath: String {
-        setting(.db, "db") ?? Configuration.defaultDatabasePath(environment: environment)
+        setting(.store) ?? Configuration.defaultDatabasePath(environment: environment)
     }
 
     /// The store a command that reads opens: the configured one, except that while no store
@@ -54,7 +55,7 @@ struct Context {
 
     /// Whether a store was named (`--db`, `db` in the config, `SUBDESK_DB`) rather than the
     /// default place taken.
-    var storeIsNamed: Bool { setting(.db, "db") != nil || !(environment["SUBDESK_DB"] ?? "").isEmpty }
+    var storeIsNamed: Bool { setting(.store) != nil || !(environment["SUBDESK_DB"] ?? "").isEmpty }
 
     /// The demo store a reading command shows instead of the configured one, and why; nil
     /// when a store is named or exists at the default place, or no demo store exists.
@@ -74,7 +75,7 @@ struct Context {
     func openStore(path: String? = nil, busyTimeoutMs: Int32 = Store.defaultBusyTimeoutMs,
                    mode: Store.OpenMode) throws -> Store {
         var timeout = busyTimeoutMs
-        if let text = setting(.busyTimeoutMs, "busy_timeout_ms") {
+        if let text = setting(.busyTimeout) {
             guard let ms = Int32(text), ms >= 0 else { throw UsageError("busy timeout must be milliseconds, got \(text)") }
             timeout = ms
         }
@@ -105,7 +106,7 @@ struct Context {
             + "build the demo store with `subdesk demo`, or name an existing store with --db PATH (or db = PATH in the config)"
     }
 
-    var rootFiles: [String] { arguments.values(.rootCa).isEmpty ? config.list("root_ca") : arguments.values(.rootCa) }
+    var rootFiles: [String] { arguments.values(.rootCa).isEmpty ? config.list(.rootCa) : arguments.values(.rootCa) }
 
     func trustRoots() throws -> TrustRoots {
         let files = rootFiles
@@ -157,18 +158,18 @@ struct Context {
         } catch let e as SecretFileError {
             throw UsageError(e.description)
         }
-        let allowed = arguments.values(.allowEnvironment) + config.list("allow_environments")
+        let allowed = arguments.values(.allowEnvironment) + config.list(.allowEnvironments)
         policy.allowedTestEnvironments = Set(try allowed.map { text in
             guard let env = AppStoreEnvironment.parse(text) else { throw UsageError("unknown environment \(text)") }
             return env.rawValue
         })
-        if let text = setting(.revocationCheck, "revocation_check") {
+        if let text = setting(.revocationCheck) {
             guard let mode = RevocationCheckMode(rawValue: text.lowercased()) else {
                 throw UsageError("revocation check must be off or ocsp, got \(text) (--revocation-check or revocation_check)")
             }
             policy.revocationCheck = mode
         }
-        if let text = config.string("quarantine_budget_mb") {
+        if let text = config.string(.quarantineBudgetMb) {
             // At most 1 TiB: a larger number would shift past 64 bits into a small or negative budget.
             guard let mb = Int64(text), (0...(1 << 20)).contains(mb) else {
                 throw UsageError("quarantine_budget_mb must be a whole number of MiB from 0 to 1048576 (1 TiB), got \(text)")
@@ -205,7 +206,7 @@ struct Context {
     /// else beside a SQLite store (its folder is the receiver's own), else in subdesk's
     /// data folder. Never in the store: that is what the key guards against.
     var chainKeyPath: String {
-        if let path = config.string("chain_key_file") { return path }
+        if let path = config.string(.chainKeyFile) { return path }
         let store = databasePath
         if StoreLocation(store).isFile {
             return ((store as NSString).deletingLastPathComponent as NSString).appendingPathComponent("chain-memory.key")

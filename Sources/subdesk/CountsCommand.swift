@@ -56,12 +56,12 @@ enum CountsCommand {
 
     /// `--rates FILE`, else `rates_file` in the config.
     static func exchangeRates(_ context: Context) throws -> ExchangeRates? {
-        guard let path = context.setting(.rates, "rates_file") else { return nil }
+        guard let path = context.setting(.rates) else { return nil }
         do { return try ExchangeRates.load(path: path) } catch let e as ConfigurationError { throw UsageError(e.description) }
     }
 
     static func timeZone(_ context: Context) throws -> TimeZone {
-        let name = context.setting(.tz, "tz") ?? "UTC"
+        let name = context.setting(.timeZone) ?? "UTC"
         guard let zone = TimeZoneName.zone(name) else { throw UsageError(TimeZoneName.unknown(name)) }
         return zone
     }
@@ -170,7 +170,7 @@ enum CountsCommand {
             return 0
         }
         let zone = try timeZone(context)
-        let zoneName = context.setting(.tz, "tz") ?? "UTC"
+        let zoneName = context.setting(.timeZone) ?? "UTC"
         let to = context.arguments.value(.to) ?? DailyCountsReport.today(in: zone)
         let from = context.arguments.value(.from) ?? DailyCountsReport.day(to, plus: -29, in: zone)
         let periodText = context.arguments.value(.period) ?? "day"

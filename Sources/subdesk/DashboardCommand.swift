@@ -26,11 +26,11 @@ enum DashboardCommand {
         })
 
     /// What the dashboard shows its screens in, for `dashboard` and `demo`.
-    static let settings: OptionGroup = OptionGroup(title: "dashboard settings", options: [
-        .value(.theme, "NAME", "a theme from themes/ (default, mono, midnight...) or your $XDG_CONFIG_HOME/subdesk/themes; "
-               + "NO_COLOR=1 selects mono", config: "theme"),
-        .value(.tz, "ZONE", "the time zone dates and days are shown in (default UTC); z cycles", config: "tz"),
-    ])
+    static let settings: OptionGroup = OptionGroup(title: "dashboard settings", options: [theme, timeZone])
+    static let theme: CommandOption = .value(.theme, "NAME", "a theme from themes/ (default, mono, midnight...) or your "
+                                             + "$XDG_CONFIG_HOME/subdesk/themes; NO_COLOR=1 selects mono", config: .theme)
+    static let timeZone: CommandOption = .value(.tz, "ZONE", "the time zone dates and days are shown in (default UTC); z cycles",
+                                                config: .tz)
 
     /// How long to wait for a key before refreshing live views.
     static let inputTimeoutMilliseconds: Int32 = 250
@@ -42,7 +42,7 @@ enum DashboardCommand {
             Output.error("the dashboard needs a terminal; for scripts use show, search, notifications, quarantine or counts")
             return 2
         }
-        let zoneName = context.setting(.tz, "tz") ?? "UTC"
+        let zoneName = context.setting(timeZone) ?? "UTC"
         guard let zone = TimeZoneName.zone(zoneName) else { throw UsageError(TimeZoneName.unknown(zoneName)) }
         let catalog = ThemeCatalog(searchPaths: ThemeCatalog.standardSearchPaths(
             executablePath: Bundle.main.executablePath ?? CommandLine.arguments.first ?? ""))
@@ -106,7 +106,7 @@ enum DashboardCommand {
     /// that fails to load stops the program here, before the screen is taken,
     /// so the error (file and line) stays readable.
     static func loadTheme(_ context: Context, catalog: ThemeCatalog) throws -> (theme: Theme, warnings: [ThemeWarning]) {
-        if let name = context.setting(.theme, "theme") {
+        if let name = context.setting(theme) {
             do {
                 let loaded = try catalog.load(name)
                 return (loaded.theme, loaded.warnings)

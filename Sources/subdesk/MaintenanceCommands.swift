@@ -245,7 +245,7 @@ enum MaintenanceCommands {
             }
             // Read again only when this command read another config (the user's, a named one).
             let read = context.config.path == installed ? context.config : try Configuration.load(path: installed, required: true)
-            services = read.string("db") ?? Configuration.installedStore
+            services = read.string(.db) ?? Configuration.installedStore
         } catch {
             add("services", "fail", "\(error)")
             return
@@ -311,7 +311,7 @@ enum MaintenanceCommands {
     /// (`metrics_password_file`): its hashes are for the web server's user alone, so one that
     /// other users may read (or write) is a problem, and one that is missing fails every scrape.
     static func metricsPasswordFileCheck(_ context: Context, add: (String, String, String) -> Void) {
-        guard let path = context.config.string("metrics_password_file") else { return }
+        guard let path = context.config.string(.metricsPasswordFile) else { return }
         guard let mode = SecretFile.permissions(path) else {
             add("metrics auth", "fail", "\(path) (metrics_password_file) does not exist: the web server refuses every scrape")
             return

@@ -233,7 +233,7 @@ enum Roff {
             case .repeatable(let value): tag += " " + italic(escape(value)) + "..."
             }
             var help = option.help
-            if let key = option.configKey { help += " (config: \(key))" }
+            if let key = option.configKey { help += " (config: \(key.name))" }
             if case .words(let words) = option.completion, !option.choices.isEmpty {
                 help += ". One of: " + words.joined(separator: ", ")
             }

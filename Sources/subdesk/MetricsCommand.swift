@@ -54,7 +54,7 @@ enum MetricsCommand {
             .value(.refundDeadline, "DURATION", "WARNING when a refund answer is due this soon and not sent (default 2h)"),
             .value(.maxForwardLag, "DURATION", "WARNING when a forward target's oldest pending delivery waited longer (default 10m)"),
             .value(.environment, "Production|Sandbox", "the environment whose intake is judged (default: the "
-                   + "configured one, else Production)", config: "environment"),
+                   + "configured one, else Production)", config: .environment),
         ],
         run: check)
 

@@ -39,7 +39,7 @@ final class InstalledConfigurationTests: XCTestCase {
         let installed = try write(dir + "/installed", "db = /var/lib/subdesk/subdesk.db\n")
         _ = try write(userConfig, "db = /home/ana/mine.db\n")
         let lookup = try Configuration.lookUp(named: nil, environment: environment, installed: installed)
-        XCTAssertEqual(lookup.configuration.string("db"), "/home/ana/mine.db")
+        XCTAssertEqual(lookup.configuration.string(.db), "/home/ana/mine.db")
         XCTAssertEqual(lookup.lookedAt, [userConfig])
         XCTAssertEqual(lookup.skipped, [])
     }
@@ -47,7 +47,7 @@ final class InstalledConfigurationTests: XCTestCase {
     func testWithoutAConfigOfTheUsersTheInstalledOneIsRead() throws {
         let installed = try write(dir + "/installed", "db = /var/lib/subdesk/subdesk.db\n")
         let lookup = try Configuration.lookUp(named: nil, environment: environment, installed: installed)
-        XCTAssertEqual(lookup.configuration.string("db"), "/var/lib/subdesk/subdesk.db")
+        XCTAssertEqual(lookup.configuration.string(.db), "/var/lib/subdesk/subdesk.db")
         XCTAssertEqual(lookup.configuration.path, installed)
         XCTAssertEqual(lookup.lookedAt, [userConfig, installed])
         // Not installed: the same files, and the defaults.
@@ -61,7 +61,7 @@ final class InstalledConfigurationTests: XCTestCase {
         let lookup = try Configuration.lookUp(named: nil, environment: environment, installed: installed,
                                               readable: { $0 != installed })
         XCTAssertNil(lookup.configuration.path)
-        XCTAssertNil(lookup.configuration.string("db"))
+        XCTAssertNil(lookup.configuration.string(.db))
         XCTAssertEqual(lookup.skipped, [installed])
     }
 
@@ -69,7 +69,7 @@ final class InstalledConfigurationTests: XCTestCase {
         let installed = try write(dir + "/installed", "db = /var/lib/subdesk/subdesk.db\n")
         let named = try write(dir + "/named", "db = /srv/named.db\n")
         let byFlag = try Configuration.lookUp(named: named, environment: environment, installed: installed)
-        XCTAssertEqual(byFlag.configuration.string("db"), "/srv/named.db")
+        XCTAssertEqual(byFlag.configuration.string(.db), "/srv/named.db")
         XCTAssertEqual(byFlag.lookedAt, [named])
         var env = environment
         env["SUBDESK_CONFIG"] = dir + "/missing"
@@ -81,7 +81,7 @@ final class InstalledConfigurationTests: XCTestCase {
     func testThePackagesConfigNamesTheServicesStoreAndNothingElse() throws {
         let installed = try Configuration(text: Configuration.sampleFile(installed: true), source: "installed")
         XCTAssertEqual(installed.values.keys.sorted(), ["db"])
-        XCTAssertEqual(installed.string("db"), Configuration.installedStore)
+        XCTAssertEqual(installed.string(.db), Configuration.installedStore)
         XCTAssertEqual(installed.namedSections, [])
         let sample = try Configuration(text: Configuration.sampleFile(), source: "sample")
         XCTAssertEqual(sample.values, [:], "the sample keeps every key commented out")

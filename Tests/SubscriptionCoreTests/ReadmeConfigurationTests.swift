@@ -12,9 +12,9 @@ final class ReadmeConfigurationTests: XCTestCase {
             return XCTFail("README.md has no example config block starting with bundle_id = com.example.app")
         }
         let config = try Configuration(text: example, source: "README.md")
-        XCTAssertEqual(config.string("environment"), "Production")
-        XCTAssertEqual(config.string("quarantine_budget_mb"), "256")
-        XCTAssertEqual(config.string("refund_policy"), "manual")
+        XCTAssertEqual(config.string(.environment), "Production")
+        XCTAssertEqual(config.string(.quarantineBudgetMb), "256")
+        XCTAssertEqual(config.string(.refundPolicy), "manual")
         for (key, values) in config.values {
             for value in values {
                 XCTAssertFalse(value.contains("#"), "README.md's example gives \(key) the value '\(value)', comment and all")
@@ -46,7 +46,7 @@ final class ReadmeConfigurationTests: XCTestCase {
         let examples = [blocks.first { $0.hasPrefix("\nbundle_id = com.example.app") }, blocks.first { $0.contains("[app fitness]") }]
         for example in examples.compactMap({ $0 }) {
             let config = try Configuration(text: example, source: "README.md")
-            XCTAssertEqual(config.list("root_ca"), [], "an example sets root_ca:\n\(example)")
+            XCTAssertEqual(config.list(.rootCa), [], "an example sets root_ca:\n\(example)")
         }
     }
 }

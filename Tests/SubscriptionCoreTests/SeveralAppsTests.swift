@@ -107,7 +107,7 @@ final class SeveralAppsTests: XCTestCase, RunsOnEveryEngine {
                 XCTAssertTrue("\(error)".hasPrefix(expected), "\(text.debugDescription): \(error)")
             }
         }        // A key repeated at the top level is as before: the last of it (a list, every one).
-        XCTAssertEqual(try Configuration(text: "bundle_id = com.a\nbundle_id = com.b\n", source: "c").string("bundle_id"), "com.b")
+        XCTAssertEqual(try Configuration(text: "bundle_id = com.a\nbundle_id = com.b\n", source: "c").string(.bundleId), "com.b")
     }
 
     func testAppFlagsAreRefusedBesideAppSectionsButEnvironmentNarrowsEveryApp() throws {

@@ -102,13 +102,13 @@ public struct RefundPolicy: Equatable, Sendable {
 
     public init(configuration: Configuration) throws {
         self.init()
-        if let text = configuration.string("refund_consent") {
-            guard let value = configuration.bool("refund_consent") else {
+        if let text = configuration.string(.refundConsent) {
+            guard let value = configuration.bool(.refundConsent) else {
                 throw ConfigurationError("refund_consent is yes or no, not \(text)")
             }
             consent = value
         }
-        if let text = configuration.string("refund_policy") {
+        if let text = configuration.string(.refundPolicy) {
             guard let value = Rule(rawValue: text) else {
                 throw ConfigurationError("refund_policy is one of \(Rule.allCases.map(\.rawValue).joined(separator: ", ")), not \(text)")
             }

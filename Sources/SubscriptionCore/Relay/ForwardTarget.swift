@@ -107,67 +107,64 @@ public struct ForwardTargets: Sendable, Equatable {
         let source = configuration.path ?? "config"
         var targets: [ForwardTarget] = []
         for section in configuration.namedSections where section.kind == .forward {
-            func at(_ key: String) -> String { "\(source):\(section.lines[key] ?? section.line)" }
-            func list(_ key: String) -> [String] {
-                (section.values[key] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            }
-            let missing = ["url", "secret_file"].filter { (section.values[$0] ?? "").isEmpty }
-            guard missing.isEmpty, let text = section.values["url"], let secret = section.values["secret_file"] else {
+            func at(_ key: ConfigurationKey) -> String { "\(source):\(section.line(of: key))" }
+            let missing = [ConfigurationKey.url, .secretFile].filter { (section.value($0) ?? "").isEmpty }.map(\.name)
+            guard missing.isEmpty, let text = section.value(.url), let secret = section.value(.secretFile) else {
                 throw ConfigurationError("\(source):\(section.line): \(section.title) lacks \(missing.joined(separator: " and "))"
-                                         + (missing.contains("secret_file") ? " (every delivery is signed with the target's secret)" : ""))
+                                         + (missing.contains(ConfigurationKey.secretFile.name) ? " (every delivery is signed with the target's secret)" : ""))
             }
             var allowHTTP = false
-            if let flag = section.values["allow_http"] {
+            if let flag = section.value(.allowHttp) {
                 guard let yes = Configuration.yesOrNo(flag) else {
-                    throw ConfigurationError("\(at("allow_http")): allow_http is yes or no, got \(flag)")
+                    throw ConfigurationError("\(at(.allowHttp)): allow_http is yes or no, got \(flag)")
                 }
                 allowHTTP = yes
             }
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty,
                   scheme == "https" || scheme == "http", url.user == nil, url.password == nil else {
-                throw ConfigurationError("\(at("url")): url must be an https URL with a host and no user or password, got "
+                throw ConfigurationError("\(at(.url)): url must be an https URL with a host and no user or password, got "
                                          + text.escapingControlCharacters())
             }
             if scheme == "http" && !allowHTTP && !ForwardTarget.isLoopback(host) {
-                throw ConfigurationError("\(at("url")): url \(text) is plain http to \(host), which others on the way could read and "
+                throw ConfigurationError("\(at(.url)): url \(text) is plain http to \(host), which others on the way could read and "
                                          + "change: use https, or say allow_http = yes")
             }
             var target = ForwardTarget(name: section.name, url: url, secretFile: secret)
-            target.apps = list("apps")
+            target.apps = section.list(.apps)
             for name in target.apps where !apps.apps.contains(where: { $0.name == name }) {
-                throw ConfigurationError("\(at("apps")): \(section.title) names app \(name), which no [app] section declares (apps: "
+                throw ConfigurationError("\(at(.apps)): \(section.title) names app \(name), which no [app] section declares (apps: "
                                          + apps.apps.map(\.name).joined(separator: ", ") + ")")
             }
-            target.environments = try list("environments").map { word in
+            target.environments = try section.list(.environments).map { word in
                 guard let env = AppStoreEnvironment.parse(word), env == .production || env == .sandbox else {
-                    throw ConfigurationError("\(at("environments")): environments are Production, Sandbox or both, got \(word)")
+                    throw ConfigurationError("\(at(.environments)): environments are Production, Sandbox or both, got \(word)")
                 }
                 return env
             }
             let known = NotificationMeanings.standard.v2Types + NotificationMeanings.standard.v1Types
-            target.types = try list("types").map { word in
+            target.types = try section.list(.types).map { word in
                 let type = NotificationType(rawValue: word)
                 guard known.contains(type) else {
-                    throw ConfigurationError("\(at("types")): \(word) is no notification type subdesk knows (a target that lists "
+                    throw ConfigurationError("\(at(.types)): \(word) is no notification type subdesk knows (a target that lists "
                                              + "no types is sent every type, those Apple adds later included)")
                 }
                 return type
             }
-            if let word = section.values["body"] {
+            if let word = section.value(.body) {
                 guard let body = ForwardTarget.Body(rawValue: word) else {
-                    throw ConfigurationError("\(at("body")): body is apple or envelope, got \(word)")
+                    throw ConfigurationError("\(at(.body)): body is apple or envelope, got \(word)")
                 }
                 target.body = body
             }
-            if let word = section.values["timeout"] {
+            if let word = section.value(.timeout) {
                 guard let seconds = Int(word), (1...300).contains(seconds) else {
-                    throw ConfigurationError("\(at("timeout")): timeout is a whole number of seconds from 1 to 300, got \(word)")
+                    throw ConfigurationError("\(at(.timeout)): timeout is a whole number of seconds from 1 to 300, got \(word)")
                 }
                 target.timeout = TimeInterval(seconds)
             }
-            if let word = section.values["max_age"] {
+            if let word = section.value(.maxAge) {
                 guard let age = ForwardTarget.duration(word) else {
-                    throw ConfigurationError("\(at("max_age")): max_age is a duration from 1m to 366d (90m, 72h, 7d), got \(word)")
+                    throw ConfigurationError("\(at(.maxAge)): max_age is a duration from 1m to 366d (90m, 72h, 7d), got \(word)")
                 }
                 target.maxAge = age
             }

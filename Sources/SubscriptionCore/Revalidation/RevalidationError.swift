@@ -51,9 +51,9 @@ public struct ServerAPIKeyPlace: Sendable, Equatable {
 
     /// The top-level keys of a key, the keys of a `[key]` section, and an `[app]` section's
     /// key naming one, as `Configuration`'s tables name them.
-    static var flatKeys: [String] { Configuration.flatAppKeys.filter { $0.hasPrefix("api_") } }
+    static var flatKeys: [String] { [ConfigurationKey.apiKeyFile, .apiKeyId, .apiIssuerId].map(\.name) }
     static var keySectionKeys: [String] { Configuration.sectionKinds.first { $0.kind == .key }?.keys.map(\.name) ?? [] }
-    static var appKeyKey: String { Configuration.sectionKinds.first { $0.kind == .app }?.keys.first { $0.name == "key" }?.name ?? "key" }
+    static var appKeyKey: String { ConfigurationKey.key.name }
 
     static func list(_ names: [String]) -> String {
         names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " and " + names.last!

@@ -20,6 +20,15 @@ public struct Configuration: Equatable, Sendable {
         public var lines: [String: Int] = [:]
 
         public var title: String { "[\(kind.rawValue) \(name)]" }
+
+        /// The value `key` is given in this section, if it is.
+        public func value(_ key: ConfigurationKey) -> String? { values[key.name] }
+        /// Its comma-separated words, blanks left out.
+        public func list(_ key: ConfigurationKey) -> [String] {
+            (values[key.name] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        /// The line `key` is given on, else the section header's: where an error about it points.
+        public func line(of key: ConfigurationKey) -> Int { lines[key.name] ?? line }
     }
 
     /// The keys the parser accepts: those `sections` declares (ConfigurationKeys.swift).
@@ -163,15 +172,19 @@ public struct Configuration: Equatable, Sendable {
         return try Configuration(text: text, source: path)
     }
 
-    public func string(_ key: String) -> String? { values[key]?.last }
-    public func list(_ key: String) -> [String] {
-        (values[key] ?? []).flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+    /// The value of a top-level key: the last line that gives it.
+    public func string(_ key: ConfigurationKey) -> String? { values[key.name]?.last }
+    /// Every value of a top-level key, each line's comma-separated words, blanks left out.
+    public func list(_ key: ConfigurationKey) -> [String] {
+        (values[key.name] ?? []).flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
             .filter { !$0.isEmpty }
     }
-    public func bool(_ key: String) -> Bool? {
+    public func bool(_ key: ConfigurationKey) -> Bool? {
         guard let v = string(key)?.lowercased() else { return nil }
         return ["1", "true", "yes", "on"].contains(v)
     }
+    /// The line a top-level key is first given on, if it is.
+    public func line(of key: ConfigurationKey) -> Int? { lines[key.name] }
 
     /// The default store: `$SUBDESK_DB`, else `$XDG_DATA_HOME/subdesk/subdesk.db`.
     public static func defaultDatabasePath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {

@@ -176,7 +176,7 @@ public struct ConfiguredApps: Sendable, Equatable {
             return
         }
         for key in Configuration.flatAppKeys {
-            if let line = configuration.lines[key] {
+            if let line = configuration.line(of: key) {
                 throw ConfigurationError("\(source):\(line): \(key) at the top level beside [app] sections: set it in each "
                                          + "[app] section (a configuration describes one app at its top level, or its apps in sections)")
             }
@@ -187,9 +187,9 @@ public struct ConfiguredApps: Sendable, Equatable {
         }
         var keys: [String: AppStoreKeySettings] = [:]
         for section in configuration.namedSections where section.kind == .key {
-            let missing = ["issuer_id", "key_id", "key_file"].filter { section.values[$0] == nil }
-            guard missing.isEmpty, let issuer = section.values["issuer_id"], let id = section.values["key_id"],
-                  let file = section.values["key_file"] else {
+            let missing = [ConfigurationKey.issuerId, .keyId, .keyFile].filter { section.value($0) == nil }.map(\.name)
+            guard missing.isEmpty, let issuer = section.value(.issuerId), let id = section.value(.keyId),
+                  let file = section.value(.keyFile) else {
                 throw ConfigurationError("\(source):\(section.line): \(section.title) lacks \(missing.joined(separator: ", "))")
             }
             keys[section.name] = AppStoreKeySettings(name: section.name, issuerId: issuer, keyId: id, keyFile: file)
@@ -197,51 +197,51 @@ public struct ConfiguredApps: Sendable, Equatable {
         var apps: [ConfiguredApp] = []
         var bundleLines: [String: (app: String, line: Int)] = [:]
         for section in appSections {
-            func at(_ key: String) -> String { "\(source):\(section.lines[key] ?? section.line)" }
-            guard let bundleId = section.values["bundle_id"], !bundleId.isEmpty else {
+            func at(_ key: ConfigurationKey) -> String { "\(source):\(section.line(of: key))" }
+            guard let bundleId = section.value(.bundleId), !bundleId.isEmpty else {
                 throw ConfigurationError("\(source):\(section.line): \(section.title) has no bundle_id")
             }
             if let twin = bundleLines[bundleId] {
-                throw ConfigurationError("\(at("bundle_id")): bundle id \(bundleId) is already [app \(twin.app)]'s (line \(twin.line)); "
+                throw ConfigurationError("\(at(.bundleId)): bundle id \(bundleId) is already [app \(twin.app)]'s (line \(twin.line)); "
                                          + "each app has its own")
             }
-            bundleLines[bundleId] = (section.name, section.lines["bundle_id"] ?? section.line)
+            bundleLines[bundleId] = (section.name, section.line(of: .bundleId))
             var app = ConfiguredApp(name: section.name, bundleId: bundleId)
-            if let text = section.values["app_apple_id"] {
-                guard let id = Int64(text) else { throw ConfigurationError("\(at("app_apple_id")): app_apple_id must be a number, got \(text)") }
+            if let text = section.value(.appAppleId) {
+                guard let id = Int64(text) else { throw ConfigurationError("\(at(.appAppleId)): app_apple_id must be a number, got \(text)") }
                 app.appAppleId = id
             }
-            if let text = section.values["environment"] {
+            if let text = section.value(.environment) {
                 app.environments = try text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
                     .map { word in
                         guard let env = AppStoreEnvironment.parse(word), env == .production || env == .sandbox else {
-                            throw ConfigurationError("\(at("environment")): environment is Production, Sandbox or both, got \(word)")
+                            throw ConfigurationError("\(at(.environment)): environment is Production, Sandbox or both, got \(word)")
                         }
                         return env
                     }
             }
-            if let name = section.values["key"] {
+            if let name = section.value(.key) {
                 guard let key = keys[name] else {
-                    throw ConfigurationError("\(at("key")): \(section.title) names key \(name), but no [key \(name)] section is declared")
+                    throw ConfigurationError("\(at(.key)): \(section.title) names key \(name), but no [key \(name)] section is declared")
                 }
                 app.key = key
             }
-            if let name = section.values["offer_key"] {
+            if let name = section.value(.offerKey) {
                 guard let key = keys[name] else {
-                    throw ConfigurationError("\(at("offer_key")): \(section.title) names offer key \(name), but no [key \(name)] section is declared")
+                    throw ConfigurationError("\(at(.offerKey)): \(section.title) names offer key \(name), but no [key \(name)] section is declared")
                 }
                 app.offerKey = key
             }
-            app.retentionRules = section.values["retention_rules"]
-            if let text = section.values["retention_app_store_connect"] {
+            app.retentionRules = section.value(.retentionRules)
+            if let text = section.value(.retentionAppStoreConnect) {
                 do { app.retentionAppStoreConnect = try RetentionConnectDeclaration.parse(text) } catch let refusal as ConfigurationError {
-                    throw ConfigurationError("\(at("retention_app_store_connect")): \(refusal.description)")
+                    throw ConfigurationError("\(at(.retentionAppStoreConnect)): \(refusal.description)")
                 }
             }
-            app.sharedSecretFile = section.values["shared_secret_file"]
-            if let text = section.values["allow_v1"] {
+            app.sharedSecretFile = section.value(.sharedSecretFile)
+            if let text = section.value(.allowV1) {
                 guard let allowed = Configuration.yesOrNo(text) else {
-                    throw ConfigurationError("\(at("allow_v1")): allow_v1 is yes or no, got \(text)")
+                    throw ConfigurationError("\(at(.allowV1)): allow_v1 is yes or no, got \(text)")
                 }
                 app.allowV1 = allowed
             }
@@ -256,7 +256,7 @@ public struct ConfiguredApps: Sendable, Equatable {
         // An offer key is used for nothing else, so that it can be revoked alone.
         for (section, app) in zip(appSections, apps) {
             if let offer = app.offerKey, let other = apps.first(where: { $0.key?.name == offer.name }) {
-                throw ConfigurationError("\(source):\(section.lines["offer_key"] ?? section.line): offer_key \(offer.name) is also "
+                throw ConfigurationError("\(source):\(section.line(of: .offerKey)): offer_key \(offer.name) is also "
                                          + "[app \(other.name)]'s key (App Store Server API): an offer key is used for nothing else")
             }
         }
@@ -275,22 +275,23 @@ public struct ConfiguredApps: Sendable, Equatable {
     /// The one app of a configuration without `[app]` sections: its top-level keys, each
     /// overridden by its flag, exactly as before apps had sections.
     private static func flatApp(_ config: Configuration, _ overrides: Overrides) throws -> ConfiguredApp {
-        func setting(_ flag: String?, _ key: String) -> String? { flag ?? config.string(key) }
-        var app = ConfiguredApp(name: flatAppName, bundleId: setting(overrides.bundleId, "bundle_id"))
-        if let text = setting(overrides.appAppleId, "app_apple_id") {
+        func setting(_ flag: String?, _ key: ConfigurationKey) -> String? { flag ?? config.string(key) }
+        var app = ConfiguredApp(name: flatAppName, bundleId: setting(overrides.bundleId, .bundleId))
+        if let text = setting(overrides.appAppleId, .appAppleId) {
             guard let id = Int64(text) else { throw ConfigurationError("app Apple id must be a number, got \(text)") }
             app.appAppleId = id
         }
-        if let text = setting(overrides.environment, "environment") {
+        if let text = setting(overrides.environment, .environment) {
             guard let env = AppStoreEnvironment.parse(text) else {
                 throw ConfigurationError("environment must be Production or Sandbox, got \(text)")
             }
             app.environments = [env]
         }
-        app.sharedSecretFile = setting(overrides.sharedSecretFile, "shared_secret_file")
-        app.allowV1 = overrides.allowV1 || (config.bool("allow_v1") ?? false)
-        let parts = [("api_key_file", setting(overrides.apiKeyFile, "api_key_file")), ("api_key_id", setting(overrides.apiKeyId, "api_key_id")),
-                     ("api_issuer_id", setting(overrides.apiIssuerId, "api_issuer_id"))]
+        app.sharedSecretFile = setting(overrides.sharedSecretFile, .sharedSecretFile)
+        app.allowV1 = overrides.allowV1 || (config.bool(.allowV1) ?? false)
+        let parts = [(ConfigurationKey.apiKeyFile.name, setting(overrides.apiKeyFile, .apiKeyFile)),
+                     (ConfigurationKey.apiKeyId.name, setting(overrides.apiKeyId, .apiKeyId)),
+                     (ConfigurationKey.apiIssuerId.name, setting(overrides.apiIssuerId, .apiIssuerId))]
         if let file = parts[0].1, let id = parts[1].1, let issuer = parts[2].1 {
             app.key = AppStoreKeySettings(name: flatKeyName, issuerId: issuer, keyId: id, keyFile: file)
         } else if parts.contains(where: { $0.1 != nil }) {

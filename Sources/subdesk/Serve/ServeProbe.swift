@@ -7,7 +7,7 @@ import SubscriptionCore
 /// the store, so a process that hangs or died is seen even while no notification arrives.
 enum ServeProbe {
     /// The configured socket, if the deployment runs `serve`.
-    static func socketPath(_ context: Context) -> String? { context.config.string("serve_socket") }
+    static func socketPath(_ context: Context) -> String? { context.config.string(.serveSocket) }
 
     /// nil when the responder at `path` answered within `timeout` seconds; else what went wrong.
     static func problem(at path: String, timeout: Int32 = 2) -> String? {
