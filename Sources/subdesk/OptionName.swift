@@ -1,126 +1,124 @@
 /// An option's name as the command line spells it (`--max-pages` is `.maxPages`): the key
 /// a `CommandOption` is declared with and `run` reads it by (`arguments.value(.maxPages)`),
-/// so a misspelt option does not compile instead of reading nil. Each name here is an
-/// option of `CommandTable.standard` and each option's name is here (`CommandTableTests`).
-struct OptionName: Hashable, CustomStringConvertible {
-    let rawValue: String
-    init(_ rawValue: String) { self.rawValue = rawValue }
+/// so a misspelt option does not compile instead of reading nil. The cases are the options of
+/// `CommandTable.standard`, no more and no fewer (`CommandTableTests`).
+enum OptionName: String, CaseIterable, CustomStringConvertible {
     var description: String { rawValue }
 
-    static let `operator` = OptionName("operator")
-    static let `print` = OptionName("print")
-    static let `where` = OptionName("where")
-    static let all = OptionName("all")
-    static let alt = OptionName("alt")
-    static let body = OptionName("body")
-    static let bullet = OptionName("bullet")
-    static let bulletAlt = OptionName("bullet-alt")
-    static let bulletImage = OptionName("bullet-image")
-    static let header = OptionName("header")
-    static let headerPosition = OptionName("header-position")
-    static let id = OptionName("id")
-    static let image = OptionName("image")
-    static let kind = OptionName("kind")
-    static let locale = OptionName("locale")
-    static let request = OptionName("request")
-    static let transaction = OptionName("transaction")
-    static let allowEnvironment = OptionName("allow-environment")
-    static let allowFrom = OptionName("allow-from")
-    static let allowV1 = OptionName("allow-v1")
-    static let apiIssuerId = OptionName("api-issuer-id")
-    static let apiKeyFile = OptionName("api-key-file")
-    static let apiKeyId = OptionName("api-key-id")
-    static let appAppleId = OptionName("app-apple-id")
-    static let app = OptionName("app")
-    static let apple = OptionName("apple")
-    static let auto = OptionName("auto")
-    static let batchSize = OptionName("batch-size")
-    static let before = OptionName("before")
-    static let bundleId = OptionName("bundle-id")
-    static let busyTimeoutMs = OptionName("busy-timeout-ms")
-    static let by = OptionName("by")
-    static let cgi = OptionName("cgi")
-    static let concurrency = OptionName("concurrency")
-    static let config = OptionName("config")
-    static let connectionLimit = OptionName("connection-limit")
-    static let consented = OptionName("consented")
-    static let consumed = OptionName("consumed")
-    static let copies = OptionName("copies")
-    static let count = OptionName("count")
-    static let csv = OptionName("csv")
-    static let days = OptionName("days")
-    static let dead = OptionName("dead")
-    static let db = OptionName("db")
-    static let definitionsMarkdown = OptionName("definitions-markdown")
-    static let delivery = OptionName("delivery")
-    static let directory = OptionName("directory")
-    static let dryRun = OptionName("dry-run")
-    static let duration = OptionName("duration")
-    static let environment = OptionName("environment")
-    static let force = OptionName("force")
-    static let from = OptionName("from")
-    static let help = OptionName("help")
-    static let idleTimeout = OptionName("idle-timeout")
-    static let json = OptionName("json")
-    static let limit = OptionName("limit")
-    static let list = OptionName("list")
-    static let listen = OptionName("listen")
-    static let lockTimeout = OptionName("lock-timeout")
-    static let installed = OptionName("installed")
-    static let maxConnections = OptionName("max-connections")
-    static let maxForwardLag = OptionName("max-forward-lag")
-    static let maxPages = OptionName("max-pages")
-    static let maxRejectedPerHour = OptionName("max-rejected-per-hour")
-    static let maxSilence = OptionName("max-silence")
-    static let metricsListen = OptionName("metrics-listen")
-    static let metric = OptionName("metric")
-    static let ndjson = OptionName("ndjson")
-    static let once = OptionName("once")
-    static let noDashboard = OptionName("no-dashboard")
-    static let onlyFailures = OptionName("only-failures")
-    static let passwordFile = OptionName("password-file")
-    static let period = OptionName("period")
-    static let preference = OptionName("preference")
-    static let product = OptionName("product")
-    static let probe = OptionName("probe")
-    static let quiet = OptionName("quiet")
-    static let rate = OptionName("rate")
-    static let rates = OptionName("rates")
-    static let reason = OptionName("reason")
-    static let reasonCode = OptionName("reason-code")
-    static let receiptFile = OptionName("receipt-file")
-    static let refundDeadline = OptionName("refund-deadline")
-    static let requestTimeout = OptionName("request-timeout")
-    static let resume = OptionName("resume")
-    static let revocationCheck = OptionName("revocation-check")
-    static let role = OptionName("role")
-    static let roles = OptionName("roles")
-    static let rootCa = OptionName("root-ca")
-    static let sample = OptionName("sample")
-    static let sampleData = OptionName("sample-data")
-    static let seed = OptionName("seed")
-    static let segment = OptionName("segment")
-    static let serverApiSandboxUrl = OptionName("server-api-sandbox-url")
-    static let serverApiUrl = OptionName("server-api-url")
-    static let sharedSecretFile = OptionName("shared-secret-file")
-    static let since = OptionName("since")
-    static let socketMode = OptionName("socket-mode")
-    static let statementTimeout = OptionName("statement-timeout")
-    static let status = OptionName("status")
-    static let storefront = OptionName("storefront")
-    static let subscribers = OptionName("subscribers")
-    static let target = OptionName("target")
-    static let theme = OptionName("theme")
-    static let timeout = OptionName("timeout")
-    static let to = OptionName("to")
-    static let tz = OptionName("tz")
-    static let until = OptionName("until")
-    static let uuid = OptionName("uuid")
-    static let verifyReceiptSandboxUrl = OptionName("verify-receipt-sandbox-url")
-    static let verifyReceiptUrl = OptionName("verify-receipt-url")
-    static let version = OptionName("version")
-    static let wait = OptionName("wait")
-    static let workers = OptionName("workers")
-    static let writeTimeout = OptionName("write-timeout")
-    static let yes = OptionName("yes")
+    case `operator`
+    case `print`
+    case `where`
+    case all
+    case alt
+    case body
+    case bullet
+    case bulletAlt = "bullet-alt"
+    case bulletImage = "bullet-image"
+    case header
+    case headerPosition = "header-position"
+    case id
+    case image
+    case kind
+    case locale
+    case request
+    case transaction
+    case allowEnvironment = "allow-environment"
+    case allowFrom = "allow-from"
+    case allowV1 = "allow-v1"
+    case apiIssuerId = "api-issuer-id"
+    case apiKeyFile = "api-key-file"
+    case apiKeyId = "api-key-id"
+    case appAppleId = "app-apple-id"
+    case app
+    case apple
+    case auto
+    case batchSize = "batch-size"
+    case before
+    case bundleId = "bundle-id"
+    case busyTimeoutMs = "busy-timeout-ms"
+    case by
+    case cgi
+    case concurrency
+    case config
+    case connectionLimit = "connection-limit"
+    case consented
+    case consumed
+    case copies
+    case count
+    case csv
+    case days
+    case dead
+    case db
+    case definitionsMarkdown = "definitions-markdown"
+    case delivery
+    case directory
+    case dryRun = "dry-run"
+    case duration
+    case environment
+    case force
+    case from
+    case help
+    case idleTimeout = "idle-timeout"
+    case json
+    case limit
+    case list
+    case listen
+    case lockTimeout = "lock-timeout"
+    case installed
+    case maxConnections = "max-connections"
+    case maxForwardLag = "max-forward-lag"
+    case maxPages = "max-pages"
+    case maxRejectedPerHour = "max-rejected-per-hour"
+    case maxSilence = "max-silence"
+    case metricsListen = "metrics-listen"
+    case metric
+    case ndjson
+    case once
+    case noDashboard = "no-dashboard"
+    case onlyFailures = "only-failures"
+    case passwordFile = "password-file"
+    case period
+    case preference
+    case product
+    case probe
+    case quiet
+    case rate
+    case rates
+    case reason
+    case reasonCode = "reason-code"
+    case receiptFile = "receipt-file"
+    case refundDeadline = "refund-deadline"
+    case requestTimeout = "request-timeout"
+    case resume
+    case revocationCheck = "revocation-check"
+    case role
+    case roles
+    case rootCa = "root-ca"
+    case sample
+    case sampleData = "sample-data"
+    case seed
+    case segment
+    case serverApiSandboxUrl = "server-api-sandbox-url"
+    case serverApiUrl = "server-api-url"
+    case sharedSecretFile = "shared-secret-file"
+    case since
+    case socketMode = "socket-mode"
+    case statementTimeout = "statement-timeout"
+    case status
+    case storefront
+    case subscribers
+    case target
+    case theme
+    case timeout
+    case to
+    case tz
+    case until
+    case uuid
+    case verifyReceiptSandboxUrl = "verify-receipt-sandbox-url"
+    case verifyReceiptUrl = "verify-receipt-url"
+    case version
+    case wait
+    case workers
+    case writeTimeout = "write-timeout"
+    case yes
 }

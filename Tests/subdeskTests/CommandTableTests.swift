@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import subdesk
+import SubscriptionCore
 
 /// The commands are declared once, as `CommandSpec`s: parsing, help and the README's table
 /// follow from them.
@@ -17,28 +18,33 @@ final class CommandTableTests: XCTestCase {
         XCTAssertTrue(readme.contains(table.markdown() + "\n"), "README.md's command table differs; paste `subdesk commands`:\n\(table.markdown())")
     }
 
+    /// An option one command takes (`--header-position`, retention's) given to another:
+    /// parsed there, refused where it is not declared, and shown in that command's help and row.
     func testAnOptionAddedToOneSpecIsParsedRefusedElsewhereAndShownInHelpAndTheReadme() throws {
         var extended = table
         let show = try XCTUnwrap(extended.commands.firstIndex { $0.name == "show" })
-        extended.commands[show].options.append(.value(OptionName("colour"), "WHEN", "paint the timeline: always, never or auto"))
+        extended.commands[show].options.append(.value(.headerPosition, "WHERE", "paint the timeline: always, never or auto"))
 
-        let parsed = Arguments.parse(["show", "--colour", "never", "user-1"], commands: extended)
+        let parsed = Arguments.parse(["show", "--header-position", "never", "user-1"], commands: extended)
         XCTAssertNil(parsed.problem)
-        XCTAssertEqual(parsed.value(OptionName("colour")), "never")
+        XCTAssertEqual(parsed.value(.headerPosition), "never")
         XCTAssertEqual(parsed.positionals, ["user-1"])
         // Before the command too, as every option may come.
-        XCTAssertEqual(Arguments.parse(["--colour=auto", "show", "user-1"], commands: extended).value(OptionName("colour")), "auto")
+        XCTAssertEqual(Arguments.parse(["--header-position=auto", "show", "user-1"], commands: extended).value(.headerPosition), "auto")
 
-        let elsewhere = Arguments.parse(["search", "--colour", "never", "user"], commands: extended)
-        XCTAssertEqual(elsewhere.problem?.description, "'search' does not take --colour (see subdesk search --help)")
+        let elsewhere = Arguments.parse(["search", "--header-position", "never", "user"], commands: extended)
+        XCTAssertEqual(elsewhere.problem?.description, "'search' does not take --header-position (see subdesk search --help)")
         XCTAssertEqual(elsewhere.positionals, ["user"], "the refused option's value is not read as an argument")
-        XCTAssertNotNil(Arguments.parse(["show", "--colour", "never", "x"], commands: table).problem, "the standard table is untouched")
+        XCTAssertNotNil(Arguments.parse(["show", "--header-position", "never", "x"], commands: table).problem, "the standard table is untouched")
 
-        XCTAssertTrue(extended.commands[show].help.contains("--colour WHEN"), extended.commands[show].help)
+        XCTAssertTrue(extended.commands[show].help.contains("--header-position WHERE"), extended.commands[show].help)
         XCTAssertTrue(extended.commands[show].help.contains("paint the timeline"))
-        let row = try XCTUnwrap(extended.markdown().split(separator: "\n").first { $0.hasPrefix("| `subdesk show ID` |") })
-        XCTAssertTrue(row.contains("`--colour WHEN`"), String(row))
-        XCTAssertFalse(table.markdown().contains("--colour"))
+        func showRow(_ table: CommandTable) throws -> String {
+            String(try XCTUnwrap(table.markdown().split(separator: "\n").first { $0.hasPrefix("| `subdesk show ID` |") }))
+        }
+        let row = try showRow(extended), standardRow = try showRow(table)
+        XCTAssertTrue(row.contains("`--header-position WHERE`"), row)
+        XCTAssertFalse(standardRow.contains("--header-position"))
     }
 
     func testRefusalsNameTheOptionAndTheCommand() {
@@ -100,17 +106,24 @@ final class CommandTableTests: XCTestCase {
         }
     }
 
-    /// `OptionName` is the table's vocabulary: each of its names is an option some command
+    /// `OptionName` is the table's vocabulary: each of its cases is an option some command
     /// (or every command) takes, and each option's name is one of them.
     func testEveryOptionNameIsAnOptionOfTheTable() throws {
-        let source = try String(contentsOfFile: Self.repoRoot + "/Sources/subdesk/OptionName.swift", encoding: .utf8)
-        let declaration = try NSRegularExpression(pattern: #"static let `?(\w+)`? = OptionName\("([a-z0-9-]+)"\)"#)
-        let names = declaration.matches(in: source, range: NSRange(source.startIndex..., in: source)).map {
-            String(source[Range($0.range(at: 2), in: source)!])
-        }
         let options = table.commands.flatMap(\.allOptions) + OptionGroup.global.options + [CommandTable.version]
-        XCTAssertEqual(Set(names), Set(options.map(\.name)), "OptionName lists the options of the table, no more")
-        XCTAssertEqual(names.count, Set(names).count, "a name twice")
+        XCTAssertEqual(Set(OptionName.allCases), Set(options.map(\.key)), "OptionName lists the options of the table, no more")
+    }
+
+    /// An option that stands in for a config key names a key the file takes at its top level,
+    /// so `Context.setting` reads it when the flag is not given.
+    func testEveryConfigKeyAnOptionStandsInForIsATopLevelKey() throws {
+        let options = table.commands.flatMap(\.allOptions) + OptionGroup.global.options
+        let keys = options.compactMap(\.configKey)
+        XCTAssertGreaterThan(Set(keys.map(\.name)).count, 15)
+        for key in keys {
+            XCTAssertTrue(Configuration.keys.contains(key), "\(key.name) is a top-level key, as the sample file words it")
+        }
+        let tz = try XCTUnwrap(Configuration(text: "tz = Europe/Paris\n", source: "config").string(CommandOption.timeZone.configKey!))
+        XCTAssertEqual(tz, "Europe/Paris")
     }
 
     func testNamesAreUniqueAndEveryCommandHasHelp() {

@@ -61,23 +61,26 @@ final class ManAndCompletionTests: SubdeskTestCase {
         }
     }
 
+    /// An option one command takes (`--header-position`, retention's) given to `counts`.
     func testAnOptionAddedToASpecChangesItsManPageAndCompletionsWithNoOtherEdit() throws {
         var extended = table
         let counts = try XCTUnwrap(extended.commands.firstIndex { $0.name == "counts" })
-        extended.commands[counts].options.append(.value(OptionName("colour"), "always|never", "paint the numbers"))
+        extended.commands[counts].options.append(.value(.headerPosition, "always|never", "paint the numbers"))
         let page = ManPages(table: extended).page(for: extended.commands[counts])
-        XCTAssertTrue(page.contains(".TP\n\\fB\\-\\-colour\\fR \\fIalways|never\\fR\npaint the numbers"), page)
-        XCTAssertFalse(ManPages(table: table).page(for: table.commands[counts]).contains("colour"))
+        XCTAssertTrue(page.contains(".TP\n\\fB\\-\\-header\\-position\\fR \\fIalways|never\\fR\npaint the numbers"), page)
+        XCTAssertFalse(ManPages(table: table).page(for: table.commands[counts]).contains("header\\-position"))
 
         let bash = Completions(table: extended).bash
-        XCTAssertTrue(lines(for: "counts", in: bash, shell: .bash).contains(" --colour"))
-        XCTAssertTrue(bash.contains("counts:colour) COMPREPLY=($(compgen -W \"always never\" -- \"$cur\"))"), bash)
-        XCTAssertTrue(Completions(table: extended).zsh.contains("'--colour=[paint the numbers]:always|never:(always never)'"))
-        XCTAssertTrue(Completions(table: extended).fish.contains(
-            "complete -c subdesk -n '__fish_seen_subcommand_from counts' -l colour -x -a 'always never' -d 'paint the numbers'"))
+        XCTAssertTrue(lines(for: "counts", in: bash, shell: .bash).contains(" --header-position"))
+        XCTAssertFalse(lines(for: "counts", in: Completions(table: table).bash, shell: .bash).contains(" --header-position"))
+        XCTAssertTrue(bash.contains("counts:header-position) COMPREPLY=($(compgen -W \"always never\" -- \"$cur\"))"), bash)
+        XCTAssertTrue(Completions(table: extended).zsh.contains("'--header-position=[paint the numbers]:always|never:(always never)'"))
+        let fish = "complete -c subdesk -n '__fish_seen_subcommand_from counts' -l header-position -x -a 'always never' -d 'paint the numbers'"
+        XCTAssertTrue(Completions(table: extended).fish.contains(fish))
         for shell in Completions.Shell.allCases {
-            XCTAssertFalse(Completions(table: table).script(for: shell).contains("colour"), "\(shell): the standard table is untouched")
+            XCTAssertFalse(Completions(table: table).script(for: shell).contains("paint the numbers"), "\(shell): the standard table is untouched")
         }
+        XCTAssertFalse(Completions(table: table).fish.contains(fish))
     }
 
     func testFixedValuesAreDeclaredOnTheOptions() throws {

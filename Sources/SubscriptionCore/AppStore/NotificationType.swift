@@ -2,46 +2,81 @@
 public struct NotificationType: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// A type subdesk declares: one of `Name`'s.
+    public init(_ name: Name) { rawValue = name.rawValue }
     public var description: String { rawValue }
 
-    public static let subscribed = NotificationType(rawValue: "SUBSCRIBED")
-    public static let didRenew = NotificationType(rawValue: "DID_RENEW")
-    public static let didChangeRenewalPref = NotificationType(rawValue: "DID_CHANGE_RENEWAL_PREF")
-    public static let didChangeRenewalStatus = NotificationType(rawValue: "DID_CHANGE_RENEWAL_STATUS")
-    public static let offerRedeemed = NotificationType(rawValue: "OFFER_REDEEMED")
-    public static let didFailToRenew = NotificationType(rawValue: "DID_FAIL_TO_RENEW")
-    public static let gracePeriodExpired = NotificationType(rawValue: "GRACE_PERIOD_EXPIRED")
-    public static let expired = NotificationType(rawValue: "EXPIRED")
-    public static let priceIncrease = NotificationType(rawValue: "PRICE_INCREASE")
-    public static let refund = NotificationType(rawValue: "REFUND")
-    public static let refundDeclined = NotificationType(rawValue: "REFUND_DECLINED")
-    public static let refundReversed = NotificationType(rawValue: "REFUND_REVERSED")
-    public static let consumptionRequest = NotificationType(rawValue: "CONSUMPTION_REQUEST")
-    public static let renewalExtended = NotificationType(rawValue: "RENEWAL_EXTENDED")
-    public static let renewalExtension = NotificationType(rawValue: "RENEWAL_EXTENSION")
-    public static let revoke = NotificationType(rawValue: "REVOKE")
-    public static let test = NotificationType(rawValue: "TEST")
-    public static let externalPurchaseToken = NotificationType(rawValue: "EXTERNAL_PURCHASE_TOKEN")
-    public static let oneTimeCharge = NotificationType(rawValue: "ONE_TIME_CHARGE")
-    /// A parent or guardian withdrew consent (Notifications 2.19): Apple stops the app from
-    /// launching for that user. It carries `appData`, naming the app transaction, not a purchase.
-    public static let rescindConsent = NotificationType(rawValue: "RESCIND_CONSENT")
+    /// The types subdesk declares, each a case once (the table of meanings gives each a
+    /// row: `NotificationMeaningTests`); one Apple adds later is kept all the same, as it came.
+    public enum Name: String, CaseIterable, Sendable {
+        case subscribed = "SUBSCRIBED"
+        case didRenew = "DID_RENEW"
+        case didChangeRenewalPref = "DID_CHANGE_RENEWAL_PREF"
+        case didChangeRenewalStatus = "DID_CHANGE_RENEWAL_STATUS"
+        case offerRedeemed = "OFFER_REDEEMED"
+        case didFailToRenew = "DID_FAIL_TO_RENEW"
+        case gracePeriodExpired = "GRACE_PERIOD_EXPIRED"
+        case expired = "EXPIRED"
+        case priceIncrease = "PRICE_INCREASE"
+        case refund = "REFUND"
+        case refundDeclined = "REFUND_DECLINED"
+        case refundReversed = "REFUND_REVERSED"
+        case consumptionRequest = "CONSUMPTION_REQUEST"
+        case renewalExtended = "RENEWAL_EXTENDED"
+        case renewalExtension = "RENEWAL_EXTENSION"
+        case revoke = "REVOKE"
+        case test = "TEST"
+        case externalPurchaseToken = "EXTERNAL_PURCHASE_TOKEN"
+        case oneTimeCharge = "ONE_TIME_CHARGE"
+        /// A parent or guardian withdrew consent (Notifications 2.19): Apple stops the app from
+        /// launching for that user. It carries `appData`, naming the app transaction, not a purchase.
+        case rescindConsent = "RESCIND_CONSENT"
 
-    /// Types Apple added after the ones above (its changelog and libraries, 2025): subdesk
-    /// keeps them and models no state effect for them (`NotificationMeanings.standard`).
-    public static let metadataUpdate = NotificationType(rawValue: "METADATA_UPDATE")
-    public static let migration = NotificationType(rawValue: "MIGRATION")
-    public static let priceChange = NotificationType(rawValue: "PRICE_CHANGE")
+        /// Types Apple added after the ones above (its changelog and libraries, 2025): subdesk
+        /// keeps them and models no state effect for them (`NotificationMeanings.standard`).
+        case metadataUpdate = "METADATA_UPDATE"
+        case migration = "MIGRATION"
+        case priceChange = "PRICE_CHANGE"
 
-    // V1 names (`notification_type`) that V2 does not use; the others are spelled as V2's.
-    public static let initialBuy = NotificationType(rawValue: "INITIAL_BUY")
-    public static let cancel = NotificationType(rawValue: "CANCEL")
-    public static let renewal = NotificationType(rawValue: "RENEWAL")
-    public static let interactiveRenewal = NotificationType(rawValue: "INTERACTIVE_RENEWAL")
-    public static let didRecover = NotificationType(rawValue: "DID_RECOVER")
-    public static let priceIncreaseConsent = NotificationType(rawValue: "PRICE_INCREASE_CONSENT")
+        // V1 names (`notification_type`) that V2 does not use; the others are spelled as V2's.
+        case initialBuy = "INITIAL_BUY"
+        case cancel = "CANCEL"
+        case renewal = "RENEWAL"
+        case interactiveRenewal = "INTERACTIVE_RENEWAL"
+        case didRecover = "DID_RECOVER"
+        case priceIncreaseConsent = "PRICE_INCREASE_CONSENT"
+    }
 
-    /// Every V2 type the table of meanings knows, in its order.
+    public static let subscribed = NotificationType(.subscribed)
+    public static let didRenew = NotificationType(.didRenew)
+    public static let didChangeRenewalPref = NotificationType(.didChangeRenewalPref)
+    public static let didChangeRenewalStatus = NotificationType(.didChangeRenewalStatus)
+    public static let offerRedeemed = NotificationType(.offerRedeemed)
+    public static let didFailToRenew = NotificationType(.didFailToRenew)
+    public static let gracePeriodExpired = NotificationType(.gracePeriodExpired)
+    public static let expired = NotificationType(.expired)
+    public static let priceIncrease = NotificationType(.priceIncrease)
+    public static let refund = NotificationType(.refund)
+    public static let refundDeclined = NotificationType(.refundDeclined)
+    public static let refundReversed = NotificationType(.refundReversed)
+    public static let consumptionRequest = NotificationType(.consumptionRequest)
+    public static let renewalExtended = NotificationType(.renewalExtended)
+    public static let renewalExtension = NotificationType(.renewalExtension)
+    public static let revoke = NotificationType(.revoke)
+    public static let test = NotificationType(.test)
+    public static let externalPurchaseToken = NotificationType(.externalPurchaseToken)
+    public static let oneTimeCharge = NotificationType(.oneTimeCharge)
+    public static let rescindConsent = NotificationType(.rescindConsent)
+    public static let metadataUpdate = NotificationType(.metadataUpdate)
+    public static let migration = NotificationType(.migration)
+    public static let priceChange = NotificationType(.priceChange)
+    public static let initialBuy = NotificationType(.initialBuy)
+    public static let cancel = NotificationType(.cancel)
+    public static let renewal = NotificationType(.renewal)
+    public static let interactiveRenewal = NotificationType(.interactiveRenewal)
+    public static let didRecover = NotificationType(.didRecover)
+    public static let priceIncreaseConsent = NotificationType(.priceIncreaseConsent)
+
     public static var documented: [NotificationType] { NotificationMeanings.standard.v2Types }
 
     public var isDocumented: Bool { NotificationMeanings.standard.v2Types.contains(self) }
@@ -51,32 +86,57 @@ public struct NotificationType: RawRepresentable, Hashable, Codable, Sendable, C
 public struct NotificationSubtype: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// A subtype subdesk declares: one of `Name`'s.
+    public init(_ name: Name) { rawValue = name.rawValue }
     public var description: String { rawValue }
 
-    public static let initialBuy = NotificationSubtype(rawValue: "INITIAL_BUY")
-    public static let resubscribe = NotificationSubtype(rawValue: "RESUBSCRIBE")
-    public static let downgrade = NotificationSubtype(rawValue: "DOWNGRADE")
-    public static let upgrade = NotificationSubtype(rawValue: "UPGRADE")
-    public static let autoRenewEnabled = NotificationSubtype(rawValue: "AUTO_RENEW_ENABLED")
-    public static let autoRenewDisabled = NotificationSubtype(rawValue: "AUTO_RENEW_DISABLED")
-    public static let voluntary = NotificationSubtype(rawValue: "VOLUNTARY")
-    public static let billingRetry = NotificationSubtype(rawValue: "BILLING_RETRY")
-    public static let priceIncrease = NotificationSubtype(rawValue: "PRICE_INCREASE")
-    public static let gracePeriod = NotificationSubtype(rawValue: "GRACE_PERIOD")
-    public static let pending = NotificationSubtype(rawValue: "PENDING")
-    public static let accepted = NotificationSubtype(rawValue: "ACCEPTED")
-    public static let billingRecovery = NotificationSubtype(rawValue: "BILLING_RECOVERY")
-    public static let productNotForSale = NotificationSubtype(rawValue: "PRODUCT_NOT_FOR_SALE")
-    public static let summary = NotificationSubtype(rawValue: "SUMMARY")
-    public static let failure = NotificationSubtype(rawValue: "FAILURE")
-    public static let unreported = NotificationSubtype(rawValue: "UNREPORTED")
+    /// The subtypes subdesk declares, each a case once (the table of meanings gives each a
+    /// row: `NotificationMeaningTests`); one Apple adds later is kept all the same, as it came.
+    public enum Name: String, CaseIterable, Sendable {
+        case initialBuy = "INITIAL_BUY"
+        case resubscribe = "RESUBSCRIBE"
+        case downgrade = "DOWNGRADE"
+        case upgrade = "UPGRADE"
+        case autoRenewEnabled = "AUTO_RENEW_ENABLED"
+        case autoRenewDisabled = "AUTO_RENEW_DISABLED"
+        case voluntary = "VOLUNTARY"
+        case billingRetry = "BILLING_RETRY"
+        case priceIncrease = "PRICE_INCREASE"
+        case gracePeriod = "GRACE_PERIOD"
+        case pending = "PENDING"
+        case accepted = "ACCEPTED"
+        case billingRecovery = "BILLING_RECOVERY"
+        case productNotForSale = "PRODUCT_NOT_FOR_SALE"
+        case summary = "SUMMARY"
+        case failure = "FAILURE"
+        case unreported = "UNREPORTED"
 
-    /// External purchase tokens (Apple's changelog, 2025): a reminder about an active token,
-    /// and a token created.
-    public static let activeTokenReminder = NotificationSubtype(rawValue: "ACTIVE_TOKEN_REMINDER")
-    public static let created = NotificationSubtype(rawValue: "CREATED")
+        /// External purchase tokens (Apple's changelog, 2025): a reminder about an active token,
+        /// and a token created.
+        case activeTokenReminder = "ACTIVE_TOKEN_REMINDER"
+        case created = "CREATED"
+    }
 
-    /// Every subtype the table of meanings names, in its order.
+    public static let initialBuy = NotificationSubtype(.initialBuy)
+    public static let resubscribe = NotificationSubtype(.resubscribe)
+    public static let downgrade = NotificationSubtype(.downgrade)
+    public static let upgrade = NotificationSubtype(.upgrade)
+    public static let autoRenewEnabled = NotificationSubtype(.autoRenewEnabled)
+    public static let autoRenewDisabled = NotificationSubtype(.autoRenewDisabled)
+    public static let voluntary = NotificationSubtype(.voluntary)
+    public static let billingRetry = NotificationSubtype(.billingRetry)
+    public static let priceIncrease = NotificationSubtype(.priceIncrease)
+    public static let gracePeriod = NotificationSubtype(.gracePeriod)
+    public static let pending = NotificationSubtype(.pending)
+    public static let accepted = NotificationSubtype(.accepted)
+    public static let billingRecovery = NotificationSubtype(.billingRecovery)
+    public static let productNotForSale = NotificationSubtype(.productNotForSale)
+    public static let summary = NotificationSubtype(.summary)
+    public static let failure = NotificationSubtype(.failure)
+    public static let unreported = NotificationSubtype(.unreported)
+    public static let activeTokenReminder = NotificationSubtype(.activeTokenReminder)
+    public static let created = NotificationSubtype(.created)
+
     public static var documented: [NotificationSubtype] { NotificationMeanings.standard.subtypes }
 }
 
