@@ -24,9 +24,10 @@ public struct StoreGenerator {
     }
 
     /// A small, fast, reproducible generator (SplitMix64): the same sequence for the same seed.
-    struct Random: RandomNumberGenerator {
+    public struct Random: RandomNumberGenerator {
         var state: UInt64
-        mutating func next() -> UInt64 {
+        public init(state: UInt64) { self.state = state }
+        public mutating func next() -> UInt64 {
             state &+= 0x9E37_79B9_7F4A_7C15
             var z = state
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

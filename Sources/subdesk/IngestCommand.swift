@@ -9,7 +9,7 @@ enum IngestCommand {
         subdesk ingest [--root-ca FILE]... [--bundle-id ID] [--app-apple-id N]
                        [--environment Production|Sandbox] [--allow-environment Xcode|LocalTesting]
                        [--allow-v1] [--shared-secret-file FILE] [--revocation-check off|ocsp]
-                       [--batch-size N] [--json] [PATH|-]...
+                       [--batch-size N] [--workers N] [--json] [PATH|-]...
         subdesk ingest --cgi
         """,
         discussion: """
@@ -17,6 +17,9 @@ enum IngestCommand {
         or NDJSON (one body per line); `-` (or no PATH) reads standard input. Every body is
         stored, recognised as a duplicate, or quarantined with the reason it was refused.
         Prints `ingested N, duplicates D, rejected R`; exits 0 when nothing was rejected, 1 otherwise.
+        Signatures are verified on --workers threads (one per core by default), each on a connection
+        of its own, while the writer commits what they checked in input order; --workers 1 checks each
+        batch on the writer's connection before writing it. The store is the same either way.
         Bodies are committed in batches (--batch-size, 500 by default). When the store stops a batch
         (a full disk, a lock held too long), what was committed stays, the command says how much and
         the first input line not stored, prints the command that resumes from there, and exits 3.
@@ -26,26 +29,40 @@ enum IngestCommand {
                   + "stored or a duplicate, 4xx for a body that can never be valid (it is quarantined), 5xx when it "
                   + "could not be stored, so Apple retries"),
             .value(.batchSize, "N", "bodies committed together at most (default \(BatchIngest.standardBatchSize))"),
+            .value(.workers, "N", "threads that verify bodies ahead of the writer, 1 to \(maxWorkers) (default: one per core)"),
             .quiet,
         ],
         groups: [.intake],
         action: StoreAction(words: "store notifications", privilege: .insert, table: "notifications"),
         run: run)
 
+    static let maxWorkers = 64
+
     static func run(_ context: Context) throws -> Int32 {
         if context.arguments.has(.cgi) { return CGIIngest.run(context) }
+        var batchSize = BatchIngest.standardBatchSize
+        if let text = context.arguments.value(.batchSize) {
+            guard let n = Int(text), n >= 1 else { throw UsageError("--batch-size must be a whole number of bodies, got \(text)") }
+            batchSize = n
+        }
+        var workers = min(ProcessInfo.processInfo.activeProcessorCount, 16)
+        if let text = context.arguments.value(.workers) {
+            guard let n = Int(text), (1...maxWorkers).contains(n) else {
+                throw UsageError("--workers must be a whole number from 1 to \(maxWorkers), got \(text)")
+            }
+            workers = n
+        }
         // A batch job can wait its turn behind other writers longer than a web request can.
         let store = try context.openStore(busyTimeoutMs: 120_000, mode: .createIfMissing)
         let intake = try context.makeIntake(store: store)
         if intake.policy.bundleId == nil && intake.policy.apps.count <= 1 {
             Output.warn("no bundle id configured: bundle ids are not checked (set bundle_id or pass --bundle-id)")
         }
-        var batchSize = BatchIngest.standardBatchSize
-        if let text = context.arguments.value(.batchSize) {
-            guard let n = Int(text), n >= 1 else { throw UsageError("--batch-size must be a whole number of bodies, got \(text)") }
-            batchSize = n
+        // Each worker checks on a connection of its own; one worker checks on the writer's.
+        let checkers = workers < 2 ? [] : try (0..<min(workers, maxWorkers)).map { _ in
+            try context.makeIntake(store: try context.openStore(busyTimeoutMs: 120_000, mode: .existing))
         }
-        var batches = try BatchIngest(intake: intake, batchSize: batchSize)
+        var batches = try BatchIngest(intake: intake, checkers: checkers, batchSize: batchSize)
         var emptyInputs = 0
         let paths = context.arguments.positionals.isEmpty ? ["-"] : context.arguments.positionals
         for (pathIndex, path) in paths.enumerated() {

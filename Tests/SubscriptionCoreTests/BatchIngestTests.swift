@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import SubscriptionCore
 import SubdeskTestKit
+import SubdeskScenarios
 
 /// Batch intake: bodies committed in batches, counts over every call, and a stop that keeps
 /// what came before it.
@@ -58,4 +59,49 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(batches.committed.stored, 2)
         XCTAssertEqual(try store.notifications.count(), 2)
     }
+
+    /// Bodies checked ahead on other connections (`BatchIngest.checkers`) give the store that
+    /// checking each batch on the writer's own gives, row for row: the demo's scenarios and
+    /// more lifecycles (SUBDESK_PIPELINE_BODIES, default 1,200), shuffled, with a tenth sent
+    /// twice and a few bodies no intake accepts.
+    func testCheckingAheadOnOtherConnectionsGivesTheStoreSequentialIntakeGives() throws {
+        let count = Int(ProcessInfo.processInfo.environment["SUBDESK_PIPELINE_BODIES"] ?? "").map { min(max($0, 100), 200_000) } ?? 1_200
+        let anchor = DateText.nowMillis()
+        let scenarios = try TestKit.sample.scenarios()
+        let builder = ScenarioBuilder(signer: try TestKit.sample.signer())
+        var bodies: [Data] = []
+        for (n, scenario) in scenarios.enumerated() { bodies += try builder.bodies(for: scenario, instance: 800_000 + n, anchor: anchor) }
+        var instance = 810_000
+        bodies += try builder.bodies(count: count, cycling: scenarios, instance: &instance, anchor: anchor)
+        var random = StoreGenerator.Random(state: 49_50)
+        bodies += bodies.indices.filter { $0 % 10 == 3 }.map { bodies[$0] }
+        bodies += [Data("not a notification".utf8), Data("{\"signedPayload\": \"a.b.c\"}".utf8)]
+        bodies.shuffle(using: &random)
+
+        func ingest(into name: String, checkers: Int) throws -> (Store, BatchIngest.Counts, [String]) {
+            let location = Store.testLocation(file: directory.appendingPathComponent(name).path)
+            let store = try Store(path: location)
+            var batches = try BatchIngest(intake: TestKit.intake(store),
+                                          checkers: try (0..<checkers).map { _ in TestKit.intake(try Store(path: location)) },
+                                          batchSize: 97)
+            batches.clock = { anchor }
+            var refused: [String] = []
+            let counts = try batches.ingest(count: bodies.count, body: { BatchIngest.Body(bodies[$0], source: "line \($0 + 1)") },
+                                            rejected: { source, reason, _ in refused.append("\(source): \(reason)") })
+            return (store, counts, refused)
+        }
+        let (sequential, expected, expectedRefusals) = try ingest(into: "sequential.db", checkers: 0)
+        XCTAssertGreaterThan(expected.stored, count)
+        XCTAssertGreaterThan(expected.duplicates, count / 20)
+        XCTAssertEqual(expected.rejected, 2)
+        let reference = try sequential.upkeep.contentDigest()
+        for checkers in [1, 3] {
+            let (ahead, counts, refusals) = try ingest(into: "ahead-\(checkers).db", checkers: checkers)
+            XCTAssertEqual(counts, expected, "\(checkers) checkers")
+            XCTAssertEqual(refusals, expectedRefusals, "refusals are heard in input order")
+            let digest = try ahead.upkeep.contentDigest()
+            XCTAssertEqual(reference.keys.sorted().filter { reference[$0] != digest[$0] }, [], "\(checkers) checkers: tables that differ")
+        }
+    }
 }
+

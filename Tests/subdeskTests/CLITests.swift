@@ -277,6 +277,29 @@ final class CLITests: SubdeskTestCase, RunsOnEveryEngine {
         XCTAssertEqual((try json(q.stdout) as? [Any])?.count, 3)
     }
 
+    /// `--workers` is bounded and refused before any store is made; any number of workers
+    /// takes the same bodies in with the same counts.
+    func testIngestWorkersAreBoundedAndTakeTheSameBodiesIn() throws {
+        let demo = try demoStore()
+        let bodies = try rawBodies(demo)
+        let count = bodies.split(separator: UInt8(ascii: "\n")).count
+        let flags = ["--root-ca", Self.repoRoot + "/sample-data/test-ca/root.der", "--bundle-id", "com.example.subdesk.demo",
+                     "--app-apple-id", "1234567890"]
+        for bad in ["0", "65", "two", "-1", "99999999999999999999999"] {
+            let path = dir + "/refused-\(bad.count).db"
+            let r = try run(["ingest", "--db", path, "--workers", bad] + flags + ["-"], stdin: bodies)
+            XCTAssertNotEqual(r.status, 0, bad)
+            XCTAssertTrue(r.stderr.contains("--workers must be a whole number from 1 to 64, got \(bad)"), r.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path), "no store is made for a refused --workers \(bad)")
+        }
+        for workers in ["1", "3"] {
+            let db = Store.testLocation(file: dir + "/workers-\(workers).db")
+            let r = try run(["ingest", "--db", db, "--workers", workers, "--batch-size", "7"] + flags + ["-"], stdin: bodies)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(r.stdout, "ingested \(count), duplicates 0, rejected 0\n", "--workers \(workers)")
+        }
+    }
+
     func testIngestFromStdinWithRootAndPolicyFlags() throws {
         // Build signed bodies with the demo builder, export them, and ingest through the CLI.
         let demo = try demoStore()

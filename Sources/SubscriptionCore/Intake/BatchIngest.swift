@@ -10,6 +10,10 @@ import Foundation
 /// inside its batch. A store that fails, or a revocation check that could not be made,
 /// stops the run (`Stopped`): that batch is rolled back and every batch before it stays
 /// committed, to be resumed from the batch's first body (duplicates are answered as such).
+///
+/// Given `checkers` (intakes on connections of their own), bodies are checked on one thread
+/// each, ahead of the writer (`CheckAhead`), while this thread commits them in input order:
+/// the same store as checking them here, one after another.
 public struct BatchIngest {
     /// What became of the bodies committed so far.
     public struct Counts: Equatable, Sendable {
@@ -41,16 +45,23 @@ public struct BatchIngest {
     public static let standardBatchTime: Duration = .milliseconds(250)
 
     public let intake: Intake
+    /// The intakes that check bodies ahead of the writer, one thread each; none: `intake`
+    /// checks each batch before writing it.
+    public let checkers: [Intake]
     public var batchSize: Int
     public var batchTime: Duration
+    /// When each body is taken to have been received (its checking's moment; a test fixes it).
+    public var clock: @Sendable () -> Millis = { DateText.nowMillis() }
     /// Every body committed so far, over all calls.
     public private(set) var committed = Counts()
 
     /// Readies `intake`'s store for many batches in a row: fewer WAL checkpoints on SQLite,
     /// bounded server-side waits on PostgreSQL.
-    public init(intake: Intake, batchSize: Int = standardBatchSize, batchTime: Duration = standardBatchTime) throws {
+    public init(intake: Intake, checkers: [Intake] = [], batchSize: Int = standardBatchSize,
+                batchTime: Duration = standardBatchTime) throws {
         precondition(batchSize >= 1, "a batch holds at least one body")
         self.intake = intake
+        self.checkers = checkers
         self.batchSize = batchSize
         self.batchTime = batchTime
         try intake.store.upkeep.checkpointEvery(pages: StoreUpkeep.batchCheckpointPages)
@@ -63,6 +74,19 @@ public struct BatchIngest {
     @discardableResult
     public mutating func ingest(count: Int, body: (Int) throws -> Body,
                                 rejected: (_ source: String, _ reason: String, _ quarantineId: Int64) -> Void = { _, _, _ in }) throws -> Counts {
+        guard !checkers.isEmpty, count > 0 else { return try run(count: count, ahead: nil, body: body, rejected: rejected) }
+        // The workers stop before this returns, so `body` does not outlive the call.
+        return try withoutActuallyEscaping(body) { body in
+            // Checked ahead: two batches at most wait for the writer.
+            let ahead = CheckAhead(checkers: checkers, start: 0, end: count, window: max(2 * batchSize, 4 * checkers.count),
+                                   clock: clock, body: body)
+            defer { ahead.stop() }
+            return try run(count: count, ahead: ahead, body: body, rejected: rejected)
+        }
+    }
+
+    private mutating func run(count: Int, ahead: CheckAhead?, body: (Int) throws -> Body,
+                              rejected: (_ source: String, _ reason: String, _ quarantineId: Int64) -> Void) throws -> Counts {
         let store = intake.store
         let limit = UInt64(batchTime.components.seconds) * 1_000_000_000 + UInt64(batchTime.components.attoseconds / 1_000_000_000)
         var index = 0
@@ -72,8 +96,12 @@ public struct BatchIngest {
             do {
                 var checked: [(body: Intake.CheckedBody, source: String)] = []
                 repeat {
-                    let next = try body(index)
-                    checked.append((try intake.check(next.data, source: next.source), next.source))
+                    if let ahead {
+                        checked.append(try ahead.take(index))
+                    } else {
+                        let next = try body(index)
+                        checked.append((try intake.check(next.data, source: next.source, receivedAt: clock()), next.source))
+                    }
                     index += 1
                 } while index < count && (index - batchStart) < batchSize
                     && DispatchTime.now().uptimeNanoseconds - started < limit
