@@ -66,20 +66,25 @@ enum IngestCommand {
         var emptyInputs = 0
         let paths = context.arguments.positionals.isEmpty ? ["-"] : context.arguments.positionals
         for (pathIndex, path) in paths.enumerated() {
-            let data: Data
+            let handle: FileHandle
             if path == "-" {
                 if isatty(STDIN_FILENO) == 1 && !context.arguments.has(.quiet) {
                     Output.warn("reading notifications from standard input (end with Ctrl-D; give a PATH to read a file)")
                 }
-                data = FileHandle.standardInput.readDataToEndOfFile()
+                handle = FileHandle.standardInput
             } else {
-                guard let d = FileManager.default.contents(atPath: path) else {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                      let opened = FileHandle(forReadingAtPath: path) else {
                     throw UsageError("cannot read \(path): no such file or not readable")
                 }
-                data = d
+                handle = opened
             }
+            defer { if path != "-" { try? handle.close() } }
             let label = path == "-" ? "stdin" : path
-            let bodies = splitBodies(data)
+            // Read as the bodies are taken in: only those in flight are held.
+            let bodies: BodyStream
+            do { bodies = try BodyStream(handle: handle) } catch { throw UsageError("cannot read \(label): \(error)") }
             if bodies.isEmpty {
                 // Not a body to quarantine: there is nothing there at all.
                 Output.warn("\(label) holds no notification (it is empty): nothing to ingest from it")
@@ -87,17 +92,18 @@ enum IngestCommand {
                 continue
             }
             do {
-                try batches.ingest(count: bodies.count, body: { i in
-                    BatchIngest.Body(ExportedBody.unwrap(bodies[i].data), source: bodies.count > 1 ? "\(label):\(bodies[i].line)" : label)
+                try batches.ingest(next: {
+                    try bodies.next().map { BatchIngest.Body(ExportedBody.unwrap($0.data), source: bodies.several ? "\(label):\($0.line)" : label) }
                 }, rejected: { source, reason, id in
                     if !context.arguments.has(.quiet) {
                         Output.error("rejected \(source): \(SafeText.sanitize(reason)) (quarantine #\(id))")
                     }
                 })
             } catch let stopped as BatchIngest.Stopped {
-                let first = bodies[stopped.firstUncommitted]
-                let stop = BatchStopped(cause: "\(stopped.cause)", committed: stopped.committed, resumeAt: "\(label) line \(first.line)",
-                                        resume: path == "-" ? nil : (path, first.line), laterFiles: paths.count - pathIndex - 1)
+                // The batch's first body was read; one that could not be read is after the last that was.
+                let line = stopped.firstUncommitted < bodies.lines.count ? bodies.lines[stopped.firstUncommitted] : (bodies.lines.last ?? 0) + 1
+                let stop = BatchStopped(cause: "\(stopped.cause)", committed: stopped.committed, resumeAt: "\(label) line \(line)",
+                                        resume: path == "-" ? nil : (path, line), laterFiles: paths.count - pathIndex - 1)
                 stop.report(json: context.wantsJSON)
                 throw ExitStatus(code: BatchStopped.exitCode)
             }

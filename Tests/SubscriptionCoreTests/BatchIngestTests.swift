@@ -39,25 +39,60 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual([again.stored, again.duplicates, again.rejected], [5, 2, 1], "counts run over every call")
     }
 
+    /// Whether bodies are checked ahead or not (`checkers`), an input that fails stops the
+    /// run at its batch, and what was read after it is neither checked nor stored.
     func testAStopKeepsTheBatchesBeforeItAndSaysWhereToResume() throws {
-        let store = try store()
-        var batches = try BatchIngest(intake: TestKit.intake(store), batchSize: 2)
         struct Unreadable: Error {}
         let bodies = (1...3).map { i in
             TestKit.body(type: "DID_RENEW", transaction: TestKit.transaction(id: "20000009000002\(i)0", original: "20000009000002\(i)0"),
                          renewal: TestKit.renewal(original: "20000009000002\(i)0"))
         }
-        XCTAssertThrowsError(try batches.ingest(count: 4, body: { i in
-            guard i < 3 else { throw Unreadable() }
-            return BatchIngest.Body(bodies[i], source: "line \(i + 1)")
-        })) { error in
-            let stopped = error as? BatchIngest.Stopped
-            XCTAssertEqual(stopped?.firstUncommitted, 2, "the second batch (bodies 3 and 4) is not stored")
-            XCTAssertEqual(stopped?.committed.stored, 2)
-            XCTAssertTrue(stopped?.cause is Unreadable)
+        for checkers in [0, 2] {
+            let location = Store.testLocation(file: directory.appendingPathComponent("stop-\(checkers).db").path)
+            let store = try Store(path: location)
+            var batches = try BatchIngest(intake: TestKit.intake(store),
+                                          checkers: try (0..<checkers).map { _ in TestKit.intake(try Store(path: location)) }, batchSize: 2)
+            var asked = 0
+            XCTAssertThrowsError(try batches.ingest(count: 40, body: { i in
+                asked += 1
+                guard i < 3 else { throw Unreadable() }
+                return BatchIngest.Body(bodies[i], source: "line \(i + 1)")
+            })) { error in
+                let stopped = error as? BatchIngest.Stopped
+                XCTAssertEqual(stopped?.firstUncommitted, 2, "the second batch (bodies 3 and 4) is not stored")
+                XCTAssertEqual(stopped?.committed.stored, 2)
+                XCTAssertTrue(stopped?.cause is Unreadable)
+            }
+            XCTAssertEqual(asked, 4, "\(checkers) checkers: nothing is read after the input failed")
+            XCTAssertEqual(batches.committed.stored, 2)
+            XCTAssertEqual(try store.notifications.count(), 2)
         }
-        XCTAssertEqual(batches.committed.stored, 2)
-        XCTAssertEqual(try store.notifications.count(), 2)
+    }
+
+    /// Bodies pulled one by one until the input has no more, as `subdesk ingest` reads a file:
+    /// with and without checkers, the same counts; an input with no body commits nothing.
+    func testBodiesPulledUntilTheInputEnds() throws {
+        let bodies = (1...7).map { i in
+            TestKit.body(type: "DID_RENEW", transaction: TestKit.transaction(id: "20000009000003\(i)0", original: "20000009000003\(i)0"),
+                         renewal: TestKit.renewal(original: "20000009000003\(i)0"))
+        }
+        for checkers in [0, 1, 2] {
+            let location = Store.testLocation(file: directory.appendingPathComponent("pull-\(checkers).db").path)
+            let store = try Store(path: location)
+            var batches = try BatchIngest(intake: TestKit.intake(store),
+                                          checkers: try (0..<checkers).map { _ in TestKit.intake(try Store(path: location)) }, batchSize: 3)
+            var none = 0
+            XCTAssertEqual(try batches.ingest(next: { none += 1; return nil }), BatchIngest.Counts())
+            XCTAssertEqual(none, 1, "an empty input is asked once")
+            var index = 0
+            let counts = try batches.ingest(next: {
+                guard index < bodies.count else { return nil }
+                defer { index += 1 }
+                return BatchIngest.Body(bodies[index], source: "line \(index + 1)")
+            })
+            XCTAssertEqual([counts.stored, counts.duplicates, counts.rejected], [7, 0, 0], "\(checkers) checkers")
+            XCTAssertEqual(try store.notifications.count(), 7)
+        }
     }
 
     /// Bodies checked ahead on other connections (`BatchIngest.checkers`) give the store that

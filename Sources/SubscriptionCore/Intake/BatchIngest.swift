@@ -74,37 +74,52 @@ public struct BatchIngest {
     @discardableResult
     public mutating func ingest(count: Int, body: (Int) throws -> Body,
                                 rejected: (_ source: String, _ reason: String, _ quarantineId: Int64) -> Void = { _, _, _ in }) throws -> Counts {
-        guard !checkers.isEmpty, count > 0 else { return try run(count: count, ahead: nil, body: body, rejected: rejected) }
-        // The workers stop before this returns, so `body` does not outlive the call.
-        return try withoutActuallyEscaping(body) { body in
+        var index = 0
+        return try ingest(next: {
+            guard index < count else { return nil }
+            defer { index += 1 }
+            return try body(index)
+        }, rejected: rejected)
+    }
+
+    /// Checks and commits bodies in the order `next` gives them, until it gives nil: an input
+    /// read as it is taken in, so that only the bodies in flight (a few batches) are held.
+    /// `next` is called one call at a time, in order, from this thread or a checker's.
+    @discardableResult
+    public mutating func ingest(next: () throws -> Body?,
+                                rejected: (_ source: String, _ reason: String, _ quarantineId: Int64) -> Void = { _, _, _ in }) throws -> Counts {
+        guard !checkers.isEmpty else { return try run(ahead: nil, next: next, rejected: rejected) }
+        // The workers stop before this returns, so `next` does not outlive the call.
+        return try withoutActuallyEscaping(next) { next in
             // Checked ahead: two batches at most wait for the writer.
-            let ahead = CheckAhead(checkers: checkers, start: 0, end: count, window: max(2 * batchSize, 4 * checkers.count),
-                                   clock: clock, body: body)
+            let ahead = CheckAhead(checkers: checkers, window: max(2 * batchSize, 4 * checkers.count), clock: clock, next: next)
             defer { ahead.stop() }
-            return try run(count: count, ahead: ahead, body: body, rejected: rejected)
+            return try run(ahead: ahead, next: next, rejected: rejected)
         }
     }
 
-    private mutating func run(count: Int, ahead: CheckAhead?, body: (Int) throws -> Body,
+    private mutating func run(ahead: CheckAhead?, next: () throws -> Body?,
                               rejected: (_ source: String, _ reason: String, _ quarantineId: Int64) -> Void) throws -> Counts {
         let store = intake.store
         let limit = UInt64(batchTime.components.seconds) * 1_000_000_000 + UInt64(batchTime.components.attoseconds / 1_000_000_000)
         var index = 0
-        while index < count {
+        var ended = false
+        while !ended {
             let started = DispatchTime.now().uptimeNanoseconds
             let batchStart = index
             do {
                 var checked: [(body: Intake.CheckedBody, source: String)] = []
                 repeat {
                     if let ahead {
-                        checked.append(try ahead.take(index))
+                        guard let c = try ahead.take(index) else { ended = true; break }
+                        checked.append(c)
                     } else {
-                        let next = try body(index)
-                        checked.append((try intake.check(next.data, source: next.source, receivedAt: clock()), next.source))
+                        guard let body = try next() else { ended = true; break }
+                        checked.append((try intake.check(body.data, source: body.source, receivedAt: clock()), body.source))
                     }
                     index += 1
-                } while index < count && (index - batchStart) < batchSize
-                    && DispatchTime.now().uptimeNanoseconds - started < limit
+                } while (index - batchStart) < batchSize && DispatchTime.now().uptimeNanoseconds - started < limit
+                if checked.isEmpty { break }
                 var batch = committed
                 try store.write(touching: checked.flatMap(\.body.lockKeys)) {
                     // A write that is tried again starts its counts again.

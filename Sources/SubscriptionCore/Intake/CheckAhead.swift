@@ -13,27 +13,25 @@ final class CheckAhead: @unchecked Sendable {
     typealias Checked = (body: Intake.CheckedBody, source: String)
 
     private let condition = NSCondition()
-    /// The next index a worker takes, and the next the writer takes.
-    private var next: Int
-    private var taken: Int
+    /// The index the next body read gets, and the next the writer takes.
+    private var read = 0
+    private var taken = 0
     private var ready: [Int: Result<Checked, Error>] = [:]
     private var stopped = false
-    private let end: Int
+    /// How many bodies there are, once the input has said it has no more (or failed).
+    private var end: Int?
     private let window: Int
-    private let body: (Int) throws -> BatchIngest.Body
+    private let next: () throws -> BatchIngest.Body?
     private let clock: @Sendable () -> Millis
     private let finished = DispatchGroup()
 
-    /// Starts one thread per checker on bodies `start..<end`; `body(i)` is called under the
-    /// pipeline's lock, one call at a time, in index order.
-    init(checkers: [Intake], start: Int, end: Int, window: Int, clock: @escaping @Sendable () -> Millis,
-         body: @escaping (Int) throws -> BatchIngest.Body) {
+    /// Starts one thread per checker on the bodies `next` gives until it gives nil; `next`
+    /// is called under the pipeline's lock, one call at a time.
+    init(checkers: [Intake], window: Int, clock: @escaping @Sendable () -> Millis,
+         next: @escaping () throws -> BatchIngest.Body?) {
         precondition(!checkers.isEmpty && window >= 1)
-        next = start
-        taken = start
-        self.end = end
         self.window = window
-        self.body = body
+        self.next = next
         self.clock = clock
         for checker in checkers {
             finished.enter()
@@ -49,14 +47,27 @@ final class CheckAhead: @unchecked Sendable {
     private func work(_ checker: Intake) {
         while true {
             condition.lock()
-            while !stopped && next < end && next - taken >= window { condition.wait() }
-            guard !stopped && next < end else {
+            while !stopped && end == nil && read - taken >= window { condition.wait() }
+            guard !stopped && end == nil else {
                 condition.unlock()
                 return
             }
-            let index = next
-            next += 1
-            let item = Result { try body(index) }
+            let index = read
+            let item: Result<BatchIngest.Body, Error>
+            do {
+                guard let body = try next() else {
+                    end = index
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                }
+                item = .success(body)
+            } catch {
+                // Nothing is read after an input that failed; the writer stops at it.
+                item = .failure(error)
+                end = index + 1
+            }
+            read += 1
             condition.unlock()
             let result = item.flatMap { b in Result { (body: try checker.check(b.data, source: b.source, receivedAt: clock()), source: b.source) } }
             condition.lock()
@@ -66,13 +77,16 @@ final class CheckAhead: @unchecked Sendable {
         }
     }
 
-    /// The body at `index`, checked: the writer takes them one after another, from `start`.
-    /// Throws what reading or checking it threw.
-    func take(_ index: Int) throws -> Checked {
+    /// The body at `index`, checked, or nil past the last: the writer takes them one after
+    /// another, from 0. Throws what reading or checking it threw.
+    func take(_ index: Int) throws -> Checked? {
         condition.lock()
         defer { condition.unlock() }
         precondition(index == taken, "bodies are taken in order")
-        while ready[index] == nil { condition.wait() }
+        while ready[index] == nil {
+            if let end, index >= end { return nil }
+            condition.wait()
+        }
         let result = ready.removeValue(forKey: index)!
         taken = index + 1
         condition.broadcast()
