@@ -21,7 +21,9 @@ final class CheckAhead: @unchecked Sendable {
     /// How many bodies there are, once the input has said it has no more (or failed).
     private var end: Int?
     private let window: Int
-    private let next: () throws -> BatchIngest.Body?
+    /// Dropped once the workers have stopped: the caller's closure does not escape the call
+    /// (a worker's thread may end a moment after it said it had finished).
+    private var next: (() throws -> BatchIngest.Body?)?
     private let clock: @Sendable () -> Millis
     private let finished = DispatchGroup()
 
@@ -55,7 +57,7 @@ final class CheckAhead: @unchecked Sendable {
             let index = read
             let item: Result<BatchIngest.Body, Error>
             do {
-                guard let body = try next() else {
+                guard let next, let body = try next() else {
                     end = index
                     condition.broadcast()
                     condition.unlock()
@@ -100,5 +102,8 @@ final class CheckAhead: @unchecked Sendable {
         condition.broadcast()
         condition.unlock()
         finished.wait()
+        condition.lock()
+        next = nil
+        condition.unlock()
     }
 }
