@@ -21,8 +21,10 @@ enum OptionsTarget {
         if arguments.has(.help), let name = arguments.command, let spec = table.spec(named: name) { _ = spec.help }
         let utc = TimeZone(identifier: "UTC")!
         for (name, values) in arguments.options {
-            _ = try? arguments.int(OptionName(name))
-            _ = try? arguments.double(OptionName(name))
+            // Every option taken is one of the table's, so it has a name.
+            guard let option = OptionName(rawValue: name) else { preconditionFailure("--\(name) was taken but has no OptionName") }
+            _ = try? arguments.int(option)
+            _ = try? arguments.double(option)
             for value in values {
                 // Dates and offsets (`DateText.parse`, `parseOffset`, through `OperatorDate`).
                 _ = try? ListCommands.parseSince(value)
