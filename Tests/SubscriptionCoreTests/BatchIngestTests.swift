@@ -99,6 +99,52 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
         }
     }
 
+    /// With checkers, a batch is committed when its time is up even while the input has not
+    /// given the next body (a pipe whose writer pauses): the bodies before the pause are stored
+    /// while it lasts, and the rest after it.
+    func testABatchIsCommittedOnTimeWhileTheInputWaits() throws {
+        let bodies = (1...4).map { i in
+            TestKit.body(type: "DID_RENEW", transaction: TestKit.transaction(id: "20000009000004\(i)0", original: "20000009000004\(i)0"),
+                         renewal: TestKit.renewal(original: "20000009000004\(i)0"))
+        }
+        let location = Store.testLocation(file: directory.appendingPathComponent("pause.db").path)
+        let store = try Store(path: location)
+        let watcher = try Store(path: location)
+        /// The run on its own thread, and what it ended with.
+        final class Run: @unchecked Sendable {
+            var batches: BatchIngest
+            var outcome: Result<BatchIngest.Counts, Error>?
+            init(_ batches: BatchIngest) { self.batches = batches }
+        }
+        let run = Run(try BatchIngest(intake: TestKit.intake(store), checkers: [TestKit.intake(try Store(path: location))],
+                                      batchSize: 100, batchTime: .milliseconds(50)))
+        let resume = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            var index = 0
+            run.outcome = Result {
+                try run.batches.ingest(next: {
+                    defer { index += 1 }
+                    guard index < bodies.count else { return nil }
+                    if index == 3 { resume.wait() }
+                    return BatchIngest.Body(bodies[index], source: "line \(index + 1)")
+                })
+            }
+            done.signal()
+        }.start()
+        // However slow the machine, the first three are stored before the fourth is given.
+        var seen = 0
+        for _ in 0..<400 where seen < 3 {
+            seen = try watcher.notifications.count()
+            if seen < 3 { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        resume.signal()
+        done.wait()
+        XCTAssertEqual(seen, 3, "the bodies before the pause were stored while it lasted")
+        XCTAssertEqual(try run.outcome?.get().stored, 4)
+        XCTAssertEqual(try store.notifications.count(), 4)
+    }
+
     /// Bodies checked ahead on other connections (`BatchIngest.checkers`) give the store that
     /// checking each batch on the writer's own gives, row for row: the demo's scenarios and
     /// more lifecycles (SUBDESK_PIPELINE_BODIES, default 1,200), shuffled, with a tenth sent

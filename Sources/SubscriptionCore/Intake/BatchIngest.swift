@@ -111,7 +111,14 @@ public struct BatchIngest {
                 var checked: [(body: Intake.CheckedBody, source: String)] = []
                 repeat {
                     if let ahead {
-                        guard let c = try ahead.take(index) else { ended = true; break }
+                        // A batch ends on time even while the next body is still being read.
+                        let elapsed = DispatchTime.now().uptimeNanoseconds - started
+                        let deadline = Date(timeIntervalSinceNow: Double(limit > elapsed ? limit - elapsed : 0) / 1e9)
+                        let taken = try ahead.take(index, by: deadline)
+                        guard case .body(let c) = taken else {
+                            if case .end = taken { ended = true }
+                            break
+                        }
                         checked.append(c)
                     } else {
                         guard let body = try next() else { ended = true; break }
@@ -119,7 +126,8 @@ public struct BatchIngest {
                     }
                     index += 1
                 } while (index - batchStart) < batchSize && DispatchTime.now().uptimeNanoseconds - started < limit
-                if checked.isEmpty { break }
+                // Nothing came within the batch's time (a slow input): wait on, in a new batch.
+                if checked.isEmpty { if ended { break } else { continue } }
                 var batch = committed
                 try store.write(touching: checked.flatMap(\.body.lockKeys)) {
                     // A write that is tried again starts its counts again.

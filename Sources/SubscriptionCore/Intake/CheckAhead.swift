@@ -26,6 +26,8 @@ final class CheckAhead: @unchecked Sendable {
     private var next: (() throws -> BatchIngest.Body?)?
     private let clock: @Sendable () -> Millis
     private let finished = DispatchGroup()
+    /// Held by the worker reading the input.
+    private let reading = NSLock()
 
     /// Starts one thread per checker on the bodies `next` gives until it gives nil; `next`
     /// is called under the pipeline's lock, one call at a time.
@@ -48,51 +50,77 @@ final class CheckAhead: @unchecked Sendable {
 
     private func work(_ checker: Intake) {
         while true {
+            // One read at a time, in order, and outside the pipeline's lock: a read that waits
+            // (a pipe whose writer is slow) holds up neither the other checkers nor the writer.
+            reading.lock()
             condition.lock()
             while !stopped && end == nil && read - taken >= window { condition.wait() }
-            guard !stopped && end == nil else {
+            guard !stopped && end == nil, let next else {
                 condition.unlock()
+                reading.unlock()
                 return
             }
             let index = read
-            let item: Result<BatchIngest.Body, Error>
-            do {
-                guard let next, let body = try next() else {
-                    end = index
-                    condition.broadcast()
-                    condition.unlock()
-                    return
-                }
-                item = .success(body)
-            } catch {
+            condition.unlock()
+            let item: Result<BatchIngest.Body?, Error> = Result { try next() }
+            condition.lock()
+            switch item {
+            case .success(nil):
+                end = index
+                condition.broadcast()
+            case .success:
+                read += 1
+            case .failure:
                 // Nothing is read after an input that failed; the writer stops at it.
-                item = .failure(error)
+                read += 1
                 end = index + 1
             }
-            read += 1
             condition.unlock()
-            let result = item.flatMap { b in Result { (body: try checker.check(b.data, source: b.source, receivedAt: clock()), source: b.source) } }
-            condition.lock()
-            ready[index] = result
-            condition.broadcast()
-            condition.unlock()
+            reading.unlock()
+            guard case .success(let body?) = item else {
+                if case .failure(let error) = item { post(index, .failure(error)) }
+                return
+            }
+            post(index, Result { (body: try checker.check(body.data, source: body.source, receivedAt: clock()), source: body.source) })
         }
     }
 
-    /// The body at `index`, checked, or nil past the last: the writer takes them one after
-    /// another, from 0. Throws what reading or checking it threw.
-    func take(_ index: Int) throws -> Checked? {
+    private func post(_ index: Int, _ result: Result<Checked, Error>) {
+        condition.lock()
+        ready[index] = result
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// What the writer is handed: the next body checked, the end of the input, or nothing yet.
+    enum Taken {
+        case body(Checked)
+        case end
+        /// The deadline passed first (the body is still being read or checked).
+        case late
+    }
+
+    /// The body at `index`, checked, once it is there (or `deadline` passes): the writer takes
+    /// them one after another, from 0. Throws what reading or checking it threw.
+    func take(_ index: Int, by deadline: Date? = nil) throws -> Taken {
         condition.lock()
         defer { condition.unlock() }
         precondition(index == taken, "bodies are taken in order")
         while ready[index] == nil {
-            if let end, index >= end { return nil }
-            condition.wait()
+            if let end, index >= end { return .end }
+            if let deadline {
+                if !condition.wait(until: deadline) && ready[index] == nil {
+                    if let end, index >= end { return .end }
+                    return .late
+                }
+            } else {
+                condition.wait()
+            }
         }
         let result = ready.removeValue(forKey: index)!
         taken = index + 1
         condition.broadcast()
-        return try result.get()
+        return .body(try result.get())
     }
 
     /// Stops the workers (a body being checked is finished first) and waits for them.
