@@ -51,8 +51,8 @@ public struct ServerAPIKeyPlace: Sendable, Equatable {
 
     /// The top-level keys of a key, the keys of a `[key]` section, and an `[app]` section's
     /// key naming one, as `Configuration`'s tables name them.
-    static var flatKeys: [String] { [ConfigurationKey.apiKeyFile, .apiKeyId, .apiIssuerId].map(\.name) }
-    static var keySectionKeys: [String] { Configuration.sectionKinds.first { $0.kind == .key }?.keys.map(\.name) ?? [] }
+    static var flatKeys: [String] { ConfigurationKey.flatApiKey.map(\.name) }
+    static var keySectionKeys: [String] { ConfigurationKey.keySection.map(\.name) }
     static var appKeyKey: String { ConfigurationKey.key.name }
 
     static func list(_ names: [String]) -> String {

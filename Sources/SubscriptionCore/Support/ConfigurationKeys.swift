@@ -167,6 +167,11 @@ extension ConfigurationKey {
     public static let allowHttp = ConfigurationKey("allow_http", example: "no",
                                                    "yes: allow a plain http url to a host other than a loopback address")
 
+    /// The three keys of an in-app purchase key at the top level, in this order.
+    public static let flatApiKey: [ConfigurationKey] = [.apiKeyFile, .apiKeyId, .apiIssuerId]
+    /// The three keys of a `[key NAME]` section, in this order; each is required.
+    public static let keySection: [ConfigurationKey] = [.issuerId, .keyId, .keyFile]
+
     /// The same key as a section words it: its own example and help there.
     public func worded(example: String, _ help: String) -> ConfigurationKey {
         var key = self
@@ -210,8 +215,8 @@ extension Configuration {
     /// level (its name is `ConfiguredApps.flatAppName`); a configuration with `[app]` sections
     /// sets them in each section instead, and refuses them at the top level.
     public static let flatAppKeys: [ConfigurationKey] = [
-        .bundleId, .appAppleId, .environment, .sharedSecretFile, .allowV1, .apiKeyFile, .apiKeyId, .apiIssuerId,
-    ]
+        .bundleId, .appAppleId, .environment, .sharedSecretFile, .allowV1,
+    ] + ConfigurationKey.flatApiKey
 
     /// The kinds of `[KIND NAME]` section the file may hold, each with the keys it takes:
     /// the parser accepts exactly these, and the sample file and the man page list them.
@@ -219,7 +224,7 @@ extension Configuration {
         ConfigurationSectionKind(kind: .key, title: "[key NAME]: an in-app purchase key of the team",
                                  example: "team", help: "An In-App Purchase key belongs to the team and may serve every app: "
                                      + "declare it once, and name it in each [app] section that uses it.",
-                                 keys: [.issuerId, .keyId, .keyFile]),
+                                 keys: ConfigurationKey.keySection),
         ConfigurationSectionKind(kind: .app, title: "[app NAME]: one app the desk serves",
                                  example: "fitness", help: "One section per app: its notifications are stored and its "
                                      + "calls to Apple signed for it. With [app] sections, the top level sets none of "

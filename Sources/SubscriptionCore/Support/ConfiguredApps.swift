@@ -187,7 +187,7 @@ public struct ConfiguredApps: Sendable, Equatable {
         }
         var keys: [String: AppStoreKeySettings] = [:]
         for section in configuration.namedSections where section.kind == .key {
-            let missing = [ConfigurationKey.issuerId, .keyId, .keyFile].filter { section.value($0) == nil }.map(\.name)
+            let missing = ConfigurationKey.keySection.filter { section.value($0) == nil }.map(\.name)
             guard missing.isEmpty, let issuer = section.value(.issuerId), let id = section.value(.keyId),
                   let file = section.value(.keyFile) else {
                 throw ConfigurationError("\(source):\(section.line): \(section.title) lacks \(missing.joined(separator: ", "))")
@@ -289,9 +289,8 @@ public struct ConfiguredApps: Sendable, Equatable {
         }
         app.sharedSecretFile = setting(overrides.sharedSecretFile, .sharedSecretFile)
         app.allowV1 = overrides.allowV1 || (config.bool(.allowV1) ?? false)
-        let parts = [(ConfigurationKey.apiKeyFile.name, setting(overrides.apiKeyFile, .apiKeyFile)),
-                     (ConfigurationKey.apiKeyId.name, setting(overrides.apiKeyId, .apiKeyId)),
-                     (ConfigurationKey.apiIssuerId.name, setting(overrides.apiIssuerId, .apiIssuerId))]
+        let parts = zip(ConfigurationKey.flatApiKey, [overrides.apiKeyFile, overrides.apiKeyId, overrides.apiIssuerId])
+            .map { key, flag in (key.name, setting(flag, key)) }
         if let file = parts[0].1, let id = parts[1].1, let issuer = parts[2].1 {
             app.key = AppStoreKeySettings(name: flatKeyName, issuerId: issuer, keyId: id, keyFile: file)
         } else if parts.contains(where: { $0.1 != nil }) {
