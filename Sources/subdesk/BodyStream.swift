@@ -88,8 +88,12 @@ final class BodyStream {
     private struct Line {
         let data: Data
         let number: Int
-        /// Holding only spaces, tabs and carriage returns (or nothing).
-        var isBlank: Bool { data.allSatisfy { $0 == 32 || $0 == 9 || $0 == 13 } }
+        var isBlank: Bool { BodyStream.isBlank(data) }
+    }
+
+    /// Whether a line holds only spaces, tabs and carriage returns (or nothing): no body.
+    static func isBlank(_ bytes: some Sequence<UInt8>) -> Bool {
+        bytes.allSatisfy { $0 == 32 || $0 == 9 || $0 == 13 }
     }
 
     /// The index of the first newline of `data` at or after `from` (memchr: a line is

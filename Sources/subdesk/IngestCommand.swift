@@ -59,7 +59,7 @@ enum IngestCommand {
             Output.warn("no bundle id configured: bundle ids are not checked (set bundle_id or pass --bundle-id)")
         }
         // Each worker checks on a connection of its own; one worker checks on the writer's.
-        let checkers = workers < 2 ? [] : try (0..<min(workers, maxWorkers)).map { _ in
+        let checkers = workers < 2 ? [] : try (0..<workers).map { _ in
             try context.makeIntake(store: try context.openStore(busyTimeoutMs: 120_000, mode: .existing))
         }
         var batches = try BatchIngest(intake: intake, checkers: checkers, batchSize: batchSize)
@@ -159,10 +159,7 @@ enum IngestCommand {
             let bytes = raw.bindMemory(to: UInt8.self)
             var start = 0
             func flush(_ end: Int) {
-                // Skip lines holding only whitespace.
-                var i = start
-                while i < end, bytes[i] == 32 || bytes[i] == 9 || bytes[i] == 13 { i += 1 }
-                if i < end { lines.append((start..<end, lineNumber)) }
+                if !BodyStream.isBlank(bytes[start..<end]) { lines.append((start..<end, lineNumber)) }
             }
             for i in 0..<bytes.count where bytes[i] == 10 {
                 flush(i)

@@ -108,7 +108,7 @@ public struct BatchIngest {
             let started = DispatchTime.now().uptimeNanoseconds
             let batchStart = index
             do {
-                var checked: [(body: Intake.CheckedBody, source: String)] = []
+                var checked: [CheckAhead.Checked] = []
                 repeat {
                     if let ahead {
                         // A batch ends on time even while the next body is still being read.

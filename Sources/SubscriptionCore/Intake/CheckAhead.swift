@@ -30,7 +30,7 @@ final class CheckAhead: @unchecked Sendable {
     private let reading = NSLock()
 
     /// Starts one thread per checker on the bodies `next` gives until it gives nil; `next`
-    /// is called under the pipeline's lock, one call at a time.
+    /// is called by one worker at a time, in order, outside the pipeline's lock.
     init(checkers: [Intake], window: Int, clock: @escaping @Sendable () -> Millis,
          next: @escaping () throws -> BatchIngest.Body?) {
         precondition(!checkers.isEmpty && window >= 1)
@@ -102,19 +102,15 @@ final class CheckAhead: @unchecked Sendable {
 
     /// The body at `index`, checked, once it is there (or `deadline` passes): the writer takes
     /// them one after another, from 0. Throws what reading or checking it threw.
-    func take(_ index: Int, by deadline: Date? = nil) throws -> Taken {
+    func take(_ index: Int, by deadline: Date) throws -> Taken {
         condition.lock()
         defer { condition.unlock() }
         precondition(index == taken, "bodies are taken in order")
         while ready[index] == nil {
             if let end, index >= end { return .end }
-            if let deadline {
-                if !condition.wait(until: deadline) && ready[index] == nil {
-                    if let end, index >= end { return .end }
-                    return .late
-                }
-            } else {
-                condition.wait()
+            if !condition.wait(until: deadline) && ready[index] == nil {
+                if let end, index >= end { return .end }
+                return .late
             }
         }
         let result = ready.removeValue(forKey: index)!
