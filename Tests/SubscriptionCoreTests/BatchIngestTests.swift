@@ -22,13 +22,23 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
         try Store(path: Store.testLocation(file: directory.appendingPathComponent("store.db").path))
     }
 
+    /// `count` intakes that check ahead, each on a connection of its own to the store at `location`.
+    static func checkers(_ count: Int, at location: String) throws -> [Intake] {
+        try (0..<count).map { _ in TestKit.intake(try Store(path: location)) }
+    }
+
+    /// `count` DID_RENEW bodies of distinct subscriptions, ids of the given series.
+    static func renewals(_ count: Int, series: Int) -> [Data] {
+        (1...count).map { i in
+            let id = "2000000900000\(series)\(i)0"
+            return TestKit.body(type: "DID_RENEW", transaction: TestKit.transaction(id: id, original: id), renewal: TestKit.renewal(original: id))
+        }
+    }
+
     func testBodiesAreCountedAcrossBatchesAndCalls() throws {
         let store = try store()
         var batches = try BatchIngest(intake: TestKit.intake(store), batchSize: 2)
-        let bodies = (1...5).map { i in
-            TestKit.body(type: "DID_RENEW", transaction: TestKit.transaction(id: "20000009000001\(i)0", original: "20000009000001\(i)0"),
-                         renewal: TestKit.renewal(original: "20000009000001\(i)0"))
-        }
+        let bodies = Self.renewals(5, series: 1)
         var refused: [String] = []
         let counts = try batches.ingest(count: 6, body: { i in
             BatchIngest.Body(i < 5 ? bodies[i] : Data("not a notification".utf8), source: "line \(i + 1)")
@@ -43,15 +53,12 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
     /// run at its batch, and what was read after it is neither checked nor stored.
     func testAStopKeepsTheBatchesBeforeItAndSaysWhereToResume() throws {
         struct Unreadable: Error {}
-        let bodies = (1...3).map { i in
-            TestKit.body(type: "DID_RENEW", transaction: TestKit.transaction(id: "20000009000002\(i)0", original: "20000009000002\(i)0"),
-                         renewal: TestKit.renewal(original: "20000009000002\(i)0"))
-        }
+        let bodies = Self.renewals(3, series: 2)
         for checkers in [0, 2] {
             let location = Store.testLocation(file: directory.appendingPathComponent("stop-\(checkers).db").path)
             let store = try Store(path: location)
             var batches = try BatchIngest(intake: TestKit.intake(store),
-                                          checkers: try (0..<checkers).map { _ in TestKit.intake(try Store(path: location)) }, batchSize: 2)
+                                          checkers: try Self.checkers(checkers, at: location), batchSize: 2)
             var asked = 0
             XCTAssertThrowsError(try batches.ingest(count: 40, body: { i in
                 asked += 1
@@ -72,15 +79,12 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
     /// Bodies pulled one by one until the input has no more, as `subdesk ingest` reads a file:
     /// with and without checkers, the same counts; an input with no body commits nothing.
     func testBodiesPulledUntilTheInputEnds() throws {
-        let bodies = (1...7).map { i in
-            TestKit.body(type: "DID_RENEW", transaction: TestKit.transaction(id: "20000009000003\(i)0", original: "20000009000003\(i)0"),
-                         renewal: TestKit.renewal(original: "20000009000003\(i)0"))
-        }
+        let bodies = Self.renewals(7, series: 3)
         for checkers in [0, 1, 2] {
             let location = Store.testLocation(file: directory.appendingPathComponent("pull-\(checkers).db").path)
             let store = try Store(path: location)
             var batches = try BatchIngest(intake: TestKit.intake(store),
-                                          checkers: try (0..<checkers).map { _ in TestKit.intake(try Store(path: location)) }, batchSize: 3)
+                                          checkers: try Self.checkers(checkers, at: location), batchSize: 3)
             // An input that ends at once, many times over: the workers end with the call, and
             // the input's closure with them (it may not outlive the call).
             for _ in 0..<200 {
@@ -103,10 +107,7 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
     /// given the next body (a pipe whose writer pauses): the bodies before the pause are stored
     /// while it lasts, and the rest after it.
     func testABatchIsCommittedOnTimeWhileTheInputWaits() throws {
-        let bodies = (1...4).map { i in
-            TestKit.body(type: "DID_RENEW", transaction: TestKit.transaction(id: "20000009000004\(i)0", original: "20000009000004\(i)0"),
-                         renewal: TestKit.renewal(original: "20000009000004\(i)0"))
-        }
+        let bodies = Self.renewals(4, series: 4)
         let location = Store.testLocation(file: directory.appendingPathComponent("pause.db").path)
         let store = try Store(path: location)
         let watcher = try Store(path: location)
@@ -116,7 +117,7 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
             var outcome: Result<BatchIngest.Counts, Error>?
             init(_ batches: BatchIngest) { self.batches = batches }
         }
-        let run = Run(try BatchIngest(intake: TestKit.intake(store), checkers: [TestKit.intake(try Store(path: location))],
+        let run = Run(try BatchIngest(intake: TestKit.intake(store), checkers: try Self.checkers(1, at: location),
                                       batchSize: 100, batchTime: .milliseconds(50)))
         let resume = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
@@ -167,8 +168,7 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
             let location = Store.testLocation(file: directory.appendingPathComponent(name).path)
             let store = try Store(path: location)
             var batches = try BatchIngest(intake: TestKit.intake(store),
-                                          checkers: try (0..<checkers).map { _ in TestKit.intake(try Store(path: location)) },
-                                          batchSize: 97)
+                                          checkers: try Self.checkers(checkers, at: location), batchSize: 97)
             batches.clock = { anchor }
             var refused: [String] = []
             let counts = try batches.ingest(count: bodies.count, body: { BatchIngest.Body(bodies[$0], source: "line \($0 + 1)") },
