@@ -16,21 +16,12 @@ for b in "$before" "$after"; do [ -x "$b" ] || { echo "not an executable: $b" >&
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$(dirname "$after")/subdesk-bench" --bodies "$bodies" --write-bodies "$work/bodies" --only baseline >/dev/null
-rate() { # BINARY: notifications per second of one ingest into a new store
-    rm -f "$work/store.db"*
-    local start end
-    start=$(date +%s.%N)
-    "$1" ingest --db "$work/store.db" --quiet --root-ca sample-data/test-ca/root.der \
-        --bundle-id com.example.subdesk.demo --app-apple-id 1234567890 "$work/bodies" >/dev/null
-    end=$(date +%s.%N)
-    awk -v n="$bodies" -v s="$start" -v e="$end" 'BEGIN { printf "%.0f", n / (e - s) }'
-}
+. bench/ingest-rate.sh
+ingest_bodies "$after"
 declare -a rb=() ra=()
 for round in $(seq 1 "$rounds"); do
     if (( round % 2 )); then b=$(rate "$before"); a=$(rate "$after"); else a=$(rate "$after"); b=$(rate "$before"); fi
     rb+=("$b"); ra+=("$a")
     echo "round $round: before $b/s, after $a/s"
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 echo "median: before $(median "${rb[@]}")/s, after $(median "${ra[@]}")/s"

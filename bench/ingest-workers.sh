@@ -20,26 +20,17 @@ command -v openssl >/dev/null || { echo "openssl is needed for the ceiling" >&2;
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$(dirname "$subdesk")/subdesk-bench" --bodies "$bodies" --write-bodies "$work/bodies" --only baseline >/dev/null
-rate() { # WORKERS: notifications per second of one ingest into a new store
-    rm -f "$work/store.db"*
-    local start end
-    start=$(date +%s.%N)
-    "$subdesk" ingest --db "$work/store.db" --quiet --workers "$1" --root-ca sample-data/test-ca/root.der \
-        --bundle-id com.example.subdesk.demo --app-apple-id 1234567890 "$work/bodies" >/dev/null
-    end=$(date +%s.%N)
-    awk -v n="$bodies" -v s="$start" -v e="$end" 'BEGIN { printf "%.0f", n / (e - s) }'
-}
+. bench/ingest-rate.sh
+ingest_bodies "$subdesk"
 ceiling() { # OpenSSL's P-256 verifications per second on one core, over 3
     openssl speed -seconds 2 ecdsap256 2>/dev/null | awk '/nistp256/ { printf "%.0f", $NF / 3 }'
 }
 declare -a r1=() rn=() rc=()
 for round in $(seq 1 "$rounds"); do
     c=$(ceiling)
-    if (( round % 2 )); then one=$(rate 1); many=$(rate "$workers"); else many=$(rate "$workers"); one=$(rate 1); fi
+    if (( round % 2 )); then one=$(rate "$subdesk" --workers 1); many=$(rate "$subdesk" --workers "$workers"); else many=$(rate "$subdesk" --workers "$workers"); one=$(rate "$subdesk" --workers 1); fi
     r1+=("$one"); rn+=("$many"); rc+=("$c")
     echo "round $round: --workers 1 $one/s, --workers $workers $many/s, one core's ceiling $c/s ($(awk -v a="$many" -v c="$c" 'BEGIN { printf "%.2f", a / c }')x)"
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 m1=$(median "${r1[@]}") mn=$(median "${rn[@]}") mc=$(median "${rc[@]}")
 echo "median: --workers 1 $m1/s, --workers $workers $mn/s ($(awk -v a="$mn" -v b="$m1" 'BEGIN { printf "%+.0f%%", (a / b - 1) * 100 }')), ceiling $mc/s: $(awk -v a="$mn" -v c="$mc" 'BEGIN { printf "%.2f", a / c }')x one core's"
