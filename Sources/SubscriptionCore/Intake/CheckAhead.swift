@@ -28,6 +28,13 @@ final class CheckAhead: @unchecked Sendable {
     private let finished = DispatchGroup()
     /// Held by the worker reading the input.
     private let reading = NSLock()
+    /// The writer comes first: the checkers run at a lower CPU priority, so that the one
+    /// thread every body waits for is never the one left waiting for a core. With as many
+    /// checkers as cores, they take up whatever the writer leaves (at the same priority the
+    /// scheduler shares each core evenly among the three threads on two cores, and the
+    /// writer, the pipeline's bottleneck, runs two thirds of the time:
+    /// `bench/ingest-workers.sh`, BENCHMARKS.md).
+    static let niceness: Int32 = 10
 
     /// Starts one thread per checker on the bodies `next` gives until it gives nil; `next`
     /// is called by one worker at a time, in order, outside the pipeline's lock.
@@ -40,6 +47,8 @@ final class CheckAhead: @unchecked Sendable {
         for checker in checkers {
             finished.enter()
             let thread = Thread { [self] in
+                // This thread only (on Linux a thread's nice value is its own).
+                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
                 work(checker)
                 finished.leave()
             }

@@ -42,8 +42,11 @@ public final class Intake {
         var isDuplicate: Bool
         /// A V1 body's `latest_receipt`: kept so verifyReceipt can revalidate without an API key.
         var latestReceipt: String? = nil
-        /// A V2 body's decoded JWS pieces, for storing it compactly without decoding it again.
+        /// A V2 body's decoded JWS pieces, for storing it compactly without decoding it again;
+        /// `check` turns them into `compact`.
         var pieces: NotificationPieces? = nil
+        /// The body's compact form but for its headers' ids, made while it is checked.
+        var compact: CompactBody.Prepared? = nil
         /// A V2 body's `signedPayload`: what identifies its content, whatever surrounds it.
         var signedPayload: String? = nil
         /// What the feed says beside `stored` (a summary's counts, a consumption request's reason).
@@ -103,9 +106,12 @@ public final class Intake {
         }
         if body.count > policy.maxBodyBytes { return checked(.oversized) }
         do {
-            let decoded = try decode(body, digest: digest, postedFor: postedFor)
+            var decoded = try decode(body, digest: digest, postedFor: postedFor)
             if let pieces = decoded.pieces {
                 try store.headers.register([pieces.outer.header] + pieces.nested.map(\.pieces.header))
+                // Compacted here, where the work is spread over the checkers, not in the writer.
+                decoded.compact = CompactBody.prepare(body, pieces: pieces)
+                decoded.pieces = nil
             }
             return checked(.decoded(decoded))
         } catch let r as Refusal {
@@ -396,7 +402,7 @@ public final class Intake {
         let ownership = d.transactions.first { $0.transactionId == d.event.transactionId }?.ownershipType
         try store.notifications.insert(StoredNotification(event: d.event, receivedDate: receivedAt, bodySHA256: digest,
                                                         body: body, source: source, ownership: ownership, bundleId: d.bundleId),
-                                    pieces: d.pieces)
+                                    compact: d.compact)
         try mergeRecords(d.transactions, d.renewals, alsoRederive: rederive ? d.event.originalTransactionId : nil, now: receivedAt)
         try store.outbox.owe(d.event, bundleId: d.bundleId,
                                 to: forwarding.owed(bundleId: d.bundleId, environment: d.event.environment, type: d.event.type),

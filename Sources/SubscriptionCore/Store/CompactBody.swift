@@ -187,6 +187,33 @@ enum CompactBody {
         }
     }
 
+    /// A body's compact form but for its JWS headers' ids, which the store gives when the
+    /// body is written: built while the body is checked (on a checker's thread, when intake
+    /// has several), so the writer only looks the ids up and joins the parts (`assemble`).
+    struct Prepared: Sendable {
+        struct Part: Sendable {
+            let header: String
+            let payload: [UInt8]
+            let signature: [UInt8]
+        }
+        let outer: Part
+        let nested: [Part]
+
+        /// The format 1 bytes, each header given its id by `headerId` (the nested ones
+        /// first, in order, then the outer one).
+        func assemble(headerId: (String) throws -> Int64) rethrows -> Data {
+            var ids: [Int64] = []
+            for n in nested { ids.append(try headerId(n.header)) }
+            let outerId = try headerId(outer.header)
+            var out: [UInt8] = [format]
+            out.reserveCapacity(outer.payload.count + nested.reduce(0) { $0 + $1.payload.count + 80 } + 80)
+            appendJWS(&out, outerId, outer.payload, outer.signature)
+            appendVarint(&out, UInt64(nested.count))
+            for (n, id) in zip(nested, ids) { appendJWS(&out, id, n.payload, n.signature) }
+            return Data(out)
+        }
+    }
+
     /// The compact form of `body` built from pieces verification already decoded, or nil
     /// when `body` is not exactly `{"signedPayload":"<outer JWS>"}`.
     ///
@@ -195,25 +222,31 @@ enum CompactBody {
     /// padding, so encoding them again gives back those very segments. A nested JWS is
     /// replaced only where its exact text stands between quotes in the outer payload.
     static func encode(_ body: Data, pieces: NotificationPieces, headerId: (String) throws -> Int64) rethrows -> Data? {
+        try prepare(body, pieces: pieces)?.assemble(headerId: headerId)
+    }
+
+    /// `encode(_:pieces:headerId:)` but for the headers' ids.
+    static func prepare(_ body: Data, pieces: NotificationPieces) -> Prepared? {
         guard pieces.outer.signature.count == 64,
               body.count == signedPayloadPrefix.utf8.count + pieces.outer.textLength + 2,
               body.last == UInt8(ascii: "}") else { return nil }
         var payload = [UInt8](pieces.outer.payload)
         var found: [(range: Range<Int>, index: Int)] = []
-        var nested: [Part] = []
+        var nested: [Prepared.Part] = []
         for (text, inner) in pieces.nested {
             guard inner.signature.count == 64, let range = quotedRange(of: text, in: payload),
                   payload.withUnsafeBufferPointer({ memchr($0.baseAddress! + range.lowerBound, 0x3D, range.count) == nil }),
                   text.utf8.count == inner.textLength,
                   let tokens = tokenizeChecked([UInt8](inner.payload)) else { continue }
             found.append((range, nested.count))
-            nested.append((try headerId(inner.header), tokens, [UInt8](inner.signature)))
+            nested.append(Prepared.Part(header: inner.header, payload: tokens, signature: [UInt8](inner.signature)))
         }
         for f in found.sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
             payload.replaceSubrange(f.range, with: [0, UInt8(0x80 + f.index)])
         }
         guard let outerTokens = tokenizeChecked(payload) else { return nil }
-        return assemble((try headerId(pieces.outer.header), outerTokens, [UInt8](pieces.outer.signature)), nested)
+        return Prepared(outer: Prepared.Part(header: pieces.outer.header, payload: outerTokens,
+                                             signature: [UInt8](pieces.outer.signature)), nested: nested)
     }
 
     typealias Part = (header: Int64, payload: [UInt8], signature: [UInt8])

@@ -98,6 +98,27 @@ public enum ES256 {
             self.tableThreshold = tableThreshold
         }
 
+        /// The key of the leaf certificate `der`, one object per certificate in the process:
+        /// the verifiers of several checkers (each intake has its own) then count their checks
+        /// and build the key's table of multiples together, once, instead of once each.
+        /// Keyed by the certificate's exact bytes, and holding only its public key, the shared
+        /// object decides nothing: each verifier checks the chain before it uses the key.
+        static func shared(leaf der: Data, _ certificate: () throws -> X509Certificate) throws -> PublicKey {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            if let key = sharedKeys[der] { return key }
+            let key = try PublicKey(certificate: certificate())
+            // Leaf certificates change a few times a year: a full registry is a store of
+            // chains nobody sends any more.
+            if sharedKeys.count >= sharedLimit { sharedKeys.removeAll() }
+            sharedKeys[der] = key
+            return key
+        }
+
+        private static let sharedLock = NSLock()
+        nonisolated(unsafe) private static var sharedKeys: [Data: PublicKey] = [:]
+        static let sharedLimit = 32
+
         /// A P-256 key from its DER SubjectPublicKeyInfo (test vectors give keys this way);
         /// nil when it is not one.
         init?(subjectPublicKeyInfo der: Data, tableThreshold: Int = PublicKey.defaultTableThreshold) {

@@ -260,7 +260,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
                          fail: (VerificationError.Fault) -> VerificationError) throws {
             let key: ES256.PublicKey
             do {
-                key = try ES256.PublicKey(certificate: X509Certificate(der: leaf))
+                key = try ES256.PublicKey.shared(leaf: leaf) { try X509Certificate(der: leaf) }
             } catch {
                 throw fail(.x5cEntryNotCertificate(index: 0, reason: String(describing: error)))
             }
@@ -392,7 +392,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
         let key: ES256.PublicKey
         do {
-            key = try ES256.PublicKey(certificate: leaf)
+            key = try ES256.PublicKey.shared(leaf: ders[0]) { leaf }
         } catch ES256Error.notP256(let found) {
             throw fail(.leafKeyNotP256(found: found))
         } catch {

@@ -86,13 +86,17 @@ public struct NotificationTable {
 
     // MARK: Writing
 
-    /// Stores `n`. - Parameter pieces: the body's JWS pieces as verification decoded them,
-    /// when the caller has them (the compact form is then built without decoding the body again).
-    public func insert(_ n: StoredNotification, pieces: NotificationPieces? = nil) throws {
+    /// Stores `n`, its body compacted when it decodes back to the very same bytes.
+    public func insert(_ n: StoredNotification) throws { try insert(n, compact: nil) }
+
+    /// Stores `n`. - Parameter compact: the body's compact form prepared from the JWS pieces
+    /// verification decoded (`CompactBody.prepare`), when the caller has it; else the body is
+    /// decoded again here to compact it.
+    func insert(_ n: StoredNotification, compact prepared: CompactBody.Prepared?) throws {
         var format = 0
         var stored = n.body
         // Compact only what decodes back to the very same bytes; the rest is kept as it came.
-        if let compact = try pieces.flatMap({ try CompactBody.encode(n.body, pieces: $0, headerId: headers.id) })
+        if let compact = try prepared.map({ try $0.assemble(headerId: headers.id) })
             ?? CompactBody.encode(n.body, headerId: headers.id) {
             format = 1
             stored = compact
