@@ -103,6 +103,28 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
         }
     }
 
+    /// The writer comes first: the input is read and the bodies checked on threads at a lower
+    /// CPU priority (`CheckAhead.niceness`), while the thread that commits keeps its own.
+    func testCheckersRunBelowTheWriter() throws {
+        let location = Store.testLocation(file: directory.appendingPathComponent("nice.db").path)
+        let store = try Store(path: location)
+        let bodies = Self.renewals(9, series: 5)
+        var batches = try BatchIngest(intake: TestKit.intake(store), checkers: try Self.checkers(2, at: location), batchSize: 2)
+        let own = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        var seen: Set<Int32> = []
+        var index = 0
+        let counts = try batches.ingest(next: {
+            // Called on a checker's thread: on Linux, getpriority(PRIO_PROCESS, 0) is this thread's.
+            seen.insert(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
+            guard index < bodies.count else { return nil }
+            defer { index += 1 }
+            return BatchIngest.Body(bodies[index], source: "line \(index + 1)")
+        })
+        XCTAssertEqual(counts.stored, 9)
+        XCTAssertEqual(seen, [min(19, own + CheckAhead.niceness)], "every read on a checker, below the writer's \(own)")
+        XCTAssertEqual(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0), own, "the writer's priority is its own")
+    }
+
     /// With checkers, a batch is committed when its time is up even while the input has not
     /// given the next body (a pipe whose writer pauses): the bodies before the pause are stored
     /// while it lasts, and the rest after it.

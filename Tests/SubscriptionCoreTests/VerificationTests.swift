@@ -683,6 +683,32 @@ final class VerificationTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertFalse(ES256.isValidSignature(Data(count: 63), of: message, by: publicKey))
     }
 
+    /// The verifiers of one process (one per checker of `ingest --workers`) share the key
+    /// object of a leaf certificate, so its checks are counted and its table of multiples
+    /// built once; another certificate has a key of its own, and a key is made only from
+    /// the certificate it is looked up by.
+    func testVerifiersShareOneKeyPerLeafCertificate() throws {
+        var made = 0
+        func key(_ der: Data) throws -> ES256.PublicKey {
+            try ES256.PublicKey.shared(leaf: der) {
+                made += 1
+                return try X509Certificate(der: der)
+            }
+        }
+        let first = try key(Self.testLeaf)
+        let again = try key(Self.testLeaf)
+        XCTAssertTrue(first === again, "one object for one certificate")
+        // Another certificate for the same key pair is another entry, of the same key.
+        let other = try key(Self.fixture("leaf-expired-2021.der"))
+        XCTAssertFalse(first === other)
+        XCTAssertLessThanOrEqual(made, 2, "a key found is not made again")
+        let message = Data("shared".utf8)
+        let signature = try ES256.sign(message: message, key: ES256.PrivateKey(pem: Self.testLeafKey))
+        XCTAssertTrue(ES256.isValidSignature(signature, of: message, by: again))
+        XCTAssertTrue(ES256.isValidSignature(signature, of: message, by: other))
+        XCTAssertFalse(ES256.isValidSignature(signature, of: Data("other".utf8), by: again))
+    }
+
     /// A key's table of multiples (built after `tableThreshold` checks) must accept and
     /// refuse exactly what libcrypto's own ECDSA does.
     func testKeyTableAgreesWithLibcryptoOnGoodAndBadSignatures() throws {

@@ -17,6 +17,8 @@ final class CheckAhead: @unchecked Sendable {
     private var read = 0
     private var taken = 0
     private var ready: [Int: Result<Checked, Error>] = [:]
+    /// Batches the writer has committed, freed by a checker (`retire`).
+    private var spent: [[Checked]] = []
     private var stopped = false
     /// How many bodies there are, once the input has said it has no more (or failed).
     private var end: Int?
@@ -47,8 +49,10 @@ final class CheckAhead: @unchecked Sendable {
         for checker in checkers {
             finished.enter()
             let thread = Thread { [self] in
-                // This thread only (on Linux a thread's nice value is its own).
-                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
+                // This thread only (on Linux a thread's nice value is its own, and a new
+                // thread starts with its creator's): below the writer, however nice it is.
+                let writer = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, min(19, writer + Self.niceness))
                 work(checker)
                 finished.leave()
             }
@@ -63,6 +67,14 @@ final class CheckAhead: @unchecked Sendable {
             // (a pipe whose writer is slow) holds up neither the other checkers nor the writer.
             reading.lock()
             condition.lock()
+            var freed = spent
+            spent.removeAll()
+            if !freed.isEmpty {
+                // Released outside the lock, on this thread rather than the writer's.
+                condition.unlock()
+                freed.removeAll()
+                condition.lock()
+            }
             while !stopped && end == nil && read - taken >= window { condition.wait() }
             guard !stopped && end == nil, let next else {
                 condition.unlock()
@@ -126,6 +138,15 @@ final class CheckAhead: @unchecked Sendable {
         taken = index + 1
         condition.broadcast()
         return .body(try result.get())
+    }
+
+    /// Hands a committed batch back to be freed by a checker: the writer, the pipeline's
+    /// bottleneck, spends no time releasing its bodies and what checking them made.
+    func retire(_ batch: inout [Checked]) {
+        condition.lock()
+        spent.append(batch)
+        condition.unlock()
+        batch = []
     }
 
     /// Stops the workers (a body being checked is finished first) and waits for them.

@@ -197,6 +197,7 @@ extension PostgresConnection {
 
     /// The server keeps its own log and settings.
     func checkpointEvery(pages: Int) throws {}
+    func cachePages(kibibytes: Int) throws {}
     var bulkLoad: BulkLoadSettings? { nil }
 
     /// Asks the owner's function to end each session that holds the writers' lock past its

@@ -87,6 +87,9 @@ protocol SQLConnection: AnyObject {
     func boundServerWaitsForIntake() throws
     /// Moves the write-ahead log into the store every `pages` pages, where there is one to move.
     func checkpointEvery(pages: Int) throws
+    /// Keeps up to `kibibytes` of the store's pages in this connection's memory, where the
+    /// connection keeps them (a server keeps its own).
+    func cachePages(kibibytes: Int) throws
     /// The statements that make a bulk load fast (`start`) and undo that (`end`), and the
     /// query listing the indexes it may set aside; nil where a bulk load changes nothing.
     var bulkLoad: BulkLoadSettings? { get }

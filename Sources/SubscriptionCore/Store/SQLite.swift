@@ -114,6 +114,7 @@ final class SQLiteConnection: SQLConnection {
         let name = immutable
             ? "file:" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path) + "?immutable=1"
             : path
+        _ = SQLiteConnection.configured
         let rc = sqlite3_open_v2(name, &db, flags, nil)
         if rc != SQLITE_OK {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
@@ -125,6 +126,11 @@ final class SQLiteConnection: SQLConnection {
         waitWhenBusy(milliseconds: busyTimeoutMs)
         sqlite3_set_authorizer(db, SQLiteConnection.guardAuditLog, nil)
     }
+
+    /// SQLite's process-wide settings, made once before its first connection: no memory
+    /// statistics (subdesk reads none), so an allocation inside SQLite (this build of the
+    /// library has no lookaside memory: every row it handles allocates) takes no global lock.
+    private static let configured: Void = { _ = subdesk_sqlite_without_memory_statistics() }()
 
     /// How a statement waits for another connection's lock: polling every `pollMs` until
     /// `limitMs` have passed since its first try. SQLite's own busy timeout polls 100 ms

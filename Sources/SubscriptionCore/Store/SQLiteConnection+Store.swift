@@ -120,6 +120,10 @@ extension SQLiteConnection {
         try execute("PRAGMA wal_autocheckpoint = \(max(1, pages))")
     }
 
+    func cachePages(kibibytes: Int) throws {
+        try execute("PRAGMA cache_size = -\(max(1, kibibytes))")
+    }
+
     var bulkLoad: BulkLoadSettings? {
         BulkLoadSettings(
             // No journal and a large page cache: each page is written once, at the end.
