@@ -65,7 +65,7 @@ public struct BatchIngest {
         self.batchSize = batchSize
         self.batchTime = batchTime
         try intake.store.upkeep.checkpointEvery(pages: StoreUpkeep.batchCheckpointPages)
-        try intake.store.upkeep.cachePages(kibibytes: StoreUpkeep.batchCacheKibibytes)
+        try intake.store.upkeep.cachePages(kibibytes: StoreUpkeep.writerCacheKibibytes)
         try intake.store.upkeep.boundServerWaitsForIntake()
     }
 

@@ -14,14 +14,16 @@ extension StoreUpkeep {
     /// last connection to close checkpoints what is left.
     public func checkpointEvery(pages: Int) throws { try db.checkpointEvery(pages: pages) }
 
-    /// The page cache `subdesk ingest`'s writer keeps: 64 MiB.
-    public static let batchCacheKibibytes = 65_536
+    /// The page cache of a connection that writes notifications one batch or group after
+    /// another (`subdesk ingest`'s writer, `serve`'s committer): 64 MiB.
+    public static let writerCacheKibibytes = 65_536
 
-    /// For the same process: keep up to `kibibytes` of the store's pages in memory instead
-    /// of SQLite's 2 MB. A batch touches pages all over the indexes of `notifications`,
-    /// `transactions` and `subscriptions`; with the default cache most are read again from
-    /// the operating system in the next batch, or spilled before the commit. 30,000
-    /// notifications into a new store: 4.84 s with 2 MB, 4.48 s with 64 MiB (BENCHMARKS.md).
+    /// For such a connection: keep up to `kibibytes` of the store's pages in memory instead
+    /// of SQLite's 2 MB. Each batch touches pages all over the indexes of `notifications`,
+    /// `transactions`, `subscriptions` and the counts; with the default cache most are read
+    /// again from the operating system by the next batch, or spilled before the commit.
+    /// 30,000 notifications into a new store: 4.84 s with 2 MB, 4.48 s with 64 MiB
+    /// (BENCHMARKS.md). The cache grows only as pages are read.
     public func cachePages(kibibytes: Int) throws { try db.cachePages(kibibytes: kibibytes) }
 
     /// Trades durability for speed while bulk-loading a store that can be rebuilt.

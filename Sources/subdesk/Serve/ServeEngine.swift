@@ -26,13 +26,13 @@ final class ServeEngine: @unchecked Sendable {
         self.workers = workers
         maxBodyBytes = try context.intakePolicy().maxBodyBytes
         // Opened now, so that a store or trust setting that is wrong stops `serve` at start.
-        let first = try ServeEngine.openIntake(context)
+        let first = try ServeEngine.openIntake(context, committing: true)
         retention = try context.retentionResponder(store: first.store)
         weak var engine: ServeEngine?
         committer = GroupCommitter(open: {
             // The single-writer lock on the file the path names now, before writing to it.
             try lock?.hold()
-            return try ServeEngine.openIntake(context)
+            return try ServeEngine.openIntake(context, committing: true)
         }, opened: first, checkpointStore: { try context.openStore(mode: .existing) }, replaced: { engine?.storeFileReplaced() })
         engine = self
     }
@@ -50,10 +50,12 @@ final class ServeEngine: @unchecked Sendable {
 
     /// A connection to the store as the CGI opens it: commits reach the disk before they
     /// return, and a PostgreSQL server's waits are bounded.
-    static func openIntake(_ context: Context) throws -> Intake {
+    static func openIntake(_ context: Context, committing: Bool = false) throws -> Intake {
         let store = try context.openStore(mode: .existing)
         try store.upkeep.configureForOneShotWrites()
         try store.upkeep.boundServerWaitsForIntake()
+        // The committer's: the pages its groups write stay in memory between groups.
+        if committing { try store.upkeep.cachePages(kibibytes: StoreUpkeep.writerCacheKibibytes) }
         return try context.makeIntake(store: store)
     }
 

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# serve's group commit, two builds side by side: the CPU its committing thread
+# (`subdesk-commit`) spends per request while 16 clients post at once, and requests/s with one
+# client and with 16, each build in turn (alternating which goes first), behind one lighttpd
+# (the webhook's lines of deploy/lighttpd-serve.conf), on a new SQLite store each run. Also prints this host's fsync
+# time, which the 16-client / sequential ratio depends on as much as on the code.
+#
+#   bench/serve-committer.sh OLD_SUBDESK NEW_SUBDESK [ROUNDS] [BODIES]
+#   bench/serve-committer.sh /tmp/old/subdesk .build/release/subdesk 5 3000
+#
+# The committer's CPU is sampled by perf (997 Hz, while the 16 clients post): the samples of
+# the thread that runs GroupCommitter's loop, over the requests serve's stop line reports. The
+# bodies come from the subdesk-bench beside NEW_SUBDESK; the load generator is
+# bench/http_load.py (Python's http.client, a kept connection per client). Needs lighttpd and
+# perf (Debian's linux-perf).
+set -euo pipefail
+[ $# -ge 2 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
+old=$1 new=$2 rounds=${3:-5} bodies=${4:-3000}
+[[ "$rounds" =~ ^[0-9]{1,3}$ && "$bodies" =~ ^[0-9]{1,6}$ ]] || { echo "ROUNDS and BODIES are numbers" >&2; exit 2; }
+for b in "$old" "$new"; do [ -x "$b" ] || { echo "not an executable: $b" >&2; exit 2; }; done
+command -v lighttpd >/dev/null || { echo "lighttpd is needed (apt-get install lighttpd)" >&2; exit 2; }
+command -v perf >/dev/null || { echo "perf is needed (apt-get install linux-perf)" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+work=$(mktemp -d)
+trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir -p "$work/www" "$work/logs"
+"$(dirname "$new")/subdesk-bench" --write-bodies "$work/bodies.ndjson" --bodies "$bodies" --only baseline >/dev/null
+
+fsync_ms() { # the median of 200 writes of 4 KB each followed by fsync, in this folder
+    python3 - "$work/fsync.probe" <<'EOF'
+import os, statistics, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+times = []
+for _ in range(200):
+    os.write(fd, b"x" * 4096)
+    t = time.perf_counter(); os.fsync(fd); times.append((time.perf_counter() - t) * 1000)
+os.close(fd)
+print(f"{statistics.median(times):.3f}")
+EOF
+}
+
+# run SUBDESK CLIENTS: prints "REQUESTS_PER_SECOND COMMITTER_US_PER_REQUEST"
+run() {
+    local binary=$1 clients=$2 store=$work/store.db port=$((20000 + RANDOM % 20000)) pid tid cpu line requests rate
+    rm -f "$store"* "$work/serve.sock"
+    "$binary" init --db "$store" >/dev/null 2>&1
+    printf 'db = %s\nroot_ca = %s\nbundle_id = com.example.subdesk.demo\napp_apple_id = 1234567890\n' \
+        "$store" "$root/sample-data/test-ca/root.der" > "$work/config"
+    chmod 600 "$work/config"
+    : > "$work/logs/serve.log"
+    SUBDESK_CONFIG=$work/config "$binary" serve --listen "unix:$work/serve.sock" 2>>"$work/logs/serve.log" &
+    pid=$!
+    echo $pid > "$work/serve.pid"
+    # The webhook's lines of deploy/lighttpd-serve.conf alone (no TLS metrics listener).
+    cat > "$work/lighttpd.conf" <<EOF
+server.modules = ( "mod_fastcgi" )
+server.bind = "127.0.0.1"
+server.port = $port
+server.document-root = "$work/www"
+server.errorlog = "$work/logs/error.log"
+\$HTTP["url"] == "/appstore/notifications" {
+    fastcgi.server = ( "/appstore/notifications" => (( "socket" => "$work/serve.sock", "check-local" => "disable" )) )
+}
+EOF
+    lighttpd -D -f "$work/lighttpd.conf" > "$work/logs/lighttpd.out" 2>&1 &
+    echo $! > "$work/lighttpd.pid"
+    for _ in $(seq 50); do [ -S "$work/serve.sock" ] && break; sleep 0.1; done
+    sleep 0.5
+    perf record -q -F 997 -g -p "$pid" -o "$work/perf.data" >/dev/null 2>&1 &
+    local recorder=$!
+    sleep 0.3
+    rate=$(python3 bench/http_load.py "http://127.0.0.1:$port/appstore/notifications" "$work/bodies.ndjson" "$clients" \
+        | sed -n 's/.*: \([0-9][0-9]*\)\/s,.*/\1/p')
+    kill "$(cat "$work/lighttpd.pid")"; wait "$(cat "$work/lighttpd.pid")" 2>/dev/null || true; rm -f "$work/lighttpd.pid"
+    kill "$pid"; wait "$pid" 2>/dev/null || true; rm -f "$work/serve.pid"
+    kill -INT "$recorder"; wait "$recorder" 2>/dev/null || true
+    # The committing thread is the one whose samples run GroupCommitter's loop (the mangled
+    # name); all of its samples are its CPU time (it does nothing else), also those whose
+    # stack perf could not walk (inside SQLite, built without frame pointers).
+    cpu=$(perf script -i "$work/perf.data" -F tid,ip,sym 2>/dev/null | python3 -c '
+import collections, sys
+samples, committer, tid = collections.Counter(), set(), None
+for line in sys.stdin:
+    if not line.strip(): tid = None; continue
+    if tid is None: tid = line.split()[0]; samples[tid] += 1; continue
+    if "GroupCommitterC4loop" in line: committer.add(tid)
+print(sum(samples[t] for t in committer) / 997)')
+    line=$(grep 'requests were committed' "$work/logs/serve.log" | tail -1)
+    requests=$(echo "$line" | sed -n 's/.* \([0-9][0-9]*\) requests were committed.*/\1/p')
+    awk -v r="$rate" -v c="$cpu" -v n="${requests:-0}" 'BEGIN { printf "%s %.0f\n", r, (n > 0 ? c / n * 1e6 : 0) }'
+}
+
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+declare -a oc=() nc=() o1=() n1=() o16=() n16=() fs=()
+for round in $(seq 1 "$rounds"); do
+    f=$(fsync_ms); fs+=("$f")
+    if (( round % 2 )); then order="old new"; else order="new old"; fi
+    for which in $order; do
+        binary=$old; [ "$which" = new ] && binary=$new
+        read -r one _ < <(run "$binary" 1)
+        read -r many cpu < <(run "$binary" 16)
+        if [ "$which" = old ]; then o1+=("$one"); o16+=("$many"); oc+=("$cpu"); else n1+=("$one"); n16+=("$many"); nc+=("$cpu"); fi
+        echo "round $round $which: 1 client $one/s, 16 clients $many/s, committer ${cpu} us of CPU a request (fsync $f ms)"
+    done
+done
+mo=$(median "${oc[@]}") mn=$(median "${nc[@]}")
+echo "median committer CPU a request at 16 clients: old $mo us, new $mn us ($(awk -v a="$mn" -v b="$mo" 'BEGIN { printf "%+.0f%%", (a / b - 1) * 100 }'))"
+echo "median requests/s: old 1 client $(median "${o1[@]}"), 16 clients $(median "${o16[@]}"); new 1 client $(median "${n1[@]}"), 16 clients $(median "${n16[@]}"); fsync $(median "${fs[@]}") ms"
