@@ -9,9 +9,15 @@ final class BodyStream {
     /// Reads up to this many bytes at a time.
     static let chunkBytes = 1 << 20
 
+    /// The next bytes of the input; what it returns is copied before it is called again (a
+    /// file's reader hands out its one read buffer each time).
     private let read: () throws -> Data?
-    /// Bytes read and not yet split into lines: those from `position` on.
-    private var buffer = Data()
+    /// Bytes read and not yet split into lines: those from `position` on. One array for the
+    /// whole input: the rest of a chunk moves to its front and the next chunk is appended
+    /// after it, in the capacity it already has.
+    private var buffer: [UInt8] = []
+    /// The file reader's buffer, freed with the stream.
+    private var scratch: UnsafeMutableRawBufferPointer?
     private var position = 0
     private var atEnd = false
     /// The number of the next line.
@@ -30,8 +36,28 @@ final class BodyStream {
     /// Reads `handle` from where it is; what decides how the input splits (its first two
     /// bodies) is read now.
     convenience init(handle: FileHandle) throws {
-        try self.init { try handle.read(upToCount: BodyStream.chunkBytes) }
+        // read(2) into one buffer, handed out without a copy: each chunk is copied into
+        // `buffer` before the next read, so no chunk costs an allocation (and the page faults
+        // of fresh memory) of its own.
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: BodyStream.chunkBytes, alignment: 16)
+        let descriptor = handle.fileDescriptor
+        do {
+            try self.init {
+                while true {
+                    let count = Glibc.read(descriptor, scratch.baseAddress, scratch.count)
+                    if count > 0 { return Data(bytesNoCopy: scratch.baseAddress!, count: count, deallocator: .none) }
+                    if count == 0 { return nil }
+                    if errno != EINTR { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                }
+            }
+        } catch {
+            scratch.deallocate()
+            throw error
+        }
+        self.scratch = scratch
     }
+
+    deinit { scratch?.deallocate() }
 
     /// `read` gives the next bytes of the input, nil (or nothing) at its end.
     init(read: @escaping () throws -> Data?) throws {
@@ -51,8 +77,8 @@ final class BodyStream {
         // One line, or a first line that is not JSON: the whole input decides, as before.
         var whole = consumed ?? Data()
         consumed = nil
-        whole.append(buffer[(buffer.startIndex + position)...])
-        buffer = Data()
+        whole.append(contentsOf: buffer[position...])
+        buffer = []
         position = 0
         while !atEnd {
             if let more = try read(), !more.isEmpty { whole.append(more) } else { atEnd = true }
@@ -96,38 +122,38 @@ final class BodyStream {
         bytes.allSatisfy { $0 == 32 || $0 == 9 || $0 == 13 }
     }
 
-    /// The index of the first newline of `data` at or after `from` (memchr: a line is
-    /// kilobytes long, and a byte-by-byte walk over `Data` costs more than the rest).
-    private static func newline(in data: Data, from: Data.Index) -> Data.Index? {
-        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Data.Index? in
-            let offset = from - data.startIndex
-            guard let base = raw.baseAddress, offset < raw.count,
-                  let found = memchr(base + offset, 10, raw.count - offset) else { return nil }
-            return data.startIndex + (UnsafeRawPointer(found) - base)
+    /// The index of the first newline of `bytes` at or after `from` (memchr: a line is
+    /// kilobytes long, and a byte-by-byte walk costs more than the rest).
+    private static func newline(in bytes: [UInt8], from: Int) -> Int? {
+        bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Int? in
+            guard let base = raw.baseAddress, from < raw.count,
+                  let found = memchr(base + from, 10, raw.count - from) else { return nil }
+            return UnsafeRawPointer(found) - base
         }
     }
 
     /// The next line without its newline (the last one may have none), or nil at the end.
     private func nextLine() throws -> Line? {
         while true {
-            let from = buffer.startIndex + position
+            let from = position
             if let newline = Self.newline(in: buffer, from: from) {
                 let line = Line(data: Data(buffer[from..<newline]), number: lineNumber)
-                consumed?.append(buffer[from...newline])
-                position = newline + 1 - buffer.startIndex
+                consumed?.append(contentsOf: buffer[from...newline])
+                position = newline + 1
                 lineNumber += 1
                 return line
             }
             if atEnd {
-                guard from < buffer.endIndex else { return nil }
+                guard from < buffer.count else { return nil }
                 let line = Line(data: Data(buffer[from...]), number: lineNumber)
-                consumed?.append(buffer[from...])
+                consumed?.append(contentsOf: buffer[from...])
                 position = buffer.count
                 return line
             }
-            // The unsplit rest moves to the front once a chunk, not once a line.
+            // The unsplit rest moves to the front once a chunk, not once a line, in place.
             if let more = try read(), !more.isEmpty {
-                buffer = Data(buffer[from...]) + more
+                buffer.removeSubrange(0..<from)
+                more.withUnsafeBytes { buffer.append(contentsOf: $0.bindMemory(to: UInt8.self)) }
                 position = 0
             } else {
                 atEnd = true

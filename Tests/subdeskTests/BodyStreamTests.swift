@@ -72,6 +72,40 @@ final class BodyStreamTests: XCTestCase {
         }
     }
 
+    /// A file is read into one buffer the reader hands out each time (`init(handle:)`): over
+    /// several such reads the bodies are still the whole file's, none of them overwritten by a
+    /// later read, whether the file streams (NDJSON) or is split whole (pretty-printed).
+    func testAFileLongerThanSeveralReadsGivesTheWholeFilesBodies() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bodystream-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Lines of every length from 1 byte to ~40 KB, with blank lines between some: a read
+        // ends inside lines, inside blank runs and right after newlines.
+        var lines: [String] = []
+        var total = 0, n = 0
+        while total < 3 * BodyStream.chunkBytes + 12_345 {
+            let body = "{\"n\":\(n),\"pad\":\"" + String(repeating: Character(UnicodeScalar(97 + n % 26)!), count: (n * 7_919) % 40_000) + "\"}"
+            lines.append(body)
+            if n % 5 == 0 { lines.append(n % 10 == 0 ? "" : "  \r") }
+            total += body.utf8.count + 1
+            n += 1
+        }
+        let pretty = "{\n  \"signedPayload\" : \"" + String(repeating: "x", count: 2 * BodyStream.chunkBytes) + "\"\n}\n"
+        for (name, text) in [("ndjson", lines.joined(separator: "\n") + "\n"), ("pretty", pretty)] {
+            let file = directory.appendingPathComponent(name)
+            try Data(text.utf8).write(to: file)
+            let handle = try FileHandle(forReadingFrom: file)
+            defer { try? handle.close() }
+            let stream = try BodyStream(handle: handle)
+            var found: [(data: Data, line: Int)] = []
+            while let body = try stream.next() { found.append(body) }
+            let whole = IngestCommand.splitBodies(Data(text.utf8))
+            XCTAssertEqual(found.count, whole.count, name)
+            XCTAssertTrue(found.map(\.data) == whole.map(\.data), "\(name): the bodies of the whole file")
+            XCTAssertEqual(found.map(\.line), whole.map(\.line), name)
+        }
+    }
+
     /// A read that fails is thrown where the body it was reading is asked for.
     func testAFailingReadIsThrownWhenItsBodyIsAsked() throws {
         struct Broken: Error {}

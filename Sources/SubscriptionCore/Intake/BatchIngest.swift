@@ -42,6 +42,8 @@ public struct BatchIngest {
     }
 
     public static let standardBatchSize = 500
+    /// The first batch's size when bodies are checked ahead (`checkers`).
+    static let firstBatchAhead = 16
     public static let standardBatchTime: Duration = .milliseconds(250)
 
     public let intake: Intake
@@ -105,6 +107,10 @@ public struct BatchIngest {
         let limit = UInt64(batchTime.components.seconds) * 1_000_000_000 + UInt64(batchTime.components.attoseconds / 1_000_000_000)
         var index = 0
         var ended = false
+        // Checked ahead, the first batch is small and each next one twice as large, up to
+        // `batchSize`: the writer starts once a few bodies are checked, instead of waiting
+        // while the checkers check a whole batch (at 500 bodies, a fifth of a 3,000-body run).
+        var size = ahead == nil ? batchSize : min(batchSize, Self.firstBatchAhead)
         while !ended {
             let started = DispatchTime.now().uptimeNanoseconds
             let batchStart = index
@@ -126,7 +132,8 @@ public struct BatchIngest {
                         checked.append((try intake.check(body.data, source: body.source, receivedAt: clock()), body.source))
                     }
                     index += 1
-                } while (index - batchStart) < batchSize && DispatchTime.now().uptimeNanoseconds - started < limit
+                } while (index - batchStart) < size && DispatchTime.now().uptimeNanoseconds - started < limit
+                size = min(batchSize, 2 * size)
                 // Nothing came within the batch's time (a slow input): wait on, in a new batch.
                 if checked.isEmpty { if ended { break } else { continue } }
                 var batch = committed

@@ -83,18 +83,20 @@ extension Store {
         if !deferringMetrics && !db.isInTransaction { try flushMetrics() }
     }
 
-    /// Moves the aggregates from a subscription's stored share (`stored`, its stored form;
-    /// `decoded`, the same read, when the caller has it) to `fresh`, notes the change for the
-    /// by-segment aggregates, and returns `fresh`'s stored form for the caller to write.
-    func moveShare(_ otid: String, to fresh: MetricContributions, from stored: Data?,
-                   decoded: MetricContributions? = nil) throws -> Data {
-        try applyMetrics(fresh, replacing: decoded ?? stored.map(MetricContributions.init(encoded:)) ?? MetricContributions())
+    /// Moves the aggregates from a subscription's stored share (`stored`, its stored form) to
+    /// `fresh`, notes the change for the by-segment aggregates, and returns `fresh`'s stored
+    /// form for the caller to write.
+    func moveShare(_ otid: String, to fresh: MetricContributions, from stored: Data?) throws -> Data {
         let encoded = fresh.encoded()
+        // A share that encodes to the stored bytes is the stored one (a share decodes to what
+        // it encoded, and encodes in one order): nothing moves, and the stored form is not
+        // even decoded. Most notifications that change no count (a renewal preference, a
+        // price consent, a consumption request) end here.
+        guard encoded != stored else { return encoded }
+        try applyMetrics(fresh, replacing: stored.map(MetricContributions.init(encoded:)) ?? MetricContributions())
         // The first noted share is the one the by-segment aggregates hold: a change already
         // noted keeps it.
-        if encoded != stored {
-            try db.run("INSERT OR IGNORE INTO metric_segments_pending (original_transaction_id, applied) VALUES (?, ?)", [otid, stored])
-        }
+        try db.run("INSERT OR IGNORE INTO metric_segments_pending (original_transaction_id, applied) VALUES (?, ?)", [otid, stored])
         return encoded
     }
 

@@ -149,14 +149,21 @@ public enum ES256 {
         func verify(raw signature: UnsafeBufferPointer<UInt8>, digest: UnsafeBufferPointer<UInt8>) -> Bool {
             lock.lock()
             var table = self.table
+            var build = false
             if table == nil {
                 verifications += 1
-                if verifications == tableThreshold {
-                    table = P256KeyTable(key: pointer)
-                    self.table = table
-                }
+                build = verifications == tableThreshold
             }
             lock.unlock()
+            if build {
+                // Built outside the lock: the threads that verify with this key meanwhile (the
+                // other checkers) go on the ordinary way instead of waiting the milliseconds
+                // it takes.
+                table = P256KeyTable(key: pointer)
+                lock.lock()
+                self.table = table
+                lock.unlock()
+            }
             if let table { return table.verify(raw: signature, digest: digest) }
             var der = [UInt8](repeating: 0, count: 72)
             let length = encodeDER(raw: signature, into: &der)

@@ -78,16 +78,14 @@ public struct SubscriptionTable {
         try save(s, subscriberId: subscriber, stored: stored, now: now, metrics: metrics)
     }
 
-    /// What a saved subscription row already holds: its owner, status, share of the counts,
-    /// and the values of its indexed columns (`indexed`, in that order).
-    private typealias StoredShare = (subscriberId: Int64, status: Int, metrics: MetricContributions, blob: Data?, indexed: [SQLValue])
+    /// What a saved subscription row already holds: its owner, status, share of the counts
+    /// (as stored), and the values of its indexed columns (`indexed`, in that order).
+    private typealias StoredShare = (subscriberId: Int64, status: Int, blob: Data?, indexed: [SQLValue])
 
     private func storedShare(_ otid: String) throws -> StoredShare? {
         try db.first(Self.selectStoredShare, [otid]) {
             let r = Self.storedShareColumns.row($0)
-            let blob = r.optionalData(.metrics)
-            return (r.int64(.subscriberId), r.int(.status), blob.map(MetricContributions.init(encoded:)) ?? MetricContributions(), blob,
-                    Self.indexed.map(r.value))
+            return (r.int64(.subscriberId), r.int(.status), r.optionalData(.metrics), Self.indexed.map(r.value))
         }
     }
 
@@ -98,12 +96,11 @@ public struct SubscriptionTable {
 
     private func save(_ s: SubscriptionState, subscriberId: Int64, stored: StoredShare?, now: Millis,
                            metrics: MetricContributions) throws {
-        let previous = stored?.metrics ?? MetricContributions()
         if stored?.status != s.status.rawValue {
             if let old = stored?.status { store.held.statuses[old, default: 0] -= 1 }
             store.held.statuses[s.status.rawValue, default: 0] += 1
         }
-        let share = try store.moveShare(s.originalTransactionId, to: metrics, from: stored?.blob, decoded: previous)
+        let share = try store.moveShare(s.originalTransactionId, to: metrics, from: stored?.blob)
         let values = Self.table.values(
             Column.Record(state: s, subscriberId: subscriberId, updated: now, share: share))
         guard let stored else {
