@@ -58,7 +58,8 @@ public struct BatchIngest {
     public private(set) var committed = Counts()
 
     /// Readies `intake`'s store for many batches in a row: fewer WAL checkpoints and a larger
-    /// page cache on SQLite, bounded server-side waits on PostgreSQL.
+    /// page cache on SQLite, bounded server-side waits on PostgreSQL; and its verifiers for
+    /// many bodies (`SignedPayloadVerifier.expectMany`).
     public init(intake: Intake, checkers: [Intake] = [], batchSize: Int = standardBatchSize,
                 batchTime: Duration = standardBatchTime) throws {
         precondition(batchSize >= 1, "a batch holds at least one body")
@@ -68,6 +69,7 @@ public struct BatchIngest {
         self.batchTime = batchTime
         try intake.store.upkeep.checkpointEvery(pages: StoreUpkeep.batchCheckpointPages)
         try intake.store.upkeep.cachePages(kibibytes: StoreUpkeep.writerCacheKibibytes)
+        for verifying in [intake] + checkers { verifying.verifier.expectMany() }
         try intake.store.upkeep.boundServerWaitsForIntake()
     }
 

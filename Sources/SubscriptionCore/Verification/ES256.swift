@@ -75,8 +75,14 @@ public enum ES256 {
         private var verifications = 0
         /// Multiples of this key, built once it has proved busy: see `P256KeyTable`.
         private var table: P256KeyTable?
-        private let tableThreshold: Int
+        private var tableThreshold: Int
         private let lock = NSLock()
+
+        private func lowerTableThreshold(to threshold: Int) {
+            lock.lock()
+            tableThreshold = min(tableThreshold, threshold)
+            lock.unlock()
+        }
 
         /// A table takes some 15-20 ms and 150 KB to build and saves ~25 us a check, so it
         /// pays after several hundred checks: a process that checks one notification (CGI)
@@ -103,11 +109,16 @@ public enum ES256 {
         /// and build the key's table of multiples together, once, instead of once each.
         /// Keyed by the certificate's exact bytes, and holding only its public key, the shared
         /// object decides nothing: each verifier checks the chain before it uses the key.
-        static func shared(leaf der: Data, _ certificate: () throws -> X509Certificate) throws -> PublicKey {
+        /// A key made for a threshold lower than the one it has takes the lower one.
+        static func shared(leaf der: Data, tableThreshold: Int = defaultTableThreshold,
+                           _ certificate: () throws -> X509Certificate) throws -> PublicKey {
             sharedLock.lock()
             defer { sharedLock.unlock() }
-            if let key = sharedKeys[der] { return key }
-            let key = try PublicKey(certificate: certificate())
+            if let key = sharedKeys[der] {
+                key.lowerTableThreshold(to: tableThreshold)
+                return key
+            }
+            let key = try PublicKey(certificate: certificate(), tableThreshold: tableThreshold)
             // Leaf certificates change a few times a year: a full registry is a store of
             // chains nobody sends any more.
             if sharedKeys.count >= sharedLimit { sharedKeys.removeAll() }
@@ -152,7 +163,9 @@ public enum ES256 {
             var build = false
             if table == nil {
                 verifications += 1
-                build = verifications == tableThreshold
+                build = verifications >= tableThreshold
+                // Counted no further: one thread builds it.
+                if build { verifications = Int.min / 2 }
             }
             lock.unlock()
             if build {

@@ -72,6 +72,20 @@ public final class SignedDataVerifier: @unchecked Sendable {
     private let store: OpaquePointer
     private let cacheCapacity: Int
     private let lock = NSLock()
+    /// How many checks a leaf's key makes before it builds its table of multiples (see
+    /// `ES256.PublicKey`); `expectMany` lowers it.
+    private var keyTableThreshold = ES256.PublicKey.defaultTableThreshold
+    /// The threshold once many payloads are expected: ten notifications' worth.
+    static let manyTableThreshold = 30
+
+    /// Many payloads follow (a bulk intake): a leaf's key builds its table of multiples after
+    /// a few checks instead of hundreds. A 3,000-body `ingest` otherwise verifies its first
+    /// hundred bodies at half speed, while the pipeline is still filling.
+    public func expectMany() {
+        lock.lock()
+        keyTableThreshold = Self.manyTableThreshold
+        lock.unlock()
+    }
     private var cache: [Data: CachedChain] = [:]
     private var cacheOrder: [Data] = []
     /// Parsed headers with their exact base64url bytes, most recently used last: a signing
@@ -256,11 +270,11 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
         /// A chain checked before (by this or another process), for which only the
         /// leaf's key is needed now.
-        convenience init(hash: Data, remembered: RememberedChain, leaf: Data,
+        convenience init(hash: Data, remembered: RememberedChain, leaf: Data, tableThreshold: Int,
                          fail: (VerificationError.Fault) -> VerificationError) throws {
             let key: ES256.PublicKey
             do {
-                key = try ES256.PublicKey.shared(leaf: leaf) { try X509Certificate(der: leaf) }
+                key = try ES256.PublicKey.shared(leaf: leaf, tableThreshold: tableThreshold) { try X509Certificate(der: leaf) }
             } catch {
                 throw fail(.x5cEntryNotCertificate(index: 0, reason: String(describing: error)))
             }
@@ -309,11 +323,12 @@ public final class SignedDataVerifier: @unchecked Sendable {
             lock.unlock()
             return cached
         }
+        let tableThreshold = keyTableThreshold
         lock.unlock()
 
         let checked: CachedChain
         if let remembered = recall(hash: hash, entryLengths: entryLengths, instant: instant) {
-            checked = try CachedChain(hash: hash, remembered: remembered, leaf: ders[0], fail: fail)
+            checked = try CachedChain(hash: hash, remembered: remembered, leaf: ders[0], tableThreshold: tableThreshold, fail: fail)
             lock.lock()
             statistics.recalled += 1
             lock.unlock()
@@ -322,7 +337,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
             statistics.chainChecks += 1
             lock.unlock()
             do {
-                checked = try checkChain(ders, hash: hash, at: time, instant: instant, fail: fail)
+                checked = try checkChain(ders, hash: hash, at: time, instant: instant, tableThreshold: tableThreshold, fail: fail)
             } catch let error as VerificationError {
                 throw Self.namingTheDemoCA(error, ders: ders)
             }
@@ -368,7 +383,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
     }
 
     private func checkChain(_ ders: [Data], hash: Data, at time: VerificationError.CheckTime, instant: Date,
-                            fail: (VerificationError.Fault) -> VerificationError) throws -> CachedChain {
+                            tableThreshold: Int, fail: (VerificationError.Fault) -> VerificationError) throws -> CachedChain {
         // Only the leaf and the intermediate are parsed: trust never comes
         // from x5c[2], so it is not even read.
         var certificates: [X509Certificate] = []
@@ -392,7 +407,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
         let key: ES256.PublicKey
         do {
-            key = try ES256.PublicKey.shared(leaf: ders[0]) { leaf }
+            key = try ES256.PublicKey.shared(leaf: ders[0], tableThreshold: tableThreshold) { leaf }
         } catch ES256Error.notP256(let found) {
             throw fail(.leafKeyNotP256(found: found))
         } catch {

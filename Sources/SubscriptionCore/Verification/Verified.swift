@@ -28,6 +28,12 @@ public protocol SignedPayloadVerifier {
     /// Verifies `compactJWS` and decodes its payload with `decode`; faults name `field`.
     func verify<Decoded>(_ compactJWS: String, field: String,
                          as decode: (JSONFields) throws -> Decoded) throws -> Verified<Decoded>
+    /// Many payloads follow: work that pays only over many checks may start early.
+    func expectMany()
+}
+
+extension SignedPayloadVerifier {
+    public func expectMany() {}
 }
 
 extension SignedPayloadVerifier {
