@@ -18,8 +18,9 @@ enum IngestCommand {
         stored, recognised as a duplicate, or quarantined with the reason it was refused.
         Prints `ingested N, duplicates D, rejected R`; exits 0 when nothing was rejected, 1 otherwise.
         Signatures are verified on --workers threads (one per core by default), each on a connection
-        of its own, while the writer commits what they checked in input order; --workers 1 checks each
-        batch on the writer's connection before writing it. The store is the same either way.
+        of its own and at a lower CPU priority than the writer, which commits what they checked in
+        input order; --workers 1 checks each batch on the writer's connection before writing it. The
+        store is the same either way.
         Bodies are committed in batches (--batch-size, 500 by default). When the store stops a batch
         (a full disk, a lock held too long), what was committed stays, the command says how much and
         the first input line not stored, prints the command that resumes from there, and exits 3.
