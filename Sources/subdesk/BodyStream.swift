@@ -40,11 +40,11 @@ final class BodyStream {
         // `buffer` before the next read, so no chunk costs an allocation (and the page faults
         // of fresh memory) of its own.
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: BodyStream.chunkBytes, alignment: 16)
-        let descriptor = handle.fileDescriptor
         do {
             try self.init {
                 while true {
-                    let count = Glibc.read(descriptor, scratch.baseAddress, scratch.count)
+                    // The handle itself is held by this closure: it closes its descriptor when freed.
+                    let count = Glibc.read(handle.fileDescriptor, scratch.baseAddress, scratch.count)
                     if count > 0 { return Data(bytesNoCopy: scratch.baseAddress!, count: count, deallocator: .none) }
                     if count == 0 { return nil }
                     if errno != EINTR { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
