@@ -16,8 +16,6 @@ final class BodyStream {
     /// whole input: the rest of a chunk moves to its front and the next chunk is appended
     /// after it, in the capacity it already has.
     private var buffer: [UInt8] = []
-    /// The file reader's buffer, freed with the stream.
-    private var scratch: UnsafeMutableRawBufferPointer?
     private var position = 0
     private var atEnd = false
     /// The number of the next line.
@@ -39,25 +37,25 @@ final class BodyStream {
         // read(2) into one buffer, handed out without a copy: each chunk is copied into
         // `buffer` before the next read, so no chunk costs an allocation (and the page faults
         // of fresh memory) of its own.
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: BodyStream.chunkBytes, alignment: 16)
-        do {
-            try self.init {
-                while true {
-                    // The handle itself is held by this closure: it closes its descriptor when freed.
-                    let count = Glibc.read(handle.fileDescriptor, scratch.baseAddress, scratch.count)
-                    if count > 0 { return Data(bytesNoCopy: scratch.baseAddress!, count: count, deallocator: .none) }
-                    if count == 0 { return nil }
-                    if errno != EINTR { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                }
+        // The closure holds both the buffer (freed with it) and the handle (which closes its
+        // descriptor when freed).
+        let scratch = ReadBuffer(bytes: BodyStream.chunkBytes)
+        try self.init {
+            while true {
+                let count = Glibc.read(handle.fileDescriptor, scratch.bytes.baseAddress, scratch.bytes.count)
+                if count > 0 { return Data(bytesNoCopy: scratch.bytes.baseAddress!, count: count, deallocator: .none) }
+                if count == 0 { return nil }
+                if errno != EINTR { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             }
-        } catch {
-            scratch.deallocate()
-            throw error
         }
-        self.scratch = scratch
     }
 
-    deinit { scratch?.deallocate() }
+    /// Memory a file's reads go to, freed when the last reference to it goes.
+    private final class ReadBuffer {
+        let bytes: UnsafeMutableRawBufferPointer
+        init(bytes count: Int) { bytes = .allocate(byteCount: count, alignment: 16) }
+        deinit { bytes.deallocate() }
+    }
 
     /// `read` gives the next bytes of the input, nil (or nothing) at its end.
     init(read: @escaping () throws -> Data?) throws {
