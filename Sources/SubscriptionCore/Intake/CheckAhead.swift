@@ -65,16 +65,15 @@ final class CheckAhead: @unchecked Sendable {
         while true {
             // One read at a time, in order, and outside the pipeline's lock: a read that waits
             // (a pipe whose writer is slow) holds up neither the other checkers nor the writer.
-            reading.lock()
+            // Batches the writer committed are released here, on this thread rather than the
+            // writer's, and outside both locks.
             condition.lock()
             var freed = spent
             spent.removeAll()
-            if !freed.isEmpty {
-                // Released outside the lock, on this thread rather than the writer's.
-                condition.unlock()
-                freed.removeAll()
-                condition.lock()
-            }
+            condition.unlock()
+            freed.removeAll()
+            reading.lock()
+            condition.lock()
             while !stopped && end == nil && read - taken >= window { condition.wait() }
             guard !stopped && end == nil, let next else {
                 condition.unlock()
