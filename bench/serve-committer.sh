@@ -6,7 +6,7 @@
 # time, which the 16-client / sequential ratio depends on as much as on the code.
 #
 #   bench/serve-committer.sh OLD_SUBDESK NEW_SUBDESK [ROUNDS] [BODIES]
-#   bench/serve-committer.sh /tmp/old/subdesk .build/release/subdesk 5 3000
+#   bench/serve-committer.sh OLD/.build/release/subdesk .build/release/subdesk 5 3000
 #
 # The committer's CPU is sampled by perf (997 Hz, while the 16 clients post): the samples of
 # the thread that runs GroupCommitter's loop, over the requests serve's stop line reports. The
