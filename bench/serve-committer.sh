@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # serve's group commit, two builds side by side: the CPU its committing thread
-# (`subdesk-commit`) spends per request while 16 clients post at once, and requests/s with one
-# client and with 16, each build in turn (alternating which goes first), behind one lighttpd
+# (`subdesk-commit`) spends per request while 16 clients post at once and with one client
+# (a group of one each), and requests/s with one client and with 16, each build in turn (alternating which goes first), behind one lighttpd
 # (the webhook's lines of deploy/lighttpd-serve.conf), on a new SQLite store each run. Also prints this host's fsync
 # time, which the 16-client / sequential ratio depends on as much as on the code.
 #
 #   bench/serve-committer.sh OLD_SUBDESK NEW_SUBDESK [ROUNDS] [BODIES]
 #   bench/serve-committer.sh OLD/.build/release/subdesk .build/release/subdesk 5 3000
 #
-# The committer's CPU is sampled by perf (997 Hz, while the 16 clients post): the samples of
+# The committer's CPU is sampled by perf (997 Hz, while the clients post): the samples of
 # the thread that runs GroupCommitter's loop, over the requests serve's stop line reports. The
 # bodies come from the subdesk-bench beside NEW_SUBDESK; the load generator is
 # bench/http_load.py (Python's http.client, a kept connection per client). Needs lighttpd and
@@ -93,18 +93,21 @@ print(sum(samples[t] for t in committer) / 997)')
 
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-declare -a oc=() nc=() o1=() n1=() o16=() n16=() fs=()
+declare -a oc=() nc=() oc1=() nc1=() o1=() n1=() o16=() n16=() fs=()
 for round in $(seq 1 "$rounds"); do
     f=$(fsync_ms); fs+=("$f")
     if (( round % 2 )); then order="old new"; else order="new old"; fi
     for which in $order; do
         binary=$old; [ "$which" = new ] && binary=$new
-        read -r one _ < <(run "$binary" 1)
+        read -r one cpu1 < <(run "$binary" 1)
         read -r many cpu < <(run "$binary" 16)
-        if [ "$which" = old ]; then o1+=("$one"); o16+=("$many"); oc+=("$cpu"); else n1+=("$one"); n16+=("$many"); nc+=("$cpu"); fi
-        echo "round $round $which: 1 client $one/s, 16 clients $many/s, committer ${cpu} us of CPU a request (fsync $f ms)"
+        if [ "$which" = old ]; then o1+=("$one"); o16+=("$many"); oc+=("$cpu"); oc1+=("$cpu1")
+        else n1+=("$one"); n16+=("$many"); nc+=("$cpu"); nc1+=("$cpu1"); fi
+        echo "round $round $which: 1 client $one/s, 16 clients $many/s, committer ${cpu1} / ${cpu} us of CPU a request at 1 / 16 clients (fsync $f ms)"
     done
 done
-mo=$(median "${oc[@]}") mn=$(median "${nc[@]}")
-echo "median committer CPU a request at 16 clients: old $mo us, new $mn us ($(awk -v a="$mn" -v b="$mo" 'BEGIN { printf "%+.0f%%", (a / b - 1) * 100 }'))"
+change() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%+.0f%%", (a / b - 1) * 100 }'; }
+mo=$(median "${oc[@]}") mn=$(median "${nc[@]}") mo1=$(median "${oc1[@]}") mn1=$(median "${nc1[@]}")
+echo "median committer CPU a request at 16 clients: old $mo us, new $mn us ($(change "$mo" "$mn"))"
+echo "median committer CPU a request at 1 client: old $mo1 us, new $mn1 us ($(change "$mo1" "$mn1"))"
 echo "median requests/s: old 1 client $(median "${o1[@]}"), 16 clients $(median "${o16[@]}"); new 1 client $(median "${n1[@]}"), 16 clients $(median "${n16[@]}"); fsync $(median "${fs[@]}") ms"

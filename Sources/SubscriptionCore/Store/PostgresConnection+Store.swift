@@ -188,6 +188,7 @@ extension PostgresConnection {
     /// The server keeps its own log.
     func writeAheadLogIsPast(_ bytes: Int64) -> Bool { false }
     func checkpointBesideWriters(walLimitBytes: Int64) {}
+    func reuseWriteAheadLog() throws {}
 
     /// A statement may run at most 20 s past the write lock's timeout, and a transaction
     /// left idle (a client stopped half-way) ends after 30 s, freeing its locks.

@@ -80,9 +80,13 @@ protocol SQLConnection: AnyObject {
     /// Whether the log file beside the store that a writer must keep short is larger than
     /// `bytes` (false where there is none).
     func writeAheadLogIsPast(_ bytes: Int64) -> Bool
-    /// Past `walLimitBytes`, copies the log into the store without holding up its writers,
-    /// then truncates it in their turn (see the SQLite connection's).
+    /// Copies the log into the store without holding up its writers, then, past
+    /// `walLimitBytes`, restarts it in their turn (see the SQLite connection's).
     func checkpointBesideWriters(walLimitBytes: Int64)
+    /// For a long-lived writer beside `checkpointBesideWriters`: writes over the log from its
+    /// start after each checkpoint instead of growing a truncated file again, and counts what
+    /// its commits leave in it; nothing where there is no such log.
+    func reuseWriteAheadLog() throws
     /// Bounds how long the server waits for a writer someone waits on; nothing without a server.
     func boundServerWaitsForIntake() throws
     /// Moves the write-ahead log into the store every `pages` pages, where there is one to move.

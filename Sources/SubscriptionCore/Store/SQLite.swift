@@ -154,6 +154,8 @@ final class SQLiteConnection: SQLConnection {
         }
     }
     private let busyWait = BusyWait()
+    /// Set by `reuseWriteAheadLog`: the log's frames after this connection's last commit.
+    var logWatch: WriteAheadLogReuse?
 
     /// Waits up to `milliseconds` for another connection's lock (0: fails at once).
     func waitWhenBusy(milliseconds: Int32) {

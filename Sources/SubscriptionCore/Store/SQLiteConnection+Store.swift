@@ -90,27 +90,54 @@ extension SQLiteConnection {
         waitWhenBusy(milliseconds: busyTimeoutMs)
     }
 
-    /// stat(2) alone, cheap enough to ask after every commit: not FileManager's attributes,
-    /// which also look up the owner's name and cost a one-shot process the whole user database.
+    /// On a connection that reuses the log (`reuseWriteAheadLog`), the frames its last commit
+    /// left in it, counted by SQLite as it commits; otherwise the log file's size, by stat(2)
+    /// alone, cheap enough to ask after every commit: not FileManager's attributes, which also
+    /// look up the owner's name and cost a one-shot process the whole user database.
     func writeAheadLogIsPast(_ bytes: Int64) -> Bool {
+        if let logWatch { return logWatch.bytes > bytes }
         guard !readOnly, !path.isEmpty, path != ":memory:" else { return false }
         var info = stat()
         return stat(path + "-wal", &info) == 0 && Int64(info.st_size) > bytes
     }
 
+    /// For a long-lived writer with `checkpointBesideWriters` beside it (serve's committer):
+    /// after each checkpoint the log file is written over from its start, not truncated and
+    /// grown again. Each commit into a truncated log extended the file, so the file system
+    /// allocated its blocks and `fdatasync` wrote the file's new size as well as the frames:
+    /// a third of the committer's time for a group of one (BENCHMARKS.md). A log that grew
+    /// past `WriteAheadLogReuse.keptBytes` while a checkpoint could not restart it (a reader
+    /// held its frames) is cut back to that by the first commit after a restart. The
+    /// connection counts the log's frames after each of its commits (`writeAheadLogIsPast`),
+    /// since the file's size no longer says; SQLite's automatic checkpoint, which counting
+    /// replaces, is kept at its default as a backstop.
+    func reuseWriteAheadLog() throws {
+        guard logWatch == nil, !readOnly, path != ":memory:" else { return }
+        try execute("PRAGMA journal_size_limit = \(WriteAheadLogReuse.keptBytes)")
+        let pageSize = try integer("PRAGMA page_size") ?? 4096
+        let watch = WriteAheadLogReuse(frameBytes: Int64(pageSize) + 24)
+        logWatch = watch
+        sqlite3_wal_hook(handle, WriteAheadLogReuse.hook, Unmanaged.passUnretained(watch).toOpaque())
+    }
+
     /// For a long-lived writer (serve), on a connection of its own beside the one that
     /// commits: the WAL's frames are copied into the database without holding up the
-    /// writers (PASSIVE), then, in the writers' turn among this process's connections, the
-    /// WAL is truncated, with only the frames committed meanwhile left to copy. A commit
-    /// then never pays for a checkpoint (with the copy in the committer's path, serve's p99
-    /// per request was some 60% higher while a deliverer wrote beside it: BENCHMARKS.md).
-    /// A writer of another process holding the lock leaves the truncation to a later call.
+    /// writers (PASSIVE); then, when the log held more than `walLimitBytes`, in the writers'
+    /// turn among this process's connections, the frames committed meanwhile are copied and
+    /// the log restarted: the next commit writes over it from its start (a writer that
+    /// `reuseWriteAheadLog`s keeps the file; others leave it at its size). A commit then never
+    /// pays for a checkpoint (with the copy in the committer's path, serve's p99 per request
+    /// was some 60% higher while a deliverer wrote beside it: BENCHMARKS.md). A writer of
+    /// another process holding the lock, or a reader still on the log's frames, leaves the
+    /// restart to a later call.
     func checkpointBesideWriters(walLimitBytes: Int64) {
-        guard writeAheadLogIsPast(walLimitBytes) else { return }
-        try? execute("PRAGMA wal_checkpoint(PASSIVE)")
+        guard !readOnly, let handle else { return }
+        var frames: Int32 = 0, copied: Int32 = 0
+        guard sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK,
+              Int64(frames) * (((try? integer("PRAGMA page_size")) ?? nil ?? 4096) + 24) > walLimitBytes else { return }
         waitWhenBusy(milliseconds: 0)
         defer { waitWhenBusy(milliseconds: busyTimeoutMs) }
-        _ = try? inWriteTurn { try execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        _ = try? inWriteTurn { try execute("PRAGMA wal_checkpoint(RESTART)") }
     }
 
     /// No server: writers wait only for the busy timeout.
@@ -297,5 +324,30 @@ extension Store {
             return "its folder \(dir.isEmpty ? "." : dir) is not writable by this user, and SQLite keeps its -wal and -shm files there"
         }
         return nil
+    }
+}
+
+/// A connection's count of the frames in the log after each of its commits, for a writer
+/// that reuses the log (`SQLiteConnection.reuseWriteAheadLog`); SQLite calls `hook` as each
+/// commit ends, in place of its own automatic checkpoint, which the hook carries on.
+final class WriteAheadLogReuse {
+    /// How large a log file is kept for reuse: a larger one is cut back to this at the first
+    /// commit after a restart. Four times serve's checkpoint limit (1 MiB).
+    static let keptBytes: Int64 = 4 << 20
+    /// SQLite's default automatic checkpoint: a commit that leaves more frames than this
+    /// copies them itself (when the checkpoint beside the writer cannot keep up).
+    static let backstopFrames: Int32 = 1000
+
+    let frameBytes: Int64
+    private(set) var frames: Int32 = 0
+    var bytes: Int64 { Int64(frames) * frameBytes }
+
+    init(frameBytes: Int64) { self.frameBytes = frameBytes }
+
+    static let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = { context, db, name, frames in
+        guard let context else { return SQLITE_OK }
+        Unmanaged<WriteAheadLogReuse>.fromOpaque(context).takeUnretainedValue().frames = frames
+        if frames >= backstopFrames { _ = sqlite3_wal_checkpoint(db, name) }
+        return SQLITE_OK
     }
 }

@@ -125,11 +125,18 @@ extension StoreUpkeep {
     /// the database and truncated (see `SQLiteConnection.finishOneShotWrites`).
     public func finishOneShotWrites(walLimitBytes: Int64 = 1 << 20) { db.finishOneShotWrites(walLimitBytes: walLimitBytes) }
 
-    /// Whether the log file beside the store (SQLite's WAL), which a long-lived writer keeps
-    /// short with `checkpointBesideWriters` on a connection of its own, is past `bytes`.
+    /// Whether the log beside the store (SQLite's WAL), which a long-lived writer keeps short
+    /// with `checkpointBesideWriters` on a connection of its own, is past `bytes`: the frames
+    /// this connection's last commit left, once it `reuseWriteAheadLog`s, else the file's size.
     public func writeAheadLogIsPast(_ bytes: Int64 = 1 << 20) -> Bool { db.writeAheadLogIsPast(bytes) }
 
-    /// Past `walLimitBytes`, the WAL is copied into the database beside the writers and
-    /// truncated in their turn (see `SQLiteConnection.checkpointBesideWriters`).
+    /// The WAL is copied into the database beside the writers and, past `walLimitBytes`,
+    /// restarted in their turn (see `SQLiteConnection.checkpointBesideWriters`).
     public func checkpointBesideWriters(walLimitBytes: Int64 = 1 << 20) { db.checkpointBesideWriters(walLimitBytes: walLimitBytes) }
+
+    /// For a long-lived writer with `checkpointBesideWriters` beside it (serve's committer):
+    /// the log file is written over from its start after each checkpoint instead of truncated
+    /// and grown again, and `writeAheadLogIsPast` counts what this connection's commits leave
+    /// in it (see `SQLiteConnection.reuseWriteAheadLog`). Nothing on PostgreSQL.
+    public func reuseWriteAheadLog() throws { try db.reuseWriteAheadLog() }
 }

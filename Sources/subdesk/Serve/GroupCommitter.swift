@@ -138,8 +138,9 @@ final class GroupCommitter: @unchecked Sendable {
                 groups += 1
                 requests += group.count
                 largestGroup = max(largestGroup, group.count)
-                // The WAL is kept short as the CGI keeps it (truncated once past 1 MiB), but on
-                // a thread of its own: the next group does not wait for the copy.
+                // The WAL is kept short (copied and restarted once past 1 MiB, by what this
+                // connection's commits left in it), on a thread of its own: the next group
+                // does not wait for the copy.
                 if store.upkeep.writeAheadLogIsPast() { checkpoint?.poke() }
             } catch let e as FileReplacedError {
                 // Another file took the store's path: the old one is let go. Found before the
@@ -176,7 +177,7 @@ final class GroupCommitter: @unchecked Sendable {
     }
 }
 
-/// Copies serve's WAL into the store and truncates it once it passes 1 MiB, on a thread
+/// Copies serve's WAL into the store and restarts it once it passes 1 MiB, on a thread
 /// and connection of its own, woken by the committer after a group: with the copy in the
 /// committer's path, the requests of the next group waited for it (BENCHMARKS.md, the
 /// relay's fifth pass). A store file replaced at the path is let go before the committer

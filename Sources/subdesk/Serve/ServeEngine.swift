@@ -54,8 +54,12 @@ final class ServeEngine: @unchecked Sendable {
         let store = try context.openStore(mode: .existing)
         try store.upkeep.configureForOneShotWrites()
         try store.upkeep.boundServerWaitsForIntake()
-        // The committer's: the pages its groups write stay in memory between groups.
-        if committing { try store.upkeep.cachePages(kibibytes: StoreUpkeep.writerCacheKibibytes) }
+        // The committer's: the pages its groups write stay in memory between groups, and the
+        // log beside the store is written over after each checkpoint, not grown again.
+        if committing {
+            try store.upkeep.cachePages(kibibytes: StoreUpkeep.writerCacheKibibytes)
+            try store.upkeep.reuseWriteAheadLog()
+        }
         return try context.makeIntake(store: store)
     }
 
