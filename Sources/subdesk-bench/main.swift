@@ -315,7 +315,9 @@ func backfillRate(_ payloads: [String], pageSize: Int, keyFile: String) throws -
                                       serverAPISandbox: server.baseURL.appendingPathComponent("sandbox"),
                                       verifyReceipt: server.baseURL, verifyReceiptSandbox: server.baseURL)
     let client = AppStoreServerAPIClient(key: key, endpoints: endpoints, policy: HTTPPolicy())
-    let backfill = Backfill(store: store, intake: try makeIntake(store), client: client, operatorName: "bench")
+    // As `subdesk backfill` runs it: the bodies verified on a connection beside the writer's.
+    let backfill = Backfill(store: store, intake: try makeIntake(store), checker: try makeIntake(try Store(path: path)),
+                            client: client, operatorName: "bench")
     let now = DateText.nowMillis()
     var run: BackfillRun?
     let elapsed = try seconds {

@@ -101,7 +101,9 @@ enum BackfillCommand {
             let prefix = several ? "\(target.label) " : ""
             var entry: [String: Any]
             do {
+                // The bodies are verified beside the writer, on a connection of their own.
                 let backfill = Backfill(store: store, intake: try context.makeIntake(store: store),
+                                        checker: try context.makeIntake(store: try context.openStore(mode: .existing)),
                                         client: try revalidator.serverAPIClient(for: ServerAPIAction.backfill, target: target),
                                         operatorName: context.operatorName, limits: limits)
                 entry = try run(context, backfill, request, resume: resume, prefix: prefix)

@@ -77,9 +77,13 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         }
     }
 
-    func backfill(_ store: Store, clock: Millis = TestKit.anchor, limits: Backfill.Limits = .standard) throws -> Backfill {
+    /// A backfill into `store`; with `checker` (another connection to it), the bodies are
+    /// checked on that one, beside the writer, as `subdesk backfill` does.
+    func backfill(_ store: Store, checker: Store? = nil, clock: Millis = TestKit.anchor,
+                  limits: Backfill.Limits = .standard) throws -> Backfill {
         let client = AppStoreServerAPIClient(key: try fixture.apiKey(), endpoints: fixture.endpoints, policy: RevalidationFixture.fastHTTP)
-        return Backfill(store: store, intake: TestKit.intake(store), client: client, operatorName: "ana", limits: limits, clock: { clock })
+        return Backfill(store: store, intake: TestKit.intake(store), checker: checker.map { TestKit.intake($0) }, client: client,
+                        operatorName: "ana", limits: limits, clock: { clock })
     }
 
     /// A history that never ends: page N holds `item(N)` and always says there is more.
@@ -153,6 +157,50 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try repaired.backfills.gaps().count, 9)
     }
 
+    /// A verifier that counts what it verifies: which intake checked the bodies.
+    final class CountingVerifier: SignedPayloadVerifier, @unchecked Sendable {
+        private let real = SignedDataVerifier(roots: TestKit.roots)
+        private let lock = NSLock()
+        private var verified = 0
+        var count: Int { lock.lock(); defer { lock.unlock() }; return verified }
+
+        func verify<Decoded>(_ compactJWS: String, field: String, as decode: (JSONFields) throws -> Decoded) throws -> Verified<Decoded> {
+            lock.lock()
+            verified += 1
+            lock.unlock()
+            return try real.verify(compactJWS, field: field, as: decode)
+        }
+    }
+
+    func testACheckerBesideTheWriterVerifiesTheBodiesAndTheStoreIsTheOneTheWriterAloneLeaves() throws {
+        var sent = try history()
+        // A payload no intake accepts, among those that failed to arrive: refused both ways.
+        sent.insert(Sent(body: Data(), signedPayload: "e30.e30.AAAA", failed: true), at: 10)
+        serveHistory(sent, pageSize: 4)
+        let client = AppStoreServerAPIClient(key: try fixture.apiKey(), endpoints: fixture.endpoints, policy: RevalidationFixture.fastHTTP)
+
+        let alone = try Store.inMemory()
+        let reference = try Backfill(store: alone, intake: TestKit.intake(alone), client: client, operatorName: "ana",
+                                     clock: { TestKit.anchor }).run(Self.window)
+
+        let store = try fixture.openStore()
+        let writing = CountingVerifier(), checking = CountingVerifier()
+        let checkerStore = try fixture.openStore()
+        let run = try Backfill(store: store, intake: Intake(store: store, verifier: writing, policy: TestKit.policy),
+                               checker: Intake(store: checkerStore, verifier: checking, policy: TestKit.policy),
+                               client: client, operatorName: "ana", clock: { TestKit.anchor }).run(Self.window)
+
+        XCTAssertEqual(writing.count, 0, "the writer verified nothing")
+        XCTAssertGreaterThanOrEqual(checking.count, 3 * 9, "the checker verified each body's three signatures")
+        XCTAssertEqual([run.pages, run.new, run.duplicates, run.rejected], [3, 9, 0, 1])
+        XCTAssertEqual([run.pages, run.new, run.duplicates, run.rejected],
+                       [reference.pages, reference.new, reference.duplicates, reference.rejected])
+        XCTAssertEqual(try contents(store), try contents(alone))
+        let expected = try alone.upkeep.contentDigest(), digest = try store.upkeep.contentDigest()
+        XCTAssertEqual(expected.keys.sorted().filter { expected[$0] != digest[$0] }, [], "tables that differ")
+        XCTAssertEqual(try store.quarantine.unresolvedCount(), 1)
+    }
+
     func testAStoppedRunResumesFromThePageItStoppedAtAndLosesNothing() throws {
         let sent = try history()
         let store = try fixture.openStore()
@@ -160,7 +208,8 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         serveHistory(sent, pageSize: 2) { page in
             page == 2 && broken ? .json(["errorCode": 5000000, "errorMessage": "An unknown error occurred."], status: 500) : nil
         }
-        XCTAssertThrowsError(try backfill(store).run(Self.window))
+        // The fault comes to the writer through the checker's thread, after the pages before it.
+        XCTAssertThrowsError(try backfill(store, checker: try fixture.openStore()).run(Self.window))
         let stopped = try XCTUnwrap(try store.backfills.unfinished())
         XCTAssertEqual(stopped.pages, 2)
         XCTAssertEqual(stopped.nextPage, "page-2")
@@ -168,7 +217,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertTrue(try store.audit.entries().last?.outcome.hasPrefix("stopped after 2 pages: 4 new") == true)
 
         broken = false
-        let resumed = try backfill(store).run(Self.window, resume: stopped)
+        let resumed = try backfill(store, checker: try fixture.openStore()).run(Self.window, resume: stopped)
         XCTAssertEqual(resumed.id, stopped.id)
         XCTAssertEqual(resumed.new, 9)
         XCTAssertEqual(resumed.duplicates, 0, "no page was asked twice")
@@ -298,7 +347,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         serveEndlessHistory { sent[$0 % sent.count] }
         let store = try fixture.openStore()
         let limits = Backfill.Limits(maxPages: 5, maxPagesWithNothingNew: 100)
-        XCTAssertThrowsError(try backfill(store, limits: limits).run(Self.window)) { error in
+        XCTAssertThrowsError(try backfill(store, checker: try fixture.openStore(), limits: limits).run(Self.window)) { error in
             guard let stopped = error as? Backfill.Stopped else { return XCTFail("not stopped at a limit: \(error)") }
             XCTAssertEqual(stopped.reason, "it fetched 5 pages, the most one run fetches")
             XCTAssertEqual(stopped.run.pages, 5)
@@ -327,7 +376,8 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         let sent = try history()
         serveEndlessHistory { _ in sent[0] }
         let store = try fixture.openStore()
-        XCTAssertThrowsError(try backfill(store, limits: Backfill.Limits(maxPages: 1_000, maxPagesWithNothingNew: 3)).run(Self.window)) { error in
+        XCTAssertThrowsError(try backfill(store, checker: try fixture.openStore(),
+                                          limits: Backfill.Limits(maxPages: 1_000, maxPagesWithNothingNew: 3)).run(Self.window)) { error in
             guard let stopped = error as? Backfill.Stopped else { return XCTFail("not stopped at a limit: \(error)") }
             XCTAssertEqual(stopped.reason, "3 pages in a row brought nothing new (every notification already stored or refused)")
             XCTAssertEqual(stopped.run.pages, 4)

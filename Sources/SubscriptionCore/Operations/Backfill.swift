@@ -72,19 +72,28 @@ public final class Backfill {
 
     let store: Store
     let intake: Intake
+    /// Checks each page's bodies as the page is fetched, on the fetching thread and a
+    /// connection of its own, so the writer only stores them (nil: the writer checks each
+    /// body as it stores it).
+    let checker: Intake?
     let client: AppStoreServerAPIClient
     let operatorName: String
     let clock: () -> Millis
     let limits: Limits
 
-    public init(store: Store, intake: Intake, client: AppStoreServerAPIClient, operatorName: String,
+    /// `checker`, an intake on another connection to the store, verifies the bodies beside
+    /// the writer (as `subdesk ingest`'s workers do).
+    public init(store: Store, intake: Intake, checker: Intake? = nil, client: AppStoreServerAPIClient, operatorName: String,
                 limits: Limits = .standard, clock: @escaping () -> Millis = DateText.nowMillis) {
         self.store = store
         self.intake = intake
+        self.checker = checker
         self.client = client
         self.operatorName = operatorName
         self.limits = limits
         self.clock = clock
+        // A backfill verifies many bodies signed with a few certificates.
+        for verifying in [intake] + (checker.map { [$0] } ?? []) { verifying.verifier.expectMany() }
     }
 
     /// Refuses a window Apple would refuse, naming the problem.
@@ -119,48 +128,76 @@ public final class Backfill {
         let asked = AppStoreServerAPIClient.NotificationHistoryRequest(start: run.since, end: run.until, onlyFailures: run.onlyFailures)
         do {
             // A run with pages behind it and no next page has fetched everything. Pages are
-            // fetched on a thread of their own while the ones before are stored, and stored
-            // several to a write: up to `writeSize` notifications, with the token after the
-            // last of them, so a stop at any point resumes from the first page not stored.
+            // fetched on a thread of their own (and their bodies checked on another, with a
+            // checker) while the ones before are stored, and stored several to a write: up
+            // to `writeSize` notifications, with the token after the last of them, so a stop
+            // at any point resumes from the first page not stored.
             if !(run.pages > 0 && run.nextPage == nil) {
-                let pages = PageQueue(capacity: 64)
+                // Fetched pages go to the checker's thread, when there is a checker, and from
+                // there, their bodies checked, to the writer; without one, to the writer.
+                let fetched = PageQueue(capacity: 64)
+                let pages = checker == nil ? fetched : PageQueue(capacity: 64)
                 let first = run.nextPage
                 let limits = self.limits
                 let fetcher = Thread { [client] in
                     var token = first
-                    var fetched = 0
+                    var count = 0
                     do {
                         while true {
-                            if fetched == limits.maxPages {
+                            if count == limits.maxPages {
                                 throw LimitReached(reason: "it fetched \(limits.maxPages) pages, the most one run fetches")
                             }
-                            fetched += 1
+                            count += 1
                             let page = try client.notificationHistory(asked, environment: environment, paginationToken: token)
                             let next = page.hasMore ? page.paginationToken : nil
                             if page.hasMore && (next == nil || next == token) {
                                 throw RevalidationError.malformedResponse(request: "notification history",
                                                                           problem: "hasMore is true but paginationToken did not advance")
                             }
-                            guard pages.push((page, next)) else { return }
+                            guard fetched.push((page, next, nil)) else { return }
                             guard let next else { break }
                             token = next
                         }
-                        pages.finish(nil)
+                        fetched.finish(nil)
                     } catch {
-                        pages.finish(error)
+                        fetched.finish(error)
                     }
                 }
                 fetcher.start()
-                defer { pages.cancel() }
+                if let checker {
+                    let clock = self.clock
+                    Thread {
+                        do {
+                            // A page at a time, in the order fetched.
+                            while let taken = try fetched.pop(upTo: 0) {
+                                for (page, next, _) in taken {
+                                    let checked = try page.items.map {
+                                        try checker.check(Backfill.body(signedPayload: $0.signedPayload), source: "backfill", receivedAt: clock())
+                                    }
+                                    guard pages.push((page, next, checked)) else { fetched.cancel(); return }
+                                }
+                            }
+                            pages.finish(nil)
+                        } catch {
+                            fetched.cancel()
+                            pages.finish(error)
+                        }
+                    }.start()
+                }
+                defer {
+                    pages.cancel()
+                    fetched.cancel()
+                }
                 var nothingNew = 0
                 while let group = try pages.pop(upTo: Backfill.writeSize) {
                     var limitReached: LimitReached?
                     try store.write {
-                        for (page, next) in group where limitReached == nil {
+                        for (page, next, checked) in group where limitReached == nil {
                             var counts = (new: 0, duplicates: 0, rejected: 0)
-                            for item in page.items {
-                                switch try intake.ingest(Backfill.body(signedPayload: item.signedPayload), source: "backfill",
-                                                         receivedAt: clock()) {
+                            for (index, item) in page.items.enumerated() {
+                                let outcome = try checked.map { try intake.commit($0[index]) }
+                                    ?? intake.ingest(Backfill.body(signedPayload: item.signedPayload), source: "backfill", receivedAt: clock())
+                                switch outcome {
                                 case .stored(let event):
                                     counts.new += 1
                                     try store.backfills.recordGap(notificationUUID: event.notificationUUID, run: run.id,
@@ -230,7 +267,9 @@ public final class Backfill {
 /// Pages fetched and not yet stored, in order, between the thread that fetches them and the
 /// one that stores them. Bounded, so a slow store holds back fetching rather than memory.
 final class PageQueue: @unchecked Sendable {
-    typealias Entry = (page: NotificationHistoryResponse, next: String?)
+    /// A page, the token of the one after it, and its bodies checked (when a checker checks
+    /// them as they are fetched).
+    typealias Entry = (page: NotificationHistoryResponse, next: String?, checked: [Intake.CheckedBody]?)
     private let condition = NSCondition()
     private var entries: [Entry] = []
     private var finished = false
@@ -319,10 +358,12 @@ extension Revalidator {
     /// A backfill of the last `days` days (only failed deliveries when `onlyFailures`) asking
     /// `target`'s app in its environment, or with `days` nil the store's unfinished one resumed
     /// (`target` then being the one it recorded: `target(resuming:among:)`), on a connection
-    /// of its own: the dashboard runs it on a worker, once per app and environment.
+    /// of its own (and the bodies verified on another): the dashboard runs it on a worker,
+    /// once per app and environment.
     public func backfill(days: Int?, onlyFailures: Bool, target: AppleTarget) throws -> BackfillRun {
         let store = try openStore()
         let backfill = Backfill(store: store, intake: Intake(store: store, verifier: verifier, policy: policy),
+                                checker: Intake(store: try openStore(), verifier: verifier, policy: policy),
                                 client: try serverAPIClient(for: ServerAPIAction.backfill, target: target), operatorName: operatorName, clock: clock)
         guard let days else {
             guard let unfinished = try store.backfills.unfinished() else {
