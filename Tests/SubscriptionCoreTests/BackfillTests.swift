@@ -387,6 +387,27 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try store.backfills.unfinished()?.nextPage, "page-4")
     }
 
+    /// A run that stops (here at a limit, with more pages being fetched) lets its checker go:
+    /// the thread that checks pages ends, whatever the fetcher was doing, and drops the
+    /// checker's intake and connection.
+    func testARunThatStopsLetsItsCheckerGo() throws {
+        let sent = try history()
+        serveEndlessHistory { _ in sent[0] }
+        let store = try fixture.openStore()
+        weak var released: Intake?
+        do {
+            let checker = TestKit.intake(try fixture.openStore())
+            released = checker
+            let client = AppStoreServerAPIClient(key: try fixture.apiKey(), endpoints: fixture.endpoints, policy: RevalidationFixture.fastHTTP)
+            let backfill = Backfill(store: store, intake: TestKit.intake(store), checker: checker, client: client, operatorName: "ana",
+                                    limits: Backfill.Limits(maxPages: 1_000, maxPagesWithNothingNew: 3), clock: { TestKit.anchor })
+            XCTAssertThrowsError(try backfill.run(Self.window)) { XCTAssertTrue($0 is Backfill.Stopped, "\($0)") }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while released != nil && Date() < deadline { usleep(10_000) }
+        XCTAssertNil(released, "the checking thread still holds the checker")
+    }
+
     /// `subdesk backfill --max-pages` against a history that never ends: exit 1, the reason
     /// and the resume hint on stderr; `--resume` goes on from the page after.
     func testTheCommandStopsAtItsPageLimitAndSaysHowToResume() throws {

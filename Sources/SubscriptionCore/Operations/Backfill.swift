@@ -308,11 +308,14 @@ final class PageQueue: @unchecked Sendable {
     }
 
     /// Whole pages holding up to `limit` items (at least one page), waiting for the first;
-    /// nil when every page has been taken; the fetcher's error once the pages before it are.
+    /// nil when every page has been taken, or once the reader stopped (a checker's thread
+    /// reads one queue and writes the next: the writer stopping ends it, whether or not its
+    /// fetcher finished); the fetcher's error once the pages before it are.
     func pop(upTo limit: Int) throws -> [Entry]? {
         condition.lock()
         defer { condition.unlock() }
-        while entries.isEmpty && !finished { condition.wait() }
+        while entries.isEmpty && !finished && !cancelled { condition.wait() }
+        if cancelled { return nil }
         if entries.isEmpty {
             if let failure { throw failure }
             return nil
