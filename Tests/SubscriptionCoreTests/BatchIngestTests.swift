@@ -171,6 +171,24 @@ final class BatchIngestTests: XCTestCase, RunsOnEveryEngine {
         XCTAssertEqual(try store.notifications.count(), 4)
     }
 
+    /// Checkers register the JWS headers they meet on connections of their own (PostgreSQL):
+    /// one that meets a header another registered first takes nothing, so the next new
+    /// header's id is the one a single connection gives it (an insert that found the row
+    /// there used to take an id from the server's counter all the same).
+    func testAHeaderRegisteredTwiceTakesNoIdFromTheNext() throws {
+        let location = Store.testLocation(file: directory.appendingPathComponent("headers.db").path)
+        let first = try Store(path: location), second = try Store(path: location)
+        let (x, y) = ("eyJhbGciOiJFUzI1NiIsIng1YyI6WyJBIl19", "eyJhbGciOiJFUzI1NiIsIng1YyI6WyJCIl19")
+        try first.headers.register([x])
+        try second.headers.register([x])
+        try first.headers.register([y])
+        for store in [first, second] {
+            // Ids as the writer reads them (registered or, on SQLite, stored on first sight).
+            let ids = try store.write { (try store.headers.id(x), try store.headers.id(y)) }
+            XCTAssertEqual([ids.0, ids.1], [1, 2])
+        }
+    }
+
     /// Bodies checked ahead on other connections (`BatchIngest.checkers`) give the store that
     /// checking each batch on the writer's own gives, row for row: the demo's scenarios and a
     /// generated history of more subscriptions, each a lifecycle of the demo's

@@ -338,12 +338,16 @@ final class JWSHeaderTable {
     /// Stores JWS header segments not stored yet, each in a write of its own, before a
     /// batch that needs them. PostgreSQL writers storing side by side would otherwise all
     /// insert the one header in their batches at once and wait on one another. Outside a
-    /// write only; SQLite needs none of this.
+    /// write only; SQLite needs none of this. A segment already stored is not inserted at
+    /// all: PostgreSQL takes an id from the column's counter for an insert that then finds
+    /// the row there, and the next new header's id would depend on how many connections
+    /// had met this one (ingest's checkers would store other ids than a single writer).
     func register(_ segments: [String]) throws {
         guard db.dialect.writersRunSideBySide, !db.isInTransaction else { return }
         validate()
         for segment in segments where ids[LongTextKey(text: segment)] == nil {
-            try db.run("INSERT OR IGNORE INTO jws_headers (segment) VALUES (?)", [segment])
+            try db.run("INSERT OR IGNORE INTO jws_headers (segment) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM jws_headers WHERE segment = ?)",
+                       [segment, segment])
             if let id = try db.integer("SELECT id FROM jws_headers WHERE segment = ?", [segment]) { remember(id, segment) }
         }
     }
