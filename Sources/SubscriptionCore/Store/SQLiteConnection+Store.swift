@@ -105,7 +105,8 @@ extension SQLiteConnection {
     /// after each checkpoint the log file is written over from its start, not truncated and
     /// grown again. Each commit into a truncated log extended the file, so the file system
     /// allocated its blocks and `fdatasync` wrote the file's new size as well as the frames:
-    /// a third of the committer's time for a group of one (BENCHMARKS.md). A log that grew
+    /// without that, serve's committer spends a fifth less CPU on a group of one
+    /// (BENCHMARKS.md). A log that grew
     /// past `WriteAheadLogReuse.keptBytes` while a checkpoint could not restart it (a reader
     /// held its frames) is cut back to that by the first commit after a restart. The
     /// connection counts the log's frames after each of its commits (`writeAheadLogIsPast`),
@@ -133,8 +134,9 @@ extension SQLiteConnection {
     func checkpointBesideWriters(walLimitBytes: Int64) {
         guard !readOnly, let handle else { return }
         var frames: Int32 = 0, copied: Int32 = 0
+        let frameBytes = ((try? integer("PRAGMA page_size")).flatMap { $0 } ?? 4096) + 24
         guard sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK,
-              Int64(frames) * (((try? integer("PRAGMA page_size")) ?? nil ?? 4096) + 24) > walLimitBytes else { return }
+              Int64(frames) * frameBytes > walLimitBytes else { return }
         waitWhenBusy(milliseconds: 0)
         defer { waitWhenBusy(milliseconds: busyTimeoutMs) }
         _ = try? inWriteTurn { try execute("PRAGMA wal_checkpoint(RESTART)") }
