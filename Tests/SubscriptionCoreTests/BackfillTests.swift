@@ -81,9 +81,13 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
     /// checked on that one, beside the writer, as `subdesk backfill` does.
     func backfill(_ store: Store, checker: Store? = nil, clock: Millis = TestKit.anchor,
                   limits: Backfill.Limits = .standard) throws -> Backfill {
-        let client = AppStoreServerAPIClient(key: try fixture.apiKey(), endpoints: fixture.endpoints, policy: RevalidationFixture.fastHTTP)
-        return Backfill(store: store, intake: TestKit.intake(store), checker: checker.map { TestKit.intake($0) }, client: client,
+        Backfill(store: store, intake: TestKit.intake(store), checker: checker.map { TestKit.intake($0) }, client: try client(),
                         operatorName: "ana", limits: limits, clock: { clock })
+    }
+
+    /// A client of this fake Apple, with the test key.
+    func client() throws -> AppStoreServerAPIClient {
+        AppStoreServerAPIClient(key: try fixture.apiKey(), endpoints: fixture.endpoints, policy: RevalidationFixture.fastHTTP)
     }
 
     /// A history that never ends: page N holds `item(N)` and always says there is more.
@@ -177,7 +181,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         // A payload no intake accepts, among those that failed to arrive: refused both ways.
         sent.insert(Sent(body: Data(), signedPayload: "e30.e30.AAAA", failed: true), at: 10)
         serveHistory(sent, pageSize: 4)
-        let client = AppStoreServerAPIClient(key: try fixture.apiKey(), endpoints: fixture.endpoints, policy: RevalidationFixture.fastHTTP)
+        let client = try client()
 
         let alone = try Store.inMemory()
         let reference = try Backfill(store: alone, intake: TestKit.intake(alone), client: client, operatorName: "ana",
@@ -398,7 +402,7 @@ final class BackfillTests: XCTestCase, RunsOnEveryEngine {
         do {
             let checker = TestKit.intake(try fixture.openStore())
             released = checker
-            let client = AppStoreServerAPIClient(key: try fixture.apiKey(), endpoints: fixture.endpoints, policy: RevalidationFixture.fastHTTP)
+            let client = try client()
             let backfill = Backfill(store: store, intake: TestKit.intake(store), checker: checker, client: client, operatorName: "ana",
                                     limits: Backfill.Limits(maxPages: 1_000, maxPagesWithNothingNew: 3), clock: { TestKit.anchor })
             XCTAssertThrowsError(try backfill.run(Self.window)) { XCTAssertTrue($0 is Backfill.Stopped, "\($0)") }

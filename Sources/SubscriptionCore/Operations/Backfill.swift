@@ -72,9 +72,9 @@ public final class Backfill {
 
     let store: Store
     let intake: Intake
-    /// Checks each page's bodies as the page is fetched, on the fetching thread and a
-    /// connection of its own, so the writer only stores them (nil: the writer checks each
-    /// body as it stores it).
+    /// Checks each page's bodies once the page is fetched, on a thread and a connection of
+    /// its own, so the writer only stores them (nil: the writer checks each body as it
+    /// stores it).
     let checker: Intake?
     let client: AppStoreServerAPIClient
     let operatorName: String
@@ -93,7 +93,8 @@ public final class Backfill {
         self.limits = limits
         self.clock = clock
         // A backfill verifies many bodies signed with a few certificates.
-        for verifying in [intake] + (checker.map { [$0] } ?? []) { verifying.verifier.expectMany() }
+        intake.verifier.expectMany()
+        checker?.verifier.expectMany()
     }
 
     /// Refuses a window Apple would refuse, naming the problem.
