@@ -66,13 +66,27 @@ extension Store {
         let width = keys.count + 1
         let row = "(" + SQLText.placeholders(width) + ")"
         let rowsPerStatement = db.dialect.rowsPerInsert
+        // One text for the full statements and one for the last, shorter one: a flush of
+        // many rows one to a statement (SQLite) builds its text once, not once a row.
+        func statement(rows: Int) -> String {
+            """
+            INSERT INTO \(table) (\((keys + ["delta"]).joined(separator: ", "))) VALUES \(Array(repeating: row, count: rows).joined(separator: ","))
+            ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET delta = \(table).delta + excluded.delta
+            """
+        }
+        var full: String?
         var start = 0
         while start < values.count {
             let end = min(values.count, start + rowsPerStatement * width)
-            try db.run("""
-                INSERT INTO \(table) (\((keys + ["delta"]).joined(separator: ", "))) VALUES \(Array(repeating: row, count: (end - start) / width).joined(separator: ","))
-                ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET delta = \(table).delta + excluded.delta
-                """, Array(values[start..<end]))
+            let rows = (end - start) / width
+            let sql: String
+            if rows == rowsPerStatement, let full {
+                sql = full
+            } else {
+                sql = statement(rows: rows)
+                if rows == rowsPerStatement { full = sql }
+            }
+            try db.run(sql, start == 0 && end == values.count ? values : Array(values[start..<end]))
             start = end
         }
     }
