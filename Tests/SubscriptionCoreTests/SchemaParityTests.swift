@@ -202,7 +202,7 @@ final class SchemaParityTests: XCTestCase, RunsOnEveryEngine {
         let (sqlite, postgres) = try freshStores()
         try postgres.db.execute("""
             ALTER TABLE overrides DROP COLUMN lift_reason;
-            DROP INDEX transactions_purchase;
+            DROP INDEX transactions_original;
             DROP TRIGGER refund_request_open ON notifications;
             ALTER TABLE quarantine ALTER COLUMN reason DROP NOT NULL;
             UPDATE schema_version SET version = version + 1;
@@ -210,7 +210,7 @@ final class SchemaParityTests: XCTestCase, RunsOnEveryEngine {
         let differences = Self.differences(sqlite: try sqliteSchema(sqlite), postgres: try postgresSchema(postgres))
         let text = differences.joined(separator: "\n")
         XCTAssertTrue(text.contains("schema version: SQLite \(Migrations.latestVersion), PostgreSQL \(Migrations.latestVersion + 1)"), text)
-        XCTAssertTrue(text.contains("index transactions.transactions_purchase: only on SQLite"), text)
+        XCTAssertTrue(text.contains("index transactions.transactions_original: only on SQLite"), text)
         XCTAssertTrue(text.contains("trigger notifications.refund_request_open: only on SQLite"), text)
         XCTAssertTrue(text.contains("table overrides columns differ"), text)
         XCTAssertTrue(text.contains("table quarantine columns differ"), text)
