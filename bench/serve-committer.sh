@@ -18,11 +18,12 @@
 # (`subdesk_bench_serve`, on the server the URI names), and each line also gives the CPU the
 # server's backends spent per request: the postmaster's reaped children's CPU time, read
 # from /proc before and after, for a cluster of scripts/pg-cluster (DIR/data/postmaster.pid
-# beside the URI's host=DIR), e.g.
+# beside the URI's host=DIR) that nothing else uses meanwhile (every backend that exits
+# counts), e.g.
 #   d=$(PG_FSYNC=on scripts/pg-cluster start)
 #   SERVE_BENCH_POSTGRES="postgresql://postgres@/postgres?host=$d" bench/serve-committer.sh OLD NEW 5 3000
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n '2,23p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,24p' "$0" >&2; exit 2; }
 old=$1 new=$2 rounds=${3:-5} bodies=${4:-3000}
 [[ "$rounds" =~ ^[0-9]{1,3}$ && "$bodies" =~ ^[0-9]{1,6}$ ]] || { echo "ROUNDS and BODIES are numbers" >&2; exit 2; }
 for b in "$old" "$new"; do [ -x "$b" ] || { echo "not an executable: $b" >&2; exit 2; }; done
