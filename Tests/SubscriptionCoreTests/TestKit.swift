@@ -101,6 +101,9 @@ enum TestKit {
         DROP TABLE retention_content; DROP TABLE retention_decisions;
         ALTER TABLE notifications DROP COLUMN auto_renew; ALTER TABLE notifications DROP COLUMN auto_renew_product_id;
         DROP INDEX transactions_product_group; DROP TABLE forward_owed;
+        CREATE INDEX subscriptions_token ON subscriptions(app_account_token);
+        CREATE INDEX transactions_purchase ON transactions(purchase_ms);
+        CREATE INDEX notifications_signed ON notifications(signed_ms);
         """
 
     /// Undoes migration 25 (every record's app) on a store, for a test that takes a store
