@@ -24,13 +24,7 @@ enum TestKit {
     static func rollBack(_ store: Store, to version: Int) throws {
         precondition(version >= 19 && version < Migrations.latestVersion, "rollBack undoes migrations 20 to \(Migrations.latestVersion)")
         let sqlite = store.dialect == .sqlite
-        if version < 45 {
-            try store.db.execute("""
-                CREATE INDEX subscriptions_token ON subscriptions(app_account_token);
-                CREATE INDEX transactions_purchase ON transactions(purchase_ms);
-                CREATE INDEX notifications_signed ON notifications(signed_ms);
-                """)
-        }
+        if version < 45 { try store.db.execute(undoUnreadIndexes) }
         if version < 44 { try store.db.execute("DROP TABLE forward_owed") }
         if version < 43 && version >= 33 {
             try store.db.execute("DROP INDEX forward_outbox_state; CREATE INDEX forward_outbox_state ON forward_outbox(target, state, last_attempt_ms)")
@@ -101,6 +95,11 @@ enum TestKit {
         DROP TABLE retention_content; DROP TABLE retention_decisions;
         ALTER TABLE notifications DROP COLUMN auto_renew; ALTER TABLE notifications DROP COLUMN auto_renew_product_id;
         DROP INDEX transactions_product_group; DROP TABLE forward_owed;
+        \(undoUnreadIndexes)
+        """
+
+    /// Undoes migration 45: the three indexes no statement read.
+    static let undoUnreadIndexes = """
         CREATE INDEX subscriptions_token ON subscriptions(app_account_token);
         CREATE INDEX transactions_purchase ON transactions(purchase_ms);
         CREATE INDEX notifications_signed ON notifications(signed_ms);
