@@ -59,7 +59,8 @@ print(f"{statistics.median(times):.3f}")
 EOF
 }
 
-# run SUBDESK CLIENTS: prints "REQUESTS_PER_SECOND COMMITTER_US_PER_REQUEST"
+# run SUBDESK CLIENTS: prints "REQUESTS_PER_SECOND COMMITTER_US_PER_REQUEST SERVER_US_PER_REQUEST"
+# (the last 0 on SQLite)
 run() {
     local binary=$1 clients=$2 store=$work/store.db port=$((20000 + RANDOM % 20000)) pid tid cpu line requests rate before after
     rm -f "$store"* "$work/serve.sock"
@@ -68,7 +69,7 @@ run() {
         store=$uri
     fi
     "$binary" init --db "$store" >/dev/null 2>&1
-    sleep 0.5
+    [ -z "$server" ] || sleep 0.5 # init's backend exits, and is reaped before the count starts
     before=$(reaped_cpu)
     printf 'db = %s\nroot_ca = %s\nbundle_id = com.example.subdesk.demo\napp_apple_id = 1234567890\n' \
         "$store" "$root/sample-data/test-ca/root.der" > "$work/config"
@@ -113,7 +114,7 @@ for line in sys.stdin:
 print(sum(samples[t] for t in committer) / 997)')
     line=$(grep 'requests were committed' "$work/logs/serve.log" | tail -1)
     requests=$(echo "$line" | sed -n 's/.* \([0-9][0-9]*\) requests were committed.*/\1/p')
-    sleep 1 # serve's backends exit with it, and the postmaster reaps them
+    [ -z "$server" ] || sleep 1 # serve's backends exit with it, and the postmaster reaps them
     after=$(reaped_cpu)
     awk -v r="$rate" -v c="$cpu" -v n="${requests:-0}" -v s="$((after - before))" -v hz="$(getconf CLK_TCK)" \
         'BEGIN { printf "%s %.0f %.0f\n", r, (n > 0 ? c / n * 1e6 : 0), (n > 0 ? s / hz / n * 1e6 : 0) }'
@@ -141,8 +142,9 @@ for round in $(seq 1 "$rounds"); do
         read -r many cpu server16 < <(run "$binary" 16)
         if [ "$which" = old ]; then o1+=("$one"); o16+=("$many"); oc+=("$cpu"); oc1+=("$cpu1"); os+=("$server16")
         else n1+=("$one"); n16+=("$many"); nc+=("$cpu"); nc1+=("$cpu1"); ns+=("$server16"); fi
-        echo "round $round $which: 1 client $one/s, 16 clients $many/s, committer ${cpu1} / ${cpu} us of CPU a request at 1 / 16 clients (fsync $f ms)" \
-            "$([ -n "$server" ] && echo "; server's backends ${server1} / ${server16} us a request")"
+        backends=""
+        [ -z "$server" ] || backends="; server's backends ${server1} / ${server16} us a request"
+        echo "round $round $which: 1 client $one/s, 16 clients $many/s, committer ${cpu1} / ${cpu} us of CPU a request at 1 / 16 clients (fsync $f ms)$backends"
     done
 done
 change() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%+.0f%%", (a / b - 1) * 100 }'; }

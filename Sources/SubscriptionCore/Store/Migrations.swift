@@ -936,8 +936,9 @@ enum Migrations {
         -- notifications by signing date only behind a subscription (notifications_original)
         -- or among consent withdrawals (notifications_rescind); counting every notification
         -- reads notifications_received, as small. Found by the plan of every statement the
-        -- test suite prepares; serve's committer wrote 3 to 4 pages fewer a group of
-        -- requests without them (BENCHMARKS.md). One already gone is what this asks for.
+        -- test suite prepares; notifications_signed alone was four of the hundred pages a
+        -- group of serve's requests wrote (BENCHMARKS.md). One already gone is what this
+        -- asks for.
         DROP INDEX IF EXISTS subscriptions_token;
         DROP INDEX IF EXISTS transactions_purchase;
         DROP INDEX IF EXISTS notifications_signed;

@@ -74,19 +74,13 @@ extension Store {
             ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET delta = \(table).delta + excluded.delta
             """
         }
-        var full: String?
+        lazy var full = statement(rows: rowsPerStatement)
         var start = 0
         while start < values.count {
             let end = min(values.count, start + rowsPerStatement * width)
             let rows = (end - start) / width
-            let sql: String
-            if rows == rowsPerStatement, let full {
-                sql = full
-            } else {
-                sql = statement(rows: rows)
-                if rows == rowsPerStatement { full = sql }
-            }
-            try db.run(sql, start == 0 && end == values.count ? values : Array(values[start..<end]))
+            try db.run(rows == rowsPerStatement ? full : statement(rows: rows),
+                       start == 0 && end == values.count ? values : Array(values[start..<end]))
             start = end
         }
     }
